@@ -1,0 +1,31 @@
+import type { DomainEvent, EventData, NewDomainEvent } from '../../events/catalog.ts';
+import { parseStream } from '../../events/envelope.ts';
+import type { Decider } from '../decider.ts';
+
+/** The demo counter: bumps up to a limit, a milestone every ten. Stands in until the run actors land. */
+export interface CounterState {
+  total: number;
+}
+
+export const counterDecider: Decider<CounterState> = {
+  name: 'counter',
+  scopeOf: (event) => (parseStream(event.stream).kind === 'counter' ? event.stream : null),
+  isInput: (event) => event.type === 'counter.bump.requested',
+  initialState: () => ({ total: 0 }),
+  decide(state, input): NewDomainEvent[] {
+    if (input.type !== 'counter.bump.requested') return [];
+    const { by, limit } = input.data as EventData<'counter.bump.requested'>;
+    const { stream, at } = input;
+    const total = state.total + by;
+    if (total > limit) {
+      return [{ stream, at, type: 'counter.bump.refused', data: { total: state.total, reason: `would pass the limit of ${limit}` } }];
+    }
+    const bumped: NewDomainEvent = { stream, at, type: 'counter.bumped', data: { total } };
+    const crossed = Math.floor(total / 10) > Math.floor(state.total / 10);
+    return crossed ? [bumped, { stream, at, type: 'counter.milestone.reached', data: { total } }] : [bumped];
+  },
+  evolve(state, event: DomainEvent) {
+    if (event.type === 'counter.bumped') state.total = event.data.total;
+    return state;
+  },
+};

@@ -1,0 +1,169 @@
+import type { Subscription } from 'rxjs';
+import type { DomainEvent } from '../../events/catalog.ts';
+import type { EventStore } from '../../events/store/eventStore.ts';
+import { isProcessAlive, sameHost } from './processes.ts';
+
+export type Delivery = 'at-least-once' | 'at-most-once';
+
+/**
+ * One kind of effect and who performs it. `effectOf` is pure: it says which committed events call
+ * for this effect, so the record of an effect is the decision itself, in the decision's transaction.
+ */
+export interface EffectConsumer<E> {
+  readonly name: string;
+  /**
+   * `at-least-once` effects (calls to the board, idempotent on run_id) are performed again when a
+   * crash cut them; `at-most-once` ones (a hook command, a kill) are recorded as interrupted instead.
+   */
+  readonly delivery: Delivery;
+  effectOf(event: DomainEvent): E | null;
+  perform(effect: E, event: DomainEvent): Promise<{ ok: boolean; detail?: string }>;
+}
+
+const PAGE = 500;
+
+/**
+ * Takes effects from the log past this consumer's cursor and performs them after their commit.
+ * Taking is an append to `outbox:<consumer>` that moves the cursor, at the stream version this
+ * process last saw: of two processes (or a retried transaction) only one take commits, so no effect
+ * is ever taken twice.
+ */
+export class Outbox<E> {
+  private readonly stream: string;
+  private version = 0;
+  private cursor = 0;
+  private running: Promise<number> | null = null;
+  private rerun = false;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly consumer: EffectConsumer<E>,
+    private readonly now: () => number,
+  ) {
+    this.stream = `outbox:${consumer.name}`;
+  }
+
+  /**
+   * Loads the cursor, and settles effects that a dead process took but never finished. `startAt`
+   * sets where a consumer that never ran begins (the present, for hooks: history is not replayed).
+   */
+  async open(startAt?: number): Promise<void> {
+    const pending = new Map<number, DomainEvent>();
+    for (const event of await this.store.readStream(this.stream)) {
+      this.version = event.version;
+      if (event.type === 'outbox.taken') {
+        this.cursor = event.data.through;
+        for (const effect of event.data.effects) pending.set(effect, event);
+      } else if (event.type === 'outbox.performed' || event.type === 'outbox.interrupted') {
+        pending.delete(event.data.effect);
+      }
+    }
+    if (this.version === 0 && startAt !== undefined && startAt > 0) {
+      const result = await this.store.append({
+        expected: { [this.stream]: 0 },
+        events: [{ stream: this.stream, type: 'outbox.taken', data: { through: startAt, effects: [] }, at: this.now() }],
+      });
+      if (result.ok) {
+        this.cursor = startAt;
+        this.version = result.events[0]!.version;
+      } else {
+        return this.open(startAt);
+      }
+    }
+    for (const [effect, taken] of pending) {
+      if (!this.takerIsGone(taken)) continue;
+      const [event] = await this.store.readAll(effect - 1, 1);
+      if (this.consumer.delivery === 'at-most-once' || !event) {
+        await this.record('outbox.interrupted', { effect, detail: `taken by ${taken.actor}, which stopped before it finished` });
+      } else {
+        await this.perform(effect, event);
+      }
+    }
+  }
+
+  /** Takes and performs everything past the cursor; returns how many effects it performed. */
+  drain(): Promise<number> {
+    if (this.running) {
+      this.rerun = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      let performed = 0;
+      try {
+        do {
+          this.rerun = false;
+          for (;;) {
+            const page = await this.store.readAll(this.cursor, PAGE);
+            if (page.length === 0) break;
+            const effects = page.filter((event) => this.consumer.effectOf(event) !== null);
+            const through = page[page.length - 1]!.seq;
+            const taken = await this.store.append({
+              expected: { [this.stream]: this.version },
+              events: [
+                { stream: this.stream, type: 'outbox.taken', data: { through, effects: effects.map((e) => e.seq) }, at: this.now() },
+              ],
+            });
+            if (!taken.ok) {
+              // Another process moved the cursor first: it owns those effects. Start again from its cursor.
+              await this.reload();
+              continue;
+            }
+            this.version = taken.events[0]!.version;
+            this.cursor = through;
+            for (const event of effects) {
+              await this.perform(event.seq, event);
+              performed++;
+            }
+          }
+        } while (this.rerun);
+      } finally {
+        this.running = null;
+      }
+      return performed;
+    })();
+    return this.running;
+  }
+
+  /** Drains whenever the log grows, until unsubscribed. */
+  follow(): Subscription {
+    return this.store.subscribe(this.cursor).subscribe(() => void this.drain());
+  }
+
+  private async perform(effect: number, event: DomainEvent): Promise<void> {
+    const wanted = this.consumer.effectOf(event);
+    let outcome: { ok: boolean; detail?: string };
+    try {
+      outcome = wanted === null ? { ok: true, detail: 'nothing to do' } : await this.consumer.perform(wanted, event);
+    } catch (error) {
+      outcome = { ok: false, detail: (error as Error).message };
+    }
+    await this.record('outbox.performed', { effect, ok: outcome.ok, ...(outcome.detail ? { detail: outcome.detail } : {}) });
+  }
+
+  private async record(
+    type: 'outbox.performed' | 'outbox.interrupted',
+    data: { effect: number; ok?: boolean; detail?: string },
+  ): Promise<void> {
+    const result = await this.store.append({
+      expected: { [this.stream]: 'any' },
+      events: [{ stream: this.stream, type, data, at: this.now() } as never],
+    });
+    // Only a record that directly follows what this process saw keeps its view current; otherwise
+    // another process wrote in between, and the next take must fail and reload rather than skip it.
+    if (result.ok && result.events[0]!.version === this.version + 1) this.version++;
+  }
+
+  private async reload(): Promise<void> {
+    const last = await this.store.readStream(this.stream, this.version);
+    for (const event of last) {
+      this.version = event.version;
+      if (event.type === 'outbox.taken') this.cursor = event.data.through;
+    }
+  }
+
+  private takerIsGone(taken: DomainEvent): boolean {
+    if (taken.actor === this.store.writer) return false;
+    const [host, pid] = taken.actor.split(':');
+    return sameHost(host ?? '') && !isProcessAlive(Number(pid));
+  }
+}

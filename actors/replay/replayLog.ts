@@ -1,0 +1,118 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
+import type { EventStore } from '../../events/store/eventStore.ts';
+import { foldLog } from '../../projections/foldLog.ts';
+import type { AnyDecider } from '../decider.ts';
+
+/** A decision as compared: what was decided, about which stream, at what time. */
+export interface DecisionView {
+  readonly seq?: number;
+  readonly stream: string;
+  readonly type: string;
+  readonly data: unknown;
+  readonly at: number;
+}
+
+export interface ReplayDifference {
+  /** The first recorded decision that differs, or the input's seq when a decision is missing. */
+  readonly seq: number;
+  readonly input: DomainEvent;
+  readonly decider: string;
+  readonly recorded: DecisionView[];
+  readonly rederived: DecisionView[];
+}
+
+export type ReplayReport =
+  | { readonly ok: true; readonly inputs: number; readonly decisions: number; readonly lastSeq: number }
+  | ({ readonly ok: false } & ReplayDifference);
+
+interface OpenInput {
+  readonly input: DomainEvent;
+  readonly decider: string;
+  readonly rederived: DecisionView[];
+  readonly recorded: DomainEvent[];
+}
+
+/**
+ * Re-runs the registered deciders over the recorded inputs, in log order, each against the state
+ * folded from the recorded events before it, and compares every re-derived decision with the one
+ * recorded (the events whose `cause` is that input, which follow it in the same append).
+ */
+export async function replayLog(
+  store: Pick<EventStore, 'readAll'>,
+  deciders: readonly AnyDecider[],
+  options: { until?: number; onPage?: (seq: number) => void } = {},
+): Promise<ReplayReport> {
+  const states = deciders.map(() => new Map<string, unknown>());
+  let open: OpenInput | null = null;
+  let difference: ReplayDifference | null = null;
+  let inputs = 0;
+  let decisions = 0;
+
+  const close = (): void => {
+    if (!open || difference) return;
+    difference = compare(open);
+    open = null;
+  };
+
+  const lastSeq = await foldLog(
+    store,
+    0,
+    (event) => {
+      if (difference) return;
+      if (event.cause !== null) {
+        if (open && event.cause === open.input.seq) {
+          open.recorded.push(event);
+          decisions++;
+        } else {
+          close();
+          difference ??= { seq: event.seq, input: event, decider: '?', recorded: [view(event)], rederived: [] };
+          return;
+        }
+      } else {
+        close();
+      }
+      deciders.forEach((decider, i) => {
+        const scope = decider.scopeOf(event);
+        if (scope === null) return;
+        const scoped = states[i]!;
+        const state = scoped.has(scope) ? scoped.get(scope) : decider.initialState(scope);
+        if (event.cause === null && decider.isInput(event)) {
+          inputs++;
+          const rederived = decider.decide(state, event as NewDomainEvent).map(view);
+          open = { input: event, decider: decider.name, rederived, recorded: [] };
+        }
+        scoped.set(scope, decider.evolve(state, event));
+      });
+    },
+    { ...(options.until === undefined ? {} : { until: options.until }), ...(options.onPage ? { onPage: options.onPage } : {}) },
+  );
+  close();
+  const found = difference as ReplayDifference | null;
+  return found ? { ok: false, ...found } : { ok: true, inputs, decisions, lastSeq };
+}
+
+function compare(open: OpenInput): ReplayDifference | null {
+  const recorded = open.recorded.map(view);
+  const count = Math.max(recorded.length, open.rederived.length);
+  for (let i = 0; i < count; i++) {
+    const a = recorded[i];
+    const b = open.rederived[i];
+    if (a && b && sameDecision(a, b)) continue;
+    return { seq: a?.seq ?? open.input.seq, input: open.input, decider: open.decider, recorded, rederived: open.rederived };
+  }
+  return null;
+}
+
+function sameDecision(a: DecisionView, b: DecisionView): boolean {
+  return a.stream === b.stream && a.type === b.type && a.at === b.at && isDeepStrictEqual(jsonOf(a.data), jsonOf(b.data));
+}
+
+/** Data as the log holds it: a decided `undefined` field is absent once written. */
+function jsonOf(value: unknown): unknown {
+  return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
+}
+
+function view(event: NewDomainEvent | DomainEvent): DecisionView {
+  return { ...('seq' in event ? { seq: event.seq } : {}), stream: event.stream, type: event.type, data: event.data, at: event.at };
+}

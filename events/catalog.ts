@@ -1,0 +1,26 @@
+import type { z } from 'zod';
+import { EventCodec } from './codec.ts';
+import { demoEvents } from './demoEvents.ts';
+import type { NewEvent, StoredEvent } from './envelope.ts';
+import { outboxEvents } from './outboxEvents.ts';
+
+/** Every event type runledger writes. Adding one here makes the compiler list every fold that must learn it. */
+export const eventDefinitions = {
+  ...demoEvents,
+  ...outboxEvents,
+};
+
+type Definitions = typeof eventDefinitions;
+export type EventType = keyof Definitions & string;
+export type EventData<T extends EventType> = z.output<Definitions[T]['schema']>;
+
+/** The discriminated union of every event as read back from the log. */
+export type DomainEvent = { [T in EventType]: StoredEvent<T, EventData<T>> }[EventType];
+/** The same union, as a decider proposes it. */
+export type NewDomainEvent = { [T in EventType]: NewEvent<T, EventData<T>> }[EventType];
+
+export const codec = new EventCodec(eventDefinitions);
+
+export function isEvent<T extends EventType>(event: StoredEvent, type: T): event is StoredEvent<T, EventData<T>> {
+  return event.type === type;
+}

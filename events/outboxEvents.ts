@@ -1,0 +1,15 @@
+import { z } from 'zod';
+import { defineEvent, eventGroup } from './define.ts';
+
+const seq = z.number().int().positive();
+
+/**
+ * The outbox's own bookkeeping, in stream `outbox:<consumer>`. Taking effects moves the consumer's
+ * cursor in the same append, so two processes can never take one effect: the loser's append is stale.
+ */
+export const outboxEvents = eventGroup(
+  defineEvent('outbox.taken', z.strictObject({ through: z.number().int().nonnegative(), effects: z.array(seq) })),
+  defineEvent('outbox.performed', z.strictObject({ effect: seq, ok: z.boolean(), detail: z.string().optional() })),
+  /** Taken by a process that died before it finished: an at-most-once effect is never run again. */
+  defineEvent('outbox.interrupted', z.strictObject({ effect: seq, detail: z.string() })),
+);

@@ -1,0 +1,51 @@
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+
+/**
+ * The schema, as kysely migrations: a file made by an older runledger is brought forward on open.
+ * `events` is exactly SPEC section 1's table; triggers make it append-only for every writer,
+ * the stock `sqlite3` shell included.
+ */
+const migrations: Record<string, Migration> = {
+  '0001_events': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('events')
+        .addColumn('seq', 'integer', (c) => c.primaryKey())
+        .addColumn('stream', 'text', (c) => c.notNull())
+        .addColumn('version', 'integer', (c) => c.notNull())
+        .addColumn('type', 'text', (c) => c.notNull())
+        .addColumn('data', 'text', (c) => c.notNull())
+        .addColumn('at', 'integer', (c) => c.notNull())
+        .addColumn('cause', 'integer')
+        .addColumn('actor', 'text', (c) => c.notNull())
+        .addUniqueConstraint('events_stream_version', ['stream', 'version'])
+        .execute();
+      await sql`CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+        BEGIN SELECT RAISE(ABORT, 'events is append-only: rows are never updated'); END`.execute(db);
+      await sql`CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+        BEGIN SELECT RAISE(ABORT, 'events is append-only: rows are never deleted'); END`.execute(db);
+    },
+  },
+  '0002_projection_checkpoints': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('projection_checkpoints')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('seq', 'integer', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('saved_at', 'integer', (c) => c.notNull().defaultTo(sql`(unixepoch() * 1000)`))
+        .execute();
+    },
+  },
+};
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
+  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    const why = error instanceof Error ? error.message : String(error ?? 'unknown error');
+    throw new Error(`could not bring the log's schema up to date${failed ? ` (${failed.migrationName})` : ''}: ${why}`);
+  }
+}

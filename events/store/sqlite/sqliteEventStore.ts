@@ -1,0 +1,195 @@
+import { mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import { interval, merge, type Observable, Subject } from 'rxjs';
+import { codec as defaultCodec, type DomainEvent } from '../../catalog.ts';
+import type { EventCodec, EventRow } from '../../codec.ts';
+import type { AppendRequest, AppendResult, Checkpoint, CheckpointStore, EventStore } from '../eventStore.ts';
+import { followLog } from '../followLog.ts';
+import { commitAppends, type PreparedAppend, prepareAppendStatements } from './appendBatch.ts';
+import { migrateToLatest } from './migrations.ts';
+import type { LogDatabase } from './schema.ts';
+
+export interface SqliteStoreOptions {
+  /**
+   * `full` (the default) fsyncs every commit, so a decision survives a power cut; `normal` survives a
+   * crash of the process but may lose the last commits on power loss. Group commit makes `full` cheap.
+   */
+  readonly sync?: 'full' | 'normal';
+  /** How often a live subscription looks for appends made by another process. */
+  readonly pollMs?: number;
+  readonly codec?: EventCodec<Record<string, never>> | typeof defaultCodec;
+  /** Defaults to this process's `host:pid`. */
+  readonly writer?: string;
+}
+
+const COLUMNS = 'seq, stream, version, type, data, at, cause, actor';
+
+interface PendingAppend {
+  readonly request: AppendRequest;
+  readonly resolve: (result: AppendResult) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** Opens (creating the folder, the file and the schema as needed) the log at `path`. */
+export async function openSqliteStore(path: string, options: SqliteStoreOptions = {}): Promise<SqliteEventStore> {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  try {
+    db.pragma('busy_timeout = 10000');
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${options.sync === 'normal' ? 'NORMAL' : 'FULL'}`);
+    const kysely = new Kysely<LogDatabase>({ dialect: new SqliteDialect({ database: db }) });
+    await migrateToLatest(kysely as Kysely<unknown>);
+    return new SqliteEventStore(db, kysely, options);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+export class SqliteEventStore implements EventStore {
+  readonly writer: string;
+  readonly checkpoints: CheckpointStore;
+  private readonly codec: typeof defaultCodec;
+  private readonly commits = new Subject<number>();
+  private readonly wake: Observable<unknown>;
+  private readonly statements: PreparedAppend;
+  private readonly selectAfter: Database.Statement<[number, number], unknown[]>;
+  private readonly selectStream: Database.Statement<[string, number], unknown[]>;
+  private readonly selectLastOfStream: Database.Statement<[string], unknown[]>;
+  private pending: PendingAppend[] = [];
+  private flushScheduled = false;
+  private closed = false;
+
+  constructor(
+    readonly db: Database.Database,
+    readonly kysely: Kysely<LogDatabase>,
+    options: SqliteStoreOptions = {},
+  ) {
+    this.writer = options.writer ?? `${hostname()}:${process.pid}`;
+    this.codec = (options.codec ?? defaultCodec) as typeof defaultCodec;
+    this.statements = prepareAppendStatements(db);
+    this.selectAfter = db.prepare(`SELECT ${COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`).raw(true) as never;
+    this.selectStream = db
+      .prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND version > ? ORDER BY version`)
+      .raw(true) as never;
+    this.selectLastOfStream = db
+      .prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? ORDER BY version DESC LIMIT 1`)
+      .raw(true) as never;
+    this.wake = merge(this.commits, interval(options.pollMs ?? 250));
+    this.checkpoints = sqliteCheckpoints(db);
+  }
+
+  append(request: AppendRequest): Promise<AppendResult> {
+    if (this.closed) return Promise.reject(new Error('the event store is closed'));
+    try {
+      request.events.forEach((event, index) => {
+        if (!Object.hasOwn(request.expected, event.stream)) throw new Error(`append to ${event.stream} names no expected version for it`);
+        const cause = event.cause;
+        if (cause && typeof cause === 'object' && !(cause.inBatch >= 0 && cause.inBatch < index)) {
+          throw new Error(`event ${index} of an append names event ${cause.inBatch} of it as its cause: only earlier ones can be`);
+        }
+        this.codec.checkNew(event);
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.pending.push({ request, resolve, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  /** Commits every append of this turn of the event loop in one transaction: one fsync for all. */
+  private flush(): void {
+    this.flushScheduled = false;
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length === 0) return;
+    let results: AppendResult[];
+    try {
+      results = commitAppends(this.db, this.statements, this.writer, batch.map((p) => p.request));
+    } catch (error) {
+      for (const p of batch) p.reject(error);
+      return;
+    }
+    let head = 0;
+    batch.forEach((p, i) => {
+      const result = results[i]!;
+      if (result.ok && result.events.length) head = Math.max(head, result.events[result.events.length - 1]!.seq);
+      p.resolve(result);
+    });
+    if (head) this.commits.next(head);
+  }
+
+  async readAll(after: number, limit: number): Promise<DomainEvent[]> {
+    return this.readAllNow(after, limit);
+  }
+
+  /** The synchronous read under `readAll`, for folds that page through millions of rows. */
+  readAllNow(after: number, limit: number): DomainEvent[] {
+    return this.selectAfter.all(after, limit).map((row) => this.decode(row));
+  }
+
+  async readStream(stream: string, after = 0): Promise<DomainEvent[]> {
+    return this.selectStream.all(stream, after).map((row) => this.decode(row));
+  }
+
+  async lastOfStream(stream: string): Promise<DomainEvent | null> {
+    const row = this.selectLastOfStream.all(stream)[0];
+    return row ? this.decode(row) : null;
+  }
+
+  async streamVersion(stream: string): Promise<number> {
+    return this.statements.streamVersion.get(stream) ?? 0;
+  }
+
+  async headSeq(): Promise<number> {
+    return this.statements.headSeq.get() ?? 0;
+  }
+
+  subscribe(after: number): Observable<DomainEvent> {
+    return followLog((from, limit) => this.readAll(from, limit), this.wake, after);
+  }
+
+  private decode(row: unknown): DomainEvent {
+    return this.codec.decodeRow(toRow(row)) as DomainEvent;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.flush();
+    this.closed = true;
+    this.commits.complete();
+    this.db.close();
+  }
+}
+
+function toRow(row: unknown): EventRow {
+  const [seq, stream, version, type, data, at, cause, actor] = row as [
+    number, string, number, string, string, number, number | null, string,
+  ];
+  return { seq, stream, version, type, data, at, cause, actor };
+}
+
+function sqliteCheckpoints(db: Database.Database): CheckpointStore {
+  const load = db.prepare<[string], Checkpoint>('SELECT name, seq, state FROM projection_checkpoints WHERE name = ?');
+  const list = db.prepare<[], Checkpoint>('SELECT name, seq, state FROM projection_checkpoints ORDER BY name');
+  const save = db.prepare<[string, number, string, number]>(
+    `INSERT INTO projection_checkpoints (name, seq, state, saved_at) VALUES (?, ?, ?, ?)
+     ON CONFLICT (name) DO UPDATE SET seq = excluded.seq, state = excluded.state, saved_at = excluded.saved_at
+     WHERE excluded.seq >= projection_checkpoints.seq`,
+  );
+  return {
+    load: async (name) => load.get(name) ?? null,
+    list: async () => list.all(),
+    // Bookkeeping, not a decision: the save time is the wall clock's.
+    save: async (c) => void save.run(c.name, c.seq, c.state, Date.now()),
+  };
+}

@@ -1,0 +1,6 @@
+import { countersProjection } from './counters.ts';
+import { cursorsProjection } from './cursors.ts';
+import type { AnyProjection } from './projection.ts';
+
+/** Every projection `rebuild`, `replay --until` and start-up know of. */
+export const projections: readonly AnyProjection[] = [cursorsProjection, countersProjection] as readonly AnyProjection[];
