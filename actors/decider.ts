@@ -14,6 +14,17 @@ export interface Decider<S> {
   isInput(event: Pick<DomainEvent, 'type'>): boolean;
   initialState(scope: string): S;
   decide(state: S, input: NewDomainEvent): NewDomainEvent[];
+  /**
+   * Follow-up decisions the new state calls for, asked once the input and `decide`'s answers are
+   * folded (a freed slot starts the next run). They share the input as cause and its transaction.
+   * Two steps instead of one, so that `decide` never has to copy a large state to look ahead.
+   */
+  react?(state: S, input: NewDomainEvent): NewDomainEvent[];
+  /**
+   * True for an input that would change nothing (a timer that fires late or twice): it is then
+   * neither recorded nor decided, so the log grows with decisions, not with time.
+   */
+  ignores?(state: S, input: NewDomainEvent): boolean;
   evolve(state: S, event: DomainEvent): S;
 }
 

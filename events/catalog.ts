@@ -3,11 +3,13 @@ import { EventCodec } from './codec.ts';
 import { demoEvents } from './demoEvents.ts';
 import type { NewEvent, StoredEvent } from './envelope.ts';
 import { outboxEvents } from './outboxEvents.ts';
+import { queueEvents } from './queueEvents.ts';
 
 /** Every event type runledger writes. Adding one here makes the compiler list every fold that must learn it. */
 export const eventDefinitions = {
   ...demoEvents,
   ...outboxEvents,
+  ...queueEvents,
 };
 
 type Definitions = typeof eventDefinitions;

@@ -1,6 +1,7 @@
 import { countersProjection } from './counters.ts';
 import { cursorsProjection } from './cursors.ts';
 import type { AnyProjection } from './projection.ts';
+import { queueProjection } from './queue.ts';
 
 /** Every projection `rebuild`, `replay --until` and start-up know of. */
-export const projections: readonly AnyProjection[] = [cursorsProjection, countersProjection] as readonly AnyProjection[];
+export const projections: readonly AnyProjection[] = [cursorsProjection, queueProjection, countersProjection] as readonly AnyProjection[];

@@ -28,9 +28,13 @@ export type ReplayReport =
 
 interface OpenInput {
   readonly input: DomainEvent;
-  readonly decider: string;
+  readonly decider: AnyDecider;
+  readonly scope: string;
   readonly rederived: DecisionView[];
   readonly recorded: DomainEvent[];
+  /** How many of the recorded decisions answer the input directly; `react` follows them. */
+  readonly answers: number;
+  reacted: boolean;
 }
 
 /**
@@ -43,14 +47,33 @@ export async function replayLog(
   deciders: readonly AnyDecider[],
   options: { until?: number; onPage?: (seq: number) => void } = {},
 ): Promise<ReplayReport> {
-  const states = deciders.map(() => new Map<string, unknown>());
+  const states = new Map<AnyDecider, Map<string, unknown>>(deciders.map((d) => [d, new Map()]));
   let open: OpenInput | null = null;
   let difference: ReplayDifference | null = null;
   let inputs = 0;
   let decisions = 0;
 
+  const stateOf = (decider: AnyDecider, scope: string): unknown => {
+    const scoped = states.get(decider)!;
+    if (!scoped.has(scope)) scoped.set(scope, decider.initialState(scope));
+    return scoped.get(scope);
+  };
+  const fold = (event: DomainEvent): void => {
+    for (const decider of deciders) {
+      const scope = decider.scopeOf(event);
+      if (scope !== null) states.get(decider)!.set(scope, decider.evolve(stateOf(decider, scope), event));
+    }
+  };
+  // Once the input's direct answers are folded, its follow-ups are decided from that state.
+  const reactIfDue = (current: OpenInput): void => {
+    if (current.reacted || current.recorded.length < current.answers) return;
+    current.reacted = true;
+    const followUps = current.decider.react?.(stateOf(current.decider, current.scope), current.input as NewDomainEvent) ?? [];
+    current.rederived.push(...followUps.map(view));
+  };
   const close = (): void => {
     if (!open || difference) return;
+    reactIfDue(open);
     difference = compare(open);
     open = null;
   };
@@ -61,29 +84,29 @@ export async function replayLog(
     (event) => {
       if (difference) return;
       if (event.cause !== null) {
-        if (open && event.cause === open.input.seq) {
-          open.recorded.push(event);
-          decisions++;
-        } else {
+        if (!open || event.cause !== open.input.seq) {
           close();
           difference ??= { seq: event.seq, input: event, decider: '?', recorded: [view(event)], rederived: [] };
           return;
         }
-      } else {
-        close();
+        open.recorded.push(event);
+        decisions++;
+        fold(event);
+        reactIfDue(open);
+        return;
       }
-      deciders.forEach((decider, i) => {
-        const scope = decider.scopeOf(event);
-        if (scope === null) return;
-        const scoped = states[i]!;
-        const state = scoped.has(scope) ? scoped.get(scope) : decider.initialState(scope);
-        if (event.cause === null && decider.isInput(event)) {
-          inputs++;
-          const rederived = decider.decide(state, event as NewDomainEvent).map(view);
-          open = { input: event, decider: decider.name, rederived, recorded: [] };
-        }
-        scoped.set(scope, decider.evolve(state, event));
-      });
+      close();
+      const decider = deciders.find((d) => d.isInput(event) && d.scopeOf(event) !== null);
+      if (!decider) {
+        fold(event);
+        return;
+      }
+      inputs++;
+      const scope = decider.scopeOf(event)!;
+      const answers = decider.decide(stateOf(decider, scope), event as NewDomainEvent).map(view);
+      open = { input: event, decider, scope, rederived: answers, recorded: [], answers: answers.length, reacted: false };
+      fold(event);
+      reactIfDue(open);
     },
     { ...(options.until === undefined ? {} : { until: options.until }), ...(options.onPage ? { onPage: options.onPage } : {}) },
   );
@@ -99,7 +122,7 @@ function compare(open: OpenInput): ReplayDifference | null {
     const a = recorded[i];
     const b = open.rederived[i];
     if (a && b && sameDecision(a, b)) continue;
-    return { seq: a?.seq ?? open.input.seq, input: open.input, decider: open.decider, recorded, rederived: open.rederived };
+    return { seq: a?.seq ?? open.input.seq, input: open.input, decider: open.decider.name, recorded, rederived: open.rederived };
   }
   return null;
 }

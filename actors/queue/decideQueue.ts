@@ -1,0 +1,146 @@
+import type { EventData, NewDomainEvent } from '../../events/catalog.ts';
+import { parseStream } from '../../events/envelope.ts';
+import { MAX_CLAIM_ATTEMPTS, busyBackoffMs, claimRetryMs, claimVerdict } from './claimAnswer.ts';
+import { type QueueState, candidateOf, isParked, loginOf } from './queueState.ts';
+import { readyInOrder } from './readyHeap.ts';
+
+type Input = NewDomainEvent;
+type Decision = NewDomainEvent;
+type On = (runId: string, decision: Omit<Decision, 'stream' | 'at'>) => Decision;
+
+export const WAITS_FOR_EARLIER_TURN = 'waits: an earlier turn of its conversation is still open';
+
+function decisionsOn(input: Input): On {
+  const computer = parseStream(input.stream).owner ?? '';
+  return (runId, decision) => ({ ...decision, stream: `${computer}/run:${runId}`, at: input.at }) as Decision;
+}
+
+/**
+ * The queue's answer to one input (SPEC section 4). Pure: reads `state` and `input.at`, changes
+ * neither. Which runs start next is `pickNextRuns`, asked once these answers are folded.
+ */
+export function decideQueue(state: QueueState, input: Input): Decision[] {
+  const on = decisionsOn(input);
+  switch (input.type) {
+    case 'frame.received':
+      return answerFrame(state, input.data, parseStream(input.stream).owner ?? '', input.at, on);
+    case 'frame.refused':
+      return [{ stream: input.stream, at: input.at, type: 'frame.acknowledged', data: { frameId: input.data.frameId, status: 400, reason: input.data.reason } }];
+    case 'claim.answered':
+      return answerClaim(state, input.data, input.at, on);
+    case 'run.start.failed': {
+      const { runId, reason } = input.data;
+      if (state.runs[runId]?.status !== 'running') return [];
+      return [on(runId, { type: 'run.requeued', data: { runId, reason: `could not start (${reason}): back in its old place` } })];
+    }
+    case 'run.execution.ended': {
+      const { runId, ok, reason } = input.data;
+      if (!state.runs[runId]) return [];
+      return [on(runId, { type: 'run.ended', data: { runId, ok, reason: ok ? 'finished' : `failed${reason ? `: ${reason}` : ''}` } })];
+    }
+    default:
+      return [];
+  }
+}
+
+function answerFrame(state: QueueState, frame: EventData<'frame.received'>, computer: string, at: number, on: On): Decision[] {
+  const ack = (status: 200 | 202 | 503 | 400, reason: string): Decision =>
+    on(frame.runId, { type: 'frame.acknowledged', data: { frameId: frame.frameId, status, reason } });
+  if (frame.computerId !== undefined && frame.computerId !== computer) return [ack(200, `ignored: addressed to computer ${frame.computerId}`)];
+  const run = state.runs[frame.runId];
+
+  if (frame.kind === 'run.cancelled') {
+    if (run?.status === 'waiting') {
+      return [
+        ack(202, 'cancelled before it was claimed'),
+        on(frame.runId, { type: 'run.withdrawn', data: { runId: frame.runId, reason: 'withdrawn: cancelled on the board before it was claimed' } }),
+      ];
+    }
+    if (run) return [ack(202, 'already claimed: its cancel comes with its heartbeat')];
+    return [ack(state.handled[frame.runId] ? 202 : 200, 'not queued here')];
+  }
+  if (frame.kind !== 'run.requested') return [ack(200, `ignored: unknown frame kind "${frame.kind}"`)];
+
+  if (run) {
+    if (run.status === 'waiting' && isParked(run, at)) {
+      return [
+        ack(202, 'resent: the earlier turn ended'),
+        on(run.runId, { type: 'run.unparked', data: { runId: run.runId, reason: 'the board resent its frame: the earlier turn of its conversation ended' } }),
+      ];
+    }
+    return [ack(202, run.status === 'claiming' ? 'resent while its claim is in flight: remembered' : `already ${run.status} here`)];
+  }
+  const handled = state.handled[frame.runId];
+  if (handled) return [ack(202, `already handled here (${handled})`)];
+  if (state.draining) return [ack(503, 'draining')];
+  if (!frame.lane) return [ack(400, 'a run.requested frame needs a lane')];
+  return [
+    ack(202, 'queued'),
+    on(frame.runId, { type: 'run.queued', data: { runId: frame.runId, lane: frame.lane, agentId: frame.agentId ?? null, arrival: state.arrivals } }),
+  ];
+}
+
+function answerClaim(state: QueueState, answer: EventData<'claim.answered'>, at: number, on: On): Decision[] {
+  const { runId, status, code, skills } = answer;
+  const run = state.runs[runId];
+  // A late answer (the run was withdrawn or settled meanwhile) decides nothing.
+  if (run?.status !== 'claiming') return [];
+  const skip = (reason: string) => [on(runId, { type: 'run.skipped', data: { runId, reason } })];
+  const verdict = claimVerdict(status, code);
+  switch (verdict.kind) {
+    case 'claimed':
+      return [on(runId, { type: 'run.claimed', data: { runId, skills: skills ?? [] } })];
+    case 'busy': {
+      if (state.draining) return skip('skipped: its conversation is busy and this computer is draining');
+      if (run.resentWhileClaiming) {
+        return [on(runId, { type: 'run.requeued', data: { runId, reason: 'the busy answer is stale: the board resent its frame while the claim was in flight' } })];
+      }
+      const waits = run.busyWaits;
+      const notBefore = at + busyBackoffMs(waits);
+      return [on(runId, { type: 'run.parked', data: { runId, busyWaits: waits + 1, notBefore, reason: WAITS_FOR_EARLIER_TURN, logged: waits === 0 } })];
+    }
+    case 'elsewhere':
+      return skip('skipped: another computer has it');
+    case 'gone':
+      return skip(`skipped: it is gone from the board (${status})`);
+    case 'retry': {
+      const attempts = run.claimAttempts + 1;
+      const why = status === 0 ? 'network error' : String(status);
+      if (state.draining) return skip(`skipped: the claim failed (${why}) while draining`);
+      if (attempts >= MAX_CLAIM_ATTEMPTS) return skip(`skipped: the claim failed ${attempts} times (last: ${why})`);
+      const wait = claimRetryMs(run.claimAttempts);
+      return [on(runId, { type: 'run.claim.retrying', data: { runId, claimAttempts: attempts, notBefore: at + wait, reason: `the claim failed (${why}): tried again in ${wait / 1000} s` } })];
+    }
+    case 'refused':
+      return skip(`skipped: the claim was refused (${status}${code ? `: ${code}` : ''})`);
+  }
+}
+
+/**
+ * Which runs to claim now, with the input's own answers already folded: the oldest candidate of each
+ * lane, oldest first, while slots are free and their login has room. Reads the ready heap in order,
+ * so it never walks the whole queue. A login that is full vetoes its run, which keeps its place.
+ */
+export function pickNextRuns(state: QueueState, input: Input): Decision[] {
+  if (state.held || state.draining) return [];
+  let free = state.slots - state.inUse;
+  if (free <= 0) return [];
+  const on = decisionsOn(input);
+  const logins: Record<string, number> = {};
+  const decisions: Decision[] = [];
+  const seen = new Set<string>();
+  for (const [, lane] of readyInOrder(state.ready)) {
+    if (seen.has(lane)) continue;
+    seen.add(lane);
+    const candidate = candidateOf(state, lane, input.at);
+    if (!candidate) continue;
+    const login = loginOf(candidate);
+    const capacity = state.loginCapacity[login];
+    const used = (state.loginsInUse[login] ?? 0) + (logins[login] ?? 0);
+    if (capacity !== undefined && used >= capacity) continue;
+    logins[login] = (logins[login] ?? 0) + 1;
+    decisions.push(on(candidate.runId, { type: 'run.claim.started', data: { runId: candidate.runId, attempt: candidate.claimAttempts + 1 } }));
+    if (--free <= 0) break;
+  }
+  return decisions;
+}

@@ -1,0 +1,150 @@
+import type { DomainEvent } from '../../events/catalog.ts';
+import { type HandledOutcome, type QueueState, candidateOf, loginOf } from './queueState.ts';
+import { popReady, pushReady } from './readyHeap.ts';
+
+/** Folds one event into a computer's queue. Updates `state` in place (see Projection) and returns it. */
+export function evolveQueue(state: QueueState, event: DomainEvent): QueueState {
+  const at = event.at;
+  switch (event.type) {
+    case 'computer.configured':
+      state.slots = event.data.slots;
+      state.loginCapacity = event.data.loginCapacity;
+      break;
+    case 'scheduler.held':
+      state.held = event.data.held;
+      break;
+    case 'drain.started':
+      state.draining = true;
+      break;
+    case 'frame.received': {
+      const run = state.runs[event.data.runId];
+      if (event.data.kind === 'run.requested' && run?.status === 'claiming') run.resentWhileClaiming = true;
+      break;
+    }
+    case 'run.queued': {
+      const { runId, lane, agentId, arrival } = event.data;
+      state.arrivals = Math.max(state.arrivals, arrival + 1);
+      state.runs[runId] = {
+        runId, lane, agentId, arrival,
+        status: 'waiting', claimAttempts: 0, busyWaits: 0, notBefore: 0, resentWhileClaiming: false,
+      };
+      const queue = (state.lanes[lane] ??= { waiting: [], active: null });
+      queue.waiting.push(runId);
+      offerLane(state, lane, at);
+      break;
+    }
+    case 'run.claim.started': {
+      const run = state.runs[event.data.runId]!;
+      const queue = state.lanes[run.lane]!;
+      queue.waiting.splice(queue.waiting.indexOf(run.runId), 1);
+      queue.active = run.runId;
+      run.status = 'claiming';
+      run.resentWhileClaiming = false;
+      takeSlot(state, loginOf(run), +1);
+      break;
+    }
+    case 'run.claimed':
+      state.runs[event.data.runId]!.status = 'running';
+      break;
+    case 'run.parked': {
+      const run = backToWaiting(state, event.data.runId);
+      run.busyWaits = event.data.busyWaits;
+      run.notBefore = event.data.notBefore;
+      offerLane(state, run.lane, at);
+      break;
+    }
+    case 'run.claim.retrying': {
+      const run = backToWaiting(state, event.data.runId);
+      run.claimAttempts = event.data.claimAttempts;
+      run.notBefore = event.data.notBefore;
+      offerLane(state, run.lane, at);
+      break;
+    }
+    case 'run.requeued': {
+      const run = backToWaiting(state, event.data.runId);
+      run.notBefore = 0;
+      offerLane(state, run.lane, at);
+      break;
+    }
+    case 'run.unparked': {
+      const run = state.runs[event.data.runId]!;
+      run.notBefore = 0;
+      offerLane(state, run.lane, at);
+      break;
+    }
+    case 'timer.fired': {
+      const run = state.runs[event.data.runId];
+      if (run) offerLane(state, run.lane, at);
+      break;
+    }
+    case 'run.skipped':
+      settle(state, event.data.runId, 'skipped', at);
+      break;
+    case 'run.withdrawn':
+      settle(state, event.data.runId, 'withdrawn', at);
+      break;
+    case 'run.ended':
+      settle(state, event.data.runId, 'ended', at);
+      break;
+    default:
+      return state;
+  }
+  dropStaleTop(state, at);
+  return state;
+}
+
+/** Pushes the lane's current candidate, if it has one, so the next pick can find it. */
+function offerLane(state: QueueState, lane: string, at: number): void {
+  const candidate = candidateOf(state, lane, at);
+  if (candidate) pushReady(state.ready, [candidate.arrival, lane]);
+}
+
+/** A run that was claiming or running gives back its slot and its lane, and waits in its old place. */
+function backToWaiting(state: QueueState, runId: string) {
+  const run = state.runs[runId]!;
+  const queue = state.lanes[run.lane]!;
+  if (run.status !== 'waiting') {
+    takeSlot(state, loginOf(run), -1);
+    if (queue.active === runId) queue.active = null;
+    run.status = 'waiting';
+    const place = queue.waiting.findIndex((id) => state.runs[id]!.arrival > run.arrival);
+    queue.waiting.splice(place === -1 ? queue.waiting.length : place, 0, runId);
+  }
+  return run;
+}
+
+function settle(state: QueueState, runId: string, outcome: HandledOutcome, at: number): void {
+  state.handled[runId] = outcome;
+  const run = state.runs[runId];
+  if (!run) return;
+  const queue = state.lanes[run.lane]!;
+  if (run.status === 'waiting') {
+    queue.waiting.splice(queue.waiting.indexOf(runId), 1);
+  } else {
+    takeSlot(state, loginOf(run), -1);
+    if (queue.active === runId) queue.active = null;
+  }
+  delete state.runs[runId];
+  if (queue.waiting.length === 0 && queue.active === null) delete state.lanes[run.lane];
+  else offerLane(state, run.lane, at);
+}
+
+function takeSlot(state: QueueState, login: string, delta: 1 | -1): void {
+  state.inUse += delta;
+  const used = (state.loginsInUse[login] ?? 0) + delta;
+  if (used > 0) state.loginsInUse[login] = used;
+  else delete state.loginsInUse[login];
+}
+
+/** Entries whose lane no longer offers that candidate are dropped as they reach the top. */
+function dropStaleTop(state: QueueState, at: number): void {
+  for (;;) {
+    const top = state.ready[0];
+    if (!top) return;
+    const candidate = candidateOf(state, top[1], at);
+    if (candidate && candidate.arrival === top[0]) return;
+    popReady(state.ready);
+    // Time made another run the lane's candidate (a parked turn fell due before its timer fired).
+    if (candidate) pushReady(state.ready, [candidate.arrival, top[1]]);
+  }
+}

@@ -1,0 +1,49 @@
+import { parseStream } from '../../events/envelope.ts';
+import type { Decider } from '../decider.ts';
+import { decideQueue, pickNextRuns } from './decideQueue.ts';
+import { evolveQueue } from './evolveQueue.ts';
+import { type QueueState, initialQueueState } from './queueState.ts';
+
+const INPUTS = new Set([
+  'computer.configured',
+  'scheduler.held',
+  'drain.started',
+  'frame.received',
+  'frame.refused',
+  'claim.answered',
+  'timer.fired',
+  'run.start.failed',
+  'run.execution.ended',
+]);
+
+const STREAM_KINDS = new Set(['run', 'computer']);
+
+/** One computer's queue: which run starts next, and what a claim's answer does to it. */
+export const queueDecider: Decider<QueueState> = {
+  name: 'queue',
+  scopeOf(event) {
+    const { owner, kind } = parseStream(event.stream);
+    return owner !== null && STREAM_KINDS.has(kind) ? owner : null;
+  },
+  isInput: (event) => INPUTS.has(event.type),
+  initialState: initialQueueState,
+  decide: decideQueue,
+  react: pickNextRuns,
+  ignores(state, input) {
+    switch (input.type) {
+      case 'timer.fired': {
+        // Late or twice: only a waiting run whose wait is over is woken.
+        const run = state.runs[input.data.runId];
+        return !run || run.status !== 'waiting' || run.notBefore > input.at || run.notBefore === 0;
+      }
+      case 'claim.answered':
+        return state.runs[input.data.runId]?.status !== 'claiming';
+      case 'run.start.failed':
+      case 'run.execution.ended':
+        return !state.runs[input.data.runId];
+      default:
+        return false;
+    }
+  },
+  evolve: evolveQueue,
+};

@@ -1,0 +1,88 @@
+import type { ReadyEntry } from './readyHeap.ts';
+
+/** Where a run stands on this computer. A run leaves `runs` once it is handled (see `handled`). */
+export type RunStatus = 'waiting' | 'claiming' | 'running';
+
+export interface QueuedRun {
+  readonly runId: string;
+  readonly lane: string;
+  readonly agentId: string | null;
+  /** Arrival order on this computer: a requeued run keeps it, and with it its old place. */
+  readonly arrival: number;
+  status: RunStatus;
+  claimAttempts: number;
+  busyWaits: number;
+  /** Not claimed before this time (ms); 0 = at once. */
+  notBefore: number;
+  /** The board resent its frame while its claim was in flight: a busy answer to that claim is stale. */
+  resentWhileClaiming: boolean;
+}
+
+export interface LaneQueue {
+  /** Runs not yet claimed, oldest first (parked ones included: they keep their place). */
+  waiting: string[];
+  /** The run of this lane being claimed or run, if any: a lane runs one turn at a time. */
+  active: string | null;
+}
+
+export type HandledOutcome = 'skipped' | 'withdrawn' | 'ended';
+
+/** The queue projection of one computer (SPEC section 2), and the state its queue decider reads. */
+export interface QueueState {
+  slots: number;
+  loginCapacity: Record<string, number>;
+  held: boolean;
+  draining: boolean;
+  arrivals: number;
+  runs: Record<string, QueuedRun>;
+  lanes: Record<string, LaneQueue>;
+  ready: ReadyEntry[];
+  /** Slots in use: runs claiming or running. */
+  inUse: number;
+  loginsInUse: Record<string, number>;
+  /** The ledger of runs already handled here: a frame for one of them is not queued again. */
+  handled: Record<string, HandledOutcome>;
+}
+
+export function initialQueueState(): QueueState {
+  return {
+    slots: 1,
+    loginCapacity: {},
+    held: false,
+    draining: false,
+    arrivals: 0,
+    runs: {},
+    lanes: {},
+    ready: [],
+    inUse: 0,
+    loginsInUse: {},
+    handled: {},
+  };
+}
+
+export const DEFAULT_LOGIN = 'default';
+
+export function loginOf(run: Pick<QueuedRun, 'agentId'>): string {
+  return run.agentId ?? DEFAULT_LOGIN;
+}
+
+/** A parked run neither starts nor holds its lane until its `notBefore`. */
+export function isParked(run: QueuedRun, at: number): boolean {
+  return run.busyWaits > 0 && run.notBefore > at;
+}
+
+/**
+ * The lane's candidate at `at`: its oldest waiting run that is not parked and whose claim retry is
+ * due, when no run of the lane is claiming or running. Later runs wait their turn.
+ */
+export function candidateOf(state: QueueState, lane: string, at: number): QueuedRun | null {
+  const queue = state.lanes[lane];
+  if (!queue || queue.active !== null) return null;
+  for (const runId of queue.waiting) {
+    const run = state.runs[runId]!;
+    if (isParked(run, at)) continue;
+    // Oldest first: a run waiting out a claim retry keeps its lane's turn.
+    return run.notBefore <= at ? run : null;
+  }
+  return null;
+}

@@ -1,0 +1,245 @@
+/**
+ * The only door to nact. We use nact for mailboxes, hierarchy, supervision and passivation, never for
+ * persistence (`spawnPersistent`): the SQLite log is the persistence, and an actor rebuilds its state
+ * itself with `hydrate` whenever it (re)starts.
+ *
+ * nact 7.6.2 facts this module is built on (pinned by test/actors/runtime.test.ts):
+ * - an async receive is awaited before the next message is taken, so one actor = one message at a time;
+ * - `initialStateFunc` is NOT awaited: an async one hands receive a raw Promise, and `ctx.reset` just
+ *   calls it again. So hydration lives here: state starts unhydrated and is hydrated inside the mailbox,
+ *   before the first message after a spawn or a reset;
+ * - references are paths, and a stopped actor's messages are dropped silently. We therefore keep one
+ *   `Cell` per path and revive a passivated actor when something is sent to it.
+ */
+import { createRequire } from 'node:module';
+
+// nact's bundled index.d.ts is wrong, so we state the little we use ourselves and `require` it untyped.
+interface NactRef { readonly system: { readonly name: string } }
+type NactDecisions = Record<'reset' | 'resume' | 'stop', symbol>;
+interface Nact {
+  start(): NactRef;
+  spawn(parent: NactRef, f: (state: Slot, msg: unknown) => Promise<Slot>, name: string, props: {
+    initialState: Slot; shutdownAfter?: number; onCrash: (msg: unknown, error: unknown, ctx: NactDecisions) => symbol;
+  }): NactRef;
+  dispatch(ref: NactRef, msg: unknown): void;
+  query(ref: NactRef, msg: (replyTo: NactRef) => unknown, timeoutMs: number): Promise<unknown>;
+  stop(ref: NactRef): void;
+}
+const require = createRequire(import.meta.url);
+const nact = require('nact') as Nact;
+// Internal, but the only synchronous way to ask "is this path alive?" (nact 7.6.2 is pinned exactly).
+const systemMap = require('nact/lib/system-map.js') as {
+  find(systemName: string, ref: NactRef): { stopped?: boolean } | undefined;
+};
+
+declare const MSG: unique symbol;
+declare const REPLY: unique symbol;
+/** Contravariant in Msg: an `ActorRef<A | B>` may be used where an `ActorRef<A>` is wanted. */
+export interface ActorRef<Msg> { readonly name: string; readonly path: string; readonly [MSG]?: (msg: Msg) => void }
+export interface ReplyTo<Reply> { readonly [REPLY]?: (reply: Reply) => void }
+export interface ActorSystem { readonly name: string }
+export type Parent = ActorSystem | ActorRef<never>;
+
+export interface ActorContext<Msg> {
+  readonly self: ActorRef<Msg>;
+  readonly name: string;
+  readonly path: string;
+  readonly system: ActorSystem;
+}
+
+/** reset: drop the state and `hydrate` again; resume: keep the state from before the message; stop. */
+export type CrashDecision = 'reset' | 'resume' | 'stop';
+export interface Crash<Msg> { readonly message: Msg; readonly error: unknown; readonly phase: 'hydrate' | 'receive' }
+export interface CrashReport extends Crash<unknown> { readonly actor: string; readonly decision: CrashDecision }
+
+export interface ActorSpec<State, Msg> {
+  /** Builds the state from projections/the log: on the first message after every spawn or reset. */
+  hydrate: (ctx: ActorContext<Msg>) => State | Promise<State>;
+  receive: (state: State, msg: Msg, ctx: ActorContext<Msg>) => State | Promise<State>;
+  /** Stop after this long without messages (nact `shutdownAfter`); the next message revives it. */
+  passivateAfterMs?: number;
+  /** Default 'reset'. Escalation is deliberately not offered: siblings stay isolated. */
+  onCrash?: (crash: Crash<Msg>) => CrashDecision;
+}
+
+export class InvalidActorNameError extends Error {}
+export class ActorStoppedError extends Error {}
+export class QueryTimeoutError extends Error {}
+
+type Slot = { readonly hydrated: false } | { readonly hydrated: true; readonly state: unknown };
+const UNHYDRATED: Slot = Object.freeze({ hydrated: false });
+// Cells are heterogeneous; the typed API above is the only way in, so erasing here is safe.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type ErasedSpec = ActorSpec<any, any>;
+const NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
+class SystemImpl implements ActorSystem {
+  readonly cells = new Map<string, Cell>(); // path → cell, so a passivated actor keeps its refs
+  stopped = false;
+  constructor(readonly name: string, readonly nactRef: NactRef, readonly onError: (r: CrashReport) => void) {}
+}
+
+class Cell implements ActorRef<never> {
+  retired = false; // stopped on purpose (stop, 'stop' decision, system stop): never revived
+  nactRef: NactRef | undefined;
+  phase: Crash<unknown>['phase'] = 'hydrate';
+  readonly ctx: ActorContext<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  constructor(readonly system: SystemImpl, readonly parent: SystemImpl | Cell, readonly name: string,
+    readonly path: string, public spec: ErasedSpec) {
+    this.ctx = Object.freeze({ self: this, name, path, system });
+  }
+}
+
+export function startActorSystem(opts: { name?: string; onError?: (report: CrashReport) => void } = {}): ActorSystem {
+  const nactRef = nact.start();
+  const onError = opts.onError ?? ((r: CrashReport) =>
+    console.error(`actor ${r.actor}: ${r.phase} failed (${r.decision})`, r.message, r.error));
+  return new SystemImpl(opts.name ?? nactRef.system.name, nactRef, onError);
+}
+
+export function stopSystem(system: ActorSystem): void {
+  const sys = asSystem(system);
+  if (sys.stopped) return;
+  sys.stopped = true;
+  for (const cell of sys.cells.values()) cell.retired = true;
+  sys.cells.clear();
+  nact.stop(sys.nactRef);
+}
+
+/** Spawns a fresh actor; throws if one of that name is alive under `parent` (use `child` to get-or-spawn). */
+export function spawnActor<State, Msg>(parent: Parent, name: string, spec: ActorSpec<State, Msg>): ActorRef<Msg> {
+  const { sys, owner, path } = locate(parent, name);
+  const existing = sys.cells.get(path);
+  if (existing && isLive(existing)) throw new Error(`actor "${path}" already exists`);
+  // A passivated cell is reused so the refs others hold reach the new incarnation.
+  const cell = existing ?? new Cell(sys, owner, name, path, spec as ErasedSpec);
+  cell.spec = spec as ErasedSpec;
+  sys.cells.set(path, cell);
+  incarnate(cell);
+  return cell as ActorRef<Msg>;
+}
+
+/** Get-or-spawn: the live (or passivated, now revived) child `name`, else a new one from `spec`. */
+export function child<State, Msg>(parent: Parent, name: string, spec: ActorSpec<State, Msg>): ActorRef<Msg> {
+  const { sys, path } = locate(parent, name);
+  const existing = sys.cells.get(path);
+  if (existing && revive(existing)) return existing as ActorRef<Msg>;
+  return spawnActor(parent, name, spec);
+}
+
+/** Fire and forget. False when the actor was stopped for good (the message is dropped, as in nact). */
+export function dispatch<Msg>(ref: ActorRef<Msg>, msg: Msg): boolean {
+  const cell = asCell(ref);
+  if (!revive(cell)) return false;
+  nact.dispatch(cell.nactRef!, msg);
+  return true;
+}
+
+/** Ask and wait. The timeout is required: a lost reply must not hang the caller forever. */
+export async function query<Msg, Reply>(ref: ActorRef<Msg>, make: (replyTo: ReplyTo<Reply>) => Msg,
+  timeoutMs: number): Promise<Reply> {
+  const cell = asCell(ref);
+  if (!(Number.isFinite(timeoutMs) && timeoutMs >= 1)) {
+    throw new RangeError(`query to actor "${cell.path}": timeoutMs must be >= 1, got ${timeoutMs}`);
+  }
+  if (!revive(cell)) throw new ActorStoppedError(`query to actor "${cell.path}": the actor is stopped`);
+  try {
+    return await nact.query(cell.nactRef!, (temp) => make(temp as ReplyTo<Reply>), timeoutMs) as Reply;
+  } catch (e) {
+    if (e instanceof Error && e.message === 'Query Timeout') {
+      throw new QueryTimeoutError(`query to actor "${cell.path}" timed out after ${timeoutMs} ms`);
+    }
+    throw e;
+  }
+}
+
+/** Answers a query; a reply after the asker gave up is dropped. */
+export function reply<Reply>(replyTo: ReplyTo<Reply>, value: Reply): void {
+  nact.dispatch(replyTo as NactRef, value);
+}
+
+/** Stops the actor and its descendants for good: their refs stay dead even if the name is spawned again. */
+export function stop(ref: ActorRef<never>): void {
+  const cell = asCell(ref);
+  // Check before retiring; a retired cell must not touch nact: its path may hold a newer incarnation.
+  const live = isLive(cell);
+  retire(cell);
+  if (live) nact.stop(cell.nactRef!);
+}
+
+function retire(cell: Cell): void {
+  const sys = cell.system;
+  for (const [path, c] of sys.cells) {
+    if (path === cell.path || path.startsWith(cell.path + '/')) { c.retired = true; sys.cells.delete(path); }
+  }
+  cell.retired = true;
+}
+
+function isLive(cell: Cell): boolean {
+  if (cell.retired || !cell.nactRef) return false;
+  const actor = systemMap.find(cell.nactRef.system.name, cell.nactRef);
+  return !!actor && !actor.stopped;
+}
+
+/** Alive, or brought back after passivation (or a parent's reset, which stops nact children). */
+function revive(cell: Cell): boolean {
+  if (cell.retired || cell.system.stopped) return false;
+  if (isLive(cell)) return true;
+  if (cell.parent instanceof Cell && !revive(cell.parent)) return false;
+  incarnate(cell);
+  return true;
+}
+
+function incarnate(cell: Cell): void {
+  const { spec, ctx } = cell;
+  const parentRef = cell.parent instanceof Cell ? cell.parent.nactRef! : cell.parent.nactRef;
+  const passivate = spec.passivateAfterMs;
+  if (passivate !== undefined && !(Number.isFinite(passivate) && passivate >= 1)) {
+    throw new RangeError(`actor "${cell.path}": passivateAfterMs must be >= 1, got ${passivate}`);
+  }
+  cell.retired = false;
+  cell.nactRef = nact.spawn(parentRef, async (slot, msg) => {
+    let state: unknown;
+    if (slot.hydrated) state = slot.state;
+    else { cell.phase = 'hydrate'; state = await spec.hydrate(ctx); }
+    cell.phase = 'receive';
+    return { hydrated: true, state: await spec.receive(state, msg, ctx) };
+  }, cell.name, {
+    // A plain value, not initialStateFunc: nact re-installs it on reset, which is what makes us rehydrate.
+    initialState: UNHYDRATED,
+    ...(passivate !== undefined ? { shutdownAfter: passivate } : {}),
+    onCrash: (message, error, decisions) => {
+      const crash = { message: message as never, error, phase: cell.phase };
+      let decision: CrashDecision;
+      try { decision = spec.onCrash?.(crash) ?? 'reset'; } catch { decision = 'stop'; }
+      if (!(decision in decisions)) decision = 'stop';
+      if (decision === 'stop') retire(cell);
+      // nact does not await or catch around this hook: a throwing logger would wedge the mailbox.
+      try { cell.system.onError({ ...crash, actor: cell.path, decision }); } catch { /* ignore */ }
+      return decisions[decision];
+    },
+  });
+}
+
+function locate(parent: Parent, name: string): { sys: SystemImpl; owner: SystemImpl | Cell; path: string } {
+  if (typeof name !== 'string' || !NAME.test(name)) {
+    throw new InvalidActorNameError(`invalid actor name ${JSON.stringify(name)}: use 1-128 of [A-Za-z0-9_.-]`);
+  }
+  if (parent instanceof SystemImpl) {
+    if (parent.stopped) throw new ActorStoppedError(`actor system "${parent.name}" is stopped`);
+    return { sys: parent, owner: parent, path: name };
+  }
+  const owner = asCell(parent as ActorRef<never>);
+  if (!revive(owner)) throw new ActorStoppedError(`cannot spawn "${name}": parent "${owner.path}" is stopped`);
+  return { sys: owner.system, owner, path: `${owner.path}/${name}` };
+}
+
+function asCell(ref: ActorRef<never>): Cell {
+  if (!(ref instanceof Cell)) throw new TypeError('not an ActorRef from actors/runtime');
+  return ref;
+}
+
+function asSystem(system: ActorSystem): SystemImpl {
+  if (!(system instanceof SystemImpl)) throw new TypeError('not an ActorSystem from actors/runtime');
+  return system;
+}

@@ -1,0 +1,87 @@
+/**
+ * 1. Single-event appends, one transaction each, awaited one after the other (no group commit can
+ * help: every append is alone in its turn of the event loop), against raw better-sqlite3 doing the
+ * same work by hand: an immediate transaction per event holding the version check and one INSERT.
+ */
+import { StaleVersionError } from '../events/store/eventStore.ts';
+import type { SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
+import {
+  type Benchmark,
+  disposeStore,
+  freshStore,
+  now,
+  paired,
+  progress,
+  ratioRow,
+  type Row,
+  type Sync,
+} from './harness.ts';
+
+const STREAM = 'counter:single';
+const AT = 1_700_000_000_000;
+
+async function subject(sync: Sync, count: number): Promise<number> {
+  const { store, path } = await freshStore('single-subject', sync);
+  try {
+    const start = now();
+    for (let v = 0; v < count; v++) {
+      const result = await store.append({
+        expected: { [STREAM]: v },
+        events: [{ stream: STREAM, type: 'counter.bumped', data: { total: v + 1 }, at: AT + v }],
+      });
+      if (!result.ok) throw result.conflict;
+    }
+    const elapsed = now() - start;
+    check(store, count);
+    return count / elapsed;
+  } finally {
+    await disposeStore(store, path);
+  }
+}
+
+async function baseline(sync: Sync, count: number): Promise<number> {
+  const { store, path } = await freshStore('single-baseline', sync);
+  try {
+    const db = store.db;
+    const version = db.prepare<[string], number | null>('SELECT max(version) FROM events WHERE stream = ?').pluck();
+    const insert = db.prepare(
+      'INSERT INTO events (seq, stream, version, type, data, at, cause, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    let seq = 0;
+    const appendOne = db.transaction((expected: number) => {
+      const actual = version.get(STREAM) ?? 0;
+      if (actual !== expected) throw new StaleVersionError(STREAM, expected, actual);
+      insert.run(++seq, STREAM, expected + 1, 'counter.bumped', JSON.stringify({ total: expected + 1 }), AT + expected, null, 'bench:1');
+    });
+    const start = now();
+    for (let v = 0; v < count; v++) appendOne.immediate(v);
+    const elapsed = now() - start;
+    check(store, count);
+    return count / elapsed;
+  } finally {
+    await disposeStore(store, path);
+  }
+}
+
+function check(store: SqliteEventStore, count: number): void {
+  const n = store.db.prepare('SELECT count(*) FROM events').pluck().get();
+  if (n !== count) throw new Error(`expected ${count} events, found ${n}`);
+}
+
+export const appendSingle: Benchmark = {
+  name: 'appendSingle',
+  async run(options): Promise<Row[]> {
+    const rows: Row[] = [];
+    for (const sync of ['normal', 'full'] as const) {
+      const count = options.quick ? (sync === 'full' ? 300 : 1000) : sync === 'full' ? 3000 : 10_000;
+      const p = await paired(
+        options.rounds,
+        () => subject(sync, count),
+        () => baseline(sync, count),
+        progress(`appendSingle ${sync}`),
+      );
+      rows.push(ratioRow(`1. single appends, sync=${sync.toUpperCase()} (${count} tx)`, 'ev/s', p, 0.8));
+    }
+    return rows;
+  },
+};

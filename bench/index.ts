@@ -1,0 +1,50 @@
+/**
+ * `npm run bench [-- --quick] [-- --rounds N] [-- --only groupCommit,rebuild]`: the log's throughput
+ * against raw better-sqlite3, measured in the same run. Exits 1 when a target is missed.
+ */
+import { appendBatched } from './appendBatched.ts';
+import { appendSingle } from './appendSingle.ts';
+import { groupCommit } from './groupCommit.ts';
+import { type Benchmark, cleanUp, now, parseOptions, printTable, type Row } from './harness.ts';
+import { rebuild } from './rebuild.ts';
+
+const benchmarks: readonly Benchmark[] = [appendSingle, appendBatched, groupCommit, rebuild];
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2));
+  const chosen = benchmarks.filter(
+    (b) => options.only.length === 0 || options.only.some((o) => b.name.toLowerCase().includes(o.toLowerCase())),
+  );
+  if (chosen.length === 0) throw new Error(`no benchmark matches ${options.only.join(', ')}`);
+  const started = now();
+  process.stderr.write(
+    `runledger bench: ${options.quick ? 'quick' : 'full'}, ${options.rounds} rounds each, node ${process.version}` +
+      `${(globalThis as { gc?: unknown }).gc ? '' : ' (no --expose-gc: rounds are not preceded by a GC)'}\n`,
+  );
+  const rows: Row[] = [];
+  try {
+    for (const b of chosen) {
+      const t = now();
+      process.stderr.write(`${b.name}…\n`);
+      rows.push(...(await b.run(options)));
+      process.stderr.write(`${b.name} done in ${(now() - t).toFixed(1)} s\n`);
+    }
+  } finally {
+    cleanUp();
+  }
+  console.log('');
+  printTable(rows);
+  const failed = rows.filter((r) => !r.pass);
+  console.log(`\n${rows.length - failed.length}/${rows.length} targets met in ${(now() - started).toFixed(0)} s` +
+    `${options.quick ? ' (quick run: sizes are smaller, figures are indicative only)' : ''}`);
+  return failed.length ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    cleanUp();
+    console.error(error);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { defineEvent, eventGroup } from './define.ts';
+
+/** Ids that may name a folder (SPEC section 6): nothing escapes the workspace. */
+export const SafeId = z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'must match ^[A-Za-z0-9-]{1,64}$');
+
+const runId = SafeId;
+const reason = z.string().min(1);
+
+/**
+ * The computer's queue (SPEC section 4, "Queue and lanes", "Claims", "Frames and acks"). Inputs are
+ * what the world told the computer; decisions are what its queue decided, each with a reason a person
+ * can read in `runledger audit`. Run events live in `<computer>/run:<id>`, the computer's own in
+ * `<computer>/computer:<computer>`.
+ */
+export const queueEvents = eventGroup(
+  // Inputs.
+  defineEvent(
+    'computer.configured',
+    z.strictObject({
+      slots: z.number().int().positive(),
+      /** Runs at once per agent login; a login not named here has no limit. */
+      loginCapacity: z.record(z.string(), z.number().int().nonnegative()),
+    }),
+  ),
+  defineEvent('scheduler.held', z.strictObject({ held: z.boolean(), reason })),
+  defineEvent('drain.started', z.strictObject({ reason })),
+  defineEvent(
+    'frame.received',
+    z.strictObject({
+      frameId: z.string().min(1).max(200),
+      kind: z.string().min(1).max(100),
+      runId,
+      lane: SafeId.optional(),
+      agentId: SafeId.optional(),
+      /** The computer the board addressed, when it said. */
+      computerId: SafeId.optional(),
+    }),
+  ),
+  /** A frame that could not be read: recorded, answered 400, never fatal. */
+  defineEvent('frame.refused', z.strictObject({ frameId: z.string().max(200).nullable(), reason, excerpt: z.string().max(500) })),
+  defineEvent(
+    'claim.answered',
+    z.strictObject({
+      runId,
+      /** HTTP status; 0 for a network error. */
+      status: z.number().int().min(0).max(599),
+      /** The refusal's code, from `{detail:{error}}`, `{detail}` or `{error}`. */
+      code: z.string().max(200).optional(),
+      skills: z.array(SafeId).optional(),
+    }),
+  ),
+  defineEvent('timer.fired', z.strictObject({ runId })),
+  defineEvent('run.start.failed', z.strictObject({ runId, reason })),
+  defineEvent('run.execution.ended', z.strictObject({ runId, ok: z.boolean(), reason: z.string().optional() })),
+
+  // Decisions.
+  defineEvent('frame.acknowledged', z.strictObject({ frameId: z.string().max(200).nullable(), status: z.union([z.literal(200), z.literal(202), z.literal(400), z.literal(503)]), reason })),
+  defineEvent('run.queued', z.strictObject({ runId, lane: SafeId, agentId: SafeId.nullable(), arrival: z.number().int().nonnegative() })),
+  defineEvent('run.claim.started', z.strictObject({ runId, attempt: z.number().int().positive() })),
+  defineEvent('run.claimed', z.strictObject({ runId, skills: z.array(SafeId) })),
+  defineEvent(
+    'run.parked',
+    z.strictObject({ runId, busyWaits: z.number().int().positive(), notBefore: z.number().int().nonnegative(), reason, logged: z.boolean() }),
+  ),
+  defineEvent('run.unparked', z.strictObject({ runId, reason })),
+  defineEvent('run.claim.retrying', z.strictObject({ runId, claimAttempts: z.number().int().positive(), notBefore: z.number().int(), reason })),
+  defineEvent('run.requeued', z.strictObject({ runId, reason })),
+  defineEvent('run.skipped', z.strictObject({ runId, reason })),
+  defineEvent('run.withdrawn', z.strictObject({ runId, reason })),
+  defineEvent('run.ended', z.strictObject({ runId, ok: z.boolean(), reason })),
+);

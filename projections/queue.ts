@@ -1,0 +1,16 @@
+import { queueDecider } from '../actors/queue/queueDecider.ts';
+import type { QueueState } from '../actors/queue/queueState.ts';
+import type { Projection } from './projection.ts';
+
+/** Every computer's queue in the log (SPEC section 2), by computer id: the scheduler's own fold. */
+export const queueProjection: Projection<Record<string, QueueState>> = {
+  name: 'queue',
+  version: 1,
+  initial: () => ({}),
+  evolve(state, event) {
+    const computer = queueDecider.scopeOf(event);
+    if (computer === null) return state;
+    state[computer] = queueDecider.evolve(state[computer] ?? queueDecider.initialState(computer), event);
+    return state;
+  },
+};

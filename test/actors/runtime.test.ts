@@ -1,0 +1,232 @@
+import { createRequire } from 'node:module';
+import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
+import {
+  ActorStoppedError, InvalidActorNameError, QueryTimeoutError, child, dispatch, query, reply, spawnActor,
+  startActorSystem, stop, stopSystem, type ActorSpec, type ActorSystem, type CrashReport, type ReplyTo,
+} from '../../actors/runtime.ts';
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+type CounterMsg =
+  | { type: 'add'; n: number; delayMs?: number }
+  | { type: 'boom' }
+  | { type: 'get'; replyTo: ReplyTo<number> }
+  | { type: 'ignore' };
+
+/** A counter whose "log" is an array: hydrate sums it, receive appends to it, like a real actor. */
+function counter(opts: { passivateAfterMs?: number; onCrash?: ActorSpec<{ total: number }, CounterMsg>['onCrash'] } = {}) {
+  const log: number[] = [];
+  const seen: number[] = [];
+  const stats = { hydrations: 0, inFlight: 0, maxInFlight: 0 };
+  const spec: ActorSpec<{ total: number }, CounterMsg> = {
+    hydrate: async () => {
+      stats.hydrations++;
+      await sleep(1);
+      return { total: log.reduce((a, b) => a + b, 0) };
+    },
+    receive: async (state, msg) => {
+      stats.inFlight++;
+      stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight);
+      try {
+        switch (msg.type) {
+          case 'add':
+            await sleep(msg.delayMs ?? 0);
+            seen.push(msg.n);
+            log.push(msg.n);
+            return { total: state.total + msg.n };
+          case 'boom':
+            state.total += 1000; // corrupt the in-memory state, never logged: a reset must drop it
+            throw new Error('boom');
+          case 'get':
+            reply(msg.replyTo, state.total);
+            return state;
+          case 'ignore':
+            return state;
+        }
+      } finally {
+        stats.inFlight--;
+      }
+    },
+    ...opts,
+  };
+  return { spec, log, seen, stats };
+}
+
+const get = (ref: Parameters<typeof dispatch<CounterMsg>>[0]) =>
+  query(ref, (replyTo) => ({ type: 'get', replyTo }), 200);
+
+let system: ActorSystem;
+let reports: CrashReport[];
+const start = () => { reports = []; system = startActorSystem({ onError: (r) => reports.push(r) }); return system; };
+afterEach(() => stopSystem(system));
+
+describe('nact 7.6.2 facts the runtime relies on', () => {
+  it('does not await an async initialStateFunc, and reset calls it again', async () => {
+    const nact = createRequire(import.meta.url)('nact');
+    const sys = nact.start();
+    let calls = 0;
+    const states: unknown[] = [];
+    const ref = nact.spawn(sys, async (state: unknown, msg: string) => {
+      states.push(state);
+      if (msg === 'boom') throw new Error('boom');
+      return { n: 1 };
+    }, 'probe', {
+      initialStateFunc: async () => { calls++; return { n: 0 }; },
+      onCrash: (_m: unknown, _e: unknown, ctx: { reset: symbol }) => ctx.reset,
+    });
+    for (const m of ['a', 'b', 'boom', 'c']) nact.dispatch(ref, m);
+    await sleep(20);
+    nact.stop(sys);
+    expect(calls).toBe(2);
+    expect(states.map((s) => (s instanceof Promise ? 'promise' : s))).toEqual(['promise', { n: 1 }, { n: 1 }, 'promise']);
+  });
+});
+
+describe('actors/runtime', () => {
+  it('handles async messages one at a time, in order', async () => {
+    start();
+    const c = counter();
+    const ref = spawnActor(system, 'run-abc', c.spec);
+    const delays = [15, 1, 8, 0, 3];
+    delays.forEach((delayMs, i) => dispatch(ref, { type: 'add', n: i + 1, delayMs }));
+    expect(await get(ref)).toBe(15);
+    expect(c.seen).toEqual([1, 2, 3, 4, 5]);
+    expect(c.stats.maxInFlight).toBe(1);
+    expect(c.stats.hydrations).toBe(1);
+  });
+
+  it('infers the reply type of a query', () => {
+    start();
+    const ref = spawnActor(system, 'typed', counter().spec);
+    expectTypeOf(get(ref)).toEqualTypeOf<Promise<number>>();
+  });
+
+  it('rejects a query that is not answered in time, naming the actor', async () => {
+    start();
+    const ref = spawnActor(system, 'lane-1', counter().spec);
+    const silent = query<CounterMsg, number>(ref, () => ({ type: 'ignore' }), 20);
+    await expect(silent).rejects.toThrow(QueryTimeoutError);
+    await expect(silent).rejects.toThrow(/"lane-1" timed out after 20 ms/);
+    await expect(query(ref, () => ({ type: 'ignore' }), 0)).rejects.toThrow(RangeError);
+    expect(await get(ref)).toBe(0); // still serving
+  });
+
+  it('on a crash, reports the message, rehydrates from the log and keeps serving', async () => {
+    start();
+    const c = counter();
+    const ref = spawnActor(system, 'run-1', c.spec);
+    dispatch(ref, { type: 'add', n: 1 });
+    dispatch(ref, { type: 'add', n: 2 });
+    dispatch(ref, { type: 'boom' });
+    dispatch(ref, { type: 'add', n: 4 });
+    expect(await get(ref)).toBe(7); // the +1000 of the crashed message is gone
+    expect(c.stats.hydrations).toBe(2);
+    expect(reports).toHaveLength(1);
+    expect(reports[0]).toMatchObject({ actor: 'run-1', message: { type: 'boom' }, decision: 'reset', phase: 'receive' });
+    expect((reports[0]!.error as Error).message).toBe('boom');
+  });
+
+  it('treats a failed hydrate as a crash and hydrates again on the next message', async () => {
+    start();
+    let fail = true;
+    const ref = spawnActor(system, 'flaky', {
+      hydrate: () => { if (fail) { fail = false; throw new Error('db down'); } return 5; },
+      receive: (s: number, m: { replyTo: ReplyTo<number> }) => { reply(m.replyTo, s); return s; },
+    });
+    await expect(query(ref, (replyTo) => ({ replyTo }), 20)).rejects.toThrow(QueryTimeoutError);
+    expect(await query(ref, (replyTo) => ({ replyTo }), 200)).toBe(5);
+    expect(reports.map((r) => [r.phase, r.decision])).toEqual([['hydrate', 'reset']]);
+  });
+
+  it('honours resume and stop crash decisions', async () => {
+    start();
+    const resumed = counter({ onCrash: () => 'resume' });
+    const r1 = spawnActor(system, 'resumer', resumed.spec);
+    dispatch(r1, { type: 'add', n: 1 });
+    dispatch(r1, { type: 'boom' });
+    expect(await get(r1)).toBe(1001); // resume keeps the (here corrupted) state: that is why reset is the default
+    expect(resumed.stats.hydrations).toBe(1);
+
+    const r2 = spawnActor(system, 'stopper', counter({ onCrash: () => 'stop' }).spec);
+    dispatch(r2, { type: 'boom' });
+    await sleep(5);
+    expect(dispatch(r2, { type: 'add', n: 1 })).toBe(false);
+    expect(reports.map((r) => [r.actor, r.decision])).toEqual([['resumer', 'resume'], ['stopper', 'stop']]);
+  });
+
+  it('validates actor names', () => {
+    start();
+    const { spec } = counter();
+    for (const bad of ['run:abc', 'board/run', '', 'a b', 'x'.repeat(129), 'ü']) {
+      expect(() => spawnActor(system, bad, spec)).toThrow(InvalidActorNameError);
+      expect(() => child(system, bad, spec)).toThrow(bad ? JSON.stringify(bad) : /""/);
+    }
+    const parent = spawnActor(system, 'board-1', spec);
+    expect(() => child(parent, 'lane:1', spec)).toThrow(/invalid actor name "lane:1"/);
+    expect(child(parent, 'lane_1.a-B', spec).path).toBe('board-1/lane_1.a-B');
+  });
+
+  it('child() gets a live actor, spawnActor() refuses a duplicate', async () => {
+    start();
+    const c = counter();
+    const a = child(system, 'session-1', c.spec);
+    expect(child(system, 'session-1', c.spec)).toBe(a);
+    expect(() => spawnActor(system, 'session-1', c.spec)).toThrow(/"session-1" already exists/);
+  });
+
+  it('passivates an idle actor and rehydrates it on the next message or lookup', async () => {
+    start();
+    const c = counter({ passivateAfterMs: 20 });
+    const ref = child(system, 'run-p', c.spec);
+    dispatch(ref, { type: 'add', n: 3 });
+    expect(await get(ref)).toBe(3);
+    await sleep(60);
+    expect(c.stats.hydrations).toBe(1);
+    expect(dispatch(ref, { type: 'add', n: 4 })).toBe(true); // the old ref revives the actor
+    expect(await get(ref)).toBe(7);
+    expect(c.stats.hydrations).toBe(2);
+    await sleep(60);
+    expect(child(system, 'run-p', c.spec)).toBe(ref); // lookup after passivation: same ref, fresh state
+    expect(await get(ref)).toBe(7);
+    expect(c.stats.hydrations).toBe(3);
+  });
+
+  it('revives a passivated parent when a message reaches its child', async () => {
+    start();
+    const board = counter({ passivateAfterMs: 20 });
+    const lane = counter();
+    const parent = spawnActor(system, 'board-2', board.spec);
+    const kid = spawnActor(parent, 'lane-2', lane.spec);
+    dispatch(kid, { type: 'add', n: 2 });
+    expect(await get(kid)).toBe(2);
+    await sleep(60); // the board passivates, and nact stops its children with it
+    expect(await get(kid)).toBe(2);
+    expect(lane.stats.hydrations).toBe(2);
+  });
+
+  it('stop() ends an actor and its children for good; the name can be spawned afresh', async () => {
+    start();
+    const c = counter();
+    const parent = spawnActor(system, 'run-s', c.spec);
+    const kid = spawnActor(parent, 'turn-1', counter().spec);
+    stop(parent);
+    expect(dispatch(parent, { type: 'add', n: 1 })).toBe(false);
+    expect(dispatch(kid, { type: 'add', n: 1 })).toBe(false);
+    await expect(get(parent)).rejects.toThrow(ActorStoppedError);
+    await expect(get(kid)).rejects.toThrow(/"run-s\/turn-1": the actor is stopped/);
+    expect(() => spawnActor(parent, 'turn-2', c.spec)).toThrow(/parent "run-s" is stopped/);
+
+    const again = spawnActor(system, 'run-s', c.spec);
+    expect(again).not.toBe(parent);
+    expect(dispatch(parent, { type: 'add', n: 1 })).toBe(false); // the old ref does not reach the new actor
+    expect(await get(again)).toBe(0);
+  });
+
+  it('stopSystem() stops everything', async () => {
+    start();
+    const ref = spawnActor(system, 'run-x', counter().spec);
+    stopSystem(system);
+    expect(dispatch(ref, { type: 'ignore' })).toBe(false);
+    expect(() => spawnActor(system, 'run-y', counter().spec)).toThrow(/is stopped/);
+  });
+});

@@ -1,0 +1,79 @@
+import { decideStep } from '../../actors/decideStep.ts';
+import { queueDecider } from '../../actors/queue/queueDecider.ts';
+import { type QueueState, initialQueueState } from '../../actors/queue/queueState.ts';
+import type { NewDomainEvent } from '../../events/catalog.ts';
+
+export const COMPUTER = 'c1';
+export const T0 = Date.UTC(2026, 0, 1);
+
+/** Inputs of one computer, stamped at `at` ms after T0. */
+export const input = {
+  configured: (slots: number, loginCapacity: Record<string, number> = {}, at = 0): NewDomainEvent => ({
+    stream: `${COMPUTER}/computer:${COMPUTER}`, type: 'computer.configured', data: { slots, loginCapacity }, at: T0 + at,
+  }),
+  held: (held: boolean, at = 0): NewDomainEvent => ({
+    stream: `${COMPUTER}/computer:${COMPUTER}`, type: 'scheduler.held', data: { held, reason: held ? 'held by test' : 'released by test' }, at: T0 + at,
+  }),
+  drain: (at = 0): NewDomainEvent => ({
+    stream: `${COMPUTER}/computer:${COMPUTER}`, type: 'drain.started', data: { reason: 'SIGTERM' }, at: T0 + at,
+  }),
+  frame: (runId: string, lane: string, at = 0, extra: { agentId?: string; computerId?: string; kind?: string } = {}): NewDomainEvent => ({
+    stream: `${COMPUTER}/run:${runId}`, type: 'frame.received',
+    data: { frameId: `f-${runId}-${at}`, kind: extra.kind ?? 'run.requested', runId, lane, ...(extra.agentId ? { agentId: extra.agentId } : {}), ...(extra.computerId ? { computerId: extra.computerId } : {}) },
+    at: T0 + at,
+  }),
+  cancelFrame: (runId: string, at = 0): NewDomainEvent => ({
+    stream: `${COMPUTER}/run:${runId}`, type: 'frame.received', data: { frameId: `c-${runId}-${at}`, kind: 'run.cancelled', runId }, at: T0 + at,
+  }),
+  answer: (runId: string, status: number, at = 0, code?: string): NewDomainEvent => ({
+    stream: `${COMPUTER}/run:${runId}`, type: 'claim.answered', data: { runId, status, ...(code ? { code } : {}), ...(status === 200 ? { skills: [] } : {}) }, at: T0 + at,
+  }),
+  timer: (runId: string, at: number): NewDomainEvent => ({ stream: `${COMPUTER}/run:${runId}`, type: 'timer.fired', data: { runId }, at: T0 + at }),
+  startFailed: (runId: string, at = 0): NewDomainEvent => ({
+    stream: `${COMPUTER}/run:${runId}`, type: 'run.start.failed', data: { runId, reason: 'spawn failed' }, at: T0 + at,
+  }),
+  ended: (runId: string, at = 0, ok = true): NewDomainEvent => ({
+    stream: `${COMPUTER}/run:${runId}`, type: 'run.execution.ended', data: { runId, ok }, at: T0 + at,
+  }),
+};
+
+/**
+ * given / when / then for the queue decider: `given` inputs go through the whole step (decide,
+ * fold, follow-ups), `when` returns the decisions of one more input (null when it is ignored).
+ */
+export function queueSpec(...given: NewDomainEvent[]) {
+  let state: QueueState = initialQueueState();
+  const apply = (event: NewDomainEvent) => {
+    const step = decideStep(queueDecider, state, event);
+    if (step) state = step.state;
+    return step ? step.decisions : null;
+  };
+  for (const event of given) apply(event);
+  return {
+    when: (event: NewDomainEvent) => apply(event),
+    get state() {
+      return state;
+    },
+  };
+}
+
+/** Decisions reduced to what a rule speaks of: `type run` plus the data that matters. */
+export function summary(decisions: readonly NewDomainEvent[] | null): string[] {
+  if (decisions === null) return ['(ignored)'];
+  return decisions.map((d) => {
+    const data = d.data as Record<string, unknown>;
+    const id = d.stream.slice(d.stream.indexOf(':') + 1);
+    switch (d.type) {
+      case 'frame.acknowledged':
+        return `ack ${data.status} ${id}`.trim();
+      case 'run.parked':
+        return `parked ${id} waits=${data.busyWaits} +${(data.notBefore as number) - d.at}ms${data.logged ? ' logged' : ''}`;
+      case 'run.claim.retrying':
+        return `retrying ${id} attempts=${data.claimAttempts} +${(data.notBefore as number) - d.at}ms`;
+      case 'run.claim.started':
+        return `claim ${id} #${data.attempt}`;
+      default:
+        return `${d.type.replace(/^run\./, '')} ${id}`;
+    }
+  });
+}
