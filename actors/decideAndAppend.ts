@@ -21,12 +21,17 @@ export async function decideAndAppend<S>(
   state: S,
   input: NewDomainEvent,
   versions: Map<string, number>,
+  /** The version of a stream this actor has not written yet (it only reads the log). */
+  versionOf: (stream: string) => Promise<number> = async () => 0,
 ): Promise<StepOutcome<S>> {
   const step = decideStep(decider, state, input);
   if (!step) return { ok: true, state, input: null, decisions: [] };
   const events: NewEvent[] = [input, ...step.decisions.map((d) => ({ ...d, cause: { inBatch: 0 } }))];
   const expected: Record<string, number> = {};
-  for (const event of events) expected[event.stream] = versions.get(event.stream) ?? 0;
+  for (const event of events) {
+    if (!versions.has(event.stream)) versions.set(event.stream, await versionOf(event.stream));
+    expected[event.stream] = versions.get(event.stream)!;
+  }
   const result = await store.append({ expected, events });
   if (!result.ok) return result;
   for (const event of result.events) versions.set(event.stream, event.version);

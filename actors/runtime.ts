@@ -40,12 +40,7 @@ export interface ReplyTo<Reply> { readonly [REPLY]?: (reply: Reply) => void }
 export interface ActorSystem { readonly name: string }
 export type Parent = ActorSystem | ActorRef<never>;
 
-export interface ActorContext<Msg> {
-  readonly self: ActorRef<Msg>;
-  readonly name: string;
-  readonly path: string;
-  readonly system: ActorSystem;
-}
+export interface ActorContext<Msg> { readonly self: ActorRef<Msg>; readonly name: string; readonly path: string; readonly system: ActorSystem }
 
 /** reset: drop the state and `hydrate` again; resume: keep the state from before the message; stop. */
 export type CrashDecision = 'reset' | 'resume' | 'stop';
@@ -56,7 +51,10 @@ export interface ActorSpec<State, Msg> {
   /** Builds the state from projections/the log: on the first message after every spawn or reset. */
   hydrate: (ctx: ActorContext<Msg>) => State | Promise<State>;
   receive: (state: State, msg: Msg, ctx: ActorContext<Msg>) => State | Promise<State>;
-  /** Stop after this long without messages (nact `shutdownAfter`); the next message revives it. */
+  /**
+   * Stop after this long without messages (nact `shutdownAfter`); the next message revives it. Best on
+   * leaves: nact stops a passivating (or resetting) actor's children too, dropping their queued messages.
+   */
   passivateAfterMs?: number;
   /** Default 'reset'. Escalation is deliberately not offered: siblings stay isolated. */
   onCrash?: (crash: Crash<Msg>) => CrashDecision;
@@ -69,9 +67,14 @@ export class QueryTimeoutError extends Error {}
 type Slot = { readonly hydrated: false } | { readonly hydrated: true; readonly state: unknown };
 const UNHYDRATED: Slot = Object.freeze({ hydrated: false });
 // Cells are heterogeneous; the typed API above is the only way in, so erasing here is safe.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type ErasedSpec = ActorSpec<any, any>;
 const NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+const DECISIONS: readonly CrashDecision[] = ['reset', 'resume', 'stop'];
+// nact turns timeouts into int32 (`ms | 0`): anything larger wraps negative and fires at once.
+const MAX_MS = 2 ** 31 - 1;
+const checkMs = (what: string, ms: number | undefined) => {
+  if (ms !== undefined && !(ms >= 1 && ms <= MAX_MS)) throw new RangeError(`${what} must be 1..${MAX_MS} ms, got ${ms}`);
+};
 
 class SystemImpl implements ActorSystem {
   readonly cells = new Map<string, Cell>(); // path → cell, so a passivated actor keeps its refs
@@ -83,13 +86,14 @@ class Cell implements ActorRef<never> {
   retired = false; // stopped on purpose (stop, 'stop' decision, system stop): never revived
   nactRef: NactRef | undefined;
   phase: Crash<unknown>['phase'] = 'hydrate';
-  readonly ctx: ActorContext<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  readonly ctx: ActorContext<any>;
   constructor(readonly system: SystemImpl, readonly parent: SystemImpl | Cell, readonly name: string,
     readonly path: string, public spec: ErasedSpec) {
     this.ctx = Object.freeze({ self: this, name, path, system });
   }
 }
 
+/** `name` only labels errors: nact keys systems by name in a process-wide map, so nact keeps its random one. */
 export function startActorSystem(opts: { name?: string; onError?: (report: CrashReport) => void } = {}): ActorSystem {
   const nactRef = nact.start();
   const onError = opts.onError ?? ((r: CrashReport) =>
@@ -98,17 +102,18 @@ export function startActorSystem(opts: { name?: string; onError?: (report: Crash
 }
 
 export function stopSystem(system: ActorSystem): void {
-  const sys = asSystem(system);
-  if (sys.stopped) return;
-  sys.stopped = true;
-  for (const cell of sys.cells.values()) cell.retired = true;
-  sys.cells.clear();
-  nact.stop(sys.nactRef);
+  if (!(system instanceof SystemImpl)) throw new TypeError('not an ActorSystem from actors/runtime');
+  if (system.stopped) return;
+  system.stopped = true;
+  for (const cell of system.cells.values()) cell.retired = true;
+  system.cells.clear();
+  nact.stop(system.nactRef);
 }
 
 /** Spawns a fresh actor; throws if one of that name is alive under `parent` (use `child` to get-or-spawn). */
 export function spawnActor<State, Msg>(parent: Parent, name: string, spec: ActorSpec<State, Msg>): ActorRef<Msg> {
   const { sys, owner, path } = locate(parent, name);
+  checkMs(`actor "${path}": passivateAfterMs`, spec.passivateAfterMs);
   const existing = sys.cells.get(path);
   if (existing && isLive(existing)) throw new Error(`actor "${path}" already exists`);
   // A passivated cell is reused so the refs others hold reach the new incarnation.
@@ -128,23 +133,29 @@ export function child<State, Msg>(parent: Parent, name: string, spec: ActorSpec<
 }
 
 /** Fire and forget. False when the actor was stopped for good (the message is dropped, as in nact). */
-export function dispatch<Msg>(ref: ActorRef<Msg>, msg: Msg): boolean {
+export function dispatch<Msg>(ref: ActorRef<Msg>, msg: NoInfer<Msg>): boolean {
   const cell = asCell(ref);
   if (!revive(cell)) return false;
   nact.dispatch(cell.nactRef!, msg);
   return true;
 }
 
-/** Ask and wait. The timeout is required: a lost reply must not hang the caller forever. */
-export async function query<Msg, Reply>(ref: ActorRef<Msg>, make: (replyTo: ReplyTo<Reply>) => Msg,
-  timeoutMs: number): Promise<Reply> {
+type ReplyOf<M> = M extends { readonly replyTo: ReplyTo<infer R> } ? R : unknown;
+type Matching<Msg, M> = Msg extends unknown ? (M extends Msg ? Msg : never) : never;
+
+/**
+ * Ask and wait; the timeout is required so a lost reply cannot hang the caller. The reply type is read
+ * from the `replyTo: ReplyTo<R>` field of the message member that `make` builds. `const M` is what keeps
+ * `type: 'get'` a literal here (a plain generic return widens it); the price is that an inline array
+ * literal in the message needs a `readonly` array type.
+ */
+export async function query<Msg, const M extends Msg>(ref: ActorRef<Msg>,
+  make: (replyTo: ReplyTo<any>) => M, timeoutMs: number): Promise<ReplyOf<Matching<Msg, M>>> {
   const cell = asCell(ref);
-  if (!(Number.isFinite(timeoutMs) && timeoutMs >= 1)) {
-    throw new RangeError(`query to actor "${cell.path}": timeoutMs must be >= 1, got ${timeoutMs}`);
-  }
+  checkMs(`query to actor "${cell.path}": timeoutMs`, timeoutMs ?? NaN);
   if (!revive(cell)) throw new ActorStoppedError(`query to actor "${cell.path}": the actor is stopped`);
   try {
-    return await nact.query(cell.nactRef!, (temp) => make(temp as ReplyTo<Reply>), timeoutMs) as Reply;
+    return await nact.query(cell.nactRef!, (temp) => make(temp as never), timeoutMs) as ReplyOf<Matching<Msg, M>>;
   } catch (e) {
     if (e instanceof Error && e.message === 'Query Timeout') {
       throw new QueryTimeoutError(`query to actor "${cell.path}" timed out after ${timeoutMs} ms`);
@@ -168,11 +179,10 @@ export function stop(ref: ActorRef<never>): void {
 }
 
 function retire(cell: Cell): void {
-  const sys = cell.system;
-  for (const [path, c] of sys.cells) {
-    if (path === cell.path || path.startsWith(cell.path + '/')) { c.retired = true; sys.cells.delete(path); }
-  }
   cell.retired = true;
+  for (const [path, c] of cell.system.cells) {
+    if (path === cell.path || path.startsWith(cell.path + '/')) { c.retired = true; cell.system.cells.delete(path); }
+  }
 }
 
 function isLive(cell: Cell): boolean {
@@ -194,9 +204,6 @@ function incarnate(cell: Cell): void {
   const { spec, ctx } = cell;
   const parentRef = cell.parent instanceof Cell ? cell.parent.nactRef! : cell.parent.nactRef;
   const passivate = spec.passivateAfterMs;
-  if (passivate !== undefined && !(Number.isFinite(passivate) && passivate >= 1)) {
-    throw new RangeError(`actor "${cell.path}": passivateAfterMs must be >= 1, got ${passivate}`);
-  }
   cell.retired = false;
   cell.nactRef = nact.spawn(parentRef, async (slot, msg) => {
     let state: unknown;
@@ -212,7 +219,7 @@ function incarnate(cell: Cell): void {
       const crash = { message: message as never, error, phase: cell.phase };
       let decision: CrashDecision;
       try { decision = spec.onCrash?.(crash) ?? 'reset'; } catch { decision = 'stop'; }
-      if (!(decision in decisions)) decision = 'stop';
+      if (!DECISIONS.includes(decision)) decision = 'stop'; // nact's default would escalate
       if (decision === 'stop') retire(cell);
       // nact does not await or catch around this hook: a throwing logger would wedge the mailbox.
       try { cell.system.onError({ ...crash, actor: cell.path, decision }); } catch { /* ignore */ }
@@ -237,9 +244,4 @@ function locate(parent: Parent, name: string): { sys: SystemImpl; owner: SystemI
 function asCell(ref: ActorRef<never>): Cell {
   if (!(ref instanceof Cell)) throw new TypeError('not an ActorRef from actors/runtime');
   return ref;
-}
-
-function asSystem(system: ActorSystem): SystemImpl {
-  if (!(system instanceof SystemImpl)) throw new TypeError('not an ActorSystem from actors/runtime');
-  return system;
 }

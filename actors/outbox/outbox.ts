@@ -97,6 +97,12 @@ export class Outbox<E> {
             if (page.length === 0) break;
             const effects = page.filter((event) => this.consumer.effectOf(event) !== null);
             const through = page[page.length - 1]!.seq;
+            if (effects.length === 0) {
+              // Nothing to take: the cursor moves in memory only. Writing a take here would append an
+              // event past the cursor for every page read, and the outbox would chase its own tail.
+              this.cursor = through;
+              continue;
+            }
             const taken = await this.store.append({
               expected: { [this.stream]: this.version },
               events: [

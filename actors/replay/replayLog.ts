@@ -110,6 +110,26 @@ export async function replayLog(
     },
     { ...(options.until === undefined ? {} : { until: options.until }), ...(options.onPage ? { onPage: options.onPage } : {}) },
   );
+  // `until` may fall inside an append: the rest of its input's decisions lie past it and are compared
+  // too, or a cut decision would read as a missing one.
+  const cut = open as OpenInput | null;
+  if (options.until !== undefined && cut && !difference) {
+    for (let after = lastSeq, more = true; more; ) {
+      const page = await store.readAll(after, 100);
+      more = page.length === 100;
+      for (const event of page) {
+        if (event.cause !== cut.input.seq) {
+          more = false;
+          break;
+        }
+        cut.recorded.push(event);
+        decisions++;
+        fold(event);
+        reactIfDue(cut);
+        after = event.seq;
+      }
+    }
+  }
   close();
   const found = difference as ReplayDifference | null;
   return found ? { ok: false, ...found } : { ok: true, inputs, decisions, lastSeq };

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import {
   ActorStoppedError, InvalidActorNameError, QueryTimeoutError, child, dispatch, query, reply, spawnActor,
-  startActorSystem, stop, stopSystem, type ActorSpec, type ActorSystem, type CrashReport, type ReplyTo,
+  startActorSystem, stop, stopSystem, type ActorRef, type ActorSpec, type ActorSystem, type CrashReport, type ReplyTo,
 } from '../../actors/runtime.ts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -52,13 +52,13 @@ function counter(opts: { passivateAfterMs?: number; onCrash?: ActorSpec<{ total:
   return { spec, log, seen, stats };
 }
 
-const get = (ref: Parameters<typeof dispatch<CounterMsg>>[0]) =>
+const get = (ref: ActorRef<CounterMsg>) =>
   query(ref, (replyTo) => ({ type: 'get', replyTo }), 200);
 
 let system: ActorSystem;
 let reports: CrashReport[];
 const start = () => { reports = []; system = startActorSystem({ onError: (r) => reports.push(r) }); return system; };
-afterEach(() => stopSystem(system));
+afterEach(() => { if (system) stopSystem(system); });
 
 describe('nact 7.6.2 facts the runtime relies on', () => {
   it('does not await an async initialStateFunc, and reset calls it again', async () => {
@@ -95,16 +95,38 @@ describe('actors/runtime', () => {
     expect(c.stats.hydrations).toBe(1);
   });
 
-  it('infers the reply type of a query', () => {
+  it('types messages and infers the reply type of a query from the message', async () => {
     start();
-    const ref = spawnActor(system, 'typed', counter().spec);
-    expectTypeOf(get(ref)).toEqualTypeOf<Promise<number>>();
+    type Msg = { type: 'count'; replyTo: ReplyTo<number> } | { type: 'label'; replyTo: ReplyTo<string> } | { type: 'tick' };
+    const ref = spawnActor<null, Msg>(system, 'typed', {
+      hydrate: () => null,
+      receive: (s, m) => {
+        if (m.type === 'count') reply(m.replyTo, 42);
+        else if (m.type === 'label') reply(m.replyTo, 'run-abc');
+        return s;
+      },
+    });
+    const count = query(ref, (replyTo) => ({ type: 'count', replyTo }), 200);
+    const label = query(ref, (replyTo) => ({ type: 'label', replyTo }), 200);
+    expectTypeOf(count).toEqualTypeOf<Promise<number>>();
+    expectTypeOf(label).toEqualTypeOf<Promise<string>>();
+    expect([await count, await label]).toEqual([42, 'run-abc']);
+    expect(dispatch(ref, { type: 'tick' })).toBe(true);
+    const neverCalled = (m: Msg) => {
+      // @ts-expect-error the reply type comes from the message
+      if (m.type === 'count') reply(m.replyTo, 'forty-two');
+    };
+    expect(neverCalled).toBeTypeOf('function');
+    // @ts-expect-error not a message of this actor
+    expect(() => dispatch(ref, { type: 'tock' })).not.toThrow();
+    // @ts-expect-error a query needs its timeout
+    await expect(query(ref, (replyTo) => ({ type: 'count', replyTo }))).rejects.toThrow(RangeError);
   });
 
   it('rejects a query that is not answered in time, naming the actor', async () => {
     start();
     const ref = spawnActor(system, 'lane-1', counter().spec);
-    const silent = query<CounterMsg, number>(ref, () => ({ type: 'ignore' }), 20);
+    const silent = query(ref, () => ({ type: 'ignore' }), 20);
     await expect(silent).rejects.toThrow(QueryTimeoutError);
     await expect(silent).rejects.toThrow(/"lane-1" timed out after 20 ms/);
     await expect(query(ref, () => ({ type: 'ignore' }), 0)).rejects.toThrow(RangeError);
@@ -164,6 +186,22 @@ describe('actors/runtime', () => {
     const parent = spawnActor(system, 'board-1', spec);
     expect(() => child(parent, 'lane:1', spec)).toThrow(/invalid actor name "lane:1"/);
     expect(child(parent, 'lane_1.a-B', spec).path).toBe('board-1/lane_1.a-B');
+    // nact makes timeouts int32, so 3e9 would fire at once: refused, as is 0 (nact reads it as "never").
+    for (const passivateAfterMs of [0, 3e9]) {
+      expect(() => spawnActor(system, 'idle', { ...spec, passivateAfterMs })).toThrow(RangeError);
+    }
+  });
+
+  it('keeps serving when the error hook itself throws', async () => {
+    const sys = startActorSystem({ onError: () => { throw new Error('logger down'); } });
+    try {
+      const ref = spawnActor(sys, 'run-l', counter().spec);
+      dispatch(ref, { type: 'boom' });
+      dispatch(ref, { type: 'add', n: 2 });
+      expect(await get(ref)).toBe(2);
+    } finally {
+      stopSystem(sys);
+    }
   });
 
   it('child() gets a live actor, spawnActor() refuses a duplicate', async () => {

@@ -1,0 +1,233 @@
+import { hostname } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { type Delivery, type EffectConsumer, Outbox } from '../../actors/outbox/outbox.ts';
+import { isProcessAlive } from '../../actors/outbox/processes.ts';
+import type { DomainEvent } from '../../events/catalog.ts';
+import { FakeClock } from '../../events/clock.ts';
+import type { EventStore } from '../../events/store/eventStore.ts';
+import { bumped, milestone } from '../support/events.ts';
+import { openTempStore, tempDbPath } from '../support/tempStore.ts';
+
+/** A consumer that announces milestones, counting every time it performs one, by effect seq. */
+function announcer(delivery: Delivery = 'at-most-once', onPerform?: (event: DomainEvent) => Promise<void>) {
+  const performed = new Map<number, number>();
+  const consumer: EffectConsumer<{ total: number }> = {
+    name: 'announce',
+    delivery,
+    effectOf: (event) => (event.type === 'counter.milestone.reached' ? { total: event.data.total } : null),
+    async perform(_effect, event) {
+      await onPerform?.(event);
+      performed.set(event.seq, (performed.get(event.seq) ?? 0) + 1);
+      return { ok: true };
+    },
+  };
+  return { consumer, performed };
+}
+
+/** Appends `count` bumps, every other one followed by a milestone (an effect); returns the milestones' seqs. */
+async function appendWithMilestones(store: EventStore, count: number, stream = 'counter:a'): Promise<number[]> {
+  const effects: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const events = i % 2 === 0 ? [bumped(stream, i), milestone(stream, i)] : [bumped(stream, i)];
+    const result = await store.append({ expected: { [stream]: 'any' }, events });
+    if (!result.ok) throw result.conflict;
+    effects.push(...result.events.filter((e) => e.type === 'counter.milestone.reached').map((e) => e.seq));
+  }
+  return effects;
+}
+
+function outboxTypes(events: readonly DomainEvent[]): string[] {
+  return events.map((e) => e.type);
+}
+
+describe('outbox: effects run after the commit that decided them', () => {
+  it('given committed effects, when drained, then each is performed once, after its take committed, and a second drain performs nothing', async () => {
+    const store = await openTempStore();
+    const effects = await appendWithMilestones(store, 6);
+    const takenBefore: boolean[] = [];
+    const { consumer, performed } = announcer('at-most-once', async (event) => {
+      const takes = (await store.readStream('outbox:announce')).filter((e) => e.type === 'outbox.taken');
+      takenBefore.push(takes.some((t) => t.type === 'outbox.taken' && t.data.effects.includes(event.seq)));
+    });
+    const outbox = new Outbox(store, consumer, () => 1);
+    await outbox.open();
+
+    expect(await outbox.drain()).toBe(3);
+    expect(await outbox.drain()).toBe(0);
+
+    expect([...performed]).toEqual(effects.map((seq) => [seq, 1]));
+    expect(takenBefore).toEqual([true, true, true]);
+    const stream = await store.readStream('outbox:announce');
+    expect(stream.filter((e) => e.type === 'outbox.performed').map((e) => e.type === 'outbox.performed' && e.data)).toEqual(
+      effects.map((effect) => ({ effect, ok: true })),
+    );
+  });
+
+  it('given effects committed after a drain, when drained again, then only the new ones are performed', async () => {
+    const store = await openTempStore();
+    const first = await appendWithMilestones(store, 2);
+    const { consumer, performed } = announcer();
+    const outbox = new Outbox(store, consumer, () => 1);
+    await outbox.open();
+    await outbox.drain();
+
+    const second = await appendWithMilestones(store, 3, 'counter:b');
+
+    expect(await outbox.drain()).toBe(2);
+    expect([...performed.keys()]).toEqual([...first, ...second]);
+  });
+
+  it('given a failing effect, when drained, then it is recorded performed with ok false and its detail, and not retried', async () => {
+    const store = await openTempStore();
+    await appendWithMilestones(store, 1);
+    const outbox = new Outbox(
+      store,
+      {
+        name: 'announce',
+        delivery: 'at-least-once',
+        effectOf: (event) => (event.type === 'counter.milestone.reached' ? event.seq : null),
+        perform: async () => {
+          throw new Error('the hook exited 3');
+        },
+      },
+      () => 1,
+    );
+    await outbox.open();
+
+    expect(await outbox.drain()).toBe(1);
+    expect(await outbox.drain()).toBe(0);
+
+    expect((await store.lastOfStream('outbox:announce'))?.data).toEqual({ effect: 2, ok: false, detail: 'the hook exited 3' });
+  });
+
+  it('given two outboxes of one consumer on two stores over one file, when both drain concurrently while effects keep coming, then no effect is performed twice or missed', async () => {
+    const path = tempDbPath();
+    const stores = [await openTempStore(path), await openTempStore(path)];
+    const { consumer, performed } = announcer();
+    const outboxes = stores.map((store) => new Outbox(store, consumer, () => 1));
+    for (const outbox of outboxes) await outbox.open();
+    const effects = await appendWithMilestones(stores[0]!, 100);
+
+    const rounds = [];
+    for (let round = 0; round < 10; round++) {
+      rounds.push(outboxes[0]!.drain(), outboxes[1]!.drain(), appendWithMilestones(stores[round % 2]!, 10, `counter:r${round}`));
+      if (round % 3 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    const outcomes = await Promise.all(rounds);
+    effects.push(...outcomes.filter((o): o is number[] => Array.isArray(o)).flat());
+    await Promise.all(outboxes.map((o) => o.drain()));
+
+    expect(effects).toHaveLength(150);
+    expect([...performed.keys()].sort((a, b) => a - b)).toEqual([...effects].sort((a, b) => a - b));
+    expect([...performed.values()].every((times) => times === 1)).toBe(true);
+    const records = (await stores[1]!.readStream('outbox:announce')).filter((e) => e.type === 'outbox.performed');
+    expect(records).toHaveLength(150);
+  });
+
+  it('given an at-most-once effect taken by a process that died, when the outbox opens, then it is recorded interrupted and never performed', async () => {
+    const path = tempDbPath();
+    const store = await openTempStore(path);
+    const dead = await openTempStore(path, { writer: `${hostname()}:999999` });
+    expect(isProcessAlive(999999)).toBe(false);
+    const [effect] = await appendWithMilestones(store, 1);
+    await dead.append({
+      expected: { 'outbox:announce': 0 },
+      events: [{ stream: 'outbox:announce', type: 'outbox.taken', data: { through: 2, effects: [effect!] }, at: 1 }],
+    });
+    const { consumer, performed } = announcer('at-most-once');
+    const outbox = new Outbox(store, consumer, () => 5);
+
+    await outbox.open();
+    expect(await outbox.drain()).toBe(0);
+
+    expect(performed.size).toBe(0);
+    const stream = await store.readStream('outbox:announce');
+    expect(outboxTypes(stream)).toEqual(['outbox.taken', 'outbox.interrupted']);
+    expect(stream[1]).toMatchObject({
+      at: 5,
+      actor: store.writer,
+      data: { effect, detail: `taken by ${hostname()}:999999, which stopped before it finished` },
+    });
+    // Opened again (a restart), it is settled: not interrupted twice.
+    await new Outbox(store, consumer, () => 6).open();
+    expect(outboxTypes(await store.readStream('outbox:announce'))).toEqual(['outbox.taken', 'outbox.interrupted']);
+  });
+
+  it('given an at-least-once effect taken by a process that died, when the outbox opens, then it is performed again, once', async () => {
+    const path = tempDbPath();
+    const store = await openTempStore(path);
+    const dead = await openTempStore(path, { writer: `${hostname()}:999999` });
+    const [effect] = await appendWithMilestones(store, 1);
+    await dead.append({
+      expected: { 'outbox:announce': 0 },
+      events: [{ stream: 'outbox:announce', type: 'outbox.taken', data: { through: 2, effects: [effect!] }, at: 1 }],
+    });
+    const { consumer, performed } = announcer('at-least-once');
+
+    await new Outbox(store, consumer, () => 5).open();
+    await new Outbox(store, consumer, () => 6).open();
+
+    expect([...performed]).toEqual([[effect, 1]]);
+    expect(outboxTypes(await store.readStream('outbox:announce'))).toEqual(['outbox.taken', 'outbox.performed']);
+  });
+
+  it('given an effect taken by a live process, when another outbox opens, then it leaves it to its taker', async () => {
+    const path = tempDbPath();
+    const store = await openTempStore(path);
+    const alive = await openTempStore(path, { writer: `${hostname()}:${process.ppid}` });
+    const [effect] = await appendWithMilestones(store, 1);
+    await alive.append({
+      expected: { 'outbox:announce': 0 },
+      events: [{ stream: 'outbox:announce', type: 'outbox.taken', data: { through: 2, effects: [effect!] }, at: 1 }],
+    });
+    const { consumer, performed } = announcer('at-least-once');
+
+    await new Outbox(store, consumer, () => 5).open();
+
+    expect(performed.size).toBe(0);
+    expect(outboxTypes(await store.readStream('outbox:announce'))).toEqual(['outbox.taken']);
+  });
+
+  it('given a history of effects, when a consumer that never ran opens at the present, then it performs nothing from history, only what comes after', async () => {
+    const store = await openTempStore();
+    await appendWithMilestones(store, 10);
+    const { consumer, performed } = announcer();
+    const outbox = new Outbox(store, consumer, () => 1);
+
+    await outbox.open(await store.headSeq());
+    expect(await outbox.drain()).toBe(0);
+    const [later] = await appendWithMilestones(store, 1, 'counter:new');
+    expect(await outbox.drain()).toBe(1);
+
+    expect([...performed.keys()]).toEqual([later]);
+    // The start is itself an event: a restart resumes from it, it does not start at the present again.
+    const restarted = announcer();
+    const again = new Outbox(store, restarted.consumer, () => 1);
+    await again.open(await store.headSeq());
+    expect(outboxTypes(await store.readStream('outbox:announce'))[0]).toBe('outbox.taken');
+  });
+
+  it('given a follow()ing outbox, when effects are appended, then it performs them as they commit', async () => {
+    const store = await openTempStore(tempDbPath(), { pollMs: 10 });
+    const clock = new FakeClock();
+    let resolveSeen: () => void = () => {};
+    const seen = new Promise<void>((resolve) => {
+      resolveSeen = resolve;
+    });
+    const { consumer, performed } = announcer('at-most-once', async () => {
+      if (performed.size === 2) resolveSeen();
+    });
+    const outbox = new Outbox(store, consumer, () => clock.now());
+    await outbox.open();
+
+    const subscription = outbox.follow();
+    try {
+      const effects = await appendWithMilestones(store, 6);
+      await Promise.race([seen, new Promise((_, reject) => setTimeout(() => reject(new Error('not performed within 5 s')), 5_000))]);
+      await outbox.drain();
+      expect([...performed]).toEqual(effects.map((seq) => [seq, 1]));
+    } finally {
+      subscription.unsubscribe();
+    }
+  });
+});
