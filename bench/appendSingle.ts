@@ -5,62 +5,54 @@
  */
 import { StaleVersionError } from '../events/store/eventStore.ts';
 import type { SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
-import {
-  type Benchmark,
-  disposeStore,
-  freshStore,
-  now,
-  paired,
-  progress,
-  ratioRow,
-  type Row,
-  type Sync,
-} from './harness.ts';
+import { type Benchmark, disposeStore, freshStore, interleaved, progress, ratioRow, type Row, type Side, type Sync } from './harness.ts';
 
 const STREAM = 'counter:single';
 const AT = 1_700_000_000_000;
 
-async function subject(sync: Sync, count: number): Promise<number> {
+async function subject(sync: Sync, perChunk: number): Promise<Side> {
   const { store, path } = await freshStore('single-subject', sync);
-  try {
-    const start = now();
-    for (let v = 0; v < count; v++) {
-      const result = await store.append({
-        expected: { [STREAM]: v },
-        events: [{ stream: STREAM, type: 'counter.bumped', data: { total: v + 1 }, at: AT + v }],
-      });
-      if (!result.ok) throw result.conflict;
-    }
-    const elapsed = now() - start;
-    check(store, count);
-    return count / elapsed;
-  } finally {
-    await disposeStore(store, path);
-  }
+  let v = 0;
+  return {
+    async chunk() {
+      for (const end = v + perChunk; v < end; v++) {
+        const result = await store.append({
+          expected: { [STREAM]: v },
+          events: [{ stream: STREAM, type: 'counter.bumped', data: { total: v + 1 }, at: AT + v }],
+        });
+        if (!result.ok) throw result.conflict;
+      }
+    },
+    async finish() {
+      check(store, v);
+      await disposeStore(store, path);
+    },
+  };
 }
 
-async function baseline(sync: Sync, count: number): Promise<number> {
+async function baseline(sync: Sync, perChunk: number): Promise<Side> {
   const { store, path } = await freshStore('single-baseline', sync);
-  try {
-    const db = store.db;
-    const version = db.prepare<[string], number | null>('SELECT max(version) FROM events WHERE stream = ?').pluck();
-    // seq NULL: SQLite assigns max(seq) + 1, safe with another process writing, as the store's seq is.
-    const insert = db.prepare(
-      'INSERT INTO events (seq, stream, version, type, data, at, cause, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    );
-    const appendOne = db.transaction((expected: number) => {
-      const actual = version.get(STREAM) ?? 0;
-      if (actual !== expected) throw new StaleVersionError(STREAM, expected, actual);
-      insert.run(null, STREAM, expected + 1, 'counter.bumped', JSON.stringify({ total: expected + 1 }), AT + expected, null, 'bench:1');
-    });
-    const start = now();
-    for (let v = 0; v < count; v++) appendOne.immediate(v);
-    const elapsed = now() - start;
-    check(store, count);
-    return count / elapsed;
-  } finally {
-    await disposeStore(store, path);
-  }
+  const db = store.db;
+  const version = db.prepare<[string], number | null>('SELECT max(version) FROM events WHERE stream = ?').pluck();
+  // seq NULL: SQLite assigns max(seq) + 1, safe with another process writing, as the store's seq is.
+  const insert = db.prepare(
+    'INSERT INTO events (seq, stream, version, type, data, at, cause, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  );
+  const appendOne = db.transaction((expected: number) => {
+    const actual = version.get(STREAM) ?? 0;
+    if (actual !== expected) throw new StaleVersionError(STREAM, expected, actual);
+    insert.run(null, STREAM, expected + 1, 'counter.bumped', JSON.stringify({ total: expected + 1 }), AT + expected, null, 'bench:1');
+  });
+  let v = 0;
+  return {
+    chunk() {
+      for (const end = v + perChunk; v < end; v++) appendOne.immediate(v);
+    },
+    async finish() {
+      check(store, v);
+      await disposeStore(store, path);
+    },
+  };
 }
 
 function check(store: SqliteEventStore, count: number): void {
@@ -73,14 +65,16 @@ export const appendSingle: Benchmark = {
   async run(options): Promise<Row[]> {
     const rows: Row[] = [];
     for (const sync of ['normal', 'full'] as const) {
-      const count = options.quick ? (sync === 'full' ? 300 : 1000) : sync === 'full' ? 3000 : 10_000;
-      const p = await paired(
+      const perChunk = sync === 'full' ? 100 : 250;
+      const chunks = options.quick ? 4 : sync === 'full' ? 30 : 40;
+      const p = await interleaved(
         options.rounds,
-        () => subject(sync, count),
-        () => baseline(sync, count),
+        chunks,
+        perChunk,
+        { subject: () => subject(sync, perChunk), baseline: () => baseline(sync, perChunk) },
         progress(`appendSingle ${sync}`),
       );
-      rows.push(ratioRow(`1. single appends, sync=${sync.toUpperCase()} (${count} tx)`, 'ev/s', p, 0.8));
+      rows.push(ratioRow(`1. single appends, sync=${sync.toUpperCase()} (${chunks * perChunk} tx)`, 'ev/s', p, 0.8));
     }
     return rows;
   },

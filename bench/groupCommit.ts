@@ -94,6 +94,7 @@ export const groupCommit: Benchmark = {
       },
       () => baseline(size),
       progress('groupCommit'),
+      { subject: () => subject({ actors: 100, perActor: 5 }), baseline: () => baseline({ actors: 100, perActor: 2 }) },
     );
     const decisions = size.actors * size.perActor;
     return [

@@ -22,7 +22,7 @@ export interface BenchOptions {
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
   const quick = argv.includes('--quick');
-  let rounds = quick ? 3 : 5;
+  let rounds = quick ? 3 : 7;
   const only: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -134,8 +134,14 @@ export async function paired(
   subject: (round: number) => Promise<number>,
   baseline: (round: number) => Promise<number>,
   log?: (line: string) => void,
+  warmUp?: { subject: () => Promise<unknown>; baseline: () => Promise<unknown> },
 ): Promise<Paired> {
   const result: Paired = { subject: [], baseline: [], ratios: [] };
+  if (warmUp) {
+    // Untimed: lets the JIT settle on both sides before the first measured round.
+    await warmUp.baseline();
+    await warmUp.subject();
+  }
   for (let round = 0; round < rounds; round++) {
     let s: number;
     let b: number;
@@ -150,6 +156,54 @@ export async function paired(
       gc();
       b = await baseline(round);
     }
+    result.subject.push(s);
+    result.baseline.push(b);
+    result.ratios.push(s / b);
+    log?.(`round ${round + 1}/${rounds}: subject ${rate(s)}, baseline ${rate(b)}, ratio ${(s / b).toFixed(2)}`);
+  }
+  return result;
+}
+
+/** One side of an interleaved benchmark: a fresh log, worked on chunk by chunk. */
+export interface Side {
+  /** Does chunk `index` of the work; only this is timed. */
+  chunk(index: number): Promise<void> | void;
+  /** Checks the result and removes the log. */
+  finish(): Promise<void>;
+}
+
+/**
+ * Like `paired`, but each round opens both sides on fresh logs and alternates them chunk by chunk
+ * (ABBA order), so that a burst of load from another process hits both alike. Rates are work units
+ * per second over all chunks of the round.
+ */
+export async function interleaved(
+  rounds: number,
+  chunks: number,
+  unitsPerChunk: number,
+  open: { subject: () => Promise<Side>; baseline: () => Promise<Side> },
+  log?: (line: string) => void,
+  warmUpChunks = 1,
+): Promise<Paired> {
+  const result: Paired = { subject: [], baseline: [], ratios: [] };
+  for (let round = -1; round < rounds; round++) {
+    const warmUp = round < 0;
+    const sides = [await open.baseline(), await open.subject()] as const;
+    const spent = [0, 0];
+    const n = warmUp ? warmUpChunks : chunks;
+    gc();
+    for (let c = 0; c < n; c++) {
+      const order = (c + (round & 1)) % 2 === 0 ? [0, 1] : [1, 0];
+      for (const which of order) {
+        const start = now();
+        await sides[which]!.chunk(c);
+        spent[which]! += now() - start;
+      }
+    }
+    for (const side of sides) await side.finish();
+    if (warmUp) continue; // untimed: lets the JIT settle on both sides first
+    const b = (n * unitsPerChunk) / spent[0]!;
+    const s = (n * unitsPerChunk) / spent[1]!;
     result.subject.push(s);
     result.baseline.push(b);
     result.ratios.push(s / b);

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { openSqliteStore } from '../events/store/sqlite/sqliteEventStore.ts';
@@ -16,8 +17,16 @@ export function withDb(command: Command): Command {
     .option('--json', 'print results as JSON, for scripts');
 }
 
-export function openLog(options: DbOptions) {
-  return openSqliteStore(resolve(options.db), options.sync ? { sync: options.sync } : {});
+/**
+ * Opens the log. Tools that only read (`replay`, `rebuild`, `audit`, `status`) pass `mustExist`: a
+ * mistyped path is then an error naming it, not a fresh empty log that agrees with everything.
+ */
+export function openLog(options: DbOptions, { mustExist = false } = {}) {
+  const path = resolve(options.db);
+  if (mustExist && !existsSync(path)) {
+    throw new Error(`no runledger log at ${path}: check --db (the default is ${DEFAULT_DB}, relative to the current folder)`);
+  }
+  return openSqliteStore(path, options.sync ? { sync: options.sync } : {});
 }
 
 /** Prints `value` as JSON or through `human`, whichever the user asked for. */

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { boardEvents } from './boardEvents.ts';
 import { EventCodec } from './codec.ts';
 import { demoEvents } from './demoEvents.ts';
 import type { NewEvent, StoredEvent } from './envelope.ts';
@@ -10,6 +11,7 @@ export const eventDefinitions = {
   ...demoEvents,
   ...outboxEvents,
   ...queueEvents,
+  ...boardEvents,
 };
 
 type Definitions = typeof eventDefinitions;

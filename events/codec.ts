@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { EventDefinition } from './define.ts';
-import type { NewEvent, StoredEvent } from './envelope.ts';
+import { type NewEvent, STREAM_NAME, type StoredEvent } from './envelope.ts';
 
 /** A row that cannot become an event of the catalog: names its seq and type, never crashes a reader. */
 export class InvalidEventError extends Error {
@@ -66,6 +66,9 @@ export class EventCodec<Defs extends Definitions> {
     const parsed = definition.schema.safeParse(event.data);
     if (!parsed.success) throw new InvalidEventError(null, event.type, describeIssues(parsed.error));
     if (!Number.isSafeInteger(event.at) || event.at < 0) throw new InvalidEventError(null, event.type, `bad at ${event.at}`);
+    if (!STREAM_NAME.test(event.stream)) {
+      throw new InvalidEventError(null, event.type, `stream name ${JSON.stringify(event.stream)} is not [owner/]kind:id with ids of ^[A-Za-z0-9-]{1,64}$`);
+    }
   }
 }
 

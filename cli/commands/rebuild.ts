@@ -8,7 +8,7 @@ export function rebuildCommand(): Command {
     .description('refold every projection from seq 0 and compare it with its stored checkpoint (exit 1 on a difference)')
     .option('--write', 'store the rebuilt states as the new checkpoints')
     .action(async (options: DbOptions & { write?: boolean }) => {
-      const store = await openLog(options);
+      const store = await openLog(options, { mustExist: true });
       try {
         const reports = await rebuildProjections(store, projections, { write: options.write ?? false });
         const equal = reports.every((r) => r.equal);

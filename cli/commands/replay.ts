@@ -10,7 +10,7 @@ export function replayCommand(): Command {
     .description('re-derive every recorded decision from its input (exit 1 naming the first seq that differs)')
     .option('--until <seq>', 'stop at this seq and print every projection as of it', parseSeq)
     .action(async (options: DbOptions & { until?: number }) => {
-      const store = await openLog(options);
+      const store = await openLog(options, { mustExist: true });
       try {
         const report = await replayLog(store, deciders, options.until === undefined ? {} : { until: options.until });
         if (!report.ok) {

@@ -18,6 +18,11 @@ export interface EventStore {
   readAll(after: number, limit: number): Promise<DomainEvent[]>;
   /** Events of one stream with `version > after`, in order. */
   readStream(stream: string, after?: number): Promise<DomainEvent[]>;
+  /**
+   * Every event of one entity, `kind:id` (e.g. `run:r1`), across all owners (the board's `run:r1`, a
+   * computer's `c1/run:r1`), in seq order; read through an index, never a scan of the log.
+   */
+  readEntity(kindAndId: string): Promise<DomainEvent[]>;
   /** The last event of a stream, or null when it has none. */
   lastOfStream(stream: string): Promise<DomainEvent | null>;
   streamVersion(stream: string): Promise<number>;

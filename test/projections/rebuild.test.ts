@@ -50,6 +50,16 @@ describe('rebuildProjections: the stored projections against a fold from seq 0',
     expect(reports.every((r) => r.equal && r.checkpointSeq === 3)).toBe(true);
   });
 
+  it('given checkpoints saved on an empty log, when rebuilding, then they equal the initial states at seq 0', async () => {
+    const store = await openTempStore();
+    await saveCheckpoints(store, (await hydrateProjections(store, projections)).values());
+
+    expect(await rebuildProjections(store, projections)).toEqual([
+      { projection: 'cursors', checkpointSeq: 0, equal: true },
+      { projection: 'counters', checkpointSeq: 0, equal: true },
+    ]);
+  });
+
   it('given no checkpoint stored, when rebuilding, then there is nothing to disagree with', async () => {
     const store = await openTempStore();
     await store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)] });

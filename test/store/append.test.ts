@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidEventError } from '../../events/codec.ts';
 import { StaleVersionError } from '../../events/store/eventStore.ts';
 import { bumped, bumpRequested, milestone, oneTo } from '../support/events.ts';
-import { openTempStore } from '../support/tempStore.ts';
+import { openTempStore, tempDbPath } from '../support/tempStore.ts';
 
 describe('append: optimistic concurrency on stream versions', () => {
   it('given a new stream, when appending with expected 0, then the events get versions 1.. and seqs 1..', async () => {
@@ -168,6 +168,18 @@ describe('append: optimistic concurrency on stream versions', () => {
     ).rejects.toBeInstanceOf(InvalidEventError);
     await expect(store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1, 1.5)] })).rejects.toThrow(/bad at/);
     expect(await store.headSeq()).toBe(0);
+  });
+
+  it('given appends still queued for the next group commit, when the store is closed, then they are committed first', async () => {
+    const path = tempDbPath();
+    const store = await openTempStore(path);
+
+    const pending = store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)] });
+    await store.close();
+
+    expect(await pending).toMatchObject({ ok: true, events: [{ seq: 1 }] });
+    const reopened = await openTempStore(path);
+    expect(await reopened.headSeq()).toBe(1);
   });
 
   it('given a closed store, when appending, then it is rejected', async () => {

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { firstValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { InvalidEventError } from '../../events/codec.ts';
 import { bumped } from '../support/events.ts';
@@ -80,5 +81,14 @@ describe('reading rows back from the log', () => {
     const store = await givenOneGoodEventThen({ type: 'counter.bump.requested', data: '{"by":0}' });
 
     await expect(store.readAll(0, 10)).rejects.toThrow(/event seq 2 of type "counter\.bump\.requested"/);
+  });
+
+  it('given a bad row in the log, when a subscriber reaches it, then the subscription ends with InvalidEventError naming it, not a crash', async () => {
+    const store = await givenOneGoodEventThen({ type: 'run.teleported', data: '{}' });
+
+    const error = await firstValueFrom(store.subscribe(0).pipe(toArray())).catch((failure: unknown) => failure);
+
+    expect(error).toBeInstanceOf(InvalidEventError);
+    expect(error).toMatchObject({ seq: 2, type: 'run.teleported' });
   });
 });

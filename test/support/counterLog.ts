@@ -20,9 +20,10 @@ export class CounterActor {
     const input = { stream, type: 'counter.bump.requested', data: { by, limit }, at: this.clock.now() } as const;
     const outcome = await decideAndAppend(this.store, counterDecider, state, input, this.versions);
     if (!outcome.ok) throw outcome.conflict;
+    if (!outcome.input) throw new Error('the counter ignored a bump request');
     this.states.set(stream, outcome.state);
     this.clock.advance(1_000);
-    return outcome;
+    return { ...outcome, input: outcome.input };
   }
 }
 

@@ -37,6 +37,14 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0003_events_stream_id': {
+    // `runledger audit` reads one entity (`run:<id>`) across its owners (the board's `run:<id>`, each
+    // computer's `c1/run:<id>`): an index on the stream name after its owner prefix finds them
+    // without a scan of the whole log. Index entries of one key are in rowid (= seq) order.
+    async up(db: Kysely<unknown>) {
+      await db.schema.createIndex('events_stream_id').on('events').expression(sql`substr(stream, instr(stream, '/') + 1)`).execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -26,6 +26,8 @@ export interface SqliteStoreOptions {
 }
 
 const COLUMNS = 'seq, stream, version, type, data, at, cause, actor';
+/** A stream's name after its owner prefix (`c1/run:r1` → `run:r1`): the key of index `events_stream_id`. */
+export const ENTITY_OF_STREAM = "substr(stream, instr(stream, '/') + 1)";
 
 interface PendingAppend {
   readonly request: AppendRequest;
@@ -60,6 +62,7 @@ export class SqliteEventStore implements EventStore {
   private readonly selectAfter: Database.Statement<[number, number], unknown[]>;
   private readonly selectStream: Database.Statement<[string, number], unknown[]>;
   private readonly selectLastOfStream: Database.Statement<[string], unknown[]>;
+  private readonly selectEntity: Database.Statement<[string], unknown[]>;
   private pending: PendingAppend[] = [];
   private flushScheduled = false;
   private closed = false;
@@ -78,6 +81,10 @@ export class SqliteEventStore implements EventStore {
       .raw(true) as never;
     this.selectLastOfStream = db
       .prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? ORDER BY version DESC LIMIT 1`)
+      .raw(true) as never;
+    // The expression must be written exactly as migration 0003 indexed it, or SQLite scans the log.
+    this.selectEntity = db
+      .prepare(`SELECT ${COLUMNS} FROM events WHERE ${ENTITY_OF_STREAM} = ? ORDER BY seq`)
       .raw(true) as never;
     this.wake = merge(this.commits, interval(options.pollMs ?? 250));
     this.checkpoints = sqliteCheckpoints(db);
@@ -139,6 +146,10 @@ export class SqliteEventStore implements EventStore {
 
   async readStream(stream: string, after = 0): Promise<DomainEvent[]> {
     return this.selectStream.all(stream, after).map((row) => this.decode(row));
+  }
+
+  async readEntity(kindAndId: string): Promise<DomainEvent[]> {
+    return this.selectEntity.all(kindAndId).map((row) => this.decode(row));
   }
 
   async lastOfStream(stream: string): Promise<DomainEvent | null> {

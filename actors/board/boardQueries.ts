@@ -1,0 +1,84 @@
+import { type BoardState, type RunState, isTerminal } from './boardState.ts';
+
+/**
+ * What the server reads from the board's state to answer a request without deciding anything:
+ * `GET /v1/runs/{run_id}`, a claim's body, a heartbeat, a run token's holder, a computer's token.
+ */
+
+/** The body of `GET /v1/runs/{run_id}`, or null for 404. */
+export interface RunView {
+  run_id: string;
+  lane: string;
+  state: RunState;
+  computer_id?: string;
+  reply?: string;
+  error?: string;
+}
+
+export function runView(state: BoardState, runId: string): RunView | null {
+  const run = state.runs[runId];
+  if (!run) return null;
+  return {
+    run_id: run.runId,
+    lane: run.lane,
+    state: run.state,
+    ...(run.computerId !== null ? { computer_id: run.computerId } : {}),
+    ...(run.reply !== null ? { reply: run.reply } : {}),
+    ...(run.error !== null ? { error: run.error } : {}),
+  };
+}
+
+/** The run as the claim answer carries it: `{run: {run_id, lane, prompt, agent_id, timeout_s}}`. */
+export function claimedRunBody(state: BoardState, runId: string) {
+  const run = state.runs[runId];
+  if (!run) return null;
+  return { run_id: run.runId, lane: run.lane, prompt: run.prompt, agent_id: run.agentId, timeout_s: run.timeoutS };
+}
+
+/** True while a cancel of a claimed run waits for its holder: the heartbeat answer's `cancel_requested`. */
+export function cancelRequested(state: BoardState, runId: string): boolean {
+  const run = state.runs[runId];
+  return run !== undefined && run.cancelRequested && !isTerminal(run.state);
+}
+
+/** The computer holding the run's claim while it is not terminal (who its run token is good for), else null. */
+export function holder(state: BoardState, runId: string): string | null {
+  const run = state.runs[runId];
+  return run && !isTerminal(run.state) ? run.computerId : null;
+}
+
+export interface OpenClaim {
+  readonly runId: string;
+  readonly computerId: string;
+  readonly claimedAt: number;
+}
+
+/** Claimed runs that are not terminal, with their claim time: the lease monitor's starting point. */
+export function openClaims(state: BoardState): OpenClaim[] {
+  return Object.keys(state.open).map((runId) => {
+    const run = state.runs[runId]!;
+    return { runId, computerId: run.computerId!, claimedAt: run.claimedAt! };
+  });
+}
+
+/** The stored hash of a computer's token, or null for a computer the board does not know. */
+export function tokenHashOf(state: BoardState, computerId: string): string | null {
+  return state.computers[computerId]?.tokenHash ?? null;
+}
+
+/**
+ * The heartbeat's answer (heartbeats are not recorded): 200 with `cancel_requested`, 410 `resolved`
+ * once the run is terminal, 404/409 for a run this computer does not hold. `markRunning` says the
+ * server should record `board.run.started` (the first heartbeat of a claimed run).
+ */
+export type HeartbeatAnswer =
+  | { readonly status: 200; readonly cancelRequested: boolean; readonly markRunning: boolean }
+  | { readonly status: 404 | 409 | 410; readonly code: string };
+
+export function heartbeatAnswer(state: BoardState, runId: string, computerId: string): HeartbeatAnswer {
+  const run = state.runs[runId];
+  if (!run) return { status: 404, code: 'unknown_run' };
+  if (run.computerId !== computerId) return { status: 409, code: 'not_holder' };
+  if (isTerminal(run.state)) return { status: 410, code: 'resolved' };
+  return { status: 200, cancelRequested: run.cancelRequested, markRunning: run.state === 'claimed' };
+}

@@ -1,0 +1,86 @@
+import type { z } from 'zod';
+import type { RunStateSchema } from '../../events/boardEvents.ts';
+
+export type RunState = z.infer<typeof RunStateSchema>;
+
+export interface BoardRun {
+  readonly runId: string;
+  readonly lane: string;
+  readonly prompt: string;
+  readonly agentId: string | null;
+  readonly timeoutS: number | null;
+  /** Submission order: of two runs of a lane, the smaller one is the earlier turn. */
+  readonly submittedOrder: number;
+  readonly submittedAt: number;
+  state: RunState;
+  /** The computer holding its claim, from the claim on (kept once terminal, for `GET`). */
+  computerId: string | null;
+  claimedAt: number | null;
+  cancelRequested: boolean;
+  /** Computers its frame was pushed to, sorted: a cancel before the claim is announced to each. */
+  offeredTo: string[];
+  reply: string | null;
+  error: string | null;
+}
+
+export interface BoardLane {
+  /** Runs not yet claimed (and not cancelled), in submission order. */
+  unclaimed: string[];
+  /** The run of this lane claimed and not terminal: the open turn of the conversation. */
+  holder: string | null;
+  /** Runs told `conversation_busy` while the open turn lasts: their frames are resent when it ends. */
+  waiters: string[];
+  /** The computer that ran the lane's last turn: its sessions live there, so it is offered the lane first. */
+  lastComputer: string | null;
+}
+
+export interface BoardComputer {
+  readonly tokenHash: string;
+}
+
+/**
+ * The board's state (SPEC section 7): plain JSON, so it is checkpointed as the `board` projection.
+ * Indexes keep the hot paths off whole-state scans: a lane's queue by lane id, the lanes that have
+ * unclaimed runs, the claimed runs that are not terminal, the connected computers.
+ */
+export interface BoardState {
+  /** The next submission order. */
+  submitted: number;
+  runs: Record<string, BoardRun>;
+  lanes: Record<string, BoardLane>;
+  /** Lanes with at least one unclaimed run: what a connecting computer is offered. */
+  waiting: Record<string, true>;
+  /** Claimed runs not yet terminal: what the lease monitor watches. */
+  open: Record<string, true>;
+  /** Idempotency key → the run it created. */
+  idempotency: Record<string, string>;
+  computers: Record<string, BoardComputer>;
+  /** Connected computers, sorted. */
+  connected: string[];
+}
+
+export function initialBoardState(): BoardState {
+  return { submitted: 0, runs: {}, lanes: {}, waiting: {}, open: {}, idempotency: {}, computers: {}, connected: [] };
+}
+
+const TERMINAL: ReadonlySet<RunState> = new Set(['succeeded', 'failed', 'cancelled', 'resolved']);
+
+export function isTerminal(state: RunState): boolean {
+  return TERMINAL.has(state);
+}
+
+export function isConnected(state: BoardState, computerId: string): boolean {
+  return state.connected[sortedIndex(state.connected, computerId)] === computerId;
+}
+
+/** Where `value` is, or would go, in a sorted list. */
+export function sortedIndex(list: readonly string[], value: string): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

@@ -1,0 +1,398 @@
+import { StringDecoder } from 'node:string_decoder';
+import { TailBuffer, decodeWhole, utf8Boundary } from './tailBuffer.ts';
+
+/**
+ * Readers of an agent's stdout, fed chunk by chunk as the process prints (SPEC section 4,
+ * "Execution"). Each one tells, at any moment: the session id the agent announced, the reply so far,
+ * and the tail of the answer it was writing (salvaged when the run is stopped); and at the end, the
+ * final reply. Nothing here keeps the whole stdout: the reply is capped, the tail is bounded, and a
+ * JSON line is held only up to `maxLineChars`.
+ */
+
+export type AgentKind = 'plain' | 'claude' | 'codex';
+
+/** The reply is the agent's answer up to 1 MiB; a longer one is cut, and says so. */
+export const REPLY_CAP_BYTES = 1024 * 1024;
+/** How much of an unfinished answer is kept for salvage. */
+export const SALVAGE_TAIL_BYTES = 4 * 1024;
+/**
+ * A JSON line longer than this is skipped: holding it whole is the only way to parse it, and an
+ * agent that prints a line without end must not take the daemon's memory with it.
+ */
+export const MAX_LINE_CHARS = 8 * 1024 * 1024;
+
+export type FinalReply = { readonly ok: true; readonly text: string; readonly truncated: boolean } | { readonly ok: false; readonly reason: string };
+
+export interface OutputReader {
+  readonly kind: AgentKind;
+  /** Feeds the next chunk of stdout (chunks may split lines and characters anywhere). */
+  push(chunk: Uint8Array | string): void;
+  /** Stdout ended: a last line without a newline is read now. */
+  end(): void;
+  /**
+   * Calls `listener` the moment the output announces a session id, once per distinct id; a listener
+   * added after an id appeared hears the current one at once. Returns an unsubscribe function.
+   */
+  onSessionId(listener: (id: string) => void): () => void;
+  sessionId(): string | null;
+  replySoFar(): string;
+  /** The reply, once stdout has ended (capped at the reply cap), or why there is none. */
+  finalReply(): FinalReply;
+  /** The last few KiB of the answer the agent was writing, for a run stopped before it finished. */
+  unfinishedTail(): string;
+}
+
+export interface ReaderOptions {
+  readonly replyCapBytes?: number;
+  readonly tailBytes?: number;
+  readonly maxLineChars?: number;
+}
+
+export function readerFor(kind: AgentKind, options: ReaderOptions = {}): OutputReader {
+  switch (kind) {
+    case 'plain':
+      return plainReader(options);
+    case 'claude':
+      return claudeStreamJsonReader(options);
+    case 'codex':
+      return codexJsonReader(options);
+    default: {
+      const unknown: never = kind;
+      throw new Error(`no output reader for agent kind ${String(unknown)}`);
+    }
+  }
+}
+
+/**
+ * Ids become part of a shell command line on the next turn and name the session in the log, so
+ * only plain tokens are accepted; anything else is treated as no announcement at all.
+ */
+export function isUsableSessionId(id: unknown): id is string {
+  return typeof id === 'string' && /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/.test(id);
+}
+
+/** `text` cut to `capBytes` of UTF-8, with a note saying it was cut when it was. */
+export function capReply(text: string, capBytes = REPLY_CAP_BYTES): { text: string; truncated: boolean } {
+  const total = Buffer.byteLength(text, 'utf8');
+  if (total <= capBytes) return { text, truncated: false };
+  return { text: cutReply(Buffer.from(text, 'utf8'), total, capBytes), truncated: true };
+}
+
+/** A cut reply from the first bytes of it (`head` holds at least `capBytes`), ending with the note. */
+function cutReply(head: Buffer, totalBytes: number, capBytes: number): string {
+  const note = `\n\n[reply cut at ${sizeWords(capBytes)}: the agent wrote ${totalBytes} bytes]`;
+  const room = Math.max(0, capBytes - Buffer.byteLength(note, 'utf8'));
+  return head.subarray(0, utf8Boundary(head, room)).toString('utf8').trimEnd() + note;
+}
+
+function sizeWords(bytes: number): string {
+  if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+
+/** One id at a time, each distinct one told to every listener once. */
+class SessionAnnouncer {
+  private current: string | null = null;
+  private listeners = new Set<(id: string) => void>();
+
+  announce(id: unknown): void {
+    if (!isUsableSessionId(id) || id === this.current) return;
+    this.current = id;
+    for (const listener of this.listeners) tell(listener, id);
+  }
+
+  on(listener: (id: string) => void): () => void {
+    this.listeners.add(listener);
+    if (this.current !== null) tell(listener, this.current);
+    return () => this.listeners.delete(listener);
+  }
+
+  id(): string | null {
+    return this.current;
+  }
+}
+
+/**
+ * A listener runs inside the stdout stream's handler; an exception there must not tear the stream
+ * (and the daemon) down, so it becomes a process warning instead.
+ */
+function tell(listener: (id: string) => void, id: string): void {
+  try {
+    listener(id);
+  } catch (error) {
+    process.emitWarning(`a session id listener threw: ${String(error)}`);
+  }
+}
+
+/** A command that prints its answer and nothing else: the whole stdout is the reply. */
+export function plainReader(options: ReaderOptions = {}): OutputReader {
+  const cap = options.replyCapBytes ?? REPLY_CAP_BYTES;
+  const head: Buffer[] = [];
+  let headBytes = 0;
+  let total = 0;
+  const tail = new TailBuffer(options.tailBytes ?? SALVAGE_TAIL_BYTES);
+  const session = new SessionAnnouncer();
+  const headText = (): string => decodeWhole(Buffer.concat(head, headBytes));
+  return {
+    kind: 'plain',
+    push(chunk) {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+      total += bytes.length;
+      tail.push(bytes);
+      // One byte past the cap is kept so the cut can tell a reply of exactly the cap from a longer one.
+      const room = cap + 1 - headBytes;
+      if (room > 0 && bytes.length > 0) {
+        const piece = Buffer.from(bytes.subarray(0, room));
+        head.push(piece);
+        headBytes += piece.length;
+      }
+    },
+    end() {},
+    onSessionId: (listener) => session.on(listener),
+    sessionId: () => session.id(),
+    replySoFar: () => headText(),
+    finalReply() {
+      if (total > cap) return { ok: true, text: cutReply(Buffer.concat(head, headBytes), total, cap), truncated: true };
+      const text = headText().trim();
+      return text ? { ok: true, text, truncated: false } : { ok: false, reason: 'the agent printed nothing' };
+    },
+    unfinishedTail: () => tail.text().trim(),
+  };
+}
+
+/** Splits decoded stdout into lines, holding at most `maxChars` of an unfinished one. */
+class LineSplitter {
+  private readonly decoder = new StringDecoder('utf8');
+  private pieces: string[] = [];
+  private chars = 0;
+  private overlong = false;
+
+  constructor(
+    private readonly maxChars: number,
+    private readonly onLine: (line: string) => void,
+    private readonly onOverlong: () => void,
+  ) {}
+
+  push(chunk: Uint8Array | string): void {
+    this.feed(typeof chunk === 'string' ? chunk : this.decoder.write(chunk));
+  }
+
+  end(): void {
+    this.feed(this.decoder.end());
+    this.finishLine();
+  }
+
+  private feed(text: string): void {
+    let from = 0;
+    for (;;) {
+      const newline = text.indexOf('\n', from);
+      if (newline === -1) {
+        this.keep(text.slice(from));
+        return;
+      }
+      this.keep(text.slice(from, newline));
+      this.finishLine();
+      from = newline + 1;
+    }
+  }
+
+  private keep(part: string): void {
+    if (this.overlong || part.length === 0) return;
+    if (this.chars + part.length > this.maxChars) {
+      this.overlong = true;
+      this.pieces = [];
+      this.chars = 0;
+      this.onOverlong();
+      return;
+    }
+    this.pieces.push(part);
+    this.chars += part.length;
+  }
+
+  private finishLine(): void {
+    const line = this.pieces.join('');
+    const skipped = this.overlong;
+    this.pieces = [];
+    this.chars = 0;
+    this.overlong = false;
+    if (!skipped && line.trim()) this.onLine(line);
+  }
+}
+
+type Json = Record<string, unknown>;
+
+/**
+ * The common part of the JSON-lines readers: malformed lines are skipped (never fatal), and the
+ * first few hundred characters of what was not JSON are kept, because an agent that printed a login
+ * prompt or a crash banner instead of events is best explained by its own words.
+ */
+function jsonLines(maxLineChars: number, onObject: (event: Json) => void) {
+  let unparsed = '';
+  let overlong = 0;
+  const splitter = new LineSplitter(
+    maxLineChars,
+    (line) => {
+      const event = parseObject(line);
+      if (event) onObject(event);
+      else if (unparsed.length < 500) unparsed = `${unparsed}${unparsed ? '\n' : ''}${line.trim()}`.slice(0, 500);
+    },
+    () => overlong++,
+  );
+  return {
+    push: (chunk: Uint8Array | string) => splitter.push(chunk),
+    end: () => splitter.end(),
+    /** Why there is no reply, in words, with what the agent said instead when it said something. */
+    explain(missing: string): string {
+      const parts = [missing];
+      if (overlong > 0) parts.push(`${overlong} line(s) over ${maxLineChars} characters were skipped`);
+      if (unparsed) parts.push(`it printed: ${unparsed}`);
+      return parts.join('; ');
+    },
+  };
+}
+
+function parseObject(line: string): Json | null {
+  const trimmed = line.trim();
+  if (!trimmed.startsWith('{')) return null;
+  try {
+    const value: unknown = JSON.parse(trimmed);
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : null;
+  } catch {
+    return null;
+  }
+}
+
+function asObject(value: unknown): Json | undefined {
+  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : undefined;
+}
+
+function textBlocks(content: unknown): string {
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((block) => asObject(block))
+    .filter((block) => block?.type === 'text' && typeof block.text === 'string')
+    .map((block) => block!.text as string)
+    .join('');
+}
+
+/**
+ * Claude Code with `--output-format stream-json` (which needs `--verbose` with `-p`): the `system`
+ * `init` event carries the session id (every later event repeats it), `assistant` events carry the
+ * text written so far, and the `result` event carries the final answer or the error. With
+ * `--include-partial-messages`, text deltas feed the salvage tail as they stream.
+ */
+export function claudeStreamJsonReader(options: ReaderOptions = {}): OutputReader {
+  const cap = options.replyCapBytes ?? REPLY_CAP_BYTES;
+  const session = new SessionAnnouncer();
+  const tail = new TailBuffer(options.tailBytes ?? SALVAGE_TAIL_BYTES);
+  let lastText = '';
+  let streamedDeltas = false;
+  let result: { subtype: string; isError: boolean; text: string } | null = null;
+  const lines = jsonLines(options.maxLineChars ?? MAX_LINE_CHARS, (event) => {
+    session.announce(event.session_id);
+    switch (event.type) {
+      case 'assistant': {
+        const text = textBlocks(asObject(event.message)?.content);
+        if (!text) return;
+        lastText = capReply(text, cap).text;
+        // Deltas already put this text in the tail; the finished message would repeat it.
+        if (!streamedDeltas) tail.push(tail.bytesSeen() > 0 ? `\n${text}` : text);
+        streamedDeltas = false;
+        return;
+      }
+      case 'stream_event': {
+        const delta = asObject(asObject(event.event)?.delta);
+        if (delta?.type === 'text_delta' && typeof delta.text === 'string') {
+          if (!streamedDeltas && tail.bytesSeen() > 0) tail.push('\n');
+          streamedDeltas = true;
+          tail.push(delta.text);
+        }
+        return;
+      }
+      case 'result':
+        result = {
+          subtype: typeof event.subtype === 'string' ? event.subtype : 'unknown',
+          isError: event.is_error === true,
+          text: typeof event.result === 'string' ? event.result : '',
+        };
+        return;
+    }
+  });
+  return {
+    kind: 'claude',
+    push: lines.push,
+    end: lines.end,
+    onSessionId: (listener) => session.on(listener),
+    sessionId: () => session.id(),
+    replySoFar: () => (result && !result.isError ? capReply(result.text, cap).text : lastText),
+    finalReply() {
+      if (!result) return { ok: false, reason: lines.explain('the agent wrote no result event') };
+      if (result.isError || result.subtype !== 'success') {
+        const said = result.text.trim().slice(0, 500);
+        return { ok: false, reason: `the agent ended with an error (${result.subtype})${said ? `: ${said}` : ''}` };
+      }
+      const text = result.text.trim();
+      if (!text) return { ok: false, reason: 'the agent finished with an empty reply' };
+      const capped = capReply(text, cap);
+      return { ok: true, text: capped.text, truncated: capped.truncated };
+    },
+    unfinishedTail: () => tail.text().trim(),
+  };
+}
+
+/**
+ * Codex with `exec --json`: `thread.started` carries the session (thread) id, each completed
+ * `agent_message` item carries an answer (the last one is the reply), and the turn ends with
+ * `turn.completed` or `turn.failed`.
+ */
+export function codexJsonReader(options: ReaderOptions = {}): OutputReader {
+  const cap = options.replyCapBytes ?? REPLY_CAP_BYTES;
+  const session = new SessionAnnouncer();
+  const tail = new TailBuffer(options.tailBytes ?? SALVAGE_TAIL_BYTES);
+  let lastMessage = { text: '', truncated: false };
+  let failure: string | null = null;
+  let lastError: string | null = null;
+  const lines = jsonLines(options.maxLineChars ?? MAX_LINE_CHARS, (event) => {
+    switch (event.type) {
+      case 'thread.started':
+        session.announce(event.thread_id);
+        return;
+      case 'item.completed': {
+        const item = asObject(event.item);
+        const itemType = item?.type ?? item?.item_type;
+        if ((itemType === 'agent_message' || itemType === 'assistant_message') && typeof item?.text === 'string' && item.text) {
+          lastMessage = capReply(item.text.trim(), cap);
+          tail.push(tail.bytesSeen() > 0 ? `\n${item.text}` : item.text);
+        }
+        return;
+      }
+      case 'turn.failed':
+        failure = messageOf(event.error) ?? 'the turn failed';
+        return;
+      case 'error':
+        lastError = messageOf(event) ?? 'an error';
+        return;
+    }
+  });
+  return {
+    kind: 'codex',
+    push: lines.push,
+    end: lines.end,
+    onSessionId: (listener) => session.on(listener),
+    sessionId: () => session.id(),
+    replySoFar: () => lastMessage.text,
+    finalReply() {
+      if (failure !== null) return { ok: false, reason: `the agent's turn failed: ${failure.slice(0, 500)}` };
+      if (lastMessage.text) return { ok: true, ...lastMessage };
+      if (lastError !== null) return { ok: false, reason: `the agent reported an error: ${lastError.slice(0, 500)}` };
+      return { ok: false, reason: lines.explain('the agent wrote no answer message') };
+    },
+    unfinishedTail: () => tail.text().trim(),
+  };
+}
+
+function messageOf(value: unknown): string | undefined {
+  const message = asObject(value)?.message;
+  return typeof message === 'string' ? message : undefined;
+}

@@ -1,0 +1,52 @@
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+/**
+ * Secrets stay out of the log: computer tokens are stored as hashes, run tokens are derived from a
+ * board secret kept in a 0600 file beside the database, and the submit token lives in `<folder>/token`.
+ */
+export function newToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** Tokens are 256 random bits, so a plain SHA-256 is enough to keep them out of the log. */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+export function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** A run's token: the same for the same claim every time, so a repeated claim gets it again. */
+export function runToken(boardSecret: string, runId: string, computerId: string): string {
+  return createHmac('sha256', boardSecret).update(`${runId}\n${computerId}`).digest('base64url');
+}
+
+/** Reads a secret file, creating it (mode 0600) with a fresh token on first use. */
+export function secretFile(path: string): string {
+  if (existsSync(path)) return readFileSync(path, 'utf8').trim();
+  mkdirSync(dirname(path), { recursive: true });
+  const token = newToken();
+  writeFileSync(path, `${token}\n`, { mode: 0o600, flag: 'wx' });
+  chmodSync(path, 0o600);
+  return token;
+}
+
+export function tokenPaths(dbPath: string): { submitToken: string; boardSecret: string } {
+  const folder = dirname(dbPath);
+  return { submitToken: join(folder, 'token'), boardSecret: join(folder, 'board.secret') };
+}
+
+/** The submit token for CLI commands: `--token`, else the file beside the database, else a clear error. */
+export function readSubmitToken(dbPath: string, explicit?: string): string {
+  if (explicit) return explicit;
+  const path = tokenPaths(dbPath).submitToken;
+  if (!existsSync(path)) {
+    throw new Error(`no submit token at ${path}: start \`runledger daemon\` or \`runledger server\` once (it creates it), or pass --token`);
+  }
+  return readFileSync(path, 'utf8').trim();
+}

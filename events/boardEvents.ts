@@ -1,0 +1,114 @@
+import { z } from 'zod';
+import { defineEvent, eventGroup } from './define.ts';
+import { SafeId } from './queueEvents.ts';
+
+const runId = SafeId;
+const computerId = SafeId;
+const reason = z.string().min(1);
+/** Prompts, replies and errors are bounded so one request cannot bloat the log; the computer cuts replies at 1 MiB. */
+export const MAX_TEXT_CHARS = 4 * 1024 * 1024;
+const text = z.string().max(MAX_TEXT_CHARS);
+const at = z.number().int().nonnegative();
+
+/** The exact completion error of a run its user cancelled (SPEC section 4). */
+export const CANCELLED_BY_USER = 'cancelled_by_user';
+
+/** Where a run stands on the board: the `state` of `GET /v1/runs/{run_id}` (SPEC section 7). */
+export const RunStateSchema = z.enum(['queued', 'claimed', 'running', 'succeeded', 'failed', 'cancelled', 'resolved']);
+export const FinishedStateSchema = z.enum(['succeeded', 'failed', 'cancelled']);
+
+/** Which request a refusal or a repeated answer speaks of: the server maps each to its HTTP call. */
+export const BoardRequestSchema = z.enum(['submit', 'claim', 'cancel', 'reply', 'complete', 'computer.add', 'connect']);
+
+/**
+ * The board (SPEC sections 1, 7): inputs are requests the server took in and what the lease monitor
+ * saw, recorded before anything is decided from them; decisions carry what the server answers and
+ * what it pushes. Streams: `run:<id>` for a run's own events, `computer:<id>` for a computer's.
+ * Run tokens and computer tokens never enter the log: a run token is derived outside from a board
+ * secret, and a computer's token is hashed before it is recorded.
+ */
+export const boardEvents = eventGroup(
+  // Inputs.
+  defineEvent(
+    'board.run.submitted',
+    z.strictObject({
+      /** Drawn outside (random) and recorded here, so a replay draws nothing. */
+      runId,
+      lane: SafeId,
+      prompt: text,
+      agentId: SafeId.nullable(),
+      /** The run's budget in seconds; 0 = no local limit, null = the computer's default. */
+      timeoutS: z.number().nonnegative().finite().nullable(),
+      idempotencyKey: z.string().min(1).max(255).optional(),
+    }),
+  ),
+  defineEvent('board.computer.added', z.strictObject({ computerId, tokenHash: z.string().min(1).max(200) })),
+  defineEvent('board.computer.connected', z.strictObject({ computerId })),
+  defineEvent('board.computer.disconnected', z.strictObject({ computerId })),
+  defineEvent('board.claim.requested', z.strictObject({ runId, computerId })),
+  /** From the lease monitor (in memory): heartbeats themselves are not recorded, only their absence. */
+  defineEvent('board.heartbeat.lapsed', z.strictObject({ runId, lastHeartbeatAt: at })),
+  defineEvent('board.cancel.requested', z.strictObject({ runId })),
+  /** The first heartbeat (or reply) of a claimed run: it is running. */
+  defineEvent('board.run.started', z.strictObject({ runId, computerId })),
+  defineEvent('board.reply.received', z.strictObject({ runId, computerId, text })),
+  defineEvent('board.completion.received', z.strictObject({ runId, computerId, ok: z.boolean(), error: text.optional() })),
+
+  // Decisions.
+  defineEvent(
+    'board.run.queued',
+    z.strictObject({
+      runId,
+      lane: SafeId,
+      prompt: text,
+      agentId: SafeId.nullable(),
+      timeoutS: z.number().nonnegative().finite().nullable(),
+      /** Submission order on this board: "earlier" in a lane means a smaller one. */
+      submittedOrder: z.number().int().nonnegative(),
+      idempotencyKey: z.string().min(1).max(255).optional(),
+    }),
+  ),
+  /** A submission whose idempotency key was seen before: no new run, the answer names the old one. */
+  defineEvent('board.run.deduplicated', z.strictObject({ runId, drawnRunId: runId, idempotencyKey: z.string().min(1).max(255), reason })),
+  /** A `run.requested` frame to push to each of `computers`. */
+  defineEvent(
+    'board.run.offered',
+    z.strictObject({ runId, lane: SafeId, agentId: SafeId.nullable(), computers: z.array(computerId).min(1), reason }),
+  ),
+  defineEvent('board.run.claimed', z.strictObject({ runId, computerId, reason })),
+  defineEvent('board.run.running', z.strictObject({ runId, computerId, reason })),
+  /** A claimed run's cancel: the holder learns it from its heartbeat answer. */
+  defineEvent('board.run.cancel.requested', z.strictObject({ runId, computerId, reason })),
+  /** An unclaimed run cancelled at once: a `run.cancelled` frame to push to each of `offeredTo`. */
+  defineEvent('board.run.cancelled', z.strictObject({ runId, offeredTo: z.array(computerId), reason })),
+  defineEvent('board.run.replied', z.strictObject({ runId, computerId, text })),
+  defineEvent('board.run.finished', z.strictObject({ runId, computerId, state: FinishedStateSchema, error: text.optional(), reason })),
+  /** Reaped: the holder's heartbeats stopped for longer than the lease. */
+  defineEvent('board.run.resolved', z.strictObject({ runId, computerId, lastHeartbeatAt: at, reason })),
+  defineEvent('board.computer.registered', z.strictObject({ computerId, tokenHash: z.string().min(1).max(200), reason })),
+  defineEvent('board.computer.online', z.strictObject({ computerId, reason })),
+  defineEvent('board.computer.offline', z.strictObject({ computerId, reason })),
+  /** Every refusal is a decision too, so the audit shows it; `status` and `code` are the HTTP answer. */
+  defineEvent(
+    'board.request.refused',
+    z.strictObject({
+      request: BoardRequestSchema,
+      runId: runId.optional(),
+      computerId: computerId.optional(),
+      status: z.union([z.literal(404), z.literal(409), z.literal(410)]),
+      code: z.string().min(1).max(100),
+      reason,
+    }),
+  ),
+  /** A request that was already granted (a claim whose answer was lost, a second cancel): answered again, nothing changes. */
+  defineEvent(
+    'board.request.repeated',
+    z.strictObject({
+      request: BoardRequestSchema,
+      runId,
+      computerId: computerId.optional(),
+      status: z.union([z.literal(200), z.literal(202)]),
+      reason,
+    }),
+  ),
+);

@@ -1,0 +1,189 @@
+import { type QueueState, isParked, loginOf } from '../../actors/queue/queueState.ts';
+import type { NewDomainEvent } from '../../events/catalog.ts';
+
+type ModelStatus = 'waiting' | 'claiming' | 'running' | 'done';
+
+interface ModelRun {
+  readonly runId: string;
+  readonly lane: string;
+  readonly login: string;
+  readonly arrival: number;
+  status: ModelStatus;
+  busyWaits: number;
+  notBefore: number;
+  readonly terminal: string[];
+}
+
+const TERMINAL = new Set(['run.ended', 'run.skipped', 'run.withdrawn']);
+
+/**
+ * SPEC section 4's rules as a model kept from the decisions alone, checked against every decision as it
+ * is taken and against the decider's own state after every step. It knows nothing of the ready heap:
+ * it is the rule, not the implementation.
+ */
+export class QueueModel {
+  private readonly runs = new Map<string, ModelRun>();
+  private held = false;
+
+  constructor(
+    private readonly slots: number,
+    private readonly loginCapacity: Readonly<Record<string, number>>,
+  ) {}
+
+  /** Checks one step: `decisions` is null when the decider ignored `input`. Throws on a broken rule. */
+  observe(input: NewDomainEvent, decisions: readonly NewDomainEvent[] | null, state: QueueState): void {
+    if (decisions !== null && input.type === 'scheduler.held') this.held = input.data.held;
+    for (const decision of decisions ?? []) this.decided(decision);
+    this.compare(state, input.at);
+  }
+
+  /** Every run queued here ended in exactly one terminal decision. */
+  checkAllSettled(state: QueueState): void {
+    for (const run of this.runs.values()) {
+      if (run.terminal.length !== 1) fail(`run ${run.runId} has terminal decisions [${run.terminal.join(', ')}], not exactly one`);
+    }
+    if (Object.keys(state.runs).length) fail(`runs left in the queue: ${Object.keys(state.runs).join(', ')}`);
+    if (state.inUse !== 0 || Object.keys(state.loginsInUse).length) fail(`slots still in use once every run settled: ${state.inUse}`);
+  }
+
+  get queued(): number {
+    return this.runs.size;
+  }
+
+  private decided(d: NewDomainEvent): void {
+    if (d.type === 'frame.acknowledged') return;
+    const runId = (d.data as { runId?: string }).runId;
+    if (runId === undefined) fail(`decision ${d.type} names no run`);
+    if (d.type === 'run.queued') {
+      if (this.runs.has(runId)) fail(`run ${runId} queued twice`);
+      const { lane, agentId, arrival } = d.data;
+      this.runs.set(runId, { runId, lane, login: loginOf({ agentId }), arrival, status: 'waiting', busyWaits: 0, notBefore: 0, terminal: [] });
+      return;
+    }
+    const run = this.runs.get(runId);
+    if (!run) fail(`decision ${d.type} about run ${runId}, which was never queued`);
+    if (run.status === 'done') fail(`decision ${d.type} about run ${runId} after its terminal ${run.terminal.join(', ')}`);
+    const expect = (...from: ModelStatus[]) => {
+      if (!from.includes(run.status)) fail(`${d.type} of run ${runId} while it is ${run.status}`);
+    };
+    switch (d.type) {
+      case 'run.claim.started':
+        expect('waiting');
+        this.checkMayStart(run, d.at);
+        run.status = 'claiming';
+        break;
+      case 'run.claimed':
+        expect('claiming');
+        run.status = 'running';
+        break;
+      case 'run.parked':
+        expect('claiming');
+        if (d.data.notBefore <= d.at) fail(`run ${runId} parked until ${d.data.notBefore}, not after ${d.at}`);
+        run.status = 'waiting';
+        run.busyWaits = d.data.busyWaits;
+        run.notBefore = d.data.notBefore;
+        break;
+      case 'run.claim.retrying':
+        expect('claiming');
+        run.status = 'waiting';
+        run.notBefore = d.data.notBefore;
+        break;
+      case 'run.requeued':
+        expect('claiming', 'running');
+        run.status = 'waiting';
+        run.notBefore = 0;
+        break;
+      case 'run.unparked':
+        expect('waiting');
+        run.notBefore = 0;
+        break;
+      case 'run.withdrawn':
+        expect('waiting');
+        break;
+      case 'run.skipped':
+        expect('claiming');
+        break;
+      case 'run.ended':
+        expect('running');
+        break;
+      default:
+        fail(`unexpected decision ${d.type}`);
+    }
+    if (TERMINAL.has(d.type)) {
+      run.status = 'done';
+      run.terminal.push(d.type);
+    }
+  }
+
+  /** A run starts only as its lane's oldest unparked run, in a free slot, with room in its login. */
+  private checkMayStart(run: ModelRun, at: number): void {
+    if (this.held) fail(`run ${run.runId} started while the scheduler is held`);
+    if (run.busyWaits > 0 && run.notBefore > at) fail(`run ${run.runId} started while parked until ${run.notBefore} (at ${at})`);
+    if (run.notBefore > at) fail(`run ${run.runId} started before its retry is due (${run.notBefore} > ${at})`);
+    const active = [...this.runs.values()].filter((r) => r.status === 'claiming' || r.status === 'running');
+    const sameLane = active.find((r) => r.lane === run.lane);
+    if (sameLane) fail(`run ${run.runId} started while ${sameLane.runId} of lane ${run.lane} is ${sameLane.status}`);
+    if (active.length >= this.slots) fail(`run ${run.runId} started with all ${this.slots} slots taken`);
+    const capacity = this.loginCapacity[run.login];
+    const logins = active.filter((r) => r.login === run.login).length;
+    if (capacity !== undefined && logins >= capacity) fail(`run ${run.runId} started with login ${run.login} full (${logins}/${capacity})`);
+    const older = [...this.runs.values()].find(
+      (r) => r.lane === run.lane && r.status === 'waiting' && r.arrival < run.arrival && !(r.busyWaits > 0 && r.notBefore > at),
+    );
+    if (older) fail(`run ${run.runId} started ahead of ${older.runId}, an older unparked run of lane ${run.lane}`);
+  }
+
+  /** The decider's state agrees with the model, and with itself. */
+  private compare(state: QueueState, at: number): void {
+    const activeByLane = new Map<string, string>();
+    const logins: Record<string, number> = {};
+    let inUse = 0;
+    for (const run of this.runs.values()) {
+      const held = state.runs[run.runId];
+      if (run.status === 'done') {
+        if (held) fail(`run ${run.runId} settled yet still in the queue as ${held.status}`);
+        if (!state.handled[run.runId]) fail(`run ${run.runId} settled but not in the ledger`);
+        continue;
+      }
+      if (!held) fail(`run ${run.runId} is ${run.status} but missing from the queue`);
+      if (held.status !== run.status) fail(`run ${run.runId} is ${held.status} in the queue, ${run.status} by its decisions`);
+      if (held.busyWaits !== run.busyWaits || held.notBefore !== run.notBefore) {
+        fail(`run ${run.runId} waits ${held.busyWaits}/${held.notBefore} in the queue, ${run.busyWaits}/${run.notBefore} by its decisions`);
+      }
+      const lane = state.lanes[run.lane];
+      if (!lane) fail(`lane ${run.lane} of run ${run.runId} is missing`);
+      if (run.status === 'waiting') {
+        if (!lane.waiting.includes(run.runId)) fail(`waiting run ${run.runId} is not in its lane's waiting list`);
+        if (lane.active === run.runId) fail(`waiting run ${run.runId} is its lane's active run`);
+        continue;
+      }
+      if (isParked(held, at)) fail(`parked run ${run.runId} is ${run.status}`);
+      const other = activeByLane.get(run.lane);
+      if (other) fail(`runs ${other} and ${run.runId} of lane ${run.lane} are both claiming or running`);
+      activeByLane.set(run.lane, run.runId);
+      if (lane.active !== run.runId) fail(`run ${run.runId} is ${run.status} but lane ${run.lane}'s active run is ${lane.active}`);
+      inUse++;
+      logins[run.login] = (logins[run.login] ?? 0) + 1;
+    }
+    if (Object.keys(state.runs).length !== [...this.runs.values()].filter((r) => r.status !== 'done').length) {
+      fail(`the queue holds runs no decision queued: ${Object.keys(state.runs).filter((id) => !this.runs.has(id)).join(', ')}`);
+    }
+    for (const [name, lane] of Object.entries(state.lanes)) {
+      if (lane.active !== null && activeByLane.get(name) !== lane.active) fail(`lane ${name} names ${lane.active} active, which is not claiming or running`);
+      const order = lane.waiting.map((id) => state.runs[id]!.arrival);
+      if (order.some((a, i) => i > 0 && a <= order[i - 1]!)) fail(`lane ${name}'s waiting runs are out of arrival order`);
+    }
+    if (state.inUse !== inUse) fail(`inUse is ${state.inUse}, but ${inUse} runs are claiming or running`);
+    if (inUse > this.slots) fail(`${inUse} slots in use of ${this.slots}`);
+    for (const [login, used] of Object.entries(logins)) {
+      if ((state.loginsInUse[login] ?? 0) !== used) fail(`login ${login} has ${state.loginsInUse[login]} in use, but ${used} runs hold it`);
+      const capacity = this.loginCapacity[login];
+      if (capacity !== undefined && used > capacity) fail(`login ${login} has ${used} runs, over its capacity ${capacity}`);
+    }
+    if (Object.keys(state.loginsInUse).some((l) => !(l in logins))) fail(`loginsInUse names logins no run holds: ${JSON.stringify(state.loginsInUse)}`);
+  }
+}
+
+function fail(message: string): never {
+  throw new Error(message);
+}
