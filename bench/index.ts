@@ -2,6 +2,7 @@
  * `npm run bench [-- --quick] [-- --rounds N] [-- --only groupCommit,rebuild]`: the log's throughput
  * against raw better-sqlite3, measured in the same run. Exits 1 when a target is missed.
  */
+import { cpus, loadavg } from 'node:os';
 import { appendBatched } from './appendBatched.ts';
 import { appendSingle } from './appendSingle.ts';
 import { groupCommit } from './groupCommit.ts';
@@ -17,8 +18,10 @@ async function main(): Promise<number> {
   );
   if (chosen.length === 0) throw new Error(`no benchmark matches ${options.only.join(', ')}`);
   const started = now();
+  const loadBefore = loadavg()[0]!;
   process.stderr.write(
-    `runledger bench: ${options.quick ? 'quick' : 'full'}, ${options.rounds} rounds each, node ${process.version}` +
+    `runledger bench: ${options.quick ? 'quick' : 'full'}, ${options.rounds} rounds each, node ${process.version}, ` +
+      `${cpus().length} CPUs, load average ${loadBefore.toFixed(2)}` +
       `${(globalThis as { gc?: unknown }).gc ? '' : ' (no --expose-gc: rounds are not preceded by a GC)'}\n`,
   );
   const rows: Row[] = [];
@@ -37,6 +40,8 @@ async function main(): Promise<number> {
   const failed = rows.filter((r) => !r.pass);
   console.log(`\n${rows.length - failed.length}/${rows.length} targets met in ${(now() - started).toFixed(0)} s` +
     `${options.quick ? ' (quick run: sizes are smaller, figures are indicative only)' : ''}`);
+  console.log(`1-minute load average: ${loadBefore.toFixed(2)} at the start, ${loadavg()[0]!.toFixed(2)} at the end, on ${cpus().length} CPUs` +
+    ' (other processes competing for the CPUs widen the spread of the ratios)');
   return failed.length ? 1 : 0;
 }
 

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { auditCommand } from './commands/audit.ts';
 import { rebuildCommand } from './commands/rebuild.ts';
 import { replayCommand } from './commands/replay.ts';
 
@@ -6,7 +7,8 @@ const program = new Command('runledger')
   .description('runs AI-agent turns for a team, and can explain every decision it ever took')
   .showHelpAfterError()
   .addCommand(replayCommand())
-  .addCommand(rebuildCommand());
+  .addCommand(rebuildCommand())
+  .addCommand(auditCommand());
 
 try {
   await program.parseAsync(process.argv);

@@ -48,6 +48,8 @@ export const queueEvents = eventGroup(
       /** The refusal's code, from `{detail:{error}}`, `{detail}` or `{error}`. */
       code: z.string().max(200).optional(),
       skills: z.array(SafeId).optional(),
+      /** What the board said to run, on a 200. The run token is not recorded: a re-claim returns it. */
+      run: z.strictObject({ prompt: z.string(), agentId: SafeId.nullable(), timeoutS: z.number().nonnegative().nullable() }).optional(),
     }),
   ),
   defineEvent('timer.fired', z.strictObject({ runId })),
@@ -58,7 +60,7 @@ export const queueEvents = eventGroup(
   defineEvent('frame.acknowledged', z.strictObject({ frameId: z.string().max(200).nullable(), status: z.union([z.literal(200), z.literal(202), z.literal(400), z.literal(503)]), reason })),
   defineEvent('run.queued', z.strictObject({ runId, lane: SafeId, agentId: SafeId.nullable(), arrival: z.number().int().nonnegative() })),
   defineEvent('run.claim.started', z.strictObject({ runId, attempt: z.number().int().positive() })),
-  defineEvent('run.claimed', z.strictObject({ runId, skills: z.array(SafeId) })),
+  defineEvent('run.claimed', z.strictObject({ runId, lane: SafeId, skills: z.array(SafeId) })),
   defineEvent(
     'run.parked',
     z.strictObject({ runId, busyWaits: z.number().int().positive(), notBefore: z.number().int().nonnegative(), reason, logged: z.boolean() }),

@@ -89,7 +89,7 @@ function answerClaim(state: QueueState, answer: EventData<'claim.answered'>, at:
   const verdict = claimVerdict(status, code);
   switch (verdict.kind) {
     case 'claimed':
-      return [on(runId, { type: 'run.claimed', data: { runId, skills: skills ?? [] } })];
+      return [on(runId, { type: 'run.claimed', data: { runId, lane: run.lane, skills: skills ?? [] } })];
     case 'busy': {
       if (state.draining) return skip('skipped: its conversation is busy and this computer is draining');
       if (run.resentWhileClaiming) {

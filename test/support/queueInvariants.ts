@@ -35,6 +35,7 @@ export class QueueModel {
     if (decisions !== null && input.type === 'scheduler.held') this.held = input.data.held;
     for (const decision of decisions ?? []) this.decided(decision);
     this.compare(state, input.at);
+    this.checkNoIdleSlot(input.at);
   }
 
   /** Every run queued here ended in exactly one terminal decision. */
@@ -131,6 +132,27 @@ export class QueueModel {
       (r) => r.lane === run.lane && r.status === 'waiting' && r.arrival < run.arrival && !(r.busyWaits > 0 && r.notBefore > at),
     );
     if (older) fail(`run ${run.runId} started ahead of ${older.runId}, an older unparked run of lane ${run.lane}`);
+  }
+
+  /**
+   * Work goes on while it can: with a slot free, no lane's candidate that is due regardless of time
+   * (`notBefore` 0: new, requeued or unparked) and whose login has room may be left waiting. A run
+   * whose wait elapsed is due only once its timer fires, so those are not judged here.
+   */
+  private checkNoIdleSlot(at: number): void {
+    if (this.held) return;
+    const live = [...this.runs.values()].filter((r) => r.status !== 'done').sort((a, b) => a.arrival - b.arrival);
+    const active = live.filter((r) => r.status === 'claiming' || r.status === 'running');
+    if (active.length >= this.slots) return;
+    const lanes = new Set(live.map((r) => r.lane));
+    for (const lane of lanes) {
+      if (active.some((r) => r.lane === lane)) continue;
+      const candidate = live.find((r) => r.lane === lane && !(r.busyWaits > 0 && r.notBefore > at));
+      if (!candidate || candidate.notBefore !== 0) continue;
+      const capacity = this.loginCapacity[candidate.login];
+      if (capacity !== undefined && active.filter((r) => r.login === candidate.login).length >= capacity) continue;
+      fail(`run ${candidate.runId} of lane ${lane} waits with a slot free (${active.length}/${this.slots} in use)`);
+    }
   }
 
   /** The decider's state agrees with the model, and with itself. */

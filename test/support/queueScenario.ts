@@ -83,7 +83,8 @@ export class ScenarioWriter {
   next(step: Step, state: QueueState): NewDomainEvent | null {
     this.now += step.advance;
     const runs = Object.values(state.runs).sort((a, b) => a.arrival - b.arrival);
-    const among = <T>(list: readonly T[]): T | undefined => list[step.pick % Math.max(1, list.length)];
+    const chosen = 'pick' in step ? step.pick : 0;
+    const among = <T>(list: readonly T[]): T | undefined => list[chosen % Math.max(1, list.length)];
     switch (step.kind) {
       case 'frame': {
         const runId = `r${++this.made}`;

@@ -26,8 +26,11 @@ export interface SqliteStoreOptions {
 }
 
 const COLUMNS = 'seq, stream, version, type, data, at, cause, actor';
-/** A stream's name after its owner prefix (`c1/run:r1` → `run:r1`): the key of index `events_stream_id`. */
-export const ENTITY_OF_STREAM = "substr(stream, instr(stream, '/') + 1)";
+/**
+ * The events of one entity across owners. Its WHERE must spell the expression exactly as migration
+ * 0003 indexed it (a stream's name after its owner prefix), or SQLite scans the whole log instead.
+ */
+export const SELECT_ENTITY = `SELECT ${COLUMNS} FROM events WHERE substr(stream, instr(stream, '/') + 1) = ? ORDER BY seq`;
 
 interface PendingAppend {
   readonly request: AppendRequest;
@@ -82,10 +85,7 @@ export class SqliteEventStore implements EventStore {
     this.selectLastOfStream = db
       .prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? ORDER BY version DESC LIMIT 1`)
       .raw(true) as never;
-    // The expression must be written exactly as migration 0003 indexed it, or SQLite scans the log.
-    this.selectEntity = db
-      .prepare(`SELECT ${COLUMNS} FROM events WHERE ${ENTITY_OF_STREAM} = ? ORDER BY seq`)
-      .raw(true) as never;
+    this.selectEntity = db.prepare(SELECT_ENTITY).raw(true) as never;
     this.wake = merge(this.commits, interval(options.pollMs ?? 250));
     this.checkpoints = sqliteCheckpoints(db);
   }

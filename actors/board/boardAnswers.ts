@@ -1,0 +1,71 @@
+import type { NewDomainEvent } from '../../events/catalog.ts';
+
+/**
+ * The HTTP answer to a request, read from the first decision taken from it (the board puts the answer
+ * first, offers after). The body is the server's: a claim's run token is derived outside, from a
+ * board secret, and never enters the log.
+ */
+export type RequestAnswer =
+  | { readonly status: 200 | 201 | 202; readonly runId?: string }
+  | { readonly status: 404 | 409 | 410; readonly code: string; readonly reason: string };
+
+/** Null when nothing was decided (an input the board ignores: a late lapse, a repeated start). */
+export function requestAnswer(decisions: readonly Pick<NewDomainEvent, 'type' | 'data'>[]): RequestAnswer | null {
+  const first = decisions[0] as NewDomainEvent | undefined;
+  if (!first) return null;
+  switch (first.type) {
+    case 'board.run.queued':
+    case 'board.run.deduplicated':
+      return { status: 201, runId: first.data.runId };
+    case 'board.computer.registered':
+      return { status: 201 };
+    case 'board.run.claimed':
+    case 'board.run.replied':
+    case 'board.run.finished':
+    case 'board.run.running':
+    case 'board.run.resolved':
+      return { status: 200, runId: first.data.runId };
+    case 'board.computer.online':
+    case 'board.computer.offline':
+      return { status: 200 };
+    case 'board.run.cancelled':
+    case 'board.run.cancel.requested':
+      return { status: 202, runId: first.data.runId };
+    case 'board.request.repeated':
+      return { status: first.data.status, runId: first.data.runId };
+    case 'board.request.refused':
+      return { status: first.data.status, code: first.data.code, reason: first.data.reason };
+    default:
+      throw new Error(`${first.type} is not an answer of the board`);
+  }
+}
+
+/** A frame the server pushes on one computer's stream (SPEC section 7). */
+export interface PushFrame {
+  readonly computerId: string;
+  readonly frame:
+    | { readonly id: string; readonly kind: 'run.requested'; readonly data: { run_id: string; lane: string; computer_id: string } }
+    | { readonly id: string; readonly kind: 'run.cancelled'; readonly data: { run_id: string } };
+}
+
+/**
+ * The frames a committed decision asks to push, one per computer. A frame's id is the decision's seq
+ * and the computer: unique, and the same when a restarted board pushes the decision again.
+ */
+export function framesOf(decision: Pick<NewDomainEvent, 'type' | 'data'> & { readonly seq: number }): PushFrame[] {
+  const event = decision as NewDomainEvent & { seq: number };
+  switch (event.type) {
+    case 'board.run.offered':
+      return event.data.computers.map((computerId) => ({
+        computerId,
+        frame: { id: `${event.seq}-${computerId}`, kind: 'run.requested', data: { run_id: event.data.runId, lane: event.data.lane, computer_id: computerId } },
+      }));
+    case 'board.run.cancelled':
+      return event.data.offeredTo.map((computerId) => ({
+        computerId,
+        frame: { id: `${event.seq}-${computerId}`, kind: 'run.cancelled', data: { run_id: event.data.runId } },
+      }));
+    default:
+      return [];
+  }
+}

@@ -1,0 +1,58 @@
+import { parseStream } from '../../events/envelope.ts';
+import type { Decider } from '../decider.ts';
+import { type BoardState, initialBoardState, isConnected } from './boardState.ts';
+import { decideBoard } from './decideBoard.ts';
+import { evolveBoard } from './evolveBoard.ts';
+
+const INPUTS = new Set([
+  'board.run.submitted',
+  'board.computer.added',
+  'board.computer.connected',
+  'board.computer.disconnected',
+  'board.claim.requested',
+  'board.heartbeat.lapsed',
+  'board.cancel.requested',
+  'board.run.started',
+  'board.reply.received',
+  'board.completion.received',
+]);
+
+const STREAM_KINDS = new Set(['run', 'lane', 'computer', 'board']);
+
+/** One board per log file: every board event folds into this one scope. */
+export const BOARD_SCOPE = 'board';
+
+/**
+ * The board (SPEC section 7): takes runs in, offers them to computers, grants each claim to exactly
+ * one computer, serialises a lane's turns, reaps lapsed leases, takes cancels and completions. Its
+ * streams carry no owner prefix (`run:<id>`, `computer:<id>`); `c1/run:<id>` is a computer's.
+ */
+export const boardDecider: Decider<BoardState> = {
+  name: 'board',
+  scopeOf(event) {
+    if (!event.type.startsWith('board.')) return null;
+    const { owner, kind } = parseStream(event.stream);
+    return owner === null && STREAM_KINDS.has(kind) ? BOARD_SCOPE : null;
+  },
+  isInput: (event) => INPUTS.has(event.type),
+  initialState: initialBoardState,
+  decide: decideBoard,
+  ignores(state, input) {
+    switch (input.type) {
+      case 'board.heartbeat.lapsed': {
+        // Late (the run ended meanwhile) or twice: only an open claim is reaped.
+        const run = state.runs[input.data.runId];
+        return !run || !state.open[run.runId];
+      }
+      case 'board.run.started': {
+        const run = state.runs[input.data.runId];
+        return run?.state !== 'claimed' || run.computerId !== input.data.computerId;
+      }
+      case 'board.computer.disconnected':
+        return !isConnected(state, input.data.computerId);
+      default:
+        return false;
+    }
+  },
+  evolve: evolveBoard,
+};

@@ -1,0 +1,26 @@
+import type { EventData, NewDomainEvent } from '../../events/catalog.ts';
+
+/**
+ * The board's inputs as the server records them, each in its stream: a run's requests in
+ * `run:<id>`, a computer's in `computer:<id>`. `at` is the server's clock when the request came.
+ */
+export const boardInput = {
+  submitted: (data: EventData<'board.run.submitted'>, at: number): NewDomainEvent => ({ stream: `run:${data.runId}`, type: 'board.run.submitted', data, at }),
+  computerAdded: (computerId: string, tokenHash: string, at: number): NewDomainEvent => ({
+    stream: `computer:${computerId}`, type: 'board.computer.added', data: { computerId, tokenHash }, at,
+  }),
+  connected: (computerId: string, at: number): NewDomainEvent => ({ stream: `computer:${computerId}`, type: 'board.computer.connected', data: { computerId }, at }),
+  disconnected: (computerId: string, at: number): NewDomainEvent => ({ stream: `computer:${computerId}`, type: 'board.computer.disconnected', data: { computerId }, at }),
+  claim: (runId: string, computerId: string, at: number): NewDomainEvent => ({ stream: `run:${runId}`, type: 'board.claim.requested', data: { runId, computerId }, at }),
+  lapsed: (runId: string, lastHeartbeatAt: number, at: number): NewDomainEvent => ({
+    stream: `run:${runId}`, type: 'board.heartbeat.lapsed', data: { runId, lastHeartbeatAt }, at,
+  }),
+  cancel: (runId: string, at: number): NewDomainEvent => ({ stream: `run:${runId}`, type: 'board.cancel.requested', data: { runId }, at }),
+  started: (runId: string, computerId: string, at: number): NewDomainEvent => ({ stream: `run:${runId}`, type: 'board.run.started', data: { runId, computerId }, at }),
+  reply: (runId: string, computerId: string, text: string, at: number): NewDomainEvent => ({
+    stream: `run:${runId}`, type: 'board.reply.received', data: { runId, computerId, text }, at,
+  }),
+  completion: (runId: string, computerId: string, ok: boolean, error: string | undefined, at: number): NewDomainEvent => ({
+    stream: `run:${runId}`, type: 'board.completion.received', data: { runId, computerId, ok, ...(error === undefined ? {} : { error }) }, at,
+  }),
+};

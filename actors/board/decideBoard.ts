@@ -1,0 +1,182 @@
+import { CANCELLED_BY_USER } from '../../events/boardEvents.ts';
+import type { EventData, NewDomainEvent } from '../../events/catalog.ts';
+import { type BoardRun, type BoardState, isTerminal } from './boardState.ts';
+import { offer, offerTargets, offersOnConnect, offersOnDisconnect, offersOnTurnEnd } from './offers.ts';
+
+type Input = NewDomainEvent;
+type Decision = NewDomainEvent;
+type Request = EventData<'board.request.refused'>['request'];
+type Refusal = Omit<EventData<'board.request.refused'>, 'request' | 'runId' | 'computerId'>;
+
+/**
+ * The board's answer to one input (SPEC section 7). Pure: reads `state` and `input.at`, changes
+ * neither. A request's first decision is always its answer (see `requestAnswer`); offers follow it.
+ */
+export function decideBoard(state: BoardState, input: Input): Decision[] {
+  const { at } = input;
+  const refuse = (request: Request, ids: { runId?: string; computerId?: string }, refusal: Refusal): Decision[] => [
+    { stream: input.stream, at, type: 'board.request.refused', data: { request, ...ids, ...refusal } },
+  ];
+  switch (input.type) {
+    case 'board.run.submitted':
+      return submit(state, input.data, at, refuse);
+    case 'board.computer.added': {
+      const { computerId, tokenHash } = input.data;
+      if (state.computers[computerId]) {
+        return refuse('computer.add', { computerId }, { status: 409, code: 'computer_exists', reason: `computer ${computerId} already exists` });
+      }
+      return [{ stream: `computer:${computerId}`, at, type: 'board.computer.registered', data: { computerId, tokenHash, reason: 'registered' } }];
+    }
+    case 'board.computer.connected': {
+      const { computerId } = input.data;
+      if (!state.computers[computerId]) {
+        return refuse('connect', { computerId }, { status: 404, code: 'unknown_computer', reason: `no computer ${computerId} on this board` });
+      }
+      return [
+        { stream: `computer:${computerId}`, at, type: 'board.computer.online', data: { computerId, reason: 'connected to the push stream' } },
+        ...offersOnConnect(state, computerId, at),
+      ];
+    }
+    case 'board.computer.disconnected': {
+      const { computerId } = input.data;
+      return [
+        { stream: `computer:${computerId}`, at, type: 'board.computer.offline', data: { computerId, reason: 'its push stream closed' } },
+        ...offersOnDisconnect(state, computerId, at),
+      ];
+    }
+    case 'board.claim.requested':
+      return claim(state, input.data, at, refuse);
+    case 'board.heartbeat.lapsed': {
+      const run = state.runs[input.data.runId]!;
+      const { lastHeartbeatAt } = input.data;
+      const silent = Math.round((at - lastHeartbeatAt) / 1000);
+      const reason = `reaped: no heartbeat from ${run.computerId} since ${new Date(lastHeartbeatAt).toISOString()} (${silent} s)`;
+      return [
+        { stream: `run:${run.runId}`, at, type: 'board.run.resolved', data: { runId: run.runId, computerId: run.computerId!, lastHeartbeatAt, reason } },
+        ...offersOnTurnEnd(state, run, at, 'was reaped'),
+      ];
+    }
+    case 'board.cancel.requested':
+      return cancel(state, input.data.runId, at, refuse);
+    case 'board.run.started': {
+      const { runId, computerId } = input.data;
+      return [{ stream: `run:${runId}`, at, type: 'board.run.running', data: { runId, computerId, reason: 'its first heartbeat came' } }];
+    }
+    case 'board.reply.received': {
+      const { runId, computerId, text } = input.data;
+      const refused = checkHolder(state, 'reply', runId, computerId, refuse);
+      if (refused) return refused;
+      return [{ stream: `run:${runId}`, at, type: 'board.run.replied', data: { runId, computerId, text } }];
+    }
+    case 'board.completion.received':
+      return complete(state, input.data, at, refuse);
+    default:
+      return [];
+  }
+}
+
+type Refuse = (request: Request, ids: { runId?: string; computerId?: string }, refusal: Refusal) => Decision[];
+
+function submit(state: BoardState, data: EventData<'board.run.submitted'>, at: number, refuse: Refuse): Decision[] {
+  const { runId, lane, prompt, agentId, timeoutS, idempotencyKey } = data;
+  const earlier = idempotencyKey === undefined ? undefined : state.idempotency[idempotencyKey];
+  if (earlier !== undefined) {
+    const reason = `submitted again with idempotency key "${idempotencyKey}": answered with run ${earlier}`;
+    return [{ stream: `run:${earlier}`, at, type: 'board.run.deduplicated', data: { runId: earlier, drawnRunId: runId, idempotencyKey: idempotencyKey!, reason } }];
+  }
+  if (state.runs[runId]) return refuse('submit', { runId }, { status: 409, code: 'run_exists', reason: `run ${runId} already exists` });
+  const queued: Decision = {
+    stream: `run:${runId}`,
+    at,
+    type: 'board.run.queued',
+    data: { runId, lane, prompt, agentId, timeoutS, submittedOrder: state.submitted, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) },
+  };
+  const targets = offerTargets(state, lane);
+  return [queued, ...offer({ runId, lane, agentId }, targets.computers, at, `submitted: offered ${targets.why}`)];
+}
+
+/** Exactly one computer's claim of a run ever succeeds; a lane has one claimed, unfinished turn at a time. */
+function claim(state: BoardState, data: EventData<'board.claim.requested'>, at: number, refuse: Refuse): Decision[] {
+  const { runId, computerId } = data;
+  const ids = { runId, computerId };
+  if (!state.computers[computerId]) return refuse('claim', ids, { status: 404, code: 'unknown_computer', reason: `no computer ${computerId} on this board` });
+  const run = state.runs[runId];
+  if (!run) return refuse('claim', ids, { status: 404, code: 'unknown_run', reason: `no run ${runId} on this board` });
+  if (isTerminal(run.state)) {
+    const how = run.state === 'cancelled' && run.computerId === null ? 'was cancelled before it was claimed' : `is ${run.state}`;
+    return refuse('claim', ids, { status: 410, code: 'gone', reason: `run ${runId} ${how}` });
+  }
+  if (run.computerId === computerId) {
+    return [{ stream: `run:${runId}`, at, type: 'board.request.repeated', data: { request: 'claim', ...ids, status: 200, reason: 'claimed again by its holder (its answer was lost): granted again' } }];
+  }
+  if (run.computerId !== null) {
+    return refuse('claim', ids, { status: 409, code: 'claimed_elsewhere', reason: `run ${runId} is claimed by computer ${run.computerId}` });
+  }
+  const open = state.lanes[run.lane]!.holder;
+  if (open !== null) {
+    const turn = state.runs[open]!;
+    return refuse('claim', ids, {
+      status: 409,
+      code: 'conversation_busy',
+      reason: `${turn.submittedOrder < run.submittedOrder ? 'an earlier' : 'another'} turn of lane ${run.lane} (run ${open}) is ${turn.state} by ${turn.computerId}`,
+    });
+  }
+  return [{ stream: `run:${runId}`, at, type: 'board.run.claimed', data: { runId, computerId, reason: `claimed by ${computerId}` } }];
+}
+
+function cancel(state: BoardState, runId: string, at: number, refuse: Refuse): Decision[] {
+  const run = state.runs[runId];
+  if (!run) return refuse('cancel', { runId }, { status: 404, code: 'unknown_run', reason: `no run ${runId} on this board` });
+  if (isTerminal(run.state)) return refuse('cancel', { runId }, { status: 409, code: 'already_terminal', reason: `run ${runId} is already ${run.state}` });
+  if (run.computerId === null) {
+    const reason = run.offeredTo.length
+      ? `cancelled before it was claimed: announced to ${run.offeredTo.join(', ')}`
+      : 'cancelled before it was claimed or offered';
+    return [{ stream: `run:${runId}`, at, type: 'board.run.cancelled', data: { runId, offeredTo: [...run.offeredTo], reason } }];
+  }
+  if (run.cancelRequested) {
+    return [{ stream: `run:${runId}`, at, type: 'board.request.repeated', data: { request: 'cancel', runId, status: 202, reason: 'a cancel is already pending' } }];
+  }
+  const reason = `cancel requested: ${run.computerId} learns it from its next heartbeat`;
+  return [{ stream: `run:${runId}`, at, type: 'board.run.cancel.requested', data: { runId, computerId: run.computerId, reason } }];
+}
+
+function complete(state: BoardState, data: EventData<'board.completion.received'>, at: number, refuse: Refuse): Decision[] {
+  const { runId, computerId, ok, error } = data;
+  const refused = checkHolder(state, 'complete', runId, computerId, refuse);
+  if (refused) return refused;
+  const run = state.runs[runId]!;
+  const finished: Decision = ok
+    ? { stream: `run:${runId}`, at, type: 'board.run.finished', data: { runId, computerId, state: 'succeeded', reason: 'completed: succeeded' } }
+    : {
+        stream: `run:${runId}`,
+        at,
+        type: 'board.run.finished',
+        data: {
+          runId,
+          computerId,
+          state: error === CANCELLED_BY_USER ? 'cancelled' : 'failed',
+          error: error ?? 'failed (no error given)',
+          reason: error === CANCELLED_BY_USER ? 'completed: cancelled by its user' : `completed: failed${error ? ` (${firstLine(error)})` : ''}`,
+        },
+      };
+  return [finished, ...offersOnTurnEnd(state, run, at, 'ended')];
+}
+
+/** A reply or a completion comes from the computer holding the claim, for a run not yet terminal. */
+function checkHolder(state: BoardState, request: 'reply' | 'complete', runId: string, computerId: string, refuse: Refuse): Decision[] | null {
+  const run: BoardRun | undefined = state.runs[runId];
+  const ids = { runId, computerId };
+  if (!run) return refuse(request, ids, { status: 404, code: 'unknown_run', reason: `no run ${runId} on this board` });
+  if (run.computerId !== computerId) {
+    const who = run.computerId === null ? 'nobody holds its claim' : `its claim is held by ${run.computerId}`;
+    return refuse(request, ids, { status: 409, code: 'not_holder', reason: `${computerId} does not hold run ${runId}: ${who}` });
+  }
+  if (isTerminal(run.state)) return refuse(request, ids, { status: 409, code: 'already_terminal', reason: `run ${runId} is already ${run.state}` });
+  return null;
+}
+
+function firstLine(text: string): string {
+  const line = text.split('\n', 1)[0]!;
+  return line.length > 120 ? `${line.slice(0, 117)}...` : line;
+}

@@ -1,0 +1,127 @@
+import { CANCELLED_BY_USER } from '../../events/boardEvents.ts';
+import type { DomainEvent } from '../../events/catalog.ts';
+import { type BoardLane, type BoardRun, type BoardState, sortedIndex } from './boardState.ts';
+
+/**
+ * Folds one of the board's events into its state, in place (see Projection). Only decisions change
+ * the state: an input is a request, and what it did is in the decisions taken from it.
+ */
+export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
+  switch (event.type) {
+    case 'board.run.queued': {
+      const { runId, lane, prompt, agentId, timeoutS, submittedOrder, idempotencyKey } = event.data;
+      state.submitted = Math.max(state.submitted, submittedOrder + 1);
+      state.runs[runId] = {
+        runId, lane, prompt, agentId, timeoutS, submittedOrder, submittedAt: event.at,
+        state: 'queued', computerId: null, claimedAt: null, cancelRequested: false, offeredTo: [], reply: null, error: null,
+      };
+      if (idempotencyKey !== undefined) state.idempotency[idempotencyKey] = runId;
+      const queue = (state.lanes[lane] ??= { unclaimed: [], holder: null, waiters: [], lastComputer: null });
+      queue.unclaimed.push(runId);
+      state.waiting[lane] = true;
+      break;
+    }
+    case 'board.run.offered': {
+      const run = state.runs[event.data.runId]!;
+      for (const computer of event.data.computers) insertSorted(run.offeredTo, computer);
+      break;
+    }
+    case 'board.run.claimed': {
+      const { runId, computerId } = event.data;
+      const run = state.runs[runId]!;
+      const lane = leaveUnclaimed(state, run);
+      run.state = 'claimed';
+      run.computerId = computerId;
+      run.claimedAt = event.at;
+      lane.holder = runId;
+      lane.lastComputer = computerId;
+      state.open[runId] = true;
+      break;
+    }
+    case 'board.run.running':
+      state.runs[event.data.runId]!.state = 'running';
+      break;
+    case 'board.run.replied': {
+      const run = state.runs[event.data.runId]!;
+      run.reply = event.data.text;
+      // A reply is a sign of life as good as a heartbeat: the run is running.
+      if (run.state === 'claimed') run.state = 'running';
+      break;
+    }
+    case 'board.run.cancel.requested':
+      state.runs[event.data.runId]!.cancelRequested = true;
+      break;
+    case 'board.run.cancelled': {
+      const run = state.runs[event.data.runId]!;
+      leaveUnclaimed(state, run);
+      run.state = 'cancelled';
+      // The same marker a computer completes a cancelled run with: every cancelled run reads alike.
+      run.error = CANCELLED_BY_USER;
+      break;
+    }
+    case 'board.run.finished': {
+      const run = state.runs[event.data.runId]!;
+      run.state = event.data.state;
+      run.error = event.data.error ?? null;
+      endTurn(state, run);
+      break;
+    }
+    case 'board.run.resolved': {
+      const run = state.runs[event.data.runId]!;
+      run.state = 'resolved';
+      run.error = event.data.reason;
+      endTurn(state, run);
+      break;
+    }
+    case 'board.request.refused':
+      if (event.data.code === 'conversation_busy') {
+        const run = state.runs[event.data.runId!]!;
+        const lane = state.lanes[run.lane]!;
+        if (!lane.waiters.includes(run.runId)) lane.waiters.push(run.runId);
+      }
+      break;
+    case 'board.computer.registered':
+      state.computers[event.data.computerId] = { tokenHash: event.data.tokenHash };
+      break;
+    case 'board.computer.online':
+      insertSorted(state.connected, event.data.computerId);
+      break;
+    case 'board.computer.offline': {
+      const i = sortedIndex(state.connected, event.data.computerId);
+      if (state.connected[i] === event.data.computerId) state.connected.splice(i, 1);
+      break;
+    }
+    default:
+      break;
+  }
+  return state;
+}
+
+/** A run leaves its lane's unclaimed queue (claimed or cancelled); the lane leaves `waiting` once empty. */
+function leaveUnclaimed(state: BoardState, run: BoardRun): BoardLane {
+  const lane = state.lanes[run.lane]!;
+  removeFrom(lane.unclaimed, run.runId);
+  removeFrom(lane.waiters, run.runId);
+  if (lane.unclaimed.length === 0) delete state.waiting[run.lane];
+  return lane;
+}
+
+/** The lane's open turn is over: the next claim of the lane is free to succeed. Its waiters were resent. */
+function endTurn(state: BoardState, run: BoardRun): void {
+  const lane = state.lanes[run.lane]!;
+  if (lane.holder === run.runId) {
+    lane.holder = null;
+    lane.waiters = [];
+  }
+  delete state.open[run.runId];
+}
+
+function removeFrom(list: string[], value: string): void {
+  const i = list.indexOf(value);
+  if (i !== -1) list.splice(i, 1);
+}
+
+function insertSorted(list: string[], value: string): void {
+  const i = sortedIndex(list, value);
+  if (list[i] !== value) list.splice(i, 0, value);
+}

@@ -1,0 +1,249 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import type { Clock } from '../../events/clock.ts';
+import type { FinalReply, OutputReader } from './outputReaders.ts';
+import { TailBuffer } from './tailBuffer.ts';
+
+/**
+ * The agent command as a process (SPEC section 4, "Execution" and "Heartbeats, cancel, resolution").
+ * It runs in a process group of its own, so stopping it reaches whatever it started (a shell, the
+ * agent, the agent's tools): a group left behind would keep working, and writing, after its run
+ * was reported over.
+ */
+
+export type AgentOutcome = 'exited' | 'timed_out' | 'cancelled' | 'killed';
+
+export interface AgentResult {
+  /** `exited`: it ended by itself; otherwise who stopped it: the deadline, a cancel, or `kill()`. */
+  readonly outcome: AgentOutcome;
+  readonly exitCode: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly reply: FinalReply;
+  /** The end of the answer it was writing (salvage for a run stopped before it finished). */
+  readonly tail: string;
+  readonly stderrTail: string;
+  readonly sessionId: string | null;
+  /** The reason given to `cancel`, when the outcome is `cancelled`. */
+  readonly cancelReason: string | null;
+  /** Why the command could not be started at all (then `exitCode` and `signal` are null). */
+  readonly error: string | null;
+  /** From start to end on the injected clock. */
+  readonly elapsedMs: number;
+}
+
+export interface StartAgentOptions {
+  /** A shell command line, run as `/bin/sh -c command`. */
+  readonly command: string;
+  readonly cwd: string;
+  /** Written to the command's stdin, which is then closed. */
+  readonly prompt: string;
+  /** Laid over the daemon's environment; an `undefined` value removes the variable. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly reader: OutputReader;
+  readonly clock: Clock;
+  /** When the run must be over (the whole run's deadline, not this attempt's), or null for none. */
+  readonly deadlineAt: number | null;
+  /** Between SIGTERM to the group and SIGKILL to whatever is left of it. */
+  readonly killGraceMs?: number;
+  readonly stderrTailBytes?: number;
+  /**
+   * How long to wait for the output to close once the command exited. A process the agent left
+   * behind can hold the pipe open for ever; the run is over when the command is.
+   */
+  readonly drainMs?: number;
+}
+
+export interface AgentHandle {
+  /** The shell's pid, which is also the process group id; null if it could not be started. */
+  readonly pid: number | null;
+  readonly pgid: number | null;
+  onSessionId(listener: (id: string) => void): () => void;
+  readonly result: Promise<AgentResult>;
+  /** Stops the group (SIGTERM, SIGKILL after the grace); the outcome becomes `cancelled`. */
+  cancel(reason: string): void;
+  /**
+   * Stops the group for a reason other than a cancel (resolved elsewhere, shutdown, restart); the
+   * outcome becomes `killed`. `force` sends SIGKILL at once instead of waiting out the grace.
+   */
+  kill(options?: { force?: boolean }): void;
+}
+
+export const DEFAULT_KILL_GRACE_MS = 5_000;
+export const STDERR_TAIL_BYTES = 8 * 1024;
+const DEFAULT_DRAIN_MS = 2_000;
+
+export function startAgent(options: StartAgentOptions): AgentHandle {
+  const { reader, clock } = options;
+  const startedAt = clock.now();
+  const graceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+  const stderr = new TailBuffer(options.stderrTailBytes ?? STDERR_TAIL_BYTES);
+
+  let stoppedBy: Exclude<AgentOutcome, 'exited'> | null = null;
+  let cancelReason: string | null = null;
+  let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+  let outputClosed = false;
+  let graceOver = false;
+  let settled = false;
+  let spawnError: string | null = null;
+  const timers: (() => void)[] = [];
+  let resolve!: (result: AgentResult) => void;
+  const result = new Promise<AgentResult>((r) => (resolve = r));
+
+  let child: ChildProcessWithoutNullStreams;
+  try {
+    // detached: the shell becomes the leader of a new process group (and session), so the group can
+    // be signalled as one, grandchildren included.
+    child = spawn('/bin/sh', ['-c', options.command], { cwd: options.cwd, env: environment(options.env), detached: true, stdio: 'pipe' });
+  } catch (error) {
+    return failedToStart(String(error), reader, startedAt, clock);
+  }
+  const pid = child.pid ?? null;
+
+  const signalGroup = (signal: NodeJS.Signals): void => {
+    if (pid === null) return;
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      // ESRCH: nothing of the group is left.
+    }
+  };
+
+  const settle = (): void => {
+    if (settled || exit === null || !outputClosed) return;
+    // A stopped group is waited on until it is gone or has had its SIGKILL: a result must not claim
+    // the run over while a grandchild that ignored SIGTERM still works.
+    if (stoppedBy !== null && !graceOver && groupAlive(pid)) return;
+    settled = true;
+    for (const cancel of timers) cancel();
+    reader.end();
+    resolve({
+      outcome: stoppedBy ?? 'exited',
+      exitCode: exit.code,
+      signal: exit.signal,
+      reply: reader.finalReply(),
+      tail: reader.unfinishedTail(),
+      stderrTail: stderr.text().trim(),
+      sessionId: reader.sessionId(),
+      cancelReason,
+      error: spawnError,
+      elapsedMs: clock.now() - startedAt,
+    });
+  };
+
+  let graceArmed = false;
+  const stop = (by: Exclude<AgentOutcome, 'exited'>, force: boolean, reason: string | null = null): void => {
+    if (settled) return;
+    // The first stop names the outcome; one that comes after the command ended by itself only
+    // cleans up what it left behind.
+    if (stoppedBy === null && exit === null) {
+      stoppedBy = by;
+      cancelReason = reason;
+    }
+    if (force) {
+      signalGroup('SIGKILL');
+      graceOver = true;
+      return;
+    }
+    if (graceArmed) return;
+    graceArmed = true;
+    signalGroup('SIGTERM');
+    timers.push(
+      clock.after(graceMs, () => {
+        if (groupAlive(pid)) signalGroup('SIGKILL');
+        graceOver = true;
+        settle();
+      }),
+    );
+  };
+
+  child.stdin.on('error', () => {
+    // EPIPE: the command exited (or closed stdin) without reading the whole prompt; its exit says the rest.
+  });
+  child.stdout.on('data', (chunk: Buffer) => reader.push(chunk));
+  child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+  child.on('error', (error) => {
+    // Only a failed spawn reaches here (signals go through process.kill).
+    spawnError = error.message;
+    exit ??= { code: null, signal: null };
+    outputClosed = true;
+    settle();
+  });
+  child.on('exit', (code, signal) => {
+    exit = { code, signal };
+    if (!outputClosed) {
+      timers.push(
+        clock.after(options.drainMs ?? DEFAULT_DRAIN_MS, () => {
+          child.stdout.destroy();
+          child.stderr.destroy();
+          outputClosed = true;
+          settle();
+        }),
+      );
+    }
+    settle();
+  });
+  child.on('close', () => {
+    outputClosed = true;
+    settle();
+  });
+  child.stdin.end(options.prompt);
+
+  if (options.deadlineAt !== null) {
+    timers.push(clock.after(options.deadlineAt - clock.now(), () => stop('timed_out', false)));
+  }
+
+  return {
+    pid,
+    pgid: pid,
+    onSessionId: (listener) => reader.onSessionId(listener),
+    result,
+    cancel(reason) {
+      stop('cancelled', false, reason);
+    },
+    kill(opts) {
+      stop('killed', opts?.force ?? false);
+    },
+  };
+}
+
+/** Whether any process of the group `pgid` is left (signal 0 probes without touching them). */
+export function groupAlive(pgid: number | null): boolean {
+  if (pgid === null) return false;
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function environment(overlay: Readonly<Record<string, string | undefined>> | undefined): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const [name, value] of Object.entries(overlay ?? {})) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  return env;
+}
+
+function failedToStart(error: string, reader: OutputReader, startedAt: number, clock: Clock): AgentHandle {
+  reader.end();
+  return {
+    pid: null,
+    pgid: null,
+    onSessionId: (listener) => reader.onSessionId(listener),
+    result: Promise.resolve({
+      outcome: 'exited',
+      exitCode: null,
+      signal: null,
+      reply: reader.finalReply(),
+      tail: '',
+      stderrTail: '',
+      sessionId: null,
+      cancelReason: null,
+      error,
+      elapsedMs: clock.now() - startedAt,
+    }),
+    cancel() {},
+    kill() {},
+  };
+}

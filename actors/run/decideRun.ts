@@ -1,0 +1,127 @@
+import type { EventData, NewDomainEvent } from '../../events/catalog.ts';
+import { parseStream } from '../../events/envelope.ts';
+import { budgetMsOf, roundedDuration } from '../execution/budget.ts';
+import { looksLikeRefusedResume, sessionAfter, sessionMomentOf } from '../execution/resume.ts';
+import { CANCELLED_MARKER, COMPLETION_RETRY_S, INTERRUPTED_BY_RESTART, type RunExecution, SHUTDOWN_BEFORE_START } from './runState.ts';
+
+type Decision = NewDomainEvent;
+type Result = { ok: boolean; error?: string };
+
+/** A claimed run's decisions (SPEC section 4, "Execution" to "Completion"). Pure. */
+export function decideRun(state: RunExecution, input: NewDomainEvent): Decision[] {
+  const { owner, id: runId } = parseStream(input.stream);
+  const at = input.at;
+  const on = (type: Decision['type'], data: unknown): Decision => ({ stream: input.stream, type, data, at }) as Decision;
+  const onLane = (type: Decision['type'], data: unknown): Decision => ({ stream: `${owner}/lane:${state.lane}`, type, data, at }) as Decision;
+  const complete = (result: Result, reply: string | null = null): Decision =>
+    on('run.completion.requested', { runId, attempt: state.completionAttempts + 1, result, reply });
+
+  switch (input.type) {
+    case 'run.handed.over': {
+      const { lane, budgetS, laneSession } = input.data;
+      if (state.cancelRequested) return [complete({ ok: false, error: CANCELLED_MARKER })];
+      if (state.resolved) return [on('run.settled', { runId, reported: false, reason: 'resolved on the board before it started: nothing posted' })];
+      const budget = budgetMsOf(budgetS);
+      return [on('run.execution.requested', { runId, lane, deadlineAt: budget === null ? null : at + budget, resume: laneSession })];
+    }
+    case 'run.process.began':
+      // A cancel or a resolution that came while it was being spawned stops it now.
+      if (state.resolved || state.cancelRequested) {
+        return [on('run.kill.requested', { runId, pid: input.data.pid, reason: state.resolved ? 'resolved on the board' : CANCELLED_MARKER })];
+      }
+      return [];
+    case 'run.session.announced':
+      if (input.data.sessionId === state.announced) return [];
+      return [onLane('lane.session.remembered', { lane: state.lane, sessionId: input.data.sessionId, runId })];
+    case 'run.process.exited':
+      return answerExit(state, input.data, at, { on, onLane, complete, runId });
+    case 'run.heartbeat.answered': {
+      const { status, cancelRequested } = input.data;
+      if (status === 410) return resolve(state, { on, runId });
+      if (!cancelRequested || state.cancelRequested) return [];
+      const decided = on('run.cancel.decided', { runId, reason: 'the board asked for a cancel' });
+      if (state.phase === 'executing' && state.pid !== null) return [decided, on('run.kill.requested', { runId, pid: state.pid, reason: CANCELLED_MARKER })];
+      // Claimed but not started: it never starts, and is completed with the marker.
+      if (state.phase === 'new' || state.phase === 'handed') return [decided, complete({ ok: false, error: CANCELLED_MARKER })];
+      return [decided];
+    }
+    case 'run.completion.answered': {
+      const { status } = input.data;
+      if (status === 200 || status === 201) return [on('run.settled', { runId, reported: true, reason: 'the board acknowledged its completion' })];
+      if (status === 409 || status === 410) return [on('run.settled', { runId, reported: true, reason: `the board already holds it as terminal (${status})` })];
+      const failed = state.completionAttempts;
+      const wait = COMPLETION_RETRY_S[failed - 1];
+      if (wait === undefined) {
+        return [on('run.settled', { runId, reported: false, reason: `the board did not acknowledge its completion after ${failed} attempts (last: ${status || 'network error'}); it can be reported on redelivery` })];
+      }
+      return [on('run.completion.retrying', { runId, attempt: failed + 1, notBefore: at + wait * 1000, reason: `completion failed (${status || 'network error'}): tried again in ${wait} s` })];
+    }
+    case 'run.completion.due':
+      return [complete(state.result ?? { ok: false, error: 'no result recorded' }, state.reply)];
+    case 'run.found.interrupted': {
+      const kill = input.data.alive && input.data.pid !== null ? [on('run.kill.requested', { runId, pid: input.data.pid, reason: INTERRUPTED_BY_RESTART })] : [];
+      if (state.resolved) return [...kill, on('run.settled', { runId, reported: false, reason: 'resolved on the board: nothing posted' })];
+      return [...kill, complete({ ok: false, error: INTERRUPTED_BY_RESTART })];
+    }
+    case 'run.shutdown.before.start':
+      return [complete({ ok: false, error: SHUTDOWN_BEFORE_START })];
+    default:
+      return [];
+  }
+}
+
+interface Helpers {
+  on: (type: Decision['type'], data: unknown) => Decision;
+  onLane?: (type: Decision['type'], data: unknown) => Decision;
+  complete?: (result: Result, reply?: string | null) => Decision;
+  runId: string;
+}
+
+function resolve(state: RunExecution, { on, runId }: Helpers): Decision[] {
+  if (state.resolved) return [];
+  const noted = on('run.resolved.elsewhere', { runId, reason: 'resolved on the board (reaped, or closed elsewhere): nothing will be posted' });
+  if (state.phase === 'executing' && state.pid !== null) return [noted, on('run.kill.requested', { runId, pid: state.pid, reason: 'resolved on the board' })];
+  if (state.phase === 'requested') return [noted];
+  return [noted, on('run.settled', { runId, reported: false, reason: 'resolved on the board: nothing posted' })];
+}
+
+function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, at: number, h: Required<Helpers>): Decision[] {
+  const reply = exit.reply === null ? ({ ok: false, reason: 'no reply' } as const) : ({ ok: true, text: exit.reply, truncated: false } as const);
+  const result = { outcome: exit.outcome === 'failed_to_start' ? ('exited' as const) : exit.outcome, exitCode: exit.exitCode, reply, stderrTail: exit.stderrTail, tail: exit.tail };
+  const decisions: Decision[] = [];
+  const remembered = state.announced ?? state.session;
+
+  // A refused resume costs nothing of the budget: run the turn again, fresh, inside the same deadline.
+  const timeLeft = state.deadlineAt === null || at < state.deadlineAt;
+  if (!state.resolved && !state.cancelRequested && timeLeft && looksLikeRefusedResume(state.resuming, result)) {
+    if (state.resuming) decisions.push(h.onLane('lane.session.forgotten', { lane: state.lane, sessionId: state.resuming, runId: h.runId, reason: 'the agent refused to resume it' }));
+    decisions.push(h.on('run.execution.requested', { runId: h.runId, lane: state.lane, deadlineAt: state.deadlineAt, resume: null }));
+    return decisions;
+  }
+
+  const moment = exit.outcome === 'failed_to_start' ? 'failed' : sessionMomentOf(result);
+  const after = sessionAfter(moment, state.session, state.announced);
+  if (remembered !== null && after === null) {
+    decisions.push(h.onLane('lane.session.forgotten', { lane: state.lane, sessionId: remembered, runId: h.runId, reason: `its turn ${moment === 'failed' ? 'failed' : moment}` }));
+  }
+  if (state.resolved) return [...decisions, h.on('run.settled', { runId: h.runId, reported: false, reason: 'resolved on the board: nothing posted' })];
+  const outcome = resultOf(state, exit);
+  return [...decisions, h.complete(outcome, outcome.ok ? exit.reply : null)];
+}
+
+/** The completion a finished process earns; the error says what a person needs to know. */
+function resultOf(state: RunExecution, exit: EventData<'run.process.exited'>): Result {
+  const salvage = exit.tail ? ` — unfinished answer: …${exit.tail.slice(-2000)}` : '';
+  if (exit.outcome === 'cancelled' || state.cancelRequested) return { ok: false, error: CANCELLED_MARKER };
+  if (exit.outcome === 'timed_out') {
+    const budget = state.budgetMs === null ? '' : ` after ${roundedDuration(state.budgetMs)}, its budget`;
+    return { ok: false, error: `timed out${budget}${salvage}` };
+  }
+  if (exit.outcome === 'killed') return { ok: false, error: `killed before it finished${salvage}` };
+  if (exit.outcome === 'failed_to_start') return { ok: false, error: `the agent command could not start: ${exit.stderrTail || 'unknown error'}` };
+  if (exit.exitCode !== 0) {
+    return { ok: false, error: `the agent exited with ${exit.exitCode === null ? `signal ${exit.signal}` : `code ${exit.exitCode}`}${exit.stderrTail ? `: ${exit.stderrTail.slice(-2000)}` : ''}` };
+  }
+  if (exit.reply === null || exit.reply.trim() === '') return { ok: false, error: 'the agent exited without a usable reply' };
+  return { ok: true };
+}

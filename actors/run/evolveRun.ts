@@ -1,0 +1,56 @@
+import type { DomainEvent } from '../../events/catalog.ts';
+import { budgetMsOf } from '../execution/budget.ts';
+import type { RunExecution } from './runState.ts';
+
+/** Folds one event of a run's stream into its execution state (in place, see Projection). */
+export function evolveRun(state: RunExecution, event: DomainEvent): RunExecution {
+  switch (event.type) {
+    case 'run.handed.over':
+      state.phase = 'handed';
+      state.lane = event.data.lane;
+      state.session = event.data.laneSession;
+      state.budgetMs = budgetMsOf(event.data.budgetS);
+      break;
+    case 'run.execution.requested':
+      state.phase = 'requested';
+      state.deadlineAt = event.data.deadlineAt;
+      state.resuming = event.data.resume;
+      break;
+    case 'run.process.began':
+      state.phase = 'executing';
+      state.pid = event.data.pid;
+      break;
+    case 'run.session.announced':
+      state.announced = event.data.sessionId;
+      break;
+    case 'run.process.exited':
+      state.pid = null;
+      break;
+    case 'run.cancel.decided':
+      state.cancelRequested = true;
+      break;
+    case 'run.resolved.elsewhere':
+      state.resolved = true;
+      break;
+    case 'lane.session.forgotten':
+      if (state.session === event.data.sessionId) state.session = null;
+      if (state.announced === event.data.sessionId) state.announced = null;
+      break;
+    case 'run.completion.requested':
+      state.phase = 'completing';
+      state.completionAttempts = event.data.attempt;
+      state.result = event.data.result;
+      state.reply = event.data.reply;
+      break;
+    case 'run.completion.retrying':
+      state.completionNotBefore = event.data.notBefore;
+      break;
+    case 'run.settled':
+      state.phase = 'settled';
+      state.pid = null;
+      break;
+    default:
+      break;
+  }
+  return state;
+}

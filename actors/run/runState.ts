@@ -1,0 +1,51 @@
+/**
+ * A claimed run on its computer, from hand-over to settlement. `phase` moves forward only:
+ * handed over → requested (spawn decided) → executing → completing → settled.
+ */
+export type RunPhase = 'new' | 'handed' | 'requested' | 'executing' | 'completing' | 'settled';
+
+export interface RunExecution {
+  phase: RunPhase;
+  lane: string | null;
+  deadlineAt: number | null;
+  budgetMs: number | null;
+  /** The session this attempt resumes (null: a fresh turn). */
+  resuming: string | null;
+  /** The session the lane remembered when the run was handed over, and any announced since. */
+  session: string | null;
+  announced: string | null;
+  pid: number | null;
+  cancelRequested: boolean;
+  resolved: boolean;
+  completionAttempts: number;
+  completionNotBefore: number;
+  result: { ok: boolean; error?: string } | null;
+  reply: string | null;
+}
+
+export function initialRunExecution(): RunExecution {
+  return {
+    phase: 'new',
+    lane: null,
+    deadlineAt: null,
+    budgetMs: null,
+    resuming: null,
+    session: null,
+    announced: null,
+    pid: null,
+    cancelRequested: false,
+    resolved: false,
+    completionAttempts: 0,
+    completionNotBefore: 0,
+    result: null,
+    reply: null,
+  };
+}
+
+/** Failed completions are retried after these waits (about ten minutes in all), heartbeating meanwhile. */
+export const COMPLETION_RETRY_S = [1, 3, 9, 30, 60, 120, 180, 240] as const;
+
+/** The exact error a cancelled run is completed with: the board and its users match on it. */
+export const CANCELLED_MARKER = 'cancelled_by_user';
+export const SHUTDOWN_BEFORE_START = 'the daemon shut down before this run started';
+export const INTERRUPTED_BY_RESTART = 'interrupted by a restart';

@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { defineEvent, eventGroup } from './define.ts';
+import { SafeId } from './queueEvents.ts';
+
+const runId = SafeId;
+const reason = z.string().min(1);
+/** Ids agents announce are opaque tokens; only a plain one is ever put on a command line. */
+const sessionId = z.string().min(1).max(200);
+const result = z.strictObject({ ok: z.boolean(), error: z.string().max(64 * 1024).optional() });
+
+/**
+ * A claimed run's life on its computer (SPEC section 4, "Execution", "Heartbeats, cancel,
+ * resolution", "Completion"): in `<computer>/run:<id>`, and the lane's session in `<computer>/lane:<id>`.
+ */
+export const executionEvents = eventGroup(
+  // Inputs.
+  /** The queue handed a claimed run over to be run; carries what the decision reads. */
+  defineEvent(
+    'run.handed.over',
+    z.strictObject({
+      runId,
+      lane: SafeId,
+      /** The run's budget in seconds (0 = none), the board's or the daemon's default. */
+      budgetS: z.number().nonnegative(),
+      /** The session the lane's last turn left, to resume. */
+      laneSession: sessionId.nullable(),
+    }),
+  ),
+  defineEvent('run.process.began', z.strictObject({ runId, pid: z.number().int().positive(), resuming: sessionId.nullable() })),
+  defineEvent('run.session.announced', z.strictObject({ runId, sessionId })),
+  defineEvent(
+    'run.process.exited',
+    z.strictObject({
+      runId,
+      outcome: z.enum(['exited', 'timed_out', 'cancelled', 'killed', 'failed_to_start']),
+      exitCode: z.number().int().nullable(),
+      signal: z.string().nullable(),
+      /** The reply, capped at 1 MiB (and saying so when cut); null when there was none. */
+      reply: z.string().nullable(),
+      /** The end of an unfinished answer, salvaged on a timeout or a cancel. */
+      tail: z.string().max(16 * 1024),
+      stderrTail: z.string().max(16 * 1024),
+    }),
+  ),
+  /** Only answers that change something are recorded: a cancel asked for, or the run resolved. */
+  defineEvent('run.heartbeat.answered', z.strictObject({ runId, status: z.number().int().min(0).max(599), cancelRequested: z.boolean() })),
+  defineEvent('run.completion.answered', z.strictObject({ runId, status: z.number().int().min(0).max(599) })),
+  defineEvent('run.completion.due', z.strictObject({ runId })),
+  /** Found at start-up: its process began but no exit was recorded (the daemon died meanwhile). */
+  defineEvent('run.found.interrupted', z.strictObject({ runId, pid: z.number().int().nullable(), alive: z.boolean() })),
+  defineEvent('run.shutdown.before.start', z.strictObject({ runId })),
+
+  // Decisions.
+  defineEvent('run.execution.requested', z.strictObject({ runId, lane: SafeId, deadlineAt: z.number().int().nullable(), resume: sessionId.nullable() })),
+  defineEvent('run.cancel.decided', z.strictObject({ runId, reason })),
+  defineEvent('run.kill.requested', z.strictObject({ runId, pid: z.number().int().positive(), reason })),
+  defineEvent('run.resolved.elsewhere', z.strictObject({ runId, reason })),
+  defineEvent('run.completion.requested', z.strictObject({ runId, attempt: z.number().int().positive(), result, reply: z.string().nullable() })),
+  defineEvent('run.completion.retrying', z.strictObject({ runId, attempt: z.number().int().positive(), notBefore: z.number().int(), reason })),
+  defineEvent('run.settled', z.strictObject({ runId, reported: z.boolean(), reason })),
+  defineEvent('lane.session.remembered', z.strictObject({ lane: SafeId, sessionId, runId })),
+  defineEvent('lane.session.forgotten', z.strictObject({ lane: SafeId, sessionId, runId, reason })),
+);

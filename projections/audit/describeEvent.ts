@@ -1,0 +1,159 @@
+import type { DomainEvent } from '../../events/catalog.ts';
+
+/**
+ * One line a person can read for any event of the log: what `runledger audit` prints beside it.
+ * Decisions say why (their `reason`, plus the numbers that make it concrete); inputs say what the
+ * world told us. The switch is exhaustive: a new event type does not compile until it has a sentence.
+ */
+export function describeEvent(event: DomainEvent): string {
+  return oneLine(sentence(event));
+}
+
+function sentence(event: DomainEvent): string {
+  switch (event.type) {
+    // The demo counter.
+    case 'counter.bump.requested':
+      return `asked to add ${event.data.by} (limit ${event.data.limit})`;
+    case 'counter.bumped':
+      return `the total is now ${event.data.total}`;
+    case 'counter.bump.refused':
+      return `refused at ${event.data.total}: ${event.data.reason}`;
+    case 'counter.milestone.reached':
+      return `reached the milestone ${event.data.total}`;
+
+    // The outbox.
+    case 'outbox.taken':
+      return `the outbox took ${plural(event.data.effects.length, 'effect')} (through seq ${event.data.through})`;
+    case 'outbox.performed':
+      return `effect seq ${event.data.effect} ${event.data.ok ? 'performed' : 'failed'}${event.data.detail ? `: ${event.data.detail}` : ''}`;
+    case 'outbox.interrupted':
+      return `effect seq ${event.data.effect} was cut short and will not run again: ${event.data.detail}`;
+
+    // The computer's queue: inputs.
+    case 'computer.configured': {
+      const logins = Object.entries(event.data.loginCapacity).map(([login, n]) => `${login} ${n}`);
+      return `configured: ${plural(event.data.slots, 'slot')}${logins.length ? `, runs at once per login: ${logins.join(', ')}` : ''}`;
+    }
+    case 'scheduler.held':
+      return `${event.data.held ? 'the scheduler is held' : 'the scheduler is released'}: ${event.data.reason}`;
+    case 'drain.started':
+      return `draining, nothing new starts: ${event.data.reason}`;
+    case 'frame.received': {
+      const { kind, frameId, lane, computerId } = event.data;
+      const where = [`frame ${frameId}`, lane ? `lane ${lane}` : '', computerId ? `for computer ${computerId}` : ''].filter(Boolean).join(', ');
+      if (kind === 'run.requested') return `the board pushed the run (${where})`;
+      if (kind === 'run.cancelled') return `the board announced its cancel (${where})`;
+      return `the board sent a frame of kind "${kind}" (${where})`;
+    }
+    case 'frame.refused':
+      return `a frame could not be read (${event.data.frameId === null ? 'no id' : `frame ${event.data.frameId}`}): ${event.data.reason}`;
+    case 'claim.answered': {
+      const { status, code } = event.data;
+      if (status === 0) return 'the claim got no answer: network error';
+      return `the board answered the claim: ${status}${code ? ` ${code}` : ''}`;
+    }
+    case 'timer.fired':
+      return 'its wait is over: the timer fired';
+    case 'run.start.failed':
+      return `the run could not start: ${event.data.reason}`;
+    case 'run.execution.ended':
+      return `the agent's process ended ${event.data.ok ? 'well' : `in failure${event.data.reason ? `: ${event.data.reason}` : ''}`}`;
+
+    // The computer's queue: decisions.
+    case 'frame.acknowledged':
+      return `frame acknowledged ${event.data.status}: ${event.data.reason}`;
+    case 'run.queued':
+      return `queued in lane ${event.data.lane}${event.data.agentId ? ` for agent ${event.data.agentId}` : ''} (arrival ${event.data.arrival})`;
+    case 'run.claim.started':
+      return `claiming it from the board (attempt ${event.data.attempt})`;
+    case 'run.claimed':
+      return `claimed${event.data.skills.length ? `, with skills ${event.data.skills.join(', ')}` : ''}`;
+    case 'run.parked':
+      return `${event.data.reason} (until ${clock(event.data.notBefore)}, wait ${event.data.busyWaits})`;
+    case 'run.claim.retrying':
+      return `${event.data.reason} (attempt ${event.data.claimAttempts + 1} at ${clock(event.data.notBefore)})`;
+    case 'run.unparked':
+    case 'run.requeued':
+    case 'run.skipped':
+    case 'run.withdrawn':
+      return event.data.reason;
+    case 'run.ended':
+      return `ended: ${event.data.reason}`;
+
+    // The board: inputs.
+    case 'board.run.submitted': {
+      const { lane, agentId, timeoutS } = event.data;
+      const budget = timeoutS === null ? '' : timeoutS === 0 ? ', no time limit' : `, budget ${timeoutS} s`;
+      return `submitted to lane ${lane}${agentId ? ` for agent ${agentId}` : ''}${budget}`;
+    }
+    case 'board.computer.added':
+      return `computer ${event.data.computerId} was added`;
+    case 'board.computer.connected':
+      return `computer ${event.data.computerId} connected`;
+    case 'board.computer.disconnected':
+      return `computer ${event.data.computerId} disconnected`;
+    case 'board.claim.requested':
+      return `computer ${event.data.computerId} asked to claim it`;
+    case 'board.heartbeat.lapsed':
+      return `its heartbeats stopped (the last at ${clock(event.data.lastHeartbeatAt)})`;
+    case 'board.cancel.requested':
+      return 'a cancel was asked for';
+    case 'board.run.started':
+      return `computer ${event.data.computerId} reported it started`;
+    case 'board.reply.received':
+      return `computer ${event.data.computerId} sent its reply (${plural(event.data.text.length, 'character')})`;
+    case 'board.completion.received': {
+      const { computerId, ok, error } = event.data;
+      return `computer ${computerId} reported it ${ok ? 'succeeded' : `failed${error ? `: ${error}` : ''}`}`;
+    }
+
+    // The board: decisions.
+    case 'board.run.queued':
+      return `queued on the board in lane ${event.data.lane} (submission ${event.data.submittedOrder})`;
+    case 'board.run.deduplicated':
+    case 'board.run.cancelled':
+    case 'board.run.resolved':
+    case 'board.computer.registered':
+    case 'board.computer.online':
+    case 'board.computer.offline':
+      return event.data.reason;
+    case 'board.run.offered':
+      return `${event.data.reason} (offered to ${event.data.computers.join(', ')})`;
+    case 'board.run.claimed':
+      return `claimed by ${event.data.computerId}: ${event.data.reason}`;
+    case 'board.run.running':
+      return `running on ${event.data.computerId}: ${event.data.reason}`;
+    case 'board.run.cancel.requested':
+      return `cancel passed on to ${event.data.computerId}: ${event.data.reason}`;
+    case 'board.run.replied':
+      return `the reply was recorded (${plural(event.data.text.length, 'character')})`;
+    case 'board.run.finished':
+      return `finished, ${event.data.state}: ${event.data.reason}${event.data.error ? ` (${event.data.error})` : ''}`;
+    case 'board.request.refused':
+      return `the ${event.data.request} request was refused ${event.data.status} ${event.data.code}: ${event.data.reason}`;
+    case 'board.request.repeated':
+      return `the ${event.data.request} request was answered again ${event.data.status}: ${event.data.reason}`;
+
+    default: {
+      const unknown: never = event;
+      return `an event of type ${(unknown as DomainEvent).type}`;
+    }
+  }
+}
+
+/** `HH:MM:SS` in UTC: the log's times are UTC, and so is every time the audit prints. */
+export function clock(at: number): string {
+  return new Date(at).toISOString().slice(11, 19);
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+const MAX_LINE = 300;
+
+/** Errors and replies can span lines and pages; a timeline line is one line, bounded. */
+function oneLine(text: string): string {
+  const flat = text.replace(/\s*[\r\n]+\s*/g, ' ⏎ ').trim();
+  return flat.length > MAX_LINE ? `${flat.slice(0, MAX_LINE - 1)}…` : flat;
+}

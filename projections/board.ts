@@ -1,0 +1,13 @@
+import { boardDecider } from '../actors/board/boardDecider.ts';
+import type { BoardState } from '../actors/board/boardState.ts';
+import type { Projection } from './projection.ts';
+
+/** The board's runs, lanes and computers (SPEC section 7): what `GET /v1/runs/{id}` and the lease monitor read. */
+export const boardProjection: Projection<BoardState> = {
+  name: 'board',
+  version: 1,
+  initial: () => boardDecider.initialState('board'),
+  evolve(state, event) {
+    return boardDecider.scopeOf(event) === null ? state : boardDecider.evolve(state, event);
+  },
+};

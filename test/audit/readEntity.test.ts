@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { appendOrThrow } from '../../events/store/eventStore.ts';
+import { SELECT_ENTITY } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { bumped } from '../support/events.ts';
+import { openTempStore } from '../support/tempStore.ts';
+
+describe('store: one entity across owners', () => {
+  it('reads `kind:id` from the board’s stream and every computer’s, in seq order, and nothing else', async () => {
+    const store = await openTempStore();
+    const streams = ['c1/counter:a', 'counter:a', 'c2/counter:a', 'counter:ab', 'c1/counter:b', 'c1/lane:a'];
+    let total = 0;
+    for (let round = 0; round < 3; round++) {
+      for (const stream of streams) {
+        await appendOrThrow(store, { expected: { [stream]: 'any' }, events: [bumped(stream, ++total)] });
+      }
+    }
+    const events = await store.readEntity('counter:a');
+    expect(events.map((e) => e.stream)).toEqual(Array.from({ length: 3 }, () => ['c1/counter:a', 'counter:a', 'c2/counter:a']).flat());
+    expect(events.map((e) => e.seq)).toEqual([...events.map((e) => e.seq)].sort((a, b) => a - b));
+    expect(await store.readEntity('counter:zz')).toEqual([]);
+  });
+
+  it('finds them through index events_stream_id, already in seq order (no scan, no sort)', async () => {
+    const store = await openTempStore();
+    const plan = store.db.prepare(`EXPLAIN QUERY PLAN ${SELECT_ENTITY}`).all('run:r1') as { detail: string }[];
+    const details = plan.map((p) => p.detail).join(' | ');
+    expect(details).toMatch(/^SEARCH events USING (COVERING )?INDEX events_stream_id \(<expr>=\?\)$/);
+    expect(details).not.toContain('TEMP B-TREE');
+  });
+});

@@ -1,0 +1,94 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { boardDecider } from '../../actors/board/boardDecider.ts';
+import { type BoardState, initialBoardState } from '../../actors/board/boardState.ts';
+import { decideAndAppend } from '../../actors/decideAndAppend.ts';
+import { decideStep } from '../../actors/decideStep.ts';
+import { deciders } from '../../actors/registry.ts';
+import { replayLog } from '../../actors/replay/replayLog.ts';
+import type { NewDomainEvent } from '../../events/catalog.ts';
+import { boardProjection } from '../../projections/board.ts';
+import { hydrateProjections } from '../../projections/hydrate.ts';
+import { rebuildProjections } from '../../projections/rebuild.ts';
+import { projections } from '../../projections/registry.ts';
+import { openTempStore } from '../support/tempStore.ts';
+import { BoardModel } from './boardModel.ts';
+import { ScenarioWriter, type Step, computersArb, stepArb } from './boardScenario.ts';
+
+interface Recorded {
+  readonly input: NewDomainEvent;
+  /** Null when the board ignored the input (it is then not written either). */
+  readonly decisions: readonly NewDomainEvent[] | null;
+}
+
+function runInMemory(computers: number, steps: readonly Step[]): { history: Recorded[]; state: BoardState; model: BoardModel } {
+  const writer = new ScenarioWriter(computers);
+  const model = new BoardModel();
+  const history: Recorded[] = [];
+  let state = initialBoardState();
+  const apply = (input: NewDomainEvent): void => {
+    const step = decideStep(boardDecider, state, input);
+    if (step) state = step.state;
+    history.push({ input, decisions: step?.decisions ?? null });
+    try {
+      model.observe(input, step?.decisions ?? null, state);
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\n  after input #${history.length} ${show(input)}\n${trail(history)}`);
+    }
+  };
+  for (const input of writer.setup()) apply(input);
+  for (const step of steps) apply(writer.next(step, state));
+  return { history, state, model };
+}
+
+function show(event: NewDomainEvent): string {
+  return `${event.type} ${event.stream} @${event.at} ${JSON.stringify(event.data)}`;
+}
+function trail(history: readonly Recorded[]): string {
+  return history
+    .slice(-12)
+    .map((r) => `  ${show(r.input)}\n${(r.decisions ?? []).map((d) => `    → ${d.type} ${JSON.stringify(d.data)}`).join('\n') || '    (ignored or nothing decided)'}`)
+    .join('\n');
+}
+
+const json = <T>(value: T): T => JSON.parse(JSON.stringify(value));
+
+describe('board: properties over random histories', () => {
+  it('never grants two claims of a run, never opens two turns in a lane, keeps every terminal state final, and its log replays and rebuilds', async () => {
+    let claims = 0;
+    let runs = 0;
+    await fc.assert(
+      fc.asyncProperty(computersArb, fc.array(stepArb, { minLength: 1, maxLength: 120, size: 'max' }), async (computers, steps) => {
+        const { history, state, model } = runInMemory(computers, steps);
+        claims += model.claimsGranted();
+        runs += model.size;
+
+        // The same inputs through the real log: each decided and appended in one transaction.
+        const store = await openTempStore(undefined, { sync: 'normal' });
+        const versions = new Map<string, number>();
+        let logged = initialBoardState();
+        for (const { input, decisions } of history) {
+          const outcome = await decideAndAppend(store, boardDecider, logged, input, versions);
+          if (!outcome.ok) throw outcome.conflict;
+          logged = outcome.state;
+          if (decisions === null) expect(outcome.input).toBeNull();
+          else expect(outcome.decisions.map((d) => [d.stream, d.type, d.data])).toEqual(json(decisions.map((d) => [d.stream, d.type, d.data])));
+        }
+        expect(json(logged)).toEqual(json(state));
+
+        const replay = await replayLog(store, deciders);
+        expect(replay).toMatchObject({ ok: true, inputs: history.filter((r) => r.decisions !== null).length });
+
+        const folded = await hydrateProjections(store, [boardProjection]);
+        expect(json(folded.get('board')!.state)).toEqual(json(state));
+        await rebuildProjections(store, projections, { write: true });
+        expect((await rebuildProjections(store, projections)).every((r) => r.equal)).toBe(true);
+        await store.close();
+      }),
+      { numRuns: 100 },
+    );
+    // The histories reach the interesting places, not only refusals.
+    expect(runs).toBeGreaterThan(500);
+    expect(claims).toBeGreaterThan(100);
+  });
+});

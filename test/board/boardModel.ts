@@ -1,0 +1,151 @@
+import { requestAnswer } from '../../actors/board/boardAnswers.ts';
+import { cancelRequested, openClaims, runView } from '../../actors/board/boardQueries.ts';
+import type { BoardState, RunState } from '../../actors/board/boardState.ts';
+import type { NewDomainEvent } from '../../events/catalog.ts';
+
+interface ModelRun {
+  readonly runId: string;
+  readonly lane: string;
+  state: RunState;
+  holder: string | null;
+  claims: number;
+  cancelPending: boolean;
+  offeredTo: Set<string>;
+}
+
+const REQUESTS = new Set([
+  'board.run.submitted', 'board.computer.added', 'board.computer.connected', 'board.claim.requested',
+  'board.cancel.requested', 'board.reply.received', 'board.completion.received',
+]);
+const TERMINAL = new Set<RunState>(['succeeded', 'failed', 'cancelled', 'resolved']);
+
+/**
+ * SPEC section 7's rules as a model kept from the decisions alone, checked against every decision as
+ * it is taken and against the board's own state after every step. It is the rule, not the code:
+ * it knows nothing of the board's indexes.
+ */
+export class BoardModel {
+  private readonly runs = new Map<string, ModelRun>();
+  private readonly connected = new Set<string>();
+
+  observe(input: NewDomainEvent, decisions: readonly NewDomainEvent[] | null, state: BoardState): void {
+    if (decisions !== null && REQUESTS.has(input.type) && requestAnswer(decisions) === null) fail(`request ${input.type} got no answer`);
+    for (const decision of decisions ?? []) this.decided(decision);
+    this.compare(state);
+  }
+
+  get size(): number {
+    return this.runs.size;
+  }
+
+  claimsGranted(): number {
+    return [...this.runs.values()].reduce((n, r) => n + r.claims, 0);
+  }
+
+  private decided(d: NewDomainEvent): void {
+    switch (d.type) {
+      case 'board.computer.online':
+        this.connected.add(d.data.computerId);
+        return;
+      case 'board.computer.offline':
+        this.connected.delete(d.data.computerId);
+        return;
+      case 'board.computer.registered':
+      case 'board.request.refused':
+      case 'board.request.repeated':
+      case 'board.run.deduplicated':
+        return;
+      case 'board.run.queued':
+        if (this.runs.has(d.data.runId)) fail(`run ${d.data.runId} queued twice`);
+        this.runs.set(d.data.runId, {
+          runId: d.data.runId, lane: d.data.lane, state: 'queued', holder: null, claims: 0, cancelPending: false, offeredTo: new Set(),
+        });
+        return;
+      default:
+        break;
+    }
+    const runId = (d.data as { runId: string }).runId;
+    const run = this.runs.get(runId);
+    if (!run) fail(`${d.type} about run ${runId}, which was never queued`);
+    if (TERMINAL.has(run.state)) fail(`${d.type} about run ${runId} after it became ${run.state}: a terminal state is final`);
+    const expect = (...from: RunState[]) => {
+      if (!from.includes(run.state)) fail(`${d.type} of run ${runId} while it is ${run.state}`);
+    };
+    switch (d.type) {
+      case 'board.run.offered':
+        expect('queued');
+        for (const c of d.data.computers) {
+          if (!this.connected.has(c)) fail(`run ${runId} offered to ${c}, which is not connected`);
+          run.offeredTo.add(c);
+        }
+        break;
+      case 'board.run.claimed': {
+        expect('queued');
+        run.claims++;
+        if (run.claims > 1) fail(`run ${runId} claimed twice`);
+        const open = [...this.runs.values()].find((r) => r.lane === run.lane && r.holder !== null && !TERMINAL.has(r.state));
+        if (open) fail(`run ${runId} claimed while ${open.runId} of lane ${run.lane} is ${open.state}: two open turns in one lane`);
+        run.state = 'claimed';
+        run.holder = d.data.computerId;
+        break;
+      }
+      case 'board.run.running':
+        expect('claimed');
+        run.state = 'running';
+        break;
+      case 'board.run.replied':
+        expect('claimed', 'running');
+        if (d.data.computerId !== run.holder) fail(`reply to ${runId} from ${d.data.computerId}, held by ${run.holder}`);
+        run.state = 'running';
+        break;
+      case 'board.run.cancel.requested':
+        expect('claimed', 'running');
+        if (run.cancelPending) fail(`cancel of ${runId} requested twice`);
+        run.cancelPending = true;
+        break;
+      case 'board.run.cancelled': {
+        expect('queued');
+        const told = [...run.offeredTo].sort();
+        if (JSON.stringify(told) !== JSON.stringify(d.data.offeredTo)) fail(`cancel of ${runId} told ${d.data.offeredTo}, offered to ${told}`);
+        run.state = 'cancelled';
+        break;
+      }
+      case 'board.run.finished':
+        expect('claimed', 'running');
+        if (d.data.computerId !== run.holder) fail(`completion of ${runId} from ${d.data.computerId}, held by ${run.holder}`);
+        run.state = d.data.state;
+        break;
+      case 'board.run.resolved':
+        expect('claimed', 'running');
+        run.state = 'resolved';
+        break;
+      default:
+        fail(`unexpected decision ${d.type}`);
+    }
+  }
+
+  private compare(state: BoardState): void {
+    const open: string[] = [];
+    for (const run of this.runs.values()) {
+      const view = runView(state, run.runId);
+      if (view?.state !== run.state) fail(`run ${run.runId} reads ${view?.state} on the board, ${run.state} by its decisions`);
+      if ((view.computer_id ?? null) !== run.holder) fail(`run ${run.runId} held by ${view.computer_id} on the board, ${run.holder} by its decisions`);
+      const pending = run.cancelPending && !TERMINAL.has(run.state);
+      if (cancelRequested(state, run.runId) !== pending) fail(`run ${run.runId}: cancelRequested disagrees (${pending} by its decisions)`);
+      if (run.holder !== null && !TERMINAL.has(run.state)) open.push(run.runId);
+    }
+    const listed = openClaims(state).map((c) => c.runId).sort();
+    if (JSON.stringify(listed) !== JSON.stringify(open.sort())) fail(`openClaims lists ${listed}, the decisions say ${open}`);
+    const lanes = new Map<string, string>();
+    for (const runId of open) {
+      const lane = this.runs.get(runId)!.lane;
+      if (lanes.has(lane)) fail(`lane ${lane} has two open turns: ${lanes.get(lane)} and ${runId}`);
+      lanes.set(lane, runId);
+    }
+    if (JSON.stringify([...this.connected].sort()) !== JSON.stringify(state.connected)) fail(`connected ${state.connected}, the decisions say ${[...this.connected]}`);
+  }
+}
+
+function fail(message: string): never {
+  throw new Error(message);
+}

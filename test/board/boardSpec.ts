@@ -1,0 +1,92 @@
+import { boardDecider } from '../../actors/board/boardDecider.ts';
+import { boardInput } from '../../actors/board/boardInputs.ts';
+import { type BoardState, initialBoardState } from '../../actors/board/boardState.ts';
+import { decideStep } from '../../actors/decideStep.ts';
+import type { NewDomainEvent } from '../../events/catalog.ts';
+
+export const T0 = Date.UTC(2026, 0, 1);
+
+/** The board's inputs, stamped at `at` ms after T0. */
+export const input = {
+  submit: (runId: string, lane: string, at = 0, extra: { agentId?: string; timeoutS?: number; idempotencyKey?: string } = {}) =>
+    boardInput.submitted(
+      {
+        runId, lane, prompt: `prompt of ${runId}`, agentId: extra.agentId ?? null, timeoutS: extra.timeoutS ?? null,
+        ...(extra.idempotencyKey ? { idempotencyKey: extra.idempotencyKey } : {}),
+      },
+      T0 + at,
+    ),
+  added: (computerId: string, at = 0) => boardInput.computerAdded(computerId, `sha256:${computerId}`, T0 + at),
+  connected: (computerId: string, at = 0) => boardInput.connected(computerId, T0 + at),
+  disconnected: (computerId: string, at = 0) => boardInput.disconnected(computerId, T0 + at),
+  claim: (runId: string, computerId: string, at = 0) => boardInput.claim(runId, computerId, T0 + at),
+  lapsed: (runId: string, lastHeartbeatAt: number, at: number) => boardInput.lapsed(runId, T0 + lastHeartbeatAt, T0 + at),
+  cancel: (runId: string, at = 0) => boardInput.cancel(runId, T0 + at),
+  started: (runId: string, computerId: string, at = 0) => boardInput.started(runId, computerId, T0 + at),
+  reply: (runId: string, computerId: string, text: string, at = 0) => boardInput.reply(runId, computerId, text, T0 + at),
+  complete: (runId: string, computerId: string, ok: boolean, error?: string, at = 0) => boardInput.completion(runId, computerId, ok, error, T0 + at),
+};
+
+/** Computers added and connected, in order. */
+export function computersOnline(...computerIds: string[]): NewDomainEvent[] {
+  return computerIds.flatMap((c) => [input.added(c), input.connected(c)]);
+}
+
+/**
+ * given / when / then for the board decider: `given` inputs go through the whole step (decide, fold),
+ * `when` returns the decisions of one more input (null when it is ignored, so not even recorded).
+ */
+export function boardSpec(...given: NewDomainEvent[]) {
+  let state: BoardState = initialBoardState();
+  const apply = (event: NewDomainEvent) => {
+    const step = decideStep(boardDecider, state, event);
+    if (step) state = step.state;
+    return step ? step.decisions : null;
+  };
+  for (const event of given) apply(event);
+  return {
+    when: (event: NewDomainEvent) => apply(event),
+    get state() {
+      return state;
+    },
+  };
+}
+
+/** Decisions reduced to what a rule speaks of. */
+export function summary(decisions: readonly NewDomainEvent[] | null): string[] {
+  if (decisions === null) return ['(ignored)'];
+  return decisions.map((d) => {
+    switch (d.type) {
+      case 'board.run.queued':
+        return `queued ${d.data.runId} #${d.data.submittedOrder}`;
+      case 'board.run.deduplicated':
+        return `deduplicated ${d.data.drawnRunId} → ${d.data.runId}`;
+      case 'board.run.offered':
+        return `offered ${d.data.runId} → ${d.data.computers.join(',')}`;
+      case 'board.run.claimed':
+        return `claimed ${d.data.runId} by ${d.data.computerId}`;
+      case 'board.run.running':
+        return `running ${d.data.runId}`;
+      case 'board.run.cancel.requested':
+        return `cancel pending ${d.data.runId}`;
+      case 'board.run.cancelled':
+        return `cancelled ${d.data.runId} → ${d.data.offeredTo.join(',') || '(nobody)'}`;
+      case 'board.run.replied':
+        return `replied ${d.data.runId}`;
+      case 'board.run.finished':
+        return `finished ${d.data.runId} ${d.data.state}`;
+      case 'board.run.resolved':
+        return `resolved ${d.data.runId}`;
+      case 'board.request.refused':
+        return `refused ${d.data.request} ${d.data.status} ${d.data.code}`;
+      case 'board.request.repeated':
+        return `repeated ${d.data.request} ${d.data.status}`;
+      case 'board.computer.registered':
+      case 'board.computer.online':
+      case 'board.computer.offline':
+        return `${d.type.slice('board.computer.'.length)} ${d.data.computerId}`;
+      default:
+        return d.type;
+    }
+  });
+}

@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { framesOf, requestAnswer } from '../../actors/board/boardAnswers.ts';
+import { runView } from '../../actors/board/boardQueries.ts';
+import { boardSpec, computersOnline, input, summary } from './boardSpec.ts';
+
+const { submit, claim, complete, connected, disconnected, added } = input;
+
+describe('board: offers', () => {
+  it('given two connected computers, when a run is submitted, then it is queued and offered to both', () => {
+    const spec = boardSpec(...computersOnline('c2', 'c1'));
+    const decisions = spec.when(submit('r1', 'A', 0, { agentId: 'x', timeoutS: 60 }));
+    expect(summary(decisions)).toEqual(['queued r1 #0', 'offered r1 → c1,c2']);
+    expect(requestAnswer(decisions!)).toEqual({ status: 201, runId: 'r1' });
+    expect(decisions![1]!.data).toMatchObject({ agentId: 'x', reason: 'submitted: offered to every connected computer (2)' });
+    expect(runView(spec.state, 'r1')).toEqual({ run_id: 'r1', lane: 'A', state: 'queued' });
+  });
+
+  it('given no computer connected, then a run is queued and offered to nobody; a computer that connects is offered every unclaimed run, oldest first', () => {
+    const spec = boardSpec(added('c1'), added('c2'), submit('r1', 'A'), submit('r2', 'B', 1), submit('r3', 'A', 2), submit('r4', 'C', 3));
+    expect(summary(spec.when(submit('r5', 'A', 4)))).toEqual(['queued r5 #4']);
+    spec.when(connected('c1', 5));
+    spec.when(claim('r2', 'c1', 6));
+    spec.when(input.cancel('r4', 7));
+    spec.when(disconnected('c1', 8));
+    // c1 ran lane B's turn: B is not A. c2 connects and is offered every unclaimed run.
+    expect(summary(spec.when(connected('c2', 9)))).toEqual(['online c2', 'offered r1 → c2', 'offered r3 → c2', 'offered r5 → c2']);
+  });
+
+  it('given a computer that reconnects, then its unclaimed runs are pushed to it again', () => {
+    const spec = boardSpec(...computersOnline('c1'), submit('r1', 'A'), submit('r2', 'B'), claim('r1', 'c1'), disconnected('c1', 1));
+    expect(summary(spec.when(connected('c1', 2)))).toEqual(['online c1', 'offered r2 → c1']);
+  });
+
+  it('given the computer that ran a lane\'s last turn is connected, then the lane\'s runs go to it only; once it leaves, to everyone', () => {
+    const spec = boardSpec(...computersOnline('c1', 'c2'), submit('r1', 'A'), claim('r1', 'c2', 1), complete('r1', 'c2', true, undefined, 2));
+    const next = spec.when(submit('r2', 'A', 3));
+    expect(summary(next)).toEqual(['queued r2 #1', 'offered r2 → c2']);
+    expect(next![1]!.data).toMatchObject({ reason: 'submitted: offered to c2, which ran the last turn of lane A' });
+    // Another lane still goes to everyone.
+    expect(summary(spec.when(submit('b1', 'B', 4)))).toEqual(['queued b1 #2', 'offered b1 → c1,c2']);
+    // A third computer connecting is not offered lane A: it stays with c2.
+    spec.when(added('c3'));
+    expect(summary(spec.when(connected('c3', 5)))).toEqual(['online c3', 'offered b1 → c3']);
+    // c2 leaves: lane A's runs go to those that have not had them.
+    const left = spec.when(disconnected('c2', 6));
+    expect(summary(left)).toEqual(['offline c2', 'offered r2 → c1,c3']);
+    expect(left![1]!.data).toMatchObject({ reason: 're-offered: computer c2, which ran the last turn of lane A, disconnected' });
+    expect(summary(spec.when(submit('r3', 'A', 7)))).toEqual(['queued r3 #3', 'offered r3 → c1,c3']);
+    // c2 is back: lane A is its again.
+    expect(summary(spec.when(connected('c2', 8)))).toEqual(['online c2', 'offered r2 → c2', 'offered b1 → c2', 'offered r3 → c2']);
+    expect(summary(spec.when(submit('r4', 'A', 9)))).toEqual(['queued r4 #4', 'offered r4 → c2']);
+  });
+
+  it('given a disconnect of a computer that is not connected, then it is ignored and not recorded', () => {
+    const spec = boardSpec(added('c1'));
+    expect(summary(spec.when(disconnected('c1')))).toEqual(['(ignored)']);
+  });
+
+  it('given an offer and a cancel committed at seq 7 and 9, then the server pushes one frame per computer, ids unique', () => {
+    const spec = boardSpec(...computersOnline('c1', 'c2'));
+    const [, offered] = spec.when(submit('r1', 'A'))!;
+    expect(framesOf({ ...offered!, seq: 7 })).toEqual([
+      { computerId: 'c1', frame: { id: '7-c1', kind: 'run.requested', data: { run_id: 'r1', lane: 'A', computer_id: 'c1' } } },
+      { computerId: 'c2', frame: { id: '7-c2', kind: 'run.requested', data: { run_id: 'r1', lane: 'A', computer_id: 'c2' } } },
+    ]);
+    const [cancelled] = spec.when(input.cancel('r1'))!;
+    expect(framesOf({ ...cancelled!, seq: 9 })).toEqual([
+      { computerId: 'c1', frame: { id: '9-c1', kind: 'run.cancelled', data: { run_id: 'r1' } } },
+      { computerId: 'c2', frame: { id: '9-c2', kind: 'run.cancelled', data: { run_id: 'r1' } } },
+    ]);
+  });
+});
+
+describe('board: submissions', () => {
+  it('given a submission with an idempotency key, when the same key comes again, then no new run: the answer names the first', () => {
+    const spec = boardSpec(...computersOnline('c1'), submit('r1', 'A', 0, { idempotencyKey: 'key-1' }));
+    const again = spec.when(submit('r9', 'A', 1, { idempotencyKey: 'key-1' }));
+    expect(summary(again)).toEqual(['deduplicated r9 → r1']);
+    expect(again![0]!.stream).toBe('run:r1');
+    expect(requestAnswer(again!)).toEqual({ status: 201, runId: 'r1' });
+    expect(runView(spec.state, 'r9')).toBeNull();
+    expect(summary(spec.when(submit('r2', 'A', 2, { idempotencyKey: 'key-2' })))).toEqual(['queued r2 #1', 'offered r2 → c1']);
+    expect(summary(spec.when(submit('r3', 'A', 3)))).toEqual(['queued r3 #2', 'offered r3 → c1']);
+  });
+
+  it('given a run id already taken, then the submission is refused, never overwritten', () => {
+    const spec = boardSpec(submit('r1', 'A'));
+    expect(summary(spec.when(submit('r1', 'B')))).toEqual(['refused submit 409 run_exists']);
+    expect(runView(spec.state, 'r1')).toMatchObject({ lane: 'A' });
+  });
+
+  it('given a computer, when it is added again or an unknown one connects, then it is refused', () => {
+    const spec = boardSpec(added('c1'));
+    expect(summary(spec.when(added('c1')))).toEqual(['refused computer.add 409 computer_exists']);
+    expect(summary(spec.when(connected('c9')))).toEqual(['refused connect 404 unknown_computer']);
+  });
+});

@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import { decideStep } from '../../actors/decideStep.ts';
+import { runDecider } from '../../actors/run/runDecider.ts';
+import { type RunExecution, initialRunExecution } from '../../actors/run/runState.ts';
+import type { NewDomainEvent } from '../../events/catalog.ts';
+
+const T0 = Date.UTC(2026, 0, 1);
+const stream = 'c1/run:r1';
+const at = (ms: number) => T0 + ms;
+
+const input = {
+  handed: (laneSession: string | null = null, budgetS = 7200, ms = 0): NewDomainEvent => ({ stream, type: 'run.handed.over', data: { runId: 'r1', lane: 'L', budgetS, laneSession }, at: at(ms) }),
+  began: (pid = 4242, resuming: string | null = null, ms = 10): NewDomainEvent => ({ stream, type: 'run.process.began', data: { runId: 'r1', pid, resuming }, at: at(ms) }),
+  announced: (sessionId: string, ms = 20): NewDomainEvent => ({ stream, type: 'run.session.announced', data: { runId: 'r1', sessionId }, at: at(ms) }),
+  exited: (over: Partial<{ outcome: 'exited' | 'timed_out' | 'cancelled' | 'killed'; exitCode: number | null; reply: string | null; tail: string; stderrTail: string }> = {}, ms = 1000): NewDomainEvent => ({
+    stream, type: 'run.process.exited',
+    data: { runId: 'r1', outcome: over.outcome ?? 'exited', exitCode: over.exitCode === undefined ? 0 : over.exitCode, signal: null, reply: over.reply === undefined ? 'done' : over.reply, tail: over.tail ?? '', stderrTail: over.stderrTail ?? '' },
+    at: at(ms),
+  }),
+  heartbeat: (status: number, cancelRequested: boolean, ms = 500): NewDomainEvent => ({ stream, type: 'run.heartbeat.answered', data: { runId: 'r1', status, cancelRequested }, at: at(ms) }),
+  completion: (status: number, ms: number): NewDomainEvent => ({ stream, type: 'run.completion.answered', data: { runId: 'r1', status }, at: at(ms) }),
+  due: (ms: number): NewDomainEvent => ({ stream, type: 'run.completion.due', data: { runId: 'r1' }, at: at(ms) }),
+};
+
+function spec(...given: NewDomainEvent[]) {
+  let state: RunExecution = initialRunExecution();
+  const apply = (event: NewDomainEvent) => {
+    const step = decideStep(runDecider, state, event);
+    if (step) state = step.state;
+    return step ? step.decisions : null;
+  };
+  for (const event of given) apply(event);
+  return { when: apply, get state() { return state; } };
+}
+
+const types = (decisions: readonly NewDomainEvent[] | null) => (decisions === null ? ['(ignored)'] : decisions.map((d) => d.type));
+const dataOf = (decisions: readonly NewDomainEvent[] | null, type: string) => decisions?.find((d) => d.type === type)?.data as Record<string, unknown>;
+
+describe('a claimed run on its computer', () => {
+  it('given a hand-over, then it is executed with one deadline for the whole run, resuming the lane session', () => {
+    const decisions = spec().when(input.handed('sess-1', 60));
+    expect(types(decisions)).toEqual(['run.execution.requested']);
+    expect(dataOf(decisions, 'run.execution.requested')).toEqual({ runId: 'r1', lane: 'L', deadlineAt: at(60_000), resume: 'sess-1' });
+  });
+
+  it('given budget 0, then there is no deadline', () => {
+    expect(dataOf(spec().when(input.handed(null, 0)), 'run.execution.requested')!.deadlineAt).toBeNull();
+  });
+
+  it('given an announced session id, then the lane remembers it at once, and only once', () => {
+    const s = spec(input.handed(), input.began());
+    const decisions = s.when(input.announced('sess-9'));
+    expect(decisions).toEqual([{ stream: 'c1/lane:L', type: 'lane.session.remembered', data: { lane: 'L', sessionId: 'sess-9', runId: 'r1' }, at: at(20) }]);
+    expect(types(s.when(input.announced('sess-9', 30)))).toEqual([]);
+  });
+
+  it('given a clean exit with a reply, then it is completed ok with the reply', () => {
+    const decisions = spec(input.handed(), input.began()).when(input.exited());
+    expect(dataOf(decisions, 'run.completion.requested')).toEqual({ runId: 'r1', attempt: 1, result: { ok: true }, reply: 'done' });
+  });
+
+  it('given an ordinary failure, then the session it announced is forgotten and the run completes failed', () => {
+    const decisions = spec(input.handed('old'), input.began(4242, 'old'), input.announced('new')).when(input.exited({ exitCode: 3, reply: null, stderrTail: 'boom' }));
+    expect(types(decisions)).toEqual(['lane.session.forgotten', 'run.completion.requested']);
+    expect(dataOf(decisions, 'lane.session.forgotten')!.sessionId).toBe('new');
+    expect(dataOf(decisions, 'run.completion.requested')!.result).toEqual({ ok: false, error: 'the agent exited with code 3: boom' });
+  });
+
+  it('given a timeout, then the session is kept and the error carries the unfinished answer', () => {
+    const decisions = spec(input.handed(null, 5400), input.began(), input.announced('s1')).when(input.exited({ outcome: 'timed_out', exitCode: null, reply: null, tail: 'half an answ' }));
+    expect(types(decisions)).toEqual(['run.completion.requested']);
+    expect((dataOf(decisions, 'run.completion.requested')!.result as { error: string }).error).toBe('timed out after about 1.5 hours, its budget — unfinished answer: …half an answ');
+  });
+
+  it('given a resume the agent refuses, then the session is forgotten and the turn runs fresh inside the same deadline', () => {
+    const s = spec(input.handed('gone', 100), input.began(4242, 'gone'));
+    const decisions = s.when(input.exited({ exitCode: 1, reply: null, stderrTail: 'No conversation found with session ID: gone' }, 2_000));
+    expect(types(decisions)).toEqual(['lane.session.forgotten', 'run.execution.requested']);
+    expect(dataOf(decisions, 'run.execution.requested')).toEqual({ runId: 'r1', lane: 'L', deadlineAt: at(100_000), resume: null });
+  });
+
+  it('given a cancel from the heartbeat while executing, then its process group is killed and it completes with the marker', () => {
+    const s = spec(input.handed(), input.began(777));
+    expect(types(s.when(input.heartbeat(200, true)))).toEqual(['run.cancel.decided', 'run.kill.requested']);
+    expect(types(s.when(input.heartbeat(200, true, 600)))).toEqual(['(ignored)']);
+    const done = s.when(input.exited({ outcome: 'cancelled', exitCode: null, reply: null, tail: 'partial' }));
+    expect(dataOf(done, 'run.completion.requested')!.result).toEqual({ ok: false, error: 'cancelled_by_user' });
+  });
+
+  it('given a cancel of a claimed run that has not started, then it never starts and is completed with the marker', () => {
+    const s = spec();
+    expect(types(s.when(input.heartbeat(200, true, 0)))).toEqual(['run.cancel.decided', 'run.completion.requested']);
+    expect(types(s.when(input.handed()))).toEqual(['(ignored)']);
+  });
+
+  it('given the board resolved it mid-run, then the process is killed and nothing is posted', () => {
+    const s = spec(input.handed(), input.began(777));
+    expect(types(s.when(input.heartbeat(410, false)))).toEqual(['run.resolved.elsewhere', 'run.kill.requested']);
+    expect(types(s.when(input.exited({ outcome: 'killed', exitCode: null, reply: null })))).toEqual(['run.settled']);
+    expect(s.state.phase).toBe('settled');
+  });
+
+  it('given failed completions, then they are retried after 1, 3, 9, 30, 60, 120, 180, 240 s and then left reportable', () => {
+    const s = spec(input.handed(), input.began(), input.exited());
+    let now = 1000;
+    const waits: number[] = [];
+    for (;;) {
+      const answer = s.when(input.completion(503, now));
+      const retry = dataOf(answer, 'run.completion.retrying');
+      if (!retry) {
+        expect(types(answer)).toEqual(['run.settled']);
+        expect(dataOf(answer, 'run.settled')!.reported).toBe(false);
+        break;
+      }
+      waits.push(((retry.notBefore as number) - at(now)) / 1000);
+      expect(types(s.when(input.due(now + 10)))).toEqual(['(ignored)']);
+      now = (retry.notBefore as number) - T0;
+      expect(types(s.when(input.due(now)))).toEqual(['run.completion.requested']);
+    }
+    expect(waits).toEqual([1, 3, 9, 30, 60, 120, 180, 240]);
+  });
+
+  it('given the board acknowledges the completion, then the run is settled as reported', () => {
+    const s = spec(input.handed(), input.began(), input.exited(), input.completion(503, 2000), input.due(3000));
+    const decisions = s.when(input.completion(200, 3100));
+    expect(dataOf(decisions, 'run.settled')!.reported).toBe(true);
+    expect(types(s.when(input.completion(200, 3200)))).toEqual(['(ignored)']);
+  });
+});
