@@ -1,7 +1,7 @@
 import { parseStream } from '../../events/envelope.ts';
 import type { Decider } from '../decider.ts';
 import { type BoardState, initialBoardState, isConnected } from './boardState.ts';
-import { decideBoard } from './decideBoard.ts';
+import { decideBoard, marksRunning } from './decideBoard.ts';
 import { evolveBoard } from './evolveBoard.ts';
 
 const INPUTS = new Set([
@@ -39,15 +39,11 @@ export const boardDecider: Decider<BoardState> = {
   decide: decideBoard,
   ignores(state, input) {
     switch (input.type) {
-      case 'board.heartbeat.lapsed': {
+      case 'board.heartbeat.lapsed':
         // Late (the run ended meanwhile) or twice: only an open claim is reaped.
-        const run = state.runs[input.data.runId];
-        return !run || !state.open[run.runId];
-      }
-      case 'board.run.started': {
-        const run = state.runs[input.data.runId];
-        return run?.state !== 'claimed' || run.computerId !== input.data.computerId;
-      }
+        return !state.open[input.data.runId];
+      case 'board.run.started':
+        return !marksRunning(state, input.data.runId, input.data.computerId);
       case 'board.computer.disconnected':
         return !isConnected(state, input.data.computerId);
       default:

@@ -1,6 +1,6 @@
 import { CANCELLED_BY_USER } from '../../events/boardEvents.ts';
 import type { EventData, NewDomainEvent } from '../../events/catalog.ts';
-import { type BoardRun, type BoardState, isTerminal } from './boardState.ts';
+import { type BoardRun, type BoardState, isConnected, isTerminal } from './boardState.ts';
 import { offer, offerTargets, offersOnConnect, offersOnDisconnect, offersOnTurnEnd } from './offers.ts';
 
 type Input = NewDomainEvent;
@@ -39,6 +39,7 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
     }
     case 'board.computer.disconnected': {
       const { computerId } = input.data;
+      if (!isConnected(state, computerId)) return [];
       return [
         { stream: `computer:${computerId}`, at, type: 'board.computer.offline', data: { computerId, reason: 'its push stream closed' } },
         ...offersOnDisconnect(state, computerId, at),
@@ -47,7 +48,9 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
     case 'board.claim.requested':
       return claim(state, input.data, at, refuse);
     case 'board.heartbeat.lapsed': {
-      const run = state.runs[input.data.runId]!;
+      // Late (the run ended meanwhile) or twice: only an open claim is reaped. `ignores` says the same.
+      const run = state.runs[input.data.runId];
+      if (!run || !state.open[run.runId]) return [];
       const { lastHeartbeatAt } = input.data;
       const silent = Math.round((at - lastHeartbeatAt) / 1000);
       const reason = `reaped: no heartbeat from ${run.computerId} since ${new Date(lastHeartbeatAt).toISOString()} (${silent} s)`;
@@ -60,6 +63,7 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
       return cancel(state, input.data.runId, at, refuse);
     case 'board.run.started': {
       const { runId, computerId } = input.data;
+      if (!marksRunning(state, runId, computerId)) return [];
       return [{ stream: `run:${runId}`, at, type: 'board.run.running', data: { runId, computerId, reason: 'its first heartbeat came' } }];
     }
     case 'board.reply.received': {
@@ -73,6 +77,12 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
     default:
       return [];
   }
+}
+
+/** Only the first sign of life of a claimed run, from its holder, marks it running. */
+export function marksRunning(state: BoardState, runId: string, computerId: string): boolean {
+  const run = state.runs[runId];
+  return run?.state === 'claimed' && run.computerId === computerId;
 }
 
 type Refuse = (request: Request, ids: { runId?: string; computerId?: string }, refusal: Refusal) => Decision[];

@@ -2,6 +2,7 @@ import type { DomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import type { EffectConsumer } from '../outbox/outbox.ts';
 import { errorCodeOf } from '../queue/claimAnswer.ts';
+import { type Skill, parseSkills } from './skills.ts';
 
 /** The board's claim call, as the computer sees it (the HTTP client in production, a stand-in in tests). */
 export interface BoardClaims {
@@ -14,16 +15,28 @@ export interface ClaimAnswer {
   readonly status: number;
   readonly code?: string;
   readonly skills?: string[];
+  readonly run?: { prompt: string; agentId: string | null; timeoutS: number | null };
 }
 
-const SKILL_KEY = /^[A-Za-z0-9-]{1,64}$/;
+/** What a granted claim hands the computer besides the recorded answer: never written to the log. */
+export interface GrantedClaim {
+  readonly runId: string;
+  readonly lane: string | null;
+  readonly runToken: string;
+  readonly skills: Skill[];
+}
 
 /**
  * Claims are calls to the board, idempotent on run_id: taken at least once from the outbox. A crash
  * between the call and the recorded answer repeats the call, and the board answers 200 again with
  * the same run token.
  */
-export function claimConsumer(computer: string, board: BoardClaims, answered: (answer: ClaimAnswer) => Promise<void>): EffectConsumer<string> {
+export function claimConsumer(
+  computer: string,
+  board: BoardClaims,
+  answered: (answer: ClaimAnswer) => Promise<void>,
+  granted: (claim: GrantedClaim) => void = () => {},
+): EffectConsumer<string> {
   return {
     name: `claims-${computer}`,
     delivery: 'at-least-once',
@@ -37,21 +50,31 @@ export function claimConsumer(computer: string, board: BoardClaims, answered: (a
         answer = { status: 0 };
       }
       const code = errorCodeOf(answer.body);
-      const skills = answer.status === 200 || answer.status === 201 ? skillKeysOf(answer.body) : undefined;
-      if (skills === null) {
-        await answered({ runId, status: 502, code: 'bad_skills' });
-        return { ok: false, detail: 'the claim answer named a skill whose key could name no folder' };
+      if (answer.status !== 200 && answer.status !== 201) {
+        await answered({ runId, status: answer.status, ...(code ? { code } : {}) });
+        return { ok: true, detail: `answered ${answer.status}${code ? ` ${code}` : ''}` };
       }
-      await answered({ runId, status: answer.status, ...(code ? { code } : {}), ...(skills ? { skills } : {}) });
-      return { ok: true, detail: `answered ${answer.status}${code ? ` ${code}` : ''}` };
+      let claim: GrantedClaim & { run: NonNullable<ClaimAnswer['run']> };
+      try {
+        claim = grantedClaimOf(runId, answer.body);
+      } catch (error) {
+        // A 200 we cannot use is the board's fault, not the run's: recorded as a refusal, with why.
+        await answered({ runId, status: 502, code: 'bad_claim_answer' });
+        return { ok: false, detail: (error as Error).message };
+      }
+      granted(claim);
+      await answered({ runId, status: answer.status, skills: claim.skills.map((s) => s.key), run: claim.run });
+      return { ok: true, detail: `answered ${answer.status}` };
     },
   };
 }
 
-/** The skills' keys; null when one could escape the workspace (it names a folder). */
-function skillKeysOf(body: unknown): string[] | null {
-  const skills = (body as { skills?: unknown } | undefined)?.skills;
-  if (!Array.isArray(skills)) return [];
-  const keys = skills.map((s) => (s as { key?: unknown } | null)?.key);
-  return keys.every((k): k is string => typeof k === 'string' && SKILL_KEY.test(k)) ? keys : null;
+function grantedClaimOf(runId: string, body: unknown): GrantedClaim & { run: NonNullable<ClaimAnswer['run']> } {
+  const { run, run_token: runToken, skills } = (body ?? {}) as { run?: Record<string, unknown>; run_token?: unknown; skills?: unknown };
+  if (typeof runToken !== 'string' || runToken === '') throw new Error('the claim answer has no run_token');
+  if (!run || typeof run.prompt !== 'string') throw new Error('the claim answer has no run.prompt');
+  const agentId = typeof run.agent_id === 'string' && /^[A-Za-z0-9-]{1,64}$/.test(run.agent_id) ? run.agent_id : null;
+  const timeoutS = typeof run.timeout_s === 'number' && run.timeout_s >= 0 ? run.timeout_s : null;
+  const lane = typeof run.lane === 'string' && /^[A-Za-z0-9-]{1,64}$/.test(run.lane) ? run.lane : null;
+  return { runId, lane, runToken, skills: parseSkills(skills), run: { prompt: run.prompt, agentId, timeoutS } };
 }

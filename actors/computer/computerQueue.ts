@@ -11,12 +11,13 @@ import { type QueueState, initialQueueState } from '../queue/queueState.ts';
 import {
   type ActorRef, type ActorSystem, type ReplyTo, query, reply, spawnActor, stop,
 } from '../runtime.ts';
-import { type BoardClaims, type ClaimAnswer, claimConsumer } from './claimConsumer.ts';
+import { type BoardClaims, type ClaimAnswer, type GrantedClaim, claimConsumer } from './claimConsumer.ts';
 
 /** What the queue's decisions ask of the world beyond claims (acks on the stream, starting a run). */
 export interface QueueEffects {
   acknowledge?(frameId: string | null, status: number, reason: string): void;
-  claimed?(runId: string, skills: readonly string[]): void;
+  /** A claim was granted: the run starts, with the budget the board gave it (null: the default). */
+  claimed?(runId: string, lane: string, timeoutS: number | null): void;
 }
 
 type Message =
@@ -49,8 +50,9 @@ export class ComputerQueue {
     readonly computer: string,
     board: BoardClaims,
     private readonly effects: QueueEffects = {},
+    granted?: (claim: GrantedClaim) => void,
   ) {
-    this.outbox = new Outbox(store, claimConsumer(computer, board, (answer) => this.answerClaim(answer)), () => clock.now());
+    this.outbox = new Outbox(store, claimConsumer(computer, board, (answer) => this.answerClaim(answer), granted), () => clock.now());
     this.ref = spawnActor<ActorState, Message>(system, `computer-${computer}`, {
       hydrate: () => this.hydrate(),
       receive: (state, message) => this.receive(state, message),
@@ -117,11 +119,11 @@ export class ComputerQueue {
     }
     state.queue = outcome.state;
     reply(message.replyTo, outcome);
-    this.afterCommit(state, outcome.decisions);
+    this.afterCommit(state, outcome.decisions, outcome.input);
     return state;
   }
 
-  private afterCommit(state: ActorState, decisions: readonly DomainEvent[]): void {
+  private afterCommit(state: ActorState, decisions: readonly DomainEvent[], input: DomainEvent | null): void {
     let claims = false;
     for (const decision of decisions) {
       switch (decision.type) {
@@ -136,7 +138,7 @@ export class ComputerQueue {
           this.armTimer(state, decision.data.runId, decision.data.notBefore);
           break;
         case 'run.claimed':
-          this.effects.claimed?.(decision.data.runId, decision.data.skills);
+          this.effects.claimed?.(decision.data.runId, decision.data.lane, input?.type === 'claim.answered' ? (input.data.run?.timeoutS ?? null) : null);
           break;
         default:
           break;

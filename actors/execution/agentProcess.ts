@@ -1,4 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
 import type { Clock } from '../../events/clock.ts';
 import type { FinalReply, OutputReader } from './outputReaders.ts';
 import { TailBuffer } from './tailBuffer.ts';
@@ -141,6 +142,7 @@ export function startAgent(options: StartAgentOptions): AgentHandle {
     if (force) {
       signalGroup('SIGKILL');
       graceOver = true;
+      settle();
       return;
     }
     if (graceArmed) return;
@@ -205,15 +207,34 @@ export function startAgent(options: StartAgentOptions): AgentHandle {
   };
 }
 
-/** Whether any process of the group `pgid` is left (signal 0 probes without touching them). */
+/**
+ * Whether any process of the group `pgid` still runs. Signal 0 answers for zombies too, and a zombie
+ * runs nothing; where the first process of a container does not reap orphans, the group's dead
+ * members stay zombies for good. So where /proc exists, only members that are not zombies count.
+ */
 export function groupAlive(pgid: number | null): boolean {
   if (pgid === null) return false;
   try {
     process.kill(-pgid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return true;
+  }
+  return pids.some((pid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // After "pid (comm) ": state, ppid, pgrp, ... (comm may itself hold spaces and parentheses).
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return Number(pgrp) === pgid && state !== 'Z' && state !== 'X';
+    } catch {
+      return false;
+    }
+  });
 }
 
 function environment(overlay: Readonly<Record<string, string | undefined>> | undefined): NodeJS.ProcessEnv {

@@ -1,4 +1,4 @@
-import { StringDecoder } from 'node:string_decoder';
+import { asObject, jsonLines } from './jsonLines.ts';
 import { TailBuffer, decodeWhole, utf8Boundary } from './tailBuffer.ts';
 
 /**
@@ -159,112 +159,6 @@ export function plainReader(options: ReaderOptions = {}): OutputReader {
     },
     unfinishedTail: () => tail.text().trim(),
   };
-}
-
-/** Splits decoded stdout into lines, holding at most `maxChars` of an unfinished one. */
-class LineSplitter {
-  private readonly decoder = new StringDecoder('utf8');
-  private pieces: string[] = [];
-  private chars = 0;
-  private overlong = false;
-
-  constructor(
-    private readonly maxChars: number,
-    private readonly onLine: (line: string) => void,
-    private readonly onOverlong: () => void,
-  ) {}
-
-  push(chunk: Uint8Array | string): void {
-    this.feed(typeof chunk === 'string' ? chunk : this.decoder.write(chunk));
-  }
-
-  end(): void {
-    this.feed(this.decoder.end());
-    this.finishLine();
-  }
-
-  private feed(text: string): void {
-    let from = 0;
-    for (;;) {
-      const newline = text.indexOf('\n', from);
-      if (newline === -1) {
-        this.keep(text.slice(from));
-        return;
-      }
-      this.keep(text.slice(from, newline));
-      this.finishLine();
-      from = newline + 1;
-    }
-  }
-
-  private keep(part: string): void {
-    if (this.overlong || part.length === 0) return;
-    if (this.chars + part.length > this.maxChars) {
-      this.overlong = true;
-      this.pieces = [];
-      this.chars = 0;
-      this.onOverlong();
-      return;
-    }
-    this.pieces.push(part);
-    this.chars += part.length;
-  }
-
-  private finishLine(): void {
-    const line = this.pieces.join('');
-    const skipped = this.overlong;
-    this.pieces = [];
-    this.chars = 0;
-    this.overlong = false;
-    if (!skipped && line.trim()) this.onLine(line);
-  }
-}
-
-type Json = Record<string, unknown>;
-
-/**
- * The common part of the JSON-lines readers: malformed lines are skipped (never fatal), and the
- * first few hundred characters of what was not JSON are kept, because an agent that printed a login
- * prompt or a crash banner instead of events is best explained by its own words.
- */
-function jsonLines(maxLineChars: number, onObject: (event: Json) => void) {
-  let unparsed = '';
-  let overlong = 0;
-  const splitter = new LineSplitter(
-    maxLineChars,
-    (line) => {
-      const event = parseObject(line);
-      if (event) onObject(event);
-      else if (unparsed.length < 500) unparsed = `${unparsed}${unparsed ? '\n' : ''}${line.trim()}`.slice(0, 500);
-    },
-    () => overlong++,
-  );
-  return {
-    push: (chunk: Uint8Array | string) => splitter.push(chunk),
-    end: () => splitter.end(),
-    /** Why there is no reply, in words, with what the agent said instead when it said something. */
-    explain(missing: string): string {
-      const parts = [missing];
-      if (overlong > 0) parts.push(`${overlong} line(s) over ${maxLineChars} characters were skipped`);
-      if (unparsed) parts.push(`it printed: ${unparsed}`);
-      return parts.join('; ');
-    },
-  };
-}
-
-function parseObject(line: string): Json | null {
-  const trimmed = line.trim();
-  if (!trimmed.startsWith('{')) return null;
-  try {
-    const value: unknown = JSON.parse(trimmed);
-    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : null;
-  } catch {
-    return null;
-  }
-}
-
-function asObject(value: unknown): Json | undefined {
-  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : undefined;
 }
 
 function textBlocks(content: unknown): string {

@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../../events/catalog.ts';
+import type { DomainEvent, EventData } from '../../events/catalog.ts';
 
 /**
  * One line a person can read for any event of the log: what `runledger audit` prints beside it.
@@ -80,6 +80,56 @@ function sentence(event: DomainEvent): string {
     case 'run.ended':
       return `ended: ${event.data.reason}`;
 
+    // A run's execution on its computer: inputs.
+    case 'run.handed.over': {
+      const { budgetS, laneSession } = event.data;
+      return `handed over to be run (${budgetS === 0 ? 'no time limit' : `budget ${budgetS} s`}${laneSession ? `, its lane's session ${laneSession}` : ''})`;
+    }
+    case 'run.process.began':
+      return `the agent's process began (pid ${event.data.pid}${event.data.resuming ? `, resuming session ${event.data.resuming}` : ''})`;
+    case 'run.session.announced':
+      return `the agent announced its session ${event.data.sessionId}`;
+    case 'run.process.exited':
+      return processExit(event.data);
+    case 'run.heartbeat.answered': {
+      const { status, cancelRequested } = event.data;
+      if (cancelRequested) return `the board answered the heartbeat ${status}: a cancel was asked for`;
+      return status === 0 ? 'the heartbeat got no answer: network error' : `the board answered the heartbeat: ${status}`;
+    }
+    case 'run.completion.answered':
+      return event.data.status === 0 ? 'the completion got no answer: network error' : `the board answered the completion: ${event.data.status}`;
+    case 'run.completion.due':
+      return 'its completion is due to be sent again';
+    case 'run.found.interrupted': {
+      const { pid, alive } = event.data;
+      return `found at start-up with no recorded exit: ${pid === null ? 'no process was recorded' : `process ${pid} is ${alive ? 'still alive' : 'gone'}`}`;
+    }
+    case 'run.shutdown.before.start':
+      return 'the daemon shut down before this run started';
+
+    // A run's execution on its computer: decisions.
+    case 'run.execution.requested': {
+      const { deadlineAt, resume } = event.data;
+      return `to be run${deadlineAt === null ? ', no time limit' : `, deadline ${clock(deadlineAt)}`}${resume ? `, resuming session ${resume}` : ''}`;
+    }
+    case 'run.cancel.decided':
+    case 'run.resolved.elsewhere':
+      return event.data.reason;
+    case 'run.kill.requested':
+      return `kill of process group ${event.data.pid}: ${event.data.reason}`;
+    case 'run.completion.requested': {
+      const { attempt, result } = event.data;
+      return `completion sent (attempt ${attempt}): ${result.ok ? 'succeeded' : `failed${result.error ? `: ${result.error}` : ''}`}`;
+    }
+    case 'run.completion.retrying':
+      return `${event.data.reason} (next try at ${clock(event.data.notBefore)})`;
+    case 'run.settled':
+      return `settled, ${event.data.reported ? 'reported to the board' : 'not reported'}: ${event.data.reason}`;
+    case 'lane.session.remembered':
+      return `lane ${event.data.lane} keeps session ${event.data.sessionId} for its next turn (from run ${event.data.runId})`;
+    case 'lane.session.forgotten':
+      return `lane ${event.data.lane} forgets session ${event.data.sessionId}: ${event.data.reason}`;
+
     // The board: inputs.
     case 'board.run.submitted': {
       const { lane, agentId, timeoutS } = event.data;
@@ -138,6 +188,22 @@ function sentence(event: DomainEvent): string {
       const unknown: never = event;
       return `an event of type ${(unknown as DomainEvent).type}`;
     }
+  }
+}
+
+function processExit(exit: EventData<'run.process.exited'>): string {
+  const how = exit.exitCode !== null ? `with code ${exit.exitCode}` : exit.signal ? `on signal ${exit.signal}` : '';
+  switch (exit.outcome) {
+    case 'exited':
+      return `the agent's process exited${how ? ` ${how}` : ''}${exit.reply === null ? ', with no reply' : ''}`;
+    case 'timed_out':
+      return "the agent's process ran out of its time budget";
+    case 'cancelled':
+      return "the agent's process was stopped: the run was cancelled";
+    case 'killed':
+      return `the agent's process was killed${how ? ` (${how})` : ''}`;
+    case 'failed_to_start':
+      return `the agent's process could not start${exit.stderrTail ? `: ${exit.stderrTail.trim().split('\n').at(-1)}` : ''}`;
   }
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { appendOrThrow } from '../../events/store/eventStore.ts';
 import { SELECT_ENTITY } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { bumped } from '../support/events.ts';
-import { openTempStore } from '../support/tempStore.ts';
+import { openTempStore, tempDbPath } from '../support/tempStore.ts';
 
 describe('store: one entity across owners', () => {
   it('reads `kind:id` from the board’s stream and every computer’s, in seq order, and nothing else', async () => {
@@ -26,5 +26,17 @@ describe('store: one entity across owners', () => {
     const details = plan.map((p) => p.detail).join(' | ');
     expect(details).toMatch(/^SEARCH events USING (COVERING )?INDEX events_stream_id \(<expr>=\?\)$/);
     expect(details).not.toContain('TEMP B-TREE');
+  });
+
+  it('brings a log written before the index forward on open, and reads its old rows through it', async () => {
+    const path = tempDbPath();
+    const old = await openTempStore(path);
+    await appendOrThrow(old, { expected: { 'c1/counter:a': 0 }, events: [bumped('c1/counter:a', 1)] });
+    // As an older runledger left the file: no index, no record of migration 0003.
+    old.db.exec(`DROP INDEX events_stream_id; DELETE FROM kysely_migration WHERE name = '0003_events_stream_id'`);
+    await old.close();
+    const store = await openTempStore(path);
+    expect(store.db.prepare(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'events_stream_id'`).pluck().get()).toBe(1);
+    expect((await store.readEntity('counter:a')).map((e) => e.stream)).toEqual(['c1/counter:a']);
   });
 });

@@ -64,10 +64,11 @@ export class ScenarioWriter {
   next(step: Step, state: BoardState): NewDomainEvent {
     this.now += step.advance;
     const at = this.now;
-    const among = <T>(list: readonly T[]): T | undefined => list[step.pick % Math.max(1, list.length)];
+    const pick = 'pick' in step ? step.pick : 0;
+    const among = <T>(list: readonly T[]): T | undefined => list[pick % Math.max(1, list.length)];
     // Mostly a run still open; now and then any run ever made, or one the board never saw.
     const openRuns = this.known.filter((id) => ['queued', 'claimed', 'running'].includes(state.runs[id]?.state ?? ''));
-    const anyRun = (): string => (step.pick % 17 === 0 ? 'ghost' : (among(step.pick % 5 === 0 ? this.known : openRuns) ?? among(this.known) ?? 'ghost'));
+    const anyRun = (): string => (pick % 17 === 0 ? 'ghost' : (among(pick % 5 === 0 ? this.known : openRuns) ?? among(this.known) ?? 'ghost'));
     const heldBy = (runId: string): string => state.runs[runId]?.computerId ?? this.computers[0]!;
     const stranger = (runId: string): string => this.computers.find((c) => c !== heldBy(runId))!;
     switch (step.kind) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock, systemClock } from '../../events/clock.ts';
 import { claudeStreamJsonReader, plainReader } from '../../actors/execution/outputReaders.ts';
-import { sessionAfter, sessionMomentOf, shouldRetryFresh, turnCommand } from '../../actors/execution/resume.ts';
+import { sessionAfter, sessionMomentOf, shellQuote, shouldRetryFresh, turnCommand } from '../../actors/execution/resume.ts';
 import { agentCommand, bounded, running, start, until, watched } from './agents.ts';
 
 describe('an agent that answers', () => {
@@ -43,7 +43,7 @@ describe('an agent that answers', () => {
 
   it('given a command that never reads its stdin, then a large prompt does not break anything', async () => {
     const agent = start({
-      command: `${agentCommand('echo.mjs').split(' ')[0]} -e "process.stdout.write('ignored you')"`,
+      command: `${shellQuote(process.execPath)} -e "process.stdout.write('ignored you')"`,
       prompt: 'p'.repeat(4 * 1024 * 1024),
       reader: plainReader(),
       clock: systemClock,
@@ -116,20 +116,23 @@ describe('stopping an agent', () => {
   it('given an agent that ignores SIGTERM, then SIGKILL follows once the grace has passed, and not before', async () => {
     const clock = new FakeClock();
     const reader = watched(plainReader());
-    const agent = start({ command: `${agentCommand('stubborn.mjs')}; echo`, prompt: '', reader, clock, deadlineAt: null, killGraceMs: 5_000 });
+    const agent = start({ command: agentCommand('stubborn.mjs'), prompt: '', reader, clock, deadlineAt: null, killGraceMs: 5_000 });
     await reader.printed('ready');
+    const stubborn = Number(/ready (\d+)/.exec(reader.replySoFar())?.[1]);
     agent.cancel('stop');
     await reader.printed('ignoring SIGTERM');
     clock.advance(4_999);
     let ended = false;
     void agent.result.then(() => (ended = true));
-    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setTimeout(r, 50));
     expect(ended).toBe(false);
+    expect(running(stubborn)).toBe(true);
 
     clock.advance(1);
     const result = await bounded(agent.result, 10_000, 'SIGKILL did not end the agent');
     expect(result.outcome).toBe('cancelled');
     expect(result.tail).toContain('ignoring SIGTERM');
+    await until(() => !running(stubborn), 2_000, 'the stubborn agent survived SIGKILL');
   });
 
   it('given an agent whose grandchild would outlive it, when it is stopped, then the whole group dies', async () => {

@@ -25,7 +25,7 @@ interface Recorded {
 /** Runs the scenario in memory, checking every step, then drives the queue until every run settled. */
 function runInMemory(setup: Setup, steps: readonly Step[]): { history: Recorded[]; state: QueueState; model: QueueModel } {
   const writer = new ScenarioWriter(setup);
-  const model = new QueueModel(setup.slots, setup.loginCapacity);
+  const model = new QueueModel(setup.slots, setup.loginCapacity, COMPUTER);
   const history: Recorded[] = [];
   let state = initialQueueState();
   const apply = (input: NewDomainEvent): void => {

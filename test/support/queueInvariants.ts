@@ -9,6 +9,8 @@ interface ModelRun {
   readonly login: string;
   readonly arrival: number;
   status: ModelStatus;
+  /** The board resent its frame (to this computer) while its claim was in flight. */
+  resent: boolean;
   busyWaits: number;
   notBefore: number;
   readonly terminal: string[];
@@ -28,11 +30,18 @@ export class QueueModel {
   constructor(
     private readonly slots: number,
     private readonly loginCapacity: Readonly<Record<string, number>>,
+    /** This computer's id: a frame addressed to another one is ignored. */
+    private readonly computer: string,
   ) {}
 
   /** Checks one step: `decisions` is null when the decider ignored `input`. Throws on a broken rule. */
   observe(input: NewDomainEvent, decisions: readonly NewDomainEvent[] | null, state: QueueState): void {
     if (decisions !== null && input.type === 'scheduler.held') this.held = input.data.held;
+    if (decisions !== null && input.type === 'frame.received' && input.data.kind === 'run.requested') {
+      const run = this.runs.get(input.data.runId);
+      const forUs = input.data.computerId === undefined || input.data.computerId === this.computer;
+      if (run?.status === 'claiming' && forUs) run.resent = true;
+    }
     for (const decision of decisions ?? []) this.decided(decision);
     this.compare(state, input.at);
     this.checkNoIdleSlot(input.at);
@@ -58,7 +67,7 @@ export class QueueModel {
     if (d.type === 'run.queued') {
       if (this.runs.has(runId)) fail(`run ${runId} queued twice`);
       const { lane, agentId, arrival } = d.data;
-      this.runs.set(runId, { runId, lane, login: loginOf({ agentId }), arrival, status: 'waiting', busyWaits: 0, notBefore: 0, terminal: [] });
+      this.runs.set(runId, { runId, lane, login: loginOf({ agentId }), arrival, status: 'waiting', resent: false, busyWaits: 0, notBefore: 0, terminal: [] });
       return;
     }
     const run = this.runs.get(runId);
@@ -72,6 +81,7 @@ export class QueueModel {
         expect('waiting');
         this.checkMayStart(run, d.at);
         run.status = 'claiming';
+        run.resent = false;
         break;
       case 'run.claimed':
         expect('claiming');
@@ -79,6 +89,8 @@ export class QueueModel {
         break;
       case 'run.parked':
         expect('claiming');
+        // A busy answer to a claim whose frame came again meanwhile is stale: requeued, not parked.
+        if (run.resent) fail(`run ${runId} parked, though the board resent its frame while the claim was in flight`);
         if (d.data.notBefore <= d.at) fail(`run ${runId} parked until ${d.data.notBefore}, not after ${d.at}`);
         run.status = 'waiting';
         run.busyWaits = d.data.busyWaits;
@@ -91,6 +103,7 @@ export class QueueModel {
         break;
       case 'run.requeued':
         expect('claiming', 'running');
+        if (run.status === 'claiming' && !run.resent) fail(`run ${runId} requeued at once after a busy answer, though no resend made it stale`);
         run.status = 'waiting';
         run.notBefore = 0;
         break;

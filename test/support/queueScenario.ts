@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { type QueueState, loginOf } from '../../actors/queue/queueState.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
-import { T0, input } from './queueSpec.ts';
+import { COMPUTER, T0, input } from './queueSpec.ts';
 
 /**
  * Random histories of one computer for property tests: abstract steps ("answer some claiming run
@@ -22,8 +22,8 @@ export const REPLIES: readonly Reply[] = [
 ];
 
 export type Step =
-  | { kind: 'frame'; lane: number; agent: number; advance: number }
-  | { kind: 'resend'; pick: number; advance: number }
+  | { kind: 'frame'; lane: number; agent: number; to: number; advance: number }
+  | { kind: 'resend'; pick: number; to: number; advance: number }
   | { kind: 'cancel'; pick: number; advance: number }
   | { kind: 'answer'; pick: number; reply: number; advance: number }
   | { kind: 'timer'; pick: number; when: 'early' | 'due' | 'late' | 'stray'; advance: number }
@@ -48,10 +48,13 @@ const advance = fc.oneof(
   { arbitrary: fc.integer({ min: 40_000, max: 130_000 }), weight: 1 },
 );
 const pick = fc.nat({ max: 1_000 });
+/** Whom a frame is addressed to: mostly unsaid, now and then this computer by name, or another one. */
+const to = fc.nat({ max: 5 });
+const ADDRESSEES = [undefined, undefined, undefined, undefined, COMPUTER, 'c2'] as const;
 
 export const stepArb: fc.Arbitrary<Step> = fc.oneof(
-  { arbitrary: fc.record({ kind: fc.constant('frame' as const), lane: fc.nat({ max: 3 }), agent: fc.nat({ max: 2 }), advance }), weight: 6 },
-  { arbitrary: fc.record({ kind: fc.constant('resend' as const), pick, advance }), weight: 2 },
+  { arbitrary: fc.record({ kind: fc.constant('frame' as const), lane: fc.nat({ max: 3 }), agent: fc.nat({ max: 2 }), to, advance }), weight: 6 },
+  { arbitrary: fc.record({ kind: fc.constant('resend' as const), pick, to, advance }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick, advance }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('answer' as const), pick, reply: fc.nat({ max: REPLIES.length - 1 }), advance }), weight: 8 },
   { arbitrary: fc.record({ kind: fc.constant('timer' as const), pick, when: fc.constantFrom('early' as const, 'due' as const, 'late' as const, 'stray' as const), advance }), weight: 4 },
@@ -90,7 +93,7 @@ export class ScenarioWriter {
         const runId = `r${++this.made}`;
         this.known.push(runId);
         const agentId = AGENTS[step.agent];
-        return input.frame(runId, `L${step.lane % this.setup.lanes}`, this.now, agentId ? { agentId } : {});
+        return input.frame(runId, `L${step.lane % this.setup.lanes}`, this.now, { ...(agentId ? { agentId } : {}), ...addressed(step.to) });
       }
       case 'resend': {
         // Half of them for a parked run: the board resends a frame when the turn it waited for ended.
@@ -99,7 +102,7 @@ export class ScenarioWriter {
         const run = runId ? state.runs[runId] : undefined;
         if (!runId) return null;
         // A resend names the run's own lane; a run already settled here is resent under a lane of its own.
-        return input.frame(runId, run?.lane ?? 'L0', this.now, run?.agentId ? { agentId: run.agentId } : {});
+        return input.frame(runId, run?.lane ?? 'L0', this.now, { ...(run?.agentId ? { agentId: run.agentId } : {}), ...addressed(step.to) });
       }
       case 'cancel': {
         const runId = among(this.known);
@@ -159,4 +162,9 @@ export class ScenarioWriter {
     this.now = Math.max(this.now, timed.notBefore - T0);
     return input.timer(timed.runId, this.now);
   }
+}
+
+function addressed(to: number): { computerId?: string } {
+  const computerId = ADDRESSEES[to];
+  return computerId ? { computerId } : {};
 }

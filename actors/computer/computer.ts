@@ -1,0 +1,139 @@
+import { join } from 'node:path';
+import type { Clock } from '../../events/clock.ts';
+import type { EventStore } from '../../events/store/eventStore.ts';
+import { agentKindOf } from '../execution/resume.ts';
+import type { ActorSystem } from '../runtime.ts';
+import { BoardClient } from '../wire/boardClient.ts';
+import { frameInput } from '../wire/frames.ts';
+import { PushStreamClient } from '../wire/pushStreamClient.ts';
+import { ComputerQueue } from './computerQueue.ts';
+import { ComputerRuns } from './computerRuns.ts';
+import { writeSkills } from './skills.ts';
+
+export interface ComputerOptions {
+  readonly system: ActorSystem;
+  readonly store: EventStore;
+  readonly clock: Clock;
+  readonly computer: string;
+  /** The board, `http://host:port`, and this computer's token. */
+  readonly server: string;
+  readonly token: string;
+  readonly exec: string;
+  readonly workspaceRoot: string;
+  readonly slots?: number;
+  readonly loginCapacity?: Record<string, number>;
+  readonly heartbeatMs?: number;
+  readonly defaultTimeoutS?: number;
+  readonly killGraceMs?: number;
+  readonly log?: (line: string) => void;
+}
+
+/**
+ * The computer side of the daemon: frames from the board's push stream become queue inputs; the
+ * queue claims; a granted claim is handed to its run actor, which executes, heartbeats and reports.
+ */
+export class Computer {
+  readonly queue: ComputerQueue;
+  readonly runs: ComputerRuns;
+  readonly push: PushStreamClient;
+
+  constructor(private readonly options: ComputerOptions) {
+    const { system, store, clock, computer } = options;
+    const board = new BoardClient(options.server, computer, options.token);
+    const kind = agentKindOf(options.exec);
+    const log = options.log ?? (() => {});
+    this.runs = new ComputerRuns({
+      system,
+      store,
+      clock,
+      computer,
+      exec: options.exec,
+      workspaceRoot: options.workspaceRoot,
+      ...(options.defaultTimeoutS !== undefined ? { defaultTimeoutS: options.defaultTimeoutS } : {}),
+      ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
+      ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
+      board: {
+        claim: (runId) => board.claim(runId),
+        heartbeat: (runId, token) => board.heartbeat(runId, token),
+        reply: (runId, token, text) => board.reply(runId, token, text),
+        complete: (runId, token, result) => board.complete(runId, token, result),
+      },
+      executionEnded: async (runId, ok, reason) => {
+        await this.queue.input({
+          stream: `${computer}/run:${runId}`,
+          type: 'run.execution.ended',
+          data: { runId, ok, ...(reason ? { reason: reason.slice(0, 500) } : {}) },
+          at: clock.now(),
+        });
+      },
+    });
+    this.queue = new ComputerQueue(
+      system,
+      store,
+      clock,
+      computer,
+      board,
+      {
+        acknowledge: (frameId, status, reason) => this.push.acknowledge(frameId, status, reason),
+        claimed: (runId, lane, timeoutS) => {
+          log(`run ${runId} claimed (lane ${lane})`);
+          void this.runs.handOver(runId, lane, timeoutS).catch((error) => log(`run ${runId} could not be handed over: ${(error as Error).message}`));
+        },
+      },
+      (claim) => {
+        this.runs.rememberToken(claim.runId, claim.runToken);
+        if (claim.lane && claim.skills.length) writeSkills(join(options.workspaceRoot, claim.lane), kind, claim.skills);
+      },
+    );
+    this.push = new PushStreamClient({
+      server: options.server,
+      computer,
+      token: options.token,
+      clock,
+      onFrame: async (raw) => {
+        await this.queue.input(frameInput(computer, raw, clock.now()));
+      },
+      onState: (state, detail) => log(`push stream ${state}${detail ? ` (${detail})` : ''}`),
+    });
+  }
+
+  async start(): Promise<void> {
+    const { clock, computer } = this.options;
+    await this.queue.start();
+    const queue = await this.queue.state();
+    const slots = this.options.slots ?? 1;
+    const loginCapacity = this.options.loginCapacity ?? {};
+    if (queue.slots !== slots || JSON.stringify(queue.loginCapacity) !== JSON.stringify(loginCapacity)) {
+      await this.queue.input({ stream: `${computer}/computer:${computer}`, type: 'computer.configured', data: { slots, loginCapacity }, at: clock.now() });
+    }
+    await this.runs.start();
+    await this.resumeClaimedRuns();
+    this.push.start();
+  }
+
+  /**
+   * Runs the queue holds as running whose hand-over never happened (the daemon died between the
+   * claim and the hand-over) start now; those whose execution already ended free their slot.
+   */
+  private async resumeClaimedRuns(): Promise<void> {
+    const queue = await this.queue.state();
+    const live = new Set(this.runs.liveRuns());
+    for (const run of Object.values(queue.runs)) {
+      if (run.status !== 'running' || live.has(run.runId)) continue;
+      const events = await this.options.store.readStream(`${this.options.computer}/run:${run.runId}`);
+      if (events.some((e) => e.type === 'run.handed.over')) {
+        await this.queue.input({ stream: `${this.options.computer}/run:${run.runId}`, type: 'run.execution.ended', data: { runId: run.runId, ok: false, reason: 'ended before a restart' }, at: this.options.clock.now() });
+      } else {
+        const answer = [...events].reverse().find((e) => e.type === 'claim.answered');
+        const timeoutS = answer?.type === 'claim.answered' ? (answer.data.run?.timeoutS ?? null) : null;
+        await this.runs.handOver(run.runId, run.lane, timeoutS);
+      }
+    }
+  }
+
+  stop(): void {
+    this.push.stop();
+    this.runs.stop();
+    this.queue.stop();
+  }
+}

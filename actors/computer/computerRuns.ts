@@ -1,0 +1,224 @@
+import type { Subscription } from 'rxjs';
+import type { Clock } from '../../events/clock.ts';
+import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
+import type { EventStore } from '../../events/store/eventStore.ts';
+import { executionsProjection } from '../../projections/executions.ts';
+import { hydrateProjections } from '../../projections/hydrate.ts';
+import { type AgentHandle, groupAlive } from '../execution/agentProcess.ts';
+import { DEFAULT_TIMEOUT_S } from '../execution/budget.ts';
+import { agentKindOf } from '../execution/resume.ts';
+import { Outbox } from '../outbox/outbox.ts';
+import { RunActors } from '../run/runActor.ts';
+import type { RunExecution } from '../run/runState.ts';
+import type { ActorSystem } from '../runtime.ts';
+import type { BoardAnswer } from '../wire/boardClient.ts';
+import { completionConsumer, killConsumer, type RunEffectsContext, spawnConsumer } from './runEffects.ts';
+
+export interface ComputerRunsOptions {
+  readonly system: ActorSystem;
+  readonly store: EventStore;
+  readonly clock: Clock;
+  readonly computer: string;
+  readonly exec: string;
+  readonly workspaceRoot: string;
+  /** The budget of runs that carry none (`--timeout-s`); 0 = none. */
+  readonly defaultTimeoutS?: number;
+  readonly heartbeatMs?: number;
+  readonly killGraceMs?: number;
+  readonly board: {
+    claim(runId: string): Promise<BoardAnswer>;
+    heartbeat(runId: string, token: string): Promise<BoardAnswer>;
+    reply(runId: string, token: string, text: string): Promise<BoardAnswer>;
+    complete(runId: string, token: string, result: { ok: boolean; error?: string }): Promise<BoardAnswer>;
+  };
+  /** Tells the queue a run no longer needs its slot and lane. */
+  readonly executionEnded: (runId: string, ok: boolean, reason?: string) => Promise<void>;
+}
+
+/**
+ * The claimed runs of one computer: their actors, the effects their decisions ask for (spawn, kill,
+ * complete, each from its own outbox), and the heartbeat loop that keeps every unsettled run's lease.
+ */
+export class ComputerRuns {
+  private readonly actors: RunActors;
+  private readonly tokens = new Map<string, string>();
+  private readonly handles = new Map<string, AgentHandle>();
+  /** Runs claimed and not yet settled: every one of them is heartbeated. */
+  private readonly live = new Set<string>();
+  private readonly endedForQueue = new Set<string>();
+  private readonly timers = new Map<string, () => void>();
+  private readonly outboxes: Outbox<DomainEvent>[];
+  private readonly subscriptions: Subscription[] = [];
+  private stopHeartbeats: (() => void) | null = null;
+  private stopped = false;
+
+  constructor(private readonly options: ComputerRunsOptions) {
+    const { system, store, computer, clock } = options;
+    this.actors = new RunActors(system, store, computer, (runId, run, decisions) => this.afterCommit(runId, run, decisions));
+    const ctx: RunEffectsContext = {
+      computer,
+      store,
+      clock,
+      exec: options.exec,
+      kind: agentKindOf(options.exec),
+      workspaceRoot: options.workspaceRoot,
+      killGraceMs: options.killGraceMs ?? 5_000,
+      handles: this.handles,
+      input: (runId, input) => this.input(runId, input),
+      runToken: (runId) => this.runToken(runId),
+      board: options.board,
+    };
+    const now = () => clock.now();
+    this.outboxes = [spawnConsumer(ctx), killConsumer(ctx), completionConsumer(ctx)].map((c) => new Outbox(store, c, now));
+  }
+
+  /** Remembers the run token a claim returned: it is never written to the log. */
+  rememberToken(runId: string, token: string): void {
+    this.tokens.set(runId, token);
+  }
+
+  input(runId: string, input: NewDomainEvent) {
+    return this.actors.input(runId, input);
+  }
+
+  /** The queue claimed a run: it starts now, resuming its lane's session. */
+  async handOver(runId: string, lane: string, timeoutS: number | null): Promise<void> {
+    const last = await this.options.store.lastOfStream(`${this.options.computer}/lane:${lane}`);
+    const laneSession = last?.type === 'lane.session.remembered' ? last.data.sessionId : null;
+    const budgetS = timeoutS ?? this.options.defaultTimeoutS ?? DEFAULT_TIMEOUT_S;
+    this.live.add(runId);
+    await this.input(runId, { stream: this.stream(runId), type: 'run.handed.over', data: { runId, lane, budgetS, laneSession }, at: this.options.clock.now() });
+  }
+
+  /**
+   * Finishes what a previous daemon left: a run whose process began but whose exit was never recorded
+   * is not run again (its group is killed if alive, and it is completed as failed); completions
+   * waiting for a retry get their timer back. Then effects flow and heartbeats start.
+   */
+  async start(): Promise<void> {
+    for (const outbox of this.outboxes) await outbox.open();
+    const folded = await hydrateProjections(this.options.store, [executionsProjection]);
+    const runs = (folded.get(executionsProjection.name)!.state as Record<string, Record<string, RunExecution>>)[this.options.computer] ?? {};
+    for (const [runId, run] of Object.entries(runs)) {
+      this.live.add(runId);
+      if (run.phase === 'executing' || run.phase === 'requested') {
+        const alive = run.pid !== null && groupAlive(run.pid);
+        await this.input(runId, { stream: this.stream(runId), type: 'run.found.interrupted', data: { runId, pid: run.pid, alive }, at: this.options.clock.now() });
+      } else if (run.phase === 'completing' && run.completionNotBefore > 0) {
+        this.armCompletionTimer(runId, run.completionNotBefore);
+      }
+    }
+    for (const outbox of this.outboxes) this.subscriptions.push(outbox.follow());
+    await Promise.all(this.outboxes.map((o) => o.drain()));
+    this.scheduleHeartbeats();
+  }
+
+  /** Ids of the runs being heartbeated (claimed, not yet settled). */
+  liveRuns(): string[] {
+    return [...this.live];
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.stopHeartbeats?.();
+    for (const cancel of this.timers.values()) cancel();
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
+  }
+
+  /** Kills every live process group at once (a second signal, or a test tearing down). */
+  killAll(): void {
+    for (const handle of this.handles.values()) handle.kill({ force: true });
+  }
+
+  private stream(runId: string): string {
+    return `${this.options.computer}/run:${runId}`;
+  }
+
+  private afterCommit(runId: string, run: RunExecution, decisions: readonly DomainEvent[]): void {
+    let effects = false;
+    for (const decision of decisions) {
+      switch (decision.type) {
+        case 'run.execution.requested':
+        case 'run.kill.requested':
+          effects = true;
+          break;
+        case 'run.completion.requested':
+          effects = true;
+          this.tellQueue(runId, decision.data.result.ok, decision.data.result.error);
+          break;
+        case 'run.completion.retrying':
+          this.armCompletionTimer(runId, decision.data.notBefore);
+          break;
+        case 'run.settled':
+          this.live.delete(runId);
+          this.tokens.delete(runId);
+          this.tellQueue(runId, false, decision.data.reason);
+          break;
+        default:
+          break;
+      }
+    }
+    if (run.phase !== 'settled') this.live.add(runId);
+    if (effects) for (const outbox of this.outboxes) void outbox.drain();
+  }
+
+  /** The queue frees the run's slot and lane once, when the run no longer executes. */
+  private tellQueue(runId: string, ok: boolean, reason?: string): void {
+    if (this.endedForQueue.has(runId)) return;
+    this.endedForQueue.add(runId);
+    void this.options.executionEnded(runId, ok, reason).catch(() => this.endedForQueue.delete(runId));
+  }
+
+  private armCompletionTimer(runId: string, notBefore: number): void {
+    this.timers.get(runId)?.();
+    const { clock } = this.options;
+    this.timers.set(
+      runId,
+      clock.after(notBefore - clock.now(), () => {
+        this.timers.delete(runId);
+        void this.input(runId, { stream: this.stream(runId), type: 'run.completion.due', data: { runId }, at: clock.now() }).catch(() => {});
+      }),
+    );
+  }
+
+  /** The run token: remembered from the claim, else claimed again (the board answers the same token). */
+  private async runToken(runId: string): Promise<string | null> {
+    const known = this.tokens.get(runId);
+    if (known) return known;
+    const answer = await this.options.board.claim(runId);
+    const token = (answer.body as { run_token?: unknown } | undefined)?.run_token;
+    if ((answer.status === 200 || answer.status === 201) && typeof token === 'string') {
+      this.tokens.set(runId, token);
+      return token;
+    }
+    return null;
+  }
+
+  /**
+   * One loop beats for every live run, each call on its own: a slow or failing board call for one run
+   * never delays the others, and no completion retry ever waits on it.
+   */
+  private scheduleHeartbeats(): void {
+    const every = this.options.heartbeatMs ?? 30_000;
+    const beat = () => {
+      if (this.stopped) return;
+      for (const runId of this.live) void this.heartbeat(runId);
+      this.stopHeartbeats = this.options.clock.after(every, beat);
+    };
+    this.stopHeartbeats = this.options.clock.after(every, beat);
+  }
+
+  private async heartbeat(runId: string): Promise<void> {
+    const token = await this.runToken(runId).catch(() => null);
+    if (token === null) return;
+    const answer = await this.options.board.heartbeat(runId, token);
+    const cancelRequested = (answer.body as { cancel_requested?: unknown } | undefined)?.cancel_requested === true;
+    if (answer.status !== 410 && !cancelRequested) return;
+    await this.input(runId, {
+      stream: this.stream(runId),
+      type: 'run.heartbeat.answered',
+      data: { runId, status: answer.status, cancelRequested },
+      at: this.options.clock.now(),
+    }).catch(() => {});
+  }
+}

@@ -1,0 +1,170 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Clock } from '../../events/clock.ts';
+import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
+import { parseStream } from '../../events/envelope.ts';
+import type { EventStore } from '../../events/store/eventStore.ts';
+import { type AgentHandle, groupAlive, startAgent } from '../execution/agentProcess.ts';
+import { budgetWords } from '../execution/budget.ts';
+import { type AgentKind, readerFor } from '../execution/outputReaders.ts';
+import { turnCommand } from '../execution/resume.ts';
+import type { EffectConsumer } from '../outbox/outbox.ts';
+import type { BoardAnswer } from '../wire/boardClient.ts';
+
+export interface RunEffectsContext {
+  readonly computer: string;
+  readonly store: EventStore;
+  readonly clock: Clock;
+  /** The agent command line (`--exec`) and the reader its output needs. */
+  readonly exec: string;
+  readonly kind: AgentKind;
+  readonly workspaceRoot: string;
+  readonly killGraceMs: number;
+  /** Live processes of this daemon, by run. */
+  readonly handles: Map<string, AgentHandle>;
+  readonly input: (runId: string, input: NewDomainEvent) => Promise<unknown>;
+  readonly runToken: (runId: string) => Promise<string | null>;
+  readonly board: {
+    reply(runId: string, token: string, text: string): Promise<BoardAnswer>;
+    complete(runId: string, token: string, result: { ok: boolean; error?: string }): Promise<BoardAnswer>;
+  };
+}
+
+const ownRun = (computer: string, event: DomainEvent) => {
+  const { owner, kind, id } = parseStream(event.stream);
+  return owner === computer && kind === 'run' ? id : null;
+};
+
+/**
+ * Spawning is done at most once: a crash between taking it and recording the process leaves it
+ * interrupted, and the restart completes the run as failed rather than running it a second time.
+ */
+export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEvent> {
+  return {
+    name: `spawns-${ctx.computer}`,
+    delivery: 'at-most-once',
+    effectOf: (event) => (event.type === 'run.execution.requested' && ownRun(ctx.computer, event) ? event : null),
+    async perform(event) {
+      if (event.type !== 'run.execution.requested') return { ok: false, detail: 'not a spawn' };
+      const { runId, lane, deadlineAt, resume } = event.data;
+      const stream = `${ctx.computer}/run:${runId}`;
+      const prompt = await promptOf(ctx.store, stream);
+      const at = () => ctx.clock.now();
+      if (prompt === null) {
+        await ctx.input(runId, exitedInput(stream, runId, at(), 'failed_to_start', 'the claim answer carried no prompt'));
+        return { ok: false, detail: 'no prompt' };
+      }
+      const workspace = join(ctx.workspaceRoot, lane);
+      mkdirSync(workspace, { recursive: true });
+      const turn = turnCommand(ctx.exec, ctx.kind, resume);
+      const budget = deadlineAt === null ? null : deadlineAt - event.at;
+      const handle = startAgent({
+        command: turn.command,
+        cwd: workspace,
+        prompt: `${budgetWords(budget)}\n\n${prompt}`,
+        env: turn.env,
+        reader: readerFor(ctx.kind),
+        clock: ctx.clock,
+        deadlineAt,
+        killGraceMs: ctx.killGraceMs,
+      });
+      if (handle.pid !== null) {
+        ctx.handles.set(runId, handle);
+        await ctx.input(runId, { stream, type: 'run.process.began', data: { runId, pid: handle.pid, resuming: turn.resuming }, at: at() });
+        handle.onSessionId((sessionId) => {
+          void ctx.input(runId, { stream, type: 'run.session.announced', data: { runId, sessionId }, at: at() }).catch(() => {});
+        });
+      }
+      void handle.result.then(async (result) => {
+        ctx.handles.delete(runId);
+        await ctx.input(runId, {
+          stream,
+          type: 'run.process.exited',
+          data: {
+            runId,
+            outcome: result.error !== null && result.exitCode === null ? 'failed_to_start' : result.outcome,
+            exitCode: result.exitCode,
+            signal: result.signal,
+            reply: result.reply.ok ? result.reply.text : null,
+            tail: result.tail.slice(-16 * 1024),
+            stderrTail: (result.error ?? result.stderrTail).slice(-16 * 1024),
+          },
+          at: at(),
+        });
+      }).catch(() => {});
+      return { ok: handle.pid !== null, detail: handle.pid === null ? 'the command could not start' : `pid ${handle.pid}` };
+    },
+  };
+}
+
+/** A kill happens at most once; the process group gets TERM, then KILL after the grace. */
+export function killConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEvent> {
+  return {
+    name: `kills-${ctx.computer}`,
+    delivery: 'at-most-once',
+    effectOf: (event) => (event.type === 'run.kill.requested' && ownRun(ctx.computer, event) ? event : null),
+    async perform(event) {
+      if (event.type !== 'run.kill.requested') return { ok: false };
+      const { runId, pid, reason } = event.data;
+      const handle = ctx.handles.get(runId);
+      if (handle) {
+        if (reason === 'cancelled_by_user') handle.cancel(reason);
+        else handle.kill();
+        return { ok: true, detail: `stopping process group ${pid}` };
+      }
+      // A process left by an earlier daemon: signal its group directly.
+      signalGroup(pid, 'SIGTERM');
+      ctx.clock.after(ctx.killGraceMs, () => {
+        if (groupAlive(pid)) signalGroup(pid, 'SIGKILL');
+      });
+      return { ok: true, detail: `signalled process group ${pid}` };
+    },
+  };
+}
+
+/**
+ * Completions are calls to the board, idempotent on run_id: at least once. The reply goes first, so a
+ * completed run's reply is never missing.
+ */
+export function completionConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEvent> {
+  return {
+    name: `completions-${ctx.computer}`,
+    delivery: 'at-least-once',
+    effectOf: (event) => (event.type === 'run.completion.requested' && ownRun(ctx.computer, event) ? event : null),
+    async perform(event) {
+      if (event.type !== 'run.completion.requested') return { ok: false };
+      const { runId, result, reply } = event.data;
+      const stream = `${ctx.computer}/run:${runId}`;
+      const token = await ctx.runToken(runId);
+      let status = 0;
+      if (token !== null) {
+        const replied = reply !== null && result.ok ? await ctx.board.reply(runId, token, reply) : { status: 200 };
+        status = replied.status === 200 || replied.status === 409 ? (await ctx.board.complete(runId, token, result)).status : replied.status;
+      }
+      await ctx.input(runId, { stream, type: 'run.completion.answered', data: { runId, status }, at: ctx.clock.now() });
+      return { ok: status === 200, detail: `answered ${status}` };
+    },
+  };
+}
+
+/** The prompt the board gave with the claim: read back from the run's recorded claim answer. */
+async function promptOf(store: EventStore, stream: string): Promise<string | null> {
+  const events = await store.readStream(stream);
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i]!;
+    if (event.type === 'claim.answered' && event.data.run) return event.data.run.prompt;
+  }
+  return null;
+}
+
+function exitedInput(stream: string, runId: string, at: number, outcome: 'failed_to_start', why: string): NewDomainEvent {
+  return { stream, type: 'run.process.exited', data: { runId, outcome, exitCode: null, signal: null, reply: null, tail: '', stderrTail: why }, at };
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: the group is gone already.
+  }
+}
