@@ -66,7 +66,7 @@ export const appendSingle: Benchmark = {
     const rows: Row[] = [];
     for (const sync of ['normal', 'full'] as const) {
       const perChunk = sync === 'full' ? 100 : 250;
-      const chunks = options.quick ? 4 : sync === 'full' ? 30 : 40;
+      const chunks = options.quick ? 4 : sync === 'full' ? 20 : 40;
       const p = await interleaved(
         options.rounds,
         chunks,

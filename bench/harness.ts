@@ -22,7 +22,7 @@ export interface BenchOptions {
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
   const quick = argv.includes('--quick');
-  let rounds = quick ? 3 : 7;
+  let rounds = quick ? 3 : 5;
   const only: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;

@@ -3,6 +3,7 @@ import { boardEvents } from './boardEvents.ts';
 import { EventCodec } from './codec.ts';
 import { demoEvents } from './demoEvents.ts';
 import type { NewEvent, StoredEvent } from './envelope.ts';
+import { edgeEvents } from './edgeEvents.ts';
 import { executionEvents } from './executionEvents.ts';
 import { outboxEvents } from './outboxEvents.ts';
 import { queueEvents } from './queueEvents.ts';
@@ -14,6 +15,7 @@ export const eventDefinitions = {
   ...queueEvents,
   ...executionEvents,
   ...boardEvents,
+  ...edgeEvents,
 };
 
 type Definitions = typeof eventDefinitions;

@@ -5,7 +5,8 @@ import type { Projection } from './projection.ts';
 /** Every computer's queue in the log (SPEC section 2), by computer id: the scheduler's own fold. */
 export const queueProjection: Projection<Record<string, QueueState>> = {
   name: 'queue',
-  version: 1,
+  // 2: a frame addressed to another computer no longer marks a claim in flight as resent.
+  version: 2,
   initial: () => ({}),
   evolve(state, event) {
     const computer = queueDecider.scopeOf(event);

@@ -7,6 +7,8 @@ type Input = NewDomainEvent;
 type Decision = NewDomainEvent;
 type Request = EventData<'board.request.refused'>['request'];
 type Refusal = Omit<EventData<'board.request.refused'>, 'request' | 'runId' | 'computerId'>;
+/** A refusal, recorded in the request's own stream. */
+type Refuse = (request: Request, ids: { runId?: string; computerId?: string }, refusal: Refusal) => Decision[];
 
 /**
  * The board's answer to one input (SPEC section 7). Pure: reads `state` and `input.at`, changes
@@ -14,7 +16,7 @@ type Refusal = Omit<EventData<'board.request.refused'>, 'request' | 'runId' | 'c
  */
 export function decideBoard(state: BoardState, input: Input): Decision[] {
   const { at } = input;
-  const refuse = (request: Request, ids: { runId?: string; computerId?: string }, refusal: Refusal): Decision[] => [
+  const refuse: Refuse = (request, ids, refusal) => [
     { stream: input.stream, at, type: 'board.request.refused', data: { request, ...ids, ...refusal } },
   ];
   switch (input.type) {
@@ -84,8 +86,6 @@ export function marksRunning(state: BoardState, runId: string, computerId: strin
   const run = state.runs[runId];
   return run?.state === 'claimed' && run.computerId === computerId;
 }
-
-type Refuse = (request: Request, ids: { runId?: string; computerId?: string }, refusal: Refusal) => Decision[];
 
 function submit(state: BoardState, data: EventData<'board.run.submitted'>, at: number, refuse: Refuse): Decision[] {
   const { runId, lane, prompt, agentId, timeoutS, idempotencyKey } = data;

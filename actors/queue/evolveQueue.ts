@@ -1,4 +1,5 @@
 import type { DomainEvent } from '../../events/catalog.ts';
+import { parseStream } from '../../events/envelope.ts';
 import { type HandledOutcome, type QueueState, candidateOf, loginOf } from './queueState.ts';
 import { popReady, pushReady } from './readyHeap.ts';
 
@@ -18,7 +19,9 @@ export function evolveQueue(state: QueueState, event: DomainEvent): QueueState {
       break;
     case 'frame.received': {
       const run = state.runs[event.data.runId];
-      if (event.data.kind === 'run.requested' && run?.status === 'claiming') run.resentWhileClaiming = true;
+      // A frame addressed to another computer is acknowledged as ignored: it makes no busy answer stale.
+      const forUs = event.data.computerId === undefined || event.data.computerId === parseStream(event.stream).owner;
+      if (event.data.kind === 'run.requested' && forUs && run?.status === 'claiming') run.resentWhileClaiming = true;
       break;
     }
     case 'run.queued': {

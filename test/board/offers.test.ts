@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { framesOf, requestAnswer } from '../../actors/board/boardAnswers.ts';
+import { boardDecider } from '../../actors/board/boardDecider.ts';
 import { runView } from '../../actors/board/boardQueries.ts';
 import { boardSpec, computersOnline, input, summary } from './boardSpec.ts';
 
@@ -93,5 +94,14 @@ describe('board: submissions', () => {
     const spec = boardSpec(added('c1'));
     expect(summary(spec.when(added('c1')))).toEqual(['refused computer.add 409 computer_exists']);
     expect(summary(spec.when(connected('c9')))).toEqual(['refused connect 404 unknown_computer']);
+  });
+});
+
+describe('board: scope', () => {
+  it('folds the board\'s own streams into one scope, and leaves a computer\'s streams and other events alone', () => {
+    expect(boardDecider.scopeOf({ stream: 'run:r1', type: 'board.run.queued' })).toBe('board');
+    expect(boardDecider.scopeOf({ stream: 'computer:c1', type: 'board.computer.online' })).toBe('board');
+    expect(boardDecider.scopeOf({ stream: 'c1/run:r1', type: 'run.queued' })).toBeNull();
+    expect(boardDecider.scopeOf({ stream: 'counter:a', type: 'counter.bumped' })).toBeNull();
   });
 });

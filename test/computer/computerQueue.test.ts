@@ -15,7 +15,10 @@ class ScriptedBoard implements BoardClaims {
   constructor(private readonly script: Record<string, { status: number; body?: unknown }[]> = {}) {}
   async claim(runId: string) {
     this.calls.push(runId);
-    return this.script[runId]?.shift() ?? { status: 200, body: { run_token: 'secret', skills: [{ key: 'writing', files: {} }] } };
+    return this.script[runId]?.shift() ?? {
+      status: 200,
+      body: { run: { run_id: runId, lane: 'A', prompt: 'say hi', agent_id: null, timeout_s: null }, run_token: 'secret', skills: [{ key: 'writing', files: {} }] },
+    };
   }
 }
 

@@ -1,0 +1,20 @@
+import { z } from 'zod';
+import { defineEvent, eventGroup } from './define.ts';
+
+/**
+ * Requests the server refused at its edge, before any decider saw them (a wrong token, a body that is
+ * not JSON, an id that could escape a folder): recorded in `board:<id>` so the audit shows them.
+ * Nothing about the caller's secret is kept.
+ */
+export const edgeEvents = eventGroup(
+  defineEvent(
+    'board.request.rejected',
+    z.strictObject({
+      method: z.string().max(16),
+      path: z.string().max(300),
+      status: z.number().int().min(400).max(599),
+      code: z.string().min(1).max(100),
+      reason: z.string().min(1).max(500),
+    }),
+  ),
+);
