@@ -32,7 +32,7 @@ const PAGE = 2000;
  * limit, caused by the request), with an occasional milestone; every 1,000th event an outbox
  * consumer moves its cursor, so both projections of the registry have work.
  */
-async function generateLog(total: number, streams: number): Promise<string> {
+export async function generateLog(total: number, streams: number): Promise<string> {
   const path = freshPath('rebuild');
   const store = await openSqliteStore(path, { sync: 'normal', writer: 'bench:1' });
   const db = store.db;
@@ -141,8 +141,9 @@ async function baseline(store: SqliteEventStore, total: number): Promise<Measure
     .prepare('SELECT seq, stream, version, type, data, at, cause, actor FROM events WHERE seq > ? ORDER BY seq LIMIT ?')
     .raw(true);
   return withLoopMonitor(total, async () => {
-    // The registry's folds, inline: counters (bumped -> total), cursors (outbox.taken -> through) and
-    // queue (events of a computer's run or computer streams only; none in this log).
+    // What the registry's folds do with this log, inline: counters (bumped -> total), cursors
+    // (outbox.taken -> through), and the queue's scope check of every event's stream (a computer's
+    // run or computer streams; none here). The other projections pass over these types unread.
     const counters: Record<string, number> = {};
     const outbox: Record<string, number> = {};
     let queueEvents = 0;

@@ -1,14 +1,24 @@
 import { Command } from 'commander';
 import { auditCommand } from './commands/audit.ts';
+import { cancelCommand, showCommand, statusCommand, submitCommand } from './commands/client.ts';
+import { computerCommand } from './commands/computer.ts';
+import { daemonCommand, serverCommand } from './commands/daemon.ts';
 import { rebuildCommand } from './commands/rebuild.ts';
 import { replayCommand } from './commands/replay.ts';
 
 const program = new Command('runledger')
   .description('runs AI-agent turns for a team, and can explain every decision it ever took')
   .showHelpAfterError()
+  .addCommand(daemonCommand())
+  .addCommand(serverCommand())
+  .addCommand(computerCommand())
+  .addCommand(submitCommand())
+  .addCommand(cancelCommand())
+  .addCommand(statusCommand())
+  .addCommand(showCommand())
+  .addCommand(auditCommand())
   .addCommand(replayCommand())
-  .addCommand(rebuildCommand())
-  .addCommand(auditCommand());
+  .addCommand(rebuildCommand());
 
 try {
   await program.parseAsync(process.argv);

@@ -10,8 +10,9 @@ const reason = z.string().min(1);
 /**
  * The computer's queue (SPEC section 4, "Queue and lanes", "Claims", "Frames and acks"). Inputs are
  * what the world told the computer; decisions are what its queue decided, each with a reason a person
- * can read in `runledger audit`. Run events live in `<computer>/run:<id>`, the computer's own in
- * `<computer>/computer:<computer>`.
+ * can read in `runledger audit`. A run's queue events live in its lane's stream,
+ * `<computer>/lane:<lane>` (the queue actor writes them all); what concerns no known lane (a bad
+ * frame, the computer's settings) in `<computer>/computer:<computer>`.
  */
 export const queueEvents = eventGroup(
   // Inputs.
@@ -57,7 +58,7 @@ export const queueEvents = eventGroup(
   defineEvent('run.execution.ended', z.strictObject({ runId, ok: z.boolean(), reason: z.string().optional() })),
 
   // Decisions.
-  defineEvent('frame.acknowledged', z.strictObject({ frameId: z.string().max(200).nullable(), status: z.union([z.literal(200), z.literal(202), z.literal(400), z.literal(503)]), reason })),
+  defineEvent('frame.acknowledged', z.strictObject({ frameId: z.string().max(200).nullable(), runId: runId.optional(), status: z.union([z.literal(200), z.literal(202), z.literal(400), z.literal(503)]), reason })),
   defineEvent('run.queued', z.strictObject({ runId, lane: SafeId, agentId: SafeId.nullable(), arrival: z.number().int().nonnegative() })),
   defineEvent('run.claim.started', z.strictObject({ runId, attempt: z.number().int().positive() })),
   defineEvent('run.claimed', z.strictObject({ runId, lane: SafeId, skills: z.array(SafeId) })),

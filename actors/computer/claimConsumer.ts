@@ -11,6 +11,8 @@ export interface BoardClaims {
 }
 
 export interface ClaimAnswer {
+  /** The stream of the claim's start (its lane's): the answer is recorded beside it. */
+  readonly stream: string;
   readonly runId: string;
   readonly status: number;
   readonly code?: string;
@@ -36,13 +38,13 @@ export function claimConsumer(
   board: BoardClaims,
   answered: (answer: ClaimAnswer) => Promise<void>,
   granted: (claim: GrantedClaim) => void = () => {},
-): EffectConsumer<string> {
+): EffectConsumer<{ runId: string; stream: string }> {
   return {
     name: `claims-${computer}`,
     delivery: 'at-least-once',
     effectOf: (event: DomainEvent) =>
-      event.type === 'run.claim.started' && parseStream(event.stream).owner === computer ? event.data.runId : null,
-    async perform(runId) {
+      event.type === 'run.claim.started' && parseStream(event.stream).owner === computer ? { runId: event.data.runId, stream: event.stream } : null,
+    async perform({ runId, stream }) {
       let answer: { status: number; body?: unknown };
       try {
         answer = await board.claim(runId);
@@ -51,7 +53,7 @@ export function claimConsumer(
       }
       const code = errorCodeOf(answer.body);
       if (answer.status !== 200 && answer.status !== 201) {
-        await answered({ runId, status: answer.status, ...(code ? { code } : {}) });
+        await answered({ stream, runId, status: answer.status, ...(code ? { code } : {}) });
         return { ok: true, detail: `answered ${answer.status}${code ? ` ${code}` : ''}` };
       }
       let claim: GrantedClaim & { run: NonNullable<ClaimAnswer['run']> };
@@ -59,11 +61,11 @@ export function claimConsumer(
         claim = grantedClaimOf(runId, answer.body);
       } catch (error) {
         // A 200 we cannot use is the board's fault, not the run's: recorded as a refusal, with why.
-        await answered({ runId, status: 502, code: 'bad_claim_answer' });
+        await answered({ stream, runId, status: 502, code: 'bad_claim_answer' });
         return { ok: false, detail: (error as Error).message };
       }
       granted(claim);
-      await answered({ runId, status: answer.status, skills: claim.skills.map((s) => s.key), run: claim.run });
+      await answered({ stream, runId, status: answer.status, skills: claim.skills.map((s) => s.key), run: claim.run });
       return { ok: true, detail: `answered ${answer.status}` };
     },
   };

@@ -58,9 +58,9 @@ export class Computer {
         reply: (runId, token, text) => board.reply(runId, token, text),
         complete: (runId, token, result) => board.complete(runId, token, result),
       },
-      executionEnded: async (runId, ok, reason) => {
+      executionEnded: async (runId, lane, ok, reason) => {
         await this.queue.input({
-          stream: `${computer}/run:${runId}`,
+          stream: lane ? `${computer}/lane:${lane}` : `${computer}/computer:${computer}`,
           type: 'run.execution.ended',
           data: { runId, ok, ...(reason ? { reason: reason.slice(0, 500) } : {}) },
           at: clock.now(),
@@ -75,9 +75,10 @@ export class Computer {
       board,
       {
         acknowledge: (frameId, status, reason) => this.push.acknowledge(frameId, status, reason),
-        claimed: (runId, lane, timeoutS) => {
+        claimed: (runId, lane, run) => {
           log(`run ${runId} claimed (lane ${lane})`);
-          void this.runs.handOver(runId, lane, timeoutS).catch((error) => log(`run ${runId} could not be handed over: ${(error as Error).message}`));
+          if (!run) return;
+          void this.runs.handOver(runId, lane, run).catch((error) => log(`run ${runId} could not be handed over: ${(error as Error).message}`));
         },
       },
       (claim) => {
@@ -120,14 +121,16 @@ export class Computer {
     const live = new Set(this.runs.liveRuns());
     for (const run of Object.values(queue.runs)) {
       if (run.status !== 'running' || live.has(run.runId)) continue;
-      const events = await this.options.store.readStream(`${this.options.computer}/run:${run.runId}`);
+      const { computer, store, clock } = this.options;
+      const laneStream = `${computer}/lane:${run.lane}`;
+      const events = await store.readStream(`${computer}/run:${run.runId}`);
       if (events.some((e) => e.type === 'run.handed.over')) {
-        await this.queue.input({ stream: `${this.options.computer}/run:${run.runId}`, type: 'run.execution.ended', data: { runId: run.runId, ok: false, reason: 'ended before a restart' }, at: this.options.clock.now() });
-      } else {
-        const answer = [...events].reverse().find((e) => e.type === 'claim.answered');
-        const timeoutS = answer?.type === 'claim.answered' ? (answer.data.run?.timeoutS ?? null) : null;
-        await this.runs.handOver(run.runId, run.lane, timeoutS);
+        await this.queue.input({ stream: laneStream, type: 'run.execution.ended', data: { runId: run.runId, ok: false, reason: 'ended before a restart' }, at: clock.now() });
+        continue;
       }
+      const answer = (await store.readStream(laneStream)).findLast((e) => e.type === 'claim.answered' && e.data.runId === run.runId);
+      const claimed = answer?.type === 'claim.answered' ? answer.data.run : undefined;
+      if (claimed) await this.runs.handOver(run.runId, run.lane, claimed);
     }
   }
 

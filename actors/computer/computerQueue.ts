@@ -16,7 +16,7 @@ import { type BoardClaims, type ClaimAnswer, type GrantedClaim, claimConsumer } 
 export interface QueueEffects {
   acknowledge?(frameId: string | null, status: number, reason: string): void;
   /** A claim was granted: the run starts, with the budget the board gave it (null: the default). */
-  claimed?(runId: string, lane: string, timeoutS: number | null): void;
+  claimed?(runId: string, lane: string, run: { prompt: string; timeoutS: number | null } | null): void;
 }
 
 /**
@@ -26,7 +26,7 @@ export interface QueueEffects {
  */
 export class ComputerQueue {
   private readonly actor: DecidingActor<QueueState>;
-  private readonly outbox: Outbox<string>;
+  private readonly outbox: Outbox<{ runId: string; stream: string }>;
   private readonly timers = new Map<string, () => void>();
   private following: Subscription | null = null;
 
@@ -78,7 +78,7 @@ export class ComputerQueue {
   private async hydrate(): Promise<QueueState> {
     const folded = await hydrateProjections(this.store, [queueProjection]);
     const queue = (folded.get(queueProjection.name)!.state as Record<string, QueueState>)[this.computer] ?? initialQueueState();
-    for (const run of Object.values(queue.runs)) this.armTimer(run.runId, run.notBefore);
+    for (const run of Object.values(queue.runs)) this.armTimer(`${this.computer}/lane:${run.lane}`, run.runId, run.notBefore);
     return queue;
   }
 
@@ -94,10 +94,10 @@ export class ComputerQueue {
           break;
         case 'run.parked':
         case 'run.claim.retrying':
-          this.armTimer(decision.data.runId, decision.data.notBefore);
+          this.armTimer(decision.stream, decision.data.runId, decision.data.notBefore);
           break;
         case 'run.claimed':
-          this.effects.claimed?.(decision.data.runId, decision.data.lane, input.type === 'claim.answered' ? (input.data.run?.timeoutS ?? null) : null);
+          this.effects.claimed?.(decision.data.runId, decision.data.lane, input.type === 'claim.answered' ? (input.data.run ?? null) : null);
           break;
         default:
           break;
@@ -107,19 +107,19 @@ export class ComputerQueue {
   }
 
   /** A waiting run with a `notBefore` is woken by a timer input then; a timer is cheap to re-arm. */
-  private armTimer(runId: string, notBefore: number): void {
+  private armTimer(stream: string, runId: string, notBefore: number): void {
     this.timers.get(runId)?.();
     this.timers.delete(runId);
     if (notBefore <= 0) return;
     const cancel = this.clock.after(notBefore - this.clock.now(), () => {
       this.timers.delete(runId);
-      const input: NewDomainEvent = { stream: `${this.computer}/run:${runId}`, type: 'timer.fired', data: { runId }, at: this.clock.now() };
+      const input: NewDomainEvent = { stream, type: 'timer.fired', data: { runId }, at: this.clock.now() };
       void this.input(input).catch(() => {});
     });
     this.timers.set(runId, cancel);
   }
 
-  private async answerClaim(answer: ClaimAnswer): Promise<void> {
-    await this.input({ stream: `${this.computer}/run:${answer.runId}`, type: 'claim.answered', data: answer, at: this.clock.now() });
+  private async answerClaim({ stream, ...answer }: ClaimAnswer): Promise<void> {
+    await this.input({ stream, type: 'claim.answered', data: answer, at: this.clock.now() });
   }
 }

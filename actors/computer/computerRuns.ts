@@ -4,6 +4,7 @@ import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { executionsProjection } from '../../projections/executions.ts';
 import { hydrateProjections } from '../../projections/hydrate.ts';
+import { laneSessionsProjection } from '../../projections/laneSessions.ts';
 import { type AgentHandle, groupAlive } from '../execution/agentProcess.ts';
 import { DEFAULT_TIMEOUT_S } from '../execution/budget.ts';
 import { agentKindOf } from '../execution/resume.ts';
@@ -32,7 +33,7 @@ export interface ComputerRunsOptions {
     complete(runId: string, token: string, result: { ok: boolean; error?: string }): Promise<BoardAnswer>;
   };
   /** Tells the queue a run no longer needs its slot and lane. */
-  readonly executionEnded: (runId: string, ok: boolean, reason?: string) => Promise<void>;
+  readonly executionEnded: (runId: string, lane: string | null, ok: boolean, reason?: string) => Promise<void>;
 }
 
 /**
@@ -46,6 +47,12 @@ export class ComputerRuns {
   /** Runs claimed and not yet settled: every one of them is heartbeated. */
   private readonly live = new Set<string>();
   private readonly endedForQueue = new Set<string>();
+  /** Where each unsettled run stands, as its actor last decided: effects check it before acting. */
+  private readonly phases = new Map<string, RunExecution['phase']>();
+  /** The prompt a claim carried, until the run's process is spawned (after a restart: read back from the log). */
+  private readonly prompts = new Map<string, string>();
+  /** The session each lane's next turn resumes. */
+  private laneSessions: Record<string, string> = {};
   private readonly timers = new Map<string, () => void>();
   private readonly outboxes: Outbox<DomainEvent>[];
   private readonly subscriptions: Subscription[] = [];
@@ -66,6 +73,8 @@ export class ComputerRuns {
       handles: this.handles,
       input: (runId, input) => this.input(runId, input),
       runToken: (runId) => this.runToken(runId),
+      phaseOf: (runId) => this.phases.get(runId) ?? null,
+      promptOf: (runId) => this.prompts.get(runId) ?? null,
       board: options.board,
     };
     const now = () => clock.now();
@@ -82,10 +91,10 @@ export class ComputerRuns {
   }
 
   /** The queue claimed a run: it starts now, resuming its lane's session. */
-  async handOver(runId: string, lane: string, timeoutS: number | null): Promise<void> {
-    const last = await this.options.store.lastOfStream(`${this.options.computer}/lane:${lane}`);
-    const laneSession = last?.type === 'lane.session.remembered' ? last.data.sessionId : null;
-    const budgetS = timeoutS ?? this.options.defaultTimeoutS ?? DEFAULT_TIMEOUT_S;
+  async handOver(runId: string, lane: string, run: { prompt: string; timeoutS: number | null }): Promise<void> {
+    const laneSession = this.laneSessions[lane] ?? null;
+    const budgetS = run.timeoutS ?? this.options.defaultTimeoutS ?? DEFAULT_TIMEOUT_S;
+    this.prompts.set(runId, run.prompt);
     this.live.add(runId);
     await this.input(runId, { stream: this.stream(runId), type: 'run.handed.over', data: { runId, lane, budgetS, laneSession }, at: this.options.clock.now() });
   }
@@ -97,10 +106,12 @@ export class ComputerRuns {
    */
   async start(): Promise<void> {
     for (const outbox of this.outboxes) await outbox.open();
-    const folded = await hydrateProjections(this.options.store, [executionsProjection]);
+    const folded = await hydrateProjections(this.options.store, [executionsProjection, laneSessionsProjection]);
     const runs = (folded.get(executionsProjection.name)!.state as Record<string, Record<string, RunExecution>>)[this.options.computer] ?? {};
+    this.laneSessions = { ...((folded.get(laneSessionsProjection.name)!.state as Record<string, Record<string, string>>)[this.options.computer] ?? {}) };
     for (const [runId, run] of Object.entries(runs)) {
       this.live.add(runId);
+      this.phases.set(runId, run.phase);
       if (run.phase === 'executing' || run.phase === 'requested') {
         const alive = run.pid !== null && groupAlive(run.pid);
         await this.input(runId, { stream: this.stream(runId), type: 'run.found.interrupted', data: { runId, pid: run.pid, alive }, at: this.options.clock.now() });
@@ -136,15 +147,23 @@ export class ComputerRuns {
 
   private afterCommit(runId: string, run: RunExecution, decisions: readonly DomainEvent[]): void {
     let effects = false;
+    this.phases.set(runId, run.phase);
     for (const decision of decisions) {
       switch (decision.type) {
+        case 'lane.session.remembered':
+          this.laneSessions[decision.data.lane] = decision.data.sessionId;
+          break;
+        case 'lane.session.forgotten':
+          if (this.laneSessions[decision.data.lane] === decision.data.sessionId) delete this.laneSessions[decision.data.lane];
+          break;
         case 'run.execution.requested':
         case 'run.kill.requested':
           effects = true;
           break;
         case 'run.completion.requested':
           effects = true;
-          this.tellQueue(runId, decision.data.result.ok, decision.data.result.error);
+          this.prompts.delete(runId);
+          this.tellQueue(runId, run.lane, decision.data.result.ok, decision.data.result.error);
           break;
         case 'run.completion.retrying':
           this.armCompletionTimer(runId, decision.data.notBefore);
@@ -152,7 +171,9 @@ export class ComputerRuns {
         case 'run.settled':
           this.live.delete(runId);
           this.tokens.delete(runId);
-          this.tellQueue(runId, false, decision.data.reason);
+          this.phases.delete(runId);
+          this.prompts.delete(runId);
+          this.tellQueue(runId, run.lane, false, decision.data.reason);
           break;
         default:
           break;
@@ -163,10 +184,10 @@ export class ComputerRuns {
   }
 
   /** The queue frees the run's slot and lane once, when the run no longer executes. */
-  private tellQueue(runId: string, ok: boolean, reason?: string): void {
+  private tellQueue(runId: string, lane: string | null, ok: boolean, reason?: string): void {
     if (this.endedForQueue.has(runId)) return;
     this.endedForQueue.add(runId);
-    void this.options.executionEnded(runId, ok, reason).catch(() => this.endedForQueue.delete(runId));
+    void this.options.executionEnded(runId, lane, ok, reason).catch(() => this.endedForQueue.delete(runId));
   }
 
   private armCompletionTimer(runId: string, notBefore: number): void {

@@ -24,6 +24,10 @@ export interface RunEffectsContext {
   readonly handles: Map<string, AgentHandle>;
   readonly input: (runId: string, input: NewDomainEvent) => Promise<unknown>;
   readonly runToken: (runId: string) => Promise<string | null>;
+  /** The run's phase as its actor last decided, or null for a run this daemon does not hold. */
+  readonly phaseOf: (runId: string) => string | null;
+  /** The prompt its claim carried, while the daemon that claimed it still runs. */
+  readonly promptOf: (runId: string) => string | null;
   readonly board: {
     reply(runId: string, token: string, text: string): Promise<BoardAnswer>;
     complete(runId: string, token: string, result: { ok: boolean; error?: string }): Promise<BoardAnswer>;
@@ -47,8 +51,10 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
     async perform(event) {
       if (event.type !== 'run.execution.requested') return { ok: false, detail: 'not a spawn' };
       const { runId, lane, deadlineAt, resume } = event.data;
+      // Taken after a restart that already settled the run (interrupted), or after a cancel: not run.
+      if (ctx.phaseOf(runId) !== 'requested') return { ok: false, detail: `not started: the run is ${ctx.phaseOf(runId) ?? 'settled'}` };
       const stream = `${ctx.computer}/run:${runId}`;
-      const prompt = await promptOf(ctx.store, stream);
+      const prompt = ctx.promptOf(runId) ?? (await claimedPrompt(ctx.store, `${ctx.computer}/lane:${lane}`, runId));
       const at = () => ctx.clock.now();
       if (prompt === null) {
         await ctx.input(runId, exitedInput(stream, runId, at(), 'failed_to_start', 'the claim answer carried no prompt'));
@@ -107,6 +113,8 @@ export function killConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEvent
       if (event.type !== 'run.kill.requested') return { ok: false };
       const { runId, pid, reason } = event.data;
       const handle = ctx.handles.get(runId);
+      // A pid is only signalled while its run is known to execute: a recycled pid is someone else's.
+      if (!handle && ctx.phaseOf(runId) !== 'executing') return { ok: false, detail: 'not killed: the run no longer executes' };
       if (handle) {
         if (reason === 'cancelled_by_user') handle.cancel(reason);
         else handle.kill();
@@ -147,12 +155,12 @@ export function completionConsumer(ctx: RunEffectsContext): EffectConsumer<Domai
   };
 }
 
-/** The prompt the board gave with the claim: read back from the run's recorded claim answer. */
-async function promptOf(store: EventStore, stream: string): Promise<string | null> {
-  const events = await store.readStream(stream);
+/** The prompt the board gave with the claim, read back from the answer recorded in the lane's stream. */
+export async function claimedPrompt(store: EventStore, laneStream: string, runId: string): Promise<string | null> {
+  const events = await store.readStream(laneStream);
   for (let i = events.length - 1; i >= 0; i--) {
     const event = events[i]!;
-    if (event.type === 'claim.answered' && event.data.run) return event.data.run.prompt;
+    if (event.type === 'claim.answered' && event.data.runId === runId && event.data.run) return event.data.run.prompt;
   }
   return null;
 }

@@ -6,13 +6,18 @@ import { readyInOrder } from './readyHeap.ts';
 
 type Input = NewDomainEvent;
 type Decision = NewDomainEvent;
-type On = (runId: string, decision: Omit<Decision, 'stream' | 'at'>) => Decision;
+type On = (runId: string, decision: Omit<Decision, 'stream' | 'at'>, lane?: string) => Decision;
 
 export const WAITS_FOR_EARLIER_TURN = 'waits: an earlier turn of its conversation is still open';
 
-function decisionsOn(input: Input): On {
+/**
+ * Where a decision about a run is written: its lane's stream (the queue actor is the only writer of a
+ * computer's lane streams), or the computer's own stream for a run whose lane it does not know.
+ */
+function decisionsOn(state: QueueState, input: Input): On {
   const computer = parseStream(input.stream).owner ?? '';
-  return (runId, decision) => ({ ...decision, stream: `${computer}/run:${runId}`, at: input.at }) as Decision;
+  return (runId, decision, lane = state.runs[runId]?.lane) =>
+    ({ ...decision, stream: lane ? `${computer}/lane:${lane}` : `${computer}/computer:${computer}`, at: input.at }) as Decision;
 }
 
 /**
@@ -20,7 +25,7 @@ function decisionsOn(input: Input): On {
  * neither. Which runs start next is `pickNextRuns`, asked once these answers are folded.
  */
 export function decideQueue(state: QueueState, input: Input): Decision[] {
-  const on = decisionsOn(input);
+  const on = decisionsOn(state, input);
   switch (input.type) {
     case 'frame.received':
       return answerFrame(state, input.data, parseStream(input.stream).owner ?? '', input.at, on);
@@ -45,7 +50,7 @@ export function decideQueue(state: QueueState, input: Input): Decision[] {
 
 function answerFrame(state: QueueState, frame: EventData<'frame.received'>, computer: string, at: number, on: On): Decision[] {
   const ack = (status: 200 | 202 | 503 | 400, reason: string): Decision =>
-    on(frame.runId, { type: 'frame.acknowledged', data: { frameId: frame.frameId, status, reason } });
+    on(frame.runId, { type: 'frame.acknowledged', data: { frameId: frame.frameId, runId: frame.runId, status, reason } }, state.runs[frame.runId]?.lane ?? frame.lane);
   if (frame.computerId !== undefined && frame.computerId !== computer) return [ack(200, `ignored: addressed to computer ${frame.computerId}`)];
   const run = state.runs[frame.runId];
 
@@ -76,7 +81,7 @@ function answerFrame(state: QueueState, frame: EventData<'frame.received'>, comp
   if (!frame.lane) return [ack(400, 'a run.requested frame needs a lane')];
   return [
     ack(202, 'queued'),
-    on(frame.runId, { type: 'run.queued', data: { runId: frame.runId, lane: frame.lane, agentId: frame.agentId ?? null, arrival: state.arrivals } }),
+    on(frame.runId, { type: 'run.queued', data: { runId: frame.runId, lane: frame.lane, agentId: frame.agentId ?? null, arrival: state.arrivals } }, frame.lane),
   ];
 }
 
@@ -125,7 +130,7 @@ export function pickNextRuns(state: QueueState, input: Input): Decision[] {
   if (state.held || state.draining) return [];
   let free = state.slots - state.inUse;
   if (free <= 0) return [];
-  const on = decisionsOn(input);
+  const on = decisionsOn(state, input);
   const logins: Record<string, number> = {};
   const decisions: Decision[] = [];
   const seen = new Set<string>();

@@ -16,7 +16,7 @@ const INPUTS = new Set([
   'run.execution.ended',
 ]);
 
-const STREAM_KINDS = new Set(['run', 'computer']);
+const STREAM_KINDS = new Set(['lane', 'computer']);
 
 /** One computer's queue: which run starts next, and what a claim's answer does to it. */
 export const queueDecider: Decider<QueueState> = {

@@ -9,10 +9,12 @@ type Result = { ok: boolean; error?: string };
 
 /** A claimed run's decisions (SPEC section 4, "Execution" to "Completion"). Pure. */
 export function decideRun(state: RunExecution, input: NewDomainEvent): Decision[] {
-  const { owner, id: runId } = parseStream(input.stream);
+  const { id: runId } = parseStream(input.stream);
   const at = input.at;
   const on = (type: Decision['type'], data: unknown): Decision => ({ stream: input.stream, type, data, at }) as Decision;
-  const onLane = (type: Decision['type'], data: unknown): Decision => ({ stream: `${owner}/lane:${state.lane}`, type, data, at }) as Decision;
+  // The lane's session memory is written in the run's own stream (the run actor writes only there);
+  // the lane-sessions projection gathers it by lane.
+  const onLane = on;
   const complete = (result: Result, reply: string | null = null): Decision =>
     on('run.completion.requested', { runId, attempt: state.completionAttempts + 1, result, reply });
 

@@ -62,9 +62,6 @@ export class RunActors {
     // A refused append leaves a state folded ahead of the log: reset and rehydrate.
     if (!outcome.ok) throw outcome.conflict;
     state.run = outcome.state;
-    // The lane's session is a last-writer-wins register shared by the lane's runs, not this run's
-    // state: its version is read afresh at each append instead of being held here.
-    for (const stream of state.versions.keys()) if (!stream.includes('/run:')) state.versions.delete(stream);
     if (outcome.decisions.length) this.afterCommit(runId, state.run, outcome.decisions);
     return state;
   }

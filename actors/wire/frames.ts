@@ -45,7 +45,8 @@ export function frameInput(computer: string, raw: string, at: number): NewDomain
     if (value !== undefined && !SafeId.safeParse(value).success) return refuse(id, `${field} ${JSON.stringify(value.slice(0, 80))} does not match ^[A-Za-z0-9-]{1,64}$`);
   }
   return {
-    stream: `${computer}/run:${data.run_id}`,
+    // A run's frame goes to its lane's stream; one that names no lane (a cancel) to the computer's.
+    stream: data.lane ? `${computer}/lane:${data.lane}` : `${computer}/computer:${computer}`,
     type: 'frame.received',
     data: {
       frameId: id,

@@ -183,6 +183,8 @@ function sentence(event: DomainEvent): string {
       return `the ${event.data.request} request was refused ${event.data.status} ${event.data.code}: ${event.data.reason}`;
     case 'board.request.repeated':
       return `the ${event.data.request} request was answered again ${event.data.status}: ${event.data.reason}`;
+    case 'board.request.rejected':
+      return `${event.data.method} ${event.data.path} was rejected ${event.data.status} ${event.data.code}: ${event.data.reason}`;
 
     default: {
       const unknown: never = event;

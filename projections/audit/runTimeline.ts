@@ -71,7 +71,7 @@ export function runTimeline(store: Pick<EventStore, 'readEntity'>, runId: string
  * process wrote about the entity, each step says whose it is (`board`, or the computer's id).
  */
 export function formatTimeline(timeline: Timeline): string {
-  const several = timeline.streams.length > 1;
+  const several = new Set(timeline.entries.map((e) => e.owner ?? 'board')).size > 1;
   const steps = timeline.entries.map((e) => (several ? `${e.owner ?? 'board'} ${e.step}` : e.step));
   const width = Math.max(...steps.map((s) => s.length));
   const header = `${timeline.kind} ${timeline.id}: ${timeline.entries.length} event${timeline.entries.length === 1 ? '' : 's'} in ${timeline.streams.join(', ')}`;

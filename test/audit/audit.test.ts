@@ -58,7 +58,7 @@ describe('audit: a run’s timeline', () => {
     const store = await openTempStore();
     await recordStories(store);
     const timeline = (await runTimeline(store, 'turn2'))!;
-    expect(timeline.streams).toEqual(['c1/run:turn2', 'c2/run:turn2']);
+    expect(timeline.streams).toEqual(['c1/lane:A', 'c1/computer:c1', 'c2/run:turn2']);
     expect(timeline.entries.map((e) => e.seq)).toEqual([...timeline.entries.map((e) => e.seq)].sort((a, b) => a - b));
     expect(timeline.entries.map((e) => `${e.owner} ${e.step}`)).toEqual([
       'c1 frame.received',
@@ -91,7 +91,7 @@ describe('audit: a run’s timeline', () => {
     await recordStories(store);
     const text = formatTimeline((await runTimeline(store, 'turn2'))!);
     const lines = text.split('\n');
-    expect(lines[0]).toBe('run turn2: 15 events in c1/run:turn2, c2/run:turn2');
+    expect(lines[0]).toBe('run turn2: 15 events in c1/lane:A, c1/computer:c1, c2/run:turn2');
     // Steps are padded to one column, so the reasons line up.
     expect(lines[6]).toBe(`2026-01-01 00:00:02.000Z  ${'c1 run.parked'.padEnd('c1 run.execution.ended'.length)}  waits: an earlier turn of its conversation is still open (until 00:00:32, wait 1)`);
     const single = formatTimeline((await runTimeline(store, 'b1'))!).split('\n');
@@ -129,7 +129,7 @@ describe('runledger audit (a real process)', () => {
     const result = runledger(['audit', 'b1', '--db', db, '--json']);
     expect(result.status).toBe(0);
     const timeline = JSON.parse(result.stdout) as Timeline;
-    expect(timeline).toMatchObject({ kind: 'run', id: 'b1', streams: ['c1/run:b1'] });
+    expect(timeline).toMatchObject({ kind: 'run', id: 'b1', streams: ['c1/lane:B', 'c1/computer:c1'] });
     expect(timeline.entries.map((e) => e.step)).toEqual([
       'frame.received',
       'frame.acknowledged',

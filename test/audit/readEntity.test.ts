@@ -32,8 +32,8 @@ describe('store: one entity across owners', () => {
     const path = tempDbPath();
     const old = await openTempStore(path);
     await appendOrThrow(old, { expected: { 'c1/counter:a': 0 }, events: [bumped('c1/counter:a', 1)] });
-    // As an older runledger left the file: no index, no record of migration 0003.
-    old.db.exec(`DROP INDEX events_stream_id; DELETE FROM kysely_migration WHERE name = '0003_events_stream_id'`);
+    // As an older runledger left the file: no index, no record of migrations 0003 and later.
+    old.db.exec(`DROP INDEX events_stream_id; DROP INDEX events_run_id; DROP INDEX events_session_id; DELETE FROM kysely_migration WHERE name >= '0003'`);
     await old.close();
     const store = await openTempStore(path);
     expect(store.db.prepare(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'events_stream_id'`).pluck().get()).toBe(1);

@@ -25,7 +25,7 @@ class ScriptedBoard implements BoardClaims {
 const BUSY = { status: 409, body: { detail: { error: 'conversation_busy' } } };
 
 function frame(clock: FakeClock, runId: string, lane: string): NewDomainEvent {
-  return { stream: `c1/run:${runId}`, type: 'frame.received', data: { frameId: `f-${runId}`, kind: 'run.requested', runId, lane }, at: clock.now() };
+  return { stream: `c1/lane:${lane}`, type: 'frame.received', data: { frameId: `f-${runId}`, kind: 'run.requested', runId, lane }, at: clock.now() };
 }
 
 async function startQueue(store: EventStore, clock: FakeClock, board: BoardClaims, acks: string[] = []) {

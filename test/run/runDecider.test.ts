@@ -50,7 +50,7 @@ describe('a claimed run on its computer', () => {
   it('given an announced session id, then the lane remembers it at once, and only once', () => {
     const s = spec(input.handed(), input.began());
     const decisions = s.when(input.announced('sess-9'));
-    expect(decisions).toEqual([{ stream: 'c1/lane:L', type: 'lane.session.remembered', data: { lane: 'L', sessionId: 'sess-9', runId: 'r1' }, at: at(20) }]);
+    expect(decisions).toEqual([{ stream: 'c1/run:r1', type: 'lane.session.remembered', data: { lane: 'L', sessionId: 'sess-9', runId: 'r1' }, at: at(20) }]);
     expect(types(s.when(input.announced('sess-9', 30)))).toEqual([]);
   });
 

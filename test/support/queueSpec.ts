@@ -6,7 +6,10 @@ import type { NewDomainEvent } from '../../events/catalog.ts';
 export const COMPUTER = 'c1';
 export const T0 = Date.UTC(2026, 0, 1);
 
-/** Inputs of one computer, stamped at `at` ms after T0. */
+/**
+ * Inputs of one computer, stamped at `at` ms after T0: a frame in its lane's stream, the inputs whose
+ * lane the test does not name in the computer's stream (either is the queue's).
+ */
 export const input = {
   configured: (slots: number, loginCapacity: Record<string, number> = {}, at = 0): NewDomainEvent => ({
     stream: `${COMPUTER}/computer:${COMPUTER}`, type: 'computer.configured', data: { slots, loginCapacity }, at: T0 + at,
@@ -18,22 +21,22 @@ export const input = {
     stream: `${COMPUTER}/computer:${COMPUTER}`, type: 'drain.started', data: { reason: 'SIGTERM' }, at: T0 + at,
   }),
   frame: (runId: string, lane: string, at = 0, extra: { agentId?: string; computerId?: string; kind?: string } = {}): NewDomainEvent => ({
-    stream: `${COMPUTER}/run:${runId}`, type: 'frame.received',
+    stream: `${COMPUTER}/lane:${lane}`, type: 'frame.received',
     data: { frameId: `f-${runId}-${at}`, kind: extra.kind ?? 'run.requested', runId, lane, ...(extra.agentId ? { agentId: extra.agentId } : {}), ...(extra.computerId ? { computerId: extra.computerId } : {}) },
     at: T0 + at,
   }),
   cancelFrame: (runId: string, at = 0): NewDomainEvent => ({
-    stream: `${COMPUTER}/run:${runId}`, type: 'frame.received', data: { frameId: `c-${runId}-${at}`, kind: 'run.cancelled', runId }, at: T0 + at,
+    stream: `${COMPUTER}/computer:${COMPUTER}`, type: 'frame.received', data: { frameId: `c-${runId}-${at}`, kind: 'run.cancelled', runId }, at: T0 + at,
   }),
   answer: (runId: string, status: number, at = 0, code?: string): NewDomainEvent => ({
-    stream: `${COMPUTER}/run:${runId}`, type: 'claim.answered', data: { runId, status, ...(code ? { code } : {}), ...(status === 200 ? { skills: [] } : {}) }, at: T0 + at,
+    stream: `${COMPUTER}/computer:${COMPUTER}`, type: 'claim.answered', data: { runId, status, ...(code ? { code } : {}), ...(status === 200 ? { skills: [] } : {}) }, at: T0 + at,
   }),
-  timer: (runId: string, at: number): NewDomainEvent => ({ stream: `${COMPUTER}/run:${runId}`, type: 'timer.fired', data: { runId }, at: T0 + at }),
+  timer: (runId: string, at: number): NewDomainEvent => ({ stream: `${COMPUTER}/computer:${COMPUTER}`, type: 'timer.fired', data: { runId }, at: T0 + at }),
   startFailed: (runId: string, at = 0): NewDomainEvent => ({
-    stream: `${COMPUTER}/run:${runId}`, type: 'run.start.failed', data: { runId, reason: 'spawn failed' }, at: T0 + at,
+    stream: `${COMPUTER}/computer:${COMPUTER}`, type: 'run.start.failed', data: { runId, reason: 'spawn failed' }, at: T0 + at,
   }),
   ended: (runId: string, at = 0, ok = true): NewDomainEvent => ({
-    stream: `${COMPUTER}/run:${runId}`, type: 'run.execution.ended', data: { runId, ok }, at: T0 + at,
+    stream: `${COMPUTER}/computer:${COMPUTER}`, type: 'run.execution.ended', data: { runId, ok }, at: T0 + at,
   }),
 };
 
@@ -62,7 +65,7 @@ export function summary(decisions: readonly NewDomainEvent[] | null): string[] {
   if (decisions === null) return ['(ignored)'];
   return decisions.map((d) => {
     const data = d.data as Record<string, unknown>;
-    const id = d.stream.slice(d.stream.indexOf(':') + 1);
+    const id = (data.runId as string | undefined) ?? d.stream.slice(d.stream.indexOf(':') + 1);
     switch (d.type) {
       case 'frame.acknowledged':
         return `ack ${data.status} ${id}`.trim();

@@ -45,6 +45,14 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('events_stream_id').on('events').expression(sql`substr(stream, instr(stream, '/') + 1)`).execute();
     },
   },
+  '0004_events_mentions': {
+    // A run's queue decisions live in its lane's stream, a session's close in the session's: the audit
+    // of one run or session also finds every event whose data names it, through these partial indexes.
+    async up(db: Kysely<unknown>) {
+      await sql`CREATE INDEX events_run_id ON events (json_extract(data, '$.runId')) WHERE json_extract(data, '$.runId') IS NOT NULL`.execute(db);
+      await sql`CREATE INDEX events_session_id ON events (json_extract(data, '$.sessionId')) WHERE json_extract(data, '$.sessionId') IS NOT NULL`.execute(db);
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -31,6 +31,11 @@ const COLUMNS = 'seq, stream, version, type, data, at, cause, actor';
  * 0003 indexed it (a stream's name after its owner prefix), or SQLite scans the whole log instead.
  */
 export const SELECT_ENTITY = `SELECT ${COLUMNS} FROM events WHERE substr(stream, instr(stream, '/') + 1) = ? ORDER BY seq`;
+/** An entity's own streams, and every other event whose data names it (`$.runId` or `$.sessionId`). */
+const selectMentions = (field: 'runId' | 'sessionId') =>
+  `SELECT ${COLUMNS} FROM events WHERE substr(stream, instr(stream, '/') + 1) = ?
+   UNION SELECT ${COLUMNS} FROM events WHERE json_extract(data, '$.${field}') = ? AND json_extract(data, '$.${field}') IS NOT NULL
+   ORDER BY seq`;
 
 interface PendingAppend {
   readonly request: AppendRequest;
@@ -65,6 +70,8 @@ export class SqliteEventStore implements EventStore {
   private readonly selectAfter: Database.Statement<[number, number], unknown[]>;
   private readonly selectStream: Database.Statement<[string, number], unknown[]>;
   private readonly selectLastOfStream: Database.Statement<[string], unknown[]>;
+  private readonly selectRunMentions: Database.Statement<[string, string], unknown[]>;
+  private readonly selectSessionMentions: Database.Statement<[string, string], unknown[]>;
   private readonly selectEntity: Database.Statement<[string], unknown[]>;
   private pending: PendingAppend[] = [];
   private flushScheduled = false;
@@ -86,6 +93,8 @@ export class SqliteEventStore implements EventStore {
       .prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? ORDER BY version DESC LIMIT 1`)
       .raw(true) as never;
     this.selectEntity = db.prepare(SELECT_ENTITY).raw(true) as never;
+    this.selectRunMentions = db.prepare(selectMentions('runId')).raw(true) as never;
+    this.selectSessionMentions = db.prepare(selectMentions('sessionId')).raw(true) as never;
     this.wake = merge(this.commits, interval(options.pollMs ?? 250));
     this.checkpoints = sqliteCheckpoints(db);
   }
@@ -149,7 +158,10 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readEntity(kindAndId: string): Promise<DomainEvent[]> {
-    return this.selectEntity.all(kindAndId).map((row) => this.decode(row));
+    const [kind, id] = [kindAndId.slice(0, kindAndId.indexOf(':')), kindAndId.slice(kindAndId.indexOf(':') + 1)];
+    const rows =
+      kind === 'run' ? this.selectRunMentions.all(kindAndId, id) : kind === 'session' ? this.selectSessionMentions.all(kindAndId, id) : this.selectEntity.all(kindAndId);
+    return rows.map((row) => this.decode(row));
   }
 
   async lastOfStream(stream: string): Promise<DomainEvent | null> {

@@ -1,0 +1,146 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { z } from 'zod';
+import { SafeId } from '../../events/queueEvents.ts';
+import { HttpError, bearerOf, readJson, sendError, sendJson } from '../wire/http.ts';
+import type { Answer, BoardHost } from './boardHost.ts';
+
+const TEXT = 4 * 1024 * 1024;
+const BIG_BODY = 5 * 1024 * 1024;
+const SMALL_BODY = 64 * 1024;
+
+const SubmitBody = z.strictObject({
+  lane: SafeId,
+  prompt: z.string().min(1).max(TEXT),
+  agent_id: SafeId.nullable().optional(),
+  timeout_s: z.number().nonnegative().finite().nullable().optional(),
+});
+const HeartbeatBody = z.strictObject({ progress: z.string().max(4096).optional() });
+const ReplyBody = z.strictObject({ text: z.string().max(TEXT) });
+const CompleteBody = z.strictObject({ ok: z.boolean(), error: z.string().max(TEXT).optional() });
+const Empty = z.strictObject({});
+
+export interface ApiOptions {
+  /** Reads need no token while the board listens on loopback only (SPEC section 6). */
+  readonly openReads: boolean;
+  /** Records a request refused at the edge (bad token, bad body, bad id). */
+  readonly rejected: (method: string, path: string, status: number, code: string, reason: string) => void;
+  /** The live status `runledger status` shows (queues, parked runs, claims). */
+  readonly status?: () => unknown;
+}
+
+const UNAUTHORIZED = new HttpError(401, 'unauthorized', 'a valid token is required');
+
+/**
+ * The board's HTTP API (SPEC section 7, fixed): routes, tokens and body shapes are checked here, and
+ * each good request becomes a board input. A refusal names what was wrong, never whose secret.
+ */
+export function boardApi(host: BoardHost, options: ApiOptions) {
+  const runId = (raw: string): string => {
+    const id = decodeURIComponent(raw);
+    if (!SafeId.safeParse(id).success) throw new HttpError(400, 'invalid_id', `the id ${JSON.stringify(id.slice(0, 80))} does not match ^[A-Za-z0-9-]{1,64}$`);
+    return id;
+  };
+  const submitter = (request: IncomingMessage) => {
+    if (!host.isSubmitToken(bearerOf(request))) throw UNAUTHORIZED;
+  };
+  const runHolder = async (request: IncomingMessage, id: string) => {
+    const computerId = await host.runTokenHolder(id, bearerOf(request));
+    if (computerId === null) throw UNAUTHORIZED;
+    return computerId;
+  };
+
+  const route = async (request: IncomingMessage): Promise<Answer | { text: string }> => {
+    const method = request.method ?? 'GET';
+    const path = (request.url ?? '/').split('?')[0]!;
+    let m: RegExpMatchArray | null;
+    if (method === 'GET' && path === '/healthz') return { status: 200, body: { ok: true } };
+    if (method === 'GET' && path === '/metrics') return { text: await metrics(host) };
+    if (method === 'GET' && path === '/v1/status' && options.status) {
+      if (!options.openReads) submitter(request);
+      return { status: 200, body: options.status() };
+    }
+    if (method === 'GET' && (m = path.match(/^\/v1\/runs\/([^/]+)$/))) {
+      if (!options.openReads) submitter(request);
+      return host.run(runId(m[1]!));
+    }
+    if (method === 'POST' && path === '/v1/runs') {
+      submitter(request);
+      const body = await readJson(request, SubmitBody, BIG_BODY);
+      const key = request.headers['idempotency-key'];
+      if (key !== undefined && (typeof key !== 'string' || key.length === 0 || key.length > 255)) {
+        throw new HttpError(400, 'invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 characters');
+      }
+      return host.submit(body, key);
+    }
+    if (method === 'POST' && (m = path.match(/^\/v1\/runs\/([^/]+)\/cancel$/))) {
+      submitter(request);
+      await readJson(request, Empty, SMALL_BODY);
+      return host.cancel(runId(m[1]!));
+    }
+    if (method === 'POST' && (m = path.match(/^\/v1\/computers\/([^/]+)\/runs\/([^/]+)\/claim$/))) {
+      const computerId = runId(m[1]!);
+      if (!(await host.isComputerToken(computerId, bearerOf(request)))) throw UNAUTHORIZED;
+      await readJson(request, Empty, SMALL_BODY);
+      return host.claim(computerId, runId(m[2]!));
+    }
+    if (method === 'POST' && (m = path.match(/^\/v1\/runs\/([^/]+)\/(heartbeat|reply|complete)$/))) {
+      const id = runId(m[1]!);
+      const computerId = await runHolder(request, id);
+      if (m[2] === 'heartbeat') {
+        await readJson(request, HeartbeatBody, SMALL_BODY);
+        return host.heartbeat(id, computerId);
+      }
+      if (m[2] === 'reply') return host.reply(id, computerId, (await readJson(request, ReplyBody, BIG_BODY)).text);
+      const body = await readJson(request, CompleteBody, BIG_BODY);
+      return host.complete(id, computerId, body.ok, body.error);
+    }
+    throw new HttpError(404, 'not_found', `no route ${method} ${path}`);
+  };
+
+  return {
+    async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+      try {
+        const answer = await route(request);
+        if ('text' in answer) {
+          response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
+          response.end(answer.text);
+        } else {
+          sendJson(response, answer.status, answer.body);
+        }
+      } catch (error) {
+        const refusal = error instanceof HttpError ? error : new HttpError(500, 'internal', 'the board could not answer this request');
+        if (!(error instanceof HttpError)) process.emitWarning(`board request failed: ${(error as Error).stack ?? error}`);
+        options.rejected(request.method ?? '?', (request.url ?? '').slice(0, 300), refusal.status, refusal.code, refusal.message);
+        if (!request.complete) request.resume();
+        sendError(response, refusal);
+      }
+    },
+
+    /** The push stream's upgrade: only for a computer with its own token. */
+    async upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+      const m = (request.url ?? '').split('?')[0]!.match(/^\/v1\/computers\/([^/]+)\/stream$/);
+      const computerId = m ? decodeURIComponent(m[1]!) : null;
+      const ok = computerId !== null && SafeId.safeParse(computerId).success && (await host.isComputerToken(computerId, bearerOf(request)));
+      if (!ok) {
+        options.rejected('GET', (request.url ?? '').slice(0, 300), 401, 'unauthorized', 'push stream refused');
+        socket.end('HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"detail":{"error":"unauthorized"}}');
+        return;
+      }
+      host.push.accept(request, socket, head, computerId!);
+    },
+  };
+}
+
+async function metrics(host: BoardHost): Promise<string> {
+  const counts = await host.counts();
+  const lines = ['# HELP runledger_runs Runs on the board by state.', '# TYPE runledger_runs gauge'];
+  for (const state of ['queued', 'claimed', 'running', 'succeeded', 'failed', 'cancelled', 'resolved']) {
+    lines.push(`runledger_runs{state="${state}"} ${counts.runs[state] ?? 0}`);
+  }
+  lines.push('# HELP runledger_computers_connected Computers on the push stream.', '# TYPE runledger_computers_connected gauge');
+  lines.push(`runledger_computers_connected ${counts.connected}`);
+  lines.push('# HELP runledger_claims_open Claimed runs not yet terminal.', '# TYPE runledger_claims_open gauge');
+  lines.push(`runledger_claims_open ${counts.open}`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,167 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { type Clock, systemClock } from '../../events/clock.ts';
+import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { boardInput } from '../board/boardInputs.ts';
+import { tokenHashOf } from '../board/boardQueries.ts';
+import { type BoardServer, startBoardServer } from '../boardHost/boardServer.ts';
+import { Computer } from '../computer/computer.ts';
+import { startActorSystem, stopSystem } from '../runtime.ts';
+import { hashToken, secretFile, tokenPaths } from '../wire/tokens.ts';
+import { takeProcessLock } from './processLock.ts';
+import { ProjectionKeeper } from '../../projections/projectionKeeper.ts';
+import { projections } from '../../projections/registry.ts';
+import { statusView } from '../../projections/statusView.ts';
+
+export interface DaemonOptions {
+  readonly db: string;
+  readonly sync?: 'full' | 'normal';
+  readonly host?: string;
+  readonly port?: number;
+  readonly exec: string;
+  readonly slots?: number;
+  readonly heartbeatS?: number;
+  readonly timeoutS?: number;
+  readonly drainS?: number;
+  readonly leaseS?: number;
+  /** Join a remote board instead of running one. */
+  readonly server?: string;
+  readonly computer?: string;
+  readonly token?: string;
+  /** Run the board only (`runledger server`). */
+  readonly boardOnly?: boolean;
+  readonly clock?: Clock;
+  readonly log?: (line: string) => void;
+}
+
+export interface Daemon {
+  /** The board's URL, when this process runs one. */
+  readonly url: string | null;
+  readonly computerId: string | null;
+  readonly board: BoardServer | null;
+  readonly computer: Computer | null;
+  /** Starts nothing new, lets executing runs finish (then kills them), waits for every completion. */
+  drain(): Promise<void>;
+  /** Stops at once, leaving the log as it is: what was in flight is finished by the next start. */
+  close(): Promise<void>;
+}
+
+/**
+ * `runledger daemon` (board and computer in one process, the computer talking to its board over
+ * loopback like any other), `--server` (a computer joining a remote board) and `runledger server`.
+ */
+export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
+  const clock = options.clock ?? systemClock;
+  const log = options.log ?? (() => {});
+  const db = resolve(options.db);
+  const folder = dirname(db);
+  const store = await openSqliteStore(db, options.sync ? { sync: options.sync } : {});
+  const system = startActorSystem({ onError: (r) => log(`actor ${r.actor}: ${r.phase} failed (${r.decision}): ${(r.error as Error)?.message ?? r.error}`) });
+  const releases: (() => void)[] = [];
+  const keeper = new ProjectionKeeper(store, projections, clock);
+  let board: BoardServer | null = null;
+  let computer: Computer | null = null;
+  try {
+    let server = options.server ?? null;
+    let token = options.token ?? null;
+    const computerId = options.boardOnly ? null : (options.computer ?? 'local');
+    await keeper.start();
+    if (server === null) {
+      releases.push(takeProcessLock(join(folder, 'board.lock'), `a board on ${db}`));
+      const paths = tokenPaths(db);
+      board = await startBoardServer({
+        system,
+        store,
+        clock,
+        host: options.host ?? '127.0.0.1',
+        port: options.port ?? 7420,
+        submitToken: secretFile(paths.submitToken),
+        boardSecret: secretFile(paths.boardSecret),
+        ...(options.leaseS !== undefined ? { leaseMs: options.leaseS * 1000 } : {}),
+        status: () => statusView(keeper.state('board'), keeper.state('queue'), clock.now()),
+      });
+      server = board.url;
+      log(`board listening on ${board.url} (log ${db})`);
+      if (computerId !== null && token === null) token = await localComputerToken(board, folder, computerId, clock);
+    }
+    if (computerId !== null) {
+      if (token === null) throw new Error('--server needs --computer ID and --token T (from `runledger computer add ID` on the board)');
+      releases.push(takeProcessLock(join(folder, `computer-${computerId}.lock`), `computer ${computerId} on ${db}`));
+      computer = new Computer({
+        system,
+        store,
+        clock,
+        computer: computerId,
+        server,
+        token,
+        exec: options.exec,
+        workspaceRoot: join(folder, 'workspaces', computerId),
+        slots: options.slots ?? 1,
+        heartbeatMs: (options.heartbeatS ?? 30) * 1000,
+        ...(options.timeoutS !== undefined ? { defaultTimeoutS: options.timeoutS } : {}),
+        log,
+      });
+      await computer.start();
+      log(`computer ${computerId} started (${options.slots ?? 1} slot(s), agent: ${options.exec})`);
+    }
+  } catch (error) {
+    for (const release of releases) release();
+    await keeper.stop();
+    stopSystem(system);
+    await store.close();
+    throw error;
+  }
+
+  const close = async () => {
+    computer?.stop();
+    await board?.close();
+    await keeper.stop();
+    stopSystem(system);
+    await store.close();
+    for (const release of releases) release();
+  };
+
+  return {
+    url: board?.url ?? options.server ?? null,
+    computerId: computer ? (options.computer ?? 'local') : null,
+    board,
+    computer,
+    async drain() {
+      if (computer) await drainComputer(computer, clock, (options.drainS ?? 60) * 1000, log);
+      await close();
+    },
+    close,
+  };
+}
+
+/** The daemon's own computer: registered on its board on first start, its token kept beside the log. */
+async function localComputerToken(board: BoardServer, folder: string, computerId: string, clock: Clock): Promise<string> {
+  const path = join(folder, `computer-${computerId}.token`);
+  const known = existsSync(path);
+  const token = secretFile(path);
+  const stored = await board.board.actor.read((state) => tokenHashOf(state, computerId));
+  if (stored === null) {
+    await board.board.actor.input(boardInput.computerAdded(computerId, hashToken(token), clock.now()));
+  } else if (stored !== hashToken(token)) {
+    throw new Error(`computer ${computerId} is registered with another token than ${path}${known ? '' : ' (the file was just created)'}`);
+  }
+  return readFileSync(path, 'utf8').trim();
+}
+
+async function drainComputer(computer: Computer, clock: Clock, drainMs: number, log: (line: string) => void): Promise<void> {
+  const id = computer.queue.computer;
+  log('draining: nothing new starts; running turns get their drain time');
+  computer.push.stop();
+  await computer.queue.input({ stream: `${id}/computer:${id}`, type: 'drain.started', data: { reason: 'shutdown signal' }, at: clock.now() });
+  const deadline = clock.now() + drainMs;
+  let killed = false;
+  while (computer.runs.liveRuns().length > 0) {
+    if (!killed && clock.now() >= deadline) {
+      log(`drain time over: stopping ${computer.runs.liveRuns().length} run(s)`);
+      computer.runs.killAll();
+      killed = true;
+    }
+    if (clock.now() >= deadline + 15 * 60_000) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -1,0 +1,69 @@
+import { Command, Option } from 'commander';
+import { startDaemon } from '../../actors/daemon/startDaemon.ts';
+import { DEFAULT_DB } from '../options.ts';
+import { int } from '../parse.ts';
+
+const DEMO_EXEC = `node ${new URL('../demoAgent.mjs', import.meta.url).pathname}`;
+
+/** `runledger daemon` and `runledger server`: long-lived; the first signal drains, a second exits at once. */
+export function daemonCommand(): Command {
+  return new Command('daemon')
+    .description('board and computer in one process on one SQLite file (or, with --server, a computer joining a board)')
+    .option('--db <file>', 'the SQLite log', DEFAULT_DB)
+    .option('--exec <command>', 'the agent command line (prompt on stdin)', DEMO_EXEC)
+    .option('--slots <n>', 'runs at once', int('--slots', 1), 1)
+    .option('--port <port>', 'the board port', int('--port', 0), 7420)
+    .option('--host <host>', 'the board address', '127.0.0.1')
+    .option('--heartbeat-s <s>', 'seconds between heartbeats', int('--heartbeat-s', 1), 30)
+    .option('--timeout-s <s>', 'budget of runs that carry none (0 = none)', int('--timeout-s', 0), 7200)
+    .option('--drain-s <s>', 'time running turns get to finish on shutdown', int('--drain-s', 0), 60)
+    .option('--lease-s <s>', 'heartbeat silence after which a claimed run is reaped', int('--lease-s', 1), 90)
+    .addOption(new Option('--sync <mode>', 'full survives power loss, normal a crash').choices(['full', 'normal']).default('full'))
+    .option('--server <url>', 'join this board instead of running one')
+    .option('--computer <id>', 'this computer\'s id', 'local')
+    .option('--token <token>', 'this computer\'s token (from `runledger computer add`)')
+    .action(async (o) => {
+      await runUntilSignalled({
+        db: o.db, exec: o.exec, slots: o.slots, port: o.port, host: o.host, heartbeatS: o.heartbeatS, timeoutS: o.timeoutS,
+        drainS: o.drainS, leaseS: o.leaseS, sync: o.sync, computer: o.computer,
+        ...(o.server ? { server: o.server } : {}), ...(o.token ? { token: o.token } : {}),
+      });
+    });
+}
+
+export function serverCommand(): Command {
+  return new Command('server')
+    .description('the board alone: HTTP API and push stream')
+    .option('--db <file>', 'the SQLite log', DEFAULT_DB)
+    .option('--port <port>', 'the board port', int('--port', 0), 7420)
+    .option('--host <host>', 'the board address', '127.0.0.1')
+    .option('--lease-s <s>', 'heartbeat silence after which a claimed run is reaped', int('--lease-s', 1), 90)
+    .addOption(new Option('--sync <mode>', 'full survives power loss, normal a crash').choices(['full', 'normal']).default('full'))
+    .action(async (o) => {
+      await runUntilSignalled({ db: o.db, port: o.port, host: o.host, leaseS: o.leaseS, sync: o.sync, exec: '', boardOnly: true });
+    });
+}
+
+async function runUntilSignalled(options: Parameters<typeof startDaemon>[0]): Promise<void> {
+  const log = (line: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+  const daemon = await startDaemon({ ...options, log });
+  let signals = 0;
+  const onSignal = (signal: string) => {
+    signals++;
+    if (signals > 1) {
+      log(`${signal} again: exiting at once`);
+      process.exit(1);
+    }
+    log(`${signal}: shutting down (send it again to exit at once)`);
+    void daemon.drain().then(
+      () => process.exit(0),
+      (error) => {
+        log(`shutdown failed: ${(error as Error).message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  await new Promise(() => {});
+}

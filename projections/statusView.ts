@@ -1,0 +1,77 @@
+import type { BoardState } from '../actors/board/boardState.ts';
+import { isParked } from '../actors/queue/queueState.ts';
+import type { QueueState } from '../actors/queue/queueState.ts';
+
+export interface StatusView {
+  readonly at: number;
+  readonly board: {
+    readonly connected: string[];
+    readonly lanes: Record<string, { queued: string[]; open: string | null; waiting: string[] }>;
+    readonly openClaims: { runId: string; computerId: string; claimedAt: number }[];
+  };
+  readonly computers: Record<
+    string,
+    {
+      slots: number;
+      inUse: number;
+      held: boolean;
+      draining: boolean;
+      lanes: Record<string, { waiting: { runId: string; parkedUntil: number | null; retryAt: number | null }[]; active: { runId: string; status: string } | null }>;
+    }
+  >;
+}
+
+/** What `runledger status` shows: per lane, queued, parked (until when), claiming and running runs; open claims. */
+export function statusView(board: BoardState, queues: Record<string, QueueState>, at: number): StatusView {
+  const lanes: StatusView['board']['lanes'] = {};
+  for (const [lane, queue] of Object.entries(board.lanes)) {
+    if (queue.unclaimed.length === 0 && queue.holder === null) continue;
+    lanes[lane] = { queued: [...queue.unclaimed], open: queue.holder, waiting: [...queue.waiters] };
+  }
+  const openClaims = Object.keys(board.open).map((runId) => {
+    const run = board.runs[runId]!;
+    return { runId, computerId: run.computerId ?? '?', claimedAt: run.claimedAt ?? 0 };
+  });
+  const computers: StatusView['computers'] = {};
+  for (const [computer, queue] of Object.entries(queues)) {
+    const view: StatusView['computers'][string] = { slots: queue.slots, inUse: queue.inUse, held: queue.held, draining: queue.draining, lanes: {} };
+    for (const [lane, q] of Object.entries(queue.lanes)) {
+      const active = q.active === null ? null : { runId: q.active, status: queue.runs[q.active]?.status ?? '?' };
+      view.lanes[lane] = {
+        active,
+        waiting: q.waiting.map((runId) => {
+          const run = queue.runs[runId]!;
+          return {
+            runId,
+            parkedUntil: isParked(run, at) ? run.notBefore : null,
+            retryAt: run.busyWaits === 0 && run.notBefore > at ? run.notBefore : null,
+          };
+        }),
+      };
+    }
+    computers[computer] = view;
+  }
+  return { at, board: { connected: [...board.connected], lanes, openClaims }, computers };
+}
+
+/** The status as lines a person reads at a glance. */
+export function formatStatus(view: StatusView): string {
+  const lines: string[] = [];
+  const secs = (t: number) => `${Math.max(0, Math.ceil((t - view.at) / 1000))} s`;
+  lines.push(`board: ${view.board.connected.length} computer(s) connected${view.board.connected.length ? ` (${view.board.connected.join(', ')})` : ''}, ${view.board.openClaims.length} open claim(s)`);
+  for (const claim of view.board.openClaims) lines.push(`  claim ${claim.runId} held by ${claim.computerId}`);
+  for (const [lane, l] of Object.entries(view.board.lanes)) {
+    lines.push(`  lane ${lane}: ${l.open ? `turn ${l.open} open` : 'no open turn'}${l.queued.length ? `, queued ${l.queued.join(' ')}` : ''}`);
+  }
+  for (const [computer, c] of Object.entries(view.computers)) {
+    lines.push(`computer ${computer}: ${c.inUse}/${c.slots} slot(s) in use${c.held ? ', held' : ''}${c.draining ? ', draining' : ''}`);
+    for (const [lane, l] of Object.entries(c.lanes)) {
+      const parts = [
+        ...(l.active ? [`${l.active.status} ${l.active.runId}`] : []),
+        ...l.waiting.map((w) => (w.parkedUntil !== null ? `parked ${w.runId} (claim again in ${secs(w.parkedUntil)})` : w.retryAt !== null ? `retrying ${w.runId} in ${secs(w.retryAt)}` : `queued ${w.runId}`)),
+      ];
+      lines.push(`  lane ${lane}: ${parts.join(', ') || 'idle'}`);
+    }
+  }
+  return lines.join('\n');
+}
