@@ -1,6 +1,7 @@
 /**
- * `npm run bench [-- --quick] [-- --rounds N] [-- --only groupCommit,rebuild]`: the log's throughput
- * against raw better-sqlite3, measured in the same run. Exits 1 when a target is missed.
+ * `npm run bench [-- --quick] [-- --rounds N] [-- --only groupCommit,rebuild]`: each benchmark as a
+ * ratio against a baseline measured in the same run (raw better-sqlite3, a small queue). Exits 1 when
+ * a target is missed.
  */
 import { cpus, loadavg } from 'node:os';
 import { appendBatched } from './appendBatched.ts';
@@ -8,8 +9,9 @@ import { appendSingle } from './appendSingle.ts';
 import { groupCommit } from './groupCommit.ts';
 import { type Benchmark, cleanUp, now, parseOptions, printTable, type Row } from './harness.ts';
 import { rebuild } from './rebuild.ts';
+import { scheduling } from './scheduling.ts';
 
-const benchmarks: readonly Benchmark[] = [appendSingle, appendBatched, groupCommit, rebuild];
+const benchmarks: readonly Benchmark[] = [appendSingle, appendBatched, groupCommit, rebuild, scheduling];
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));

@@ -76,7 +76,6 @@ export class Computer {
       {
         acknowledge: (frameId, status, reason) => this.push.acknowledge(frameId, status, reason),
         claimed: (runId, lane, run) => {
-          log(`run ${runId} claimed (lane ${lane})`);
           if (!run) return;
           void this.runs.handOver(runId, lane, run).catch((error) => log(`run ${runId} could not be handed over: ${(error as Error).message}`));
         },

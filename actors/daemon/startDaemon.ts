@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { type Clock, systemClock } from '../../events/clock.ts';
+import type { EventStore } from '../../events/store/eventStore.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { boardInput } from '../board/boardInputs.ts';
 import { tokenHashOf } from '../board/boardQueries.ts';
@@ -35,6 +36,7 @@ export interface DaemonOptions {
 }
 
 export interface Daemon {
+  readonly store: EventStore;
   /** The board's URL, when this process runs one. */
   readonly url: string | null;
   readonly computerId: string | null;
@@ -122,6 +124,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   };
 
   return {
+    store,
     url: board?.url ?? options.server ?? null,
     computerId: computer ? (options.computer ?? 'local') : null,
     board,

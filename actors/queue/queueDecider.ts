@@ -1,4 +1,5 @@
 import { parseStream } from '../../events/envelope.ts';
+import { queueEvents } from '../../events/queueEvents.ts';
 import type { Decider } from '../decider.ts';
 import { decideQueue, pickNextRuns } from './decideQueue.ts';
 import { evolveQueue } from './evolveQueue.ts';
@@ -22,6 +23,8 @@ const STREAM_KINDS = new Set(['lane', 'computer']);
 export const queueDecider: Decider<QueueState> = {
   name: 'queue',
   scopeOf(event) {
+    // Checked first because it is cheap: a rebuild asks this of every event in the log.
+    if (!Object.hasOwn(queueEvents, event.type)) return null;
     const { owner, kind } = parseStream(event.stream);
     return owner !== null && STREAM_KINDS.has(kind) ? owner : null;
   },

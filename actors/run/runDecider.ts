@@ -1,5 +1,6 @@
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
+import { executionEvents } from '../../events/executionEvents.ts';
 import type { Decider } from '../decider.ts';
 import { decideRun } from './decideRun.ts';
 import { evolveRun } from './evolveRun.ts';
@@ -21,6 +22,7 @@ const INPUTS = new Set([
 export const runDecider: Decider<RunExecution> = {
   name: 'run',
   scopeOf(event) {
+    if (!Object.hasOwn(executionEvents, event.type)) return null;
     const { owner, kind } = parseStream(event.stream);
     return owner !== null && kind === 'run' ? event.stream : null;
   },

@@ -1,5 +1,8 @@
 import { Command, Option } from 'commander';
 import { startDaemon } from '../../actors/daemon/startDaemon.ts';
+import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { narrate } from '../narrator.ts';
+import { submitDemoRuns } from '../demoRuns.ts';
 import { DEFAULT_DB } from '../options.ts';
 import { int } from '../parse.ts';
 
@@ -22,8 +25,10 @@ export function daemonCommand(): Command {
     .option('--server <url>', 'join this board instead of running one')
     .option('--computer <id>', 'this computer\'s id', 'local')
     .option('--token <token>', 'this computer\'s token (from `runledger computer add`)')
+    .option('--log-json', 'log decisions as JSON lines (pino) instead of sentences')
+    .option('--demo', 'submit a few runs on start, to watch them queue, wait their turn, run and complete')
     .action(async (o) => {
-      await runUntilSignalled({
+      await runUntilSignalled(o.logJson, o.demo, {
         db: o.db, exec: o.exec, slots: o.slots, port: o.port, host: o.host, heartbeatS: o.heartbeatS, timeoutS: o.timeoutS,
         drainS: o.drainS, leaseS: o.leaseS, sync: o.sync, computer: o.computer,
         ...(o.server ? { server: o.server } : {}), ...(o.token ? { token: o.token } : {}),
@@ -39,14 +44,18 @@ export function serverCommand(): Command {
     .option('--host <host>', 'the board address', '127.0.0.1')
     .option('--lease-s <s>', 'heartbeat silence after which a claimed run is reaped', int('--lease-s', 1), 90)
     .addOption(new Option('--sync <mode>', 'full survives power loss, normal a crash').choices(['full', 'normal']).default('full'))
+    .option('--log-json', 'log decisions as JSON lines (pino) instead of sentences')
     .action(async (o) => {
-      await runUntilSignalled({ db: o.db, port: o.port, host: o.host, leaseS: o.leaseS, sync: o.sync, exec: '', boardOnly: true });
+      await runUntilSignalled(o.logJson, false, { db: o.db, port: o.port, host: o.host, leaseS: o.leaseS, sync: o.sync, exec: '', boardOnly: true });
     });
 }
 
-async function runUntilSignalled(options: Parameters<typeof startDaemon>[0]): Promise<void> {
-  const log = (line: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+async function runUntilSignalled(json: boolean | undefined, demo: boolean | undefined, options: Parameters<typeof startDaemon>[0]): Promise<void> {
+  const log = json ? (line: string) => process.stderr.write(`${JSON.stringify({ level: 30, time: Date.now(), msg: line })}\n`) : (line: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+  const head = await headOf(options.db);
   const daemon = await startDaemon({ ...options, log });
+  narrate(daemon.store, head, { json: Boolean(json) });
+  if (demo && daemon.url) await submitDemoRuns(daemon.url, options.db, log);
   let signals = 0;
   const onSignal = (signal: string) => {
     signals++;
@@ -66,4 +75,14 @@ async function runUntilSignalled(options: Parameters<typeof startDaemon>[0]): Pr
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
   await new Promise(() => {});
+}
+
+/** Where the log ended before this start: the narration tells only what happens from now on. */
+async function headOf(db: string): Promise<number> {
+  const store = await openSqliteStore(db);
+  try {
+    return await store.headSeq();
+  } finally {
+    await store.close();
+  }
 }

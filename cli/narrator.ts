@@ -1,0 +1,58 @@
+import pino from 'pino';
+import type { Subscription } from 'rxjs';
+import type { DomainEvent } from '../events/catalog.ts';
+import type { EventStore } from '../events/store/eventStore.ts';
+import { describeEvent } from '../projections/audit/describeEvent.ts';
+
+/** The decisions worth a line while the daemon runs; everything else is in `runledger audit`. */
+const TOLD = new Set([
+  'run.queued',
+  'run.claimed',
+  'run.skipped',
+  'run.withdrawn',
+  'run.completion.requested',
+  'run.completion.retrying',
+  'run.settled',
+  'run.cancel.decided',
+  'run.resolved.elsewhere',
+  'lane.session.remembered',
+  'board.run.queued',
+  'board.run.resolved',
+  'board.run.finished',
+  'board.request.rejected',
+  'frame.refused',
+]);
+
+function told(event: DomainEvent): boolean {
+  // A parked run is told once, on its first wait (SPEC: logged on the first wait only).
+  if (event.type === 'run.parked') return event.data.logged;
+  return TOLD.has(event.type);
+}
+
+function subject(event: DomainEvent): string {
+  const data = event.data as { runId?: unknown };
+  return typeof data.runId === 'string' ? `run ${data.runId.slice(0, 8)}` : event.stream;
+}
+
+/**
+ * Tells what the daemon decides as it happens, from the log itself (the same sentences as the
+ * audit): human lines on stdout, or JSON lines through pino with `json`.
+ */
+export function narrate(store: EventStore, after: number, options: { json: boolean }): Subscription {
+  const logger = options.json ? pino({ base: { pid: process.pid } }) : null;
+  return store.subscribe(after).subscribe({
+    next(event) {
+      if (!told(event)) return;
+      const sentence = describeEvent(event);
+      if (logger) {
+        logger.info({ seq: event.seq, stream: event.stream, type: event.type, at: event.at }, sentence);
+        return;
+      }
+      const time = new Date(event.at).toISOString().slice(11, 19);
+      process.stdout.write(`${time} ${subject(event).padEnd(12)} ${sentence}\n`);
+    },
+    error(error) {
+      process.stderr.write(`runledger: the log could not be read: ${(error as Error).message}\n`);
+    },
+  });
+}
