@@ -5,10 +5,15 @@ import { InvalidEventError } from '../../events/codec.ts';
 import { bumped } from '../support/events.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
 
-/** Writes a row behind the store's back, as another (older, newer or broken) writer could have. */
+/**
+ * Writes a row behind the store's back, as another (older, newer or broken) writer could have. The
+ * indexes on `json_extract(data, ...)` refuse text that is not JSON at insert time; a file written
+ * before they existed (or by a tool that dropped them) can still hold such a row, so they go first.
+ */
 function insertRaw(path: string, row: { seq: number; stream: string; version: number; type: string; data: string }): void {
   const raw = new Database(path);
   try {
+    raw.exec('DROP INDEX IF EXISTS events_run_id; DROP INDEX IF EXISTS events_session_id');
     raw
       .prepare('insert into events (seq, stream, version, type, data, at, cause, actor) values (?, ?, ?, ?, ?, ?, null, ?)')
       .run(row.seq, row.stream, row.version, row.type, row.data, 1000, 'elsewhere:1');
