@@ -9,13 +9,7 @@ export type ReadyEntry = [arrival: number, lane: string];
 
 export function pushReady(heap: ReadyEntry[], entry: ReadyEntry): void {
   heap.push(entry);
-  let i = heap.length - 1;
-  while (i > 0) {
-    const parent = (i - 1) >> 1;
-    if (!less(heap[i]!, heap[parent]!)) break;
-    [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
-    i = parent;
-  }
+  siftUp(heap, less);
 }
 
 export function popReady(heap: ReadyEntry[]): ReadyEntry | undefined {
@@ -23,17 +17,7 @@ export function popReady(heap: ReadyEntry[]): ReadyEntry | undefined {
   const last = heap.pop();
   if (heap.length === 0 || !last) return top;
   heap[0] = last;
-  let i = 0;
-  for (;;) {
-    const l = 2 * i + 1;
-    const r = l + 1;
-    let smallest = i;
-    if (l < heap.length && less(heap[l]!, heap[smallest]!)) smallest = l;
-    if (r < heap.length && less(heap[r]!, heap[smallest]!)) smallest = r;
-    if (smallest === i) break;
-    [heap[i], heap[smallest]] = [heap[smallest]!, heap[i]!];
-    i = smallest;
-  }
+  siftDown(heap, less);
   return top;
 }
 
@@ -65,7 +49,8 @@ function less(a: ReadyEntry, b: ReadyEntry): boolean {
   return a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
 }
 
-function siftUp(h: number[], before: (a: number, b: number) => boolean): void {
+/** Moves the last element up to its place: `before(a, b)` says a belongs above b. */
+function siftUp<T>(h: T[], before: (a: T, b: T) => boolean): void {
   let i = h.length - 1;
   while (i > 0) {
     const p = (i - 1) >> 1;
@@ -75,7 +60,8 @@ function siftUp(h: number[], before: (a: number, b: number) => boolean): void {
   }
 }
 
-function siftDown(h: number[], before: (a: number, b: number) => boolean): void {
+/** Moves the first element down to its place. */
+function siftDown<T>(h: T[], before: (a: T, b: T) => boolean): void {
   let i = 0;
   for (;;) {
     const l = 2 * i + 1;

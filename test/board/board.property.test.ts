@@ -14,12 +14,7 @@ import { projections } from '../../projections/registry.ts';
 import { openTempStore } from '../support/tempStore.ts';
 import { BoardModel } from './boardModel.ts';
 import { ScenarioWriter, type Step, computersArb, stepArb } from './boardScenario.ts';
-
-interface Recorded {
-  readonly input: NewDomainEvent;
-  /** Null when the board ignored the input (it is then not written either). */
-  readonly decisions: readonly NewDomainEvent[] | null;
-}
+import { type Recorded, json, show, trail } from '../support/deciderSpec.ts';
 
 function runInMemory(computers: number, steps: readonly Step[]): { history: Recorded[]; state: BoardState; model: BoardModel } {
   const writer = new ScenarioWriter(computers);
@@ -40,18 +35,6 @@ function runInMemory(computers: number, steps: readonly Step[]): { history: Reco
   for (const step of steps) apply(writer.next(step, state));
   return { history, state, model };
 }
-
-function show(event: NewDomainEvent): string {
-  return `${event.type} ${event.stream} @${event.at} ${JSON.stringify(event.data)}`;
-}
-function trail(history: readonly Recorded[]): string {
-  return history
-    .slice(-12)
-    .map((r) => `  ${show(r.input)}\n${(r.decisions ?? []).map((d) => `    → ${d.type} ${JSON.stringify(d.data)}`).join('\n') || '    (ignored or nothing decided)'}`)
-    .join('\n');
-}
-
-const json = <T>(value: T): T => JSON.parse(JSON.stringify(value));
 
 describe('board: properties over random histories', () => {
   it('never grants two claims of a run, never opens two turns in a lane, keeps every terminal state final, and its log replays and rebuilds', async () => {

@@ -1,8 +1,8 @@
 import { boardDecider } from '../../actors/board/boardDecider.ts';
 import { boardInput } from '../../actors/board/boardInputs.ts';
-import { type BoardState, initialBoardState } from '../../actors/board/boardState.ts';
-import { decideStep } from '../../actors/decideStep.ts';
+import { initialBoardState } from '../../actors/board/boardState.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
+import { deciderSpec } from '../support/deciderSpec.ts';
 
 export const T0 = Date.UTC(2026, 0, 1);
 
@@ -32,24 +32,9 @@ export function computersOnline(...computerIds: string[]): NewDomainEvent[] {
   return computerIds.flatMap((c) => [input.added(c), input.connected(c)]);
 }
 
-/**
- * given / when / then for the board decider: `given` inputs go through the whole step (decide, fold),
- * `when` returns the decisions of one more input (null when it is ignored, so not even recorded).
- */
+/** given / when / then for the board decider (see deciderSpec). */
 export function boardSpec(...given: NewDomainEvent[]) {
-  let state: BoardState = initialBoardState();
-  const apply = (event: NewDomainEvent) => {
-    const step = decideStep(boardDecider, state, event);
-    if (step) state = step.state;
-    return step ? step.decisions : null;
-  };
-  for (const event of given) apply(event);
-  return {
-    when: (event: NewDomainEvent) => apply(event),
-    get state() {
-      return state;
-    },
-  };
+  return deciderSpec(boardDecider, initialBoardState(), given);
 }
 
 /** Decisions reduced to what a rule speaks of. */

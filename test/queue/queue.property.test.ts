@@ -15,12 +15,7 @@ import { QueueModel } from '../support/queueInvariants.ts';
 import { ScenarioWriter, type Setup, type Step, setupArb, stepArb } from '../support/queueScenario.ts';
 import { COMPUTER } from '../support/queueSpec.ts';
 import { openTempStore } from '../support/tempStore.ts';
-
-interface Recorded {
-  readonly input: NewDomainEvent;
-  /** Null when the decider ignored the input (it is then not written either). */
-  readonly decisions: readonly NewDomainEvent[] | null;
-}
+import { type Recorded, json, show, trail } from '../support/deciderSpec.ts';
 
 /** Runs the scenario in memory, checking every step, then drives the queue until every run settled. */
 function runInMemory(setup: Setup, steps: readonly Step[]): { history: Recorded[]; state: QueueState; model: QueueModel } {
@@ -54,18 +49,6 @@ function runInMemory(setup: Setup, steps: readonly Step[]): { history: Recorded[
   model.checkAllSettled(state);
   return { history, state, model };
 }
-
-function show(event: NewDomainEvent): string {
-  return `${event.type} ${event.stream} @${event.at} ${JSON.stringify(event.data)}`;
-}
-function trail(history: readonly Recorded[]): string {
-  return history
-    .slice(-12)
-    .map((r) => `  ${show(r.input)}\n${(r.decisions ?? []).map((d) => `    → ${d.type} ${JSON.stringify(d.data)}`).join('\n') || '    (ignored or nothing decided)'}`)
-    .join('\n');
-}
-
-const json = <T>(value: T): T => JSON.parse(JSON.stringify(value));
 
 describe('queue: properties over random histories', () => {
   it('keeps lanes, slots and logins within their rules at every step, settles every run exactly once, and its log replays and rebuilds to the same state', async () => {

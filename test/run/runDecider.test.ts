@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { decideStep } from '../../actors/decideStep.ts';
 import { runDecider } from '../../actors/run/runDecider.ts';
-import { type RunExecution, initialRunExecution } from '../../actors/run/runState.ts';
+import { initialRunExecution } from '../../actors/run/runState.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
+import { deciderSpec } from '../support/deciderSpec.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 const stream = 'c1/run:r1';
@@ -22,16 +22,7 @@ const input = {
   due: (ms: number): NewDomainEvent => ({ stream, type: 'run.completion.due', data: { runId: 'r1' }, at: at(ms) }),
 };
 
-function spec(...given: NewDomainEvent[]) {
-  let state: RunExecution = initialRunExecution();
-  const apply = (event: NewDomainEvent) => {
-    const step = decideStep(runDecider, state, event);
-    if (step) state = step.state;
-    return step ? step.decisions : null;
-  };
-  for (const event of given) apply(event);
-  return { when: apply, get state() { return state; } };
-}
+const spec = (...given: NewDomainEvent[]) => deciderSpec(runDecider, initialRunExecution(), given);
 
 const types = (decisions: readonly NewDomainEvent[] | null) => (decisions === null ? ['(ignored)'] : decisions.map((d) => d.type));
 const dataOf = (decisions: readonly NewDomainEvent[] | null, type: string) => decisions?.find((d) => d.type === type)?.data as Record<string, unknown>;

@@ -1,7 +1,7 @@
-import { decideStep } from '../../actors/decideStep.ts';
 import { queueDecider } from '../../actors/queue/queueDecider.ts';
-import { type QueueState, initialQueueState } from '../../actors/queue/queueState.ts';
+import { initialQueueState } from '../../actors/queue/queueState.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
+import { deciderSpec } from './deciderSpec.ts';
 
 export const COMPUTER = 'c1';
 export const T0 = Date.UTC(2026, 0, 1);
@@ -40,24 +40,9 @@ export const input = {
   }),
 };
 
-/**
- * given / when / then for the queue decider: `given` inputs go through the whole step (decide,
- * fold, follow-ups), `when` returns the decisions of one more input (null when it is ignored).
- */
+/** given / when / then for the queue decider (see deciderSpec). */
 export function queueSpec(...given: NewDomainEvent[]) {
-  let state: QueueState = initialQueueState();
-  const apply = (event: NewDomainEvent) => {
-    const step = decideStep(queueDecider, state, event);
-    if (step) state = step.state;
-    return step ? step.decisions : null;
-  };
-  for (const event of given) apply(event);
-  return {
-    when: (event: NewDomainEvent) => apply(event),
-    get state() {
-      return state;
-    },
-  };
+  return deciderSpec(queueDecider, initialQueueState(), given);
 }
 
 /** Decisions reduced to what a rule speaks of: `type run` plus the data that matters. */

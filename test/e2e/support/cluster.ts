@@ -1,0 +1,285 @@
+/**
+ * Real processes on loopback for the end-to-end tests (SPEC section 7): `runledger server`, `daemon`
+ * and `computer add` run through the published entry point, each test in its own folder, on ports
+ * picked free. Everything a test starts is killed when it ends, agents its SIGKILLed daemons left
+ * behind included. Waits poll the board or a file, bounded; nothing sleeps a fixed time.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { onTestFinished } from 'vitest';
+
+export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const cli = join(repoRoot, 'cli/runledger.js');
+/** The agent of these tests: one line per execution in $MARKER_FILE (see the fixture). */
+export const MARKER_AGENT = `${JSON.stringify(process.execPath)} ${JSON.stringify(join(repoRoot, 'test/fixtures/e2e/markerAgent.mjs'))}`;
+
+/** A port nobody listens on right now (the CLI cannot be told to take port 0 and say which it got). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Polls `probe` until it returns something other than undefined/null/false; fails naming `what` after `ms`. */
+export async function waitFor<T>(what: string, probe: () => T | undefined | null | false | Promise<T | undefined | null | false>, ms = 15_000, every = 100): Promise<T> {
+  const deadline = Date.now() + ms;
+  let lastError: unknown = null;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== null && value !== false) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() >= deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, every));
+  }
+}
+
+/** One `runledger …` process with its output kept, killed (SIGKILL) when the test ends if still alive. */
+export class CliProcess {
+  readonly child: ChildProcess;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  private out = '';
+  private err = '';
+
+  constructor(readonly args: readonly string[], env: Record<string, string> = {}) {
+    this.child = spawn(process.execPath, [cli, ...args], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (this.out += chunk));
+    this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (this.err += chunk));
+    this.exited = new Promise((resolve) => this.child.on('exit', (code, signal) => resolve({ code, signal })));
+  }
+
+  get stdout(): string {
+    return this.out;
+  }
+
+  get stderr(): string {
+    return this.err;
+  }
+
+  get alive(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Waits for a line of stdout matching `pattern`; fails early when the process exits first. */
+  async waitForOutput(pattern: RegExp, ms = 15_000): Promise<void> {
+    await waitFor(`"${pattern.source}" from runledger ${this.args.slice(0, 2).join(' ')}`, () => {
+      if (pattern.test(this.out)) return true;
+      if (!this.alive) throw new Error(`it exited first: ${this.describe()}`);
+      return false;
+    }, ms, 50);
+  }
+
+  kill(signal: NodeJS.Signals = 'SIGKILL'): void {
+    if (this.alive) this.child.kill(signal);
+  }
+
+  /** Sends `signal` and waits for the exit; SIGKILL after `ms` if it is still running. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM', ms = 15_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    this.kill(signal);
+    const timer = setTimeout(() => this.kill('SIGKILL'), ms);
+    try {
+      return await this.exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  describe(): string {
+    return `runledger ${this.args.join(' ')}\n--- stdout\n${this.out.slice(-4000)}\n--- stderr\n${this.err.slice(-4000)}`;
+  }
+}
+
+export function startCli(args: readonly string[], env: Record<string, string> = {}): CliProcess {
+  const process = new CliProcess(args, env);
+  onTestFinished(async () => {
+    process.kill('SIGKILL');
+    await process.exited;
+  });
+  return process;
+}
+
+/** A short-lived `runledger …` to completion (async, so several can run side by side). */
+export async function runCli(args: readonly string[], ms = 30_000): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const run = startCli(args);
+  const timer = setTimeout(() => run.kill('SIGKILL'), ms);
+  const { code } = await run.exited;
+  clearTimeout(timer);
+  return { status: code, stdout: run.stdout, stderr: run.stderr };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The board
+
+export interface BoardProcess {
+  readonly url: string;
+  readonly db: string;
+  /** The submit token `server`/`daemon` wrote beside the log. */
+  readonly token: string;
+  readonly process: CliProcess;
+}
+
+/** `runledger server` (or, with `daemon` args, board and computer in one) on a free port, once it answers. */
+export async function startBoard(db: string, options: { command?: 'server' | 'daemon'; port?: number; args?: readonly string[]; env?: Record<string, string> } = {}): Promise<BoardProcess> {
+  mkdirSync(dirname(db), { recursive: true });
+  const port = options.port ?? (await freePort());
+  const process = startCli([options.command ?? 'server', '--db', db, '--port', String(port), ...(options.args ?? [])], options.env);
+  await process.waitForOutput(/board listening on http:\/\//);
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor('the board to answer /healthz', async () => (await fetch(`${url}/healthz`)).status === 200);
+  return { url, db, token: readFileSync(join(dirname(db), 'token'), 'utf8').trim(), process };
+}
+
+/** `runledger computer add ID --json` on the board's log: the computer's token. */
+export async function addComputer(db: string, id: string): Promise<string> {
+  const result = await runCli(['computer', 'add', id, '--db', db, '--json']);
+  if (result.status !== 0) throw new Error(`computer add ${id} failed: ${result.stderr}`);
+  return (JSON.parse(result.stdout) as { token: string }).token;
+}
+
+/** Where a test's agents write their markers and pids. */
+export interface AgentFiles {
+  readonly markers: string;
+  readonly pids: string;
+  readonly env: Record<string, string>;
+}
+
+/** The marker agent's files in `dir`; every agent it started is killed when the test ends. */
+export function agentFiles(dir: string): AgentFiles {
+  const markers = join(dir, 'markers');
+  const pids = join(dir, 'agent-pids');
+  onTestFinished(() => {
+    for (const pid of lines(pids)) {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+  });
+  return { markers, pids, env: { MARKER_FILE: markers, MARKER_PIDS: pids } };
+}
+
+export function lines(file: string): string[] {
+  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
+}
+
+/** How many times each marker was executed. */
+export function markerCounts(file: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const line of lines(file)) counts[line] = (counts[line] ?? 0) + 1;
+  return counts;
+}
+
+/** `runledger daemon --server URL --computer ID --token T` on a log of its own, once its push stream is up. */
+export async function startComputer(options: {
+  dir: string;
+  id: string;
+  server: string;
+  token: string;
+  agent: AgentFiles;
+  args?: readonly string[];
+}): Promise<{ db: string; process: CliProcess }> {
+  const db = join(options.dir, options.id, `${options.id}.db`);
+  mkdirSync(dirname(db), { recursive: true });
+  const process = startCli(
+    ['daemon', '--server', options.server, '--computer', options.id, '--token', options.token, '--db', db, '--heartbeat-s', '1', '--exec', MARKER_AGENT, ...(options.args ?? [])],
+    options.agent.env,
+  );
+  await process.waitForOutput(/push stream connected/);
+  return { db, process };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The wire, as a client sees it
+
+export interface RunView {
+  run_id: string;
+  lane: string;
+  state: string;
+  computer_id?: string;
+  reply?: string;
+  error?: string;
+}
+
+const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'resolved']);
+
+export async function submit(board: Pick<BoardProcess, 'url' | 'token'>, lane: string, prompt: string): Promise<string> {
+  const response = await fetch(`${board.url}/v1/runs`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${board.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ lane, prompt }),
+  });
+  const body = (await response.json()) as { run_id?: string };
+  if (response.status !== 201 || !body.run_id) throw new Error(`submit answered ${response.status}: ${JSON.stringify(body)}`);
+  return body.run_id;
+}
+
+export async function getRun(url: string, runId: string): Promise<RunView> {
+  const response = await fetch(`${url}/v1/runs/${runId}`);
+  if (response.status !== 200) throw new Error(`GET /v1/runs/${runId} answered ${response.status}`);
+  return (await response.json()) as RunView;
+}
+
+/** Polls the board until `runId` is in one of `states`. */
+export function waitForState(url: string, runId: string, states: readonly string[], ms = 20_000): Promise<RunView> {
+  return waitFor(`run ${runId} to be ${states.join(' or ')}`, async () => {
+    const run = await getRun(url, runId);
+    return states.includes(run.state) ? run : null;
+  }, ms);
+}
+
+export function waitForTerminal(url: string, runId: string, ms = 20_000): Promise<RunView> {
+  return waitForState(url, runId, [...TERMINAL], ms);
+}
+
+/** The number of computers on the board's push stream, from `/metrics`. */
+export async function connectedComputers(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return Number(/^runledger_computers_connected (\d+)$/m.exec(text)?.[1] ?? Number.NaN);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The log, as the stock tools see it
+
+export interface LogRow {
+  readonly seq: number;
+  readonly stream: string;
+  readonly type: string;
+  readonly data: Record<string, unknown>;
+  readonly at: number;
+}
+
+/** Every event of a log, read through a read-only connection of its own (the writer may still run). */
+export function readLog(db: string): LogRow[] {
+  const connection = new Database(db, { readonly: true, fileMustExist: true });
+  try {
+    const rows = connection.prepare('SELECT seq, stream, type, data, at FROM events ORDER BY seq').all() as { seq: number; stream: string; type: string; data: string; at: number }[];
+    return rows.map((row) => ({ ...row, data: JSON.parse(row.data) as Record<string, unknown> }));
+  } finally {
+    connection.close();
+  }
+}
+
+export function eventsOf(log: readonly LogRow[], type: string, runId?: string): LogRow[] {
+  return log.filter((e) => e.type === type && (runId === undefined || e.data.runId === runId));
+}
+
+/** `runledger replay` and `runledger rebuild` on each log, side by side: both must exit 0. */
+export async function checkLogs(dbs: readonly string[]): Promise<void> {
+  const results = await Promise.all(dbs.flatMap((db) => [runCli(['replay', '--db', db]), runCli(['rebuild', '--db', db])].map(async (r) => ({ db, ...(await r) }))));
+  const failed = results.filter((r) => r.status !== 0);
+  if (failed.length) {
+    throw new Error(failed.map((r) => `${r.db}: exit ${r.status}\n${r.stdout}${r.stderr}`).join('\n'));
+  }
+}

@@ -1,0 +1,45 @@
+import type { Decider } from '../../actors/decider.ts';
+import { decideStep } from '../../actors/decideStep.ts';
+import type { NewDomainEvent } from '../../events/catalog.ts';
+
+/**
+ * given / when / then for any decider: `given` inputs go through the whole step (decide, fold,
+ * follow-ups), `when` returns the decisions of one more input (null when the decider ignores it, so
+ * it would not even be recorded).
+ */
+export function deciderSpec<S>(decider: Decider<S>, initial: S, given: readonly NewDomainEvent[]) {
+  let state = initial;
+  const apply = (event: NewDomainEvent) => {
+    const step = decideStep(decider, state, event);
+    if (step) state = step.state;
+    return step ? step.decisions : null;
+  };
+  for (const event of given) apply(event);
+  return {
+    when: (event: NewDomainEvent) => apply(event),
+    get state() {
+      return state;
+    },
+  };
+}
+
+/** One recorded step of a property test's history. */
+export interface Recorded {
+  readonly input: NewDomainEvent;
+  readonly decisions: readonly NewDomainEvent[] | null;
+}
+
+export function show(event: NewDomainEvent): string {
+  return `${event.type} ${event.stream} @${event.at} ${JSON.stringify(event.data)}`;
+}
+
+/** The last steps of a failing history, to read in the failure message. */
+export function trail(history: readonly Recorded[]): string {
+  return history
+    .slice(-12)
+    .map((r) => `  ${show(r.input)}\n${(r.decisions ?? []).map((d) => `    → ${d.type} ${JSON.stringify(d.data)}`).join('\n') || '    (ignored or nothing decided)'}`)
+    .join('\n');
+}
+
+/** A value as the log holds it (undefined fields gone). */
+export const json = <T>(value: T): T => JSON.parse(JSON.stringify(value));
