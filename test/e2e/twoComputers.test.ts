@@ -1,0 +1,113 @@
+/**
+ * One board (`runledger server`) and two computers (`runledger daemon --server`), each a process of
+ * its own with a log of its own, on loopback (SPEC section 7): claims are granted once, turns of a
+ * lane are serialised with a park and a resend, and a computer that dies mid-run is reaped.
+ */
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../support/tempStore.ts';
+import {
+  type BoardProcess,
+  addComputer,
+  agentFiles,
+  checkLogs,
+  connectedComputers,
+  eventsOf,
+  getRun,
+  markerCounts,
+  readLog,
+  startBoard,
+  startComputer,
+  submit,
+  waitFor,
+  waitForState,
+  waitForTerminal,
+} from './support/cluster.ts';
+
+async function boardWithTwoComputers(dir: string, boardArgs: readonly string[] = []) {
+  const board = await startBoard(`${dir}/board/board.db`, { args: boardArgs });
+  const [t1, t2] = await Promise.all([addComputer(board.db, 'c1'), addComputer(board.db, 'c2')]);
+  const agent = agentFiles(dir);
+  const [c1, c2] = await Promise.all([
+    startComputer({ dir, id: 'c1', server: board.url, token: t1, agent }),
+    startComputer({ dir, id: 'c2', server: board.url, token: t2, agent }),
+  ]);
+  await waitFor('both computers on the push stream', async () => (await connectedComputers(board.url)) === 2);
+  return { board, agent, computers: { c1, c2 } };
+}
+
+function submittedOrder(board: BoardProcess, runIds: readonly string[]): string[] {
+  const queued = eventsOf(readLog(board.db), 'board.run.queued');
+  const order = (runId: string) => queued.find((e) => e.data.runId === runId)!.data.submittedOrder as number;
+  return [...runIds].sort((a, b) => order(a) - order(b));
+}
+
+describe('one board, two computers, on loopback', () => {
+  it('claims every run exactly once, executes it exactly once, and claims a parked second turn on the resend', async () => {
+    const dir = tempDir();
+    const { board, agent, computers } = await boardWithTwoComputers(dir);
+
+    // Both turns of lane "talk" go out before either is claimed, so both computers queue both: the
+    // one that loses the first turn's claim asks for the second and is told conversation_busy.
+    const talk = await Promise.all([submit(board, 'talk', 'marker=talk-1 sleep=2000'), submit(board, 'talk', 'marker=talk-2 sleep=200')]);
+    const others = await Promise.all(['x', 'y', 'z'].map((lane) => submit(board, lane, `marker=${lane}-1 sleep=200`)));
+    const [first, second] = submittedOrder(board, talk) as [string, string];
+
+    const runs = [...talk, ...others];
+    const views = await Promise.all(runs.map((runId) => waitForTerminal(board.url, runId)));
+    expect(views.map((v) => [v.run_id, v.state])).toEqual(runs.map((runId) => [runId, 'succeeded']));
+    for (const view of views) expect(view.reply).toMatch(/^done /);
+
+    const log = readLog(board.db);
+    for (const runId of runs) expect(eventsOf(log, 'board.run.claimed', runId), `claims of ${runId}`).toHaveLength(1);
+    expect(markerCounts(agent.markers)).toEqual({ 'talk-1': 1, 'talk-2': 1, 'x-1': 1, 'y-1': 1, 'z-1': 1 });
+
+    // The second turn was parked on some computer (a 30 s wait), yet claimed at once when the first
+    // ended: the board resent its frame.
+    const parked = [computers.c1, computers.c2].flatMap(({ db }) => eventsOf(readLog(db), 'run.parked', second));
+    expect(parked.length).toBeGreaterThanOrEqual(1);
+    expect(parked[0]!.data.notBefore as number).toBeGreaterThanOrEqual(parked[0]!.at + 30_000);
+    expect(eventsOf(log, 'board.request.refused', second).some((e) => e.data.code === 'conversation_busy')).toBe(true);
+    expect(eventsOf(log, 'board.run.offered', second).some((e) => String(e.data.reason).startsWith('resent:'))).toBe(true);
+    const firstEnded = eventsOf(log, 'board.run.finished', first)[0]!.at;
+    const secondClaimed = eventsOf(log, 'board.run.claimed', second)[0]!.at;
+    expect(secondClaimed).toBeGreaterThanOrEqual(firstEnded);
+    expect(secondClaimed - firstEnded).toBeLessThan(2_000);
+
+    await Promise.all([board.process, computers.c1.process, computers.c2.process].map((p) => p.stop()));
+    await checkLogs([board.db, computers.c1.db, computers.c2.db]);
+  });
+
+  it('reaps the run of a computer SIGKILLed mid-run after its lease, and the lane moves on to the other computer', async () => {
+    const dir = tempDir();
+    const { board, agent, computers } = await boardWithTwoComputers(dir, ['--lease-s', '3']);
+
+    const stuck = await submit(board, 'talk', 'marker=stuck sleep=30000');
+    const holder = (await waitForState(board.url, stuck, ['running'])).computer_id as 'c1' | 'c2';
+    const other = holder === 'c1' ? 'c2' : 'c1';
+    // Offered to the holder only (it ran the lane's last turn); when it dies, to the other computer.
+    const next = await submit(board, 'talk', 'marker=next sleep=100');
+    await waitFor('the stuck run to be executing', () => markerCounts(agent.markers).stuck === 1);
+
+    computers[holder].process.kill('SIGKILL');
+    expect((await computers[holder].process.exited).signal).toBe('SIGKILL');
+
+    const reaped = await waitForTerminal(board.url, stuck, 10_000);
+    expect(reaped).toMatchObject({ state: 'resolved', computer_id: holder });
+    const done = await waitForTerminal(board.url, next, 10_000);
+    expect(done).toMatchObject({ state: 'succeeded', computer_id: other, reply: 'done next' });
+
+    const log = readLog(board.db);
+    const resolved = eventsOf(log, 'board.run.resolved', stuck);
+    expect(resolved).toHaveLength(1);
+    // Reaped no sooner than the lease after its last heartbeat.
+    expect(resolved[0]!.at - (resolved[0]!.data.lastHeartbeatAt as number)).toBeGreaterThan(3_000);
+    const claims = eventsOf(log, 'board.run.claimed', next);
+    expect(claims.map((e) => e.data.computerId)).toEqual([other]);
+    expect(claims[0]!.at - resolved[0]!.at).toBeLessThan(2_000);
+    expect(markerCounts(agent.markers)).toEqual({ stuck: 1, next: 1 });
+    expect((await getRun(board.url, stuck)).state).toBe('resolved');
+
+    await Promise.all([board.process, computers[other].process].map((p) => p.stop()));
+    await checkLogs([board.db, computers.c1.db, computers.c2.db]);
+  });
+});
