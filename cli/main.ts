@@ -5,6 +5,7 @@ import { computerCommand } from './commands/computer.ts';
 import { daemonCommand, serverCommand } from './commands/daemon.ts';
 import { rebuildCommand } from './commands/rebuild.ts';
 import { replayCommand } from './commands/replay.ts';
+import { runCommand } from './commands/run.ts';
 
 const program = new Command('runledger')
   .description('runs AI-agent turns for a team, and can explain every decision it ever took')
@@ -12,6 +13,7 @@ const program = new Command('runledger')
   .addCommand(daemonCommand())
   .addCommand(serverCommand())
   .addCommand(computerCommand())
+  .addCommand(runCommand())
   .addCommand(submitCommand())
   .addCommand(cancelCommand())
   .addCommand(statusCommand())

@@ -24,6 +24,11 @@ export const executionEvents = eventGroup(
       budgetS: z.number().nonnegative(),
       /** The session the lane's last turn left, to resume. */
       laneSession: sessionId.nullable(),
+      /**
+       * A turn of `runledger run`: executed here, with no board holding it, so it is never heartbeated
+       * or completed; it settles once its process ends (its result is printed, and kept in `run.settled`).
+       */
+      local: z.literal(true).optional(),
     }),
   ),
   defineEvent('run.process.began', z.strictObject({ runId, pid: z.number().int().positive(), resuming: sessionId.nullable() })),
@@ -45,6 +50,8 @@ export const executionEvents = eventGroup(
   /** Only answers that change something are recorded: a cancel asked for, or the run resolved. */
   defineEvent('run.heartbeat.answered', z.strictObject({ runId, status: z.number().int().min(0).max(599), cancelRequested: z.boolean() })),
   defineEvent('run.completion.answered', z.strictObject({ runId, status: z.number().int().min(0).max(599) })),
+  /** The board refused the reply itself (its content: 400, 413, 422), which no retry can change. */
+  defineEvent('run.reply.refused', z.strictObject({ runId, status: z.number().int().min(400).max(499) })),
   defineEvent('run.completion.due', z.strictObject({ runId })),
   /** Found at start-up: its process began but no exit was recorded (the daemon died meanwhile). */
   defineEvent('run.found.interrupted', z.strictObject({ runId, pid: z.number().int().nullable(), alive: z.boolean() })),
@@ -57,7 +64,8 @@ export const executionEvents = eventGroup(
   defineEvent('run.resolved.elsewhere', z.strictObject({ runId, reason })),
   defineEvent('run.completion.requested', z.strictObject({ runId, attempt: z.number().int().positive(), result, reply: z.string().nullable() })),
   defineEvent('run.completion.retrying', z.strictObject({ runId, attempt: z.number().int().positive(), notBefore: z.number().int(), reason })),
-  defineEvent('run.settled', z.strictObject({ runId, reported: z.boolean(), reason })),
+  /** `result`: the outcome of a local turn, which has no completion to carry it. */
+  defineEvent('run.settled', z.strictObject({ runId, reported: z.boolean(), reason, result: result.optional() })),
   defineEvent('lane.session.remembered', z.strictObject({ lane: SafeId, sessionId, runId })),
   defineEvent('lane.session.forgotten', z.strictObject({ lane: SafeId, sessionId, runId, reason })),
 );

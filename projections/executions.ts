@@ -12,7 +12,7 @@ export type ExecutionsState = Record<string, Record<string, RunExecution>>;
  */
 export const executionsProjection: Projection<ExecutionsState> = {
   name: 'executions',
-  version: 1,
+  version: 2,
   initial: () => ({}),
   evolve(state, event) {
     if (!Object.hasOwn(executionEvents, event.type)) return state;

@@ -1,3 +1,4 @@
+import { auditSummaryProjection } from './audit/summary.ts';
 import { boardProjection } from './board.ts';
 import { countersProjection } from './counters.ts';
 import { cursorsProjection } from './cursors.ts';
@@ -14,4 +15,5 @@ export const projections: readonly AnyProjection[] = [
   laneSessionsProjection,
   boardProjection,
   countersProjection,
+  auditSummaryProjection,
 ] as readonly AnyProjection[];

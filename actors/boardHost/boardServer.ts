@@ -1,5 +1,6 @@
-import { type Server, createServer } from 'node:http';
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Clock } from '../../events/clock.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import type { ActorSystem } from '../runtime.ts';
@@ -16,6 +17,24 @@ export interface BoardServerOptions {
   readonly submitToken: string;
   readonly leaseMs?: number;
   readonly status?: () => unknown;
+  /** Pages beside the API (the live web view): made once the read rule and the submit token are known. */
+  readonly web?: (access: WebAccess) => WebRoutes;
+}
+
+/** What a web view needs from the board to apply the API's read rule (SPEC section 6). */
+export interface WebAccess {
+  readonly openReads: boolean;
+  isSubmitToken(token: string | null): boolean;
+  readonly rejected: (method: string, path: string, status: number, code: string, reason: string) => void;
+}
+
+/** GET pages that are not API routes, and WebSocket upgrades of their own. */
+export interface WebRoutes {
+  handles(request: IncomingMessage): boolean;
+  handle(request: IncomingMessage, response: ServerResponse): void;
+  upgrades(request: IncomingMessage): boolean;
+  upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
+  close(): void;
 }
 
 export interface BoardServer {
@@ -38,20 +57,26 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
   });
   await board.start();
-  const api = boardApi(board, {
-    openReads: LOOPBACK.has(options.host),
-    ...(options.status ? { status: options.status } : {}),
-    rejected: (method, path, status, code, reason) => {
-      void store
-        .append({
-          expected: { 'board:main': 'any' },
-          events: [{ stream: 'board:main', type: 'board.request.rejected', data: { method: method.slice(0, 16), path, status, code, reason: reason.slice(0, 500) }, at: clock.now() }],
-        })
-        .catch(() => {});
-    },
+  const openReads = LOOPBACK.has(options.host);
+  const rejected: WebAccess['rejected'] = (method, path, status, code, reason) => {
+    void store
+      .append({
+        expected: { 'board:main': 'any' },
+        events: [{ stream: 'board:main', type: 'board.request.rejected', data: { method: method.slice(0, 16), path, status, code, reason: reason.slice(0, 500) }, at: clock.now() }],
+      })
+      .catch(() => {});
+  };
+  const api = boardApi(board, { openReads, rejected, ...(options.status ? { status: options.status } : {}) });
+  const web = options.web?.({ openReads, isSubmitToken: (token) => board.isSubmitToken(token), rejected });
+  const server: Server = createServer((request, response) => {
+    if (web?.handles(request)) web.handle(request, response);
+    else void api.handle(request, response);
   });
-  const server: Server = createServer((request, response) => void api.handle(request, response));
-  server.on('upgrade', (request, socket, head) => void api.upgrade(request, socket, head));
+  // An upgrade that fails unexpectedly loses its socket, never the board (an async throw here would end the process).
+  server.on('upgrade', (request, socket, head) => {
+    if (web?.upgrades(request)) web.upgrade(request, socket, head);
+    else void api.upgrade(request, socket, head).catch(() => socket.destroy());
+  });
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -64,6 +89,7 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
     board,
     async close() {
       board.stop();
+      web?.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

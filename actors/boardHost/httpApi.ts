@@ -37,8 +37,8 @@ const UNAUTHORIZED = new HttpError(401, 'unauthorized', 'a valid token is requir
  */
 export function boardApi(host: BoardHost, options: ApiOptions) {
   const runId = (raw: string): string => {
-    const id = decodeURIComponent(raw);
-    if (!SafeId.safeParse(id).success) throw new HttpError(400, 'invalid_id', `the id ${JSON.stringify(id.slice(0, 80))} does not match ^[A-Za-z0-9-]{1,64}$`);
+    const id = idOf(raw);
+    if (id === null) throw new HttpError(400, 'invalid_id', `the id ${JSON.stringify((safeDecode(raw) ?? raw).slice(0, 80))} does not match ^[A-Za-z0-9-]{1,64}$`);
     return id;
   };
   const submitter = (request: IncomingMessage) => {
@@ -120,8 +120,13 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
     /** The push stream's upgrade: only for a computer with its own token. */
     async upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
       const m = (request.url ?? '').split('?')[0]!.match(/^\/v1\/computers\/([^/]+)\/stream$/);
-      const computerId = m ? decodeURIComponent(m[1]!) : null;
-      const ok = computerId !== null && SafeId.safeParse(computerId).success && (await host.isComputerToken(computerId, bearerOf(request)));
+      const computerId = m ? idOf(m[1]!) : null;
+      if (m && computerId === null) {
+        options.rejected('GET', (request.url ?? '').slice(0, 300), 400, 'invalid_id', 'push stream refused: the computer id does not match ^[A-Za-z0-9-]{1,64}$');
+        socket.end('HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"detail":{"error":"invalid_id"}}');
+        return;
+      }
+      const ok = computerId !== null && (await host.isComputerToken(computerId, bearerOf(request)));
       if (!ok) {
         options.rejected('GET', (request.url ?? '').slice(0, 300), 401, 'unauthorized', 'push stream refused');
         socket.end('HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"detail":{"error":"unauthorized"}}');
@@ -130,6 +135,21 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
       host.push.accept(request, socket, head, computerId!);
     },
   };
+}
+
+/** A path segment decoded, or null when its escapes are malformed (`%ZZ`): a bad id, never a crash. */
+function safeDecode(raw: string): string | null {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return null;
+  }
+}
+
+/** The id a path segment names, or null when it is not one (`^[A-Za-z0-9-]{1,64}$` once decoded). */
+function idOf(raw: string): string | null {
+  const id = safeDecode(raw);
+  return id !== null && SafeId.safeParse(id).success ? id : null;
 }
 
 async function metrics(host: BoardHost): Promise<string> {

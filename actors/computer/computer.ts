@@ -7,7 +7,7 @@ import { BoardClient } from '../wire/boardClient.ts';
 import { frameInput } from '../wire/frames.ts';
 import { PushStreamClient } from '../wire/pushStreamClient.ts';
 import { ComputerQueue } from './computerQueue.ts';
-import { ComputerRuns } from './computerRuns.ts';
+import { ComputerRuns, type ComputerRunsOptions } from './computerRuns.ts';
 import { writeSkills } from './skills.ts';
 
 export interface ComputerOptions {
@@ -26,6 +26,8 @@ export interface ComputerOptions {
   readonly defaultTimeoutS?: number;
   readonly killGraceMs?: number;
   readonly log?: (line: string) => void;
+  /** The board's calls; by default HTTP to `server` (tests put a stand-in here). */
+  readonly board?: ComputerRunsOptions['board'];
 }
 
 /**
@@ -39,7 +41,7 @@ export class Computer {
 
   constructor(private readonly options: ComputerOptions) {
     const { system, store, clock, computer } = options;
-    const board = new BoardClient(options.server, computer, options.token);
+    const board = options.board ?? new BoardClient(options.server, computer, options.token);
     const kind = agentKindOf(options.exec);
     const log = options.log ?? (() => {});
     this.runs = new ComputerRuns({

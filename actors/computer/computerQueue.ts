@@ -64,6 +64,11 @@ export class ComputerQueue {
     return this.actor.read((queue) => structuredClone(queue));
   }
 
+  /** How many runs have a claim in flight: the board still owes them an answer. */
+  claimsInFlight(): Promise<number> {
+    return this.actor.read((queue) => Object.values(queue.runs).filter((run) => run.status === 'claiming').length);
+  }
+
   /** Performs the claims taken so far; resolves with how many. */
   drainClaims(): Promise<number> {
     return this.outbox.drain();
@@ -71,6 +76,7 @@ export class ComputerQueue {
 
   stop(): void {
     this.following?.unsubscribe();
+    this.outbox.stop();
     for (const cancel of this.timers.values()) cancel();
     this.actor.stop();
   }

@@ -58,6 +58,7 @@ export class ComputerRuns {
   private readonly subscriptions: Subscription[] = [];
   private stopHeartbeats: (() => void) | null = null;
   private stopped = false;
+  private draining = false;
 
   constructor(private readonly options: ComputerRunsOptions) {
     const { system, store, computer, clock } = options;
@@ -90,13 +91,27 @@ export class ComputerRuns {
     return this.actors.input(runId, input);
   }
 
-  /** The queue claimed a run: it starts now, resuming its lane's session. */
+  /**
+   * The queue claimed a run: it starts now, resuming its lane's session. While the daemon drains it
+   * never starts (a claim that was in flight when the drain began can still be granted): it is
+   * completed with the shutdown marker instead.
+   */
   async handOver(runId: string, lane: string, run: { prompt: string; timeoutS: number | null }): Promise<void> {
+    this.live.add(runId);
+    const at = this.options.clock.now();
+    if (this.draining) {
+      await this.input(runId, { stream: this.stream(runId), type: 'run.shutdown.before.start', data: { runId }, at });
+      return;
+    }
     const laneSession = this.laneSessions[lane] ?? null;
     const budgetS = run.timeoutS ?? this.options.defaultTimeoutS ?? DEFAULT_TIMEOUT_S;
     this.prompts.set(runId, run.prompt);
-    this.live.add(runId);
-    await this.input(runId, { stream: this.stream(runId), type: 'run.handed.over', data: { runId, lane, budgetS, laneSession }, at: this.options.clock.now() });
+    await this.input(runId, { stream: this.stream(runId), type: 'run.handed.over', data: { runId, lane, budgetS, laneSession }, at });
+  }
+
+  /** Shutdown began: runs already executing go on (for their drain time); nothing new starts. */
+  beginDrain(): void {
+    this.draining = true;
   }
 
   /**
@@ -134,6 +149,7 @@ export class ComputerRuns {
     this.stopHeartbeats?.();
     for (const cancel of this.timers.values()) cancel();
     for (const subscription of this.subscriptions) subscription.unsubscribe();
+    for (const outbox of this.outboxes) outbox.stop();
   }
 
   /** Kills every live process group at once (a second signal, or a test tearing down). */

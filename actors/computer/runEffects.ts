@@ -9,6 +9,7 @@ import { budgetWords } from '../execution/budget.ts';
 import { type AgentKind, readerFor } from '../execution/outputReaders.ts';
 import { turnCommand } from '../execution/resume.ts';
 import type { EffectConsumer } from '../outbox/outbox.ts';
+import { INTERRUPTED_BY_RESTART } from '../run/runState.ts';
 import type { BoardAnswer } from '../wire/boardClient.ts';
 
 export interface RunEffectsContext {
@@ -114,7 +115,10 @@ export function killConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEvent
       const { runId, pid, reason } = event.data;
       const handle = ctx.handles.get(runId);
       // A pid is only signalled while its run is known to execute: a recycled pid is someone else's.
-      if (!handle && ctx.phaseOf(runId) !== 'executing') return { ok: false, detail: 'not killed: the run no longer executes' };
+      // The group a restart found alive is the exception: its run is already completing (decided in
+      // the same step), and its group was read alive just now and is read again here.
+      const leftByEarlierDaemon = reason === INTERRUPTED_BY_RESTART && groupAlive(pid);
+      if (!handle && ctx.phaseOf(runId) !== 'executing' && !leftByEarlierDaemon) return { ok: false, detail: 'not killed: the run no longer executes' };
       if (handle) {
         if (reason === 'cancelled_by_user') handle.cancel(reason);
         else handle.kill();
@@ -147,6 +151,10 @@ export function completionConsumer(ctx: RunEffectsContext): EffectConsumer<Domai
       let status = 0;
       if (token !== null) {
         const replied = reply !== null && result.ok ? await ctx.board.reply(runId, token, reply) : { status: 200 };
+        if (REPLY_REFUSED.has(replied.status)) {
+          await ctx.input(runId, { stream, type: 'run.reply.refused', data: { runId, status: replied.status }, at: ctx.clock.now() });
+          return { ok: false, detail: `the reply was refused (${replied.status})` };
+        }
         status = replied.status === 200 || replied.status === 409 ? (await ctx.board.complete(runId, token, result)).status : replied.status;
       }
       await ctx.input(runId, { stream, type: 'run.completion.answered', data: { runId, status }, at: ctx.clock.now() });
@@ -154,6 +162,9 @@ export function completionConsumer(ctx: RunEffectsContext): EffectConsumer<Domai
     },
   };
 }
+
+/** Answers that refuse the reply's content: sending it again cannot help (a conflict, 409, is terminal instead). */
+const REPLY_REFUSED = new Set([400, 413, 422]);
 
 /** The prompt the board gave with the claim, read back from the answer recorded in the lane's stream. */
 export async function claimedPrompt(store: EventStore, laneStream: string, runId: string): Promise<string | null> {

@@ -9,10 +9,12 @@ import { type BoardServer, startBoardServer } from '../boardHost/boardServer.ts'
 import { Computer } from '../computer/computer.ts';
 import { startActorSystem, stopSystem } from '../runtime.ts';
 import { hashToken, secretFile, tokenPaths } from '../wire/tokens.ts';
+import { drainComputer } from './drainComputer.ts';
 import { takeProcessLock } from './processLock.ts';
 import { ProjectionKeeper } from '../../projections/projectionKeeper.ts';
 import { projections } from '../../projections/registry.ts';
 import { statusView } from '../../projections/statusView.ts';
+import { webView } from '../web/webView.ts';
 
 export interface DaemonOptions {
   readonly db: string;
@@ -21,6 +23,8 @@ export interface DaemonOptions {
   readonly port?: number;
   readonly exec: string;
   readonly slots?: number;
+  /** Runs at once per agent login (`--login NAME=N`); a login not named has no limit. */
+  readonly loginCapacity?: Record<string, number>;
   readonly heartbeatS?: number;
   readonly timeoutS?: number;
   readonly drainS?: number;
@@ -81,9 +85,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         boardSecret: secretFile(paths.boardSecret),
         ...(options.leaseS !== undefined ? { leaseMs: options.leaseS * 1000 } : {}),
         status: () => statusView(keeper.state('board'), keeper.state('queue'), clock.now()),
+        web: webView({ store, clock, projections: keeper }),
       });
       server = board.url;
-      log(`board listening on ${board.url} (log ${db})`);
+      log(`board listening on ${board.url} (log ${db}); the live view: ${board.url}/`);
       if (computerId !== null && token === null) token = await localComputerToken(board, folder, computerId, clock);
     }
     if (computerId !== null) {
@@ -99,6 +104,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         exec: options.exec,
         workspaceRoot: join(folder, 'workspaces', computerId),
         slots: options.slots ?? 1,
+        ...(options.loginCapacity ? { loginCapacity: options.loginCapacity } : {}),
         heartbeatMs: (options.heartbeatS ?? 30) * 1000,
         ...(options.timeoutS !== undefined ? { defaultTimeoutS: options.timeoutS } : {}),
         log,
@@ -149,22 +155,4 @@ async function localComputerToken(board: BoardServer, folder: string, computerId
     throw new Error(`computer ${computerId} is registered with another token than ${path}${known ? '' : ' (the file was just created)'}`);
   }
   return readFileSync(path, 'utf8').trim();
-}
-
-async function drainComputer(computer: Computer, clock: Clock, drainMs: number, log: (line: string) => void): Promise<void> {
-  const id = computer.queue.computer;
-  log('draining: nothing new starts; running turns get their drain time');
-  computer.push.stop();
-  await computer.queue.input({ stream: `${id}/computer:${id}`, type: 'drain.started', data: { reason: 'shutdown signal' }, at: clock.now() });
-  const deadline = clock.now() + drainMs;
-  let killed = false;
-  while (computer.runs.liveRuns().length > 0) {
-    if (!killed && clock.now() >= deadline) {
-      log(`drain time over: stopping ${computer.runs.liveRuns().length} run(s)`);
-      computer.runs.killAll();
-      killed = true;
-    }
-    if (clock.now() >= deadline + 15 * 60_000) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }

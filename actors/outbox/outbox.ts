@@ -34,6 +34,7 @@ export class Outbox<E> {
   private cursor = 0;
   private running: Promise<number> | null = null;
   private rerun = false;
+  private stopped = false;
 
   constructor(
     private readonly store: EventStore,
@@ -81,8 +82,18 @@ export class Outbox<E> {
     }
   }
 
+  /**
+   * Takes nothing more. A drain in flight finishes the effect it is performing, and whatever then
+   * fails because its process is closing the log (a store closed under it) ends it quietly: the
+   * effect was taken, so the next start settles it as its delivery says.
+   */
+  stop(): void {
+    this.stopped = true;
+  }
+
   /** Takes and performs everything past the cursor; returns how many effects it performed. */
   drain(): Promise<number> {
+    if (this.stopped) return Promise.resolve(0);
     if (this.running) {
       this.rerun = true;
       return this.running;
@@ -92,7 +103,7 @@ export class Outbox<E> {
       try {
         do {
           this.rerun = false;
-          for (;;) {
+          while (!this.stopped) {
             const page = await this.store.readAll(this.cursor, PAGE);
             if (page.length === 0) break;
             const effects = page.filter((event) => this.consumer.effectOf(event) !== null);
@@ -121,7 +132,9 @@ export class Outbox<E> {
               performed++;
             }
           }
-        } while (this.rerun);
+        } while (this.rerun && !this.stopped);
+      } catch (error) {
+        if (!this.stopped) throw error;
       } finally {
         this.running = null;
       }

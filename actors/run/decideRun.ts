@@ -58,11 +58,22 @@ export function decideRun(state: RunExecution, input: NewDomainEvent): Decision[
       }
       return [on('run.completion.retrying', { runId, attempt: failed + 1, notBefore: at + wait * 1000, reason: `completion failed (${status || 'network error'}): tried again in ${wait} s` })];
     }
+    case 'run.reply.refused': {
+      // Its answer never reached the conversation: resuming the session would carry on from a turn
+      // nobody saw. The run is reported failed instead, with no reply to post again.
+      const remembered = state.announced ?? state.session;
+      const forget = remembered !== null && sessionAfter('rejected', state.session, state.announced) === null;
+      return [
+        ...(forget ? [onLane('lane.session.forgotten', { lane: state.lane, sessionId: remembered, runId, reason: 'its reply was refused' })] : []),
+        complete({ ok: false, error: `posting the reply failed with HTTP ${input.data.status}` }),
+      ];
+    }
     case 'run.completion.due':
       return [complete(state.result ?? { ok: false, error: 'no result recorded' }, state.reply)];
     case 'run.found.interrupted': {
       const kill = input.data.alive && input.data.pid !== null ? [on('run.kill.requested', { runId, pid: input.data.pid, reason: INTERRUPTED_BY_RESTART })] : [];
       if (state.resolved) return [...kill, on('run.settled', { runId, reported: false, reason: 'resolved on the board: nothing posted' })];
+      if (state.local) return [...kill, settleLocal({ ok: false, error: INTERRUPTED_BY_RESTART }, on, runId)];
       return [...kill, complete({ ok: false, error: INTERRUPTED_BY_RESTART })];
     }
     case 'run.shutdown.before.start':
@@ -108,7 +119,17 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
   }
   if (state.resolved) return [...decisions, h.on('run.settled', { runId: h.runId, reported: false, reason: 'resolved on the board: nothing posted' })];
   const outcome = resultOf(state, exit);
+  if (state.local) return [...decisions, settleLocal(outcome, h.on, h.runId)];
   return [...decisions, h.complete(outcome, outcome.ok ? exit.reply : null)];
+}
+
+/**
+ * A local turn (`runledger run`) ends where a claimed run would be completed: nobody holds it to
+ * report to, so it settles at once, unreported, keeping its result (the reply is in its exit).
+ */
+function settleLocal(result: Result, on: Helpers['on'], runId: string): Decision {
+  const said = result.ok ? 'succeeded' : `failed: ${result.error ?? 'no reason given'}`;
+  return on('run.settled', { runId, reported: false, reason: `a local turn (runledger run), no board to report to: ${said}`, result });
 }
 
 /** The completion a finished process earns; the error says what a person needs to know. */

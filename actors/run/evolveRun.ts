@@ -10,6 +10,7 @@ export function evolveRun(state: RunExecution, event: DomainEvent): RunExecution
       state.lane = event.data.lane;
       state.session = event.data.laneSession;
       state.budgetMs = budgetMsOf(event.data.budgetS);
+      state.local = event.data.local === true;
       break;
     case 'run.execution.requested':
       state.phase = 'requested';

@@ -13,6 +13,7 @@ const INPUTS = new Set([
   'run.process.exited',
   'run.heartbeat.answered',
   'run.completion.answered',
+  'run.reply.refused',
   'run.completion.due',
   'run.found.interrupted',
   'run.shutdown.before.start',
@@ -40,6 +41,7 @@ export const runDecider: Decider<RunExecution> = {
       case 'run.process.exited':
         return state.phase !== 'executing' && state.phase !== 'requested';
       case 'run.completion.answered':
+      case 'run.reply.refused':
         return state.phase !== 'completing';
       case 'run.completion.due':
         return state.phase !== 'completing' || input.at < state.completionNotBefore;

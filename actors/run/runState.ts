@@ -15,6 +15,8 @@ export interface RunExecution {
   session: string | null;
   announced: string | null;
   pid: number | null;
+  /** A turn of `runledger run`: no board holds it, so there is nothing to heartbeat or complete. */
+  local: boolean;
   cancelRequested: boolean;
   resolved: boolean;
   completionAttempts: number;
@@ -33,6 +35,7 @@ export function initialRunExecution(): RunExecution {
     session: null,
     announced: null,
     pid: null,
+    local: false,
     cancelRequested: false,
     resolved: false,
     completionAttempts: 0,

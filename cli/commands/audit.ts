@@ -1,15 +1,27 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Command } from 'commander';
+import { hydrateProjections, saveCheckpoints } from '../../projections/hydrate.ts';
+import { type AuditSummary, auditSummaryProjection } from '../../projections/audit/summary.ts';
+import { formatSummary, summaryReport } from '../../projections/audit/summaryView.ts';
 import { checkEntityId, entityTimeline, formatTimeline, type Timeline } from '../../projections/audit/runTimeline.ts';
+import { type AnyProjection, checkpointName } from '../../projections/projection.ts';
 import { type DbOptions, openLog, print, withDb } from '../options.ts';
+
+/** Folding this many events for the summary is worth a checkpoint, so the next audit starts past them. */
+const CHECKPOINT_AFTER = 10_000;
 
 export function auditCommand(): Command {
   return withDb(new Command('audit'))
-    .description('the timeline of a run (or session): every event of it in order, each with a one-line reason (exit 1 when the log has none)')
-    .argument('<id>', 'the run id (or session id) to explain')
-    .action(async (id: string, options: DbOptions) => {
-      checkEntityId(id);
+    .description(
+      'the timeline of a run (or session): every event of it in order, each with a one-line reason (exit 1 when the log has none); ' +
+        'with no id, the audit summary of the whole log',
+    )
+    .argument('[id]', 'the run id (or session id) to explain; none for the summary')
+    .option('--summary', 'the audit summary of the whole log: runs by outcome, time queued and parked per lane, claims retried')
+    .action(async (id: string | undefined, options: DbOptions & { summary?: boolean }) => {
+      if (id !== undefined && options.summary) throw new Error('give a run or session id, or --summary, not both');
+      if (id !== undefined) checkEntityId(id);
       const path = resolve(options.db);
       // A read must not leave an empty log behind where the user mistyped a path.
       if (!existsSync(path)) {
@@ -17,18 +29,26 @@ export function auditCommand(): Command {
         return;
       }
       const store = await openLog(options);
-      let timeline: Timeline | null;
       try {
-        timeline = (await entityTimeline(store, 'run', id)) ?? (await entityTimeline(store, 'session', id));
+        if (id === undefined) {
+          // The summary is a projection: from its checkpoint (the daemon keeps one), then the tail.
+          const projection = auditSummaryProjection as AnyProjection;
+          const checkpoint = await store.checkpoints.load(checkpointName(projection));
+          const folded = (await hydrateProjections(store, [projection])).get(projection.name)!;
+          if (folded.seq - (checkpoint?.seq ?? 0) >= CHECKPOINT_AFTER) await saveCheckpoints(store, [folded]).catch(() => {});
+          const report = summaryReport(folded.state as AuditSummary, folded.seq);
+          print(options, report, () => formatSummary(report));
+          return;
+        }
+        const timeline: Timeline | null = (await entityTimeline(store, 'run', id)) ?? (await entityTimeline(store, 'session', id));
+        if (!timeline) {
+          fail(`no run or session "${id}" in ${path}: the log holds no event of run:${id} or session:${id}`);
+          return;
+        }
+        print(options, timeline, () => formatTimeline(timeline));
       } finally {
         await store.close();
       }
-      if (!timeline) {
-        fail(`no run or session "${id}" in ${path}: the log holds no event of run:${id} or session:${id}`);
-        return;
-      }
-      const found = timeline;
-      print(options, found, () => formatTimeline(found));
     });
 }
 

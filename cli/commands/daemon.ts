@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { startDaemon } from '../../actors/daemon/startDaemon.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { narrate } from '../narrator.ts';
@@ -15,6 +15,7 @@ export function daemonCommand(): Command {
     .option('--db <file>', 'the SQLite log', DEFAULT_DB)
     .option('--exec <command>', 'the agent command line (prompt on stdin)', DEMO_EXEC)
     .option('--slots <n>', 'runs at once', int('--slots', 1), 1)
+    .option('--login <name=n>', 'at most N runs at once on agent login NAME (repeatable)', collectLogin, {})
     .option('--port <port>', 'the board port', int('--port', 0), 7420)
     .option('--host <host>', 'the board address', '127.0.0.1')
     .option('--heartbeat-s <s>', 'seconds between heartbeats', int('--heartbeat-s', 1), 30)
@@ -29,7 +30,7 @@ export function daemonCommand(): Command {
     .option('--demo', 'submit a few runs on start, to watch them queue, wait their turn, run and complete')
     .action(async (o) => {
       await runUntilSignalled(o.logJson, o.demo, {
-        db: o.db, exec: o.exec, slots: o.slots, port: o.port, host: o.host, heartbeatS: o.heartbeatS, timeoutS: o.timeoutS,
+        db: o.db, exec: o.exec, slots: o.slots, loginCapacity: o.login, port: o.port, host: o.host, heartbeatS: o.heartbeatS, timeoutS: o.timeoutS,
         drainS: o.drainS, leaseS: o.leaseS, sync: o.sync, computer: o.computer,
         ...(o.server ? { server: o.server } : {}), ...(o.token ? { token: o.token } : {}),
       });
@@ -61,6 +62,9 @@ async function runUntilSignalled(json: boolean | undefined, demo: boolean | unde
     signals++;
     if (signals > 1) {
       log(`${signal} again: exiting at once`);
+      // Its agents go with it: a group left behind would go on working for a run nobody will report.
+      // The next start finds those runs interrupted and completes them as failed.
+      daemon.computer?.runs.killAll();
       process.exit(1);
     }
     log(`${signal}: shutting down (send it again to exit at once)`);
@@ -85,4 +89,11 @@ async function headOf(db: string): Promise<number> {
   } finally {
     await store.close();
   }
+}
+
+/** `--login NAME=N`, repeatable: the agent login NAME runs at most N runs at once. */
+function collectLogin(text: string, previous: Record<string, number>): Record<string, number> {
+  const m = text.match(/^([A-Za-z0-9-]{1,64})=(\d+)$/);
+  if (!m) throw new InvalidArgumentError(`--login wants NAME=N (NAME of ^[A-Za-z0-9-]{1,64}$, N a whole number), not "${text}"`);
+  return { ...previous, [m[1]!]: Number(m[2]) };
 }

@@ -1,29 +1,52 @@
 import { Command } from 'commander';
+import { deciders } from '../../actors/registry.ts';
+import { projectionOf } from '../../actors/replay/deciderStates.ts';
+import type { AnyProjection } from '../../projections/projection.ts';
 import { projections } from '../../projections/registry.ts';
-import { rebuildProjections } from '../../projections/rebuild.ts';
+import { type ProjectionCheck, type RebuildCheck, rebuildAndCheck } from '../../projections/snapshot/checkSnapshots.ts';
 import { type DbOptions, openLog, print, withDb } from '../options.ts';
 
 export function rebuildCommand(): Command {
   return withDb(new Command('rebuild'))
-    .description('refold every projection from seq 0 and compare it with its stored checkpoint (exit 1 on a difference)')
-    .option('--write', 'store the rebuilt states as the new checkpoints')
+    .description('refold every projection from seq 0 and compare it with its stored checkpoint and every stored snapshot (exit 1 on a difference)')
+    .option('--write', 'store the rebuilt states: checkpoints at the head, and snapshots (the deciders’ states too) at intervals')
     .action(async (options: DbOptions & { write?: boolean }) => {
       const store = await openLog(options, { mustExist: true });
       try {
-        const reports = await rebuildProjections(store, projections, { write: options.write ?? false });
-        const equal = reports.every((r) => r.equal);
-        print(options, { ok: equal, projections: reports }, () =>
-          reports
-            .map((r) =>
-              r.equal
-                ? `✓ ${r.projection}: ${r.checkpointSeq === null ? 'no checkpoint stored' : `equals its checkpoint at seq ${r.checkpointSeq}`}`
-                : `✗ ${r.projection}: differs from its checkpoint at seq ${r.checkpointSeq}: ${r.detail}`,
-            )
-            .join('\n'),
-        );
-        process.exitCode = equal ? 0 : 1;
+        // The deciders' states, which `replay` snapshots, are checked like any projection.
+        const all: AnyProjection[] = [...projections, ...(deciders.map(projectionOf) as AnyProjection[])];
+        const result = await rebuildAndCheck(store, all, { write: options.write ?? false, checkpointed: new Set(projections) });
+        print(options, result, () => formatRebuild(result));
+        process.exitCode = result.ok ? 0 : 1;
       } finally {
         await store.close();
       }
     });
+}
+
+function formatRebuild(result: RebuildCheck): string {
+  const lines = result.projections.map(line);
+  if (result.firstDifference) {
+    const d = result.firstDifference;
+    lines.push(`first difference: ${d.projection}, its ${d.source === 'checkpoint' ? 'checkpoint' : 'snapshot'} at seq ${d.seq}`);
+  }
+  if (result.ignored.length) lines.push(`not checked (no projection of that name and version now): ${result.ignored.join(', ')}`);
+  if (result.written) {
+    const { snapshots, checkpoints } = result.written;
+    lines.push(`stored: ${checkpoints.length} checkpoint(s) at seq ${result.head}${snapshots.length ? `, snapshots at seq ${snapshots.join(', ')}` : ''}`);
+  }
+  return lines.join('\n');
+}
+
+function line(r: ProjectionCheck): string {
+  const snapshots = r.snapshots.filter((s) => s.source === 'history');
+  if (!r.equal) {
+    const wrong = r.snapshots.find((s) => !s.equal)!;
+    return `✗ ${r.projection}: differs from its ${wrong.source === 'checkpoint' ? 'checkpoint' : 'snapshot'} at seq ${wrong.seq}: ${wrong.detail}`;
+  }
+  const parts = [
+    ...(r.checkpointSeq === null ? [] : [`its checkpoint at seq ${r.checkpointSeq}`]),
+    ...(snapshots.length ? [`${snapshots.length} snapshot(s) (seq ${snapshots.map((s) => s.seq).join(', ')})`] : []),
+  ];
+  return `✓ ${r.projection}: ${parts.length ? `equals ${parts.join(' and ')}` : 'no checkpoint stored'}`;
 }

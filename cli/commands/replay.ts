@@ -1,44 +1,86 @@
 import { Command } from 'commander';
 import { deciders } from '../../actors/registry.ts';
+import { formatEntity, formatUntil, formatVerified } from '../../actors/replay/formatReplay.ts';
+import { replayEntity } from '../../actors/replay/replayEntity.ts';
 import { replayLog } from '../../actors/replay/replayLog.ts';
-import { hydrateProjections } from '../../projections/hydrate.ts';
+import { replayUntil } from '../../actors/replay/replayUntil.ts';
+import { checkEntityId } from '../../projections/audit/runTimeline.ts';
 import { projections } from '../../projections/registry.ts';
 import { type DbOptions, openLog, print, withDb } from '../options.ts';
+
+interface ReplayOptions extends DbOptions {
+  until?: number;
+  run?: string;
+  session?: string;
+  snapshots?: boolean;
+}
 
 export function replayCommand(): Command {
   return withDb(new Command('replay'))
     .description('re-derive every recorded decision from its input (exit 1 naming the first seq that differs)')
-    .option('--until <seq>', 'stop at this seq and print every projection as of it', parseSeq)
-    .action(async (options: DbOptions & { until?: number }) => {
+    .option('--until <seq>', 'print every projection as of this seq, re-deriving the decisions from the nearest snapshot up to it', parseSeq)
+    .option('--run <id>', 're-derive only the inputs that concern this run, each with its decisions')
+    .option('--session <id>', 're-derive only the inputs that concern this session, each with its decisions')
+    .option('--no-snapshots', 'do not store the deciders’ states as snapshots while verifying the whole log')
+    .action(async (options: ReplayOptions) => {
+      const modes = [options.until !== undefined, options.run !== undefined, options.session !== undefined].filter(Boolean).length;
+      if (modes > 1) throw new Error('give one of --until, --run and --session, not several');
+      const entity = options.run !== undefined ? ({ kind: 'run', id: options.run } as const) : options.session !== undefined ? ({ kind: 'session', id: options.session } as const) : null;
+      if (entity) checkEntityId(entity.id);
       const store = await openLog(options, { mustExist: true });
       try {
-        const report = await replayLog(store, deciders, options.until === undefined ? {} : { until: options.until });
-        if (!report.ok) {
-          print(options, report, () =>
-            [
-              `✗ seq ${report.seq}: the recorded decision differs from the one re-derived (decider ${report.decider})`,
-              `  input    seq ${report.input.seq} ${report.input.type} ${JSON.stringify(report.input.data)}`,
-              `  recorded ${JSON.stringify(report.recorded)}`,
-              `  re-derived ${JSON.stringify(report.rederived)}`,
-            ].join('\n'),
-          );
-          process.exitCode = 1;
+        const progress = await progressReporter(() => store.headSeq());
+        if (entity) {
+          const report = await replayEntity(store, deciders, entity.kind, entity.id);
+          if (!report) {
+            process.stderr.write(`runledger: no ${entity.kind} "${entity.id}" in ${options.db}: the log holds no event of ${entity.kind}:${entity.id}\n`);
+            process.exitCode = 1;
+            return;
+          }
+          print(options, report, () => formatEntity(report));
+          process.exitCode = report.ok ? 0 : 1;
           return;
         }
-        const state =
-          options.until === undefined
-            ? undefined
-            : Object.fromEntries([...(await hydrateProjections(store, projections, options.until))].map(([n, f]) => [n, f.state]));
-        print(options, { ...report, ...(state ? { projections: state } : {}) }, () =>
-          [
-            `✓ ${report.inputs} inputs re-decided, ${report.decisions} recorded decisions agree (through seq ${report.lastSeq})`,
-            ...(state ? Object.entries(state).map(([name, s]) => `${name}: ${JSON.stringify(s, null, 2)}`) : []),
-          ].join('\n'),
-        );
+        if (options.until !== undefined) {
+          const report = await replayUntil(store, deciders, projections, options.until, { onPage: progress });
+          progress.done();
+          print(options, report.difference ? { ...report, seq: report.difference.seq } : report, () => formatUntil(report));
+          process.exitCode = report.ok ? 0 : 1;
+          return;
+        }
+        const report = await replayLog(store, deciders, { onPage: progress, writeSnapshots: options.snapshots !== false });
+        progress.done();
+        print(options, report, () => formatVerified(report));
+        process.exitCode = report.ok ? 0 : 1;
       } finally {
         await store.close();
       }
     });
+}
+
+const PROGRESS_EVERY = 100_000;
+
+/** Progress on stderr every 100,000 events, when stderr is a terminal (a script reads stdout only). */
+async function progressReporter(head: () => Promise<number>): Promise<((seq: number) => void) & { done: () => void }> {
+  const tty = process.stderr.isTTY === true;
+  const total = tty ? await head() : 0;
+  let next = PROGRESS_EVERY;
+  let shown = false;
+  const report = Object.assign(
+    (seq: number) => {
+      if (!tty || seq < next) return;
+      next = (Math.floor(seq / PROGRESS_EVERY) + 1) * PROGRESS_EVERY;
+      shown = true;
+      const share = total ? ` of ${total.toLocaleString('en')} (${Math.floor((seq / total) * 100)}%)` : '';
+      process.stderr.write(`\rreplay: seq ${seq.toLocaleString('en')}${share}`);
+    },
+    {
+      done: () => {
+        if (shown) process.stderr.write('\n');
+      },
+    },
+  );
+  return report;
 }
 
 function parseSeq(text: string): number {

@@ -1,5 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { DomainEvent } from '../catalog.ts';
+import type { EventRow } from '../codec.ts';
 import type { NewEvent, StoredEvent } from '../envelope.ts';
 
 /**
@@ -16,6 +17,12 @@ export interface EventStore {
   append(request: AppendRequest): Promise<AppendResult>;
   /** Events with `seq > after`, in order, at most `limit` of them. */
   readAll(after: number, limit: number): Promise<DomainEvent[]>;
+  /**
+   * Hands `visit` each row with `seq > after`, in order, at most `limit` of them, as stored (its data
+   * still JSON text, not yet decoded): for a reader of millions of rows that decodes only what it
+   * needs (`replay`). `visit` must not use the store. Returns how many rows it visited.
+   */
+  scanRows(after: number, limit: number, visit: (row: EventRow) => void): Promise<number>;
   /** Events of one stream with `version > after`, in order. */
   readStream(stream: string, after?: number): Promise<DomainEvent[]>;
   /**
@@ -33,6 +40,8 @@ export interface EventStore {
    */
   subscribe(after: number): Observable<DomainEvent>;
   readonly checkpoints: CheckpointStore;
+  /** Older states of the projections (and of the deciders, for `replay`), kept at intervals of the log. */
+  readonly snapshots: SnapshotStore;
   /** `host:pid` written in the `actor` column. */
   readonly writer: string;
   close(): Promise<void>;
@@ -72,6 +81,37 @@ export interface CheckpointStore {
   load(name: string): Promise<Checkpoint | null>;
   save(checkpoint: Checkpoint): Promise<void>;
   list(): Promise<Checkpoint[]>;
+}
+
+/** Where a snapshot is kept: the projection's checkpoint (its newest state) or the snapshot history. */
+export type SnapshotSource = 'checkpoint' | 'history';
+
+export interface SnapshotInfo {
+  readonly name: string;
+  readonly seq: number;
+  readonly source: SnapshotSource;
+  /** Length of the state's JSON text. */
+  readonly bytes: number;
+}
+
+/**
+ * States of a projection as of several seqs, so that a fold as of any seq starts from the nearest one
+ * at or before it, not from seq 0. A name's checkpoint counts as its newest snapshot; the history keeps
+ * older ones: a checkpoint saved `every` events or more past the newest snapshot of its name is kept
+ * in the history too, and each name keeps its newest `kept` history snapshots.
+ */
+export interface SnapshotStore {
+  readonly every: number;
+  readonly kept: number;
+  /** Stores a snapshot in the history (replacing one of the same name and seq), then drops the oldest past `kept`. */
+  save(snapshot: Checkpoint): Promise<void>;
+  /** The snapshot of `name` with the greatest seq at or before `seq`, checkpoint or history. */
+  nearest(name: string, seq: number): Promise<Checkpoint | null>;
+  /** The newest history snapshot of `name` (its checkpoint aside), or null. */
+  newestSeq(name: string): Promise<number | null>;
+  /** Every snapshot and checkpoint, without their states, by name then seq. */
+  list(): Promise<SnapshotInfo[]>;
+  load(info: Pick<SnapshotInfo, 'name' | 'seq' | 'source'>): Promise<Checkpoint | null>;
 }
 
 /** Appends or throws: for callers (tools, tests) for whom a conflict is a bug, not a race to retry. */

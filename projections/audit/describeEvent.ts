@@ -82,8 +82,9 @@ function sentence(event: DomainEvent): string {
 
     // A run's execution on its computer: inputs.
     case 'run.handed.over': {
-      const { budgetS, laneSession } = event.data;
-      return `handed over to be run (${budgetS === 0 ? 'no time limit' : `budget ${budgetS} s`}${laneSession ? `, its lane's session ${laneSession}` : ''})`;
+      const { budgetS, laneSession, local } = event.data;
+      const what = local ? 'a local turn of `runledger run`, to be run here' : 'handed over to be run';
+      return `${what} (${budgetS === 0 ? 'no time limit' : `budget ${budgetS} s`}${laneSession ? `, its lane's session ${laneSession}` : ''})`;
     }
     case 'run.process.began':
       return `the agent's process began (pid ${event.data.pid}${event.data.resuming ? `, resuming session ${event.data.resuming}` : ''})`;
@@ -98,6 +99,8 @@ function sentence(event: DomainEvent): string {
     }
     case 'run.completion.answered':
       return event.data.status === 0 ? 'the completion got no answer: network error' : `the board answered the completion: ${event.data.status}`;
+    case 'run.reply.refused':
+      return `the board refused the reply: ${event.data.status}`;
     case 'run.completion.due':
       return 'its completion is due to be sent again';
     case 'run.found.interrupted': {

@@ -111,6 +111,14 @@ describe('a claimed run on its computer', () => {
     expect(waits).toEqual([1, 3, 9, 30, 60, 120, 180, 240]);
   });
 
+  it('given the board refuses the reply, then the session the turn announced is forgotten and it completes failed, without the reply', () => {
+    const s = spec(input.handed('old'), input.began(4242, 'old'), input.announced('old'), input.exited());
+    const decisions = s.when({ stream, type: 'run.reply.refused', data: { runId: 'r1', status: 413 }, at: at(1100) });
+    expect(types(decisions)).toEqual(['lane.session.forgotten', 'run.completion.requested']);
+    expect(dataOf(decisions, 'lane.session.forgotten')).toMatchObject({ sessionId: 'old', reason: 'its reply was refused' });
+    expect(dataOf(decisions, 'run.completion.requested')).toEqual({ runId: 'r1', attempt: 2, result: { ok: false, error: 'posting the reply failed with HTTP 413' }, reply: null });
+  });
+
   it('given the board acknowledges the completion, then the run is settled as reported', () => {
     const s = spec(input.handed(), input.began(), input.exited(), input.completion(503, 2000), input.due(3000));
     const decisions = s.when(input.completion(200, 3100));

@@ -53,6 +53,21 @@ const migrations: Record<string, Migration> = {
       await sql`CREATE INDEX events_session_id ON events (json_extract(data, '$.sessionId')) WHERE json_extract(data, '$.sessionId') IS NOT NULL`.execute(db);
     },
   },
+  '0005_projection_snapshots': {
+    // A checkpoint is the newest state of a projection; these are older ones, kept at intervals of the
+    // log, so a fold as of any seq (`replay --until`, the replay of one run) starts near it, not at 0.
+    // A rowid table: states are large, and a WITHOUT ROWID table would carry them in its index pages.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('projection_snapshots')
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('seq', 'integer', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('saved_at', 'integer', (c) => c.notNull().defaultTo(sql`(unixepoch() * 1000)`))
+        .addUniqueConstraint('projection_snapshots_name_seq', ['name', 'seq'])
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

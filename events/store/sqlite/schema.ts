@@ -18,4 +18,10 @@ export interface LogDatabase {
     state: string;
     saved_at: Generated<number>;
   };
+  projection_snapshots: {
+    name: string;
+    seq: number;
+    state: string;
+    saved_at: Generated<number>;
+  };
 }

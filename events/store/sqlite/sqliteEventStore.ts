@@ -6,11 +6,12 @@ import { Kysely, SqliteDialect } from 'kysely';
 import { interval, merge, type Observable, Subject } from 'rxjs';
 import { codec as defaultCodec, type DomainEvent } from '../../catalog.ts';
 import type { EventCodec, EventRow } from '../../codec.ts';
-import type { AppendRequest, AppendResult, Checkpoint, CheckpointStore, EventStore } from '../eventStore.ts';
+import type { AppendRequest, AppendResult, Checkpoint, CheckpointStore, EventStore, SnapshotStore } from '../eventStore.ts';
 import { followLog } from '../followLog.ts';
 import { commitAppends, type PreparedAppend, prepareAppendStatements } from './appendBatch.ts';
 import { migrateToLatest } from './migrations.ts';
 import type { LogDatabase } from './schema.ts';
+import { type SnapshotPolicy, sqliteSnapshots } from './snapshots.ts';
 
 export interface SqliteStoreOptions {
   /**
@@ -23,9 +24,12 @@ export interface SqliteStoreOptions {
   readonly codec?: EventCodec<Record<string, never>> | typeof defaultCodec;
   /** Defaults to this process's `host:pid`. */
   readonly writer?: string;
+  /** How often checkpoints are also kept as snapshots, and how many are kept (see SnapshotStore). */
+  readonly snapshots?: SnapshotPolicy;
 }
 
 const COLUMNS = 'seq, stream, version, type, data, at, cause, actor';
+const SCAN_CHUNK = 256;
 /**
  * The events of one entity across owners. Its WHERE must spell the expression exactly as migration
  * 0003 indexed it (a stream's name after its owner prefix), or SQLite scans the whole log instead.
@@ -63,6 +67,7 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
 export class SqliteEventStore implements EventStore {
   readonly writer: string;
   readonly checkpoints: CheckpointStore;
+  readonly snapshots: SnapshotStore;
   private readonly codec: typeof defaultCodec;
   private readonly commits = new Subject<number>();
   private readonly wake: Observable<unknown>;
@@ -96,7 +101,9 @@ export class SqliteEventStore implements EventStore {
     this.selectRunMentions = db.prepare(selectMentions('runId')).raw(true) as never;
     this.selectSessionMentions = db.prepare(selectMentions('sessionId')).raw(true) as never;
     this.wake = merge(this.commits, interval(options.pollMs ?? 250));
-    this.checkpoints = sqliteCheckpoints(db);
+    const snapshots = sqliteSnapshots(db, options.snapshots);
+    this.snapshots = snapshots;
+    this.checkpoints = sqliteCheckpoints(db, (c) => snapshots.archive(c));
   }
 
   append(request: AppendRequest): Promise<AppendResult> {
@@ -153,6 +160,20 @@ export class SqliteEventStore implements EventStore {
     return this.selectAfter.all(after, limit).map((row) => this.decode(row));
   }
 
+  async scanRows(after: number, limit: number, visit: (row: EventRow) => void): Promise<number> {
+    let count = 0;
+    let last = after;
+    // Small chunks: few rows alive at once, so the garbage collector has little to move.
+    while (count < limit) {
+      const rows = this.selectAfter.all(last, Math.min(SCAN_CHUNK, limit - count));
+      for (const row of rows) visit(toRow(row));
+      count += rows.length;
+      if (rows.length < SCAN_CHUNK) break;
+      last = (rows[rows.length - 1] as RawRow)[0];
+    }
+    return count;
+  }
+
   async readStream(stream: string, after = 0): Promise<DomainEvent[]> {
     return this.selectStream.all(stream, after).map((row) => this.decode(row));
   }
@@ -181,8 +202,16 @@ export class SqliteEventStore implements EventStore {
     return followLog((from, limit) => this.readAll(from, limit), this.wake, after);
   }
 
+  /** A raw row into a validated event (as `codec.decodeRow`, without an intermediate object per row). */
   private decode(row: unknown): DomainEvent {
-    return this.codec.decodeRow(toRow(row)) as DomainEvent;
+    const [seq, stream, version, type, text, at, cause, actor] = row as RawRow;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch {
+      return this.codec.decodeRow(toRow(row)) as DomainEvent;
+    }
+    return { seq, stream, version, type, data: this.codec.decodeData(seq, type, raw), at, cause, actor } as DomainEvent;
   }
 
   async close(): Promise<void> {
@@ -194,14 +223,14 @@ export class SqliteEventStore implements EventStore {
   }
 }
 
+type RawRow = [seq: number, stream: string, version: number, type: string, data: string, at: number, cause: number | null, actor: string];
+
 function toRow(row: unknown): EventRow {
-  const [seq, stream, version, type, data, at, cause, actor] = row as [
-    number, string, number, string, string, number, number | null, string,
-  ];
+  const [seq, stream, version, type, data, at, cause, actor] = row as RawRow;
   return { seq, stream, version, type, data, at, cause, actor };
 }
 
-function sqliteCheckpoints(db: Database.Database): CheckpointStore {
+function sqliteCheckpoints(db: Database.Database, archive: (checkpoint: Checkpoint) => void): CheckpointStore {
   const load = db.prepare<[string], Checkpoint>('SELECT name, seq, state FROM projection_checkpoints WHERE name = ?');
   const list = db.prepare<[], Checkpoint>('SELECT name, seq, state FROM projection_checkpoints ORDER BY name');
   const save = db.prepare<[string, number, string, number]>(
@@ -213,6 +242,10 @@ function sqliteCheckpoints(db: Database.Database): CheckpointStore {
     load: async (name) => load.get(name) ?? null,
     list: async () => list.all(),
     // Bookkeeping, not a decision: the save time is the wall clock's.
-    save: async (c) => void save.run(c.name, c.seq, c.state, Date.now()),
+    save: async (c) => {
+      save.run(c.name, c.seq, c.state, Date.now());
+      // The checkpoint is the newest snapshot; now and then one is kept as history too.
+      archive(c);
+    },
   };
 }

@@ -11,6 +11,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { onTestFinished } from 'vitest';
+import { rebuildCommand } from '../../../cli/commands/rebuild.ts';
+import { replayCommand } from '../../../cli/commands/replay.ts';
 
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const cli = join(repoRoot, 'cli/runledger.js');
@@ -170,6 +172,25 @@ export function agentFiles(dir: string): AgentFiles {
   return { markers, pids, env: { MARKER_FILE: markers, MARKER_PIDS: pids } };
 }
 
+/**
+ * Whether a process still runs: a zombie does not (where PID 1 reaps no orphans, a killed agent whose
+ * daemon died stays a zombie, and `kill(pid, 0)` still finds it).
+ */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return existsSync('/proc/self') ? false : true;
+  }
+}
+
 export function lines(file: string): string[] {
   return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
 }
@@ -275,11 +296,40 @@ export function eventsOf(log: readonly LogRow[], type: string, runId?: string): 
   return log.filter((e) => e.type === type && (runId === undefined || e.data.runId === runId));
 }
 
-/** `runledger replay` and `runledger rebuild` on each log, side by side: both must exit 0. */
+/**
+ * `runledger replay` and `runledger rebuild` on each log: both must succeed (exit 0). The commands run
+ * in this process, exactly as `cli/main.ts` dispatches them (a failure sets `process.exitCode`), for
+ * a fresh process per check costs over a second of a shared CPU; `checkLogsWithCli` spawns them.
+ */
 export async function checkLogs(dbs: readonly string[]): Promise<void> {
-  const results = await Promise.all(dbs.flatMap((db) => [runCli(['replay', '--db', db]), runCli(['rebuild', '--db', db])].map(async (r) => ({ db, ...(await r) }))));
-  const failed = results.filter((r) => r.status !== 0);
-  if (failed.length) {
-    throw new Error(failed.map((r) => `${r.db}: exit ${r.status}\n${r.stdout}${r.stderr}`).join('\n'));
+  const failures: string[] = [];
+  for (const db of dbs) {
+    for (const command of [replayCommand(), rebuildCommand()]) {
+      const saved = process.exitCode;
+      process.exitCode = 0;
+      const write = process.stdout.write;
+      let printed = '';
+      process.stdout.write = ((chunk: string | Uint8Array) => {
+        printed += String(chunk);
+        return true;
+      }) as typeof process.stdout.write;
+      try {
+        await command.exitOverride().parseAsync(['--db', db], { from: 'user' });
+        if (process.exitCode !== 0) failures.push(`runledger ${command.name()} --db ${db}: exit ${process.exitCode}\n${printed}`);
+      } catch (error) {
+        failures.push(`runledger ${command.name()} --db ${db}: ${(error as Error).message}`);
+      } finally {
+        process.stdout.write = write;
+        process.exitCode = saved;
+      }
+    }
   }
+  if (failures.length) throw new Error(failures.join('\n'));
+}
+
+/** The same checks through the published entry point, each in a process of its own: the exit status itself. */
+export async function checkLogsWithCli(dbs: readonly string[]): Promise<void> {
+  const results = await Promise.all(dbs.flatMap((db) => ['replay', 'rebuild'].map(async (command) => ({ db, command, ...(await runCli([command, '--db', db])) }))));
+  const failed = results.filter((r) => r.status !== 0);
+  if (failed.length) throw new Error(failed.map((r) => `runledger ${r.command} --db ${r.db}: exit ${r.status}\n${r.stdout}${r.stderr}`).join('\n'));
 }

@@ -1,0 +1,84 @@
+import { codec, type DomainEvent } from '../../events/catalog.ts';
+import type { EventRow } from '../../events/codec.ts';
+import type { EventStore } from '../../events/store/eventStore.ts';
+import type { Replayer } from './replayer.ts';
+
+export interface FeedOptions {
+  /** Read from this seq on when it is before the replayer's own start (a projection starts earlier). */
+  readonly from?: number;
+  /** Read no event past this seq, except the rest of an append cut by it (see below). */
+  readonly until?: number;
+  readonly pageSize?: number;
+  /** Sees every event, decoded, before the replayer does (a projection folded alongside). */
+  readonly visit?: (event: DomainEvent) => void;
+  /** After each page: progress, snapshots to write. The event loop gets a turn between pages. */
+  readonly onPage?: (lastSeq: number) => void | Promise<void>;
+}
+
+type Source = Pick<EventStore, 'readAll'> & Partial<Pick<EventStore, 'scanRows'>>;
+
+/**
+ * Pages through the log from where the replayer stands and hands it every event, then closes the last
+ * input. `until` may fall inside an append: the rest of its input's decisions lie past it and are
+ * compared too, or a cut decision would read as a missing one (they are not given to `visit`).
+ * Returns the seq of the last event read at or before `until`.
+ *
+ * Rows are read undecoded when the store can: the replayer validates an event against the catalog
+ * only when it reads its data, and a recorded decision found equal to the one re-derived is valid
+ * already (it equals a decision the decider just made), so it skips the catalog's parse.
+ */
+export async function feed(store: Source, replayer: Replayer, options: FeedOptions = {}): Promise<number> {
+  const pageSize = options.pageSize ?? 2000;
+  const until = options.until ?? Number.POSITIVE_INFINITY;
+  const visit = options.visit;
+  let last = Math.min(options.from ?? Number.POSITIVE_INFINITY, replayer.lastSeq);
+  let count = 0;
+  const each = (event: DomainEvent, decoded: boolean): void => {
+    count++;
+    last = event.seq;
+    if (replayer.done) return;
+    if (visit) {
+      visit(event);
+      replayer.visit(event);
+    } else replayer.visit(event, decoded);
+  };
+  const eachRow = (row: EventRow): void => each(visit ? (codec.decodeRow(row) as DomainEvent) : parsed(row), visit !== undefined);
+  for (;;) {
+    const limit = Math.min(pageSize, until - last);
+    if (limit <= 0) break;
+    count = 0;
+    if (store.scanRows) await store.scanRows(last, limit, eachRow);
+    else for (const event of await store.readAll(last, limit)) each(event, true);
+    await options.onPage?.(last);
+    if (count < limit || replayer.done) break;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  const cut = replayer.openInput;
+  if (cut !== null && options.until !== undefined && !replayer.done) {
+    for (let after = last, more = true; more; ) {
+      const page = await store.readAll(after, 100);
+      more = page.length === 100;
+      for (const event of page) {
+        if (event.cause !== cut) {
+          more = false;
+          break;
+        }
+        replayer.visit(event);
+        after = event.seq;
+      }
+    }
+  }
+  replayer.finish();
+  return last;
+}
+
+/** A row with its data parsed from JSON but not yet checked against the catalog (see `Replayer.visit`). */
+function parsed(row: EventRow): DomainEvent {
+  let data: unknown;
+  try {
+    data = JSON.parse(row.data);
+  } catch {
+    return codec.decodeRow(row) as DomainEvent; // throws the InvalidEventError that names the row
+  }
+  return { seq: row.seq, stream: row.stream, version: row.version, type: row.type, data, at: row.at, cause: row.cause, actor: row.actor } as DomainEvent;
+}

@@ -1,0 +1,369 @@
+import { codec, type DomainEvent, type NewDomainEvent } from '../../events/catalog.ts';
+import type { AnyDecider } from '../decider.ts';
+import { type DecisionView, sameDecision, view, whereTheyDiffer } from './compare.ts';
+import type { ScopedStates } from './deciderStates.ts';
+
+/**
+ * - `differs`: a recorded decision is not the one re-derived (`seq` is the recorded one);
+ * - `missing`: the decider now decides more than was recorded (`seq` is the input's);
+ * - `extra`: more was recorded than the decider now decides (`seq` is the first extra one);
+ * - `ignored`: an input was recorded that the decider ignores in that state, and an ignored input
+ *   is never recorded (`seq` is the input's);
+ * - `orphan`: a decision whose cause is not the input its append began with (`seq` is its own).
+ */
+export type DifferenceKind = 'differs' | 'missing' | 'extra' | 'ignored' | 'orphan';
+
+export interface ReplayDifference {
+  readonly seq: number;
+  readonly kind: DifferenceKind;
+  /** The input the decisions answer; for an orphan, the orphan itself. */
+  readonly input: DomainEvent;
+  /** The decider that re-decided the input, `?` for an orphan. */
+  readonly decider: string;
+  readonly scope: string | null;
+  readonly recorded: DecisionView[];
+  readonly rederived: DecisionView[];
+  /** Which decision (0-based) is the first that differs; -1 when the difference is not one decision's. */
+  readonly index: number;
+  /** Where they differ, in one line. */
+  readonly detail: string;
+}
+
+/** One input re-decided: what was recorded, what the decider decides now. */
+export interface ReplayStep {
+  readonly input: DomainEvent;
+  readonly decider: string;
+  readonly scope: string;
+  readonly recorded: readonly DomainEvent[];
+  readonly rederived: readonly NewDomainEvent[];
+  readonly difference: ReplayDifference | null;
+}
+
+/** Where one decider's fold starts: its states as of `seq` (a snapshot's), or empty as of 0. */
+export interface DeciderStart {
+  readonly seq: number;
+  readonly states: ScopedStates;
+}
+
+export interface ReplayerOptions {
+  readonly starts?: ReadonlyMap<AnyDecider, DeciderStart>;
+  /**
+   * Decide only these inputs (the others are folded, not decided), folding only these scopes of each
+   * decider (a scope not named is not needed by any of them). Without it every input is decided.
+   */
+  readonly only?: {
+    readonly inputs: ReadonlySet<number>;
+    readonly scopes: ReadonlyMap<AnyDecider, ReadonlySet<string>>;
+  };
+  /** Stop at the first difference (a full verification) or go on and gather every step. */
+  readonly stopAtFirst?: boolean;
+  /** Called as each input arrives, with every earlier input closed: the states are as of `seq`. */
+  readonly onBoundary?: (seq: number) => void;
+}
+
+interface Lane {
+  readonly decider: AnyDecider;
+  states: ScopedStates;
+  /** The last seq folded into `states` before this replay began. */
+  from: number;
+  scopes: ReadonlySet<string> | null;
+}
+
+interface OpenInput {
+  readonly input: DomainEvent;
+  readonly lane: Lane;
+  readonly scope: string;
+  readonly rederived: NewDomainEvent[];
+  readonly recorded: DomainEvent[];
+  /** How many of the re-derived decisions answer the input directly; `react` follows them. */
+  readonly answers: number;
+  reacted: boolean;
+  ignored: boolean;
+  /** A recorded decision was found to differ from its re-derived one as it came in. */
+  differs: boolean;
+}
+
+/**
+ * Re-runs the deciders over the recorded inputs, in log order, each against its state folded from the
+ * recorded events before it, and compares every re-derived decision with the one recorded (the events
+ * whose `cause` is that input, which follow it in the same append). Fed one event at a time, so that
+ * a caller can page through millions of them, start from snapshots, and stop where it likes.
+ */
+export class Replayer {
+  readonly steps: ReplayStep[] = [];
+  readonly differences: ReplayDifference[] = [];
+  inputs = 0;
+  decisions = 0;
+  lastSeq = 0;
+  private readonly lanes: Lane[];
+  private readonly scopes: (string | null)[];
+  private open: OpenInput | null = null;
+  /** The last event without a cause, and whether it was decided here. */
+  private lastInput = 0;
+  private lastInputDecided = false;
+  private lastInputHadDecider = false;
+  private stopped = false;
+  private start: number;
+  /** Whether the event being visited has had its data checked against the catalog. */
+  private decoded = true;
+
+  constructor(
+    deciders: readonly AnyDecider[],
+    private readonly options: ReplayerOptions = {},
+  ) {
+    this.lanes = deciders.map((decider) => {
+      const start = options.starts?.get(decider);
+      return { decider, states: start?.states ?? {}, from: start?.seq ?? 0, scopes: options.only?.scopes.get(decider) ?? null };
+    });
+    this.scopes = this.lanes.map(() => null);
+    this.start = earliest(this.lanes);
+    this.lastSeq = this.start;
+  }
+
+  /** The seq the replay reads from: the earliest start of its deciders. */
+  get after(): number {
+    return this.start;
+  }
+
+  /**
+   * Skips ahead: the named deciders take these states (later snapshots) instead of folding the log up
+   * to them. Only between two inputs, and only forward; the caller reads on from the new `after`.
+   */
+  jump(starts: ReadonlyMap<AnyDecider, DeciderStart>): void {
+    this.close();
+    for (const lane of this.lanes) {
+      const start = starts.get(lane.decider);
+      if (!start || start.seq <= lane.from || start.seq < this.lastSeq) continue;
+      lane.states = start.states;
+      lane.from = start.seq;
+    }
+    this.start = earliest(this.lanes);
+    this.lastSeq = Math.max(this.lastSeq, this.start);
+  }
+
+  get firstDifference(): ReplayDifference | null {
+    return this.differences[0] ?? null;
+  }
+
+  get done(): boolean {
+    return this.stopped;
+  }
+
+  /** The seq of the input whose decisions are still being gathered, if any. */
+  get openInput(): number | null {
+    return this.open?.input.seq ?? null;
+  }
+
+  /** Every decider's states, by decider name: read them, do not keep them past the next event. */
+  statesOf(decider: AnyDecider): ScopedStates {
+    const lane = this.lanes.find((l) => l.decider === decider);
+    if (!lane) throw new Error(`no decider ${decider.name} in this replay`);
+    return lane.states;
+  }
+
+  /**
+   * The next event of the log. `decoded: false` says its data is parsed JSON not yet checked against
+   * the catalog: it is checked (and upcast) before any decider reads it, except a recorded decision
+   * that equals its re-derived one, which is as valid as the decision the decider just made.
+   */
+  visit(event: DomainEvent, decoded = true): void {
+    if (this.stopped) return;
+    this.lastSeq = event.seq;
+    this.decoded = decoded;
+    this.scopeAll(event);
+    const cause = event.cause;
+    if (cause !== null) {
+      const open = this.open;
+      if (open !== null && cause === open.input.seq) {
+        this.record(open, event);
+        this.decisions++;
+        this.fold(event);
+        this.reactIfDue(open);
+        return;
+      }
+      this.close();
+      // A decision of an input this replay did not decide: one before its start, one it was not asked
+      // about, or one whose decider's snapshot already holds it.
+      const started = cause > this.start;
+      const undecided = cause === this.lastInput && !this.lastInputDecided && (this.lastInputHadDecider || this.options.only !== undefined);
+      if (!started || undecided) {
+        this.fold(event);
+        return;
+      }
+      if (this.options.only && !this.options.only.inputs.has(cause)) {
+        this.fold(event);
+        return;
+      }
+      this.report({
+        seq: event.seq,
+        kind: 'orphan',
+        input: event,
+        decider: '?',
+        scope: null,
+        recorded: [view(event)],
+        rederived: [],
+        index: -1,
+        detail:
+          cause === this.lastInput
+            ? `its cause, seq ${cause}, is an event no decider takes as an input`
+            : `its cause is seq ${cause}, but the append it is in began with seq ${this.lastInput}: a decision follows its input in the same append`,
+      });
+      this.fold(event);
+      return;
+    }
+    this.close();
+    this.options.onBoundary?.(event.seq - 1);
+    this.lastInput = event.seq;
+    this.lastInputDecided = false;
+    this.lastInputHadDecider = false;
+    const index = this.deciderOf(event);
+    if (index === -1) {
+      this.fold(event);
+      return;
+    }
+    this.lastInputHadDecider = true;
+    const lane = this.lanes[index]!;
+    if (event.seq <= lane.from || (this.options.only && !this.options.only.inputs.has(event.seq))) {
+      this.fold(event);
+      return;
+    }
+    this.inputs++;
+    this.lastInputDecided = true;
+    this.decode(event);
+    const scope = this.scopes[index]!;
+    const state = this.stateOf(lane, scope);
+    const input = event as NewDomainEvent;
+    const ignored = lane.decider.ignores?.(state, input) ?? false;
+    const answers = lane.decider.decide(state, input);
+    const open: OpenInput = { input: event, lane, scope, rederived: answers, recorded: [], answers: answers.length, reacted: false, ignored, differs: false };
+    this.open = open;
+    this.fold(event);
+    this.reactIfDue(open);
+  }
+
+  /** Closes the last input: its decisions are all in (the log ended, or the next append began). */
+  finish(): void {
+    this.close();
+  }
+
+  private scopeAll(event: DomainEvent): void {
+    for (let i = 0; i < this.lanes.length; i++) this.scopes[i] = this.lanes[i]!.decider.scopeOf(event);
+  }
+
+  private deciderOf(event: DomainEvent): number {
+    for (let i = 0; i < this.lanes.length; i++) {
+      if (this.scopes[i] !== null && this.lanes[i]!.decider.isInput(event)) return i;
+    }
+    return -1;
+  }
+
+  private stateOf(lane: Lane, scope: string): unknown {
+    if (Object.hasOwn(lane.states, scope)) return lane.states[scope];
+    const state = lane.decider.initialState(scope);
+    lane.states[scope] = state;
+    return state;
+  }
+
+  /** Compares a recorded decision with its re-derived one as it comes in, before it is folded. */
+  private record(open: OpenInput, event: DomainEvent): void {
+    const derived = open.rederived[open.recorded.length];
+    open.recorded.push(event);
+    if (derived !== undefined && sameDecision(event, derived)) {
+      this.decoded = true;
+      return;
+    }
+    // An older shape is upcast by the decoding: compare again once decoded.
+    if (!this.decoded) {
+      this.decode(event);
+      if (derived !== undefined && sameDecision(event, derived)) return;
+    }
+    open.differs = true;
+  }
+
+  /** Checks the data of the event being visited against the catalog, upcasting an older shape. */
+  private decode(event: DomainEvent): void {
+    if (this.decoded) return;
+    (event as { data: unknown }).data = codec.decodeData(event.seq, event.type, event.data);
+    this.decoded = true;
+  }
+
+  /** Folds an event whose scopes `scopeAll` just computed into every decider that has not seen it. */
+  private fold(event: DomainEvent): void {
+    for (let i = 0; i < this.lanes.length; i++) {
+      const scope = this.scopes[i];
+      if (scope === null || scope === undefined) continue;
+      const lane = this.lanes[i]!;
+      if (event.seq <= lane.from || (lane.scopes !== null && !lane.scopes.has(scope))) continue;
+      this.decode(event);
+      lane.states[scope] = lane.decider.evolve(this.stateOf(lane, scope), event);
+    }
+  }
+
+  // Once the input's direct answers are folded, its follow-ups are decided from that state.
+  private reactIfDue(open: OpenInput): void {
+    if (open.reacted || open.recorded.length < open.answers) return;
+    open.reacted = true;
+    const followUps = open.lane.decider.react?.(this.stateOf(open.lane, open.scope), open.input as NewDomainEvent) ?? [];
+    if (followUps.length) open.rederived.push(...followUps);
+  }
+
+  private close(): void {
+    const open = this.open;
+    if (!open) return;
+    this.open = null;
+    this.reactIfDue(open);
+    const difference = open.differs || open.ignored || open.recorded.length !== open.rederived.length ? compare(open) : null;
+    if (this.options.only) {
+      this.steps.push({ input: open.input, decider: open.lane.decider.name, scope: open.scope, recorded: open.recorded, rederived: open.rederived, difference });
+    }
+    if (difference) this.report(difference);
+  }
+
+  private report(difference: ReplayDifference): void {
+    this.differences.push(difference);
+    if (this.options.stopAtFirst) this.stopped = true;
+  }
+}
+
+function earliest(lanes: readonly Lane[]): number {
+  let seq = Number.POSITIVE_INFINITY;
+  for (const lane of lanes) seq = Math.min(seq, lane.from);
+  return Number.isFinite(seq) ? seq : 0;
+}
+
+function compare(open: OpenInput): ReplayDifference | null {
+  const { recorded, rederived } = open;
+  const decider = open.lane.decider.name;
+  if (open.ignored) {
+    return {
+      seq: open.input.seq,
+      kind: 'ignored',
+      input: open.input,
+      decider,
+      scope: open.scope,
+      recorded: recorded.map(view),
+      rederived: rederived.map(view),
+      index: -1,
+      detail: `the ${decider} decider ignores this input in the state it was recorded in, and an ignored input is never recorded`,
+    };
+  }
+  const count = Math.max(recorded.length, rederived.length);
+  for (let i = 0; i < count; i++) {
+    const a = recorded[i];
+    const b = rederived[i];
+    if (a && b && sameDecision(a, b)) continue;
+    const views = { recorded: recorded.map(view), rederived: rederived.map(view) };
+    const kind: DifferenceKind = a && b ? 'differs' : a ? 'extra' : 'missing';
+    return {
+      seq: a?.seq ?? open.input.seq,
+      kind,
+      input: open.input,
+      decider,
+      scope: open.scope,
+      ...views,
+      index: i,
+      detail: whereTheyDiffer(views.recorded[i], views.rederived[i]),
+    };
+  }
+  return null;
+}

@@ -1,0 +1,196 @@
+// The board page (`/`): lanes, open claims, sessions, computers and the newest decisions, kept live.
+import { badge, el, follow, replaceKeepingFocus, runLink, showConnection, startTicking, syncClock, table, utcTime } from './live.js';
+
+const MAX_ACTIVITY = 40;
+let seen = new Set();
+let lastSeq = 0;
+let lastSummary = '';
+let tick = () => {};
+
+function render(snapshot) {
+  syncClock(snapshot.at);
+  const shown = new Set();
+  renderLanes(snapshot, shown);
+  renderClaims(snapshot);
+  renderSessions(snapshot);
+  renderComputers(snapshot);
+  seen = shown;
+  tick();
+  announce(snapshot);
+}
+
+/** A row is "fresh" (briefly highlighted) when its run is in a state it was not in the last snapshot. */
+function freshness(key, shown) {
+  shown.add(key);
+  return seen.size > 0 && !seen.has(key) ? 'fresh' : null;
+}
+
+function renderLanes(snapshot, shown) {
+  const host = document.getElementById('lanes');
+  if (snapshot.lanes.length === 0) {
+    host.replaceChildren(el('p', { class: 'empty' }, 'No lane has a run queued, parked, claiming or running.'));
+    return;
+  }
+  replaceKeepingFocus(
+    host,
+    ...snapshot.lanes.map((lane) => {
+      const counts = {};
+      for (const run of lane.runs) counts[run.state] = (counts[run.state] ?? 0) + 1;
+      const note = Object.entries(counts).map(([state, n]) => `${n} ${state}`).join(', ') + (lane.more ? `, and ${lane.more} more not listed` : '');
+      const rows = lane.runs.map((run) =>
+        el(
+          'tr',
+          { class: freshness(`${lane.lane}|${run.runId}|${run.computer}|${run.state}`, shown), 'data-run': run.runId, 'data-state': run.state, 'data-key': `${run.runId}|${run.computer}` },
+          el('th', { scope: 'row' }, runLink(run.runId)),
+          el('td', {}, badge(run.state)),
+          el('td', {}, run.computer ?? el('span', { class: 'muted' }, 'board only')),
+          el('td', { class: 'why' }, run.why),
+          el('td', { class: 'when' }, run.until === null ? el('span', { class: 'muted' }, '—') : [el('span', { role: 'timer', 'data-until': run.until }), ' ', el('span', { class: 'muted' }, '(at ', utcTime(run.until), ')')]),
+        ),
+      );
+      return el(
+        'section',
+        { class: 'lane', 'aria-labelledby': `lane-${lane.lane}`, 'data-lane': lane.lane },
+        table({
+          className: 'lane-runs',
+          caption: [el('h3', { id: `lane-${lane.lane}` }, 'Lane ', el('code', {}, lane.lane)), el('span', { class: 'caption-note' }, note)],
+          columns: ['Run', 'State', 'Computer', 'Why', 'Claimed again'],
+          rows,
+        }),
+      );
+    }),
+  );
+}
+
+function renderClaims(snapshot) {
+  const host = document.getElementById('claims');
+  if (snapshot.claims.length === 0) {
+    host.replaceChildren(el('p', { class: 'empty' }, 'No open claims: no run is claimed and unfinished.'));
+    return;
+  }
+  replaceKeepingFocus(
+    host,
+    table({
+      caption: `${snapshot.claims.length} claimed run${snapshot.claims.length === 1 ? '' : 's'} not yet finished: each lease lives while its computer heartbeats`,
+      columns: ['Run', 'Lane', 'Held by', 'Claimed at (UTC)', 'Held'],
+      rows: snapshot.claims.map((claim) =>
+        el(
+          'tr',
+          {},
+          el('th', { scope: 'row' }, runLink(claim.runId)),
+          el('td', {}, el('code', {}, claim.lane)),
+          el('td', {}, claim.computerId),
+          el('td', {}, utcTime(claim.claimedAt)),
+          el('td', {}, el('span', { role: 'timer', 'data-since': claim.claimedAt })),
+        ),
+      ),
+    }),
+  );
+}
+
+function renderSessions(snapshot) {
+  const host = document.getElementById('sessions');
+  const note = el(
+    'p',
+    { class: 'hint' },
+    'Close decisions (requested, claimed, deferred and why, confirmed, failed) show in each session’s row once the log records them; this version of runledger records none yet.',
+  );
+  if (snapshot.sessions.length === 0) {
+    host.replaceChildren(el('p', { class: 'empty' }, 'No sessions yet: a session appears here once an agent announces one for a lane.'), note);
+    return;
+  }
+  host.replaceChildren(
+    table({
+      caption: 'Agent sessions kept for each lane’s next turn, and their close state',
+      columns: ['Session', 'Computer', 'Lane', 'Close state'],
+      rows: snapshot.sessions.map((s) =>
+        el(
+          'tr',
+          {},
+          el('th', { scope: 'row' }, el('code', {}, s.sessionId)),
+          el('td', {}, s.computer),
+          el('td', {}, el('code', {}, s.lane)),
+          el('td', {}, s.close ? `${s.close.state}${s.close.why ? `: ${s.close.why}` : ''}` : el('span', { class: 'muted' }, 'open: no close recorded')),
+        ),
+      ),
+    }),
+    note,
+  );
+}
+
+function renderComputers(snapshot) {
+  const host = document.getElementById('computers');
+  if (snapshot.computers.length === 0) {
+    host.replaceChildren(el('p', { class: 'empty' }, 'No computers are registered on this board.'));
+    return;
+  }
+  const connected = snapshot.computers.filter((c) => c.connected).length;
+  host.replaceChildren(
+    table({
+      caption: `${connected} of ${snapshot.computers.length} computer${snapshot.computers.length === 1 ? '' : 's'} connected to the push stream`,
+      columns: ['Computer', 'Push stream', 'Slots in use', 'Scheduler'],
+      rows: snapshot.computers.map((c) =>
+        el(
+          'tr',
+          {},
+          el('th', { scope: 'row' }, c.id),
+          el('td', {}, el('span', { class: `badge ${c.connected ? 'state-running' : 'state-offline'}` }, c.connected ? 'connected' : 'not connected')),
+          el('td', {}, c.slots === null ? el('span', { class: 'muted' }, 'no queue in this log yet') : `${c.inUse} of ${c.slots}`),
+          el('td', {}, c.draining ? 'draining: nothing new starts' : c.held ? 'held: nothing starts' : 'taking runs'),
+        ),
+      ),
+    }),
+  );
+}
+
+/** The one sentence a screen reader hears when the board changes: counts, not every tick. */
+function announce(snapshot) {
+  const { queued, parked, claiming, running } = snapshot.counts;
+  const connected = snapshot.computers.filter((c) => c.connected).length;
+  const text = `${running} running, ${claiming} claiming, ${parked} parked, ${queued} queued; ${snapshot.claims.length} open claim${snapshot.claims.length === 1 ? '' : 's'}; ${connected} computer${connected === 1 ? '' : 's'} connected.`;
+  if (text === lastSummary) return;
+  lastSummary = text;
+  document.getElementById('summary').textContent = text;
+}
+
+function addActivity(events) {
+  const list = document.getElementById('activity');
+  const fresh = events.filter((e) => e.seq > lastSeq);
+  if (fresh.length === 0) return;
+  lastSeq = fresh.at(-1).seq;
+  for (const e of fresh) {
+    list.prepend(
+      el(
+        'li',
+        { 'data-seq': e.seq },
+        utcTime(e.at),
+        ' ',
+        e.runId ? [runLink(e.runId), ' '] : null,
+        el('code', { class: 'step' }, e.step),
+        ' ',
+        el('span', { class: 'reason' }, e.reason),
+        e.owner ? el('span', { class: 'muted' }, ` · ${e.owner}`) : null,
+      ),
+    );
+  }
+  while (list.children.length > MAX_ACTIVITY) list.lastElementChild.remove();
+}
+
+follow('', {
+  onState: showConnection,
+  onMessage(message) {
+    if (message.type === 'hello') {
+      // A reconnect: the activity list starts over from the log's tail, as the server sees it now.
+      document.getElementById('activity').replaceChildren();
+      lastSeq = 0;
+      addActivity(message.recent);
+      render(message.snapshot);
+    } else if (message.type === 'status') {
+      render(message.snapshot);
+    } else if (message.type === 'events') {
+      addActivity(message.events);
+    }
+  },
+});
+tick = startTicking();
+

@@ -1,0 +1,157 @@
+// Shared by the board and run pages: the live socket (with reconnects) and small DOM helpers.
+// No framework and no build step: this file is served exactly as it is.
+
+/**
+ * Follows `/v1/live` (with `query`), handing each message to `onMessage`. A dropped socket is opened
+ * again after 0.5 s, doubling to at most 10 s (with jitter, so that a restarted board is not hit by
+ * every page at once); the server's hello after each reconnect carries a full fresh view.
+ */
+export function follow(query, { onMessage, onState }) {
+  let attempt = 0;
+  let timer = null;
+  let socket = null;
+
+  const open = () => {
+    timer = null;
+    const url = new URL(`/v1/live${query}`, location.href);
+    url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    socket = new WebSocket(url);
+    onState(attempt === 0 ? 'connecting' : 'reconnecting');
+    socket.addEventListener('open', () => {
+      attempt = 0;
+      onState('live');
+    });
+    socket.addEventListener('message', (event) => {
+      let message;
+      try {
+        message = JSON.parse(event.data);
+      } catch {
+        return;
+      }
+      onMessage(message);
+    });
+    socket.addEventListener('close', () => {
+      socket = null;
+      const delay = Math.min(10_000, 500 * 2 ** attempt) * (0.75 + Math.random() * 0.5);
+      attempt++;
+      onState('reconnecting');
+      timer = setTimeout(open, delay);
+    });
+  };
+  const now = () => {
+    if (socket !== null || timer === null) return;
+    clearTimeout(timer);
+    open();
+  };
+  // Back online, or back to a hidden tab: try at once rather than wait out the backoff.
+  addEventListener('online', now);
+  document.addEventListener('visibilitychange', () => document.visibilityState === 'visible' && now());
+  open();
+}
+
+const STATES = {
+  connecting: 'Connecting to the log…',
+  live: 'Live: following the log',
+  reconnecting: 'Connection lost: reconnecting…',
+};
+
+/** Shows the socket's state in words (not colour alone); the element is a polite status region. */
+export function showConnection(state) {
+  const element = document.getElementById('connection');
+  if (element.dataset.state === state) return;
+  element.dataset.state = state;
+  element.textContent = STATES[state];
+}
+
+/** `el('td', {class: 'x'}, 'text', child)`: text is always set as text, never parsed as HTML. */
+export function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === null || value === undefined || value === false) continue;
+    node.setAttribute(name, value === true ? '' : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+export function shortId(id) {
+  return id.length > 12 ? id.slice(0, 8) : id;
+}
+
+/** A link to a run's timeline page; its text is the short id the daemon's narration uses too. */
+export function runLink(runId) {
+  return el('a', { href: `/runs/${encodeURIComponent(runId)}`, class: 'run-link', title: `run ${runId}` }, el('code', {}, shortId(runId)));
+}
+
+/** `HH:MM:SS` UTC, in a <time> carrying the full instant. */
+export function utcTime(ms, withMillis = false) {
+  const iso = new Date(ms).toISOString();
+  return el('time', { datetime: iso, title: iso.replace('T', ' ') }, iso.slice(11, withMillis ? 23 : 19));
+}
+
+/** The server's clock minus ours, so countdowns count to the board's deadlines, not this machine's. */
+let skew = 0;
+export function syncClock(serverNow) {
+  skew = serverNow - Date.now();
+}
+export function serverNow() {
+  return Date.now() + skew;
+}
+
+export function duration(ms) {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  return s % 60 === 0 ? `${m} min` : `${m} min ${s % 60} s`;
+}
+
+/**
+ * Elements with `data-until` count down ("in 27 s"), those with `data-since` count up ("for 4 s"),
+ * once a second. They are role="timer" (not announced as they tick); the status line says what matters.
+ */
+export function startTicking() {
+  const tick = () => {
+    const now = serverNow();
+    for (const node of document.querySelectorAll('[data-until]')) {
+      const left = Number(node.dataset.until) - now;
+      node.textContent = left > 0 ? `in ${duration(left)}` : 'due now';
+    }
+    for (const node of document.querySelectorAll('[data-since]')) node.textContent = `for ${duration(now - Number(node.dataset.since))}`;
+  };
+  tick();
+  setInterval(tick, 1000);
+  return tick;
+}
+
+/**
+ * Replaces what `host` shows, keeping the keyboard where it was: a live update must not throw the
+ * focus of someone tabbing through the links back to the top of the page.
+ */
+export function replaceKeepingFocus(host, ...children) {
+  const active = document.activeElement;
+  const href = host.contains(active) && active instanceof HTMLAnchorElement ? active.getAttribute('href') : null;
+  const row = href ? active.closest('tr')?.dataset.key : undefined;
+  host.replaceChildren(...children);
+  if (href === null) return;
+  const links = [...host.querySelectorAll(`a[href="${CSS.escape(href)}"]`)];
+  const same = links.find((a) => a.closest('tr')?.dataset.key === row) ?? links[0];
+  same?.focus();
+}
+
+/** A table with a caption and column headers; `rows` are <tr> elements. */
+export function table({ caption, columns, rows, className }) {
+  return el(
+    'table',
+    { class: className },
+    el('caption', {}, caption),
+    el('thead', {}, el('tr', {}, columns.map((c) => el('th', { scope: 'col' }, c)))),
+    el('tbody', {}, rows),
+  );
+}
+
+export function badge(state) {
+  return el('span', { class: `badge state-${state}` }, state);
+}

@@ -1,0 +1,104 @@
+import { AWAITING_EVENTS, type AuditSummary, type LaneTimes, type Tally, waitOf } from './summary.ts';
+
+export interface LaneReport extends LaneTimes {
+  readonly lane: string;
+  /** Runs of the lane still waiting at the last event; their wait so far is in the times. */
+  readonly stillWaiting: number;
+}
+
+/** The audit summary as `runledger audit --summary --json` prints it. */
+export interface SummaryReport {
+  /** As of this seq of the log, and the time of its last counted event. */
+  readonly seq: number;
+  readonly lastAt: number;
+  readonly board: AuditSummary['board'] & { readonly open: number };
+  readonly computers: AuditSummary['computers'];
+  readonly lanes: readonly LaneReport[];
+  /** Sections with no event type to count from yet: empty, and saying so. */
+  readonly awaiting: {
+    readonly recorded: false;
+    readonly note: string;
+    readonly sessions: AuditSummary['sessions'];
+    readonly hooks: AuditSummary['hooks'];
+    readonly notices: AuditSummary['notices'];
+  };
+}
+
+/** The summary as of `seq`: runs still waiting count their wait up to the last event. */
+export function summaryReport(summary: AuditSummary, seq: number): SummaryReport {
+  const lanes = new Map<string, LaneReport & { stillWaiting: number }>();
+  for (const [lane, times] of Object.entries(summary.lanes)) lanes.set(lane, { lane, ...times, stillWaiting: 0 });
+  for (const run of Object.values(summary.waiting)) {
+    const lane = lanes.get(run.lane);
+    if (!lane) continue;
+    const wait = waitOf(run, summary.lastAt);
+    lane.queuedMs += wait.queuedMs;
+    lane.parkedMs += wait.parkedMs;
+    if (run.since !== null) lane.stillWaiting++;
+  }
+  const { outcomes } = summary.board;
+  const terminal = outcomes.succeeded + outcomes.failed + outcomes.cancelled + outcomes.resolved;
+  return {
+    seq,
+    lastAt: summary.lastAt,
+    board: { ...summary.board, open: summary.board.submitted - terminal },
+    computers: summary.computers,
+    lanes: [...lanes.values()].sort((a, b) => b.queuedMs + b.parkedMs - (a.queuedMs + a.parkedMs) || a.lane.localeCompare(b.lane)),
+    awaiting: {
+      recorded: false,
+      note: `not recorded yet: the log has no event types for ${AWAITING_EVENTS.join(', ')}; this section fills once they land`,
+      sessions: summary.sessions,
+      hooks: summary.hooks,
+      notices: summary.notices,
+    },
+  };
+}
+
+/** The summary as lines a person reads. */
+export function formatSummary(report: SummaryReport): string {
+  const { board, computers } = report;
+  const lines: string[] = [];
+  lines.push(`audit summary as of seq ${report.seq}${report.lastAt ? ` (last counted event at ${new Date(report.lastAt).toISOString().replace('T', ' ')})` : ''}`);
+  lines.push('');
+  lines.push(`board: ${board.submitted} run(s) submitted${board.deduplicated ? `, ${board.deduplicated} resubmission(s) deduplicated` : ''}`);
+  lines.push(`  succeeded ${board.outcomes.succeeded} · failed ${board.outcomes.failed} · cancelled ${board.outcomes.cancelled} · resolved ${board.outcomes.resolved} · not yet terminal ${board.open}`);
+  const refused = Object.entries(board.refused).sort((a, b) => b[1] - a[1]);
+  if (refused.length) lines.push(`  requests refused: ${refused.map(([code, n]) => `${code} ${n}`).join(', ')}`);
+  lines.push('');
+  lines.push(`computers: ${computers.queued} run(s) queued, ${computers.parks} park(s), ${computers.claimsRetried} claim(s) retried`);
+  for (const outcome of ['ended', 'skipped', 'withdrawn'] as const) lines.push(...tallyLines(outcome, computers.outcomes[outcome]));
+  const byComputer = Object.entries(computers.byComputer);
+  if (byComputer.length > 1) {
+    for (const [computer, n] of byComputer) lines.push(`  on ${computer}: ended ${n.ended} · skipped ${n.skipped} · withdrawn ${n.withdrawn}`);
+  }
+  lines.push('');
+  if (report.lanes.length === 0) lines.push('lanes: none queued on a computer yet');
+  else {
+    lines.push('lanes (time runs spent queued and parked on the computers, most first):');
+    const width = Math.max(4, ...report.lanes.map((l) => l.lane.length));
+    lines.push(`  ${'lane'.padEnd(width)}  ${'runs'.padStart(5)}  ${'queued'.padStart(10)}  ${'parked'.padStart(10)}  ${'parks'.padStart(5)}  ${'retries'.padStart(7)}  waiting`);
+    for (const l of report.lanes) {
+      lines.push(
+        `  ${l.lane.padEnd(width)}  ${String(l.runs).padStart(5)}  ${duration(l.queuedMs).padStart(10)}  ${duration(l.parkedMs).padStart(10)}  ${String(l.parks).padStart(5)}  ${String(l.claimRetries).padStart(7)}  ${l.stillWaiting}`,
+      );
+    }
+  }
+  lines.push('');
+  lines.push('session closes deferred and failed, hooks and notices delivered:');
+  lines.push(`  ${report.awaiting.note}`);
+  return lines.join('\n');
+}
+
+function tallyLines(outcome: string, tally: Tally): string[] {
+  const reasons = Object.entries(tally.reasons).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  return [`  ${outcome} ${tally.count}`, ...reasons.map(([reason, n]) => `    ${String(n).padStart(6)}  ${reason}`)];
+}
+
+/** 3.2 s, 45 s, 12 min 05 s, 2 h 03 min. */
+export function duration(ms: number): string {
+  if (ms < 10_000) return `${(ms / 1000).toFixed(1)} s`;
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
+  return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
+}

@@ -1,0 +1,101 @@
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { Computer } from '../../actors/computer/computer.ts';
+import { drainComputer } from '../../actors/daemon/drainComputer.ts';
+import { SHUTDOWN_BEFORE_START } from '../../actors/run/runState.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime.ts';
+import { frameInput } from '../../actors/wire/frames.ts';
+import { type Clock, FakeClock } from '../../events/clock.ts';
+import type { DomainEvent } from '../../events/catalog.ts';
+import type { EventStore } from '../../events/store/eventStore.ts';
+import { killEveryGroup, nodeAgent, runStream } from '../support/computerRuns.ts';
+import { StandInBoard } from '../support/standInBoard.ts';
+import { openTempStore, tempDir } from '../support/tempStore.ts';
+
+/**
+ * The whole computer (queue, runs, effects) on a real log, with a stand-in board; frames are given
+ * to it exactly as its push stream gives them.
+ */
+async function startComputer(store: EventStore, clock: Clock, board: StandInBoard, exec: string) {
+  const system = startActorSystem({ onError: () => {} });
+  const computer = new Computer({
+    system, store, clock, board, exec,
+    computer: 'c1', server: 'http://127.0.0.1:9', token: 'unused', workspaceRoot: tempDir(), heartbeatMs: 1_000,
+  });
+  await computer.start();
+  // No board listens: the stand-in answers the calls, and frames come in through `frame` below.
+  computer.push.stop();
+  onTestFinished(async () => {
+    computer.stop();
+    computer.runs.killAll();
+    stopSystem(system);
+    await killEveryGroup(store);
+  });
+  let frames = 0;
+  const frame = (kind: string, runId: string, lane?: string) =>
+    computer.queue.input(frameInput('c1', JSON.stringify({ id: `f${++frames}`, kind, data: { run_id: runId, ...(lane ? { lane } : {}) } }), clock.now()));
+  return { computer, frame };
+}
+
+async function all(store: EventStore): Promise<DomainEvent[]> {
+  return store.readAll(0, 100_000);
+}
+
+async function acks(store: EventStore, runId: string): Promise<string[]> {
+  return (await all(store)).flatMap((e) => (e.type === 'frame.acknowledged' && e.data.runId === runId ? [`${e.data.status} ${e.data.reason}`] : []));
+}
+
+describe('a computer with a stand-in board', () => {
+  it('given a queued run cancelled on the board, then its run.cancelled frame withdraws it: nothing is claimed, run or posted for it', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock();
+    const board = new StandInBoard().offer('a1', { lane: 'A', prompt: 'first' }).offer('a2', { lane: 'A', prompt: 'second' });
+    const release = board.holdClaim('a1');
+    const { computer, frame } = await startComputer(store, clock, board, nodeAgent('echo.mjs'));
+
+    await frame('run.requested', 'a1', 'A');
+    await frame('run.requested', 'a2', 'A');
+    expect((await computer.queue.state()).runs.a2?.status).toBe('waiting');
+    await frame('run.cancelled', 'a2');
+    expect(await acks(store, 'a2')).toEqual(['202 queued', '202 cancelled before it was claimed']);
+    expect((await all(store)).filter((e) => e.type === 'run.withdrawn').map((e) => e.data)).toEqual([
+      { runId: 'a2', reason: 'withdrawn: cancelled on the board before it was claimed' },
+    ]);
+
+    release();
+    await vi.waitFor(async () => expect((await all(store)).some((e) => e.type === 'run.ended' && e.data.runId === 'a1')).toBe(true), { timeout: 10_000 });
+    clock.advance(60_000);
+    await computer.queue.drainClaims();
+    expect(board.callsOf('a2')).toEqual([]);
+    expect(await store.readStream(runStream('a2'))).toEqual([]);
+    expect(board.callsOf('a1', 'complete')).toMatchObject([{ result: { ok: true } }]);
+    expect((await computer.queue.state()).runs.a2).toBeUndefined();
+  });
+
+  it('given a claim granted after the drain began, then that run never starts and is completed with the shutdown marker; a new frame is answered 503', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock();
+    const board = new StandInBoard().offer('b1', { lane: 'B', prompt: 'p' }).offer('b2', { lane: 'C', prompt: 'q' });
+    const release = board.holdClaim('b1');
+    const { computer, frame } = await startComputer(store, clock, board, nodeAgent('echo.mjs'));
+
+    await frame('run.requested', 'b1', 'B');
+    await vi.waitFor(() => expect(board.callsOf('b1', 'claim').length).toBe(1));
+    let drained = false;
+    const draining = drainComputer(computer, clock, 60_000, () => {}).then(() => (drained = true));
+    await vi.waitFor(async () => expect((await computer.queue.state()).draining).toBe(true));
+    await frame('run.requested', 'b2', 'C');
+    expect(await acks(store, 'b2')).toEqual(['503 draining']);
+    // The claim that was in flight when the drain began is still owed an answer: the drain waits for it.
+    await new Promise((r) => setTimeout(r, 150));
+    expect(drained).toBe(false);
+
+    release();
+    await draining;
+    const b1 = await store.readStream(runStream('b1'));
+    expect(b1.map((e) => e.type)).not.toContain('run.process.began');
+    expect(board.callsOf('b1', 'complete')).toMatchObject([{ result: { ok: false, error: SHUTDOWN_BEFORE_START } }]);
+    expect(b1.at(-1)).toMatchObject({ type: 'run.settled', data: { reported: true } });
+    expect(board.callsOf('b2')).toEqual([]);
+    expect(computer.runs.liveRuns()).toEqual([]);
+  });
+});

@@ -1,0 +1,198 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { deciders } from '../../actors/registry.ts';
+import { replayLog } from '../../actors/replay/replayLog.ts';
+import { CANCELLED_MARKER } from '../../actors/run/runState.ts';
+import { FakeClock } from '../../events/clock.ts';
+import type { EventStore } from '../../events/store/eventStore.ts';
+import { hydrateProjections } from '../../projections/hydrate.ts';
+import { laneSessionsProjection } from '../../projections/laneSessions.ts';
+import { claudeAgent, nodeAgent, runStream, startRuns, typesOf, waitForEvent } from '../support/computerRuns.ts';
+import { StandInBoard } from '../support/standInBoard.ts';
+import { openTempStore, tempDir } from '../support/tempStore.ts';
+import { running, until } from '../execution/agents.ts';
+
+/** The session each lane of computer c1 resumes next, as the log says. */
+async function laneSessions(store: EventStore): Promise<Record<string, string>> {
+  const folded = await hydrateProjections(store, [laneSessionsProjection]);
+  return (folded.get(laneSessionsProjection.name)!.state as Record<string, Record<string, string>>).c1 ?? {};
+}
+
+async function settled(store: EventStore, runId: string) {
+  return (await waitForEvent(store, runId, 'run.settled')).data;
+}
+
+/** Waits (bounded, real time) for a file an agent writes, and returns its text. */
+async function fileOf(path: string): Promise<string> {
+  await until(() => existsSync(path) && readFileSync(path, 'utf8').includes('\n'), 10_000, `nothing was written to ${path}`);
+  return readFileSync(path, 'utf8');
+}
+
+describe('a claimed run, executed by its computer against a stand-in board', () => {
+  it('given an agent that names its session and then hangs, when the budget runs out, then the lane keeps the session and the completion carries the salvaged tail', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock();
+    const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'find the cause', timeoutS: 60 });
+    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: claudeAgent('hang.mjs', 'claude', 'sess-42') });
+
+    await claimAndHandOver('r1');
+    await waitForEvent(store, 'r1', 'lane.session.remembered');
+    expect(await laneSessions(store)).toEqual({ L: 'sess-42' });
+
+    clock.advance(60_000);
+    expect((await waitForEvent(store, 'r1', 'run.process.exited')).data.outcome).toBe('timed_out');
+    await settled(store, 'r1');
+    const [complete] = board.callsOf('r1', 'complete');
+    expect(complete).toMatchObject({ result: { ok: false, error: 'timed out after about 1 minute, its budget — unfinished answer: …Half of the answer: the cause is' } });
+    expect(board.callsOf('r1', 'reply')).toEqual([]);
+    expect(await typesOf(store, 'r1')).not.toContain('lane.session.forgotten');
+    expect(await laneSessions(store)).toEqual({ L: 'sess-42' });
+  });
+
+  it('given an agent that ignores SIGTERM, when its budget runs out, then SIGKILL follows after the grace, and not before', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock();
+    const notes = join(tempDir(), 'stubborn.txt');
+    const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'p', timeoutS: 30 });
+    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: nodeAgent('stubborn.mjs', notes), killGraceMs: 5_000 });
+
+    await claimAndHandOver('r1');
+    const pid = Number(/ready (\d+)/.exec(await fileOf(notes))?.[1]);
+    clock.advance(30_000);
+    await until(() => readFileSync(notes, 'utf8').includes('TERM'), 10_000, 'the agent never got its SIGTERM');
+    clock.advance(4_999);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(running(pid)).toBe(true);
+    expect(await typesOf(store, 'r1')).not.toContain('run.process.exited');
+
+    clock.advance(1);
+    const exited = await waitForEvent(store, 'r1', 'run.process.exited');
+    expect(exited.data.outcome).toBe('timed_out');
+    expect(running(pid)).toBe(false);
+    expect((await settled(store, 'r1')).reported).toBe(true);
+    expect(board.callsOf('r1', 'complete')[0]).toMatchObject({ result: { ok: false } });
+  });
+
+  it('given a remembered session the agent refuses to resume, then it is forgotten and the turn runs fresh inside the same deadline', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock();
+    // What an earlier turn of lane L left: a session the agent no longer has.
+    await store.append({ expected: { 'c1/run:r0': 0 }, events: [{ stream: 'c1/run:r0', type: 'lane.session.remembered', data: { lane: 'L', sessionId: 'stale-session', runId: 'r0' }, at: clock.now() }] });
+    const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'carry on', timeoutS: 600 });
+    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: claudeAgent('claude-like.mjs') });
+
+    await claimAndHandOver('r1');
+    expect((await settled(store, 'r1')).reported).toBe(true);
+    const events = await store.readStream(runStream('r1'));
+    const requested = events.filter((e) => e.type === 'run.execution.requested').map((e) => e.data);
+    expect(requested).toEqual([
+      { runId: 'r1', lane: 'L', deadlineAt: clock.now() + 600_000, resume: 'stale-session' },
+      { runId: 'r1', lane: 'L', deadlineAt: clock.now() + 600_000, resume: null },
+    ]);
+    expect(events.filter((e) => e.type === 'run.process.began').map((e) => e.data.resuming)).toEqual(['stale-session', null]);
+    expect(events.find((e) => e.type === 'lane.session.forgotten')?.data).toMatchObject({ sessionId: 'stale-session', reason: 'the agent refused to resume it' });
+    expect(board.callsOf('r1', 'reply')[0]).toMatchObject({ text: expect.stringMatching(/^fresh: You have about 10 minutes for this turn\./) });
+    expect(board.callsOf('r1', 'complete')[0]).toMatchObject({ result: { ok: true } });
+    expect(await laneSessions(store)).toEqual({ L: 'fresh-session' });
+  });
+
+  it('given a cancel asked for while it executes, then its whole process group dies, grandchild included, and it completes with exactly the marker', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock();
+    const pids = join(tempDir(), 'pids');
+    const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'p' });
+    const { claimAndHandOver, runs } = await startRuns(store, clock, board, { exec: nodeAgent('family.mjs', pids), heartbeatMs: 1_000, killGraceMs: 2_000 });
+
+    await claimAndHandOver('r1');
+    const [agent, grandchild] = (await fileOf(pids)).trim().split(' ').map(Number) as [number, number];
+    board.cancel('r1');
+    clock.advance(1_000);
+    await waitForEvent(store, 'r1', 'run.kill.requested');
+    await until(() => !running(agent), 10_000, 'the agent survived its SIGTERM');
+    // The grandchild ignores SIGTERM: only the SIGKILL after the grace ends it, and the run with it.
+    expect(running(grandchild)).toBe(true);
+    clock.advance(2_000);
+    const exited = await waitForEvent(store, 'r1', 'run.process.exited');
+    expect(exited.data.outcome).toBe('cancelled');
+    expect(running(grandchild)).toBe(false);
+    expect((await settled(store, 'r1')).reported).toBe(true);
+    expect(board.callsOf('r1', 'complete').map((c) => c.call === 'complete' && c.result)).toEqual([{ ok: false, error: CANCELLED_MARKER }]);
+    expect(board.callsOf('r1', 'reply')).toEqual([]);
+    expect(runs.liveRuns()).toEqual([]);
+  });
+
+  it('given the board resolved it mid-run, then the process is killed and nothing reaches the board: no reply, no completion', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock();
+    const marker = join(tempDir(), 'executions');
+    const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'p' });
+    const { claimAndHandOver, runs } = await startRuns(store, clock, board, { exec: nodeAgent('lingering.mjs', marker), heartbeatMs: 1_000 });
+
+    await claimAndHandOver('r1');
+    const pid = Number(/started (\d+)/.exec(await fileOf(marker))?.[1]);
+    board.resolve('r1');
+    clock.advance(1_000);
+    expect((await waitForEvent(store, 'r1', 'run.process.exited')).data.outcome).toBe('killed');
+    expect(await settled(store, 'r1')).toMatchObject({ reported: false });
+    expect(running(pid)).toBe(false);
+    expect(board.calls.filter((c) => c.call === 'reply' || c.call === 'complete')).toEqual([]);
+    expect(runs.liveRuns()).toEqual([]);
+    expect(await typesOf(store, 'r1')).not.toContain('run.completion.requested');
+  });
+
+  it('given a reply the board refuses, then the session the turn announced is forgotten and the run completes failed, saying so, without retrying the reply', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock();
+    await store.append({ expected: { 'c1/run:r0': 0 }, events: [{ stream: 'c1/run:r0', type: 'lane.session.remembered', data: { lane: 'L', sessionId: 'known-session', runId: 'r0' }, at: clock.now() }] });
+    const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'carry on' });
+    board.refuseReplies('r1', 413);
+    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: claudeAgent('claude-like.mjs') });
+
+    await claimAndHandOver('r1');
+    expect(await settled(store, 'r1')).toMatchObject({ reported: true });
+    expect(board.callsOf('r1', 'reply')).toHaveLength(1);
+    expect(board.callsOf('r1', 'complete')).toMatchObject([{ result: { ok: false, error: 'posting the reply failed with HTTP 413' } }]);
+    expect((await store.readStream(runStream('r1'))).find((e) => e.type === 'lane.session.forgotten')?.data).toMatchObject({ sessionId: 'known-session', reason: 'its reply was refused' });
+    expect(await laneSessions(store)).toEqual({});
+  });
+
+  it('given a completion that fails three times, then it is sent again after 1, 3 and 9 s while heartbeats go on, and settles on the fourth', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock();
+    const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'hello' });
+    board.failCompletions('r1', 503, 0, 502);
+    const { claimAndHandOver, runs } = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), heartbeatMs: 1_000 });
+
+    await claimAndHandOver('r1');
+    const completions = () => board.callsOf('r1', 'complete').length;
+    await vi.waitFor(() => expect(completions()).toBe(1), { timeout: 10_000 });
+    for (const [wait, sent] of [[1_000, 2], [3_000, 3], [9_000, 4]] as const) {
+      await waitForRetry(store, 'r1', sent - 1);
+      expect(runs.liveRuns()).toEqual(['r1']);
+      const beats = board.callsOf('r1', 'heartbeat').length;
+      // Time passes a second at a time, as it does: the heartbeats of a run waiting to be reported go on.
+      for (let s = 0; s < wait / 1_000 - 1; s++) clock.advance(1_000);
+      expect(completions()).toBe(sent - 1);
+      clock.advance(1_000);
+      await vi.waitFor(() => expect(completions()).toBe(sent), { timeout: 5_000 });
+      expect(board.callsOf('r1', 'heartbeat').length).toBeGreaterThanOrEqual(beats + wait / 1_000 - 1);
+    }
+    expect(await settled(store, 'r1')).toMatchObject({ reported: true });
+    const retries = (await store.readStream(runStream('r1'))).filter((e) => e.type === 'run.completion.retrying');
+    expect(retries.map((e) => (e.type === 'run.completion.retrying' ? e.data.notBefore - e.at : 0))).toEqual([1_000, 3_000, 9_000]);
+    expect(board.callsOf('r1', 'reply').length).toBe(4);
+    expect(runs.liveRuns()).toEqual([]);
+    expect(await replayLog(store, deciders)).toMatchObject({ ok: true });
+  });
+});
+
+async function waitForRetry(store: EventStore, runId: string, count: number): Promise<void> {
+  await vi.waitFor(
+    async () => {
+      const retries = (await store.readStream(runStream(runId))).filter((e) => e.type === 'run.completion.retrying');
+      if (retries.length < count) throw new Error(`${retries.length} of ${count} retries so far`);
+    },
+    { timeout: 5_000, interval: 20 },
+  );
+}

@@ -1,0 +1,112 @@
+import type { BoardAnswer } from '../../actors/wire/boardClient.ts';
+
+/** One call the computer made to the board, as the board saw it. */
+export type BoardCall =
+  | { readonly call: 'claim'; readonly runId: string }
+  | { readonly call: 'heartbeat'; readonly runId: string; readonly token: string }
+  | { readonly call: 'reply'; readonly runId: string; readonly token: string; readonly text: string }
+  | { readonly call: 'complete'; readonly runId: string; readonly token: string; readonly result: { ok: boolean; error?: string } };
+
+interface Offered {
+  readonly lane: string;
+  readonly prompt: string;
+  readonly timeoutS: number | null;
+}
+
+/**
+ * The four board calls a computer makes (SPEC section 7), answered the way the board answers them,
+ * with the knobs a test needs: a cancel asked for, a run resolved elsewhere, completions that fail
+ * for a while, a claim held until the test lets it through. Everything outside the machine is faked
+ * here and nothing else: the log, the actors and the agent processes stay real.
+ */
+export class StandInBoard {
+  readonly calls: BoardCall[] = [];
+  private readonly offered = new Map<string, Offered>();
+  private readonly cancels = new Set<string>();
+  private readonly resolved = new Set<string>();
+  private readonly completionFailures = new Map<string, number[]>();
+  private readonly held = new Map<string, Promise<void>>();
+  private readonly heldCompletions = new Map<string, Promise<void>>();
+  private readonly replyRefusals = new Map<string, number>();
+
+  /** A run the board holds, as a claim answer will carry it. */
+  offer(runId: string, run: { lane: string; prompt: string; timeoutS?: number | null }): this {
+    this.offered.set(runId, { lane: run.lane, prompt: run.prompt, timeoutS: run.timeoutS ?? null });
+    return this;
+  }
+
+  /** The next heartbeats of `runId` answer `cancel_requested: true`. */
+  cancel(runId: string): void {
+    this.cancels.add(runId);
+  }
+
+  /** The run was reaped or closed elsewhere: its heartbeats answer 410 from now on. */
+  resolve(runId: string): void {
+    this.resolved.add(runId);
+  }
+
+  /** The next completions of `runId` answer these statuses, in order; then 200. */
+  failCompletions(runId: string, ...statuses: number[]): void {
+    this.completionFailures.set(runId, statuses);
+  }
+
+  /** The claim of `runId` is answered only once the returned function is called. */
+  holdClaim(runId: string): () => void {
+    let release!: () => void;
+    this.held.set(runId, new Promise<void>((resolve) => (release = resolve)));
+    return () => release();
+  }
+
+  /** Replies of `runId` are refused with `status` (a reply too large, say: 413). */
+  refuseReplies(runId: string, status: number): void {
+    this.replyRefusals.set(runId, status);
+  }
+
+  /** The completions of `runId` are answered only once the returned function is called. */
+  holdCompletions(runId: string): () => void {
+    let release!: () => void;
+    this.heldCompletions.set(runId, new Promise<void>((resolve) => (release = resolve)));
+    return () => release();
+  }
+
+  callsOf(runId: string, call?: BoardCall['call']): BoardCall[] {
+    return this.calls.filter((c) => c.runId === runId && (call === undefined || c.call === call));
+  }
+
+  async claim(runId: string): Promise<BoardAnswer> {
+    this.calls.push({ call: 'claim', runId });
+    await this.held.get(runId);
+    const run = this.offered.get(runId);
+    if (!run) return { status: 404, body: { detail: { error: 'not_found' } } };
+    return {
+      status: 200,
+      body: { run: { run_id: runId, lane: run.lane, prompt: run.prompt, agent_id: null, timeout_s: run.timeoutS }, run_token: this.tokenOf(runId), skills: [] },
+    };
+  }
+
+  async heartbeat(runId: string, token: string): Promise<BoardAnswer> {
+    this.calls.push({ call: 'heartbeat', runId, token });
+    if (this.resolved.has(runId)) return { status: 410, body: { detail: { error: 'resolved' } } };
+    return { status: 200, body: { cancel_requested: this.cancels.has(runId) } };
+  }
+
+  async reply(runId: string, token: string, text: string): Promise<BoardAnswer> {
+    this.calls.push({ call: 'reply', runId, token, text });
+    const refused = this.replyRefusals.get(runId);
+    if (refused !== undefined) return { status: refused, body: { detail: { error: 'reply_refused' } } };
+    return { status: 200, body: {} };
+  }
+
+  async complete(runId: string, token: string, result: { ok: boolean; error?: string }): Promise<BoardAnswer> {
+    this.calls.push({ call: 'complete', runId, token, result });
+    await this.heldCompletions.get(runId);
+    const failing = this.completionFailures.get(runId);
+    const status = failing?.shift();
+    if (status !== undefined) return { status };
+    return { status: 200, body: {} };
+  }
+
+  tokenOf(runId: string): string {
+    return `token-of-${runId}`;
+  }
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env node
+// An agent for the web view's tests: answers after the `sleep=MS` its prompt asks for (300 ms by default),
+// so a test decides which turn is still open while it looks at the page. Started as `claude ...
+// --output-format stream-json` (see webSupport.ts) it speaks Claude Code's events and announces a
+// session (the one it is asked to `--resume`, or a new one), so the board page has sessions to show.
+import { randomUUID } from 'node:crypto';
+
+const args = process.argv.slice(2);
+const streamJson = args.includes('stream-json');
+const resume = args.includes('--resume') ? args[args.indexOf('--resume') + 1] : null;
+let prompt = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk) => (prompt += chunk));
+process.stdin.on('end', () => {
+  const ms = Number(/sleep=(\d+)/.exec(prompt)?.[1] ?? 300);
+  const session = resume ?? `session-${randomUUID().slice(0, 8)}`;
+  if (streamJson) process.stdout.write(`${JSON.stringify({ type: 'system', subtype: 'init', session_id: session })}\n`);
+  setTimeout(() => {
+    const answer = `slept ${ms} ms`;
+    process.stdout.write(streamJson ? `${JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: answer, session_id: session })}\n` : `${answer}\n`);
+  }, ms);
+});

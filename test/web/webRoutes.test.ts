@@ -1,0 +1,143 @@
+/**
+ * The web view's routes and live socket without a browser: what is served, to whom (the API's read
+ * rule, SPEC section 6), and what the socket says first and then as the log grows.
+ */
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { type TestBoard, startTestDaemon, submit, waitFor } from './webSupport.ts';
+
+interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** A GET with the headers given (fetch would not let a test set Host). */
+function get(url: string, headers: Record<string, string> = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const r = request(url, { headers }, (response) => {
+      let body = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body }));
+    });
+    r.on('error', reject).end();
+  });
+}
+
+/** Opens the live socket; resolves to its first message, or to the HTTP status it was refused with. */
+function live(url: string, headers: Record<string, string> = {}): Promise<{ ws: WebSocket; messages: unknown[]; first: Promise<Record<string, unknown>> } | { refused: number }> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url.replace(/^http/, 'ws'), { headers });
+    const messages: Record<string, unknown>[] = [];
+    let gotFirst: (m: Record<string, unknown>) => void;
+    const first = new Promise<Record<string, unknown>>((r) => (gotFirst = r));
+    ws.on('message', (data) => {
+      const message = JSON.parse(String(data)) as Record<string, unknown>;
+      messages.push(message);
+      if (messages.length === 1) gotFirst(message);
+    });
+    ws.on('open', () => resolve({ ws, messages, first }));
+    ws.on('unexpected-response', (_req, response) => {
+      resolve({ refused: response.statusCode! });
+      ws.terminate();
+    });
+    ws.on('error', () => {});
+  });
+}
+
+async function opened(url: string, headers: Record<string, string> = {}) {
+  const socket = await live(url, headers);
+  if ('refused' in socket) throw new Error(`live socket refused: ${socket.refused}`);
+  return socket;
+}
+
+describe('the web view on loopback', () => {
+  let board: TestBoard;
+  beforeAll(async () => {
+    board = await startTestDaemon();
+  });
+  afterAll(() => board?.close());
+
+  it('serves its pages and files as they are, with a content security policy, beside the API', async () => {
+    const home = await get(`${board.url}/`);
+    expect(home.status).toBe(200);
+    expect(home.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(home.headers['content-security-policy']).toContain("connect-src 'self'");
+    expect(home.body).toContain('<main id="main"');
+    expect((await get(`${board.url}/static/live.js`)).headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect((await get(`${board.url}/runs/0f1e2d3c-aaaa-bbbb-cccc-000000000000`)).body).toContain('id="timeline"');
+    expect((await get(`${board.url}/runs/..%2F..%2Fetc`)).status).toBe(404);
+    expect((await get(`${board.url}/static/../package.json`)).status).not.toBe(200);
+    expect((await get(`${board.url}/static/nothing.js`)).status).toBe(404);
+    // The API is untouched: its routes answer as before, and what the view does not serve is the API's 404.
+    expect((await get(`${board.url}/healthz`)).status).toBe(200);
+    expect(JSON.parse((await get(`${board.url}/v1/nothing`)).body)).toMatchObject({ detail: { error: 'not_found' } });
+  });
+
+  it('refuses a page asked for by another name than loopback (DNS rebinding) and a socket from another origin', async () => {
+    const renamed = await get(`${board.url}/`, { host: `attacker.example:${new URL(board.url).port}` });
+    expect(renamed.status).toBe(403);
+    expect(await live(`${board.url}/v1/live`, { origin: 'http://attacker.example' })).toEqual({ refused: 403 });
+    expect(await live(`${board.url}/v1/live?run=not..an..id`)).toEqual({ refused: 400 });
+  });
+
+  it('says hello with a snapshot and the log\'s tail, then pushes summaries and snapshots as runs move', async () => {
+    const page = await opened(`${board.url}/v1/live`, { origin: board.url });
+    const hello = await page.first;
+    expect(hello).toMatchObject({ type: 'hello', view: 'board' });
+    expect(hello.snapshot).toMatchObject({ lanes: [], claims: [], sessions: [], computers: [{ id: 'local', connected: true }] });
+
+    const runId = await submit(board, 'web', 'hello, sleep=100');
+    const run = await opened(`${board.url}/v1/live?run=${runId}`);
+    const runHello = (await run.first) as { type: string; run: { lane: string }; entries: { step: string; reason: string }[] };
+    expect(runHello.type).toBe('hello');
+    expect(runHello.run.lane).toBe('web');
+    expect(runHello.entries[0]).toMatchObject({ step: 'board.run.submitted', reason: 'submitted to lane web' });
+
+    await waitFor('the run to finish, live on both sockets', () =>
+      page.messages.some((m) => (m as { type: string; events?: { step: string; runId: string }[] }).events?.some((e) => e.step === 'board.run.finished' && e.runId === runId)) &&
+      run.messages.some((m) => (m as { entries?: { step: string }[] }).entries?.some((e) => e.step === 'board.run.finished')),
+    );
+    expect(page.messages.some((m) => (m as { type: string }).type === 'status')).toBe(true);
+    // Each entry once, in log order, across the hello and the live batches.
+    const seqs = run.messages.flatMap((m) => ((m as { entries?: { seq: number }[] }).entries ?? []).map((e) => e.seq));
+    expect(seqs).toEqual([...new Set(seqs)].sort((a, b) => a - b));
+    page.ws.close();
+    run.ws.close();
+  });
+});
+
+describe('the web view off loopback (runledger server --host 0.0.0.0)', () => {
+  let board: TestBoard;
+  beforeAll(async () => {
+    board = await startTestDaemon({ host: '0.0.0.0', boardOnly: true, exec: '' });
+  });
+  afterAll(() => board?.close());
+  const local = () => board.url.replace('0.0.0.0', '127.0.0.1');
+
+  it('needs the submit token, once in a link, traded for a view cookie that leaves the token out of the address bar', async () => {
+    expect((await get(`${local()}/`)).status).toBe(401);
+    expect(await live(`${local()}/v1/live`)).toEqual({ refused: 401 });
+    expect(await live(`${local()}/v1/live?token=wrong`)).toEqual({ refused: 401 });
+
+    const traded = await get(`${local()}/runs/abc?token=${board.token}`);
+    expect(traded.status).toBe(303);
+    expect(traded.headers.location).toBe('/runs/abc');
+    const cookie = String(traded.headers['set-cookie']).split(';')[0]!;
+    expect(cookie).toMatch(/^runledger_view=/);
+    expect(cookie).not.toContain(board.token);
+    expect(String(traded.headers['set-cookie'])).toContain('HttpOnly');
+
+    expect((await get(`${local()}/`, { cookie })).status).toBe(200);
+    expect((await get(`${local()}/`, { authorization: `Bearer ${board.token}` })).status).toBe(200);
+    const page = await opened(`${local()}/v1/live`, { cookie });
+    expect(await page.first).toMatchObject({ type: 'hello', view: 'board' });
+    page.ws.close();
+
+    // Refusals are in the log like the API's, without the query that carried a token.
+    const rejected = (await board.daemon().store.readStream('board:main')).filter((e) => e.type === 'board.request.rejected');
+    expect(rejected.length).toBeGreaterThanOrEqual(3);
+    for (const event of rejected) expect(JSON.stringify(event.data)).not.toContain('wrong');
+  });
+});

@@ -1,0 +1,98 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Browser, chromium } from 'playwright-core';
+import { type Daemon, type DaemonOptions, startDaemon } from '../../actors/daemon/startDaemon.ts';
+import { repoRoot } from '../support/processes.ts';
+
+/** Debian's chromium (`apt-get install chromium`; `.ci/run` installs it). */
+export const CHROMIUM = '/usr/bin/chromium';
+export const hasChromium = existsSync(CHROMIUM);
+
+/**
+ * How Chromium runs on these machines: headless, as root (no sandbox), and with nothing that reaches
+ * out to Google's hosts, which a closed network refuses many times a second. playwright-core gives
+ * every launch a fresh, empty profile of its own.
+ */
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: FLAGS, timeout: 20_000 });
+}
+
+export const SCREENSHOTS = join(repoRoot, 'test-output', 'web');
+mkdirSync(SCREENSHOTS, { recursive: true });
+
+export const AGENT = `${process.execPath} ${join(repoRoot, 'test/web/sleepyAgent.mjs')}`;
+
+/**
+ * The same agent under the name `claude` with `--output-format stream-json`: the daemon then reads
+ * its output as Claude Code's events, records the session it announces and resumes it next turn.
+ */
+export function claudeLikeAgent(): string {
+  // Beside the screenshots: a scratch file of the tests, ignored by git.
+  const bin = join(SCREENSHOTS, 'bin');
+  mkdirSync(bin, { recursive: true });
+  const path = join(bin, 'claude');
+  writeFileSync(path, `#!/bin/sh\nexec "${process.execPath}" "${join(repoRoot, 'test/web/sleepyAgent.mjs')}" "$@"\n`, { mode: 0o755 });
+  return `${path} -p --output-format stream-json`;
+}
+
+export interface TestBoard {
+  readonly db: string;
+  readonly url: string;
+  readonly token: string;
+  /** The running daemon: a new one after `restart`. */
+  daemon(): Daemon;
+  /** Stops the daemon and starts it again on the same log and port, as a restart would. */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A real daemon in this process (board and computer `local`) on a temp log and a port the system picks. */
+export async function startTestDaemon(options: Partial<DaemonOptions> = {}): Promise<TestBoard> {
+  const dir = mkdtempSync(join(tmpdir(), 'runledger-web-'));
+  const db = join(dir, 'runledger.db');
+  const settings: DaemonOptions = { db, port: 0, exec: AGENT, slots: 1, ...options };
+  let daemon = await startDaemon(settings);
+  const url = daemon.url!;
+  return {
+    db,
+    url,
+    token: readFileSync(join(dir, 'token'), 'utf8').trim(),
+    daemon: () => daemon,
+    async restart() {
+      await daemon.close();
+      daemon = await startDaemon({ ...settings, port: Number(new URL(url).port) });
+    },
+    async close() {
+      await daemon.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `POST /v1/runs` as `runledger submit` does it; resolves to the run id. */
+export async function submit(board: Pick<TestBoard, 'url' | 'token'>, lane: string, prompt: string): Promise<string> {
+  const response = await fetch(`${board.url}/v1/runs`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${board.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ lane, prompt }),
+  });
+  if (response.status !== 201) throw new Error(`submit to lane ${lane}: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { run_id: string }).run_id;
+}
+
+export async function runState(board: Pick<TestBoard, 'url'>, runId: string): Promise<string> {
+  const response = await fetch(`${board.url}/v1/runs/${runId}`);
+  return ((await response.json()) as { state: string }).state;
+}
+
+/** Waits for `check` to hold, bounded: a real process and a real socket take the time they take. */
+export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
