@@ -2,18 +2,21 @@ import type { DomainEvent, NewDomainEvent } from '../events/catalog.ts';
 import { type EventStore, StaleVersionError } from '../events/store/eventStore.ts';
 import { type StepOutcome, decideAndAppend } from './decideAndAppend.ts';
 import type { Decider } from './decider.ts';
-import { type ActorRef, type ActorSystem, type ReplyTo, query, reply, spawnActor, stop } from './runtime.ts';
+import { type ActorRef, type ActorSystem, type ReplyTo, dispatch, query, reply, spawnActor, stop } from './runtime.ts';
 
 type Message<S> =
   | { readonly kind: 'input'; readonly input: NewDomainEvent; readonly replyTo: ReplyTo<StepOutcome<S> | Error> }
   | { readonly kind: 'read'; readonly read: (state: S) => unknown; readonly replyTo: ReplyTo<unknown> }
-  | { readonly kind: 'rehydrate'; readonly replyTo: ReplyTo<true> };
+  | { readonly kind: 'rehydrate'; readonly replyTo: ReplyTo<true> }
+  | { readonly kind: 'observe'; readonly event: DomainEvent };
 
 /** A refused append is retried this many times, each against the state rehydrated from the log. */
 const CONFLICT_RETRIES = 3;
 
 interface Held<S> {
   state: S;
+  /** Every event up to this seq was in the log when the state was folded from it. */
+  readonly hydratedThrough: number;
   /** Each stream's version as this actor last wrote or read it: the expected version of its next append. */
   readonly versions: Map<string, number>;
 }
@@ -40,7 +43,7 @@ export class DecidingActor<S> {
   constructor(system: ActorSystem, private readonly store: EventStore, private readonly spec: DecidingActorSpec<S>) {
     this.timeoutMs = spec.queryTimeoutMs ?? 30_000;
     this.ref = spawnActor<Held<S>, Message<S>>(system, spec.name, {
-      hydrate: async () => ({ state: await spec.hydrate(), versions: new Map() }),
+      hydrate: () => this.hydrate(),
       receive: (held, message) => this.receive(held, message),
     });
   }
@@ -55,9 +58,17 @@ export class DecidingActor<S> {
     }
   }
 
-  /** Another process wrote to these streams: drop the state and fold it again from the log. */
+  /** Another writer appended to these streams: drop the state and fold it again from the log. */
   async rehydrate(): Promise<void> {
     await query(this.ref, (replyTo) => ({ kind: 'rehydrate' as const, replyTo }), this.timeoutMs);
+  }
+
+  /**
+   * A committed event of this actor's scope, seen on the log: one this actor did not write (another
+   * process, or a one-shot command in this one) makes it rehydrate, in mailbox order.
+   */
+  observe(event: DomainEvent): void {
+    dispatch(this.ref, { kind: 'observe', event });
   }
 
   /** Reads the state inside the actor, between two inputs: `read` must not keep or change it. */
@@ -69,15 +80,26 @@ export class DecidingActor<S> {
     stop(this.ref);
   }
 
+  private async hydrate(): Promise<Held<S>> {
+    const hydratedThrough = await this.store.headSeq();
+    return { state: await this.spec.hydrate(), hydratedThrough, versions: new Map() };
+  }
+
   private async receive(held: Held<S>, message: Message<S>): Promise<Held<S>> {
     if (message.kind === 'read') {
       reply(message.replyTo, message.read(held.state));
       return held;
     }
     if (message.kind === 'rehydrate') {
-      const fresh = { state: await this.spec.hydrate(), versions: new Map<string, number>() };
+      const fresh = await this.hydrate();
       reply(message.replyTo, true);
       return fresh;
+    }
+    if (message.kind === 'observe') {
+      const { seq, stream, version } = message.event;
+      // Folded in at hydration, or written (or read) by this actor since: nothing new.
+      if (seq <= held.hydratedThrough || (held.versions.get(stream) ?? 0) >= version) return held;
+      return this.hydrate();
     }
     let outcome: StepOutcome<S>;
     try {

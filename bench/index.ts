@@ -10,8 +10,9 @@ import { groupCommit } from './groupCommit.ts';
 import { type Benchmark, cleanUp, now, parseOptions, printTable, type Row } from './harness.ts';
 import { rebuild } from './rebuild.ts';
 import { scheduling } from './scheduling.ts';
+import { wireLoad } from './wireLoad.ts';
 
-const benchmarks: readonly Benchmark[] = [appendSingle, appendBatched, groupCommit, rebuild, scheduling];
+const benchmarks: readonly Benchmark[] = [appendSingle, appendBatched, groupCommit, rebuild, scheduling, wireLoad];
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));

@@ -12,7 +12,8 @@ import { hashToken, newToken } from '../wire/tokens.ts';
 /**
  * Registers a computer on the board of this log and returns its token, which exists only in this
  * answer (the log keeps its hash). Decided against the board's state folded from the log, so it works
- * whether or not a board is running: a running one sees the append and rehydrates.
+ * whether or not a board is running, in this process or another: the board sees an append its actor
+ * did not make and rehydrates.
  */
 export async function addComputer(store: EventStore, clock: Clock, computerId: string, token = newToken()): Promise<{ token: string }> {
   for (let attempt = 0; attempt < 5; attempt++) {

@@ -65,7 +65,8 @@ export class BoardHost {
 
   /**
    * Connections recorded by a board that stopped are stale: they are closed first. Then the lease
-   * monitor starts, and board inputs appended by another process (a CLI command) rehydrate the actor.
+   * monitor starts, and board events the actor did not append itself (another process, a one-shot
+   * command) make it rehydrate.
    */
   async start(): Promise<void> {
     const stale = await this.actor.read((state) => [...state.connected]);
@@ -73,7 +74,7 @@ export class BoardHost {
     this.lease.start();
     const head = await this.options.store.headSeq();
     this.foreign = this.options.store.subscribe(head).subscribe((event) => {
-      if (event.actor !== this.options.store.writer && boardDecider.scopeOf(event) !== null) void this.actor.rehydrate().catch(() => {});
+      if (boardDecider.scopeOf(event) !== null) this.actor.observe(event);
     });
   }
 

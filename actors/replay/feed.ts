@@ -1,6 +1,6 @@
 import { codec, type DomainEvent } from '../../events/catalog.ts';
-import type { EventRow } from '../../events/codec.ts';
-import type { EventStore } from '../../events/store/eventStore.ts';
+import { InvalidEventError } from '../../events/codec.ts';
+import type { EventStore, FoldRow } from '../../events/store/eventStore.ts';
 import type { Replayer } from './replayer.ts';
 
 export interface FeedOptions {
@@ -42,7 +42,11 @@ export async function feed(store: Source, replayer: Replayer, options: FeedOptio
       replayer.visit(event);
     } else replayer.visit(event, decoded);
   };
-  const eachRow = (row: EventRow): void => each(visit ? (codec.decodeRow(row) as DomainEvent) : parsed(row), visit !== undefined);
+  const eachRow = (row: FoldRow): void => {
+    const event = parsed(row);
+    if (visit) (event as { data: unknown }).data = codec.decodeData(row.seq, row.type, event.data);
+    each(event, visit !== undefined);
+  };
   for (;;) {
     const limit = Math.min(pageSize, until - last);
     if (limit <= 0) break;
@@ -72,13 +76,23 @@ export async function feed(store: Source, replayer: Replayer, options: FeedOptio
   return last;
 }
 
-/** A row with its data parsed from JSON but not yet checked against the catalog (see `Replayer.visit`). */
-function parsed(row: EventRow): DomainEvent {
+/**
+ * A row with its data parsed from JSON but not yet checked against the catalog (see `Replayer.visit`),
+ * and without the log's bookkeeping (`version` 0, `actor` ''): `complete` reads them back for a report.
+ */
+function parsed(row: FoldRow): DomainEvent {
   let data: unknown;
   try {
     data = JSON.parse(row.data);
-  } catch {
-    return codec.decodeRow(row) as DomainEvent; // throws the InvalidEventError that names the row
+  } catch (error) {
+    throw new InvalidEventError(row.seq, row.type, `data is not JSON (${(error as Error).message})`);
   }
-  return { seq: row.seq, stream: row.stream, version: row.version, type: row.type, data, at: row.at, cause: row.cause, actor: row.actor } as DomainEvent;
+  return { seq: row.seq, stream: row.stream, version: 0, type: row.type, data, at: row.at, cause: row.cause, actor: '' } as DomainEvent;
+}
+
+/** An event as the log holds it, all columns, for one that `feed` read without its bookkeeping. */
+export async function complete<E extends DomainEvent>(store: Pick<EventStore, 'readAll'>, event: E): Promise<E> {
+  if (event.actor !== '') return event;
+  const [full] = await store.readAll(event.seq - 1, 1);
+  return full && full.seq === event.seq ? (full as E) : event;
 }

@@ -3,7 +3,7 @@ import type { EventStore } from '../../events/store/eventStore.ts';
 import { checkpointName } from '../../projections/projection.ts';
 import type { AnyDecider } from '../decider.ts';
 import { type ScopedStates, projectionOf } from './deciderStates.ts';
-import { feed } from './feed.ts';
+import { complete, feed } from './feed.ts';
 import { type DeciderStart, type ReplayDifference, Replayer, type ReplayStep } from './replayer.ts';
 
 /** A gap of the log this long is skipped by loading a later snapshot rather than folded. */
@@ -91,13 +91,21 @@ export async function replayEntity(
     read += Math.max(0, replayer.lastSeq - before);
   }
   to = Math.max(to, replayer.lastSeq);
-  const difference = [...replayer.differences].sort((a, b) => a.seq - b.seq)[0] ?? null;
+  const whole = async (event: DomainEvent): Promise<DomainEvent> => bySeq.get(event.seq) ?? (await complete(store, event));
+  const steps: ReplayStep[] = [];
+  for (const step of replayer.steps) {
+    const recorded: DomainEvent[] = [];
+    for (const event of step.recorded) recorded.push(await whole(event));
+    steps.push({ ...step, input: await whole(step.input), recorded });
+  }
+  const found = [...replayer.differences].sort((a, b) => a.seq - b.seq)[0] ?? null;
+  const difference = found ? { ...found, input: await whole(found.input) } : null;
   return {
     ok: difference === null,
     kind,
     id,
     events: events.length,
-    steps: replayer.steps,
+    steps,
     undecided,
     scopes: [...needed].flatMap(([decider, scopes]) => [...scopes].map((scope) => ({ decider: decider.name, scope, from: starts.get(decider)!.seq }))),
     folded: { from, to, events: read, snapshots: loaded },

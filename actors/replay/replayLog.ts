@@ -2,7 +2,7 @@ import type { EventStore } from '../../events/store/eventStore.ts';
 import { checkpointName } from '../../projections/projection.ts';
 import type { AnyDecider } from '../decider.ts';
 import { projectionOf } from './deciderStates.ts';
-import { feed } from './feed.ts';
+import { complete, feed } from './feed.ts';
 import { type ReplayDifference, Replayer } from './replayer.ts';
 
 export type { DecisionView } from './compare.ts';
@@ -71,6 +71,6 @@ export async function replayLog(
     },
   });
   const difference = replayer.firstDifference;
-  if (difference) return { ok: false, ...difference };
+  if (difference) return { ok: false, ...difference, input: await complete(store, difference.input) };
   return { ok: true, inputs: replayer.inputs, decisions: replayer.decisions, lastSeq, ...(snapshots ? { snapshots: written } : {}) };
 }

@@ -3,7 +3,7 @@ import type { AnyProjection } from '../../projections/projection.ts';
 import { foldInto, nearestStates } from '../../projections/snapshot/nearestStates.ts';
 import type { AnyDecider } from '../decider.ts';
 import { type ScopedStates, projectionOf } from './deciderStates.ts';
-import { feed } from './feed.ts';
+import { complete, feed } from './feed.ts';
 import { type DeciderStart, type ReplayDifference, Replayer } from './replayer.ts';
 
 export interface StartedFrom {
@@ -53,7 +53,8 @@ export async function replayUntil(
     visit: (event) => foldInto(positioned, event),
     ...(options.onPage ? { onPage: options.onPage } : {}),
   });
-  const difference = replayer.firstDifference;
+  const found = replayer.firstDifference;
+  const difference = found ? { ...found, input: await complete(store, found.input) } : null;
   const startOf = (p: (typeof positioned)[number]): StartedFrom => ({ name: p.projection.name, seq: p.start.seq, from: p.start.from });
   return {
     ok: difference === null,

@@ -64,13 +64,6 @@ export class LiveHub {
     });
   }
 
-  /** How many pages are open, by kind (for tests and metrics). */
-  pages(): { board: number; run: number } {
-    let run = 0;
-    for (const set of this.runPages.values()) run += set.size;
-    return { board: this.boardPages.size, run };
-  }
-
   close(): void {
     clearInterval(this.pinger);
     this.boardFeed?.unsubscribe();

@@ -1,6 +1,9 @@
 import type { Observable } from 'rxjs';
 import type { DomainEvent } from '../catalog.ts';
 import type { EventRow } from '../codec.ts';
+
+/** A row as a fold reads it: the log's bookkeeping (`version`, `actor`) left out. */
+export type FoldRow = Omit<EventRow, 'version' | 'actor'>;
 import type { NewEvent, StoredEvent } from '../envelope.ts';
 
 /**
@@ -19,10 +22,11 @@ export interface EventStore {
   readAll(after: number, limit: number): Promise<DomainEvent[]>;
   /**
    * Hands `visit` each row with `seq > after`, in order, at most `limit` of them, as stored (its data
-   * still JSON text, not yet decoded): for a reader of millions of rows that decodes only what it
-   * needs (`replay`). `visit` must not use the store. Returns how many rows it visited.
+   * still JSON text) and without the columns no fold reads (`version`, `actor`): for a reader of
+   * millions of rows that decodes only what it needs (`replay`). The row object is reused: `visit`
+   * must copy what it keeps, and must not use the store. Returns how many rows it visited.
    */
-  scanRows(after: number, limit: number, visit: (row: EventRow) => void): Promise<number>;
+  scanRows(after: number, limit: number, visit: (row: FoldRow) => void): Promise<number>;
   /** Events of one stream with `version > after`, in order. */
   readStream(stream: string, after?: number): Promise<DomainEvent[]>;
   /**

@@ -47,8 +47,9 @@ describe('one board, two computers, on loopback', () => {
     const { board, agent, computers } = await boardWithTwoComputers(dir);
 
     // Both turns of lane "talk" go out before either is claimed, so both computers queue both: the
-    // one that loses the first turn's claim asks for the second and is told conversation_busy.
-    const talk = await Promise.all([submit(board, 'talk', 'marker=talk-1 sleep=2000'), submit(board, 'talk', 'marker=talk-2 sleep=200')]);
+    // one that loses the first turn's claim asks for the second and is told conversation_busy. Either
+    // may be committed first, so each turn lasts long enough to be the one that keeps the lane busy.
+    const talk = await Promise.all([submit(board, 'talk', 'marker=talk-1 sleep=1500'), submit(board, 'talk', 'marker=talk-2 sleep=1500')]);
     const others = await Promise.all(['x', 'y', 'z'].map((lane) => submit(board, lane, `marker=${lane}-1 sleep=200`)));
     const [first, second] = submittedOrder(board, talk) as [string, string];
 

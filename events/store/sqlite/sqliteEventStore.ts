@@ -6,7 +6,7 @@ import { Kysely, SqliteDialect } from 'kysely';
 import { interval, merge, type Observable, Subject } from 'rxjs';
 import { codec as defaultCodec, type DomainEvent } from '../../catalog.ts';
 import type { EventCodec, EventRow } from '../../codec.ts';
-import type { AppendRequest, AppendResult, Checkpoint, CheckpointStore, EventStore, SnapshotStore } from '../eventStore.ts';
+import type { AppendRequest, AppendResult, Checkpoint, CheckpointStore, EventStore, FoldRow, SnapshotStore } from '../eventStore.ts';
 import { followLog } from '../followLog.ts';
 import { commitAppends, type PreparedAppend, prepareAppendStatements } from './appendBatch.ts';
 import { migrateToLatest } from './migrations.ts';
@@ -29,7 +29,7 @@ export interface SqliteStoreOptions {
 }
 
 const COLUMNS = 'seq, stream, version, type, data, at, cause, actor';
-const SCAN_CHUNK = 256;
+const SCAN_CHUNK = 1000;
 /**
  * The events of one entity across owners. Its WHERE must spell the expression exactly as migration
  * 0003 indexed it (a stream's name after its owner prefix), or SQLite scans the whole log instead.
@@ -73,6 +73,7 @@ export class SqliteEventStore implements EventStore {
   private readonly wake: Observable<unknown>;
   private readonly statements: PreparedAppend;
   private readonly selectAfter: Database.Statement<[number, number], unknown[]>;
+  private readonly selectFoldRows: Database.Statement<[number, number], unknown[]>;
   private readonly selectStream: Database.Statement<[string, number], unknown[]>;
   private readonly selectLastOfStream: Database.Statement<[string], unknown[]>;
   private readonly selectRunMentions: Database.Statement<[string, string], unknown[]>;
@@ -91,6 +92,7 @@ export class SqliteEventStore implements EventStore {
     this.codec = (options.codec ?? defaultCodec) as typeof defaultCodec;
     this.statements = prepareAppendStatements(db);
     this.selectAfter = db.prepare(`SELECT ${COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`).raw(true) as never;
+    this.selectFoldRows = db.prepare('SELECT seq, stream, type, data, at, cause FROM events WHERE seq > ? ORDER BY seq LIMIT ?').raw(true) as never;
     this.selectStream = db
       .prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND version > ? ORDER BY version`)
       .raw(true) as never;
@@ -160,16 +162,26 @@ export class SqliteEventStore implements EventStore {
     return this.selectAfter.all(after, limit).map((row) => this.decode(row));
   }
 
-  async scanRows(after: number, limit: number, visit: (row: EventRow) => void): Promise<number> {
+  async scanRows(after: number, limit: number, visit: (row: FoldRow) => void): Promise<number> {
+    const row: FoldRow = { seq: 0, stream: '', type: '', data: '', at: 0, cause: null };
     let count = 0;
     let last = after;
-    // Small chunks: few rows alive at once, so the garbage collector has little to move.
+    // Chunks of rows: few alive at once, so the garbage collector has little to move.
     while (count < limit) {
-      const rows = this.selectAfter.all(last, Math.min(SCAN_CHUNK, limit - count));
-      for (const row of rows) visit(toRow(row));
+      const chunk = Math.min(SCAN_CHUNK, limit - count);
+      const rows = this.selectFoldRows.all(last, chunk) as [number, string, string, string, number, number | null][];
+      for (const [seq, stream, type, data, at, cause] of rows) {
+        row.seq = seq;
+        row.stream = stream;
+        row.type = type;
+        row.data = data;
+        row.at = at;
+        row.cause = cause;
+        visit(row);
+      }
       count += rows.length;
-      if (rows.length < SCAN_CHUNK) break;
-      last = (rows[rows.length - 1] as RawRow)[0];
+      if (rows.length < chunk) break;
+      last = row.seq;
     }
     return count;
   }
