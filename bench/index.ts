@@ -9,10 +9,11 @@ import { appendSingle } from './appendSingle.ts';
 import { groupCommit } from './groupCommit.ts';
 import { type Benchmark, cleanUp, now, parseOptions, printTable, type Row } from './harness.ts';
 import { rebuild } from './rebuild.ts';
+import { replay } from './replay.ts';
 import { scheduling } from './scheduling.ts';
 import { wireLoad } from './wireLoad.ts';
 
-const benchmarks: readonly Benchmark[] = [appendSingle, appendBatched, groupCommit, rebuild, scheduling, wireLoad];
+const benchmarks: readonly Benchmark[] = [appendSingle, appendBatched, groupCommit, rebuild, scheduling, wireLoad, replay];
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));

@@ -20,10 +20,10 @@ import { replayEntity } from '../actors/replay/replayEntity.ts';
 import { replayLog } from '../actors/replay/replayLog.ts';
 import { replayUntil } from '../actors/replay/replayUntil.ts';
 import type { NewDomainEvent } from '../events/catalog.ts';
+import { SNAPSHOT_EVERY } from '../events/store/sqlite/snapshots.ts';
 import { openSqliteStore, type SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
-import { projectionOf } from '../actors/replay/deciderStates.ts';
+import { storedDeciderProjections } from '../actors/replay/deciderStates.ts';
 import { hydrateProjections } from '../projections/hydrate.ts';
-import type { AnyProjection } from '../projections/projection.ts';
 import { projections } from '../projections/registry.ts';
 import { rebuildAndCheck } from '../projections/snapshot/checkSnapshots.ts';
 import { type Benchmark, freshPath, median, now, paired, progress, prng, ratioRow, removeLog, type Row } from './harness.ts';
@@ -326,7 +326,8 @@ export const replay: Benchmark = {
     let t = now();
     const { path, head, runs } = await generateReplayLog(total);
     log(`generated ${head} events of ${runs} runs on 3 computers in ${(now() - t).toFixed(1)} s`);
-    const store = await openSqliteStore(path, { writer: 'bench:1' });
+    // A snapshot every tenth of the log at most: the quick run's log is shorter than the default interval.
+    const store = await openSqliteStore(path, { writer: 'bench:1', snapshots: { every: Math.min(SNAPSHOT_EVERY, Math.floor(head / 10)) } });
     try {
       const p = await paired(
         options.rounds,
@@ -336,7 +337,7 @@ export const replay: Benchmark = {
         { subject: () => verification(store, head), baseline: () => rawPass(store, head) },
       );
       t = now();
-      const all = [...projections, ...(deciders.map(projectionOf) as AnyProjection[])];
+      const all = [...projections, ...storedDeciderProjections(deciders)];
       const written = await rebuildAndCheck(store, all, { write: true, checkpointed: new Set(projections) });
       if (!written.ok) throw new Error(`rebuild disagrees: ${JSON.stringify(written.firstDifference)}`);
       const writeS = now() - t;

@@ -9,7 +9,12 @@
  *
  * The computers run with `--sync normal` (a crash, not a power cut, is what they must survive in a
  * bench); the board keeps its default `full` unless `--board-sync normal` is given. `--cpu-prof`
- * writes the board's CPU profile (`.cpuprofile`, for Chrome DevTools) to the folder it prints.
+ * writes CPU profiles of the board and of each computer (`.cpuprofile`, for Chrome DevTools) under
+ * the folder it prints; `WIRELOAD_KEEP=1` keeps the three logs for a look with `sqlite3`.
+ *
+ * Besides the rate, it reports the CPU each process spent a run (from /proc): on a shared machine the
+ * wall-clock rate swings with the load of others, the CPU a run much less, and it says which process
+ * would cap the rate on an idle one.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -50,6 +55,8 @@ export interface WireLoadFigures {
   readonly states: Record<string, number>;
   /** conversation_busy answers the board gave (each a park on some computer). */
   readonly busy: number;
+  /** Claims refused because another computer had the run: work both computers did for one run. */
+  readonly claimedElsewhere: number;
   readonly boardEvents: number;
   /**
    * CPU ms a run (user + sys, from /proc) while the load ran: the board, the computers, and the
@@ -217,9 +224,13 @@ export async function measureWireLoad(options: WireLoadOptions = {}, log: (line:
     const latencies: number[] = [];
     let lastEnd = 0;
     let busy = 0;
+    let claimedElsewhere = 0;
     for (const row of rows) {
       if (row.type === 'board.run.claimed') latencies.push(row.at - sentAt.get(row.runId)!);
-      else if (row.type === 'board.request.refused') busy += row.code === 'conversation_busy' ? 1 : 0;
+      else if (row.type === 'board.request.refused') {
+        busy += row.code === 'conversation_busy' ? 1 : 0;
+        claimedElsewhere += row.code === 'claimed_elsewhere' ? 1 : 0;
+      }
       else lastEnd = Math.max(lastEnd, row.at);
     }
     latencies.sort((a, b) => a - b);
@@ -235,6 +246,7 @@ export async function measureWireLoad(options: WireLoadOptions = {}, log: (line:
       claimMaxMs: latencies.at(-1) ?? Number.NaN,
       states: await runCounts(url),
       busy,
+      claimedElsewhere,
       boardEvents,
       cpuMsPerRun,
     };
@@ -262,7 +274,7 @@ export async function runWireLoadBench(options: WireLoadOptions = {}, log?: (lin
       pass: f.runsPerS >= TARGET_RUNS_PER_S && allSucceeded,
       note:
         `first submit to last run ended in ${f.seconds.toFixed(1)} s; states ${JSON.stringify(f.states)}; ` +
-        `${f.busy} conversation_busy answers; ${f.boardEvents} events in the board's log (board --sync ${sync}, computers --sync normal)${cpuNote}`,
+        `${f.busy} conversation_busy and ${f.claimedElsewhere} claimed_elsewhere answers; ${f.boardEvents} events in the board's log (board --sync ${sync}, computers --sync normal)${cpuNote}`,
     },
     {
       benchmark: 'wire load: submit→claim latency',

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { adoptCommand } from './commands/adopt.ts';
 import { auditCommand } from './commands/audit.ts';
 import { cancelCommand, showCommand, statusCommand, submitCommand } from './commands/client.ts';
 import { computerCommand } from './commands/computer.ts';
@@ -6,6 +7,8 @@ import { daemonCommand, serverCommand } from './commands/daemon.ts';
 import { rebuildCommand } from './commands/rebuild.ts';
 import { replayCommand } from './commands/replay.ts';
 import { runCommand } from './commands/run.ts';
+import { subscribeCommand, unsubscribeCommand } from './commands/subscribe.ts';
+import { tickCommand } from './commands/tick.ts';
 
 const program = new Command('runledger')
   .description('runs AI-agent turns for a team, and can explain every decision it ever took')
@@ -20,7 +23,11 @@ const program = new Command('runledger')
   .addCommand(showCommand())
   .addCommand(auditCommand())
   .addCommand(replayCommand())
-  .addCommand(rebuildCommand());
+  .addCommand(rebuildCommand())
+  .addCommand(tickCommand())
+  .addCommand(adoptCommand())
+  .addCommand(subscribeCommand())
+  .addCommand(unsubscribeCommand());
 
 try {
   await program.parseAsync(process.argv);

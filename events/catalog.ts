@@ -4,9 +4,13 @@ import { EventCodec } from './codec.ts';
 import { demoEvents } from './demoEvents.ts';
 import type { NewEvent, StoredEvent } from './envelope.ts';
 import { edgeEvents } from './edgeEvents.ts';
+import { adoptionEvents } from './adoptionEvents.ts';
 import { executionEvents } from './executionEvents.ts';
+import { hookEvents } from './hookEvents.ts';
+import { notificationEvents } from './notificationEvents.ts';
 import { outboxEvents } from './outboxEvents.ts';
 import { queueEvents } from './queueEvents.ts';
+import { sessionEvents } from './sessionEvents.ts';
 
 /** Every event type runledger writes. Adding one here makes the compiler list every fold that must learn it. */
 export const eventDefinitions = {
@@ -16,6 +20,10 @@ export const eventDefinitions = {
   ...executionEvents,
   ...boardEvents,
   ...edgeEvents,
+  ...sessionEvents,
+  ...hookEvents,
+  ...notificationEvents,
+  ...adoptionEvents,
 };
 
 type Definitions = typeof eventDefinitions;

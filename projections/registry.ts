@@ -1,5 +1,8 @@
+import { adoptionsProjection } from '../actors/adoption/adoptionsProjection.ts';
+import { noticesProjection } from '../actors/notifications/noticesProjection.ts';
 import { auditSummaryProjection } from './audit/summary.ts';
 import { boardProjection } from './board.ts';
+import { closeProjection } from './close.ts';
 import { countersProjection } from './counters.ts';
 import { cursorsProjection } from './cursors.ts';
 import { executionsProjection } from './executions.ts';
@@ -16,4 +19,7 @@ export const projections: readonly AnyProjection[] = [
   boardProjection,
   countersProjection,
   auditSummaryProjection,
+  closeProjection,
+  noticesProjection,
+  adoptionsProjection,
 ] as readonly AnyProjection[];

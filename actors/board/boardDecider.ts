@@ -1,4 +1,3 @@
-import { parseStream } from '../../events/envelope.ts';
 import type { Decider } from '../decider.ts';
 import { type BoardState, initialBoardState, isConnected } from './boardState.ts';
 import { decideBoard, marksRunning } from './decideBoard.ts';
@@ -17,8 +16,6 @@ const INPUTS = new Set([
   'board.completion.received',
 ]);
 
-const STREAM_KINDS = new Set(['run', 'lane', 'computer', 'board']);
-
 /** One board per log file: every board event folds into this one scope. */
 export const BOARD_SCOPE = 'board';
 
@@ -31,8 +28,11 @@ export const boardDecider: Decider<BoardState> = {
   name: 'board',
   scopeOf(event) {
     if (!event.type.startsWith('board.')) return null;
-    const { owner, kind } = parseStream(event.stream);
-    return owner === null && STREAM_KINDS.has(kind) ? BOARD_SCOPE : null;
+    // The board's own streams have no owner; read in place, as a replay asks this of every event.
+    const { stream } = event;
+    if (stream.indexOf('/') !== -1) return null;
+    const mine = stream.startsWith('run:') || stream.startsWith('lane:') || stream.startsWith('computer:') || stream.startsWith('board:');
+    return mine ? BOARD_SCOPE : null;
   },
   isInput: (event) => INPUTS.has(event.type),
   initialState: initialBoardState,

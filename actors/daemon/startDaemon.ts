@@ -7,6 +7,9 @@ import { boardInput } from '../board/boardInputs.ts';
 import { tokenHashOf } from '../board/boardQueries.ts';
 import { type BoardServer, startBoardServer } from '../boardHost/boardServer.ts';
 import { Computer } from '../computer/computer.ts';
+import { type DriverName, SessionCloser } from '../session/sessionCloser.ts';
+import { type RunningChores, driverLiveness, startBoardChores } from '../hooks/boardChores.ts';
+import type { HookCommands } from '../hooks/hookNames.ts';
 import { startActorSystem, stopSystem } from '../runtime.ts';
 import { hashToken, secretFile, tokenPaths } from '../wire/tokens.ts';
 import { drainComputer } from './drainComputer.ts';
@@ -29,6 +32,13 @@ export interface DaemonOptions {
   readonly timeoutS?: number;
   readonly drainS?: number;
   readonly leaseS?: number;
+  /** The board's hooks (`--hook NAME=COMMAND`): run once each, after the commit that decided them. */
+  readonly hooks?: HookCommands;
+  /** Session close (SPEC section 5): a round every `tickS` (default 10), `quietS` (default 120), the driver (default exec). */
+  readonly tickS?: number;
+  readonly quietS?: number;
+  readonly sessionDriver?: DriverName;
+  readonly tmuxSocket?: string;
   /** Join a remote board instead of running one. */
   readonly server?: string;
   readonly computer?: string;
@@ -67,6 +77,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const keeper = new ProjectionKeeper(store, projections, clock);
   let board: BoardServer | null = null;
   let computer: Computer | null = null;
+  let sessions: SessionCloser | null = null;
+  let chores: RunningChores | null = null;
   try {
     let server = options.server ?? null;
     let token = options.token ?? null;
@@ -89,6 +101,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       });
       server = board.url;
       log(`board listening on ${board.url} (log ${db}); the live view: ${board.url}/`);
+      // Adoptions, notices, the tick and the hooks, every round; liveness is read through this daemon's own session driver.
+      chores = await startBoardChores({ store, clock, hooks: options.hooks ?? {}, liveness: driverLiveness(() => sessions?.driver ?? null), hookCwd: folder, log }, (options.tickS ?? 10) * 1000);
       if (computerId !== null && token === null) token = await localComputerToken(board, folder, computerId, clock);
     }
     if (computerId !== null) {
@@ -110,9 +124,22 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         log,
       });
       await computer.start();
+      sessions = new SessionCloser({
+        system,
+        store,
+        clock,
+        computer: computerId,
+        driver: options.sessionDriver ?? 'exec',
+        ...(options.tmuxSocket ? { tmuxSocket: options.tmuxSocket } : {}),
+        settings: { tickMs: (options.tickS ?? 10) * 1000, quietMs: (options.quietS ?? 120) * 1000 },
+        log,
+      });
+      await sessions.start();
       log(`computer ${computerId} started (${options.slots ?? 1} slot(s), agent: ${options.exec})`);
     }
   } catch (error) {
+    sessions?.stop();
+    await chores?.stop(0);
     for (const release of releases) release();
     await keeper.stop();
     stopSystem(system);
@@ -121,6 +148,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   }
 
   const close = async () => {
+    await chores?.stop();
+    sessions?.stop();
+    await sessions?.settled();
     computer?.stop();
     await board?.close();
     await keeper.stop();

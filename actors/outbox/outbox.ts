@@ -33,6 +33,8 @@ export class Outbox<E> {
   private version = 0;
   private cursor = 0;
   private running: Promise<number> | null = null;
+  /** Events handed over by `follow`, in order and without gaps: read from here rather than the log. */
+  private fed: DomainEvent[] = [];
   private rerun = false;
   private stopped = false;
 
@@ -104,7 +106,7 @@ export class Outbox<E> {
         do {
           this.rerun = false;
           while (!this.stopped) {
-            const page = await this.store.readAll(this.cursor, PAGE);
+            const page = await this.nextPage();
             if (page.length === 0) break;
             const effects = page.filter((event) => this.consumer.effectOf(event) !== null);
             const through = page[page.length - 1]!.seq;
@@ -145,7 +147,24 @@ export class Outbox<E> {
 
   /** Drains whenever the log grows, until unsubscribed. */
   follow(): Subscription {
-    return this.store.subscribe(this.cursor).subscribe(() => void this.drain());
+    return this.store.subscribe(this.cursor).subscribe((event) => {
+      this.fed.push(event);
+      void this.drain();
+    });
+  }
+
+  /** The events past the cursor: those `follow` handed over when they join up with it, else the log's. */
+  private async nextPage(): Promise<DomainEvent[]> {
+    let stale = 0;
+    while (stale < this.fed.length && this.fed[stale]!.seq <= this.cursor) stale++;
+    if (stale) this.fed = this.fed.slice(stale);
+    if (this.fed[0]?.seq === this.cursor + 1) {
+      const page = this.fed.slice(0, PAGE);
+      this.fed = this.fed.slice(PAGE);
+      return page;
+    }
+    this.fed = [];
+    return this.store.readAll(this.cursor, PAGE);
   }
 
   private async perform(effect: number, event: DomainEvent): Promise<void> {

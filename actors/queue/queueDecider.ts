@@ -1,4 +1,3 @@
-import { parseStream } from '../../events/envelope.ts';
 import { queueEvents } from '../../events/queueEvents.ts';
 import type { Decider } from '../decider.ts';
 import { decideQueue, pickNextRuns } from './decideQueue.ts';
@@ -17,16 +16,18 @@ const INPUTS = new Set([
   'run.execution.ended',
 ]);
 
-const STREAM_KINDS = new Set(['lane', 'computer']);
-
 /** One computer's queue: which run starts next, and what a claim's answer does to it. */
 export const queueDecider: Decider<QueueState> = {
   name: 'queue',
   scopeOf(event) {
     // Checked first because it is cheap: a rebuild asks this of every event in the log.
     if (!Object.hasOwn(queueEvents, event.type)) return null;
-    const { owner, kind } = parseStream(event.stream);
-    return owner !== null && STREAM_KINDS.has(kind) ? owner : null;
+    // A computer's `<owner>/lane:…` or `<owner>/computer:…`, read in place: a replay asks this of
+    // millions of events, and taking the name apart would allocate for each.
+    const { stream } = event;
+    const slash = stream.indexOf('/');
+    if (slash === -1) return null;
+    return stream.startsWith('lane:', slash + 1) || stream.startsWith('computer:', slash + 1) ? stream.slice(0, slash) : null;
   },
   isInput: (event) => INPUTS.has(event.type),
   initialState: initialQueueState,

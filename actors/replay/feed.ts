@@ -1,4 +1,4 @@
-import { codec, type DomainEvent } from '../../events/catalog.ts';
+import { codec, type DomainEvent, eventDefinitions } from '../../events/catalog.ts';
 import { InvalidEventError } from '../../events/codec.ts';
 import type { EventStore, FoldRow } from '../../events/store/eventStore.ts';
 import type { Replayer } from './replayer.ts';
@@ -87,8 +87,14 @@ function parsed(row: FoldRow): DomainEvent {
   } catch (error) {
     throw new InvalidEventError(row.seq, row.type, `data is not JSON (${(error as Error).message})`);
   }
-  return { seq: row.seq, stream: row.stream, version: 0, type: row.type, data, at: row.at, cause: row.cause, actor: '' } as DomainEvent;
+  return { seq: row.seq, stream: row.stream, version: 0, type: TYPES.get(row.type) ?? row.type, data, at: row.at, cause: row.cause, actor: '' } as DomainEvent;
 }
+
+/**
+ * The catalog's own spelling of each type. A type read from a row is a fresh string; the catalog's
+ * is the one every `switch`, set and map of the deciders holds, so comparing with it is one check.
+ */
+const TYPES = new Map(Object.keys(eventDefinitions).map((type) => [type, type]));
 
 /** An event as the log holds it, all columns, for one that `feed` read without its bookkeeping. */
 export async function complete<E extends DomainEvent>(store: Pick<EventStore, 'readAll'>, event: E): Promise<E> {

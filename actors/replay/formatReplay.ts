@@ -46,7 +46,7 @@ function sideBySide(recorded: readonly DecisionView[], rederived: readonly Decis
 }
 
 function eventLine(e: DecisionView): string {
-  const seq = e.seq === undefined ? '' : `seq ${e.seq}  `;
+  const seq = e.seq === undefined ? 'seq –  ' : `seq ${e.seq}  `;
   return `${seq}${time(e.at)}  ${e.stream}  ${e.type}  ${clip(JSON.stringify(e.data) ?? 'undefined', 400)}`;
 }
 

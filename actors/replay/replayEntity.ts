@@ -1,8 +1,7 @@
 import type { DomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
-import { checkpointName } from '../../projections/projection.ts';
 import type { AnyDecider } from '../decider.ts';
-import { type ScopedStates, projectionOf } from './deciderStates.ts';
+import { nearestDeciderStates, type ScopedStates, snapshotNameOf } from './deciderStates.ts';
 import { complete, feed } from './feed.ts';
 import { type DeciderStart, type ReplayDifference, Replayer, type ReplayStep } from './replayer.ts';
 
@@ -43,7 +42,9 @@ export async function replayEntity(
   deciders: readonly AnyDecider[],
   kind: 'run' | 'session',
   id: string,
+  options: { jumpMin?: number } = {},
 ): Promise<EntityReplay | null> {
+  const jumpMin = options.jumpMin ?? JUMP_MIN;
   const events = await store.readEntity(`${kind}:${id}`);
   if (events.length === 0) return null;
   const bySeq = new Map(events.map((e) => [e.seq, e]));
@@ -82,7 +83,7 @@ export async function replayEntity(
   for (const seq of order) {
     if (seq <= replayer.lastSeq) continue;
     const jump = jumpTarget(snapshotSeqs, seq - 1);
-    if (jump > replayer.lastSeq + JUMP_MIN) {
+    if (jump > replayer.lastSeq + jumpMin) {
       replayer.jump(await loadStarts(store, deciders, needed, jump));
       loaded.push(jump);
     }
@@ -125,7 +126,7 @@ function targetOf(deciders: readonly AnyDecider[], input: DomainEvent): Target |
 async function snapshotSeqsOf(store: Pick<EventStore, 'snapshots'>, needed: readonly AnyDecider[]): Promise<number[][]> {
   const list = await store.snapshots.list();
   return needed.map((decider) => {
-    const name = checkpointName(projectionOf(decider));
+    const name = snapshotNameOf(decider);
     return list.filter((s) => s.name === name).map((s) => s.seq).sort((a, b) => a - b);
   });
 }
@@ -159,15 +160,14 @@ async function loadStarts(
       continue;
     }
     // The nearest one: deciders whose snapshots were taken apart each start from their own.
-    const snapshot = await store.snapshots.nearest(checkpointName(projectionOf(decider)), seq);
-    if (!snapshot) {
+    const nearest = await nearestDeciderStates(store, decider, seq);
+    if (!nearest) {
       starts.set(decider, { seq: 0, states: {} });
       continue;
     }
-    const all = JSON.parse(snapshot.state) as ScopedStates;
     const states: ScopedStates = {};
-    for (const scope of scopes) if (Object.hasOwn(all, scope)) states[scope] = all[scope];
-    starts.set(decider, { seq: snapshot.seq, states });
+    for (const scope of scopes) if (Object.hasOwn(nearest.states, scope)) states[scope] = nearest.states[scope];
+    starts.set(decider, { seq: nearest.seq, states });
   }
   return starts;
 }

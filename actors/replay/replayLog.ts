@@ -1,7 +1,6 @@
 import type { EventStore } from '../../events/store/eventStore.ts';
-import { checkpointName } from '../../projections/projection.ts';
 import type { AnyDecider } from '../decider.ts';
-import { projectionOf } from './deciderStates.ts';
+import { snapshotNameOf, storesItsOwn } from './deciderStates.ts';
 import { complete, feed } from './feed.ts';
 import { type ReplayDifference, Replayer } from './replayer.ts';
 
@@ -42,8 +41,10 @@ export async function replayLog(
   const written: number[] = [];
   const pending: { name: string; seq: number; state: string }[] = [];
   let next = Number.POSITIVE_INFINITY;
+  // The deciders whose states are a projection's are snapshotted with it, not here.
+  const stored = deciders.filter(storesItsOwn);
   if (snapshots) {
-    const newest = await Promise.all(deciders.map((d) => snapshots.newestSeq(checkpointName(projectionOf(d)))));
+    const newest = await Promise.all(stored.map((d) => snapshots.newestSeq(snapshotNameOf(d))));
     // Only forward of the oldest newest one: the history is pruned from its old end, never refilled there.
     next = Math.min(...newest.map((seq) => seq ?? 0)) + snapshots.every;
   }
@@ -54,8 +55,8 @@ export async function replayLog(
           onBoundary: (seq: number) => {
             if (seq < next) return;
             // Taken now, between two inputs: the states change in place with the next event.
-            for (const decider of deciders) {
-              pending.push({ name: checkpointName(projectionOf(decider)), seq, state: JSON.stringify(replayer.statesOf(decider)) });
+            for (const decider of stored) {
+              pending.push({ name: snapshotNameOf(decider), seq, state: JSON.stringify(replayer.statesOf(decider)) });
             }
             written.push(seq);
             next = seq + snapshots.every;

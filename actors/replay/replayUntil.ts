@@ -2,7 +2,7 @@ import type { EventStore } from '../../events/store/eventStore.ts';
 import type { AnyProjection } from '../../projections/projection.ts';
 import { foldInto, nearestStates } from '../../projections/snapshot/nearestStates.ts';
 import type { AnyDecider } from '../decider.ts';
-import { type ScopedStates, projectionOf } from './deciderStates.ts';
+import { nearestDeciderStates } from './deciderStates.ts';
 import { complete, feed } from './feed.ts';
 import { type DeciderStart, type ReplayDifference, Replayer } from './replayer.ts';
 
@@ -43,8 +43,8 @@ export async function replayUntil(
   options: { onPage?: (seq: number) => void } = {},
 ): Promise<UntilReport> {
   const positioned = await nearestStates(store, projections, until);
-  const deciderStates = await nearestStates(store, deciders.map(projectionOf), until);
-  const starts = new Map<AnyDecider, DeciderStart>(deciders.map((d, i) => [d, { seq: deciderStates[i]!.seq, states: deciderStates[i]!.state as ScopedStates }]));
+  const starts = new Map<AnyDecider, DeciderStart>();
+  for (const decider of deciders) starts.set(decider, (await nearestDeciderStates(store, decider, until)) ?? { seq: 0, states: {} });
   const replayer = new Replayer(deciders, { starts, stopAtFirst: true });
   const from = Math.min(replayer.after, ...positioned.map((p) => p.seq));
   const lastSeq = await feed(store, replayer, {
@@ -65,7 +65,7 @@ export async function replayUntil(
     decisions: replayer.decisions,
     folded: Math.max(0, lastSeq - from),
     projectionsFrom: positioned.map(startOf),
-    decidersFrom: deciderStates.map(startOf),
+    decidersFrom: deciders.map((d) => ({ name: d.name, seq: starts.get(d)!.seq, from: starts.get(d)!.seq > 0 ? 'snapshot' : 'initial' })),
     projections: Object.fromEntries(positioned.map((p) => [p.projection.name, p.state])),
     difference,
   };

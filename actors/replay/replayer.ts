@@ -1,7 +1,8 @@
 import { codec, type DomainEvent, type NewDomainEvent } from '../../events/catalog.ts';
+import { InvalidEventError } from '../../events/codec.ts';
 import type { AnyDecider } from '../decider.ts';
 import { type DecisionView, sameDecision, view, whereTheyDiffer } from './compare.ts';
-import type { ScopedStates } from './deciderStates.ts';
+import { retirementOf, type ScopedStates } from './deciderStates.ts';
 
 /**
  * - `differs`: a recorded decision is not the one re-derived (`seq` is the recorded one);
@@ -63,6 +64,7 @@ export interface ReplayerOptions {
 
 interface Lane {
   readonly decider: AnyDecider;
+  readonly retire: (state: unknown) => unknown;
   states: ScopedStates;
   /** The last seq folded into `states` before this replay began. */
   from: number;
@@ -106,6 +108,8 @@ export class Replayer {
   private start: number;
   /** Whether the event being visited has had its data checked against the catalog. */
   private decoded = true;
+  /** The event being visited is a recorded decision whose data is not valid: it is reported, never folded. */
+  private malformed = false;
 
   constructor(
     deciders: readonly AnyDecider[],
@@ -113,7 +117,7 @@ export class Replayer {
   ) {
     this.lanes = deciders.map((decider) => {
       const start = options.starts?.get(decider);
-      return { decider, states: start?.states ?? {}, from: start?.seq ?? 0, scopes: options.only?.scopes.get(decider) ?? null };
+      return { decider, retire: retirementOf(decider), states: start?.states ?? {}, from: start?.seq ?? 0, scopes: options.only?.scopes.get(decider) ?? null };
     });
     this.scopes = this.lanes.map(() => null);
     this.start = earliest(this.lanes);
@@ -170,6 +174,7 @@ export class Replayer {
     if (this.stopped) return;
     this.lastSeq = event.seq;
     this.decoded = decoded;
+    this.malformed = false;
     this.scopeAll(event);
     const cause = event.cause;
     if (cause !== null) {
@@ -234,7 +239,8 @@ export class Replayer {
     const state = this.stateOf(lane, scope);
     const input = event as NewDomainEvent;
     const ignored = lane.decider.ignores?.(state, input) ?? false;
-    const answers = lane.decider.decide(state, input);
+    // An ignored input is a difference already; its state may be a retired one's, too little to decide from.
+    const answers = ignored ? [] : lane.decider.decide(state, input);
     const open: OpenInput = { input: event, lane, scope, rederived: answers, recorded: [], answers: answers.length, reacted: false, ignored, differs: false };
     this.open = open;
     this.fold(event);
@@ -272,12 +278,17 @@ export class Replayer {
       this.decoded = true;
       return;
     }
-    // An older shape is upcast by the decoding: compare again once decoded.
-    if (!this.decoded) {
-      this.decode(event);
-      if (derived !== undefined && sameDecision(event, derived)) return;
-    }
     open.differs = true;
+    // An older shape is upcast by the decoding: compare again once decoded.
+    if (this.decoded) return;
+    try {
+      this.decode(event);
+    } catch (error) {
+      if (!(error instanceof InvalidEventError)) throw error;
+      this.malformed = true;
+      return;
+    }
+    if (derived !== undefined && sameDecision(event, derived)) open.differs = false;
   }
 
   /** Checks the data of the event being visited against the catalog, upcasting an older shape. */
@@ -289,13 +300,14 @@ export class Replayer {
 
   /** Folds an event whose scopes `scopeAll` just computed into every decider that has not seen it. */
   private fold(event: DomainEvent): void {
+    if (this.malformed) return;
     for (let i = 0; i < this.lanes.length; i++) {
       const scope = this.scopes[i];
       if (scope === null || scope === undefined) continue;
       const lane = this.lanes[i]!;
       if (event.seq <= lane.from || (lane.scopes !== null && !lane.scopes.has(scope))) continue;
       this.decode(event);
-      lane.states[scope] = lane.decider.evolve(this.stateOf(lane, scope), event);
+      lane.states[scope] = lane.retire(lane.decider.evolve(this.stateOf(lane, scope), event));
     }
   }
 

@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { startDaemon } from '../../actors/daemon/startDaemon.ts';
+import { type HookCommands, parseHook } from '../../actors/hooks/hookNames.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { narrate } from '../narrator.ts';
 import { submitDemoRuns } from '../demoRuns.ts';
@@ -22,6 +23,11 @@ export function daemonCommand(): Command {
     .option('--timeout-s <s>', 'budget of runs that carry none (0 = none)', int('--timeout-s', 0), 7200)
     .option('--drain-s <s>', 'time running turns get to finish on shutdown', int('--drain-s', 0), 60)
     .option('--lease-s <s>', 'heartbeat silence after which a claimed run is reaped', int('--lease-s', 1), 90)
+    .option('--tick-s <s>', 'seconds between two rounds over the sessions to close', int('--tick-s', 1), 10)
+    .option('--quiet-s <s>', 'a session that publishes no turn closes after this long with nothing written to its record', int('--quiet-s', 1), 120)
+    .addOption(new Option('--session-driver <driver>', 'how sessions are read and closed: exec (a run\'s process) or tmux (a pane)').choices(['exec', 'tmux']).default('exec'))
+    .option('--tmux-socket <name>', 'the tmux server of the sessions (tmux -L NAME); the default server when absent')
+    .option('--hook <name=command>', 'run COMMAND (JSON on stdin) for on_run_claimed, on_run_started, on_run_ended, on_session_closed or on_tick (repeatable)', collectHook, {})
     .addOption(new Option('--sync <mode>', 'full survives power loss, normal a crash').choices(['full', 'normal']).default('full'))
     .option('--server <url>', 'join this board instead of running one')
     .option('--computer <id>', 'this computer\'s id', 'local')
@@ -31,7 +37,8 @@ export function daemonCommand(): Command {
     .action(async (o) => {
       await runUntilSignalled(o.logJson, o.demo, {
         db: o.db, exec: o.exec, slots: o.slots, loginCapacity: o.login, port: o.port, host: o.host, heartbeatS: o.heartbeatS, timeoutS: o.timeoutS,
-        drainS: o.drainS, leaseS: o.leaseS, sync: o.sync, computer: o.computer,
+        drainS: o.drainS, leaseS: o.leaseS, sync: o.sync, computer: o.computer, hooks: o.hook,
+        tickS: o.tickS, quietS: o.quietS, sessionDriver: o.sessionDriver, ...(o.tmuxSocket ? { tmuxSocket: o.tmuxSocket } : {}),
         ...(o.server ? { server: o.server } : {}), ...(o.token ? { token: o.token } : {}),
       });
     });
@@ -44,10 +51,11 @@ export function serverCommand(): Command {
     .option('--port <port>', 'the board port', int('--port', 0), 7420)
     .option('--host <host>', 'the board address', '127.0.0.1')
     .option('--lease-s <s>', 'heartbeat silence after which a claimed run is reaped', int('--lease-s', 1), 90)
+    .option('--hook <name=command>', 'run COMMAND (JSON on stdin) for on_run_claimed, on_run_started, on_run_ended, on_session_closed or on_tick (repeatable)', collectHook, {})
     .addOption(new Option('--sync <mode>', 'full survives power loss, normal a crash').choices(['full', 'normal']).default('full'))
     .option('--log-json', 'log decisions as JSON lines (pino) instead of sentences')
     .action(async (o) => {
-      await runUntilSignalled(o.logJson, false, { db: o.db, port: o.port, host: o.host, leaseS: o.leaseS, sync: o.sync, exec: '', boardOnly: true });
+      await runUntilSignalled(o.logJson, false, { db: o.db, port: o.port, host: o.host, leaseS: o.leaseS, sync: o.sync, exec: '', boardOnly: true, hooks: o.hook });
     });
 }
 
@@ -96,4 +104,14 @@ function collectLogin(text: string, previous: Record<string, number>): Record<st
   const m = text.match(/^([A-Za-z0-9-]{1,64})=(\d+)$/);
   if (!m) throw new InvalidArgumentError(`--login wants NAME=N (NAME of ^[A-Za-z0-9-]{1,64}$, N a whole number), not "${text}"`);
   return { ...previous, [m[1]!]: Number(m[2]) };
+}
+
+/** `--hook NAME=COMMAND`, repeatable: the last command given for a hook is the one run. */
+function collectHook(text: string, previous: HookCommands): HookCommands {
+  try {
+    const [name, command] = parseHook(text);
+    return { ...previous, [name]: command };
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
 }

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { deciders } from '../../actors/registry.ts';
-import { projectionOf } from '../../actors/replay/deciderStates.ts';
+import { storedDeciderProjections } from '../../actors/replay/deciderStates.ts';
 import type { AnyProjection } from '../../projections/projection.ts';
 import { projections } from '../../projections/registry.ts';
 import { type ProjectionCheck, type RebuildCheck, rebuildAndCheck } from '../../projections/snapshot/checkSnapshots.ts';
@@ -14,7 +14,7 @@ export function rebuildCommand(): Command {
       const store = await openLog(options, { mustExist: true });
       try {
         // The deciders' states, which `replay` snapshots, are checked like any projection.
-        const all: AnyProjection[] = [...projections, ...(deciders.map(projectionOf) as AnyProjection[])];
+        const all: AnyProjection[] = [...projections, ...storedDeciderProjections(deciders)];
         const result = await rebuildAndCheck(store, all, { write: options.write ?? false, checkpointed: new Set(projections) });
         print(options, result, () => formatRebuild(result));
         process.exitCode = result.ok ? 0 : 1;

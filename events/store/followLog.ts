@@ -4,11 +4,19 @@ import type { DomainEvent } from '../catalog.ts';
 type ReadAll = (after: number, limit: number) => Promise<DomainEvent[]>;
 
 /**
- * Catch-up then live, as one Observable. Every wake-up (a local commit, a poll tick) reads the log
- * from the last seq this subscriber saw, so the seam between catch-up and live cannot lose or repeat
- * an event: there is only one reader position, and it only moves forward.
+ * What wakes a follower: the events this process just committed (contiguous, in seq order), or
+ * nothing in particular (a poll tick: another process may have appended).
  */
-export function followLog(readAll: ReadAll, wake: Observable<unknown>, after: number, pageSize = 1000): Observable<DomainEvent> {
+export type Wake = readonly DomainEvent[] | null;
+
+/**
+ * Catch-up then live, as one Observable. There is one reader position per subscriber, and it only
+ * moves forward, so the seam between catch-up and live can neither lose nor repeat an event. A
+ * commit of this process that directly follows that position is handed over as it is (each
+ * subscriber gets its own copy of the data, which folds may keep); anything else — a poll tick, a
+ * commit past a gap — reads the log from the position.
+ */
+export function followLog(readAll: ReadAll, wake: Observable<Wake>, after: number, pageSize = 1000): Observable<DomainEvent> {
   return new Observable<DomainEvent>((subscriber) => {
     let last = after;
     let reading = false;
@@ -41,7 +49,20 @@ export function followLog(readAll: ReadAll, wake: Observable<unknown>, after: nu
       }
     };
 
-    const wakeups: Subscription = wake.subscribe(() => void drain());
+    const handOver = (committed: readonly DomainEvent[]): boolean => {
+      if (reading || committed.length === 0 || committed[0]!.seq > last + 1) return false;
+      for (const event of committed) {
+        if (closed) return true;
+        if (event.seq <= last) continue;
+        last = event.seq;
+        subscriber.next({ ...event, data: structuredClone(event.data) } as DomainEvent);
+      }
+      return true;
+    };
+    const wakeups: Subscription = wake.subscribe((committed) => {
+      if (committed && handOver(committed)) return;
+      void drain();
+    });
     void drain();
     return () => {
       closed = true;

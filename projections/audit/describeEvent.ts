@@ -189,6 +189,86 @@ function sentence(event: DomainEvent): string {
     case 'board.request.rejected':
       return `${event.data.method} ${event.data.path} was rejected ${event.data.status} ${event.data.code}: ${event.data.reason}`;
 
+    // A session's close on its computer.
+    case 'session.run.ended':
+      return `run ${event.data.runId} ended in it${event.data.bound ? '' : ' (a launch no session was ever read for)'}${event.data.pid === null ? '' : `, its process group ${event.data.pid} perhaps still alive`}`;
+    case 'session.close.due': {
+      const { lock, holder } = event.data;
+      const found = holder === null ? 'unclaimed' : `claimed by ${holder.lock}${holder.alive === null ? '' : holder.alive ? ', alive' : ', whose process is gone'}`;
+      return `a round of ${lock} reached its close (${found})`;
+    }
+    case 'session.read': {
+      const { activity, failure } = event.data;
+      if (activity === null) return `read just before the kill: it could not be read (${failure ?? 'no reason given'})`;
+      const mark = activity.mark === null ? '' : `, record last written ${clock(activity.mark)}`;
+      return `read just before the kill: ${activity.presence}, turn ${activity.turn}${mark}${activity.seen ? ` — ${activity.seen}` : ''}`;
+    }
+    case 'session.kill.answered':
+      return `its kill (attempt ${event.data.attempt}) ${event.data.ok ? 'stopped it' : 'failed'}: ${event.data.detail}`;
+    case 'session.close.intended':
+      return `close intended: ${event.data.reason}`;
+    case 'session.close.claimed':
+      return `close claimed by ${event.data.lock} until ${clock(event.data.expires)}: ${event.data.reason}`;
+    case 'session.close.deferred':
+      return `close deferred (attempt ${event.data.attempt}): ${event.data.reason}`;
+    case 'session.kill.requested':
+      return `close goes ahead (attempt ${event.data.attempt}), stopping ${event.data.target}: ${event.data.reason}`;
+    case 'session.closed':
+      return `closed (attempt ${event.data.attempt}): ${event.data.reason}`;
+    case 'session.close.incident':
+      return `close failed for good (attempt ${event.data.attempt}), an incident: ${event.data.reason}`;
+
+    // The board's hooks.
+    case 'hook.tick.due':
+      return 'a round ticked: the on_tick hook is due';
+    case 'hook.exited': {
+      const { hook, ok, exitCode, signal, error, outputTail, durationMs, effect } = event.data;
+      const how = error ?? (exitCode !== null ? `exit ${exitCode}` : signal ? `signal ${signal}` : 'no exit code');
+      const said = outputTail.trim().split('\n').at(-1);
+      return `hook ${hook} (for seq ${effect}) ${ok ? 'ran' : 'failed'}: ${how}, ${durationMs} ms${said ? `; it said: ${said}` : ''}`;
+    }
+    case 'hook.interrupted':
+      return `hook ${event.data.hook} (for seq ${event.data.effect}) was interrupted: ${event.data.detail}`;
+
+    // Notifications: a session's inbox.
+    case 'subscription.opened': {
+      const { subscriptionId, lane, kinds } = event.data;
+      return `subscription ${subscriptionId} hears ${kinds.join(', ')}${lane ? ` of lane ${lane}` : ''}`;
+    }
+    case 'subscription.closed':
+      return `subscription ${event.data.subscriptionId} closed: ${event.data.reason}`;
+    case 'inbox.read': {
+      const { record, liveness, heard } = event.data;
+      return `a round found ${plural(heard.length, 'notice')} to file (recorded ${record}${liveness ? `, read ${liveness}` : ''})`;
+    }
+    case 'notices.handed':
+      return `notices up to #${event.data.through} were handed to the agent${event.data.runId ? ` ahead of run ${event.data.runId}` : ''}`;
+    case 'notice.filed':
+      return `notice #${event.data.n} filed for subscription ${event.data.subscriptionId}: ${event.data.text}`;
+    case 'inbox.waiting':
+    case 'inbox.withheld':
+      return event.data.reason;
+
+    // Adoption: a lane bound to a live session.
+    case 'adoption.requested':
+      return `lane ${event.data.lane} asked to adopt session ${event.data.sessionId}`;
+    case 'adoption.released':
+      return `lane ${event.data.lane}'s adoption request was released: ${event.data.reason}`;
+    case 'adoption.listing.read': {
+      const { sessionId, listedOn, error, lock } = event.data;
+      return `${lock} read the listing of session ${sessionId}: ${listedOn ? `on ${listedOn}` : error ? `unreadable (${error})` : 'not listed'}`;
+    }
+    case 'adoption.bind.ended':
+      return `the bind of session ${event.data.sessionId} by ${event.data.lock} ${event.data.ok ? 'was made' : `failed: ${event.data.error ?? 'no reason given'}`}`;
+    case 'adoption.claimed':
+      return `${event.data.reason} (until ${clock(event.data.expires)})`;
+    case 'adoption.waiting':
+      return `${event.data.reason} (until ${clock(event.data.until)})`;
+    case 'adoption.adopted':
+      return `adopted: ${event.data.reason}`;
+    case 'adoption.failed':
+      return `the adoption of session ${event.data.sessionId} failed: ${event.data.reason}`;
+
     default: {
       const unknown: never = event;
       return `an event of type ${(unknown as DomainEvent).type}`;

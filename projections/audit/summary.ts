@@ -33,8 +33,8 @@ export interface Waiting {
 
 /**
  * The audit summary of the whole log (`runledger audit` with no id): runs by outcome on the board and
- * on the computers, time queued and parked per lane, claims retried; and the sections for session
- * closes, hooks and notices, which fill once their events are part of the log format.
+ * on the computers, time queued and parked per lane, claims retried; session closes deferred (and why)
+ * and failed, adoptions, hooks and notices delivered.
  */
 export interface AuditSummary {
   /** The time of the last event folded: what waits still open are counted up to. */
@@ -57,14 +57,14 @@ export interface AuditSummary {
   lanes: Record<string, LaneTimes>;
   /** By `<computer>/<run>`. */
   waiting: Record<string, Waiting>;
-  /** Filled by the session, hook and notification events once they land (see `roleOf`). */
-  sessions: { closesDeferred: Tally; closesFailed: Tally };
-  hooks: { delivered: number; failed: number };
-  notices: { delivered: number; failed: number };
+  /** Session closes (SPEC section 5): intended, confirmed, deferred (each deferral, by reason), failed for good (by reason). */
+  sessions: { intended: number; closed: number; closesDeferred: Tally; closesFailed: Tally };
+  adoptions: { requested: number; adopted: number; failed: number; released: number };
+  /** Hook runs: delivered (exited well), failed, cut by a crash; by hook name. */
+  hooks: { delivered: number; failed: number; interrupted: number; byHook: Record<string, { delivered: number; failed: number }> };
+  /** Notices filed into inboxes, handed to agents; inboxes that waited on an unreadable liveness, or withheld. */
+  notices: { filed: number; handed: number; waiting: number; withheld: number };
 }
-
-/** What the summary cannot count yet: no event type of the log records it. */
-export const AWAITING_EVENTS = ['session closes deferred and failed', 'hooks delivered', 'notices delivered'] as const;
 
 const tally = (): Tally => ({ count: 0, reasons: {} });
 
@@ -75,17 +75,18 @@ export function initialAuditSummary(): AuditSummary {
     computers: { queued: 0, outcomes: { ended: tally(), skipped: tally(), withdrawn: tally() }, byComputer: {}, claimsRetried: 0, parks: 0 },
     lanes: {},
     waiting: {},
-    sessions: { closesDeferred: tally(), closesFailed: tally() },
-    hooks: { delivered: 0, failed: 0 },
-    notices: { delivered: 0, failed: 0 },
+    sessions: { intended: 0, closed: 0, closesDeferred: tally(), closesFailed: tally() },
+    adoptions: { requested: 0, adopted: 0, failed: 0, released: 0 },
+    hooks: { delivered: 0, failed: 0, interrupted: 0, byHook: {} },
+    notices: { filed: 0, handed: 0, waiting: 0, withheld: 0 },
   };
 }
 
-type Role = 'board' | 'queue' | 'none';
+type Role = 'board' | 'queue' | 'sessions' | 'none';
 
 /**
  * Which events the summary reads. Exhaustive: an event type added to the catalog does not compile until
- * it is placed here, so a session close, a hook or a notice cannot land without being counted.
+ * it is placed here, so nothing a person would ask the summary about can land without being counted.
  */
 function roleOf(type: EventType): Role {
   switch (type) {
@@ -106,6 +107,21 @@ function roleOf(type: EventType): Role {
     case 'run.skipped':
     case 'run.withdrawn':
       return 'queue';
+    case 'session.close.intended':
+    case 'session.closed':
+    case 'session.close.deferred':
+    case 'session.close.incident':
+    case 'adoption.requested':
+    case 'adoption.released':
+    case 'adoption.adopted':
+    case 'adoption.failed':
+    case 'hook.exited':
+    case 'hook.interrupted':
+    case 'notice.filed':
+    case 'notices.handed':
+    case 'inbox.waiting':
+    case 'inbox.withheld':
+      return 'sessions';
     // Inputs, and decisions whose outcome shows in one of the above.
     case 'counter.bump.requested':
     case 'counter.bumped':
@@ -164,6 +180,20 @@ function roleOf(type: EventType): Role {
     case 'board.computer.offline':
     case 'board.request.repeated':
     case 'board.request.rejected':
+    case 'session.run.ended':
+    case 'session.close.due':
+    case 'session.read':
+    case 'session.kill.answered':
+    case 'session.close.claimed':
+    case 'session.kill.requested':
+    case 'hook.tick.due':
+    case 'subscription.opened':
+    case 'subscription.closed':
+    case 'inbox.read':
+    case 'adoption.listing.read':
+    case 'adoption.bind.ended':
+    case 'adoption.claimed':
+    case 'adoption.waiting':
       return 'none';
     default: {
       const unplaced: never = type;
@@ -184,10 +214,69 @@ export const auditSummaryProjection: Projection<AuditSummary> = {
     if (role === undefined || role === 'none') return state;
     if (event.at > state.lastAt) state.lastAt = event.at;
     if (role === 'board') evolveBoardOutcomes(state, event);
-    else evolveQueueTimes(state, event);
+    else if (role === 'queue') evolveQueueTimes(state, event);
+    else evolveSessions(state, event);
     return state;
   },
 };
+
+function evolveSessions(state: AuditSummary, event: DomainEvent): void {
+  const { sessions, adoptions, hooks, notices } = state;
+  switch (event.type) {
+    case 'session.close.intended':
+      sessions.intended++;
+      break;
+    case 'session.closed':
+      sessions.closed++;
+      break;
+    case 'session.close.deferred':
+      count(sessions.closesDeferred, event.data.reason);
+      break;
+    case 'session.close.incident':
+      count(sessions.closesFailed, event.data.reason);
+      break;
+    case 'adoption.requested':
+      adoptions.requested++;
+      break;
+    case 'adoption.released':
+      adoptions.released++;
+      break;
+    case 'adoption.adopted':
+      adoptions.adopted++;
+      break;
+    case 'adoption.failed':
+      adoptions.failed++;
+      break;
+    case 'hook.exited': {
+      const byHook = (hooks.byHook[event.data.hook] ??= { delivered: 0, failed: 0 });
+      if (event.data.ok) {
+        hooks.delivered++;
+        byHook.delivered++;
+      } else {
+        hooks.failed++;
+        byHook.failed++;
+      }
+      break;
+    }
+    case 'hook.interrupted':
+      hooks.interrupted++;
+      break;
+    case 'notice.filed':
+      notices.filed++;
+      break;
+    case 'notices.handed':
+      notices.handed++;
+      break;
+    case 'inbox.waiting':
+      notices.waiting++;
+      break;
+    case 'inbox.withheld':
+      notices.withheld++;
+      break;
+    default:
+      break;
+  }
+}
 
 function evolveBoardOutcomes(state: AuditSummary, event: DomainEvent): void {
   const board = state.board;

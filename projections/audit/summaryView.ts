@@ -1,4 +1,4 @@
-import { AWAITING_EVENTS, type AuditSummary, type LaneTimes, type Tally, waitOf } from './summary.ts';
+import { type AuditSummary, type LaneTimes, type Tally, waitOf } from './summary.ts';
 
 export interface LaneReport extends LaneTimes {
   readonly lane: string;
@@ -14,14 +14,10 @@ export interface SummaryReport {
   readonly board: AuditSummary['board'] & { readonly open: number };
   readonly computers: AuditSummary['computers'];
   readonly lanes: readonly LaneReport[];
-  /** Sections with no event type to count from yet: empty, and saying so. */
-  readonly awaiting: {
-    readonly recorded: false;
-    readonly note: string;
-    readonly sessions: AuditSummary['sessions'];
-    readonly hooks: AuditSummary['hooks'];
-    readonly notices: AuditSummary['notices'];
-  };
+  readonly sessions: AuditSummary['sessions'];
+  readonly adoptions: AuditSummary['adoptions'];
+  readonly hooks: AuditSummary['hooks'];
+  readonly notices: AuditSummary['notices'];
 }
 
 /** The summary as of `seq`: runs still waiting count their wait up to the last event. */
@@ -44,13 +40,10 @@ export function summaryReport(summary: AuditSummary, seq: number): SummaryReport
     board: { ...summary.board, open: summary.board.submitted - terminal },
     computers: summary.computers,
     lanes: [...lanes.values()].sort((a, b) => b.queuedMs + b.parkedMs - (a.queuedMs + a.parkedMs) || a.lane.localeCompare(b.lane)),
-    awaiting: {
-      recorded: false,
-      note: `not recorded yet: the log has no event types for ${AWAITING_EVENTS.join(', ')}; this section fills once they land`,
-      sessions: summary.sessions,
-      hooks: summary.hooks,
-      notices: summary.notices,
-    },
+    sessions: summary.sessions,
+    adoptions: summary.adoptions,
+    hooks: summary.hooks,
+    notices: summary.notices,
   };
 }
 
@@ -83,9 +76,15 @@ export function formatSummary(report: SummaryReport): string {
       );
     }
   }
+  const { sessions, adoptions, hooks, notices } = report;
   lines.push('');
-  lines.push('session closes deferred and failed, hooks and notices delivered:');
-  lines.push(`  ${report.awaiting.note}`);
+  lines.push(`session closes: ${sessions.intended} intended, ${sessions.closed} closed, ${sessions.closesDeferred.count} deferral(s), ${sessions.closesFailed.count} failed for good`);
+  lines.push(...tallyLines('deferred', sessions.closesDeferred).slice(1).map((l) => `  deferred ${l.trim()}`));
+  lines.push(...tallyLines('failed', sessions.closesFailed).slice(1).map((l) => `  failed ${l.trim()}`));
+  lines.push(`adoptions: ${adoptions.requested} requested, ${adoptions.adopted} adopted, ${adoptions.failed} failed, ${adoptions.released} released`);
+  const byHook = Object.entries(hooks.byHook).map(([hook, n]) => `${hook} ${n.delivered}/${n.delivered + n.failed}`);
+  lines.push(`hooks: ${hooks.delivered} delivered, ${hooks.failed} failed, ${hooks.interrupted} cut by a crash${byHook.length ? ` (${byHook.join(', ')})` : ''}`);
+  lines.push(`notices: ${notices.filed} filed, ${notices.handed} handing(s) to agents, ${notices.waiting} wait(s) on an unreadable session, ${notices.withheld} withheld from ended sessions`);
   return lines.join('\n');
 }
 

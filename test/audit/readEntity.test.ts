@@ -33,7 +33,9 @@ describe('store: one entity across owners', () => {
     const old = await openTempStore(path);
     await appendOrThrow(old, { expected: { 'c1/counter:a': 0 }, events: [bumped('c1/counter:a', 1)] });
     // As an older runledger left the file: no index, no record of migrations 0003 and later.
-    old.db.exec(`DROP INDEX events_stream_id; DROP INDEX events_run_id; DROP INDEX events_session_id; DELETE FROM kysely_migration WHERE name >= '0003'`);
+    old.db.exec(
+      `DROP INDEX events_stream_id; DROP INDEX events_run_id; DROP INDEX events_session_id; DROP TABLE projection_snapshots; DELETE FROM kysely_migration WHERE name >= '0003'`,
+    );
     await old.close();
     const store = await openTempStore(path);
     expect(store.db.prepare(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'events_stream_id'`).pluck().get()).toBe(1);

@@ -79,11 +79,19 @@ describe('replay: every recorded decision re-derived from its input', () => {
     const json = runledger(['replay', '--db', copy, '--json']);
 
     expect(human.status).toBe(1);
-    expect(human.stdout).toContain(`✗ seq ${edited}: the recorded decision differs from the one re-derived (decider counter)`);
+    expect(human.stdout).toContain(`✗ seq ${edited}: the recorded decision differs from the one re-derived (decider counter, scope counter:a)`);
+    // The recorded and the re-derived decision side by side, and where they differ.
+    expect(human.stdout).toContain('decision 1 of 2 (the first that differs): ✗ data.total: recorded 13, re-derived 12');
+    expect(human.stdout).toMatch(/recorded {4}seq \d+ .* counter\.bumped {2}\{"total":13\}/);
+    expect(human.stdout).toMatch(/re-derived {2}seq – .* counter\.bumped {2}\{"total":12\}/);
+    expect(human.stdout).toContain('decision 2 of 2: ✓ agrees');
     expect(json.status).toBe(1);
     expect(JSON.parse(json.stdout)).toMatchObject({
       ok: false,
       seq: edited,
+      kind: 'differs',
+      index: 0,
+      detail: 'data.total: recorded 13, re-derived 12',
       decider: 'counter',
       input: { seq: edited - 1, type: 'counter.bump.requested' },
       recorded: [{ seq: edited, data: { total: 13 } }, { type: 'counter.milestone.reached' }],

@@ -60,6 +60,7 @@ const migrations: Record<string, Migration> = {
     async up(db: Kysely<unknown>) {
       await db.schema
         .createTable('projection_snapshots')
+        .ifNotExists()
         .addColumn('name', 'text', (c) => c.notNull())
         .addColumn('seq', 'integer', (c) => c.notNull())
         .addColumn('state', 'text', (c) => c.notNull())

@@ -3,11 +3,11 @@ import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { interval, merge, type Observable, Subject } from 'rxjs';
+import { interval, map, merge, type Observable, Subject } from 'rxjs';
 import { codec as defaultCodec, type DomainEvent } from '../../catalog.ts';
 import type { EventCodec, EventRow } from '../../codec.ts';
 import type { AppendRequest, AppendResult, Checkpoint, CheckpointStore, EventStore, FoldRow, SnapshotStore } from '../eventStore.ts';
-import { followLog } from '../followLog.ts';
+import { type Wake, followLog } from '../followLog.ts';
 import { commitAppends, type PreparedAppend, prepareAppendStatements } from './appendBatch.ts';
 import { migrateToLatest } from './migrations.ts';
 import type { LogDatabase } from './schema.ts';
@@ -69,8 +69,8 @@ export class SqliteEventStore implements EventStore {
   readonly checkpoints: CheckpointStore;
   readonly snapshots: SnapshotStore;
   private readonly codec: typeof defaultCodec;
-  private readonly commits = new Subject<number>();
-  private readonly wake: Observable<unknown>;
+  private readonly commits = new Subject<readonly DomainEvent[]>();
+  private readonly wake: Observable<Wake>;
   private readonly statements: PreparedAppend;
   private readonly selectAfter: Database.Statement<[number, number], unknown[]>;
   private readonly selectFoldRows: Database.Statement<[number, number], unknown[]>;
@@ -102,7 +102,7 @@ export class SqliteEventStore implements EventStore {
     this.selectEntity = db.prepare(SELECT_ENTITY).raw(true) as never;
     this.selectRunMentions = db.prepare(selectMentions('runId')).raw(true) as never;
     this.selectSessionMentions = db.prepare(selectMentions('sessionId')).raw(true) as never;
-    this.wake = merge(this.commits, interval(options.pollMs ?? 250));
+    this.wake = merge(this.commits, interval(options.pollMs ?? 250).pipe(map(() => null)));
     const snapshots = sqliteSnapshots(db, options.snapshots);
     this.snapshots = snapshots;
     this.checkpoints = sqliteCheckpoints(db, (c) => snapshots.archive(c));
@@ -144,13 +144,14 @@ export class SqliteEventStore implements EventStore {
       for (const p of batch) p.reject(error);
       return;
     }
-    let head = 0;
+    // One transaction gave consecutive seqs to every event it committed, across the batch's appends.
+    const committed: DomainEvent[] = [];
     batch.forEach((p, i) => {
       const result = results[i]!;
-      if (result.ok && result.events.length) head = Math.max(head, result.events[result.events.length - 1]!.seq);
+      if (result.ok) committed.push(...(result.events as DomainEvent[]));
       p.resolve(result);
     });
-    if (head) this.commits.next(head);
+    if (committed.length) this.commits.next(committed);
   }
 
   async readAll(after: number, limit: number): Promise<DomainEvent[]> {

@@ -1,0 +1,109 @@
+import type { EventData, NewDomainEvent } from '../../events/catalog.ts';
+import { claimHolds, holdsClaim, ownClaimReusable } from './claims.ts';
+import type { SessionClose } from './sessionState.ts';
+import { unreadWatch, watchedMs } from './unreadWatch.ts';
+
+type Decision = NewDomainEvent;
+
+/** The turns a reading finds in progress: a close never cuts them. */
+const IN_TURN = new Set(['working', 'needs_input']);
+
+/** A session's close (SPEC section 5, "Session close"). Pure: time is the input's `at`. */
+export function decideSession(state: SessionClose, input: NewDomainEvent): Decision[] {
+  const at = input.at;
+  const on = (type: Decision['type'], data: unknown): Decision => ({ stream: input.stream, type, data, at }) as Decision;
+
+  switch (input.type) {
+    case 'session.run.ended': {
+      const { sessionId, runId, lane } = input.data;
+      const how = input.data.bound ? `run ${runId}${lane ? ` of lane ${lane}` : ''} ended` : `run ${runId} ended, and no session was ever read for its launch`;
+      const reason = state.open ? `${how}: the close already asked for stands` : `${how}: its session is to be closed between turns`;
+      return [on('session.close.intended', { sessionId, runId, reason })];
+    }
+    case 'session.close.due': {
+      const { sessionId, lock, ttlMs } = input.data;
+      const earlier = state.claim;
+      let reason = earlier === null ? 'claimed before anything outside the log is touched' : earlier.lock === lock ? 'its own claim renewed: less than a minute of it was left' : `claimed over ${earlier.lock}'s, which no longer holds (${earlier.expires <= at ? 'expired' : 'its process is gone'})`;
+      if (state.killing) reason += `; the kill of attempt ${state.killing.attempt} was never answered, so it is read again`;
+      return [on('session.close.claimed', { sessionId, lock, expires: at + ttlMs, reason })];
+    }
+    case 'session.read':
+      return answerReading(state, input.data, at, on);
+    case 'session.kill.answered': {
+      const { sessionId, attempt, ok, detail } = input.data;
+      if (ok) return [on('session.closed', { sessionId, attempt, reason: `stopped (${detail}); its id is kept for a later turn to resume` })];
+      return [on('session.close.incident', { sessionId, attempt, reason: `it could not be stopped and will not be tried again: ${detail}` })];
+    }
+    default:
+      return [];
+  }
+}
+
+/**
+ * What the reading taken just before the kill calls for. Idle, stopped, gone or no agent: close. A
+ * turn in progress: wait, for as long as it reads so. A turn the agent does not publish: the unread
+ * watch decides, except for a launch never bound to a session past its launch window.
+ */
+function answerReading(
+  state: SessionClose,
+  reading: EventData<'session.read'>,
+  at: number,
+  on: (type: Decision['type'], data: unknown) => Decision,
+): Decision[] {
+  const { sessionId, activity, failure, settings } = reading;
+  const attempt = state.attempts + 1;
+  const defer = (reason: string, unread = state.unread) => [on('session.close.deferred', { sessionId, attempt, reason, unread })];
+  if (activity === null) return defer(`its session could not be read just now (${failure ?? 'no reading'}); it is read again next round`);
+  const stop = (why: string): Decision[] =>
+    activity.target === null
+      ? [on('session.closed', { sessionId, attempt, reason: `${why}; nothing was left to stop` })]
+      : [on('session.kill.requested', { sessionId, attempt, target: activity.target, reason: why })];
+  const seen = activity.seen ? ` (${activity.seen})` : '';
+
+  if (activity.presence === 'gone') return [on('session.closed', { sessionId, attempt, reason: `nothing of it runs any more${seen}; its id is kept for a later turn to resume` })];
+  if (activity.presence === 'stopped') return stop(`no agent runs in it${seen}`);
+  if (IN_TURN.has(activity.turn)) return defer(`its session is in a turn (${activity.turn})${seen}; it closes once the turn ends`, null);
+  if (activity.turn === 'idle') return stop(`read idle, between turns${seen}`);
+
+  // No turn published. A launch that never became a session holds no turn to cut.
+  if (!state.bound && state.launchedAt !== null && at - state.launchedAt >= settings.launchWindowMs) {
+    return stop(`a launch never bound to a session, past its launch window of ${secs(settings.launchWindowMs)}${seen}`);
+  }
+  const unknown = `its session publishes no turn${seen}`;
+  if (activity.mark === null) return defer(`${unknown}, and its record shows no write to count from: it waits`);
+  const watch = unreadWatch(state.unread, activity.mark, settings.gapMs, at);
+  if (watchedMs(watch) >= settings.quietMs) return stop(`${unknown}, and nothing was written to its record in ${secs(watchedMs(watch))} watched (quiet ${secs(settings.quietMs)})`);
+  const restarted = watch.since === at && state.unread !== null ? (state.unread.mark !== activity.mark ? ' (its record was written: the watch starts again)' : ' (the last reading was too long ago: the watch starts again)') : '';
+  return defer(`${unknown}; it closes once it is read idle, or after ${secs(settings.quietMs)} watched with nothing written to its record (${secs(watchedMs(watch))} so far)${restarted}`, watch);
+}
+
+/** `120 s`, `1.5 s`: the settings are whole seconds in use, tenths in tests. */
+export function secs(ms: number): string {
+  return `${Math.round(ms / 100) / 10} s`;
+}
+
+/**
+ * Inputs that would change nothing, and are therefore neither recorded nor decided: a round that
+ * finds the close claimed by a live process, or held by its own claim with time to spare (it then
+ * reads at once); a reading by a process that does not hold the claim; an answer to a kill that is no
+ * longer the one awaited (a close confirmed meanwhile is never undone by a late failure).
+ */
+export function ignoresSession(state: SessionClose, input: NewDomainEvent): boolean {
+  switch (input.type) {
+    case 'session.run.ended':
+      return input.data.runId === state.runId;
+    case 'session.close.due': {
+      if (!state.open) return true;
+      const { lock, holder } = input.data;
+      if (claimHolds(state.claim, lock, holder, input.at) || ownClaimReusable(state.claim, lock, input.at)) return true;
+      // This process's own kill in flight is left to its outbox until its claim runs out.
+      return state.killing !== null && holdsClaim(state.claim, lock, input.at);
+    }
+    case 'session.read':
+      return !state.open || state.killing !== null || state.claim === null || state.claim.lock !== input.data.lock || state.claim.expires <= input.at;
+    case 'session.kill.answered':
+      return !state.open || state.killing?.attempt !== input.data.attempt;
+    default:
+      return true;
+  }
+}
