@@ -2,19 +2,7 @@ import type { Clock } from '../../events/clock.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { decideAndAppend } from '../decideAndAppend.ts';
 import { adoptionDecider, hasOpenRequest } from './adoptionDecider.ts';
-import type { AdoptionState } from './adoptionState.ts';
-
-/** The lane's adoptions as its own stream has them now, and the version to append at. */
-export async function readLane(store: EventStore, lane: string): Promise<{ state: AdoptionState; versions: Map<string, number> }> {
-  const stream = `lane:${lane}`;
-  let state = adoptionDecider.initialState(lane);
-  let version = 0;
-  for (const event of await store.readStream(stream)) {
-    state = adoptionDecider.evolve(state, event);
-    version = event.version;
-  }
-  return { state, versions: new Map([[stream, version]]) };
-}
+import { readLane } from './laneStream.ts';
 
 /**
  * `runledger adopt LANE SESSION`: asks the board to bind the session to the lane. The request is the

@@ -5,7 +5,7 @@ import { decideAndAppend } from '../decideAndAppend.ts';
 import { isProcessAlive, sameHost } from '../outbox/processes.ts';
 import { hostOf, pidOf } from '../session/claims.ts';
 import { adoptionDecider, hasOpenRequest } from './adoptionDecider.ts';
-import { readLane } from './adoptionRequests.ts';
+import { readLane } from './laneStream.ts';
 import { type AdoptionState, DEFAULT_ADOPTION_TTL_MS } from './adoptionState.ts';
 
 /** Where sessions are listed: the computer a session lives on, null when none lists it; throws when it cannot be read. */

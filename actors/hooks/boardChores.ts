@@ -57,9 +57,12 @@ export class BoardChores {
     this.index = new FollowedFold(options.store, [noticesProjection, adoptionsProjection] as readonly AnyProjection[]);
   }
 
-  /** Settles hooks a dead board left, and starts the hooks cursor at the present if it never ran. */
+  /**
+   * Settles hooks a dead board left (with hooks or not: a hook it cut is recorded interrupted either
+   * way), and starts the hooks cursor at the present if hooks never ran on this log.
+   */
   async start(): Promise<void> {
-    if (this.hooks.active) await this.hooks.open(await this.options.store.headSeq());
+    await this.hooks.open(this.hooks.active ? await this.options.store.headSeq() : undefined);
     await this.index.catchUp();
   }
 

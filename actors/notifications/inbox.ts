@@ -4,7 +4,7 @@ import { clock as clockTime } from '../../projections/audit/describeEvent.ts';
 import { decideAndAppend } from '../decideAndAppend.ts';
 import { inboxDecider } from './inboxDecider.ts';
 import type { PendingNotice } from './inboxState.ts';
-import { inboxStream, readInbox } from './noticeRound.ts';
+import { inboxStream, readInbox } from './inboxStream.ts';
 
 export interface UnreadNotices {
   readonly notices: readonly PendingNotice[];

@@ -3,7 +3,7 @@ import type { EventData, NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { decideAndAppend } from '../decideAndAppend.ts';
 import { inboxDecider, whyHeld } from './inboxDecider.ts';
-import type { InboxState } from './inboxState.ts';
+import { inboxStream, readInbox } from './inboxStream.ts';
 import type { NoticeSource } from './noticeKinds.ts';
 import type { NoticesIndex } from './noticesProjection.ts';
 
@@ -18,6 +18,9 @@ export const unreadableLiveness: LivenessReader = {
     throw new Error('no session driver on this board can read it');
   },
 };
+
+/** A session that missed a lot is told it over several rounds, oldest first: one reading stays small. */
+export const MAX_NOTICES_PER_READING = 200;
 
 export interface NoticeRoundOptions {
   readonly store: EventStore;
@@ -68,10 +71,12 @@ async function fileFor(
 ): Promise<void> {
   const { store, clock } = options;
   const { state, versions } = await readInbox(store, sessionId);
-  const due = heard.filter((notice) => {
-    const subscription = state.subscriptions[notice.subscriptionId];
-    return subscription !== undefined && !subscription.closed && notice.source > subscription.cursor;
-  });
+  const due = heard
+    .filter((notice) => {
+      const subscription = state.subscriptions[notice.subscriptionId];
+      return subscription !== undefined && !subscription.closed && notice.source > subscription.cursor;
+    })
+    .slice(0, MAX_NOTICES_PER_READING);
   if (due.length === 0) return;
   let liveness: EventData<'inbox.read'>['liveness'] = null;
   let detail: string | null = null;
@@ -97,20 +102,4 @@ async function fileFor(
   // Nothing filed: it waits. Said in the log once; said in every round's report.
   const held = whyHeld(sessionId, { record, liveness, detail }, due.length);
   if (held) report.waiting.push([sessionId, held.reason]);
-}
-
-export function inboxStream(sessionId: string): string {
-  return `inbox:${sessionId}`;
-}
-
-/** The inbox as its own stream has it now, and the version to append at. */
-export async function readInbox(store: Pick<EventStore, 'readStream'>, sessionId: string): Promise<{ state: InboxState; versions: Map<string, number> }> {
-  const stream = inboxStream(sessionId);
-  let state = inboxDecider.initialState(sessionId);
-  let version = 0;
-  for (const event of await store.readStream(stream)) {
-    state = inboxDecider.evolve(state, event);
-    version = event.version;
-  }
-  return { state, versions: new Map([[stream, version]]) };
 }

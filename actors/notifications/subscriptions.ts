@@ -4,7 +4,7 @@ import type { EventStore } from '../../events/store/eventStore.ts';
 import { decideAndAppend } from '../decideAndAppend.ts';
 import { inboxDecider } from './inboxDecider.ts';
 import type { NoticeKind } from './noticeKinds.ts';
-import { inboxStream, readInbox } from './noticeRound.ts';
+import { inboxStream, readInbox } from './inboxStream.ts';
 
 export interface SubscriptionRequest {
   readonly sessionId: string;

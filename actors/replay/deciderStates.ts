@@ -25,10 +25,23 @@ const VERSIONS: Readonly<Record<string, number>> = {
  * Deciders whose states are exactly a projection the daemon keeps (the same fold of the same events):
  * their states are read from that projection's snapshots, not stored a second time.
  */
-const ALIASES: Readonly<Record<string, { readonly projection: AnyProjection; readonly states: (state: unknown) => ScopedStates }>> = {
-  queue: { projection: queueProjection as AnyProjection, states: (state) => state as ScopedStates },
-  board: { projection: boardProjection as AnyProjection, states: (state) => ({ board: state }) },
+export interface Alias {
+  readonly projection: AnyProjection;
+  /** The decider's states, from the projection's state (sharing it, not copying it). */
+  readonly states: (state: unknown) => ScopedStates;
+  /** The projection's state, from the decider's states. */
+  readonly state: (states: ScopedStates) => unknown;
+}
+
+const ALIASES: Readonly<Record<string, Alias>> = {
+  queue: { projection: queueProjection as AnyProjection, states: (state) => state as ScopedStates, state: (states) => states },
+  board: { projection: boardProjection as AnyProjection, states: (state) => ({ board: state }), state: (states) => states.board ?? boardProjection.initial() },
 };
+
+/** The projection a decider's states are, if they are one. */
+export function aliasOf(decider: AnyDecider): Alias | null {
+  return Object.hasOwn(ALIASES, decider.name) ? ALIASES[decider.name]! : null;
+}
 
 /**
  * States no input can change any more, kept as the least that says so, so snapshots do not carry every

@@ -1,6 +1,6 @@
 import type { EventStore } from '../../events/store/eventStore.ts';
 import type { AnyDecider } from '../decider.ts';
-import { snapshotNameOf, storesItsOwn } from './deciderStates.ts';
+import { aliasOf, snapshotNameOf, storesItsOwn } from './deciderStates.ts';
 import { complete, feed } from './feed.ts';
 import { type ReplayDifference, Replayer } from './replayer.ts';
 
@@ -23,7 +23,8 @@ export interface ReplayLogOptions {
   readonly onPage?: (seq: number) => void;
   /**
    * Store the deciders' states every `store.snapshots.every` events past the newest such snapshot,
-   * between two inputs, so a later `replay --until` or `replay --run` starts near its seq.
+   * between two inputs, so a later `replay --until` or `replay --run` starts near its seq (those that
+   * are a projection's states, the queue's and the board's, as that projection's snapshots).
    */
   readonly writeSnapshots?: boolean;
 }
@@ -40,26 +41,31 @@ export async function replayLog(
   const snapshots = options.writeSnapshots ? store.snapshots : undefined;
   const written: number[] = [];
   const pending: { name: string; seq: number; state: string }[] = [];
-  let next = Number.POSITIVE_INFINITY;
-  // The deciders whose states are a projection's are snapshotted with it, not here.
-  const stored = deciders.filter(storesItsOwn);
+  // Per snapshot name, the seq from which the next is due: only forward of the newest one stored, as
+  // the history is pruned from its old end and never refilled there. A decider whose states are a
+  // projection's (the queue's, the board's) is stored as that projection's snapshot.
+  const due = new Map<AnyDecider, { name: string; next: number }>();
   if (snapshots) {
-    const newest = await Promise.all(stored.map((d) => snapshots.newestSeq(snapshotNameOf(d))));
-    // Only forward of the oldest newest one: the history is pruned from its old end, never refilled there.
-    next = Math.min(...newest.map((seq) => seq ?? 0)) + snapshots.every;
+    for (const decider of deciders) {
+      const name = snapshotNameOf(decider);
+      due.set(decider, { name, next: ((await snapshots.newestSeq(name)) ?? 0) + snapshots.every });
+    }
   }
   const replayer: Replayer = new Replayer(deciders, {
     stopAtFirst: true,
     ...(snapshots
       ? {
           onBoundary: (seq: number) => {
-            if (seq < next) return;
-            // Taken now, between two inputs: the states change in place with the next event.
-            for (const decider of stored) {
-              pending.push({ name: snapshotNameOf(decider), seq, state: JSON.stringify(replayer.statesOf(decider)) });
+            let any = false;
+            for (const [decider, name] of due) {
+              if (seq < name.next) continue;
+              // Taken now, between two inputs: the states change in place with the next event.
+              const states = replayer.statesOf(decider);
+              pending.push({ name: name.name, seq, state: JSON.stringify(storesItsOwn(decider) ? states : aliasOf(decider)!.state(states)) });
+              name.next = seq + snapshots.every;
+              any = true;
             }
-            written.push(seq);
-            next = seq + snapshots.every;
+            if (any) written.push(seq);
           },
         }
       : {}),

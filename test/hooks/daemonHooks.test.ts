@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { DaemonProcess, logRows, waitUntil } from '../support/daemonProcess.ts';
 import { claudeAgent } from '../support/computerRuns.ts';
 import { runledger } from '../support/processes.ts';
-import { tempDir } from '../support/tempStore.ts';
+import { openTempStore, tempDir } from '../support/tempStore.ts';
+import { deciders } from '../../actors/registry.ts';
+import { replayLog } from '../../actors/replay/replayLog.ts';
 
 const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
 
@@ -48,5 +50,9 @@ describe('runledger daemon --hook, subscribe and adopt, end to end', () => {
     expect(audit.stdout).toMatch(/adoption\.adopted\s+adopted: lane M's next turns run in session known-session on local/);
     daemon.signal('SIGTERM');
     expect((await daemon.exit()).code).toBe(0);
+    // Every decision of the board, the computer, the adoption and the inbox re-derives the same.
+    const store = await openTempStore(db);
+    const replayed = await replayLog(store, deciders);
+    expect(replayed, JSON.stringify(replayed).slice(0, 1_000)).toMatchObject({ ok: true });
   });
 });

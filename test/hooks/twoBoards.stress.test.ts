@@ -6,6 +6,8 @@ import { FakeClock } from '../../events/clock.ts';
 import { openSubscription } from '../../actors/notifications/subscriptions.ts';
 import { heardOf } from '../../actors/notifications/noticeKinds.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
+import { rebuildProjections } from '../../projections/rebuild.ts';
+import { projections } from '../../projections/registry.ts';
 import { startChild } from '../support/processes.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';
 
@@ -86,5 +88,8 @@ describe('two board processes on one file', () => {
     const binds = lines(bindsFile).map((line) => line.split(' '));
     expect(binds.map(([lane]) => lane).sort()).toEqual(requested);
     expect(new Set(binds.map(([, , pid]) => pid)).size).toBe(2);
+
+    // Every projection (the cursors, the notices and adoptions indexes among them) rebuilds equal from seq 0.
+    expect((await rebuildProjections(store, projections)).filter((r) => !r.equal)).toEqual([]);
   });
 });

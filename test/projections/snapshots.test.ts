@@ -180,6 +180,19 @@ describe('replay from snapshots', () => {
     await store.close();
   });
 
+  it('`--until` inside an append prints the projections as of it, and judges the whole append', async () => {
+    const { store } = await scenarioWithSnapshots(50);
+    const log = await store.readAll(0, 1000);
+    const input = log.find((e) => e.seq > 60 && e.cause === null && log.some((d) => d.cause === e.seq && d.type === 'board.run.offered'))!;
+
+    const report = await replayUntil(store, deciders, projections, input.seq + 1);
+
+    expect(report).toMatchObject({ ok: true, lastSeq: input.seq + 1 });
+    expect(report.decisions).toBe(log.filter((e) => e.seq > report.verifiedFrom && e.cause !== null && e.cause <= input.seq).length);
+    expect(JSON.parse(JSON.stringify(report.projections))).toEqual(foldFromZero(log, input.seq + 1));
+    await store.close();
+  });
+
   it('given a deciders’ snapshot inside an append (a checkpoint taken anywhere), then the decisions of the input before it are folded, not misread', async () => {
     const store = await openScenario();
     const log = await store.readAll(0, 1000);
@@ -211,7 +224,7 @@ describe('replay from snapshots', () => {
     await store.close();
   });
 
-  it('a full replay stores the deciders’ states every `every` events, between two inputs, only past the newest it has', async () => {
+  it('a full replay stores the deciders’ states every `every` events, between two inputs, only past the newest it has, and they check out', async () => {
     const store = await openScenario(undefined, { snapshots: { every: 40 } });
     const log = await store.readAll(0, 1000);
 
@@ -224,7 +237,8 @@ describe('replay from snapshots', () => {
     for (const seq of seqs) expect(log.find((e) => e.seq === seq + 1)?.cause).toBeNull();
     expect(second).toMatchObject({ ok: true, snapshots: [] });
     const names = new Set((await store.snapshots.list()).map((s) => s.name));
-    expect([...names].sort()).toEqual(storedDeciderProjections(deciders).map(checkpointName).sort());
+    // The queue's and the board's decider states are stored as those projections' snapshots.
+    expect([...names].sort()).toEqual([...storedDeciderProjections(deciders).map(checkpointName), 'board@1', 'queue@2'].sort());
     expect((await rebuildAndCheck(store, all())).ok).toBe(true);
     await store.close();
   });

@@ -129,3 +129,36 @@ describe('a round over the open closes, on a real log', () => {
     expect(await replayLog(a, deciders)).toMatchObject({ ok: true });
   });
 });
+
+describe('a kill cut short by a crash', () => {
+  it('given a kill taken by a process that died before it was done, then it is recorded interrupted and never run; the next round claims the close and reads it afresh', async () => {
+    const path = tempDbPath();
+    const dead = liveSiblingLock();
+    await dead.kill();
+    const [a, d] = [await openTempStore(path), await openTempStore(path, { writer: dead.lock })];
+    const clock = new FakeClock();
+    const stream = `${COMPUTER}/session:S1`;
+    // The dead process claimed the close, read it idle, decided the kill and took it from the outbox.
+    const crashed = closerOn(d, clock, { driver: new ScriptedDriver() });
+    await intend(crashed, 'S1', 'r1');
+    await crashed.actors.step('S1', (_, at) => ({ stream, type: 'session.close.due', data: { sessionId: 'S1', lock: dead.lock, ttlMs: 15 * 60_000, holder: null }, at }));
+    const read = await crashed.actors.step('S1', (_, at) => ({ stream, type: 'session.read', data: { sessionId: 'S1', lock: dead.lock, activity: idle('tmux:%7'), failure: null, settings: { quietMs: 120_000, gapMs: 60_000, launchWindowMs: 180_000 } }, at }));
+    const kill = read.decisions[0]!;
+    expect(kill.type).toBe('session.kill.requested');
+    const consumer = `outbox:session-kills-${COMPUTER}`;
+    await appendOrThrow(d, { expected: { [consumer]: 0 }, events: [{ stream: consumer, type: 'outbox.taken', data: { through: kill.seq, effects: [kill.seq] }, at: clock.now() }] });
+
+    const driver = new ScriptedDriver();
+    driver.set('S1', gone());
+    const closer = closerOn(a, clock, { driver });
+    await closer.open();
+    expect(ofType(await a.readStream(consumer), 'outbox.interrupted').map((e) => (e.data as { effect: number }).effect)).toEqual([kill.seq]);
+    clock.advance(10_000);
+    expect((await closer.round()).map((o) => o.outcome)).toEqual(['closed']);
+    expect(driver.stops).toEqual([]);
+    const log = await a.readStream(stream);
+    expect(ofType(log, 'session.close.claimed').at(-1)!.data).toMatchObject({ lock: closer.lock, reason: expect.stringMatching(/its process is gone.*the kill of attempt 1 was never answered, so it is read again/) });
+    expect(ofType(log, 'session.closed')[0]!.data).toMatchObject({ attempt: 2 });
+    expect(await replayLog(a, [sessionDecider])).toMatchObject({ ok: true });
+  });
+});
