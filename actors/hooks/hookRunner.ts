@@ -75,18 +75,17 @@ export class HookRunner {
     for (const [effect, taken] of pending) {
       if (!takerIsGone(taken, store.writer)) continue;
       const [event] = await store.readAll(effect - 1, 1);
+      // Only events that call for a hook are ever taken, and the log never changes under a seq.
       const call = event && event.seq === effect ? hookOf(event) : null;
-      await this.record({
-        stream: HOOKS_STREAM,
-        type: 'hook.interrupted',
-        at: this.options.clock.now(),
-        data: {
-          effect,
-          hook: call?.hook ?? 'on_tick',
-          ...ids(call),
-          detail: `taken by ${taken.actor}, which stopped before the hook's end was recorded: it is not run again`,
-        },
+      if (call === null) throw new Error(`the hooks take of seq ${taken.seq} names seq ${effect}, which calls for no hook`);
+      const detail = `taken by ${taken.actor}, which stopped before the hook's end was recorded: it is not run again`;
+      // At the version read: of two boards opening at once, only one records it.
+      const result = await store.append({
+        expected: { [HOOKS_STREAM]: this.version },
+        events: [{ stream: HOOKS_STREAM, type: 'hook.interrupted', at: this.options.clock.now(), data: { effect, hook: call.hook, ...ids(call), detail } }],
       });
+      if (!result.ok) return this.open(startAt);
+      this.version = result.events[0]!.version;
     }
   }
 
@@ -227,8 +226,8 @@ export class HookRunner {
   }
 }
 
-function ids(call: HookCall | null): { runId?: string; sessionId?: string } {
-  return { ...(call?.runId ? { runId: call.runId } : {}), ...(call?.sessionId ? { sessionId: call.sessionId } : {}) };
+function ids(call: HookCall): { runId?: string; sessionId?: string } {
+  return { ...(call.runId ? { runId: call.runId } : {}), ...(call.sessionId ? { sessionId: call.sessionId } : {}) };
 }
 
 /** A take by a process of this host that no longer runs. One on another host cannot be probed: it is left. */

@@ -1,44 +1,11 @@
 import { codec, type DomainEvent, type NewDomainEvent } from '../../events/catalog.ts';
 import { InvalidEventError } from '../../events/codec.ts';
 import type { AnyDecider } from '../decider.ts';
-import { type DecisionView, sameDecision, view, whereTheyDiffer } from './compare.ts';
+import { sameDecision, view } from './compare.ts';
 import { retirementOf, type ScopedStates } from './deciderStates.ts';
+import { compare, type Lane, type OpenInput, type ReplayDifference, type ReplayStep } from './difference.ts';
 
-/**
- * - `differs`: a recorded decision is not the one re-derived (`seq` is the recorded one);
- * - `missing`: the decider now decides more than was recorded (`seq` is the input's);
- * - `extra`: more was recorded than the decider now decides (`seq` is the first extra one);
- * - `ignored`: an input was recorded that the decider ignores in that state, and an ignored input
- *   is never recorded (`seq` is the input's);
- * - `orphan`: a decision whose cause is not the input its append began with (`seq` is its own).
- */
-export type DifferenceKind = 'differs' | 'missing' | 'extra' | 'ignored' | 'orphan';
-
-export interface ReplayDifference {
-  readonly seq: number;
-  readonly kind: DifferenceKind;
-  /** The input the decisions answer; for an orphan, the orphan itself. */
-  readonly input: DomainEvent;
-  /** The decider that re-decided the input, `?` for an orphan. */
-  readonly decider: string;
-  readonly scope: string | null;
-  readonly recorded: DecisionView[];
-  readonly rederived: DecisionView[];
-  /** Which decision (0-based) is the first that differs; -1 when the difference is not one decision's. */
-  readonly index: number;
-  /** Where they differ, in one line. */
-  readonly detail: string;
-}
-
-/** One input re-decided: what was recorded, what the decider decides now. */
-export interface ReplayStep {
-  readonly input: DomainEvent;
-  readonly decider: string;
-  readonly scope: string;
-  readonly recorded: readonly DomainEvent[];
-  readonly rederived: readonly NewDomainEvent[];
-  readonly difference: ReplayDifference | null;
-}
+export type { DifferenceKind, ReplayDifference, ReplayStep } from './difference.ts';
 
 /** Where one decider's fold starts: its states as of `seq` (a snapshot's), or empty as of 0. */
 export interface DeciderStart {
@@ -60,29 +27,6 @@ export interface ReplayerOptions {
   readonly stopAtFirst?: boolean;
   /** Called as each input arrives, with every earlier input closed: the states are as of `seq`. */
   readonly onBoundary?: (seq: number) => void;
-}
-
-interface Lane {
-  readonly decider: AnyDecider;
-  readonly retire: (state: unknown) => unknown;
-  states: ScopedStates;
-  /** The last seq folded into `states` before this replay began. */
-  from: number;
-  scopes: ReadonlySet<string> | null;
-}
-
-interface OpenInput {
-  readonly input: DomainEvent;
-  readonly lane: Lane;
-  readonly scope: string;
-  readonly rederived: NewDomainEvent[];
-  readonly recorded: DomainEvent[];
-  /** How many of the re-derived decisions answer the input directly; `react` follows them. */
-  readonly answers: number;
-  reacted: boolean;
-  ignored: boolean;
-  /** A recorded decision was found to differ from its re-derived one as it came in. */
-  differs: boolean;
 }
 
 /**
@@ -158,7 +102,7 @@ export class Replayer {
     return this.open?.input.seq ?? null;
   }
 
-  /** Every decider's states, by decider name: read them, do not keep them past the next event. */
+  /** One decider's states, by scope: read them, do not keep them past the next event. */
   statesOf(decider: AnyDecider): ScopedStates {
     const lane = this.lanes.find((l) => l.decider === decider);
     if (!lane) throw new Error(`no decider ${decider.name} in this replay`);
@@ -341,41 +285,4 @@ function earliest(lanes: readonly Lane[]): number {
   let seq = Number.POSITIVE_INFINITY;
   for (const lane of lanes) seq = Math.min(seq, lane.from);
   return Number.isFinite(seq) ? seq : 0;
-}
-
-function compare(open: OpenInput): ReplayDifference | null {
-  const { recorded, rederived } = open;
-  const decider = open.lane.decider.name;
-  if (open.ignored) {
-    return {
-      seq: open.input.seq,
-      kind: 'ignored',
-      input: open.input,
-      decider,
-      scope: open.scope,
-      recorded: recorded.map(view),
-      rederived: rederived.map(view),
-      index: -1,
-      detail: `the ${decider} decider ignores this input in the state it was recorded in, and an ignored input is never recorded`,
-    };
-  }
-  const count = Math.max(recorded.length, rederived.length);
-  for (let i = 0; i < count; i++) {
-    const a = recorded[i];
-    const b = rederived[i];
-    if (a && b && sameDecision(a, b)) continue;
-    const views = { recorded: recorded.map(view), rederived: rederived.map(view) };
-    const kind: DifferenceKind = a && b ? 'differs' : a ? 'extra' : 'missing';
-    return {
-      seq: a?.seq ?? open.input.seq,
-      kind,
-      input: open.input,
-      decider,
-      scope: open.scope,
-      ...views,
-      index: i,
-      detail: whereTheyDiffer(views.recorded[i], views.rederived[i]),
-    };
-  }
-  return null;
 }

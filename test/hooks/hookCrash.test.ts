@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { HOOKS_STREAM, HookRunner } from '../../actors/hooks/hookRunner.ts';
@@ -60,5 +61,26 @@ describe('a board killed while a hook runs', () => {
     const audit = runledger(['audit', 'r1', '--db', db]);
     expect(audit.status).toBe(0);
     expect(audit.stdout).toMatch(/hook\.interrupted\s+hook on_run_ended \(for seq \d+\) was interrupted: taken by \S+, which stopped before the hook's end was recorded: it is not run again/);
+  });
+});
+
+describe('hooks a dead board took', () => {
+  it('given a take by a process that died, when two boards open at once, then it is recorded interrupted once, and never run', async () => {
+    const dir = tempDir();
+    const db = join(dir, 'runledger.db');
+    const file = join(dir, 'hook.log');
+    const store = await openTempStore(db);
+    const other = await openTempStore(db);
+    const dead = await openTempStore(db, { writer: `${hostname()}:999999` });
+    const { finished } = await appendRun(store, 'r1', 'L');
+    await dead.append({ expected: { [HOOKS_STREAM]: 0 }, events: [{ stream: HOOKS_STREAM, type: 'outbox.taken', data: { through: finished, effects: [finished] }, at: 1 }] });
+
+    const commands = { on_run_ended: `echo ran >> '${file}'` };
+    const boards = [new HookRunner({ store, clock: systemClock, commands }), new HookRunner({ store: other, clock: systemClock, commands })];
+    await Promise.all(boards.map((b) => b.open(finished)));
+    await Promise.all(boards.map((b) => b.drain()));
+
+    expect((await store.readStream(HOOKS_STREAM)).map((e) => e.type)).toEqual(['outbox.taken', 'hook.interrupted']);
+    expect(lines(file)).toEqual([]);
   });
 });
