@@ -21,6 +21,15 @@ const TOLD = new Set([
   'board.run.finished',
   'board.request.rejected',
   'frame.refused',
+  'session.closed',
+  'session.close.deferred',
+  'session.close.incident',
+  'hook.exited',
+  'hook.interrupted',
+  'adoption.adopted',
+  'adoption.failed',
+  'inbox.waiting',
+  'inbox.withheld',
 ]);
 
 function told(event: DomainEvent): boolean {

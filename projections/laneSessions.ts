@@ -4,9 +4,15 @@ import type { Projection } from './projection.ts';
 /** The session each lane's next turn resumes, by computer then lane. */
 export const laneSessionsProjection: Projection<Record<string, Record<string, string>>> = {
   name: 'lane-sessions',
-  version: 1,
+  // 2: adoptions bind sessions to lanes.
+  version: 2,
   initial: () => ({}),
   evolve(state, event) {
+    // An adoption binds a live session to a lane on the computer it lives on: its next turn resumes it.
+    if (event.type === 'adoption.adopted') {
+      (state[event.data.computerId] ??= {})[event.data.lane] = event.data.sessionId;
+      return state;
+    }
     if (event.type !== 'lane.session.remembered' && event.type !== 'lane.session.forgotten') return state;
     const owner = parseStream(event.stream).owner ?? '';
     const lanes = (state[owner] ??= {});

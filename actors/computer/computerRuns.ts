@@ -135,6 +135,13 @@ export class ComputerRuns {
       }
     }
     for (const outbox of this.outboxes) this.subscriptions.push(outbox.follow());
+    // A session the board bound to one of this computer's lanes (runledger adopt) is that lane's next.
+    const head = await this.options.store.headSeq();
+    this.subscriptions.push(
+      this.options.store.subscribe(head).subscribe((event) => {
+        if (event.type === 'adoption.adopted' && event.data.computerId === this.options.computer) this.laneSessions[event.data.lane] = event.data.sessionId;
+      }),
+    );
     await Promise.all(this.outboxes.map((o) => o.drain()));
     this.scheduleHeartbeats();
   }

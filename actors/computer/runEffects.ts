@@ -8,6 +8,7 @@ import { type AgentHandle, groupAlive, startAgent } from '../execution/agentProc
 import { budgetWords } from '../execution/budget.ts';
 import { type AgentKind, readerFor } from '../execution/outputReaders.ts';
 import { turnCommand } from '../execution/resume.ts';
+import { markHanded, noticePrefix, unreadNotices } from '../notifications/inbox.ts';
 import type { EffectConsumer } from '../outbox/outbox.ts';
 import { INTERRUPTED_BY_RESTART } from '../run/runState.ts';
 import type { BoardAnswer } from '../wire/boardClient.ts';
@@ -64,11 +65,13 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
       const workspace = join(ctx.workspaceRoot, lane);
       mkdirSync(workspace, { recursive: true });
       const turn = turnCommand(ctx.exec, ctx.kind, resume);
+      // Notices filed into the session's inbox since its last turn go ahead of the prompt (SPEC 5).
+      const unread = turn.resuming ? await unreadNotices(ctx.store, turn.resuming) : { notices: [], through: 0 };
       const budget = deadlineAt === null ? null : deadlineAt - event.at;
       const handle = startAgent({
         command: turn.command,
         cwd: workspace,
-        prompt: `${budgetWords(budget)}\n\n${prompt}`,
+        prompt: `${budgetWords(budget)}\n\n${noticePrefix(unread.notices)}${prompt}`,
         env: turn.env,
         reader: readerFor(ctx.kind),
         clock: ctx.clock,
@@ -78,6 +81,8 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
       if (handle.pid !== null) {
         ctx.handles.set(runId, handle);
         await ctx.input(runId, { stream, type: 'run.process.began', data: { runId, pid: handle.pid, resuming: turn.resuming }, at: at() });
+        // Handed once the agent has them; a crash before this hands them again next turn, never loses them.
+        if (turn.resuming && unread.through > 0) await markHanded(ctx.store, turn.resuming, unread.through, runId, at());
         handle.onSessionId((sessionId) => {
           void ctx.input(runId, { stream, type: 'run.session.announced', data: { runId, sessionId }, at: at() }).catch(() => {});
         });

@@ -67,6 +67,10 @@ export function formatUntil(report: UntilReport): string {
         (report.verifiedFrom > 0 ? ` (from the deciders' snapshot at seq ${report.verifiedFrom}; a full \`runledger replay\` verifies what comes before it)` : ''),
     );
   }
+  // Worth saying on a long log only: a short one folds from seq 0 in no time.
+  if (report.verifiedFrom === 0 && report.folded >= 10_000) {
+    lines.push(`  (no snapshot of the deciders' states before seq ${report.until}, so they were folded from seq 0: \`runledger replay\` or \`runledger rebuild --write\` stores them)`);
+  }
   lines.push(`projections as of seq ${report.lastSeq} (${report.folded} events folded past the nearest snapshots):`);
   const from = new Map(report.projectionsFrom.map((s) => [s.name, s]));
   for (const [name, state] of Object.entries(report.projections)) {

@@ -42,7 +42,7 @@ export async function replayEntity(
   deciders: readonly AnyDecider[],
   kind: 'run' | 'session',
   id: string,
-  options: { jumpMin?: number } = {},
+  options: { jumpMin?: number; onPage?: (seq: number) => void } = {},
 ): Promise<EntityReplay | null> {
   const jumpMin = options.jumpMin ?? JUMP_MIN;
   const events = await store.readEntity(`${kind}:${id}`);
@@ -88,7 +88,7 @@ export async function replayEntity(
       loaded.push(jump);
     }
     const before = replayer.lastSeq;
-    to = await feed(store, replayer, { until: seq });
+    to = await feed(store, replayer, { until: seq, ...(options.onPage ? { onPage: options.onPage } : {}) });
     read += Math.max(0, replayer.lastSeq - before);
   }
   to = Math.max(to, replayer.lastSeq);

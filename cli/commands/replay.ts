@@ -31,7 +31,8 @@ export function replayCommand(): Command {
       try {
         const progress = await progressReporter(() => store.headSeq());
         if (entity) {
-          const report = await replayEntity(store, deciders, entity.kind, entity.id);
+          const report = await replayEntity(store, deciders, entity.kind, entity.id, { onPage: progress });
+          progress.done();
           if (!report) {
             process.stderr.write(`runledger: no ${entity.kind} "${entity.id}" in ${options.db}: the log holds no event of ${entity.kind}:${entity.id}\n`);
             process.exitCode = 1;

@@ -1,4 +1,5 @@
 import { Command, Option } from 'commander';
+import { BoardChores } from '../../actors/hooks/boardChores.ts';
 import type { RoundOutcome } from '../../actors/session/closeRound.ts';
 import { type DriverName, SessionCloser } from '../../actors/session/sessionCloser.ts';
 import { startActorSystem, stopSystem } from '../../actors/runtime.ts';
@@ -41,7 +42,12 @@ export function tickCommand(): Command {
       try {
         await closer.open();
         const outcomes = await closer.round();
-        print(options, { computer: options.computer, lock: closer.lock, outcomes }, () => describe(options.computer, outcomes));
+        // The board's half of a round: adoptions, then notices, then the tick (hooks are the daemon's).
+        const chores = new BoardChores({ store, clock: systemClock, hooks: {} });
+        await chores.start();
+        const board = await chores.round();
+        await chores.stop();
+        print(options, { computer: options.computer, lock: closer.lock, outcomes, board }, () => describe(options.computer, outcomes));
       } finally {
         closer.stop();
         stopSystem(system);
