@@ -47,6 +47,9 @@ export function summaryReport(summary: AuditSummary, seq: number): SummaryReport
   };
 }
 
+/** The lanes a person reads; `--json` has them all. */
+const MAX_LANES = 20;
+
 /** The summary as lines a person reads. */
 export function formatSummary(report: SummaryReport): string {
   const { board, computers } = report;
@@ -67,14 +70,16 @@ export function formatSummary(report: SummaryReport): string {
   lines.push('');
   if (report.lanes.length === 0) lines.push('lanes: none queued on a computer yet');
   else {
-    lines.push('lanes (time runs spent queued and parked on the computers, most first):');
-    const width = Math.max(4, ...report.lanes.map((l) => l.lane.length));
-    lines.push(`  ${'lane'.padEnd(width)}  ${'runs'.padStart(5)}  ${'queued'.padStart(10)}  ${'parked'.padStart(10)}  ${'parks'.padStart(5)}  ${'retries'.padStart(7)}  waiting`);
-    for (const l of report.lanes) {
+    const shown = report.lanes.slice(0, MAX_LANES);
+    lines.push(`lanes (time runs spent queued and parked on the computers, most first${report.lanes.length > MAX_LANES ? `, the first ${MAX_LANES} of ${report.lanes.length}` : ''}):`);
+    const width = Math.max(4, ...shown.map((l) => l.lane.length));
+    lines.push(`  ${'lane'.padEnd(width)}  ${'runs'.padStart(6)}  ${'queued'.padStart(12)}  ${'parked'.padStart(12)}  ${'parks'.padStart(5)}  ${'retries'.padStart(7)}  waiting`);
+    for (const l of shown) {
       lines.push(
-        `  ${l.lane.padEnd(width)}  ${String(l.runs).padStart(5)}  ${duration(l.queuedMs).padStart(10)}  ${duration(l.parkedMs).padStart(10)}  ${String(l.parks).padStart(5)}  ${String(l.claimRetries).padStart(7)}  ${l.stillWaiting}`,
+        `  ${l.lane.padEnd(width)}  ${String(l.runs).padStart(6)}  ${duration(l.queuedMs).padStart(12)}  ${duration(l.parkedMs).padStart(12)}  ${String(l.parks).padStart(5)}  ${String(l.claimRetries).padStart(7)}  ${l.stillWaiting}`,
       );
     }
+    if (report.lanes.length > MAX_LANES) lines.push(`  … ${report.lanes.length - MAX_LANES} more lane(s): --json lists them all`);
   }
   const { sessions, adoptions, hooks, notices } = report;
   lines.push('');

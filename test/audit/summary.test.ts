@@ -134,7 +134,13 @@ describe('runledger audit with no id (a real process)', () => {
     expect(human.stdout).toContain('  succeeded 2 · failed 1 · cancelled 2 · resolved 1 · not yet terminal 0');
     expect(human.stdout).toContain('computers: 8 run(s) queued, 1 park(s), 1 claim(s) retried');
     expect(human.stdout).toMatch(/^ {9}2 {2}skipped: another computer has it$/m);
-    expect(human.stdout).toContain('  lane   runs      queued      parked  parks  retries  waiting\n  A         3        30 s       0.0 s      0        0  0\n  B         3       0.0 s        19 s      1        0  0\n');
+    expect(human.stdout).toContain(
+      [
+        '  lane    runs        queued        parked  parks  retries  waiting',
+        '  A          3          30 s         0.0 s      0        0  0',
+        '  B          3         0.0 s          19 s      1        0  0',
+      ].join('\n'),
+    );
     expect(human.stdout).toContain('session closes: 0 intended, 0 closed, 0 deferral(s), 0 failed for good');
     expect(json.status).toBe(0);
     expect(JSON.parse(json.stdout)).toMatchObject({ seq: 182, board: { outcomes: { succeeded: 2 } }, computers: { claimsRetried: 1 } });
