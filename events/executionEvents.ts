@@ -64,6 +64,12 @@ export const executionEvents = eventGroup(
   defineEvent('run.resolved.elsewhere', z.strictObject({ runId, reason })),
   defineEvent('run.completion.requested', z.strictObject({ runId, attempt: z.number().int().positive(), result, reply: z.string().nullable() })),
   defineEvent('run.completion.retrying', z.strictObject({ runId, attempt: z.number().int().positive(), notBefore: z.number().int(), reason })),
+  /**
+   * The retry schedule is spent and the board has not acknowledged: the run stays unreported (still
+   * heartbeated, so its lease holds) and is reported again when its frame is redelivered or the
+   * daemon restarts.
+   */
+  defineEvent('run.completion.paused', z.strictObject({ runId, attempts: z.number().int().positive(), reason })),
   /** `result`: the outcome of a local turn, which has no completion to carry it. */
   defineEvent('run.settled', z.strictObject({ runId, reported: z.boolean(), reason, result: result.optional() })),
   defineEvent('lane.session.remembered', z.strictObject({ lane: SafeId, sessionId, runId })),

@@ -93,7 +93,9 @@ export class Computer {
       token: options.token,
       clock,
       onFrame: async (raw) => {
-        await this.queue.input(frameInput(computer, raw, clock.now()));
+        const input = frameInput(computer, raw, clock.now());
+        await this.queue.input(input);
+        if (input.type === 'frame.received' && input.data.kind === 'run.requested') await this.runs.redelivered(input.data.runId);
       },
       onState: (state, detail) => log(`push stream ${state}${detail ? ` (${detail})` : ''}`),
     });

@@ -146,6 +146,15 @@ export class ComputerRuns {
     this.scheduleHeartbeats();
   }
 
+  /**
+   * The board pushed a run's frame again: a run whose completion it never acknowledged is reported
+   * again now (the decider ignores this while a scheduled retry is still ahead).
+   */
+  async redelivered(runId: string): Promise<void> {
+    if (this.phases.get(runId) !== 'completing') return;
+    await this.input(runId, { stream: this.stream(runId), type: 'run.completion.due', data: { runId }, at: this.options.clock.now() });
+  }
+
   /** Ids of the runs being heartbeated (claimed, not yet settled). */
   liveRuns(): string[] {
     return [...this.live];

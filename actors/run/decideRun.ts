@@ -54,7 +54,7 @@ export function decideRun(state: RunExecution, input: NewDomainEvent): Decision[
       const failed = state.completionAttempts;
       const wait = COMPLETION_RETRY_S[failed - 1];
       if (wait === undefined) {
-        return [on('run.settled', { runId, reported: false, reason: `the board did not acknowledge its completion after ${failed} attempts (last: ${status || 'network error'}); it can be reported on redelivery` })];
+        return [on('run.completion.paused', { runId, attempts: failed, reason: `the board did not acknowledge its completion after ${failed} attempts (last: ${status || 'network error'}): unreported, it is reported again on redelivery` })];
       }
       return [on('run.completion.retrying', { runId, attempt: failed + 1, notBefore: at + wait * 1000, reason: `completion failed (${status || 'network error'}): tried again in ${wait} s` })];
     }

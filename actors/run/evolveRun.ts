@@ -43,6 +43,10 @@ export function evolveRun(state: RunExecution, event: DomainEvent): RunExecution
       state.result = event.data.result;
       state.reply = event.data.reply;
       break;
+    case 'run.completion.paused':
+      // Due again from now on, whenever a redelivery (or a restart) asks.
+      state.completionNotBefore = event.at;
+      break;
     case 'run.completion.retrying':
       state.completionNotBefore = event.data.notBefore;
       break;

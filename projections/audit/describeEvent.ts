@@ -124,6 +124,8 @@ function sentence(event: DomainEvent): string {
       const { attempt, result } = event.data;
       return `completion sent (attempt ${attempt}): ${result.ok ? 'succeeded' : `failed${result.error ? `: ${result.error}` : ''}`}`;
     }
+    case 'run.completion.paused':
+      return event.data.reason;
     case 'run.completion.retrying':
       return `${event.data.reason} (next try at ${clock(event.data.notBefore)})`;
     case 'run.settled':

@@ -76,6 +76,7 @@ function roleOf(type: EventType): Role {
     case 'run.resolved.elsewhere':
     case 'run.completion.requested':
     case 'run.completion.retrying':
+    case 'run.completion.paused':
     case 'run.settled':
     case 'lane.session.remembered':
     case 'lane.session.forgotten':

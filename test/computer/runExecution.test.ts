@@ -185,7 +185,35 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     expect(runs.liveRuns()).toEqual([]);
     expect(await replayLog(store, deciders)).toMatchObject({ ok: true });
   });
+
+  it('given a completion the board never acknowledges, then after the schedule the run stays unreported and heartbeated, and a redelivery reports it', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock();
+    const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'hello' });
+    board.failCompletions('r1', ...Array<number>(9).fill(503));
+    const { claimAndHandOver, runs } = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), heartbeatMs: 60_000 });
+
+    await claimAndHandOver('r1');
+    const completions = () => board.callsOf('r1', 'complete').length;
+    await vi.waitFor(() => expect(completions()).toBe(1), { timeout: 10_000 });
+    for (const [i, wait] of [1, 3, 9, 30, 60, 120, 180, 240].entries()) {
+      await waitForRetry(store, 'r1', i + 1);
+      clock.advance(wait * 1_000);
+      await vi.waitFor(() => expect(completions()).toBe(i + 2), { timeout: 5_000 });
+    }
+    await vi.waitFor(async () => expect((await store.readStream(runStream('r1'))).some((e) => e.type === 'run.completion.paused')).toBe(true), { timeout: 5_000 });
+    expect(runs.liveRuns()).toEqual(['r1']);
+    clock.advance(60_000);
+    expect(board.callsOf('r1', 'heartbeat').length).toBeGreaterThan(0);
+
+    await runs.redelivered('r1');
+    await vi.waitFor(() => expect(completions()).toBe(10), { timeout: 5_000 });
+    expect(await settled(store, 'r1')).toMatchObject({ reported: true });
+    expect(runs.liveRuns()).toEqual([]);
+    expect(await replayLog(store, deciders)).toMatchObject({ ok: true });
+  });
 });
+
 
 async function waitForRetry(store: EventStore, runId: string, count: number): Promise<void> {
   await vi.waitFor(

@@ -91,7 +91,7 @@ describe('a claimed run on its computer', () => {
     expect(s.state.phase).toBe('settled');
   });
 
-  it('given failed completions, then they are retried after 1, 3, 9, 30, 60, 120, 180, 240 s and then left reportable', () => {
+  it('given failed completions, then they are retried after 1, 3, 9, 30, 60, 120, 180, 240 s, then left unreported and reported again on redelivery', () => {
     const s = spec(input.handed(), input.began(), input.exited());
     let now = 1000;
     const waits: number[] = [];
@@ -99,8 +99,7 @@ describe('a claimed run on its computer', () => {
       const answer = s.when(input.completion(503, now));
       const retry = dataOf(answer, 'run.completion.retrying');
       if (!retry) {
-        expect(types(answer)).toEqual(['run.settled']);
-        expect(dataOf(answer, 'run.settled')!.reported).toBe(false);
+        expect(types(answer)).toEqual(['run.completion.paused']);
         break;
       }
       waits.push(((retry.notBefore as number) - at(now)) / 1000);
@@ -109,6 +108,11 @@ describe('a claimed run on its computer', () => {
       expect(types(s.when(input.due(now)))).toEqual(['run.completion.requested']);
     }
     expect(waits).toEqual([1, 3, 9, 30, 60, 120, 180, 240]);
+    // Unreported, not settled: still heartbeated, and a redelivery (or a restart) reports it again.
+    expect(s.state.phase).toBe('completing');
+    const again = s.when(input.due(now + 60_000));
+    expect(dataOf(again, 'run.completion.requested')).toMatchObject({ attempt: 10, result: { ok: true } });
+    expect(types(s.when(input.completion(200, now + 60_100)))).toEqual(['run.settled']);
   });
 
   it('given the board refuses the reply, then the session the turn announced is forgotten and it completes failed, without the reply', () => {
