@@ -1,7 +1,7 @@
-import { codec, type DomainEvent, eventDefinitions } from '../../events/catalog.ts';
-import { InvalidEventError } from '../../events/codec.ts';
+import { codec, type DomainEvent } from '../../events/catalog.ts';
 import type { EventStore, FoldRow } from '../../events/store/eventStore.ts';
 import type { Replayer } from './replayer.ts';
+import { parseData, unread } from './rows.ts';
 
 export interface FeedOptions {
   /** Read from this seq on when it is before the replayer's own start (a projection starts earlier). */
@@ -23,9 +23,8 @@ type Source = Pick<EventStore, 'readAll'> & Partial<Pick<EventStore, 'scanRows'>
  * compared too, or a cut decision would read as a missing one (they are not given to `visit`).
  * Returns the seq of the last event read at or before `until`.
  *
- * Rows are read undecoded when the store can: the replayer validates an event against the catalog
- * only when it reads its data, and a recorded decision found equal to the one re-derived is valid
- * already (it equals a decision the decider just made), so it skips the catalog's parse.
+ * Rows are handed to the replayer undecoded when the store can, for it to read only what it needs
+ * (see `Replayer.visitRow`).
  */
 export async function feed(store: Source, replayer: Replayer, options: FeedOptions = {}): Promise<number> {
   const pageSize = options.pageSize ?? 2000;
@@ -33,26 +32,32 @@ export async function feed(store: Source, replayer: Replayer, options: FeedOptio
   const visit = options.visit;
   let last = Math.min(options.from ?? Number.POSITIVE_INFINITY, replayer.lastSeq);
   let count = 0;
-  const each = (event: DomainEvent, decoded: boolean): void => {
+  const each = (event: DomainEvent): void => {
     count++;
     last = event.seq;
     if (replayer.done) return;
-    if (visit) {
-      visit(event);
-      replayer.visit(event);
-    } else replayer.visit(event, decoded);
+    visit?.(event);
+    replayer.visit(event);
   };
   const eachRow = (row: FoldRow): void => {
-    const event = parsed(row);
-    if (visit) (event as { data: unknown }).data = codec.decodeData(row.seq, row.type, event.data);
-    each(event, visit !== undefined);
+    count++;
+    last = row.seq;
+    if (replayer.done) return;
+    if (!visit) {
+      replayer.visitRow(row);
+      return;
+    }
+    const event = unread(row);
+    (event as { data: unknown }).data = codec.decodeData(row.seq, row.type, parseData(row.seq, row.type, row.data));
+    visit(event);
+    replayer.visit(event);
   };
   for (;;) {
     const limit = Math.min(pageSize, until - last);
     if (limit <= 0) break;
     count = 0;
     if (store.scanRows) await store.scanRows(last, limit, eachRow);
-    else for (const event of await store.readAll(last, limit)) each(event, true);
+    else for (const event of await store.readAll(last, limit)) each(event);
     await options.onPage?.(last);
     if (count < limit || replayer.done) break;
     await new Promise<void>((resolve) => setImmediate(resolve));
@@ -75,26 +80,6 @@ export async function feed(store: Source, replayer: Replayer, options: FeedOptio
   replayer.finish();
   return last;
 }
-
-/**
- * A row with its data parsed from JSON but not yet checked against the catalog (see `Replayer.visit`),
- * and without the log's bookkeeping (`version` 0, `actor` ''): `complete` reads them back for a report.
- */
-function parsed(row: FoldRow): DomainEvent {
-  let data: unknown;
-  try {
-    data = JSON.parse(row.data);
-  } catch (error) {
-    throw new InvalidEventError(row.seq, row.type, `data is not JSON (${(error as Error).message})`);
-  }
-  return { seq: row.seq, stream: row.stream, version: 0, type: TYPES.get(row.type) ?? row.type, data, at: row.at, cause: row.cause, actor: '' } as DomainEvent;
-}
-
-/**
- * The catalog's own spelling of each type. A type read from a row is a fresh string; the catalog's
- * is the one every `switch`, set and map of the deciders holds, so comparing with it is one check.
- */
-const TYPES = new Map(Object.keys(eventDefinitions).map((type) => [type, type]));
 
 /** An event as the log holds it, all columns, for one that `feed` read without its bookkeeping. */
 export async function complete<E extends DomainEvent>(store: Pick<EventStore, 'readAll'>, event: E): Promise<E> {

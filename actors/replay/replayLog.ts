@@ -34,7 +34,7 @@ export interface ReplayLogOptions {
  * folded from the recorded events before it, stopping at the first difference.
  */
 export async function replayLog(
-  store: Pick<EventStore, 'readAll'> & Partial<Pick<EventStore, 'snapshots'>>,
+  store: Pick<EventStore, 'readAll'> & Partial<Pick<EventStore, 'snapshots' | 'headSeq' | 'scanRows'>>,
   deciders: readonly AnyDecider[],
   options: ReplayLogOptions = {},
 ): Promise<ReplayReport> {
@@ -46,9 +46,11 @@ export async function replayLog(
   // projection's (the queue's, the board's) is stored as that projection's snapshot.
   const due = new Map<AnyDecider, { name: string; next: number }>();
   if (snapshots) {
+    // And only over the stretch the history keeps: older ones would be pruned as soon as stored.
+    const kept = ((await store.headSeq?.()) ?? 0) - snapshots.kept * snapshots.every;
     for (const decider of deciders) {
       const name = snapshotNameOf(decider);
-      due.set(decider, { name, next: ((await snapshots.newestSeq(name)) ?? 0) + snapshots.every });
+      due.set(decider, { name, next: Math.max(((await snapshots.newestSeq(name)) ?? 0) + snapshots.every, kept) });
     }
   }
   const replayer: Replayer = new Replayer(deciders, {

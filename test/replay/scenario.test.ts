@@ -167,6 +167,22 @@ describe('replay of a tampered copy of the scenario', () => {
     await Promise.all([a.close(), b.close()]);
   });
 
+  it('given a decision written with its fields in another order, or as JSON that is not even JSON, then order does not matter and bad JSON is a difference', async () => {
+    const log = await scenarioEvents();
+    const parked = seqOf(log, 'run.parked', 'r4');
+    const data = log.find((e) => e.seq === parked)!.data as Record<string, unknown>;
+    const reordered = JSON.stringify(Object.fromEntries(Object.entries(data).reverse()));
+    const same = tamperedScenario((db) => db.prepare('update events set data = ? where seq = ?').run(reordered, parked));
+    const broken = tamperedScenario((db) => db.exec(`DROP INDEX events_run_id; DROP INDEX events_session_id; update events set data = '{"runId":' where seq = ${parked}`));
+    const a = await openScenario(same);
+    const b = await openScenario(broken);
+
+    expect(reordered).not.toBe(JSON.stringify(data));
+    expect(await replayLog(a, deciders)).toMatchObject({ ok: true });
+    expect(await replayLog(b, deciders)).toMatchObject({ ok: false, kind: 'differs', seq: parked });
+    await Promise.all([a.close(), b.close()]);
+  });
+
   it('given a decision whose data no longer reads as its type, then it is a difference, not a crash', async () => {
     const log = await scenarioEvents();
     const skipped = seqOf(log, 'run.skipped', 'r1');
