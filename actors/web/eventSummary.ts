@@ -1,7 +1,6 @@
 import type { DomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
-import type { TimelineEntry } from '../../projections/audit/runTimeline.ts';
-import { describeEvent } from '../../projections/audit/describeEvent.ts';
+import { type TimelineEntry, timelineEntry } from '../../projections/audit/runTimeline.ts';
 
 /** One line of the board page's activity list: a timeline entry, plus the run and lane it concerns. */
 export interface EventSummary extends TimelineEntry {
@@ -18,20 +17,6 @@ export function runOf(event: DomainEvent): string | null {
   if (typeof named === 'string') return named;
   const { kind, id } = parseStream(event.stream);
   return kind === 'run' ? id : null;
-}
-
-/** The same entry `runTimeline` makes for the audit: time, step and one-line reason. */
-export function timelineEntry(event: DomainEvent): TimelineEntry {
-  return {
-    seq: event.seq,
-    at: event.at,
-    time: new Date(event.at).toISOString().replace('T', ' '),
-    stream: event.stream,
-    owner: parseStream(event.stream).owner,
-    step: event.type,
-    reason: describeEvent(event),
-    cause: event.cause,
-  };
 }
 
 export function summarize(event: DomainEvent): EventSummary {

@@ -2,7 +2,8 @@ import { type Observable, type OperatorFunction, auditTime, buffer, connect, deb
 import type { DomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import type { TimelineEntry } from '../../projections/audit/runTimeline.ts';
-import { type EventSummary, runOf, summarize, timelineEntry } from './eventSummary.ts';
+import { timelineEntry } from '../../projections/audit/runTimeline.ts';
+import { type EventSummary, runOf, summarize } from './eventSummary.ts';
 
 /** Events that arrive together go out together: one message per burst, at most every 100 ms. */
 export const BATCH_MS = 100;

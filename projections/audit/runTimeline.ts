@@ -1,3 +1,4 @@
+import type { DomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { describeEvent } from './describeEvent.ts';
@@ -47,19 +48,21 @@ export async function entityTimeline(store: Pick<EventStore, 'readEntity'>, kind
   const events = await store.readEntity(`${kind}:${id}`);
   if (events.length === 0) return null;
   const streams = [...new Set(events.map((e) => e.stream))];
-  const entries = events.map(
-    (event): TimelineEntry => ({
-      seq: event.seq,
-      at: event.at,
-      time: new Date(event.at).toISOString().replace('T', ' '),
-      stream: event.stream,
-      owner: parseStream(event.stream).owner,
-      step: event.type,
-      reason: describeEvent(event),
-      cause: event.cause,
-    }),
-  );
-  return { kind, id, streams, entries };
+  return { kind, id, streams, entries: events.map(timelineEntry) };
+}
+
+/** One event as a timeline line: its time, who wrote it, the step and its one-line reason. */
+export function timelineEntry(event: DomainEvent): TimelineEntry {
+  return {
+    seq: event.seq,
+    at: event.at,
+    time: new Date(event.at).toISOString().replace('T', ' '),
+    stream: event.stream,
+    owner: parseStream(event.stream).owner,
+    step: event.type,
+    reason: describeEvent(event),
+    cause: event.cause,
+  };
 }
 
 export function runTimeline(store: Pick<EventStore, 'readEntity'>, runId: string): Promise<Timeline | null> {
