@@ -1,8 +1,9 @@
 import type { DomainEvent, NewDomainEvent } from '../events/catalog.ts';
 import { type EventStore, StaleVersionError } from '../events/store/eventStore.ts';
-import { type StepOutcome, decideAndAppend } from './decideAndAppend.ts';
+import type { StepOutcome } from './decideAndAppend.ts';
 import type { Decider } from './decider.ts';
 import { type ActorRef, type ActorSystem, type ReplyTo, dispatch, query, reply, spawnActor, stop } from './runtime.ts';
+import { stepInActor } from './stepInActor.ts';
 
 type Message<S> =
   | { readonly kind: 'input'; readonly input: NewDomainEvent; readonly replyTo: ReplyTo<StepOutcome<S> | Error> }
@@ -101,17 +102,7 @@ export class DecidingActor<S> {
       if (seq <= held.hydratedThrough || (held.versions.get(stream) ?? 0) >= version) return held;
       return this.hydrate();
     }
-    let outcome: StepOutcome<S>;
-    try {
-      outcome = await decideAndAppend(this.store, this.spec.decider, held.state, message.input, held.versions, (s) => this.store.streamVersion(s));
-    } catch (error) {
-      reply(message.replyTo, error as Error);
-      throw error;
-    }
-    reply(message.replyTo, outcome.ok ? outcome : outcome.conflict);
-    // The state was folded ahead of the refused commit: reset, and rehydrate from the log.
-    if (!outcome.ok) throw outcome.conflict;
-    held.state = outcome.state;
+    const outcome = await stepInActor(this.store, this.spec.decider, held, message.input, message.replyTo);
     if (outcome.input) this.spec.afterCommit?.(held.state, outcome.decisions, outcome.input);
     return held;
   }

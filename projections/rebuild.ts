@@ -1,7 +1,6 @@
-import { isDeepStrictEqual } from 'node:util';
 import type { EventStore } from '../events/store/eventStore.ts';
-import { foldLog } from './foldLog.ts';
-import { type AnyProjection, checkpointName } from './projection.ts';
+import type { AnyProjection } from './projection.ts';
+import { rebuildAndCheck } from './snapshot/checkSnapshots.ts';
 
 export interface RebuildReport {
   readonly projection: string;
@@ -12,69 +11,19 @@ export interface RebuildReport {
 }
 
 /**
- * Refolds every projection from seq 0 and compares each stored checkpoint with the rebuild as of the
- * checkpoint's own seq. A projection with no checkpoint has nothing to disagree with: it is reported
- * equal. `write` then stores the rebuilt states as the new checkpoints.
+ * Refolds every projection from seq 0 and compares each stored checkpoint (and snapshot) with the
+ * rebuild as of its own seq: `rebuildAndCheck`, reported per projection. A projection with nothing
+ * stored has nothing to disagree with: it is reported equal. `write` then stores the rebuilt states.
  */
 export async function rebuildProjections(
   store: EventStore,
   projections: readonly AnyProjection[],
   options: { write?: boolean; onPage?: (seq: number) => void } = {},
-): Promise<RebuildReport[]> {
-  const states = projections.map((p) => p.initial());
-  const stored = await Promise.all(projections.map((p) => store.checkpoints.load(checkpointName(p))));
-  const reports: (RebuildReport | undefined)[] = stored.map((c, i) =>
-    c ? undefined : { projection: projections[i]!.name, checkpointSeq: null, equal: true },
-  );
-  const compareAt = (seq: number): void => {
-    stored.forEach((checkpoint, i) => {
-      if (!checkpoint || reports[i] || checkpoint.seq !== seq) return;
-      const rebuilt = JSON.parse(JSON.stringify(states[i]));
-      const equal = isDeepStrictEqual(rebuilt, JSON.parse(checkpoint.state));
-      reports[i] = {
-        projection: projections[i]!.name,
-        checkpointSeq: checkpoint.seq,
-        equal,
-        ...(equal ? {} : { detail: firstDifference(JSON.parse(checkpoint.state), rebuilt) }),
-      };
-    });
-  };
-  compareAt(0);
-  const head = await foldLog(
-    store,
-    0,
-    (event) => {
-      for (let i = 0; i < projections.length; i++) states[i] = projections[i]!.evolve(states[i], event);
-      compareAt(event.seq);
-    },
-    options.onPage ? { onPage: options.onPage } : {},
-  );
-  stored.forEach((checkpoint, i) => {
-    if (reports[i]) return;
-    reports[i] = {
-      projection: projections[i]!.name,
-      checkpointSeq: checkpoint!.seq,
-      equal: false,
-      detail: `the checkpoint is at seq ${checkpoint!.seq} but the log ends at seq ${head}`,
-    };
+): Promise<readonly RebuildReport[]> {
+  const result = await rebuildAndCheck(store, projections, {
+    write: options.write ?? false,
+    checkpointed: new Set(projections),
+    ...(options.onPage ? { onPage: options.onPage } : {}),
   });
-  if (options.write) {
-    for (let i = 0; i < projections.length; i++) {
-      await store.checkpoints.save({ name: checkpointName(projections[i]!), seq: head, state: JSON.stringify(states[i]) });
-    }
-  }
-  return reports as RebuildReport[];
-}
-
-/** The path of the first value that differs between two JSON values, for a report a person can act on. */
-export function firstDifference(expected: unknown, got: unknown, path = 'state'): string {
-  if (isDeepStrictEqual(expected, got)) return '';
-  if (expected && got && typeof expected === 'object' && typeof got === 'object') {
-    const keys = new Set([...Object.keys(expected), ...Object.keys(got)]);
-    for (const key of keys) {
-      const inner = firstDifference((expected as Record<string, unknown>)[key], (got as Record<string, unknown>)[key], `${path}.${key}`);
-      if (inner) return inner;
-    }
-  }
-  return `${path}: stored ${JSON.stringify(expected)?.slice(0, 200)}, rebuilt ${JSON.stringify(got)?.slice(0, 200)}`;
+  return result.projections.map(({ snapshots: _, ...report }) => report);
 }

@@ -1,14 +1,15 @@
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
-import { type StepOutcome, decideAndAppend } from '../decideAndAppend.ts';
-import { type ActorSystem, type ReplyTo, child, query, reply } from '../runtime.ts';
+import type { StepOutcome } from '../decideAndAppend.ts';
+import { type ActorSystem, type ReplyTo, child, query } from '../runtime.ts';
+import { stepInActor } from '../stepInActor.ts';
 import { runDecider } from './runDecider.ts';
 import type { RunExecution } from './runState.ts';
 
 type Message = { readonly input: NewDomainEvent; readonly replyTo: ReplyTo<StepOutcome<RunExecution> | Error> };
 
 interface RunActorState {
-  run: RunExecution;
+  state: RunExecution;
   readonly versions: Map<string, number>;
 }
 
@@ -47,22 +48,12 @@ export class RunActors {
       run = runDecider.evolve(run, event);
       versions.set(stream, event.version);
     }
-    return { run, versions };
+    return { state: run, versions };
   }
 
   private async receive(runId: string, state: RunActorState, message: Message): Promise<RunActorState> {
-    let outcome: StepOutcome<RunExecution>;
-    try {
-      outcome = await decideAndAppend(this.store, runDecider, state.run, message.input, state.versions, (s) => this.store.streamVersion(s));
-    } catch (error) {
-      reply(message.replyTo, error as Error);
-      throw error;
-    }
-    reply(message.replyTo, outcome.ok ? outcome : outcome.conflict);
-    // A refused append leaves a state folded ahead of the log: reset and rehydrate.
-    if (!outcome.ok) throw outcome.conflict;
-    state.run = outcome.state;
-    if (outcome.decisions.length) this.afterCommit(runId, state.run, outcome.decisions);
+    const outcome = await stepInActor(this.store, runDecider, state, message.input, message.replyTo);
+    if (outcome.decisions.length) this.afterCommit(runId, state.state, outcome.decisions);
     return state;
   }
 }

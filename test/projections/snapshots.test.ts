@@ -133,7 +133,7 @@ describe('snapshots: projection states kept at intervals of the log', () => {
 
     const check = await rebuildAndCheck(store, projections);
 
-    expect(check.firstDifference).toEqual({ projection: 'counters', seq: 9, source: 'history', equal: false, detail: 'it is at seq 9 but the log ends at seq 5' });
+    expect(check.firstDifference).toEqual({ projection: 'counters', seq: 9, source: 'history', equal: false, detail: 'the snapshot is at seq 9 but the log ends at seq 5' });
   });
 });
 
