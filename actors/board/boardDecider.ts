@@ -27,7 +27,9 @@ export const BOARD_SCOPE = 'board';
 export const boardDecider: Decider<BoardState> = {
   name: 'board',
   scopeOf(event) {
-    if (!event.type.startsWith('board.')) return null;
+    // An adoption (decided by the adoption decider in the lane's stream) moves the lane to the
+    // computer its session lives on: the board folds it, as it decides where the lane's runs go.
+    if (!event.type.startsWith('board.') && event.type !== 'adoption.adopted') return null;
     // The board's own streams have no owner; read in place, as a replay asks this of every event.
     const { stream } = event;
     if (stream.indexOf('/') !== -1) return null;

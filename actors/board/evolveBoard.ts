@@ -41,6 +41,12 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
     case 'board.run.running':
       state.runs[event.data.runId]!.state = 'running';
       break;
+    case 'adoption.adopted': {
+      // The lane's next turns run in the adopted session, so they are offered to its computer first.
+      const lane = (state.lanes[event.data.lane] ??= { unclaimed: [], holder: null, waiters: [], lastComputer: null });
+      lane.lastComputer = event.data.computerId;
+      break;
+    }
     case 'board.run.replied': {
       const run = state.runs[event.data.runId]!;
       run.reply = event.data.text;

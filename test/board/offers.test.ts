@@ -104,4 +104,15 @@ describe('board: scope', () => {
     expect(boardDecider.scopeOf({ stream: 'c1/run:r1', type: 'run.queued' })).toBeNull();
     expect(boardDecider.scopeOf({ stream: 'counter:a', type: 'counter.bumped' })).toBeNull();
   });
+
+  it('given a session adopted for a lane on c2, when the lane gets a run, then it is offered to c2 first', () => {
+    const adopted = {
+      stream: 'lane:A',
+      type: 'adoption.adopted',
+      data: { lane: 'A', request: 1, sessionId: 'sess-1', computerId: 'c2', reason: 'adopted by test' },
+      at: Date.UTC(2026, 0, 1),
+    } as const;
+    const spec = boardSpec(...computersOnline('c1', 'c2'), adopted);
+    expect(summary(spec.when(input.submit('r1', 'A', 1)))).toContain('offered r1 → c2');
+  });
 });
