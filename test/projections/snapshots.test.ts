@@ -10,6 +10,8 @@ import type { EventStore } from '../../events/store/eventStore.ts';
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { type AnyProjection, checkpointName, type Projection } from '../../projections/projection.ts';
 import { projections } from '../../projections/registry.ts';
+import { boardProjection } from '../../projections/board.ts';
+import { queueProjection } from '../../projections/queue.ts';
 import { rebuildAndCheck } from '../../projections/snapshot/checkSnapshots.ts';
 import { hydrateAt } from '../../projections/snapshot/nearestStates.ts';
 import { openScenario, scenarioCopy } from '../replay/scenarioLog.ts';
@@ -238,7 +240,7 @@ describe('replay from snapshots', () => {
     expect(second).toMatchObject({ ok: true, snapshots: [] });
     const names = new Set((await store.snapshots.list()).map((s) => s.name));
     // The queue's and the board's decider states are stored as those projections' snapshots.
-    expect([...names].sort()).toEqual([...storedDeciderProjections(deciders).map(checkpointName), 'board@1', 'queue@2'].sort());
+    expect([...names].sort()).toEqual([...storedDeciderProjections(deciders).map(checkpointName), checkpointName(boardProjection), checkpointName(queueProjection)].sort());
     expect((await rebuildAndCheck(store, all())).ok).toBe(true);
     await store.close();
   });
