@@ -8,6 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { openSqliteStore, type SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
 
 export type Sync = 'full' | 'normal';
@@ -277,4 +278,19 @@ export function printTable(rows: readonly Row[]): void {
     console.log('');
     for (const r of notes) console.log(`- ${r.benchmark}: ${r.note}`);
   }
+}
+
+/**
+ * Runs `main` with the command line's arguments when `moduleUrl` is the script node was started
+ * with (`npx tsx bench/scheduling.ts`), and exits with its code; imported by `bench/index.ts`, nothing.
+ */
+export function runIfMain(moduleUrl: string, main: (argv: string[]) => Promise<number>): void {
+  if (!process.argv[1] || moduleUrl !== pathToFileURL(process.argv[1]).href) return;
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error) => {
+      console.error(error);
+      process.exit(2);
+    },
+  );
 }

@@ -11,7 +11,6 @@
  *
  *   npx tsx bench/replay.ts [--quick] [--rounds N]
  */
-import { pathToFileURL } from 'node:url';
 import { boardInput } from '../actors/board/boardInputs.ts';
 import type { AnyDecider } from '../actors/decider.ts';
 import { decideStep } from '../actors/decideStep.ts';
@@ -26,7 +25,7 @@ import { storedDeciderProjections } from '../actors/replay/deciderStates.ts';
 import { hydrateProjections } from '../projections/hydrate.ts';
 import { projections } from '../projections/registry.ts';
 import { rebuildAndCheck } from '../projections/snapshot/checkSnapshots.ts';
-import { type Benchmark, freshPath, median, now, paired, progress, prng, ratioRow, removeLog, type Row } from './harness.ts';
+import { type Benchmark, freshPath, median, now, paired, progress, prng, ratioRow, removeLog, type Row, runIfMain } from './harness.ts';
 
 const T0 = Date.UTC(2026, 0, 5, 8, 0, 0);
 const COMPUTERS = ['c1', 'c2', 'c3'] as const;
@@ -397,12 +396,4 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (error) => {
-      console.error(error);
-      process.exit(2);
-    },
-  );
-}
+runIfMain(import.meta.url, main);

@@ -7,12 +7,11 @@
  *
  *   npx tsx bench/scheduling.ts [--quick] [--rounds N]
  */
-import { pathToFileURL } from 'node:url';
 import { decideStep } from '../actors/decideStep.ts';
 import { queueDecider } from '../actors/queue/queueDecider.ts';
 import { type QueueState, initialQueueState } from '../actors/queue/queueState.ts';
 import type { NewDomainEvent } from '../events/catalog.ts';
-import type { Benchmark, Row } from './harness.ts';
+import { type Benchmark, type Row, runIfMain } from './harness.ts';
 
 const COMPUTER = 'c1';
 const AT = Date.UTC(2026, 0, 1);
@@ -254,12 +253,4 @@ async function main(argv: readonly string[]): Promise<number> {
   return rows.every((r) => r.pass) ? 0 : 1;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (error) => {
-      console.error(error);
-      process.exit(2);
-    },
-  );
-}
+runIfMain(import.meta.url, main);

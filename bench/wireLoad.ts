@@ -21,9 +21,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import type { Benchmark, Row } from './harness.ts';
+import { type Benchmark, type Row, runIfMain } from './harness.ts';
 
 const CLI = fileURLToPath(new URL('../cli/runledger.js', import.meta.url));
 const TARGET_RUNS_PER_S = 200;
@@ -307,12 +307,4 @@ async function main(argv: readonly string[]): Promise<number> {
   return rows.every((r) => r.pass) ? 0 : 1;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (error) => {
-      console.error(error);
-      process.exit(2);
-    },
-  );
-}
+runIfMain(import.meta.url, main);

@@ -1,35 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { EventStore } from '../../events/store/eventStore.ts';
 import { hydrateProjections, saveCheckpoints } from '../../projections/hydrate.ts';
-import { type AnyProjection, checkpointName, type Projection } from '../../projections/projection.ts';
-import { bumped } from '../support/events.ts';
+import { type AnyProjection, checkpointName } from '../../projections/projection.ts';
 import { openTempStore } from '../support/tempStore.ts';
-
-interface Tally {
-  events: number;
-  lastSeq: number;
-}
-
-/** Counts the events it folds, in its state and (to see what a start really folded) outside it too. */
-function countingProjection(version = 1, name = 'tally'): Projection<Tally> & { evolved: number } {
-  const projection = {
-    name,
-    version,
-    evolved: 0,
-    initial: (): Tally => ({ events: 0, lastSeq: 0 }),
-    evolve(state: Tally, event: { seq: number }): Tally {
-      projection.evolved++;
-      state.events++;
-      state.lastSeq = event.seq;
-      return state;
-    },
-  };
-  return projection;
-}
-
-async function appendBumps(store: EventStore, count: number): Promise<void> {
-  for (let i = 0; i < count; i++) await store.append({ expected: { 'counter:a': 'any' }, events: [bumped('counter:a', i)] });
-}
+import { appendBumps, countingProjection } from '../support/countingProjection.ts';
 
 describe('hydrateProjections: checkpoint, then the tail', () => {
   it('given a checkpoint at seq 10 of 15, when hydrating, then it loads the checkpoint and folds only the 5 events after it', async () => {

@@ -6,7 +6,6 @@ import { replayEntity } from '../../actors/replay/replayEntity.ts';
 import { replayLog } from '../../actors/replay/replayLog.ts';
 import { replayUntil } from '../../actors/replay/replayUntil.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
-import type { EventStore } from '../../events/store/eventStore.ts';
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { type AnyProjection, checkpointName, type Projection } from '../../projections/projection.ts';
 import { projections } from '../../projections/registry.ts';
@@ -15,35 +14,9 @@ import { queueProjection } from '../../projections/queue.ts';
 import { rebuildAndCheck } from '../../projections/snapshot/checkSnapshots.ts';
 import { hydrateAt } from '../../projections/snapshot/nearestStates.ts';
 import { openScenario, scenarioCopy } from '../replay/scenarioLog.ts';
-import { bumped } from '../support/events.ts';
 import { runledger } from '../support/processes.ts';
 import { openTempStore } from '../support/tempStore.ts';
-
-interface Tally {
-  events: number;
-  lastSeq: number;
-}
-
-/** Counts the events it folds, in its state and (to see what a fold really did) outside it too. */
-function countingProjection(): Projection<Tally> & { evolved: number } {
-  const projection = {
-    name: 'tally',
-    version: 1,
-    evolved: 0,
-    initial: (): Tally => ({ events: 0, lastSeq: 0 }),
-    evolve(state: Tally, event: { seq: number }): Tally {
-      projection.evolved++;
-      state.events++;
-      state.lastSeq = event.seq;
-      return state;
-    },
-  };
-  return projection;
-}
-
-async function appendBumps(store: EventStore, count: number): Promise<void> {
-  for (let i = 0; i < count; i++) await store.append({ expected: { 'counter:a': 'any' }, events: [bumped('counter:a', i)] });
-}
+import { appendBumps, countingProjection } from '../support/countingProjection.ts';
 
 const tally = (seq: number) => ({ name: 'tally@1', seq, state: JSON.stringify({ events: seq, lastSeq: seq }) });
 const all = (): AnyProjection[] => [...projections, ...storedDeciderProjections(deciders)];
