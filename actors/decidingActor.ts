@@ -1,9 +1,10 @@
 import type { DomainEvent, NewDomainEvent } from '../events/catalog.ts';
-import { type EventStore, StaleVersionError } from '../events/store/eventStore.ts';
+import type { NewEvent } from '../events/envelope.ts';
+import { AppendChain, type EventStore, StaleVersionError } from '../events/store/eventStore.ts';
 import type { StepOutcome } from './decideAndAppend.ts';
 import type { Decider } from './decider.ts';
+import { decideStep } from './decideStep.ts';
 import { type ActorRef, type ActorSystem, type ReplyTo, dispatch, query, reply, spawnActor, stop } from './runtime.ts';
-import { stepInActor } from './stepInActor.ts';
 
 type Message<S> =
   | { readonly kind: 'input'; readonly input: NewDomainEvent; readonly replyTo: ReplyTo<StepOutcome<S> | Error> }
@@ -15,11 +16,14 @@ type Message<S> =
 const CONFLICT_RETRIES = 3;
 
 interface Held<S> {
+  /** Folded ahead of the log: it includes the decisions of appends still in flight. */
   state: S;
   /** Every event up to this seq was in the log when the state was folded from it. */
   readonly hydratedThrough: number;
-  /** Each stream's version as this actor last wrote or read it: the expected version of its next append. */
+  /** Each stream's version after this actor's last append to it (in flight or committed): the next one's expected version. */
   readonly versions: Map<string, number>;
+  /** This incarnation's appends, each standing on the ones before: one refused, the later ones are too. */
+  readonly chain: AppendChain;
 }
 
 export interface DecidingActorSpec<S> {
@@ -34,12 +38,21 @@ export interface DecidingActorSpec<S> {
 
 /**
  * An actor whose every message is an input: appended with the decisions taken from it before anything
- * else happens, one message at a time. A refused append (another writer got there first) or any
- * failure resets the actor, which then rehydrates from the log.
+ * else comes of it, and answered once committed. The actor decides its next input without waiting for
+ * that commit (as Akka's `persistAsync`), so the inputs of one busy actor share the store's group
+ * commits instead of paying an fsync each; its appends form a chain, and a refused or failed one
+ * refuses the rest of the chain unwritten, after which the actor rehydrates from the log. Reads wait
+ * for the appends in flight: what a reader sees is committed.
  */
 export class DecidingActor<S> {
   private readonly ref: ActorRef<Message<S>>;
   private readonly timeoutMs: number;
+  /** Settles once every append handed to the store so far has been answered (kept across resets). */
+  private inFlight: Promise<void> = Promise.resolve();
+  /** Inputs sent and not yet taken from the mailbox. */
+  private waiting = 0;
+  /** Set while more inputs wait behind the one just decided: their appends join its group commit. */
+  private releaseCommits: (() => void) | null = null;
 
   constructor(system: ActorSystem, private readonly store: EventStore, private readonly spec: DecidingActorSpec<S>) {
     this.timeoutMs = spec.queryTimeoutMs ?? 30_000;
@@ -52,7 +65,15 @@ export class DecidingActor<S> {
   /** Records the input and the decisions taken from it; resolves once they are committed. */
   async input(input: NewDomainEvent): Promise<StepOutcome<S>> {
     for (let attempt = 0; ; attempt++) {
-      const outcome = await query(this.ref, (replyTo) => ({ kind: 'input' as const, input, replyTo }), this.timeoutMs);
+      this.waiting++;
+      let outcome: StepOutcome<S> | Error;
+      try {
+        outcome = await query(this.ref, (replyTo) => ({ kind: 'input' as const, input, replyTo }), this.timeoutMs);
+      } catch (error) {
+        // Never taken (the actor is stopped) or not answered in time: either way it no longer waits.
+        this.waiting = Math.max(0, this.waiting - 1);
+        throw error;
+      }
       if (outcome instanceof StaleVersionError && attempt < CONFLICT_RETRIES) continue;
       if (outcome instanceof Error) throw outcome;
       return outcome as StepOutcome<S>;
@@ -78,32 +99,105 @@ export class DecidingActor<S> {
   }
 
   stop(): void {
+    this.holdCommits(false);
     stop(this.ref);
   }
 
+  /** Holds the store's group commit while inputs wait in the mailbox; lets it go once none does. */
+  private holdCommits(hold: boolean): void {
+    if (hold && !this.releaseCommits) this.releaseCommits = this.store.holdCommits();
+    if (!hold && this.releaseCommits) {
+      this.releaseCommits();
+      this.releaseCommits = null;
+    }
+  }
+
+  /** Folds the state from the log once the appends in flight are answered, so it includes every one that committed. */
   private async hydrate(): Promise<Held<S>> {
+    this.holdCommits(false);
+    await this.inFlight;
     const hydratedThrough = await this.store.headSeq();
-    return { state: await this.spec.hydrate(), hydratedThrough, versions: new Map() };
+    return { state: await this.spec.hydrate(), hydratedThrough, versions: new Map(), chain: new AppendChain() };
+  }
+
+  /** The held state once its appends in flight are answered; folded again from the log if one was refused. */
+  private async settle(held: Held<S>): Promise<Held<S>> {
+    // Waiting for a commit while holding it back would wait out the hold's time limit.
+    this.holdCommits(false);
+    await this.inFlight;
+    return held.chain.broken ? this.hydrate() : held;
   }
 
   private async receive(held: Held<S>, message: Message<S>): Promise<Held<S>> {
-    if (message.kind === 'read') {
-      reply(message.replyTo, message.read(held.state));
-      return held;
+    switch (message.kind) {
+      case 'read': {
+        const current = await this.settle(held);
+        reply(message.replyTo, message.read(current.state));
+        return current;
+      }
+      case 'rehydrate': {
+        const fresh = await this.hydrate();
+        reply(message.replyTo, true);
+        return fresh;
+      }
+      case 'observe': {
+        const { seq, stream, version } = message.event;
+        // Folded in at hydration, or written (or read) by this actor since: nothing new.
+        if (seq <= held.hydratedThrough || (held.versions.get(stream) ?? 0) >= version) return held;
+        return this.hydrate();
+      }
+      case 'input': {
+        this.waiting = Math.max(0, this.waiting - 1);
+        const current = held.chain.broken ? await this.settle(held) : held;
+        await this.decideAhead(current, message.input, message.replyTo);
+        this.holdCommits(this.waiting > 0);
+        return current;
+      }
     }
-    if (message.kind === 'rehydrate') {
-      const fresh = await this.hydrate();
-      reply(message.replyTo, true);
-      return fresh;
+  }
+
+  /**
+   * Decides and folds the input now, and hands its append to the store without waiting for the
+   * commit: the asker is answered, and `afterCommit` runs, when the commit is known, in commit order.
+   */
+  private async decideAhead(held: Held<S>, input: NewDomainEvent, replyTo: ReplyTo<StepOutcome<S> | Error>): Promise<void> {
+    let step: ReturnType<typeof decideStep<S>>;
+    try {
+      step = decideStep(this.spec.decider, held.state, input);
+    } catch (error) {
+      // A decider that throws may have folded half an input: the crash policy resets the actor.
+      reply(replyTo, error as Error);
+      throw error;
     }
-    if (message.kind === 'observe') {
-      const { seq, stream, version } = message.event;
-      // Folded in at hydration, or written (or read) by this actor since: nothing new.
-      if (seq <= held.hydratedThrough || (held.versions.get(stream) ?? 0) >= version) return held;
-      return this.hydrate();
+    if (!step) {
+      reply(replyTo, { ok: true, state: held.state, input: null, decisions: [] });
+      return;
     }
-    const outcome = await stepInActor(this.store, this.spec.decider, held, message.input, message.replyTo);
-    if (outcome.input) this.spec.afterCommit?.(held.state, outcome.decisions, outcome.input);
-    return held;
+    const events: NewEvent[] = [input, ...step.decisions.map((d) => ({ ...d, cause: { inBatch: 0 } }))];
+    const expected: Record<string, number> = {};
+    for (const { stream } of events) {
+      if (Object.hasOwn(expected, stream)) continue;
+      if (!held.versions.has(stream)) held.versions.set(stream, await this.store.streamVersion(stream));
+      expected[stream] = held.versions.get(stream)!;
+    }
+    for (const { stream } of events) held.versions.set(stream, held.versions.get(stream)! + 1);
+    held.state = step.state;
+    const link = held.chain.next();
+    const answered = this.store.append({ expected, events, chain: link }).then(
+      (result) => {
+        if (!result.ok) return reply(replyTo, result.conflict);
+        const [recordedInput, ...decisions] = result.events as DomainEvent[];
+        reply(replyTo, { ok: true, state: held.state, input: recordedInput!, decisions });
+        try {
+          this.spec.afterCommit?.(held.state, decisions, recordedInput!);
+        } catch (error) {
+          // The decisions are committed; whatever the effects did not do, a fold from the log will see.
+          held.chain.breakAt(link.link);
+          console.error(`actor ${this.spec.name}: acting on committed decisions failed`, error);
+        }
+      },
+      (error: Error) => reply(replyTo, error),
+    );
+    this.inFlight = Promise.all([this.inFlight, answered]).then(() => undefined);
   }
 }

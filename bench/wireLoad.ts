@@ -18,6 +18,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -125,8 +126,27 @@ async function computerToken(db: string, id: string): Promise<string> {
   return (JSON.parse(add.out) as { token: string }).token;
 }
 
+/**
+ * The load generator shares the two CPUs with what it measures, so it talks over node's own client on
+ * kept-alive connections: fetch spends several times the CPU a call.
+ */
+const keepAlive = new Agent({ keepAlive: true });
+
+function call(url: string, method: 'GET' | 'POST', headers: Record<string, string> = {}, body?: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, agent: keepAlive, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 async function runCounts(url: string): Promise<Record<string, number>> {
-  const text = await (await fetch(`${url}/metrics`)).text();
+  const { text } = await call(`${url}/metrics`, 'GET');
   const counts: Record<string, number> = {};
   for (const m of text.matchAll(/^runledger_runs\{state="(\w+)"\} (\d+)$/gm)) counts[m[1]!] = Number(m[2]);
   return counts;
@@ -171,13 +191,14 @@ export async function measureWireLoad(options: WireLoadOptions = {}, log: (line:
     const started = Date.now();
     const submitOne = async (i: number) => {
       const at = Date.now();
-      const response = await fetch(`${url}/v1/runs`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ lane: `lane-${i % lanes}`, prompt: `run ${i}` }),
-      });
-      const body = (await response.json()) as { run_id?: string };
-      if (response.status !== 201 || !body.run_id) throw new Error(`submit ${i} answered ${response.status}: ${JSON.stringify(body)}`);
+      const response = await call(
+        `${url}/v1/runs`,
+        'POST',
+        { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        JSON.stringify({ lane: `lane-${i % lanes}`, prompt: `run ${i}` }),
+      );
+      const body = JSON.parse(response.text) as { run_id?: string };
+      if (response.status !== 201 || !body.run_id) throw new Error(`submit ${i} answered ${response.status}: ${response.text}`);
       sentAt.set(body.run_id, at);
     };
     await Promise.all(
@@ -199,7 +220,7 @@ export async function measureWireLoad(options: WireLoadOptions = {}, log: (line:
         log(`${ended}/${runs} ended: ${JSON.stringify(counts)}`);
         lastReport = Date.now();
       }
-      await sleep(50);
+      await sleep(100);
     }
 
     const cpuAfter = [board, ...computers].map((p) => cpuMs(p.child.pid));

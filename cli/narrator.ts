@@ -48,8 +48,19 @@ function subject(event: DomainEvent): string {
  * audit): human lines on stdout, or JSON lines through pino with `json`.
  */
 export function narrate(store: EventStore, after: number, options: { json: boolean }): Subscription {
-  const logger = options.json ? pino({ base: { pid: process.pid } }) : null;
-  return store.subscribe(after).subscribe({
+  // Written asynchronously (pino's sonic-boom): stdout on a pipe is written synchronously, so a reader
+  // that falls behind (a busy terminal, a log shipper) would otherwise stall the daemon's event loop.
+  const out = pino.destination({ dest: 1, sync: false });
+  const flush = () => {
+    try {
+      out.flushSync();
+    } catch {
+      // Closed under us (the process is ending): the lines are in the log, which is what counts.
+    }
+  };
+  process.once('exit', flush);
+  const logger = options.json ? pino({ base: { pid: process.pid } }, out) : null;
+  const subscription = store.subscribe(after).subscribe({
     next(event) {
       if (!told(event)) return;
       const sentence = describeEvent(event);
@@ -58,10 +69,15 @@ export function narrate(store: EventStore, after: number, options: { json: boole
         return;
       }
       const time = new Date(event.at).toISOString().slice(11, 19);
-      process.stdout.write(`${time} ${subject(event).padEnd(12)} ${sentence}\n`);
+      out.write(`${time} ${subject(event).padEnd(12)} ${sentence}\n`);
     },
     error(error) {
       process.stderr.write(`runledger: the log could not be read: ${(error as Error).message}\n`);
     },
   });
+  subscription.add(() => {
+    process.off('exit', flush);
+    flush();
+  });
+  return subscription;
 }

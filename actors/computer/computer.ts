@@ -38,10 +38,13 @@ export class Computer {
   readonly queue: ComputerQueue;
   readonly runs: ComputerRuns;
   readonly push: PushStreamClient;
+  private readonly closeClient: () => void;
 
   constructor(private readonly options: ComputerOptions) {
     const { system, store, clock, computer } = options;
-    const board = options.board ?? new BoardClient(options.server, computer, options.token);
+    const ownClient = options.board ? null : new BoardClient(options.server, computer, options.token);
+    const board = options.board ?? ownClient!;
+    this.closeClient = () => ownClient?.close();
     const kind = agentKindOf(options.exec);
     const log = options.log ?? (() => {});
     this.runs = new ComputerRuns({
@@ -141,5 +144,6 @@ export class Computer {
     this.push.stop();
     this.runs.stop();
     this.queue.stop();
+    this.closeClient();
   }
 }

@@ -195,7 +195,10 @@ export class ComputerRuns {
         case 'run.completion.requested':
           effects = true;
           this.prompts.delete(runId);
-          this.tellQueue(runId, run.lane, decision.data.result.ok, decision.data.result.error);
+          break;
+        case 'run.completion.paused':
+          // Unreported, yet no longer executing: the slot and lane go to the next run.
+          this.tellQueue(runId, run.lane, run.result?.ok ?? false, run.result?.error ?? decision.data.reason);
           break;
         case 'run.completion.retrying':
           this.armCompletionTimer(runId, decision.data.notBefore);
@@ -205,7 +208,7 @@ export class ComputerRuns {
           this.tokens.delete(runId);
           this.phases.delete(runId);
           this.prompts.delete(runId);
-          this.tellQueue(runId, run.lane, false, decision.data.reason);
+          this.tellQueue(runId, run.lane, run.result?.ok ?? false, run.result?.error ?? decision.data.reason);
           break;
         default:
           break;

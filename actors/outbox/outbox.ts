@@ -37,6 +37,8 @@ export class Outbox<E> {
   private fed: DomainEvent[] = [];
   private rerun = false;
   private stopped = false;
+  /** Set once `follow` runs: from then on every event past the cursor reaches `fed`, in order. */
+  private following = false;
 
   constructor(
     private readonly store: EventStore,
@@ -147,9 +149,14 @@ export class Outbox<E> {
 
   /** Drains whenever the log grows, until unsubscribed. */
   follow(): Subscription {
-    return this.store.subscribe(this.cursor).subscribe((event) => {
-      this.fed.push(event);
-      void this.drain();
+    this.following = true;
+    return this.store.subscribe(this.cursor).subscribe({
+      next: (event) => {
+        this.fed.push(event);
+        void this.drain();
+      },
+      // A feed that failed hands over nothing more: drains read the log again.
+      error: () => (this.following = false),
     });
   }
 
@@ -163,6 +170,9 @@ export class Outbox<E> {
       this.fed = this.fed.slice(PAGE);
       return page;
     }
+    // A follower's feed starts at the cursor and has no gaps, so an empty feed means there is nothing
+    // yet: reading the log here would cost a query each time a drain ends.
+    if (this.following) return [];
     this.fed = [];
     return this.store.readAll(this.cursor, PAGE);
   }

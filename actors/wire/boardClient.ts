@@ -1,3 +1,6 @@
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+
 /**
  * The computer's HTTP calls to the board (SPEC section 7). Every answer comes back as a status and a
  * parsed body, never as a throw: status 0 is a network error, for the deciders to classify.
@@ -8,12 +11,18 @@ export interface BoardAnswer {
 }
 
 export class BoardClient {
+  private readonly url: URL;
+  private readonly agent: HttpAgent;
+
   constructor(
     private readonly server: string,
     private readonly computer: string,
     private readonly computerToken: string,
     private readonly timeoutMs = 15_000,
-  ) {}
+  ) {
+    this.url = new URL(server);
+    this.agent = this.url.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+  }
 
   claim(runId: string): Promise<BoardAnswer> {
     return this.post(`/v1/computers/${encodeURIComponent(this.computer)}/runs/${encodeURIComponent(runId)}/claim`, this.computerToken, {});
@@ -31,24 +40,50 @@ export class BoardClient {
     return this.post(`/v1/runs/${encodeURIComponent(runId)}/complete`, runToken, result);
   }
 
-  private async post(path: string, token: string, body: unknown): Promise<BoardAnswer> {
-    try {
-      const response = await fetch(`${this.server}${path}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-      const text = await response.text();
-      let parsed: unknown;
-      try {
-        parsed = text ? JSON.parse(text) : undefined;
-      } catch {
-        parsed = undefined;
-      }
-      return { status: response.status, body: parsed };
-    } catch {
-      return { status: 0 };
-    }
+  /**
+   * Node's own client on a keep-alive agent rather than `fetch`: a computer makes several calls a run,
+   * and fetch's web-streams machinery cost more CPU a call than the board took to answer it.
+   */
+  private post(path: string, token: string, body: unknown): Promise<BoardAnswer> {
+    const payload = JSON.stringify(body);
+    return new Promise<BoardAnswer>((resolveOnce) => {
+      let deadline: NodeJS.Timeout | undefined;
+      const resolve = (answer: BoardAnswer) => {
+        clearTimeout(deadline);
+        resolveOnce(answer);
+      };
+      const request = (this.url.protocol === 'https:' ? httpsRequest : httpRequest)(
+        new URL(`${this.server}${path}`),
+        {
+          method: 'POST',
+          agent: this.agent,
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('error', () => resolve({ status: 0 }));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body: parseOrUndefined(Buffer.concat(chunks).toString('utf8')) }));
+        },
+      );
+      // The socket's own timeout only measures silence: this one bounds the whole call, so a board
+      // (or a proxy) that trickles an answer cannot hold a claim, and a drain waiting for it, forever.
+      deadline = setTimeout(() => request.destroy(new Error(`no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+      request.on('error', () => resolve({ status: 0 }));
+      request.end(payload);
+    });
+  }
+
+  /** Closes the idle keep-alive connections, so a stopping daemon leaves no socket open. */
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+function parseOrUndefined(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -18,6 +18,12 @@ export interface EventStore {
    * yet each is checked and refused on its own.
    */
   append(request: AppendRequest): Promise<AppendResult>;
+  /**
+   * Asks the group commit to wait for appends still to come (an actor with more inputs in its mailbox
+   * than it has decided): until the returned release is called, a batch is committed only once it is
+   * full or a few milliseconds old.
+   */
+  holdCommits(): () => void;
   /** Events with `seq > after`, in order, at most `limit` of them. */
   readAll(after: number, limit: number): Promise<DomainEvent[]>;
   /**
@@ -56,6 +62,44 @@ export type ExpectedVersion = number | 'any';
 export interface AppendRequest {
   readonly expected: Readonly<Record<string, ExpectedVersion>>;
   readonly events: readonly NewEvent[];
+  /** This append's place in a chain of appends that each stand on the ones before it. */
+  readonly chain?: ChainLink;
+}
+
+export interface ChainLink {
+  readonly chain: AppendChain;
+  readonly link: number;
+}
+
+/**
+ * The appends of one writer that each stand on the ones before (an actor that decides its next input
+ * before its last decisions are committed). When one of them is refused or fails, the store breaks the
+ * chain there, at once, and refuses every later one unwritten: none can commit past a gap. The ones
+ * before the break are untouched.
+ */
+export class AppendChain {
+  private links = 0;
+  private brokenAt = Number.POSITIVE_INFINITY;
+
+  /** Whether an append of the chain was refused or failed. */
+  get broken(): boolean {
+    return this.brokenAt !== Number.POSITIVE_INFINITY;
+  }
+
+  /** The place of the chain's next append. */
+  next(): ChainLink {
+    return { chain: this, link: this.links++ };
+  }
+
+  /** The append at `link` did not commit (or must count as not having): no later one may. */
+  breakAt(link: number): void {
+    this.brokenAt = Math.min(this.brokenAt, link);
+  }
+
+  /** Whether the append at `link` stands on nothing that failed. */
+  holds(link: number): boolean {
+    return link <= this.brokenAt;
+  }
 }
 
 export type AppendResult =
@@ -69,8 +113,16 @@ export class StaleVersionError extends Error {
     readonly stream: string,
     readonly expected: number,
     readonly actual: number,
+    message = `stream ${stream} is at version ${actual}, not the expected ${expected}: nothing was written`,
   ) {
-    super(`stream ${stream} is at version ${actual}, not the expected ${expected}: nothing was written`);
+    super(message);
+  }
+
+  /** The refusal of an append whose chain broke before it: an earlier append it stood on did not commit. */
+  static afterBrokenChain(request: AppendRequest): StaleVersionError {
+    const [stream = '', expected] = Object.entries(request.expected)[0] ?? [];
+    const version = typeof expected === 'number' ? expected : -1;
+    return new StaleVersionError(stream, version, version, `an earlier append this one stood on was refused or failed: nothing was written to ${stream}`);
   }
 }
 

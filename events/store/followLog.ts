@@ -4,16 +4,17 @@ import type { DomainEvent } from '../catalog.ts';
 type ReadAll = (after: number, limit: number) => Promise<DomainEvent[]>;
 
 /**
- * What wakes a follower: the events this process just committed (contiguous, in seq order), or
- * nothing in particular (a poll tick: another process may have appended).
+ * What wakes a follower: the events this process just committed (contiguous, in seq order, each a
+ * deep-frozen copy that every follower is handed as it is), or nothing in particular (a poll tick:
+ * another process may have appended).
  */
 export type Wake = readonly DomainEvent[] | null;
 
 /**
  * Catch-up then live, as one Observable. There is one reader position per subscriber, and it only
  * moves forward, so the seam between catch-up and live can neither lose nor repeat an event. A
- * commit of this process that directly follows that position is handed over as it is (each
- * subscriber gets its own copy of the data, which folds may keep); anything else — a poll tick, a
+ * commit of this process that directly follows that position is handed over as it is (frozen, so a
+ * fold may keep its data and none can change it under another); anything else — a poll tick, a
  * commit past a gap — reads the log from the position.
  */
 export function followLog(readAll: ReadAll, wake: Observable<Wake>, after: number, pageSize = 1000): Observable<DomainEvent> {
@@ -55,7 +56,7 @@ export function followLog(readAll: ReadAll, wake: Observable<Wake>, after: numbe
         if (closed) return true;
         if (event.seq <= last) continue;
         last = event.seq;
-        subscriber.next({ ...event, data: structuredClone(event.data) } as DomainEvent);
+        subscriber.next(event);
       }
       return true;
     };
@@ -69,4 +70,18 @@ export function followLog(readAll: ReadAll, wake: Observable<Wake>, after: numbe
       wakeups.unsubscribe();
     };
   });
+}
+
+/**
+ * The copy of a committed event that followers share: cloned once, away from the writer's objects
+ * (its state may keep and later change them), and frozen all the way down.
+ */
+export function sharedCopy(event: DomainEvent): DomainEvent {
+  return Object.freeze({ ...event, data: deepFreeze(structuredClone(event.data)) }) as DomainEvent;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== 'object') return value;
+  for (const inner of Object.values(value)) deepFreeze(inner);
+  return Object.freeze(value);
 }

@@ -98,4 +98,52 @@ describe('a computer with a stand-in board', () => {
     expect(board.callsOf('b2')).toEqual([]);
     expect(computer.runs.liveRuns()).toEqual([]);
   });
+
+  it('given two runs of one lane and a completion the board is slow to answer, then the second is claimed only once the first\'s completion is answered: never busy, never parked', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock();
+    const board = new StandInBoard().serialiseLanes().offer('a1', { lane: 'A', prompt: 'first' }).offer('a2', { lane: 'A', prompt: 'second' });
+    const release = board.holdCompletions('a1');
+    const { computer, frame } = await startComputer(store, clock, board, nodeAgent('echo.mjs'));
+
+    await frame('run.requested', 'a1', 'A');
+    await frame('run.requested', 'a2', 'A');
+    await vi.waitFor(() => expect(board.callsOf('a1', 'complete')).toHaveLength(1), { timeout: 10_000 });
+    // The board holds lane A's turn open until a1's completion reaches it: a claim of a2 now would be
+    // answered conversation_busy and parked for 30 s. Time for a premature claim to show up.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(board.callsOf('a2', 'claim')).toEqual([]);
+    const held = await computer.queue.state();
+    expect([held.runs.a1?.status, held.runs.a2?.status]).toEqual(['running', 'waiting']);
+
+    release();
+    await vi.waitFor(() => expect(board.callsOf('a2', 'complete')).toMatchObject([{ result: { ok: true } }]), { timeout: 10_000 });
+    const claims = board.calls.filter((c) => c.call === 'claim').map((c) => c.runId);
+    expect(claims).toEqual(['a1', 'a2']);
+    expect(board.calls.findIndex((c) => c.call === 'claim' && c.runId === 'a2')).toBeGreaterThan(board.calls.findIndex((c) => c.call === 'complete' && c.runId === 'a1'));
+    expect(board.busyAnswers).toEqual([]);
+    expect((await all(store)).filter((e) => e.type === 'run.parked')).toEqual([]);
+  });
+
+  it('given one slot and a completion the board is slow to answer, then a run of another lane waits for that answer too: the slot is held until the run settles', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock();
+    const board = new StandInBoard().offer('a1', { lane: 'A', prompt: 'first' }).offer('b1', { lane: 'B', prompt: 'other' });
+    const release = board.holdCompletions('a1');
+    const { computer, frame } = await startComputer(store, clock, board, nodeAgent('echo.mjs'));
+
+    await frame('run.requested', 'a1', 'A');
+    await vi.waitFor(() => expect(board.callsOf('a1', 'complete')).toHaveLength(1), { timeout: 10_000 });
+    await frame('run.requested', 'b1', 'B');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(board.callsOf('b1')).toEqual([]);
+    expect((await computer.queue.state()).inUse).toBe(1);
+
+    release();
+    await vi.waitFor(() => expect(board.callsOf('b1', 'complete')).toMatchObject([{ result: { ok: true } }]), { timeout: 10_000 });
+    // The first run's slot went back once, when it settled: not again at any later point.
+    await vi.waitFor(async () =>
+      expect((await all(store)).filter((e) => e.type === 'run.ended').map((e) => e.type === 'run.ended' && e.data.runId)).toEqual(['a1', 'b1']),
+    );
+  });
 });

@@ -186,22 +186,30 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     expect(await replayLog(store, deciders)).toMatchObject({ ok: true });
   });
 
-  it('given a completion the board never acknowledges, then after the schedule the run stays unreported and heartbeated, and a redelivery reports it', async () => {
+  it('given a completion the board never acknowledges, then the run keeps its slot and lane through the retries, gives them back once paused, stays unreported and heartbeated, and a redelivery reports it', async () => {
     const store = await openTempStore();
     const clock = new FakeClock();
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'hello' });
     board.failCompletions('r1', ...Array<number>(9).fill(503));
-    const { claimAndHandOver, runs } = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), heartbeatMs: 60_000 });
+    const executionEnded = vi.fn(async (..._args: unknown[]) => {});
+    const { claimAndHandOver, runs } = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), heartbeatMs: 60_000, executionEnded });
 
     await claimAndHandOver('r1');
     const completions = () => board.callsOf('r1', 'complete').length;
     await vi.waitFor(() => expect(completions()).toBe(1), { timeout: 10_000 });
     for (const [i, wait] of [1, 3, 9, 30, 60, 120, 180, 240].entries()) {
       await waitForRetry(store, 'r1', i + 1);
+      // The board keeps the lane's turn open until a completion reaches it: all through the retries the
+      // run keeps its slot and lane, or the lane's next run would be claimed only to be told busy.
+      expect(executionEnded).not.toHaveBeenCalled();
       clock.advance(wait * 1_000);
       await vi.waitFor(() => expect(completions()).toBe(i + 2), { timeout: 5_000 });
     }
     await vi.waitFor(async () => expect((await store.readStream(runStream('r1'))).some((e) => e.type === 'run.completion.paused')).toBe(true), { timeout: 5_000 });
+    // Given up as unreported: the slot and lane go back now (a redelivery may still report it), with
+    // what the execution itself came to: it succeeded, only its report is missing.
+    await vi.waitFor(() => expect(executionEnded).toHaveBeenCalledTimes(1));
+    expect(executionEnded).toHaveBeenCalledWith('r1', 'L', true, expect.stringMatching(/^the board did not acknowledge its completion after 9 attempts/));
     expect(runs.liveRuns()).toEqual(['r1']);
     clock.advance(60_000);
     expect(board.callsOf('r1', 'heartbeat').length).toBeGreaterThan(0);
@@ -210,7 +218,47 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     await vi.waitFor(() => expect(completions()).toBe(10), { timeout: 5_000 });
     expect(await settled(store, 'r1')).toMatchObject({ reported: true });
     expect(runs.liveRuns()).toEqual([]);
+    // Settling later does not free the slot a second time.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(executionEnded).toHaveBeenCalledTimes(1);
     expect(await replayLog(store, deciders)).toMatchObject({ ok: true });
+  });
+
+  it('given a completion in flight, then the queue keeps the run\'s slot and lane until the board answers it, and is told once, with the run\'s own result', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock();
+    const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'hello' });
+    const release = board.holdCompletions('r1');
+    const executionEnded = vi.fn(async (..._args: unknown[]) => {});
+    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), executionEnded });
+
+    await claimAndHandOver('r1');
+    await vi.waitFor(() => expect(board.callsOf('r1', 'complete')).toHaveLength(1), { timeout: 10_000 });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(executionEnded).not.toHaveBeenCalled();
+
+    release();
+    expect(await settled(store, 'r1')).toMatchObject({ reported: true });
+    await vi.waitFor(() => expect(executionEnded).toHaveBeenCalledTimes(1));
+    // The queue records how the run ended (run.ended ok/reason, shown by audit): a run that succeeded
+    // and was acknowledged ended well, whatever the settle's own reason says.
+    expect(executionEnded.mock.calls[0]!.slice(0, 3)).toEqual(['r1', 'L', true]);
+  });
+
+  it('given a run that failed, when the board acknowledges its completion, then the queue is told it failed, with the run\'s error', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock();
+    const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'hello' });
+    const executionEnded = vi.fn(async (..._args: unknown[]) => {});
+    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs', '3'), executionEnded });
+
+    await claimAndHandOver('r1');
+    expect(await settled(store, 'r1')).toMatchObject({ reported: true });
+    const [complete] = board.callsOf('r1', 'complete');
+    const error = complete?.call === 'complete' ? complete.result.error : undefined;
+    expect(error).toEqual(expect.any(String));
+    await vi.waitFor(() => expect(executionEnded).toHaveBeenCalledTimes(1));
+    expect(executionEnded).toHaveBeenCalledWith('r1', 'L', false, error);
   });
 });
 

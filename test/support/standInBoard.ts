@@ -28,6 +28,10 @@ export class StandInBoard {
   private readonly held = new Map<string, Promise<void>>();
   private readonly heldCompletions = new Map<string, Promise<void>>();
   private readonly replyRefusals = new Map<string, number>();
+  /** Set by `serialiseLanes`: each lane's open turn (claimed, its completion not yet acknowledged). */
+  private openTurns: Map<string, string> | null = null;
+  /** The claims answered `409 conversation_busy`, in order (only once `serialiseLanes` was called). */
+  readonly busyAnswers: string[] = [];
 
   /** A run the board holds, as a claim answer will carry it. */
   offer(runId: string, run: { lane: string; prompt: string; timeoutS?: number | null }): this {
@@ -43,6 +47,7 @@ export class StandInBoard {
   /** The run was reaped or closed elsewhere: its heartbeats answer 410 from now on. */
   resolve(runId: string): void {
     this.resolved.add(runId);
+    this.closeTurn(runId);
   }
 
   /** The next completions of `runId` answer these statuses, in order; then 200. */
@@ -69,6 +74,16 @@ export class StandInBoard {
     return () => release();
   }
 
+  /**
+   * Serialises each lane's turns as the board does (SPEC section 7): from the grant of a run's claim
+   * until the board has answered its completion (or the run is resolved), a claim of another run of
+   * its lane is answered `409 conversation_busy`.
+   */
+  serialiseLanes(): this {
+    this.openTurns = new Map();
+    return this;
+  }
+
   callsOf(runId: string, call?: BoardCall['call']): BoardCall[] {
     return this.calls.filter((c) => c.runId === runId && (call === undefined || c.call === call));
   }
@@ -78,6 +93,14 @@ export class StandInBoard {
     await this.held.get(runId);
     const run = this.offered.get(runId);
     if (!run) return { status: 404, body: { detail: { error: 'not_found' } } };
+    if (this.openTurns) {
+      const open = this.openTurns.get(run.lane);
+      if (open !== undefined && open !== runId) {
+        this.busyAnswers.push(runId);
+        return { status: 409, body: { detail: { error: 'conversation_busy' } } };
+      }
+      this.openTurns.set(run.lane, runId);
+    }
     return {
       status: 200,
       body: { run: { run_id: runId, lane: run.lane, prompt: run.prompt, agent_id: null, timeout_s: run.timeoutS }, run_token: this.tokenOf(runId), skills: [] },
@@ -103,7 +126,14 @@ export class StandInBoard {
     const failing = this.completionFailures.get(runId);
     const status = failing?.shift();
     if (status !== undefined) return { status };
+    this.closeTurn(runId);
     return { status: 200, body: {} };
+  }
+
+  /** The run's turn is over on the board: its lane's next run may be claimed. */
+  private closeTurn(runId: string): void {
+    const lane = this.offered.get(runId)?.lane;
+    if (lane !== undefined && this.openTurns?.get(lane) === runId) this.openTurns.delete(lane);
   }
 
   tokenOf(runId: string): string {

@@ -58,9 +58,12 @@ function appendAll(
     return version;
   };
   return requests.map((request): AppendResult => {
+    const chain = request.chain;
+    if (chain && !chain.chain.holds(chain.link)) return { ok: false, conflict: StaleVersionError.afterBrokenChain(request) };
     for (const [stream, expected] of Object.entries(request.expected)) {
       const actual = versionOf(stream);
       if (expected !== 'any' && expected !== actual) {
+        chain?.chain.breakAt(chain.link);
         return { ok: false, conflict: new StaleVersionError(stream, expected, actual) };
       }
     }

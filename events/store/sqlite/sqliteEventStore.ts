@@ -7,7 +7,7 @@ import { interval, map, merge, type Observable, Subject } from 'rxjs';
 import { codec as defaultCodec, type DomainEvent } from '../../catalog.ts';
 import type { EventCodec, EventRow } from '../../codec.ts';
 import type { AppendRequest, AppendResult, Checkpoint, CheckpointStore, EventStore, FoldRow, SnapshotStore } from '../eventStore.ts';
-import { type Wake, followLog } from '../followLog.ts';
+import { type Wake, followLog, sharedCopy } from '../followLog.ts';
 import { commitAppends, type PreparedAppend, prepareAppendStatements } from './appendBatch.ts';
 import { migrateToLatest } from './migrations.ts';
 import type { LogDatabase } from './schema.ts';
@@ -30,6 +30,9 @@ export interface SqliteStoreOptions {
 
 const COLUMNS = 'seq, stream, version, type, data, at, cause, actor';
 const SCAN_CHUNK = 1000;
+/** A held batch is committed anyway once it has this many appends, or is this old. */
+const HELD_BATCH_MAX = 256;
+const HELD_BATCH_MS = 4;
 /**
  * The events of one entity across owners. Its WHERE must spell the expression exactly as migration
  * 0003 indexed it (a stream's name after its owner prefix), or SQLite scans the whole log instead.
@@ -81,6 +84,9 @@ export class SqliteEventStore implements EventStore {
   private readonly selectEntity: Database.Statement<[string], unknown[]>;
   private pending: PendingAppend[] = [];
   private flushScheduled = false;
+  /** Writers asking the group commit to wait for their next appends (see `holdCommits`). */
+  private holds = 0;
+  private batchStartedAt = 0;
   private closed = false;
 
   constructor(
@@ -109,7 +115,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   append(request: AppendRequest): Promise<AppendResult> {
-    if (this.closed) return Promise.reject(new Error('the event store is closed'));
+    if (this.closed) return this.refuse(request, new Error('the event store is closed'));
     try {
       request.events.forEach((event, index) => {
         if (!Object.hasOwn(request.expected, event.stream)) throw new Error(`append to ${event.stream} names no expected version for it`);
@@ -120,20 +126,49 @@ export class SqliteEventStore implements EventStore {
         this.codec.checkNew(event);
       });
     } catch (error) {
-      return Promise.reject(error);
+      return this.refuse(request, error);
     }
     return new Promise<AppendResult>((resolve, reject) => {
+      if (this.pending.length === 0) this.batchStartedAt = performance.now();
       this.pending.push({ request, resolve, reject });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.scheduleFlush();
     });
   }
 
-  /** Commits every append of this turn of the event loop in one transaction: one fsync for all. */
+  holdCommits(): () => void {
+    this.holds++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.holds--;
+      if (this.holds === 0 && this.pending.length > 0) this.scheduleFlush();
+    };
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  /** A failed append breaks its chain here and now, before any later append of the chain is taken. */
+  private refuse(request: AppendRequest, error: unknown): Promise<never> {
+    request.chain?.chain.breakAt(request.chain.link);
+    return Promise.reject(error);
+  }
+
+  /**
+   * Commits every append of this turn of the event loop in one transaction: one fsync for all. While a
+   * writer holds commits (more of its inputs are on their way), the batch waits a turn more, unless it
+   * is full or old: a hold can delay a commit by a few milliseconds, never keep it back.
+   */
   private flush(): void {
     this.flushScheduled = false;
+    if (this.holds > 0 && this.pending.length < HELD_BATCH_MAX && performance.now() - this.batchStartedAt < HELD_BATCH_MS) {
+      this.scheduleFlush();
+      return;
+    }
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return;
@@ -141,7 +176,10 @@ export class SqliteEventStore implements EventStore {
     try {
       results = commitAppends(this.db, this.statements, this.writer, batch.map((p) => p.request));
     } catch (error) {
-      for (const p of batch) p.reject(error);
+      for (const p of batch) {
+        p.request.chain?.chain.breakAt(p.request.chain.link);
+        p.reject(error);
+      }
       return;
     }
     // One transaction gave consecutive seqs to every event it committed, across the batch's appends.
@@ -151,7 +189,7 @@ export class SqliteEventStore implements EventStore {
       if (result.ok) committed.push(...(result.events as DomainEvent[]));
       p.resolve(result);
     });
-    if (committed.length) this.commits.next(committed);
+    if (committed.length) this.commits.next(committed.map(sharedCopy));
   }
 
   async readAll(after: number, limit: number): Promise<DomainEvent[]> {
