@@ -64,7 +64,7 @@ export interface WireLoadFigures {
    * agents they spawned. On a shared machine this is steadier than wall time, and says which process
    * would cap the rate once the others got out of its way.
    */
-  readonly cpuMsPerRun: { readonly board: number; readonly computers: number; readonly agents: number } | null;
+  readonly cpuMsPerRun: { readonly board: number; readonly computers: number; readonly agents: number; readonly client: number } | null;
 }
 
 class Proc {
@@ -186,6 +186,7 @@ export async function measureWireLoad(options: WireLoadOptions = {}, log: (line:
     log(`board ${url} and 2 computers up; submitting ${runs} runs over ${lanes} lanes, ${concurrency} at a time`);
 
     const cpuBefore = [board, ...computers].map((p) => cpuMs(p.child.pid));
+    const clientBefore = process.cpuUsage();
     const sentAt = new Map<string, number>();
     let next = 0;
     const started = Date.now();
@@ -224,9 +225,16 @@ export async function measureWireLoad(options: WireLoadOptions = {}, log: (line:
     }
 
     const cpuAfter = [board, ...computers].map((p) => cpuMs(p.child.pid));
+    const client = process.cpuUsage(clientBefore);
     const spent = (i: number, part: 'self' | 'children') => (cpuAfter[i]?.[part] ?? Number.NaN) - (cpuBefore[i]?.[part] ?? Number.NaN);
     const cpuMsPerRun = cpuAfter.every((c) => c !== null)
-      ? { board: spent(0, 'self') / runs, computers: (spent(1, 'self') + spent(2, 'self')) / runs, agents: (spent(1, 'children') + spent(2, 'children')) / runs }
+      ? {
+          board: spent(0, 'self') / runs,
+          computers: (spent(1, 'self') + spent(2, 'self')) / runs,
+          agents: (spent(1, 'children') + spent(2, 'children')) / runs,
+          // This process: the submits and the polls of /metrics share the CPUs with what they measure.
+          client: (client.user + client.system) / 1000 / runs,
+        }
       : null;
     const db = new Database(boardDb, { readonly: true, fileMustExist: true });
     let rows: { type: string; runId: string; at: number; code: string | null }[];
@@ -284,7 +292,7 @@ export async function runWireLoadBench(options: WireLoadOptions = {}, log?: (lin
   const allSucceeded = (f.states.succeeded ?? 0) === f.runs;
   const sync = options.boardSync ?? 'full';
   const cpu = f.cpuMsPerRun;
-  const cpuNote = cpu ? `; CPU a run: board ${cpu.board.toFixed(1)} ms, computers ${cpu.computers.toFixed(1)} ms, agents ${cpu.agents.toFixed(1)} ms` : '';
+  const cpuNote = cpu ? `; CPU a run: board ${cpu.board.toFixed(1)} ms, computers ${cpu.computers.toFixed(1)} ms, agents ${cpu.agents.toFixed(1)} ms, load generator ${cpu.client.toFixed(1)} ms` : '';
   return [
     {
       benchmark: `wire load: ${f.runs} runs over ${f.lanes} lanes, 2 computers`,

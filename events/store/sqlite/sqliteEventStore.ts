@@ -163,9 +163,9 @@ export class SqliteEventStore implements EventStore {
    * writer holds commits (more of its inputs are on their way), the batch waits a turn more, unless it
    * is full or old: a hold can delay a commit by a few milliseconds, never keep it back.
    */
-  private flush(): void {
+  private flush(closing = false): void {
     this.flushScheduled = false;
-    if (this.holds > 0 && this.pending.length < HELD_BATCH_MAX && performance.now() - this.batchStartedAt < HELD_BATCH_MS) {
+    if (!closing && this.holds > 0 && this.pending.length < HELD_BATCH_MAX && performance.now() - this.batchStartedAt < HELD_BATCH_MS) {
       this.scheduleFlush();
       return;
     }
@@ -267,7 +267,8 @@ export class SqliteEventStore implements EventStore {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    this.flush();
+    // What is pending commits now, whoever holds it back: nothing accepted is lost to a close.
+    this.flush(true);
     this.closed = true;
     this.commits.complete();
     this.db.close();
