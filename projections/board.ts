@@ -5,8 +5,8 @@ import type { Projection } from './projection.ts';
 /** The board's runs, lanes and computers (SPEC section 7): what `GET /v1/runs/{id}` and the lease monitor read. */
 export const boardProjection: Projection<BoardState> = {
   name: 'board',
-  // 2: an adoption moves its lane to the session's computer.
-  version: 2,
+  // 2: an adoption moves its lane to the session's computer. 3: runs pushed and unclaimed, per computer.
+  version: 3,
   initial: () => boardDecider.initialState('board'),
   evolve(state, event) {
     return boardDecider.scopeOf(event) === null ? state : boardDecider.evolve(state, event);

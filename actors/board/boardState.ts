@@ -57,10 +57,12 @@ export interface BoardState {
   computers: Record<string, BoardComputer>;
   /** Connected computers, sorted. */
   connected: string[];
+  /** Per computer, how many runs were pushed to it and are still unclaimed: what it has waiting. */
+  pushed: Record<string, number>;
 }
 
 export function initialBoardState(): BoardState {
-  return { submitted: 0, runs: {}, lanes: {}, waiting: {}, open: {}, idempotency: {}, computers: {}, connected: [] };
+  return { submitted: 0, runs: {}, lanes: {}, waiting: {}, open: {}, idempotency: {}, computers: {}, connected: [], pushed: {} };
 }
 
 const TERMINAL: ReadonlySet<RunState> = new Set(['succeeded', 'failed', 'cancelled', 'resolved']);

@@ -23,7 +23,9 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
     }
     case 'board.run.offered': {
       const run = state.runs[event.data.runId]!;
-      for (const computer of event.data.computers) insertSorted(run.offeredTo, computer);
+      for (const computer of event.data.computers) {
+        if (insertSorted(run.offeredTo, computer)) state.pushed[computer] = (state.pushed[computer] ?? 0) + 1;
+      }
       break;
     }
     case 'board.run.claimed': {
@@ -109,6 +111,11 @@ function leaveUnclaimed(state: BoardState, run: BoardRun): BoardLane {
   removeFrom(lane.unclaimed, run.runId);
   removeFrom(lane.waiters, run.runId);
   if (lane.unclaimed.length === 0) delete state.waiting[run.lane];
+  for (const computer of run.offeredTo) {
+    const left = (state.pushed[computer] ?? 0) - 1;
+    if (left > 0) state.pushed[computer] = left;
+    else delete state.pushed[computer];
+  }
   return lane;
 }
 
@@ -127,7 +134,10 @@ function removeFrom(list: string[], value: string): void {
   if (i !== -1) list.splice(i, 1);
 }
 
-function insertSorted(list: string[], value: string): void {
+/** Inserts `value` where it sorts; false when it was there already. */
+function insertSorted(list: string[], value: string): boolean {
   const i = sortedIndex(list, value);
-  if (list[i] !== value) list.splice(i, 0, value);
+  if (list[i] === value) return false;
+  list.splice(i, 0, value);
+  return true;
 }

@@ -1,22 +1,46 @@
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import { type BoardRun, type BoardState, isConnected } from './boardState.ts';
 
-/**
- * Who a lane's runs are pushed to (SPEC section 7): while the computer that ran the lane's last turn
- * is connected, to it only (its sessions live there); otherwise to every connected computer.
- */
 export interface Targets {
   readonly computers: readonly string[];
   /** Why these: the half of an offer's reason that names who. */
   readonly why: string;
 }
 
+/**
+ * A computer with this many runs pushed to it and unclaimed has work waiting: it could not claim them
+ * yet (its slots are full, or their turns wait for earlier ones), so it will not take a new one soon.
+ */
+export const BACKLOG = 8;
+
+/**
+ * Who a lane's runs are pushed to (SPEC section 7). While the computer that ran the lane's last turn
+ * is connected, to it only (its sessions live there). A lane with runs already pushed and unclaimed
+ * keeps their computers, so its turns are not spread. A new lane goes to every connected computer
+ * with room (fewer than BACKLOG runs waiting): the first one free claims it. When none has room, to the
+ * one with the fewest waiting, not to all: each would queue it, and all but one claim be wasted, at the
+ * moment claims are what is scarce.
+ */
 export function offerTargets(state: BoardState, lane: string): Targets {
-  const preferred = state.lanes[lane]?.lastComputer ?? null;
+  const queue = state.lanes[lane];
+  const preferred = queue?.lastComputer ?? null;
   if (preferred !== null && isConnected(state, preferred)) {
     return { computers: [preferred], why: `to ${preferred}, which ran the last turn of lane ${lane}` };
   }
-  return { computers: state.connected, why: `to every connected computer (${state.connected.length})` };
+  const everyone: Targets = { computers: state.connected, why: `to every connected computer (${state.connected.length})` };
+  const earlier = queue?.unclaimed[0];
+  const withEarlier = earlier ? state.runs[earlier]!.offeredTo.filter((c) => isConnected(state, c)) : [];
+  if (withEarlier.length === state.connected.length && withEarlier.length > 0) return everyone;
+  if (withEarlier.length > 0) {
+    return { computers: withEarlier, why: `to ${withEarlier.join(', ')}, where the lane's earlier run ${earlier} waits` };
+  }
+  const withRoom = state.connected.filter((c) => (state.pushed[c] ?? 0) < BACKLOG);
+  if (withRoom.length === state.connected.length) return everyone;
+  if (withRoom.length > 0) {
+    return { computers: withRoom, why: `to the connected computers with fewer than ${BACKLOG} runs waiting (${withRoom.join(', ')})` };
+  }
+  const leastWaiting = state.connected.reduce((best, c) => ((state.pushed[c] ?? 0) < (state.pushed[best] ?? 0) ? c : best));
+  return { computers: [leastWaiting], why: `to ${leastWaiting}, which has the fewest runs waiting (${state.pushed[leastWaiting] ?? 0}): every connected computer has ${BACKLOG} or more` };
 }
 
 /** The `board.run.offered` decision for `run`, or nothing when there is no one to push it to. */

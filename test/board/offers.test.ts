@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { framesOf, requestAnswer } from '../../actors/board/boardAnswers.ts';
 import { boardDecider } from '../../actors/board/boardDecider.ts';
+import { BACKLOG } from '../../actors/board/offers.ts';
 import { runView } from '../../actors/board/boardQueries.ts';
 import { boardSpec, computersOnline, input, summary } from './boardSpec.ts';
 
@@ -50,6 +51,38 @@ describe('board: offers', () => {
     // c2 is back: lane A is its again.
     expect(summary(spec.when(connected('c2', 8)))).toEqual(['online c2', 'offered r2 → c2', 'offered b1 → c2', 'offered r3 → c2']);
     expect(summary(spec.when(submit('r4', 'A', 9)))).toEqual(['queued r4 #4', 'offered r4 → c2']);
+  });
+
+  it(`given every connected computer has ${BACKLOG} runs waiting, then a new lane's run goes to the one with the fewest, and claims give the room back`, () => {
+    const backlog = Array.from({ length: BACKLOG }, (_, i) => submit(`w${i}`, `L${i}`, i));
+    const spec = boardSpec(...computersOnline('c1', 'c2'), ...backlog);
+    expect(spec.state.pushed).toEqual({ c1: BACKLOG, c2: BACKLOG });
+    // Racing for it would only make both queue it and one claim be wasted.
+    const first = spec.when(submit('x', 'X', 10));
+    expect(summary(first)).toEqual([`queued x #${BACKLOG}`, 'offered x → c1']);
+    expect(first![1]!.data).toMatchObject({ reason: `submitted: offered to c1, which has the fewest runs waiting (${BACKLOG}): every connected computer has ${BACKLOG} or more` });
+    expect(summary(spec.when(submit('y', 'Y', 11)))).toEqual([`queued y #${BACKLOG + 1}`, 'offered y → c2']);
+    // Two claims take two runs off both computers' waiting: room again, and a new lane goes to both.
+    spec.when(claim('w0', 'c1', 12));
+    spec.when(claim('w1', 'c2', 13));
+    expect(spec.state.pushed).toEqual({ c1: BACKLOG - 1, c2: BACKLOG - 1 });
+    expect(summary(spec.when(submit('z', 'Z', 14)))).toEqual([`queued z #${BACKLOG + 2}`, 'offered z → c1,c2']);
+  });
+
+  it('given one computer with room and one without, then a new lane goes to the one with room, and its later runs follow it there', () => {
+    const spec = boardSpec(...computersOnline('c1', 'c2'), submit('a0', 'A'), claim('a0', 'c1', 1), complete('a0', 'c1', true, undefined, 2));
+    // Lane A's turns all wait on c1, which ran its last turn: c1 has no room, c2 has all of it.
+    for (let i = 1; i <= BACKLOG; i++) spec.when(submit(`a${i}`, 'A', 2 + i));
+    expect(spec.state.pushed).toEqual({ c1: BACKLOG });
+    const b1 = spec.when(submit('b1', 'B', 20));
+    expect(summary(b1)).toEqual([`queued b1 #${BACKLOG + 1}`, 'offered b1 → c2']);
+    expect(b1![1]!.data).toMatchObject({ reason: `submitted: offered to the connected computers with fewer than ${BACKLOG} runs waiting (c2)` });
+    // A cancel gives c1 room; lane B's next turn still goes where its first one waits, not to both.
+    spec.when(input.cancel('a1', 21));
+    expect(spec.state.pushed).toEqual({ c1: BACKLOG - 1, c2: 1 });
+    const b2 = spec.when(submit('b2', 'B', 22));
+    expect(summary(b2)).toEqual([`queued b2 #${BACKLOG + 2}`, 'offered b2 → c2']);
+    expect(b2![1]!.data).toMatchObject({ reason: "submitted: offered to c2, where the lane's earlier run b1 waits" });
   });
 
   it('given a disconnect of a computer that is not connected, then it is ignored and not recorded', () => {
