@@ -4,9 +4,9 @@ import type { DomainEvent } from '../catalog.ts';
 type ReadAll = (after: number, limit: number) => Promise<DomainEvent[]>;
 
 /**
- * What wakes a follower: the events this process just committed (contiguous, in seq order, each a
- * deep-frozen copy that every follower is handed as it is), or nothing in particular (a poll tick:
- * another process may have appended).
+ * What wakes a follower: the events this process just committed (contiguous, in seq order; followers
+ * are handed one deep-frozen copy of them, shared), or nothing in particular (a poll tick: another
+ * process may have appended).
  */
 export type Wake = readonly DomainEvent[] | null;
 
@@ -52,7 +52,7 @@ export function followLog(readAll: ReadAll, wake: Observable<Wake>, after: numbe
 
     const handOver = (committed: readonly DomainEvent[]): boolean => {
       if (reading || committed.length === 0 || committed[0]!.seq > last + 1) return false;
-      for (const event of committed) {
+      for (const event of sharedCopies(committed)) {
         if (closed) return true;
         if (event.seq <= last) continue;
         last = event.seq;
@@ -72,11 +72,23 @@ export function followLog(readAll: ReadAll, wake: Observable<Wake>, after: numbe
   });
 }
 
+/** Each commit's shared copies, made by the first follower handed it: none when nobody follows. */
+const copiesOfCommit = new WeakMap<readonly DomainEvent[], readonly DomainEvent[]>();
+
+function sharedCopies(committed: readonly DomainEvent[]): readonly DomainEvent[] {
+  let copies = copiesOfCommit.get(committed);
+  if (!copies) {
+    copies = committed.map(sharedCopy);
+    copiesOfCommit.set(committed, copies);
+  }
+  return copies;
+}
+
 /**
  * The copy of a committed event that followers share: cloned once, away from the writer's objects
  * (its state may keep and later change them), and frozen all the way down.
  */
-export function sharedCopy(event: DomainEvent): DomainEvent {
+function sharedCopy(event: DomainEvent): DomainEvent {
   return Object.freeze({ ...event, data: deepFreeze(structuredClone(event.data)) }) as DomainEvent;
 }
 

@@ -7,7 +7,7 @@ import { interval, map, merge, type Observable, Subject } from 'rxjs';
 import { codec as defaultCodec, type DomainEvent } from '../../catalog.ts';
 import type { EventCodec, EventRow } from '../../codec.ts';
 import type { AppendRequest, AppendResult, Checkpoint, CheckpointStore, EventStore, FoldRow, SnapshotStore } from '../eventStore.ts';
-import { type Wake, followLog, sharedCopy } from '../followLog.ts';
+import { type Wake, followLog } from '../followLog.ts';
 import { commitAppends, type PreparedAppend, prepareAppendStatements } from './appendBatch.ts';
 import { migrateToLatest } from './migrations.ts';
 import type { LogDatabase } from './schema.ts';
@@ -189,7 +189,7 @@ export class SqliteEventStore implements EventStore {
       if (result.ok) committed.push(...(result.events as DomainEvent[]));
       p.resolve(result);
     });
-    if (committed.length) this.commits.next(committed.map(sharedCopy));
+    if (committed.length) this.commits.next(committed);
   }
 
   async readAll(after: number, limit: number): Promise<DomainEvent[]> {
