@@ -8,22 +8,11 @@ import { type AppendRequest, type AppendResult, type EventStore, StaleVersionErr
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { bumped, oneTo, T0 } from '../support/events.ts';
 import { openTempStore } from '../support/tempStore.ts';
+import { nextTurn, transactions } from '../support/countTransactions.ts';
 
-/**
- * Every call of `commitAppends` is one write transaction: wrapped (never replaced) so a test can say
- * how many transactions a burst of inputs took.
- */
-const transactions = vi.hoisted(() => [] as (readonly AppendRequest[])[]);
-vi.mock('../../events/store/sqlite/appendBatch.ts', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../events/store/sqlite/appendBatch.ts')>();
-  return {
-    ...original,
-    commitAppends: (...args: Parameters<typeof original.commitAppends>) => {
-      transactions.push([...args[3]]);
-      return original.commitAppends(...args);
-    },
-  };
-});
+vi.mock('../../events/store/sqlite/appendBatch.ts', async (original) =>
+  (await import('../support/countTransactions.ts')).countingAppendBatch(original),
+);
 
 const STREAM = 'counter:a';
 /** High enough that no bump is refused: every input is decided the same way, whatever its turn. */
@@ -33,8 +22,6 @@ const BROKEN_CHAIN = /an earlier append this one stood on was refused or failed/
 /** The i-th input of a test: its `at` is its mark, to find it again in the log whatever its seq. */
 const bump = (i: number): NewDomainEvent => ({ stream: STREAM, type: 'counter.bump.requested', data: { by: 1, limit: LIMIT }, at: T0 + i });
 const markOf = (event: { at: number }) => event.at - T0;
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * Stops the clock the store ages a held batch by (`performance.now`): a held batch then never commits

@@ -3,25 +3,12 @@ import { InvalidEventError } from '../../events/codec.ts';
 import { AppendChain, type AppendRequest, type AppendResult, StaleVersionError } from '../../events/store/eventStore.ts';
 import { bumped, oneTo } from '../support/events.ts';
 import { openTempStore } from '../support/tempStore.ts';
+import { nextTurn, transactions } from '../support/countTransactions.ts';
 
-/**
- * Every call of `commitAppends` is one write transaction: wrapped (never replaced) so a test can say
- * how many transactions a burst of appends took, and which appends shared one.
- */
-const transactions = vi.hoisted(() => [] as (readonly AppendRequest[])[]);
-vi.mock('../../events/store/sqlite/appendBatch.ts', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../events/store/sqlite/appendBatch.ts')>();
-  return {
-    ...original,
-    commitAppends: (...args: Parameters<typeof original.commitAppends>) => {
-      transactions.push([...args[3]]);
-      return original.commitAppends(...args);
-    },
-  };
-});
+vi.mock('../../events/store/sqlite/appendBatch.ts', async (original) =>
+  (await import('../support/countTransactions.ts')).countingAppendBatch(original),
+);
 
-/** Lets the store's group commit (a setImmediate) run: what "a later turn of the event loop" means here. */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const BROKEN_CHAIN = /an earlier append this one stood on was refused or failed/;
 

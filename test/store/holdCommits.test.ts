@@ -3,25 +3,12 @@ import type { AppendRequest, AppendResult } from '../../events/store/eventStore.
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { bumped, oneTo } from '../support/events.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
+import { nextTurn, transactions } from '../support/countTransactions.ts';
 
-/**
- * Every call of `commitAppends` is one write transaction: wrapped (never replaced) so a test can say
- * how many transactions a burst of appends took, and which appends shared one.
- */
-const transactions = vi.hoisted(() => [] as (readonly AppendRequest[])[]);
-vi.mock('../../events/store/sqlite/appendBatch.ts', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../events/store/sqlite/appendBatch.ts')>();
-  return {
-    ...original,
-    commitAppends: (...args: Parameters<typeof original.commitAppends>) => {
-      transactions.push([...args[3]]);
-      return original.commitAppends(...args);
-    },
-  };
-});
+vi.mock('../../events/store/sqlite/appendBatch.ts', async (original) =>
+  (await import('../support/countTransactions.ts')).countingAppendBatch(original),
+);
 
-/** One turn of the event loop: the store's group commit is a setImmediate. */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 async function turns(n: number): Promise<void> {
   for (let i = 0; i < n; i++) await nextTurn();
 }
