@@ -162,24 +162,25 @@ export class DecidingActor<S> {
    */
   private async decideAhead(held: Held<S>, input: NewDomainEvent, replyTo: ReplyTo<StepOutcome<S> | Error>): Promise<void> {
     let step: ReturnType<typeof decideStep<S>>;
+    const expected: Record<string, number> = {};
     try {
       step = decideStep(this.spec.decider, held.state, input);
+      if (!step) {
+        reply(replyTo, { ok: true, state: held.state, input: null, decisions: [] });
+        return;
+      }
+      for (const { stream } of [input, ...step.decisions]) {
+        if (Object.hasOwn(expected, stream)) continue;
+        if (!held.versions.has(stream)) held.versions.set(stream, await this.store.streamVersion(stream));
+        expected[stream] = held.versions.get(stream)!;
+      }
     } catch (error) {
-      // A decider that throws may have folded half an input: the crash policy resets the actor.
+      // The state may hold half an input (decisions folded, never appended): the asker is told, and the
+      // crash policy resets the actor, which folds its state again from the log.
       reply(replyTo, error as Error);
       throw error;
     }
-    if (!step) {
-      reply(replyTo, { ok: true, state: held.state, input: null, decisions: [] });
-      return;
-    }
     const events: NewEvent[] = [input, ...step.decisions.map((d) => ({ ...d, cause: { inBatch: 0 } }))];
-    const expected: Record<string, number> = {};
-    for (const { stream } of events) {
-      if (Object.hasOwn(expected, stream)) continue;
-      if (!held.versions.has(stream)) held.versions.set(stream, await this.store.streamVersion(stream));
-      expected[stream] = held.versions.get(stream)!;
-    }
     for (const { stream } of events) held.versions.set(stream, held.versions.get(stream)! + 1);
     held.state = step.state;
     const link = held.chain.next();

@@ -48,17 +48,10 @@ function subject(event: DomainEvent): string {
  * audit): human lines on stdout, or JSON lines through pino with `json`.
  */
 export function narrate(store: EventStore, after: number, options: { json: boolean }): Subscription {
-  // Written asynchronously (pino's sonic-boom): stdout on a pipe is written synchronously, so a reader
-  // that falls behind (a busy terminal, a log shipper) would otherwise stall the daemon's event loop.
+  // Written asynchronously (pino's sonic-boom, which also flushes on exit): stdout on a pipe is written
+  // synchronously, so a reader that falls behind (a busy terminal, a log shipper) would otherwise
+  // stall the daemon's event loop.
   const out = pino.destination({ dest: 1, sync: false });
-  const flush = () => {
-    try {
-      out.flushSync();
-    } catch {
-      // Closed under us (the process is ending): the lines are in the log, which is what counts.
-    }
-  };
-  process.once('exit', flush);
   const logger = options.json ? pino({ base: { pid: process.pid } }, out) : null;
   const subscription = store.subscribe(after).subscribe({
     next(event) {
@@ -76,8 +69,11 @@ export function narrate(store: EventStore, after: number, options: { json: boole
     },
   });
   subscription.add(() => {
-    process.off('exit', flush);
-    flush();
+    try {
+      out.flushSync();
+    } catch {
+      // Closed under us (the process is ending): the lines are in the log, which is what counts.
+    }
   });
   return subscription;
 }
