@@ -1,6 +1,7 @@
 import pino from 'pino';
 import type { Subscription } from 'rxjs';
 import type { DomainEvent } from '../events/catalog.ts';
+import { parseStream } from '../events/envelope.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
 import { describeEvent } from '../projections/audit/describeEvent.ts';
 
@@ -62,7 +63,9 @@ export function narrate(store: EventStore, after: number, options: { json: boole
         return;
       }
       const time = new Date(event.at).toISOString().slice(11, 19);
-      out.write(`${time} ${subject(event).padEnd(12)} ${sentence}\n`);
+      // Which computer decided it, for a computer's streams: with two on one board, each says its own.
+      const owner = parseStream(event.stream).owner;
+      out.write(`${time} ${subject(event).padEnd(12)} ${owner ? `${owner}: ` : ''}${sentence}\n`);
     },
     error(error) {
       process.stderr.write(`runledger: the log could not be read: ${(error as Error).message}\n`);

@@ -78,10 +78,18 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
     else void api.upgrade(request, socket, head).catch(() => socket.destroy());
   });
   server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port, options.host, () => resolve());
+    });
+  } catch (error) {
+    // The port is taken (or the address refused): what started for this board stops, or its follower
+    // would go on reading a log the daemon is about to close.
+    board.stop();
+    web?.close();
+    throw error;
+  }
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {

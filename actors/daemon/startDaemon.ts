@@ -173,8 +173,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   };
 }
 
-/** The daemon's own computer: registered on its board on first start, its token kept beside the log. */
-async function localComputerToken(board: BoardServer, folder: string, computerId: string, clock: Clock): Promise<string> {
+/** A computer of this daemon's board (its own, or the demo's second): registered on first start, its token kept beside the log. */
+export async function localComputerToken(board: BoardServer, folder: string, computerId: string, clock: Clock): Promise<string> {
   const path = join(folder, `computer-${computerId}.token`);
   const known = existsSync(path);
   const token = secretFile(path);

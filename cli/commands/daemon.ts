@@ -1,8 +1,9 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { startDaemon } from '../../actors/daemon/startDaemon.ts';
+import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
 import { type HookCommands, parseHook } from '../../actors/hooks/hookNames.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { narrate } from '../narrator.ts';
+import { startDemoComputer } from '../demoComputer.ts';
 import { submitDemoRuns } from '../demoRuns.ts';
 import { DEFAULT_DB } from '../options.ts';
 import { int } from '../parse.ts';
@@ -33,7 +34,7 @@ export function daemonCommand(): Command {
     .option('--computer <id>', 'this computer\'s id', 'local')
     .option('--token <token>', 'this computer\'s token (from `runledger computer add`)')
     .option('--log-json', 'log decisions as JSON lines (pino) instead of sentences')
-    .option('--demo', 'submit a few runs on start, to watch them queue, wait their turn, run and complete')
+    .option('--demo', 'run a second computer (demo-2) and submit a few runs, to watch them queue, park, run and complete')
     .action(async (o) => {
       await runUntilSignalled(o.logJson, o.demo, {
         db: o.db, exec: o.exec, slots: o.slots, loginCapacity: o.login, port: o.port, host: o.host, heartbeatS: o.heartbeatS, timeoutS: o.timeoutS,
@@ -64,7 +65,7 @@ async function runUntilSignalled(json: boolean | undefined, demo: boolean | unde
   const head = await headOf(options.db);
   const daemon = await startDaemon({ ...options, log });
   narrate(daemon.store, head, { json: Boolean(json) });
-  if (demo && daemon.url) await submitDemoRuns(daemon.url, options.db, log);
+  let demoComputer: Daemon | null = null;
   let signals = 0;
   const onSignal = (signal: string) => {
     signals++;
@@ -73,10 +74,12 @@ async function runUntilSignalled(json: boolean | undefined, demo: boolean | unde
       // Its agents go with it: a group left behind would go on working for a run nobody will report.
       // The next start finds those runs interrupted and completes them as failed.
       daemon.computer?.runs.killAll();
+      demoComputer?.computer?.runs.killAll();
       process.exit(1);
     }
     log(`${signal}: shutting down (send it again to exit at once)`);
-    void daemon.drain().then(
+    // The demo's second computer drains first: it completes to the board the daemon serves.
+    void (demoComputer?.drain() ?? Promise.resolve()).then(() => daemon.drain()).then(
       () => process.exit(0),
       (error) => {
         log(`shutdown failed: ${(error as Error).message}`);
@@ -86,6 +89,11 @@ async function runUntilSignalled(json: boolean | undefined, demo: boolean | unde
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
+  // After the handlers: a signal while the demo starts drains what runs, like any other.
+  if (demo) {
+    demoComputer = await startDemoComputer(daemon, options, log);
+    if (signals === 0 && daemon.url) await submitDemoRuns(daemon.url, options.db, log);
+  }
   await new Promise(() => {});
 }
 

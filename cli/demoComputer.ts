@@ -1,0 +1,26 @@
+import { dirname } from 'node:path';
+import { type Daemon, type DaemonOptions, localComputerToken, startDaemon } from '../actors/daemon/startDaemon.ts';
+import { systemClock } from '../events/clock.ts';
+
+/** The demo's second computer: it joins the daemon's board over loopback, as any computer would. */
+export const DEMO_COMPUTER = 'demo-2';
+
+/**
+ * `runledger daemon --demo` runs a second computer beside the daemon's own, so a new user sees what
+ * the board does with two: a new lane's turns are pushed to both, exactly one claim of each run wins,
+ * and the computer that lost a lane's first turn asks for its second, is told `conversation_busy` and
+ * parks it until its wait is over (the board resends it to the computer that ran the first). Null
+ * (and said why) when it cannot join.
+ */
+export async function startDemoComputer(daemon: Daemon, options: DaemonOptions, log: (line: string) => void): Promise<Daemon | null> {
+  if (!daemon.url || !daemon.board) return null;
+  try {
+    const token = await localComputerToken(daemon.board, dirname(options.db), DEMO_COMPUTER, options.clock ?? systemClock);
+    const second = await startDaemon({ ...options, server: daemon.url, computer: DEMO_COMPUTER, token, slots: 1, log });
+    log(`demo: a second computer, ${DEMO_COMPUTER}, joined the board`);
+    return second;
+  } catch (error) {
+    log(`demo: the second computer did not start (${(error as Error).message}); the demo goes on with one`);
+    return null;
+  }
+}

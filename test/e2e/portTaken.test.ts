@@ -1,0 +1,34 @@
+/**
+ * A daemon whose port is taken: the error names the address and the process exits, nothing else. It
+ * once crashed on its way out instead, printing a stack trace: the board's follower of the log outlived
+ * the failed start and read the log after the daemon had closed it.
+ */
+import { type Server, createServer } from 'node:net';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { tempDir } from '../support/tempStore.ts';
+import { runCli } from './support/cluster.ts';
+
+async function occupiedPort(): Promise<number> {
+  const server: Server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return (server.address() as { port: number }).port;
+}
+
+describe('runledger daemon on a port that is taken', () => {
+  it('given another process listening on the port, then it exits non-zero naming the address, with no stack trace, and leaves a log that opens again', async () => {
+    const port = await occupiedPort();
+    const db = join(tempDir(), 'taken.db');
+
+    // Long enough for the log's poll (250 ms) to come round after the failed start.
+    const run = await runCli(['daemon', '--db', db, '--port', String(port)], 15_000);
+
+    expect(run.status).not.toBe(0);
+    expect(run.stderr).toContain(`EADDRINUSE: address already in use 127.0.0.1:${port}`);
+    expect(run.stderr).not.toMatch(/^\s+at /m);
+    expect(run.stderr).not.toContain('database connection is not open');
+    const again = await runCli(['audit', '--db', db]);
+    expect(again.status).toBe(0);
+  });
+});
