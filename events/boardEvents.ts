@@ -9,6 +9,17 @@ const reason = z.string().min(1);
 export const MAX_TEXT_CHARS = 4 * 1024 * 1024;
 const text = z.string().max(MAX_TEXT_CHARS);
 const at = z.number().int().nonnegative();
+const idempotencyKey = z.string().min(1).max(255);
+/** A run as submitted: what the submission carries and what queuing it records. */
+const submission = {
+  runId,
+  lane: SafeId,
+  prompt: text,
+  agentId: SafeId.nullable(),
+  /** The run's budget in seconds; 0 = no local limit, null = the computer's default. */
+  timeoutS: z.number().nonnegative().finite().nullable(),
+  idempotencyKey: idempotencyKey.optional(),
+};
 
 /** The exact completion error of a run its user cancelled (SPEC section 4). */
 export const CANCELLED_BY_USER = 'cancelled_by_user';
@@ -29,19 +40,8 @@ export const BoardRequestSchema = z.enum(['submit', 'claim', 'cancel', 'reply', 
  */
 export const boardEvents = eventGroup(
   // Inputs.
-  defineEvent(
-    'board.run.submitted',
-    z.strictObject({
-      /** Drawn outside (random) and recorded here, so a replay draws nothing. */
-      runId,
-      lane: SafeId,
-      prompt: text,
-      agentId: SafeId.nullable(),
-      /** The run's budget in seconds; 0 = no local limit, null = the computer's default. */
-      timeoutS: z.number().nonnegative().finite().nullable(),
-      idempotencyKey: z.string().min(1).max(255).optional(),
-    }),
-  ),
+  /** Its runId is drawn outside (random) and recorded here, so a replay draws nothing. */
+  defineEvent('board.run.submitted', z.strictObject(submission)),
   defineEvent('board.computer.added', z.strictObject({ computerId, tokenHash: z.string().min(1).max(200) })),
   defineEvent('board.computer.connected', z.strictObject({ computerId })),
   defineEvent('board.computer.disconnected', z.strictObject({ computerId })),
@@ -58,18 +58,13 @@ export const boardEvents = eventGroup(
   defineEvent(
     'board.run.queued',
     z.strictObject({
-      runId,
-      lane: SafeId,
-      prompt: text,
-      agentId: SafeId.nullable(),
-      timeoutS: z.number().nonnegative().finite().nullable(),
+      ...submission,
       /** Submission order on this board: "earlier" in a lane means a smaller one. */
       submittedOrder: z.number().int().nonnegative(),
-      idempotencyKey: z.string().min(1).max(255).optional(),
     }),
   ),
   /** A submission whose idempotency key was seen before: no new run, the answer names the old one. */
-  defineEvent('board.run.deduplicated', z.strictObject({ runId, drawnRunId: runId, idempotencyKey: z.string().min(1).max(255), reason })),
+  defineEvent('board.run.deduplicated', z.strictObject({ runId, drawnRunId: runId, idempotencyKey, reason })),
   /** A `run.requested` frame to push to each of `computers`. */
   defineEvent(
     'board.run.offered',

@@ -3,10 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { boardDecider } from '../../actors/board/boardDecider.ts';
 import { type BoardState, initialBoardState } from '../../actors/board/boardState.ts';
 import { decideAndAppend } from '../../actors/decideAndAppend.ts';
-import { decideStep } from '../../actors/decideStep.ts';
 import { deciders } from '../../actors/registry.ts';
 import { replayLog } from '../../actors/replay/replayLog.ts';
-import type { NewDomainEvent } from '../../events/catalog.ts';
 import { boardProjection } from '../../projections/board.ts';
 import { hydrateProjections } from '../../projections/hydrate.ts';
 import { rebuildProjections } from '../../projections/rebuild.ts';
@@ -14,25 +12,15 @@ import { projections } from '../../projections/registry.ts';
 import { openTempStore } from '../support/tempStore.ts';
 import { BoardModel } from './boardModel.ts';
 import { ScenarioWriter, type Step, computersArb, stepArb } from './boardScenario.ts';
-import { type Recorded, json, show, trail } from '../support/deciderSpec.ts';
+import { type Recorded, json, recordedHistory } from '../support/deciderSpec.ts';
 
 function runInMemory(computers: number, steps: readonly Step[]): { history: Recorded[]; state: BoardState; model: BoardModel } {
   const writer = new ScenarioWriter(computers);
   const model = new BoardModel();
-  const history: Recorded[] = [];
-  let state = initialBoardState();
-  const apply = (input: NewDomainEvent): void => {
-    const step = decideStep(boardDecider, state, input);
-    if (step) state = step.state;
-    history.push({ input, decisions: step?.decisions ?? null });
-    try {
-      model.observe(input, step?.decisions ?? null, state);
-    } catch (error) {
-      throw new Error(`${(error as Error).message}\n  after input #${history.length} ${show(input)}\n${trail(history)}`);
-    }
-  };
-  for (const input of writer.setup()) apply(input);
-  for (const step of steps) apply(writer.next(step, state));
+  const recorded = recordedHistory(boardDecider, initialBoardState(), model);
+  for (const input of writer.setup()) recorded.apply(input);
+  for (const step of steps) recorded.apply(writer.next(step, recorded.state));
+  const { history, state } = recorded;
   return { history, state, model };
 }
 

@@ -1,12 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decideAndAppend } from '../../actors/decideAndAppend.ts';
-import { decideStep } from '../../actors/decideStep.ts';
 import { queueDecider } from '../../actors/queue/queueDecider.ts';
 import { type QueueState, initialQueueState } from '../../actors/queue/queueState.ts';
 import { deciders } from '../../actors/registry.ts';
 import { replayLog } from '../../actors/replay/replayLog.ts';
-import type { NewDomainEvent } from '../../events/catalog.ts';
 import { hydrateProjections } from '../../projections/hydrate.ts';
 import { queueProjection } from '../../projections/queue.ts';
 import { rebuildProjections } from '../../projections/rebuild.ts';
@@ -15,39 +13,29 @@ import { QueueModel } from '../support/queueInvariants.ts';
 import { ScenarioWriter, type Setup, type Step, setupArb, stepArb } from '../support/queueScenario.ts';
 import { COMPUTER } from '../support/queueSpec.ts';
 import { openTempStore } from '../support/tempStore.ts';
-import { type Recorded, json, show, trail } from '../support/deciderSpec.ts';
+import { type Recorded, json, recordedHistory, trail } from '../support/deciderSpec.ts';
 
 /** Runs the scenario in memory, checking every step, then drives the queue until every run settled. */
 function runInMemory(setup: Setup, steps: readonly Step[]): { history: Recorded[]; state: QueueState; model: QueueModel } {
   const writer = new ScenarioWriter(setup);
   const model = new QueueModel(setup.slots, setup.loginCapacity, COMPUTER);
-  const history: Recorded[] = [];
-  let state = initialQueueState();
-  const apply = (input: NewDomainEvent): void => {
-    const step = decideStep(queueDecider, state, input);
-    if (step) state = step.state;
-    history.push({ input, decisions: step?.decisions ?? null });
-    try {
-      model.observe(input, step?.decisions ?? null, state);
-    } catch (error) {
-      throw new Error(`${(error as Error).message}\n  after input #${history.length} ${show(input)}\n${trail(history)}`);
-    }
-  };
+  const recorded = recordedHistory(queueDecider, initialQueueState(), model);
+  const { history, apply } = recorded;
   apply(writer.configure());
   for (const step of steps) {
-    const input = writer.next(step, state);
+    const input = writer.next(step, recorded.state);
     if (input) apply(input);
   }
   // The runtime's part: every claim granted, every run ended, every timer fired when due.
   const limit = 20 * (model.queued + 5);
   for (let i = 0; ; i++) {
     if (i > limit) throw new Error(`the queue did not drain within ${limit} inputs\n${trail(history)}`);
-    const input = writer.drain(state);
+    const input = writer.drain(recorded.state);
     if (!input) break;
     apply(input);
   }
-  model.checkAllSettled(state);
-  return { history, state, model };
+  model.checkAllSettled(recorded.state);
+  return { history, state: recorded.state, model };
 }
 
 describe('queue: properties over random histories', () => {

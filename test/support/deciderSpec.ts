@@ -29,6 +29,36 @@ export interface Recorded {
   readonly decisions: readonly NewDomainEvent[] | null;
 }
 
+/** Checks every step of a property test's history: throws, naming what broke, when a rule does. */
+export interface StepModel<S> {
+  observe(input: NewDomainEvent, decisions: readonly NewDomainEvent[] | null, state: S): void;
+}
+
+/**
+ * A property test's history, built in memory: each input goes through the whole step, is recorded with
+ * its decisions, and is checked by `model`; a broken rule fails with the input and the last steps.
+ */
+export function recordedHistory<S>(decider: Decider<S>, initial: S, model: StepModel<S>) {
+  const history: Recorded[] = [];
+  let state = initial;
+  return {
+    history,
+    get state() {
+      return state;
+    },
+    apply(input: NewDomainEvent): void {
+      const step = decideStep(decider, state, input);
+      if (step) state = step.state;
+      history.push({ input, decisions: step?.decisions ?? null });
+      try {
+        model.observe(input, step?.decisions ?? null, state);
+      } catch (error) {
+        throw new Error(`${(error as Error).message}\n  after input #${history.length} ${show(input)}\n${trail(history)}`);
+      }
+    },
+  };
+}
+
 export function show(event: NewDomainEvent): string {
   return `${event.type} ${event.stream} @${event.at} ${JSON.stringify(event.data)}`;
 }
