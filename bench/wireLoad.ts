@@ -100,6 +100,23 @@ class Proc {
 
 /** utime+stime of a process and of its waited-for children, in ms (null where /proc is not there). */
 function cpuMs(pid: number | undefined): { self: number; children: number } | null {
+  const own = statTicks(pid);
+  if (own === null) return null;
+  // Live children (a spawn helper, agents still running) count with the reaped ones: cutime only
+  // holds children that have been waited for.
+  let live = 0;
+  try {
+    for (const child of readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean)) {
+      const ticks = statTicks(Number(child));
+      if (ticks) live += ticks.self + ticks.children;
+    }
+  } catch {
+    // No children file on this kernel: reaped children only.
+  }
+  return { self: own.self, children: own.children + live };
+}
+
+function statTicks(pid: number | undefined): { self: number; children: number } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);

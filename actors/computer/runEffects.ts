@@ -68,7 +68,7 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
       // Notices filed into the session's inbox since its last turn go ahead of the prompt (SPEC 5).
       const unread = turn.resuming ? await unreadNotices(ctx.store, turn.resuming) : { notices: [], through: 0 };
       const budget = deadlineAt === null ? null : deadlineAt - event.at;
-      const handle = startAgent({
+      const handle = await startAgent({
         command: turn.command,
         cwd: workspace,
         prompt: `${budgetWords(budget)}\n\n${noticePrefix(unread.notices)}${prompt}`,

@@ -1,6 +1,6 @@
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import type { Clock } from '../../events/clock.ts';
+import { type AgentLauncher, sharedLauncher } from './launcher.ts';
 import type { FinalReply, OutputReader } from './outputReaders.ts';
 import { TailBuffer } from './tailBuffer.ts';
 
@@ -51,6 +51,8 @@ export interface StartAgentOptions {
    * behind can hold the pipe open for ever; the run is over when the command is.
    */
   readonly drainMs?: number;
+  /** Who forks it: the process's shared launcher unless given one (tests give their own). */
+  readonly launcher?: AgentLauncher;
 }
 
 export interface AgentHandle {
@@ -72,11 +74,16 @@ export const DEFAULT_KILL_GRACE_MS = 5_000;
 export const STDERR_TAIL_BYTES = 8 * 1024;
 const DEFAULT_DRAIN_MS = 2_000;
 
-export function startAgent(options: StartAgentOptions): AgentHandle {
+/**
+ * Starts the command through the agent launcher and resolves once it runs (or could not start); its
+ * `result` resolves when it ended and its output closed.
+ */
+export async function startAgent(options: StartAgentOptions): Promise<AgentHandle> {
   const { reader, clock } = options;
   const startedAt = clock.now();
   const graceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const stderr = new TailBuffer(options.stderrTailBytes ?? STDERR_TAIL_BYTES);
+  const launcher = options.launcher ?? sharedLauncher();
 
   let stoppedBy: Exclude<AgentOutcome, 'exited'> | null = null;
   let cancelReason: string | null = null;
@@ -84,29 +91,9 @@ export function startAgent(options: StartAgentOptions): AgentHandle {
   let outputClosed = false;
   let graceOver = false;
   let settled = false;
-  let spawnError: string | null = null;
   const timers: (() => void)[] = [];
   let resolve!: (result: AgentResult) => void;
   const result = new Promise<AgentResult>((r) => (resolve = r));
-
-  let child: ChildProcessWithoutNullStreams;
-  try {
-    // detached: the shell becomes the leader of a new process group (and session), so the group can
-    // be signalled as one, grandchildren included.
-    child = spawn('/bin/sh', ['-c', options.command], { cwd: options.cwd, env: environment(options.env), detached: true, stdio: 'pipe' });
-  } catch (error) {
-    return failedToStart(String(error), reader, startedAt, clock);
-  }
-  const pid = child.pid ?? null;
-
-  const signalGroup = (signal: NodeJS.Signals): void => {
-    if (pid === null) return;
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      // ESRCH: nothing of the group is left.
-    }
-  };
 
   const settle = (): void => {
     if (settled || exit === null || !outputClosed) return;
@@ -125,13 +112,61 @@ export function startAgent(options: StartAgentOptions): AgentHandle {
       stderrTail: stderr.text().trim(),
       sessionId: reader.sessionId(),
       cancelReason,
-      error: spawnError,
+      error: null,
       elapsedMs: clock.now() - startedAt,
     });
   };
 
+  let pid: number | null = null;
+  let launchId: number | null = null;
+  const launched = await launcher.launch(
+    { command: options.command, cwd: options.cwd, env: options.env, prompt: options.prompt },
+    {
+      stdout: (chunk) => reader.push(chunk),
+      stderr: (chunk) => stderr.push(chunk),
+      exit(code, signal) {
+        exit = { code, signal };
+        if (!outputClosed) {
+          timers.push(
+            clock.after(options.drainMs ?? DEFAULT_DRAIN_MS, () => {
+              if (launchId !== null) launcher.closeOutput(launchId);
+              outputClosed = true;
+              settle();
+            }),
+          );
+        }
+        settle();
+      },
+      close() {
+        outputClosed = true;
+        settle();
+      },
+      lost(reason) {
+        // Nothing can tell this agent's end any more: it is stopped, not left to run unheard.
+        stderr.push(`\n${reason}`);
+        stop('killed', true);
+        exit ??= { code: null, signal: null };
+        outputClosed = true;
+        settle();
+      },
+    },
+  );
+  if ('error' in launched) return failedToStart(launched.error, reader, startedAt, clock);
+  launchId = launched.id;
+  pid = launched.pid;
+  const started = pid;
+
+  function signalGroup(signal: NodeJS.Signals): void {
+    if (pid === null) return;
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      // ESRCH: nothing of the group is left.
+    }
+  }
+
   let graceArmed = false;
-  const stop = (by: Exclude<AgentOutcome, 'exited'>, force: boolean, reason: string | null = null): void => {
+  function stop(by: Exclude<AgentOutcome, 'exited'>, force: boolean, reason: string | null = null): void {
     if (settled) return;
     // The first stop names the outcome; one that comes after the command ended by itself only
     // cleans up what it left behind.
@@ -155,47 +190,15 @@ export function startAgent(options: StartAgentOptions): AgentHandle {
         settle();
       }),
     );
-  };
-
-  child.stdin.on('error', () => {
-    // EPIPE: the command exited (or closed stdin) without reading the whole prompt; its exit says the rest.
-  });
-  child.stdout.on('data', (chunk: Buffer) => reader.push(chunk));
-  child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
-  child.on('error', (error) => {
-    // Only a failed spawn reaches here (signals go through process.kill).
-    spawnError = error.message;
-    exit ??= { code: null, signal: null };
-    outputClosed = true;
-    settle();
-  });
-  child.on('exit', (code, signal) => {
-    exit = { code, signal };
-    if (!outputClosed) {
-      timers.push(
-        clock.after(options.drainMs ?? DEFAULT_DRAIN_MS, () => {
-          child.stdout.destroy();
-          child.stderr.destroy();
-          outputClosed = true;
-          settle();
-        }),
-      );
-    }
-    settle();
-  });
-  child.on('close', () => {
-    outputClosed = true;
-    settle();
-  });
-  child.stdin.end(options.prompt);
+  }
 
   if (options.deadlineAt !== null) {
     timers.push(clock.after(options.deadlineAt - clock.now(), () => stop('timed_out', false)));
   }
 
   return {
-    pid,
-    pgid: pid,
+    pid: started,
+    pgid: started,
     onSessionId: (listener) => reader.onSessionId(listener),
     result,
     cancel(reason) {
@@ -235,15 +238,6 @@ export function groupAlive(pgid: number | null): boolean {
       return false;
     }
   });
-}
-
-function environment(overlay: Readonly<Record<string, string | undefined>> | undefined): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const [name, value] of Object.entries(overlay ?? {})) {
-    if (value === undefined) delete env[name];
-    else env[name] = value;
-  }
-  return env;
 }
 
 function failedToStart(error: string, reader: OutputReader, startedAt: number, clock: Clock): AgentHandle {

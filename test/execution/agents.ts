@@ -13,8 +13,8 @@ export function agentCommand(script: string, ...args: string[]): string {
 }
 
 /** Starts an agent in the repository; its whole group is SIGKILLed when the test ends, whatever happened. */
-export function start(options: Omit<StartAgentOptions, 'cwd'> & { cwd?: string }): AgentHandle {
-  const handle = startAgent({ cwd: repoRoot, ...options });
+export async function start(options: Omit<StartAgentOptions, 'cwd'> & { cwd?: string }): Promise<AgentHandle> {
+  const handle = await startAgent({ cwd: repoRoot, ...options });
   onTestFinished(() => {
     if (handle.pgid === null) return;
     try {

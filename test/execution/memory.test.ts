@@ -47,7 +47,7 @@ async function flood(mode: string, megabytes: number, kind: AgentKind) {
   const probe = sampling(readerFor(kind));
   const startedAt = Date.now();
   try {
-    const agent = start({ command: agentCommand('flood.mjs', mode, String(megabytes)), prompt: '', reader: probe.reader, clock: systemClock, deadlineAt: null });
+    const agent = await start({ command: agentCommand('flood.mjs', mode, String(megabytes)), prompt: '', reader: probe.reader, clock: systemClock, deadlineAt: null });
     const result = await bounded(agent.result, 25_000, `the ${megabytes} MB flood did not end`);
     const growth = probe.growth();
     console.log(

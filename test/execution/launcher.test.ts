@@ -1,0 +1,120 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../events/clock.ts';
+import { startAgent } from '../../actors/execution/agentProcess.ts';
+import { AgentLauncher } from '../../actors/execution/launcher.ts';
+import { plainReader } from '../../actors/execution/outputReaders.ts';
+import { agentCommand, bounded, repoRoot, running, until, watched } from './agents.ts';
+
+const launchers: AgentLauncher[] = [];
+afterEach(() => {
+  for (const launcher of launchers.splice(0)) launcher.close();
+});
+
+function ownLauncher(): AgentLauncher {
+  const launcher = new AgentLauncher();
+  launchers.push(launcher);
+  return launcher;
+}
+
+/** Peak resident memory of a process, from /proc. */
+function peakRssMb(pid: number): number {
+  const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb) / 1024;
+}
+
+describe('the agent launcher', () => {
+  it('given agents started through it, then each gets its own process group, its prompt, its environment and its exit', async () => {
+    const launcher = ownLauncher();
+    const agents = await Promise.all(
+      [1, 2, 3].map((n) =>
+        startAgent({
+          command: agentCommand('echo.mjs', String(n)),
+          cwd: repoRoot,
+          prompt: `turn ${n}`,
+          env: { RUNLEDGER_SESSION_ID: `session-${n}` },
+          reader: plainReader(),
+          clock: systemClock,
+          deadlineAt: null,
+          launcher,
+        }),
+      ),
+    );
+    expect(new Set(agents.map((a) => a.pid)).size).toBe(3);
+    // The launcher forked them: none is a child of this process.
+    expect(agents.every((a) => a.pid !== launcher.pid && a.pgid === a.pid)).toBe(true);
+    const results = await Promise.all(agents.map((a) => bounded(a.result, 10_000, 'an agent did not finish')));
+    expect(results.map((r) => [r.exitCode, r.reply.ok && r.reply.text])).toEqual([
+      [1, 'reply to: turn 1 (session session-1)'],
+      [2, 'reply to: turn 2 (session session-2)'],
+      [3, 'reply to: turn 3 (session session-3)'],
+    ]);
+  });
+
+  it("given the daemon's NODE_OPTIONS, then agents get them and the launcher itself runs without them", async () => {
+    const before = process.env.NODE_OPTIONS;
+    process.env.NODE_OPTIONS = '--max-old-space-size=123';
+    try {
+      const launcher = ownLauncher();
+      const agent = await startAgent({
+        command: 'printf "%s" "$NODE_OPTIONS"',
+        cwd: repoRoot,
+        prompt: '',
+        reader: plainReader(),
+        clock: systemClock,
+        deadlineAt: null,
+        launcher,
+      });
+      const result = await bounded(agent.result, 10_000, 'the agent did not finish');
+      expect(result.reply).toMatchObject({ ok: true, text: '--max-old-space-size=123' });
+      const launcherEnv = readFileSync(`/proc/${launcher.pid}/environ`, 'utf8').split('\0');
+      expect(launcherEnv.some((entry) => entry.startsWith('NODE_OPTIONS='))).toBe(false);
+    } finally {
+      if (before === undefined) delete process.env.NODE_OPTIONS;
+      else process.env.NODE_OPTIONS = before;
+    }
+  });
+
+  it('given the launcher killed while an agent runs, then that agent is stopped and reported killed, and the next one starts', async () => {
+    const launcher = ownLauncher();
+    const reader = watched(plainReader());
+    const agent = await startAgent({ command: agentCommand('hang.mjs', 'plain'), cwd: repoRoot, prompt: '', reader, clock: systemClock, deadlineAt: null, launcher });
+    await reader.printed('first half');
+    process.kill(launcher.pid!, 'SIGKILL');
+    const result = await bounded(agent.result, 10_000, 'the agent was never reported');
+    expect(result.outcome).toBe('killed');
+    expect(result.stderrTail).toMatch(/the agent launcher \(pid \d+\) ended \(SIGKILL\)/);
+    expect(result.tail).toContain('first half');
+    // Nobody could hear it any more: it does not run on.
+    await until(() => !running(agent.pid!), 5_000, 'the unheard agent still runs');
+
+    const next = await startAgent({ command: 'echo again', cwd: repoRoot, prompt: '', reader: plainReader(), clock: systemClock, deadlineAt: null, launcher });
+    expect((await bounded(next.result, 10_000, 'the next agent did not finish')).reply).toMatchObject({ ok: true, text: 'again' });
+  });
+
+  it('given an agent that floods its output, then the launcher relays it with bounded memory of its own', async () => {
+    const launcher = ownLauncher();
+    const agent = await startAgent({ command: agentCommand('flood.mjs', 'plain', '200'), cwd: repoRoot, prompt: '', reader: plainReader(), clock: systemClock, deadlineAt: null, launcher });
+    const launcherPid = launcher.pid!;
+    const result = await bounded(agent.result, 25_000, 'the flood did not end');
+    expect(result.exitCode).toBe(0);
+    // A bare Node is ~50 MB; the 200 MB went through, paused while the channel was full, not piled up.
+    expect(peakRssMb(launcherPid)).toBeLessThan(160);
+  });
+
+  it('given a daemon whose agents have all ended, then the idle launcher does not keep it running', () => {
+    const script = `
+      import { startAgent } from './actors/execution/agentProcess.ts';
+      import { plainReader } from './actors/execution/outputReaders.ts';
+      import { systemClock } from './events/clock.ts';
+      const agent = await startAgent({ command: 'echo done', cwd: '.', prompt: '', reader: plainReader(), clock: systemClock, deadlineAt: null });
+      const result = await agent.result;
+      console.log(result.reply.text);
+    `;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: repoRoot, encoding: 'utf8', timeout: 20_000 });
+    expect(child.error).toBeUndefined();
+    expect(child.stdout.trim()).toBe('done');
+    expect(child.status).toBe(0);
+  });
+});
