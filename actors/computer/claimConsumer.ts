@@ -1,6 +1,6 @@
 import type { DomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
-import type { EffectConsumer } from '../outbox/outbox.ts';
+import { type EffectConsumer, RUN_EFFECTS_AT_ONCE } from '../outbox/outbox.ts';
 import { errorCodeOf } from '../queue/claimAnswer.ts';
 import { type Skill, parseSkills } from './skills.ts';
 
@@ -42,6 +42,7 @@ export function claimConsumer(
   return {
     name: `claims-${computer}`,
     delivery: 'at-least-once',
+    concurrency: RUN_EFFECTS_AT_ONCE,
     effectOf: (event: DomainEvent) =>
       event.type === 'run.claim.started' && parseStream(event.stream).owner === computer ? { runId: event.data.runId, stream: event.stream } : null,
     async perform({ runId, stream }) {

@@ -9,7 +9,7 @@ import { budgetWords } from '../execution/budget.ts';
 import { type AgentKind, readerFor } from '../execution/outputReaders.ts';
 import { turnCommand } from '../execution/resume.ts';
 import { markHanded, noticePrefix, unreadNotices } from '../notifications/inbox.ts';
-import type { EffectConsumer } from '../outbox/outbox.ts';
+import { type EffectConsumer, RUN_EFFECTS_AT_ONCE } from '../outbox/outbox.ts';
 import { INTERRUPTED_BY_RESTART } from '../run/runState.ts';
 import type { BoardAnswer } from '../wire/boardClient.ts';
 
@@ -49,6 +49,7 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
   return {
     name: `spawns-${ctx.computer}`,
     delivery: 'at-most-once',
+    concurrency: RUN_EFFECTS_AT_ONCE,
     effectOf: (event) => (event.type === 'run.execution.requested' && ownRun(ctx.computer, event) ? event : null),
     async perform(event) {
       if (event.type !== 'run.execution.requested') return { ok: false, detail: 'not a spawn' };
@@ -114,6 +115,7 @@ export function killConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEvent
   return {
     name: `kills-${ctx.computer}`,
     delivery: 'at-most-once',
+    concurrency: RUN_EFFECTS_AT_ONCE,
     effectOf: (event) => (event.type === 'run.kill.requested' && ownRun(ctx.computer, event) ? event : null),
     async perform(event) {
       if (event.type !== 'run.kill.requested') return { ok: false };
@@ -147,6 +149,7 @@ export function completionConsumer(ctx: RunEffectsContext): EffectConsumer<Domai
   return {
     name: `completions-${ctx.computer}`,
     delivery: 'at-least-once',
+    concurrency: RUN_EFFECTS_AT_ONCE,
     effectOf: (event) => (event.type === 'run.completion.requested' && ownRun(ctx.computer, event) ? event : null),
     async perform(event) {
       if (event.type !== 'run.completion.requested') return { ok: false };

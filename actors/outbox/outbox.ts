@@ -1,6 +1,6 @@
 import type { Subscription } from 'rxjs';
 import type { DomainEvent } from '../../events/catalog.ts';
-import type { EventStore } from '../../events/store/eventStore.ts';
+import type { AppendResult, EventStore } from '../../events/store/eventStore.ts';
 import { isProcessAlive, sameHost } from './processes.ts';
 
 export type Delivery = 'at-least-once' | 'at-most-once';
@@ -16,11 +16,23 @@ export interface EffectConsumer<E> {
    * crash cut them; `at-most-once` ones (a hook command, a kill) are recorded as interrupted instead.
    */
   readonly delivery: Delivery;
+  /**
+   * How many of its effects may be under way at once (1 when absent: one after another). Effects are
+   * started in log order either way; with more than one, a slow one (a call to the board, a spawn)
+   * no longer holds back those of other runs behind it.
+   */
+  readonly concurrency?: number;
   effectOf(event: DomainEvent): E | null;
   perform(effect: E, event: DomainEvent): Promise<{ ok: boolean; detail?: string }>;
 }
 
 const PAGE = 500;
+
+/**
+ * For consumers whose effects each belong to one run (a claim, a spawn, a kill, a completion): those
+ * of different runs do not depend on each other, and a run's own come one at a time from its actor.
+ */
+export const RUN_EFFECTS_AT_ONCE = 16;
 
 /**
  * Takes effects from the log past this consumer's cursor and performs them after their commit.
@@ -32,7 +44,12 @@ export class Outbox<E> {
   private readonly stream: string;
   private version = 0;
   private cursor = 0;
-  private running: Promise<number> | null = null;
+  private running: Promise<void> | null = null;
+  /** Effects being performed (each settles once its record is appended). */
+  private readonly inFlight = new Set<Promise<void>>();
+  private performedTotal = 0;
+  /** Records appended and not yet answered: a take's expected version counts them. */
+  private recordsInFlight = 0;
   /** Events handed over by `follow`, in order and without gaps: read from here rather than the log. */
   private fed: DomainEvent[] = [];
   private rerun = false;
@@ -95,15 +112,25 @@ export class Outbox<E> {
     this.stopped = true;
   }
 
-  /** Takes and performs everything past the cursor; returns how many effects it performed. */
-  drain(): Promise<number> {
-    if (this.stopped) return Promise.resolve(0);
+  /**
+   * Takes and performs everything past the cursor, and waits for what is under way; returns how many
+   * effects were performed meanwhile.
+   */
+  async drain(): Promise<number> {
+    if (this.stopped) return 0;
+    const before = this.performedTotal;
+    await this.takeAll();
+    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+    return this.performedTotal - before;
+  }
+
+  /** Takes every effect past the cursor and starts them, as many at once as the consumer allows. */
+  private takeAll(): Promise<void> {
     if (this.running) {
       this.rerun = true;
       return this.running;
     }
     this.running = (async () => {
-      let performed = 0;
       try {
         do {
           this.rerun = false;
@@ -118,8 +145,10 @@ export class Outbox<E> {
               this.cursor = through;
               continue;
             }
+            // Records this process has appended and not yet heard back about commit before this take
+            // (the store keeps the order of appends), so they are counted in the version it expects.
             const taken = await this.store.append({
-              expected: { [this.stream]: this.version },
+              expected: { [this.stream]: this.version + this.recordsInFlight },
               events: [
                 { stream: this.stream, type: 'outbox.taken', data: { through, effects: effects.map((e) => e.seq) }, at: this.now() },
               ],
@@ -132,8 +161,8 @@ export class Outbox<E> {
             this.version = taken.events[0]!.version;
             this.cursor = through;
             for (const event of effects) {
-              await this.perform(event.seq, event);
-              performed++;
+              while (this.inFlight.size >= (this.consumer.concurrency ?? 1)) await Promise.race(this.inFlight);
+              this.start(event);
             }
           }
         } while (this.rerun && !this.stopped);
@@ -142,9 +171,23 @@ export class Outbox<E> {
       } finally {
         this.running = null;
       }
-      return performed;
     })();
     return this.running;
+  }
+
+  private start(event: DomainEvent): void {
+    const performing: Promise<void> = this.perform(event.seq, event).then(
+      () => {
+        this.performedTotal++;
+      },
+      (error: unknown) => {
+        // The log failed under it: what a stopping process expects, and the next start settles the
+        // effect as its delivery says; otherwise the drain that waits on it reports it.
+        if (!this.stopped) throw error;
+      },
+    );
+    const tracked = performing.finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
   }
 
   /** Drains whenever the log grows, until unsubscribed. */
@@ -200,10 +243,16 @@ export class Outbox<E> {
     type: 'outbox.performed' | 'outbox.interrupted',
     data: { effect: number; ok?: boolean; detail?: string },
   ): Promise<void> {
-    const result = await this.store.append({
-      expected: { [this.stream]: 'any' },
-      events: [{ stream: this.stream, type, data, at: this.now() } as never],
-    });
+    this.recordsInFlight++;
+    let result: AppendResult;
+    try {
+      result = await this.store.append({
+        expected: { [this.stream]: 'any' },
+        events: [{ stream: this.stream, type, data, at: this.now() } as never],
+      });
+    } finally {
+      this.recordsInFlight--;
+    }
     // Only a record that directly follows what this process saw keeps its view current; otherwise
     // another process wrote in between, and the next take must fail and reload rather than skip it.
     if (result.ok && result.events[0]!.version === this.version + 1) this.version++;

@@ -307,3 +307,132 @@ describe('outbox: effects run after the commit that decided them', () => {
     expect([...performed.values()].every((times) => times === 1)).toBe(true);
   });
 });
+
+describe('outbox: effects under way at once', () => {
+  /** A consumer whose performs wait until the test lets each go, by effect seq. */
+  function gated(concurrency: number | undefined) {
+    const started: number[] = [];
+    const finished: number[] = [];
+    const gates = new Map<number, () => void>();
+    const consumer: EffectConsumer<number> = {
+      name: 'gated',
+      delivery: 'at-least-once',
+      ...(concurrency === undefined ? {} : { concurrency }),
+      effectOf: (event) => (event.type === 'counter.milestone.reached' ? event.seq : null),
+      async perform(seq) {
+        started.push(seq);
+        await new Promise<void>((resolve) => gates.set(seq, resolve));
+        finished.push(seq);
+        return { ok: true };
+      },
+    };
+    const release = (seq: number) => {
+      const open = gates.get(seq);
+      if (!open) throw new Error(`effect ${seq} is not waiting`);
+      gates.delete(seq);
+      open();
+    };
+    return { consumer, started, finished, release, waiting: () => [...gates.keys()] };
+  }
+
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+  it('given a concurrency of 3 and 5 effects, then 3 start in log order, the next starts as one ends, and the drain ends with the last', async () => {
+    const store = await openTempStore();
+    const effects = await appendWithMilestones(store, 10);
+    const gate = gated(3);
+    const outbox = new Outbox(store, gate.consumer, () => 1);
+    await outbox.open();
+
+    let drained: number | null = null;
+    const drain = outbox.drain().then((n) => (drained = n));
+    await settle();
+    expect(gate.started).toEqual(effects.slice(0, 3));
+
+    // A slow first effect holds back nothing behind it but its own slot.
+    gate.release(effects[1]!);
+    await settle();
+    expect(gate.started).toEqual(effects.slice(0, 4));
+    gate.release(effects[2]!);
+    gate.release(effects[3]!);
+    await settle();
+    expect(gate.started).toEqual(effects);
+    expect(drained).toBeNull();
+
+    gate.release(effects[4]!);
+    gate.release(effects[0]!);
+    await drain;
+    expect(drained).toBe(5);
+    expect(gate.finished).toEqual([effects[1], effects[2], effects[3], effects[4], effects[0]]);
+    const records = (await store.readStream('outbox:gated')).filter((e) => e.type === 'outbox.performed');
+    expect(records.map((e) => e.type === 'outbox.performed' && e.data.effect).sort((a, b) => Number(a) - Number(b))).toEqual(effects);
+  });
+
+  it('given no concurrency named, then effects are performed one after another', async () => {
+    const store = await openTempStore();
+    const effects = await appendWithMilestones(store, 4);
+    const gate = gated(undefined);
+    const outbox = new Outbox(store, gate.consumer, () => 1);
+    await outbox.open();
+
+    const drain = outbox.drain();
+    await settle();
+    expect(gate.started).toEqual([effects[0]]);
+    gate.release(effects[0]!);
+    await settle();
+    expect(gate.started).toEqual(effects);
+    gate.release(effects[1]!);
+    expect(await drain).toBe(2);
+  });
+
+  it('given a following outbox with effects under way when new ones are taken, then every take commits first time and each effect is taken and performed once', async () => {
+    const store = await openTempStore();
+    const refused: string[] = [];
+    const append = store.append.bind(store);
+    vi.spyOn(store, 'append').mockImplementation(async (request) => {
+      const result = await append(request);
+      if (!result.ok) refused.push(Object.keys(request.expected).join());
+      return result;
+    });
+    const performed = new Map<number, number>();
+    const consumer: EffectConsumer<number> = {
+      name: 'busy',
+      delivery: 'at-least-once',
+      concurrency: 4,
+      effectOf: (event) => (event.type === 'counter.milestone.reached' ? event.seq : null),
+      async perform(seq) {
+        performed.set(seq, (performed.get(seq) ?? 0) + 1);
+        // Ends a few turns later: records of earlier effects land while later ones are taken.
+        await turns(1 + (seq % 4))();
+        return { ok: true };
+      },
+    };
+    const outbox = new Outbox(store, consumer, () => 1);
+    await outbox.open();
+    const following = outbox.follow();
+    onTestFinished(() => following.unsubscribe());
+
+    const effects: number[] = [];
+    for (let round = 0; round < 20; round++) effects.push(...(await appendWithMilestones(store, 3, `counter:r${round}`)));
+    await until(() => performed.size === effects.length);
+    await outbox.drain();
+
+    expect(refused).toEqual([]);
+    expect([...performed.keys()].sort((a, b) => a - b)).toEqual(effects);
+    expect([...performed.values()].every((times) => times === 1)).toBe(true);
+    const stream = await store.readStream('outbox:busy');
+    expect(stream.map((e) => e.version)).toEqual(stream.map((_, i) => i + 1));
+    const taken = stream.flatMap((e) => (e.type === 'outbox.taken' ? e.data.effects : []));
+    expect(taken).toEqual(effects);
+    expect(stream.filter((e) => e.type === 'outbox.performed')).toHaveLength(effects.length);
+  });
+});
+
+/** Resolves once `check` holds, looking every 10 ms; fails after 5 s. */
+async function until(check: () => boolean): Promise<void> {
+  const end = Date.now() + 5_000;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('waited 5 s in vain');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
