@@ -1,6 +1,6 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { systemClock } from '../../events/clock.ts';
 import { startAgent } from '../../actors/execution/agentProcess.ts';
 import { AgentLauncher } from '../../actors/execution/launcher.ts';
@@ -101,6 +101,33 @@ describe('the agent launcher', () => {
     expect(result.exitCode).toBe(0);
     // A bare Node is ~50 MB; the 200 MB went through, paused while the channel was full, not piled up.
     expect(peakRssMb(launcherPid)).toBeLessThan(160);
+  });
+
+  it('given its daemon SIGKILLed, then the launcher ends too, and the agent is left to the restart as before', async () => {
+    const script = `
+      import { startAgent } from './actors/execution/agentProcess.ts';
+      import { sharedLauncher } from './actors/execution/launcher.ts';
+      import { plainReader } from './actors/execution/outputReaders.ts';
+      import { systemClock } from './events/clock.ts';
+      const agent = await startAgent({ command: 'sleep 30', cwd: '.', prompt: '', reader: plainReader(), clock: systemClock, deadlineAt: null });
+      console.log(JSON.stringify({ launcher: sharedLauncher().pid, agent: agent.pid }));
+    `;
+    const daemon = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+    const pids = await bounded(
+      new Promise<{ launcher: number; agent: number }>((resolve) => daemon.stdout.setEncoding('utf8').once('data', (line: string) => resolve(JSON.parse(line)))),
+      20_000,
+      'the daemon never started its agent',
+    );
+    onTestFinished(() => {
+      try {
+        process.kill(-pids.agent, 'SIGKILL');
+      } catch {
+        // Gone already.
+      }
+    });
+    daemon.kill('SIGKILL');
+    await until(() => !running(pids.launcher), 5_000, 'the launcher outlived its daemon');
+    expect(running(pids.agent)).toBe(true);
   });
 
   it('given a daemon whose agents have all ended, then the idle launcher does not keep it running', () => {
