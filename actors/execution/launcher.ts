@@ -1,6 +1,5 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { z } from 'zod';
 
 /**
  * The daemon's end of the agent launcher (`launcherMain.mjs`): a small helper process that forks the
@@ -34,13 +33,38 @@ export type Launched = { readonly pid: number; readonly id: number } | { readonl
 
 const LAUNCHER_MAIN = fileURLToPath(new URL('./launcherMain.mjs', import.meta.url));
 
-const launcherMessage = z.discriminatedUnion('kind', [
-  z.object({ id: z.number(), kind: z.literal('spawned'), pid: z.number().int().positive() }),
-  z.object({ id: z.number(), kind: z.literal('failed'), message: z.string() }),
-  z.object({ id: z.number(), kind: z.enum(['stdout', 'stderr']), data: z.string() }),
-  z.object({ id: z.number(), kind: z.literal('exit'), code: z.number().int().nullable(), signal: z.string().nullable() }),
-  z.object({ id: z.number(), kind: z.literal('close') }),
-]);
+type LauncherMessage =
+  | { id: number; kind: 'spawned'; pid: number }
+  | { id: number; kind: 'failed'; message: string }
+  | { id: number; kind: 'stdout' | 'stderr'; data: string }
+  | { id: number; kind: 'exit'; code: number | null; signal: NodeJS.Signals | null }
+  | { id: number; kind: 'close' };
+
+/**
+ * A message of the launcher, checked by hand rather than with a schema: several come for every run
+ * (each chunk of output is one), and this is the whole of the protocol.
+ */
+export function launcherMessage(raw: unknown): LauncherMessage | null {
+  if (typeof raw !== 'object' || raw === null) return null;
+  const m = raw as Record<string, unknown>;
+  if (typeof m.id !== 'number') return null;
+  const nullableInt = (v: unknown) => v === null || Number.isInteger(v);
+  switch (m.kind) {
+    case 'stdout':
+    case 'stderr':
+      return typeof m.data === 'string' ? (m as LauncherMessage) : null;
+    case 'spawned':
+      return Number.isInteger(m.pid) && (m.pid as number) > 0 ? (m as LauncherMessage) : null;
+    case 'failed':
+      return typeof m.message === 'string' ? (m as LauncherMessage) : null;
+    case 'exit':
+      return nullableInt(m.code) && (m.signal === null || typeof m.signal === 'string') ? (m as LauncherMessage) : null;
+    case 'close':
+      return m as LauncherMessage;
+    default:
+      return null;
+  }
+}
 
 interface Pending {
   readonly listener: LaunchListener;
@@ -104,9 +128,12 @@ export class AgentLauncher {
   }
 
   private received(raw: unknown): void {
-    const parsed = launcherMessage.safeParse(raw);
-    if (!parsed.success) return;
-    const message = parsed.data;
+    const message = launcherMessage(raw);
+    if (!message) {
+      // Our own helper speaking out of turn is a bug to see, not a reason to stop the others' runs.
+      process.emitWarning(`the agent launcher sent a message not understood: ${JSON.stringify(raw).slice(0, 200)}`);
+      return;
+    }
     const pending = this.agents.get(message.id);
     if (!pending) return;
     switch (message.kind) {
@@ -126,7 +153,7 @@ export class AgentLauncher {
         pending.listener.stderr(message.data);
         return;
       case 'exit':
-        pending.listener.exit(message.code, message.signal as NodeJS.Signals | null);
+        pending.listener.exit(message.code, message.signal);
         return;
       case 'close':
         this.agents.delete(message.id);

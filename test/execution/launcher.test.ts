@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { systemClock } from '../../events/clock.ts';
 import { startAgent } from '../../actors/execution/agentProcess.ts';
-import { AgentLauncher } from '../../actors/execution/launcher.ts';
+import { AgentLauncher, launcherMessage } from '../../actors/execution/launcher.ts';
 import { plainReader } from '../../actors/execution/outputReaders.ts';
 import { agentCommand, bounded, repoRoot, running, until, watched } from './agents.ts';
 
@@ -52,25 +52,28 @@ describe('the agent launcher', () => {
     ]);
   });
 
-  it("given the daemon's NODE_OPTIONS, then agents get them and the launcher itself runs without them", async () => {
+  it("given the daemon's NODE_OPTIONS, then agents get them and the launcher itself runs without them; an overlay can remove a variable", async () => {
     const before = process.env.NODE_OPTIONS;
     process.env.NODE_OPTIONS = '--max-old-space-size=123';
+    process.env.RUNLEDGER_TEST_DROPPED = 'inherited';
     try {
       const launcher = ownLauncher();
       const agent = await startAgent({
-        command: 'printf "%s" "$NODE_OPTIONS"',
+        command: 'printf "%s|%s" "$NODE_OPTIONS" "${RUNLEDGER_TEST_DROPPED-removed}"',
         cwd: repoRoot,
         prompt: '',
+        env: { RUNLEDGER_TEST_DROPPED: undefined },
         reader: plainReader(),
         clock: systemClock,
         deadlineAt: null,
         launcher,
       });
       const result = await bounded(agent.result, 10_000, 'the agent did not finish');
-      expect(result.reply).toMatchObject({ ok: true, text: '--max-old-space-size=123' });
+      expect(result.reply).toMatchObject({ ok: true, text: '--max-old-space-size=123|removed' });
       const launcherEnv = readFileSync(`/proc/${launcher.pid}/environ`, 'utf8').split('\0');
       expect(launcherEnv.some((entry) => entry.startsWith('NODE_OPTIONS='))).toBe(false);
     } finally {
+      delete process.env.RUNLEDGER_TEST_DROPPED;
       if (before === undefined) delete process.env.NODE_OPTIONS;
       else process.env.NODE_OPTIONS = before;
     }
@@ -143,5 +146,33 @@ describe('the agent launcher', () => {
     expect(child.error).toBeUndefined();
     expect(child.stdout.trim()).toBe('done');
     expect(child.status).toBe(0);
+  });
+});
+
+describe("the launcher's messages", () => {
+  it('given each kind well formed, then it is taken; given a wrong field or kind, then it is not', () => {
+    const good = [
+      { id: 1, kind: 'spawned', pid: 4242 },
+      { id: 1, kind: 'failed', message: 'spawn /bin/sh ENOENT' },
+      { id: 1, kind: 'stdout', data: 'half of the answer' },
+      { id: 1, kind: 'stderr', data: '' },
+      { id: 1, kind: 'exit', code: 0, signal: null },
+      { id: 1, kind: 'exit', code: null, signal: 'SIGKILL' },
+      { id: 1, kind: 'close' },
+    ];
+    for (const message of good) expect(launcherMessage(message)).toEqual(message);
+    const bad = [
+      null,
+      'close',
+      { kind: 'close' },
+      { id: '1', kind: 'close' },
+      { id: 1, kind: 'spawned', pid: 0 },
+      { id: 1, kind: 'spawned', pid: 1.5 },
+      { id: 1, kind: 'stdout', data: Buffer.from('x') },
+      { id: 1, kind: 'exit', code: '0', signal: null },
+      { id: 1, kind: 'exit', code: 0, signal: 9 },
+      { id: 1, kind: 'exploded' },
+    ];
+    for (const message of bad) expect(launcherMessage(message)).toBeNull();
   });
 });
