@@ -4,6 +4,7 @@ import type { DomainEvent } from '../events/catalog.ts';
 import { parseStream } from '../events/envelope.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
 import { describeEvent } from '../projections/audit/describeEvent.ts';
+import type { StdoutLines } from './stdoutLines.ts';
 
 /** The decisions worth a line while the daemon runs; everything else is in `runledger audit`. */
 const TOLD = new Set([
@@ -48,8 +49,8 @@ function subject(event: DomainEvent): string {
  * Tells what the daemon decides as it happens, from the log itself (the same sentences as the
  * audit): human lines on stdout, or JSON lines through pino with `json`.
  */
-export function narrate(store: EventStore, after: number, options: { json: boolean }): Subscription {
-  const out = batchedLines();
+export function narrate(store: EventStore, after: number, options: { json: boolean; out: StdoutLines }): Subscription {
+  const { out } = options;
   const logger = options.json ? pino({ base: { pid: process.pid } }, out) : null;
   const subscription = store.subscribe(after).subscribe({
     next(event) {
@@ -68,44 +69,6 @@ export function narrate(store: EventStore, after: number, options: { json: boole
       process.stderr.write(`runledger: the log could not be read: ${(error as Error).message}\n`);
     },
   });
-  subscription.add(() => out.end());
+  subscription.add(() => out.flush());
   return subscription;
-}
-
-/** How long a told line may wait for others to share its write. */
-const BATCH_MS = 50;
-const BATCH_BYTES = 16 * 1024;
-
-/**
- * Lines to stdout, gathered for up to 50 ms and written together: a busy daemon tells several
- * decisions a run, and a write each (a hand-off to the thread pool and a syscall) cost more than
- * telling them. Written asynchronously (pino's sonic-boom, which also flushes on exit): stdout on a
- * pipe is written synchronously, so a reader that falls behind (a busy terminal, a log shipper)
- * would otherwise stall the daemon's event loop.
- */
-function batchedLines(): { write(line: string): void; end(): void } {
-  const out = pino.destination({ dest: 1, sync: false });
-  let pending = '';
-  let timer: NodeJS.Timeout | null = null;
-  const flush = (): void => {
-    if (timer) clearTimeout(timer);
-    timer = null;
-    if (pending) out.write(pending);
-    pending = '';
-  };
-  return {
-    write(line) {
-      pending += line;
-      if (pending.length >= BATCH_BYTES) flush();
-      else timer ??= setTimeout(flush, BATCH_MS).unref();
-    },
-    end() {
-      flush();
-      try {
-        out.flushSync();
-      } catch {
-        // Closed under us (the process is ending): the lines are in the log, which is what counts.
-      }
-    },
-  };
 }

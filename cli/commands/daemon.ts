@@ -3,6 +3,7 @@ import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
 import { type HookCommands, parseHook } from '../../actors/hooks/hookNames.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { narrate } from '../narrator.ts';
+import { stdoutLines } from '../stdoutLines.ts';
 import { startDemoComputer } from '../demoComputer.ts';
 import { submitDemoRuns } from '../demoRuns.ts';
 import { DEFAULT_DB } from '../options.ts';
@@ -61,10 +62,17 @@ export function serverCommand(): Command {
 }
 
 async function runUntilSignalled(json: boolean | undefined, demo: boolean | undefined, options: Parameters<typeof startDaemon>[0]): Promise<void> {
-  const log = json ? (line: string) => process.stderr.write(`${JSON.stringify({ level: 30, time: Date.now(), msg: line })}\n`) : (line: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+  const out = stdoutLines();
+  // The daemon's own lines share the narration's queue, so the two keep their order; they go out at once.
+  const log = json
+    ? (line: string) => process.stderr.write(`${JSON.stringify({ level: 30, time: Date.now(), msg: line })}\n`)
+    : (line: string) => {
+        out.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+        out.flush();
+      };
   const head = await headOf(options.db);
   const daemon = await startDaemon({ ...options, log });
-  narrate(daemon.store, head, { json: Boolean(json) });
+  narrate(daemon.store, head, { json: Boolean(json), out });
   let demoComputer: Daemon | null = null;
   let signals = 0;
   const onSignal = (signal: string) => {
