@@ -23,6 +23,12 @@ export interface EffectConsumer<E> {
    */
   readonly concurrency?: number;
   effectOf(event: DomainEvent): E | null;
+  /**
+   * Whether an effect calls for anything after all, answered from the log alone (so the same at every
+   * reading): one that does not is stepped past like an event that calls for none, neither taken nor
+   * recorded. For effects that most often turn out to be nothing (a settled run that ran in no session).
+   */
+  needed?(effect: E, event: DomainEvent): Promise<boolean>;
   perform(effect: E, event: DomainEvent): Promise<{ ok: boolean; detail?: string }>;
 }
 
@@ -137,7 +143,7 @@ export class Outbox<E> {
           while (!this.stopped) {
             const page = await this.nextPage();
             if (page.length === 0) break;
-            const effects = page.filter((event) => this.consumer.effectOf(event) !== null);
+            const effects = await this.worthTaking(page);
             const through = page[page.length - 1]!.seq;
             if (effects.length === 0) {
               // Nothing to take: the cursor moves in memory only. Writing a take here would append an
@@ -173,6 +179,16 @@ export class Outbox<E> {
       }
     })();
     return this.running;
+  }
+
+  /** The events of a page that call for an effect, and one that is needed. */
+  private async worthTaking(page: readonly DomainEvent[]): Promise<DomainEvent[]> {
+    const effects: DomainEvent[] = [];
+    for (const event of page) {
+      const effect = this.consumer.effectOf(event);
+      if (effect !== null && (!this.consumer.needed || (await this.consumer.needed(effect, event)))) effects.push(event);
+    }
+    return effects;
   }
 
   private start(event: DomainEvent): void {

@@ -57,6 +57,8 @@ export function sessionIntentConsumer(ctx: CloseEffectsContext): EffectConsumer<
     name: `session-intents-${computer}`,
     delivery: 'at-least-once',
     effectOf: (event) => (event.type === 'run.settled' && own(computer, event, 'run') ? event : null),
+    // Most runs of a plain command ran in no session: nothing to take, nothing to record for them.
+    needed: async (event) => (await sessionOfRun(ctx.store, event.stream, own(computer, event, 'run')!)) !== null,
     async perform(event) {
       const runId = own(computer, event, 'run')!;
       const ended = await sessionOfRun(ctx.store, event.stream, runId);

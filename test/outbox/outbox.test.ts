@@ -436,3 +436,27 @@ async function until(check: () => boolean): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+describe('outbox: effects that turn out to call for nothing', () => {
+  it('given a consumer that finds some effects not needed, then those are neither taken, performed nor recorded, also after a reopen', async () => {
+    const store = await openTempStore();
+    const effects = await appendWithMilestones(store, 8);
+    const wanted = new Set(effects.filter((_, i) => i % 2 === 0));
+    const { consumer, performed } = announcer('at-least-once');
+    const picky: EffectConsumer<{ total: number }> = { ...consumer, needed: async (_effect, event) => wanted.has(event.seq) };
+    const outbox = new Outbox(store, picky, () => 1);
+    await outbox.open();
+
+    expect(await outbox.drain()).toBe(wanted.size);
+    expect([...performed.keys()]).toEqual([...wanted]);
+    const stream = await store.readStream('outbox:announce');
+    expect(stream.flatMap((e) => (e.type === 'outbox.taken' ? e.data.effects : []))).toEqual([...wanted]);
+    expect(stream.filter((e) => e.type === 'outbox.performed').map((e) => e.type === 'outbox.performed' && e.data.effect)).toEqual([...wanted]);
+
+    // The cursor went past the unneeded ones: a reopened outbox asks again and still performs nothing twice.
+    const reopened = new Outbox(store, picky, () => 1);
+    await reopened.open();
+    expect(await reopened.drain()).toBe(0);
+    expect([...performed.values()].every((times) => times === 1)).toBe(true);
+  });
+});

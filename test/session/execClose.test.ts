@@ -66,6 +66,8 @@ describe('closing sessions run by --exec', () => {
     await runOf(store, 'r2', clock.now(), { pid: 103, exited: true, settled: true });
     expect(await closer.round()).toEqual([]);
     expect(ofType(await store.readAll(0, 1000), 'session.run.ended')).toHaveLength(0);
+    // Nothing was taken for them either: a settled run of no session costs its outbox no record.
+    expect(await store.readStream(`outbox:session-intents-${COMPUTER}`)).toEqual([]);
   });
 });
 
