@@ -60,8 +60,8 @@ export interface WireLoadFigures {
   readonly claimedElsewhere: number;
   readonly boardEvents: number;
   /**
-   * CPU ms a run (user + sys, from /proc) while the load ran: the board, the computers, and the
-   * agents they spawned. On a shared machine this is steadier than wall time, and says which process
+   * CPU ms a run (user + sys, from /proc) while the load ran: the board, the computers, and their
+   * children (each computer's agent launcher and the agents it forked). On a shared machine this is steadier than wall time, and says which process
    * would cap the rate once the others got out of its way.
    */
   readonly cpuMsPerRun: { readonly board: number; readonly computers: number; readonly agents: number; readonly client: number } | null;
@@ -102,7 +102,7 @@ class Proc {
 function cpuMs(pid: number | undefined): { self: number; children: number } | null {
   const own = statTicks(pid);
   if (own === null) return null;
-  // Live children (a spawn helper, agents still running) count with the reaped ones: cutime only
+  // Live children (the agent launcher, agents still running) count with the reaped ones: cutime only
   // holds children that have been waited for.
   let live = 0;
   try {
@@ -309,7 +309,7 @@ export async function runWireLoadBench(options: WireLoadOptions = {}, log?: (lin
   const allSucceeded = (f.states.succeeded ?? 0) === f.runs;
   const sync = options.boardSync ?? 'full';
   const cpu = f.cpuMsPerRun;
-  const cpuNote = cpu ? `; CPU a run: board ${cpu.board.toFixed(1)} ms, computers ${cpu.computers.toFixed(1)} ms, agents ${cpu.agents.toFixed(1)} ms, load generator ${cpu.client.toFixed(1)} ms` : '';
+  const cpuNote = cpu ? `; CPU a run: board ${cpu.board.toFixed(1)} ms, computers ${cpu.computers.toFixed(1)} ms, agent launchers and agents ${cpu.agents.toFixed(1)} ms, load generator ${cpu.client.toFixed(1)} ms` : '';
   return [
     {
       benchmark: `wire load: ${f.runs} runs over ${f.lanes} lanes, 2 computers`,
