@@ -57,39 +57,46 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
   });
   await board.start();
-  const openReads = LOOPBACK.has(options.host);
-  const rejected: WebAccess['rejected'] = (method, path, status, code, reason) => {
-    void store
-      .append({
-        expected: { 'board:main': 'any' },
-        events: [{ stream: 'board:main', type: 'board.request.rejected', data: { method: method.slice(0, 16), path, status, code, reason: reason.slice(0, 500) }, at: clock.now() }],
-      })
-      .catch(() => {});
-  };
-  const api = boardApi(board, { openReads, rejected, ...(options.status ? { status: options.status } : {}) });
-  const web = options.web?.({ openReads, isSubmitToken: (token) => board.isSubmitToken(token), rejected });
-  const server: Server = createServer((request, response) => {
-    if (web?.handles(request)) web.handle(request, response);
-    else void api.handle(request, response);
-  });
-  // An upgrade that fails unexpectedly loses its socket, never the board (an async throw here would end the process).
-  server.on('upgrade', (request, socket, head) => {
-    if (web?.upgrades(request)) web.upgrade(request, socket, head);
-    else void api.upgrade(request, socket, head).catch(() => socket.destroy());
-  });
-  server.keepAliveTimeout = 65_000;
+  let web: WebRoutes | undefined;
   try {
+    const openReads = LOOPBACK.has(options.host);
+    const rejected: WebAccess['rejected'] = (method, path, status, code, reason) => {
+      void store
+        .append({
+          expected: { 'board:main': 'any' },
+          events: [{ stream: 'board:main', type: 'board.request.rejected', data: { method: method.slice(0, 16), path, status, code, reason: reason.slice(0, 500) }, at: clock.now() }],
+        })
+        .catch(() => {});
+    };
+    const api = boardApi(board, { openReads, rejected, ...(options.status ? { status: options.status } : {}) });
+    web = options.web?.({ openReads, isSubmitToken: (token) => board.isSubmitToken(token), rejected });
+    const view = web;
+    const server: Server = createServer((request, response) => {
+      if (view?.handles(request)) view.handle(request, response);
+      else void api.handle(request, response);
+    });
+    // An upgrade that fails unexpectedly loses its socket, never the board (an async throw here would end the process).
+    server.on('upgrade', (request, socket, head) => {
+      if (view?.upgrades(request)) view.upgrade(request, socket, head);
+      else void api.upgrade(request, socket, head).catch(() => socket.destroy());
+    });
+    server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(options.port, options.host, () => resolve());
     });
+    return listeningBoard(server, board, view);
   } catch (error) {
-    // The port is taken (or the address refused): what started for this board stops, or its follower
-    // would go on reading a log the daemon is about to close.
+    // The port is taken, the address refused, the web view could not start: what started for this
+    // board stops, or its follower would go on reading a log the daemon is about to close.
     board.stop();
     web?.close();
     throw error;
   }
+}
+
+/** The handle of a board whose server listens: its address, and a close that stops all it started. */
+function listeningBoard(server: Server, board: BoardHost, web: WebRoutes | undefined): BoardServer {
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {

@@ -138,8 +138,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       log(`computer ${computerId} started (${options.slots ?? 1} slot(s), agent: ${options.exec})`);
     }
   } catch (error) {
+    // Whatever had started stops before the log closes: a follower left running would read it closed.
     sessions?.stop();
     await chores?.stop(0);
+    computer?.stop();
+    await board?.close();
     for (const release of releases) release();
     await keeper.stop();
     stopSystem(system);
