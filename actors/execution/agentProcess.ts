@@ -154,7 +154,6 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentHandl
   if ('error' in launched) return failedToStart(launched.error, reader, startedAt, clock);
   launchId = launched.id;
   pid = launched.pid;
-  const started = pid;
 
   function signalGroup(signal: NodeJS.Signals): void {
     if (pid === null) return;
@@ -197,8 +196,8 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentHandl
   }
 
   return {
-    pid: started,
-    pgid: started,
+    pid: launched.pid,
+    pgid: launched.pid,
     onSessionId: (listener) => reader.onSessionId(listener),
     result,
     cancel(reason) {

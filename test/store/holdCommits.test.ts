@@ -242,16 +242,4 @@ describe('holdCommits: the group commit waits for a writer that has more appends
     const reopened = await openTempStore(path);
     expect(await reopened.headSeq()).toBe(1);
   });
-
-  it('given no hold, when the store is closed with appends pending, then they are committed before it closes', async () => {
-    const path = tempDbPath();
-    const store = await openTempStore(path);
-
-    const append = store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)] });
-    await store.close();
-
-    expect(await append).toMatchObject({ ok: true, events: [{ seq: 1 }] });
-    const reopened = await openTempStore(path);
-    expect(await reopened.headSeq()).toBe(1);
-  });
 });
