@@ -5,6 +5,8 @@ import { defineEvent, eventGroup } from './define.ts';
 export const SafeId = z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'must match ^[A-Za-z0-9-]{1,64}$');
 
 const runId = SafeId;
+/** A life of a daemon, as the board reads it from `Runledger-Incarnation` (SPEC section 7). */
+export const Incarnation = z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'must match ^[A-Za-z0-9-]{1,64}$');
 const reason = z.string().min(1);
 
 /**
@@ -23,6 +25,15 @@ export const queueEvents = eventGroup(
       /** Runs at once per agent login; a login not named here has no limit. */
       loginCapacity: z.record(z.string(), z.number().int().nonnegative()),
     }),
+  ),
+  /**
+   * One life of the daemon begins (SPEC section 4, "Incarnations"): what belonged to the life before
+   * (its drain, its shutdown) ends here. `incarnation` is drawn at random by the starting process and
+   * sent to the board with this life's claims and push stream.
+   */
+  defineEvent(
+    'computer.started',
+    z.strictObject({ incarnation: Incarnation, host: z.string().min(1).max(255), pid: z.number().int().positive() }),
   ),
   defineEvent('scheduler.held', z.strictObject({ held: z.boolean(), reason })),
   defineEvent('drain.started', z.strictObject({ reason })),
@@ -60,7 +71,8 @@ export const queueEvents = eventGroup(
   // Decisions.
   defineEvent('frame.acknowledged', z.strictObject({ frameId: z.string().max(200).nullable(), runId: runId.optional(), status: z.union([z.literal(200), z.literal(202), z.literal(400), z.literal(503)]), reason })),
   defineEvent('run.queued', z.strictObject({ runId, lane: SafeId, agentId: SafeId.nullable(), arrival: z.number().int().nonnegative() })),
-  defineEvent('run.claim.started', z.strictObject({ runId, attempt: z.number().int().positive() })),
+  /** `incarnation`: the life that claims it, which a claim repeated after a restart still names (absent in older logs). */
+  defineEvent('run.claim.started', z.strictObject({ runId, attempt: z.number().int().positive(), incarnation: Incarnation.optional() })),
   defineEvent('run.claimed', z.strictObject({ runId, lane: SafeId, skills: z.array(SafeId) })),
   defineEvent(
     'run.parked',

@@ -7,7 +7,7 @@ import { type Skill, parseSkills } from './skills.ts';
 /** The board's claim call, as the computer sees it (the HTTP client in production, a stand-in in tests). */
 export interface BoardClaims {
   /** `status` 0 for a network error; `body` the parsed JSON answer, when there was one. */
-  claim(runId: string): Promise<{ status: number; body?: unknown }>;
+  claim(runId: string, incarnation?: string): Promise<{ status: number; body?: unknown }>;
 }
 
 export interface ClaimAnswer {
@@ -18,6 +18,13 @@ export interface ClaimAnswer {
   readonly code?: string;
   readonly skills?: string[];
   readonly run?: { prompt: string; agentId: string | null; timeoutS: number | null };
+}
+
+/** A claim to make: the run, the lane stream its answer is recorded in, the life that started it. */
+export interface ClaimEffect {
+  readonly runId: string;
+  readonly stream: string;
+  readonly incarnation: string | undefined;
 }
 
 /** What a granted claim hands the computer besides the recorded answer: never written to the log. */
@@ -38,17 +45,20 @@ export function claimConsumer(
   board: BoardClaims,
   answered: (answer: ClaimAnswer) => Promise<void>,
   granted: (claim: GrantedClaim) => void = () => {},
-): EffectConsumer<{ runId: string; stream: string }> {
+): EffectConsumer<ClaimEffect> {
   return {
     name: `claims-${computer}`,
     delivery: 'at-least-once',
     concurrency: RUN_EFFECTS_AT_ONCE,
     effectOf: (event: DomainEvent) =>
-      event.type === 'run.claim.started' && parseStream(event.stream).owner === computer ? { runId: event.data.runId, stream: event.stream } : null,
-    async perform({ runId, stream }) {
+      event.type === 'run.claim.started' && parseStream(event.stream).owner === computer
+        ? { runId: event.data.runId, stream: event.stream, incarnation: event.data.incarnation }
+        : null,
+    async perform({ runId, stream, incarnation }) {
       let answer: { status: number; body?: unknown };
       try {
-        answer = await board.claim(runId);
+        // The life that started the claim, even when a later life repeats it after a restart.
+        answer = await board.claim(runId, incarnation);
       } catch {
         answer = { status: 0 };
       }

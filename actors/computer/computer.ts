@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../../events/clock.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
@@ -26,6 +28,10 @@ export interface ComputerOptions {
   readonly defaultTimeoutS?: number;
   readonly killGraceMs?: number;
   readonly log?: (line: string) => void;
+  /** This life of the daemon (SPEC section 4, "Incarnations"); a fresh random one by default. */
+  readonly incarnation?: string;
+  /** Another daemon is connected to the board as this computer: this one must stop (the CLI exits 2). */
+  readonly onConnectedElsewhere?: (message: string) => void;
   /** The board's calls; by default HTTP to `server` (tests put a stand-in here). */
   readonly board?: ComputerRunsOptions['board'];
 }
@@ -38,10 +44,13 @@ export class Computer {
   readonly queue: ComputerQueue;
   readonly runs: ComputerRuns;
   readonly push: PushStreamClient;
+  /** Drawn here, in the shell, once per start: the deciders only read it back from `computer.started`. */
+  readonly incarnation: string;
   private readonly closeClient: () => void;
 
   constructor(private readonly options: ComputerOptions) {
     const { system, store, clock, computer } = options;
+    this.incarnation = options.incarnation ?? randomUUID();
     const ownClient = options.board ? null : new BoardClient(options.server, computer, options.token);
     const board = options.board ?? ownClient!;
     this.closeClient = () => ownClient?.close();
@@ -58,7 +67,7 @@ export class Computer {
       ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
       ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
       board: {
-        claim: (runId) => board.claim(runId),
+        claim: (runId, incarnation) => board.claim(runId, incarnation),
         heartbeat: (runId, token) => board.heartbeat(runId, token),
         reply: (runId, token, text) => board.reply(runId, token, text),
         complete: (runId, token, result) => board.complete(runId, token, result),
@@ -94,7 +103,15 @@ export class Computer {
       server: options.server,
       computer,
       token: options.token,
+      incarnation: this.incarnation,
       clock,
+      onConnectedElsewhere: (reason) => {
+        const message =
+          `another daemon is connected to ${options.server} as computer ${computer} (${reason}): stop it, or give this one its own id ` +
+          '(runledger computer add ID on the board, then --computer ID --token T)';
+        log(message);
+        options.onConnectedElsewhere?.(message);
+      },
       onFrame: async (raw) => {
         const input = frameInput(computer, raw, clock.now());
         await this.queue.input(input);
@@ -107,6 +124,13 @@ export class Computer {
   async start(): Promise<void> {
     const { clock, computer } = this.options;
     await this.queue.start();
+    // Recorded first: it ends what the last life left (its drain), before anything else is decided.
+    await this.queue.input({
+      stream: `${computer}/computer:${computer}`,
+      type: 'computer.started',
+      data: { incarnation: this.incarnation, host: hostname().slice(0, 255) || 'unknown', pid: process.pid },
+      at: clock.now(),
+    });
     const queue = await this.queue.state();
     const slots = this.options.slots ?? 1;
     const loginCapacity = this.options.loginCapacity ?? {};

@@ -10,7 +10,7 @@ import { Outbox } from '../outbox/outbox.ts';
 import { queueDecider } from '../queue/queueDecider.ts';
 import { type QueueState, initialQueueState } from '../queue/queueState.ts';
 import type { ActorSystem } from '../runtime.ts';
-import { type BoardClaims, type ClaimAnswer, type GrantedClaim, claimConsumer } from './claimConsumer.ts';
+import { type BoardClaims, type ClaimAnswer, type ClaimEffect, type GrantedClaim, claimConsumer } from './claimConsumer.ts';
 
 /** What the queue's decisions ask of the world beyond claims (acks on the stream, starting a run). */
 export interface QueueEffects {
@@ -26,7 +26,7 @@ export interface QueueEffects {
  */
 export class ComputerQueue {
   private readonly actor: DecidingActor<QueueState>;
-  private readonly outbox: Outbox<{ runId: string; stream: string }>;
+  private readonly outbox: Outbox<ClaimEffect>;
   private readonly timers = new Map<string, () => void>();
   private following: Subscription | null = null;
 

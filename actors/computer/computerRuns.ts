@@ -13,7 +13,7 @@ import { RunActors } from '../run/runActor.ts';
 import type { RunExecution } from '../run/runState.ts';
 import type { ActorSystem } from '../runtime.ts';
 import type { BoardAnswer } from '../wire/boardClient.ts';
-import { completionConsumer, killConsumer, type RunEffectsContext, spawnConsumer } from './runEffects.ts';
+import { claimIncarnation, completionConsumer, killConsumer, type RunEffectsContext, spawnConsumer } from './runEffects.ts';
 
 export interface ComputerRunsOptions {
   readonly system: ActorSystem;
@@ -27,7 +27,7 @@ export interface ComputerRunsOptions {
   readonly heartbeatMs?: number;
   readonly killGraceMs?: number;
   readonly board: {
-    claim(runId: string): Promise<BoardAnswer>;
+    claim(runId: string, incarnation?: string): Promise<BoardAnswer>;
     heartbeat(runId: string, token: string): Promise<BoardAnswer>;
     reply(runId: string, token: string, text: string): Promise<BoardAnswer>;
     complete(runId: string, token: string, result: { ok: boolean; error?: string }): Promise<BoardAnswer>;
@@ -51,6 +51,8 @@ export class ComputerRuns {
   private readonly phases = new Map<string, RunExecution['phase']>();
   /** The prompt a claim carried, until the run's process is spawned (after a restart: read back from the log). */
   private readonly prompts = new Map<string, string>();
+  /** Each unsettled run's lane: where its claim, and the life that made it, are recorded. */
+  private readonly lanes = new Map<string, string>();
   /** The session each lane's next turn resumes. */
   private laneSessions: Record<string, string> = {};
   private readonly timers = new Map<string, () => void>();
@@ -98,6 +100,7 @@ export class ComputerRuns {
    */
   async handOver(runId: string, lane: string, run: { prompt: string; timeoutS: number | null }): Promise<void> {
     this.live.add(runId);
+    this.lanes.set(runId, lane);
     const at = this.options.clock.now();
     if (this.draining) {
       await this.input(runId, { stream: this.stream(runId), type: 'run.shutdown.before.start', data: { runId }, at });
@@ -127,6 +130,7 @@ export class ComputerRuns {
     for (const [runId, run] of Object.entries(runs)) {
       this.live.add(runId);
       this.phases.set(runId, run.phase);
+      if (run.lane !== null) this.lanes.set(runId, run.lane);
       if (run.phase === 'executing' || run.phase === 'requested') {
         const alive = run.pid !== null && groupAlive(run.pid);
         await this.input(runId, { stream: this.stream(runId), type: 'run.found.interrupted', data: { runId, pid: run.pid, alive }, at: this.options.clock.now() });
@@ -205,6 +209,7 @@ export class ComputerRuns {
           break;
         case 'run.settled':
           this.live.delete(runId);
+          this.lanes.delete(runId);
           this.tokens.delete(runId);
           this.phases.delete(runId);
           this.prompts.delete(runId);
@@ -237,11 +242,16 @@ export class ComputerRuns {
     );
   }
 
-  /** The run token: remembered from the claim, else claimed again (the board answers the same token). */
+  /**
+   * The run token: remembered from the claim, else claimed again (the board answers the same token),
+   * in the name of the life that claimed it: another life of this computer would be `claimed_elsewhere`.
+   */
   private async runToken(runId: string): Promise<string | null> {
     const known = this.tokens.get(runId);
     if (known) return known;
-    const answer = await this.options.board.claim(runId);
+    const lane = this.lanes.get(runId);
+    const incarnation = lane === undefined ? undefined : await claimIncarnation(this.options.store, `${this.options.computer}/lane:${lane}`, runId);
+    const answer = await this.options.board.claim(runId, incarnation);
     const token = (answer.body as { run_token?: unknown } | undefined)?.run_token;
     if ((answer.status === 200 || answer.status === 201) && typeof token === 'string') {
       this.tokens.set(runId, token);

@@ -184,6 +184,13 @@ export async function claimedPrompt(store: EventStore, laneStream: string, runId
   return null;
 }
 
+/** The life that claimed the run, from its last claim start in the lane's stream (none in older logs). */
+export async function claimIncarnation(store: EventStore, laneStream: string, runId: string): Promise<string | undefined> {
+  const events = await store.readStream(laneStream);
+  const started = events.findLast((e) => e.type === 'run.claim.started' && e.data.runId === runId);
+  return started?.type === 'run.claim.started' ? started.data.incarnation : undefined;
+}
+
 function exitedInput(stream: string, runId: string, at: number, outcome: 'failed_to_start', why: string): NewDomainEvent {
   return { stream, type: 'run.process.exited', data: { runId, outcome, exitCode: null, signal: null, reply: null, tail: '', stderrTail: why }, at };
 }

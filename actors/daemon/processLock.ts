@@ -27,3 +27,11 @@ export function takeProcessLock(path: string, what: string): () => void {
   }
   throw new Error(`could not take the lock ${path}`);
 }
+
+/**
+ * The lock of computer `id` on the log `db`: beside the log and named after it, so two logs in one
+ * folder are two computers, while two daemons on one log as one id are refused.
+ */
+export function computerLockPath(db: string, id: string): string {
+  return `${db}.computer-${id}.lock`;
+}

@@ -13,7 +13,7 @@ import type { HookCommands } from '../hooks/hookNames.ts';
 import { startActorSystem, stopSystem } from '../runtime.ts';
 import { hashToken, secretFile, tokenPaths } from '../wire/tokens.ts';
 import { drainComputer } from './drainComputer.ts';
-import { takeProcessLock } from './processLock.ts';
+import { computerLockPath, takeProcessLock } from './processLock.ts';
 import { ProjectionKeeper } from '../../projections/projectionKeeper.ts';
 import { projections } from '../../projections/registry.ts';
 import { statusView } from '../../projections/statusView.ts';
@@ -47,6 +47,8 @@ export interface DaemonOptions {
   readonly boardOnly?: boolean;
   readonly clock?: Clock;
   readonly log?: (line: string) => void;
+  /** Another daemon holds this computer's stream on the board (close code 4409): the caller stops this one. */
+  readonly onConnectedElsewhere?: (message: string) => void;
 }
 
 export interface Daemon {
@@ -107,7 +109,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     }
     if (computerId !== null) {
       if (token === null) throw new Error('--server needs --computer ID and --token T (from `runledger computer add ID` on the board)');
-      releases.push(takeProcessLock(join(folder, `computer-${computerId}.lock`), `computer ${computerId} on ${db}`));
+      releases.push(takeProcessLock(computerLockPath(db, computerId), `computer ${computerId} on ${db}`));
       computer = new Computer({
         system,
         store,
@@ -122,6 +124,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         heartbeatMs: (options.heartbeatS ?? 30) * 1000,
         ...(options.timeoutS !== undefined ? { defaultTimeoutS: options.timeoutS } : {}),
         log,
+        ...(options.onConnectedElsewhere ? { onConnectedElsewhere: options.onConnectedElsewhere } : {}),
       });
       await computer.start();
       sessions = new SessionCloser({

@@ -145,7 +145,8 @@ export function pickNextRuns(state: QueueState, input: Input): Decision[] {
     const used = (state.loginsInUse[login] ?? 0) + (logins[login] ?? 0);
     if (capacity !== undefined && used >= capacity) continue;
     logins[login] = (logins[login] ?? 0) + 1;
-    decisions.push(on(candidate.runId, { type: 'run.claim.started', data: { runId: candidate.runId, attempt: candidate.claimAttempts + 1 } }));
+    const life = state.incarnation === null ? {} : { incarnation: state.incarnation };
+    decisions.push(on(candidate.runId, { type: 'run.claim.started', data: { runId: candidate.runId, attempt: candidate.claimAttempts + 1, ...life } }));
     if (--free <= 0) break;
   }
   return decisions;

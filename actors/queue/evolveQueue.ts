@@ -11,6 +11,11 @@ export function evolveQueue(state: QueueState, event: DomainEvent): QueueState {
       state.slots = event.data.slots;
       state.loginCapacity = event.data.loginCapacity;
       break;
+    case 'computer.started':
+      // A new life: the last one's drain ended with it. A hold the user set is not the life's: it stays.
+      state.draining = false;
+      state.incarnation = event.data.incarnation;
+      break;
     case 'scheduler.held':
       state.held = event.data.held;
       break;

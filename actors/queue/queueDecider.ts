@@ -5,6 +5,7 @@ import { evolveQueue } from './evolveQueue.ts';
 import { type QueueState, initialQueueState } from './queueState.ts';
 
 const INPUTS = new Set([
+  'computer.started',
   'computer.configured',
   'scheduler.held',
   'drain.started',

@@ -31,8 +31,12 @@ export type HandledOutcome = 'skipped' | 'withdrawn' | 'ended';
 export interface QueueState {
   slots: number;
   loginCapacity: Record<string, number>;
+  /** Set by the user (`scheduler.held`): it outlives the daemon's lives. */
   held: boolean;
+  /** This life is shutting down; the next `computer.started` ends it. */
   draining: boolean;
+  /** The life this computer is in (null before any `computer.started`, in logs of older versions). */
+  incarnation: string | null;
   arrivals: number;
   runs: Record<string, QueuedRun>;
   lanes: Record<string, LaneQueue>;
@@ -50,6 +54,7 @@ export function initialQueueState(): QueueState {
     loginCapacity: {},
     held: false,
     draining: false,
+    incarnation: null,
     arrivals: 0,
     runs: {},
     lanes: {},

@@ -10,6 +10,9 @@ export interface BoardAnswer {
   readonly body?: unknown;
 }
 
+/** The header that names the daemon's life on claims and on the push stream's upgrade. */
+export const INCARNATION_HEADER = 'runledger-incarnation';
+
 export class BoardClient {
   private readonly url: URL;
   private readonly agent: HttpAgent;
@@ -24,8 +27,13 @@ export class BoardClient {
     this.agent = this.url.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
   }
 
-  claim(runId: string): Promise<BoardAnswer> {
-    return this.post(`/v1/computers/${encodeURIComponent(this.computer)}/runs/${encodeURIComponent(runId)}/claim`, this.computerToken, {});
+  /**
+   * `incarnation`: the life of the daemon that started the claim (SPEC section 7): the board grants a
+   * run to one life only, so a twin with the same id and token is told `claimed_elsewhere`.
+   */
+  claim(runId: string, incarnation?: string): Promise<BoardAnswer> {
+    const life: Record<string, string> = incarnation ? { [INCARNATION_HEADER]: incarnation } : {};
+    return this.post(`/v1/computers/${encodeURIComponent(this.computer)}/runs/${encodeURIComponent(runId)}/claim`, this.computerToken, {}, life);
   }
 
   heartbeat(runId: string, runToken: string, progress?: string): Promise<BoardAnswer> {
@@ -44,7 +52,7 @@ export class BoardClient {
    * Node's own client on a keep-alive agent rather than `fetch`: a computer makes several calls a run,
    * and fetch's web-streams machinery cost more CPU a call than the board took to answer it.
    */
-  private post(path: string, token: string, body: unknown): Promise<BoardAnswer> {
+  private post(path: string, token: string, body: unknown, extraHeaders: Record<string, string> = {}): Promise<BoardAnswer> {
     const payload = JSON.stringify(body);
     return new Promise<BoardAnswer>((resolveOnce) => {
       let deadline: NodeJS.Timeout | undefined;
@@ -57,7 +65,7 @@ export class BoardClient {
         {
           method: 'POST',
           agent: this.agent,
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+          headers: { ...extraHeaders, authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
         },
         (response) => {
           const chunks: Buffer[] = [];

@@ -1,6 +1,7 @@
 import WebSocket from 'ws';
 import type { Clock } from '../../events/clock.ts';
 import { fullJitterMs } from './backoff.ts';
+import { INCARNATION_HEADER } from './boardClient.ts';
 import { MAX_FRAME_BYTES } from './frames.ts';
 
 export interface PushStreamOptions {
@@ -8,13 +9,23 @@ export interface PushStreamOptions {
   readonly server: string;
   readonly computer: string;
   readonly token: string;
+  /** This life of the daemon, sent on the upgrade: the board keeps one stream per computer id. */
+  readonly incarnation?: string;
   readonly clock: Clock;
   /** A frame's raw text; resolves once its input is committed (the ack follows from the decision). */
   readonly onFrame: (raw: string) => Promise<void>;
   readonly onState?: (state: 'connected' | 'disconnected', detail?: string) => void;
+  /**
+   * The board refused the stream because another daemon is connected as this computer (close code
+   * 4409): no reconnect follows, for a retry would only take turns with the twin.
+   */
+  readonly onConnectedElsewhere?: (reason: string) => void;
   /** Drawn here, outside any decider: only the wire's timing depends on it. */
   readonly random?: () => number;
 }
+
+/** The board's close code for a second stream of one computer id (SPEC section 7). */
+export const CONNECTED_ELSEWHERE = 4409;
 
 /**
  * The computer's end of the push stream: frames in, acks out, and a reconnect with full-jitter
@@ -52,7 +63,8 @@ export class PushStreamClient {
   private connect(): void {
     const { server, computer, token } = this.options;
     const url = `${server.replace(/^http/, 'ws')}/v1/computers/${encodeURIComponent(computer)}/stream`;
-    const socket = new WebSocket(url, { headers: { authorization: `Bearer ${token}` }, maxPayload: MAX_FRAME_BYTES });
+    const life: Record<string, string> = this.options.incarnation ? { [INCARNATION_HEADER]: this.options.incarnation } : {};
+    const socket = new WebSocket(url, { headers: { ...life, authorization: `Bearer ${token}` }, maxPayload: MAX_FRAME_BYTES });
     this.socket = socket;
     // Frames are handled one at a time, in order: each input commits before the next is read.
     let chain = Promise.resolve();
@@ -68,6 +80,11 @@ export class PushStreamClient {
     socket.on('close', (code, reason) => {
       if (this.socket === socket) this.socket = null;
       this.options.onState?.('disconnected', `${code}${reason.length ? ` ${reason.toString()}` : ''}`);
+      if (code === CONNECTED_ELSEWHERE && !this.stopped) {
+        this.stopped = true;
+        this.options.onConnectedElsewhere?.(reason.toString() || 'computer_connected_elsewhere');
+        return;
+      }
       if (!this.stopped) this.scheduleReconnect();
     });
   }

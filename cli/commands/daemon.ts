@@ -71,7 +71,14 @@ async function runUntilSignalled(json: boolean | undefined, demo: boolean | unde
         out.flush();
       };
   const head = await headOf(options.db);
-  const daemon = await startDaemon({ ...options, log });
+  let daemon: Daemon | null = null;
+  // A twin connected as this computer: retrying would only take turns with it (SPEC section 7).
+  const connectedElsewhere = () => {
+    const stop = daemon ? daemon.close() : Promise.resolve();
+    const bound = new Promise((resolve) => setTimeout(resolve, 5_000).unref());
+    void Promise.race([stop, bound]).finally(() => process.exit(2));
+  };
+  daemon = await startDaemon({ ...options, log, onConnectedElsewhere: connectedElsewhere });
   narrate(daemon.store, head, { json: Boolean(json), out });
   let demoComputer: Daemon | null = null;
   let signals = 0;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { type LocalTurnResult, rememberedSession, startLocalTurn } from '../../actors/computer/localTurn.ts';
-import { takeProcessLock } from '../../actors/daemon/processLock.ts';
+import { computerLockPath, takeProcessLock } from '../../actors/daemon/processLock.ts';
 import { DEFAULT_TIMEOUT_S } from '../../actors/execution/budget.ts';
 import { systemClock } from '../../events/clock.ts';
 import { SafeId } from '../../events/queueEvents.ts';
@@ -67,7 +67,7 @@ async function recordedRun(o: RunOptions, prompt: string): Promise<LocalTurnResu
   mkdirSync(folder, { recursive: true });
   let release: () => void;
   try {
-    release = takeProcessLock(join(folder, `computer-${COMPUTER}.lock`), `computer ${COMPUTER} on ${db}`);
+    release = takeProcessLock(computerLockPath(db, COMPUTER), `computer ${COMPUTER} on ${db}`);
   } catch (error) {
     throw new Error(`${(error as Error).message}. \`runledger run\` records its turn as that computer; use --dry-run to record nothing`);
   }

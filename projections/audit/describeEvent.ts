@@ -34,6 +34,8 @@ function sentence(event: DomainEvent): string {
       const logins = Object.entries(event.data.loginCapacity).map(([login, n]) => `${login} ${n}`);
       return `configured: ${plural(event.data.slots, 'slot')}${logins.length ? `, runs at once per login: ${logins.join(', ')}` : ''}`;
     }
+    case 'computer.started':
+      return `the daemon started (incarnation ${event.data.incarnation}, ${event.data.host} pid ${event.data.pid}): what its last life left unfinished ends`;
     case 'scheduler.held':
       return `${event.data.held ? 'the scheduler is held' : 'the scheduler is released'}: ${event.data.reason}`;
     case 'drain.started':

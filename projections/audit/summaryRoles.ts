@@ -49,6 +49,7 @@ function roleOf(type: EventType): Role {
     case 'outbox.taken':
     case 'outbox.performed':
     case 'outbox.interrupted':
+    case 'computer.started':
     case 'computer.configured':
     case 'scheduler.held':
     case 'drain.started':

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { computerLockPath } from '../../actors/daemon/processLock.ts';
 import { startDaemon } from '../../actors/daemon/startDaemon.ts';
 import { tempDbPath } from '../support/tempStore.ts';
 
@@ -9,7 +10,7 @@ describe('runledger daemon, when its start fails after the board is up', () => {
     const db = tempDbPath();
     mkdirSync(dirname(db), { recursive: true });
     // Another live process (this test's parent) holds the computer's lock: the board starts, the computer cannot.
-    writeFileSync(join(dirname(db), 'computer-local.lock'), `${process.ppid}\n`);
+    writeFileSync(computerLockPath(db, 'local'), `${process.ppid}\n`);
     const errors: unknown[] = [];
     const record = (error: unknown) => errors.push(error);
     process.on('uncaughtException', record);

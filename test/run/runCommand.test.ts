@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { computerLockPath } from '../../actors/daemon/processLock.ts';
 import { deciders } from '../../actors/registry.ts';
 import { replayLog } from '../../actors/replay/replayLog.ts';
 import { claudeAgent, nodeAgent } from '../support/computerRuns.ts';
@@ -52,7 +53,7 @@ describe('runledger run', () => {
   it('given a daemon holding computer local on the log, then a recorded run is refused, saying why', () => {
     const db = tempDbPath();
     // The lock a live daemon holds: this test's own pid is alive.
-    writeFileSync(join(dirname(db), 'computer-local.lock'), `${process.pid}\n`);
+    writeFileSync(computerLockPath(db, 'local'), `${process.pid}\n`);
     const result = runledger(['run', '--lane', 'L', '--prompt', 'p', '--exec', nodeAgent('echo.mjs'), '--db', db]);
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(/computer local on .* is already running \(pid \d+.*use --dry-run to record nothing/);
