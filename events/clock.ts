@@ -4,18 +4,46 @@
  */
 export interface Clock {
   now(): number;
-  /** Calls `fn` once `ms` have passed on this clock; the returned function cancels it. */
+  /**
+   * Calls `fn` about `ms` later; the returned function cancels it. Like Node's timers it may fire a
+   * little before `now()` reads the time asked for: a wait that must not end early uses `wakeAt`.
+   */
   after(ms: number, fn: () => void): () => void;
 }
+
+/** The longest delay a Node timer holds; a longer one fires after 1 ms. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export const systemClock: Clock = {
   now: () => Date.now(),
   after(ms, fn) {
-    const timer = setTimeout(fn, Math.max(0, ms));
+    const timer = setTimeout(fn, Math.min(MAX_TIMER_MS, Math.max(0, ms)));
     timer.unref?.();
     return () => clearTimeout(timer);
   },
 };
+
+/**
+ * Calls `fn` once, when `clock.now()` has reached `due` (SPEC section 4, "Timers"). Node measures its
+ * timers on a monotonic clock and fires them while Date.now() can still be a millisecond short, and a
+ * decider reading the input's `at` would ignore such a wake-up as early, leaving the wait to last for
+ * ever. So a wake-up before its time re-arms for the rest; a wait longer than a timer holds (a budget of
+ * 30 days) is chained. Always asynchronous, even when `due` has passed. The returned function cancels it.
+ */
+export function wakeAt(clock: Clock, due: number, fn: () => void): () => void {
+  let cancelled = false;
+  const arm = () => clock.after(Math.min(MAX_TIMER_MS, Math.max(0, due - clock.now())), check);
+  const check = () => {
+    if (cancelled) return;
+    if (clock.now() >= due) fn();
+    else cancel = arm();
+  };
+  let cancel = arm();
+  return () => {
+    cancelled = true;
+    cancel();
+  };
+}
 
 interface FakeTimer {
   readonly id: number;
@@ -23,14 +51,19 @@ interface FakeTimer {
   readonly fn: () => void;
 }
 
-/** A clock that only moves when told to; timers fire in due order as it passes them. */
+/**
+ * A clock that only moves when told to; timers fire in due order as it passes them. With
+ * `firesEarlyMs`, a timer armed for longer than that fires that much early, as Node's sometimes do.
+ */
 export class FakeClock implements Clock {
   private current: number;
   private timers: FakeTimer[] = [];
   private nextId = 1;
+  private readonly early: number;
 
-  constructor(start = Date.UTC(2026, 0, 1)) {
+  constructor(start = Date.UTC(2026, 0, 1), options: { firesEarlyMs?: number } = {}) {
     this.current = start;
+    this.early = options.firesEarlyMs ?? 0;
   }
 
   now(): number {
@@ -38,7 +71,8 @@ export class FakeClock implements Clock {
   }
 
   after(ms: number, fn: () => void): () => void {
-    const timer = { id: this.nextId++, due: this.current + Math.max(0, ms), fn };
+    const delay = Math.max(0, ms);
+    const timer = { id: this.nextId++, due: this.current + (delay > this.early ? delay - this.early : delay), fn };
     this.timers.push(timer);
     return () => {
       this.timers = this.timers.filter((t) => t.id !== timer.id);

@@ -1,5 +1,5 @@
 import type { Subscription } from 'rxjs';
-import type { Clock } from '../../events/clock.ts';
+import { type Clock, wakeAt } from '../../events/clock.ts';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { hydrateProjections } from '../../projections/hydrate.ts';
@@ -112,12 +112,12 @@ export class ComputerQueue {
     if (claims) void this.outbox.drain();
   }
 
-  /** A waiting run with a `notBefore` is woken by a timer input then; a timer is cheap to re-arm. */
+  /** A waiting run with a `notBefore` is woken by a timer input then, never before (see wakeAt); cheap to re-arm. */
   private armTimer(stream: string, runId: string, notBefore: number): void {
     this.timers.get(runId)?.();
     this.timers.delete(runId);
     if (notBefore <= 0) return;
-    const cancel = this.clock.after(notBefore - this.clock.now(), () => {
+    const cancel = wakeAt(this.clock, notBefore, () => {
       this.timers.delete(runId);
       const input: NewDomainEvent = { stream, type: 'timer.fired', data: { runId }, at: this.clock.now() };
       void this.input(input).catch(() => {});

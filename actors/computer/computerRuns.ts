@@ -1,5 +1,5 @@
 import type { Subscription } from 'rxjs';
-import type { Clock } from '../../events/clock.ts';
+import { type Clock, wakeAt } from '../../events/clock.ts';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { executionsProjection } from '../../projections/executions.ts';
@@ -235,7 +235,7 @@ export class ComputerRuns {
     const { clock } = this.options;
     this.timers.set(
       runId,
-      clock.after(notBefore - clock.now(), () => {
+      wakeAt(clock, notBefore, () => {
         this.timers.delete(runId);
         void this.input(runId, { stream: this.stream(runId), type: 'run.completion.due', data: { runId }, at: clock.now() }).catch(() => {});
       }),

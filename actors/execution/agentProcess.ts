@@ -1,5 +1,5 @@
 import { readFileSync, readdirSync } from 'node:fs';
-import type { Clock } from '../../events/clock.ts';
+import { type Clock, wakeAt } from '../../events/clock.ts';
 import { type AgentLauncher, sharedLauncher } from './launcher.ts';
 import type { FinalReply, OutputReader } from './outputReaders.ts';
 import { TailBuffer } from './tailBuffer.ts';
@@ -192,7 +192,8 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentHandl
   }
 
   if (options.deadlineAt !== null) {
-    timers.push(clock.after(options.deadlineAt - clock.now(), () => stop('timed_out', false)));
+    // Never before the deadline, and a budget of days outlasts what one Node timer holds.
+    timers.push(wakeAt(clock, options.deadlineAt, () => stop('timed_out', false)));
   }
 
   return {

@@ -1,0 +1,162 @@
+/**
+ * Every wait the computer arms ends in the decision it waits for, however early the runtime fires it
+ * (SPEC section 4, "Timers"): Node's timers can fire while Date.now() is a millisecond short.
+ */
+import { describe, expect, it, vi } from 'vitest';
+import type { BoardClaims } from '../../actors/computer/claimConsumer.ts';
+import { ComputerQueue } from '../../actors/computer/computerQueue.ts';
+import { plainReader } from '../../actors/execution/outputReaders.ts';
+import { deciders } from '../../actors/registry.ts';
+import { replayLog } from '../../actors/replay/replayLog.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime.ts';
+import { type Clock, FakeClock, MAX_TIMER_MS, systemClock, wakeAt } from '../../events/clock.ts';
+import type { EventStore } from '../../events/store/eventStore.ts';
+import { agentCommand, bounded, start } from '../execution/agents.ts';
+import { nodeAgent, runStream, startRuns, waitForEvent } from '../support/computerRuns.ts';
+import { StandInBoard } from '../support/standInBoard.ts';
+import { openTempStore } from '../support/tempStore.ts';
+
+const granted = (runId: string) => ({
+  status: 200,
+  body: { run: { run_id: runId, lane: 'A', prompt: 'hi', agent_id: null, timeout_s: null }, run_token: 'secret', skills: [] },
+});
+
+/** Each run's claim answers, in order; then 200. */
+class ScriptedBoard implements BoardClaims {
+  readonly calls: string[] = [];
+  constructor(private readonly script: Record<string, { status: number; body?: unknown }[]>) {}
+  async claim(runId: string) {
+    this.calls.push(runId);
+    return this.script[runId]?.shift() ?? granted(runId);
+  }
+}
+
+async function queueOn(store: EventStore, clock: Clock, board: BoardClaims) {
+  const system = startActorSystem({ onError: () => {} });
+  const queue = new ComputerQueue(system, store, clock, 'c1', board);
+  await queue.start();
+  return { queue, stop: () => (queue.stop(), stopSystem(system)) };
+}
+
+const frame = (clock: Clock, runId: string) => ({
+  stream: 'c1/lane:A', type: 'frame.received' as const, data: { frameId: `f-${runId}`, kind: 'run.requested', runId, lane: 'A' }, at: clock.now(),
+});
+
+describe('one mechanism for a wait: wakeAt', () => {
+  it('a wake-up before its time re-arms for the rest, and the wait ends exactly once, at its time', () => {
+    const clock = new FakeClock(0, { firesEarlyMs: 1 });
+    const fired: number[] = [];
+    wakeAt(clock, 5_000, () => fired.push(clock.now()));
+    clock.advance(4_999);
+    expect(fired).toEqual([]);
+    clock.advance(1);
+    expect(fired).toEqual([5_000]);
+    clock.advance(60_000);
+    expect(fired).toEqual([5_000]);
+  });
+
+  it('a wait longer than a Node timer can hold (2^31-1 ms) is chained, never cut short', () => {
+    const asked: number[] = [];
+    const fake = new FakeClock(0);
+    const recording: Clock = { now: () => fake.now(), after: (ms, fn) => (asked.push(ms), fake.after(ms, fn)) };
+    const thirtyDays = 30 * 86_400_000;
+    let fired = 0;
+    wakeAt(recording, thirtyDays, () => fired++);
+    fake.advance(thirtyDays - 1);
+    expect(fired).toBe(0);
+    fake.advance(1);
+    expect(fired).toBe(1);
+    expect(Math.max(...asked)).toBeLessThanOrEqual(MAX_TIMER_MS);
+  });
+
+  it('on the system clock, a timer that fires while Date.now() is short re-arms and fires once its time has come', async () => {
+    const realNow = Date.now.bind(Date);
+    let lag = 0;
+    const spy = vi.spyOn(Date, 'now').mockImplementation(() => realNow() - lag);
+    try {
+      const due = realNow() + 30;
+      const fired = new Promise<number>((resolve) => wakeAt(systemClock, due, () => resolve(Date.now())));
+      // From now on the wall clock reads 15 ms behind what the timer measured.
+      lag = 15;
+      const at = await bounded(fired, 2_000, 'the wait never ended');
+      expect(at).toBeGreaterThanOrEqual(due);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
+
+describe('the queue\'s waits, with timers that fire a millisecond early', () => {
+  it('a parked run is claimed again once its wait is over', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock(Date.UTC(2026, 0, 1), { firesEarlyMs: 1 });
+    const board = new ScriptedBoard({ r1: [{ status: 409, body: { detail: { error: 'conversation_busy' } } }] });
+    const { queue, stop } = await queueOn(store, clock, board);
+    await queue.input(frame(clock, 'r1'));
+    await vi.waitFor(async () => expect((await queue.state()).runs.r1?.busyWaits).toBe(1), { timeout: 5_000 });
+    clock.advance(30_000);
+    await vi.waitFor(async () => expect((await queue.state()).runs.r1?.status).toBe('running'), { timeout: 5_000 });
+    expect(board.calls).toEqual(['r1', 'r1']);
+    stop();
+    expect(await replayLog(store, deciders)).toMatchObject({ ok: true });
+  });
+
+  it('a claim that failed with 503 is tried again once its retry is due', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock(Date.UTC(2026, 0, 1), { firesEarlyMs: 1 });
+    const board = new ScriptedBoard({ r1: [{ status: 503 }, { status: 503 }] });
+    const { queue, stop } = await queueOn(store, clock, board);
+    await queue.input(frame(clock, 'r1'));
+    for (const [wait, calls] of [[2_000, 2], [4_000, 3]] as const) {
+      await vi.waitFor(() => expect(board.calls.length).toBe(calls - 1), { timeout: 5_000 });
+      await vi.waitFor(async () => expect((await queue.state()).runs.r1?.status).toBe('waiting'), { timeout: 5_000 });
+      clock.advance(wait);
+      await vi.waitFor(() => expect(board.calls.length).toBe(calls), { timeout: 5_000 });
+    }
+    await vi.waitFor(async () => expect((await queue.state()).runs.r1?.status).toBe('running'), { timeout: 5_000 });
+    stop();
+  });
+
+  it('a restart re-arms every pending wait: a run parked by the last process is claimed when its wait is over', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock(Date.UTC(2026, 0, 1), { firesEarlyMs: 1 });
+    const board = new ScriptedBoard({ r1: [{ status: 409, body: { detail: { error: 'conversation_busy' } } }] });
+    const first = await queueOn(store, clock, board);
+    await first.queue.input(frame(clock, 'r1'));
+    await vi.waitFor(async () => expect((await first.queue.state()).runs.r1?.busyWaits).toBe(1), { timeout: 5_000 });
+    first.stop();
+
+    const second = await queueOn(store, clock, board);
+    clock.advance(30_000);
+    await vi.waitFor(async () => expect((await second.queue.state()).runs.r1?.status).toBe('running'), { timeout: 5_000 });
+    second.stop();
+  });
+});
+
+describe('a completion retry, with timers that fire a millisecond early', () => {
+  it('a completion that failed is sent again once its retry is due', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock(Date.UTC(2026, 0, 1), { firesEarlyMs: 1 });
+    const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'hello' });
+    board.failCompletions('r1', 503, 503);
+    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), heartbeatMs: 60_000 });
+    await claimAndHandOver('r1');
+    for (const [wait, sent] of [[1_000, 2], [3_000, 3]] as const) {
+      await vi.waitFor(async () => {
+        const retries = (await store.readStream(runStream('r1'))).filter((e) => e.type === 'run.completion.retrying');
+        expect(retries.length).toBe(sent - 1);
+      }, { timeout: 10_000 });
+      clock.advance(wait);
+      await vi.waitFor(() => expect(board.callsOf('r1', 'complete').length).toBe(sent), { timeout: 5_000 });
+    }
+    expect((await waitForEvent(store, 'r1', 'run.settled')).data).toMatchObject({ reported: true });
+  });
+});
+
+describe('an agent\'s budget', () => {
+  it('a budget of 30 days (longer than a Node timer holds) does not end the turn at once', async () => {
+    const agent = await start({ command: agentCommand('echo.mjs'), prompt: 'hi', reader: plainReader(), clock: systemClock, deadlineAt: Date.now() + 30 * 86_400_000 });
+    const result = await bounded(agent.result, 10_000, 'the agent did not finish');
+    expect(result.outcome).toBe('exited');
+  });
+});
