@@ -56,6 +56,8 @@ export const executionEvents = eventGroup(
   /** Found at start-up: its process began but no exit was recorded (the daemon died meanwhile). */
   defineEvent('run.found.interrupted', z.strictObject({ runId, pid: z.number().int().nullable(), alive: z.boolean() })),
   defineEvent('run.shutdown.before.start', z.strictObject({ runId })),
+  /** The board granted the claim, but its answer was refused at the edge; `problem` names the field. */
+  defineEvent('run.claim.refused', z.strictObject({ runId, lane: SafeId, problem: z.string().min(1).max(500) })),
 
   // Decisions.
   defineEvent('run.execution.requested', z.strictObject({ runId, lane: SafeId, deadlineAt: z.number().int().nullable(), resume: sessionId.nullable() })),

@@ -62,6 +62,8 @@ export const queueEvents = eventGroup(
       skills: z.array(SafeId).optional(),
       /** What the board said to run, on a 200. The run token is not recorded: a re-claim returns it. */
       run: z.strictObject({ prompt: z.string(), agentId: SafeId.nullable(), timeoutS: z.number().nonnegative().nullable() }).optional(),
+      /** A 200 whose answer was refused, naming the field (`run.timeout_s: ...`): the run is completed as failed with it. */
+      invalid: z.string().min(1).max(500).optional(),
     }),
   ),
   defineEvent('timer.fired', z.strictObject({ runId })),

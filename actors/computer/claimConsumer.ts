@@ -1,6 +1,8 @@
+import { z } from 'zod';
 import type { DomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import { type EffectConsumer, RUN_EFFECTS_AT_ONCE } from '../outbox/outbox.ts';
+import { MAX_TIMEOUT_S } from '../execution/budget.ts';
 import { errorCodeOf } from '../queue/claimAnswer.ts';
 import { type Skill, parseSkills } from './skills.ts';
 
@@ -18,6 +20,8 @@ export interface ClaimAnswer {
   readonly code?: string;
   readonly skills?: string[];
   readonly run?: { prompt: string; agentId: string | null; timeoutS: number | null };
+  /** A granted claim whose answer was refused, naming the field: the run is completed as failed with it. */
+  readonly invalid?: string;
 }
 
 /** A claim to make: the run, the lane stream its answer is recorded in, the life that started it. */
@@ -67,14 +71,21 @@ export function claimConsumer(
         await answered({ stream, runId, status: answer.status, ...(code ? { code } : {}) });
         return { ok: true, detail: `answered ${answer.status}${code ? ` ${code}` : ''}` };
       }
-      let claim: GrantedClaim & { run: NonNullable<ClaimAnswer['run']> };
-      try {
-        claim = grantedClaimOf(runId, answer.body);
-      } catch (error) {
-        // A 200 we cannot use is the board's fault, not the run's: recorded as a refusal, with why.
-        await answered({ stream, runId, status: 502, code: 'bad_claim_answer' });
-        return { ok: false, detail: (error as Error).message };
+      const read = readClaimAnswer(runId, answer.body);
+      if (!read.ok) {
+        const { runToken, problem } = read;
+        if (runToken === null) {
+          // Without a run token the run can be neither run nor reported: a refusal, tried again.
+          await answered({ stream, runId, status: 502, code: 'bad_claim_answer' });
+          return { ok: false, detail: `the claim answer was refused: ${problem}` };
+        }
+        // Granted, so the run is this computer's to end: recorded with the field named, then completed
+        // as failed with it, rather than held until the board's lease reaps it.
+        granted({ runId, lane: null, runToken, skills: [] });
+        await answered({ stream, runId, status: answer.status, invalid: problem });
+        return { ok: true, detail: `answered ${answer.status}, refused: ${problem}` };
       }
+      const { claim } = read;
       granted(claim);
       await answered({ stream, runId, status: answer.status, skills: claim.skills.map((s) => s.key), run: claim.run });
       return { ok: true, detail: `answered ${answer.status}` };
@@ -82,12 +93,44 @@ export function claimConsumer(
   };
 }
 
-function grantedClaimOf(runId: string, body: unknown): GrantedClaim & { run: NonNullable<ClaimAnswer['run']> } {
-  const { run, run_token: runToken, skills } = (body ?? {}) as { run?: Record<string, unknown>; run_token?: unknown; skills?: unknown };
-  if (typeof runToken !== 'string' || runToken === '') throw new Error('the claim answer has no run_token');
-  if (!run || typeof run.prompt !== 'string') throw new Error('the claim answer has no run.prompt');
-  const agentId = typeof run.agent_id === 'string' && /^[A-Za-z0-9-]{1,64}$/.test(run.agent_id) ? run.agent_id : null;
-  const timeoutS = typeof run.timeout_s === 'number' && run.timeout_s >= 0 ? run.timeout_s : null;
-  const lane = typeof run.lane === 'string' && /^[A-Za-z0-9-]{1,64}$/.test(run.lane) ? run.lane : null;
-  return { runId, lane, runToken, skills: parseSkills(skills), run: { prompt: run.prompt, agentId, timeoutS } };
+const safeIdOrNull = z.string().regex(/^[A-Za-z0-9-]{1,64}$/).nullable().optional().catch(null);
+
+/** A 200 to a claim (SPEC section 7). An agent or lane that could name no folder is dropped, not refused. */
+const GrantedBody = z.object({
+  run_token: z.string().min(1),
+  run: z.object({
+    prompt: z.string(),
+    agent_id: safeIdOrNull,
+    lane: safeIdOrNull,
+    timeout_s: z.number().int().min(0).max(MAX_TIMEOUT_S).nullable().optional(),
+  }),
+  skills: z.unknown().optional(),
+});
+
+export type ReadClaim =
+  | { readonly ok: true; readonly claim: GrantedClaim & { run: NonNullable<ClaimAnswer['run']> } }
+  /** `runToken`: the answer's token when it had a usable one (the run can still be reported). */
+  | { readonly ok: false; readonly problem: string; readonly runToken: string | null };
+
+/** A claim's 200 answer, read at the edge; a refusal names the first field at fault (`run.timeout_s: ...`). */
+export function readClaimAnswer(runId: string, body: unknown): ReadClaim {
+  const token = (body as { run_token?: unknown } | null | undefined)?.run_token;
+  const runToken = typeof token === 'string' && token !== '' ? token : null;
+  const parsed = GrantedBody.safeParse(body ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? issue.path.join('.') : 'body';
+    return { ok: false, problem: `${where}: ${issue?.message ?? 'invalid'}`.slice(0, 500), runToken };
+  }
+  const { run } = parsed.data;
+  let skills;
+  try {
+    skills = parseSkills(parsed.data.skills);
+  } catch (error) {
+    return { ok: false, problem: `skills: ${(error as Error).message}`.slice(0, 500), runToken };
+  }
+  return {
+    ok: true,
+    claim: { runId, lane: run.lane ?? null, runToken: parsed.data.run_token, skills, run: { prompt: run.prompt, agentId: run.agent_id ?? null, timeoutS: run.timeout_s ?? null } },
+  };
 }

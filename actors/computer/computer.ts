@@ -89,9 +89,9 @@ export class Computer {
       board,
       {
         acknowledge: (frameId, status, reason) => this.push.acknowledge(frameId, status, reason),
-        claimed: (runId, lane, run) => {
-          if (!run) return;
-          void this.runs.handOver(runId, lane, run).catch((error) => log(`run ${runId} could not be handed over: ${(error as Error).message}`));
+        claimed: (runId, lane, { run, invalid }) => {
+          const handOver = invalid !== undefined ? this.runs.refuseClaim(runId, lane, invalid) : run ? this.runs.handOver(runId, lane, run) : null;
+          void handOver?.catch((error) => log(`run ${runId} could not be handed over: ${(error as Error).message}`));
         },
       },
       (claim) => {
@@ -159,8 +159,9 @@ export class Computer {
         continue;
       }
       const answer = (await store.readStream(laneStream)).findLast((e) => e.type === 'claim.answered' && e.data.runId === run.runId);
-      const claimed = answer?.type === 'claim.answered' ? answer.data.run : undefined;
-      if (claimed) await this.runs.handOver(run.runId, run.lane, claimed);
+      if (answer?.type !== 'claim.answered') continue;
+      if (answer.data.invalid !== undefined) await this.runs.refuseClaim(run.runId, run.lane, answer.data.invalid);
+      else if (answer.data.run) await this.runs.handOver(run.runId, run.lane, answer.data.run);
     }
   }
 

@@ -15,8 +15,11 @@ import { type BoardClaims, type ClaimAnswer, type ClaimEffect, type GrantedClaim
 /** What the queue's decisions ask of the world beyond claims (acks on the stream, starting a run). */
 export interface QueueEffects {
   acknowledge?(frameId: string | null, status: number, reason: string): void;
-  /** A claim was granted: the run starts, with the budget the board gave it (null: the default). */
-  claimed?(runId: string, lane: string, run: { prompt: string; timeoutS: number | null } | null): void;
+  /**
+   * A claim was granted: the run starts, with the budget the board gave it (null: the default), or,
+   * when its answer was refused (`invalid` names the field), is completed as failed with that reason.
+   */
+  claimed?(runId: string, lane: string, answer: { run?: { prompt: string; timeoutS: number | null }; invalid?: string }): void;
 }
 
 /**
@@ -103,7 +106,7 @@ export class ComputerQueue {
           this.armTimer(decision.stream, decision.data.runId, decision.data.notBefore);
           break;
         case 'run.claimed':
-          this.effects.claimed?.(decision.data.runId, decision.data.lane, input.type === 'claim.answered' ? (input.data.run ?? null) : null);
+          if (input.type === 'claim.answered') this.effects.claimed?.(decision.data.runId, decision.data.lane, input.data);
           break;
         default:
           break;

@@ -112,6 +112,13 @@ export class ComputerRuns {
     await this.input(runId, { stream: this.stream(runId), type: 'run.handed.over', data: { runId, lane, budgetS, laneSession }, at });
   }
 
+  /** A granted claim whose answer was refused (`problem` names the field): completed as failed, never run. */
+  async refuseClaim(runId: string, lane: string, problem: string): Promise<void> {
+    this.live.add(runId);
+    this.lanes.set(runId, lane);
+    await this.input(runId, { stream: this.stream(runId), type: 'run.claim.refused', data: { runId, lane, problem }, at: this.options.clock.now() });
+  }
+
   /** Shutdown began: runs already executing go on (for their drain time); nothing new starts. */
   beginDrain(): void {
     this.draining = true;

@@ -78,6 +78,9 @@ export function decideRun(state: RunExecution, input: NewDomainEvent): Decision[
     }
     case 'run.shutdown.before.start':
       return [complete({ ok: false, error: SHUTDOWN_BEFORE_START })];
+    case 'run.claim.refused':
+      // Granted, so reported: the board hears why at once instead of waiting out the lease.
+      return [complete({ ok: false, error: `the board's claim answer was refused: ${input.data.problem}` })];
     default:
       return [];
   }

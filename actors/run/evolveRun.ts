@@ -12,6 +12,9 @@ export function evolveRun(state: RunExecution, event: DomainEvent): RunExecution
       state.budgetMs = budgetMsOf(event.data.budgetS);
       state.local = event.data.local === true;
       break;
+    case 'run.claim.refused':
+      state.lane = event.data.lane;
+      break;
     case 'run.execution.requested':
       state.phase = 'requested';
       state.deadlineAt = event.data.deadlineAt;

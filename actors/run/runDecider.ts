@@ -17,6 +17,7 @@ const INPUTS = new Set([
   'run.completion.due',
   'run.found.interrupted',
   'run.shutdown.before.start',
+  'run.claim.refused',
 ]);
 
 /** One claimed run on its computer: run it, stop it, report it. One state per run stream. */
@@ -34,6 +35,7 @@ export const runDecider: Decider<RunExecution> = {
     if (state.phase === 'settled') return true;
     switch (input.type) {
       case 'run.handed.over':
+      case 'run.claim.refused':
         return state.phase !== 'new';
       case 'run.process.began':
       case 'run.session.announced':

@@ -8,6 +8,7 @@ import { startDemoComputer } from '../demoComputer.ts';
 import { submitDemoRuns } from '../demoRuns.ts';
 import { DEFAULT_DB } from '../options.ts';
 import { int } from '../parse.ts';
+import { MAX_TIMEOUT_S } from '../../actors/execution/budget.ts';
 
 const DEMO_EXEC = `node ${new URL('../demoAgent.mjs', import.meta.url).pathname}`;
 
@@ -22,7 +23,7 @@ export function daemonCommand(): Command {
     .option('--port <port>', 'the board port', int('--port', 0), 7420)
     .option('--host <host>', 'the board address', '127.0.0.1')
     .option('--heartbeat-s <s>', 'seconds between heartbeats', int('--heartbeat-s', 1), 30)
-    .option('--timeout-s <s>', 'budget of runs that carry none (0 = none)', int('--timeout-s', 0), 7200)
+    .option('--timeout-s <s>', `budget of runs that carry none (0 = none, at most ${MAX_TIMEOUT_S})`, atMost('--timeout-s', MAX_TIMEOUT_S, int('--timeout-s', 0)), 7200)
     .option('--drain-s <s>', 'time running turns get to finish on shutdown', int('--drain-s', 0), 60)
     .option('--lease-s <s>', 'heartbeat silence after which a claimed run is reaped', int('--lease-s', 1), 90)
     .option('--tick-s <s>', 'seconds between two rounds over the sessions to close', int('--tick-s', 1), 10)
@@ -120,6 +121,15 @@ async function headOf(db: string): Promise<number> {
   } finally {
     await store.close();
   }
+}
+
+/** A whole-number option bounded above too (SPEC section 4, "Bounds"). */
+function atMost(name: string, max: number, parse: (text: string) => number) {
+  return (text: string): number => {
+    const value = parse(text);
+    if (value > max) throw new InvalidArgumentError(`${name} wants at most ${max}, not "${text}"`);
+    return value;
+  };
 }
 
 /** `--login NAME=N`, repeatable: the agent login NAME runs at most N runs at once. */

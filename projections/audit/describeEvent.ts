@@ -109,6 +109,8 @@ function sentence(event: DomainEvent): string {
       const { pid, alive } = event.data;
       return `found at start-up with no recorded exit: ${pid === null ? 'no process was recorded' : `process ${pid} is ${alive ? 'still alive' : 'gone'}`}`;
     }
+    case 'run.claim.refused':
+      return `the board granted the claim, but its answer was refused (${event.data.problem}): completed as failed, never run`;
     case 'run.shutdown.before.start':
       return 'the daemon shut down before this run started';
 

@@ -71,6 +71,7 @@ function roleOf(type: EventType): Role {
     case 'run.completion.due':
     case 'run.found.interrupted':
     case 'run.shutdown.before.start':
+    case 'run.claim.refused':
     case 'run.execution.requested':
     case 'run.cancel.decided':
     case 'run.kill.requested':
