@@ -123,9 +123,8 @@ export class Computer {
 
   async start(): Promise<void> {
     const { clock, computer } = this.options;
-    await this.queue.start();
     // Recorded first: it ends what the last life left (its drain), before anything else is decided.
-    await this.queue.input({
+    await this.queue.start({
       stream: `${computer}/computer:${computer}`,
       type: 'computer.started',
       data: { incarnation: this.incarnation, host: hostname().slice(0, 255) || 'unknown', pid: process.pid },

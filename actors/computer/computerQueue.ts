@@ -32,6 +32,8 @@ export class ComputerQueue {
   private readonly outbox: Outbox<ClaimEffect>;
   private readonly timers = new Map<string, () => void>();
   private following: Subscription | null = null;
+  /** Claims are performed only once the outbox has settled what the last process left. */
+  private opened = false;
 
   constructor(
     system: ActorSystem,
@@ -51,9 +53,15 @@ export class ComputerQueue {
     });
   }
 
-  /** Settles claims a previous process left half done, then follows the log for new ones. */
-  async start(): Promise<void> {
+  /**
+   * Records `first` (this life's `computer.started`), then settles claims a previous process left half
+   * done, then follows the log for new ones. First, so that an answer to a claim of the last life is
+   * decided in this one (no longer draining); the claims it decides wait for the outbox to open.
+   */
+  async start(first?: NewDomainEvent): Promise<void> {
+    if (first) await this.input(first);
     await this.outbox.open();
+    this.opened = true;
     await this.state();
     this.following = this.outbox.follow();
   }
@@ -112,7 +120,7 @@ export class ComputerQueue {
           break;
       }
     }
-    if (claims) void this.outbox.drain();
+    if (claims && this.opened) void this.outbox.drain();
   }
 
   /** A waiting run with a `notBefore` is woken by a timer input then, never before (see wakeAt); cheap to re-arm. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import { COMPUTER, T0, input, queueSpec, summary } from '../support/queueSpec.ts';
 
-const { configured, held, drain, frame } = input;
+const { configured, held, drain, frame, answer } = input;
 
 /** The start of one life of the daemon (SPEC section 4, "Incarnations"). */
 function started(incarnation: string, at = 0): NewDomainEvent {
@@ -20,6 +20,11 @@ describe('queue: what belongs to one life of the daemon ends with it', () => {
   it('given runs left waiting by a drain, when the next life starts, then they are claimed at once', () => {
     const spec = queueSpec(started('life-1'), configured(1), held(true, 1), frame('r1', 'A', 2), drain(3), held(false, 4));
     expect(summary(spec.when(started('life-2', 10)))).toEqual(['claim r1 #1']);
+  });
+
+  it('given a claim in flight when a draining life ended, when the next life hears its 503, then the claim is retried, not skipped', () => {
+    const spec = queueSpec(started('life-1'), configured(1), frame('r1', 'A', 1), drain(2), started('life-2', 10));
+    expect(summary(spec.when(answer('r1', 503, 11)))).toEqual(['retrying r1 attempts=1 +2000ms']);
   });
 
   it('given a scheduler held by the user, when the next life starts, then it stays held', () => {
