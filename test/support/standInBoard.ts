@@ -2,7 +2,7 @@ import type { BoardAnswer } from '../../actors/wire/boardClient.ts';
 
 /** One call the computer made to the board, as the board saw it. */
 export type BoardCall =
-  | { readonly call: 'claim'; readonly runId: string }
+  | { readonly call: 'claim'; readonly runId: string; readonly incarnation?: string }
   | { readonly call: 'heartbeat'; readonly runId: string; readonly token: string }
   | { readonly call: 'reply'; readonly runId: string; readonly token: string; readonly text: string }
   | { readonly call: 'complete'; readonly runId: string; readonly token: string; readonly result: { ok: boolean; error?: string } };
@@ -88,8 +88,8 @@ export class StandInBoard {
     return this.calls.filter((c) => c.runId === runId && (call === undefined || c.call === call));
   }
 
-  async claim(runId: string): Promise<BoardAnswer> {
-    this.calls.push({ call: 'claim', runId });
+  async claim(runId: string, incarnation?: string): Promise<BoardAnswer> {
+    this.calls.push({ call: 'claim', runId, ...(incarnation ? { incarnation } : {}) });
     await this.held.get(runId);
     const run = this.offered.get(runId);
     if (!run) return { status: 404, body: { detail: { error: 'not_found' } } };
