@@ -24,7 +24,23 @@ function peakRssMb(pid: number): number {
   return Number(kb) / 1024;
 }
 
+/** A process's group and session ids, from /proc (after "pid (comm) ": state, ppid, pgrp, session). */
+function groupAndSession(pid: number): [number, number] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const [, , pgrp, session] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return [Number(pgrp), Number(session)];
+}
+
 describe('the agent launcher', () => {
+  it("leads a session of its own, so a Ctrl-C to the daemon's process group does not reach it (nor its agents)", async () => {
+    const launcher = ownLauncher();
+    const agent = await startAgent({ command: 'sleep 0.2', cwd: repoRoot, prompt: '', reader: plainReader(), clock: systemClock, deadlineAt: null, launcher });
+    expect(groupAndSession(launcher.pid!)).toEqual([launcher.pid, launcher.pid]);
+    expect(groupAndSession(agent.pid!)).toEqual([agent.pid, agent.pid]);
+    expect(groupAndSession(launcher.pid!)[0]).not.toBe(groupAndSession(process.pid)[0]);
+    await bounded(agent.result, 10_000, 'the agent did not finish');
+  });
+
   it('given agents started through it, then each gets its own process group, its prompt, its environment and its exit', async () => {
     const launcher = ownLauncher();
     const agents = await Promise.all(
