@@ -5,8 +5,8 @@ import { defineEvent, eventGroup } from './define.ts';
 export const SafeId = z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'must match ^[A-Za-z0-9-]{1,64}$');
 
 const runId = SafeId;
-/** A life of a daemon, as the board reads it from `Runledger-Incarnation` (SPEC section 7). */
-export const Incarnation = z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'must match ^[A-Za-z0-9-]{1,64}$');
+/** A life of a daemon (a random UUID), as the board reads it from `Runledger-Incarnation`: the same alphabet. */
+export const Incarnation = SafeId;
 const reason = z.string().min(1);
 
 /**
