@@ -76,7 +76,7 @@ async function runUntilSignalled(json: boolean | undefined, demo: boolean | unde
   // A twin connected as this computer: retrying would only take turns with it (SPEC section 7).
   const connectedElsewhere = () => {
     const stop = daemon ? daemon.close() : Promise.resolve();
-    const bound = new Promise((resolve) => setTimeout(resolve, 5_000).unref());
+    const bound = new Promise((resolve) => setTimeout(resolve, 5_000));
     void Promise.race([stop, bound]).finally(() => process.exit(2));
   };
   daemon = await startDaemon({ ...options, log, onConnectedElsewhere: connectedElsewhere });
