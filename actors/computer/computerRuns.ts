@@ -62,7 +62,7 @@ export class ComputerRuns {
 
   constructor(private readonly options: ComputerRunsOptions) {
     const { system, store, computer, clock } = options;
-    this.actors = new RunActors(system, store, computer, (runId, run, decisions) => this.afterCommit(runId, run, decisions));
+    this.actors = new RunActors(system, store, computer, (runId, run, decisions) => this.afterCommit(runId, run, decisions), clock);
     const ctx: RunEffectsContext = {
       computer,
       store,
