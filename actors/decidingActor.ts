@@ -81,7 +81,7 @@ export class DecidingActor<S> {
    */
   input(input: NewDomainEvent, options: InputOptions = {}): Promise<StepOutcome<S>> {
     if (options.failFast) return this.decideOnce(input);
-    return untilRecorded(this.store, this.clock, `${input.type} of ${this.spec.name}`, () => this.decideOnce(input));
+    return untilRecorded(this.clock, () => this.decideOnce(input));
   }
 
   /** One decision of the input: retried at once on a conflict (against the rehydrated state), not more. */

@@ -79,7 +79,7 @@ export class ComputerRuns {
       board: options.board,
     };
     const now = () => clock.now();
-    this.outboxes = [spawnConsumer(ctx), killConsumer(ctx), completionConsumer(ctx)].map((c) => new Outbox(store, c, now));
+    this.outboxes = [spawnConsumer(ctx), killConsumer(ctx), completionConsumer(ctx)].map((c) => new Outbox(store, c, now, clock));
   }
 
   /** Remembers the run token a claim returned: it is never written to the log. */

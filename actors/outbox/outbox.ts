@@ -295,7 +295,7 @@ export class Outbox<E> {
 
   /** An append to the outbox's stream, made again (its request built anew) while the log cannot take it. */
   private write(append: () => Promise<AppendResult>): Promise<AppendResult> {
-    return untilRecorded(this.store, this.clock, `the ${this.stream} cursor`, append);
+    return untilRecorded(this.clock, append);
   }
 
   private async reload(): Promise<void> {

@@ -38,7 +38,7 @@ export class RunActors {
    * log cannot take is sent again until it does, decided on the state the reset actor folds anew.
    */
   input(runId: string, input: NewDomainEvent): Promise<StepOutcome<RunExecution>> {
-    return untilRecorded(this.store, this.clock, `${input.type} of run ${runId}`, async () => {
+    return untilRecorded(this.clock, async () => {
       const ref = child<RunActorState, Message>(this.system, `run-${this.computer}-${runId}`, {
         hydrate: () => this.hydrate(runId),
         receive: (state, message) => this.receive(runId, state, message),

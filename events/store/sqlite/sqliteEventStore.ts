@@ -7,7 +7,7 @@ import type { EventCodec, EventRow } from '../../codec.ts';
 import type { AppendRequest, AppendResult, Checkpoint, CheckpointStore, EventStore, FoldRow, SnapshotStore } from '../eventStore.ts';
 import { type Wake, followLog } from '../followLog.ts';
 import { commitAppends, type PreparedAppend, prepareAppendStatements, type StoreFaults } from './appendBatch.ts';
-import { asLogUnwritable } from '../logUnwritable.ts';
+import { asLogUnwritable, LogUnwritableError } from '../logUnwritable.ts';
 import { prepareLogFile } from './logFile.ts';
 import { migrateToLatest } from './migrations.ts';
 import type { LogDatabase } from './schema.ts';
@@ -28,6 +28,8 @@ export interface SqliteStoreOptions {
   readonly snapshots?: SnapshotPolicy;
   /** Only for tests: failures injected into the commit path (see StoreFaults). */
   readonly faults?: StoreFaults;
+  /** Where the store says that its writes began to fail, and that they go through again (stderr by default). */
+  readonly report?: (line: string) => void;
 }
 
 const COLUMNS = 'seq, stream, version, type, data, at, cause, actor';
@@ -98,6 +100,9 @@ export class SqliteEventStore implements EventStore {
   private holds = 0;
   private batchStartedAt = 0;
   private closed = false;
+  /** Set from a commit that failed for a reason of the machine until one succeeds: the outage, told once. */
+  private outage: LogUnwritableError | null = null;
+  private readonly report: (line: string) => void;
 
   constructor(
     readonly db: Database.Database,
@@ -105,6 +110,7 @@ export class SqliteEventStore implements EventStore {
     options: SqliteStoreOptions = {},
   ) {
     this.writer = options.writer ?? `${hostname()}:${process.pid}`;
+    this.report = options.report ?? ((line) => console.error(line));
     this.codec = (options.codec ?? defaultCodec) as typeof defaultCodec;
     this.statements = prepareAppendStatements(db, options.faults);
     this.selectAfter = db.prepare(`SELECT ${COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`).raw(true) as never;
@@ -188,6 +194,10 @@ export class SqliteEventStore implements EventStore {
     } catch (failure) {
       // The transaction was rolled back whole: nothing of the batch is kept, and the next may commit.
       const error = asLogUnwritable(failure, this.db.name);
+      if (error instanceof LogUnwritableError && this.outage === null) {
+        this.outage = error;
+        this.report(`${error.message}; what must be recorded waits and is retried, requests are answered 507 until it can be written again`);
+      }
       for (const p of batch) {
         p.request.chain?.chain.breakAt(p.request.chain.link);
         p.reject(error);
@@ -201,6 +211,10 @@ export class SqliteEventStore implements EventStore {
       if (result.ok) committed.push(...(result.events as DomainEvent[]));
       p.resolve(result);
     });
+    if (committed.length && this.outage !== null) {
+      this.report(`the log ${this.db.name} can be written again (${this.outage.code} is over): what waited is being recorded`);
+      this.outage = null;
+    }
     if (committed.length) this.commits.next(committed);
   }
 
