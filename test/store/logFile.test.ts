@@ -1,14 +1,24 @@
-import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { appendOrThrow } from '../../events/store/eventStore.ts';
 import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { bumped } from '../support/events.ts';
+import { repoRoot } from '../e2e/support/cluster.ts';
 import { openTempStore, tempDbPath, tempDir } from '../support/tempStore.ts';
 
 const modeOf = (path: string) => statSync(path).mode & 0o777;
+const NOBODY = 65534;
+
+/** Opens the log at `path` in a child process running as nobody; returns what the open said. */
+function openAsNobody(path: string): string {
+  const script = `import { openSqliteStore } from ${JSON.stringify(join(repoRoot, 'events/store/sqlite/sqliteEventStore.ts'))};
+    await openSqliteStore(process.argv[1]).then(() => console.log('opened'), (e) => console.log(e.name + ': ' + e.message));`;
+  const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, path], { uid: NOBODY, gid: NOBODY, cwd: repoRoot, encoding: 'utf8' });
+  return `${child.stdout}${child.stderr}`.trim();
+}
 
 /** A read-only file system of its own (root only): the truest read-only log there is. */
 function readOnlyMount(): string | null {
@@ -78,14 +88,20 @@ describe('the log file', () => {
     await expect(opening).rejects.toThrow(new RegExp(`^the log ${path} cannot be written: the file or its folder is read-only`));
   });
 
-  it('that is a read-only file is refused with an error naming the path and the cause', async (t) => {
-    if (process.getuid?.() === 0) return t.skip('root writes a 0400 file anyway; the read-only file system case covers it');
+  it('that is a read-only file (mode 0400) is refused with an error naming the path and the cause', async () => {
     const dir = tempDir();
-    mkdirSync(dir, { recursive: true });
     const path = join(dir, 'x.db');
     await (await openSqliteStore(path)).close();
     chmodSync(path, 0o400);
+    // Root writes a 0400 file anyway: as root, the log is opened by a child that runs as nobody.
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot) {
+      chmodSync(dir, 0o777);
+      chownSync(path, NOBODY, NOBODY);
+    }
 
-    await expect(openSqliteStore(path)).rejects.toThrow(new RegExp(`^the log ${path} cannot be written: the file or its folder is read-only`));
+    const error = asRoot ? openAsNobody(path) : await openSqliteStore(path).then(() => 'opened', (e: Error) => `${e.name}: ${e.message}`);
+
+    expect(error).toMatch(new RegExp(`^LogUnwritableError: the log ${path} cannot be written: permission denied \\(EACCES: permission denied, access '${path}'\\)$`));
   });
 });

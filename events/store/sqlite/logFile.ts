@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, mkdirSync, openSync, type Stats, statSync } from 'node:fs';
+import { accessSync, chmodSync, closeSync, constants, mkdirSync, openSync, type Stats, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { asLogUnwritable, LogUnwritableError } from '../logUnwritable.ts';
 
@@ -11,7 +11,8 @@ const COMPANIONS = ['-wal', '-shm'];
  * Makes the log's folder and file ready for SQLite: the file is created 0600 before SQLite sees it
  * (SQLite then gives its WAL and shared memory the same mode), and an existing log or companion that
  * others can read is narrowed to its owner. A folder given as the log, or a folder that cannot be
- * made, is refused naming the path and why, rather than with SQLite's "unable to open database file".
+ * made, or a file or folder this process may not write, is refused naming the path and why, rather
+ * than with SQLite's "unable to open database file" (or, for a read-only file, at the first write).
  */
 export function prepareLogFile(path: string): void {
   const folder = dirname(path);
@@ -27,6 +28,15 @@ export function prepareLogFile(path: string): void {
   if (existing === null) {
     try {
       closeSync(openSync(path, 'a', PRIVATE));
+    } catch (error) {
+      throw asLogUnwritable(error, path);
+    }
+  }
+  // SQLite opens a file it may not write read-only without a word, and fails only at the first write;
+  // the folder must take the WAL's companions. Both are checked now, while the path can be named.
+  for (const target of [path, folder]) {
+    try {
+      accessSync(target, constants.W_OK);
     } catch (error) {
       throw asLogUnwritable(error, path);
     }
