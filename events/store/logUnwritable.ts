@@ -41,7 +41,7 @@ function detailOf(code: string, cause: unknown): string {
  * The cause of a failed write when it is one of the machine's (better-sqlite3's SqliteError codes,
  * Node's errno codes), else null: a bug or a bad input stays the error it is.
  */
-export function unwritableCauseOf(error: unknown): UnwritableCause | null {
+function unwritableCauseOf(error: unknown): UnwritableCause | null {
   const code = codeOf(error);
   if (code === null) return null;
   if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') return 'disk_full';
