@@ -1,10 +1,12 @@
 import type { DomainEvent, NewDomainEvent } from '../events/catalog.ts';
+import { type Clock, systemClock } from '../events/clock.ts';
 import type { NewEvent } from '../events/envelope.ts';
 import { AppendChain, type EventStore, StaleVersionError } from '../events/store/eventStore.ts';
 import type { StepOutcome } from './decideAndAppend.ts';
 import type { Decider } from './decider.ts';
 import { decideStep } from './decideStep.ts';
 import { type ActorRef, type ActorSystem, type ReplyTo, dispatch, query, reply, spawnActor, stop } from './runtime.ts';
+import { untilRecorded } from './untilRecorded.ts';
 
 type Message<S> =
   | { readonly kind: 'input'; readonly input: NewDomainEvent; readonly replyTo: ReplyTo<StepOutcome<S> | Error> }
@@ -34,6 +36,13 @@ export interface DecidingActorSpec<S> {
   /** Effects of committed decisions; never called for a refused append. */
   readonly afterCommit?: (state: S, decisions: readonly DomainEvent[], input: DomainEvent) => void;
   readonly queryTimeoutMs?: number;
+  /** Times the waits between attempts of an input the log could not take (the system clock by default). */
+  readonly clock?: Pick<Clock, 'after'>;
+}
+
+export interface InputOptions {
+  /** Refuse at once with the LogUnwritableError when the log cannot take the input (an HTTP request). */
+  readonly failFast?: boolean;
 }
 
 /**
@@ -47,6 +56,7 @@ export interface DecidingActorSpec<S> {
 export class DecidingActor<S> {
   private readonly ref: ActorRef<Message<S>>;
   private readonly timeoutMs: number;
+  private readonly clock: Pick<Clock, 'after'>;
   /** Settles once every append handed to the store so far has been answered (kept across resets). */
   private inFlight: Promise<void> = Promise.resolve();
   /** Inputs sent and not yet taken from the mailbox. */
@@ -56,14 +66,26 @@ export class DecidingActor<S> {
 
   constructor(system: ActorSystem, private readonly store: EventStore, private readonly spec: DecidingActorSpec<S>) {
     this.timeoutMs = spec.queryTimeoutMs ?? 30_000;
+    this.clock = spec.clock ?? systemClock;
     this.ref = spawnActor<Held<S>, Message<S>>(system, spec.name, {
       hydrate: () => this.hydrate(),
       receive: (held, message) => this.receive(held, message),
     });
   }
 
-  /** Records the input and the decisions taken from it; resolves once they are committed. */
-  async input(input: NewDomainEvent): Promise<StepOutcome<S>> {
+  /**
+   * Records the input and the decisions taken from it; resolves once they are committed. An input the
+   * log cannot take (disk full, read-only file) is a fact of the world that must not be lost: it is
+   * sent again, and decided again on the state folded from the log, until the log takes it. A request
+   * whose client retries asks `failFast` instead and gets the LogUnwritableError at once.
+   */
+  input(input: NewDomainEvent, options: InputOptions = {}): Promise<StepOutcome<S>> {
+    if (options.failFast) return this.decideOnce(input);
+    return untilRecorded(this.clock, () => this.decideOnce(input));
+  }
+
+  /** One decision of the input: retried at once on a conflict (against the rehydrated state), not more. */
+  private async decideOnce(input: NewDomainEvent): Promise<StepOutcome<S>> {
     for (let attempt = 0; ; attempt++) {
       this.waiting++;
       let outcome: StepOutcome<S> | Error;

@@ -32,7 +32,8 @@ export class ProjectionKeeper {
       }
     });
     const loop = () => {
-      this.cancelTimer = this.clock.after(this.checkpointEveryMs, () => void this.checkpoint().finally(loop));
+      // A checkpoint the log cannot take now (a full disk) is only late: the next round saves it.
+      this.cancelTimer = this.clock.after(this.checkpointEveryMs, () => void this.checkpoint().catch((error: Error) => console.error(`projection checkpoint not saved: ${error.message}`)).finally(loop));
     };
     loop();
   }

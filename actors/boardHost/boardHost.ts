@@ -48,6 +48,7 @@ export class BoardHost {
     this.actor = new DecidingActor(system, store, {
       name: 'board',
       decider: boardDecider,
+      clock,
       hydrate: async () => (await hydrateProjections(store, [boardProjection])).get(boardProjection.name)!.state as BoardState,
       afterCommit: (_state, decisions) => this.afterCommit(decisions),
     });
@@ -133,7 +134,7 @@ export class BoardHost {
     const answer = await this.actor.read((state) => heartbeatAnswer(state, runId, computerId));
     if (answer.status !== 200) return refused(answer.status, answer.code);
     this.lease.touch(runId);
-    if (answer.markRunning) await this.actor.input(boardInput.started(runId, computerId, this.options.clock.now()));
+    if (answer.markRunning) await this.actor.input(boardInput.started(runId, computerId, this.options.clock.now()), { failFast: true });
     return { status: 200, body: { cancel_requested: answer.cancelRequested } };
   }
 
@@ -166,8 +167,9 @@ export class BoardHost {
     });
   }
 
+  /** A request's input: a log that cannot take it fails the request at once (507), and its client retries. */
   private async decide(input: NewDomainEvent): Promise<RequestAnswer> {
-    const outcome = await this.actor.input(input);
+    const outcome = await this.actor.input(input, { failFast: true });
     if (!outcome.ok) throw outcome.conflict;
     const answer = requestAnswer(outcome.decisions);
     if (!answer) throw new Error(`the board decided nothing for ${input.type}`);

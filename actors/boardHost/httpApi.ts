@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { z } from 'zod';
 import { SafeId } from '../../events/queueEvents.ts';
+import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
 import { HttpError, bearerOf, readJson, sendError, sendJson } from '../wire/http.ts';
 import type { Answer, BoardHost } from './boardHost.ts';
 
@@ -109,8 +110,9 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
           sendJson(response, answer.status, answer.body);
         }
       } catch (error) {
-        const refusal = error instanceof HttpError ? error : new HttpError(500, 'internal', 'the board could not answer this request');
-        if (!(error instanceof HttpError)) process.emitWarning(`board request failed: ${(error as Error).stack ?? error}`);
+        const refusal = refusalOf(error);
+        // The daemon's own log says which file and why; the client hears the cause, not the path.
+        if (!(error instanceof HttpError) && !(error instanceof LogUnwritableError)) process.emitWarning(`board request failed: ${(error as Error).stack ?? error}`);
         options.rejected(request.method ?? '?', (request.url ?? '').slice(0, 300), refusal.status, refusal.code, refusal.message);
         if (!request.complete) request.resume();
         sendError(response, refusal);
@@ -135,6 +137,13 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
       host.push.accept(request, socket, head, computerId!);
     },
   };
+}
+
+/** What a failed request answers: its own refusal, 507 when the log cannot be written (SPEC 1), else 500. */
+function refusalOf(error: unknown): HttpError {
+  if (error instanceof HttpError) return error;
+  if (error instanceof LogUnwritableError) return new HttpError(507, 'log_unwritable', error.publicReason);
+  return new HttpError(500, 'internal', 'the board could not answer this request');
 }
 
 /** A path segment decoded, or null when its escapes are malformed (`%ZZ`): a bad id, never a crash. */

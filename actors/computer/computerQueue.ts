@@ -44,10 +44,11 @@ export class ComputerQueue {
     private readonly effects: QueueEffects = {},
     granted?: (claim: GrantedClaim) => void,
   ) {
-    this.outbox = new Outbox(store, claimConsumer(computer, board, (answer) => this.answerClaim(answer), granted), () => clock.now());
+    this.outbox = new Outbox(store, claimConsumer(computer, board, (answer) => this.answerClaim(answer), granted), () => clock.now(), clock);
     this.actor = new DecidingActor(system, store, {
       name: `computer-${computer}`,
       decider: queueDecider,
+      clock,
       hydrate: () => this.hydrate(),
       afterCommit: (_state, decisions, input) => this.afterCommit(decisions, input),
     });

@@ -64,7 +64,7 @@ export class ComputerRuns {
 
   constructor(private readonly options: ComputerRunsOptions) {
     const { system, store, computer, clock } = options;
-    this.actors = new RunActors(system, store, computer, (runId, run, decisions) => this.afterCommit(runId, run, decisions));
+    this.actors = new RunActors(system, store, computer, (runId, run, decisions) => this.afterCommit(runId, run, decisions), clock);
     const ctx: RunEffectsContext = {
       computer,
       store,
@@ -81,7 +81,7 @@ export class ComputerRuns {
       board: options.board,
     };
     const now = () => clock.now();
-    this.outboxes = [spawnConsumer(ctx), killConsumer(ctx), completionConsumer(ctx)].map((c) => new Outbox(store, c, now));
+    this.outboxes = [spawnConsumer(ctx), killConsumer(ctx), completionConsumer(ctx)].map((c) => new Outbox(store, c, now, clock));
   }
 
   /** Remembers the run token a claim returned: it is never written to the log. */

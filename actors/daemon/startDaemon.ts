@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { type Clock, systemClock } from '../../events/clock.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
+import type { StoreFaults } from '../../events/store/sqlite/appendBatch.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { boardInput } from '../board/boardInputs.ts';
 import { tokenHashOf } from '../board/boardQueries.ts';
@@ -49,6 +50,8 @@ export interface DaemonOptions {
   readonly log?: (line: string) => void;
   /** Another daemon holds this computer's stream on the board (close code 4409): the caller stops this one. */
   readonly onConnectedElsewhere?: (message: string) => void;
+  /** Only for tests: failures injected into the log's commits (a full disk). */
+  readonly storeFaults?: StoreFaults;
 }
 
 export interface Daemon {
@@ -73,7 +76,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const log = options.log ?? (() => {});
   const db = resolve(options.db);
   const folder = dirname(db);
-  const store = await openSqliteStore(db, options.sync ? { sync: options.sync } : {});
+  const store = await openSqliteStore(db, {
+    ...(options.sync ? { sync: options.sync } : {}),
+    ...(options.storeFaults ? { faults: options.storeFaults } : {}),
+    ...(options.log ? { report: options.log } : {}),
+  });
   const system = startActorSystem({ onError: (r) => log(`actor ${r.actor}: ${r.phase} failed (${r.decision}): ${(r.error as Error)?.message ?? r.error}`) });
   const releases: (() => void)[] = [];
   const keeper = new ProjectionKeeper(store, projections, clock);

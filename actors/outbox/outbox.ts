@@ -1,6 +1,8 @@
 import type { Subscription } from 'rxjs';
 import type { DomainEvent } from '../../events/catalog.ts';
+import { type Clock, systemClock } from '../../events/clock.ts';
 import type { AppendResult, EventStore } from '../../events/store/eventStore.ts';
+import { untilRecorded } from '../untilRecorded.ts';
 import { isProcessAlive, sameHost } from './processes.ts';
 
 export type Delivery = 'at-least-once' | 'at-most-once';
@@ -67,6 +69,8 @@ export class Outbox<E> {
     private readonly store: EventStore,
     private readonly consumer: EffectConsumer<E>,
     private readonly now: () => number,
+    /** Times the waits of a take or a record the log could not take, until it does. */
+    private readonly clock: Pick<Clock, 'after'> = systemClock,
   ) {
     this.stream = `outbox:${consumer.name}`;
   }
@@ -87,10 +91,12 @@ export class Outbox<E> {
       }
     }
     if (this.version === 0 && startAt !== undefined && startAt > 0) {
-      const result = await this.store.append({
-        expected: { [this.stream]: 0 },
-        events: [{ stream: this.stream, type: 'outbox.taken', data: { through: startAt, effects: [] }, at: this.now() }],
-      });
+      const result = await this.write(() =>
+        this.store.append({
+          expected: { [this.stream]: 0 },
+          events: [{ stream: this.stream, type: 'outbox.taken', data: { through: startAt, effects: [] }, at: this.now() }],
+        }),
+      );
       if (result.ok) {
         this.cursor = startAt;
         this.version = result.events[0]!.version;
@@ -153,18 +159,25 @@ export class Outbox<E> {
             }
             // Records this process has appended and not yet heard back about commit before this take
             // (the store keeps the order of appends), so they are counted in the version it expects.
-            const taken = await this.store.append({
-              expected: { [this.stream]: this.version + this.recordsInFlight },
-              events: [
-                { stream: this.stream, type: 'outbox.taken', data: { through, effects: effects.map((e) => e.seq) }, at: this.now() },
-              ],
+            // A take the log could not write took nothing: the same page is taken again once it can.
+            const taken = await this.write(async () => {
+              const result = await this.store.append({
+                expected: { [this.stream]: this.version + this.recordsInFlight },
+                events: [
+                  { stream: this.stream, type: 'outbox.taken', data: { through, effects: effects.map((e) => e.seq) }, at: this.now() },
+                ],
+              });
+              // Known as soon as it commits: a record answered right after it must find it counted.
+              if (result.ok) this.version = result.events[0]!.version;
+              return result;
             });
             if (!taken.ok) {
-              // Another process moved the cursor first: it owns those effects. Start again from its cursor.
+              // Another process moved the cursor first: it owns those effects. Start again from its cursor,
+              // the page handed back to the feed (what the other process took is dropped from it as stale).
+              if (this.following) this.fed = [...page, ...this.fed];
               await this.reload();
               continue;
             }
-            this.version = taken.events[0]!.version;
             this.cursor = through;
             for (const event of effects) {
               while (this.inFlight.size >= (this.consumer.concurrency ?? 1)) await Promise.race(this.inFlight);
@@ -259,19 +272,30 @@ export class Outbox<E> {
     type: 'outbox.performed' | 'outbox.interrupted',
     data: { effect: number; ok?: boolean; detail?: string },
   ): Promise<void> {
-    this.recordsInFlight++;
-    let result: AppendResult;
-    try {
-      result = await this.store.append({
-        expected: { [this.stream]: 'any' },
-        events: [{ stream: this.stream, type, data, at: this.now() } as never],
-      });
-    } finally {
-      this.recordsInFlight--;
-    }
-    // Only a record that directly follows what this process saw keeps its view current; otherwise
-    // another process wrote in between, and the next take must fail and reload rather than skip it.
-    if (result.ok && result.events[0]!.version === this.version + 1) this.version++;
+    // The effect is done: its record waits for a log that can take it, and the effect is not done again.
+    // A record waiting out an outage is not in flight: a take meanwhile does not count it.
+    await this.write(async () => {
+      this.recordsInFlight++;
+      let result: AppendResult;
+      try {
+        result = await this.store.append({
+          expected: { [this.stream]: 'any' },
+          events: [{ stream: this.stream, type, data, at: this.now() } as never],
+        });
+      } finally {
+        this.recordsInFlight--;
+      }
+      // Only a record that directly follows what this process saw keeps its view current; otherwise
+      // another process wrote in between, and the next take must fail and reload rather than skip it.
+      // Counted out and in within one step, so a take never sees it in neither.
+      if (result.ok && result.events[0]!.version === this.version + 1) this.version++;
+      return result;
+    });
+  }
+
+  /** An append to the outbox's stream, made again (its request built anew) while the log cannot take it. */
+  private write(append: () => Promise<AppendResult>): Promise<AppendResult> {
+    return untilRecorded(this.clock, append);
   }
 
   private async reload(): Promise<void> {

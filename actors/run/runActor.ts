@@ -1,8 +1,11 @@
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
+import { type Clock, systemClock } from '../../events/clock.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
+import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
 import type { StepOutcome } from '../decideAndAppend.ts';
 import { type ActorSystem, type ReplyTo, child, query } from '../runtime.ts';
 import { stepInActor } from '../stepInActor.ts';
+import { untilRecorded } from '../untilRecorded.ts';
 import { runDecider } from './runDecider.ts';
 import type { RunExecution } from './runState.ts';
 
@@ -27,17 +30,24 @@ export class RunActors {
     private readonly store: EventStore,
     private readonly computer: string,
     private readonly afterCommit: (runId: string, run: RunExecution, decisions: readonly DomainEvent[]) => void,
+    private readonly clock: Pick<Clock, 'after'> = systemClock,
   ) {}
 
-  async input(runId: string, input: NewDomainEvent): Promise<StepOutcome<RunExecution>> {
-    const ref = child<RunActorState, Message>(this.system, `run-${this.computer}-${runId}`, {
-      hydrate: () => this.hydrate(runId),
-      receive: (state, message) => this.receive(runId, state, message),
-      passivateAfterMs: PASSIVATE_AFTER_MS,
+  /**
+   * Every input of a run is a fact of the world (an agent's exit, a board's answer, a timer): one the
+   * log cannot take is sent again until it does, decided on the state the reset actor folds anew.
+   */
+  input(runId: string, input: NewDomainEvent): Promise<StepOutcome<RunExecution>> {
+    return untilRecorded(this.clock, async () => {
+      const ref = child<RunActorState, Message>(this.system, `run-${this.computer}-${runId}`, {
+        hydrate: () => this.hydrate(runId),
+        receive: (state, message) => this.receive(runId, state, message),
+        passivateAfterMs: PASSIVATE_AFTER_MS,
+      });
+      const outcome = await query(ref, (replyTo) => ({ input, replyTo }), QUERY_TIMEOUT_MS);
+      if (outcome instanceof Error) throw outcome;
+      return outcome;
     });
-    const outcome = await query(ref, (replyTo) => ({ input, replyTo }), QUERY_TIMEOUT_MS);
-    if (outcome instanceof Error) throw outcome;
-    return outcome;
   }
 
   private async hydrate(runId: string): Promise<RunActorState> {
@@ -52,8 +62,15 @@ export class RunActors {
   }
 
   private async receive(runId: string, state: RunActorState, message: Message): Promise<RunActorState> {
-    const outcome = await stepInActor(this.store, runDecider, state, message.input, message.replyTo);
-    if (outcome.decisions.length) this.afterCommit(runId, state.state, outcome.decisions);
-    return state;
+    try {
+      const outcome = await stepInActor(this.store, runDecider, state, message.input, message.replyTo);
+      if (outcome.decisions.length) this.afterCommit(runId, state.state, outcome.decisions);
+      return state;
+    } catch (error) {
+      // Folded ahead of an append the log could not take: folded again from the log, quietly (no crash
+      // to report: the asker was told, and sends the input again).
+      if (error instanceof LogUnwritableError) return this.hydrate(runId);
+      throw error;
+    }
   }
 }

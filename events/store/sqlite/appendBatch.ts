@@ -13,7 +13,16 @@ export interface PreparedAppend {
   readonly appendAll: Database.Transaction<(writer: string, requests: readonly AppendRequest[]) => AppendResult[]>;
 }
 
-export function prepareAppendStatements(db: Database.Database): PreparedAppend {
+/**
+ * Faults a test injects into the commit path (never set in production): `failWrites` is asked inside
+ * each append transaction, after its rows are written, and an error it returns is thrown there, so
+ * the failure goes through the same rollback as a real full disk.
+ */
+export interface StoreFaults {
+  failWrites(): Error | null;
+}
+
+export function prepareAppendStatements(db: Database.Database, faults?: StoreFaults): PreparedAppend {
   const statements = {
     insert: db.prepare<[number, string, number, string, string, number, number | null, string]>(
       'INSERT INTO events (seq, stream, version, type, data, at, cause, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
@@ -23,7 +32,12 @@ export function prepareAppendStatements(db: Database.Database): PreparedAppend {
   };
   return {
     ...statements,
-    appendAll: db.transaction((writer: string, requests: readonly AppendRequest[]) => appendAll(statements, writer, requests)),
+    appendAll: db.transaction((writer: string, requests: readonly AppendRequest[]) => {
+      const results = appendAll(statements, writer, requests);
+      const fault = faults?.failWrites() ?? null;
+      if (fault) throw fault;
+      return results;
+    }),
   };
 }
 

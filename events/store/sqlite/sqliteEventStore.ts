@@ -1,6 +1,4 @@
-import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { interval, map, merge, type Observable, Subject } from 'rxjs';
@@ -8,7 +6,9 @@ import { codec as defaultCodec, type DomainEvent } from '../../catalog.ts';
 import type { EventCodec, EventRow } from '../../codec.ts';
 import type { AppendRequest, AppendResult, Checkpoint, CheckpointStore, EventStore, FoldRow, SnapshotStore } from '../eventStore.ts';
 import { type Wake, followLog } from '../followLog.ts';
-import { commitAppends, type PreparedAppend, prepareAppendStatements } from './appendBatch.ts';
+import { commitAppends, type PreparedAppend, prepareAppendStatements, type StoreFaults } from './appendBatch.ts';
+import { asLogUnwritable, LogUnwritableError } from '../logUnwritable.ts';
+import { prepareLogFile } from './logFile.ts';
 import { migrateToLatest } from './migrations.ts';
 import type { LogDatabase } from './schema.ts';
 import { type SnapshotPolicy, sqliteSnapshots } from './snapshots.ts';
@@ -26,6 +26,10 @@ export interface SqliteStoreOptions {
   readonly writer?: string;
   /** How often checkpoints are also kept as snapshots, and how many are kept (see SnapshotStore). */
   readonly snapshots?: SnapshotPolicy;
+  /** Only for tests: failures injected into the commit path (see StoreFaults). */
+  readonly faults?: StoreFaults;
+  /** Where the store says that its writes began to fail, and that they go through again (stderr by default). */
+  readonly report?: (line: string) => void;
 }
 
 const COLUMNS = 'seq, stream, version, type, data, at, cause, actor';
@@ -50,10 +54,18 @@ interface PendingAppend {
   readonly reject: (error: unknown) => void;
 }
 
-/** Opens (creating the folder, the file and the schema as needed) the log at `path`. */
+/**
+ * Opens (creating the folder, the file and the schema as needed) the log at `path`; a log that cannot
+ * be opened or written is refused with a LogUnwritableError naming it.
+ */
 export async function openSqliteStore(path: string, options: SqliteStoreOptions = {}): Promise<SqliteEventStore> {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path);
+  if (path !== ':memory:') prepareLogFile(path);
+  let db: Database.Database;
+  try {
+    db = new Database(path);
+  } catch (error) {
+    throw asLogUnwritable(error, path);
+  }
   try {
     db.pragma('busy_timeout = 10000');
     db.pragma('journal_mode = WAL');
@@ -63,7 +75,7 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
     return new SqliteEventStore(db, kysely, options);
   } catch (error) {
     db.close();
-    throw error;
+    throw asLogUnwritable(error, path);
   }
 }
 
@@ -88,6 +100,9 @@ export class SqliteEventStore implements EventStore {
   private holds = 0;
   private batchStartedAt = 0;
   private closed = false;
+  /** Set from a commit that failed for a reason of the machine until one succeeds: the outage, told once. */
+  private outage: LogUnwritableError | null = null;
+  private readonly report: (line: string) => void;
 
   constructor(
     readonly db: Database.Database,
@@ -95,8 +110,9 @@ export class SqliteEventStore implements EventStore {
     options: SqliteStoreOptions = {},
   ) {
     this.writer = options.writer ?? `${hostname()}:${process.pid}`;
+    this.report = options.report ?? ((line) => console.error(line));
     this.codec = (options.codec ?? defaultCodec) as typeof defaultCodec;
-    this.statements = prepareAppendStatements(db);
+    this.statements = prepareAppendStatements(db, options.faults);
     this.selectAfter = db.prepare(`SELECT ${COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`).raw(true) as never;
     this.selectFoldRows = db.prepare('SELECT seq, stream, type, data, at, cause FROM events WHERE seq > ? ORDER BY seq LIMIT ?').raw(true) as never;
     this.selectStream = db
@@ -175,7 +191,13 @@ export class SqliteEventStore implements EventStore {
     let results: AppendResult[];
     try {
       results = commitAppends(this.db, this.statements, this.writer, batch.map((p) => p.request));
-    } catch (error) {
+    } catch (failure) {
+      // The transaction was rolled back whole: nothing of the batch is kept, and the next may commit.
+      const error = asLogUnwritable(failure, this.db.name);
+      if (error instanceof LogUnwritableError && this.outage === null) {
+        this.outage = error;
+        this.report(`${error.message}; what must be recorded waits and is retried, requests are answered 507 until it can be written again`);
+      }
       for (const p of batch) {
         p.request.chain?.chain.breakAt(p.request.chain.link);
         p.reject(error);
@@ -189,6 +211,10 @@ export class SqliteEventStore implements EventStore {
       if (result.ok) committed.push(...(result.events as DomainEvent[]));
       p.resolve(result);
     });
+    if (committed.length && this.outage !== null) {
+      this.report(`the log ${this.db.name} can be written again (${this.outage.code} is over): what waited is being recorded`);
+      this.outage = null;
+    }
     if (committed.length) this.commits.next(committed);
   }
 
@@ -295,9 +321,13 @@ function sqliteCheckpoints(db: Database.Database, archive: (checkpoint: Checkpoi
     list: async () => list.all(),
     // Bookkeeping, not a decision: the save time is the wall clock's.
     save: async (c) => {
-      save.run(c.name, c.seq, c.state, Date.now());
-      // The checkpoint is the newest snapshot; now and then one is kept as history too.
-      archive(c);
+      try {
+        save.run(c.name, c.seq, c.state, Date.now());
+        // The checkpoint is the newest snapshot; now and then one is kept as history too.
+        archive(c);
+      } catch (error) {
+        throw asLogUnwritable(error, db.name);
+      }
     },
   };
 }

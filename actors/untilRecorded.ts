@@ -1,0 +1,24 @@
+import type { Clock } from '../events/clock.ts';
+import { LogUnwritableError } from '../events/store/logUnwritable.ts';
+
+/** The waits between attempts: from a blink to a few seconds, so a freed disk is used within 5 s. */
+const FIRST_WAIT_MS = 100;
+const LONGEST_WAIT_MS = 5_000;
+
+/**
+ * Runs `attempt` (the recording of a fact of the world: an agent's exit, a claim answer, a frame, a
+ * timer, an effect's record) until the log takes it. A LogUnwritableError means nothing of it was
+ * written, so trying again cannot record it twice; the wait doubles up to a few seconds, on `clock`.
+ * Any other error is not the machine's and is thrown. (The store itself says when an outage begins and
+ * ends, once each, however many writers wait it out.)
+ */
+export async function untilRecorded<T>(clock: Pick<Clock, 'after'>, attempt: () => Promise<T>): Promise<T> {
+  for (let wait = FIRST_WAIT_MS; ; wait = Math.min(wait * 2, LONGEST_WAIT_MS)) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!(error instanceof LogUnwritableError)) throw error;
+    }
+    await new Promise<void>((resolve) => clock.after(wait, resolve));
+  }
+}
