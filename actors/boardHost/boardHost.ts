@@ -49,7 +49,7 @@ export class BoardHost {
       name: 'board',
       decider: boardDecider,
       hydrate: async () => (await hydrateProjections(store, [boardProjection])).get(boardProjection.name)!.state as BoardState,
-      afterCommit: (_state, decisions) => this.afterCommit(decisions),
+      afterCommit: (state, decisions) => this.afterCommit(state, decisions),
     });
     this.push = new PushHub({
       connected: async (computerId) => void (await this.actor.input(boardInput.connected(computerId, clock.now()))),
@@ -174,7 +174,7 @@ export class BoardHost {
     return answer;
   }
 
-  private afterCommit(decisions: readonly DomainEvent[]): void {
-    for (const decision of decisions) this.push.send(framesOf(decision));
+  private afterCommit(state: BoardState, decisions: readonly DomainEvent[]): void {
+    for (const decision of decisions) this.push.send(framesOf(decision, state));
   }
 }
