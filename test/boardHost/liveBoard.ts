@@ -6,7 +6,7 @@ import { type BoardServerOptions, startBoardServer } from '../../actors/boardHos
 import { startActorSystem, stopSystem } from '../../actors/runtime.ts';
 import { systemClock } from '../../events/clock.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
-import { openTempStore } from '../support/tempStore.ts';
+import { openTempStore, tempDbPath } from '../support/tempStore.ts';
 
 export const SUBMIT = 'submit-token';
 
@@ -15,7 +15,8 @@ export const SUBMIT = 'submit-token';
  * added; everything it started stops when the test ends.
  */
 export async function liveBoard(computers: string[] = [], options: Partial<Pick<BoardServerOptions, 'pingMs' | 'refusalWindowMs'>> = {}) {
-  const store = await openTempStore(undefined, { sync: 'normal' });
+  const path = tempDbPath();
+  const store = await openTempStore(path, { sync: 'normal' });
   const system = startActorSystem({ onError: () => {} });
   const server = await startBoardServer({ system, store, clock: systemClock, host: '127.0.0.1', port: 0, boardSecret: 'secret', submitToken: SUBMIT, ...options });
   let closed = false;
@@ -58,7 +59,7 @@ export async function liveBoard(computers: string[] = [], options: Partial<Pick<
       req.on('error', reject);
       req.end();
     });
-  return { server, store, url: server.url, tokens, log, call, submit, rawStatus, close };
+  return { server, store, path, url: server.url, tokens, log, call, submit, rawStatus, close };
 }
 
 export type LiveBoard = Awaited<ReturnType<typeof liveBoard>>;
