@@ -37,7 +37,8 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
         return refuse('connect', { computerId }, { status: 404, code: 'unknown_computer', reason: `no computer ${computerId} on this board` });
       }
       const pushed = runsPushedOnConnect(state, computerId).length;
-      const reason = `connected to the push stream: pushed ${pushed} unclaimed run${pushed === 1 ? '' : 's'}`;
+      // With nothing to push, worded as older versions did, so their logs still replay.
+      const reason = `connected to the push stream${pushed === 0 ? '' : `: pushed ${pushed} unclaimed run${pushed === 1 ? '' : 's'}`}`;
       return [{ stream: `computer:${computerId}`, at, type: 'board.computer.online', data: { computerId, reason } }];
     }
     case 'board.computer.disconnected': {
