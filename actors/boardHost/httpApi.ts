@@ -137,7 +137,8 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
       } catch (error) {
         const refusal = error instanceof HttpError ? error : new HttpError(500, 'internal', 'the board could not answer this request');
         if (!(error instanceof HttpError)) process.emitWarning(`board request failed: ${(error as Error).stack ?? error}`);
-        options.rejected(request.method ?? '?', (request.url ?? '').slice(0, 300), refusal.status, refusal.code, refusal.message, !trusted.has(request));
+        // A failure of the board's own (5xx) is recorded whoever asked: it is not the caller's traffic.
+        options.rejected(request.method ?? '?', (request.url ?? '').slice(0, 300), refusal.status, refusal.code, refusal.message, !trusted.has(request) && refusal.status < 500);
         if (!request.complete) request.resume();
         if (refusal.status === 413) closeOnceRead(request, response);
         sendError(response, refusal);
