@@ -95,10 +95,6 @@ export class PushHub {
     }
   }
 
-  connectedComputers(): string[] {
-    return [...this.sockets.keys()];
-  }
-
   close(): void {
     clearInterval(this.pinger);
     for (const { ws } of this.sockets.values()) ws.terminate();
@@ -117,6 +113,7 @@ export class PushHub {
     try {
       ack = JSON.parse(text);
     } catch {
+      // Not JSON: not an ack of anything, and nothing the board acts on (the computer's side logs its own).
       return;
     }
     if (typeof ack !== 'object' || ack === null) return;
