@@ -5,8 +5,13 @@ import type { PushFrame } from '../board/boardAnswers.ts';
 
 /** Acks are small; anything larger is not an ack. */
 const MAX_ACK_BYTES = 16 * 1024;
-/** How often a live socket is pinged; one that has not answered the last ping by the next is gone. */
+/** How often a live socket is pinged. */
 export const PING_MS = 10_000;
+/**
+ * Pings in a row a socket may leave unanswered before it is taken for gone: two, so that an event loop
+ * held up past one interval (the pong waiting, unread, behind the timer) does not cut a live computer.
+ */
+const MAX_MISSED = 2;
 /** Frames awaiting their ack, per socket: enough for any backlog, bounded against a computer that never acks. */
 const MAX_UNACKED = 10_000;
 /** WebSocket close code and reason for a second daemon joining as a computer already connected (SPEC section 7). */
@@ -18,7 +23,8 @@ interface Live {
   readonly incarnation: string | null;
   /** Its last sign of life: the connect, a pong, an ack. */
   lastSeenAt: number;
-  answeredPing: boolean;
+  /** Pings sent since its last sign of life. */
+  missed: number;
   /** Frame id → run id of the `run.requested` frames sent and not acked: what a 503 ack declines. */
   readonly unacked: Map<string, string>;
 }
@@ -64,7 +70,7 @@ export class PushHub {
         this.events.refused(computerId, incarnation);
         return;
       }
-      const entry: Live = { ws, incarnation, lastSeenAt: this.now(), answeredPing: true, unacked: new Map() };
+      const entry: Live = { ws, incarnation, lastSeenAt: this.now(), missed: 0, unacked: new Map() };
       this.sockets.set(computerId, entry);
       // The same life again: its old socket is half-open, and its close must not take the computer offline.
       older?.ws.terminate();
@@ -103,7 +109,7 @@ export class PushHub {
   }
 
   private heard(entry: Live): void {
-    entry.answeredPing = true;
+    entry.missed = 0;
     entry.lastSeenAt = this.now();
   }
 
@@ -124,15 +130,15 @@ export class PushHub {
     if (runId !== undefined && status === 503 && reason === 'draining') void this.events.declined(computerId, runId).catch(() => {});
   }
 
-  /** Each live socket that answered the last ping is pinged again; one that did not is gone. */
+  /** Each live socket is pinged; one that answered none of the last MAX_MISSED pings is gone. */
   private ping(): void {
     for (const entry of this.sockets.values()) {
       if (entry.ws.readyState !== WebSocket.OPEN) continue;
-      if (!entry.answeredPing) {
+      if (entry.missed >= MAX_MISSED) {
         entry.ws.terminate();
         continue;
       }
-      entry.answeredPing = false;
+      entry.missed++;
       entry.ws.ping();
     }
   }

@@ -55,9 +55,11 @@ describe('the push stream: one per computer id', () => {
     expect((offline.data as { lastSeenAt: number }).lastSeenAt).toBeGreaterThanOrEqual(online.at);
     socket.destroy();
     const next = openStream(board, 'c1', 'life-b');
+    let pings = 0;
+    next.ws.on('ping', () => pings++);
     await next.opened;
-    await new Promise((resolve) => setTimeout(resolve, 350));
-    // A live client answers pings: it stays.
+    // A live client answers pings: past several of them, it stays.
+    await until(() => pings >= 4, 'four pings to the live client');
     expect(next.ws.readyState).toBe(next.ws.OPEN);
   });
 
