@@ -22,6 +22,8 @@ const TOLD = new Set([
   'board.run.resolved',
   'board.run.finished',
   'board.request.rejected',
+  'board.requests.refused',
+  'board.computer.draining',
   'frame.refused',
   'session.closed',
   'session.close.deferred',

@@ -10,6 +10,13 @@ export const MAX_TEXT_CHARS = 4 * 1024 * 1024;
 const text = z.string().max(MAX_TEXT_CHARS);
 const at = z.number().int().nonnegative();
 const idempotencyKey = z.string().min(1).max(255);
+/** One life of a computer's daemon, drawn at its start (SPEC section 7). */
+const incarnation = SafeId;
+/** The longest budget a run may ask for: 30 days (SPEC section 4, Bounds); 0 = no local limit. */
+export const MAX_TIMEOUT_S = 2_592_000;
+/** A run's budget as the wire carries it (`timeout_s`): checked at every edge that reads one. */
+export const TimeoutSeconds = z.number().int().min(0).max(MAX_TIMEOUT_S);
+
 /** A run as submitted: what the submission carries and what queuing it records. */
 const submission = {
   runId,
@@ -44,8 +51,12 @@ export const boardEvents = eventGroup(
   defineEvent('board.run.submitted', z.strictObject(submission)),
   defineEvent('board.computer.added', z.strictObject({ computerId, tokenHash: z.string().min(1).max(200) })),
   defineEvent('board.computer.connected', z.strictObject({ computerId })),
-  defineEvent('board.computer.disconnected', z.strictObject({ computerId })),
-  defineEvent('board.claim.requested', z.strictObject({ runId, computerId })),
+  /** `lastSeenAt`: the last sign of life on its stream (a pong, an ack) when the board knew it. */
+  defineEvent('board.computer.disconnected', z.strictObject({ computerId, lastSeenAt: at.optional() })),
+  /** `incarnation`: the claiming daemon's life (header `Runledger-Incarnation`); absent from older computers. */
+  defineEvent('board.claim.requested', z.strictObject({ runId, computerId, incarnation: incarnation.optional() })),
+  /** A frame acked 503 `draining`: the computer takes no new work in this life (SPEC section 4). */
+  defineEvent('board.offer.declined', z.strictObject({ runId, computerId, reason: z.enum(['draining']) })),
   /** From the lease monitor (in memory): heartbeats themselves are not recorded, only their absence. */
   defineEvent('board.heartbeat.lapsed', z.strictObject({ runId, lastHeartbeatAt: at })),
   defineEvent('board.cancel.requested', z.strictObject({ runId })),
@@ -70,7 +81,7 @@ export const boardEvents = eventGroup(
     'board.run.offered',
     z.strictObject({ runId, lane: SafeId, agentId: SafeId.nullable(), computers: z.array(computerId).min(1), reason }),
   ),
-  defineEvent('board.run.claimed', z.strictObject({ runId, computerId, reason })),
+  defineEvent('board.run.claimed', z.strictObject({ runId, computerId, incarnation: incarnation.optional(), reason })),
   defineEvent('board.run.running', z.strictObject({ runId, computerId, reason })),
   /** A claimed run's cancel: the holder learns it from its heartbeat answer. */
   defineEvent('board.run.cancel.requested', z.strictObject({ runId, computerId, reason })),
@@ -82,7 +93,9 @@ export const boardEvents = eventGroup(
   defineEvent('board.run.resolved', z.strictObject({ runId, computerId, lastHeartbeatAt: at, reason })),
   defineEvent('board.computer.registered', z.strictObject({ computerId, tokenHash: z.string().min(1).max(200), reason })),
   defineEvent('board.computer.online', z.strictObject({ computerId, reason })),
-  defineEvent('board.computer.offline', z.strictObject({ computerId, reason })),
+  defineEvent('board.computer.offline', z.strictObject({ computerId, lastSeenAt: at.optional(), reason })),
+  /** It declined a frame because it drains: offered nothing more until it connects again. */
+  defineEvent('board.computer.draining', z.strictObject({ computerId, reason })),
   /** Every refusal is a decision too, so the audit shows it; `status` and `code` are the HTTP answer. */
   defineEvent(
     'board.request.refused',
@@ -90,7 +103,7 @@ export const boardEvents = eventGroup(
       request: BoardRequestSchema,
       runId: runId.optional(),
       computerId: computerId.optional(),
-      status: z.union([z.literal(404), z.literal(409), z.literal(410)]),
+      status: z.union([z.literal(404), z.literal(409), z.literal(410), z.literal(422)]),
       code: z.string().min(1).max(100),
       reason,
     }),

@@ -17,4 +17,18 @@ export const edgeEvents = eventGroup(
       reason: z.string().min(1).max(500),
     }),
   ),
+  /**
+   * Requests refused before their caller proved a token, counted instead of recorded one by one, so
+   * that nobody without a token makes the log grow by more than one event a minute (SPEC section 1).
+   * `reasons`: how many of each code; `first_at`, `last_at`: the window's first and last refusal.
+   */
+  defineEvent(
+    'board.requests.refused',
+    z.strictObject({
+      count: z.number().int().positive(),
+      reasons: z.record(z.string().min(1).max(100), z.number().int().positive()),
+      first_at: z.number().int().nonnegative(),
+      last_at: z.number().int().nonnegative(),
+    }),
+  ),
 );

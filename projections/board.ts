@@ -6,7 +6,8 @@ import type { Projection } from './projection.ts';
 export const boardProjection: Projection<BoardState> = {
   name: 'board',
   // 2: an adoption moves its lane to the session's computer. 3: runs pushed and unclaimed, per computer.
-  version: 3,
+  // 4: a claim's incarnation, draining computers, when each computer connected and was last seen.
+  version: 4,
   initial: () => boardDecider.initialState('board'),
   evolve(state, event) {
     return boardDecider.scopeOf(event) === null ? state : boardDecider.evolve(state, event);

@@ -1,4 +1,6 @@
 import type { NewDomainEvent } from '../../events/catalog.ts';
+import type { BoardState } from './boardState.ts';
+import { runsPushedOnConnect } from './offers.ts';
 
 /**
  * The HTTP answer to a request, read from the first decision taken from it (the board puts the answer
@@ -7,7 +9,7 @@ import type { NewDomainEvent } from '../../events/catalog.ts';
  */
 export type RequestAnswer =
   | { readonly status: 200 | 201 | 202; readonly runId?: string }
-  | { readonly status: 404 | 409 | 410; readonly code: string; readonly reason: string };
+  | { readonly status: 404 | 409 | 410 | 422; readonly code: string; readonly reason: string };
 
 /** Null when nothing was decided (an input the board ignores: a late lapse, a repeated start). */
 export function requestAnswer(decisions: readonly Pick<NewDomainEvent, 'type' | 'data'>[]): RequestAnswer | null {
@@ -49,12 +51,21 @@ export interface PushFrame {
 }
 
 /**
- * The frames a committed decision asks to push, one per computer. A frame's id is the decision's seq
- * and the computer: unique, and the same when a restarted board pushes the decision again.
+ * The frames a committed decision asks to push, one per computer (per run, for a connect). A frame's
+ * id is the decision's seq and the computer (or the run): unique, and the same when a restarted board
+ * pushes the decision again. A connect's frames are read from `state`, the board as it stands once
+ * the decision is folded: they are not recorded one by one.
  */
-export function framesOf(decision: Pick<NewDomainEvent, 'type' | 'data'> & { readonly seq: number }): PushFrame[] {
+export function framesOf(decision: Pick<NewDomainEvent, 'type' | 'data'> & { readonly seq: number }, state: BoardState): PushFrame[] {
   const event = decision as NewDomainEvent & { seq: number };
   switch (event.type) {
+    case 'board.computer.online': {
+      const { computerId } = event.data;
+      return runsPushedOnConnect(state, computerId).map((run) => ({
+        computerId,
+        frame: { id: `${event.seq}-${run.runId}`, kind: 'run.requested', data: { run_id: run.runId, lane: run.lane, computer_id: computerId } },
+      }));
+    }
     case 'board.run.offered':
       return event.data.computers.map((computerId) => ({
         computerId,

@@ -14,6 +14,7 @@ const INPUTS = new Set([
   'board.run.started',
   'board.reply.received',
   'board.completion.received',
+  'board.offer.declined',
 ]);
 
 /** One board per log file: every board event folds into this one scope. */
@@ -48,6 +49,9 @@ export const boardDecider: Decider<BoardState> = {
         return !marksRunning(state, input.data.runId, input.data.computerId);
       case 'board.computer.disconnected':
         return !isConnected(state, input.data.computerId);
+      case 'board.offer.declined':
+        // A decline that changes nothing (the computer already drains, nobody new to offer the run to) is not recorded.
+        return decideBoard(state, input).length === 0;
       default:
         return false;
     }

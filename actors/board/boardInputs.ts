@@ -10,8 +10,15 @@ export const boardInput = {
     stream: `computer:${computerId}`, type: 'board.computer.added', data: { computerId, tokenHash }, at,
   }),
   connected: (computerId: string, at: number): NewDomainEvent => ({ stream: `computer:${computerId}`, type: 'board.computer.connected', data: { computerId }, at }),
-  disconnected: (computerId: string, at: number): NewDomainEvent => ({ stream: `computer:${computerId}`, type: 'board.computer.disconnected', data: { computerId }, at }),
-  claim: (runId: string, computerId: string, at: number): NewDomainEvent => ({ stream: `run:${runId}`, type: 'board.claim.requested', data: { runId, computerId }, at }),
+  disconnected: (computerId: string, at: number, lastSeenAt?: number): NewDomainEvent => ({
+    stream: `computer:${computerId}`, type: 'board.computer.disconnected', data: { computerId, ...(lastSeenAt === undefined ? {} : { lastSeenAt }) }, at,
+  }),
+  claim: (runId: string, computerId: string, at: number, incarnation?: string): NewDomainEvent => ({
+    stream: `run:${runId}`, type: 'board.claim.requested', data: { runId, computerId, ...(incarnation === undefined ? {} : { incarnation }) }, at,
+  }),
+  declined: (runId: string, computerId: string, at: number): NewDomainEvent => ({
+    stream: `run:${runId}`, type: 'board.offer.declined', data: { runId, computerId, reason: 'draining' }, at,
+  }),
   lapsed: (runId: string, lastHeartbeatAt: number, at: number): NewDomainEvent => ({
     stream: `run:${runId}`, type: 'board.heartbeat.lapsed', data: { runId, lastHeartbeatAt }, at,
   }),

@@ -1,4 +1,4 @@
-import { type BoardState, type RunState, isTerminal } from './boardState.ts';
+import { type BoardState, type RunState, isConnected, isTerminal } from './boardState.ts';
 
 /**
  * What the server reads from the board's state to answer a request without deciding anything:
@@ -81,4 +81,22 @@ export function heartbeatAnswer(state: BoardState, runId: string, computerId: st
   if (run.computerId !== computerId) return { status: 409, code: 'not_holder' };
   if (isTerminal(run.state)) return { status: 410, code: 'resolved' };
   return { status: 200, cancelRequested: run.cancelRequested, markRunning: run.state === 'claimed' };
+}
+
+/** A computer as `runledger computer list` shows it: connected since when, or last seen when. */
+export interface ComputerListing {
+  readonly computerId: string;
+  readonly connected: boolean;
+  readonly connectedAt: number | null;
+  readonly lastSeenAt: number | null;
+}
+
+export function computerList(state: BoardState): ComputerListing[] {
+  return Object.keys(state.computers)
+    .sort()
+    .map((computerId) => {
+      const computer = state.computers[computerId]!;
+      const connected = isConnected(state, computerId);
+      return { computerId, connected, connectedAt: connected ? computer.connectedAt : null, lastSeenAt: connected ? null : computer.lastSeenAt };
+    });
 }

@@ -15,6 +15,8 @@ export interface BoardRun {
   state: RunState;
   /** The computer holding its claim, from the claim on (kept once terminal, for `GET`). */
   computerId: string | null;
+  /** The life of its holder's daemon the claim was granted to (null: an older computer sent none). */
+  incarnation: string | null;
   claimedAt: number | null;
   cancelRequested: boolean;
   /** Computers its frame was pushed to, sorted: a cancel before the claim is announced to each. */
@@ -36,6 +38,10 @@ export interface BoardLane {
 
 export interface BoardComputer {
   readonly tokenHash: string;
+  /** When its push stream connected, while it is connected. */
+  connectedAt: number | null;
+  /** When it was last heard from before its stream closed (a pong, an ack, or the close itself). */
+  lastSeenAt: number | null;
 }
 
 /**
@@ -57,12 +63,14 @@ export interface BoardState {
   computers: Record<string, BoardComputer>;
   /** Connected computers, sorted. */
   connected: string[];
+  /** Connected computers that declined a frame because they drain: offered nothing until they connect again. */
+  draining: Record<string, true>;
   /** Per computer, how many runs were pushed to it and are still unclaimed: what it has waiting. */
   pushed: Record<string, number>;
 }
 
 export function initialBoardState(): BoardState {
-  return { submitted: 0, runs: {}, lanes: {}, waiting: {}, open: {}, idempotency: {}, computers: {}, connected: [], pushed: {} };
+  return { submitted: 0, runs: {}, lanes: {}, waiting: {}, open: {}, idempotency: {}, computers: {}, connected: [], draining: {}, pushed: {} };
 }
 
 const TERMINAL: ReadonlySet<RunState> = new Set(['succeeded', 'failed', 'cancelled', 'resolved']);
@@ -73,6 +81,16 @@ export function isTerminal(state: RunState): boolean {
 
 export function isConnected(state: BoardState, computerId: string): boolean {
   return state.connected[sortedIndex(state.connected, computerId)] === computerId;
+}
+
+/** Connected and not draining: a computer that takes new work. */
+export function takesWork(state: BoardState, computerId: string): boolean {
+  return isConnected(state, computerId) && !state.draining[computerId];
+}
+
+/** The connected computers that take new work, sorted. */
+export function workers(state: BoardState): string[] {
+  return state.connected.filter((c) => !state.draining[c]);
 }
 
 /** Where `value` is, or would go, in a sorted list. */

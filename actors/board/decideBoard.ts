@@ -1,9 +1,11 @@
 import { CANCELLED_BY_USER } from '../../events/boardEvents.ts';
 import type { EventData, NewDomainEvent } from '../../events/catalog.ts';
 import { type BoardRun, type BoardState, isConnected, isTerminal } from './boardState.ts';
-import { offer, offerTargets, offersOnConnect, offersOnDisconnect, offersOnTurnEnd } from './offers.ts';
+import { offer, offerTargets, offersOnDecline, offersOnDisconnect, offersOnTurnEnd, runsPushedOnConnect } from './offers.ts';
 
 type Input = NewDomainEvent;
+/** A submission's fields as its caller named them, for a refusal that says which differ. */
+const WIRE_NAMES = { lane: 'lane', prompt: 'prompt', agentId: 'agent_id', timeoutS: 'timeout_s' } as const;
 type Decision = NewDomainEvent;
 type Request = EventData<'board.request.refused'>['request'];
 type Refusal = Omit<EventData<'board.request.refused'>, 'request' | 'runId' | 'computerId'>;
@@ -34,19 +36,26 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
       if (!state.computers[computerId]) {
         return refuse('connect', { computerId }, { status: 404, code: 'unknown_computer', reason: `no computer ${computerId} on this board` });
       }
-      return [
-        { stream: `computer:${computerId}`, at, type: 'board.computer.online', data: { computerId, reason: 'connected to the push stream' } },
-        ...offersOnConnect(state, computerId, at),
-      ];
+      const pushed = runsPushedOnConnect(state, computerId).length;
+      // With nothing to push, worded as older versions did, so their logs still replay.
+      const reason = `connected to the push stream${pushed === 0 ? '' : `: pushed ${pushed} unclaimed run${pushed === 1 ? '' : 's'}`}`;
+      return [{ stream: `computer:${computerId}`, at, type: 'board.computer.online', data: { computerId, reason } }];
     }
     case 'board.computer.disconnected': {
-      const { computerId } = input.data;
+      const { computerId, lastSeenAt } = input.data;
       if (!isConnected(state, computerId)) return [];
       return [
-        { stream: `computer:${computerId}`, at, type: 'board.computer.offline', data: { computerId, reason: 'its push stream closed' } },
+        {
+          stream: `computer:${computerId}`,
+          at,
+          type: 'board.computer.offline',
+          data: { computerId, ...(lastSeenAt === undefined ? {} : { lastSeenAt }), reason: 'its push stream closed' },
+        },
         ...offersOnDisconnect(state, computerId, at),
       ];
     }
+    case 'board.offer.declined':
+      return decline(state, input.data.runId, input.data.computerId, at);
     case 'board.claim.requested':
       return claim(state, input.data, at, refuse);
     case 'board.heartbeat.lapsed': {
@@ -91,6 +100,17 @@ function submit(state: BoardState, data: EventData<'board.run.submitted'>, at: n
   const { runId, lane, prompt, agentId, timeoutS, idempotencyKey } = data;
   const earlier = idempotencyKey === undefined ? undefined : state.idempotency[idempotencyKey];
   if (earlier !== undefined) {
+    // A key names one submission: the same body again is a retry, another body is a mistake to say aloud.
+    const first = state.runs[earlier]!;
+    const differs = (['lane', 'prompt', 'agentId', 'timeoutS'] as const).filter((field) => first[field] !== data[field]);
+    if (differs.length > 0) {
+      const fields = differs.map((field) => WIRE_NAMES[field]).join(', ');
+      return refuse('submit', { runId: earlier }, {
+        status: 422,
+        code: 'idempotency_key_reused',
+        reason: `idempotency key "${idempotencyKey}" was used for run ${earlier} with another body (${fields} differ${differs.length === 1 ? 's' : ''})`,
+      });
+    }
     const reason = `submitted again with idempotency key "${idempotencyKey}": answered with run ${earlier}`;
     return [{ stream: `run:${earlier}`, at, type: 'board.run.deduplicated', data: { runId: earlier, drawnRunId: runId, idempotencyKey: idempotencyKey!, reason } }];
   }
@@ -107,7 +127,7 @@ function submit(state: BoardState, data: EventData<'board.run.submitted'>, at: n
 
 /** Exactly one computer's claim of a run ever succeeds; a lane has one claimed, unfinished turn at a time. */
 function claim(state: BoardState, data: EventData<'board.claim.requested'>, at: number, refuse: Refuse): Decision[] {
-  const { runId, computerId } = data;
+  const { runId, computerId, incarnation } = data;
   const ids = { runId, computerId };
   if (!state.computers[computerId]) return refuse('claim', ids, { status: 404, code: 'unknown_computer', reason: `no computer ${computerId} on this board` });
   const run = state.runs[runId];
@@ -115,6 +135,14 @@ function claim(state: BoardState, data: EventData<'board.claim.requested'>, at: 
   if (isTerminal(run.state)) {
     const how = run.state === 'cancelled' && run.computerId === null ? 'was cancelled before it was claimed' : `is ${run.state}`;
     return refuse('claim', ids, { status: 410, code: 'gone', reason: `run ${runId} ${how}` });
+  }
+  if (run.computerId === computerId && run.incarnation !== null && incarnation !== undefined && incarnation !== run.incarnation) {
+    // Two daemons joined as one computer (a copied config): only the life that claimed it runs it.
+    return refuse('claim', ids, {
+      status: 409,
+      code: 'claimed_elsewhere',
+      reason: `run ${runId} is claimed by another incarnation of computer ${computerId} (${run.incarnation}, not ${incarnation})`,
+    });
   }
   if (run.computerId === computerId) {
     return [{ stream: `run:${runId}`, at, type: 'board.request.repeated', data: { request: 'claim', ...ids, status: 200, reason: 'claimed again by its holder (its answer was lost): granted again' } }];
@@ -131,7 +159,23 @@ function claim(state: BoardState, data: EventData<'board.claim.requested'>, at: 
       reason: `${turn.submittedOrder < run.submittedOrder ? 'an earlier' : 'another'} turn of lane ${run.lane} (run ${open}) is ${turn.state} by ${turn.computerId}`,
     });
   }
-  return [{ stream: `run:${runId}`, at, type: 'board.run.claimed', data: { runId, computerId, reason: `claimed by ${computerId}` } }];
+  return [
+    { stream: `run:${runId}`, at, type: 'board.run.claimed', data: { runId, computerId, ...(incarnation === undefined ? {} : { incarnation }), reason: `claimed by ${computerId}` } },
+  ];
+}
+
+/**
+ * A connected computer declined an unclaimed run's frame because it drains (SPEC section 4): it is
+ * offered nothing more in this life, and the run goes to another computer at once. Nothing to do (a
+ * run claimed or gone meanwhile, a second decline with nobody new to offer it to) decides nothing.
+ */
+function decline(state: BoardState, runId: string, computerId: string, at: number): Decision[] {
+  const run = state.runs[runId];
+  if (!run || run.state !== 'queued' || !isConnected(state, computerId)) return [];
+  const draining: Decision[] = state.draining[computerId]
+    ? []
+    : [{ stream: `computer:${computerId}`, at, type: 'board.computer.draining', data: { computerId, reason: `declined run ${runId}: draining` } }];
+  return [...draining, ...offersOnDecline(state, run, computerId, at)];
 }
 
 function cancel(state: BoardState, runId: string, at: number, refuse: Refuse): Decision[] {

@@ -1,6 +1,7 @@
 import { CANCELLED_BY_USER } from '../../events/boardEvents.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
 import { type BoardLane, type BoardRun, type BoardState, sortedIndex } from './boardState.ts';
+import { runsPushedOnConnect } from './offers.ts';
 
 /**
  * Folds one of the board's events into its state, in place (see Projection). Only decisions change
@@ -13,7 +14,7 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       state.submitted = Math.max(state.submitted, submittedOrder + 1);
       state.runs[runId] = {
         runId, lane, prompt, agentId, timeoutS, submittedOrder, submittedAt: event.at,
-        state: 'queued', computerId: null, claimedAt: null, cancelRequested: false, offeredTo: [], reply: null, error: null,
+        state: 'queued', computerId: null, incarnation: null, claimedAt: null, cancelRequested: false, offeredTo: [], reply: null, error: null,
       };
       if (idempotencyKey !== undefined) state.idempotency[idempotencyKey] = runId;
       const queue = (state.lanes[lane] ??= { unclaimed: [], holder: null, waiters: [], lastComputer: null });
@@ -23,9 +24,7 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
     }
     case 'board.run.offered': {
       const run = state.runs[event.data.runId]!;
-      for (const computer of event.data.computers) {
-        if (insertSorted(run.offeredTo, computer)) state.pushed[computer] = (state.pushed[computer] ?? 0) + 1;
-      }
+      for (const computer of event.data.computers) markOffered(state, run, computer);
       break;
     }
     case 'board.run.claimed': {
@@ -34,6 +33,7 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       const lane = leaveUnclaimed(state, run);
       run.state = 'claimed';
       run.computerId = computerId;
+      run.incarnation = event.data.incarnation ?? null;
       run.claimedAt = event.at;
       lane.holder = runId;
       lane.lastComputer = computerId;
@@ -89,20 +89,40 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       }
       break;
     case 'board.computer.registered':
-      state.computers[event.data.computerId] = { tokenHash: event.data.tokenHash };
+      state.computers[event.data.computerId] = { tokenHash: event.data.tokenHash, connectedAt: null, lastSeenAt: null };
       break;
-    case 'board.computer.online':
-      insertSorted(state.connected, event.data.computerId);
-      break;
-    case 'board.computer.offline': {
-      const i = sortedIndex(state.connected, event.data.computerId);
-      if (state.connected[i] === event.data.computerId) state.connected.splice(i, 1);
+    case 'board.computer.online': {
+      // Its frames are pushed from this state, not recorded one by one (a reconnect costs one event):
+      // the runs it is pushed count as offered to it, as an offer's would.
+      const { computerId } = event.data;
+      for (const run of runsPushedOnConnect(state, computerId)) markOffered(state, run, computerId);
+      insertSorted(state.connected, computerId);
+      delete state.draining[computerId];
+      state.computers[computerId]!.connectedAt = event.at;
       break;
     }
+    case 'board.computer.offline': {
+      const { computerId, lastSeenAt } = event.data;
+      const i = sortedIndex(state.connected, computerId);
+      if (state.connected[i] === computerId) state.connected.splice(i, 1);
+      delete state.draining[computerId];
+      const computer = state.computers[computerId]!;
+      computer.connectedAt = null;
+      computer.lastSeenAt = lastSeenAt ?? event.at;
+      break;
+    }
+    case 'board.computer.draining':
+      state.draining[event.data.computerId] = true;
+      break;
     default:
       break;
   }
   return state;
+}
+
+/** `run` was pushed to `computer`: it counts among what the computer has waiting, once. */
+function markOffered(state: BoardState, run: BoardRun, computer: string): void {
+  if (insertSorted(run.offeredTo, computer)) state.pushed[computer] = (state.pushed[computer] ?? 0) + 1;
 }
 
 /** A run leaves its lane's unclaimed queue (claimed or cancelled); the lane leaves `waiting` once empty. */

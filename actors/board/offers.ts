@@ -1,5 +1,5 @@
 import type { NewDomainEvent } from '../../events/catalog.ts';
-import { type BoardRun, type BoardState, isConnected } from './boardState.ts';
+import { type BoardRun, type BoardState, takesWork, workers } from './boardState.ts';
 
 export interface Targets {
   readonly computers: readonly string[];
@@ -14,8 +14,8 @@ export interface Targets {
 export const BACKLOG = 8;
 
 /**
- * Who a lane's runs are pushed to (SPEC section 7). While the computer that ran the lane's last turn
- * is connected, to it only (its sessions live there). A lane with runs already pushed and unclaimed
+ * Who a lane's runs are pushed to (SPEC section 7), among the connected computers that take work (a
+ * draining one takes none). While the computer that ran the lane's last turn is connected, to it only (its sessions live there). A lane with runs already pushed and unclaimed
  * keeps their computers, so its turns are not spread. A new lane goes to every connected computer
  * with room (fewer than BACKLOG runs waiting): the first one free claims it. When none has room, to the
  * one with the fewest waiting, not to all: each would queue it, and all but one claim be wasted, at the
@@ -24,22 +24,24 @@ export const BACKLOG = 8;
 export function offerTargets(state: BoardState, lane: string): Targets {
   const queue = state.lanes[lane];
   const preferred = queue?.lastComputer ?? null;
-  if (preferred !== null && isConnected(state, preferred)) {
+  if (preferred !== null && takesWork(state, preferred)) {
     return { computers: [preferred], why: `to ${preferred}, which ran the last turn of lane ${lane}` };
   }
-  const everyone: Targets = { computers: state.connected, why: `to every connected computer (${state.connected.length})` };
+  const connected = workers(state);
+  if (connected.length === 0) return { computers: [], why: 'to nobody: no connected computer takes work' };
+  const everyone: Targets = { computers: connected, why: `to every connected computer (${connected.length})` };
   const earlier = queue?.unclaimed[0];
-  const withEarlier = earlier ? state.runs[earlier]!.offeredTo.filter((c) => isConnected(state, c)) : [];
-  if (withEarlier.length === state.connected.length && withEarlier.length > 0) return everyone;
+  const withEarlier = earlier ? state.runs[earlier]!.offeredTo.filter((c) => takesWork(state, c)) : [];
+  if (withEarlier.length === connected.length && withEarlier.length > 0) return everyone;
   if (withEarlier.length > 0) {
     return { computers: withEarlier, why: `to ${withEarlier.join(', ')}, where the lane's earlier run ${earlier} waits` };
   }
-  const withRoom = state.connected.filter((c) => (state.pushed[c] ?? 0) < BACKLOG);
-  if (withRoom.length === state.connected.length) return everyone;
+  const withRoom = connected.filter((c) => (state.pushed[c] ?? 0) < BACKLOG);
+  if (withRoom.length === connected.length) return everyone;
   if (withRoom.length > 0) {
     return { computers: withRoom, why: `to the connected computers with fewer than ${BACKLOG} runs waiting (${withRoom.join(', ')})` };
   }
-  const leastWaiting = state.connected.reduce((best, c) => ((state.pushed[c] ?? 0) < (state.pushed[best] ?? 0) ? c : best));
+  const leastWaiting = connected.reduce((best, c) => ((state.pushed[c] ?? 0) < (state.pushed[best] ?? 0) ? c : best));
   return { computers: [leastWaiting], why: `to ${leastWaiting}, which has the fewest runs waiting (${state.pushed[leastWaiting] ?? 0}): every connected computer has ${BACKLOG} or more` };
 }
 
@@ -57,18 +59,19 @@ export function offer(run: Pick<BoardRun, 'runId' | 'lane' | 'agentId'>, compute
 }
 
 /**
- * A connecting computer is offered every unclaimed run it is a target of, oldest first: all of them,
- * except those of lanes whose last computer is another connected one (they stay with it).
+ * The runs a connecting computer is pushed, oldest first: every unclaimed run, except those of lanes
+ * whose last computer is another connected one taking work (they stay with it). Read from the state,
+ * when `board.computer.online` is folded and when its frames are sent, and never recorded run by run:
+ * a computer that reconnects costs one event however long the queue (SPEC section 1).
  */
-export function offersOnConnect(state: BoardState, computerId: string, at: number): NewDomainEvent[] {
+export function runsPushedOnConnect(state: BoardState, computerId: string): BoardRun[] {
   const runs: BoardRun[] = [];
   for (const lane of Object.keys(state.waiting)) {
     const preferred = state.lanes[lane]!.lastComputer;
-    if (preferred !== null && preferred !== computerId && isConnected(state, preferred)) continue;
+    if (preferred !== null && preferred !== computerId && takesWork(state, preferred)) continue;
     for (const runId of state.lanes[lane]!.unclaimed) runs.push(state.runs[runId]!);
   }
-  runs.sort((a, b) => a.submittedOrder - b.submittedOrder);
-  return runs.flatMap((run) => offer(run, [computerId], at, `re-offered: computer ${computerId} connected`));
+  return runs.sort((a, b) => a.submittedOrder - b.submittedOrder);
 }
 
 /**
@@ -76,7 +79,7 @@ export function offersOnConnect(state: BoardState, computerId: string, at: numbe
  * other connected computer that has not had them, or they would wait for it to come back.
  */
 export function offersOnDisconnect(state: BoardState, computerId: string, at: number): NewDomainEvent[] {
-  const others = state.connected.filter((c) => c !== computerId);
+  const others = workers(state).filter((c) => c !== computerId);
   if (others.length === 0) return [];
   const runs: BoardRun[] = [];
   for (const lane of Object.keys(state.waiting)) {
@@ -103,4 +106,15 @@ export function offersOnTurnEnd(state: BoardState, run: BoardRun, at: number, ho
     .filter((waiter) => waiter.state === 'queued')
     .sort((a, b) => a.submittedOrder - b.submittedOrder)
     .flatMap((waiter) => offer(waiter, targets.computers, at, `resent: the turn it waited for (run ${run.runId}) ${how}; ${targets.why}`));
+}
+
+/**
+ * `computerId` declined `run`'s frame because it drains: the run goes at once to whom it would go were
+ * that computer gone, those that have not had it. Read on the state as it will be once it drains.
+ */
+export function offersOnDecline(state: BoardState, run: BoardRun, computerId: string, at: number): NewDomainEvent[] {
+  const drained: BoardState = { ...state, draining: { ...state.draining, [computerId]: true } };
+  const targets = offerTargets(drained, run.lane);
+  const fresh = targets.computers.filter((c) => !run.offeredTo.includes(c));
+  return offer(run, fresh, at, `re-offered: ${computerId} is draining; ${targets.why}`);
 }

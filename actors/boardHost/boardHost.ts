@@ -28,6 +28,10 @@ export interface BoardHostOptions {
   readonly boardSecret: string;
   readonly submitToken: string;
   readonly leaseMs?: number;
+  /** How often the push stream pings live sockets (PING_MS by default; tests shorten it). */
+  readonly pingMs?: number;
+  /** A connection refused because its computer is connected elsewhere: recorded at the edge. */
+  readonly refusedStream?: (computerId: string, incarnation: string | null) => void;
 }
 
 const refused = (status: number, code: string, message = code): Answer => ({ status, body: { detail: { error: code, message } } });
@@ -50,12 +54,18 @@ export class BoardHost {
       decider: boardDecider,
       clock,
       hydrate: async () => (await hydrateProjections(store, [boardProjection])).get(boardProjection.name)!.state as BoardState,
-      afterCommit: (_state, decisions) => this.afterCommit(decisions),
+      afterCommit: (state, decisions) => this.afterCommit(state, decisions),
     });
-    this.push = new PushHub({
-      connected: async (computerId) => void (await this.actor.input(boardInput.connected(computerId, clock.now()))),
-      disconnected: async (computerId) => void (await this.actor.input(boardInput.disconnected(computerId, clock.now()))),
-    });
+    this.push = new PushHub(
+      {
+        connected: async (computerId) => void (await this.actor.input(boardInput.connected(computerId, clock.now()))),
+        disconnected: async (computerId, lastSeenAt) => void (await this.actor.input(boardInput.disconnected(computerId, clock.now(), lastSeenAt))),
+        declined: async (computerId, runId) => void (await this.actor.input(boardInput.declined(runId, computerId, clock.now()))),
+        refused: (computerId, incarnation) => options.refusedStream?.(computerId, incarnation),
+      },
+      () => clock.now(),
+      options.pingMs,
+    );
     this.lease = new LeaseMonitor(
       clock,
       options.leaseMs ?? 90_000,
@@ -113,8 +123,9 @@ export class BoardHost {
     return 'code' in answer ? refused(answer.status, answer.code, answer.reason) : { status: 201, body: { run_id: answer.runId } };
   }
 
-  async claim(computerId: string, runId: string): Promise<Answer> {
-    const answer = await this.decide(boardInput.claim(runId, computerId, this.options.clock.now()));
+  /** `incarnation`: the claiming daemon's life, from `Runledger-Incarnation` (absent from older computers). */
+  async claim(computerId: string, runId: string, incarnation?: string): Promise<Answer> {
+    const answer = await this.decide(boardInput.claim(runId, computerId, this.options.clock.now(), incarnation));
     if ('code' in answer) return refused(answer.status, answer.code, answer.reason);
     this.lease.touch(runId);
     const run = await this.actor.read((state) => claimedRunBody(state, runId));
@@ -176,7 +187,7 @@ export class BoardHost {
     return answer;
   }
 
-  private afterCommit(decisions: readonly DomainEvent[]): void {
-    for (const decision of decisions) this.push.send(framesOf(decision));
+  private afterCommit(state: BoardState, decisions: readonly DomainEvent[]): void {
+    for (const decision of decisions) this.push.send(framesOf(decision, state));
   }
 }

@@ -2,10 +2,12 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Clock } from '../../events/clock.ts';
+import type { NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import type { ActorSystem } from '../runtime.ts';
 import { BoardHost } from './boardHost.ts';
 import { boardApi } from './httpApi.ts';
+import { RefusalCounter } from './refusalCounter.ts';
 
 export interface BoardServerOptions {
   readonly system: ActorSystem;
@@ -16,6 +18,10 @@ export interface BoardServerOptions {
   readonly boardSecret: string;
   readonly submitToken: string;
   readonly leaseMs?: number;
+  /** How often live push streams are pinged (PING_MS by default). */
+  readonly pingMs?: number;
+  /** How long refusals of anonymous callers are counted before their summary is recorded (a minute by default). */
+  readonly refusalWindowMs?: number;
   readonly status?: () => unknown;
   /** Pages beside the API (the live web view): made once the read rule and the submit token are known. */
   readonly web?: (access: WebAccess) => WebRoutes;
@@ -48,6 +54,17 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 /** The board on HTTP and WebSocket: `runledger server`, and the board half of `runledger daemon`. */
 export async function startBoardServer(options: BoardServerOptions): Promise<BoardServer> {
   const { store, clock } = options;
+  // An edge record that cannot be written loses a line of the audit, never the answer to the request.
+  const edge = (event: NewDomainEvent): Promise<void> =>
+    store.append({ expected: { 'board:main': 'any' }, events: [event] }).then(
+      () => undefined,
+      (error: Error) => process.emitWarning(`board: ${event.type} not recorded: ${error.message}`),
+    );
+  const record = (method: string, path: string, status: number, code: string, reason: string) =>
+    void edge({ stream: 'board:main', type: 'board.request.rejected', data: { method: method.slice(0, 16), path, status, code, reason: reason.slice(0, 500) }, at: clock.now() });
+  const anonymous = new RefusalCounter(clock, (summary) => edge({ stream: 'board:main', type: 'board.requests.refused', data: summary, at: clock.now() }), options.refusalWindowMs);
+  const rejected = (method: string, path: string, status: number, code: string, reason: string, unproven: boolean) =>
+    unproven ? anonymous.count(code) : record(method, path, status, code, reason);
   const board = new BoardHost({
     system: options.system,
     store,
@@ -55,21 +72,17 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
     boardSecret: options.boardSecret,
     submitToken: options.submitToken,
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+    ...(options.pingMs !== undefined ? { pingMs: options.pingMs } : {}),
+    refusedStream: (computerId, incarnation) =>
+      record('GET', `/v1/computers/${computerId}/stream`, 409, 'computer_connected_elsewhere', `push stream refused: computer ${computerId} is connected already${incarnation === null ? '' : ` (this one is incarnation ${incarnation})`}`),
   });
   await board.start();
   let web: WebRoutes | undefined;
   try {
     const openReads = LOOPBACK.has(options.host);
-    const rejected: WebAccess['rejected'] = (method, path, status, code, reason) => {
-      void store
-        .append({
-          expected: { 'board:main': 'any' },
-          events: [{ stream: 'board:main', type: 'board.request.rejected', data: { method: method.slice(0, 16), path, status, code, reason: reason.slice(0, 500) }, at: clock.now() }],
-        })
-        .catch(() => {});
-    };
     const api = boardApi(board, { openReads, rejected, ...(options.status ? { status: options.status } : {}) });
-    web = options.web?.({ openReads, isSubmitToken: (token) => board.isSubmitToken(token), rejected });
+    // The web view refuses only callers without a token (a foreign Host, no view cookie): counted.
+    web = options.web?.({ openReads, isSubmitToken: (token) => board.isSubmitToken(token), rejected: (m, p, s, c, r) => rejected(m, p, s, c, r, true) });
     const view = web;
     const server: Server = createServer((request, response) => {
       if (view?.handles(request)) view.handle(request, response);
@@ -85,18 +98,19 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
       server.once('error', reject);
       server.listen(options.port, options.host, () => resolve());
     });
-    return listeningBoard(server, board, view);
+    return listeningBoard(server, board, view, () => anonymous.flush());
   } catch (error) {
     // The port is taken, the address refused, the web view could not start: what started for this
     // board stops, or its follower would go on reading a log the daemon is about to close.
     board.stop();
+    await anonymous.flush();
     web?.close();
     throw error;
   }
 }
 
 /** The handle of a board whose server listens: its address, and a close that stops all it started. */
-function listeningBoard(server: Server, board: BoardHost, web: WebRoutes | undefined): BoardServer {
+function listeningBoard(server: Server, board: BoardHost, web: WebRoutes | undefined, flush: () => Promise<void>): BoardServer {
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
@@ -104,6 +118,8 @@ function listeningBoard(server: Server, board: BoardHost, web: WebRoutes | undef
     board,
     async close() {
       board.stop();
+      // What was counted and not yet recorded is recorded before the log closes.
+      await flush();
       web?.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,10 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { z } from 'zod';
+import { TimeoutSeconds } from '../../events/boardEvents.ts';
 import { SafeId } from '../../events/queueEvents.ts';
 import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
 import { HttpError, bearerOf, readJson, sendError, sendJson } from '../wire/http.ts';
 import type { Answer, BoardHost } from './boardHost.ts';
+import { HOST_NOT_ALLOWED, addressedToLoopback } from './loopbackHost.ts';
 
 const TEXT = 4 * 1024 * 1024;
 const BIG_BODY = 5 * 1024 * 1024;
@@ -14,7 +16,7 @@ const SubmitBody = z.strictObject({
   lane: SafeId,
   prompt: z.string().min(1).max(TEXT),
   agent_id: SafeId.nullable().optional(),
-  timeout_s: z.number().nonnegative().finite().nullable().optional(),
+  timeout_s: TimeoutSeconds.nullable().optional(),
 });
 const HeartbeatBody = z.strictObject({ progress: z.string().max(4096).optional() });
 const ReplyBody = z.strictObject({ text: z.string().max(TEXT) });
@@ -24,19 +26,35 @@ const Empty = z.strictObject({});
 export interface ApiOptions {
   /** Reads need no token while the board listens on loopback only (SPEC section 6). */
   readonly openReads: boolean;
-  /** Records a request refused at the edge (bad token, bad body, bad id). */
-  readonly rejected: (method: string, path: string, status: number, code: string, reason: string) => void;
+  /**
+   * Records a request refused at the edge (bad token, bad body, bad id). `anonymous`: its caller had
+   * not proved a token, so it is counted rather than recorded on its own (SPEC section 1).
+   */
+  readonly rejected: (method: string, path: string, status: number, code: string, reason: string, anonymous: boolean) => void;
   /** The live status `runledger status` shows (queues, parked runs, claims). */
   readonly status?: () => unknown;
 }
 
 const UNAUTHORIZED = new HttpError(401, 'unauthorized', 'a valid token is required');
+const INCARNATION = 'runledger-incarnation';
+
+/** The daemon's life from `Runledger-Incarnation` (SPEC section 7): absent from older computers, checked when sent. */
+function incarnationOf(request: IncomingMessage): string | undefined {
+  const value = request.headers[INCARNATION];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !SafeId.safeParse(value).success) {
+    throw new HttpError(400, 'invalid_incarnation', 'the Runledger-Incarnation header must match ^[A-Za-z0-9-]{1,64}$');
+  }
+  return value;
+}
 
 /**
  * The board's HTTP API (SPEC section 7, fixed): routes, tokens and body shapes are checked here, and
  * each good request becomes a board input. A refusal names what was wrong, never whose secret.
  */
 export function boardApi(host: BoardHost, options: ApiOptions) {
+  /** Requests whose caller proved a token: a refusal of theirs is recorded on its own. */
+  const trusted = new WeakSet<IncomingMessage>();
   const runId = (raw: string): string => {
     const id = idOf(raw);
     if (id === null) throw new HttpError(400, 'invalid_id', `the id ${JSON.stringify((safeDecode(raw) ?? raw).slice(0, 80))} does not match ^[A-Za-z0-9-]{1,64}$`);
@@ -44,17 +62,24 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
   };
   const submitter = (request: IncomingMessage) => {
     if (!host.isSubmitToken(bearerOf(request))) throw UNAUTHORIZED;
+    trusted.add(request);
   };
   const runHolder = async (request: IncomingMessage, id: string) => {
     const computerId = await host.runTokenHolder(id, bearerOf(request));
     if (computerId === null) throw UNAUTHORIZED;
+    trusted.add(request);
     return computerId;
+  };
+  const computer = async (request: IncomingMessage, computerId: string) => {
+    if (!(await host.isComputerToken(computerId, bearerOf(request)))) throw UNAUTHORIZED;
+    trusted.add(request);
   };
 
   const route = async (request: IncomingMessage): Promise<Answer | { text: string }> => {
     const method = request.method ?? 'GET';
     const path = (request.url ?? '/').split('?')[0]!;
     let m: RegExpMatchArray | null;
+    if (options.openReads && !addressedToLoopback(request)) throw new HttpError(HOST_NOT_ALLOWED.status, HOST_NOT_ALLOWED.code, HOST_NOT_ALLOWED.reason);
     if (method === 'GET' && path === '/healthz') return { status: 200, body: { ok: true } };
     if (method === 'GET' && path === '/metrics') return { text: await metrics(host) };
     if (method === 'GET' && path === '/v1/status' && options.status) {
@@ -81,9 +106,10 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
     }
     if (method === 'POST' && (m = path.match(/^\/v1\/computers\/([^/]+)\/runs\/([^/]+)\/claim$/))) {
       const computerId = runId(m[1]!);
-      if (!(await host.isComputerToken(computerId, bearerOf(request)))) throw UNAUTHORIZED;
+      await computer(request, computerId);
+      const incarnation = incarnationOf(request);
       await readJson(request, Empty, SMALL_BODY);
-      return host.claim(computerId, runId(m[2]!));
+      return host.claim(computerId, runId(m[2]!), incarnation);
     }
     if (method === 'POST' && (m = path.match(/^\/v1\/runs\/([^/]+)\/(heartbeat|reply|complete)$/))) {
       const id = runId(m[1]!);
@@ -113,28 +139,36 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
         const refusal = refusalOf(error);
         // The daemon's own log says which file and why; the client hears the cause, not the path.
         if (!(error instanceof HttpError) && !(error instanceof LogUnwritableError)) process.emitWarning(`board request failed: ${(error as Error).stack ?? error}`);
-        options.rejected(request.method ?? '?', (request.url ?? '').slice(0, 300), refusal.status, refusal.code, refusal.message);
+        // A failure of the board's own (5xx) is recorded whoever asked: it is not the caller's traffic.
+        options.rejected(request.method ?? '?', (request.url ?? '').slice(0, 300), refusal.status, refusal.code, refusal.message, !trusted.has(request) && refusal.status < 500);
         if (!request.complete) request.resume();
+        if (refusal.status === 413) closeOnceRead(request, response);
         sendError(response, refusal);
       }
     },
 
     /** The push stream's upgrade: only for a computer with its own token. */
     async upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+      const path = (request.url ?? '').slice(0, 300);
+      const refuse = (status: number, code: string, reason: string, anonymous: boolean) => {
+        options.rejected('GET', path, status, code, `push stream refused: ${reason}`, anonymous);
+        const line = STATUS_LINES[status] ?? 'Bad Request';
+        socket.end(`HTTP/1.1 ${status} ${line}\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n${JSON.stringify({ detail: { error: code } })}`);
+      };
+      if (options.openReads && !addressedToLoopback(request)) return refuse(HOST_NOT_ALLOWED.status, HOST_NOT_ALLOWED.code, HOST_NOT_ALLOWED.reason, true);
       const m = (request.url ?? '').split('?')[0]!.match(/^\/v1\/computers\/([^/]+)\/stream$/);
       const computerId = m ? idOf(m[1]!) : null;
-      if (m && computerId === null) {
-        options.rejected('GET', (request.url ?? '').slice(0, 300), 400, 'invalid_id', 'push stream refused: the computer id does not match ^[A-Za-z0-9-]{1,64}$');
-        socket.end('HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"detail":{"error":"invalid_id"}}');
-        return;
-      }
+      if (m && computerId === null) return refuse(400, 'invalid_id', 'the computer id does not match ^[A-Za-z0-9-]{1,64}$', true);
       const ok = computerId !== null && (await host.isComputerToken(computerId, bearerOf(request)));
-      if (!ok) {
-        options.rejected('GET', (request.url ?? '').slice(0, 300), 401, 'unauthorized', 'push stream refused');
-        socket.end('HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"detail":{"error":"unauthorized"}}');
-        return;
+      if (!ok) return refuse(401, 'unauthorized', 'a valid computer token is required', true);
+      let incarnation: string | undefined;
+      try {
+        incarnation = incarnationOf(request);
+      } catch (error) {
+        const bad = error as HttpError;
+        return refuse(bad.status, bad.code, bad.message, false);
       }
-      host.push.accept(request, socket, head, computerId!);
+      host.push.accept(request, socket, head, computerId!, incarnation ?? null);
     },
   };
 }
@@ -144,6 +178,26 @@ function refusalOf(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
   if (error instanceof LogUnwritableError) return new HttpError(507, 'log_unwritable', error.publicReason);
   return new HttpError(500, 'internal', 'the board could not answer this request');
+}
+
+const STATUS_LINES: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden' };
+
+/** How long a refused body may go on arriving after its 413 before the connection is cut. */
+const LINGER_MS = 10_000;
+
+/**
+ * A body over its limit is answered at once, and the connection closed once the client has finished
+ * writing it (or after LINGER_MS): closing while it still writes would reset the connection and could
+ * lose the answer for a client that reads only once its body is written.
+ */
+function closeOnceRead(request: IncomingMessage, response: ServerResponse): void {
+  // Not `Connection: close`: node would cut the connection as soon as the answer is written.
+  const socket = request.socket;
+  const cut = setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  socket.once('close', () => clearTimeout(cut));
+  const close = () => (response.writableFinished ? socket.end() : response.once('finish', () => socket.end()));
+  if (request.complete) close();
+  else request.once('end', close);
 }
 
 /** A path segment decoded, or null when its escapes are malformed (`%ZZ`): a bad id, never a crash. */

@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { bearerOf } from '../wire/http.ts';
 import type { WebAccess } from '../boardHost/boardServer.ts';
+import { HOST_NOT_ALLOWED, addressedToLoopback } from '../boardHost/loopbackHost.ts';
 
 export type Verdict = { readonly ok: true } | { readonly ok: false; readonly status: number; readonly code: string; readonly reason: string };
 
 const COOKIE = 'runledger_view';
 const MAX_VIEWERS = 1000;
-const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /**
  * Who may read the web view: the API's rule (SPEC section 6), read for a browser. On loopback anyone
@@ -28,9 +28,7 @@ export class ViewerAccess {
   /** A page or a live socket: may it be read? */
   check(request: IncomingMessage, url: URL): Verdict {
     if (this.access.openReads) {
-      if (!LOOPBACK_NAMES.has(hostName(request.headers.host))) {
-        return { ok: false, status: 403, code: 'host_not_allowed', reason: 'this board listens on loopback: open it as 127.0.0.1 or localhost' };
-      }
+      if (!addressedToLoopback(request)) return { ok: false, ...HOST_NOT_ALLOWED };
       return { ok: true };
     }
     if (this.access.isSubmitToken(bearerOf(request)) || this.access.isSubmitToken(url.searchParams.get('token'))) return { ok: true };
@@ -66,11 +64,6 @@ export class ViewerAccess {
     // The path without its query: a wrong token in `?token=` must not reach the log.
     this.access.rejected(request.method ?? 'GET', (request.url ?? '').split('?')[0]!.slice(0, 300), verdict.status, verdict.code, verdict.reason);
   }
-}
-
-function hostName(host: string | undefined): string {
-  if (!host) return '';
-  return host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0]!;
 }
 
 function cookieOf(request: IncomingMessage, name: string): string | null {

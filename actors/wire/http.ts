@@ -16,14 +16,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 
 /** The request's JSON body, refused (413/400/422) when too large, not JSON, or not of `schema`'s shape. */
 export async function readJson<S extends z.ZodType>(request: IncomingMessage, schema: S, limit = MAX_BODY_BYTES): Promise<z.output<S>> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new HttpError(413, 'body_too_large', `the body is over ${limit} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const text = (await readBody(request, limit)).toString('utf8');
   let value: unknown;
   try {
     value = text.trim() === '' ? {} : JSON.parse(text);
@@ -37,6 +30,28 @@ export async function readJson<S extends z.ZodType>(request: IncomingMessage, sc
     throw new HttpError(422, 'invalid_body', `${where}: ${issue?.message ?? 'invalid'}`);
   }
   return parsed.data;
+}
+
+/**
+ * The body, refused 413 the moment it passes `limit`. The rest is still read and dropped, not left in
+ * the socket: a client that writes its whole body before it reads gets to the answer.
+ */
+function readBody(request: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      if (size > limit) return;
+      size += chunk.length;
+      if (size <= limit) chunks.push(chunk);
+      else {
+        chunks.length = 0;
+        reject(new HttpError(413, 'body_too_large', `the body is over ${limit} bytes`));
+      }
+    });
+    request.once('end', () => resolve(Buffer.concat(chunks)));
+    request.once('error', reject);
+  });
 }
 
 export function sendJson(response: ServerResponse, status: number, body: unknown): void {

@@ -2,7 +2,8 @@ import { Command } from 'commander';
 import { addComputer } from '../../actors/boardHost/addComputer.ts';
 import { SafeId } from '../../events/queueEvents.ts';
 import { systemClock } from '../../events/clock.ts';
-import { type BoardState, isConnected } from '../../actors/board/boardState.ts';
+import { computerList } from '../../actors/board/boardQueries.ts';
+import type { BoardState } from '../../actors/board/boardState.ts';
 import { boardProjection } from '../../projections/board.ts';
 import { hydrateProjections } from '../../projections/hydrate.ts';
 import { type DbOptions, openLog, print, withDb } from '../options.ts';
@@ -26,19 +27,30 @@ export function computerCommand(): Command {
   );
   computer.addCommand(
     withDb(new Command('list'))
-      .description('the computers of this board, and which are connected')
+      .description('the computers of this board: which are connected since when, and when the others were last seen')
       .action(async (options: DbOptions) => {
         const store = await openLog(options, { mustExist: true });
         try {
           const board = (await hydrateProjections(store, [boardProjection])).get(boardProjection.name)!.state as BoardState;
-          const rows = Object.keys(board.computers)
-            .sort()
-            .map((id) => ({ computer_id: id, connected: isConnected(board, id) }));
-          print(options, rows, () => (rows.length ? rows.map((r) => `${r.computer_id}${r.connected ? '  connected' : ''}`).join('\n') : 'no computers yet: `runledger computer add ID`'));
+          // "Connected" is as the board last recorded it: its pings take a computer whose daemon is gone
+          // offline within two intervals, with the time it was last heard from.
+          const rows = computerList(board).map((c) => ({
+            computer_id: c.computerId,
+            connected: c.connected,
+            connected_at: iso(c.connectedAt),
+            last_seen_at: iso(c.lastSeenAt),
+          }));
+          const line = (r: (typeof rows)[number]) =>
+            `${r.computer_id}  ${r.connected ? `connected since ${r.connected_at}` : r.last_seen_at ? `last seen at ${r.last_seen_at}` : 'never connected'}`;
+          print(options, rows, () => (rows.length ? rows.map(line).join('\n') : 'no computers yet: `runledger computer add ID`'));
         } finally {
           await store.close();
         }
       }),
   );
   return computer;
+}
+
+function iso(at: number | null): string | null {
+  return at === null ? null : new Date(at).toISOString();
 }

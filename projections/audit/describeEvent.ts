@@ -152,7 +152,9 @@ function sentence(event: DomainEvent): string {
     case 'board.computer.disconnected':
       return `computer ${event.data.computerId} disconnected`;
     case 'board.claim.requested':
-      return `computer ${event.data.computerId} asked to claim it`;
+      return `computer ${event.data.computerId} asked to claim it${event.data.incarnation ? ` (incarnation ${event.data.incarnation})` : ''}`;
+    case 'board.offer.declined':
+      return `computer ${event.data.computerId} declined its frame: ${event.data.reason}`;
     case 'board.heartbeat.lapsed':
       return `its heartbeats stopped (the last at ${clock(event.data.lastHeartbeatAt)})`;
     case 'board.cancel.requested':
@@ -175,6 +177,7 @@ function sentence(event: DomainEvent): string {
     case 'board.computer.registered':
     case 'board.computer.online':
     case 'board.computer.offline':
+    case 'board.computer.draining':
       return event.data.reason;
     case 'board.run.offered':
       return `${event.data.reason} (offered to ${event.data.computers.join(', ')})`;
@@ -194,6 +197,10 @@ function sentence(event: DomainEvent): string {
       return `the ${event.data.request} request was answered again ${event.data.status}: ${event.data.reason}`;
     case 'board.request.rejected':
       return `${event.data.method} ${event.data.path} was rejected ${event.data.status} ${event.data.code}: ${event.data.reason}`;
+    case 'board.requests.refused': {
+      const reasons = Object.entries(event.data.reasons).map(([code, n]) => `${code} ${n}`).join(', ');
+      return `${plural(event.data.count, 'request')} without a valid token refused from ${clock(event.data.first_at)} to ${clock(event.data.last_at)} (${reasons})`;
+    }
 
     // A session's close on its computer.
     case 'session.run.ended':

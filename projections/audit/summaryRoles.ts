@@ -102,6 +102,9 @@ function roleOf(type: EventType): Role {
     case 'board.computer.offline':
     case 'board.request.repeated':
     case 'board.request.rejected':
+    case 'board.requests.refused':
+    case 'board.offer.declined':
+    case 'board.computer.draining':
     case 'session.run.ended':
     case 'session.close.due':
     case 'session.read':

@@ -28,11 +28,16 @@ describe('board: properties over random histories', () => {
   it('never grants two claims of a run, never opens two turns in a lane, keeps every terminal state final, and its log replays and rebuilds', async () => {
     let claims = 0;
     let runs = 0;
+    let twins = 0;
+    let drains = 0;
     await fc.assert(
       fc.asyncProperty(computersArb, fc.array(stepArb, { minLength: 1, maxLength: 120, size: 'max' }), async (computers, steps) => {
         const { history, state, model } = runInMemory(computers, steps);
         claims += model.claimsGranted();
         runs += model.size;
+        const decided = history.flatMap((r) => r.decisions ?? []);
+        twins += decided.filter((d) => d.type === 'board.request.refused' && d.data.reason.includes('another incarnation')).length;
+        drains += decided.filter((d) => d.type === 'board.computer.draining').length;
 
         // The same inputs through the real log: each decided and appended in one transaction.
         const store = await openTempStore(undefined, { sync: 'normal' });
@@ -61,5 +66,8 @@ describe('board: properties over random histories', () => {
     // The histories reach the interesting places, not only refusals.
     expect(runs).toBeGreaterThan(500);
     expect(claims).toBeGreaterThan(100);
+    // Twins of one computer and draining computers too.
+    expect(twins).toBeGreaterThan(5);
+    expect(drains).toBeGreaterThan(5);
   });
 });

@@ -11,6 +11,8 @@ interface ModelRun {
   claims: number;
   cancelPending: boolean;
   offeredTo: Set<string>;
+  /** The life of the holder's daemon the claim went to. */
+  incarnation: string | null;
 }
 
 const REQUESTS = new Set([
@@ -27,9 +29,19 @@ const TERMINAL = new Set<RunState>(['succeeded', 'failed', 'cancelled', 'resolve
 export class BoardModel {
   private readonly runs = new Map<string, ModelRun>();
   private readonly connected = new Set<string>();
+  private readonly draining = new Set<string>();
+  /** Per lane, the computer that claimed its last turn. */
+  private readonly lastComputer = new Map<string, string>();
 
   observe(input: NewDomainEvent, decisions: readonly NewDomainEvent[] | null, state: BoardState): void {
     if (decisions !== null && REQUESTS.has(input.type) && requestAnswer(decisions) === null) fail(`request ${input.type} got no answer`);
+    if (input.type === 'board.claim.requested' && decisions?.[0]?.type === 'board.request.repeated') {
+      const run = this.runs.get(input.data.runId)!;
+      const asked = input.data.incarnation ?? null;
+      if (run.incarnation !== null && asked !== null && asked !== run.incarnation) {
+        fail(`run ${run.runId} held by incarnation ${run.incarnation} of ${run.holder} was granted again to its incarnation ${asked}`);
+      }
+    }
     for (const decision of decisions ?? []) this.decided(decision);
     this.compare(state);
   }
@@ -44,11 +56,26 @@ export class BoardModel {
 
   private decided(d: NewDomainEvent): void {
     switch (d.type) {
-      case 'board.computer.online':
-        this.connected.add(d.data.computerId);
+      case 'board.computer.online': {
+        // It is pushed every unclaimed run, but those of lanes whose last turn ran on another connected
+        // computer that takes work: they count as offered to it.
+        const c = d.data.computerId;
+        for (const run of this.runs.values()) {
+          const last = this.lastComputer.get(run.lane);
+          const staysElsewhere = last !== undefined && last !== c && this.connected.has(last) && !this.draining.has(last);
+          if (run.state === 'queued' && !staysElsewhere) run.offeredTo.add(c);
+        }
+        this.connected.add(c);
+        this.draining.delete(c);
         return;
+      }
       case 'board.computer.offline':
         this.connected.delete(d.data.computerId);
+        this.draining.delete(d.data.computerId);
+        return;
+      case 'board.computer.draining':
+        if (!this.connected.has(d.data.computerId)) fail(`${d.data.computerId} marked draining while not connected`);
+        this.draining.add(d.data.computerId);
         return;
       case 'board.computer.registered':
       case 'board.request.refused':
@@ -58,7 +85,7 @@ export class BoardModel {
       case 'board.run.queued':
         if (this.runs.has(d.data.runId)) fail(`run ${d.data.runId} queued twice`);
         this.runs.set(d.data.runId, {
-          runId: d.data.runId, lane: d.data.lane, state: 'queued', holder: null, claims: 0, cancelPending: false, offeredTo: new Set(),
+          runId: d.data.runId, lane: d.data.lane, state: 'queued', holder: null, claims: 0, cancelPending: false, offeredTo: new Set(), incarnation: null,
         });
         return;
       default:
@@ -76,6 +103,7 @@ export class BoardModel {
         expect('queued');
         for (const c of d.data.computers) {
           if (!this.connected.has(c)) fail(`run ${runId} offered to ${c}, which is not connected`);
+          if (this.draining.has(c)) fail(`run ${runId} offered to ${c}, which drains`);
           run.offeredTo.add(c);
         }
         break;
@@ -87,6 +115,8 @@ export class BoardModel {
         if (open) fail(`run ${runId} claimed while ${open.runId} of lane ${run.lane} is ${open.state}: two open turns in one lane`);
         run.state = 'claimed';
         run.holder = d.data.computerId;
+        run.incarnation = d.data.incarnation ?? null;
+        this.lastComputer.set(run.lane, d.data.computerId);
         break;
       }
       case 'board.run.running':
@@ -143,6 +173,13 @@ export class BoardModel {
       lanes.set(lane, runId);
     }
     if (JSON.stringify([...this.connected].sort()) !== JSON.stringify(state.connected)) fail(`connected ${state.connected}, the decisions say ${[...this.connected]}`);
+    if (JSON.stringify([...this.draining].sort()) !== JSON.stringify(Object.keys(state.draining).sort())) fail(`draining ${Object.keys(state.draining)}, the decisions say ${[...this.draining]}`);
+    for (const run of this.runs.values()) {
+      const offered = [...run.offeredTo].sort();
+      if (run.state === 'queued' && JSON.stringify(offered) !== JSON.stringify(state.runs[run.runId]!.offeredTo)) {
+        fail(`run ${run.runId} offered to ${state.runs[run.runId]!.offeredTo} on the board, to ${offered} by its decisions`);
+      }
+    }
   }
 }
 

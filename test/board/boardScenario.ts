@@ -12,7 +12,8 @@ export type Step =
   | { kind: 'submit'; lane: number; key: number | null; advance: number }
   | { kind: 'connect'; computer: number; advance: number }
   | { kind: 'disconnect'; computer: number; advance: number }
-  | { kind: 'claim'; pick: number; computer: number; advance: number }
+  | { kind: 'claim'; pick: number; computer: number; life: number; advance: number }
+  | { kind: 'decline'; pick: number; computer: number; advance: number }
   | { kind: 'started'; pick: number; advance: number }
   | { kind: 'reply'; pick: number; stranger: boolean; advance: number }
   | { kind: 'complete'; pick: number; outcome: 'ok' | 'failed' | 'cancelled'; stranger: boolean; advance: number }
@@ -31,7 +32,8 @@ export const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('submit' as const), lane: fc.nat({ max: 2 }), key: fc.option(fc.nat({ max: 4 }), { freq: 3 }), advance }), weight: 6 },
   { arbitrary: fc.record({ kind: fc.constant('connect' as const), computer, advance }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constant('disconnect' as const), computer, advance }), weight: 1 },
-  { arbitrary: fc.record({ kind: fc.constant('claim' as const), pick, computer, advance }), weight: 10 },
+  { arbitrary: fc.record({ kind: fc.constant('claim' as const), pick, computer, life: fc.nat({ max: 2 }), advance }), weight: 10 },
+  { arbitrary: fc.record({ kind: fc.constant('decline' as const), pick, computer, advance }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('started' as const), pick, advance }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constant('reply' as const), pick, stranger: fc.boolean(), advance }), weight: 2 },
   {
@@ -75,14 +77,18 @@ export class ScenarioWriter {
       case 'submit': {
         const runId = `r${++this.made}`;
         this.known.push(runId);
-        return input.submit(runId, `L${step.lane}`, at, step.key === null ? {} : { idempotencyKey: `k${step.key}` });
+        // A key's body depends on the key and the lane: a reused key is now a retry, now another body.
+        return input.submit(runId, `L${step.lane}`, at, step.key === null ? {} : { idempotencyKey: `k${step.key}`, prompt: `prompt of k${step.key}` });
       }
       case 'connect':
         return input.connected(this.computers[step.computer % this.computers.length]!, at);
       case 'disconnect':
         return input.disconnected(this.computers[step.computer % this.computers.length]!, at);
       case 'claim':
-        return input.claim(anyRun(), this.computers[step.computer % this.computers.length]!, at);
+        // Life 0 is an older computer that sends no incarnation; lives 1 and 2 are twins of one computer.
+        return input.claim(anyRun(), this.computers[step.computer % this.computers.length]!, at, step.life === 0 ? undefined : `life-${step.life}`);
+      case 'decline':
+        return input.draining(anyRun(), this.computers[step.computer % this.computers.length]!, at);
       case 'started': {
         const runId = anyRun();
         return input.started(runId, heldBy(runId), at);

@@ -1,6 +1,7 @@
+import { framesOf } from '../../actors/board/boardAnswers.ts';
 import { boardDecider } from '../../actors/board/boardDecider.ts';
 import { boardInput } from '../../actors/board/boardInputs.ts';
-import { initialBoardState } from '../../actors/board/boardState.ts';
+import { type BoardState, initialBoardState } from '../../actors/board/boardState.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import { deciderSpec } from '../support/deciderSpec.ts';
 
@@ -8,18 +9,20 @@ export const T0 = Date.UTC(2026, 0, 1);
 
 /** The board's inputs, stamped at `at` ms after T0. */
 export const input = {
-  submit: (runId: string, lane: string, at = 0, extra: { agentId?: string; timeoutS?: number; idempotencyKey?: string } = {}) =>
+  submit: (runId: string, lane: string, at = 0, extra: { agentId?: string; timeoutS?: number; idempotencyKey?: string; prompt?: string } = {}) =>
     boardInput.submitted(
       {
-        runId, lane, prompt: `prompt of ${runId}`, agentId: extra.agentId ?? null, timeoutS: extra.timeoutS ?? null,
+        runId, lane, prompt: extra.prompt ?? `prompt of ${runId}`, agentId: extra.agentId ?? null, timeoutS: extra.timeoutS ?? null,
         ...(extra.idempotencyKey ? { idempotencyKey: extra.idempotencyKey } : {}),
       },
       T0 + at,
     ),
   added: (computerId: string, at = 0) => boardInput.computerAdded(computerId, `sha256:${computerId}`, T0 + at),
   connected: (computerId: string, at = 0) => boardInput.connected(computerId, T0 + at),
-  disconnected: (computerId: string, at = 0) => boardInput.disconnected(computerId, T0 + at),
-  claim: (runId: string, computerId: string, at = 0) => boardInput.claim(runId, computerId, T0 + at),
+  disconnected: (computerId: string, at = 0, lastSeenAt?: number) =>
+    boardInput.disconnected(computerId, T0 + at, lastSeenAt === undefined ? undefined : T0 + lastSeenAt),
+  claim: (runId: string, computerId: string, at = 0, incarnation?: string) => boardInput.claim(runId, computerId, T0 + at, incarnation),
+  draining: (runId: string, computerId: string, at = 0) => boardInput.declined(runId, computerId, T0 + at),
   lapsed: (runId: string, lastHeartbeatAt: number, at: number) => boardInput.lapsed(runId, T0 + lastHeartbeatAt, T0 + at),
   cancel: (runId: string, at = 0) => boardInput.cancel(runId, T0 + at),
   started: (runId: string, computerId: string, at = 0) => boardInput.started(runId, computerId, T0 + at),
@@ -66,6 +69,8 @@ export function summary(decisions: readonly NewDomainEvent[] | null): string[] {
         return `refused ${d.data.request} ${d.data.status} ${d.data.code}`;
       case 'board.request.repeated':
         return `repeated ${d.data.request} ${d.data.status}`;
+      case 'board.computer.draining':
+        return `draining ${d.data.computerId}`;
       case 'board.computer.registered':
       case 'board.computer.online':
       case 'board.computer.offline':
@@ -74,4 +79,9 @@ export function summary(decisions: readonly NewDomainEvent[] | null): string[] {
         return d.type;
     }
   });
+}
+
+/** The frames decisions push once committed, read as `kind run → computer` (a connect's are read from `state`). */
+export function pushed(decisions: readonly NewDomainEvent[] | null, state: BoardState): string[] {
+  return (decisions ?? []).flatMap((d, i) => framesOf({ ...d, seq: 100 + i }, state).map((f) => `${f.frame.kind} ${f.frame.data.run_id} → ${f.computerId}`));
 }

@@ -3,7 +3,7 @@ import { framesOf, requestAnswer } from '../../actors/board/boardAnswers.ts';
 import { boardDecider } from '../../actors/board/boardDecider.ts';
 import { BACKLOG } from '../../actors/board/offers.ts';
 import { runView } from '../../actors/board/boardQueries.ts';
-import { boardSpec, computersOnline, input, summary } from './boardSpec.ts';
+import { boardSpec, computersOnline, input, pushed, summary } from './boardSpec.ts';
 
 const { submit, claim, complete, connected, disconnected, added } = input;
 
@@ -25,12 +25,16 @@ describe('board: offers', () => {
     spec.when(input.cancel('r4', 7));
     spec.when(disconnected('c1', 8));
     // c1 ran lane B's turn: B is not A. c2 connects and is offered every unclaimed run.
-    expect(summary(spec.when(connected('c2', 9)))).toEqual(['online c2', 'offered r1 → c2', 'offered r3 → c2', 'offered r5 → c2']);
+    const online = spec.when(connected('c2', 9));
+    expect(summary(online)).toEqual(['online c2']);
+    expect(pushed(online, spec.state)).toEqual(['run.requested r1 → c2', 'run.requested r3 → c2', 'run.requested r5 → c2']);
   });
 
   it('given a computer that reconnects, then its unclaimed runs are pushed to it again', () => {
     const spec = boardSpec(...computersOnline('c1'), submit('r1', 'A'), submit('r2', 'B'), claim('r1', 'c1'), disconnected('c1', 1));
-    expect(summary(spec.when(connected('c1', 2)))).toEqual(['online c1', 'offered r2 → c1']);
+    const online = spec.when(connected('c1', 2));
+    expect(summary(online)).toEqual(['online c1']);
+    expect(pushed(online, spec.state)).toEqual(['run.requested r2 → c1']);
   });
 
   it('given the computer that ran a lane\'s last turn is connected, then the lane\'s runs go to it only; once it leaves, to everyone', () => {
@@ -42,14 +46,16 @@ describe('board: offers', () => {
     expect(summary(spec.when(submit('b1', 'B', 4)))).toEqual(['queued b1 #2', 'offered b1 → c1,c2']);
     // A third computer connecting is not offered lane A: it stays with c2.
     spec.when(added('c3'));
-    expect(summary(spec.when(connected('c3', 5)))).toEqual(['online c3', 'offered b1 → c3']);
+    const c3 = spec.when(connected('c3', 5));
+    expect(pushed(c3, spec.state)).toEqual(['run.requested b1 → c3']);
     // c2 leaves: lane A's runs go to those that have not had them.
     const left = spec.when(disconnected('c2', 6));
     expect(summary(left)).toEqual(['offline c2', 'offered r2 → c1,c3']);
     expect(left![1]!.data).toMatchObject({ reason: 're-offered: computer c2, which ran the last turn of lane A, disconnected' });
     expect(summary(spec.when(submit('r3', 'A', 7)))).toEqual(['queued r3 #3', 'offered r3 → c1,c3']);
     // c2 is back: lane A is its again.
-    expect(summary(spec.when(connected('c2', 8)))).toEqual(['online c2', 'offered r2 → c2', 'offered b1 → c2', 'offered r3 → c2']);
+    const back = spec.when(connected('c2', 8));
+    expect(pushed(back, spec.state)).toEqual(['run.requested r2 → c2', 'run.requested b1 → c2', 'run.requested r3 → c2']);
     expect(summary(spec.when(submit('r4', 'A', 9)))).toEqual(['queued r4 #4', 'offered r4 → c2']);
   });
 
@@ -93,12 +99,12 @@ describe('board: offers', () => {
   it('given an offer and a cancel committed at seq 7 and 9, then the server pushes one frame per computer, ids unique', () => {
     const spec = boardSpec(...computersOnline('c1', 'c2'));
     const [, offered] = spec.when(submit('r1', 'A'))!;
-    expect(framesOf({ ...offered!, seq: 7 })).toEqual([
+    expect(framesOf({ ...offered!, seq: 7 }, spec.state)).toEqual([
       { computerId: 'c1', frame: { id: '7-c1', kind: 'run.requested', data: { run_id: 'r1', lane: 'A', computer_id: 'c1' } } },
       { computerId: 'c2', frame: { id: '7-c2', kind: 'run.requested', data: { run_id: 'r1', lane: 'A', computer_id: 'c2' } } },
     ]);
     const [cancelled] = spec.when(input.cancel('r1'))!;
-    expect(framesOf({ ...cancelled!, seq: 9 })).toEqual([
+    expect(framesOf({ ...cancelled!, seq: 9 }, spec.state)).toEqual([
       { computerId: 'c1', frame: { id: '9-c1', kind: 'run.cancelled', data: { run_id: 'r1' } } },
       { computerId: 'c2', frame: { id: '9-c2', kind: 'run.cancelled', data: { run_id: 'r1' } } },
     ]);
@@ -107,14 +113,27 @@ describe('board: offers', () => {
 
 describe('board: submissions', () => {
   it('given a submission with an idempotency key, when the same key comes again, then no new run: the answer names the first', () => {
-    const spec = boardSpec(...computersOnline('c1'), submit('r1', 'A', 0, { idempotencyKey: 'key-1' }));
-    const again = spec.when(submit('r9', 'A', 1, { idempotencyKey: 'key-1' }));
+    const spec = boardSpec(...computersOnline('c1'), submit('r1', 'A', 0, { idempotencyKey: 'key-1', prompt: 'p' }));
+    const again = spec.when(submit('r9', 'A', 1, { idempotencyKey: 'key-1', prompt: 'p' }));
     expect(summary(again)).toEqual(['deduplicated r9 → r1']);
     expect(again![0]!.stream).toBe('run:r1');
     expect(requestAnswer(again!)).toEqual({ status: 201, runId: 'r1' });
     expect(runView(spec.state, 'r9')).toBeNull();
     expect(summary(spec.when(submit('r2', 'A', 2, { idempotencyKey: 'key-2' })))).toEqual(['queued r2 #1', 'offered r2 → c1']);
     expect(summary(spec.when(submit('r3', 'A', 3)))).toEqual(['queued r3 #2', 'offered r3 → c1']);
+  });
+
+  it('an idempotency key reused with a different body is refused 422 idempotency_key_reused, naming what differs', () => {
+    const spec = boardSpec(...computersOnline('c1'), submit('r1', 'A', 0, { idempotencyKey: 'key-1', timeoutS: 60, prompt: 'p' }));
+    const otherLane = spec.when(submit('r8', 'B', 1, { idempotencyKey: 'key-1', timeoutS: 60, prompt: 'p' }));
+    expect(summary(otherLane)).toEqual(['refused submit 422 idempotency_key_reused']);
+    expect(requestAnswer(otherLane!)).toMatchObject({ status: 422, code: 'idempotency_key_reused' });
+    expect(otherLane![0]!.data).toMatchObject({ reason: 'idempotency key "key-1" was used for run r1 with another body (lane differs)' });
+    expect(summary(spec.when(submit('r9', 'A', 2, { idempotencyKey: 'key-1', prompt: 'p' })))).toEqual(['refused submit 422 idempotency_key_reused']);
+    expect(summary(spec.when(submit('r9', 'A', 2, { idempotencyKey: 'key-1', timeoutS: 60, agentId: 'x', prompt: 'p' })))).toEqual(['refused submit 422 idempotency_key_reused']);
+    // The same body again: the first run.
+    expect(summary(spec.when(submit('r7', 'A', 3, { idempotencyKey: 'key-1', timeoutS: 60, prompt: 'p' })))).toEqual(['deduplicated r7 → r1']);
+    expect(runView(spec.state, 'r8')).toBeNull();
   });
 
   it('given a run id already taken, then the submission is refused, never overwritten', () => {
