@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { type Clock, systemClock } from '../../events/clock.ts';
+import { describeForeignRow } from '../../events/codec.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { boardInput } from '../board/boardInputs.ts';
@@ -71,7 +72,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const log = options.log ?? (() => {});
   const db = resolve(options.db);
   const folder = dirname(db);
-  const store = await openSqliteStore(db, options.sync ? { sync: options.sync } : {});
+  // A row this version cannot read (a newer one wrote it) is skipped by every fold and named here once.
+  const store = await openSqliteStore(db, { ...(options.sync ? { sync: options.sync } : {}), foreignRows: (row) => log(`log ${db}: ${describeForeignRow(row)}: skipped`) });
   const system = startActorSystem({ onError: (r) => log(`actor ${r.actor}: ${r.phase} failed (${r.decision}): ${(r.error as Error)?.message ?? r.error}`) });
   const releases: (() => void)[] = [];
   const keeper = new ProjectionKeeper(store, projections, clock);
