@@ -5,6 +5,7 @@ import { type AuditSummary, auditSummaryProjection } from '../../projections/aud
 import { formatSummary, summaryReport } from '../../projections/audit/summaryView.ts';
 import { checkEntityId, entityTimeline, formatTimeline, type Timeline } from '../../projections/audit/runTimeline.ts';
 import type { AnyProjection } from '../../projections/projection.ts';
+import { NotALogError } from '../../events/store/sqlite/migrations.ts';
 import { type DbOptions, openLogToRead, print, withDb } from '../options.ts';
 
 export function auditCommand(): Command {
@@ -19,7 +20,13 @@ export function auditCommand(): Command {
       if (id !== undefined && options.summary) throw new Error('give a run or session id, or --summary, not both');
       if (id !== undefined) checkEntityId(id);
       const path = resolve(options.db);
-      const store = await openLogToRead(options);
+      const store = await openLogToRead(options).catch((error: unknown) => {
+        // No log there (or none this version reads): an answer, like an unknown run's, not a crash.
+        if (!(error instanceof NotALogError)) throw error;
+        fail(error.message);
+        return null;
+      });
+      if (!store) return;
       try {
         if (id === undefined) {
           // The summary is a projection: from its checkpoint (the daemon keeps one), then the tail.
