@@ -12,8 +12,11 @@ function insertForeign(db: string, row: { stream: string; type: string; data: st
   try {
     raw.pragma('busy_timeout = 10000');
     const result = raw
-      .prepare("INSERT INTO events (stream, version, type, data, at, cause, actor) VALUES (?, 1, ?, ?, ?, NULL, 'newer:1')")
-      .run(row.stream, row.type, row.data, Date.now());
+      .prepare(
+        `INSERT INTO events (stream, version, type, data, at, cause, actor)
+         VALUES (@stream, (SELECT coalesce(max(version), 0) + 1 FROM events WHERE stream = @stream), @type, @data, @at, NULL, 'newer:1')`,
+      )
+      .run({ ...row, at: Date.now() });
     return Number(result.lastInsertRowid);
   } finally {
     raw.close();
@@ -31,7 +34,8 @@ describe('a daemon whose log gains rows it cannot read', () => {
     expect((await daemon.terminal(await daemon.submit('A', 'before'))).state).toBe('succeeded');
 
     const unknown = insertForeign(db, { stream: 'local/run:teleported-1', type: 'run.teleported', data: '{"to":"mars"}' });
-    const malformed = insertForeign(db, { stream: 'local/lane:elsewhere', type: 'run.parked', data: '{"oops":1}' });
+    // In the stream of the lane the next run goes to: the lane's actor writes on after it.
+    const malformed = insertForeign(db, { stream: 'local/lane:A', type: 'run.parked', data: '{"oops":1}' });
     await daemon.waitForOutput(new RegExp(`seq ${malformed}\\b`));
     await daemon.waitForOutput(new RegExp(`seq ${unknown}\\b`));
 
