@@ -27,8 +27,6 @@ export interface ReplayerOptions {
   };
   /** Stop at the first difference (a full verification) or go on and gather every step. */
   readonly stopAtFirst?: boolean;
-  /** Called as each input arrives, with every earlier input closed: the states are as of `seq`. */
-  readonly onBoundary?: (seq: number) => void;
 }
 
 /**
@@ -179,7 +177,6 @@ export class Replayer {
       return;
     }
     this.close();
-    this.options.onBoundary?.(event.seq - 1);
     this.lastInput = event.seq;
     this.lastInputDecided = false;
     this.lastInputHadDecider = false;
@@ -311,6 +308,7 @@ export class Replayer {
     try {
       return call();
     } catch {
+      // Not hidden: the difference this follows is what the replay reports (it stops there, or the step says so).
       return otherwise;
     }
   }
