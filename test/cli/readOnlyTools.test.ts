@@ -39,6 +39,11 @@ describe('read-only tools (replay, rebuild, audit) never write the file they rea
       expect(result.stderr, args.join(' ')).toContain('no events table');
     }
 
+    // Nor does a tool that writes a log it expects to be there, before it has checked that it is one.
+    const write = runledger(['rebuild', '--write', '--db', path]);
+    expect(write.status).toBe(2);
+    expect(write.stderr).toContain(`${path} is not a runledger log`);
+
     expect(digest(path)).toBe(before);
     expect(existsSync(`${path}-wal`)).toBe(false);
   });
