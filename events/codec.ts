@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { EventDefinition } from './define.ts';
-import { type NewEvent, STREAM_NAME, type StoredEvent } from './envelope.ts';
+import { type NewEvent, STREAM_NAME } from './envelope.ts';
 
 /** A row that cannot become an event of the catalog: names its seq and type, never crashes a reader. */
 export class InvalidEventError extends Error {
@@ -14,7 +14,28 @@ export class InvalidEventError extends Error {
   }
 }
 
+/**
+ * A row of the log this version cannot read: a type it does not know (a newer runledger wrote it) or
+ * a known type whose data does not have its shape. Readers skip it; who reads names it (SPEC 1).
+ */
+export interface ForeignRow {
+  readonly seq: number;
+  readonly stream: string;
+  readonly type: string;
+  readonly problem: string;
+}
+
+/** The one sentence that names a foreign row, wherever it is reported. */
+export function describeForeignRow(row: ForeignRow): string {
+  return new InvalidEventError(row.seq, row.type, row.problem).message;
+}
+
+/** Why a row of a type this version does not know cannot be read. */
+export const UNKNOWN_TYPE = 'unknown event type (is this log from a newer runledger?)';
+
 type Definitions = Readonly<Record<string, EventDefinition>>;
+/** Data of a row checked against its type: the current shape, or the problem. */
+export type DecodedData = { readonly ok: true; readonly data: unknown } | { readonly ok: false; readonly problem: string };
 
 /** Validates event data against the catalog on the way in and on the way out, upcasting old shapes. */
 export class EventCodec<Defs extends Definitions> {
@@ -26,37 +47,24 @@ export class EventCodec<Defs extends Definitions> {
 
   /** The current shape of `raw` as data of `type`, upcast from a legacy shape when it has one. */
   decodeData(seq: number | null, type: string, raw: unknown): unknown {
+    const decoded = this.tryDecodeData(type, raw);
+    if (!decoded.ok) throw new InvalidEventError(seq, type, decoded.problem);
+    return decoded.data;
+  }
+
+  /** As `decodeData`, the problem returned instead of thrown: for a reader that skips what it cannot read. */
+  tryDecodeData(type: string, raw: unknown): DecodedData {
     const definition = this.definitions[type];
-    if (!definition) throw new InvalidEventError(seq, type, 'unknown event type (is this log from a newer runledger?)');
+    if (!definition) return { ok: false, problem: UNKNOWN_TYPE };
     const current = definition.schema.safeParse(raw);
-    if (current.success) return current.data;
+    if (current.success) return { ok: true, data: current.data };
     for (const legacy of definition.legacy) {
       const old = legacy.schema.safeParse(raw);
       if (!old.success) continue;
       const upcast = definition.schema.safeParse(legacy.upcast(old.data as never));
-      if (upcast.success) return upcast.data;
+      if (upcast.success) return { ok: true, data: upcast.data };
     }
-    throw new InvalidEventError(seq, type, describeIssues(current.error));
-  }
-
-  /** A row read from the log, as text columns, into a validated event. */
-  decodeRow(row: EventRow): StoredEvent {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(row.data);
-    } catch (error) {
-      throw new InvalidEventError(row.seq, row.type, `data is not JSON (${(error as Error).message})`);
-    }
-    return {
-      seq: row.seq,
-      stream: row.stream,
-      version: row.version,
-      type: row.type,
-      data: this.decodeData(row.seq, row.type, raw),
-      at: row.at,
-      cause: row.cause,
-      actor: row.actor,
-    };
+    return { ok: false, problem: describeIssues(current.error) };
   }
 
   /** Refuses an event before it is written, so the log only ever holds what it can read back. */

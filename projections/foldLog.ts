@@ -27,10 +27,18 @@ export async function foldLog(
     const limit = Math.min(pageSize, until - last);
     if (limit <= 0) break;
     const page = await store.readAll(last, limit);
-    for (const event of page) visit(event);
-    if (page.length) last = page[page.length - 1]!.seq;
+    // A page reads on past the rows the store skips (see EventStore.readAll): it may pass `until`.
+    let past = false;
+    for (const event of page) {
+      if (event.seq > until) {
+        past = true;
+        break;
+      }
+      visit(event);
+      last = event.seq;
+    }
     options.onPage?.(last);
-    if (page.length < limit) break;
+    if (past || page.length < limit) break;
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
   return last;

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { type Clock, systemClock } from '../../events/clock.ts';
+import { describeForeignRow } from '../../events/codec.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import type { StoreFaults } from '../../events/store/sqlite/appendBatch.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
@@ -80,6 +81,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     ...(options.sync ? { sync: options.sync } : {}),
     ...(options.storeFaults ? { faults: options.storeFaults } : {}),
     ...(options.log ? { report: options.log } : {}),
+    // A row this version cannot read (a newer one wrote it) is skipped by every fold and named here once.
+    foreignRows: (row) => log(`log ${db}: ${describeForeignRow(row)}: skipped`),
   });
   const system = startActorSystem({ onError: (r) => log(`actor ${r.actor}: ${r.phase} failed (${r.decision}): ${(r.error as Error)?.message ?? r.error}`) });
   const releases: (() => void)[] = [];

@@ -228,7 +228,9 @@ export class Outbox<E> {
         // Most events call for nothing here: with nothing queued before one and no drain under way, the
         // cursor steps past it in memory, as a drain would, without a drain (every follower sees every
         // event, so this is the hot path of all of them).
-        if (!this.running && this.fed.length === 0 && event.seq === this.cursor + 1 && this.consumer.effectOf(event) === null) {
+        // The feed hands over every readable event past the cursor in order (a row the store skips
+        // leaves a gap in seqs, not in the feed), so with nothing queued this one is the next.
+        if (!this.running && this.fed.length === 0 && this.consumer.effectOf(event) === null) {
           this.cursor = event.seq;
           return;
         }
@@ -245,7 +247,7 @@ export class Outbox<E> {
     let stale = 0;
     while (stale < this.fed.length && this.fed[stale]!.seq <= this.cursor) stale++;
     if (stale) this.fed = this.fed.slice(stale);
-    if (this.fed[0]?.seq === this.cursor + 1) {
+    if (this.fed.length > 0 && (this.following || this.fed[0]!.seq === this.cursor + 1)) {
       const page = this.fed.slice(0, PAGE);
       this.fed = this.fed.slice(PAGE);
       return page;

@@ -53,8 +53,7 @@ function eventLine(e: DecisionView): string {
 /** `runledger replay`: the whole log verified, or its first difference. */
 export function formatVerified(report: ReplayReport): string {
   if (!report.ok) return formatDifference(report);
-  const stored = report.snapshots?.length ? `\n  decider-state snapshots stored at seq ${report.snapshots.join(', ')}` : '';
-  return `✓ ${report.inputs} inputs re-decided, ${report.decisions} recorded decisions agree (through seq ${report.lastSeq})${stored}`;
+  return `✓ ${report.inputs} inputs re-decided, ${report.decisions} recorded decisions agree (through seq ${report.lastSeq})`;
 }
 
 /** `runledger replay --until SEQ`: what was verified, from where, and every projection. */
@@ -69,7 +68,7 @@ export function formatUntil(report: UntilReport): string {
   }
   // Worth saying on a long log only: a short one folds from seq 0 in no time.
   if (report.verifiedFrom === 0 && report.folded >= 10_000) {
-    lines.push(`  (no snapshot of the deciders' states before seq ${report.until}, so they were folded from seq 0: \`runledger replay\` or \`runledger rebuild --write\` stores them)`);
+    lines.push(`  (no snapshot of the deciders' states before seq ${report.until}, so they were folded from seq 0: \`runledger rebuild --write\` stores them)`);
   }
   lines.push(`projections as of seq ${report.lastSeq} (${report.folded} events folded past the nearest snapshots):`);
   const from = new Map(report.projectionsFrom.map((s) => [s.name, s]));

@@ -27,8 +27,6 @@ export interface ReplayerOptions {
   };
   /** Stop at the first difference (a full verification) or go on and gather every step. */
   readonly stopAtFirst?: boolean;
-  /** Called as each input arrives, with every earlier input closed: the states are as of `seq`. */
-  readonly onBoundary?: (seq: number) => void;
 }
 
 /**
@@ -179,7 +177,6 @@ export class Replayer {
       return;
     }
     this.close();
-    this.options.onBoundary?.(event.seq - 1);
     this.lastInput = event.seq;
     this.lastInputDecided = false;
     this.lastInputHadDecider = false;
@@ -200,9 +197,9 @@ export class Replayer {
     const scope = this.scopes[index]!;
     const state = this.stateOf(lane, scope);
     const input = event as NewDomainEvent;
-    const ignored = lane.decider.ignores?.(state, input) ?? false;
+    const ignored = this.afterADifference(() => lane.decider.ignores?.(state, input) ?? false, false);
     // An ignored input is a difference already; its state may be a retired one's, too little to decide from.
-    const answers = ignored ? [] : lane.decider.decide(state, input);
+    const answers = ignored ? [] : this.afterADifference(() => lane.decider.decide(state, input), []);
     const open: OpenInput = { input: event, lane, scope, rederived: answers, recorded: [], answers: answers.length, reacted: false, ignored, differs: false };
     this.open = open;
     this.fold(event);
@@ -296,7 +293,23 @@ export class Replayer {
       const lane = this.lanes[i]!;
       if (event.seq <= lane.from || (lane.scopes !== null && !lane.scopes.has(scope))) continue;
       this.decode(event);
-      lane.states[scope] = lane.retire(lane.decider.evolve(this.stateOf(lane, scope), event));
+      const state = this.stateOf(lane, scope);
+      lane.states[scope] = this.afterADifference(() => lane.retire(lane.decider.evolve(state, event)), state);
+    }
+  }
+
+  /**
+   * A decider's call on states folded from a log that already differs (a tampered decision folded, or
+   * reacted to): whatever it throws there is a consequence of the difference being reported, never a
+   * crash of the replay; it gives `otherwise`. Before any difference, a throw is a bug and goes up.
+   */
+  private afterADifference<T>(call: () => T, otherwise: T): T {
+    if (!this.open?.differs && this.differences.length === 0) return call();
+    try {
+      return call();
+    } catch {
+      // Not hidden: the difference this follows is what the replay reports (it stops there, or the step says so).
+      return otherwise;
     }
   }
 
@@ -304,7 +317,8 @@ export class Replayer {
   private reactIfDue(open: OpenInput): void {
     if (open.reacted || open.recorded.length < open.answers) return;
     open.reacted = true;
-    const followUps = open.lane.decider.react?.(this.stateOf(open.lane, open.scope), open.input as NewDomainEvent) ?? [];
+    const state = this.stateOf(open.lane, open.scope);
+    const followUps = this.afterADifference(() => open.lane.decider.react?.(state, open.input as NewDomainEvent) ?? [], []);
     if (followUps.length) open.rederived.push(...followUps);
   }
 

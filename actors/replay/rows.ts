@@ -1,5 +1,5 @@
 import { type DomainEvent, eventDefinitions } from '../../events/catalog.ts';
-import { InvalidEventError } from '../../events/codec.ts';
+import { InvalidEventError, UNKNOWN_TYPE } from '../../events/codec.ts';
 import type { FoldRow } from '../../events/store/eventStore.ts';
 
 /**
@@ -11,10 +11,13 @@ const TYPES = new Map(Object.keys(eventDefinitions).map((type) => [type, type]))
 /**
  * A row as an event whose data is not read yet (`undefined`): the replayer parses it only when a
  * decider needs it. Without the log's bookkeeping (`version` 0, `actor` ''): `complete` reads them back
- * for a report.
+ * for a report. A row of a type this version does not know is refused, naming it.
  */
 export function unread(row: FoldRow): DomainEvent {
-  return { seq: row.seq, stream: row.stream, version: 0, type: TYPES.get(row.type) ?? row.type, data: undefined, at: row.at, cause: row.cause, actor: '' } as unknown as DomainEvent;
+  const type = TYPES.get(row.type);
+  // Replay vouches for the whole log: a type it cannot even name fails it here, whoever reads it.
+  if (type === undefined) throw new InvalidEventError(row.seq, row.type, UNKNOWN_TYPE);
+  return { seq: row.seq, stream: row.stream, version: 0, type, data: undefined, at: row.at, cause: row.cause, actor: '' } as unknown as DomainEvent;
 }
 
 /** The data of a row, parsed from JSON (not yet checked against the catalog). */

@@ -1,15 +1,12 @@
-import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Command } from 'commander';
-import { hydrateProjections, saveCheckpoints } from '../../projections/hydrate.ts';
+import { hydrateProjections } from '../../projections/hydrate.ts';
 import { type AuditSummary, auditSummaryProjection } from '../../projections/audit/summary.ts';
 import { formatSummary, summaryReport } from '../../projections/audit/summaryView.ts';
 import { checkEntityId, entityTimeline, formatTimeline, type Timeline } from '../../projections/audit/runTimeline.ts';
-import { type AnyProjection, checkpointName } from '../../projections/projection.ts';
-import { type DbOptions, openLog, print, withDb } from '../options.ts';
-
-/** Folding this many events for the summary is worth a checkpoint, so the next audit starts past them. */
-const CHECKPOINT_AFTER = 10_000;
+import type { AnyProjection } from '../../projections/projection.ts';
+import { NotALogError } from '../../events/store/sqlite/migrations.ts';
+import { type DbOptions, openLogToRead, print, withDb } from '../options.ts';
 
 export function auditCommand(): Command {
   return withDb(new Command('audit'))
@@ -23,19 +20,18 @@ export function auditCommand(): Command {
       if (id !== undefined && options.summary) throw new Error('give a run or session id, or --summary, not both');
       if (id !== undefined) checkEntityId(id);
       const path = resolve(options.db);
-      // A read must not leave an empty log behind where the user mistyped a path.
-      if (!existsSync(path)) {
-        fail(`there is no log at ${path}: give its file with --db FILE`);
-        return;
-      }
-      const store = await openLog(options);
+      const store = await openLogToRead(options).catch((error: unknown) => {
+        // No log there (or none this version reads): an answer, like an unknown run's, not a crash.
+        if (!(error instanceof NotALogError)) throw error;
+        fail(error.message);
+        return null;
+      });
+      if (!store) return;
       try {
         if (id === undefined) {
           // The summary is a projection: from its checkpoint (the daemon keeps one), then the tail.
           const projection = auditSummaryProjection as AnyProjection;
-          const checkpoint = await store.checkpoints.load(checkpointName(projection));
           const folded = (await hydrateProjections(store, [projection])).get(projection.name)!;
-          if (folded.seq - (checkpoint?.seq ?? 0) >= CHECKPOINT_AFTER) await saveCheckpoints(store, [folded]).catch(() => {});
           const report = summaryReport(folded.state as AuditSummary, folded.seq);
           print(options, report, () => formatSummary(report));
           return;

@@ -4,20 +4,23 @@ import { storedDeciderProjections } from '../../actors/replay/deciderStates.ts';
 import type { AnyProjection } from '../../projections/projection.ts';
 import { projections } from '../../projections/registry.ts';
 import { type ProjectionCheck, type RebuildCheck, rebuildAndCheck } from '../../projections/snapshot/checkSnapshots.ts';
-import { type DbOptions, openLog, print, withDb } from '../options.ts';
+import { type DbOptions, failOnForeignRow, openLog, openLogToRead, print, withDb } from '../options.ts';
 
 export function rebuildCommand(): Command {
   return withDb(new Command('rebuild'))
     .description('refold every projection from seq 0 and compare it with its stored checkpoint and every stored snapshot (exit 1 on a difference)')
     .option('--write', 'store the rebuilt states: checkpoints at the head, and snapshots (the deciders’ states too) at intervals')
     .action(async (options: DbOptions & { write?: boolean }) => {
-      const store = await openLog(options, { mustExist: true });
+      // Read-only unless asked to store what it rebuilt.
+      const store = options.write ? await openLog(options, { mustExist: true, foreignRows: 'fail' }) : await openLogToRead(options, 'fail');
       try {
         // The deciders' states, which `replay` snapshots, are checked like any projection.
         const all: AnyProjection[] = [...projections, ...storedDeciderProjections(deciders)];
         const result = await rebuildAndCheck(store, all, { write: options.write ?? false, checkpointed: new Set(projections) });
         print(options, result, () => formatRebuild(result));
         process.exitCode = result.ok ? 0 : 1;
+      } catch (error) {
+        failOnForeignRow(options, error);
       } finally {
         await store.close();
       }

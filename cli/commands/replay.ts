@@ -6,13 +6,12 @@ import { replayLog } from '../../actors/replay/replayLog.ts';
 import { replayUntil } from '../../actors/replay/replayUntil.ts';
 import { checkEntityId } from '../../projections/audit/runTimeline.ts';
 import { projections } from '../../projections/registry.ts';
-import { type DbOptions, openLog, print, withDb } from '../options.ts';
+import { type DbOptions, failOnForeignRow, openLogToRead, print, withDb } from '../options.ts';
 
 interface ReplayOptions extends DbOptions {
   until?: number;
   run?: string;
   session?: string;
-  snapshots?: boolean;
 }
 
 export function replayCommand(): Command {
@@ -21,13 +20,13 @@ export function replayCommand(): Command {
     .option('--until <seq>', 'print every projection as of this seq, re-deriving the decisions from the nearest snapshot up to it', parseSeq)
     .option('--run <id>', 're-derive only the inputs that concern this run, each with its decisions')
     .option('--session <id>', 're-derive only the inputs that concern this session, each with its decisions')
-    .option('--no-snapshots', 'do not store the deciders’ states as snapshots while verifying the whole log')
     .action(async (options: ReplayOptions) => {
       const modes = [options.until !== undefined, options.run !== undefined, options.session !== undefined].filter(Boolean).length;
       if (modes > 1) throw new Error('give one of --until, --run and --session, not several');
       const entity = options.run !== undefined ? ({ kind: 'run', id: options.run } as const) : options.session !== undefined ? ({ kind: 'session', id: options.session } as const) : null;
       if (entity) checkEntityId(entity.id);
-      const store = await openLog(options, { mustExist: true });
+      // Read-only: replay never writes the file it checks (snapshots are stored by `rebuild --write`).
+      const store = await openLogToRead(options, 'fail');
       try {
         const progress = await progressReporter(() => store.headSeq());
         if (entity) {
@@ -49,10 +48,12 @@ export function replayCommand(): Command {
           process.exitCode = report.ok ? 0 : 1;
           return;
         }
-        const report = await replayLog(store, deciders, { onPage: progress, writeSnapshots: options.snapshots !== false });
+        const report = await replayLog(store, deciders, { onPage: progress });
         progress.done();
         print(options, report, () => formatVerified(report));
         process.exitCode = report.ok ? 0 : 1;
+      } catch (error) {
+        failOnForeignRow(options, error);
       } finally {
         await store.close();
       }

@@ -24,7 +24,11 @@ export interface EventStore {
    * full or a few milliseconds old.
    */
   holdCommits(): () => void;
-  /** Events with `seq > after`, in order, at most `limit` of them. */
+  /**
+   * Events with `seq > after`, in order, at most `limit` of them. Every read of events (this one, the
+   * streams, entities, subscriptions) skips a row this version cannot read and names it once, unless
+   * the store was opened to fail on them: so `limit` events may span more than `limit` seqs.
+   */
   readAll(after: number, limit: number): Promise<DomainEvent[]>;
   /**
    * Hands `visit` each row with `seq > after`, in order, at most `limit` of them, as stored (its data

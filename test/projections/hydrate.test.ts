@@ -1,7 +1,9 @@
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import type { ForeignRow } from '../../events/codec.ts';
 import { hydrateProjections, saveCheckpoints } from '../../projections/hydrate.ts';
 import { type AnyProjection, checkpointName } from '../../projections/projection.ts';
-import { openTempStore } from '../support/tempStore.ts';
+import { openTempStore, tempDbPath } from '../support/tempStore.ts';
 import { appendBumps, countingProjection } from '../support/countingProjection.ts';
 
 describe('hydrateProjections: checkpoint, then the tail', () => {
@@ -65,5 +67,28 @@ describe('hydrateProjections: checkpoint, then the tail', () => {
     await store.checkpoints.save({ name: 'tally@1', seq: 5, state: '{"events":5,"lastSeq":5}' });
 
     expect(await store.checkpoints.load('tally@1')).toEqual({ name: 'tally@1', seq: 10, state: '{"events":10,"lastSeq":10}' });
+  });
+
+  it('given rows this version cannot read among the log, when hydrating, then each projection folds every other event, and each row is named once', async () => {
+    const path = tempDbPath();
+    const named: ForeignRow[] = [];
+    const store = await openTempStore(path, { foreignRows: (row) => named.push(row) });
+    await appendBumps(store, 3);
+    const raw = new Database(path);
+    raw.exec(`INSERT INTO events (stream, version, type, data, at, cause, actor) VALUES
+      ('counter:new', 1, 'counter.teleported', '{}', 1, NULL, 'newer:1'),
+      ('counter:new', 2, 'counter.bumped', '{"total":"many"}', 1, NULL, 'newer:1')`);
+    raw.close();
+    await appendBumps(store, 2);
+    const tally = countingProjection();
+
+    const folded = await hydrateProjections(store, [tally as AnyProjection]);
+    await hydrateProjections(store, [countingProjection() as AnyProjection]);
+
+    expect(folded.get('tally')).toMatchObject({ seq: 7, state: { events: 5, lastSeq: 7 } });
+    expect(named.map((r) => [r.seq, r.type])).toEqual([
+      [4, 'counter.teleported'],
+      [5, 'counter.bumped'],
+    ]);
   });
 });

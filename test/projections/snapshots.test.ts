@@ -3,14 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { deciders } from '../../actors/registry.ts';
 import { projectionOf, storedDeciderProjections } from '../../actors/replay/deciderStates.ts';
 import { replayEntity } from '../../actors/replay/replayEntity.ts';
-import { replayLog } from '../../actors/replay/replayLog.ts';
 import { replayUntil } from '../../actors/replay/replayUntil.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { type AnyProjection, checkpointName, type Projection } from '../../projections/projection.ts';
 import { projections } from '../../projections/registry.ts';
-import { boardProjection } from '../../projections/board.ts';
-import { queueProjection } from '../../projections/queue.ts';
 import { rebuildAndCheck } from '../../projections/snapshot/checkSnapshots.ts';
 import { hydrateAt } from '../../projections/snapshot/nearestStates.ts';
 import { openScenario, scenarioCopy } from '../replay/scenarioLog.ts';
@@ -196,25 +193,6 @@ describe('replay from snapshots', () => {
     expect(report.folded.events).toBeLessThan(fromZero.folded.events);
     const summary = (r: typeof report) => r.steps.map((s) => [s.input.seq, s.recorded.map((d) => d.seq), s.rederived.map((d) => d.type), s.difference]);
     expect(summary(report)).toEqual(summary(fromZero));
-    await store.close();
-  });
-
-  it('a full replay stores the deciders’ states every `every` events, between two inputs, only past the newest it has, and they check out', async () => {
-    const store = await openScenario(undefined, { snapshots: { every: 40 } });
-    const log = await store.readAll(0, 1000);
-
-    const first = await replayLog(store, deciders, { writeSnapshots: true });
-    const second = await replayLog(store, deciders, { writeSnapshots: true });
-
-    expect(first).toMatchObject({ ok: true });
-    const seqs = first.ok ? first.snapshots! : [];
-    expect(seqs.length).toBe(4);
-    for (const seq of seqs) expect(log.find((e) => e.seq === seq + 1)?.cause).toBeNull();
-    expect(second).toMatchObject({ ok: true, snapshots: [] });
-    const names = new Set((await store.snapshots.list()).map((s) => s.name));
-    // The queue's and the board's decider states are stored as those projections' snapshots.
-    expect([...names].sort()).toEqual([...storedDeciderProjections(deciders).map(checkpointName), checkpointName(boardProjection), checkpointName(queueProjection)].sort());
-    expect((await rebuildAndCheck(store, all())).ok).toBe(true);
     await store.close();
   });
 });

@@ -1,3 +1,4 @@
+import type Database from 'better-sqlite3';
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
 
 /**
@@ -79,5 +80,52 @@ export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
   if (error || failed) {
     const why = error instanceof Error ? error.message : String(error ?? 'unknown error');
     throw new Error(`could not bring the log's schema up to date${failed ? ` (${failed.migrationName})` : ''}: ${why}`);
+  }
+}
+
+/** The columns of SPEC section 1's `events` table: a file without them all is not a runledger log. */
+const EVENT_COLUMNS = ['seq', 'stream', 'version', 'type', 'data', 'at', 'cause', 'actor'];
+
+/** A file given as a log that is none this version can read: names the file and why. */
+export class NotALogError extends Error {
+  override readonly name = 'NotALogError';
+  constructor(
+    readonly path: string,
+    readonly why: string,
+    message = `${path} is not a runledger log this version can read: ${why}`,
+  ) {
+    super(message);
+  }
+
+  static missing(path: string): NotALogError {
+    return new NotALogError(path, 'no such file', `there is no log at ${path}: give its file with --db FILE`);
+  }
+}
+
+/**
+ * Refuses, before anything is read or written, a file that is not a runledger log (another program's
+ * SQLite file, or no SQLite file at all) or whose schema is newer than this version knows. One whose
+ * schema is older passes with `older: 'fine'` (it is about to be migrated); a reader that may not
+ * migrate is told what to do.
+ */
+export function checkLogSchema(db: Database.Database, path: string, { older }: { older: 'fine' | 'refused' }): void {
+  let columns: string[];
+  let applied: string[];
+  try {
+    columns = (db.prepare("SELECT name FROM pragma_table_info('events')").pluck().all() as string[]);
+    const bookkept = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kysely_migration'").pluck().get() !== undefined;
+    applied = bookkept ? (db.prepare('SELECT name FROM kysely_migration ORDER BY name').pluck().all() as string[]) : [];
+  } catch (error) {
+    throw new NotALogError(path, `it cannot be read as SQLite (${(error as Error).message})`);
+  }
+  const missing = EVENT_COLUMNS.filter((c) => !columns.includes(c));
+  if (missing.length) {
+    throw new NotALogError(path, columns.length ? `its events table lacks ${missing.join(', ')}` : 'it has no events table (is --db the right file?)');
+  }
+  const unknown = applied.filter((name) => !Object.hasOwn(migrations, name));
+  if (unknown.length) throw new NotALogError(path, `its schema is newer than this runledger knows (${unknown.join(', ')}): use the runledger that wrote it`);
+  const behind = Object.keys(migrations).filter((name) => !applied.includes(name));
+  if (behind.length && older === 'refused') {
+    throw new NotALogError(path, `its schema is older (it lacks ${behind.join(', ')}) and a read-only tool does not bring it forward: start runledger daemon on it once`);
   }
 }

@@ -1,15 +1,16 @@
+import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { interval, map, merge, type Observable, Subject } from 'rxjs';
 import { codec as defaultCodec, type DomainEvent } from '../../catalog.ts';
-import type { EventCodec, EventRow } from '../../codec.ts';
+import { type DecodedData, describeForeignRow, type EventCodec, type ForeignRow, InvalidEventError } from '../../codec.ts';
 import type { AppendRequest, AppendResult, Checkpoint, CheckpointStore, EventStore, FoldRow, SnapshotStore } from '../eventStore.ts';
 import { type Wake, followLog } from '../followLog.ts';
 import { commitAppends, type PreparedAppend, prepareAppendStatements, type StoreFaults } from './appendBatch.ts';
 import { asLogUnwritable, LogUnwritableError } from '../logUnwritable.ts';
 import { prepareLogFile } from './logFile.ts';
-import { migrateToLatest } from './migrations.ts';
+import { checkLogSchema, migrateToLatest, NotALogError } from './migrations.ts';
 import type { LogDatabase } from './schema.ts';
 import { type SnapshotPolicy, sqliteSnapshots } from './snapshots.ts';
 
@@ -30,6 +31,12 @@ export interface SqliteStoreOptions {
   readonly faults?: StoreFaults;
   /** Where the store says that its writes began to fail, and that they go through again (stderr by default). */
   readonly report?: (line: string) => void;
+  /**
+   * What a read does with a row this version cannot read (see ForeignRow): skip it and hand it here,
+   * once per seq (the default writes one line to stderr), or `fail`: throw InvalidEventError naming
+   * it (`replay`, `rebuild`: a tool that vouches for the whole log).
+   */
+  readonly foreignRows?: 'fail' | ((row: ForeignRow) => void);
 }
 
 const COLUMNS = 'seq, stream, version, type, data, at, cause, actor';
@@ -56,17 +63,21 @@ interface PendingAppend {
 
 /**
  * Opens (creating the folder, the file and the schema as needed) the log at `path`; a log that cannot
- * be opened or written is refused with a LogUnwritableError naming it.
+ * be opened or written is refused with a LogUnwritableError naming it. With `existing`, the file must
+ * already be a runledger log: it is checked before the migrations could write their tables in it.
  */
-export async function openSqliteStore(path: string, options: SqliteStoreOptions = {}): Promise<SqliteEventStore> {
+export async function openSqliteStore(path: string, options: SqliteStoreOptions & { existing?: boolean } = {}): Promise<SqliteEventStore> {
+  if (options.existing) mustExist(path);
   if (path !== ':memory:') prepareLogFile(path);
   let db: Database.Database;
   try {
-    db = new Database(path);
+    db = new Database(path, { fileMustExist: options.existing === true });
   } catch (error) {
     throw asLogUnwritable(error, path);
   }
   try {
+    // A file the caller says is a log is checked before the migrations could write their tables in it.
+    if (options.existing) checkLogSchema(db, path, { older: 'fine' });
     db.pragma('busy_timeout = 10000');
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.sync === 'normal' ? 'NORMAL' : 'FULL'}`);
@@ -77,6 +88,28 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
     db.close();
     throw asLogUnwritable(error, path);
   }
+}
+
+/**
+ * Opens an existing log only to read it (`replay`, `rebuild`, `audit`): SQLite itself refuses every
+ * write, nothing is created or migrated, and a file that is not a runledger log of this version's
+ * schema is refused, named, before anything is read.
+ */
+export async function openSqliteStoreToRead(path: string, options: Omit<SqliteStoreOptions, 'sync'> = {}): Promise<SqliteEventStore> {
+  mustExist(path);
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    checkLogSchema(db, path, { older: 'refused' });
+    db.pragma('busy_timeout = 10000');
+    return new SqliteEventStore(db, new Kysely<LogDatabase>({ dialect: new SqliteDialect({ database: db }) }), options);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+function mustExist(path: string): void {
+  if (!existsSync(path)) throw NotALogError.missing(path);
 }
 
 export class SqliteEventStore implements EventStore {
@@ -90,7 +123,7 @@ export class SqliteEventStore implements EventStore {
   private readonly selectAfter: Database.Statement<[number, number], unknown[]>;
   private readonly selectFoldRows: Database.Statement<[number, number], unknown[]>;
   private readonly selectStream: Database.Statement<[string, number], unknown[]>;
-  private readonly selectLastOfStream: Database.Statement<[string], unknown[]>;
+  private readonly selectStreamBackwards: Database.Statement<[string], unknown[]>;
   private readonly selectRunMentions: Database.Statement<[string, string], unknown[]>;
   private readonly selectSessionMentions: Database.Statement<[string, string], unknown[]>;
   private readonly selectEntity: Database.Statement<[string], unknown[]>;
@@ -103,6 +136,9 @@ export class SqliteEventStore implements EventStore {
   /** Set from a commit that failed for a reason of the machine until one succeeds: the outage, told once. */
   private outage: LogUnwritableError | null = null;
   private readonly report: (line: string) => void;
+  private readonly foreignRows: 'fail' | ((row: ForeignRow) => void);
+  /** The foreign rows already handed on: each is named once, however often it is read past. */
+  private readonly reported = new Set<number>();
 
   constructor(
     readonly db: Database.Database,
@@ -112,15 +148,14 @@ export class SqliteEventStore implements EventStore {
     this.writer = options.writer ?? `${hostname()}:${process.pid}`;
     this.report = options.report ?? ((line) => console.error(line));
     this.codec = (options.codec ?? defaultCodec) as typeof defaultCodec;
+    this.foreignRows = options.foreignRows ?? ((row) => process.stderr.write(`runledger: ${describeForeignRow(row)}: skipped\n`));
     this.statements = prepareAppendStatements(db, options.faults);
     this.selectAfter = db.prepare(`SELECT ${COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`).raw(true) as never;
     this.selectFoldRows = db.prepare('SELECT seq, stream, type, data, at, cause FROM events WHERE seq > ? ORDER BY seq LIMIT ?').raw(true) as never;
     this.selectStream = db
       .prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND version > ? ORDER BY version`)
       .raw(true) as never;
-    this.selectLastOfStream = db
-      .prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? ORDER BY version DESC LIMIT 1`)
-      .raw(true) as never;
+    this.selectStreamBackwards = db.prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? ORDER BY version DESC`).raw(true) as never;
     this.selectEntity = db.prepare(SELECT_ENTITY).raw(true) as never;
     this.selectRunMentions = db.prepare(selectMentions('runId')).raw(true) as never;
     this.selectSessionMentions = db.prepare(selectMentions('sessionId')).raw(true) as never;
@@ -222,9 +257,23 @@ export class SqliteEventStore implements EventStore {
     return this.readAllNow(after, limit);
   }
 
-  /** The synchronous read under `readAll`, for folds that page through millions of rows. */
+  /**
+   * The synchronous read under `readAll`, for folds that page through millions of rows. A foreign row
+   * skipped leaves room in the page for the rows after it: fewer than `limit` events still means the
+   * log ends here.
+   */
   readAllNow(after: number, limit: number): DomainEvent[] {
-    return this.selectAfter.all(after, limit).map((row) => this.decode(row));
+    const events: DomainEvent[] = [];
+    for (let last = after; ; ) {
+      const wanted = limit - events.length;
+      const rows = this.selectAfter.all(last, wanted);
+      for (const row of rows) {
+        const event = this.decode(row);
+        if (event) events.push(event);
+      }
+      if (rows.length < wanted || events.length === limit) return events;
+      last = (rows[rows.length - 1] as RawRow)[0];
+    }
   }
 
   async scanRows(after: number, limit: number, visit: (row: FoldRow) => void): Promise<number> {
@@ -252,19 +301,23 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readStream(stream: string, after = 0): Promise<DomainEvent[]> {
-    return this.selectStream.all(stream, after).map((row) => this.decode(row));
+    return this.decodeAll(this.selectStream.all(stream, after));
   }
 
   async readEntity(kindAndId: string): Promise<DomainEvent[]> {
     const [kind, id] = [kindAndId.slice(0, kindAndId.indexOf(':')), kindAndId.slice(kindAndId.indexOf(':') + 1)];
     const rows =
       kind === 'run' ? this.selectRunMentions.all(kindAndId, id) : kind === 'session' ? this.selectSessionMentions.all(kindAndId, id) : this.selectEntity.all(kindAndId);
-    return rows.map((row) => this.decode(row));
+    return this.decodeAll(rows);
   }
 
   async lastOfStream(stream: string): Promise<DomainEvent | null> {
-    const row = this.selectLastOfStream.all(stream)[0];
-    return row ? this.decode(row) : null;
+    // Backwards past any foreign rows at its end: usually one row read.
+    for (const row of this.selectStreamBackwards.iterate(stream)) {
+      const event = this.decode(row);
+      if (event) return event;
+    }
+    return null;
   }
 
   async streamVersion(stream: string): Promise<number> {
@@ -279,16 +332,40 @@ export class SqliteEventStore implements EventStore {
     return followLog((from, limit) => this.readAll(from, limit), this.wake, after);
   }
 
-  /** A raw row into a validated event (as `codec.decodeRow`, without an intermediate object per row). */
-  private decode(row: unknown): DomainEvent {
+  private decodeAll(rows: readonly unknown[]): DomainEvent[] {
+    const events: DomainEvent[] = [];
+    for (const row of rows) {
+      const event = this.decode(row);
+      if (event) events.push(event);
+    }
+    return events;
+  }
+
+  /**
+   * A raw row into a validated event, or null for a foreign row, skipped and named (or thrown, when
+   * the store was opened to fail on them). Every read of events goes through here: the one place
+   * where a row this version cannot read is decided about.
+   */
+  private decode(row: unknown): DomainEvent | null {
     const [seq, stream, version, type, text, at, cause, actor] = row as RawRow;
+    const decoded = this.readData(type, text);
+    if (decoded.ok) return { seq, stream, version, type, data: decoded.data, at, cause, actor } as DomainEvent;
+    if (this.foreignRows === 'fail') throw new InvalidEventError(seq, type, decoded.problem);
+    if (!this.reported.has(seq)) {
+      this.reported.add(seq);
+      this.foreignRows({ seq, stream, type, problem: decoded.problem });
+    }
+    return null;
+  }
+
+  private readData(type: string, text: string): DecodedData {
     let raw: unknown;
     try {
       raw = JSON.parse(text);
-    } catch {
-      return this.codec.decodeRow(toRow(row)) as DomainEvent;
+    } catch (error) {
+      return { ok: false, problem: `data is not JSON (${(error as Error).message})` };
     }
-    return { seq, stream, version, type, data: this.codec.decodeData(seq, type, raw), at, cause, actor } as DomainEvent;
+    return this.codec.tryDecodeData(type, raw);
   }
 
   async close(): Promise<void> {
@@ -303,10 +380,6 @@ export class SqliteEventStore implements EventStore {
 
 type RawRow = [seq: number, stream: string, version: number, type: string, data: string, at: number, cause: number | null, actor: string];
 
-function toRow(row: unknown): EventRow {
-  const [seq, stream, version, type, data, at, cause, actor] = row as RawRow;
-  return { seq, stream, version, type, data, at, cause, actor };
-}
 
 function sqliteCheckpoints(db: Database.Database, archive: (checkpoint: Checkpoint) => void): CheckpointStore {
   const load = db.prepare<[string], Checkpoint>('SELECT name, seq, state FROM projection_checkpoints WHERE name = ?');
