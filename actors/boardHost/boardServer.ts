@@ -1,3 +1,4 @@
+import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -58,7 +59,10 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
   const edge = (event: NewDomainEvent): Promise<void> =>
     store.append({ expected: { 'board:main': 'any' }, events: [event] }).then(
       () => undefined,
-      (error: Error) => process.emitWarning(`board: ${event.type} not recorded: ${error.message}`),
+      // A log that cannot be written is told once per outage by the store itself, not once per refusal.
+      (error: Error) => {
+        if (!(error instanceof LogUnwritableError)) process.emitWarning(`board: ${event.type} not recorded: ${error.message}`);
+      },
     );
   const record = (method: string, path: string, status: number, code: string, reason: string) =>
     void edge({ stream: 'board:main', type: 'board.request.rejected', data: { method: method.slice(0, 16), path, status, code, reason: reason.slice(0, 500) }, at: clock.now() });
