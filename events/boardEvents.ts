@@ -50,7 +50,11 @@ export const boardEvents = eventGroup(
   /** Its runId is drawn outside (random) and recorded here, so a replay draws nothing. */
   defineEvent('board.run.submitted', z.strictObject(submission)),
   defineEvent('board.computer.added', z.strictObject({ computerId, tokenHash: z.string().min(1).max(200) })),
-  defineEvent('board.computer.connected', z.strictObject({ computerId })),
+  /**
+   * `pushedFromState`: its frames are read from the board's state, not recorded run by run. Inputs of
+   * older versions lack it, and their recorded per-run offers are re-derived as they were taken.
+   */
+  defineEvent('board.computer.connected', z.strictObject({ computerId, pushedFromState: z.literal(true).optional() })),
   /** `lastSeenAt`: the last sign of life on its stream (a pong, an ack) when the board knew it. */
   defineEvent('board.computer.disconnected', z.strictObject({ computerId, lastSeenAt: at.optional() })),
   /** `incarnation`: the claiming daemon's life (header `Runledger-Incarnation`); absent from older computers. */

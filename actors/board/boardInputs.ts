@@ -9,7 +9,7 @@ export const boardInput = {
   computerAdded: (computerId: string, tokenHash: string, at: number): NewDomainEvent => ({
     stream: `computer:${computerId}`, type: 'board.computer.added', data: { computerId, tokenHash }, at,
   }),
-  connected: (computerId: string, at: number): NewDomainEvent => ({ stream: `computer:${computerId}`, type: 'board.computer.connected', data: { computerId }, at }),
+  connected: (computerId: string, at: number): NewDomainEvent => ({ stream: `computer:${computerId}`, type: 'board.computer.connected', data: { computerId, pushedFromState: true }, at }),
   disconnected: (computerId: string, at: number, lastSeenAt?: number): NewDomainEvent => ({
     stream: `computer:${computerId}`, type: 'board.computer.disconnected', data: { computerId, ...(lastSeenAt === undefined ? {} : { lastSeenAt }) }, at,
   }),

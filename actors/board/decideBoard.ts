@@ -36,7 +36,13 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
       if (!state.computers[computerId]) {
         return refuse('connect', { computerId }, { status: 404, code: 'unknown_computer', reason: `no computer ${computerId} on this board` });
       }
-      const pushed = runsPushedOnConnect(state, computerId).length;
+      const runs = runsPushedOnConnect(state, computerId);
+      if (!input.data.pushedFromState) {
+        // Recorded by an older version, which offered each run in an event of its own: replayed as taken.
+        const online: Decision = { stream: `computer:${computerId}`, at, type: 'board.computer.online', data: { computerId, reason: 'connected to the push stream' } };
+        return [online, ...runs.flatMap((run) => offer(run, [computerId], at, `re-offered: computer ${computerId} connected`))];
+      }
+      const pushed = runs.length;
       // With nothing to push, worded as older versions did, so their logs still replay.
       const reason = `connected to the push stream${pushed === 0 ? '' : `: pushed ${pushed} unclaimed run${pushed === 1 ? '' : 's'}`}`;
       return [{ stream: `computer:${computerId}`, at, type: 'board.computer.online', data: { computerId, reason } }];
