@@ -7,5 +7,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Two at a time on the 2-core machines it runs on: most files wait on real processes and sockets,
+    // so one file's waits are the other's CPU (the default, one fewer than the cores, runs them one by one).
+    maxWorkers: 2,
+    minWorkers: 1,
   },
 });
