@@ -58,7 +58,10 @@ export class Outbox<E> {
   private performedTotal = 0;
   /** Records appended and not yet answered: a take's expected version counts them. */
   private recordsInFlight = 0;
-  /** Events handed over by `follow`, in order and without gaps: read from here rather than the log. */
+  /**
+   * Events handed over by `follow`, in order, each the store could read (rows it cannot read leave
+   * gaps in the seqs, and nothing else does): read from here rather than the log.
+   */
   private fed: DomainEvent[] = [];
   private rerun = false;
   private stopped = false;
@@ -252,8 +255,9 @@ export class Outbox<E> {
       this.fed = this.fed.slice(PAGE);
       return page;
     }
-    // A follower's feed starts at the cursor and has no gaps, so an empty feed means there is nothing
-    // yet: reading the log here would cost a query each time a drain ends.
+    // A follower's feed starts at the cursor and misses nothing the store can read (its seqs skip only
+    // unreadable rows), so an empty feed means there is nothing yet: reading the log here would cost a
+    // query each time a drain ends.
     if (this.following) return [];
     this.fed = [];
     return this.store.readAll(this.cursor, PAGE);
