@@ -28,8 +28,6 @@ export interface BoardHostOptions {
   readonly boardSecret: string;
   readonly submitToken: string;
   readonly leaseMs?: number;
-  /** How often the push stream pings live sockets (PING_MS by default; tests shorten it). */
-  readonly pingMs?: number;
   /** A connection refused because its computer is connected elsewhere: recorded at the edge. */
   readonly refusedStream?: (computerId: string, incarnation: string | null) => void;
 }
@@ -63,8 +61,7 @@ export class BoardHost {
         declined: async (computerId, runId) => void (await this.actor.input(boardInput.declined(runId, computerId, clock.now()))),
         refused: (computerId, incarnation) => options.refusedStream?.(computerId, incarnation),
       },
-      () => clock.now(),
-      options.pingMs,
+      clock,
     );
     this.lease = new LeaseMonitor(
       clock,

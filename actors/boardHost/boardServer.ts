@@ -19,10 +19,6 @@ export interface BoardServerOptions {
   readonly boardSecret: string;
   readonly submitToken: string;
   readonly leaseMs?: number;
-  /** How often live push streams are pinged (PING_MS by default). */
-  readonly pingMs?: number;
-  /** How long refusals of anonymous callers are counted before their summary is recorded (a minute by default). */
-  readonly refusalWindowMs?: number;
   readonly status?: () => unknown;
   /** Pages beside the API (the live web view): made once the read rule and the submit token are known. */
   readonly web?: (access: WebAccess) => WebRoutes;
@@ -66,7 +62,7 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
     );
   const record = (method: string, path: string, status: number, code: string, reason: string) =>
     void edge({ stream: 'board:main', type: 'board.request.rejected', data: { method: method.slice(0, 16), path, status, code, reason: reason.slice(0, 500) }, at: clock.now() });
-  const anonymous = new RefusalCounter(clock, (summary) => edge({ stream: 'board:main', type: 'board.requests.refused', data: summary, at: clock.now() }), options.refusalWindowMs);
+  const anonymous = new RefusalCounter(clock, (summary) => edge({ stream: 'board:main', type: 'board.requests.refused', data: summary, at: clock.now() }));
   const rejected = (method: string, path: string, status: number, code: string, reason: string, unproven: boolean) =>
     unproven ? anonymous.count(code) : record(method, path, status, code, reason);
   const board = new BoardHost({
@@ -76,7 +72,6 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
     boardSecret: options.boardSecret,
     submitToken: options.submitToken,
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
-    ...(options.pingMs !== undefined ? { pingMs: options.pingMs } : {}),
     refusedStream: (computerId, incarnation) =>
       record('GET', `/v1/computers/${computerId}/stream`, 409, 'computer_connected_elsewhere', `push stream refused: computer ${computerId} is connected already${incarnation === null ? '' : ` (this one is incarnation ${incarnation})`}`),
   });

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
+import type { Clock } from '../../events/clock.ts';
 import type { PushFrame } from '../board/boardAnswers.ts';
 
 /** Acks are small; anything larger is not an ack. */
@@ -48,15 +49,20 @@ export interface PushHubEvents {
 export class PushHub {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_ACK_BYTES });
   private readonly sockets = new Map<string, Live>();
-  private readonly pinger: NodeJS.Timeout;
+  private stopPinger: () => void;
+  /** Per computer id, the last of its inputs handed to the board: the next one waits for it. */
+  private readonly recording = new Map<string, Promise<void>>();
 
   constructor(
     private readonly events: PushHubEvents,
-    private readonly now: () => number,
-    pingMs = PING_MS,
+    private readonly clock: Clock,
   ) {
-    this.pinger = setInterval(() => this.ping(), pingMs);
-    this.pinger.unref();
+    // Re-armed after each round, on the clock: a test drives the pings with a FakeClock.
+    const round = () => {
+      this.ping();
+      this.stopPinger = clock.after(PING_MS, round);
+    };
+    this.stopPinger = clock.after(PING_MS, round);
   }
 
   /** Takes over an upgrade whose computer has already been authenticated. */
@@ -70,7 +76,7 @@ export class PushHub {
         this.events.refused(computerId, incarnation);
         return;
       }
-      const entry: Live = { ws, incarnation, lastSeenAt: this.now(), missed: 0, unacked: new Map() };
+      const entry: Live = { ws, incarnation, lastSeenAt: this.clock.now(), missed: 0, unacked: new Map() };
       this.sockets.set(computerId, entry);
       // The same life again: its old socket is half-open, and its close must not take the computer offline.
       older?.ws.terminate();
@@ -83,9 +89,9 @@ export class PushHub {
       ws.on('close', () => {
         if (this.sockets.get(computerId) !== entry) return;
         this.sockets.delete(computerId);
-        void this.events.disconnected(computerId, entry.lastSeenAt).catch(() => {});
+        void this.inOrder(computerId, () => this.events.disconnected(computerId, entry.lastSeenAt)).catch(() => {});
       });
-      void this.events.connected(computerId).catch(() => ws.close(1011, 'the board could not record the connection'));
+      void this.inOrder(computerId, () => this.events.connected(computerId)).catch(() => ws.close(1011, 'the board could not record the connection'));
     });
   }
 
@@ -102,7 +108,7 @@ export class PushHub {
   }
 
   close(): void {
-    clearInterval(this.pinger);
+    this.stopPinger();
     for (const { ws } of this.sockets.values()) ws.terminate();
     this.sockets.clear();
     this.wss.close();
@@ -110,7 +116,7 @@ export class PushHub {
 
   private heard(entry: Live): void {
     entry.missed = 0;
-    entry.lastSeenAt = this.now();
+    entry.lastSeenAt = this.clock.now();
   }
 
   /** An ack is read for what the board acts on (a 503 `draining`); a malformed one was the computer's to refuse. */
@@ -127,7 +133,23 @@ export class PushHub {
     if (typeof id !== 'string') return;
     const runId = entry.unacked.get(id);
     entry.unacked.delete(id);
-    if (runId !== undefined && status === 503 && reason === 'draining') void this.events.declined(computerId, runId).catch(() => {});
+    if (runId !== undefined && status === 503 && reason === 'draining') void this.inOrder(computerId, () => this.events.declined(computerId, runId)).catch(() => {});
+  }
+
+  /**
+   * Hands `input` to the board once the computer's previous input is recorded. Each is retried until
+   * the log takes it, so without this a disconnect retried through an outage could be recorded after
+   * the reconnect that followed it, and mark a live computer offline for good.
+   */
+  private inOrder(computerId: string, input: () => Promise<void>): Promise<void> {
+    const next = (this.recording.get(computerId) ?? Promise.resolve()).then(input);
+    // A failure is this input's caller's to handle: the next input runs after it either way.
+    const tail = next.catch(() => {});
+    this.recording.set(computerId, tail);
+    void tail.then(() => {
+      if (this.recording.get(computerId) === tail) this.recording.delete(computerId);
+    });
+    return next;
   }
 
   /** Each live socket is pinged; one that answered none of the last MAX_MISSED pings is gone. */

@@ -12,20 +12,19 @@ export const REFUSAL_WINDOW_MS = 60_000;
  */
 export class RefusalCounter {
   private window: { count: number; reasons: Record<string, number>; first_at: number; last_at: number } | null = null;
-  private timer: NodeJS.Timeout | null = null;
+  /** Cancels the open window's end: its timer is on the clock, so a test ends it with a FakeClock. */
+  private cancelEnd: (() => void) | null = null;
 
   constructor(
     private readonly clock: Clock,
     private readonly record: (summary: RefusalSummary) => Promise<void>,
-    private readonly windowMs = REFUSAL_WINDOW_MS,
   ) {}
 
   count(code: string): void {
     const at = this.clock.now();
     if (this.window === null) {
       this.window = { count: 0, reasons: {}, first_at: at, last_at: at };
-      this.timer = setTimeout(() => void this.flush(), this.windowMs);
-      this.timer.unref();
+      this.cancelEnd = this.clock.after(REFUSAL_WINDOW_MS, () => void this.flush());
     }
     const window = this.window;
     window.count++;
@@ -35,8 +34,8 @@ export class RefusalCounter {
 
   /** Records the open window's summary, if any: at its end, and when the board stops. */
   async flush(): Promise<void> {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
+    this.cancelEnd?.();
+    this.cancelEnd = null;
     const window = this.window;
     this.window = null;
     if (window !== null) await this.record(window);

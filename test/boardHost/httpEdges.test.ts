@@ -1,6 +1,8 @@
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { SUBMIT, liveBoard, ofType, openStream } from './liveBoard.ts';
+import { REFUSAL_WINDOW_MS } from '../../actors/boardHost/refusalCounter.ts';
+import { FakeClock } from '../../events/clock.ts';
+import { SUBMIT, liveBoard, ofType, openStream, until } from './liveBoard.ts';
 
 /** The board's HTTP edge (SPEC sections 1, 4, 7) against a real server on 127.0.0.1. */
 describe('the board API: claims carry the computer\'s incarnation', () => {
@@ -108,7 +110,7 @@ describe('the board API: DNS rebinding', () => {
 
 describe('the board API: anonymous refusals are counted, not recorded one by one (SPEC section 1)', () => {
   it('500 wrong-token requests within a minute add one summary event, with their count and reasons', async () => {
-    const board = await liveBoard(['c1'], { refusalWindowMs: 60_000 });
+    const board = await liveBoard(['c1']);
     const before = (await board.log()).length;
     for (let i = 0; i < 50; i++) {
       await Promise.all(
@@ -132,17 +134,16 @@ describe('the board API: anonymous refusals are counted, not recorded one by one
   });
 
   it('a window that ends records its summary, and the next refusal starts another', async () => {
-    const board = await liveBoard([], { refusalWindowMs: 100 });
+    const clock = new FakeClock();
+    const board = await liveBoard([], { clock });
     await board.call('GET', '/nope');
     await board.call('POST', '/v1/runs', { body: {} });
-    const first = await (async () => {
-      for (let i = 0; i < 200; i++) {
-        const found = ofType(await board.log(), 'board.requests.refused');
-        if (found.length) return found;
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      throw new Error('no summary after its window');
-    })();
+    expect(ofType(await board.log(), 'board.requests.refused')).toEqual([]);
+    clock.advance(REFUSAL_WINDOW_MS);
+    const first = await until(async () => {
+      const found = ofType(await board.log(), 'board.requests.refused');
+      return found.length > 0 && found;
+    }, 'the summary at the window\'s end');
     expect(first[0]!.data).toMatchObject({ count: 2, reasons: { not_found: 1, unauthorized: 1 } });
     await board.call('POST', '/v1/runs', { body: {} });
     await board.close();

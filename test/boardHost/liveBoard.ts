@@ -4,7 +4,7 @@ import WebSocket from 'ws';
 import { addComputer } from '../../actors/boardHost/addComputer.ts';
 import { type BoardServerOptions, startBoardServer } from '../../actors/boardHost/boardServer.ts';
 import { startActorSystem, stopSystem } from '../../actors/runtime.ts';
-import { systemClock } from '../../events/clock.ts';
+import { type Clock, systemClock } from '../../events/clock.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
 
@@ -14,11 +14,12 @@ export const SUBMIT = 'submit-token';
  * A real board server on 127.0.0.1 (port 0) over a real SQLite log in a temp folder, with `computers`
  * added; everything it started stops when the test ends.
  */
-export async function liveBoard(computers: string[] = [], options: Partial<Pick<BoardServerOptions, 'pingMs' | 'refusalWindowMs'>> = {}) {
+export async function liveBoard(computers: string[] = [], options: Partial<Pick<BoardServerOptions, 'clock'>> = {}) {
   const path = tempDbPath();
   const store = await openTempStore(path, { sync: 'normal' });
   const system = startActorSystem({ onError: () => {} });
   const server = await startBoardServer({ system, store, clock: systemClock, host: '127.0.0.1', port: 0, boardSecret: 'secret', submitToken: SUBMIT, ...options });
+  const clock = options.clock ?? systemClock;
   let closed = false;
   const close = async () => {
     if (closed) return;
@@ -28,7 +29,7 @@ export async function liveBoard(computers: string[] = [], options: Partial<Pick<
   };
   onTestFinished(close);
   const tokens: Record<string, string> = {};
-  for (const id of computers) tokens[id] = (await addComputer(store, systemClock, id)).token;
+  for (const id of computers) tokens[id] = (await addComputer(store, clock, id)).token;
   const log = async (): Promise<DomainEvent[]> => store.readAll(0, 1_000_000);
   const call = async (method: string, path: string, init: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) => {
     const response = await fetch(`${server.url}${path}`, {

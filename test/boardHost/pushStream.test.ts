@@ -1,5 +1,7 @@
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { PING_MS } from '../../actors/boardHost/pushHub.ts';
+import { FakeClock } from '../../events/clock.ts';
 import { liveBoard, ofType, openStream, until } from './liveBoard.ts';
 
 /** The push stream of SPEC section 7 against a real board on 127.0.0.1: real WebSocket clients. */
@@ -38,7 +40,8 @@ describe('the push stream: one per computer id', () => {
   });
 
   it('a socket that misses a pong is terminated and its computer disconnected, naming when it was last seen; then its id may connect again', async () => {
-    const board = await liveBoard(['c1'], { pingMs: 100 });
+    const clock = new FakeClock();
+    const board = await liveBoard(['c1'], { clock });
     // A raw upgrade that never reads again: the machine behind it vanished.
     const url = new URL(board.url);
     const socket = connect(Number(url.port), url.hostname);
@@ -49,6 +52,8 @@ describe('the push stream: one per computer id', () => {
         `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer ${board.tokens.c1}\r\n\r\n`,
     );
     await until(async () => ofType(await board.log(), 'board.computer.online').length === 1, 'the silent computer online');
+    // Two pings unanswered, and the third round finds it gone.
+    for (let round = 0; round < 3; round++) clock.advance(PING_MS);
     const offline = await until(async () => ofType(await board.log(), 'board.computer.offline')[0], 'the silent computer taken offline', 5_000);
     expect(offline.data).toMatchObject({ computerId: 'c1' });
     const online = ofType(await board.log(), 'board.computer.online')[0]!;
@@ -58,8 +63,16 @@ describe('the push stream: one per computer id', () => {
     let pings = 0;
     next.ws.on('ping', () => pings++);
     await next.opened;
-    // A live client answers pings: past several of them, it stays.
-    await until(() => pings >= 4, 'four pings to the live client');
+    // A live client answers pings: past several rounds, it stays.
+    for (let round = 1; round <= 4; round++) {
+      clock.advance(PING_MS);
+      await until(() => pings >= round, `ping ${round} to the live client`);
+      // The board answers this ping after reading the pong sent before it: then the next round may come.
+      await new Promise((resolve) => {
+        next.ws.once('pong', resolve);
+        next.ws.ping();
+      });
+    }
     expect(next.ws.readyState).toBe(next.ws.OPEN);
   });
 
@@ -115,7 +128,10 @@ describe('the push stream: a 503 draining ack (SPEC section 4)', () => {
     // Other acks are not inputs that change anything: not recorded.
     c2.ws.send(JSON.stringify({ ack: c2.frames[0]!.id, status: 202 }));
     c1.ws.send(JSON.stringify({ ack: frame.id, status: 503, reason: 'draining' }));
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Each computer's inputs are recorded in order: once its disconnect is, any input of those acks would be.
+    c1.ws.close();
+    c2.ws.close();
+    await until(async () => ofType(await board.log(), 'board.computer.offline').length === 2, 'both offline');
     expect(ofType(await board.log(), 'board.offer.declined')).toHaveLength(1);
   });
 });
