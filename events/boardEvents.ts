@@ -48,7 +48,11 @@ export const BoardRequestSchema = z.enum(['submit', 'claim', 'cancel', 'reply', 
 export const boardEvents = eventGroup(
   // Inputs.
   /** Its runId is drawn outside (random) and recorded here, so a replay draws nothing. */
-  defineEvent('board.run.submitted', z.strictObject(submission)),
+  /**
+   * `bodyChecked`: a reused Idempotency-Key is checked against the first body (another body is refused
+   * 422). Inputs of older versions lack it, and a reuse of theirs is replayed as taken: deduplicated.
+   */
+  defineEvent('board.run.submitted', z.strictObject({ ...submission, bodyChecked: z.literal(true).optional() })),
   defineEvent('board.computer.added', z.strictObject({ computerId, tokenHash: z.string().min(1).max(200) })),
   /**
    * `pushedFromState`: its frames are read from the board's state, not recorded run by run. Inputs of

@@ -5,7 +5,9 @@ import type { EventData, NewDomainEvent } from '../../events/catalog.ts';
  * `run:<id>`, a computer's in `computer:<id>`. `at` is the server's clock when the request came.
  */
 export const boardInput = {
-  submitted: (data: EventData<'board.run.submitted'>, at: number): NewDomainEvent => ({ stream: `run:${data.runId}`, type: 'board.run.submitted', data, at }),
+  submitted: (data: Omit<EventData<'board.run.submitted'>, 'bodyChecked'>, at: number): NewDomainEvent => ({
+    stream: `run:${data.runId}`, type: 'board.run.submitted', data: { ...data, bodyChecked: true }, at,
+  }),
   computerAdded: (computerId: string, tokenHash: string, at: number): NewDomainEvent => ({
     stream: `computer:${computerId}`, type: 'board.computer.added', data: { computerId, tokenHash }, at,
   }),

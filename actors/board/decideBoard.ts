@@ -107,8 +107,9 @@ function submit(state: BoardState, data: EventData<'board.run.submitted'>, at: n
   const earlier = idempotencyKey === undefined ? undefined : state.idempotency[idempotencyKey];
   if (earlier !== undefined) {
     // A key names one submission: the same body again is a retry, another body is a mistake to say aloud.
+    // (Recorded by an older version, which answered any body with the first run: replayed as taken.)
     const first = state.runs[earlier]!;
-    const differs = (['lane', 'prompt', 'agentId', 'timeoutS'] as const).filter((field) => first[field] !== data[field]);
+    const differs = !data.bodyChecked ? [] : (['lane', 'prompt', 'agentId', 'timeoutS'] as const).filter((field) => first[field] !== data[field]);
     if (differs.length > 0) {
       const fields = differs.map((field) => WIRE_NAMES[field]).join(', ');
       return refuse('submit', { runId: earlier }, {

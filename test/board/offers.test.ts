@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { NewDomainEvent } from '../../events/catalog.ts';
 import { framesOf, requestAnswer } from '../../actors/board/boardAnswers.ts';
 import { boardDecider } from '../../actors/board/boardDecider.ts';
 import { BACKLOG } from '../../actors/board/offers.ts';
@@ -134,6 +135,14 @@ describe('board: submissions', () => {
     // The same body again: the first run.
     expect(summary(spec.when(submit('r7', 'A', 3, { idempotencyKey: 'key-1', timeoutS: 60, prompt: 'p' })))).toEqual(['deduplicated r7 → r1']);
     expect(runView(spec.state, 'r8')).toBeNull();
+  });
+
+  it('a reuse recorded by an older version (its input without bodyChecked) is decided as it was taken: deduplicated, whatever its body', () => {
+    const spec = boardSpec(...computersOnline('c1'), submit('r1', 'A', 0, { idempotencyKey: 'key-1', prompt: 'p' }));
+    const checked = submit('r8', 'B', 1, { idempotencyKey: 'key-1', prompt: 'another' }) as Extract<NewDomainEvent, { type: 'board.run.submitted' }>;
+    const { bodyChecked, ...older } = checked.data;
+    expect(bodyChecked).toBe(true);
+    expect(summary(spec.when({ ...checked, data: older }))).toEqual(['deduplicated r8 → r1']);
   });
 
   it('given a run id already taken, then the submission is refused, never overwritten', () => {
