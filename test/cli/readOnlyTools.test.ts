@@ -3,7 +3,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { runledger } from '../support/processes.ts';
+import { runCli } from '../e2e/support/cluster.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 import { tempDir } from '../support/tempStore.ts';
 import { scenarioCopy } from '../replay/scenarioLog.ts';
 
@@ -27,12 +28,12 @@ function foreignSqlite(): string {
 }
 
 describe('read-only tools (replay, rebuild, audit) never write the file they read', () => {
-  it('given another program’s SQLite file, then each refuses it naming the path, and the file is unchanged byte for byte', () => {
+  it('given another program’s SQLite file, then each refuses it naming the path, and the file is unchanged byte for byte', async () => {
     const path = foreignSqlite();
     const before = digest(path);
 
     for (const args of tools(path, true)) {
-      const result = runledger(args);
+      const result = await runInProcess(args);
       expect(result.status, args.join(' ')).not.toBe(0);
       expect(result.status, args.join(' ')).toBeLessThanOrEqual(2);
       expect(result.stderr, args.join(' ')).toContain(`${path} is not a runledger log`);
@@ -40,7 +41,7 @@ describe('read-only tools (replay, rebuild, audit) never write the file they rea
     }
 
     // Nor does a tool that writes a log it expects to be there, before it has checked that it is one.
-    const write = runledger(['rebuild', '--write', '--db', path]);
+    const write = await runInProcess(['rebuild', '--write', '--db', path]);
     expect(write.status).toBe(2);
     expect(write.stderr).toContain(`${path} is not a runledger log`);
 
@@ -48,14 +49,26 @@ describe('read-only tools (replay, rebuild, audit) never write the file they rea
     expect(existsSync(`${path}-wal`)).toBe(false);
   });
 
-  it('given a file that is not SQLite at all, or none, then each names it', () => {
+  it('through the real entry point, each tool refuses another program’s file with its exit status and message, and leaves it as it was', async () => {
+    const path = foreignSqlite();
+    const before = digest(path);
+
+    const results = await Promise.all(tools(path).map(async (args) => ({ args, ...(await runCli(args)) })));
+    for (const { args, status, stderr } of results) {
+      expect(status, args.join(' ')).toBe(args[0] === 'audit' ? 1 : 2);
+      expect(stderr, args.join(' ')).toContain(`runledger: ${path} is not a runledger log`);
+    }
+    expect(digest(path)).toBe(before);
+  });
+
+  it('given a file that is not SQLite at all, or none, then each names it', async () => {
     const dir = tempDir();
     const text = join(dir, 'notes.txt');
     writeFileSync(text, 'just some words, not a database\n'.repeat(200));
     const missing = join(dir, 'nothing-here.db');
 
     for (const args of [...tools(text), ...tools(missing)]) {
-      const result = runledger(args);
+      const result = await runInProcess(args);
       expect(result.status, args.join(' ')).not.toBe(0);
       expect(result.stderr, args.join(' ')).toContain(args.includes(text) ? `${text} is not a runledger log` : `there is no log at ${missing}`);
     }
@@ -63,24 +76,24 @@ describe('read-only tools (replay, rebuild, audit) never write the file they rea
     expect(existsSync(missing)).toBe(false);
   });
 
-  it('given a log whose schema is newer than this version knows, then each refuses it, saying so', () => {
+  it('given a log whose schema is newer than this version knows, then each refuses it, saying so', async () => {
     const path = scenarioCopy();
     const db = new Database(path);
     db.prepare("INSERT INTO kysely_migration (name, timestamp) VALUES ('0099_from_the_future', '2030-01-01T00:00:00.000Z')").run();
     db.close();
 
     for (const args of tools(path)) {
-      const result = runledger(args);
+      const result = await runInProcess(args);
       expect(result.status, args.join(' ')).not.toBe(0);
       expect(result.stderr, args.join(' ')).toContain(`${path} is not a runledger log this version can read: its schema is newer than this runledger knows (0099_from_the_future)`);
     }
   });
 
-  it('given a runledger log, then replay, audit and rebuild read it and leave it as it was, byte for byte', () => {
+  it('given a runledger log, then replay, audit and rebuild read it and leave it as it was, byte for byte', async () => {
     const path = scenarioCopy();
     const before = digest(path);
 
-    for (const args of tools(path, true)) expect(runledger(args).status, args.join(' ')).toBe(0);
+    for (const args of tools(path, true)) expect((await runInProcess(args)).status, args.join(' ')).toBe(0);
 
     expect(digest(path)).toBe(before);
   });

@@ -11,8 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { onTestFinished } from 'vitest';
-import { rebuildCommand } from '../../../cli/commands/rebuild.ts';
-import { replayCommand } from '../../../cli/commands/replay.ts';
+import { runInProcess } from '../../support/inProcessCli.ts';
 
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const cli = join(repoRoot, 'cli/runledger.js');
@@ -298,30 +297,15 @@ export function eventsOf(log: readonly LogRow[], type: string, runId?: string): 
 
 /**
  * `runledger replay` and `runledger rebuild` on each log: both must succeed (exit 0). The commands run
- * in this process, exactly as `cli/main.ts` dispatches them (a failure sets `process.exitCode`), for
- * a fresh process per check costs over a second of a shared CPU; `checkLogsWithCli` spawns them.
+ * in this process (see runInProcess), for a fresh process per check costs over a second of a shared
+ * CPU; `checkLogsWithCli` spawns them.
  */
 export async function checkLogs(dbs: readonly string[]): Promise<void> {
   const failures: string[] = [];
   for (const db of dbs) {
-    for (const command of [replayCommand(), rebuildCommand()]) {
-      const saved = process.exitCode;
-      process.exitCode = 0;
-      const write = process.stdout.write;
-      let printed = '';
-      process.stdout.write = ((chunk: string | Uint8Array) => {
-        printed += String(chunk);
-        return true;
-      }) as typeof process.stdout.write;
-      try {
-        await command.exitOverride().parseAsync(['--db', db], { from: 'user' });
-        if (process.exitCode !== 0) failures.push(`runledger ${command.name()} --db ${db}: exit ${process.exitCode}\n${printed}`);
-      } catch (error) {
-        failures.push(`runledger ${command.name()} --db ${db}: ${(error as Error).message}`);
-      } finally {
-        process.stdout.write = write;
-        process.exitCode = saved;
-      }
+    for (const command of ['replay', 'rebuild']) {
+      const result = await runInProcess([command, '--db', db]);
+      if (result.status !== 0) failures.push(`runledger ${command} --db ${db}: exit ${result.status}\n${result.stdout}${result.stderr}`);
     }
   }
   if (failures.length) throw new Error(failures.join('\n'));
