@@ -6,6 +6,7 @@ import { type BoardServerOptions, startBoardServer } from '../../actors/boardHos
 import { startActorSystem, stopSystem } from '../../actors/runtime.ts';
 import { type Clock, systemClock } from '../../events/clock.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
+import type { SqliteStoreOptions } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
 
 export const SUBMIT = 'submit-token';
@@ -14,11 +15,12 @@ export const SUBMIT = 'submit-token';
  * A real board server on 127.0.0.1 (port 0) over a real SQLite log in a temp folder, with `computers`
  * added; everything it started stops when the test ends.
  */
-export async function liveBoard(computers: string[] = [], options: Partial<Pick<BoardServerOptions, 'clock'>> = {}) {
+export async function liveBoard(computers: string[] = [], options: Partial<Pick<BoardServerOptions, 'clock'>> & Pick<SqliteStoreOptions, 'faults'> = {}) {
+  const { faults, ...serverOptions } = options;
   const path = tempDbPath();
-  const store = await openTempStore(path, { sync: 'normal' });
+  const store = await openTempStore(path, { sync: 'normal', ...(faults ? { faults, report: () => undefined } : {}) });
   const system = startActorSystem({ onError: () => {} });
-  const server = await startBoardServer({ system, store, clock: systemClock, host: '127.0.0.1', port: 0, boardSecret: 'secret', submitToken: SUBMIT, ...options });
+  const server = await startBoardServer({ system, store, clock: systemClock, host: '127.0.0.1', port: 0, boardSecret: 'secret', submitToken: SUBMIT, ...serverOptions });
   const clock = options.clock ?? systemClock;
   let closed = false;
   const close = async () => {

@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { PING_MS } from '../../actors/boardHost/pushHub.ts';
 import { FakeClock } from '../../events/clock.ts';
@@ -74,6 +75,41 @@ describe('the push stream: one per computer id', () => {
       });
     }
     expect(next.ws.readyState).toBe(next.ws.OPEN);
+  });
+
+  it('a disconnect retried through a log outage is recorded before the reconnect after it, so the live computer stays online', async () => {
+    const clock = new FakeClock();
+    let full = false;
+    let failed = 0;
+    const failWrites = () => (full ? (failed++, new Database.SqliteError('database or disk is full', 'SQLITE_FULL')) : null);
+    const board = await liveBoard(['c1'], { clock, faults: { failWrites } });
+    const first = openStream(board, 'c1', 'life-a');
+    await first.opened;
+    await until(async () => ofType(await board.log(), 'board.computer.online').length === 1, 'c1 online');
+    const timers = clock.pendingTimers();
+    const retryArmed = (failures: number) => until(() => failed >= failures && clock.pendingTimers() > timers, `the disconnect failed ${failures} times, its retry armed`);
+    full = true;
+    first.ws.close();
+    await first.closed;
+    // Its disconnect fails, and fails again at its first retry (100 ms on): the next is 200 ms later.
+    await retryArmed(1);
+    clock.advance(100);
+    await retryArmed(2);
+    clock.advance(50);
+    // The same life reconnects while its disconnect waits; its connect would retry 100 ms on, first.
+    const again = openStream(board, 'c1', 'life-a');
+    await again.opened;
+    full = false;
+    await until(async () => {
+      clock.advance(1_000);
+      const log = await board.log();
+      return ofType(log, 'board.computer.online').length === 2 && ofType(log, 'board.computer.offline').length === 1;
+    }, 'the disconnect and the reconnect recorded');
+    const log = await board.log();
+    const last = log.filter((e) => e.type === 'board.computer.online' || e.type === 'board.computer.offline').at(-1)!;
+    expect(last.type).toBe('board.computer.online');
+    expect(await board.server.board.actor.read((s) => [...s.connected])).toEqual(['c1']);
+    expect(again.ws.readyState).toBe(again.ws.OPEN);
   });
 
   it('a bad incarnation on the upgrade is refused 400 invalid_incarnation', async () => {
