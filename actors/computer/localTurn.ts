@@ -10,6 +10,7 @@ import { agentKindOf } from '../execution/resume.ts';
 import { runDecider } from '../run/runDecider.ts';
 import { type RunExecution, initialRunExecution } from '../run/runState.ts';
 import { type RunEffectsContext, spawnConsumer } from './runEffects.ts';
+import { stderrLog } from '../untilRecorded.ts';
 
 /**
  * One turn run on this machine by `runledger run` (SPEC section 4, "Execution"), exactly as the
@@ -119,6 +120,7 @@ export function startLocalTurn(options: LocalTurnOptions): LocalTurn {
     phaseOf: () => state.phase,
     promptOf: () => options.prompt,
     board: noBoard,
+    log: stderrLog,
   } satisfies RunEffectsContext);
 
   const perform = (decision: NewDomainEvent): void => {

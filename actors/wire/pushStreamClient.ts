@@ -1,5 +1,6 @@
 import WebSocket from 'ws';
 import type { Clock } from '../../events/clock.ts';
+import { type FailureLog, stderrLog } from '../untilRecorded.ts';
 import { fullJitterMs } from './backoff.ts';
 import { INCARNATION_HEADER } from './boardClient.ts';
 import { MAX_FRAME_BYTES } from './frames.ts';
@@ -15,6 +16,8 @@ export interface PushStreamOptions {
   /** A frame's raw text; resolves once its input is committed (the ack follows from the decision). */
   readonly onFrame: (raw: string) => Promise<void>;
   readonly onState?: (state: 'connected' | 'disconnected', detail?: string) => void;
+  /** Where a frame that could not be handled is told (the board sends an unacknowledged frame again); stderr by default. */
+  readonly log?: FailureLog;
   /**
    * The board refused the stream because another daemon is connected as this computer (close code
    * 4409): no reconnect follows, for a retry would only take turns with the twin.
@@ -74,7 +77,9 @@ export class PushStreamClient {
     });
     socket.on('message', (data) => {
       const raw = data.toString();
-      chain = chain.then(() => this.options.onFrame(raw)).catch(() => {});
+      chain = chain
+        .then(() => this.options.onFrame(raw))
+        .catch((error: Error) => (this.options.log ?? stderrLog)(`a frame from ${this.options.server} could not be handled: ${error.message}`));
     });
     socket.on('error', () => {});
     socket.on('close', (code, reason) => {
