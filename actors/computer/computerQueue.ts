@@ -132,9 +132,9 @@ export class ComputerQueue {
     this.timers.get(runId)?.();
     this.timers.delete(runId);
     if (notBefore <= 0) return;
-    const cancel = wakeAt(this.clock, notBefore, () => {
+    const cancel = wakeAt(this.clock, notBefore, (at) => {
       this.timers.delete(runId);
-      const input: NewDomainEvent = { stream, type: 'timer.fired', data: { runId }, at: this.clock.now() };
+      const input: NewDomainEvent = { stream, type: 'timer.fired', data: { runId }, at };
       void this.input(input).catch(unrecorded(this.effects.log ?? stderrLog, input));
     });
     this.timers.set(runId, cancel);

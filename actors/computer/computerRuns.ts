@@ -250,9 +250,9 @@ export class ComputerRuns {
     const { clock } = this.options;
     this.timers.set(
       runId,
-      wakeAt(clock, notBefore, () => {
+      wakeAt(clock, notBefore, (at) => {
         this.timers.delete(runId);
-        const due: NewDomainEvent = { stream: this.stream(runId), type: 'run.completion.due', data: { runId }, at: clock.now() };
+        const due: NewDomainEvent = { stream: this.stream(runId), type: 'run.completion.due', data: { runId }, at };
         void this.input(runId, due).catch(unrecorded(this.options.log ?? stderrLog, due));
       }),
     );
