@@ -2,8 +2,8 @@ import WebSocket from 'ws';
 import type { Clock } from '../../events/clock.ts';
 import { type FailureLog, stderrLog } from '../untilRecorded.ts';
 import { fullJitterMs } from './backoff.ts';
-import { INCARNATION_HEADER } from './boardClient.ts';
 import { MAX_FRAME_BYTES } from './frames.ts';
+import { CONNECTED_ELSEWHERE, INCARNATION_HEADER } from './incarnation.ts';
 
 export interface PushStreamOptions {
   /** `http://host:port` of the board. */
@@ -26,9 +26,6 @@ export interface PushStreamOptions {
   /** Drawn here, outside any decider: only the wire's timing depends on it. */
   readonly random?: () => number;
 }
-
-/** The board's close code for a second stream of one computer id (SPEC section 7). */
-export const CONNECTED_ELSEWHERE = 4409;
 
 /**
  * The computer's end of the push stream: frames in, acks out, and a reconnect with full-jitter
@@ -85,7 +82,7 @@ export class PushStreamClient {
     socket.on('close', (code, reason) => {
       if (this.socket === socket) this.socket = null;
       this.options.onState?.('disconnected', `${code}${reason.length ? ` ${reason.toString()}` : ''}`);
-      if (code === CONNECTED_ELSEWHERE && !this.stopped) {
+      if (code === CONNECTED_ELSEWHERE.code && !this.stopped) {
         this.stopped = true;
         this.options.onConnectedElsewhere?.(reason.toString() || 'computer_connected_elsewhere');
         return;

@@ -8,7 +8,7 @@ import { startDemoComputer } from '../demoComputer.ts';
 import { submitDemoRuns } from '../demoRuns.ts';
 import { DEFAULT_DB } from '../options.ts';
 import { int } from '../parse.ts';
-import { MAX_TIMEOUT_S } from '../../actors/execution/budget.ts';
+import { MAX_TIMEOUT_S } from '../../events/boardEvents.ts';
 
 const DEMO_EXEC = `node ${new URL('../demoAgent.mjs', import.meta.url).pathname}`;
 
