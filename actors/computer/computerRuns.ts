@@ -64,9 +64,11 @@ export class ComputerRuns {
   private stopHeartbeats: (() => void) | null = null;
   private stopped = false;
   private draining = false;
+  private readonly failures: FailureLog;
 
   constructor(private readonly options: ComputerRunsOptions) {
     const { system, store, computer, clock } = options;
+    this.failures = options.log ?? stderrLog;
     this.actors = new RunActors(system, store, computer, (runId, run, decisions) => this.afterCommit(runId, run, decisions), clock);
     const ctx: RunEffectsContext = {
       computer,
@@ -82,7 +84,7 @@ export class ComputerRuns {
       phaseOf: (runId) => this.phases.get(runId) ?? null,
       promptOf: (runId) => this.prompts.get(runId) ?? null,
       board: options.board,
-      log: options.log ?? stderrLog,
+      log: this.failures,
     };
     const now = () => clock.now();
     this.outboxes = [spawnConsumer(ctx), killConsumer(ctx), completionConsumer(ctx)].map((c) => new Outbox(store, c, now, clock));
@@ -241,7 +243,7 @@ export class ComputerRuns {
     void this.options.executionEnded(runId, lane, ok, reason).catch((error: Error) => {
       // Told again by the next settle of the run (a restart's resume, a later decision).
       this.endedForQueue.delete(runId);
-      (this.options.log ?? stderrLog)(`run.execution.ended of run ${runId} could not be recorded: ${error.message}`);
+      this.failures(`run.execution.ended of run ${runId} could not be recorded: ${error.message}`);
     });
   }
 
@@ -253,7 +255,7 @@ export class ComputerRuns {
       wakeAt(clock, notBefore, (at) => {
         this.timers.delete(runId);
         const due: NewDomainEvent = { stream: this.stream(runId), type: 'run.completion.due', data: { runId }, at };
-        void this.input(runId, due).catch(unrecorded(this.options.log ?? stderrLog, due));
+        void this.input(runId, due).catch(unrecorded(this.failures, due));
       }),
     );
   }
@@ -302,6 +304,6 @@ export class ComputerRuns {
       data: { runId, status: answer.status, cancelRequested },
       at: this.options.clock.now(),
     };
-    await this.input(runId, answered).catch(unrecorded(this.options.log ?? stderrLog, answered));
+    await this.input(runId, answered).catch(unrecorded(this.failures, answered));
   }
 }

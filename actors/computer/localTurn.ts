@@ -9,8 +9,8 @@ import type { AgentHandle } from '../execution/agentProcess.ts';
 import { agentKindOf } from '../execution/resume.ts';
 import { runDecider } from '../run/runDecider.ts';
 import { type RunExecution, initialRunExecution } from '../run/runState.ts';
-import { type RunEffectsContext, spawnConsumer } from './runEffects.ts';
 import { stderrLog } from '../untilRecorded.ts';
+import { type RunEffectsContext, spawnConsumer } from './runEffects.ts';
 
 /**
  * One turn run on this machine by `runledger run` (SPEC section 4, "Execution"), exactly as the

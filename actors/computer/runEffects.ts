@@ -11,8 +11,8 @@ import { turnCommand } from '../execution/resume.ts';
 import { markHanded, noticePrefix, unreadNotices } from '../notifications/inbox.ts';
 import { type EffectConsumer, RUN_EFFECTS_AT_ONCE } from '../outbox/outbox.ts';
 import { INTERRUPTED_BY_RESTART } from '../run/runState.ts';
-import type { BoardAnswer } from '../wire/boardClient.ts';
 import { type FailureLog, unrecorded } from '../untilRecorded.ts';
+import type { BoardAnswer } from '../wire/boardClient.ts';
 
 export interface RunEffectsContext {
   readonly computer: string;

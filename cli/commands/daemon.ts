@@ -72,7 +72,6 @@ async function runUntilSignalled(json: boolean | undefined, demo: boolean | unde
         out.flush();
       };
   const head = await headOf(options.db);
-  let daemon: Daemon | null = null;
   let demoComputer: Daemon | null = null;
   let shuttingDown = false;
   /**
@@ -83,7 +82,8 @@ async function runUntilSignalled(json: boolean | undefined, demo: boolean | unde
   const shutDown = (code: number, reason: string) => {
     if (shuttingDown) return;
     shuttingDown = true;
-    void (demoComputer?.drain(reason) ?? Promise.resolve()).then(() => daemon?.drain(reason)).then(
+    // `started`: a refusal can come before the daemon has finished starting; it drains once it has.
+    void (demoComputer?.drain(reason) ?? Promise.resolve()).then(() => started).then((daemon) => daemon.drain(reason)).then(
       () => process.exit(code),
       (error) => {
         log(`shutdown failed: ${(error as Error).message}`);
@@ -93,7 +93,8 @@ async function runUntilSignalled(json: boolean | undefined, demo: boolean | unde
   };
   // A twin connected as this computer: retrying would only take turns with it (SPEC section 7). The
   // turns this life runs are its own (claimed in its name): they finish and are reported, then exit 2.
-  daemon = await startDaemon({ ...options, log, onConnectedElsewhere: () => shutDown(2, 'another daemon is connected as this computer') });
+  const started = startDaemon({ ...options, log, onConnectedElsewhere: () => shutDown(2, 'another daemon is connected as this computer') });
+  const daemon = await started;
   narrate(daemon.store, head, { json: Boolean(json), out });
   let signals = 0;
   const onSignal = (signal: string) => {
