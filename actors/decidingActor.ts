@@ -14,7 +14,11 @@ type Message<S> =
   | { readonly kind: 'rehydrate'; readonly replyTo: ReplyTo<true> }
   | { readonly kind: 'observe'; readonly event: DomainEvent };
 
-/** A refused append is retried this many times, each against the state rehydrated from the log. */
+/**
+ * An append refused by another writer is retried this many times, each against the state rehydrated
+ * from the log. One refused because an earlier append of its chain broke is retried without counting:
+ * that is no conflict, and the next attempt starts a chain of its own.
+ */
 const CONFLICT_RETRIES = 3;
 
 interface Held<S> {
@@ -84,9 +88,9 @@ export class DecidingActor<S> {
     return untilRecorded(this.clock, () => this.decideOnce(input));
   }
 
-  /** One decision of the input: retried at once on a conflict (against the rehydrated state), not more. */
+  /** One decision of the input: retried at once on a refusal (against the rehydrated state); conflicts a few times, not more. */
   private async decideOnce(input: NewDomainEvent): Promise<StepOutcome<S>> {
-    for (let attempt = 0; ; attempt++) {
+    for (let conflicts = 0; ; ) {
       this.waiting++;
       let outcome: StepOutcome<S> | Error;
       try {
@@ -96,7 +100,7 @@ export class DecidingActor<S> {
         this.waiting = Math.max(0, this.waiting - 1);
         throw error;
       }
-      if (outcome instanceof StaleVersionError && attempt < CONFLICT_RETRIES) continue;
+      if (outcome instanceof StaleVersionError && (outcome.brokenChain || conflicts++ < CONFLICT_RETRIES)) continue;
       if (outcome instanceof Error) throw outcome;
       return outcome as StepOutcome<S>;
     }

@@ -1,3 +1,4 @@
+import type { NewDomainEvent } from '../events/catalog.ts';
 import type { Clock } from '../events/clock.ts';
 import { LogUnwritableError } from '../events/store/logUnwritable.ts';
 
@@ -21,4 +22,20 @@ export async function untilRecorded<T>(clock: Pick<Clock, 'after'>, attempt: () 
     }
     await new Promise<void>((resolve) => clock.after(wait, resolve));
   }
+}
+
+/** Where the failures of inputs sent without waiting are told (the daemon's log). */
+export type FailureLog = (line: string) => void;
+
+export const stderrLog: FailureLog = (line) => console.error(line);
+
+/**
+ * The catch of an input sent without waiting for its commit (a timer, an agent's exit): an input that
+ * could not be recorded after all (not the log being full: that is waited out) is one line naming the
+ * input and the error, never swallowed.
+ */
+export function unrecorded(log: FailureLog, input: NewDomainEvent): (error: unknown) => void {
+  const runId = (input.data as { runId?: unknown }).runId;
+  const what = `${input.type}${typeof runId === 'string' ? ` of run ${runId}` : ''} (${input.stream})`;
+  return (error) => log(`${what} could not be recorded: ${error instanceof Error ? error.message : String(error)}`);
 }

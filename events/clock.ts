@@ -29,13 +29,16 @@ export const systemClock: Clock = {
  * decider reading the input's `at` would ignore such a wake-up as early, leaving the wait to last for
  * ever. So a wake-up before its time re-arms for the rest; a wait longer than a timer holds (a budget of
  * 30 days) is chained. Always asynchronous, even when `due` has passed. The returned function cancels it.
+ * `fn` is handed the time the check read (never before `due`): the input it records is stamped with it,
+ * not with a later read that a wall clock stepped back in between would put before `due`.
  */
-export function wakeAt(clock: Clock, due: number, fn: () => void): () => void {
+export function wakeAt(clock: Clock, due: number, fn: (at: number) => void): () => void {
   let cancelled = false;
   const arm = () => clock.after(Math.min(MAX_TIMER_MS, Math.max(0, due - clock.now())), check);
   const check = () => {
     if (cancelled) return;
-    if (clock.now() >= due) fn();
+    const now = clock.now();
+    if (now >= due) fn(now);
     else cancel = arm();
   };
   let cancel = arm();

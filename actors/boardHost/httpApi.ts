@@ -5,6 +5,7 @@ import { TimeoutSeconds } from '../../events/boardEvents.ts';
 import { SafeId } from '../../events/queueEvents.ts';
 import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
 import { HttpError, bearerOf, readJson, sendError, sendJson } from '../wire/http.ts';
+import { INCARNATION_HEADER } from '../wire/incarnation.ts';
 import type { Answer, BoardHost } from './boardHost.ts';
 import { HOST_NOT_ALLOWED, addressedToLoopback } from './loopbackHost.ts';
 
@@ -36,11 +37,10 @@ export interface ApiOptions {
 }
 
 const UNAUTHORIZED = new HttpError(401, 'unauthorized', 'a valid token is required');
-const INCARNATION = 'runledger-incarnation';
 
 /** The daemon's life from `Runledger-Incarnation` (SPEC section 7): absent from older computers, checked when sent. */
 function incarnationOf(request: IncomingMessage): string | undefined {
-  const value = request.headers[INCARNATION];
+  const value = request.headers[INCARNATION_HEADER];
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || !SafeId.safeParse(value).success) {
     throw new HttpError(400, 'invalid_incarnation', 'the Runledger-Incarnation header must match ^[A-Za-z0-9-]{1,64}$');

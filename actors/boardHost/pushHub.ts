@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { Clock } from '../../events/clock.ts';
 import type { PushFrame } from '../board/boardAnswers.ts';
+import { CONNECTED_ELSEWHERE } from '../wire/incarnation.ts';
 
 /** Acks are small; anything larger is not an ack. */
 const MAX_ACK_BYTES = 16 * 1024;
@@ -15,8 +16,6 @@ export const PING_MS = 10_000;
 const MAX_MISSED = 2;
 /** Frames awaiting their ack, per socket: enough for any backlog, bounded against a computer that never acks. */
 const MAX_UNACKED = 10_000;
-/** WebSocket close code and reason for a second daemon joining as a computer already connected (SPEC section 7). */
-export const CONNECTED_ELSEWHERE = { code: 4409, reason: 'computer_connected_elsewhere' } as const;
 
 interface Live {
   readonly ws: WebSocket;

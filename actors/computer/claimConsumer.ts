@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import type { DomainEvent } from '../../events/catalog.ts';
+import { TimeoutSeconds } from '../../events/boardEvents.ts';
 import { parseStream } from '../../events/envelope.ts';
+import { SafeId } from '../../events/queueEvents.ts';
 import { type EffectConsumer, RUN_EFFECTS_AT_ONCE } from '../outbox/outbox.ts';
-import { MAX_TIMEOUT_S } from '../execution/budget.ts';
 import { errorCodeOf } from '../queue/claimAnswer.ts';
 import { type Skill, parseSkills } from './skills.ts';
 
@@ -93,7 +94,7 @@ export function claimConsumer(
   };
 }
 
-const safeIdOrNull = z.string().regex(/^[A-Za-z0-9-]{1,64}$/).nullable().optional().catch(null);
+const safeIdOrNull = SafeId.nullable().optional().catch(null);
 
 /** A 200 to a claim (SPEC section 7). An agent or lane that could name no folder is dropped, not refused. */
 const GrantedBody = z.object({
@@ -102,7 +103,7 @@ const GrantedBody = z.object({
     prompt: z.string(),
     agent_id: safeIdOrNull,
     lane: safeIdOrNull,
-    timeout_s: z.number().int().min(0).max(MAX_TIMEOUT_S).nullable().optional(),
+    timeout_s: TimeoutSeconds.nullable().optional(),
   }),
   skills: z.unknown().optional(),
 });

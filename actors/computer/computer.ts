@@ -5,6 +5,7 @@ import type { Clock } from '../../events/clock.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { agentKindOf } from '../execution/resume.ts';
 import type { ActorSystem } from '../runtime.ts';
+import { stderrLog } from '../untilRecorded.ts';
 import { BoardClient } from '../wire/boardClient.ts';
 import { frameInput } from '../wire/frames.ts';
 import { PushStreamClient } from '../wire/pushStreamClient.ts';
@@ -56,6 +57,8 @@ export class Computer {
     this.closeClient = () => ownClient?.close();
     const kind = agentKindOf(options.exec);
     const log = options.log ?? (() => {});
+    // An input that could not be recorded is told even when nothing else is.
+    const failures = options.log ?? stderrLog;
     this.runs = new ComputerRuns({
       system,
       store,
@@ -72,6 +75,7 @@ export class Computer {
         reply: (runId, token, text) => board.reply(runId, token, text),
         complete: (runId, token, result) => board.complete(runId, token, result),
       },
+      log: failures,
       executionEnded: async (runId, lane, ok, reason) => {
         await this.queue.input({
           stream: lane ? `${computer}/lane:${lane}` : `${computer}/computer:${computer}`,
@@ -89,6 +93,7 @@ export class Computer {
       board,
       {
         acknowledge: (frameId, status, reason) => this.push.acknowledge(frameId, status, reason),
+        log: failures,
         claimed: (runId, lane, { run, invalid }) => {
           const handOver = invalid !== undefined ? this.runs.refuseClaim(runId, lane, invalid) : run ? this.runs.handOver(runId, lane, run) : null;
           void handOver?.catch((error) => log(`run ${runId} could not be handed over: ${(error as Error).message}`));
@@ -117,6 +122,7 @@ export class Computer {
         await this.queue.input(input);
         if (input.type === 'frame.received' && input.data.kind === 'run.requested') await this.runs.redelivered(input.data.runId);
       },
+      log: failures,
       onState: (state, detail) => log(`push stream ${state}${detail ? ` (${detail})` : ''}`),
     });
   }

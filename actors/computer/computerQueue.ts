@@ -10,6 +10,7 @@ import { Outbox } from '../outbox/outbox.ts';
 import { queueDecider } from '../queue/queueDecider.ts';
 import { type QueueState, initialQueueState } from '../queue/queueState.ts';
 import type { ActorSystem } from '../runtime.ts';
+import { type FailureLog, stderrLog, unrecorded } from '../untilRecorded.ts';
 import { type BoardClaims, type ClaimAnswer, type ClaimEffect, type GrantedClaim, claimConsumer } from './claimConsumer.ts';
 
 /** What the queue's decisions ask of the world beyond claims (acks on the stream, starting a run). */
@@ -20,6 +21,8 @@ export interface QueueEffects {
    * when its answer was refused (`invalid` names the field), is completed as failed with that reason.
    */
   claimed?(runId: string, lane: string, answer: { run?: { prompt: string; timeoutS: number | null }; invalid?: string }): void;
+  /** Where an input sent without waiting (a timer's) is told when it could not be recorded; stderr by default. */
+  log?: FailureLog;
 }
 
 /**
@@ -129,10 +132,10 @@ export class ComputerQueue {
     this.timers.get(runId)?.();
     this.timers.delete(runId);
     if (notBefore <= 0) return;
-    const cancel = wakeAt(this.clock, notBefore, () => {
+    const cancel = wakeAt(this.clock, notBefore, (at) => {
       this.timers.delete(runId);
-      const input: NewDomainEvent = { stream, type: 'timer.fired', data: { runId }, at: this.clock.now() };
-      void this.input(input).catch(() => {});
+      const input: NewDomainEvent = { stream, type: 'timer.fired', data: { runId }, at };
+      void this.input(input).catch(unrecorded(this.effects.log ?? stderrLog, input));
     });
     this.timers.set(runId, cancel);
   }

@@ -12,6 +12,7 @@ import { Outbox } from '../outbox/outbox.ts';
 import { RunActors } from '../run/runActor.ts';
 import type { RunExecution } from '../run/runState.ts';
 import type { ActorSystem } from '../runtime.ts';
+import { type FailureLog, stderrLog, unrecorded } from '../untilRecorded.ts';
 import type { BoardAnswer } from '../wire/boardClient.ts';
 import { claimIncarnation, completionConsumer, killConsumer, type RunEffectsContext, spawnConsumer } from './runEffects.ts';
 
@@ -32,6 +33,8 @@ export interface ComputerRunsOptions {
     reply(runId: string, token: string, text: string): Promise<BoardAnswer>;
     complete(runId: string, token: string, result: { ok: boolean; error?: string }): Promise<BoardAnswer>;
   };
+  /** Where an input sent without waiting (an agent's exit, a timer's) is told when it could not be recorded; stderr by default. */
+  readonly log?: FailureLog;
   /** Tells the queue a run no longer needs its slot and lane. */
   readonly executionEnded: (runId: string, lane: string | null, ok: boolean, reason?: string) => Promise<void>;
 }
@@ -61,9 +64,11 @@ export class ComputerRuns {
   private stopHeartbeats: (() => void) | null = null;
   private stopped = false;
   private draining = false;
+  private readonly failures: FailureLog;
 
   constructor(private readonly options: ComputerRunsOptions) {
     const { system, store, computer, clock } = options;
+    this.failures = options.log ?? stderrLog;
     this.actors = new RunActors(system, store, computer, (runId, run, decisions) => this.afterCommit(runId, run, decisions), clock);
     const ctx: RunEffectsContext = {
       computer,
@@ -79,6 +84,7 @@ export class ComputerRuns {
       phaseOf: (runId) => this.phases.get(runId) ?? null,
       promptOf: (runId) => this.prompts.get(runId) ?? null,
       board: options.board,
+      log: this.failures,
     };
     const now = () => clock.now();
     this.outboxes = [spawnConsumer(ctx), killConsumer(ctx), completionConsumer(ctx)].map((c) => new Outbox(store, c, now, clock));
@@ -234,7 +240,11 @@ export class ComputerRuns {
   private tellQueue(runId: string, lane: string | null, ok: boolean, reason?: string): void {
     if (this.endedForQueue.has(runId)) return;
     this.endedForQueue.add(runId);
-    void this.options.executionEnded(runId, lane, ok, reason).catch(() => this.endedForQueue.delete(runId));
+    void this.options.executionEnded(runId, lane, ok, reason).catch((error: Error) => {
+      // Told again by the next settle of the run (a restart's resume, a later decision).
+      this.endedForQueue.delete(runId);
+      this.failures(`run.execution.ended of run ${runId} could not be recorded: ${error.message}`);
+    });
   }
 
   private armCompletionTimer(runId: string, notBefore: number): void {
@@ -242,9 +252,10 @@ export class ComputerRuns {
     const { clock } = this.options;
     this.timers.set(
       runId,
-      wakeAt(clock, notBefore, () => {
+      wakeAt(clock, notBefore, (at) => {
         this.timers.delete(runId);
-        void this.input(runId, { stream: this.stream(runId), type: 'run.completion.due', data: { runId }, at: clock.now() }).catch(() => {});
+        const due: NewDomainEvent = { stream: this.stream(runId), type: 'run.completion.due', data: { runId }, at };
+        void this.input(runId, due).catch(unrecorded(this.failures, due));
       }),
     );
   }
@@ -287,11 +298,12 @@ export class ComputerRuns {
     const answer = await this.options.board.heartbeat(runId, token);
     const cancelRequested = (answer.body as { cancel_requested?: unknown } | undefined)?.cancel_requested === true;
     if (answer.status !== 410 && !cancelRequested) return;
-    await this.input(runId, {
+    const answered: NewDomainEvent = {
       stream: this.stream(runId),
       type: 'run.heartbeat.answered',
       data: { runId, status: answer.status, cancelRequested },
       at: this.options.clock.now(),
-    }).catch(() => {});
+    };
+    await this.input(runId, answered).catch(unrecorded(this.failures, answered));
   }
 }

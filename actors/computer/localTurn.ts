@@ -9,6 +9,7 @@ import type { AgentHandle } from '../execution/agentProcess.ts';
 import { agentKindOf } from '../execution/resume.ts';
 import { runDecider } from '../run/runDecider.ts';
 import { type RunExecution, initialRunExecution } from '../run/runState.ts';
+import { stderrLog } from '../untilRecorded.ts';
 import { type RunEffectsContext, spawnConsumer } from './runEffects.ts';
 
 /**
@@ -119,6 +120,7 @@ export function startLocalTurn(options: LocalTurnOptions): LocalTurn {
     phaseOf: () => state.phase,
     promptOf: () => options.prompt,
     board: noBoard,
+    log: stderrLog,
   } satisfies RunEffectsContext);
 
   const perform = (decision: NewDomainEvent): void => {

@@ -11,6 +11,7 @@ import { turnCommand } from '../execution/resume.ts';
 import { markHanded, noticePrefix, unreadNotices } from '../notifications/inbox.ts';
 import { type EffectConsumer, RUN_EFFECTS_AT_ONCE } from '../outbox/outbox.ts';
 import { INTERRUPTED_BY_RESTART } from '../run/runState.ts';
+import { type FailureLog, unrecorded } from '../untilRecorded.ts';
 import type { BoardAnswer } from '../wire/boardClient.ts';
 
 export interface RunEffectsContext {
@@ -30,6 +31,8 @@ export interface RunEffectsContext {
   readonly phaseOf: (runId: string) => string | null;
   /** The prompt its claim carried, while the daemon that claimed it still runs. */
   readonly promptOf: (runId: string) => string | null;
+  /** Where an input sent without waiting is told when it could not be recorded. */
+  readonly log: FailureLog;
   readonly board: {
     reply(runId: string, token: string, text: string): Promise<BoardAnswer>;
     complete(runId: string, token: string, result: { ok: boolean; error?: string }): Promise<BoardAnswer>;
@@ -85,12 +88,13 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
         // Handed once the agent has them; a crash before this hands them again next turn, never loses them.
         if (turn.resuming && unread.through > 0) await markHanded(ctx.store, turn.resuming, unread.through, runId, at());
         handle.onSessionId((sessionId) => {
-          void ctx.input(runId, { stream, type: 'run.session.announced', data: { runId, sessionId }, at: at() }).catch(() => {});
+          const announced: NewDomainEvent = { stream, type: 'run.session.announced', data: { runId, sessionId }, at: at() };
+          void ctx.input(runId, announced).catch(unrecorded(ctx.log, announced));
         });
       }
       void handle.result.then(async (result) => {
         ctx.handles.delete(runId);
-        await ctx.input(runId, {
+        const exited: NewDomainEvent = {
           stream,
           type: 'run.process.exited',
           data: {
@@ -103,8 +107,9 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
             stderrTail: (result.error ?? result.stderrTail).slice(-16 * 1024),
           },
           at: at(),
-        });
-      }).catch(() => {});
+        };
+        await ctx.input(runId, exited).catch(unrecorded(ctx.log, exited));
+      });
       return { ok: handle.pid !== null, detail: handle.pid === null ? 'the command could not start' : `pid ${handle.pid}` };
     },
   };

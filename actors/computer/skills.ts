@@ -1,8 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
+import { SafeId } from '../../events/queueEvents.ts';
 import type { AgentKind } from '../execution/outputReaders.ts';
-
-const SAFE_ID = /^[A-Za-z0-9-]{1,64}$/;
 
 /** Where each agent looks for skills in its workspace. */
 const SKILLS_FOLDER: Record<AgentKind, string> = {
@@ -22,7 +21,7 @@ export function parseSkills(value: unknown): Skill[] {
   if (!Array.isArray(value)) throw new Error('skills is not a list');
   return value.map((raw, i) => {
     const { key, files } = (raw ?? {}) as { key?: unknown; files?: unknown };
-    if (typeof key !== 'string' || !SAFE_ID.test(key)) throw new Error(`skill ${i} has a key that could name no folder: ${JSON.stringify(key)}`);
+    if (typeof key !== 'string' || !SafeId.safeParse(key).success) throw new Error(`skill ${i} has a key that could name no folder: ${JSON.stringify(key)}`);
     if (files === undefined) return { key, files: {} };
     if (!files || typeof files !== 'object' || Array.isArray(files)) throw new Error(`skill ${key}: files is not an object`);
     for (const [path, text] of Object.entries(files)) {

@@ -7,11 +7,11 @@ import type { Clock } from '../../events/clock.ts';
  * The push stream stays open meanwhile, so a frame that arrives is answered 503 `draining` (the
  * board offers the run again later) rather than left without an answer.
  */
-export async function drainComputer(computer: Computer, clock: Clock, drainMs: number, log: (line: string) => void): Promise<void> {
+export async function drainComputer(computer: Computer, clock: Clock, drainMs: number, log: (line: string) => void, reason = 'shutdown signal'): Promise<void> {
   const id = computer.queue.computer;
   log('draining: nothing new starts; running turns get their drain time');
   computer.runs.beginDrain();
-  await computer.queue.input({ stream: `${id}/computer:${id}`, type: 'drain.started', data: { reason: 'shutdown signal' }, at: clock.now() });
+  await computer.queue.input({ stream: `${id}/computer:${id}`, type: 'drain.started', data: { reason }, at: clock.now() });
   const deadline = clock.now() + drainMs;
   let killed = false;
   // A claim in flight is waited for too: if the board grants it, the run is the daemon's to complete.

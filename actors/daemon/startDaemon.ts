@@ -62,8 +62,8 @@ export interface Daemon {
   readonly computerId: string | null;
   readonly board: BoardServer | null;
   readonly computer: Computer | null;
-  /** Starts nothing new, lets executing runs finish (then kills them), waits for every completion. */
-  drain(): Promise<void>;
+  /** Starts nothing new, lets executing runs finish (then kills them), waits for every completion. `reason`: why, for the log. */
+  drain(reason?: string): Promise<void>;
   /** Stops at once, leaving the log as it is: what was in flight is finished by the next start. */
   close(): Promise<void>;
 }
@@ -181,8 +181,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     computerId: computer ? (options.computer ?? 'local') : null,
     board,
     computer,
-    async drain() {
-      if (computer) await drainComputer(computer, clock, (options.drainS ?? 60) * 1000, log);
+    async drain(reason) {
+      if (computer) await drainComputer(computer, clock, (options.drainS ?? 60) * 1000, log, reason);
       await close();
     },
     close,

@@ -10,9 +10,6 @@
  */
 export const DEFAULT_TIMEOUT_S = 7_200;
 
-/** The longest budget a run may carry (SPEC section 4, "Bounds"): 30 days; anything longer is refused. */
-export const MAX_TIMEOUT_S = 2_592_000;
-
 /** The budget in ms for a run's `timeout_s`; absent means the default, `0` means no limit (null). */
 export function budgetMsOf(timeoutS?: number | null): number | null {
   const seconds = timeoutS ?? DEFAULT_TIMEOUT_S;

@@ -145,7 +145,10 @@ export function pickNextRuns(state: QueueState, input: Input): Decision[] {
     const used = (state.loginsInUse[login] ?? 0) + (logins[login] ?? 0);
     if (capacity !== undefined && used >= capacity) continue;
     logins[login] = (logins[login] ?? 0) + 1;
-    const life = state.incarnation === null ? {} : { incarnation: state.incarnation };
+    // A retry speaks for the life of the first claim (it may hold the run), even from a later life.
+    // `?? null`: a checkpoint of an older version has no incarnation.
+    const incarnation = candidate.claimLife === undefined ? (state.incarnation ?? null) : candidate.claimLife;
+    const life = incarnation === null ? {} : { incarnation };
     decisions.push(on(candidate.runId, { type: 'run.claim.started', data: { runId: candidate.runId, attempt: candidate.claimAttempts + 1, ...life } }));
     if (--free <= 0) break;
   }

@@ -48,6 +48,7 @@ export function evolveQueue(state: QueueState, event: DomainEvent): QueueState {
       queue.active = run.runId;
       run.status = 'claiming';
       run.resentWhileClaiming = false;
+      if (run.claimLife === undefined) run.claimLife = event.data.incarnation ?? null;
       takeSlot(state, loginOf(run), +1);
       break;
     }

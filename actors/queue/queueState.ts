@@ -16,6 +16,11 @@ export interface QueuedRun {
   notBefore: number;
   /** The board resent its frame while its claim was in flight: a busy answer to that claim is stale. */
   resentWhileClaiming: boolean;
+  /**
+   * The life its first claim spoke for (null: that claim named none, as older versions did); absent
+   * until its first claim starts. Every later claim speaks for it: that life may hold the run.
+   */
+  claimLife?: string | null;
 }
 
 export interface LaneQueue {

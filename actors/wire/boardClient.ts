@@ -1,5 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { INCARNATION_HEADER } from './incarnation.ts';
 
 /**
  * The computer's HTTP calls to the board (SPEC section 7). Every answer comes back as a status and a
@@ -9,9 +10,6 @@ export interface BoardAnswer {
   readonly status: number;
   readonly body?: unknown;
 }
-
-/** The header that names the daemon's life on claims and on the push stream's upgrade. */
-export const INCARNATION_HEADER = 'runledger-incarnation';
 
 export class BoardClient {
   private readonly url: URL;

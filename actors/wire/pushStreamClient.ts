@@ -1,8 +1,9 @@
 import WebSocket from 'ws';
 import type { Clock } from '../../events/clock.ts';
+import { type FailureLog, stderrLog } from '../untilRecorded.ts';
 import { fullJitterMs } from './backoff.ts';
-import { INCARNATION_HEADER } from './boardClient.ts';
 import { MAX_FRAME_BYTES } from './frames.ts';
+import { CONNECTED_ELSEWHERE, INCARNATION_HEADER } from './incarnation.ts';
 
 export interface PushStreamOptions {
   /** `http://host:port` of the board. */
@@ -15,6 +16,8 @@ export interface PushStreamOptions {
   /** A frame's raw text; resolves once its input is committed (the ack follows from the decision). */
   readonly onFrame: (raw: string) => Promise<void>;
   readonly onState?: (state: 'connected' | 'disconnected', detail?: string) => void;
+  /** Where a frame that could not be handled is told (the board sends an unacknowledged frame again); stderr by default. */
+  readonly log?: FailureLog;
   /**
    * The board refused the stream because another daemon is connected as this computer (close code
    * 4409): no reconnect follows, for a retry would only take turns with the twin.
@@ -23,9 +26,6 @@ export interface PushStreamOptions {
   /** Drawn here, outside any decider: only the wire's timing depends on it. */
   readonly random?: () => number;
 }
-
-/** The board's close code for a second stream of one computer id (SPEC section 7). */
-export const CONNECTED_ELSEWHERE = 4409;
 
 /**
  * The computer's end of the push stream: frames in, acks out, and a reconnect with full-jitter
@@ -74,13 +74,15 @@ export class PushStreamClient {
     });
     socket.on('message', (data) => {
       const raw = data.toString();
-      chain = chain.then(() => this.options.onFrame(raw)).catch(() => {});
+      chain = chain
+        .then(() => this.options.onFrame(raw))
+        .catch((error: Error) => (this.options.log ?? stderrLog)(`a frame from ${this.options.server} could not be handled: ${error.message}`));
     });
     socket.on('error', () => {});
     socket.on('close', (code, reason) => {
       if (this.socket === socket) this.socket = null;
       this.options.onState?.('disconnected', `${code}${reason.length ? ` ${reason.toString()}` : ''}`);
-      if (code === CONNECTED_ELSEWHERE && !this.stopped) {
+      if (code === CONNECTED_ELSEWHERE.code && !this.stopped) {
         this.stopped = true;
         this.options.onConnectedElsewhere?.(reason.toString() || 'computer_connected_elsewhere');
         return;

@@ -8,7 +8,7 @@ import { startDemoComputer } from '../demoComputer.ts';
 import { submitDemoRuns } from '../demoRuns.ts';
 import { DEFAULT_DB } from '../options.ts';
 import { int } from '../parse.ts';
-import { MAX_TIMEOUT_S } from '../../actors/execution/budget.ts';
+import { MAX_TIMEOUT_S } from '../../events/boardEvents.ts';
 
 const DEMO_EXEC = `node ${new URL('../demoAgent.mjs', import.meta.url).pathname}`;
 
@@ -72,16 +72,30 @@ async function runUntilSignalled(json: boolean | undefined, demo: boolean | unde
         out.flush();
       };
   const head = await headOf(options.db);
-  let daemon: Daemon | null = null;
-  // A twin connected as this computer: retrying would only take turns with it (SPEC section 7).
-  const connectedElsewhere = () => {
-    const stop = daemon ? daemon.close() : Promise.resolve();
-    const bound = new Promise((resolve) => setTimeout(resolve, 5_000));
-    void Promise.race([stop, bound]).finally(() => process.exit(2));
-  };
-  daemon = await startDaemon({ ...options, log, onConnectedElsewhere: connectedElsewhere });
-  narrate(daemon.store, head, { json: Boolean(json), out });
   let demoComputer: Daemon | null = null;
+  let shuttingDown = false;
+  /**
+   * The one way down: nothing new starts, running turns finish within --drain-s and are reported,
+   * then the process exits with `code`. The demo's second computer drains first: it completes to the
+   * board the daemon serves.
+   */
+  const shutDown = (code: number, reason: string) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    // `started`: a refusal can come before the daemon has finished starting; it drains once it has.
+    void (demoComputer?.drain(reason) ?? Promise.resolve()).then(() => started).then((daemon) => daemon.drain(reason)).then(
+      () => process.exit(code),
+      (error) => {
+        log(`shutdown failed: ${(error as Error).message}`);
+        process.exit(1);
+      },
+    );
+  };
+  // A twin connected as this computer: retrying would only take turns with it (SPEC section 7). The
+  // turns this life runs are its own (claimed in its name): they finish and are reported, then exit 2.
+  const started = startDaemon({ ...options, log, onConnectedElsewhere: () => shutDown(2, 'another daemon is connected as this computer') });
+  const daemon = await started;
+  narrate(daemon.store, head, { json: Boolean(json), out });
   let signals = 0;
   const onSignal = (signal: string) => {
     signals++;
@@ -93,15 +107,8 @@ async function runUntilSignalled(json: boolean | undefined, demo: boolean | unde
       demoComputer?.computer?.runs.killAll();
       process.exit(1);
     }
-    log(`${signal}: shutting down (send it again to exit at once)`);
-    // The demo's second computer drains first: it completes to the board the daemon serves.
-    void (demoComputer?.drain() ?? Promise.resolve()).then(() => daemon.drain()).then(
-      () => process.exit(0),
-      (error) => {
-        log(`shutdown failed: ${(error as Error).message}`);
-        process.exit(1);
-      },
-    );
+    log(`${signal}: ${shuttingDown ? 'already shutting down' : 'shutting down'} (send it again to exit at once)`);
+    shutDown(0, 'shutdown signal');
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));

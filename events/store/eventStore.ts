@@ -118,6 +118,8 @@ export class StaleVersionError extends Error {
     readonly expected: number,
     readonly actual: number,
     message = `stream ${stream} is at version ${actual}, not the expected ${expected}: nothing was written`,
+    /** Refused only because an earlier append of its chain did not commit: no other writer is involved. */
+    readonly brokenChain = false,
   ) {
     super(message);
   }
@@ -126,7 +128,7 @@ export class StaleVersionError extends Error {
   static afterBrokenChain(request: AppendRequest): StaleVersionError {
     const [stream = '', expected] = Object.entries(request.expected)[0] ?? [];
     const version = typeof expected === 'number' ? expected : -1;
-    return new StaleVersionError(stream, version, version, `an earlier append this one stood on was refused or failed: nothing was written to ${stream}`);
+    return new StaleVersionError(stream, version, version, `an earlier append this one stood on was refused or failed: nothing was written to ${stream}`, true);
   }
 }
 

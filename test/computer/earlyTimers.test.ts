@@ -153,6 +153,54 @@ describe('a completion retry, with timers that fire a millisecond early', () => 
   });
 });
 
+/**
+ * The fake clock as the wall clock of a machine whose time is stepped back (NTP) by `stepMs` the first
+ * time it is read at or after `at`: between a wait's check that its time has come and the input it records.
+ */
+function steppedBackAt(fake: FakeClock, at: number, stepMs: number): Clock {
+  let back = 0;
+  return {
+    now() {
+      const now = fake.now() - back;
+      if (back === 0 && now >= at) back = stepMs;
+      return now;
+    },
+    after: (ms, fn) => fake.after(ms, fn),
+  };
+}
+
+describe('a wait whose time has come, when the wall clock is then stepped back', () => {
+  it('a claim retry that fell due is decided at its due time, and the claim is tried again', async () => {
+    const store = await openTempStore();
+    const fake = new FakeClock(Date.UTC(2026, 0, 1));
+    const clock = steppedBackAt(fake, fake.now() + 2_000, 1_000);
+    const board = new ScriptedBoard({ r1: [{ status: 503 }] });
+    const { queue, stop } = await queueOn(store, clock, board);
+    await queue.input(frame(clock, 'r1'));
+    await vi.waitFor(async () => expect((await queue.state()).runs.r1?.claimAttempts).toBe(1), { timeout: 5_000 });
+    fake.advance(2_000);
+    await vi.waitFor(async () => expect((await queue.state()).runs.r1?.status).toBe('running'), { timeout: 5_000 });
+    expect(board.calls).toEqual(['r1', 'r1']);
+    stop();
+  });
+
+  it('a completion retry that fell due is decided at its due time, and the completion is sent again', async () => {
+    const store = await openTempStore();
+    const fake = new FakeClock(Date.UTC(2026, 0, 1));
+    const clock = steppedBackAt(fake, fake.now() + 1_000, 1_000);
+    const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'hello' });
+    board.failCompletions('r1', 503);
+    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), heartbeatMs: 60_000 });
+    await claimAndHandOver('r1');
+    await vi.waitFor(async () => {
+      expect((await store.readStream(runStream('r1'))).some((e) => e.type === 'run.completion.retrying')).toBe(true);
+    }, { timeout: 10_000 });
+    fake.advance(1_000);
+    await vi.waitFor(() => expect(board.callsOf('r1', 'complete').length).toBe(2), { timeout: 5_000 });
+    expect((await waitForEvent(store, 'r1', 'run.settled')).data).toMatchObject({ reported: true });
+  });
+});
+
 describe('an agent\'s budget', () => {
   it('a budget of 30 days (longer than a Node timer holds) does not end the turn at once', async () => {
     const agent = await start({ command: agentCommand('echo.mjs'), prompt: 'hi', reader: plainReader(), clock: systemClock, deadlineAt: Date.now() + 30 * 86_400_000 });

@@ -60,10 +60,17 @@ async function rawBoard() {
     refuseStreams() {
       refuse = true;
     },
+    /** The live stream blips (its socket is cut), and its reconnect finds another daemon holding it. */
+    cutStreamToTwin() {
+      refuse = true;
+      socket?.terminate();
+    },
   };
 }
 
-const granted = (runId: string) => ({ run: { run_id: runId, lane: 'A', prompt: `marker=${runId} sleep=10`, agent_id: null, timeout_s: null }, run_token: `token-${runId}`, skills: [] });
+const granted = (runId: string, sleepMs = 10) => ({
+  run: { run_id: runId, lane: 'A', prompt: `marker=${runId} sleep=${sleepMs}`, agent_id: null, timeout_s: null }, run_token: `token-${runId}`, skills: [],
+});
 
 describe('a computer\'s incarnation on the wire', () => {
   it('its claims and its push stream name this life; a claim repeated after a restart names the life that started it', async () => {
@@ -110,5 +117,30 @@ describe('a computer\'s incarnation on the wire', () => {
     expect(exit, daemon.describe()).toEqual({ code: 2, signal: null });
     expect(daemon.stdout).toMatch(new RegExp(`another daemon is connected to ${board.url} as computer c1 .*: stop it, or give this one its own id`));
     expect(board.upgrades).toHaveLength(1);
+  });
+
+  it('a daemon refused with 4409 while a turn runs drains: the turn finishes and is reported with its run token, then the daemon exits 2', async () => {
+    const board = await rawBoard();
+    const dir = tempDir();
+    const db = join(dir, 'c1.db');
+    const agent = agentFiles(dir);
+    const daemon = startCli(['daemon', '--server', board.url, '--computer', 'c1', '--token', 't', '--db', db, '--exec', MARKER_AGENT, '--heartbeat-s', '1'], agent.env);
+    await daemon.waitForOutput(/push stream connected/);
+    board.push('r1');
+    await waitFor('the claim of r1', () => board.claims.length === 1);
+    // Longer than the old 5 s cut-off: the turn must outlast it and still be reported.
+    board.claims[0]!.answer(200, granted('r1', 6_000));
+    await waitFor('r1 to start', () => markerCounts(agent.markers).r1 === 1);
+
+    board.cutStreamToTwin();
+    const exit = await Promise.race([daemon.exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(daemon.describe())), 30_000))]);
+
+    expect(exit, daemon.describe()).toEqual({ code: 2, signal: null });
+    expect(daemon.stdout).toMatch(/another daemon is connected to .* as computer c1 .*: stop it, or give this one its own id/);
+    expect(board.completed).toEqual(['r1']);
+    const log = readLog(db);
+    expect(eventsOf(log, 'run.process.exited', 'r1').map((e) => [e.data.exitCode, e.data.reply])).toEqual([[0, 'done r1']]);
+    expect(eventsOf(log, 'run.settled', 'r1').map((e) => e.data.reported)).toEqual([true]);
+    expect(markerCounts(agent.markers)).toEqual({ r1: 1 });
   });
 });

@@ -5,6 +5,7 @@ import { type CounterState, counterDecider } from '../../actors/demo/counterDeci
 import { startActorSystem, stopSystem } from '../../actors/runtime.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import { FakeClock } from '../../events/clock.ts';
+import { StaleVersionError } from '../../events/store/eventStore.ts';
 import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { T0 } from '../support/events.ts';
@@ -106,5 +107,27 @@ describe('an input the log could not take', () => {
     const next = await actor.input(bump(2, 10), { failFast: true });
 
     expect(next.ok && next.decisions.map((d) => d.data)).toEqual([{ total: 1 }]);
+  });
+  it('refused again and again because an earlier append of its chain broke (no other writer), is recorded once all the same', async () => {
+    const log = await fullLog();
+    log.free();
+    // The refusal the store gives an append decided ahead of one that failed, five times over for one
+    // input: what a log whose faults flap does to an actor that always has a failing append ahead.
+    let refusals = 5;
+    const flapping = Object.create(log.store) as SqliteEventStore;
+    flapping.append = (request) => {
+      const victim = request.events.some((e) => e.type === 'counter.bump.requested' && e.at === T0 + 2);
+      if (!victim || refusals-- <= 0) return log.store.append(request);
+      request.chain?.chain.breakAt(request.chain.link);
+      return Promise.resolve({ ok: false, conflict: StaleVersionError.afterBrokenChain(request) });
+    };
+    const actor = await counterActor(flapping, new FakeClock());
+
+    const outcomes = await Promise.all([1, 2, 3].map((i) => actor.input(bump(i, 10))));
+
+    expect(outcomes.every((o) => o.ok)).toBe(true);
+    const recorded = await log.store.readStream(STREAM);
+    expect(recorded.filter((e) => e.type === 'counter.bump.requested').map((e) => e.at - T0).sort()).toEqual([1, 2, 3]);
+    expect(recorded.filter((e) => e.type === 'counter.bumped').map((e) => e.data)).toEqual([{ total: 1 }, { total: 2 }, { total: 3 }]);
   });
 });

@@ -43,4 +43,20 @@ describe('queue: what belongs to one life of the daemon ends with it', () => {
     const spec = queueSpec(configured(1));
     expect(spec.when(frame('r1', 'A', 5))!.find((d) => d.type === 'run.claim.started')!.data).toEqual({ runId: 'r1', attempt: 1 });
   });
+  it('given a claim of life 1 whose answer was lost, when life 2 retries it, then the retry carries life 1\'s incarnation', () => {
+    const spec = queueSpec(started('life-1'), configured(1), frame('r1', 'A', 1), answer('r1', 0, 2), started('life-2', 10));
+    const retry = spec.when(input.timer('r1', 5000))!.find((d) => d.type === 'run.claim.started')!;
+    expect(retry.data).toEqual({ runId: 'r1', attempt: 2, incarnation: 'life-1' });
+  });
+
+  it('given a run first claimed by a log of an older version, when a later life retries it, then it carries no incarnation', () => {
+    const spec = queueSpec(configured(1), frame('r1', 'A', 1), answer('r1', 0, 2), started('life-2', 10));
+    expect(spec.when(input.timer('r1', 5000))!.find((d) => d.type === 'run.claim.started')!.data).toEqual({ runId: 'r1', attempt: 2 });
+  });
+
+  it('given a checkpoint of an older version (no incarnation in it), when a claim starts, then it carries no incarnation', () => {
+    const spec = queueSpec(configured(1));
+    delete (spec.state as Partial<typeof spec.state>).incarnation;
+    expect(spec.when(frame('r1', 'A', 5))!.find((d) => d.type === 'run.claim.started')!.data).toStrictEqual({ runId: 'r1', attempt: 1 });
+  });
 });

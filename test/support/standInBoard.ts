@@ -30,6 +30,9 @@ export class StandInBoard {
   private readonly replyRefusals = new Map<string, number>();
   /** Set by `serialiseLanes`: each lane's open turn (claimed, its completion not yet acknowledged). */
   private openTurns: Map<string, string> | null = null;
+  /** Set by `holdPerLife`: the life (incarnation) each granted run is held for, undefined for an older computer. */
+  private holders: Map<string, string | undefined> | null = null;
+  private readonly lostAnswers = new Set<string>();
   /** The claims answered `409 conversation_busy`, in order (only once `serialiseLanes` was called). */
   readonly busyAnswers: string[] = [];
 
@@ -84,6 +87,20 @@ export class StandInBoard {
     return this;
   }
 
+  /**
+   * Holds each granted run for the life that claimed it, as the board does (SPEC section 7): a claim of
+   * it naming another incarnation is answered `409 claimed_elsewhere`.
+   */
+  holdPerLife(): this {
+    this.holders = new Map();
+    return this;
+  }
+
+  /** The next claim of `runId` is granted, and its answer lost on the way back (status 0, a network error). */
+  loseNextAnswer(runId: string): void {
+    this.lostAnswers.add(runId);
+  }
+
   callsOf(runId: string, call?: BoardCall['call']): BoardCall[] {
     return this.calls.filter((c) => c.runId === runId && (call === undefined || c.call === call));
   }
@@ -93,6 +110,11 @@ export class StandInBoard {
     await this.held.get(runId);
     const run = this.offered.get(runId);
     if (!run) return { status: 404, body: { detail: { error: 'not_found' } } };
+    if (this.holders) {
+      const holder = this.holders.get(runId);
+      if (holder !== undefined && incarnation !== undefined && holder !== incarnation) return { status: 409, body: { detail: { error: 'claimed_elsewhere' } } };
+      if (!this.holders.has(runId)) this.holders.set(runId, incarnation);
+    }
     if (this.openTurns) {
       const open = this.openTurns.get(run.lane);
       if (open !== undefined && open !== runId) {
@@ -101,6 +123,7 @@ export class StandInBoard {
       }
       this.openTurns.set(run.lane, runId);
     }
+    if (this.lostAnswers.delete(runId)) return { status: 0 };
     return {
       status: 200,
       body: { run: { run_id: runId, lane: run.lane, prompt: run.prompt, agent_id: null, timeout_s: run.timeoutS }, run_token: this.tokenOf(runId), skills: [] },
