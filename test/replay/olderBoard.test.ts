@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { deciders } from '../../actors/registry.ts';
 import { replayLog } from '../../actors/replay/replayLog.ts';
+import type { DomainEvent } from '../../events/catalog.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { tempDir } from '../support/tempStore.ts';
 
@@ -20,32 +21,31 @@ const OLDER_BOARD = fileURLToPath(new URL('../fixtures/scenarios/olderBoard.db',
  */
 const OLDER_IDEMPOTENCY = fileURLToPath(new URL('../fixtures/scenarios/olderIdempotency.db', import.meta.url));
 
+/** Replays a copy of `fixture` (opening a log brings its schema forward), after `check` has read it. */
+async function replaysWhole(fixture: string, check: (log: DomainEvent[]) => void): Promise<void> {
+  const path = join(tempDir(), 'board.db');
+  copyFileSync(fixture, path);
+  const store = await openSqliteStore(path);
+  try {
+    const log = await store.readAll(0, 1000);
+    check(log);
+    expect(await replayLog(store, deciders)).toMatchObject({ ok: true, lastSeq: log.length });
+  } finally {
+    await store.close();
+  }
+}
+
 describe('a board log of an older version', () => {
   it('replays: a connect recorded with its per-run offers is re-derived as it was taken', async () => {
-    const path = join(tempDir(), 'board.db');
-    copyFileSync(OLDER_BOARD, path);
-    const store = await openSqliteStore(path);
-    try {
-      const log = await store.readAll(0, 1000);
+    await replaysWhole(OLDER_BOARD, (log) => {
       expect(log.filter((e) => e.type === 'board.run.offered' && e.data.reason === 're-offered: computer c1 connected')).toHaveLength(3);
-      expect(await replayLog(store, deciders)).toMatchObject({ ok: true, lastSeq: log.length });
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   it('replays: a key reused with another body, recorded before such a reuse was refused, is decided as it was (deduplicated)', async () => {
-    const path = join(tempDir(), 'board.db');
-    copyFileSync(OLDER_IDEMPOTENCY, path);
-    const store = await openSqliteStore(path);
-    try {
-      const log = await store.readAll(0, 1000);
-      const submitted = log.filter((e) => e.type === 'board.run.submitted');
-      expect(submitted.map((e) => e.data.prompt)).toEqual(['first', 'second']);
+    await replaysWhole(OLDER_IDEMPOTENCY, (log) => {
+      expect(log.filter((e) => e.type === 'board.run.submitted').map((e) => e.data.prompt)).toEqual(['first', 'second']);
       expect(log.filter((e) => e.type === 'board.run.deduplicated')).toHaveLength(1);
-      expect(await replayLog(store, deciders)).toMatchObject({ ok: true, lastSeq: log.length });
-    } finally {
-      await store.close();
-    }
+    });
   });
 });
