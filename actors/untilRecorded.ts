@@ -8,8 +8,11 @@ const LONGEST_WAIT_MS = 5_000;
 
 /**
  * Runs `attempt` (the recording of a fact of the world: an agent's exit, a claim answer, a frame, a
- * timer, an effect's record) until the log takes it. A LogUnwritableError means nothing of it was
- * written, so trying again cannot record it twice; the wait doubles up to a few seconds, on `clock`.
+ * timer, an effect's record) until the log takes it. A LogUnwritableError comes from a transaction
+ * SQLite rolled back, so trying again does not record it twice (an I/O error at the very end of a
+ * commit can leave it in the log after all: each attempt is decided again on the state folded from the
+ * log, where the fact already stands, and deciders take a repeated fact as a repeat). The wait doubles
+ * up to a few seconds, on `clock`.
  * Any other error is not the machine's and is thrown. (The store itself says when an outage begins and
  * ends, once each, however many writers wait it out.)
  */
