@@ -91,7 +91,7 @@ export const boardEvents = eventGroup(
   ),
   defineEvent('board.run.claimed', z.strictObject({ runId, computerId, incarnation: incarnation.optional(), reason })),
   defineEvent('board.run.running', z.strictObject({ runId, computerId, reason })),
-  /** A claimed run's cancel: the holder learns it from its heartbeat answer. */
+  /** A claimed run's cancel: pushed to its holder as `run.cancel_requested`; its heartbeat answer is the fallback. */
   defineEvent('board.run.cancel.requested', z.strictObject({ runId, computerId, reason })),
   /** An unclaimed run cancelled at once: a `run.cancelled` frame to push to each of `offeredTo`. */
   defineEvent('board.run.cancelled', z.strictObject({ runId, offeredTo: z.array(computerId), reason })),

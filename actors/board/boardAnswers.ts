@@ -1,6 +1,6 @@
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import type { BoardState } from './boardState.ts';
-import { runsPushedOnConnect } from './offers.ts';
+import { cancelsPendingOn, runsPushedOnConnect } from './offers.ts';
 
 /**
  * The HTTP answer to a request, read from the first decision taken from it (the board puts the answer
@@ -47,7 +47,7 @@ export interface PushFrame {
   readonly computerId: string;
   readonly frame:
     | { readonly id: string; readonly kind: 'run.requested'; readonly data: { run_id: string; lane: string; computer_id: string } }
-    | { readonly id: string; readonly kind: 'run.cancelled'; readonly data: { run_id: string } };
+    | { readonly id: string; readonly kind: 'run.cancelled' | 'run.cancel_requested'; readonly data: { run_id: string } };
 }
 
 /**
@@ -61,11 +61,19 @@ export function framesOf(decision: Pick<NewDomainEvent, 'type' | 'data'> & { rea
   switch (event.type) {
     case 'board.computer.online': {
       const { computerId } = event.data;
-      return runsPushedOnConnect(state, computerId).map((run) => ({
+      const offers: PushFrame[] = runsPushedOnConnect(state, computerId).map((run) => ({
         computerId,
         frame: { id: `${event.seq}-${run.runId}`, kind: 'run.requested', data: { run_id: run.runId, lane: run.lane, computer_id: computerId } },
       }));
+      // A cancel pushed while it was away: its heartbeat would tell it, but only up to a heartbeat later.
+      const cancels: PushFrame[] = cancelsPendingOn(state, computerId).map((runId) => ({
+        computerId,
+        frame: { id: `${event.seq}-${runId}`, kind: 'run.cancel_requested', data: { run_id: runId } },
+      }));
+      return [...offers, ...cancels];
     }
+    case 'board.run.cancel.requested':
+      return [{ computerId: event.data.computerId, frame: { id: `${event.seq}-${event.data.computerId}`, kind: 'run.cancel_requested', data: { run_id: event.data.runId } } }];
     case 'board.run.offered':
       return event.data.computers.map((computerId) => ({
         computerId,

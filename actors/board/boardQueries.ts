@@ -41,6 +41,23 @@ export function cancelRequested(state: BoardState, runId: string): boolean {
   return run !== undefined && run.cancelRequested && !isTerminal(run.state);
 }
 
+/** The body of a cancel's 202: the run as it stands once the cancel is decided, and what that means in words. */
+export interface CancelAnswer {
+  run_id: string;
+  state: RunState;
+  computer_id?: string;
+  detail: string;
+}
+
+export function cancelAnswer(state: BoardState, runId: string): CancelAnswer | null {
+  const run = state.runs[runId];
+  if (!run) return null;
+  if (run.computerId === null) return { run_id: runId, state: run.state, detail: 'withdrawn before it was claimed' };
+  // Terminal already: its holder finished it between the cancel and this read.
+  const detail = isTerminal(run.state) ? `${run.state} on ${run.computerId}` : `stopping on ${run.computerId}`;
+  return { run_id: runId, state: run.state, computer_id: run.computerId, detail };
+}
+
 /** The computer holding the run's claim while it is not terminal (who its run token is good for), else null. */
 export function holder(state: BoardState, runId: string): string | null {
   const run = state.runs[runId];

@@ -74,6 +74,14 @@ export function runsPushedOnConnect(state: BoardState, computerId: string): Boar
   return runs.sort((a, b) => a.submittedOrder - b.submittedOrder);
 }
 
+/** Claimed runs `computerId` holds whose cancel is pending: read from the open claims, not from every run. */
+export function cancelsPendingOn(state: BoardState, computerId: string): string[] {
+  return Object.keys(state.open).filter((runId) => {
+    const run = state.runs[runId]!;
+    return run.computerId === computerId && run.cancelRequested;
+  });
+}
+
 /**
  * A lane's last computer left: its unclaimed runs were offered to it alone, so they now go to every
  * other connected computer that has not had them, or they would wait for it to come back.

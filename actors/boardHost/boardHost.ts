@@ -8,7 +8,7 @@ import { boardProjection } from '../../projections/board.ts';
 import { framesOf, type RequestAnswer, requestAnswer } from '../board/boardAnswers.ts';
 import { boardDecider } from '../board/boardDecider.ts';
 import { boardInput } from '../board/boardInputs.ts';
-import { claimedRunBody, heartbeatAnswer, openClaims, runView, tokenHashOf } from '../board/boardQueries.ts';
+import { cancelAnswer, claimedRunBody, heartbeatAnswer, openClaims, runView, tokenHashOf } from '../board/boardQueries.ts';
 import type { BoardState } from '../board/boardState.ts';
 import { DecidingActor } from '../decidingActor.ts';
 import type { ActorSystem } from '../runtime.ts';
@@ -158,7 +158,10 @@ export class BoardHost {
 
   async cancel(runId: string): Promise<Answer> {
     const answer = await this.decide(boardInput.cancel(runId, this.options.clock.now()));
-    return 'code' in answer ? refused(answer.status, answer.code, answer.reason) : { status: 202, body: { run_id: runId } };
+    if ('code' in answer) return refused(answer.status, answer.code, answer.reason);
+    // What was decided, in words the CLI prints: `stopping on c1`, `withdrawn before it was claimed`.
+    const body = await this.actor.read((state) => cancelAnswer(state, runId));
+    return { status: 202, body: body ?? { run_id: runId } };
   }
 
   async run(runId: string): Promise<Answer> {

@@ -1,11 +1,38 @@
 import { describe, expect, it } from 'vitest';
-import { requestAnswer } from '../../actors/board/boardAnswers.ts';
-import { cancelRequested, heartbeatAnswer, runView } from '../../actors/board/boardQueries.ts';
-import { boardSpec, computersOnline, input, summary } from './boardSpec.ts';
+import { framesOf, requestAnswer } from '../../actors/board/boardAnswers.ts';
+import { cancelAnswer, cancelRequested, heartbeatAnswer, runView } from '../../actors/board/boardQueries.ts';
+import { boardSpec, computersOnline, input, pushed, summary } from './boardSpec.ts';
 
 const { submit, claim, complete, cancel, started } = input;
 
 describe('board: cancel', () => {
+  it('a cancel of a claimed run is pushed to the computer holding it as run.cancel_requested, once', () => {
+    const spec = boardSpec(...computersOnline('c1', 'c2'), submit('r1', 'A'), claim('r1', 'c1'));
+    const first = spec.when(cancel('r1', 1));
+    expect(pushed(first, spec.state)).toEqual(['run.cancel_requested r1 → c1']);
+    expect(framesOf({ ...first![0]!, seq: 12 }, spec.state)).toEqual([{ computerId: 'c1', frame: { id: '12-c1', kind: 'run.cancel_requested', data: { run_id: 'r1' } } }]);
+    // The pending cancel is already pushed: asked again, nothing goes out twice.
+    expect(pushed(spec.when(cancel('r1', 2)), spec.state)).toEqual([]);
+  });
+
+  it('a computer connecting while a cancel of a run it holds is pending is pushed run.cancel_requested', () => {
+    const spec = boardSpec(...computersOnline('c1', 'c2'), submit('r1', 'A'), submit('r2', 'B'), claim('r1', 'c1'), claim('r2', 'c2'), cancel('r1', 1), cancel('r2', 1));
+    spec.when(input.disconnected('c1', 2));
+    const back = spec.when(input.connected('c1', 3));
+    expect(pushed(back, spec.state)).toEqual(['run.cancel_requested r1 → c1']);
+    // Once it is terminal, a reconnect is told nothing of it.
+    spec.when(complete('r1', 'c1', false, 'cancelled_by_user', 4));
+    spec.when(input.disconnected('c1', 5));
+    expect(pushed(spec.when(input.connected('c1', 6)), spec.state)).toEqual([]);
+  });
+
+  it('the cancel answer says what the board decided: stopping on its holder, or withdrawn before it was claimed', () => {
+    const spec = boardSpec(...computersOnline('c1'), submit('r1', 'A'), claim('r1', 'c1'), submit('r2', 'B'), cancel('r1', 1), cancel('r2', 1));
+    expect(cancelAnswer(spec.state, 'r1')).toEqual({ run_id: 'r1', state: 'claimed', computer_id: 'c1', detail: 'stopping on c1' });
+    expect(cancelAnswer(spec.state, 'r2')).toEqual({ run_id: 'r2', state: 'cancelled', detail: 'withdrawn before it was claimed' });
+    expect(cancelAnswer(spec.state, 'ghost')).toBeNull();
+  });
+
   it('given a queued unclaimed run, when it is cancelled, then it is cancelled at once and announced to every computer it was offered to', () => {
     const spec = boardSpec(...computersOnline('c1', 'c2'), submit('r1', 'A'));
     const decisions = spec.when(cancel('r1', 1));
