@@ -49,6 +49,8 @@ export const executionEvents = eventGroup(
   ),
   /** Only answers that change something are recorded: a cancel asked for, or the run resolved. */
   defineEvent('run.heartbeat.answered', z.strictObject({ runId, status: z.number().int().min(0).max(599), cancelRequested: z.boolean() })),
+  /** The board pushed `run.cancel_requested` for it (frame `frameId`): decided as a heartbeat's `cancel_requested` is. */
+  defineEvent('run.cancel.pushed', z.strictObject({ runId, frameId: z.string().min(1).max(200) })),
   defineEvent('run.completion.answered', z.strictObject({ runId, status: z.number().int().min(0).max(599) })),
   /** The board refused the reply itself (its content: 400, 413, 422), which no retry can change. */
   defineEvent('run.reply.refused', z.strictObject({ runId, status: z.number().int().min(400).max(499) })),

@@ -120,7 +120,9 @@ export class Computer {
       onFrame: async (raw) => {
         const input = frameInput(computer, raw, clock.now());
         await this.queue.input(input);
-        if (input.type === 'frame.received' && input.data.kind === 'run.requested') await this.runs.redelivered(input.data.runId);
+        if (input.type !== 'frame.received') return;
+        if (input.data.kind === 'run.requested') await this.runs.redelivered(input.data.runId);
+        if (input.data.kind === 'run.cancel_requested') await this.runs.cancelPushed(input.data.runId, input.data.frameId);
       },
       log: failures,
       onState: (state, detail) => log(`push stream ${state}${detail ? ` (${detail})` : ''}`),

@@ -172,6 +172,15 @@ export class ComputerRuns {
     await this.input(runId, { stream: this.stream(runId), type: 'run.completion.due', data: { runId }, at: this.options.clock.now() });
   }
 
+  /**
+   * The board pushed a cancel of a run: one held here (claimed, not settled: the runs heartbeated) is
+   * told at once, as its heartbeat answer would tell it; any other is no run of this computer's.
+   */
+  async cancelPushed(runId: string, frameId: string): Promise<void> {
+    if (!this.live.has(runId)) return;
+    await this.input(runId, { stream: this.stream(runId), type: 'run.cancel.pushed', data: { runId, frameId }, at: this.options.clock.now() });
+  }
+
   /** Ids of the runs being heartbeated (claimed, not yet settled). */
   liveRuns(): string[] {
     return [...this.live];

@@ -65,6 +65,12 @@ function answerFrame(state: QueueState, frame: EventData<'frame.received'>, comp
     if (run) return [ack(202, 'already claimed: its cancel comes with its heartbeat')];
     return [ack(state.handled[frame.runId] ? 202 : 200, 'not queued here')];
   }
+  if (frame.kind === 'run.cancel_requested') {
+    // Its run actor decides the cancel (the computer hands the frame to it); the queue only answers the board.
+    if (run?.status === 'running') return [ack(202, 'held here: handed to its run, which stops it')];
+    if (run?.status === 'claiming') return [ack(202, 'its claim is in flight: its heartbeat brings the cancel')];
+    return [ack(200, `ignored: run ${frame.runId} is not held here`)];
+  }
   if (frame.kind !== 'run.requested') return [ack(200, `ignored: unknown frame kind "${frame.kind}"`)];
 
   if (run) {

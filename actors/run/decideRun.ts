@@ -40,13 +40,11 @@ export function decideRun(state: RunExecution, input: NewDomainEvent): Decision[
     case 'run.heartbeat.answered': {
       const { status, cancelRequested } = input.data;
       if (status === 410) return resolve(state, { on, runId });
-      if (!cancelRequested || state.cancelRequested) return [];
-      const decided = on('run.cancel.decided', { runId, reason: 'the board asked for a cancel' });
-      if (state.phase === 'executing' && state.pid !== null) return [decided, on('run.kill.requested', { runId, pid: state.pid, reason: CANCELLED_MARKER })];
-      // Claimed but not started: it never starts, and is completed with the marker.
-      if (state.phase === 'new' || state.phase === 'handed') return [decided, complete({ ok: false, error: CANCELLED_MARKER })];
-      return [decided];
+      if (!cancelRequested) return [];
+      return decideCancel(state, 'the board asked for a cancel', { on, complete, runId });
     }
+    case 'run.cancel.pushed':
+      return decideCancel(state, 'the board pushed a cancel', { on, complete, runId });
     case 'run.completion.answered': {
       const { status } = input.data;
       if (status === 200 || status === 201) return [on('run.settled', { runId, reported: true, reason: 'the board acknowledged its completion' })];
@@ -91,6 +89,16 @@ interface Helpers {
   onLane?: (type: Decision['type'], data: unknown) => Decision;
   complete?: (result: Result, reply?: string | null) => Decision;
   runId: string;
+}
+
+/** A cancel from the board, pushed or read from a heartbeat answer: decided once, whichever comes first. */
+function decideCancel(state: RunExecution, reason: string, { on, complete, runId }: Required<Pick<Helpers, 'on' | 'complete' | 'runId'>>): Decision[] {
+  if (state.cancelRequested) return [];
+  const decided = on('run.cancel.decided', { runId, reason });
+  if (state.phase === 'executing' && state.pid !== null) return [decided, on('run.kill.requested', { runId, pid: state.pid, reason: CANCELLED_MARKER })];
+  // Claimed but not started: it never starts, and is completed with the marker.
+  if (state.phase === 'new' || state.phase === 'handed') return [decided, complete({ ok: false, error: CANCELLED_MARKER })];
+  return [decided];
 }
 
 function resolve(state: RunExecution, { on, runId }: Helpers): Decision[] {

@@ -12,6 +12,7 @@ const INPUTS = new Set([
   'run.session.announced',
   'run.process.exited',
   'run.heartbeat.answered',
+  'run.cancel.pushed',
   'run.completion.answered',
   'run.reply.refused',
   'run.completion.due',
@@ -52,6 +53,9 @@ export const runDecider: Decider<RunExecution> = {
       case 'run.heartbeat.answered':
         // Only answers that change something are recorded.
         return input.data.status !== 410 && !(input.data.cancelRequested && !state.cancelRequested);
+      case 'run.cancel.pushed':
+        // A cancel is decided once: the heartbeat's fallback may have come first.
+        return state.cancelRequested;
       default:
         return false;
     }

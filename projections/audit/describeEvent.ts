@@ -94,6 +94,8 @@ function sentence(event: DomainEvent): string {
       return `the agent announced its session ${event.data.sessionId}`;
     case 'run.process.exited':
       return processExit(event.data);
+    case 'run.cancel.pushed':
+      return `the board pushed a cancel (frame ${event.data.frameId})`;
     case 'run.heartbeat.answered': {
       const { status, cancelRequested } = event.data;
       if (cancelRequested) return `the board answered the heartbeat ${status}: a cancel was asked for`;

@@ -66,6 +66,7 @@ function roleOf(type: EventType): Role {
     case 'run.session.announced':
     case 'run.process.exited':
     case 'run.heartbeat.answered':
+    case 'run.cancel.pushed':
     case 'run.completion.answered':
     case 'run.reply.refused':
     case 'run.completion.due':

@@ -18,6 +18,7 @@ const input = {
     at: at(ms),
   }),
   heartbeat: (status: number, cancelRequested: boolean, ms = 500): NewDomainEvent => ({ stream, type: 'run.heartbeat.answered', data: { runId: 'r1', status, cancelRequested }, at: at(ms) }),
+  pushed: (ms = 400): NewDomainEvent => ({ stream, type: 'run.cancel.pushed', data: { runId: 'r1', frameId: `x-${ms}` }, at: at(ms) }),
   completion: (status: number, ms: number): NewDomainEvent => ({ stream, type: 'run.completion.answered', data: { runId: 'r1', status }, at: at(ms) }),
   due: (ms: number): NewDomainEvent => ({ stream, type: 'run.completion.due', data: { runId: 'r1' }, at: at(ms) }),
 };
@@ -76,6 +77,23 @@ describe('a claimed run on its computer', () => {
     expect(types(s.when(input.heartbeat(200, true, 600)))).toEqual(['(ignored)']);
     const done = s.when(input.exited({ outcome: 'cancelled', exitCode: null, reply: null, tail: 'partial' }));
     expect(dataOf(done, 'run.completion.requested')!.result).toEqual({ ok: false, error: 'cancelled_by_user' });
+  });
+
+  it('given a cancel pushed by the board while executing, then it is decided as a heartbeat cancel is, once: a later heartbeat or push is ignored', () => {
+    const s = spec(input.handed(), input.began(777));
+    const pushed = s.when(input.pushed());
+    expect(types(pushed)).toEqual(['run.cancel.decided', 'run.kill.requested']);
+    expect(dataOf(pushed, 'run.kill.requested')).toMatchObject({ pid: 777, reason: 'cancelled_by_user' });
+    expect(types(s.when(input.heartbeat(200, true, 600)))).toEqual(['(ignored)']);
+    expect(types(s.when(input.pushed(700)))).toEqual(['(ignored)']);
+    const done = s.when(input.exited({ outcome: 'cancelled', exitCode: null, reply: null }));
+    expect(dataOf(done, 'run.completion.requested')!.result).toEqual({ ok: false, error: 'cancelled_by_user' });
+  });
+
+  it('given a cancel pushed before the claimed run started, then it never starts and is completed with the marker', () => {
+    const s = spec();
+    expect(types(s.when(input.pushed(0)))).toEqual(['run.cancel.decided', 'run.completion.requested']);
+    expect(types(s.when(input.handed()))).toEqual(['(ignored)']);
   });
 
   it('given a cancel of a claimed run that has not started, then it never starts and is completed with the marker', () => {
