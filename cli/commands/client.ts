@@ -4,6 +4,7 @@ import { type ClientOptions, DEFAULT_SERVER, boardCall, refusal } from '../board
 import { type StatusView, formatStatus } from '../../projections/statusView.ts';
 import { DEFAULT_DB, print } from '../options.ts';
 import { int } from '../parse.ts';
+import { waitForEnd } from '../waitForEnd.ts';
 
 const withBoard = (command: Command) =>
   command
@@ -31,12 +32,20 @@ export function submitCommand(): Command {
 
 export function cancelCommand(): Command {
   return withBoard(new Command('cancel'))
-    .description('cancel a run')
+    .description('cancel a run: says what the board did ("stopping on c1", "withdrawn before it was claimed")')
     .argument('<run-id>')
-    .action(async (runId: string, o: ClientOptions) => {
+    .option('--wait', 'then wait for the run to end and print its final state (exit 0 only when it ended cancelled)')
+    .option('--wait-s <s>', 'how long --wait waits, in seconds', int('--wait-s', 1), 60)
+    .action(async (runId: string, o: ClientOptions & { wait?: boolean; waitS: number }) => {
       const answer = await boardCall(o, 'POST', `/v1/runs/${encodeURIComponent(runId)}/cancel`, {});
       if (answer.status !== 202) throw new Error(refusal(answer.status, answer.body));
-      print(o, { run_id: runId, status: 'cancel accepted' }, () => `cancel of ${runId} accepted`);
+      // An older board answers only `{run_id}`: it accepted, and says no more.
+      const detail = typeof answer.body?.detail === 'string' ? answer.body.detail : 'accepted';
+      print(o, { run_id: runId, ...answer.body, detail }, () => `cancel of ${runId}: ${detail}`);
+      if (!o.wait) return;
+      const { view, ended } = await waitForEnd(o, runId, o.waitS);
+      print(o, view, () => (ended ? `run ${runId} ended ${String(view.state)}` : `run ${runId} is still ${String(view.state)} after ${o.waitS} s`));
+      process.exitCode = view.state === 'cancelled' ? 0 : 1;
     });
 }
 

@@ -1,0 +1,45 @@
+/**
+ * Cancel per SPEC section 4, through the published entry point: the board pushes
+ * `run.cancel_requested` to the computer holding the run, so an executing run stops within a second
+ * or two, long before the computer's next heartbeat (30 s here) would have told it.
+ */
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../support/tempStore.ts';
+import { addComputer, agentFiles, eventsOf, isRunning, lines, readLog, runCli, startBoard, startComputer, submit, waitFor } from './support/cluster.ts';
+
+describe('cancel of an executing run', () => {
+  it('a cancel of an executing run ends it cancelled within 2 s of runledger cancel, with a 30 s heartbeat', async () => {
+    const dir = tempDir();
+    const board = await startBoard(`${dir}/board/board.db`);
+    const token = await addComputer(board.db, 'c1');
+    const agent = agentFiles(dir);
+    await startComputer({ dir, id: 'c1', server: board.url, token, agent, args: ['--heartbeat-s', '30'] });
+
+    const runId = await submit(board, 'talk', 'marker=long sleep=20000');
+    await waitFor('the agent to start', () => lines(agent.markers).includes('long'));
+    const [pid] = lines(agent.pids).map(Number);
+
+    const cancel = await runCli(['cancel', runId, '--server', board.url, '--db', board.db, '--wait', '--wait-s', '15']);
+    expect(cancel.stderr).toBe('');
+    expect(cancel.stdout).toBe(`cancel of ${runId}: stopping on c1\nrun ${runId} ended cancelled\n`);
+    expect(cancel.status).toBe(0);
+
+    // Timed on the board's own clock, from the cancel it took to the completion it got: the CLI's
+    // own start-up is not the computer's delay.
+    const log = readLog(board.db);
+    const asked = eventsOf(log, 'board.cancel.requested', runId)[0]!;
+    const finished = eventsOf(log, 'board.run.finished', runId)[0]!;
+    expect(finished.data.state).toBe('cancelled');
+    expect(finished.at - asked.at).toBeLessThan(2000);
+    expect(isRunning(pid!)).toBe(false);
+  });
+
+  it('a cancel of a run nobody claimed says it was withdrawn before it was claimed', async () => {
+    const dir = tempDir();
+    const board = await startBoard(`${dir}/board/board.db`);
+    const runId = await submit(board, 'talk', 'marker=never');
+    const cancel = await runCli(['cancel', runId, '--server', board.url, '--db', board.db, '--wait']);
+    expect(cancel.stdout).toBe(`cancel of ${runId}: withdrawn before it was claimed\nrun ${runId} ended cancelled\n`);
+    expect(cancel.status).toBe(0);
+  });
+});
