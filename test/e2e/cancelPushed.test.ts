@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../support/tempStore.ts';
-import { addComputer, agentFiles, eventsOf, isRunning, lines, readLog, runCli, startBoard, startComputer, submit, waitFor } from './support/cluster.ts';
+import { addComputer, agentFiles, checkLogs, eventsOf, isRunning, lines, readLog, runCli, startBoard, startComputer, submit, waitFor } from './support/cluster.ts';
 
 describe('cancel of an executing run', () => {
   it('a cancel of an executing run ends it cancelled within 2 s of runledger cancel, with a 30 s heartbeat', async () => {
@@ -13,7 +13,7 @@ describe('cancel of an executing run', () => {
     const board = await startBoard(`${dir}/board/board.db`);
     const token = await addComputer(board.db, 'c1');
     const agent = agentFiles(dir);
-    await startComputer({ dir, id: 'c1', server: board.url, token, agent, args: ['--heartbeat-s', '30'] });
+    const computer = await startComputer({ dir, id: 'c1', server: board.url, token, agent, args: ['--heartbeat-s', '30'] });
 
     const runId = await submit(board, 'talk', 'marker=long sleep=20000');
     await waitFor('the agent to start', () => lines(agent.markers).includes('long'));
@@ -32,6 +32,11 @@ describe('cancel of an executing run', () => {
     expect(finished.data.state).toBe('cancelled');
     expect(finished.at - asked.at).toBeLessThan(2000);
     expect(isRunning(pid!)).toBe(false);
+    // The computer learnt it from the push, not from a heartbeat, and decided it once.
+    const computerLog = readLog(computer.db);
+    expect(eventsOf(computerLog, 'run.cancel.pushed', runId)).toHaveLength(1);
+    expect(eventsOf(computerLog, 'run.cancel.decided', runId)).toHaveLength(1);
+    await checkLogs([board.db, computer.db]);
   });
 
   it('a cancel of a run nobody claimed says it was withdrawn before it was claimed', async () => {
