@@ -67,6 +67,13 @@ export async function resolveRunId(input: string, lookup: RunIdLookup): Promise<
   return pickRun(input, await lookup(input, LOOKUP_LIMIT));
 }
 
+/** The same among ids held in memory (the web view reads the board's runs). */
+export function resolveRunIdAmong(input: string, ids: Iterable<string>): string | null {
+  checkRunIdPrefix(input);
+  if (WHOLE_UUID.test(input)) return input;
+  return pickRun(input, idsStartingWith(ids, input));
+}
+
 /** What a command says when no run has or starts with `input`. */
 export function noRunStartsWith(input: string): string {
   return `no run starts with ${input}`;

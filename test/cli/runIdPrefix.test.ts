@@ -6,32 +6,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { boardDecider } from '../../actors/board/boardDecider.ts';
-import { boardInput } from '../../actors/board/boardInputs.ts';
-import type { BoardState } from '../../actors/board/boardState.ts';
 import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
-import { decideAndAppend } from '../../actors/decideAndAppend.ts';
-import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { runCli } from '../e2e/support/cluster.ts';
 import { runInProcess } from '../support/inProcessCli.ts';
-import { T0 } from '../support/queueSpec.ts';
+import { seedSubmittedRuns } from '../support/seededRuns.ts';
 
 const TWIN_1 = 'a1b2c3d4-0000-4000-8000-000000000001';
 const TWIN_2 = 'a1b2c3d4-0000-4000-8000-000000000002';
 const LONE = 'f00dfeed-0000-4000-8000-000000000003';
-
-/** A board's log holding three submitted runs whose ids we chose: two share their first 8 characters. */
-async function seededLog(db: string): Promise<void> {
-  const store = await openSqliteStore(db);
-  const versions = new Map<string, number>();
-  let state: BoardState = boardDecider.initialState('board');
-  for (const [i, runId] of [TWIN_1, TWIN_2, LONE].entries()) {
-    const outcome = await decideAndAppend(store, boardDecider, state, boardInput.submitted({ runId, lane: `lane-${i}`, prompt: 'hello', agentId: null, timeoutS: null }, T0 + i), versions);
-    if (!outcome.ok) throw outcome.conflict;
-    state = outcome.state;
-  }
-  await store.close();
-}
 
 describe('run ids by unique prefix', () => {
   let dir: string;
@@ -40,7 +22,7 @@ describe('run ids by unique prefix', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'runledger-prefix-'));
     db = join(dir, 'runledger.db');
-    await seededLog(db);
+    await seedSubmittedRuns(db, [TWIN_1, TWIN_2, LONE]);
     board = await startDaemon({ db, port: 0, exec: 'true', boardOnly: true });
   });
   afterAll(async () => {
