@@ -33,9 +33,9 @@ export function submitCommand(): Command {
 export function cancelCommand(): Command {
   return withBoard(new Command('cancel'))
     .description('cancel a run')
-    .argument('<run-id>', 'the run, by its id or a unique prefix of it (6 characters or more)')
-    .action(async (given: string, o: ClientOptions) => {
-      const runId = await runIdOnBoard(o, given);
+    .argument('<run-id>')
+    .action(async (runId: string, o: ClientOptions) => {
+      runId = await runIdOnBoard(o, runId); // a unique prefix (SPEC 6) becomes the whole id
       const answer = await boardCall(o, 'POST', `/v1/runs/${encodeURIComponent(runId)}/cancel`, {});
       if (answer.status !== 202) throw new Error(refusal(answer.status, answer.body));
       print(o, { run_id: runId, status: 'cancel accepted' }, () => `cancel of ${runId} accepted`);
@@ -45,9 +45,9 @@ export function cancelCommand(): Command {
 export function showCommand(): Command {
   return withBoard(new Command('show'))
     .description('one run as the board has it')
-    .argument('<run-id>', 'the run, by its id or a unique prefix of it (6 characters or more)')
-    .action(async (given: string, o: ClientOptions) => {
-      const runId = await runIdOnBoard(o, given);
+    .argument('<run-id>')
+    .action(async (runId: string, o: ClientOptions) => {
+      runId = await runIdOnBoard(o, runId); // a unique prefix (SPEC 6) becomes the whole id
       const answer = await boardCall(o, 'GET', `/v1/runs/${encodeURIComponent(runId)}`);
       if (answer.status !== 200) throw new Error(refusal(answer.status, answer.body));
       print(o, answer.body, () => JSON.stringify(answer.body, null, 2));
