@@ -5,6 +5,7 @@ import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { hydrateProjections } from '../../projections/hydrate.ts';
 import { boardProjection } from '../../projections/board.ts';
+import { idsStartingWith } from '../../projections/runIdPrefix.ts';
 import { framesOf, type RequestAnswer, requestAnswer } from '../board/boardAnswers.ts';
 import { boardDecider } from '../board/boardDecider.ts';
 import { boardInput } from '../board/boardInputs.ts';
@@ -167,6 +168,12 @@ export class BoardHost {
   async run(runId: string): Promise<Answer> {
     const view = await this.actor.read((state) => runView(state, runId));
     return view ? { status: 200, body: view } : refused(404, 'unknown_run', `no run ${runId}`);
+  }
+
+  /** `GET /v1/runs?prefix=P`: the ids of the runs that start with `prefix`, sorted, a few. */
+  async runsStartingWith(prefix: string): Promise<Answer> {
+    const runIds = await this.actor.read((state) => idsStartingWith(Object.keys(state.runs), prefix));
+    return { status: 200, body: { run_ids: runIds } };
   }
 
   /** Counts for `/metrics`, read in one pass over the runs. */

@@ -86,6 +86,11 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
       if (!options.openReads) submitter(request);
       return { status: 200, body: options.status() };
     }
+    if (method === 'GET' && path === '/v1/runs') {
+      // The runs a prefix starts (SPEC 6: commands take a unique prefix of a run id).
+      if (!options.openReads) submitter(request);
+      return host.runsStartingWith(prefixOf(request));
+    }
     if (method === 'GET' && (m = path.match(/^\/v1\/runs\/([^/]+)$/))) {
       if (!options.openReads) submitter(request);
       return host.run(runId(m[1]!));
@@ -207,6 +212,13 @@ function safeDecode(raw: string): string | null {
   } catch {
     return null;
   }
+}
+
+/** `?prefix=P` of `GET /v1/runs`: the start of a run id, checked like an id. */
+function prefixOf(request: IncomingMessage): string {
+  const prefix = new URL(request.url ?? '/', 'http://board.invalid').searchParams.get('prefix');
+  if (prefix === null || !SafeId.safeParse(prefix).success) throw new HttpError(400, 'invalid_prefix', 'GET /v1/runs wants ?prefix= the start of a run id, matching ^[A-Za-z0-9-]{1,64}$');
+  return prefix;
 }
 
 /** The id a path segment names, or null when it is not one (`^[A-Za-z0-9-]{1,64}$` once decoded). */

@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { Clock } from '../../events/clock.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { ENTITY_ID } from '../../projections/audit/runTimeline.ts';
+import { noRunStartsWith, resolveRunIdAmong, RunIdPrefixError } from '../../projections/runIdPrefix.ts';
 import type { BoardState } from '../board/boardState.ts';
 import type { WebAccess, WebRoutes } from '../boardHost/boardServer.ts';
 import type { QueueState } from '../queue/queueState.ts';
@@ -50,8 +51,8 @@ function staticFiles(): Map<string, { type: string; body: Buffer }> {
 
 /**
  * The read-only web view, served beside the API on the board's port: `/` (lanes, claims, sessions,
- * computers), `/runs/{id}` (a run's timeline) and `/static/*`, plus the live socket `/v1/live` the
- * pages follow the log on. Reads follow the API's rule (see ViewerAccess).
+ * computers), `/runs/{id}` (a run's timeline; a unique prefix of the id leads there) and `/static/*`,
+ * plus the live socket `/v1/live` the pages follow the log on. Reads follow the API's rule (see ViewerAccess).
  */
 export function webView(options: WebViewOptions): (access: WebAccess) => WebRoutes {
   return (access) => {
@@ -117,6 +118,19 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
           sendPage(response, 404, htmlPage(refusalPage(`There is no such run here: run ids match ${ENTITY_ID.source}.`)), request.method === 'HEAD');
           return;
         }
+        if (run) {
+          const given = decoded(run[1]!);
+          const found = runPageOf(given, () => Object.keys(projections.state<BoardState>('board').runs));
+          if ('status' in found) {
+            sendPage(response, found.status, htmlPage(found.page), request.method === 'HEAD');
+            return;
+          }
+          if (found.runId !== given) {
+            // A prefix (SPEC 6): the page of the run it names, under its whole id.
+            response.writeHead(302, { location: `/runs/${found.runId}`, ...HEADERS }).end();
+            return;
+          }
+        }
         sendPage(response, 200, files.get(page)!, request.method === 'HEAD');
       },
 
@@ -144,6 +158,22 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
       },
     };
   };
+}
+
+/**
+ * The run `/runs/<given>` shows: given whole or by a unique prefix (SPEC 6), else a page saying why
+ * not: too short, the start of several runs (each linked), or of none.
+ */
+function runPageOf(given: string, runIds: () => Iterable<string>): { runId: string } | { status: number; page: string } {
+  try {
+    const runId = resolveRunIdAmong(given, runIds());
+    return runId === null ? { status: 404, page: refusalPage(`There is no such run here: ${noRunStartsWith(given)}.`) } : { runId };
+  } catch (error) {
+    if (!(error instanceof RunIdPrefixError)) throw error;
+    if (error.candidates.length === 0) return { status: 404, page: refusalPage(`${error.message}.`) };
+    const links = error.candidates.map((id) => `<li><a href="/runs/${escapeHtml(id)}"><code>${escapeHtml(id)}</code></a></li>`).join('');
+    return { status: 300, page: refusalPage(`${error.message}.`, `<p>Which one?</p><ul class="candidates">${links}</ul>`) };
+  }
 }
 
 function urlOf(request: IncomingMessage): URL {
@@ -176,7 +206,11 @@ function refuseUpgrade(socket: Duplex, status: number, code: string): void {
   socket.end(`HTTP/1.1 ${status} ${code}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`);
 }
 
-function refusalPage(reason: string): string {
-  const text = reason.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>runledger: not shown</title><link rel="stylesheet" href="/static/app.css"></head><body><main id="main"><h1>Not shown</h1><p>${text}</p><p><a href="/">Back to the board</a></p></main></body></html>`;
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** A page saying why nothing is shown; `more`: markup of ours to follow the reason (links to pick from). */
+function refusalPage(reason: string, more = ''): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>runledger: not shown</title><link rel="stylesheet" href="/static/app.css"></head><body><main id="main"><h1>Not shown</h1><p>${escapeHtml(reason)}</p>${more}<p><a href="/">Back to the board</a></p></main></body></html>`;
 }

@@ -6,7 +6,10 @@ import { formatSummary, summaryReport } from '../../projections/audit/summaryVie
 import { checkEntityId, entityTimeline, formatTimeline, type Timeline } from '../../projections/audit/runTimeline.ts';
 import type { AnyProjection } from '../../projections/projection.ts';
 import { NotALogError } from '../../events/store/sqlite/migrations.ts';
+import type { EventStore } from '../../events/store/eventStore.ts';
+import { noRunStartsWith, RunIdPrefixError } from '../../projections/runIdPrefix.ts';
 import { type DbOptions, openLogToRead, print, withDb } from '../options.ts';
+import { runIdInLog } from '../runIdArgument.ts';
 
 export function auditCommand(): Command {
   return withDb(new Command('audit'))
@@ -14,7 +17,7 @@ export function auditCommand(): Command {
       'the timeline of a run (or session): every event of it in order, each with a one-line reason (exit 1 when the log has none); ' +
         'with no id, the audit summary of the whole log',
     )
-    .argument('[id]', 'the run id (or session id) to explain; none for the summary')
+    .argument('[id]', 'the run id (or a unique prefix of it, 6 characters or more) or session id to explain; none for the summary')
     .option('--summary', 'the audit summary of the whole log: runs by outcome, time queued and parked per lane, claims retried')
     .action(async (id: string | undefined, options: DbOptions & { summary?: boolean }) => {
       if (id !== undefined && options.summary) throw new Error('give a run or session id, or --summary, not both');
@@ -36,9 +39,9 @@ export function auditCommand(): Command {
           print(options, report, () => formatSummary(report));
           return;
         }
-        const timeline: Timeline | null = (await entityTimeline(store, 'run', id)) ?? (await entityTimeline(store, 'session', id));
+        const timeline = await auditedTimeline(store, id);
         if (!timeline) {
-          fail(`no run or session "${id}" in ${path}: the log holds no event of run:${id} or session:${id}`);
+          fail(`no run or session "${id}" in ${path}: the log holds no event of run:${id} or session:${id}, and ${noRunStartsWith(id)}`);
           return;
         }
         print(options, timeline, () => formatTimeline(timeline));
@@ -46,6 +49,22 @@ export function auditCommand(): Command {
         await store.close();
       }
     });
+}
+
+/**
+ * The run `id` names (whole, or a unique prefix: SPEC 6), else the session of that whole id. A prefix
+ * too short or ambiguous for a run is refused, unless it is a session's whole id.
+ */
+async function auditedTimeline(store: Pick<EventStore, 'readEntity' | 'entityIdsStartingWith'>, id: string): Promise<Timeline | null> {
+  let runId: string | null;
+  try {
+    runId = await runIdInLog(store, id);
+  } catch (error) {
+    const session = error instanceof RunIdPrefixError ? await entityTimeline(store, 'session', id) : null;
+    if (session) return session;
+    throw error;
+  }
+  return (runId !== null ? await entityTimeline(store, 'run', runId) : null) ?? (await entityTimeline(store, 'session', id));
 }
 
 function fail(message: string): void {

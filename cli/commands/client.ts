@@ -4,6 +4,7 @@ import { type ClientOptions, DEFAULT_SERVER, boardCall, refusal } from '../board
 import { type StatusView, formatStatus } from '../../projections/statusView.ts';
 import { DEFAULT_DB, print } from '../options.ts';
 import { int } from '../parse.ts';
+import { runIdOnBoard } from '../runIdArgument.ts';
 import { waitForEnd } from '../waitForEnd.ts';
 
 const withBoard = (command: Command) =>
@@ -33,10 +34,11 @@ export function submitCommand(): Command {
 export function cancelCommand(): Command {
   return withBoard(new Command('cancel'))
     .description('cancel a run: says what the board did ("stopping on c1", "withdrawn before it was claimed")')
-    .argument('<run-id>')
+    .argument('<run-id>', 'the run: its id, or a unique prefix of it (6 characters or more)')
     .option('--wait', 'then wait for the run to end and print its final state (exit 0 only when it ended cancelled)')
     .option('--wait-s <s>', 'how long --wait waits, in seconds', int('--wait-s', 1), 60)
     .action(async (runId: string, o: ClientOptions & { wait?: boolean; waitS: number }) => {
+      runId = await runIdOnBoard(o, runId); // a unique prefix (SPEC 6) becomes the whole id
       const answer = await boardCall(o, 'POST', `/v1/runs/${encodeURIComponent(runId)}/cancel`, {});
       if (answer.status !== 202) throw new Error(refusal(answer.status, answer.body));
       // An older board answers only `{run_id}`: it accepted, and says no more.
@@ -52,8 +54,9 @@ export function cancelCommand(): Command {
 export function showCommand(): Command {
   return withBoard(new Command('show'))
     .description('one run as the board has it')
-    .argument('<run-id>')
+    .argument('<run-id>', 'the run: its id, or a unique prefix of it (6 characters or more)')
     .action(async (runId: string, o: ClientOptions) => {
+      runId = await runIdOnBoard(o, runId); // a unique prefix (SPEC 6) becomes the whole id
       const answer = await boardCall(o, 'GET', `/v1/runs/${encodeURIComponent(runId)}`);
       if (answer.status !== 200) throw new Error(refusal(answer.status, answer.body));
       print(o, answer.body, () => JSON.stringify(answer.body, null, 2));

@@ -6,7 +6,9 @@ import { replayLog } from '../../actors/replay/replayLog.ts';
 import { replayUntil } from '../../actors/replay/replayUntil.ts';
 import { checkEntityId } from '../../projections/audit/runTimeline.ts';
 import { projections } from '../../projections/registry.ts';
+import { noRunStartsWith } from '../../projections/runIdPrefix.ts';
 import { type DbOptions, failOnForeignRow, openLogToRead, print, withDb } from '../options.ts';
+import { runIdInLog } from '../runIdArgument.ts';
 
 interface ReplayOptions extends DbOptions {
   until?: number;
@@ -18,7 +20,7 @@ export function replayCommand(): Command {
   return withDb(new Command('replay'))
     .description('re-derive every recorded decision from its input (exit 1 naming the first seq that differs)')
     .option('--until <seq>', 'print every projection as of this seq, re-deriving the decisions from the nearest snapshot up to it', parseSeq)
-    .option('--run <id>', 're-derive only the inputs that concern this run, each with its decisions')
+    .option('--run <id>', 're-derive only the inputs that concern this run (its id or a unique prefix of it), each with its decisions')
     .option('--session <id>', 're-derive only the inputs that concern this session, each with its decisions')
     .action(async (options: ReplayOptions) => {
       const modes = [options.until !== undefined, options.run !== undefined, options.session !== undefined].filter(Boolean).length;
@@ -30,10 +32,12 @@ export function replayCommand(): Command {
       try {
         const progress = await progressReporter(() => store.headSeq());
         if (entity) {
-          const report = await replayEntity(store, deciders, entity.kind, entity.id, { onPage: progress });
+          const id = entity.kind === 'run' ? await runIdInLog(store, entity.id) : entity.id;
+          const report = id === null ? null : await replayEntity(store, deciders, entity.kind, id, { onPage: progress });
           progress.done();
           if (!report) {
-            process.stderr.write(`runledger: no ${entity.kind} "${entity.id}" in ${options.db}: the log holds no event of ${entity.kind}:${entity.id}\n`);
+            const noPrefix = entity.kind === 'run' ? `, and ${noRunStartsWith(entity.id)}` : '';
+            process.stderr.write(`runledger: no ${entity.kind} "${entity.id}" in ${options.db}: the log holds no event of ${entity.kind}:${entity.id}${noPrefix}\n`);
             process.exitCode = 1;
             return;
           }

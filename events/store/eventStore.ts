@@ -44,6 +44,12 @@ export interface EventStore {
    * computer's `c1/run:r1`), in seq order; read through an index, never a scan of the log.
    */
   readEntity(kindAndId: string): Promise<DomainEvent[]>;
+  /**
+   * Ids of the entities of `kind` (e.g. `run`) whose id starts with `prefix`, sorted, at most `limit`:
+   * those with a stream of their own and those only named in events' data, as `readEntity` finds them;
+   * read through the same indexes, a range of them, never a scan of the log.
+   */
+  entityIdsStartingWith(kind: 'run' | 'session', prefix: string, limit: number): Promise<string[]>;
   /** The last event of a stream, or null when it has none. */
   lastOfStream(stream: string): Promise<DomainEvent | null>;
   streamVersion(stream: string): Promise<number>;

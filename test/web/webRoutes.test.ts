@@ -5,6 +5,11 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
+import { seedSubmittedRuns } from '../support/seededRuns.ts';
 import { type TestBoard, startTestDaemon, submit, waitFor } from './webSupport.ts';
 
 interface Reply {
@@ -141,5 +146,55 @@ describe('the web view off loopback (runledger server --host 0.0.0.0)', () => {
     const refused = (await board.daemon().store.readStream('board:main')).filter((e) => e.type === 'board.requests.refused');
     expect(refused.reduce((n, e) => n + (e.data as { count: number }).count, 0)).toBeGreaterThanOrEqual(3);
     for (const event of refused) expect(JSON.stringify(event.data)).not.toContain('wrong');
+  });
+});
+
+describe('a run page by a unique prefix of its id (SPEC 6)', () => {
+  const TWIN_1 = 'a1b2c3d4-0000-4000-8000-000000000001';
+  const TWIN_2 = 'a1b2c3d4-0000-4000-8000-000000000002';
+  const LONE = 'f00dfeed-0000-4000-8000-000000000003';
+  let dir: string;
+  let board: Daemon;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'runledger-web-prefix-'));
+    const db = join(dir, 'runledger.db');
+    await seedSubmittedRuns(db, [TWIN_1, TWIN_2, LONE]);
+    board = await startDaemon({ db, port: 0, exec: '', boardOnly: true });
+  });
+  afterAll(async () => {
+    await board?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a unique prefix leads to the run’s page under its whole id; an ambiguous one lists the candidates; an unmatched or too short one says so', async () => {
+    const url = board.url!;
+    const unique = await get(`${url}/runs/f00dfe`);
+    expect(unique.status).toBe(302);
+    expect(unique.headers.location).toBe(`/runs/${LONE}`);
+    const whole = await get(`${url}/runs/${LONE}`);
+    expect(whole.status).toBe(200);
+    expect(whole.body).toContain('id="timeline"');
+
+    const twins = await get(`${url}/runs/a1b2c3`);
+    expect(twins.status).toBe(300);
+    expect(twins.body).toContain(`a1b2c3 is ambiguous: it starts 2 runs: ${TWIN_1}, ${TWIN_2}`);
+    expect(twins.body).toContain(`<a href="/runs/${TWIN_1}">`);
+    expect(twins.body).toContain(`<a href="/runs/${TWIN_2}">`);
+
+    const none = await get(`${url}/runs/beefbeef`);
+    expect(none.status).toBe(404);
+    expect(none.body).toContain('no run starts with beefbeef');
+    const short = await get(`${url}/runs/a1b2`);
+    expect(short.status).toBe(404);
+    expect(short.body).toContain('a run id prefix needs at least 6 characters');
+  });
+
+  it('the board answers the run ids a prefix starts (GET /v1/runs?prefix=), and refuses a bad prefix', async () => {
+    const url = board.url!;
+    expect(JSON.parse((await get(`${url}/v1/runs?prefix=a1b2`)).body)).toEqual({ run_ids: [TWIN_1, TWIN_2] });
+    expect(JSON.parse((await get(`${url}/v1/runs?prefix=beef`)).body)).toEqual({ run_ids: [] });
+    const bad = await get(`${url}/v1/runs?prefix=..%2F`);
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.body)).toMatchObject({ detail: { error: 'invalid_prefix' } });
   });
 });

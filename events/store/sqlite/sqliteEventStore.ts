@@ -55,6 +55,16 @@ const selectMentions = (field: 'runId' | 'sessionId') =>
    UNION SELECT ${COLUMNS} FROM events WHERE json_extract(data, '$.${field}') = ? AND json_extract(data, '$.${field}') IS NOT NULL
    ORDER BY seq`;
 
+/**
+ * Entity ids in a range, through the indexes of migrations 0003 (streams) and 0004 (data): the range
+ * `[kind:prefix, kind:prefix~)` holds every id starting with `prefix`, as ids are of [A-Za-z0-9-] (all below `~`).
+ */
+const STREAM_ENTITY = `substr(stream, instr(stream, '/') + 1)`;
+const selectStreamIdsInRange = `SELECT DISTINCT ${STREAM_ENTITY} FROM events WHERE ${STREAM_ENTITY} >= ? AND ${STREAM_ENTITY} < ? ORDER BY ${STREAM_ENTITY} LIMIT ?`;
+const selectMentionedIdsInRange = (field: 'runId' | 'sessionId') =>
+  `SELECT DISTINCT json_extract(data, '$.${field}') FROM events WHERE json_extract(data, '$.${field}') IS NOT NULL AND json_extract(data, '$.${field}') >= ? AND json_extract(data, '$.${field}') < ? ORDER BY json_extract(data, '$.${field}') LIMIT ?`;
+const ID_RANGE_END = '~';
+
 interface PendingAppend {
   readonly request: AppendRequest;
   readonly resolve: (result: AppendResult) => void;
@@ -127,6 +137,8 @@ export class SqliteEventStore implements EventStore {
   private readonly selectRunMentions: Database.Statement<[string, string], unknown[]>;
   private readonly selectSessionMentions: Database.Statement<[string, string], unknown[]>;
   private readonly selectEntity: Database.Statement<[string], unknown[]>;
+  private readonly selectStreamIds: Database.Statement<[string, string, number], unknown>;
+  private readonly selectMentionedIds: Record<'run' | 'session', Database.Statement<[string, string, number], unknown>>;
   private pending: PendingAppend[] = [];
   private flushScheduled = false;
   /** Writers asking the group commit to wait for their next appends (see `holdCommits`). */
@@ -159,6 +171,11 @@ export class SqliteEventStore implements EventStore {
     this.selectEntity = db.prepare(SELECT_ENTITY).raw(true) as never;
     this.selectRunMentions = db.prepare(selectMentions('runId')).raw(true) as never;
     this.selectSessionMentions = db.prepare(selectMentions('sessionId')).raw(true) as never;
+    this.selectStreamIds = db.prepare(selectStreamIdsInRange).pluck(true) as never;
+    this.selectMentionedIds = {
+      run: db.prepare(selectMentionedIdsInRange('runId')).pluck(true) as never,
+      session: db.prepare(selectMentionedIdsInRange('sessionId')).pluck(true) as never,
+    };
     this.wake = merge(this.commits, interval(options.pollMs ?? 250).pipe(map(() => null)));
     const snapshots = sqliteSnapshots(db, options.snapshots);
     this.snapshots = snapshots;
@@ -309,6 +326,13 @@ export class SqliteEventStore implements EventStore {
     const rows =
       kind === 'run' ? this.selectRunMentions.all(kindAndId, id) : kind === 'session' ? this.selectSessionMentions.all(kindAndId, id) : this.selectEntity.all(kindAndId);
     return this.decodeAll(rows);
+  }
+
+  async entityIdsStartingWith(kind: 'run' | 'session', prefix: string, limit: number): Promise<string[]> {
+    const named = (this.selectStreamIds.all(`${kind}:${prefix}`, `${kind}:${prefix}${ID_RANGE_END}`, limit) as string[]).map((entity) => entity.slice(kind.length + 1));
+    const mentioned = this.selectMentionedIds[kind].all(prefix, `${prefix}${ID_RANGE_END}`, limit) as unknown[];
+    const ids = new Set([...named, ...mentioned.filter((id): id is string => typeof id === 'string')]);
+    return [...ids].filter((id) => id.startsWith(prefix)).sort().slice(0, limit);
   }
 
   async lastOfStream(stream: string): Promise<DomainEvent | null> {
