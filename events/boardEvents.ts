@@ -67,7 +67,8 @@ export const boardEvents = eventGroup(
   defineEvent('board.offer.declined', z.strictObject({ runId, computerId, reason: z.enum(['draining']) })),
   /** From the lease monitor (in memory): heartbeats themselves are not recorded, only their absence. */
   defineEvent('board.heartbeat.lapsed', z.strictObject({ runId, lastHeartbeatAt: at })),
-  defineEvent('board.cancel.requested', z.strictObject({ runId })),
+  /** `pushed`: the board pushes the cancel to the holder's stream; older boards left it to the next heartbeat. */
+  defineEvent('board.cancel.requested', z.strictObject({ runId, pushed: z.literal(true).optional() })),
   /** The first heartbeat (or reply) of a claimed run: it is running. */
   defineEvent('board.run.started', z.strictObject({ runId, computerId })),
   defineEvent('board.reply.received', z.strictObject({ runId, computerId, text })),

@@ -24,7 +24,7 @@ export const boardInput = {
   lapsed: (runId: string, lastHeartbeatAt: number, at: number): NewDomainEvent => ({
     stream: `run:${runId}`, type: 'board.heartbeat.lapsed', data: { runId, lastHeartbeatAt }, at,
   }),
-  cancel: (runId: string, at: number): NewDomainEvent => ({ stream: `run:${runId}`, type: 'board.cancel.requested', data: { runId }, at }),
+  cancel: (runId: string, at: number): NewDomainEvent => ({ stream: `run:${runId}`, type: 'board.cancel.requested', data: { runId, pushed: true }, at }),
   started: (runId: string, computerId: string, at: number): NewDomainEvent => ({ stream: `run:${runId}`, type: 'board.run.started', data: { runId, computerId }, at }),
   reply: (runId: string, computerId: string, text: string, at: number): NewDomainEvent => ({
     stream: `run:${runId}`, type: 'board.reply.received', data: { runId, computerId, text }, at,

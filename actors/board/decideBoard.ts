@@ -77,7 +77,7 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
       ];
     }
     case 'board.cancel.requested':
-      return cancel(state, input.data.runId, at, refuse);
+      return cancel(state, input.data.runId, input.data.pushed === true, at, refuse);
     case 'board.run.started': {
       const { runId, computerId } = input.data;
       if (!marksRunning(state, runId, computerId)) return [];
@@ -185,7 +185,7 @@ function decline(state: BoardState, runId: string, computerId: string, at: numbe
   return [...draining, ...offersOnDecline(state, run, computerId, at)];
 }
 
-function cancel(state: BoardState, runId: string, at: number, refuse: Refuse): Decision[] {
+function cancel(state: BoardState, runId: string, pushed: boolean, at: number, refuse: Refuse): Decision[] {
   const run = state.runs[runId];
   if (!run) return refuse('cancel', { runId }, { status: 404, code: 'unknown_run', reason: `no run ${runId} on this board` });
   if (isTerminal(run.state)) return refuse('cancel', { runId }, { status: 409, code: 'already_terminal', reason: `run ${runId} is already ${run.state}` });
@@ -198,7 +198,10 @@ function cancel(state: BoardState, runId: string, at: number, refuse: Refuse): D
   if (run.cancelRequested) {
     return [{ stream: `run:${runId}`, at, type: 'board.request.repeated', data: { request: 'cancel', runId, status: 202, reason: 'a cancel is already pending' } }];
   }
-  const reason = `cancel requested: ${run.computerId} learns it from its next heartbeat`;
+  // Worded as it was when a log's board left the cancel to the next heartbeat, so older logs replay.
+  const reason = pushed
+    ? `cancel requested: pushed to ${run.computerId}, and said again by its next heartbeat`
+    : `cancel requested: ${run.computerId} learns it from its next heartbeat`;
   return [{ stream: `run:${runId}`, at, type: 'board.run.cancel.requested', data: { runId, computerId: run.computerId, reason } }];
 }
 

@@ -15,6 +15,13 @@ describe('board: cancel', () => {
     expect(pushed(spec.when(cancel('r1', 2)), spec.state)).toEqual([]);
   });
 
+  it('a pending cancel says it was pushed to its holder; one recorded by an older board (no push) keeps its old reason', () => {
+    const spec = boardSpec(...computersOnline('c1'), submit('r1', 'A'), claim('r1', 'c1'), submit('r2', 'B'), claim('r2', 'c1'));
+    expect(spec.when(cancel('r1', 1))![0]!.data).toMatchObject({ reason: 'cancel requested: pushed to c1, and said again by its next heartbeat' });
+    const older = spec.when({ stream: 'run:r2', type: 'board.cancel.requested', data: { runId: 'r2' }, at: 2 });
+    expect(older![0]!.data).toMatchObject({ reason: 'cancel requested: c1 learns it from its next heartbeat' });
+  });
+
   it('a computer connecting while a cancel of a run it holds is pending is pushed run.cancel_requested', () => {
     const spec = boardSpec(...computersOnline('c1', 'c2'), submit('r1', 'A'), submit('r2', 'B'), claim('r1', 'c1'), claim('r2', 'c2'), cancel('r1', 1), cancel('r2', 1));
     spec.when(input.disconnected('c1', 2));
