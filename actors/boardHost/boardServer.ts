@@ -1,10 +1,10 @@
-import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Clock } from '../../events/clock.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
+import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
 import type { ActorSystem } from '../runtime.ts';
 import { BoardHost } from './boardHost.ts';
 import { boardApi } from './httpApi.ts';
