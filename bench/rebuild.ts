@@ -8,8 +8,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseStream } from '../events/envelope.ts';
 import { openSqliteStore, type SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
 import type { DomainEvent } from '../events/catalog.ts';
-import { rebuildProjections } from '../projections/rebuild.ts';
-import { projections } from '../projections/registry.ts';
+import { rebuildProjections } from '../projections/keeper/rebuild.ts';
+import { projections } from '../projections/keeper/registry.ts';
 import {
   type Benchmark,
   freshPath,

@@ -12,18 +12,18 @@
  *   npx tsx bench/replay.ts [--quick] [--rounds N]
  */
 import { boardInput } from '../actors/board/boardInputs.ts';
-import type { AnyDecider } from '../actors/decider.ts';
-import { decideStep } from '../actors/decideStep.ts';
-import { deciders } from '../actors/registry.ts';
-import { replayEntity } from '../actors/replay/replayEntity.ts';
-import { replayLog } from '../actors/replay/replayLog.ts';
-import { replayUntil } from '../actors/replay/replayUntil.ts';
+import type { AnyDecider } from '../actors/runtime/decider.ts';
+import { decideStep } from '../actors/runtime/decideStep.ts';
+import { deciders } from '../replay/deciders.ts';
+import { replayEntity } from '../replay/replayEntity.ts';
+import { replayLog } from '../replay/replayLog.ts';
+import { replayUntil } from '../replay/replayUntil.ts';
 import type { NewDomainEvent } from '../events/catalog.ts';
 import { SNAPSHOT_EVERY } from '../events/store/sqlite/snapshots.ts';
 import { openSqliteStore, type SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
-import { storedDeciderProjections } from '../actors/replay/deciderStates.ts';
+import { storedDeciderProjections } from '../replay/deciderStates.ts';
 import { hydrateProjections } from '../projections/hydrate.ts';
-import { projections } from '../projections/registry.ts';
+import { projections } from '../projections/keeper/registry.ts';
 import { rebuildAndCheck } from '../projections/snapshot/checkSnapshots.ts';
 import { type Benchmark, freshPath, median, now, paired, progress, prng, ratioRow, removeLog, type Row, runIfMain } from './harness.ts';
 

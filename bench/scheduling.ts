@@ -7,9 +7,9 @@
  *
  *   npx tsx bench/scheduling.ts [--quick] [--rounds N]
  */
-import { decideStep } from '../actors/decideStep.ts';
-import { queueDecider } from '../actors/queue/queueDecider.ts';
-import { type QueueState, initialQueueState } from '../actors/queue/queueState.ts';
+import { decideStep } from '../actors/runtime/decideStep.ts';
+import { queueDecider } from '../actors/lane/queueDecider.ts';
+import { type QueueState, initialQueueState } from '../actors/lane/queueState.ts';
 import type { NewDomainEvent } from '../events/catalog.ts';
 import { type Benchmark, type Row, runIfMain } from './harness.ts';
 

@@ -1,4 +1,4 @@
-import { readSubmitToken } from '../actors/wire/tokens.ts';
+import { readSubmitToken } from '../wire/tokens.ts';
 import { DEFAULT_DB } from './options.ts';
 
 export const DEFAULT_SERVER = 'http://127.0.0.1:7420';

@@ -1,5 +1,5 @@
-import { queueDecider } from '../actors/queue/queueDecider.ts';
-import type { QueueState } from '../actors/queue/queueState.ts';
+import { queueDecider } from '../actors/lane/queueDecider.ts';
+import type { QueueState } from '../actors/lane/queueState.ts';
 import type { Projection } from './projection.ts';
 
 /** Every computer's queue in the log (SPEC section 2), by computer id: the scheduler's own fold. */

@@ -1,6 +1,6 @@
 import type { BoardState } from '../actors/board/boardState.ts';
-import { isParked } from '../actors/queue/queueState.ts';
-import type { QueueState } from '../actors/queue/queueState.ts';
+import { isParked } from '../actors/lane/queueState.ts';
+import type { QueueState } from '../actors/lane/queueState.ts';
 
 export interface StatusView {
   readonly at: number;

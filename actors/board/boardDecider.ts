@@ -1,4 +1,4 @@
-import type { Decider } from '../decider.ts';
+import type { Decider } from '../runtime/decider.ts';
 import { type BoardState, initialBoardState, isConnected } from './boardState.ts';
 import { decideBoard, marksRunning } from './decideBoard.ts';
 import { evolveBoard } from './evolveBoard.ts';

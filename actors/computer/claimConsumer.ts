@@ -3,8 +3,8 @@ import type { DomainEvent } from '../../events/catalog.ts';
 import { TimeoutSeconds } from '../../events/boardEvents.ts';
 import { parseStream } from '../../events/envelope.ts';
 import { SafeId } from '../../events/queueEvents.ts';
-import { type EffectConsumer, RUN_EFFECTS_AT_ONCE } from '../outbox/outbox.ts';
-import { errorCodeOf } from '../queue/claimAnswer.ts';
+import { type EffectConsumer, RUN_EFFECTS_AT_ONCE } from '../runtime/outbox.ts';
+import { errorCodeOf } from '../lane/claimAnswer.ts';
 import { type Skill, parseSkills } from './skills.ts';
 
 /** The board's claim call, as the computer sees it (the HTTP client in production, a stand-in in tests). */

@@ -1,16 +1,16 @@
 import type { Subscription } from 'rxjs';
-import { type Clock, wakeAt } from '../../events/clock.ts';
+import { type Clock, wakeAt } from '../runtime/clock.ts';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { hydrateProjections } from '../../projections/hydrate.ts';
 import { queueProjection } from '../../projections/queue.ts';
-import type { StepOutcome } from '../decideAndAppend.ts';
-import { DecidingActor } from '../decidingActor.ts';
-import { Outbox } from '../outbox/outbox.ts';
-import { queueDecider } from '../queue/queueDecider.ts';
-import { type QueueState, initialQueueState } from '../queue/queueState.ts';
-import type { ActorSystem } from '../runtime.ts';
-import { type FailureLog, stderrLog, unrecorded } from '../untilRecorded.ts';
+import type { StepOutcome } from '../runtime/decideAndAppend.ts';
+import { DecidingActor } from '../runtime/decidingActor.ts';
+import { Outbox } from '../runtime/outbox.ts';
+import { queueDecider } from '../lane/queueDecider.ts';
+import { type QueueState, initialQueueState } from '../lane/queueState.ts';
+import type { ActorSystem } from '../runtime/runtime.ts';
+import { type FailureLog, stderrLog, unrecorded } from '../runtime/untilRecorded.ts';
 import { type BoardClaims, type ClaimAnswer, type ClaimEffect, type GrantedClaim, claimConsumer } from './claimConsumer.ts';
 
 /** What the queue's decisions ask of the world beyond claims (acks on the stream, starting a run). */

@@ -1,19 +1,19 @@
 import type { Subscription } from 'rxjs';
-import { type Clock, wakeAt } from '../../events/clock.ts';
+import { type Clock, wakeAt } from '../runtime/clock.ts';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { executionsProjection } from '../../projections/executions.ts';
 import { hydrateProjections } from '../../projections/hydrate.ts';
 import { laneSessionsProjection } from '../../projections/laneSessions.ts';
-import { type AgentHandle, groupAlive } from '../execution/agentProcess.ts';
-import { DEFAULT_TIMEOUT_S } from '../execution/budget.ts';
-import { agentKindOf } from '../execution/resume.ts';
-import { Outbox } from '../outbox/outbox.ts';
+import { type AgentHandle, groupAlive } from '../run/execution/agentProcess.ts';
+import { DEFAULT_TIMEOUT_S } from '../run/budget.ts';
+import { agentKindOf } from '../run/resume.ts';
+import { Outbox } from '../runtime/outbox.ts';
 import { RunActors } from '../run/runActor.ts';
 import type { RunExecution } from '../run/runState.ts';
-import type { ActorSystem } from '../runtime.ts';
-import { type FailureLog, stderrLog, unrecorded } from '../untilRecorded.ts';
-import type { BoardAnswer } from '../wire/boardClient.ts';
+import type { ActorSystem } from '../runtime/runtime.ts';
+import { type FailureLog, stderrLog, unrecorded } from '../runtime/untilRecorded.ts';
+import type { BoardAnswer } from '../../wire/boardClient.ts';
 import { claimIncarnation, completionConsumer, killConsumer, type RunEffectsContext, spawnConsumer } from './runEffects.ts';
 
 export interface ComputerRunsOptions {

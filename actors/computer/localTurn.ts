@@ -1,15 +1,15 @@
-import type { Clock } from '../../events/clock.ts';
+import type { Clock } from '../runtime/clock.ts';
 import type { DomainEvent, EventData, NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { hydrateProjections } from '../../projections/hydrate.ts';
 import { laneSessionsProjection } from '../../projections/laneSessions.ts';
-import { decideAndAppend } from '../decideAndAppend.ts';
-import { decideStep } from '../decideStep.ts';
-import type { AgentHandle } from '../execution/agentProcess.ts';
-import { agentKindOf } from '../execution/resume.ts';
+import { decideAndAppend } from '../runtime/decideAndAppend.ts';
+import { decideStep } from '../runtime/decideStep.ts';
+import type { AgentHandle } from '../run/execution/agentProcess.ts';
+import { agentKindOf } from '../run/resume.ts';
 import { runDecider } from '../run/runDecider.ts';
 import { type RunExecution, initialRunExecution } from '../run/runState.ts';
-import { stderrLog } from '../untilRecorded.ts';
+import { stderrLog } from '../runtime/untilRecorded.ts';
 import { type RunEffectsContext, spawnConsumer } from './runEffects.ts';
 
 /**

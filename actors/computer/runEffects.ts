@@ -1,18 +1,18 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Clock } from '../../events/clock.ts';
+import type { Clock } from '../runtime/clock.ts';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
-import { type AgentHandle, groupAlive, startAgent } from '../execution/agentProcess.ts';
-import { budgetWords } from '../execution/budget.ts';
-import { type AgentKind, readerFor } from '../execution/outputReaders.ts';
-import { turnCommand } from '../execution/resume.ts';
-import { markHanded, noticePrefix, unreadNotices } from '../notifications/inbox.ts';
-import { type EffectConsumer, RUN_EFFECTS_AT_ONCE } from '../outbox/outbox.ts';
+import { type AgentHandle, groupAlive, startAgent } from '../run/execution/agentProcess.ts';
+import { budgetWords } from '../run/budget.ts';
+import { type AgentKind, readerFor } from '../run/outputReaders.ts';
+import { turnCommand } from '../run/resume.ts';
+import { markHanded, noticePrefix, unreadNotices } from './unreadNotices.ts';
+import { type EffectConsumer, RUN_EFFECTS_AT_ONCE } from '../runtime/outbox.ts';
 import { INTERRUPTED_BY_RESTART } from '../run/runState.ts';
-import { type FailureLog, unrecorded } from '../untilRecorded.ts';
-import type { BoardAnswer } from '../wire/boardClient.ts';
+import { type FailureLog, unrecorded } from '../runtime/untilRecorded.ts';
+import type { BoardAnswer } from '../../wire/boardClient.ts';
 
 export interface RunEffectsContext {
   readonly computer: string;

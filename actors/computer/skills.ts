@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { SafeId } from '../../events/queueEvents.ts';
-import type { AgentKind } from '../execution/outputReaders.ts';
+import type { AgentKind } from '../run/outputReaders.ts';
 
 /** Where each agent looks for skills in its workspace. */
 const SKILLS_FOLDER: Record<AgentKind, string> = {

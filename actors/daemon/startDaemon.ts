@@ -1,25 +1,25 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { type Clock, systemClock } from '../../events/clock.ts';
+import { type Clock, systemClock } from '../runtime/clock.ts';
 import { describeForeignRow } from '../../events/codec.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import type { StoreFaults } from '../../events/store/sqlite/appendBatch.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { boardInput } from '../board/boardInputs.ts';
 import { tokenHashOf } from '../board/boardQueries.ts';
-import { type BoardServer, startBoardServer } from '../boardHost/boardServer.ts';
+import { type BoardServer, startBoardServer } from '../board/host/boardServer.ts';
 import { Computer } from '../computer/computer.ts';
-import { type DriverName, SessionCloser } from '../session/sessionCloser.ts';
-import { type RunningChores, driverLiveness, startBoardChores } from '../hooks/boardChores.ts';
-import type { HookCommands } from '../hooks/hookNames.ts';
-import { startActorSystem, stopSystem } from '../runtime.ts';
-import { hashToken, secretFile, tokenPaths } from '../wire/tokens.ts';
-import { drainComputer } from './drainComputer.ts';
-import { computerLockPath, takeProcessLock } from './processLock.ts';
-import { ProjectionKeeper } from '../../projections/projectionKeeper.ts';
-import { projections } from '../../projections/registry.ts';
+import { type DriverName, SessionCloser } from '../session/closer/sessionCloser.ts';
+import { type RunningChores, driverLiveness, startBoardChores } from '../board/chores/boardChores.ts';
+import type { HookCommands } from '../board/chores/hooks/hookNames.ts';
+import { startActorSystem, stopSystem } from '../runtime/runtime.ts';
+import { hashToken, secretFile, tokenPaths } from '../../wire/tokens.ts';
+import { drainComputer } from '../computer/drainComputer.ts';
+import { computerLockPath, takeProcessLock } from '../computer/processLock.ts';
+import { ProjectionKeeper } from '../../projections/keeper/projectionKeeper.ts';
+import { projections } from '../../projections/keeper/registry.ts';
 import { statusView } from '../../projections/statusView.ts';
-import { webView } from '../web/webView.ts';
+import { webView } from '../../web/webView.ts';
 
 export interface DaemonOptions {
   readonly db: string;

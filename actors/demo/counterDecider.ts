@@ -1,5 +1,5 @@
 import type { DomainEvent, EventData, NewDomainEvent } from '../../events/catalog.ts';
-import type { Decider } from '../decider.ts';
+import type { Decider } from '../runtime/decider.ts';
 
 /** The demo counter: bumps up to a limit, a milestone every ten. Stands in until the run actors land. */
 export interface CounterState {

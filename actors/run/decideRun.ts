@@ -1,7 +1,7 @@
 import type { EventData, NewDomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
-import { budgetMsOf, roundedDuration } from '../execution/budget.ts';
-import { looksLikeRefusedResume, sessionAfter, sessionMomentOf } from '../execution/resume.ts';
+import { budgetMsOf, roundedDuration } from './budget.ts';
+import { looksLikeRefusedResume, sessionAfter, sessionMomentOf } from './resume.ts';
 import { CANCELLED_MARKER, COMPLETION_RETRY_S, INTERRUPTED_BY_RESTART, type RunExecution, SHUTDOWN_BEFORE_START } from './runState.ts';
 
 type Decision = NewDomainEvent;

@@ -1,5 +1,5 @@
 import type { DomainEvent } from '../../events/catalog.ts';
-import { budgetMsOf } from '../execution/budget.ts';
+import { budgetMsOf } from './budget.ts';
 import type { RunExecution } from './runState.ts';
 
 /** Folds one event of a run's stream into its execution state (in place, see Projection). */

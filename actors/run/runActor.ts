@@ -1,11 +1,11 @@
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
-import { type Clock, systemClock } from '../../events/clock.ts';
+import { type Clock, systemClock } from '../runtime/clock.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
-import type { StepOutcome } from '../decideAndAppend.ts';
-import { type ActorSystem, type ReplyTo, child, query } from '../runtime.ts';
-import { stepInActor } from '../stepInActor.ts';
-import { untilRecorded } from '../untilRecorded.ts';
+import type { StepOutcome } from '../runtime/decideAndAppend.ts';
+import { type ActorSystem, type ReplyTo, child, query } from '../runtime/runtime.ts';
+import { stepInActor } from '../runtime/stepInActor.ts';
+import { untilRecorded } from '../runtime/untilRecorded.ts';
 import { runDecider } from './runDecider.ts';
 import type { RunExecution } from './runState.ts';
 

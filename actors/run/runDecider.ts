@@ -1,7 +1,7 @@
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import { executionEvents } from '../../events/executionEvents.ts';
-import type { Decider } from '../decider.ts';
+import type { Decider } from '../runtime/decider.ts';
 import { decideRun } from './decideRun.ts';
 import { evolveRun } from './evolveRun.ts';
 import { type RunExecution, initialRunExecution } from './runState.ts';

@@ -1,6 +1,6 @@
 import { parseStream } from '../../events/envelope.ts';
 import { sessionEvents } from '../../events/sessionEvents.ts';
-import type { Decider } from '../decider.ts';
+import type { Decider } from '../runtime/decider.ts';
 import { decideSession, ignoresSession } from './decideSession.ts';
 import { evolveSession } from './evolveSession.ts';
 import { type SessionClose, initialSessionClose } from './sessionState.ts';

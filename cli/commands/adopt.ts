@@ -1,7 +1,7 @@
 import { Command } from 'commander';
-import { releaseAdoption, requestAdoption } from '../../actors/adoption/adoptionRequests.ts';
-import { ADOPTION_LISTING_WINDOW_MS } from '../../actors/adoption/adoptionState.ts';
-import { systemClock } from '../../events/clock.ts';
+import { releaseAdoption, requestAdoption } from '../../actors/board/chores/adoptions/adoptionRequests.ts';
+import { ADOPTION_LISTING_WINDOW_MS } from '../../actors/board/adoption/adoptionState.ts';
+import { systemClock } from '../../actors/runtime/clock.ts';
 import { SafeId } from '../../events/queueEvents.ts';
 import { type DbOptions, openLog, print, withDb } from '../options.ts';
 

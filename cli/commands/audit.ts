@@ -7,7 +7,7 @@ import { checkEntityId, entityTimeline, formatTimeline, type Timeline } from '..
 import type { AnyProjection } from '../../projections/projection.ts';
 import { NotALogError } from '../../events/store/sqlite/migrations.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
-import { noRunStartsWith, RunIdPrefixError } from '../../projections/runIdPrefix.ts';
+import { noRunStartsWith, RunIdPrefixError } from '../../projections/audit/runIdPrefix.ts';
 import { type DbOptions, openLogToRead, print, withDb } from '../options.ts';
 import { runIdInLog } from '../runIdArgument.ts';
 

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
-import { addComputer } from '../../actors/boardHost/addComputer.ts';
+import { addComputer } from '../../actors/board/host/addComputer.ts';
 import { SafeId } from '../../events/queueEvents.ts';
-import { systemClock } from '../../events/clock.ts';
+import { systemClock } from '../../actors/runtime/clock.ts';
 import { computerList } from '../../actors/board/boardQueries.ts';
 import type { BoardState } from '../../actors/board/boardState.ts';
 import { boardProjection } from '../../projections/board.ts';

@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
-import { type HookCommands, parseHook } from '../../actors/hooks/hookNames.ts';
+import { type HookCommands, parseHook } from '../../actors/board/chores/hooks/hookNames.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { narrate } from '../narrator.ts';
 import { stdoutLines } from '../stdoutLines.ts';

@@ -1,8 +1,8 @@
 import { Command } from 'commander';
-import { deciders } from '../../actors/registry.ts';
-import { storedDeciderProjections } from '../../actors/replay/deciderStates.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { storedDeciderProjections } from '../../replay/deciderStates.ts';
 import type { AnyProjection } from '../../projections/projection.ts';
-import { projections } from '../../projections/registry.ts';
+import { projections } from '../../projections/keeper/registry.ts';
 import { type ProjectionCheck, type RebuildCheck, rebuildAndCheck } from '../../projections/snapshot/checkSnapshots.ts';
 import { type DbOptions, failOnForeignRow, openLog, openLogToRead, print, withDb } from '../options.ts';
 

@@ -1,12 +1,12 @@
 import { Command } from 'commander';
-import { deciders } from '../../actors/registry.ts';
-import { formatEntity, formatUntil, formatVerified } from '../../actors/replay/formatReplay.ts';
-import { replayEntity } from '../../actors/replay/replayEntity.ts';
-import { replayLog } from '../../actors/replay/replayLog.ts';
-import { replayUntil } from '../../actors/replay/replayUntil.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { formatEntity, formatUntil, formatVerified } from '../../replay/formatReplay.ts';
+import { replayEntity } from '../../replay/replayEntity.ts';
+import { replayLog } from '../../replay/replayLog.ts';
+import { replayUntil } from '../../replay/replayUntil.ts';
 import { checkEntityId } from '../../projections/audit/runTimeline.ts';
-import { projections } from '../../projections/registry.ts';
-import { noRunStartsWith } from '../../projections/runIdPrefix.ts';
+import { projections } from '../../projections/keeper/registry.ts';
+import { noRunStartsWith } from '../../projections/audit/runIdPrefix.ts';
 import { type DbOptions, failOnForeignRow, openLogToRead, print, withDb } from '../options.ts';
 import { runIdInLog } from '../runIdArgument.ts';
 

@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { NOTICE_KINDS, type NoticeKind } from '../../actors/notifications/noticeKinds.ts';
-import { closeSubscription, openSubscription } from '../../actors/notifications/subscriptions.ts';
-import { systemClock } from '../../events/clock.ts';
+import { NOTICE_KINDS, type NoticeKind } from '../../actors/board/inbox/noticeKinds.ts';
+import { closeSubscription, openSubscription } from '../../actors/board/chores/notices/subscriptions.ts';
+import { systemClock } from '../../actors/runtime/clock.ts';
 import { SafeId } from '../../events/queueEvents.ts';
 import { type DbOptions, openLog, print, withDb } from '../options.ts';
 

@@ -1,9 +1,9 @@
 import { Command, Option } from 'commander';
-import { BoardChores } from '../../actors/hooks/boardChores.ts';
-import type { RoundOutcome } from '../../actors/session/closeRound.ts';
-import { type DriverName, SessionCloser } from '../../actors/session/sessionCloser.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime.ts';
-import { systemClock } from '../../events/clock.ts';
+import { BoardChores } from '../../actors/board/chores/boardChores.ts';
+import type { RoundOutcome } from '../../actors/session/closer/closeRound.ts';
+import { type DriverName, SessionCloser } from '../../actors/session/closer/sessionCloser.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import { systemClock } from '../../actors/runtime/clock.ts';
 import { type DbOptions, openLog, print, withDb } from '../options.ts';
 import { int } from '../parse.ts';
 

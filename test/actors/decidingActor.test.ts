@@ -1,7 +1,7 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { DecidingActor } from '../../actors/decidingActor.ts';
+import { DecidingActor } from '../../actors/runtime/decidingActor.ts';
 import { type CounterState, counterDecider } from '../../actors/demo/counterDecider.ts';
-import { type ActorSystem, type CrashReport, startActorSystem, stopSystem } from '../../actors/runtime.ts';
+import { type ActorSystem, type CrashReport, startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import { InvalidEventError } from '../../events/codec.ts';
 import { type AppendRequest, type AppendResult, type EventStore, StaleVersionError } from '../../events/store/eventStore.ts';

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import {
   ActorStoppedError, InvalidActorNameError, QueryTimeoutError, child, dispatch, query, reply, spawnActor,
   startActorSystem, stop, stopSystem, type ActorRef, type ActorSpec, type ActorSystem, type CrashReport, type ReplyTo,
-} from '../../actors/runtime.ts';
+} from '../../actors/runtime/runtime.ts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

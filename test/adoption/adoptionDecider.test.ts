@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { adoptionDecider } from '../../actors/adoption/adoptionDecider.ts';
-import { initialAdoptionState } from '../../actors/adoption/adoptionState.ts';
+import { adoptionDecider } from '../../actors/board/adoption/adoptionDecider.ts';
+import { initialAdoptionState } from '../../actors/board/adoption/adoptionState.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import { deciderSpec } from '../support/deciderSpec.ts';
 import { T0 } from '../support/events.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { decideAndAppend } from '../../actors/decideAndAppend.ts';
-import { queueDecider } from '../../actors/queue/queueDecider.ts';
-import { type QueueState, initialQueueState } from '../../actors/queue/queueState.ts';
+import { decideAndAppend } from '../../actors/runtime/decideAndAppend.ts';
+import { queueDecider } from '../../actors/lane/queueDecider.ts';
+import { type QueueState, initialQueueState } from '../../actors/lane/queueState.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import { appendOrThrow } from '../../events/store/eventStore.ts';
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';

@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
-import { addComputer } from '../../actors/boardHost/addComputer.ts';
-import { startBoardServer } from '../../actors/boardHost/boardServer.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime.ts';
-import { systemClock } from '../../events/clock.ts';
+import { addComputer } from '../../actors/board/host/addComputer.ts';
+import { startBoardServer } from '../../actors/board/host/boardServer.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import { systemClock } from '../../actors/runtime/clock.ts';
 import { openTempStore } from '../support/tempStore.ts';
 
 describe('a computer added beside a running board', () => {

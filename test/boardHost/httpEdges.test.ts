@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { REFUSAL_WINDOW_MS } from '../../actors/boardHost/refusalCounter.ts';
-import { FakeClock } from '../../events/clock.ts';
+import { REFUSAL_WINDOW_MS } from '../../actors/board/host/refusalCounter.ts';
+import { FakeClock } from '../../actors/runtime/clock.ts';
 import { SUBMIT, liveBoard, ofType, openStream, until } from './liveBoard.ts';
 
 /** The board's HTTP edge (SPEC sections 1, 4, 7) against a real server on 127.0.0.1. */

@@ -1,10 +1,10 @@
 import { request as httpRequest } from 'node:http';
 import { onTestFinished } from 'vitest';
 import WebSocket from 'ws';
-import { addComputer } from '../../actors/boardHost/addComputer.ts';
-import { type BoardServerOptions, startBoardServer } from '../../actors/boardHost/boardServer.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime.ts';
-import { type Clock, systemClock } from '../../events/clock.ts';
+import { addComputer } from '../../actors/board/host/addComputer.ts';
+import { type BoardServerOptions, startBoardServer } from '../../actors/board/host/boardServer.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import { type Clock, systemClock } from '../../actors/runtime/clock.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
 import type { SqliteStoreOptions } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';

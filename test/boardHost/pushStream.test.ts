@@ -1,8 +1,8 @@
 import { connect } from 'node:net';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { PING_MS } from '../../actors/boardHost/pushHub.ts';
-import { FakeClock } from '../../events/clock.ts';
+import { PING_MS } from '../../actors/board/host/pushHub.ts';
+import { FakeClock } from '../../actors/runtime/clock.ts';
 import { liveBoard, ofType, openStream, until } from './liveBoard.ts';
 
 /** The push stream of SPEC section 7 against a real board on 127.0.0.1: real WebSocket clients. */

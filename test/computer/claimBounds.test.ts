@@ -7,10 +7,10 @@
 import { describe, expect, it, vi } from 'vitest';
 import { Computer } from '../../actors/computer/computer.ts';
 import { readClaimAnswer } from '../../actors/computer/claimConsumer.ts';
-import { deciders } from '../../actors/registry.ts';
-import { replayLog } from '../../actors/replay/replayLog.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime.ts';
-import { FakeClock } from '../../events/clock.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { replayLog } from '../../replay/replayLog.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import { FakeClock } from '../../actors/runtime/clock.ts';
 import { nodeAgent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';

@@ -1,10 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { BoardClaims } from '../../actors/computer/claimConsumer.ts';
 import { ComputerQueue } from '../../actors/computer/computerQueue.ts';
-import { deciders } from '../../actors/registry.ts';
-import { replayLog } from '../../actors/replay/replayLog.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime.ts';
-import { FakeClock } from '../../events/clock.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { replayLog } from '../../replay/replayLog.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import { FakeClock } from '../../actors/runtime/clock.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';

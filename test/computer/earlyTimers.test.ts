@@ -5,11 +5,11 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { BoardClaims } from '../../actors/computer/claimConsumer.ts';
 import { ComputerQueue } from '../../actors/computer/computerQueue.ts';
-import { plainReader } from '../../actors/execution/outputReaders.ts';
-import { deciders } from '../../actors/registry.ts';
-import { replayLog } from '../../actors/replay/replayLog.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime.ts';
-import { type Clock, FakeClock, MAX_TIMER_MS, systemClock, wakeAt } from '../../events/clock.ts';
+import { plainReader } from '../../actors/run/outputReaders.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { replayLog } from '../../replay/replayLog.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import { type Clock, FakeClock, MAX_TIMER_MS, systemClock, wakeAt } from '../../actors/runtime/clock.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { agentCommand, bounded, start } from '../execution/agents.ts';
 import { nodeAgent, runStream, startRuns, waitForEvent } from '../support/computerRuns.ts';

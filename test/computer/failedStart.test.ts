@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { computerLockPath } from '../../actors/daemon/processLock.ts';
+import { computerLockPath } from '../../actors/computer/processLock.ts';
 import { startDaemon } from '../../actors/daemon/startDaemon.ts';
 import { tempDbPath } from '../support/tempStore.ts';
 

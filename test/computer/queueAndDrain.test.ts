@@ -1,10 +1,10 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { Computer } from '../../actors/computer/computer.ts';
-import { drainComputer } from '../../actors/daemon/drainComputer.ts';
+import { drainComputer } from '../../actors/computer/drainComputer.ts';
 import { SHUTDOWN_BEFORE_START } from '../../actors/run/runState.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime.ts';
-import { frameInput } from '../../actors/wire/frames.ts';
-import { type Clock, FakeClock } from '../../events/clock.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import { frameInput } from '../../wire/frames.ts';
+import { type Clock, FakeClock } from '../../actors/runtime/clock.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { killEveryGroup, nodeAgent, runStream } from '../support/computerRuns.ts';

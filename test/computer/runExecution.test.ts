@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { deciders } from '../../actors/registry.ts';
-import { replayLog } from '../../actors/replay/replayLog.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { replayLog } from '../../replay/replayLog.ts';
 import { CANCELLED_MARKER } from '../../actors/run/runState.ts';
-import { FakeClock } from '../../events/clock.ts';
+import { FakeClock } from '../../actors/runtime/clock.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { hydrateProjections } from '../../projections/hydrate.ts';
 import { laneSessionsProjection } from '../../projections/laneSessions.ts';

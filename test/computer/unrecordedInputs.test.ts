@@ -4,8 +4,8 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { ComputerQueue } from '../../actors/computer/computerQueue.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime.ts';
-import { FakeClock } from '../../events/clock.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import { FakeClock } from '../../actors/runtime/clock.ts';
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore } from '../support/tempStore.ts';

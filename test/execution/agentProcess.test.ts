@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock, systemClock } from '../../events/clock.ts';
-import { claudeStreamJsonReader, plainReader } from '../../actors/execution/outputReaders.ts';
-import { sessionAfter, sessionMomentOf, shellQuote, shouldRetryFresh, turnCommand } from '../../actors/execution/resume.ts';
+import { FakeClock, systemClock } from '../../actors/runtime/clock.ts';
+import { claudeStreamJsonReader, plainReader } from '../../actors/run/outputReaders.ts';
+import { sessionAfter, sessionMomentOf, shellQuote, shouldRetryFresh, turnCommand } from '../../actors/run/resume.ts';
 import { agentCommand, bounded, running, start, until, watched } from './agents.ts';
 
 describe('an agent that answers', () => {

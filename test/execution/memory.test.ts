@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { systemClock } from '../../events/clock.ts';
-import { type AgentKind, type OutputReader, readerFor } from '../../actors/execution/outputReaders.ts';
+import { systemClock } from '../../actors/runtime/clock.ts';
+import { type AgentKind, type OutputReader, readerFor } from '../../actors/run/outputReaders.ts';
 import { agentCommand, bounded, start } from './agents.ts';
 
 const MiB = 1024 * 1024;

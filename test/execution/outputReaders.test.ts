@@ -7,7 +7,7 @@ import {
   codexJsonReader,
   plainReader,
   readerFor,
-} from '../../actors/execution/outputReaders.ts';
+} from '../../actors/run/outputReaders.ts';
 
 const json = (event: unknown): string => `${JSON.stringify(event)}\n`;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AgentResult } from '../../actors/execution/agentProcess.ts';
+import type { AgentResult } from '../../actors/run/agentResult.ts';
 import {
   SESSION_ENV,
   type SessionMoment,
@@ -9,7 +9,7 @@ import {
   sessionMomentOf,
   shouldRetryFresh,
   turnCommand,
-} from '../../actors/execution/resume.ts';
+} from '../../actors/run/resume.ts';
 
 type Ending = Pick<AgentResult, 'outcome' | 'exitCode' | 'reply' | 'stderrTail' | 'tail'>;
 const ended = (over: Partial<Ending>): Ending => ({

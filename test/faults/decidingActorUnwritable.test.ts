@@ -1,10 +1,10 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { DecidingActor } from '../../actors/decidingActor.ts';
+import { DecidingActor } from '../../actors/runtime/decidingActor.ts';
 import { type CounterState, counterDecider } from '../../actors/demo/counterDecider.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
-import { FakeClock } from '../../events/clock.ts';
+import { FakeClock } from '../../actors/runtime/clock.ts';
 import { StaleVersionError } from '../../events/store/eventStore.ts';
 import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';

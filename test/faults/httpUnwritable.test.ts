@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { startBoardServer } from '../../actors/boardHost/boardServer.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime.ts';
-import { systemClock } from '../../events/clock.ts';
+import { startBoardServer } from '../../actors/board/host/boardServer.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import { systemClock } from '../../actors/runtime/clock.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
 
 describe('the board while its log cannot be written', () => {

@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
-import { type EffectConsumer, Outbox } from '../../actors/outbox/outbox.ts';
+import { type EffectConsumer, Outbox } from '../../actors/runtime/outbox.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
-import { FakeClock } from '../../events/clock.ts';
+import { FakeClock } from '../../actors/runtime/clock.ts';
 import { appendOrThrow } from '../../events/store/eventStore.ts';
 import { bumped, milestone } from '../support/events.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';

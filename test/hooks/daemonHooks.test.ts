@@ -5,8 +5,8 @@ import { DaemonProcess, logRows, waitUntil } from '../support/daemonProcess.ts';
 import { claudeAgent } from '../support/computerRuns.ts';
 import { runledger } from '../support/processes.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';
-import { deciders } from '../../actors/registry.ts';
-import { replayLog } from '../../actors/replay/replayLog.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { replayLog } from '../../replay/replayLog.ts';
 
 const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
 

@@ -1,11 +1,11 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { HookCommands } from '../../actors/hooks/hookNames.ts';
-import { HOOKS_STREAM, HookRunner } from '../../actors/hooks/hookRunner.ts';
-import { recordTick } from '../../actors/hooks/tickHook.ts';
+import type { HookCommands } from '../../actors/board/chores/hooks/hookNames.ts';
+import { HOOKS_STREAM, HookRunner } from '../../actors/board/chores/hooks/hookRunner.ts';
+import { recordTick } from '../../actors/board/chores/hooks/tickHook.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
-import { systemClock } from '../../events/clock.ts';
+import { systemClock } from '../../actors/runtime/clock.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { hydrateProjections } from '../../projections/hydrate.ts';
 import { cursorsProjection, type CursorsState } from '../../projections/cursors.ts';

@@ -2,12 +2,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { announceSession } from '../fixtures/hooks/boardLog.ts';
-import { FakeClock } from '../../events/clock.ts';
-import { openSubscription } from '../../actors/notifications/subscriptions.ts';
-import { heardOf } from '../../actors/notifications/noticeKinds.ts';
+import { FakeClock } from '../../actors/runtime/clock.ts';
+import { openSubscription } from '../../actors/board/chores/notices/subscriptions.ts';
+import { heardOf } from '../../actors/board/inbox/noticeKinds.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
-import { rebuildProjections } from '../../projections/rebuild.ts';
-import { projections } from '../../projections/registry.ts';
+import { rebuildProjections } from '../../projections/keeper/rebuild.ts';
+import { projections } from '../../projections/keeper/registry.ts';
 import { startChild } from '../support/processes.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { inboxDecider } from '../../actors/notifications/inboxDecider.ts';
-import { initialInboxState } from '../../actors/notifications/inboxState.ts';
-import { noticePrefix } from '../../actors/notifications/inbox.ts';
-import type { NoticeSource } from '../../actors/notifications/noticeKinds.ts';
+import { inboxDecider } from '../../actors/board/inbox/inboxDecider.ts';
+import { initialInboxState } from '../../actors/board/inbox/inboxState.ts';
+import { noticePrefix } from '../../actors/computer/unreadNotices.ts';
+import type { NoticeSource } from '../../actors/board/inbox/noticeKinds.ts';
 import type { EventData, NewDomainEvent } from '../../events/catalog.ts';
 import { deciderSpec } from '../support/deciderSpec.ts';
 import { T0 } from '../support/events.ts';

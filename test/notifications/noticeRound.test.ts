@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { markHanded, noticePrefix, unreadNotices } from '../../actors/notifications/inbox.ts';
-import { fileNotices, type LivenessReader, unreadableLiveness } from '../../actors/notifications/noticeRound.ts';
-import { type NoticesIndex, noticesProjection } from '../../actors/notifications/noticesProjection.ts';
-import { openSubscription } from '../../actors/notifications/subscriptions.ts';
+import { markHanded, noticePrefix, unreadNotices } from '../../actors/computer/unreadNotices.ts';
+import { fileNotices, type LivenessReader, unreadableLiveness } from '../../actors/board/chores/notices/noticeRound.ts';
+import { type NoticesIndex, noticesProjection } from '../../projections/notices.ts';
+import { openSubscription } from '../../actors/board/chores/notices/subscriptions.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
-import { FakeClock } from '../../events/clock.ts';
+import { FakeClock } from '../../actors/runtime/clock.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { cursorsProjection } from '../../projections/cursors.ts';
 import { hydrateProjections } from '../../projections/hydrate.ts';
-import { rebuildProjections } from '../../projections/rebuild.ts';
-import { projections } from '../../projections/registry.ts';
+import { rebuildProjections } from '../../projections/keeper/rebuild.ts';
+import { projections } from '../../projections/keeper/registry.ts';
 import { announceSession, appendRun, closeSession } from '../fixtures/hooks/boardLog.ts';
 import { openTempStore } from '../support/tempStore.ts';
 

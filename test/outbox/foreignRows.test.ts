@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
-import { type EffectConsumer, Outbox } from '../../actors/outbox/outbox.ts';
+import { type EffectConsumer, Outbox } from '../../actors/runtime/outbox.ts';
 import { bumped, milestone } from '../support/events.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
 

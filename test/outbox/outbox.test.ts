@@ -1,9 +1,9 @@
 import { hostname } from 'node:os';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { type Delivery, type EffectConsumer, Outbox } from '../../actors/outbox/outbox.ts';
-import { isProcessAlive } from '../../actors/outbox/processes.ts';
+import { type Delivery, type EffectConsumer, Outbox } from '../../actors/runtime/outbox.ts';
+import { isProcessAlive } from '../../actors/runtime/processes.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
-import { FakeClock } from '../../events/clock.ts';
+import { FakeClock } from '../../actors/runtime/clock.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { bumped, milestone } from '../support/events.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';

@@ -5,7 +5,7 @@ import { hydrateProjections, saveCheckpoints } from '../../projections/hydrate.t
 import { countersProjection } from '../../projections/counters.ts';
 import { cursorsProjection } from '../../projections/cursors.ts';
 import type { AnyProjection } from '../../projections/projection.ts';
-import { rebuildProjections } from '../../projections/rebuild.ts';
+import { rebuildProjections } from '../../projections/keeper/rebuild.ts';
 import { bumped } from '../support/events.ts';
 import { runledger } from '../support/processes.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { appendOrThrow } from '../../events/store/eventStore.ts';
-import { idsStartingWith, pickRun, resolveRunId, RunIdPrefixError } from '../../projections/runIdPrefix.ts';
+import { idsStartingWith, pickRun, resolveRunId, RunIdPrefixError } from '../../projections/audit/runIdPrefix.ts';
 import { input } from '../support/queueSpec.ts';
 import { openTempStore } from '../support/tempStore.ts';
 

@@ -1,13 +1,13 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { deciders } from '../../actors/registry.ts';
-import { projectionOf, storedDeciderProjections } from '../../actors/replay/deciderStates.ts';
-import { replayEntity } from '../../actors/replay/replayEntity.ts';
-import { replayUntil } from '../../actors/replay/replayUntil.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { projectionOf, storedDeciderProjections } from '../../replay/deciderStates.ts';
+import { replayEntity } from '../../replay/replayEntity.ts';
+import { replayUntil } from '../../replay/replayUntil.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { type AnyProjection, checkpointName, type Projection } from '../../projections/projection.ts';
-import { projections } from '../../projections/registry.ts';
+import { projections } from '../../projections/keeper/registry.ts';
 import { rebuildAndCheck } from '../../projections/snapshot/checkSnapshots.ts';
 import { hydrateAt } from '../../projections/snapshot/nearestStates.ts';
 import { openScenario, scenarioCopy } from '../replay/scenarioLog.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { errorCodeOf } from '../../actors/queue/claimAnswer.ts';
-import { WAITS_FOR_EARLIER_TURN } from '../../actors/queue/decideQueue.ts';
+import { errorCodeOf } from '../../actors/lane/claimAnswer.ts';
+import { WAITS_FOR_EARLIER_TURN } from '../../actors/lane/decideQueue.ts';
 import { input, queueSpec, summary } from '../support/queueSpec.ts';
 
 const { configured, frame, answer, ended, timer, drain } = input;

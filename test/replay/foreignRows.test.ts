@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { deciders } from '../../actors/registry.ts';
-import { replayLog } from '../../actors/replay/replayLog.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { replayLog } from '../../replay/replayLog.ts';
 import { InvalidEventError } from '../../events/codec.ts';
 import { openSqliteStoreToRead } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { runledger } from '../support/processes.ts';

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { counterDecider } from '../../actors/demo/counterDecider.ts';
-import { replayLog } from '../../actors/replay/replayLog.ts';
+import { replayLog } from '../../replay/replayLog.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { countersProjection } from '../../projections/counters.ts';

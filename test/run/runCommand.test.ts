@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { computerLockPath } from '../../actors/daemon/processLock.ts';
-import { deciders } from '../../actors/registry.ts';
-import { replayLog } from '../../actors/replay/replayLog.ts';
+import { computerLockPath } from '../../actors/computer/processLock.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { replayLog } from '../../replay/replayLog.ts';
 import { claudeAgent, nodeAgent } from '../support/computerRuns.ts';
 import { runledger } from '../support/processes.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { deciders } from '../../actors/registry.ts';
-import { replayLog } from '../../actors/replay/replayLog.ts';
-import type { SessionCloser } from '../../actors/session/sessionCloser.ts';
-import { systemClock } from '../../events/clock.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { replayLog } from '../../replay/replayLog.ts';
+import type { SessionCloser } from '../../actors/session/closer/sessionCloser.ts';
+import { systemClock } from '../../actors/runtime/clock.ts';
 import { startChild } from '../support/processes.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
 import { COMPUTER, agentGroup, closerOn, groupAlive, intend, liveSiblingLock, ofType } from './sessionSupport.ts';

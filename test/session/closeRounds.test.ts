@@ -1,9 +1,9 @@
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { deciders } from '../../actors/registry.ts';
-import { replayLog } from '../../actors/replay/replayLog.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { replayLog } from '../../replay/replayLog.ts';
 import { sessionDecider } from '../../actors/session/sessionDecider.ts';
-import { FakeClock } from '../../events/clock.ts';
+import { FakeClock } from '../../actors/runtime/clock.ts';
 import { appendOrThrow } from '../../events/store/eventStore.ts';
 import { entityTimeline } from '../../projections/audit/runTimeline.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { deciders } from '../../actors/registry.ts';
-import { replayLog } from '../../actors/replay/replayLog.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { replayLog } from '../../replay/replayLog.ts';
 import { claudeAgent } from '../support/computerRuns.ts';
 import { DaemonProcess, logRows, waitUntil } from '../support/daemonProcess.ts';
 import { runledger } from '../support/processes.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { SessionCloser } from '../../actors/session/sessionCloser.ts';
-import { FakeClock } from '../../events/clock.ts';
+import type { SessionCloser } from '../../actors/session/closer/sessionCloser.ts';
+import { FakeClock } from '../../actors/runtime/clock.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import { appendOrThrow, type EventStore } from '../../events/store/eventStore.ts';
 import { runledger } from '../support/processes.ts';

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
 import { onTestFinished } from 'vitest';
-import { SessionCloser, type SessionCloserOptions } from '../../actors/session/sessionCloser.ts';
+import { SessionCloser, type SessionCloserOptions } from '../../actors/session/closer/sessionCloser.ts';
 import { sessionStream } from '../../actors/session/sessionStreams.ts';
-import type { SessionDriver, StopOutcome } from '../../actors/session/drivers/sessionDriver.ts';
-import { groupAlive } from '../../actors/execution/agentProcess.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime.ts';
-import type { Clock } from '../../events/clock.ts';
+import type { SessionDriver, StopOutcome } from '../../actors/session/closer/drivers/sessionDriver.ts';
+import { groupAlive } from '../../actors/run/execution/agentProcess.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import type { Clock } from '../../actors/runtime/clock.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
 import type { Activity } from '../../events/sessionEvents.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';

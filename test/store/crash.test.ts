@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../events/catalog.ts';
 import { hydrateProjections, saveCheckpoints } from '../../projections/hydrate.ts';
-import { projections } from '../../projections/registry.ts';
-import { rebuildProjections } from '../../projections/rebuild.ts';
+import { projections } from '../../projections/keeper/registry.ts';
+import { rebuildProjections } from '../../projections/keeper/rebuild.ts';
 import { oneTo } from '../support/events.ts';
 import { runledger, startChild } from '../support/processes.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';

@@ -5,7 +5,7 @@ import type { AppendRequest } from '../../events/store/eventStore.ts';
  * one. A test file counts them by wrapping the store's append batch (never replacing it):
  *
  *   vi.mock('../../events/store/sqlite/appendBatch.ts', async (original) =>
- *     (await import('../support/countTransactions.ts')).countingAppendBatch(original));
+ *     (await import('./countTransactions.ts')).countingAppendBatch(original));
  */
 export const transactions: (readonly AppendRequest[])[] = [];
 

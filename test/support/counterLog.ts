@@ -1,6 +1,6 @@
-import { decideAndAppend } from '../../actors/decideAndAppend.ts';
+import { decideAndAppend } from '../../actors/runtime/decideAndAppend.ts';
 import { type CounterState, counterDecider } from '../../actors/demo/counterDecider.ts';
-import { FakeClock } from '../../events/clock.ts';
+import { FakeClock } from '../../actors/runtime/clock.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 
 /** One actor's view while it writes: its states and the stream versions it last saw. */

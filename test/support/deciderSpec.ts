@@ -1,5 +1,5 @@
-import type { Decider } from '../../actors/decider.ts';
-import { decideStep } from '../../actors/decideStep.ts';
+import type { Decider } from '../../actors/runtime/decider.ts';
+import { decideStep } from '../../actors/runtime/decideStep.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { type QueueState, isParked, loginOf } from '../../actors/queue/queueState.ts';
+import { type QueueState, isParked, loginOf } from '../../actors/lane/queueState.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
 
 type ModelStatus = 'waiting' | 'claiming' | 'running' | 'done';

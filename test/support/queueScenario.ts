@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { type QueueState, loginOf } from '../../actors/queue/queueState.ts';
+import { type QueueState, loginOf } from '../../actors/lane/queueState.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import { COMPUTER, T0, input } from './queueSpec.ts';
 

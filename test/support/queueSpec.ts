@@ -1,5 +1,5 @@
-import { queueDecider } from '../../actors/queue/queueDecider.ts';
-import { initialQueueState } from '../../actors/queue/queueState.ts';
+import { queueDecider } from '../../actors/lane/queueDecider.ts';
+import { initialQueueState } from '../../actors/lane/queueState.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import { deciderSpec } from './deciderSpec.ts';
 

@@ -1,7 +1,7 @@
 import { boardDecider } from '../../actors/board/boardDecider.ts';
 import { boardInput } from '../../actors/board/boardInputs.ts';
 import type { BoardState } from '../../actors/board/boardState.ts';
-import { decideAndAppend } from '../../actors/decideAndAppend.ts';
+import { decideAndAppend } from '../../actors/runtime/decideAndAppend.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { T0 } from './queueSpec.ts';
 

@@ -1,4 +1,4 @@
-import type { BoardAnswer } from '../../actors/wire/boardClient.ts';
+import type { BoardAnswer } from '../../wire/boardClient.ts';
 
 /** One call the computer made to the board, as the board saw it. */
 export type BoardCall =

@@ -13,8 +13,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boardInput } from '../../actors/board/boardInputs.ts';
 import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
-import { WAITS_FOR_EARLIER_TURN } from '../../actors/queue/decideQueue.ts';
-import { hashToken, newToken } from '../../actors/wire/tokens.ts';
+import { WAITS_FOR_EARLIER_TURN } from '../../actors/lane/decideQueue.ts';
+import { hashToken, newToken } from '../../wire/tokens.ts';
 import { SCREENSHOTS, type TestBoard, claudeLikeAgent, hasChromium, launchChromium, runState, startTestDaemon, submit, waitFor } from './webSupport.ts';
 
 if (!hasChromium) console.warn('test/web: browser tests skipped: /usr/bin/chromium is missing (apt-get install chromium; .ci/run installs it)');

@@ -1,7 +1,7 @@
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { type BoardAnswer, BoardClient } from '../../actors/wire/boardClient.ts';
+import { type BoardAnswer, BoardClient } from '../../wire/boardClient.ts';
 
 /** One request as the board received it. */
 interface Received {

@@ -1,0 +1,122 @@
+import type { DomainEvent, EventData, NewDomainEvent } from '../../../events/catalog.ts';
+import { parseStream } from '../../../events/envelope.ts';
+import type { Decider } from '../../runtime/decider.ts';
+import { claimHolds } from '../../session/claims.ts';
+import { ADOPTION_LISTING_WINDOW_MS, type AdoptionState, initialAdoptionState } from './adoptionState.ts';
+
+const INPUTS = new Set(['adoption.requested', 'adoption.released', 'adoption.listing.read', 'adoption.bind.ended']);
+
+type Decision = NewDomainEvent;
+
+/**
+ * Adoption (SPEC section 5): a request to bind a live session to a lane is open while it is the lane's
+ * latest answer, or while the latest is a claim of it that no longer holds (its process died, or it
+ * expired). A round reads where the session is listed and, from that reading, claims the request
+ * before it writes anything outside the board; only the claiming round binds, and the bind's outcome is
+ * recorded only while that claim is still the lane's latest answer. A session not listed waits for
+ * the listing window from the request, then the request fails with the reason.
+ */
+export const adoptionDecider: Decider<AdoptionState> = {
+  name: 'adoption',
+  scopeOf(event) {
+    if (!event.type.startsWith('adoption.')) return null;
+    const { owner, kind, id } = parseStream(event.stream);
+    return owner === null && kind === 'lane' ? id : null;
+  },
+  isInput: (event) => INPUTS.has(event.type),
+  initialState: initialAdoptionState,
+  decide: decideAdoption,
+  // A reading that changes nothing (a claim still held, a wait already said) is not recorded. The end of
+  // a bind always is: something was written outside the board, answered or not.
+  ignores: (state, input) => input.type === 'adoption.listing.read' && decideAdoption(state, input).length === 0,
+  evolve: evolveAdoption,
+};
+
+export function decideAdoption(state: AdoptionState, input: NewDomainEvent): Decision[] {
+  const { at } = input;
+  const on = (type: Decision['type'], data: unknown): Decision => ({ stream: input.stream, type, data, at }) as Decision;
+  switch (input.type) {
+    case 'adoption.listing.read': {
+      const reading = input.data;
+      const { request } = state;
+      if (request === null || reading.request !== request.n || !isOpenTo(state, reading, at)) return [];
+      const { lane } = state;
+      const { sessionId } = request;
+      if (reading.listedOn !== null) {
+        return [
+          on('adoption.claimed', {
+            lane, request: request.n, sessionId, computerId: reading.listedOn, lock: reading.lock, expires: at + reading.ttlMs,
+            reason: `claimed by ${reading.lock} to bind session ${sessionId} (listed on ${reading.listedOn})${state.latest === 'claimed' ? `, after the claim of ${state.claim!.lock} lapsed` : ''}`,
+          }),
+        ];
+      }
+      const why = reading.error === null ? `session ${sessionId} is not listed on any computer` : `the session listing could not be read (${reading.error})`;
+      const until = request.at + ADOPTION_LISTING_WINDOW_MS;
+      if (at < until) {
+        if (state.waitSaid) return [];
+        return [on('adoption.waiting', { lane, request: request.n, sessionId, until, reason: `${why}: it waits up to ${ADOPTION_LISTING_WINDOW_MS / 1000} s from the request` })];
+      }
+      return [on('adoption.failed', { lane, request: request.n, sessionId, reason: `${why}, ${Math.round((at - request.at) / 1000)} s after the request` })];
+    }
+    case 'adoption.bind.ended': {
+      const bind = input.data;
+      const own = state.latest === 'claimed' && state.claim?.lock === bind.lock && state.request?.n === bind.request;
+      // A claim superseded meanwhile (released, asked again, claimed by another after it lapsed) is not answered here.
+      if (!own) return [];
+      const { lane } = state;
+      if (bind.ok) {
+        return [on('adoption.adopted', { lane, request: bind.request, sessionId: bind.sessionId, computerId: bind.computerId, reason: `lane ${lane}'s next turns run in session ${bind.sessionId} on ${bind.computerId}` })];
+      }
+      return [on('adoption.failed', { lane, request: bind.request, sessionId: bind.sessionId, reason: `the bind failed: ${bind.error ?? 'no reason given'}` })];
+    }
+    default:
+      return [];
+  }
+}
+
+/** Whether the latest request is open to the round that read `reading`: not answered, and not claimed by a claim that holds. */
+function isOpenTo(state: AdoptionState, reading: EventData<'adoption.listing.read'>, at: number): boolean {
+  if (state.latest === 'requested') return true;
+  if (state.latest !== 'claimed') return false;
+  return !claimHolds(state.claim, reading.lock, reading.claim, at);
+}
+
+export function evolveAdoption(state: AdoptionState, event: DomainEvent): AdoptionState {
+  switch (event.type) {
+    case 'adoption.requested':
+      state.requests += 1;
+      state.request = { n: state.requests, sessionId: event.data.sessionId, at: event.at };
+      state.latest = 'requested';
+      state.claim = null;
+      state.waitSaid = false;
+      break;
+    case 'adoption.released':
+      state.latest = 'released';
+      state.claim = null;
+      break;
+    case 'adoption.claimed':
+      state.latest = 'claimed';
+      state.claim = { lock: event.data.lock, expires: event.data.expires, computerId: event.data.computerId };
+      break;
+    case 'adoption.waiting':
+      state.waitSaid = true;
+      break;
+    case 'adoption.adopted':
+      state.latest = 'adopted';
+      state.claim = null;
+      state.adopted = { sessionId: event.data.sessionId, computerId: event.data.computerId };
+      break;
+    case 'adoption.failed':
+      state.latest = 'failed';
+      state.claim = null;
+      break;
+    default:
+      break;
+  }
+  return state;
+}
+
+/** Whether the lane has a request a round may act on (a claim that may still hold is checked with its reading). */
+export function hasOpenRequest(state: AdoptionState): boolean {
+  return state.request !== null && (state.latest === 'requested' || state.latest === 'claimed');
+}

@@ -1,0 +1,127 @@
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { Clock } from '../../runtime/clock.ts';
+import type { NewDomainEvent } from '../../../events/catalog.ts';
+import type { EventStore } from '../../../events/store/eventStore.ts';
+import { LogUnwritableError } from '../../../events/store/logUnwritable.ts';
+import type { ActorSystem } from '../../runtime/runtime.ts';
+import { BoardHost } from './boardHost.ts';
+import { boardApi } from './httpApi.ts';
+import { RefusalCounter } from './refusalCounter.ts';
+
+export interface BoardServerOptions {
+  readonly system: ActorSystem;
+  readonly store: EventStore;
+  readonly clock: Clock;
+  readonly host: string;
+  readonly port: number;
+  readonly boardSecret: string;
+  readonly submitToken: string;
+  readonly leaseMs?: number;
+  readonly status?: () => unknown;
+  /** Pages beside the API (the live web view): made once the read rule and the submit token are known. */
+  readonly web?: (access: WebAccess) => WebRoutes;
+}
+
+/** What a web view needs from the board to apply the API's read rule (SPEC section 6). */
+export interface WebAccess {
+  readonly openReads: boolean;
+  isSubmitToken(token: string | null): boolean;
+  readonly rejected: (method: string, path: string, status: number, code: string, reason: string) => void;
+}
+
+/** GET pages that are not API routes, and WebSocket upgrades of their own. */
+export interface WebRoutes {
+  handles(request: IncomingMessage): boolean;
+  handle(request: IncomingMessage, response: ServerResponse): void;
+  upgrades(request: IncomingMessage): boolean;
+  upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
+  close(): void;
+}
+
+export interface BoardServer {
+  readonly url: string;
+  readonly board: BoardHost;
+  close(): Promise<void>;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+/** The board on HTTP and WebSocket: `runledger server`, and the board half of `runledger daemon`. */
+export async function startBoardServer(options: BoardServerOptions): Promise<BoardServer> {
+  const { store, clock } = options;
+  // An edge record that cannot be written loses a line of the audit, never the answer to the request.
+  const edge = (event: NewDomainEvent): Promise<void> =>
+    store.append({ expected: { 'board:main': 'any' }, events: [event] }).then(
+      () => undefined,
+      // A log that cannot be written is told once per outage by the store itself, not once per refusal.
+      (error: Error) => {
+        if (!(error instanceof LogUnwritableError)) process.emitWarning(`board: ${event.type} not recorded: ${error.message}`);
+      },
+    );
+  const record = (method: string, path: string, status: number, code: string, reason: string) =>
+    void edge({ stream: 'board:main', type: 'board.request.rejected', data: { method: method.slice(0, 16), path, status, code, reason: reason.slice(0, 500) }, at: clock.now() });
+  const anonymous = new RefusalCounter(clock, (summary) => edge({ stream: 'board:main', type: 'board.requests.refused', data: summary, at: clock.now() }));
+  const rejected = (method: string, path: string, status: number, code: string, reason: string, unproven: boolean) =>
+    unproven ? anonymous.count(code) : record(method, path, status, code, reason);
+  const board = new BoardHost({
+    system: options.system,
+    store,
+    clock,
+    boardSecret: options.boardSecret,
+    submitToken: options.submitToken,
+    ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+    refusedStream: (computerId, incarnation) =>
+      record('GET', `/v1/computers/${computerId}/stream`, 409, 'computer_connected_elsewhere', `push stream refused: computer ${computerId} is connected already${incarnation === null ? '' : ` (this one is incarnation ${incarnation})`}`),
+  });
+  await board.start();
+  let web: WebRoutes | undefined;
+  try {
+    const openReads = LOOPBACK.has(options.host);
+    const api = boardApi(board, { openReads, rejected, ...(options.status ? { status: options.status } : {}) });
+    // The web view refuses only callers without a token (a foreign Host, no view cookie): counted.
+    web = options.web?.({ openReads, isSubmitToken: (token) => board.isSubmitToken(token), rejected: (m, p, s, c, r) => rejected(m, p, s, c, r, true) });
+    const view = web;
+    const server: Server = createServer((request, response) => {
+      if (view?.handles(request)) view.handle(request, response);
+      else void api.handle(request, response);
+    });
+    // An upgrade that fails unexpectedly loses its socket, never the board (an async throw here would end the process).
+    server.on('upgrade', (request, socket, head) => {
+      if (view?.upgrades(request)) view.upgrade(request, socket, head);
+      else void api.upgrade(request, socket, head).catch(() => socket.destroy());
+    });
+    server.keepAliveTimeout = 65_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port, options.host, () => resolve());
+    });
+    return listeningBoard(server, board, view, () => anonymous.flush());
+  } catch (error) {
+    // The port is taken, the address refused, the web view could not start: what started for this
+    // board stops, or its follower would go on reading a log the daemon is about to close.
+    board.stop();
+    await anonymous.flush();
+    web?.close();
+    throw error;
+  }
+}
+
+/** The handle of a board whose server listens: its address, and a close that stops all it started. */
+function listeningBoard(server: Server, board: BoardHost, web: WebRoutes | undefined, flush: () => Promise<void>): BoardServer {
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    board,
+    async close() {
+      board.stop();
+      // What was counted and not yet recorded is recorded before the log closes.
+      await flush();
+      web?.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

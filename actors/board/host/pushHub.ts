@@ -1,0 +1,166 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocket, WebSocketServer } from 'ws';
+import type { Clock } from '../../runtime/clock.ts';
+import type { PushFrame } from '../boardAnswers.ts';
+import { CONNECTED_ELSEWHERE } from '../../../wire/incarnation.ts';
+
+/** Acks are small; anything larger is not an ack. */
+const MAX_ACK_BYTES = 16 * 1024;
+/** How often a live socket is pinged. */
+export const PING_MS = 10_000;
+/**
+ * Pings in a row a socket may leave unanswered before it is taken for gone: two, so that an event loop
+ * held up past one interval (the pong waiting, unread, behind the timer) does not cut a live computer.
+ */
+const MAX_MISSED = 2;
+/** Frames awaiting their ack, per socket: enough for any backlog, bounded against a computer that never acks. */
+const MAX_UNACKED = 10_000;
+
+interface Live {
+  readonly ws: WebSocket;
+  /** The life of the daemon on this socket (`Runledger-Incarnation`), null from an older computer. */
+  readonly incarnation: string | null;
+  /** Its last sign of life: the connect, a pong, an ack. */
+  lastSeenAt: number;
+  /** Pings sent since its last sign of life. */
+  missed: number;
+  /** Frame id → run id of the `run.requested` frames sent and not acked: what a 503 ack declines. */
+  readonly unacked: Map<string, string>;
+}
+
+export interface PushHubEvents {
+  connected(computerId: string): Promise<void>;
+  disconnected(computerId: string, lastSeenAt: number): Promise<void>;
+  /** A `run.requested` frame acked 503 `draining`. Other acks change nothing on the board. */
+  declined(computerId: string, runId: string): Promise<void>;
+  /** A connection refused because the computer is connected elsewhere. */
+  refused(computerId: string, incarnation: string | null): void;
+}
+
+/**
+ * The board's end of the push stream: one live socket per computer id, frames out, acks in. A second
+ * daemon joining as a connected computer is refused (4409) rather than let the two replace each other;
+ * only the same life reconnecting (its old socket half-open) replaces its socket. Live sockets are
+ * pinged, and one that stops answering is closed, so a vanished machine does not hold its id long.
+ * Which frames go where is decided by the board; this only carries them.
+ */
+export class PushHub {
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_ACK_BYTES });
+  private readonly sockets = new Map<string, Live>();
+  private stopPinger: () => void;
+  /** Per computer id, the last of its inputs handed to the board: the next one waits for it. */
+  private readonly recording = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly events: PushHubEvents,
+    private readonly clock: Clock,
+  ) {
+    // Re-armed after each round, on the clock: a test drives the pings with a FakeClock.
+    const round = () => {
+      this.ping();
+      this.stopPinger = clock.after(PING_MS, round);
+    };
+    this.stopPinger = clock.after(PING_MS, round);
+  }
+
+  /** Takes over an upgrade whose computer has already been authenticated. */
+  accept(request: IncomingMessage, socket: Duplex, head: Buffer, computerId: string, incarnation: string | null): void {
+    this.wss.handleUpgrade(request, socket, head, (ws) => {
+      const older = this.sockets.get(computerId);
+      const live = older !== undefined && older.ws.readyState === WebSocket.OPEN;
+      if (live && (incarnation === null || older.incarnation !== incarnation)) {
+        ws.on('error', () => {});
+        ws.close(CONNECTED_ELSEWHERE.code, CONNECTED_ELSEWHERE.reason);
+        this.events.refused(computerId, incarnation);
+        return;
+      }
+      const entry: Live = { ws, incarnation, lastSeenAt: this.clock.now(), missed: 0, unacked: new Map() };
+      this.sockets.set(computerId, entry);
+      // The same life again: its old socket is half-open, and its close must not take the computer offline.
+      older?.ws.terminate();
+      ws.on('pong', () => this.heard(entry));
+      ws.on('message', (data) => {
+        this.heard(entry);
+        this.acked(computerId, entry, data.toString());
+      });
+      ws.on('error', () => {});
+      ws.on('close', () => {
+        if (this.sockets.get(computerId) !== entry) return;
+        this.sockets.delete(computerId);
+        void this.inOrder(computerId, () => this.events.disconnected(computerId, entry.lastSeenAt)).catch(() => {});
+      });
+      void this.inOrder(computerId, () => this.events.connected(computerId)).catch(() => ws.close(1011, 'the board could not record the connection'));
+    });
+  }
+
+  send(frames: readonly PushFrame[]): void {
+    for (const { computerId, frame } of frames) {
+      const entry = this.sockets.get(computerId);
+      if (entry?.ws.readyState !== WebSocket.OPEN) continue;
+      if (frame.kind === 'run.requested') {
+        entry.unacked.set(frame.id, frame.data.run_id);
+        if (entry.unacked.size > MAX_UNACKED) entry.unacked.delete(entry.unacked.keys().next().value!);
+      }
+      entry.ws.send(JSON.stringify(frame));
+    }
+  }
+
+  close(): void {
+    this.stopPinger();
+    for (const { ws } of this.sockets.values()) ws.terminate();
+    this.sockets.clear();
+    this.wss.close();
+  }
+
+  private heard(entry: Live): void {
+    entry.missed = 0;
+    entry.lastSeenAt = this.clock.now();
+  }
+
+  /** An ack is read for what the board acts on (a 503 `draining`); a malformed one was the computer's to refuse. */
+  private acked(computerId: string, entry: Live, text: string): void {
+    let ack: unknown;
+    try {
+      ack = JSON.parse(text);
+    } catch {
+      // Not JSON: not an ack of anything, and nothing the board acts on (the computer's side logs its own).
+      return;
+    }
+    if (typeof ack !== 'object' || ack === null) return;
+    const { ack: id, status, reason } = ack as { ack?: unknown; status?: unknown; reason?: unknown };
+    if (typeof id !== 'string') return;
+    const runId = entry.unacked.get(id);
+    entry.unacked.delete(id);
+    if (runId !== undefined && status === 503 && reason === 'draining') void this.inOrder(computerId, () => this.events.declined(computerId, runId)).catch(() => {});
+  }
+
+  /**
+   * Hands `input` to the board once the computer's previous input is recorded. Each is retried until
+   * the log takes it, so without this a disconnect retried through an outage could be recorded after
+   * the reconnect that followed it, and mark a live computer offline for good.
+   */
+  private inOrder(computerId: string, input: () => Promise<void>): Promise<void> {
+    const next = (this.recording.get(computerId) ?? Promise.resolve()).then(input);
+    // A failure is this input's caller's to handle: the next input runs after it either way.
+    const tail = next.catch(() => {});
+    this.recording.set(computerId, tail);
+    void tail.then(() => {
+      if (this.recording.get(computerId) === tail) this.recording.delete(computerId);
+    });
+    return next;
+  }
+
+  /** Each live socket is pinged; one that answered none of the last MAX_MISSED pings is gone. */
+  private ping(): void {
+    for (const entry of this.sockets.values()) {
+      if (entry.ws.readyState !== WebSocket.OPEN) continue;
+      if (entry.missed >= MAX_MISSED) {
+        entry.ws.terminate();
+        continue;
+      }
+      entry.missed++;
+      entry.ws.ping();
+    }
+  }
+}

@@ -1,0 +1,128 @@
+import type { DomainEvent, EventData, NewDomainEvent } from '../../../events/catalog.ts';
+import { parseStream } from '../../../events/envelope.ts';
+import type { Decider } from '../../runtime/decider.ts';
+import { type InboxState, initialInboxState } from './inboxState.ts';
+import { type NoticeSource, noticeText } from './noticeKinds.ts';
+
+const INPUTS = new Set(['subscription.opened', 'subscription.closed', 'inbox.read', 'notices.handed']);
+const INBOX_TYPES = new Set(['subscription.opened', 'subscription.closed', 'inbox.read', 'notices.handed', 'notice.filed', 'inbox.waiting', 'inbox.withheld']);
+
+type Decision = NewDomainEvent;
+
+/**
+ * A session's notifications (SPEC section 5, "Hooks and notifications"). A round reads what the
+ * session's subscriptions hear past their cursors, with the board's record of the session and, when
+ * that record does not say it is live, a reading of its liveness; the notices are filed in order,
+ * each moving its subscription's cursor past its event in the same append. A session recorded ended
+ * that does not read running, or one whose liveness cannot be read, is filed nothing: its cursors stay
+ * and the board says why, once.
+ */
+export const inboxDecider: Decider<InboxState> = {
+  name: 'inbox',
+  scopeOf(event) {
+    if (!INBOX_TYPES.has(event.type)) return null;
+    const { owner, kind, id } = parseStream(event.stream);
+    return owner === null && kind === 'inbox' ? id : null;
+  },
+  isInput: (event) => INPUTS.has(event.type),
+  initialState: initialInboxState,
+  decide: decideInbox,
+  ignores(state, input) {
+    switch (input.type) {
+      case 'inbox.read':
+        return decideInbox(state, input).length === 0;
+      case 'notices.handed':
+        return input.data.through <= state.handed;
+      case 'subscription.opened':
+        return Object.hasOwn(state.subscriptions, input.data.subscriptionId);
+      case 'subscription.closed':
+        return state.subscriptions[input.data.subscriptionId]?.closed !== false;
+      default:
+        return false;
+    }
+  },
+  evolve: evolveInbox,
+};
+
+export function decideInbox(state: InboxState, input: NewDomainEvent): Decision[] {
+  if (input.type !== 'inbox.read') return [];
+  const { at } = input;
+  const { sessionId } = state;
+  const due = dueNotices(state, input.data.heard);
+  if (due.length === 0) return [];
+  const on = (type: Decision['type'], data: unknown): Decision => ({ stream: input.stream, type, data, at }) as Decision;
+  const held = whyHeld(sessionId, input.data, due.length);
+  if (held === null) return due.map((heard, i) => on('notice.filed', { ...heard, sessionId, n: state.filed + i + 1, text: noticeText(heard) }));
+  return state.said === held.kind ? [] : [on(held.kind === 'waiting' ? 'inbox.waiting' : 'inbox.withheld', { sessionId, reason: held.reason })];
+}
+
+/**
+ * Why a reading files nothing, or null when it files: a session the board does not record live is
+ * filed only when it is read running; one whose liveness could not be read waits for a reading.
+ */
+export function whyHeld(
+  sessionId: string,
+  { record, liveness, detail }: Pick<EventData<'inbox.read'>, 'record' | 'liveness' | 'detail'>,
+  count: number,
+): { kind: 'waiting' | 'withheld'; reason: string } | null {
+  if (record === 'live' || liveness === 'running') return null;
+  const waiting = `${count} notice${count === 1 ? '' : 's'} wait${count === 1 ? 's' : ''}`;
+  if (liveness === null || liveness === 'unreadable') {
+    return { kind: 'waiting', reason: `the liveness of session ${sessionId} could not be read${detail ? ` (${detail})` : ''}: ${waiting} until it can be` };
+  }
+  const known = record === 'ended' ? 'the board recorded it ended' : 'the board never saw it run';
+  return { kind: 'withheld', reason: `session ${sessionId} is filed nothing: ${known}, and it reads ${liveness}; ${waiting} until it runs again` };
+}
+
+/** What the reading heard that this inbox still has to file: for open subscriptions, past their cursors, in order. */
+function dueNotices(state: InboxState, heard: EventData<'inbox.read'>['heard']): NoticeSource[] {
+  const cursors = new Map<string, number>();
+  const due: NoticeSource[] = [];
+  for (const notice of [...heard].sort((a, b) => a.source - b.source)) {
+    const subscription = state.subscriptions[notice.subscriptionId];
+    if (!subscription || subscription.closed) continue;
+    const cursor = cursors.get(notice.subscriptionId) ?? subscription.cursor;
+    if (notice.source <= cursor) continue;
+    cursors.set(notice.subscriptionId, notice.source);
+    due.push(notice);
+  }
+  return due;
+}
+
+export function evolveInbox(state: InboxState, event: DomainEvent): InboxState {
+  switch (event.type) {
+    case 'subscription.opened': {
+      const { subscriptionId, lane, kinds, from } = event.data;
+      state.subscriptions[subscriptionId] ??= { lane, kinds, cursor: from, closed: false };
+      break;
+    }
+    case 'subscription.closed': {
+      const subscription = state.subscriptions[event.data.subscriptionId];
+      if (subscription) subscription.closed = true;
+      break;
+    }
+    case 'notice.filed': {
+      const subscription = state.subscriptions[event.data.subscriptionId];
+      if (subscription) subscription.cursor = Math.max(subscription.cursor, event.data.source);
+      state.filed = Math.max(state.filed, event.data.n);
+      state.pending.push({ n: event.data.n, text: event.data.text, sourceAt: event.data.sourceAt });
+      state.said = null;
+      break;
+    }
+    case 'inbox.waiting':
+      state.said = 'waiting';
+      break;
+    case 'inbox.withheld':
+      state.said = 'withheld';
+      break;
+    case 'notices.handed': {
+      const { through } = event.data;
+      state.handed = Math.max(state.handed, through);
+      state.pending = state.pending.filter((notice) => notice.n > through);
+      break;
+    }
+    default:
+      break;
+  }
+  return state;
+}

@@ -1,0 +1,37 @@
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { isProcessAlive } from '../runtime/processes.ts';
+
+/**
+ * One daemon per computer id per log file (SPEC section 4, "Restart"): a lock file holding the
+ * owner's pid. A lock whose process is gone is taken over; a live one refuses the newcomer.
+ */
+export function takeProcessLock(path: string, what: string): () => void {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(path, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
+      return () => {
+        try {
+          if (readFileSync(path, 'utf8').trim() === String(process.pid)) rmSync(path);
+        } catch {
+          // Already gone.
+        }
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const owner = Number(readFileSync(path, 'utf8').trim());
+      if (isProcessAlive(owner) && owner !== process.pid) {
+        throw new Error(`${what} is already running (pid ${owner}, lock ${path}); stop it first`);
+      }
+      rmSync(path, { force: true });
+    }
+  }
+  throw new Error(`could not take the lock ${path}`);
+}
+
+/**
+ * The lock of computer `id` on the log `db`: beside the log and named after it, so two logs in one
+ * folder are two computers, while two daemons on one log as one id are refused.
+ */
+export function computerLockPath(db: string, id: string): string {
+  return `${db}.computer-${id}.lock`;
+}

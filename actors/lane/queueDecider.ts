@@ -1,0 +1,54 @@
+import { queueEvents } from '../../events/queueEvents.ts';
+import type { Decider } from '../runtime/decider.ts';
+import { decideQueue, pickNextRuns } from './decideQueue.ts';
+import { evolveQueue } from './evolveQueue.ts';
+import { type QueueState, initialQueueState } from './queueState.ts';
+
+const INPUTS = new Set([
+  'computer.started',
+  'computer.configured',
+  'scheduler.held',
+  'drain.started',
+  'frame.received',
+  'frame.refused',
+  'claim.answered',
+  'timer.fired',
+  'run.start.failed',
+  'run.execution.ended',
+]);
+
+/** One computer's queue: which run starts next, and what a claim's answer does to it. */
+export const queueDecider: Decider<QueueState> = {
+  name: 'queue',
+  scopeOf(event) {
+    // Checked first because it is cheap: a rebuild asks this of every event in the log.
+    if (!Object.hasOwn(queueEvents, event.type)) return null;
+    // A computer's `<owner>/lane:…` or `<owner>/computer:…`, read in place: a replay asks this of
+    // millions of events, and taking the name apart would allocate for each.
+    const { stream } = event;
+    const slash = stream.indexOf('/');
+    if (slash === -1) return null;
+    return stream.startsWith('lane:', slash + 1) || stream.startsWith('computer:', slash + 1) ? stream.slice(0, slash) : null;
+  },
+  isInput: (event) => INPUTS.has(event.type),
+  initialState: initialQueueState,
+  decide: decideQueue,
+  react: pickNextRuns,
+  ignores(state, input) {
+    switch (input.type) {
+      case 'timer.fired': {
+        // Late or twice: only a waiting run whose wait is over is woken.
+        const run = state.runs[input.data.runId];
+        return !run || run.status !== 'waiting' || run.notBefore > input.at || run.notBefore === 0;
+      }
+      case 'claim.answered':
+        return state.runs[input.data.runId]?.status !== 'claiming';
+      case 'run.start.failed':
+      case 'run.execution.ended':
+        return !state.runs[input.data.runId];
+      default:
+        return false;
+    }
+  },
+  evolve: evolveQueue,
+};

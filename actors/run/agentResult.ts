@@ -1,0 +1,22 @@
+import type { FinalReply } from './outputReaders.ts';
+
+/** How an agent's process ended, as the run's decider reads it (the process itself is in `execution/`). */
+export type AgentOutcome = 'exited' | 'timed_out' | 'cancelled' | 'killed';
+
+export interface AgentResult {
+  /** `exited`: it ended by itself; otherwise who stopped it: the deadline, a cancel, or `kill()`. */
+  readonly outcome: AgentOutcome;
+  readonly exitCode: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly reply: FinalReply;
+  /** The end of the answer it was writing (salvage for a run stopped before it finished). */
+  readonly tail: string;
+  readonly stderrTail: string;
+  readonly sessionId: string | null;
+  /** The reason given to `cancel`, when the outcome is `cancelled`. */
+  readonly cancelReason: string | null;
+  /** Why the command could not be started at all (then `exitCode` and `signal` are null). */
+  readonly error: string | null;
+  /** From start to end on the injected clock. */
+  readonly elapsedMs: number;
+}

@@ -1,0 +1,245 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { type Clock, wakeAt } from '../../runtime/clock.ts';
+import { type AgentLauncher, sharedLauncher } from './launcher.ts';
+import type { AgentOutcome, AgentResult } from '../agentResult.ts';
+import type { OutputReader } from '../outputReaders.ts';
+import { TailBuffer } from '../tailBuffer.ts';
+
+/**
+ * The agent command as a process (SPEC section 4, "Execution" and "Heartbeats, cancel, resolution").
+ * It runs in a process group of its own, so stopping it reaches whatever it started (a shell, the
+ * agent, the agent's tools): a group left behind would keep working, and writing, after its run
+ * was reported over.
+ */
+
+export interface StartAgentOptions {
+  /** A shell command line, run as `/bin/sh -c command`. */
+  readonly command: string;
+  readonly cwd: string;
+  /** Written to the command's stdin, which is then closed. */
+  readonly prompt: string;
+  /** Laid over the daemon's environment; an `undefined` value removes the variable. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly reader: OutputReader;
+  readonly clock: Clock;
+  /** When the run must be over (the whole run's deadline, not this attempt's), or null for none. */
+  readonly deadlineAt: number | null;
+  /** Between SIGTERM to the group and SIGKILL to whatever is left of it. */
+  readonly killGraceMs?: number;
+  readonly stderrTailBytes?: number;
+  /**
+   * How long to wait for the output to close once the command exited. A process the agent left
+   * behind can hold the pipe open for ever; the run is over when the command is.
+   */
+  readonly drainMs?: number;
+  /** Who forks it: the process's shared launcher unless given one (tests give their own). */
+  readonly launcher?: AgentLauncher;
+}
+
+export interface AgentHandle {
+  /** The shell's pid, which is also the process group id; null if it could not be started. */
+  readonly pid: number | null;
+  readonly pgid: number | null;
+  onSessionId(listener: (id: string) => void): () => void;
+  readonly result: Promise<AgentResult>;
+  /** Stops the group (SIGTERM, SIGKILL after the grace); the outcome becomes `cancelled`. */
+  cancel(reason: string): void;
+  /**
+   * Stops the group for a reason other than a cancel (resolved elsewhere, shutdown, restart); the
+   * outcome becomes `killed`. `force` sends SIGKILL at once instead of waiting out the grace.
+   */
+  kill(options?: { force?: boolean }): void;
+}
+
+export const DEFAULT_KILL_GRACE_MS = 5_000;
+export const STDERR_TAIL_BYTES = 8 * 1024;
+const DEFAULT_DRAIN_MS = 2_000;
+
+/**
+ * Starts the command through the agent launcher and resolves once it runs (or could not start); its
+ * `result` resolves when it ended and its output closed.
+ */
+export async function startAgent(options: StartAgentOptions): Promise<AgentHandle> {
+  const { reader, clock } = options;
+  const startedAt = clock.now();
+  const graceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+  const stderr = new TailBuffer(options.stderrTailBytes ?? STDERR_TAIL_BYTES);
+  const launcher = options.launcher ?? sharedLauncher();
+
+  let stoppedBy: Exclude<AgentOutcome, 'exited'> | null = null;
+  let cancelReason: string | null = null;
+  let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+  let outputClosed = false;
+  let graceOver = false;
+  let settled = false;
+  const timers: (() => void)[] = [];
+  let resolve!: (result: AgentResult) => void;
+  const result = new Promise<AgentResult>((r) => (resolve = r));
+
+  const settle = (): void => {
+    if (settled || exit === null || !outputClosed) return;
+    // A stopped group is waited on until it is gone or has had its SIGKILL: a result must not claim
+    // the run over while a grandchild that ignored SIGTERM still works.
+    if (stoppedBy !== null && !graceOver && groupAlive(pid)) return;
+    settled = true;
+    for (const cancel of timers) cancel();
+    reader.end();
+    resolve({
+      outcome: stoppedBy ?? 'exited',
+      exitCode: exit.code,
+      signal: exit.signal,
+      reply: reader.finalReply(),
+      tail: reader.unfinishedTail(),
+      stderrTail: stderr.text().trim(),
+      sessionId: reader.sessionId(),
+      cancelReason,
+      error: null,
+      elapsedMs: clock.now() - startedAt,
+    });
+  };
+
+  let pid: number | null = null;
+  let launchId: number | null = null;
+  const launched = await launcher.launch(
+    { command: options.command, cwd: options.cwd, env: options.env, prompt: options.prompt },
+    {
+      stdout: (chunk) => reader.push(chunk),
+      stderr: (chunk) => stderr.push(chunk),
+      exit(code, signal) {
+        exit = { code, signal };
+        if (!outputClosed) {
+          timers.push(
+            clock.after(options.drainMs ?? DEFAULT_DRAIN_MS, () => {
+              if (launchId !== null) launcher.closeOutput(launchId);
+              outputClosed = true;
+              settle();
+            }),
+          );
+        }
+        settle();
+      },
+      close() {
+        outputClosed = true;
+        settle();
+      },
+      lost(reason) {
+        // Nothing can tell this agent's end any more: it is stopped, not left to run unheard.
+        stderr.push(`\n${reason}`);
+        stop('killed', true);
+        exit ??= { code: null, signal: null };
+        outputClosed = true;
+        settle();
+      },
+    },
+  );
+  if ('error' in launched) return failedToStart(launched.error, reader, startedAt, clock);
+  launchId = launched.id;
+  pid = launched.pid;
+
+  function signalGroup(signal: NodeJS.Signals): void {
+    if (pid === null) return;
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      // ESRCH: nothing of the group is left.
+    }
+  }
+
+  let graceArmed = false;
+  function stop(by: Exclude<AgentOutcome, 'exited'>, force: boolean, reason: string | null = null): void {
+    if (settled) return;
+    // The first stop names the outcome; one that comes after the command ended by itself only
+    // cleans up what it left behind.
+    if (stoppedBy === null && exit === null) {
+      stoppedBy = by;
+      cancelReason = reason;
+    }
+    if (force) {
+      signalGroup('SIGKILL');
+      graceOver = true;
+      settle();
+      return;
+    }
+    if (graceArmed) return;
+    graceArmed = true;
+    signalGroup('SIGTERM');
+    timers.push(
+      clock.after(graceMs, () => {
+        if (groupAlive(pid)) signalGroup('SIGKILL');
+        graceOver = true;
+        settle();
+      }),
+    );
+  }
+
+  if (options.deadlineAt !== null) {
+    // Never before the deadline, and a budget of days outlasts what one Node timer holds.
+    timers.push(wakeAt(clock, options.deadlineAt, () => stop('timed_out', false)));
+  }
+
+  return {
+    pid: launched.pid,
+    pgid: launched.pid,
+    onSessionId: (listener) => reader.onSessionId(listener),
+    result,
+    cancel(reason) {
+      stop('cancelled', false, reason);
+    },
+    kill(opts) {
+      stop('killed', opts?.force ?? false);
+    },
+  };
+}
+
+/**
+ * Whether any process of the group `pgid` still runs. Signal 0 answers for zombies too, and a zombie
+ * runs nothing; where the first process of a container does not reap orphans, the group's dead
+ * members stay zombies for good. So where /proc exists, only members that are not zombies count.
+ */
+export function groupAlive(pgid: number | null): boolean {
+  if (pgid === null) return false;
+  try {
+    process.kill(-pgid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return true;
+  }
+  return pids.some((pid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // After "pid (comm) ": state, ppid, pgrp, ... (comm may itself hold spaces and parentheses).
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return Number(pgrp) === pgid && state !== 'Z' && state !== 'X';
+    } catch {
+      return false;
+    }
+  });
+}
+
+function failedToStart(error: string, reader: OutputReader, startedAt: number, clock: Clock): AgentHandle {
+  reader.end();
+  return {
+    pid: null,
+    pgid: null,
+    onSessionId: (listener) => reader.onSessionId(listener),
+    result: Promise.resolve({
+      outcome: 'exited',
+      exitCode: null,
+      signal: null,
+      reply: reader.finalReply(),
+      tail: '',
+      stderrTail: '',
+      sessionId: null,
+      cancelReason: null,
+      error,
+      elapsedMs: clock.now() - startedAt,
+    }),
+    cancel() {},
+    kill() {},
+  };
+}

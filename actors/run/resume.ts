@@ -1,0 +1,147 @@
+import type { AgentOutcome, AgentResult } from './agentResult.ts';
+import { type AgentKind, isUsableSessionId } from './outputReaders.ts';
+
+/**
+ * Resuming a lane's agent session (SPEC section 4, "Execution"): the command line of a resumed turn,
+ * how to tell that the agent refused to resume, and when the lane remembers or forgets its session.
+ *
+ * The convention, for a command template configured with `--exec`:
+ * - `RUNLEDGER_SESSION_ID` is set in the command's environment to the session being resumed, and
+ *   removed from it on a fresh turn (so a daemon started from inside a run does not leak its own).
+ * - `{resume}` in the template is replaced by the kind's resume arguments on a resumed turn and by
+ *   nothing on a fresh one: `--resume '<id>'` for claude and plain, `resume '<id>'` for codex
+ *   (`codex exec --json {resume}`).
+ * - Without `{resume}`, a claude or codex command gets those arguments appended; a plain command is
+ *   left as it is and learns the session from the environment alone.
+ */
+
+export const SESSION_ENV = 'RUNLEDGER_SESSION_ID';
+export const RESUME_PLACEHOLDER = '{resume}';
+
+export interface TurnCommand {
+  readonly command: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** The session this turn resumes, or null for a fresh turn. */
+  readonly resuming: string | null;
+}
+
+/**
+ * The command line of one turn. A remembered id that is not a plain token (it could only have come
+ * from a damaged record) is not put on a command line: the turn starts fresh instead.
+ */
+export function turnCommand(template: string, kind: AgentKind, sessionId: string | null): TurnCommand {
+  const resuming = sessionId !== null && isUsableSessionId(sessionId) ? sessionId : null;
+  const args = resuming === null ? '' : resumeArgs(kind, resuming);
+  let command = template;
+  if (template.includes(RESUME_PLACEHOLDER)) command = template.split(RESUME_PLACEHOLDER).join(args);
+  else if (resuming !== null && kind !== 'plain') command = `${template} ${args}`;
+  return { command, env: { [SESSION_ENV]: resuming ?? undefined }, resuming };
+}
+
+function resumeArgs(kind: AgentKind, id: string): string {
+  return kind === 'codex' ? `resume ${shellQuote(id)}` : `--resume ${shellQuote(id)}`;
+}
+
+/** Ids are plain tokens already; quoting anyway keeps a command line safe should that ever change. */
+export function shellQuote(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * Which reader a command's output needs, from the command itself: Claude Code only speaks events
+ * with `--output-format stream-json`, Codex with `exec --json`; anything else is read as plain text.
+ */
+export function agentKindOf(command: string): AgentKind {
+  const program = command.trim().split(/\s+/)[0]?.split('/').pop() ?? '';
+  if (program === 'claude' && /--output-format[= ]stream-json\b/.test(command)) return 'claude';
+  if (program === 'codex' && /\bexec\b/.test(command) && /(^|\s)--json\b/.test(command)) return 'codex';
+  return 'plain';
+}
+
+/**
+ * What agents say when the session they were asked to resume does not exist (any more): Claude Code's
+ * "No conversation found with session ID", and the "not found" family of the others.
+ */
+const REFUSED_RESUME = [
+  /no conversation found/i,
+  /(session|conversation|thread)( id)?( \S+)? (was )?not found/i,
+  /no (such )?(session|conversation|thread)\b/i,
+  /(could not|cannot|can't|unable to|failed to) (find|resume|load) (the )?(session|conversation|thread)/i,
+  /no rollout found/i,
+];
+
+/**
+ * Whether a resumed turn failed because the agent refused the resume. Such a refusal exits non-zero
+ * at once, before any work, so retrying fresh costs nothing of the budget; a turn that was stopped
+ * (timeout, cancel, kill) or that exited 0 was not refused.
+ */
+export function looksLikeRefusedResume(
+  resuming: string | null,
+  result: Pick<AgentResult, 'outcome' | 'exitCode' | 'reply' | 'stderrTail' | 'tail'>,
+): boolean {
+  if (resuming === null || result.outcome !== 'exited' || result.exitCode === null || result.exitCode === 0) return false;
+  const said = [result.stderrTail, result.reply.ok ? result.reply.text.slice(0, 4_000) : result.reply.reason, result.tail].join('\n');
+  return REFUSED_RESUME.some((pattern) => pattern.test(said));
+}
+
+/**
+ * Whether to run the turn again, fresh, after a refused resume: only while the run's one deadline
+ * has time left (a retry with none would be killed at once and reported as a timeout, a worse
+ * message than the refusal), and never for a run that was cancelled meanwhile.
+ */
+export function shouldRetryFresh(args: {
+  readonly resuming: string | null;
+  readonly result: Pick<AgentResult, 'outcome' | 'exitCode' | 'reply' | 'stderrTail' | 'tail'>;
+  readonly now: number;
+  readonly deadlineAt: number | null;
+  readonly cancelRequested?: boolean;
+}): boolean {
+  if (args.cancelRequested) return false;
+  if (args.deadlineAt !== null && args.now >= args.deadlineAt) return false;
+  return looksLikeRefusedResume(args.resuming, args.result);
+}
+
+/**
+ * What happened to a turn, as far as its session is concerned. `announced`: the output just named
+ * the session (mid-run); `rejected`: the reply was refused when posted; `resume_refused`: the agent
+ * would not resume the remembered session.
+ */
+export type SessionMoment = 'announced' | 'succeeded' | 'failed' | 'rejected' | 'resume_refused' | 'timed_out' | 'cancelled' | 'killed';
+
+/** A finished process's result as a session moment (a rejected reply is the caller's to say). */
+export function sessionMomentOf(result: Pick<AgentResult, 'outcome' | 'exitCode' | 'reply'>): SessionMoment {
+  if (result.outcome !== 'exited') return result.outcome satisfies Exclude<AgentOutcome, 'exited'>;
+  return result.exitCode === 0 && result.reply.ok ? 'succeeded' : 'failed';
+}
+
+/**
+ * The session a lane remembers after `moment`, given the one it remembered when the turn began
+ * (`previous`; null after a refused resume) and the one this turn's output announced, if any.
+ *
+ * - An announced id is remembered at once: a run killed at hour two must keep its only handle on
+ *   those two hours of the agent's context.
+ * - A stopped run (timeout, cancel, kill) keeps it, so a later turn can carry the work on.
+ * - An ordinary failure or a rejected reply forgets what this turn announced: its answer never
+ *   reached the conversation, and resuming would carry on from a turn nobody saw. A turn that
+ *   announced nothing leaves the remembered session as it was.
+ * - A refused resume forgets the remembered session: it does not exist any more.
+ */
+export function sessionAfter(moment: SessionMoment, previous: string | null, announced: string | null): string | null {
+  switch (moment) {
+    case 'announced':
+    case 'succeeded':
+    case 'timed_out':
+    case 'cancelled':
+    case 'killed':
+      return announced ?? previous;
+    case 'failed':
+    case 'rejected':
+      return announced === null ? previous : null;
+    case 'resume_refused':
+      return null;
+    default: {
+      const unknown: never = moment;
+      throw new Error(`unknown session moment ${String(unknown)}`);
+    }
+  }
+}

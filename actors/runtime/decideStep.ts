@@ -1,0 +1,30 @@
+import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
+import type { Decider } from './decider.ts';
+
+export interface Step<S> {
+  readonly state: S;
+  /** The input's direct answers, then the follow-ups the new state called for. */
+  readonly decisions: readonly NewDomainEvent[];
+}
+
+/**
+ * One input through a decider, in memory: decide, fold the input and the answers, ask for
+ * follow-ups, fold those. Null when the decider ignores the input. `state` is folded in place.
+ */
+export function decideStep<S>(decider: Decider<S>, state: S, input: NewDomainEvent): Step<S> | null {
+  if (decider.ignores?.(state, input)) return null;
+  const answers = decider.decide(state, input);
+  let next = decider.evolve(state, provisional(input));
+  for (const answer of answers) next = decider.evolve(next, provisional(answer));
+  const followUps = decider.react?.(next, input) ?? [];
+  for (const followUp of followUps) next = decider.evolve(next, provisional(followUp));
+  return { state: next, decisions: [...answers, ...followUps] };
+}
+
+/**
+ * An event as it will be stored, before the log gives it a seq and version. Folds read neither:
+ * those are the log's bookkeeping, not facts about the domain.
+ */
+function provisional(event: NewDomainEvent): DomainEvent {
+  return { ...event, seq: 0, version: 0, cause: null, actor: '' } as DomainEvent;
+}

@@ -1,0 +1,230 @@
+import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
+import { type Clock, systemClock } from './clock.ts';
+import type { NewEvent } from '../../events/envelope.ts';
+import { AppendChain, type EventStore, StaleVersionError } from '../../events/store/eventStore.ts';
+import type { StepOutcome } from './decideAndAppend.ts';
+import type { Decider } from './decider.ts';
+import { decideStep } from './decideStep.ts';
+import { type ActorRef, type ActorSystem, type ReplyTo, dispatch, query, reply, spawnActor, stop } from './runtime.ts';
+import { untilRecorded } from './untilRecorded.ts';
+
+type Message<S> =
+  | { readonly kind: 'input'; readonly input: NewDomainEvent; readonly replyTo: ReplyTo<StepOutcome<S> | Error> }
+  | { readonly kind: 'read'; readonly read: (state: S) => unknown; readonly replyTo: ReplyTo<unknown> }
+  | { readonly kind: 'rehydrate'; readonly replyTo: ReplyTo<true> }
+  | { readonly kind: 'observe'; readonly event: DomainEvent };
+
+/**
+ * An append refused by another writer is retried this many times, each against the state rehydrated
+ * from the log. One refused because an earlier append of its chain broke is retried without counting:
+ * that is no conflict, and the next attempt starts a chain of its own.
+ */
+const CONFLICT_RETRIES = 3;
+
+interface Held<S> {
+  /** Folded ahead of the log: it includes the decisions of appends still in flight. */
+  state: S;
+  /** Every event up to this seq was in the log when the state was folded from it. */
+  readonly hydratedThrough: number;
+  /** Each stream's version after this actor's last append to it (in flight or committed): the next one's expected version. */
+  readonly versions: Map<string, number>;
+  /** This incarnation's appends, each standing on the ones before: one refused, the later ones are too. */
+  readonly chain: AppendChain;
+}
+
+export interface DecidingActorSpec<S> {
+  readonly name: string;
+  readonly decider: Decider<S>;
+  /** Builds the state from the log (a projection's checkpoint and tail): on start and after a crash. */
+  readonly hydrate: () => Promise<S>;
+  /** Effects of committed decisions; never called for a refused append. */
+  readonly afterCommit?: (state: S, decisions: readonly DomainEvent[], input: DomainEvent) => void;
+  readonly queryTimeoutMs?: number;
+  /** Times the waits between attempts of an input the log could not take (the system clock by default). */
+  readonly clock?: Pick<Clock, 'after'>;
+}
+
+export interface InputOptions {
+  /** Refuse at once with the LogUnwritableError when the log cannot take the input (an HTTP request). */
+  readonly failFast?: boolean;
+}
+
+/**
+ * An actor whose every message is an input: appended with the decisions taken from it before anything
+ * else comes of it, and answered once committed. The actor decides its next input without waiting for
+ * that commit (as Akka's `persistAsync`), so the inputs of one busy actor share the store's group
+ * commits instead of paying an fsync each; its appends form a chain, and a refused or failed one
+ * refuses the rest of the chain unwritten, after which the actor rehydrates from the log. Reads wait
+ * for the appends in flight: what a reader sees is committed.
+ */
+export class DecidingActor<S> {
+  private readonly ref: ActorRef<Message<S>>;
+  private readonly timeoutMs: number;
+  private readonly clock: Pick<Clock, 'after'>;
+  /** Settles once every append handed to the store so far has been answered (kept across resets). */
+  private inFlight: Promise<void> = Promise.resolve();
+  /** Inputs sent and not yet taken from the mailbox. */
+  private waiting = 0;
+  /** Set while more inputs wait behind the one just decided: their appends join its group commit. */
+  private releaseCommits: (() => void) | null = null;
+
+  constructor(system: ActorSystem, private readonly store: EventStore, private readonly spec: DecidingActorSpec<S>) {
+    this.timeoutMs = spec.queryTimeoutMs ?? 30_000;
+    this.clock = spec.clock ?? systemClock;
+    this.ref = spawnActor<Held<S>, Message<S>>(system, spec.name, {
+      hydrate: () => this.hydrate(),
+      receive: (held, message) => this.receive(held, message),
+    });
+  }
+
+  /**
+   * Records the input and the decisions taken from it; resolves once they are committed. An input the
+   * log cannot take (disk full, read-only file) is a fact of the world that must not be lost: it is
+   * sent again, and decided again on the state folded from the log, until the log takes it. A request
+   * whose client retries asks `failFast` instead and gets the LogUnwritableError at once.
+   */
+  input(input: NewDomainEvent, options: InputOptions = {}): Promise<StepOutcome<S>> {
+    if (options.failFast) return this.decideOnce(input);
+    return untilRecorded(this.clock, () => this.decideOnce(input));
+  }
+
+  /** One decision of the input: retried at once on a refusal (against the rehydrated state); conflicts a few times, not more. */
+  private async decideOnce(input: NewDomainEvent): Promise<StepOutcome<S>> {
+    for (let conflicts = 0; ; ) {
+      this.waiting++;
+      let outcome: StepOutcome<S> | Error;
+      try {
+        outcome = await query(this.ref, (replyTo) => ({ kind: 'input' as const, input, replyTo }), this.timeoutMs);
+      } catch (error) {
+        // Never taken (the actor is stopped) or not answered in time: either way it no longer waits.
+        this.waiting = Math.max(0, this.waiting - 1);
+        throw error;
+      }
+      if (outcome instanceof StaleVersionError && (outcome.brokenChain || conflicts++ < CONFLICT_RETRIES)) continue;
+      if (outcome instanceof Error) throw outcome;
+      return outcome as StepOutcome<S>;
+    }
+  }
+
+  /** Another writer appended to these streams: drop the state and fold it again from the log. */
+  async rehydrate(): Promise<void> {
+    await query(this.ref, (replyTo) => ({ kind: 'rehydrate' as const, replyTo }), this.timeoutMs);
+  }
+
+  /**
+   * A committed event of this actor's scope, seen on the log: one this actor did not write (another
+   * process, or a one-shot command in this one) makes it rehydrate, in mailbox order.
+   */
+  observe(event: DomainEvent): void {
+    dispatch(this.ref, { kind: 'observe', event });
+  }
+
+  /** Reads the state inside the actor, between two inputs: `read` must not keep or change it. */
+  async read<R>(read: (state: S) => R): Promise<R> {
+    return (await query(this.ref, (replyTo) => ({ kind: 'read' as const, read, replyTo }), this.timeoutMs)) as R;
+  }
+
+  stop(): void {
+    this.holdCommits(false);
+    stop(this.ref);
+  }
+
+  /** Holds the store's group commit while inputs wait in the mailbox; lets it go once none does. */
+  private holdCommits(hold: boolean): void {
+    if (hold && !this.releaseCommits) this.releaseCommits = this.store.holdCommits();
+    if (!hold && this.releaseCommits) {
+      this.releaseCommits();
+      this.releaseCommits = null;
+    }
+  }
+
+  /** Folds the state from the log once the appends in flight are answered, so it includes every one that committed. */
+  private async hydrate(): Promise<Held<S>> {
+    this.holdCommits(false);
+    await this.inFlight;
+    const hydratedThrough = await this.store.headSeq();
+    return { state: await this.spec.hydrate(), hydratedThrough, versions: new Map(), chain: new AppendChain() };
+  }
+
+  /** The held state once its appends in flight are answered; folded again from the log if one was refused. */
+  private async settle(held: Held<S>): Promise<Held<S>> {
+    // Waiting for a commit while holding it back would wait out the hold's time limit.
+    this.holdCommits(false);
+    await this.inFlight;
+    return held.chain.broken ? this.hydrate() : held;
+  }
+
+  private async receive(held: Held<S>, message: Message<S>): Promise<Held<S>> {
+    switch (message.kind) {
+      case 'read': {
+        const current = await this.settle(held);
+        reply(message.replyTo, message.read(current.state));
+        return current;
+      }
+      case 'rehydrate': {
+        const fresh = await this.hydrate();
+        reply(message.replyTo, true);
+        return fresh;
+      }
+      case 'observe': {
+        const { seq, stream, version } = message.event;
+        // Folded in at hydration, or written (or read) by this actor since: nothing new.
+        if (seq <= held.hydratedThrough || (held.versions.get(stream) ?? 0) >= version) return held;
+        return this.hydrate();
+      }
+      case 'input': {
+        this.waiting = Math.max(0, this.waiting - 1);
+        const current = held.chain.broken ? await this.settle(held) : held;
+        await this.decideAhead(current, message.input, message.replyTo);
+        this.holdCommits(this.waiting > 0);
+        return current;
+      }
+    }
+  }
+
+  /**
+   * Decides and folds the input now, and hands its append to the store without waiting for the
+   * commit: the asker is answered, and `afterCommit` runs, when the commit is known, in commit order.
+   */
+  private async decideAhead(held: Held<S>, input: NewDomainEvent, replyTo: ReplyTo<StepOutcome<S> | Error>): Promise<void> {
+    let step: ReturnType<typeof decideStep<S>>;
+    const expected: Record<string, number> = {};
+    try {
+      step = decideStep(this.spec.decider, held.state, input);
+      if (!step) {
+        reply(replyTo, { ok: true, state: held.state, input: null, decisions: [] });
+        return;
+      }
+      for (const { stream } of [input, ...step.decisions]) {
+        if (Object.hasOwn(expected, stream)) continue;
+        if (!held.versions.has(stream)) held.versions.set(stream, await this.store.streamVersion(stream));
+        expected[stream] = held.versions.get(stream)!;
+      }
+    } catch (error) {
+      // The state may hold half an input (decisions folded, never appended): the asker is told, and the
+      // crash policy resets the actor, which folds its state again from the log.
+      reply(replyTo, error as Error);
+      throw error;
+    }
+    const events: NewEvent[] = [input, ...step.decisions.map((d) => ({ ...d, cause: { inBatch: 0 } }))];
+    for (const { stream } of events) held.versions.set(stream, held.versions.get(stream)! + 1);
+    held.state = step.state;
+    const link = held.chain.next();
+    const answered = this.store.append({ expected, events, chain: link }).then(
+      (result) => {
+        if (!result.ok) return reply(replyTo, result.conflict);
+        const [recordedInput, ...decisions] = result.events as DomainEvent[];
+        reply(replyTo, { ok: true, state: held.state, input: recordedInput!, decisions });
+        try {
+          this.spec.afterCommit?.(held.state, decisions, recordedInput!);
+        } catch (error) {
+          // The decisions are committed; whatever the effects did not do, a fold from the log will see.
+          held.chain.breakAt(link.link);
+          console.error(`actor ${this.spec.name}: acting on committed decisions failed`, error);
+        }
+      },
+      (error: Error) => reply(replyTo, error),
+    );
+    this.inFlight = Promise.all([this.inFlight, answered]).then(() => undefined);
+  }
+}

@@ -1,0 +1,320 @@
+import type { Subscription } from 'rxjs';
+import type { DomainEvent } from '../../events/catalog.ts';
+import { type Clock, systemClock } from './clock.ts';
+import type { AppendResult, EventStore } from '../../events/store/eventStore.ts';
+import { untilRecorded } from './untilRecorded.ts';
+import { isProcessAlive, sameHost } from './processes.ts';
+
+export type Delivery = 'at-least-once' | 'at-most-once';
+
+/**
+ * One kind of effect and who performs it. `effectOf` is pure: it says which committed events call
+ * for this effect, so the record of an effect is the decision itself, in the decision's transaction.
+ */
+export interface EffectConsumer<E> {
+  readonly name: string;
+  /**
+   * `at-least-once` effects (calls to the board, idempotent on run_id) are performed again when a
+   * crash cut them; `at-most-once` ones (a hook command, a kill) are recorded as interrupted instead.
+   */
+  readonly delivery: Delivery;
+  /**
+   * How many of its effects may be under way at once (1 when absent: one after another). Effects are
+   * started in log order either way; with more than one, a slow one (a call to the board, a spawn)
+   * no longer holds back those of other runs behind it.
+   */
+  readonly concurrency?: number;
+  effectOf(event: DomainEvent): E | null;
+  /**
+   * Whether an effect calls for anything after all, answered from the log alone (so the same at every
+   * reading): one that does not is stepped past like an event that calls for none, neither taken nor
+   * recorded. For effects that most often turn out to be nothing (a settled run that ran in no session).
+   */
+  needed?(effect: E, event: DomainEvent): Promise<boolean>;
+  perform(effect: E, event: DomainEvent): Promise<{ ok: boolean; detail?: string }>;
+}
+
+const PAGE = 500;
+
+/**
+ * For consumers whose effects each belong to one run (a claim, a spawn, a kill, a completion): those
+ * of different runs do not depend on each other, and a run's own come one at a time from its actor.
+ */
+export const RUN_EFFECTS_AT_ONCE = 16;
+
+/**
+ * Takes effects from the log past this consumer's cursor and performs them after their commit.
+ * Taking is an append to `outbox:<consumer>` that moves the cursor, at the stream version this
+ * process last saw: of two processes (or a retried transaction) only one take commits, so no effect
+ * is ever taken twice.
+ */
+export class Outbox<E> {
+  private readonly stream: string;
+  private version = 0;
+  private cursor = 0;
+  private running: Promise<void> | null = null;
+  /** Effects being performed (each settles once its record is appended). */
+  private readonly inFlight = new Set<Promise<void>>();
+  private performedTotal = 0;
+  /** Records appended and not yet answered: a take's expected version counts them. */
+  private recordsInFlight = 0;
+  /**
+   * Events handed over by `follow`, in order, each the store could read (rows it cannot read leave
+   * gaps in the seqs, and nothing else does): read from here rather than the log.
+   */
+  private fed: DomainEvent[] = [];
+  private rerun = false;
+  private stopped = false;
+  /** Set once `follow` runs: from then on every event past the cursor reaches `fed`, in order. */
+  private following = false;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly consumer: EffectConsumer<E>,
+    private readonly now: () => number,
+    /** Times the waits of a take or a record the log could not take, until it does. */
+    private readonly clock: Pick<Clock, 'after'> = systemClock,
+  ) {
+    this.stream = `outbox:${consumer.name}`;
+  }
+
+  /**
+   * Loads the cursor, and settles effects that a dead process took but never finished. `startAt`
+   * sets where a consumer that never ran begins (the present, for hooks: history is not replayed).
+   */
+  async open(startAt?: number): Promise<void> {
+    const pending = new Map<number, DomainEvent>();
+    for (const event of await this.store.readStream(this.stream)) {
+      this.version = event.version;
+      if (event.type === 'outbox.taken') {
+        this.cursor = event.data.through;
+        for (const effect of event.data.effects) pending.set(effect, event);
+      } else if (event.type === 'outbox.performed' || event.type === 'outbox.interrupted') {
+        pending.delete(event.data.effect);
+      }
+    }
+    if (this.version === 0 && startAt !== undefined && startAt > 0) {
+      const result = await this.write(() =>
+        this.store.append({
+          expected: { [this.stream]: 0 },
+          events: [{ stream: this.stream, type: 'outbox.taken', data: { through: startAt, effects: [] }, at: this.now() }],
+        }),
+      );
+      if (result.ok) {
+        this.cursor = startAt;
+        this.version = result.events[0]!.version;
+      } else {
+        return this.open(startAt);
+      }
+    }
+    for (const [effect, taken] of pending) {
+      if (!this.takerIsGone(taken)) continue;
+      const [event] = await this.store.readAll(effect - 1, 1);
+      if (this.consumer.delivery === 'at-most-once' || !event) {
+        await this.record('outbox.interrupted', { effect, detail: `taken by ${taken.actor}, which stopped before it finished` });
+      } else {
+        await this.perform(effect, event);
+      }
+    }
+  }
+
+  /**
+   * Takes nothing more. A drain in flight finishes the effect it is performing, and whatever then
+   * fails because its process is closing the log (a store closed under it) ends it quietly: the
+   * effect was taken, so the next start settles it as its delivery says.
+   */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  /**
+   * Takes and performs everything past the cursor, and waits for what is under way; returns how many
+   * effects were performed meanwhile.
+   */
+  async drain(): Promise<number> {
+    if (this.stopped) return 0;
+    const before = this.performedTotal;
+    await this.takeAll();
+    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+    return this.performedTotal - before;
+  }
+
+  /** Takes every effect past the cursor and starts them, as many at once as the consumer allows. */
+  private takeAll(): Promise<void> {
+    if (this.running) {
+      this.rerun = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.rerun = false;
+          while (!this.stopped) {
+            const page = await this.nextPage();
+            if (page.length === 0) break;
+            const effects = await this.worthTaking(page);
+            const through = page[page.length - 1]!.seq;
+            if (effects.length === 0) {
+              // Nothing to take: the cursor moves in memory only. Writing a take here would append an
+              // event past the cursor for every page read, and the outbox would chase its own tail.
+              this.cursor = through;
+              continue;
+            }
+            // Records this process has appended and not yet heard back about commit before this take
+            // (the store keeps the order of appends), so they are counted in the version it expects.
+            // A take the log could not write took nothing: the same page is taken again once it can.
+            const taken = await this.write(async () => {
+              const result = await this.store.append({
+                expected: { [this.stream]: this.version + this.recordsInFlight },
+                events: [
+                  { stream: this.stream, type: 'outbox.taken', data: { through, effects: effects.map((e) => e.seq) }, at: this.now() },
+                ],
+              });
+              // Known as soon as it commits: a record answered right after it must find it counted.
+              if (result.ok) this.version = result.events[0]!.version;
+              return result;
+            });
+            if (!taken.ok) {
+              // Another process moved the cursor first: it owns those effects. Start again from its cursor,
+              // the page handed back to the feed (what the other process took is dropped from it as stale).
+              if (this.following) this.fed = [...page, ...this.fed];
+              await this.reload();
+              continue;
+            }
+            this.cursor = through;
+            for (const event of effects) {
+              while (this.inFlight.size >= (this.consumer.concurrency ?? 1)) await Promise.race(this.inFlight);
+              this.start(event);
+            }
+          }
+        } while (this.rerun && !this.stopped);
+      } catch (error) {
+        if (!this.stopped) throw error;
+      } finally {
+        this.running = null;
+      }
+    })();
+    return this.running;
+  }
+
+  /** The events of a page that call for an effect, and one that is needed. */
+  private async worthTaking(page: readonly DomainEvent[]): Promise<DomainEvent[]> {
+    const effects: DomainEvent[] = [];
+    for (const event of page) {
+      const effect = this.consumer.effectOf(event);
+      if (effect !== null && (!this.consumer.needed || (await this.consumer.needed(effect, event)))) effects.push(event);
+    }
+    return effects;
+  }
+
+  private start(event: DomainEvent): void {
+    const performing: Promise<void> = this.perform(event.seq, event).then(
+      () => {
+        this.performedTotal++;
+      },
+      (error: unknown) => {
+        // The log failed under it: what a stopping process expects, and the next start settles the
+        // effect as its delivery says; otherwise the drain that waits on it reports it.
+        if (!this.stopped) throw error;
+      },
+    );
+    const tracked = performing.finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
+  }
+
+  /** Drains whenever the log grows, until unsubscribed. */
+  follow(): Subscription {
+    this.following = true;
+    return this.store.subscribe(this.cursor).subscribe({
+      next: (event) => {
+        if (event.seq <= this.cursor) return;
+        // Most events call for nothing here: with nothing queued before one and no drain under way, the
+        // cursor steps past it in memory, as a drain would, without a drain (every follower sees every
+        // event, so this is the hot path of all of them).
+        // The feed hands over every readable event past the cursor in order (a row the store skips
+        // leaves a gap in seqs, not in the feed), so with nothing queued this one is the next.
+        if (!this.running && this.fed.length === 0 && this.consumer.effectOf(event) === null) {
+          this.cursor = event.seq;
+          return;
+        }
+        this.fed.push(event);
+        void this.drain();
+      },
+      // A feed that failed hands over nothing more: drains read the log again.
+      error: () => (this.following = false),
+    });
+  }
+
+  /** The events past the cursor: those `follow` handed over when they join up with it, else the log's. */
+  private async nextPage(): Promise<DomainEvent[]> {
+    let stale = 0;
+    while (stale < this.fed.length && this.fed[stale]!.seq <= this.cursor) stale++;
+    if (stale) this.fed = this.fed.slice(stale);
+    if (this.fed.length > 0 && (this.following || this.fed[0]!.seq === this.cursor + 1)) {
+      const page = this.fed.slice(0, PAGE);
+      this.fed = this.fed.slice(PAGE);
+      return page;
+    }
+    // A follower's feed starts at the cursor and misses nothing the store can read (its seqs skip only
+    // unreadable rows), so an empty feed means there is nothing yet: reading the log here would cost a
+    // query each time a drain ends.
+    if (this.following) return [];
+    this.fed = [];
+    return this.store.readAll(this.cursor, PAGE);
+  }
+
+  private async perform(effect: number, event: DomainEvent): Promise<void> {
+    const wanted = this.consumer.effectOf(event);
+    let outcome: { ok: boolean; detail?: string };
+    try {
+      outcome = wanted === null ? { ok: true, detail: 'nothing to do' } : await this.consumer.perform(wanted, event);
+    } catch (error) {
+      outcome = { ok: false, detail: (error as Error).message };
+    }
+    await this.record('outbox.performed', { effect, ok: outcome.ok, ...(outcome.detail ? { detail: outcome.detail } : {}) });
+  }
+
+  private async record(
+    type: 'outbox.performed' | 'outbox.interrupted',
+    data: { effect: number; ok?: boolean; detail?: string },
+  ): Promise<void> {
+    // The effect is done: its record waits for a log that can take it, and the effect is not done again.
+    // A record waiting out an outage is not in flight: a take meanwhile does not count it.
+    await this.write(async () => {
+      this.recordsInFlight++;
+      let result: AppendResult;
+      try {
+        result = await this.store.append({
+          expected: { [this.stream]: 'any' },
+          events: [{ stream: this.stream, type, data, at: this.now() } as never],
+        });
+      } finally {
+        this.recordsInFlight--;
+      }
+      // Only a record that directly follows what this process saw keeps its view current; otherwise
+      // another process wrote in between, and the next take must fail and reload rather than skip it.
+      // Counted out and in within one step, so a take never sees it in neither.
+      if (result.ok && result.events[0]!.version === this.version + 1) this.version++;
+      return result;
+    });
+  }
+
+  /** An append to the outbox's stream, made again (its request built anew) while the log cannot take it. */
+  private write(append: () => Promise<AppendResult>): Promise<AppendResult> {
+    return untilRecorded(this.clock, append);
+  }
+
+  private async reload(): Promise<void> {
+    const last = await this.store.readStream(this.stream, this.version);
+    for (const event of last) {
+      this.version = event.version;
+      if (event.type === 'outbox.taken') this.cursor = event.data.through;
+    }
+  }
+
+  private takerIsGone(taken: DomainEvent): boolean {
+    if (taken.actor === this.store.writer) return false;
+    const [host, pid] = taken.actor.split(':');
+    return sameHost(host ?? '') && !isProcessAlive(Number(pid));
+  }
+}

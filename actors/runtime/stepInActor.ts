@@ -1,0 +1,32 @@
+import type { NewDomainEvent } from '../../events/catalog.ts';
+import type { EventStore } from '../../events/store/eventStore.ts';
+import { type StepOutcome, decideAndAppend } from './decideAndAppend.ts';
+import type { Decider } from './decider.ts';
+import { type ReplyTo, reply } from './runtime.ts';
+
+export type Committed<S> = Extract<StepOutcome<S>, { ok: true }>;
+
+/**
+ * What every deciding actor does with an input inside its mailbox: decide and append, answer the
+ * asker (the outcome, or the error), and throw on a refused append — the state was folded ahead of
+ * the commit, so the actor's crash policy resets it and it rehydrates from the log.
+ */
+export async function stepInActor<S>(
+  store: EventStore,
+  decider: Decider<S>,
+  held: { state: S; readonly versions: Map<string, number> },
+  input: NewDomainEvent,
+  replyTo: ReplyTo<StepOutcome<S> | Error>,
+): Promise<Committed<S>> {
+  let outcome: StepOutcome<S>;
+  try {
+    outcome = await decideAndAppend(store, decider, held.state, input, held.versions, (s) => store.streamVersion(s));
+  } catch (error) {
+    reply(replyTo, error as Error);
+    throw error;
+  }
+  reply(replyTo, outcome.ok ? outcome : outcome.conflict);
+  if (!outcome.ok) throw outcome.conflict;
+  held.state = outcome.state;
+  return outcome;
+}

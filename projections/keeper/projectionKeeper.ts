@@ -1,0 +1,60 @@
+import type { Subscription } from 'rxjs';
+import type { Clock } from '../../actors/runtime/clock.ts';
+import type { EventStore } from '../../events/store/eventStore.ts';
+import { type Folded, hydrateProjections, saveCheckpoints } from '../hydrate.ts';
+import type { AnyProjection } from '../projection.ts';
+
+/**
+ * Keeps every projection current by following the log, and checkpoints them now and then, so the next
+ * start (and `status`, `replay --until`) folds only the tail past the last checkpoint.
+ */
+export class ProjectionKeeper {
+  private folded = new Map<string, Folded>();
+  private subscription: Subscription | null = null;
+  private cancelTimer: (() => void) | null = null;
+  private savedAt = 0;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly projections: readonly AnyProjection[],
+    private readonly clock: Clock,
+    private readonly checkpointEveryMs = 60_000,
+  ) {}
+
+  async start(): Promise<void> {
+    this.folded = await hydrateProjections(this.store, this.projections);
+    const from = Math.min(...[...this.folded.values()].map((f) => f.seq));
+    this.subscription = this.store.subscribe(from).subscribe((event) => {
+      for (const f of this.folded.values()) {
+        if (event.seq <= f.seq) continue;
+        f.state = f.projection.evolve(f.state, event);
+        f.seq = event.seq;
+      }
+    });
+    const loop = () => {
+      // A checkpoint the log cannot take now (a full disk) is only late: the next round saves it.
+      this.cancelTimer = this.clock.after(this.checkpointEveryMs, () => void this.checkpoint().catch((error: Error) => console.error(`projection checkpoint not saved: ${error.message}`)).finally(loop));
+    };
+    loop();
+  }
+
+  /** The state of one projection as of the last event folded; read it, do not keep or change it. */
+  state<S>(name: string): S {
+    const f = this.folded.get(name);
+    if (!f) throw new Error(`no projection named ${name}`);
+    return f.state as S;
+  }
+
+  async checkpoint(): Promise<void> {
+    const head = Math.max(0, ...[...this.folded.values()].map((f) => f.seq));
+    if (head === this.savedAt) return;
+    await saveCheckpoints(this.store, this.folded.values());
+    this.savedAt = head;
+  }
+
+  async stop(): Promise<void> {
+    this.cancelTimer?.();
+    this.subscription?.unsubscribe();
+    await this.checkpoint().catch(() => {});
+  }
+}

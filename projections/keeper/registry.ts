@@ -1,0 +1,25 @@
+import { adoptionsProjection } from '../adoptions.ts';
+import { noticesProjection } from '../notices.ts';
+import { auditSummaryProjection } from '../audit/summary.ts';
+import { boardProjection } from '../board.ts';
+import { closeProjection } from '../close.ts';
+import { countersProjection } from '../counters.ts';
+import { cursorsProjection } from '../cursors.ts';
+import { executionsProjection } from '../executions.ts';
+import { laneSessionsProjection } from '../laneSessions.ts';
+import type { AnyProjection } from '../projection.ts';
+import { queueProjection } from '../queue.ts';
+
+/** Every projection `rebuild`, `replay --until` and start-up know of. */
+export const projections: readonly AnyProjection[] = [
+  cursorsProjection,
+  queueProjection,
+  executionsProjection,
+  laneSessionsProjection,
+  boardProjection,
+  countersProjection,
+  auditSummaryProjection,
+  closeProjection,
+  noticesProjection,
+  adoptionsProjection,
+] as readonly AnyProjection[];

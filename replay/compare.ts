@@ -1,0 +1,81 @@
+import type { DomainEvent, NewDomainEvent } from '../events/catalog.ts';
+
+/** A decision as compared: what was decided, about which stream, at what time. */
+export interface DecisionView {
+  readonly seq?: number;
+  readonly stream: string;
+  readonly type: string;
+  readonly data: unknown;
+  readonly at: number;
+}
+
+export function view(event: NewDomainEvent | DomainEvent): DecisionView {
+  return { ...('seq' in event ? { seq: event.seq } : {}), stream: event.stream, type: event.type, data: event.data, at: event.at };
+}
+
+/** A recorded decision and a re-derived one agree on stream, type, time and data. */
+export function sameDecision(recorded: DomainEvent, derived: NewDomainEvent): boolean {
+  return recorded.type === derived.type && recorded.at === derived.at && recorded.stream === derived.stream && sameJson(recorded.data, derived.data);
+}
+
+/**
+ * `recorded` (read back from the log, so plain JSON) equals `derived` once written: a field the
+ * decider left `undefined` is absent from the log, an `undefined` in an array reads back as null.
+ * Compares without a JSON round trip of either side: replay asks this of every decision in the log.
+ */
+export function sameJson(recorded: unknown, derived: unknown): boolean {
+  if (recorded === derived) return true;
+  if (typeof derived === 'number') return !Number.isFinite(derived) && recorded === null;
+  if (typeof derived !== 'object' || derived === null || typeof recorded !== 'object' || recorded === null) return false;
+  if (Array.isArray(derived)) {
+    if (!Array.isArray(recorded) || recorded.length !== derived.length) return false;
+    for (let i = 0; i < derived.length; i++) {
+      const d = derived[i];
+      if (d === undefined ? recorded[i] !== null : !sameJson(recorded[i], d)) return false;
+    }
+    return true;
+  }
+  if (Array.isArray(recorded)) return false;
+  if (typeof (derived as { toJSON?: unknown }).toJSON === 'function') return sameJson(recorded, JSON.parse(JSON.stringify(derived)));
+  let fields = 0;
+  for (const key in derived) {
+    if (!Object.hasOwn(derived, key)) continue;
+    const d = (derived as Record<string, unknown>)[key];
+    if (d === undefined || typeof d === 'function') continue;
+    fields++;
+    if (!Object.hasOwn(recorded, key) || !sameJson((recorded as Record<string, unknown>)[key], d)) return false;
+  }
+  return Object.keys(recorded).length === fields;
+}
+
+/** The path of the first value that differs, with both values, for a report a person can act on. */
+export function whereTheyDiffer(recorded: DecisionView | undefined, derived: DecisionView | undefined): string {
+  if (!recorded) return `no decision recorded here; re-derived ${derived!.type} in ${derived!.stream}`;
+  if (!derived) return `recorded ${recorded.type} in ${recorded.stream}, but nothing is re-derived here`;
+  for (const field of ['type', 'stream', 'at'] as const) {
+    if (recorded[field] !== derived[field]) return `${field}: recorded ${JSON.stringify(recorded[field])}, re-derived ${JSON.stringify(derived[field])}`;
+  }
+  return dataPath(recorded.data, normalise(derived.data), 'data') ?? 'data: equal once written';
+}
+
+function dataPath(recorded: unknown, derived: unknown, path: string): string | null {
+  if (sameJson(recorded, derived)) return null;
+  if (recorded && derived && typeof recorded === 'object' && typeof derived === 'object' && Array.isArray(recorded) === Array.isArray(derived)) {
+    const keys = new Set([...Object.keys(recorded), ...Object.keys(derived)]);
+    for (const key of keys) {
+      const inner = dataPath((recorded as Record<string, unknown>)[key], (derived as Record<string, unknown>)[key], `${path}.${key}`);
+      if (inner) return inner;
+    }
+  }
+  return `${path}: recorded ${brief(recorded)}, re-derived ${brief(derived)}`;
+}
+
+function normalise(value: unknown): unknown {
+  return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
+}
+
+function brief(value: unknown): string {
+  if (value === undefined) return '(absent)';
+  const text = JSON.stringify(value);
+  return text.length > 200 ? `${text.slice(0, 199)}…` : text;
+}

@@ -1,0 +1,347 @@
+import { codec, type DomainEvent, type NewDomainEvent } from '../events/catalog.ts';
+import { InvalidEventError } from '../events/codec.ts';
+import type { FoldRow } from '../events/store/eventStore.ts';
+import type { AnyDecider } from '../actors/runtime/decider.ts';
+import { sameDecision, view } from './compare.ts';
+import { retirementOf, type ScopedStates } from './deciderStates.ts';
+import { compare, type Lane, type OpenInput, type ReplayDifference, type ReplayStep } from './difference.ts';
+import { parseData, unread } from './rows.ts';
+
+export type { DifferenceKind, ReplayDifference, ReplayStep } from './difference.ts';
+
+/** Where one decider's fold starts: its states as of `seq` (a snapshot's), or empty as of 0. */
+export interface DeciderStart {
+  readonly seq: number;
+  readonly states: ScopedStates;
+}
+
+export interface ReplayerOptions {
+  readonly starts?: ReadonlyMap<AnyDecider, DeciderStart>;
+  /**
+   * Decide only these inputs (the others are folded, not decided), folding only these scopes of each
+   * decider (a scope not named is not needed by any of them). Without it every input is decided.
+   */
+  readonly only?: {
+    readonly inputs: ReadonlySet<number>;
+    readonly scopes: ReadonlyMap<AnyDecider, ReadonlySet<string>>;
+  };
+  /** Stop at the first difference (a full verification) or go on and gather every step. */
+  readonly stopAtFirst?: boolean;
+}
+
+/**
+ * Re-runs the deciders over the recorded inputs, in log order, each against its state folded from the
+ * recorded events before it, and compares every re-derived decision with the one recorded (the events
+ * whose `cause` is that input, which follow it in the same append). Fed one event at a time, so that
+ * a caller can page through millions of them, start from snapshots, and stop where it likes.
+ */
+export class Replayer {
+  readonly steps: ReplayStep[] = [];
+  readonly differences: ReplayDifference[] = [];
+  inputs = 0;
+  decisions = 0;
+  lastSeq = 0;
+  private readonly lanes: Lane[];
+  private readonly scopes: (string | null)[];
+  private open: OpenInput | null = null;
+  /** The last event without a cause, and whether it was decided here. */
+  private lastInput = 0;
+  private lastInputDecided = false;
+  private lastInputHadDecider = false;
+  private stopped = false;
+  private start: number;
+  /** The JSON text of the event being visited while its data is not parsed yet, else null. */
+  private text: string | null = null;
+  /** Whether the event being visited has had its data checked against the catalog. */
+  private decoded = true;
+  /** The event being visited is a recorded decision whose data is not valid: it is reported, never folded. */
+  private malformed = false;
+
+  constructor(
+    deciders: readonly AnyDecider[],
+    private readonly options: ReplayerOptions = {},
+  ) {
+    this.lanes = deciders.map((decider) => {
+      const start = options.starts?.get(decider);
+      return { decider, retire: retirementOf(decider), states: start?.states ?? {}, from: start?.seq ?? 0, scopes: options.only?.scopes.get(decider) ?? null };
+    });
+    this.scopes = this.lanes.map(() => null);
+    this.start = earliest(this.lanes);
+    this.lastSeq = this.start;
+  }
+
+  /** The seq the replay reads from: the earliest start of its deciders. */
+  get after(): number {
+    return this.start;
+  }
+
+  /**
+   * Skips ahead: the named deciders take these states (later snapshots) instead of folding the log up
+   * to them. Only between two inputs, and only forward; the caller reads on from the new `after`.
+   */
+  jump(starts: ReadonlyMap<AnyDecider, DeciderStart>): void {
+    this.close();
+    for (const lane of this.lanes) {
+      const start = starts.get(lane.decider);
+      if (!start || start.seq <= lane.from || start.seq < this.lastSeq) continue;
+      lane.states = start.states;
+      lane.from = start.seq;
+    }
+    this.start = earliest(this.lanes);
+    this.lastSeq = Math.max(this.lastSeq, this.start);
+  }
+
+  get firstDifference(): ReplayDifference | null {
+    return this.differences[0] ?? null;
+  }
+
+  get done(): boolean {
+    return this.stopped;
+  }
+
+  /** The seq of the input whose decisions are still being gathered, if any. */
+  get openInput(): number | null {
+    return this.open?.input.seq ?? null;
+  }
+
+  /** One decider's states, by scope: read them, do not keep them past the next event. */
+  statesOf(decider: AnyDecider): ScopedStates {
+    const lane = this.lanes.find((l) => l.decider === decider);
+    if (!lane) throw new Error(`no decider ${decider.name} in this replay`);
+    return lane.states;
+  }
+
+  /**
+   * The next row of the log, its data still JSON text. The text is parsed and checked against the
+   * catalog (upcast, if need be) only when a decider reads it. A recorded decision is first compared
+   * as text with its re-derived one written out: when they are the same, the decision folded is the
+   * one the decider just made, and the text is never parsed. Reading the log is what a replay of
+   * millions of events spends most on.
+   */
+  visitRow(row: FoldRow): void {
+    if (this.stopped) return;
+    this.visitEvent(unread(row), row.data);
+  }
+
+  /** The next event of the log, read and checked against the catalog already. */
+  visit(event: DomainEvent): void {
+    if (this.stopped) return;
+    this.visitEvent(event, null);
+  }
+
+  private visitEvent(event: DomainEvent, text: string | null): void {
+    this.lastSeq = event.seq;
+    this.text = text;
+    this.decoded = text === null;
+    this.malformed = false;
+    this.scopeAll(event);
+    const cause = event.cause;
+    if (cause !== null) {
+      const open = this.open;
+      if (open !== null && cause === open.input.seq) {
+        this.record(open, event);
+        this.decisions++;
+        this.fold(event);
+        this.reactIfDue(open);
+        return;
+      }
+      this.close();
+      // A decision of an input this replay did not decide: one before its start, one it was not asked
+      // about, or one whose decider's snapshot already holds it.
+      const started = cause > this.start;
+      const undecided = cause === this.lastInput && !this.lastInputDecided && (this.lastInputHadDecider || this.options.only !== undefined);
+      if (!started || undecided) {
+        this.fold(event);
+        return;
+      }
+      if (this.options.only && !this.options.only.inputs.has(cause)) {
+        this.fold(event);
+        return;
+      }
+      this.parse(event);
+      this.report({
+        seq: event.seq,
+        kind: 'orphan',
+        input: event,
+        decider: '?',
+        scope: null,
+        recorded: [view(event)],
+        rederived: [],
+        index: -1,
+        detail:
+          cause === this.lastInput
+            ? `its cause, seq ${cause}, is an event no decider takes as an input`
+            : `its cause is seq ${cause}, but the append it is in began with seq ${this.lastInput}: a decision follows its input in the same append`,
+      });
+      this.fold(event);
+      return;
+    }
+    this.close();
+    this.lastInput = event.seq;
+    this.lastInputDecided = false;
+    this.lastInputHadDecider = false;
+    const index = this.deciderOf(event);
+    if (index === -1) {
+      this.fold(event);
+      return;
+    }
+    this.lastInputHadDecider = true;
+    const lane = this.lanes[index]!;
+    if (event.seq <= lane.from || (this.options.only && !this.options.only.inputs.has(event.seq))) {
+      this.fold(event);
+      return;
+    }
+    this.inputs++;
+    this.lastInputDecided = true;
+    this.decode(event);
+    const scope = this.scopes[index]!;
+    const state = this.stateOf(lane, scope);
+    const input = event as NewDomainEvent;
+    const ignored = this.afterADifference(() => lane.decider.ignores?.(state, input) ?? false, false);
+    // An ignored input is a difference already; its state may be a retired one's, too little to decide from.
+    const answers = ignored ? [] : this.afterADifference(() => lane.decider.decide(state, input), []);
+    const open: OpenInput = { input: event, lane, scope, rederived: answers, recorded: [], answers: answers.length, reacted: false, ignored, differs: false };
+    this.open = open;
+    this.fold(event);
+    this.reactIfDue(open);
+  }
+
+  /** Closes the last input: its decisions are all in (the log ended, or the next append began). */
+  finish(): void {
+    this.close();
+  }
+
+  private scopeAll(event: DomainEvent): void {
+    for (let i = 0; i < this.lanes.length; i++) this.scopes[i] = this.lanes[i]!.decider.scopeOf(event);
+  }
+
+  private deciderOf(event: DomainEvent): number {
+    for (let i = 0; i < this.lanes.length; i++) {
+      if (this.scopes[i] !== null && this.lanes[i]!.decider.isInput(event)) return i;
+    }
+    return -1;
+  }
+
+  private stateOf(lane: Lane, scope: string): unknown {
+    if (Object.hasOwn(lane.states, scope)) return lane.states[scope];
+    const state = lane.decider.initialState(scope);
+    lane.states[scope] = state;
+    return state;
+  }
+
+  /** Compares a recorded decision with its re-derived one as it comes in, before it is folded. */
+  private record(open: OpenInput, event: DomainEvent): void {
+    const derived = open.rederived[open.recorded.length];
+    open.recorded.push(event);
+    const text = this.text;
+    if (derived !== undefined && text !== null && derived.type === event.type && derived.at === event.at && derived.stream === event.stream) {
+      // Written out, the decision just made is the recorded one: fold it, and skip reading the text.
+      if (JSON.stringify(derived.data) === text) {
+        (event as { data: unknown }).data = derived.data;
+        this.text = null;
+        this.decoded = true;
+        return;
+      }
+    }
+    try {
+      this.parse(event);
+    } catch (error) {
+      if (!(error instanceof InvalidEventError)) throw error;
+      open.differs = true;
+      this.malformed = true;
+      return;
+    }
+    if (derived !== undefined && sameDecision(event, derived)) {
+      this.decoded = true;
+      return;
+    }
+    open.differs = true;
+    // An older shape is upcast by the decoding: compare again once decoded.
+    if (this.decoded) return;
+    try {
+      this.decode(event);
+    } catch (error) {
+      if (!(error instanceof InvalidEventError)) throw error;
+      this.malformed = true;
+      return;
+    }
+    if (derived !== undefined && sameDecision(event, derived)) open.differs = false;
+  }
+
+  /** Parses the data of the event being visited from its JSON text, if it was not yet. */
+  private parse(event: DomainEvent): void {
+    if (this.text === null) return;
+    const text = this.text;
+    this.text = null;
+    (event as { data: unknown }).data = parseData(event.seq, event.type, text);
+  }
+
+  /** Checks the data of the event being visited against the catalog, upcasting an older shape. */
+  private decode(event: DomainEvent): void {
+    if (this.decoded) return;
+    this.parse(event);
+    (event as { data: unknown }).data = codec.decodeData(event.seq, event.type, event.data);
+    this.decoded = true;
+  }
+
+  /** Folds an event whose scopes `scopeAll` just computed into every decider that has not seen it. */
+  private fold(event: DomainEvent): void {
+    if (this.malformed) return;
+    for (let i = 0; i < this.lanes.length; i++) {
+      const scope = this.scopes[i];
+      if (scope === null || scope === undefined) continue;
+      const lane = this.lanes[i]!;
+      if (event.seq <= lane.from || (lane.scopes !== null && !lane.scopes.has(scope))) continue;
+      this.decode(event);
+      const state = this.stateOf(lane, scope);
+      lane.states[scope] = this.afterADifference(() => lane.retire(lane.decider.evolve(state, event)), state);
+    }
+  }
+
+  /**
+   * A decider's call on states folded from a log that already differs (a tampered decision folded, or
+   * reacted to): whatever it throws there is a consequence of the difference being reported, never a
+   * crash of the replay; it gives `otherwise`. Before any difference, a throw is a bug and goes up.
+   */
+  private afterADifference<T>(call: () => T, otherwise: T): T {
+    if (!this.open?.differs && this.differences.length === 0) return call();
+    try {
+      return call();
+    } catch {
+      // Not hidden: the difference this follows is what the replay reports (it stops there, or the step says so).
+      return otherwise;
+    }
+  }
+
+  // Once the input's direct answers are folded, its follow-ups are decided from that state.
+  private reactIfDue(open: OpenInput): void {
+    if (open.reacted || open.recorded.length < open.answers) return;
+    open.reacted = true;
+    const state = this.stateOf(open.lane, open.scope);
+    const followUps = this.afterADifference(() => open.lane.decider.react?.(state, open.input as NewDomainEvent) ?? [], []);
+    if (followUps.length) open.rederived.push(...followUps);
+  }
+
+  private close(): void {
+    const open = this.open;
+    if (!open) return;
+    this.open = null;
+    this.reactIfDue(open);
+    const difference = open.differs || open.ignored || open.recorded.length !== open.rederived.length ? compare(open) : null;
+    if (this.options.only) {
+      this.steps.push({ input: open.input, decider: open.lane.decider.name, scope: open.scope, recorded: open.recorded, rederived: open.rederived, difference });
+    }
+    if (difference) this.report(difference);
+  }
+
+  private report(difference: ReplayDifference): void {
+    this.differences.push(difference);
+    if (this.options.stopAtFirst) this.stopped = true;
+  }
+}
+
+function earliest(lanes: readonly Lane[]): number {
+  let seq = Number.POSITIVE_INFINITY;
+  for (const lane of lanes) seq = Math.min(seq, lane.from);
+  return Number.isFinite(seq) ? seq : 0;
+}

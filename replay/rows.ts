@@ -1,0 +1,30 @@
+import { type DomainEvent, eventDefinitions } from '../events/catalog.ts';
+import { InvalidEventError, UNKNOWN_TYPE } from '../events/codec.ts';
+import type { FoldRow } from '../events/store/eventStore.ts';
+
+/**
+ * The catalog's own spelling of each type. A type read from a row is a fresh string; the catalog's
+ * is the one every `switch`, set and map of the deciders holds, so comparing with it is one check.
+ */
+const TYPES = new Map(Object.keys(eventDefinitions).map((type) => [type, type]));
+
+/**
+ * A row as an event whose data is not read yet (`undefined`): the replayer parses it only when a
+ * decider needs it. Without the log's bookkeeping (`version` 0, `actor` ''): `complete` reads them back
+ * for a report. A row of a type this version does not know is refused, naming it.
+ */
+export function unread(row: FoldRow): DomainEvent {
+  const type = TYPES.get(row.type);
+  // Replay vouches for the whole log: a type it cannot even name fails it here, whoever reads it.
+  if (type === undefined) throw new InvalidEventError(row.seq, row.type, UNKNOWN_TYPE);
+  return { seq: row.seq, stream: row.stream, version: 0, type, data: undefined, at: row.at, cause: row.cause, actor: '' } as unknown as DomainEvent;
+}
+
+/** The data of a row, parsed from JSON (not yet checked against the catalog). */
+export function parseData(seq: number, type: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new InvalidEventError(seq, type, `data is not JSON (${(error as Error).message})`);
+  }
+}

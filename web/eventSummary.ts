@@ -1,0 +1,26 @@
+import type { DomainEvent } from '../events/catalog.ts';
+import { parseStream } from '../events/envelope.ts';
+import { type TimelineEntry, timelineEntry } from '../projections/audit/runTimeline.ts';
+
+/** One line of the board page's activity list: a timeline entry, plus the run and lane it concerns. */
+export interface EventSummary extends TimelineEntry {
+  readonly runId: string | null;
+  readonly lane: string | null;
+}
+
+/**
+ * The run an event concerns, as `runledger audit` finds it: a `run:<id>` stream (the board's or a
+ * computer's), or a `runId` in its data (queue decisions live in their lane's stream).
+ */
+export function runOf(event: DomainEvent): string | null {
+  const named = (event.data as { runId?: unknown }).runId;
+  if (typeof named === 'string') return named;
+  const { kind, id } = parseStream(event.stream);
+  return kind === 'run' ? id : null;
+}
+
+export function summarize(event: DomainEvent): EventSummary {
+  const lane = (event.data as { lane?: unknown }).lane;
+  const { kind, id } = parseStream(event.stream);
+  return { ...timelineEntry(event), runId: runOf(event), lane: typeof lane === 'string' ? lane : kind === 'lane' ? id : null };
+}

@@ -1,0 +1,70 @@
+import { type Observable, type OperatorFunction, auditTime, buffer, connect, debounceTime, defer, filter, groupBy, map, merge, mergeMap, retry, share, switchMap } from 'rxjs';
+import type { DomainEvent } from '../events/catalog.ts';
+import type { EventStore } from '../events/store/eventStore.ts';
+import type { TimelineEntry } from '../projections/audit/runTimeline.ts';
+import { timelineEntry } from '../projections/audit/runTimeline.ts';
+import { type EventSummary, runOf, summarize } from './eventSummary.ts';
+
+/** Events that arrive together go out together: one message per burst, at most every 100 ms. */
+export const BATCH_MS = 100;
+/** A status snapshot costs a walk of the projections: one per quarter second at most, after the burst. */
+export const SNAPSHOT_MS = 250;
+/** A run's group ends after this long without an event about it, so quiet runs hold no state. */
+const RUN_GROUP_IDLE_MS = 60_000;
+
+/** Items that arrive within `ms` of a batch's first one, as one array; nothing at all while idle. */
+export function batched<T>(ms: number): OperatorFunction<T, T[]> {
+  return (source) =>
+    source.pipe(
+      connect((shared) => shared.pipe(buffer(shared.pipe(auditTime(ms))))),
+      filter((batch) => batch.length > 0),
+    );
+}
+
+/**
+ * The log as the web view reads it: one subscription to the store from its head, shared by every
+ * page and held only while some page is open (a daemon nobody watches reads nothing twice). An
+ * event the store cannot read ends that subscription; it is taken up again from the head, and the
+ * pages, which get a fresh snapshot with every status, lose nothing they show.
+ */
+export class LiveFeed {
+  readonly events: Observable<DomainEvent>;
+
+  constructor(store: Pick<EventStore, 'headSeq' | 'subscribe'>) {
+    // The head is read when the first page subscribes; a page reads what came before it itself.
+    this.events = defer(() => store.headSeq()).pipe(
+      switchMap((head) => store.subscribe(head)),
+      retry({ delay: 1_000 }),
+      share(),
+    );
+  }
+
+  /** For the board page: every event as a one-line summary, in batches. */
+  summaries(): Observable<EventSummary[]> {
+    return this.events.pipe(map(summarize), batched(BATCH_MS));
+  }
+
+  /** When the board page's status should be sent again: after a burst of events, or after `nudges`. */
+  snapshotTimes(nudges: Observable<unknown>): Observable<unknown> {
+    return merge(this.events, nudges).pipe(auditTime(SNAPSHOT_MS));
+  }
+
+  /**
+   * For run pages: the timeline entries of each watched run, grouped by run so that each run's
+   * entries stay in log order and are batched on their own; a run nobody watches costs a lookup.
+   */
+  runEntries(watched: (runId: string) => boolean): Observable<{ runId: string; entries: TimelineEntry[] }> {
+    return this.events.pipe(
+      map((event) => ({ runId: runOf(event), event })),
+      filter((x): x is { runId: string; event: DomainEvent } => x.runId !== null && watched(x.runId)),
+      groupBy((x) => x.runId, { duration: (group) => group.pipe(debounceTime(RUN_GROUP_IDLE_MS)) }),
+      mergeMap((group) =>
+        group.pipe(
+          map((x) => timelineEntry(x.event)),
+          batched(BATCH_MS),
+          map((entries) => ({ runId: group.key, entries })),
+        ),
+      ),
+    );
+  }
+}

@@ -1,0 +1,175 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { Subject, type Subscription, map, merge } from 'rxjs';
+import { WebSocket, WebSocketServer } from 'ws';
+import type { EventStore } from '../events/store/eventStore.ts';
+import { runTimeline } from '../projections/audit/runTimeline.ts';
+import type { BoardSnapshot, RunFacts } from './boardSnapshot.ts';
+import { summarize } from './eventSummary.ts';
+import type { LiveFeed } from './liveFeed.ts';
+
+/** What a board page is sent of the past when it connects: the tail of the log. */
+const RECENT_EVENTS = 40;
+/** A batch larger than this is cut to its newest events: a page shows a tail, not a log dump. */
+const MAX_EVENTS_PER_MESSAGE = 100;
+/** A page this far behind is closed; it reconnects and starts from a fresh snapshot. */
+const MAX_BUFFERED_BYTES = 2 * 1024 * 1024;
+const PING_MS = 30_000;
+
+export type LiveTarget = { readonly view: 'board' } | { readonly view: 'run'; readonly runId: string };
+
+interface Page {
+  readonly ws: WebSocket;
+  readonly target: LiveTarget;
+  /** Nothing is pushed to a page before its hello: what it missed meanwhile is in the hello. */
+  ready: boolean;
+  /** Run pages: the last seq sent, so an entry both read and followed is sent once. */
+  lastSeq: number;
+  alive: boolean;
+}
+
+export interface LiveHubOptions {
+  readonly store: Pick<EventStore, 'headSeq' | 'readAll' | 'readEntity'>;
+  readonly feed: LiveFeed;
+  readonly snapshot: () => BoardSnapshot;
+  readonly runFacts: (runId: string) => RunFacts | null;
+}
+
+/**
+ * The live socket of the web view (`/v1/live`): a board page gets a hello (a status snapshot and the
+ * log's tail), then each batch of event summaries and a fresh snapshot after each burst; a run page
+ * gets its timeline, then its new entries. Pages only listen: anything they send is ignored.
+ */
+export class LiveHub {
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1024 });
+  private readonly boardPages = new Set<Page>();
+  private readonly runPages = new Map<string, Set<Page>>();
+  private readonly joined = new Subject<void>();
+  private boardFeed: Subscription | null = null;
+  private runFeed: Subscription | null = null;
+  private readonly pinger: NodeJS.Timeout;
+
+  constructor(private readonly options: LiveHubOptions) {
+    this.pinger = setInterval(() => this.ping(), PING_MS);
+    this.pinger.unref();
+  }
+
+  accept(request: IncomingMessage, socket: Duplex, head: Buffer, target: LiveTarget): void {
+    this.wss.handleUpgrade(request, socket, head, (ws) => {
+      const page: Page = { ws, target, ready: false, lastSeq: 0, alive: true };
+      ws.on('pong', () => (page.alive = true));
+      ws.on('error', () => {});
+      ws.on('close', () => this.leave(page));
+      this.join(page).catch(() => ws.close(1011, 'the log could not be read'));
+    });
+  }
+
+  close(): void {
+    clearInterval(this.pinger);
+    this.boardFeed?.unsubscribe();
+    this.runFeed?.unsubscribe();
+    // Going away (1001): the pages reconnect with their usual backoff and find the board again when it is back.
+    for (const ws of this.wss.clients) {
+      ws.close(1001, 'the board is shutting down');
+      setTimeout(() => ws.terminate(), 1_000).unref();
+    }
+    this.wss.close();
+  }
+
+  private async join(page: Page): Promise<void> {
+    const { store } = this.options;
+    if (page.target.view === 'board') {
+      this.boardPages.add(page);
+      this.followBoard();
+      // Read after joining the feed: an event is either in this read or delivered after it (or both).
+      const head = await store.headSeq();
+      const recent = await store.readAll(Math.max(0, head - RECENT_EVENTS), RECENT_EVENTS);
+      this.send(page, JSON.stringify({ type: 'hello', view: 'board', snapshot: this.options.snapshot(), recent: recent.map(summarize) }));
+      page.ready = true;
+      this.joined.next();
+      return;
+    }
+    const { runId } = page.target;
+    const watchers = this.runPages.get(runId) ?? this.runPages.set(runId, new Set()).get(runId)!;
+    watchers.add(page);
+    this.followRuns();
+    const timeline = await runTimeline(store, runId);
+    const entries = timeline?.entries ?? [];
+    page.lastSeq = entries.at(-1)?.seq ?? 0;
+    this.send(page, JSON.stringify({ type: 'hello', view: 'run', runId, run: this.options.runFacts(runId), entries }));
+    page.ready = true;
+  }
+
+  private leave(page: Page): void {
+    if (page.target.view === 'board') {
+      this.boardPages.delete(page);
+      if (this.boardPages.size === 0) {
+        this.boardFeed?.unsubscribe();
+        this.boardFeed = null;
+      }
+      return;
+    }
+    const watchers = this.runPages.get(page.target.runId);
+    watchers?.delete(page);
+    if (watchers?.size === 0) this.runPages.delete(page.target.runId);
+    if (this.runPages.size === 0) {
+      this.runFeed?.unsubscribe();
+      this.runFeed = null;
+    }
+  }
+
+  private followBoard(): void {
+    if (this.boardFeed) return;
+    const { feed } = this.options;
+    this.boardFeed = merge(
+      feed.summaries().pipe(map((events) => ({ kind: 'events' as const, events }))),
+      feed.snapshotTimes(this.joined).pipe(map(() => ({ kind: 'status' as const }))),
+    ).subscribe((item) => {
+      if (item.kind === 'events') {
+        const events = item.events.slice(-MAX_EVENTS_PER_MESSAGE);
+        this.broadcast(JSON.stringify({ type: 'events', events, dropped: item.events.length - events.length }));
+      } else {
+        this.broadcast(JSON.stringify({ type: 'status', snapshot: this.options.snapshot() }));
+      }
+    });
+  }
+
+  private followRuns(): void {
+    if (this.runFeed) return;
+    this.runFeed = this.options.feed.runEntries((runId) => this.runPages.has(runId)).subscribe(({ runId, entries }) => {
+      const run = this.options.runFacts(runId);
+      for (const page of this.runPages.get(runId) ?? []) {
+        if (!page.ready) continue;
+        const fresh = entries.filter((e) => e.seq > page.lastSeq);
+        if (fresh.length === 0) continue;
+        page.lastSeq = fresh.at(-1)!.seq;
+        this.send(page, JSON.stringify({ type: 'entries', runId, run, entries: fresh }));
+      }
+    });
+  }
+
+  private broadcast(text: string): void {
+    for (const page of this.boardPages) if (page.ready) this.send(page, text);
+  }
+
+  private send(page: Page, text: string): void {
+    const { ws } = page;
+    if (ws.readyState !== WebSocket.OPEN) return;
+    if (ws.bufferedAmount > MAX_BUFFERED_BYTES) {
+      ws.close(1013, 'too far behind: reconnect for a fresh view');
+      return;
+    }
+    ws.send(text);
+  }
+
+  private ping(): void {
+    for (const page of [...this.boardPages, ...[...this.runPages.values()].flatMap((s) => [...s])]) {
+      if (!page.alive) {
+        page.ws.terminate();
+        continue;
+      }
+      page.alive = false;
+      page.ws.ping();
+    }
+  }
+}

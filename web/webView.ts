@@ -1,0 +1,216 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Clock } from '../actors/runtime/clock.ts';
+import type { EventStore } from '../events/store/eventStore.ts';
+import { ENTITY_ID } from '../projections/audit/runTimeline.ts';
+import { noRunStartsWith, resolveRunIdAmong, RunIdPrefixError } from '../projections/audit/runIdPrefix.ts';
+import type { BoardState } from '../actors/board/boardState.ts';
+import type { WebAccess, WebRoutes } from '../actors/board/host/boardServer.ts';
+import type { QueueState } from '../actors/lane/queueState.ts';
+import { boardSnapshot, runFacts } from './boardSnapshot.ts';
+import { LiveFeed } from './liveFeed.ts';
+import { LiveHub, type LiveTarget } from './liveHub.ts';
+import { ViewerAccess } from './webAccess.ts';
+
+export interface WebViewOptions {
+  readonly store: EventStore;
+  readonly clock: Clock;
+  /** The live projections (the daemon's ProjectionKeeper): read at once, never kept. */
+  readonly projections: { state<S>(name: string): S };
+}
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.svg': 'image/svg+xml',
+};
+
+// The pages load only their own files and talk only to their own origin (the live socket included).
+const HEADERS = {
+  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-cache',
+};
+
+const LIVE_PATH = '/v1/live';
+const RUN_PAGE = /^\/runs\/([^/]+)$/;
+
+/** The files of `static/`, read once: served as they are, by name, and nothing else from the disk. */
+function staticFiles(): Map<string, { type: string; body: Buffer }> {
+  const folder = new URL('./static/', import.meta.url);
+  const files = new Map<string, { type: string; body: Buffer }>();
+  for (const name of readdirSync(folder)) {
+    const type = TYPES[name.slice(name.lastIndexOf('.'))];
+    if (type) files.set(name, { type, body: readFileSync(new URL(name, folder)) });
+  }
+  return files;
+}
+
+/**
+ * The read-only web view, served beside the API on the board's port: `/` (lanes, claims, sessions,
+ * computers), `/runs/{id}` (a run's timeline; a unique prefix of the id leads there) and `/static/*`,
+ * plus the live socket `/v1/live` the pages follow the log on. Reads follow the API's rule (see ViewerAccess).
+ */
+export function webView(options: WebViewOptions): (access: WebAccess) => WebRoutes {
+  return (access) => {
+    const viewers = new ViewerAccess(access);
+    const files = staticFiles();
+    const { projections, clock } = options;
+    const hub = new LiveHub({
+      store: options.store,
+      feed: new LiveFeed(options.store),
+      snapshot: () =>
+        boardSnapshot(
+          {
+            board: projections.state<BoardState>('board'),
+            queues: projections.state<Record<string, QueueState>>('queue'),
+            laneSessions: projections.state<Record<string, Record<string, string>>>('lane-sessions'),
+          },
+          clock.now(),
+        ),
+      runFacts: (runId) => runFacts(projections.state<BoardState>('board'), runId),
+    });
+
+    const pageOf = (path: string): string | null => {
+      if (path === '/') return 'index.html';
+      if (RUN_PAGE.test(path)) return 'run.html';
+      if (path.startsWith('/static/')) return path.slice('/static/'.length);
+      return null;
+    };
+
+    return {
+      handles(request) {
+        if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+        const path = urlOf(request).pathname;
+        return path === '/favicon.ico' || pageOf(path) !== null;
+      },
+
+      handle(request, response) {
+        const url = urlOf(request);
+        if (url.pathname === '/favicon.ico') {
+          response.writeHead(301, { location: '/static/favicon.svg' }).end();
+          return;
+        }
+        const page = pageOf(url.pathname)!;
+        // The page files are the repository's own, secret to no one: a refusal page can be styled.
+        if (url.pathname.startsWith('/static/')) {
+          const file = files.get(page);
+          if (file) sendPage(response, 200, file, request.method === 'HEAD');
+          else sendPage(response, 404, htmlPage(refusalPage('There is no such file here.')), request.method === 'HEAD');
+          return;
+        }
+        const traded = viewers.trade(url);
+        if (traded) {
+          response.writeHead(303, { location: traded.location, 'set-cookie': traded.cookie, ...HEADERS }).end();
+          return;
+        }
+        const verdict = viewers.check(request, url);
+        if (!verdict.ok) {
+          viewers.rejected(request, verdict);
+          sendPage(response, verdict.status, htmlPage(refusalPage(verdict.reason)), request.method === 'HEAD');
+          return;
+        }
+        const run = url.pathname.match(RUN_PAGE);
+        if (run && !ENTITY_ID.test(decoded(run[1]!))) {
+          sendPage(response, 404, htmlPage(refusalPage(`There is no such run here: run ids match ${ENTITY_ID.source}.`)), request.method === 'HEAD');
+          return;
+        }
+        if (run) {
+          const given = decoded(run[1]!);
+          const found = runPageOf(given, () => Object.keys(projections.state<BoardState>('board').runs));
+          if ('status' in found) {
+            sendPage(response, found.status, htmlPage(found.page), request.method === 'HEAD');
+            return;
+          }
+          if (found.runId !== given) {
+            // A prefix (SPEC 6): the page of the run it names, under its whole id.
+            response.writeHead(302, { location: `/runs/${found.runId}`, ...HEADERS }).end();
+            return;
+          }
+        }
+        sendPage(response, 200, files.get(page)!, request.method === 'HEAD');
+      },
+
+      upgrades(request) {
+        return urlOf(request).pathname === LIVE_PATH;
+      },
+
+      upgrade(request, socket, head) {
+        const url = urlOf(request);
+        const run = url.searchParams.get('run');
+        let verdict = viewers.check(request, url);
+        if (verdict.ok && !viewers.sameOrigin(request)) verdict = { ok: false, status: 403, code: 'cross_origin', reason: 'the live view is for this board\'s own pages' };
+        if (verdict.ok && run !== null && !ENTITY_ID.test(run)) verdict = { ok: false, status: 400, code: 'invalid_id', reason: `run ids match ${ENTITY_ID.source}` };
+        if (!verdict.ok) {
+          viewers.rejected(request, verdict);
+          refuseUpgrade(socket, verdict.status, verdict.code);
+          return;
+        }
+        const target: LiveTarget = run === null ? { view: 'board' } : { view: 'run', runId: run };
+        hub.accept(request, socket, head, target);
+      },
+
+      close() {
+        hub.close();
+      },
+    };
+  };
+}
+
+/**
+ * The run `/runs/<given>` shows: given whole or by a unique prefix (SPEC 6), else a page saying why
+ * not: too short, the start of several runs (each linked), or of none.
+ */
+function runPageOf(given: string, runIds: () => Iterable<string>): { runId: string } | { status: number; page: string } {
+  try {
+    const runId = resolveRunIdAmong(given, runIds());
+    return runId === null ? { status: 404, page: refusalPage(`There is no such run here: ${noRunStartsWith(given)}.`) } : { runId };
+  } catch (error) {
+    if (!(error instanceof RunIdPrefixError)) throw error;
+    if (error.candidates.length === 0) return { status: 404, page: refusalPage(`${error.message}.`) };
+    const links = error.candidates.map((id) => `<li><a href="/runs/${escapeHtml(id)}"><code>${escapeHtml(id)}</code></a></li>`).join('');
+    return { status: 300, page: refusalPage(`${error.message}.`, `<p>Which one?</p><ul class="candidates">${links}</ul>`) };
+  }
+}
+
+function urlOf(request: IncomingMessage): URL {
+  try {
+    return new URL(request.url ?? '/', 'http://board.invalid');
+  } catch {
+    return new URL('http://board.invalid/');
+  }
+}
+
+function decoded(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+function htmlPage(text: string): { type: string; body: Buffer } {
+  return { type: TYPES['.html']!, body: Buffer.from(text) };
+}
+
+function sendPage(response: ServerResponse, status: number, file: { type: string; body: Buffer }, headOnly: boolean): void {
+  response.writeHead(status, { 'content-type': file.type, 'content-length': file.body.length, ...HEADERS });
+  response.end(headOnly ? undefined : file.body);
+}
+
+function refuseUpgrade(socket: Duplex, status: number, code: string): void {
+  const text = JSON.stringify({ detail: { error: code } });
+  socket.end(`HTTP/1.1 ${status} ${code}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`);
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** A page saying why nothing is shown; `more`: markup of ours to follow the reason (links to pick from). */
+function refusalPage(reason: string, more = ''): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>runledger: not shown</title><link rel="stylesheet" href="/static/app.css"></head><body><main id="main"><h1>Not shown</h1><p>${escapeHtml(reason)}</p>${more}<p><a href="/">Back to the board</a></p></main></body></html>`;
+}

@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import type { NewDomainEvent } from '../events/catalog.ts';
+import { SafeId } from '../events/queueEvents.ts';
+
+/** Frames above this size close the connection (WebSocket 1009); the computer reconnects. */
+export const MAX_FRAME_BYTES = 256 * 1024;
+
+/** A push frame from the board (SPEC section 7). Extra fields are tolerated: the board may grow. */
+const PushFrame = z.object({
+  id: z.string().min(1).max(200),
+  kind: z.string().min(1).max(100),
+  data: z.object({
+    run_id: z.string(),
+    lane: z.string().optional(),
+    computer_id: z.string().optional(),
+    agent_id: z.string().nullable().optional(),
+  }),
+});
+
+/**
+ * The input a raw frame becomes: `frame.received` when it reads, `frame.refused` (answered 400) when
+ * it does not. Never throws: a bad frame is recorded and answered, and the connection lives on.
+ */
+export function frameInput(computer: string, raw: string, at: number): NewDomainEvent {
+  const refuse = (frameId: string | null, reason: string): NewDomainEvent => ({
+    stream: `${computer}/computer:${computer}`,
+    type: 'frame.refused',
+    data: { frameId, reason, excerpt: raw.slice(0, 500) },
+    at,
+  });
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return refuse(null, 'the frame is not JSON');
+  }
+  const frameId = typeof (value as { id?: unknown })?.id === 'string' ? ((value as { id: string }).id.slice(0, 200)) : null;
+  const parsed = PushFrame.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return refuse(frameId, `the frame has the wrong shape (${issue?.path.join('.') || 'frame'}: ${issue?.message ?? 'invalid'})`);
+  }
+  const { id, kind, data } = parsed.data;
+  for (const [field, value] of [['run_id', data.run_id], ['lane', data.lane], ['computer_id', data.computer_id], ['agent_id', data.agent_id ?? undefined]] as const) {
+    if (value !== undefined && !SafeId.safeParse(value).success) return refuse(id, `${field} ${JSON.stringify(value.slice(0, 80))} does not match ^[A-Za-z0-9-]{1,64}$`);
+  }
+  return {
+    // A run's frame goes to its lane's stream; one that names no lane (a cancel) to the computer's.
+    stream: data.lane ? `${computer}/lane:${data.lane}` : `${computer}/computer:${computer}`,
+    type: 'frame.received',
+    data: {
+      frameId: id,
+      kind,
+      runId: data.run_id,
+      ...(data.lane ? { lane: data.lane } : {}),
+      ...(data.agent_id ? { agentId: data.agent_id } : {}),
+      ...(data.computer_id ? { computerId: data.computer_id } : {}),
+    },
+    at,
+  };
+}

@@ -1,0 +1,101 @@
+import WebSocket from 'ws';
+import type { Clock } from '../actors/runtime/clock.ts';
+import { type FailureLog, stderrLog } from '../actors/runtime/untilRecorded.ts';
+import { fullJitterMs } from './backoff.ts';
+import { MAX_FRAME_BYTES } from './frames.ts';
+import { CONNECTED_ELSEWHERE, INCARNATION_HEADER } from './incarnation.ts';
+
+export interface PushStreamOptions {
+  /** `http://host:port` of the board. */
+  readonly server: string;
+  readonly computer: string;
+  readonly token: string;
+  /** This life of the daemon, sent on the upgrade: the board keeps one stream per computer id. */
+  readonly incarnation?: string;
+  readonly clock: Clock;
+  /** A frame's raw text; resolves once its input is committed (the ack follows from the decision). */
+  readonly onFrame: (raw: string) => Promise<void>;
+  readonly onState?: (state: 'connected' | 'disconnected', detail?: string) => void;
+  /** Where a frame that could not be handled is told (the board sends an unacknowledged frame again); stderr by default. */
+  readonly log?: FailureLog;
+  /**
+   * The board refused the stream because another daemon is connected as this computer (close code
+   * 4409): no reconnect follows, for a retry would only take turns with the twin.
+   */
+  readonly onConnectedElsewhere?: (reason: string) => void;
+  /** Drawn here, outside any decider: only the wire's timing depends on it. */
+  readonly random?: () => number;
+}
+
+/**
+ * The computer's end of the push stream: frames in, acks out, and a reconnect with full-jitter
+ * backoff (1 s base, 30 s cap) whenever the connection drops, a frame over the limit included (1009).
+ */
+export class PushStreamClient {
+  private socket: WebSocket | null = null;
+  private attempt = 0;
+  private stopped = false;
+  private cancelRetry: (() => void) | null = null;
+
+  constructor(private readonly options: PushStreamOptions) {}
+
+  start(): void {
+    this.connect();
+  }
+
+  /** Sends an ack on the live connection; dropped when there is none (the board pushes again). */
+  acknowledge(frameId: string | null, status: number, reason: string): void {
+    if (this.socket?.readyState !== WebSocket.OPEN) return;
+    this.socket.send(JSON.stringify({ ack: frameId, status, reason }));
+  }
+
+  get connected(): boolean {
+    return this.socket?.readyState === WebSocket.OPEN;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.cancelRetry?.();
+    this.socket?.close(1000, 'computer stopping');
+    this.socket = null;
+  }
+
+  private connect(): void {
+    const { server, computer, token } = this.options;
+    const url = `${server.replace(/^http/, 'ws')}/v1/computers/${encodeURIComponent(computer)}/stream`;
+    const life: Record<string, string> = this.options.incarnation ? { [INCARNATION_HEADER]: this.options.incarnation } : {};
+    const socket = new WebSocket(url, { headers: { ...life, authorization: `Bearer ${token}` }, maxPayload: MAX_FRAME_BYTES });
+    this.socket = socket;
+    // Frames are handled one at a time, in order: each input commits before the next is read.
+    let chain = Promise.resolve();
+    socket.on('open', () => {
+      this.attempt = 0;
+      this.options.onState?.('connected');
+    });
+    socket.on('message', (data) => {
+      const raw = data.toString();
+      chain = chain
+        .then(() => this.options.onFrame(raw))
+        .catch((error: Error) => (this.options.log ?? stderrLog)(`a frame from ${this.options.server} could not be handled: ${error.message}`));
+    });
+    socket.on('error', () => {});
+    socket.on('close', (code, reason) => {
+      if (this.socket === socket) this.socket = null;
+      this.options.onState?.('disconnected', `${code}${reason.length ? ` ${reason.toString()}` : ''}`);
+      if (code === CONNECTED_ELSEWHERE.code && !this.stopped) {
+        this.stopped = true;
+        this.options.onConnectedElsewhere?.(reason.toString() || 'computer_connected_elsewhere');
+        return;
+      }
+      if (!this.stopped) this.scheduleReconnect();
+    });
+  }
+
+  private scheduleReconnect(): void {
+    const delay = fullJitterMs(this.attempt++, (this.options.random ?? Math.random)());
+    this.cancelRetry = this.options.clock.after(delay, () => {
+      this.cancelRetry = null;
+      if (!this.stopped) this.connect();
+    });
+  }
+}
