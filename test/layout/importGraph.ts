@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { type Plugin, build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 
 /**
  * The import graph of the production code as it runs. esbuild parses TypeScript as the ecosystem does

@@ -5,10 +5,10 @@ import { describe, expect, it } from 'vitest';
 import {
   type Edge,
   type FolderEdge,
-  type Graph,
   folderCycles,
   folderEdges,
   forbiddenChains,
+  type Graph,
   importGraph,
   productionSources,
   showChain,
@@ -92,9 +92,7 @@ const KNOWN_FOLDER_EDGES: readonly { readonly from: string; readonly to: string 
 
 /** The folder graph of the production code, less the known exceptions. */
 function productionFolderEdges(graph: Graph): FolderEdge[] {
-  return folderEdges(graph, isProduction).filter(
-    (edge) => !KNOWN_FOLDER_EDGES.some((known) => known.from === edge.from && known.to === edge.to),
-  );
+  return folderEdges(graph, isProduction).filter((edge) => !KNOWN_FOLDER_EDGES.some((known) => known.from === edge.from && known.to === edge.to));
 }
 
 const productionFolderCycles = (graph: Graph): FolderEdge[][] => folderCycles(productionFolderEdges(graph));
