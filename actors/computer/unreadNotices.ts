@@ -1,4 +1,4 @@
-import { SafeId } from '../../events/queueEvents.ts';
+import { isSafeId } from '../../events/safeId.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { clock as clockTime } from '../../projections/audit/describeEvent.ts';
 import { decideAndAppend } from '../runtime/decideAndAppend.ts';
@@ -14,7 +14,7 @@ export interface UnreadNotices {
 
 /** The notices filed for a session and not yet handed to its agent, oldest first. */
 export async function unreadNotices(store: Pick<EventStore, 'readStream'>, sessionId: string): Promise<UnreadNotices> {
-  if (!SafeId.safeParse(sessionId).success) return { notices: [], through: 0 };
+  if (!isSafeId(sessionId)) return { notices: [], through: 0 };
   const { state } = await readInbox(store, sessionId);
   return { notices: state.pending, through: state.pending.at(-1)?.n ?? 0 };
 }
