@@ -1,5 +1,6 @@
 import type { Clock } from '../runtime/clock.ts';
 import type { DomainEvent, EventData, NewDomainEvent } from '../../events/catalog.ts';
+import { provisional } from '../../events/provisional.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { hydrateProjections } from '../../projections/hydrate.ts';
 import { laneSessionsProjection } from '../../projections/laneSessions.ts';
@@ -126,7 +127,7 @@ export function startLocalTurn(options: LocalTurnOptions): LocalTurn {
   const perform = (decision: NewDomainEvent): void => {
     switch (decision.type) {
       case 'run.execution.requested': {
-        const event = { ...decision, seq: 0, version: 0, cause: null, actor: '' } as DomainEvent;
+        const event = provisional(decision);
         // A command that cannot start still ends in a recorded exit (`failed_to_start`), as on the daemon.
         spawn.perform(event, event).catch(fail);
         return;
