@@ -12,6 +12,8 @@ export type StepOutcome<S> =
 export interface DecidedAppend<S> {
   /** Folded ahead of the commit: the input, its answers and the follow-ups. */
   readonly state: S;
+  /** The input's direct answers, then the follow-ups: what a caller may read before it appends. */
+  readonly decisions: readonly NewDomainEvent[];
   readonly expected: Record<string, number>;
   /** The input, then each decision, caused by it. */
   readonly events: readonly NewEvent[];
@@ -43,7 +45,7 @@ export async function decideAppend<S>(
     if (!versions.has(stream)) versions.set(stream, await versionOf(stream));
     expected[stream] = versions.get(stream)!;
   }
-  return { state: step.state, expected, events };
+  return { state: step.state, decisions: step.decisions, expected, events };
 }
 
 /**

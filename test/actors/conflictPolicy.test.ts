@@ -1,4 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { requestAdoption } from '../../actors/board/chores/adoptions/adoptionRequests.ts';
+import { FakeClock } from '../../actors/runtime/clock.ts';
 import { RunActors } from '../../actors/run/runActor.ts';
 import { runDecider } from '../../actors/run/runDecider.ts';
 import type { RunExecution } from '../../actors/run/runState.ts';
@@ -111,5 +113,14 @@ describe('one retry policy for a stale version, in every actor', () => {
     await expect(actors.step('s1', ended)).rejects.toBeInstanceOf(StaleVersionError);
     expect(attempts).toHaveLength(CONFLICT_RETRIES + 1);
     expect(attempts.map((a) => a.expected[stream])).toEqual(Array.from({ length: CONFLICT_RETRIES + 1 }, (_, i) => i));
+  });
+
+  it('given a rival that always writes first, then a one-shot command (`runledger adopt`) tries CONFLICT_RETRIES + 1 times, each on the lane read again, and says the lane kept changing', async () => {
+    const log = await openTempStore();
+    const { store, attempts } = racedStore(log, (stream) => ({ stream, type: 'adoption.requested', data: { lane: 'L', sessionId: 'rival' }, at: T0 }));
+
+    await expect(requestAdoption(store, new FakeClock(T0), 'L', 's1')).rejects.toThrow('lane L kept changing; try again');
+    expect(attempts).toHaveLength(CONFLICT_RETRIES + 1);
+    expect(attempts.map((a) => a.expected['lane:L'])).toEqual(Array.from({ length: CONFLICT_RETRIES + 1 }, (_, i) => i));
   });
 });
