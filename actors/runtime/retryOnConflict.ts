@@ -5,7 +5,7 @@ import { StaleVersionError } from '../../events/store/eventStore.ts';
  * that appends. A conflict means another writer committed to the stream between this one's read and
  * its append; the writers of one stream are few (the daemon or the board, a one-shot `runledger tick`,
  * `adopt` or `subscribe`, a second round), and each retry first reads what they wrote, so one retry
- * a rival is enough and five leave room for several at once. Five in a row is no longer a race one
+ * per rival is enough and five leave room for several at once. Five in a row is no longer a race one
  * more read resolves but a stream written faster than this writer decides: the asker is then told (a
  * 409, a skipped round, "kept changing; try again") instead of being kept spinning. Five was already
  * the session closer's and the adoption round's count; the others had drifted to 0, 3, 4 and 9.
