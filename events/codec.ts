@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { EventDefinition } from './define.ts';
 import { type NewEvent, STREAM_NAME } from './envelope.ts';
+import { SAFE_ID_RULE } from './safeId.ts';
 
 /** A row that cannot become an event of the catalog: names its seq and type, never crashes a reader. */
 export class InvalidEventError extends Error {
@@ -75,7 +76,7 @@ export class EventCodec<Defs extends Definitions> {
     if (!parsed.success) throw new InvalidEventError(null, event.type, describeIssues(parsed.error));
     if (!Number.isSafeInteger(event.at) || event.at < 0) throw new InvalidEventError(null, event.type, `bad at ${event.at}`);
     if (!STREAM_NAME.test(event.stream)) {
-      throw new InvalidEventError(null, event.type, `stream name ${JSON.stringify(event.stream)} is not [owner/]kind:id with ids of ^[A-Za-z0-9-]{1,64}$`);
+      throw new InvalidEventError(null, event.type, `stream name ${JSON.stringify(event.stream)} is not [owner/]kind:id with ids of ${SAFE_ID_RULE}`);
     }
   }
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
-import { SafeId } from './queueEvents.ts';
+import { SafeId } from './safeId.ts';
 
 /** The agent's own id for the session (opaque), or a launch's key when no id was ever read for it. */
 const sessionId = z.string().min(1).max(200);

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
-import { SafeId } from '../../events/queueEvents.ts';
+import { isSafeId } from '../../events/safeId.ts';
 import type { AgentKind } from '../run/outputReaders.ts';
 
 /** Where each agent looks for skills in its workspace. */
@@ -21,7 +21,7 @@ export function parseSkills(value: unknown): Skill[] {
   if (!Array.isArray(value)) throw new Error('skills is not a list');
   return value.map((raw, i) => {
     const { key, files } = (raw ?? {}) as { key?: unknown; files?: unknown };
-    if (typeof key !== 'string' || !SafeId.safeParse(key).success) throw new Error(`skill ${i} has a key that could name no folder: ${JSON.stringify(key)}`);
+    if (!isSafeId(key)) throw new Error(`skill ${i} has a key that could name no folder: ${JSON.stringify(key)}`);
     if (files === undefined) return { key, files: {} };
     if (!files || typeof files !== 'object' || Array.isArray(files)) throw new Error(`skill ${key}: files is not an object`);
     for (const [path, text] of Object.entries(files)) {

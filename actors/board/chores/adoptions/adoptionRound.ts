@@ -2,6 +2,7 @@ import type { Clock } from '../../../runtime/clock.ts';
 import type { NewDomainEvent } from '../../../../events/catalog.ts';
 import type { EventStore } from '../../../../events/store/eventStore.ts';
 import { decideAndAppend } from '../../../runtime/decideAndAppend.ts';
+import { CONFLICT_RETRIES } from '../../../runtime/retryOnConflict.ts';
 import { isProcessAlive, sameHost } from '../../../runtime/processes.ts';
 import { hostOf, pidOf } from '../../../session/claims.ts';
 import { adoptionDecider, hasOpenRequest } from '../../adoption/adoptionDecider.ts';
@@ -108,7 +109,7 @@ async function adoptOne(options: AdoptionRoundOptions, lane: string, report: Ado
   };
   let outcome = await decideAndAppend(store, adoptionDecider, step.state, ended, versions);
   // Written meanwhile (a release, a new request): the bind's end is still recorded, against what is there now.
-  for (let attempt = 0; !outcome.ok && attempt < 5; attempt++) {
+  for (let attempt = 0; !outcome.ok && attempt < CONFLICT_RETRIES; attempt++) {
     const fresh = await readLane(store, lane);
     outcome = await decideAndAppend(store, adoptionDecider, fresh.state, ended, fresh.versions);
   }
