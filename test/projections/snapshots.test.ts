@@ -12,7 +12,8 @@ import { rebuildAndCheck } from '../../projections/snapshot/checkSnapshots.ts';
 import { hydrateAt } from '../../projections/snapshot/nearestStates.ts';
 import { openScenario, scenarioCopy } from '../replay/scenarioLog.ts';
 import { runledger } from '../support/processes.ts';
-import { openTempStore } from '../support/tempStore.ts';
+import { projectionsWithCounters } from '../fixtures/counter/counterRegistry.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { appendBumps, countingProjection } from '../support/countingProjection.ts';
 
 const tally = (seq: number) => ({ name: 'tally@1', seq, state: JSON.stringify({ events: seq, lastSeq: seq }) });
@@ -33,7 +34,7 @@ function foldFromZero(log: readonly DomainEvent[], until: number): Record<string
 
 describe('snapshots: projection states kept at intervals of the log', () => {
   it('keeps a checkpoint as a snapshot when it lands `every` events past the newest one, and only the newest `kept`', async () => {
-    const store = await openTempStore(undefined, { snapshots: { every: 10, kept: 3 } });
+    const store = await openCounterStore(undefined, { snapshots: { every: 10, kept: 3 } });
     await appendBumps(store, 50);
 
     for (const seq of [5, 10, 15, 20, 30, 38, 40, 50]) await store.checkpoints.save(tally(seq));
@@ -46,7 +47,7 @@ describe('snapshots: projection states kept at intervals of the log', () => {
   });
 
   it('given snapshots at 10 and 20 of 30 events, when hydrating as of 23, then it folds only the 3 events after 20', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await appendBumps(store, 30);
     for (const seq of [10, 20]) await store.snapshots.save(tally(seq));
     const counting = countingProjection();
@@ -99,11 +100,11 @@ describe('snapshots: projection states kept at intervals of the log', () => {
   });
 
   it('given a snapshot past the end of the log, then `rebuild` reports it', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await appendBumps(store, 5);
     await store.snapshots.save({ name: 'counters@1', seq: 9, state: '{}' });
 
-    const check = await rebuildAndCheck(store, projections);
+    const check = await rebuildAndCheck(store, projectionsWithCounters);
 
     expect(check.firstDifference).toEqual({ projection: 'counters', seq: 9, source: 'history', equal: false, detail: 'the snapshot is at seq 9 but the log ends at seq 5' });
   });
