@@ -5,7 +5,6 @@
  * Also: the longest the event loop was blocked while the rebuild ran (target under 50 ms).
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { parseStream } from '../events/envelope.ts';
 import { openSqliteStore, type SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
 import type { DomainEvent } from '../events/catalog.ts';
 import { rebuildProjections } from '../projections/keeper/rebuild.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { InvalidEventError } from '../../events/codec.ts';
-import { AppendChain, type AppendRequest, type AppendResult, StaleVersionError } from '../../events/store/eventStore.ts';
+import { AppendChain, type AppendResult, StaleVersionError } from '../../events/store/eventStore.ts';
 import { bumped, oneTo } from '../support/events.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { nextTurn, transactions } from '../support/countTransactions.ts';

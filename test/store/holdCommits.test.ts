@@ -1,5 +1,5 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import type { AppendRequest, AppendResult } from '../../events/store/eventStore.ts';
+import type { AppendResult } from '../../events/store/eventStore.ts';
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { bumped, oneTo } from '../support/events.ts';
 import { tempDbPath } from '../support/tempStore.ts';
