@@ -9,9 +9,9 @@ import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStor
 import { type AnyProjection, checkpointName, type Projection } from '../../projections/projection.ts';
 import { projections } from '../../projections/keeper/registry.ts';
 import { rebuildAndCheck } from '../../projections/snapshot/checkSnapshots.ts';
-import { hydrateAt } from '../../projections/snapshot/nearestStates.ts';
 import { openScenario, scenarioCopy } from '../replay/scenarioLog.ts';
 import { runledger } from '../support/processes.ts';
+import { counterCodec } from '../fixtures/counter/counterEvents.ts';
 import { projectionsWithCounters } from '../fixtures/counter/counterRegistry.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { appendBumps, countingProjection } from '../support/countingProjection.ts';
@@ -46,16 +46,17 @@ describe('snapshots: projection states kept at intervals of the log', () => {
     expect(await store.snapshots.nearest('tally@1', 29)).toBeNull();
   });
 
-  it('given snapshots at 10 and 20 of 30 events, when hydrating as of 23, then it folds only the 3 events after 20', async () => {
+  it('given snapshots at 10 and 20 of 30 events, when a projection is asked for as of 23, then it folds only the 3 events after 20', async () => {
     const store = await openCounterStore();
     await appendBumps(store, 30);
     for (const seq of [10, 20]) await store.snapshots.save(tally(seq));
     const counting = countingProjection();
 
-    const [positioned] = await hydrateAt(store, [counting as AnyProjection], 23);
+    const report = await replayUntil(store, [], [counting as AnyProjection], 23, { codec: counterCodec });
 
     expect(counting.evolved).toBe(3);
-    expect(positioned).toMatchObject({ seq: 23, state: { events: 23, lastSeq: 23 }, start: { seq: 20, from: 'snapshot' } });
+    expect(report.projections.tally).toEqual({ events: 23, lastSeq: 23 });
+    expect(report.projectionsFrom).toEqual([{ name: 'tally', seq: 20, from: 'snapshot' }]);
   });
 
   it('`rebuild --write` stores them between two inputs, and `rebuild` then finds every one equal to the log', async () => {
