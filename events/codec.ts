@@ -38,6 +38,12 @@ type Definitions = Readonly<Record<string, EventDefinition>>;
 /** Data of a row checked against its type: the current shape, or the problem. */
 export type DecodedData = { readonly ok: true; readonly data: unknown } | { readonly ok: false; readonly problem: string };
 
+/**
+ * A codec of any catalog, as the store and `replay` take one: the production catalog's, or a test's
+ * that adds its fixtures' events to it. (`has` is left out: its type guard would tie it to one catalog.)
+ */
+export type AnyEventCodec = Pick<EventCodec<Definitions>, 'definitions' | 'decodeData' | 'tryDecodeData' | 'checkNew'>;
+
 /** Validates event data against the catalog on the way in and on the way out, upcasting old shapes. */
 export class EventCodec<Defs extends Definitions> {
   constructor(readonly definitions: Defs) {}

@@ -13,7 +13,6 @@ const lock = z.string().min(3).max(300);
 
 export const PresenceSchema = z.enum(['running', 'stopped', 'gone']);
 export const TurnSchema = z.enum(['idle', 'working', 'needs_input', 'unknown']);
-export type Presence = z.infer<typeof PresenceSchema>;
 export type Turn = z.infer<typeof TurnSchema>;
 
 /** The watch on a session that publishes no turn: since when, its record's last write then, the last reading. */
