@@ -3,7 +3,8 @@ import type { DomainEvent } from '../../events/catalog.ts';
 import { type Clock, systemClock } from './clock.ts';
 import type { AppendResult, EventStore } from '../../events/store/eventStore.ts';
 import { untilRecorded } from './untilRecorded.ts';
-import { isProcessAlive, sameHost } from './processes.ts';
+import { writerIsGone } from './processes.ts';
+import { writerOf } from './writer.ts';
 
 export type Delivery = 'at-least-once' | 'at-most-once';
 
@@ -313,8 +314,6 @@ export class Outbox<E> {
   }
 
   private takerIsGone(taken: DomainEvent): boolean {
-    if (taken.actor === this.store.writer) return false;
-    const [host, pid] = taken.actor.split(':');
-    return sameHost(host ?? '') && !isProcessAlive(Number(pid));
+    return taken.actor !== this.store.writer && writerIsGone(writerOf(taken.actor));
   }
 }

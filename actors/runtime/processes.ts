@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import type { Writer } from './writer.ts';
 
 /**
  * Whether a process of this host still runs. Signal 0 probes without touching it, but answers for a
@@ -27,6 +28,20 @@ function isZombie(pid: number): boolean {
   }
 }
 
-export function sameHost(host: string): boolean {
+function sameHost(host: string): boolean {
   return host === hostname();
+}
+
+/**
+ * Whether a writer's process still runs, where that can be read: on this host only (a pid elsewhere
+ * means nothing here), so null for another host's. A writer of this host with no pid runs nowhere.
+ */
+export function writerIsAlive(writer: Writer): boolean | null {
+  if (!sameHost(writer.host)) return null;
+  return writer.pid !== null && isProcessAlive(writer.pid);
+}
+
+/** A writer of this host whose process no longer runs. One on another host cannot be probed: it is not gone as far as this host can tell. */
+export function writerIsGone(writer: Writer): boolean {
+  return writerIsAlive(writer) === false;
 }

@@ -2,7 +2,8 @@ import type { Subscription } from 'rxjs';
 import type { Clock } from '../../../runtime/clock.ts';
 import type { DomainEvent } from '../../../../events/catalog.ts';
 import type { EventStore } from '../../../../events/store/eventStore.ts';
-import { isProcessAlive, sameHost } from '../../../runtime/processes.ts';
+import { writerIsGone } from '../../../runtime/processes.ts';
+import { writerOf } from '../../../runtime/writer.ts';
 import { DEFAULT_HOOK_TIMEOUT_MS, type HookOutcome, runHookCommand } from './hookCommand.ts';
 import { type HookCall, type HookCommands, hookOf, hookPayload } from './hookNames.ts';
 
@@ -232,7 +233,5 @@ function ids(call: HookCall): { runId?: string; sessionId?: string } {
 
 /** A take by a process of this host that no longer runs. One on another host cannot be probed: it is left. */
 function takerIsGone(taken: DomainEvent, self: string): boolean {
-  if (taken.actor === self) return false;
-  const at = taken.actor.lastIndexOf(':');
-  return sameHost(taken.actor.slice(0, at)) && !isProcessAlive(Number(taken.actor.slice(at + 1)));
+  return taken.actor !== self && writerIsGone(writerOf(taken.actor));
 }
