@@ -12,7 +12,8 @@ export function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
   } catch (error) {
-    // EPERM: it exists but belongs to someone else.
+    // EPERM: it exists but belongs to someone else. Anything else (ESRCH) is the answer asked for:
+    // no such process.
     if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
   return !isZombie(pid);
@@ -24,6 +25,8 @@ function isZombie(pid: number): boolean {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
   } catch {
+    // No /proc to tell (not Linux), or the process ended since signal 0 answered: a state that
+    // cannot be read is no zombie, and signal 0's answer stands (a probe is asked again each round).
     return false;
   }
 }
