@@ -26,7 +26,7 @@ function isZombie(pid: number): boolean {
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
   } catch {
     // No /proc to tell (not Linux), or the process ended since signal 0 answered: a state that
-    // cannot be read is no zombie, and signal 0's answer stands (a probe is asked again each round).
+    // cannot be read is no zombie, and signal 0's answer stands.
     return false;
   }
 }
