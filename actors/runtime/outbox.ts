@@ -299,10 +299,10 @@ export class Outbox<E> {
           return;
         }
         this.fed.push(event);
-        const drained = this.drain();
+        // In the background nobody waits for a drain either: what fails it is told.
         const background = this.consumer.background;
-        if (background) drained.catch((error: unknown) => background.log(`outbox ${this.consumer.name}: ${(error as Error).message}`));
-        else void drained;
+        if (background) this.drain().catch((error: unknown) => background.log(`outbox ${this.consumer.name}: ${(error as Error).message}`));
+        else void this.drain();
       },
       // A feed that failed hands over nothing more: drains read the log again.
       error: () => (this.following = false),
