@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { hostname } from 'node:os';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { type Delivery, type EffectConsumer, Outbox } from '../../actors/runtime/outbox.ts';
@@ -463,5 +464,105 @@ describe('outbox: effects that turn out to call for nothing', () => {
     await reopened.open();
     expect(await reopened.drain()).toBe(0);
     expect([...performed.values()].every((times) => times === 1)).toBe(true);
+  });
+});
+
+describe('outbox: two processes on one consumer stream', () => {
+  it('given a take by another process that ends below where this one already read, when its own take loses to it, then its cursor does not move back: it reads nothing again', async () => {
+    const path = tempDbPath();
+    const [a, b] = [await openCounterStore(path), await openCounterStore(path)];
+    // One stream, two processes that call for different effects (two boards with different hooks).
+    const milestonesOf = (stream: string, performed: number[], needed?: () => Promise<boolean>): EffectConsumer<number> => ({
+      name: 'shared',
+      delivery: 'at-most-once',
+      effectOf: (event) => {
+        const counter = counterEventOf(event);
+        return counter?.type === 'counter.milestone.reached' && counter.stream === stream ? counter.seq : null;
+      },
+      ...(needed ? { needed } : {}),
+      async perform(seq) {
+        performed.push(seq);
+        return { ok: true };
+      },
+    });
+    let reading: () => void = () => {};
+    const read = new Promise<void>((resolve) => (reading = resolve));
+    let letTake: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (letTake = resolve));
+    const ofA: number[] = [];
+    const ofB: number[] = [];
+    const outboxA = new Outbox(a, milestonesOf('counter:a', ofA), () => 1);
+    const outboxB = new Outbox(
+      b,
+      milestonesOf('counter:b', ofB, async () => {
+        reading();
+        await gate;
+        return true;
+      }),
+      () => 1,
+    );
+    await outboxA.open();
+    await outboxB.open();
+
+    const [bMilestone] = await appendWithMilestones(a, 1, 'counter:b');
+    // B has read its page (through seq 2) and is about to take it; meanwhile A reads on, past seq 4.
+    const drainB = outboxB.drain();
+    await read;
+    await appendWithMilestones(a, 2, 'counter:c');
+    expect(await outboxA.drain()).toBe(0);
+    letTake();
+    await drainB;
+    expect(ofB).toEqual([bMilestone]);
+
+    const readAll = vi.spyOn(a, 'readAll');
+    const [aMilestone] = await appendWithMilestones(a, 1, 'counter:a');
+    expect(await outboxA.drain()).toBe(1);
+    expect(ofA).toEqual([aMilestone]);
+    // A had read through seq 4 before B's take (through seq 2) committed: it never reads from below 4 again.
+    expect(readAll.mock.calls.map(([from]) => from).filter((from) => from < 4)).toEqual([]);
+  });
+
+  it('given an at-most-once take by a process that died, when two outboxes open at once, then it is recorded interrupted once', async () => {
+    const path = tempDbPath();
+    const stores = [await openCounterStore(path), await openCounterStore(path)];
+    const dead = await openCounterStore(path, { writer: `${hostname()}:999999` });
+    const [effect] = await appendWithMilestones(stores[0]!, 1);
+    await dead.append({
+      expected: { 'outbox:announce': 0 },
+      events: [{ stream: 'outbox:announce', type: 'outbox.taken', data: { through: effect!, effects: [effect!] }, at: 1 }],
+    });
+
+    await Promise.all(stores.map((store) => new Outbox(store, announcer('at-most-once').consumer, () => 5).open()));
+
+    expect(outboxTypes(await stores[0]!.readStream('outbox:announce'))).toEqual(['outbox.taken', 'outbox.interrupted']);
+  });
+
+  it('given an at-least-once take by a process that died, naming a row this version cannot read, when the outbox opens, then it is recorded interrupted and the next event is not performed in its place', async () => {
+    const path = tempDbPath();
+    const store = await openCounterStore(path, { foreignRows: () => {} });
+    const dead = await openCounterStore(path, { writer: `${hostname()}:999999`, foreignRows: () => {} });
+    // Seq 1: a row a newer runledger wrote (and, being newer, took as an effect); seq 2: a milestone.
+    const raw = new Database(path);
+    raw.exec("INSERT INTO events (stream, version, type, data, at, cause, actor) VALUES ('counter:z', 1, 'counter.teleported', '{}', 1, NULL, 'newer:1')");
+    raw.close();
+    const [milestoneSeq] = await appendWithMilestones(store, 1);
+    expect(milestoneSeq).toBe(3);
+    await dead.append({
+      expected: { 'outbox:announce': 0 },
+      events: [{ stream: 'outbox:announce', type: 'outbox.taken', data: { through: 1, effects: [1] }, at: 1 }],
+    });
+    const { consumer, performed } = announcer('at-least-once');
+    const outbox = new Outbox(store, consumer, () => 5);
+
+    await outbox.open();
+    expect(performed.size).toBe(0);
+    expect(await outbox.drain()).toBe(1);
+
+    expect([...performed]).toEqual([[milestoneSeq, 1]]);
+    const stream = await store.readStream('outbox:announce');
+    expect(stream.flatMap((e) => (e.type === 'outbox.performed' || e.type === 'outbox.interrupted' ? [[e.type, e.data.effect]] : []))).toEqual([
+      ['outbox.interrupted', 1],
+      ['outbox.performed', milestoneSeq],
+    ]);
   });
 });
