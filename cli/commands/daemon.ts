@@ -20,10 +20,10 @@ const daemon = () =>
     .option('--lease-s <s>', 'heartbeat silence after which a claimed run is reaped', int('--lease-s', 1), 90)
     .option('--tick-s <s>', 'seconds between two rounds over the sessions to close', int('--tick-s', 1), 10)
     .option('--quiet-s <s>', 'a session that publishes no turn closes after this long with nothing written to its record', int('--quiet-s', 1), 120)
-    .addOption(new Option('--session-driver <driver>', 'how sessions are read and closed: exec (a run\'s process) or tmux (a pane)').choices(['exec', 'tmux'] as const).default('exec' as const))
+    .addOption(new Option('--session-driver <driver>', 'how sessions are read and closed: exec (a run\'s process) or tmux (a pane)').choices(['exec', 'tmux']).default('exec'))
     .option('--tmux-socket <name>', 'the tmux server of the sessions (tmux -L NAME); the default server when absent')
     .option('--hook <name=command>', HOOK, collect)
-    .addOption(new Option('--sync <mode>', 'full survives power loss, normal a crash').choices(['full', 'normal'] as const).default('full' as const))
+    .addOption(new Option('--sync <mode>', 'full survives power loss, normal a crash').choices(['full', 'normal']).default('full'))
     .option('--server <url>', 'join this board instead of running one')
     .option('--computer <id>', 'this computer\'s id', 'local')
     .option('--token <token>', 'this computer\'s token (from `runledger computer add`)')
@@ -38,7 +38,7 @@ const server = () =>
     .option('--host <host>', 'the board address', '127.0.0.1')
     .option('--lease-s <s>', 'heartbeat silence after which a claimed run is reaped', int('--lease-s', 1), 90)
     .option('--hook <name=command>', HOOK, collect)
-    .addOption(new Option('--sync <mode>', 'full survives power loss, normal a crash').choices(['full', 'normal'] as const).default('full' as const))
+    .addOption(new Option('--sync <mode>', 'full survives power loss, normal a crash').choices(['full', 'normal']).default('full'))
     .option('--log-json', 'log decisions as JSON lines (pino) instead of sentences');
 
 export type DaemonOptions = OptionsOf<ReturnType<typeof daemon>>;
