@@ -10,7 +10,7 @@
  * The build is made in a folder of its own, then renamed to dist/: a process already running from
  * dist/ never sees half of one. dist/.inputs holds the fingerprint of what it was built from;
  * `ensureBuilt()` (the tests' and benches' global setup) builds only when that changed, so a test
- * never runs stale files and an unchanged tree costs one hash (~30 ms), not a build (~1-2 s).
+ * never runs stale files and an unchanged tree costs one hash (~50 ms), not a build (~2-3 s).
  *
  *   node --import tsx build.ts            build
  *   node --import tsx build.ts --if-stale build unless dist/ matches the sources
