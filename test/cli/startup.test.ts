@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +33,18 @@ const HEAVY = ['zod', 'better-sqlite3', 'kysely', 'rxjs', 'nact', 'pino', 'ws'];
 describe('runledger starts with what the command needs', () => {
   it('runs the built files, built from the sources as they are (the global setup builds them when stale)', () => {
     expect(isBuilt()).toBe(true);
+  });
+
+  it('a checkout that was never built says so and how to build it, exit 2', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'runledger-unbuilt-'));
+    try {
+      mkdirSync(join(folder, 'cli'));
+      copyFileSync(cli, join(folder, 'cli/runledger.js'));
+      const result = spawnSync(process.execPath, [join(folder, 'cli/runledger.js'), '--help'], { encoding: 'utf8', timeout: 20_000 });
+      expect(result).toMatchObject({ status: 2, stdout: '', stderr: 'runledger: not built (no dist/cli/main.js): run `npm run build` here (`npm ci` runs it)\n' });
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('--version prints the package version, one line, exit 0', () => {
