@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The tests run the CLI as a user does, from the built files: built first, when stale.
+    globalSetup: ['test/support/buildOnce.ts'],
     // Real processes, sockets and SQLite files: generous, but bounded.
     testTimeout: 30_000,
     hookTimeout: 30_000,

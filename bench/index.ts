@@ -4,6 +4,7 @@
  * a target is missed.
  */
 import { cpus, loadavg } from 'node:os';
+import { ensureBuilt } from '../build.ts';
 import { appendBatched } from './appendBatched.ts';
 import { appendSingle } from './appendSingle.ts';
 import { groupCommit } from './groupCommit.ts';
@@ -11,9 +12,10 @@ import { type Benchmark, cleanUp, now, parseOptions, printTable, type Row } from
 import { rebuild } from './rebuild.ts';
 import { replay } from './replay.ts';
 import { scheduling } from './scheduling.ts';
+import { startTime } from './startTime.ts';
 import { wireLoad } from './wireLoad.ts';
 
-const benchmarks: readonly Benchmark[] = [appendSingle, appendBatched, groupCommit, rebuild, scheduling, wireLoad, replay];
+const benchmarks: readonly Benchmark[] = [startTime, appendSingle, appendBatched, groupCommit, rebuild, scheduling, wireLoad, replay];
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
@@ -28,6 +30,8 @@ async function main(): Promise<number> {
       `${cpus().length} CPUs, load average ${loadBefore.toFixed(2)}` +
       `${(globalThis as { gc?: unknown }).gc ? '' : ' (no --expose-gc: rounds are not preceded by a GC)'}\n`,
   );
+  // wireLoad and startTime spawn the CLI, which runs the built files: they must be the sources'.
+  if (ensureBuilt()) process.stderr.write('built dist/ (it did not match the sources)\n');
   const rows: Row[] = [];
   try {
     for (const b of chosen) {

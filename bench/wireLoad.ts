@@ -24,6 +24,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { ensureBuilt } from '../build.ts';
 import { type Benchmark, type Row, runIfMain } from './harness.ts';
 
 const CLI = fileURLToPath(new URL('../cli/runledger.js', import.meta.url));
@@ -305,6 +306,7 @@ export async function measureWireLoad(options: WireLoadOptions = {}, log: (line:
 }
 
 export async function runWireLoadBench(options: WireLoadOptions = {}, log?: (line: string) => void): Promise<Row[]> {
+  ensureBuilt(); // the CLI it spawns runs dist/: built from the sources as they are
   const f = await measureWireLoad(options, log);
   const allSucceeded = (f.states.succeeded ?? 0) === f.runs;
   const sync = options.boardSync ?? 'full';

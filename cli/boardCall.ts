@@ -1,8 +1,6 @@
 import { readSubmitToken } from '../wire/tokens.ts';
 import { DEFAULT_DB } from './options.ts';
 
-export const DEFAULT_SERVER = 'http://127.0.0.1:7420';
-
 export interface ClientOptions {
   server: string;
   token?: string;

@@ -1,4 +1,5 @@
-import { Command } from 'commander';
+import { Command } from '@commander-js/extra-typings';
+import packageJson from '../package.json' with { type: 'json' };
 import { adoptCommand } from './commands/adopt.ts';
 import { auditCommand } from './commands/audit.ts';
 import { cancelCommand, showCommand, statusCommand, submitCommand } from './commands/client.ts';
@@ -10,8 +11,11 @@ import { runCommand } from './commands/run.ts';
 import { subscribeCommand, unsubscribeCommand } from './commands/subscribe.ts';
 import { tickCommand } from './commands/tick.ts';
 
+// Every start loads this file and the definitions in commands/, nothing more: each command's action
+// imports what it does (../actions/) when it runs, so `--help` and `--version` load commander alone.
 const program = new Command('runledger')
   .description('runs AI-agent turns for a team, and can explain every decision it ever took')
+  .version(packageJson.version, '-V, --version', 'print the version of runledger')
   .showHelpAfterError()
   .addCommand(daemonCommand())
   .addCommand(serverCommand())

@@ -1,9 +1,14 @@
-import { resolve } from 'node:path';
-import type { Command } from 'commander';
-import { type AnyEventCodec, InvalidEventError } from '../events/codec.ts';
-import { openSqliteStore, openSqliteStoreToRead, type SqliteStoreOptions } from '../events/store/sqlite/sqliteEventStore.ts';
+import type { Command, OptionValues } from '@commander-js/extra-typings';
+
+/**
+ * What the command definitions share. Every start loads the definitions (`--help` lists them all), so
+ * this file and they import nothing heavy: no store, no schemas; an action loads those with its command.
+ */
 
 export const DEFAULT_DB = './.runledger/runledger.db';
+export const DEFAULT_SERVER = 'http://127.0.0.1:7420';
+/** The daemon's default agent, so `run` and `daemon` run the same thing unless told otherwise. */
+export const DEMO_EXEC = `node ${new URL('./demoAgent.mjs', import.meta.url).pathname}`;
 
 export interface DbOptions {
   db: string;
@@ -11,43 +16,16 @@ export interface DbOptions {
   sync?: 'full' | 'normal';
 }
 
-export function withDb(command: Command): Command {
+/** The option values of a command definition, as its action receives them (typed from its `.option`s). */
+export type OptionsOf<C extends { opts(): OptionValues }> = ReturnType<C['opts']>;
+
+export function withDb<Args extends unknown[], Opts extends OptionValues, Globals extends OptionValues>(command: Command<Args, Opts, Globals>) {
   return command
     .option('--db <file>', 'the SQLite log', DEFAULT_DB)
     .option('--json', 'print results as JSON, for scripts');
 }
 
-/**
- * Opens the log to write it. Tools that need one there already (`computer list`, `rebuild --write` ...)
- * pass `mustExist`: a mistyped path is then an error naming it, not a fresh empty log, and a file
- * that is not a runledger log is refused before anything is written in it.
- */
-export function openLog(options: DbOptions, { mustExist = false, foreignRows, codec }: { mustExist?: boolean; foreignRows?: 'fail'; codec?: AnyEventCodec } = {}) {
-  const path = resolve(options.db);
-  return openSqliteStore(path, { ...(options.sync ? { sync: options.sync } : {}), ...(mustExist ? { existing: true } : {}), ...(foreignRows ? { foreignRows } : {}), ...(codec ? { codec } : {}) });
-}
-
-/**
- * Opens the log read-only (`replay`, `rebuild`, `audit`): never created, migrated or written. A row
- * this version cannot read fails a tool that vouches for the whole log (`fail`), else is named on
- * stderr and skipped.
- */
-export function openLogToRead(options: DbOptions, foreignRows: SqliteStoreOptions['foreignRows'] = undefined, codec?: AnyEventCodec) {
-  return openSqliteStoreToRead(resolve(options.db), { ...(foreignRows ? { foreignRows } : {}), ...(codec ? { codec } : {}) });
-}
-
 /** Prints `value` as JSON or through `human`, whichever the user asked for. */
 export function print(options: { json?: boolean }, value: unknown, human: () => string): void {
   process.stdout.write(`${options.json ? JSON.stringify(value) : human()}\n`);
-}
-
-/**
- * `replay` and `rebuild` vouch for the whole log: a row this version cannot read (opened with
- * `foreignRows: 'fail'`) ends them with exit 1 naming its seq (SPEC 1). Anything else goes up.
- */
-export function failOnForeignRow(options: { json?: boolean }, error: unknown): void {
-  if (!(error instanceof InvalidEventError) || error.seq === null) throw error;
-  const { seq, type, problem } = error;
-  print(options, { ok: false, seq, type, problem }, () => `✗ seq ${seq}: ${error.message}: this runledger cannot read it, so it cannot vouch for the log`);
-  process.exitCode = 1;
 }

@@ -1,4 +1,10 @@
-import { InvalidArgumentError } from 'commander';
+import { type CommandUnknownOpts, InvalidArgumentError } from '@commander-js/extra-typings';
+
+/**
+ * Parsers of option text, for the command definitions: loaded at every start, so none of them needs
+ * a schema. An option checked against one (an id, a hook name) is collected as text here and checked
+ * by its command's action, which loads the schema; `refuseOption` words the refusal as these do.
+ */
 
 /** A whole-number option of at least `min`, with an error that names the option. */
 export function int(name: string, min: number) {
@@ -7,4 +13,36 @@ export function int(name: string, min: number) {
     if (!Number.isSafeInteger(value) || value < min) throw new InvalidArgumentError(`${name} wants a whole number ≥ ${min}, not "${text}"`);
     return value;
   };
+}
+
+/** A whole-number option bounded above too (SPEC section 4, "Bounds"). */
+export function atMost(name: string, max: number, parse: (text: string) => number) {
+  return (text: string): number => {
+    const value = parse(text);
+    if (value > max) throw new InvalidArgumentError(`${name} wants at most ${max}, not "${text}"`);
+    return value;
+  };
+}
+
+/** A seq of the log (`replay --until`). */
+export function parseSeq(text: string): number {
+  const seq = Number(text);
+  if (!Number.isSafeInteger(seq) || seq < 0) throw new Error(`--until wants a seq (a whole number ≥ 0), not "${text}"`);
+  return seq;
+}
+
+/**
+ * A repeatable option's texts in the order given. No default value: the help would print an empty
+ * list as `(default: [])`; absent, the option is `undefined`.
+ */
+export function collect(text: string, previous: readonly string[] = []): string[] {
+  return [...previous, text];
+}
+
+/**
+ * Refuses an option's text in an action exactly as commander refuses what a parser rejects (the same
+ * words, exit 1), for the options whose check needs a schema (see the top of this file).
+ */
+export function refuseOption(command: CommandUnknownOpts, flags: string, text: string, problem: string): never {
+  return command.error(`error: option '${flags}' argument '${text}' is invalid. ${problem}`, { exitCode: 1, code: 'commander.invalidArgument' });
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_TIMEOUT_S } from './bounds.ts';
 import { defineEvent, eventGroup } from './define.ts';
 import { SafeId } from './safeId.ts';
 
@@ -12,8 +13,6 @@ const at = z.number().int().nonnegative();
 const idempotencyKey = z.string().min(1).max(255);
 /** One life of a computer's daemon, drawn at its start (SPEC section 7). */
 const incarnation = SafeId;
-/** The longest budget a run may ask for: 30 days (SPEC section 4, Bounds); 0 = no local limit. */
-export const MAX_TIMEOUT_S = 2_592_000;
 /** A run's budget as the wire carries it (`timeout_s`): checked at every edge that reads one. */
 export const TimeoutSeconds = z.number().int().min(0).max(MAX_TIMEOUT_S);
 

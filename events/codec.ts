@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { EventDefinition } from './define.ts';
 import { type NewEvent, STREAM_NAME } from './envelope.ts';
-import { SAFE_ID_RULE } from './safeId.ts';
+import { SAFE_ID_RULE } from './idRule.ts';
 
 /** A row that cannot become an event of the catalog: names its seq and type, never crashes a reader. */
 export class InvalidEventError extends Error {

@@ -1,4 +1,4 @@
-import { SAFE_ID_PART } from './safeId.ts';
+import { SAFE_ID_PART } from './idRule.ts';
 
 /**
  * The shapes every event has, whatever its type: as proposed by a decider (`NewEvent`) and as read

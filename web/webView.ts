@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Clock } from '../actors/runtime/clock.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
-import { SAFE_ID_RULE, isSafeId } from '../events/safeId.ts';
+import { SAFE_ID_RULE, isSafeId } from '../events/idRule.ts';
 import { noRunStartsWith, resolveRunIdAmong, RunIdPrefixError } from '../projections/audit/runIdPrefix.ts';
 import type { BoardState } from '../actors/board/boardState.ts';
 import type { WebAccess, WebRoutes } from '../actors/board/host/boardServer.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { NewDomainEvent } from '../events/catalog.ts';
-import { SAFE_ID, SAFE_ID_RULE } from '../events/safeId.ts';
+import { SAFE_ID, SAFE_ID_RULE } from '../events/idRule.ts';
 
 /** Frames above this size close the connection (WebSocket 1009); the computer reconnects. */
 export const MAX_FRAME_BYTES = 256 * 1024;

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
-import { isSafeId } from '../../events/safeId.ts';
+import { isSafeId } from '../../events/idRule.ts';
 import type { AgentKind } from '../run/outputReaders.ts';
 
 /** Where each agent looks for skills in its workspace. */

@@ -1,4 +1,4 @@
-import { isSafeId } from '../../events/safeId.ts';
+import { isSafeId } from '../../events/idRule.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { clock as clockTime } from '../../projections/audit/describeEvent.ts';
 import { decideAndAppend } from '../runtime/decideAndAppend.ts';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { isSafeId } from '../../events/safeId.ts';
+import { isSafeId } from '../../events/idRule.ts';
 
 /**
  * The id a session's stream is named by: its own id when that may name a stream, else a digest of it

@@ -1,42 +1,16 @@
-import { Command } from 'commander';
-import { releaseAdoption, requestAdoption } from '../../actors/board/chores/adoptions/adoptionRequests.ts';
-import { ADOPTION_LISTING_WINDOW_MS } from '../../actors/board/adoption/adoptionState.ts';
-import { systemClock } from '../../actors/runtime/clock.ts';
-import { SAFE_ID_RULE, isSafeId } from '../../events/safeId.ts';
-import { type DbOptions, openLog, print, withDb } from '../options.ts';
+import { Command } from '@commander-js/extra-typings';
+import { type OptionsOf, withDb } from '../options.ts';
 
-function checkId(what: string, id: string): void {
-  if (!isSafeId(id)) throw new Error(`${what} ${JSON.stringify(id)} must match ${SAFE_ID_RULE}`);
-}
-
-/**
- * `runledger adopt LANE SESSION`: asks the board to bind a live session to a lane, so that the lane's
- * next turns run in it. Recorded in the log; the board's next round claims the request and binds it,
- * once the session is listed on a computer (it waits up to 180 s for that).
- */
-export function adoptCommand(): Command {
-  return withDb(new Command('adopt'))
+const adopt = () =>
+  withDb(new Command('adopt'))
     .description('ask the board to bind a live session to a lane: its next turns then run in that session')
     .argument('<lane>', 'the lane (a conversation)')
     .argument('[session]', 'the session id to adopt')
-    .option('--release', 'withdraw the lane\'s open adoption request instead')
-    .action(async (lane: string, session: string | undefined, options: DbOptions & { release?: boolean }) => {
-      checkId('lane', lane);
-      if (options.release ? session !== undefined : session === undefined) throw new Error('give a LANE and a SESSION to adopt, or a LANE and --release');
-      const store = await openLog(options);
-      try {
-        if (options.release) {
-          await releaseAdoption(store, systemClock, lane, 'released with `runledger adopt --release`');
-          print(options, { lane, released: true }, () => `lane ${lane}: its adoption request was released`);
-          return;
-        }
-        checkId('session', session!);
-        const request = await requestAdoption(store, systemClock, lane, session!);
-        print(options, { lane, session_id: session, request }, () =>
-          `lane ${lane} asked to adopt session ${session} (request ${request}); the board's next round binds it once the session is listed (it waits up to ${ADOPTION_LISTING_WINDOW_MS / 1000} s)`,
-        );
-      } finally {
-        await store.close();
-      }
-    });
+    .option('--release', 'withdraw the lane\'s open adoption request instead');
+
+export type AdoptOptions = OptionsOf<ReturnType<typeof adopt>>;
+
+/** `runledger adopt LANE SESSION`; what it does is in ../actions/adopt.ts, loaded when it runs. */
+export function adoptCommand() {
+  return adopt().action(async (lane, session, options) => (await import('../actions/adopt.ts')).adopt(lane, session, options));
 }

@@ -1,73 +1,18 @@
-import { resolve } from 'node:path';
-import { Command } from 'commander';
-import { hydrateProjections } from '../../projections/hydrate.ts';
-import { type AuditSummary, auditSummaryProjection } from '../../projections/audit/summary.ts';
-import { formatSummary, summaryReport } from '../../projections/audit/summaryView.ts';
-import { checkEntityId, entityTimeline, formatTimeline, type Timeline } from '../../projections/audit/runTimeline.ts';
-import type { AnyProjection } from '../../projections/projection.ts';
-import { NotALogError } from '../../events/store/sqlite/migrations.ts';
-import type { EventStore } from '../../events/store/eventStore.ts';
-import { noRunStartsWith, RunIdPrefixError } from '../../projections/audit/runIdPrefix.ts';
-import { type DbOptions, openLogToRead, print, withDb } from '../options.ts';
-import { runIdInLog } from '../runIdArgument.ts';
+import { Command } from '@commander-js/extra-typings';
+import { type OptionsOf, withDb } from '../options.ts';
 
-export function auditCommand(): Command {
-  return withDb(new Command('audit'))
+const audit = () =>
+  withDb(new Command('audit'))
     .description(
       'the timeline of a run (or session): every event of it in order, each with a one-line reason (exit 1 when the log has none); ' +
         'with no id, the audit summary of the whole log',
     )
     .argument('[id]', 'the run id (or a unique prefix of it, 6 characters or more) or session id to explain; none for the summary')
-    .option('--summary', 'the audit summary of the whole log: runs by outcome, time queued and parked per lane, claims retried')
-    .action(async (id: string | undefined, options: DbOptions & { summary?: boolean }) => {
-      if (id !== undefined && options.summary) throw new Error('give a run or session id, or --summary, not both');
-      if (id !== undefined) checkEntityId(id);
-      const path = resolve(options.db);
-      const store = await openLogToRead(options).catch((error: unknown) => {
-        // No log there (or none this version reads): an answer, like an unknown run's, not a crash.
-        if (!(error instanceof NotALogError)) throw error;
-        fail(error.message);
-        return null;
-      });
-      if (!store) return;
-      try {
-        if (id === undefined) {
-          // The summary is a projection: from its checkpoint (the daemon keeps one), then the tail.
-          const projection = auditSummaryProjection as AnyProjection;
-          const folded = (await hydrateProjections(store, [projection])).get(projection.name)!;
-          const report = summaryReport(folded.state as AuditSummary, folded.seq);
-          print(options, report, () => formatSummary(report));
-          return;
-        }
-        const timeline = await auditedTimeline(store, id);
-        if (!timeline) {
-          fail(`no run or session "${id}" in ${path}: the log holds no event of run:${id} or session:${id}, and ${noRunStartsWith(id)}`);
-          return;
-        }
-        print(options, timeline, () => formatTimeline(timeline));
-      } finally {
-        await store.close();
-      }
-    });
-}
+    .option('--summary', 'the audit summary of the whole log: runs by outcome, time queued and parked per lane, claims retried');
 
-/**
- * The run `id` names (whole, or a unique prefix: SPEC 6), else the session of that whole id. A prefix
- * too short or ambiguous for a run is refused, unless it is a session's whole id.
- */
-async function auditedTimeline(store: Pick<EventStore, 'readEntity' | 'entityIdsStartingWith'>, id: string): Promise<Timeline | null> {
-  let runId: string | null;
-  try {
-    runId = await runIdInLog(store, id);
-  } catch (error) {
-    const session = error instanceof RunIdPrefixError ? await entityTimeline(store, 'session', id) : null;
-    if (session) return session;
-    throw error;
-  }
-  return (runId !== null ? await entityTimeline(store, 'run', runId) : null) ?? (await entityTimeline(store, 'session', id));
-}
+export type AuditOptions = OptionsOf<ReturnType<typeof audit>>;
 
-function fail(message: string): void {
-  process.stderr.write(`runledger: ${message}\n`);
-  process.exitCode = 1;
+/** `runledger audit [ID]`; what it does is in ../actions/audit.ts, loaded when it runs. */
+export function auditCommand() {
+  return audit().action(async (id, options) => (await import('../actions/audit.ts')).audit(id, options));
 }

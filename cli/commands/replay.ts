@@ -1,95 +1,18 @@
-import { Command } from 'commander';
-import { formatEntity, formatUntil, formatVerified } from '../../replay/formatReplay.ts';
-import { replayEntity } from '../../replay/replayEntity.ts';
-import { replayLog } from '../../replay/replayLog.ts';
-import { replayUntil } from '../../replay/replayUntil.ts';
-import { checkEntityId } from '../../projections/audit/runTimeline.ts';
-import { noRunStartsWith } from '../../projections/audit/runIdPrefix.ts';
-import { type DbOptions, failOnForeignRow, openLogToRead, print, withDb } from '../options.ts';
-import { productionRegistry, type ToolRegistry } from '../registry.ts';
-import { runIdInLog } from '../runIdArgument.ts';
+import { Command } from '@commander-js/extra-typings';
+import { type OptionsOf, withDb } from '../options.ts';
+import type { ToolRegistry } from '../registry.ts';
+import { parseSeq } from '../parse.ts';
 
-interface ReplayOptions extends DbOptions {
-  until?: number;
-  run?: string;
-  session?: string;
-}
-
-export function replayCommand({ codec, deciders, projections }: ToolRegistry = productionRegistry): Command {
-  return withDb(new Command('replay'))
+const replay = () =>
+  withDb(new Command('replay'))
     .description('re-derive every recorded decision from its input (exit 1 naming the first seq that differs)')
     .option('--until <seq>', 'print every projection as of this seq, re-deriving the decisions from the nearest snapshot up to it', parseSeq)
     .option('--run <id>', 're-derive only the inputs that concern this run (its id or a unique prefix of it), each with its decisions')
-    .option('--session <id>', 're-derive only the inputs that concern this session, each with its decisions')
-    .action(async (options: ReplayOptions) => {
-      const modes = [options.until !== undefined, options.run !== undefined, options.session !== undefined].filter(Boolean).length;
-      if (modes > 1) throw new Error('give one of --until, --run and --session, not several');
-      const entity = options.run !== undefined ? ({ kind: 'run', id: options.run } as const) : options.session !== undefined ? ({ kind: 'session', id: options.session } as const) : null;
-      if (entity) checkEntityId(entity.id);
-      // Read-only: replay never writes the file it checks (snapshots are stored by `rebuild --write`).
-      const store = await openLogToRead(options, 'fail', codec);
-      try {
-        const progress = await progressReporter(() => store.headSeq());
-        if (entity) {
-          const id = entity.kind === 'run' ? await runIdInLog(store, entity.id) : entity.id;
-          const report = id === null ? null : await replayEntity(store, deciders, entity.kind, id, { onPage: progress, codec });
-          progress.done();
-          if (!report) {
-            const noPrefix = entity.kind === 'run' ? `, and ${noRunStartsWith(entity.id)}` : '';
-            process.stderr.write(`runledger: no ${entity.kind} "${entity.id}" in ${options.db}: the log holds no event of ${entity.kind}:${entity.id}${noPrefix}\n`);
-            process.exitCode = 1;
-            return;
-          }
-          print(options, report, () => formatEntity(report));
-          process.exitCode = report.ok ? 0 : 1;
-          return;
-        }
-        if (options.until !== undefined) {
-          const report = await replayUntil(store, deciders, projections, options.until, { onPage: progress, codec });
-          progress.done();
-          print(options, report.difference ? { ...report, seq: report.difference.seq } : report, () => formatUntil(report));
-          process.exitCode = report.ok ? 0 : 1;
-          return;
-        }
-        const report = await replayLog(store, deciders, { onPage: progress, codec });
-        progress.done();
-        print(options, report, () => formatVerified(report));
-        process.exitCode = report.ok ? 0 : 1;
-      } catch (error) {
-        failOnForeignRow(options, error);
-      } finally {
-        await store.close();
-      }
-    });
-}
+    .option('--session <id>', 're-derive only the inputs that concern this session, each with its decisions');
 
-const PROGRESS_EVERY = 100_000;
+export type ReplayOptions = OptionsOf<ReturnType<typeof replay>>;
 
-/** Progress on stderr every 100,000 events, when stderr is a terminal (a script reads stdout only). */
-async function progressReporter(head: () => Promise<number>): Promise<((seq: number) => void) & { done: () => void }> {
-  const tty = process.stderr.isTTY === true;
-  const total = tty ? await head() : 0;
-  let next = PROGRESS_EVERY;
-  let shown = false;
-  const report = Object.assign(
-    (seq: number) => {
-      if (!tty || seq < next) return;
-      next = (Math.floor(seq / PROGRESS_EVERY) + 1) * PROGRESS_EVERY;
-      shown = true;
-      const share = total ? ` of ${total.toLocaleString('en')} (${Math.floor((seq / total) * 100)}%)` : '';
-      process.stderr.write(`\rreplay: seq ${seq.toLocaleString('en')}${share}`);
-    },
-    {
-      done: () => {
-        if (shown) process.stderr.write('\n');
-      },
-    },
-  );
-  return report;
-}
-
-function parseSeq(text: string): number {
-  const seq = Number(text);
-  if (!Number.isSafeInteger(seq) || seq < 0) throw new Error(`--until wants a seq (a whole number ≥ 0), not "${text}"`);
-  return seq;
+/** `runledger replay`; what it does is in ../actions/replay.ts, loaded when it runs. A test may hand it the registry of its fixtures. */
+export function replayCommand(registry?: ToolRegistry) {
+  return replay().action(async (options) => (await import('../actions/replay.ts')).replay(options, registry));
 }

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { STREAM_NAME } from '../../events/envelope.ts';
-import { SAFE_ID_RULE, SafeId, isSafeId } from '../../events/safeId.ts';
+import { SAFE_ID_RULE, isSafeId } from '../../events/idRule.ts';
+import { SafeId } from '../../events/safeId.ts';
 
 /** The rule as SPEC section 6 writes it: the one place in the tests that spells it out. */
 const SPEC_RULE = /^[A-Za-z0-9-]{1,64}$/;

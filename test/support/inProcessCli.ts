@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { auditCommand } from '../../cli/commands/audit.ts';
 import { rebuildCommand } from '../../cli/commands/rebuild.ts';
 import { replayCommand } from '../../cli/commands/replay.ts';
@@ -6,7 +6,7 @@ import type { ToolRegistry } from '../../cli/registry.ts';
 import type { CliResult } from './processes.ts';
 
 /** The commands that only read a log (and `rebuild --write`), which a test may run in its own process. */
-const COMMANDS: Record<string, (registry?: ToolRegistry) => Command> = { audit: () => auditCommand(), replay: replayCommand, rebuild: rebuildCommand };
+const COMMANDS: Record<string, (registry?: ToolRegistry) => CommandUnknownOpts> = { audit: () => auditCommand(), replay: replayCommand, rebuild: rebuildCommand };
 
 /**
  * `runledger ARGS` run in this process, exactly as `cli/main.ts` dispatches it: a failure sets

@@ -1,0 +1,98 @@
+/**
+ * `npm run build` (and `npm ci`, through `prepare`): the JavaScript the `runledger` bin runs, in dist/.
+ *
+ * TypeScript 7's `tsc` emits the sources (tsconfig.build.json: its `include` is the list of folders
+ * the product is made of) without checking their types (`npm run typecheck` does, in CI). Beside the
+ * emitted files go the sources' other files, the ones the code finds from its own place
+ * (`new URL('./static/', import.meta.url)`: the web view's files, the agent launcher, the demo agent),
+ * so that dist/ runs alone just as the sources would.
+ *
+ * The build is made in a folder of its own, then renamed to dist/: a process already running from
+ * dist/ never sees half of one. dist/.inputs holds the fingerprint of what it was built from;
+ * `ensureBuilt()` (the tests' and benches' global setup) builds only when that changed, so a test
+ * never runs stale files and an unchanged tree costs one hash (~50 ms), not a build (~2-3 s).
+ *
+ *   node --import tsx build.ts            build
+ *   node --import tsx build.ts --if-stale build unless dist/ matches the sources
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const ROOT = dirname(fileURLToPath(import.meta.url));
+export const DIST = join(ROOT, 'dist');
+const CONFIG = 'tsconfig.build.json';
+const FINGERPRINT = '.inputs';
+/** The bin itself stays in the sources: it is what runs dist/. */
+const LAUNCHER = 'cli/runledger.js';
+
+/** The folders the product is made of: tsconfig.build.json's `include`, the one list of them. */
+function productFolders(): string[] {
+  const config = JSON.parse(readFileSync(join(ROOT, CONFIG), 'utf8')) as { include: string[] };
+  return config.include;
+}
+
+function filesUnder(folder: string): string[] {
+  return readdirSync(join(ROOT, folder), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)))
+    .sort();
+}
+
+/** A hash of every file the build reads: the product's folders, the configs, package.json and this file. */
+export function inputsFingerprint(): string {
+  const hash = createHash('sha256');
+  const files = [...productFolders().flatMap(filesUnder), 'tsconfig.json', CONFIG, 'package.json', 'build.ts'];
+  for (const file of files) hash.update(`${file}\0`).update(readFileSync(join(ROOT, file))).update('\0');
+  return hash.digest('hex');
+}
+
+export function isBuilt(fingerprint = inputsFingerprint()): boolean {
+  const path = join(DIST, FINGERPRINT);
+  return existsSync(path) && readFileSync(path, 'utf8') === fingerprint;
+}
+
+/** Builds dist/ from the sources as they are now; throws, leaving dist/ as it was, when tsc fails. */
+export function build(): void {
+  const fingerprint = inputsFingerprint();
+  const staging = mkdtempSync(join(ROOT, '.dist-'));
+  try {
+    const typescript = createRequire(import.meta.url).resolve('typescript/package.json');
+    const tsc = join(dirname(typescript), (JSON.parse(readFileSync(typescript, 'utf8')) as { bin: { tsc: string } }).bin.tsc);
+    const emitted = spawnSync(process.execPath, [tsc, '-p', CONFIG, '--noCheck', '--outDir', staging], { cwd: ROOT, encoding: 'utf8' });
+    if (emitted.status !== 0) throw new Error(`tsc -p ${CONFIG} failed (${emitted.status ?? emitted.signal}):\n${emitted.stdout}${emitted.stderr}`);
+    for (const file of productFolders().flatMap(filesUnder)) {
+      if (file.endsWith('.ts') || file === LAUNCHER) continue;
+      mkdirSync(dirname(join(staging, file)), { recursive: true });
+      copyFileSync(join(ROOT, file), join(staging, file));
+    }
+    writeFileSync(join(staging, FINGERPRINT), fingerprint);
+    swapIn(staging);
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+/** dist/ becomes `staging` by renames (the old one is removed after), so it is never half there. */
+function swapIn(staging: string): void {
+  const old = `${staging}-old`;
+  if (existsSync(DIST)) renameSync(DIST, old);
+  renameSync(staging, DIST);
+  rmSync(old, { recursive: true, force: true });
+}
+
+/** Builds unless dist/ was built from the sources as they are; true when it built. */
+export function ensureBuilt(): boolean {
+  if (isBuilt()) return false;
+  build();
+  return true;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const started = performance.now();
+  const built = process.argv.includes('--if-stale') ? ensureBuilt() : (build(), true);
+  if (built) process.stderr.write(`runledger: built dist/ in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+}

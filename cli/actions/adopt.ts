@@ -1,0 +1,36 @@
+import { releaseAdoption, requestAdoption } from '../../actors/board/chores/adoptions/adoptionRequests.ts';
+import { ADOPTION_LISTING_WINDOW_MS } from '../../actors/board/adoption/adoptionState.ts';
+import { systemClock } from '../../actors/runtime/clock.ts';
+import { SAFE_ID_RULE, isSafeId } from '../../events/idRule.ts';
+import type { AdoptOptions } from '../commands/adopt.ts';
+import { openLog } from '../openLog.ts';
+import { print } from '../options.ts';
+
+function checkId(what: string, id: string): void {
+  if (!isSafeId(id)) throw new Error(`${what} ${JSON.stringify(id)} must match ${SAFE_ID_RULE}`);
+}
+
+/**
+ * `runledger adopt LANE SESSION`: asks the board to bind a live session to a lane, so that the lane's
+ * next turns run in it. Recorded in the log; the board's next round claims the request and binds it,
+ * once the session is listed on a computer (it waits up to 180 s for that).
+ */
+export async function adopt(lane: string, session: string | undefined, options: AdoptOptions): Promise<void> {
+  checkId('lane', lane);
+  if (options.release ? session !== undefined : session === undefined) throw new Error('give a LANE and a SESSION to adopt, or a LANE and --release');
+  const store = await openLog(options);
+  try {
+    if (options.release) {
+      await releaseAdoption(store, systemClock, lane, 'released with `runledger adopt --release`');
+      print(options, { lane, released: true }, () => `lane ${lane}: its adoption request was released`);
+      return;
+    }
+    checkId('session', session!);
+    const request = await requestAdoption(store, systemClock, lane, session!);
+    print(options, { lane, session_id: session, request }, () =>
+      `lane ${lane} asked to adopt session ${session} (request ${request}); the board's next round binds it once the session is listed (it waits up to ${ADOPTION_LISTING_WINDOW_MS / 1000} s)`,
+    );
+  } finally {
+    await store.close();
+  }
+}

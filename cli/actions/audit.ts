@@ -1,0 +1,66 @@
+import { resolve } from 'node:path';
+import { hydrateProjections } from '../../projections/hydrate.ts';
+import { type AuditSummary, auditSummaryProjection } from '../../projections/audit/summary.ts';
+import { formatSummary, summaryReport } from '../../projections/audit/summaryView.ts';
+import { checkEntityId, entityTimeline, formatTimeline, type Timeline } from '../../projections/audit/runTimeline.ts';
+import type { AnyProjection } from '../../projections/projection.ts';
+import { NotALogError } from '../../events/store/sqlite/migrations.ts';
+import type { EventStore } from '../../events/store/eventStore.ts';
+import { noRunStartsWith, RunIdPrefixError } from '../../projections/audit/runIdPrefix.ts';
+import type { AuditOptions } from '../commands/audit.ts';
+import { openLogToRead } from '../openLog.ts';
+import { print } from '../options.ts';
+import { runIdInLog } from '../runIdArgument.ts';
+
+/** `runledger audit [ID]`: a run's (or session's) timeline, or with no id the summary of the whole log. */
+export async function audit(id: string | undefined, options: AuditOptions): Promise<void> {
+  if (id !== undefined && options.summary) throw new Error('give a run or session id, or --summary, not both');
+  if (id !== undefined) checkEntityId(id);
+  const path = resolve(options.db);
+  const store = await openLogToRead(options).catch((error: unknown) => {
+    // No log there (or none this version reads): an answer, like an unknown run's, not a crash.
+    if (!(error instanceof NotALogError)) throw error;
+    fail(error.message);
+    return null;
+  });
+  if (!store) return;
+  try {
+    if (id === undefined) {
+      // The summary is a projection: from its checkpoint (the daemon keeps one), then the tail.
+      const projection = auditSummaryProjection as AnyProjection;
+      const folded = (await hydrateProjections(store, [projection])).get(projection.name)!;
+      const report = summaryReport(folded.state as AuditSummary, folded.seq);
+      print(options, report, () => formatSummary(report));
+      return;
+    }
+    const timeline = await auditedTimeline(store, id);
+    if (!timeline) {
+      fail(`no run or session "${id}" in ${path}: the log holds no event of run:${id} or session:${id}, and ${noRunStartsWith(id)}`);
+      return;
+    }
+    print(options, timeline, () => formatTimeline(timeline));
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * The run `id` names (whole, or a unique prefix: SPEC 6), else the session of that whole id. A prefix
+ * too short or ambiguous for a run is refused, unless it is a session's whole id.
+ */
+async function auditedTimeline(store: Pick<EventStore, 'readEntity' | 'entityIdsStartingWith'>, id: string): Promise<Timeline | null> {
+  let runId: string | null;
+  try {
+    runId = await runIdInLog(store, id);
+  } catch (error) {
+    const session = error instanceof RunIdPrefixError ? await entityTimeline(store, 'session', id) : null;
+    if (session) return session;
+    throw error;
+  }
+  return (runId !== null ? await entityTimeline(store, 'run', runId) : null) ?? (await entityTimeline(store, 'session', id));
+}
+
+function fail(message: string): void {
+  process.stderr.write(`runledger: ${message}\n`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,37 @@
+import { readFileSync } from 'node:fs';
+import { boardCall, refusal } from '../boardCall.ts';
+import type { CancelOptions, ShowOptions, SubmitOptions } from '../commands/client.ts';
+import { print } from '../options.ts';
+import { runIdOnBoard } from '../runIdArgument.ts';
+import { waitForEnd } from '../waitForEnd.ts';
+
+/** `runledger submit`: one run to the board (the prompt from --prompt or stdin); prints its id. */
+export async function submit(o: SubmitOptions): Promise<void> {
+  const prompt = o.prompt ?? readFileSync(0, 'utf8');
+  const body = { lane: o.lane, prompt, ...(o.agent ? { agent_id: o.agent } : {}), ...(o.timeoutS !== undefined ? { timeout_s: o.timeoutS } : {}) };
+  const answer = await boardCall(o, 'POST', '/v1/runs', body, o.idempotencyKey ? { 'idempotency-key': o.idempotencyKey } : {});
+  if (answer.status !== 201) throw new Error(refusal(answer.status, answer.body));
+  print(o, answer.body, () => String(answer.body?.run_id));
+}
+
+/** `runledger cancel RUN`: says what the board did; with --wait, waits for the run's end. */
+export async function cancel(runId: string, o: CancelOptions): Promise<void> {
+  runId = await runIdOnBoard(o, runId); // a unique prefix (SPEC 6) becomes the whole id
+  const answer = await boardCall(o, 'POST', `/v1/runs/${encodeURIComponent(runId)}/cancel`, {});
+  if (answer.status !== 202) throw new Error(refusal(answer.status, answer.body));
+  // An older board answers only `{run_id}`: it accepted, and says no more.
+  const detail = typeof answer.body?.detail === 'string' ? answer.body.detail : 'accepted';
+  print(o, { run_id: runId, ...answer.body, detail }, () => `cancel of ${runId}: ${detail}`);
+  if (!o.wait) return;
+  const { view, ended } = await waitForEnd(o, runId, o.waitS);
+  print(o, view, () => (ended ? `run ${runId} ended ${String(view.state)}` : `run ${runId} is still ${String(view.state)} after ${o.waitS} s`));
+  process.exitCode = view.state === 'cancelled' ? 0 : 1;
+}
+
+/** `runledger show RUN`: one run as the board has it. */
+export async function show(runId: string, o: ShowOptions): Promise<void> {
+  runId = await runIdOnBoard(o, runId); // a unique prefix (SPEC 6) becomes the whole id
+  const answer = await boardCall(o, 'GET', `/v1/runs/${encodeURIComponent(runId)}`);
+  if (answer.status !== 200) throw new Error(refusal(answer.status, answer.body));
+  print(o, answer.body, () => JSON.stringify(answer.body, null, 2));
+}

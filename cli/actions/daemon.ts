@@ -1,0 +1,112 @@
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
+import { type HookCommands, parseHook } from '../../actors/board/chores/hooks/hookNames.ts';
+import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import type { DaemonOptions, ServerOptions } from '../commands/daemon.ts';
+import { narrate } from '../narrator.ts';
+import { stdoutLines } from '../stdoutLines.ts';
+import { startDemoComputer } from '../demoComputer.ts';
+import { submitDemoRuns } from '../demoRuns.ts';
+import { refuseOption } from '../parse.ts';
+
+/** `runledger daemon`: long-lived; the first signal drains, a second exits at once. */
+export async function daemon(o: DaemonOptions, command: CommandUnknownOpts): Promise<void> {
+  const hooks = hookCommands(o.hook ?? [], command);
+  await runUntilSignalled(o.logJson, o.demo, {
+    db: o.db, exec: o.exec, slots: o.slots, loginCapacity: o.login ?? {}, port: o.port, host: o.host, heartbeatS: o.heartbeatS, timeoutS: o.timeoutS,
+    drainS: o.drainS, leaseS: o.leaseS, sync: o.sync, computer: o.computer, hooks,
+    tickS: o.tickS, quietS: o.quietS, sessionDriver: o.sessionDriver, ...(o.tmuxSocket ? { tmuxSocket: o.tmuxSocket } : {}),
+    ...(o.server ? { server: o.server } : {}), ...(o.token ? { token: o.token } : {}),
+  });
+}
+
+/** `runledger server`: the board alone, as long-lived as the daemon. */
+export async function server(o: ServerOptions, command: CommandUnknownOpts): Promise<void> {
+  const hooks = hookCommands(o.hook ?? [], command);
+  await runUntilSignalled(o.logJson, false, { db: o.db, port: o.port, host: o.host, leaseS: o.leaseS, sync: o.sync, exec: '', boardOnly: true, hooks });
+}
+
+async function runUntilSignalled(json: boolean | undefined, demo: boolean | undefined, options: Parameters<typeof startDaemon>[0]): Promise<void> {
+  const out = stdoutLines();
+  // The daemon's own lines share the narration's queue, so the two keep their order; they go out at once.
+  const log = json
+    ? (line: string) => process.stderr.write(`${JSON.stringify({ level: 30, time: Date.now(), msg: line })}\n`)
+    : (line: string) => {
+        out.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+        out.flush();
+      };
+  const head = await headOf(options.db);
+  let demoComputer: Daemon | null = null;
+  let shuttingDown = false;
+  /**
+   * The one way down: nothing new starts, running turns finish within --drain-s and are reported,
+   * then the process exits with `code`. The demo's second computer drains first: it completes to the
+   * board the daemon serves.
+   */
+  const shutDown = (code: number, reason: string) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    // `started`: a refusal can come before the daemon has finished starting; it drains once it has.
+    void (demoComputer?.drain(reason) ?? Promise.resolve()).then(() => started).then((daemon) => daemon.drain(reason)).then(
+      () => process.exit(code),
+      (error) => {
+        log(`shutdown failed: ${(error as Error).message}`);
+        process.exit(1);
+      },
+    );
+  };
+  // A twin connected as this computer: retrying would only take turns with it (SPEC section 7). The
+  // turns this life runs are its own (claimed in its name): they finish and are reported, then exit 2.
+  const started = startDaemon({ ...options, log, onConnectedElsewhere: () => shutDown(2, 'another daemon is connected as this computer') });
+  const daemon = await started;
+  narrate(daemon.store, head, { json: Boolean(json), out });
+  let signals = 0;
+  const onSignal = (signal: string) => {
+    signals++;
+    if (signals > 1) {
+      log(`${signal} again: exiting at once`);
+      // Its agents go with it: a group left behind would go on working for a run nobody will report.
+      // The next start finds those runs interrupted and completes them as failed.
+      daemon.computer?.runs.killAll();
+      demoComputer?.computer?.runs.killAll();
+      process.exit(1);
+    }
+    log(`${signal}: ${shuttingDown ? 'already shutting down' : 'shutting down'} (send it again to exit at once)`);
+    shutDown(0, 'shutdown signal');
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  // After the handlers: a signal while the demo starts drains what runs, like any other.
+  if (demo) {
+    demoComputer = await startDemoComputer(daemon, options, log);
+    if (signals === 0 && daemon.url) await submitDemoRuns(daemon.url, options.db, log);
+  }
+  await new Promise(() => {});
+}
+
+/** Where the log ended before this start: the narration tells only what happens from now on. */
+async function headOf(db: string): Promise<number> {
+  const store = await openSqliteStore(db);
+  try {
+    return await store.headSeq();
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * `--hook NAME=COMMAND`, repeatable: the last command given for a hook is the one run. Checked here,
+ * where the hook names' schema loads with the daemon, not at every start (../parse.ts).
+ */
+function hookCommands(texts: readonly string[], command: CommandUnknownOpts): HookCommands {
+  const hooks: HookCommands = {};
+  for (const text of texts) {
+    try {
+      const [name, hookCommand] = parseHook(text);
+      hooks[name] = hookCommand;
+    } catch (error) {
+      refuseOption(command, '--hook <name=command>', text, (error as Error).message);
+    }
+  }
+  return hooks;
+}

@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import { type LocalTurnResult, rememberedSession, startLocalTurn } from '../../actors/computer/localTurn.ts';
+import { computerLockPath, takeProcessLock } from '../../actors/computer/processLock.ts';
+import { systemClock } from '../../actors/runtime/clock.ts';
+import { SAFE_ID_RULE, isSafeId } from '../../events/idRule.ts';
+import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import type { RunOptions } from '../commands/run.ts';
+import { print } from '../options.ts';
+import { refuseOption } from '../parse.ts';
+
+/** Turns of `runledger run` are the daemon's own computer's: they share its lanes' sessions. */
+const COMPUTER = 'local';
+
+/**
+ * `runledger run`: one turn, here and now, exactly as the daemon would run it, and the reply printed.
+ * Exit 0 when the turn succeeded, 1 with the error when it did not.
+ *
+ * A real run is recorded as computer `local`'s turn (its own run id, no board): the lane's session
+ * memory moves as it would on the daemon, and `audit` shows the turn. It therefore takes that
+ * computer's lock: while `runledger daemon` runs as `local` on the same log it is refused, because two
+ * writers of one computer would each keep a stale copy of its lanes' sessions.
+ *
+ * `--dry-run` writes nothing at all: no log (not even an empty file), no lock, no session record. It
+ * also resumes nothing: resuming a session is itself a write (the agent appends the turn to that
+ * session's transcript), and a later real turn would then carry on from an answer nobody saw.
+ */
+export async function run(o: RunOptions, command: CommandUnknownOpts): Promise<void> {
+  checkLane(o.lane, command);
+  const prompt = o.prompt ?? readFileSync(0, 'utf8');
+  const result = o.dryRun ? await dryRun(o, prompt) : await recordedRun(o, prompt);
+  const view = { run_id: result.runId, ok: result.ok, reply: result.reply, error: result.error, lane_session: result.laneSession, recorded: !o.dryRun };
+  if (result.ok) print(o, view, () => result.reply ?? '');
+  else if (o.json) print(o, view, () => '');
+  else process.stderr.write(`runledger run: the turn failed: ${result.error}\n`);
+  process.exitCode = result.ok ? 0 : 1;
+}
+
+async function recordedRun(o: RunOptions, prompt: string): Promise<LocalTurnResult> {
+  const db = resolve(o.db);
+  const folder = dirname(db);
+  mkdirSync(folder, { recursive: true });
+  let release: () => void;
+  try {
+    release = takeProcessLock(computerLockPath(db, COMPUTER), `computer ${COMPUTER} on ${db}`);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}. \`runledger run\` records its turn as that computer; use --dry-run to record nothing`);
+  }
+  try {
+    const store = await openSqliteStore(db);
+    try {
+      const laneSession = await rememberedSession(store, COMPUTER, o.lane);
+      return await untilDone(
+        startLocalTurn({ store, clock: systemClock, computer: COMPUTER, runId: `turn-${randomUUID()}`, lane: o.lane, prompt, exec: o.exec, workspaceRoot: join(folder, 'workspaces', COMPUTER), budgetS: o.timeoutS, laneSession }),
+      );
+    } finally {
+      await store.close();
+    }
+  } finally {
+    release();
+  }
+}
+
+async function dryRun(o: RunOptions, prompt: string): Promise<LocalTurnResult> {
+  // The lane's workspace when the daemon made one (the agent sees what earlier turns left), else a
+  // scratch folder removed afterwards: nothing is created beside the log.
+  const root = join(dirname(resolve(o.db)), 'workspaces', COMPUTER);
+  const scratch = existsSync(join(root, o.lane)) ? null : mkdtempSync(join(tmpdir(), 'runledger-dry-run-'));
+  try {
+    return await untilDone(
+      startLocalTurn({ store: null, clock: systemClock, computer: COMPUTER, runId: `turn-${randomUUID()}`, lane: o.lane, prompt, exec: o.exec, workspaceRoot: scratch ?? root, budgetS: o.timeoutS, laneSession: null }),
+    );
+  } finally {
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** The turn's result; a first SIGINT or SIGTERM stops the agent (the turn ends as killed), a second exits. */
+async function untilDone(turn: ReturnType<typeof startLocalTurn>): Promise<LocalTurnResult> {
+  let signals = 0;
+  const onSignal = () => {
+    if (++signals > 1) process.exit(130);
+    turn.stop();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    return await turn.result;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+/** `--lane` is checked here, where the id schema loads with the command, not at every start (../parse.ts). */
+function checkLane(text: string, command: CommandUnknownOpts): void {
+  if (!isSafeId(text)) refuseOption(command, '--lane <lane>', text, `--lane must match ${SAFE_ID_RULE}, not "${text}"`);
+}

@@ -1,0 +1,11 @@
+import { boardCall, refusal } from '../boardCall.ts';
+import { type StatusView, formatStatus } from '../../projections/statusView.ts';
+import type { StatusOptions } from '../commands/client.ts';
+import { print } from '../options.ts';
+
+/** `runledger status`: the board's live view (queue per lane, running, parked, claims). */
+export async function status(o: StatusOptions): Promise<void> {
+  const answer = await boardCall(o, 'GET', '/v1/status');
+  if (answer.status !== 200) throw new Error(refusal(answer.status, answer.body));
+  print(o, answer.body, () => formatStatus(answer.body as unknown as StatusView));
+}

@@ -1,0 +1,34 @@
+import { resolve } from 'node:path';
+import { type AnyEventCodec, InvalidEventError } from '../events/codec.ts';
+import { openSqliteStore, openSqliteStoreToRead, type SqliteStoreOptions } from '../events/store/sqlite/sqliteEventStore.ts';
+import { type DbOptions, print } from './options.ts';
+
+/**
+ * Opens the log to write it. Tools that need one there already (`computer list`, `rebuild --write` ...)
+ * pass `mustExist`: a mistyped path is then an error naming it, not a fresh empty log, and a file
+ * that is not a runledger log is refused before anything is written in it.
+ */
+export function openLog(options: DbOptions, { mustExist = false, foreignRows, codec }: { mustExist?: boolean; foreignRows?: 'fail'; codec?: AnyEventCodec } = {}) {
+  const path = resolve(options.db);
+  return openSqliteStore(path, { ...(options.sync ? { sync: options.sync } : {}), ...(mustExist ? { existing: true } : {}), ...(foreignRows ? { foreignRows } : {}), ...(codec ? { codec } : {}) });
+}
+
+/**
+ * Opens the log read-only (`replay`, `rebuild`, `audit`): never created, migrated or written. A row
+ * this version cannot read fails a tool that vouches for the whole log (`fail`), else is named on
+ * stderr and skipped.
+ */
+export function openLogToRead(options: DbOptions, foreignRows: SqliteStoreOptions['foreignRows'] = undefined, codec?: AnyEventCodec) {
+  return openSqliteStoreToRead(resolve(options.db), { ...(foreignRows ? { foreignRows } : {}), ...(codec ? { codec } : {}) });
+}
+
+/**
+ * `replay` and `rebuild` vouch for the whole log: a row this version cannot read (opened with
+ * `foreignRows: 'fail'`) ends them with exit 1 naming its seq (SPEC 1). Anything else goes up.
+ */
+export function failOnForeignRow(options: { json?: boolean }, error: unknown): void {
+  if (!(error instanceof InvalidEventError) || error.seq === null) throw error;
+  const { seq, type, problem } = error;
+  print(options, { ok: false, seq, type, problem }, () => `✗ seq ${seq}: ${error.message}: this runledger cannot read it, so it cannot vouch for the log`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,89 @@
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { HOOK_NAMES } from '../../actors/board/chores/hooks/hookNames.ts';
+import { NOTICE_KINDS } from '../../actors/board/inbox/noticeKinds.ts';
+import { isBuilt } from '../../build.ts';
+import packageJson from '../../package.json' with { type: 'json' };
+import { repoRoot, runledger } from '../support/processes.ts';
+
+const cli = join(repoRoot, 'cli/runledger.js');
+const tracer = fileURLToPath(new URL('../fixtures/cli/traceImports.mjs', import.meta.url));
+
+/** The modules `runledger ARGS` loads: packages by their name, the rest by their path in the repository. */
+function modulesLoadedBy(args: readonly string[]): string[] {
+  const folder = mkdtempSync(join(tmpdir(), 'runledger-imports-'));
+  try {
+    const trace = join(folder, 'imports');
+    spawnSync(process.execPath, ['--import', tracer, cli, ...args], { cwd: repoRoot, encoding: 'utf8', timeout: 20_000, env: { ...process.env, RUNLEDGER_TRACE_IMPORTS: trace } });
+    const root = `file://${repoRoot}`;
+    // node_modules may be a link: its modules resolve to where it points.
+    const name = (url: string) => url.match(/\/node_modules\/((@[^/]+\/)?[^/]+)\//)?.[1] ?? url.replace(root, '');
+    return [...new Set(readFileSync(trace, 'utf8').split('\n').filter(Boolean).map(name))];
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+const HEAVY = ['zod', 'better-sqlite3', 'kysely', 'rxjs', 'nact', 'pino', 'ws'];
+
+describe('runledger starts with what the command needs', () => {
+  it('runs the built files, built from the sources as they are (the global setup builds them when stale)', () => {
+    expect(isBuilt()).toBe(true);
+  });
+
+  it('a checkout that was never built says so and how to build it, exit 2', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'runledger-unbuilt-'));
+    try {
+      mkdirSync(join(folder, 'cli'));
+      copyFileSync(cli, join(folder, 'cli/runledger.js'));
+      const result = spawnSync(process.execPath, [join(folder, 'cli/runledger.js'), '--help'], { encoding: 'utf8', timeout: 20_000 });
+      expect(result).toMatchObject({ status: 2, stdout: '', stderr: 'runledger: not built (no dist/cli/main.js): run `npm run build` here (`npm ci` runs it)\n' });
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('--version prints the package version, one line, exit 0', () => {
+    const result = runledger(['--version']);
+    expect(result).toMatchObject({ status: 0, stdout: `${packageJson.version}\n`, stderr: '' });
+  });
+
+  it('--help and --version load commander and the command definitions, no action, schema or store', () => {
+    for (const args of [['--help'], ['--version']]) {
+      const loaded = modulesLoadedBy(args);
+      expect(loaded).toContain('@commander-js/extra-typings'); // which requires commander
+      expect(loaded.filter((m) => m.includes('/cli/actions/') || HEAVY.includes(m))).toEqual([]);
+      expect(loaded.filter((m) => m.startsWith('dist/') && !/^dist\/(cli\/(main|options|parse)\.js|cli\/commands\/|actors\/run\/budget\.js|events\/bounds\.js|package\.json)/.test(m))).toEqual([]);
+    }
+  });
+
+  it('status loads its own action and what it formats, no schema or store', () => {
+    const loaded = modulesLoadedBy(['status', '--server', 'http://127.0.0.1:9']);
+    expect(loaded.filter((m) => m.includes('/cli/actions/'))).toEqual(['dist/cli/actions/status.js']);
+    expect(loaded.filter((m) => HEAVY.includes(m))).toEqual([]);
+  });
+});
+
+describe('the help of every command', () => {
+  const helps = ['daemon', 'server', 'computer add', 'computer list', 'run', 'submit', 'cancel', 'status', 'show', 'audit', 'replay', 'rebuild', 'tick', 'adopt', 'subscribe', 'unsubscribe'].map(
+    (command) => [command, runledger([...command.split(' '), '--help']).stdout] as const,
+  );
+
+  it('shows a default only as what it is: no "(default: {})" or "(default: [])" for a repeatable option', () => {
+    for (const [command, help] of helps) {
+      expect(help, command).toMatch(/^Usage: runledger /);
+      expect(help, command).not.toMatch(/default: (\{\}|\[\])/);
+    }
+  });
+
+  it('names every notice kind for subscribe --kind and every hook for --hook, as their schemas have them', () => {
+    const flat = (command: string) => helps.find(([c]) => c === command)![1].replace(/\s+/g, ' ');
+    expect(flat('subscribe')).toContain(`what it hears (repeatable): ${NOTICE_KINDS.join(', ')}; run.ended when none`);
+    const hooks = `${HOOK_NAMES.slice(0, -1).join(', ')} or ${HOOK_NAMES.at(-1)}`;
+    for (const command of ['daemon', 'server']) expect(flat(command)).toContain(`for ${hooks} (repeatable)`);
+  });
+});
