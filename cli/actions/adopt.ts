@@ -3,8 +3,8 @@ import { ADOPTION_LISTING_WINDOW_MS } from '../../actors/board/adoption/adoption
 import { systemClock } from '../../actors/runtime/clock.ts';
 import { SAFE_ID_RULE, isSafeId } from '../../events/idRule.ts';
 import type { AdoptOptions } from '../commands/adopt.ts';
-import { openLog } from '../openLog.ts';
-import { print } from '../options.ts';
+import { openLog } from '../shared/openLog.ts';
+import { print } from '../shared/options.ts';
 
 function checkId(what: string, id: string): void {
   if (!isSafeId(id)) throw new Error(`${what} ${JSON.stringify(id)} must match ${SAFE_ID_RULE}`);

@@ -8,9 +8,9 @@ import { NotALogError } from '../../events/store/sqlite/migrations.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { noRunStartsWith, RunIdPrefixError } from '../../projections/audit/runIdPrefix.ts';
 import type { AuditOptions } from '../commands/audit.ts';
-import { openLogToRead } from '../openLog.ts';
-import { print } from '../options.ts';
-import { runIdInLog } from '../runIdArgument.ts';
+import { openLogToRead } from '../shared/openLog.ts';
+import { print } from '../shared/options.ts';
+import { runIdInLog } from '../shared/runIdArgument.ts';
 
 /** `runledger audit [ID]`: a run's (or session's) timeline, or with no id the summary of the whole log. */
 export async function audit(id: string | undefined, options: AuditOptions): Promise<void> {

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { boardCall, refusal } from '../boardCall.ts';
+import { boardCall, refusal } from '../shared/boardCall.ts';
 import type { CancelOptions, ShowOptions, SubmitOptions } from '../commands/client.ts';
-import { print } from '../options.ts';
-import { runIdOnBoard } from '../runIdArgument.ts';
-import { waitForEnd } from '../waitForEnd.ts';
+import { print } from '../shared/options.ts';
+import { runIdOnBoard } from '../shared/runIdArgument.ts';
+import { waitForEnd } from '../shared/waitForEnd.ts';
 
 /** `runledger submit`: one run to the board (the prompt from --prompt or stdin); prints its id. */
 export async function submit(o: SubmitOptions): Promise<void> {

@@ -6,8 +6,8 @@ import type { BoardState } from '../../actors/board/boardState.ts';
 import { boardProjection } from '../../projections/board.ts';
 import { hydrateProjections } from '../../projections/hydrate.ts';
 import type { ComputerAddOptions, ComputerListOptions } from '../commands/computer.ts';
-import { openLog } from '../openLog.ts';
-import { print } from '../options.ts';
+import { openLog } from '../shared/openLog.ts';
+import { print } from '../shared/options.ts';
 
 /** `runledger computer add ID`: a computer and its token, printed once (the board keeps only its hash). */
 export async function addComputer(id: string, options: ComputerAddOptions): Promise<void> {

@@ -3,11 +3,11 @@ import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
 import { type HookCommands, parseHook } from '../../actors/board/chores/hooks/hookNames.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import type { DaemonOptions, ServerOptions } from '../commands/daemon.ts';
-import { narrate } from '../narrator.ts';
-import { stdoutLines } from '../stdoutLines.ts';
-import { startDemoComputer } from '../demoComputer.ts';
-import { submitDemoRuns } from '../demoRuns.ts';
-import { refuseOption } from '../parse.ts';
+import { narrate } from '../shared/narrator.ts';
+import { stdoutLines } from '../shared/stdoutLines.ts';
+import { startDemoComputer } from '../shared/demoComputer.ts';
+import { submitDemoRuns } from '../shared/demoRuns.ts';
+import { refuseOption } from '../shared/parse.ts';
 
 /** `runledger daemon`: long-lived; the first signal drains, a second exits at once. */
 export async function daemon(o: DaemonOptions, command: CommandUnknownOpts): Promise<void> {

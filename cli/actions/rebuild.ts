@@ -2,9 +2,9 @@ import { storedDeciderProjections } from '../../replay/deciderStates.ts';
 import type { AnyProjection } from '../../projections/projection.ts';
 import { type ProjectionCheck, type RebuildCheck, rebuildAndCheck } from '../../projections/snapshot/checkSnapshots.ts';
 import type { RebuildOptions } from '../commands/rebuild.ts';
-import { failOnForeignRow, openLog, openLogToRead } from '../openLog.ts';
-import { print } from '../options.ts';
-import { productionRegistry, type ToolRegistry } from '../registry.ts';
+import { failOnForeignRow, openLog, openLogToRead } from '../shared/openLog.ts';
+import { print } from '../shared/options.ts';
+import { productionRegistry, type ToolRegistry } from '../shared/registry.ts';
 
 /** `runledger rebuild [--write]`: every projection refolded from seq 0 and compared with what is stored. */
 export async function rebuild(options: RebuildOptions, { codec, deciders, projections }: ToolRegistry = productionRegistry): Promise<void> {

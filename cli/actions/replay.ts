@@ -5,10 +5,10 @@ import { replayUntil } from '../../replay/replayUntil.ts';
 import { checkEntityId } from '../../projections/audit/runTimeline.ts';
 import { noRunStartsWith } from '../../projections/audit/runIdPrefix.ts';
 import type { ReplayOptions } from '../commands/replay.ts';
-import { failOnForeignRow, openLogToRead } from '../openLog.ts';
-import { print } from '../options.ts';
-import { productionRegistry, type ToolRegistry } from '../registry.ts';
-import { runIdInLog } from '../runIdArgument.ts';
+import { failOnForeignRow, openLogToRead } from '../shared/openLog.ts';
+import { print } from '../shared/options.ts';
+import { productionRegistry, type ToolRegistry } from '../shared/registry.ts';
+import { runIdInLog } from '../shared/runIdArgument.ts';
 
 /** `runledger replay`: every recorded decision re-derived from its input (or one run's, one session's, up to a seq). */
 export async function replay(options: ReplayOptions, { codec, deciders, projections }: ToolRegistry = productionRegistry): Promise<void> {

@@ -9,8 +9,8 @@ import { systemClock } from '../../actors/runtime/clock.ts';
 import { SAFE_ID_RULE, isSafeId } from '../../events/idRule.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import type { RunOptions } from '../commands/run.ts';
-import { print } from '../options.ts';
-import { refuseOption } from '../parse.ts';
+import { print } from '../shared/options.ts';
+import { refuseOption } from '../shared/parse.ts';
 
 /** Turns of `runledger run` are the daemon's own computer's: they share its lanes' sessions. */
 const COMPUTER = 'local';

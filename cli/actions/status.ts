@@ -1,7 +1,7 @@
-import { boardCall, refusal } from '../boardCall.ts';
+import { boardCall, refusal } from '../shared/boardCall.ts';
 import { type StatusView, formatStatus } from '../../projections/statusView.ts';
 import type { StatusOptions } from '../commands/client.ts';
-import { print } from '../options.ts';
+import { print } from '../shared/options.ts';
 
 /** `runledger status`: the board's live view (queue per lane, running, parked, claims). */
 export async function status(o: StatusOptions): Promise<void> {

@@ -4,9 +4,9 @@ import { closeSubscription, openSubscription } from '../../actors/board/chores/n
 import { systemClock } from '../../actors/runtime/clock.ts';
 import { SAFE_ID_RULE, isSafeId } from '../../events/idRule.ts';
 import type { SubscribeOptions, UnsubscribeOptions } from '../commands/subscribe.ts';
-import { openLog } from '../openLog.ts';
-import { print } from '../options.ts';
-import { refuseOption } from '../parse.ts';
+import { openLog } from '../shared/openLog.ts';
+import { print } from '../shared/options.ts';
+import { refuseOption } from '../shared/parse.ts';
 
 function checkId(what: string, id: string): void {
   if (!isSafeId(id)) throw new Error(`${what} ${JSON.stringify(id)} must match ${SAFE_ID_RULE}`);

@@ -4,8 +4,8 @@ import { SessionCloser } from '../../actors/session/closer/sessionCloser.ts';
 import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import { systemClock } from '../../actors/runtime/clock.ts';
 import type { TickOptions } from '../commands/tick.ts';
-import { openLog } from '../openLog.ts';
-import { print } from '../options.ts';
+import { openLog } from '../shared/openLog.ts';
+import { print } from '../shared/options.ts';
 
 /**
  * `runledger tick`: exactly one round over a computer's open session closes, then exit. It may run

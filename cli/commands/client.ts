@@ -1,6 +1,6 @@
 import { Command, type OptionValues } from '@commander-js/extra-typings';
-import { DEFAULT_DB, DEFAULT_SERVER, type OptionsOf } from '../options.ts';
-import { int } from '../parse.ts';
+import { DEFAULT_DB, DEFAULT_SERVER, type OptionsOf } from '../shared/options.ts';
+import { int } from '../shared/parse.ts';
 
 const withBoard = <Args extends unknown[], Opts extends OptionValues, Globals extends OptionValues>(command: Command<Args, Opts, Globals>) =>
   command

@@ -1,5 +1,5 @@
 import { Command } from '@commander-js/extra-typings';
-import { type OptionsOf, withDb } from '../options.ts';
+import { type OptionsOf, withDb } from '../shared/options.ts';
 
 const add = () =>
   withDb(new Command('add'))

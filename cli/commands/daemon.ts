@@ -1,8 +1,8 @@
 import { Command, InvalidArgumentError, Option } from '@commander-js/extra-typings';
 import { MAX_TIMEOUT_S } from '../../events/bounds.ts';
 import { SAFE_ID_PART, SAFE_ID_RULE } from '../../events/idRule.ts';
-import { DEFAULT_DB, DEMO_EXEC, type OptionsOf } from '../options.ts';
-import { atMost, collect, int } from '../parse.ts';
+import { DEFAULT_DB, DEMO_EXEC, type OptionsOf } from '../shared/options.ts';
+import { atMost, collect, int } from '../shared/parse.ts';
 
 const HOOK = 'run COMMAND (JSON on stdin) for on_run_claimed, on_run_started, on_run_ended, on_session_closed or on_tick (repeatable)';
 

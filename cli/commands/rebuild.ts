@@ -1,6 +1,6 @@
 import { Command } from '@commander-js/extra-typings';
-import { type OptionsOf, withDb } from '../options.ts';
-import type { ToolRegistry } from '../registry.ts';
+import { type OptionsOf, withDb } from '../shared/options.ts';
+import type { ToolRegistry } from '../shared/registry.ts';
 
 const rebuild = () =>
   withDb(new Command('rebuild'))

@@ -1,7 +1,7 @@
 import { Command } from '@commander-js/extra-typings';
-import { type OptionsOf, withDb } from '../options.ts';
-import type { ToolRegistry } from '../registry.ts';
-import { parseSeq } from '../parse.ts';
+import { type OptionsOf, withDb } from '../shared/options.ts';
+import type { ToolRegistry } from '../shared/registry.ts';
+import { parseSeq } from '../shared/parse.ts';
 
 const replay = () =>
   withDb(new Command('replay'))

@@ -1,7 +1,7 @@
 import { Command } from '@commander-js/extra-typings';
 import { DEFAULT_TIMEOUT_S } from '../../actors/run/budget.ts';
-import { DEFAULT_DB, DEMO_EXEC, type OptionsOf } from '../options.ts';
-import { int } from '../parse.ts';
+import { DEFAULT_DB, DEMO_EXEC, type OptionsOf } from '../shared/options.ts';
+import { int } from '../shared/parse.ts';
 
 const run = () =>
   new Command('run')

@@ -1,6 +1,6 @@
 import { Command } from '@commander-js/extra-typings';
-import { type OptionsOf, withDb } from '../options.ts';
-import { collect } from '../parse.ts';
+import { type OptionsOf, withDb } from '../shared/options.ts';
+import { collect } from '../shared/parse.ts';
 
 /**
  * What `--kind` may name, for the help: NOTICE_KINDS, written out because their schema (zod) is not

@@ -1,6 +1,6 @@
 import { Command, Option } from '@commander-js/extra-typings';
-import { type OptionsOf, withDb } from '../options.ts';
-import { int } from '../parse.ts';
+import { type OptionsOf, withDb } from '../shared/options.ts';
+import { int } from '../shared/parse.ts';
 
 const tick = () =>
   withDb(new Command('tick'))

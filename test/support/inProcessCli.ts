@@ -2,7 +2,7 @@ import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { auditCommand } from '../../cli/commands/audit.ts';
 import { rebuildCommand } from '../../cli/commands/rebuild.ts';
 import { replayCommand } from '../../cli/commands/replay.ts';
-import type { ToolRegistry } from '../../cli/registry.ts';
+import type { ToolRegistry } from '../../cli/shared/registry.ts';
 import type { CliResult } from './processes.ts';
 
 /** The commands that only read a log (and `rebuild --write`), which a test may run in its own process. */

@@ -1,4 +1,4 @@
-import { readSubmitToken } from '../wire/tokens.ts';
+import { readSubmitToken } from '../../wire/tokens.ts';
 import { DEFAULT_DB } from './options.ts';
 
 export interface ClientOptions {

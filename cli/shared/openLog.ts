@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
-import { type AnyEventCodec, InvalidEventError } from '../events/codec.ts';
-import { openSqliteStore, openSqliteStoreToRead, type SqliteStoreOptions } from '../events/store/sqlite/sqliteEventStore.ts';
+import { type AnyEventCodec, InvalidEventError } from '../../events/codec.ts';
+import { openSqliteStore, openSqliteStoreToRead, type SqliteStoreOptions } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { type DbOptions, print } from './options.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { isTerminal, type RunState } from '../actors/board/boardState.ts';
+import { isTerminal, type RunState } from '../../actors/board/boardState.ts';
 import { type ClientOptions, boardCall, refusal } from './boardCall.ts';
 
 /** How often `--wait` asks the board: often enough to print the end within a fraction of a second. */
