@@ -1,4 +1,6 @@
+import type { TypesOutside } from '../events/catalog.ts';
 import { parseStream } from '../events/envelope.ts';
+import { ignoreRest } from '../events/exhaustive.ts';
 import type { Projection } from './projection.ts';
 
 /** The demo counters' totals, by counter id. */
@@ -7,7 +9,18 @@ export const countersProjection: Projection<Record<string, number>> = {
   version: 1,
   initial: () => ({}),
   evolve(state, event) {
-    if (event.type === 'counter.bumped') state[parseStream(event.stream).id] = event.data.total;
+    switch (event.type) {
+      case 'counter.bumped':
+        state[parseStream(event.stream).id] = event.data.total;
+        break;
+      case 'counter.bump.requested':
+      case 'counter.bump.refused':
+      case 'counter.milestone.reached':
+        break;
+      default:
+        ignoreRest<TypesOutside<'demo'>>(event);
+        break;
+    }
     return state;
   },
 };
