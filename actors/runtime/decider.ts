@@ -1,4 +1,4 @@
-import type { DomainEvent, EventType, NewDomainEvent } from '../../events/catalog.ts';
+import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 
 /**
  * The pure heart of an actor. `decide` reads the state and the input (its `at` is the time) and
@@ -12,7 +12,10 @@ import type { DomainEvent, EventType, NewDomainEvent } from '../../events/catalo
  */
 export interface Decider<S, I extends NewDomainEvent = NewDomainEvent, D extends NewDomainEvent = NewDomainEvent> {
   readonly name: string;
-  /** The types of the events this decider answers with decisions; the others it only folds. */
+  /**
+   * The types of the events this decider answers with decisions; the others it only folds. Declared
+   * `[...] as const satisfies readonly EventType[]`, and `I` is derived from it (`NewEventOf<(typeof X)[number]>`).
+   */
   readonly inputs: readonly I['type'][];
   /** Which state an event belongs to (one per lane, say), or null when this decider ignores it. */
   scopeOf(event: Pick<DomainEvent, 'stream' | 'type'>): string | null;
@@ -33,9 +36,6 @@ export interface Decider<S, I extends NewDomainEvent = NewDomainEvent, D extends
   ignores?(state: S, input: I): boolean;
   evolve(state: S, event: DomainEvent): S;
 }
-
-/** The inputs a decider declares, as a tuple of type names: `as const satisfies Inputs`. */
-export type Inputs = readonly EventType[];
 
 /** A decider as written: everything but `isInput`, which `decider` derives from `inputs`. */
 export type DeciderSpec<S, I extends NewDomainEvent, D extends NewDomainEvent> = Omit<Decider<S, I, D>, 'isInput'>;
