@@ -32,5 +32,30 @@ export type EventData<T extends EventType> = z.output<Definitions[T]['schema']>;
 export type DomainEvent = { [T in EventType]: StoredEvent<T, EventData<T>> }[EventType];
 /** The same union, as a decider proposes it. */
 export type NewDomainEvent = { [T in EventType]: NewEvent<T, EventData<T>> }[EventType];
+/** The events of the types `T`, as read back from the log. */
+export type EventOf<T extends EventType> = Extract<DomainEvent, { readonly type: T }>;
+/** The same, as a decider proposes them. */
+export type NewEventOf<T extends EventType> = Extract<NewDomainEvent, { readonly type: T }>;
+
+/**
+ * The catalog's groups, one per file above, so a fold can say at once that it reads no type of a
+ * group (see `ignoreRest`). A group missing here cannot be ignored wholesale: every fold must name its types.
+ */
+interface EventGroups {
+  outbox: typeof outboxEvents;
+  queue: typeof queueEvents;
+  execution: typeof executionEvents;
+  board: typeof boardEvents;
+  edge: typeof edgeEvents;
+  session: typeof sessionEvents;
+  hook: typeof hookEvents;
+  notification: typeof notificationEvents;
+  adoption: typeof adoptionEvents;
+}
+export type EventGroup = keyof EventGroups;
+/** Every type of the groups `G`. */
+export type TypesOf<G extends EventGroup> = { [K in G]: keyof EventGroups[K] & string }[G];
+/** Every type of the other groups: what a fold that reads only the groups `G` ignores wholesale. */
+export type TypesOutside<G extends EventGroup> = TypesOf<Exclude<EventGroup, G>>;
 
 export const codec = new EventCodec(eventDefinitions);

@@ -1,4 +1,6 @@
+import type { TypesOutside } from '../events/catalog.ts';
 import { parseStream } from '../events/envelope.ts';
+import { ignoreRest } from '../events/exhaustive.ts';
 import type { Projection } from './projection.ts';
 
 export interface CursorsState {
@@ -32,7 +34,16 @@ export const cursorsProjection: Projection<CursorsState> = {
       case 'subscription.closed':
         delete state.notices[event.data.subscriptionId];
         break;
+      // An effect performed or interrupted moves no cursor; nor do an inbox's readings and answers.
+      case 'outbox.performed':
+      case 'outbox.interrupted':
+      case 'inbox.read':
+      case 'notices.handed':
+      case 'inbox.waiting':
+      case 'inbox.withheld':
+        break;
       default:
+        ignoreRest<TypesOutside<'outbox' | 'notification'>>(event);
         break;
     }
     return state;

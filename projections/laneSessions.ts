@@ -1,4 +1,6 @@
+import type { TypesOutside } from '../events/catalog.ts';
 import { parseStream } from '../events/envelope.ts';
+import { ignoreRest } from '../events/exhaustive.ts';
 import type { Projection } from './projection.ts';
 
 /** The session each lane's next turn resumes, by computer then lane. */
@@ -8,16 +10,59 @@ export const laneSessionsProjection: Projection<Record<string, Record<string, st
   version: 2,
   initial: () => ({}),
   evolve(state, event) {
-    // An adoption binds a live session to a lane on the computer it lives on: its next turn resumes it.
-    if (event.type === 'adoption.adopted') {
-      (state[event.data.computerId] ??= {})[event.data.lane] = event.data.sessionId;
-      return state;
+    switch (event.type) {
+      case 'adoption.adopted':
+        // An adoption binds a live session to a lane on the computer it lives on: its next turn resumes it.
+        (state[event.data.computerId] ??= {})[event.data.lane] = event.data.sessionId;
+        break;
+      case 'lane.session.remembered':
+        lanesOf(state, event.stream)[event.data.lane] = event.data.sessionId;
+        break;
+      case 'lane.session.forgotten': {
+        const lanes = lanesOf(state, event.stream);
+        if (lanes[event.data.lane] === event.data.sessionId) delete lanes[event.data.lane];
+        break;
+      }
+      default:
+        ignoreRest<Unread>(event);
+        break;
     }
-    if (event.type !== 'lane.session.remembered' && event.type !== 'lane.session.forgotten') return state;
-    const owner = parseStream(event.stream).owner ?? '';
-    const lanes = (state[owner] ??= {});
-    if (event.type === 'lane.session.remembered') lanes[event.data.lane] = event.data.sessionId;
-    else if (lanes[event.data.lane] === event.data.sessionId) delete lanes[event.data.lane];
     return state;
   },
 };
+
+/** Of a run's execution, only its lane's session memory is read; of an adoption, only its outcome. */
+type Unread =
+  | TypesOutside<'execution' | 'adoption'>
+  | 'run.handed.over'
+  | 'run.process.began'
+  | 'run.session.announced'
+  | 'run.process.exited'
+  | 'run.heartbeat.answered'
+  | 'run.cancel.pushed'
+  | 'run.completion.answered'
+  | 'run.reply.refused'
+  | 'run.completion.due'
+  | 'run.found.interrupted'
+  | 'run.shutdown.before.start'
+  | 'run.claim.refused'
+  | 'run.execution.requested'
+  | 'run.cancel.decided'
+  | 'run.kill.requested'
+  | 'run.resolved.elsewhere'
+  | 'run.completion.requested'
+  | 'run.completion.retrying'
+  | 'run.completion.paused'
+  | 'run.settled'
+  | 'adoption.requested'
+  | 'adoption.released'
+  | 'adoption.listing.read'
+  | 'adoption.bind.ended'
+  | 'adoption.claimed'
+  | 'adoption.waiting'
+  | 'adoption.failed';
+
+/** The lanes of the computer whose run wrote `stream` (`c1/run:r1`). */
+function lanesOf(state: Record<string, Record<string, string>>, stream: string): Record<string, string> {
+  return (state[parseStream(stream).owner ?? ''] ??= {});
+}

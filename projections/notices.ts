@@ -1,4 +1,5 @@
-import type { DomainEvent } from '../events/catalog.ts';
+import type { DomainEvent, TypesOutside } from '../events/catalog.ts';
+import { ignoreRest } from '../events/exhaustive.ts';
 import type { Projection } from './projection.ts';
 import { type Heard, hears, heardOf, type LaneBook, type NoticeKind, type NoticeSource } from '../actors/board/inbox/noticeKinds.ts';
 
@@ -68,17 +69,93 @@ function evolveNotices(state: NoticesIndex, event: DomainEvent): NoticesIndex {
       // Read running again after its close: the board's record has it live once more.
       if (event.data.activity?.presence === 'running' && state.sessions[event.data.sessionId] === 'ended') state.sessions[event.data.sessionId] = 'live';
       break;
-    default:
+    case 'board.run.finished':
+    case 'board.run.resolved':
+    case 'board.run.cancelled':
+      hear(state, event);
+      // A run that ended needs its lane no more (a subscription heard its end just now).
+      delete state.runLanes[event.data.runId];
+      return state;
+    case 'board.run.claimed':
+    case 'board.run.running':
+    case 'board.computer.online':
+    case 'board.computer.offline':
+      // Heard only, below.
       break;
+    default:
+      ignoreRest<Unread>(event);
+      return state;
   }
-  const heard = heardOf(event, state);
-  if (heard) hearIt(state, heard);
-  // A run that ended needs its lane no more (a subscription heard its end just now).
-  if (event.type === 'board.run.finished' || event.type === 'board.run.resolved' || event.type === 'board.run.cancelled') {
-    delete state.runLanes[event.data.runId];
-  }
+  hear(state, event);
   return state;
 }
+
+/** Files what subscriptions hear of the event (see `heardOf`) as due to each. */
+function hear(state: NoticesIndex, event: DomainEvent): void {
+  const heard = heardOf(event, state);
+  if (heard) hearIt(state, heard);
+}
+
+/** What neither moves the index nor is heard: see `heardOf` for what is. */
+type Unread =
+  | TypesOutside<'notification' | 'board' | 'session' | 'execution' | 'adoption'>
+  | 'inbox.read'
+  | 'notices.handed'
+  | 'inbox.waiting'
+  | 'inbox.withheld'
+  | 'board.run.submitted'
+  | 'board.computer.added'
+  | 'board.computer.connected'
+  | 'board.computer.disconnected'
+  | 'board.claim.requested'
+  | 'board.offer.declined'
+  | 'board.heartbeat.lapsed'
+  | 'board.cancel.requested'
+  | 'board.run.started'
+  | 'board.reply.received'
+  | 'board.completion.received'
+  | 'board.run.deduplicated'
+  | 'board.run.offered'
+  | 'board.run.cancel.requested'
+  | 'board.run.replied'
+  | 'board.computer.registered'
+  | 'board.computer.draining'
+  | 'board.request.refused'
+  | 'board.request.repeated'
+  | 'session.close.due'
+  | 'session.kill.answered'
+  | 'session.close.intended'
+  | 'session.close.claimed'
+  | 'session.close.deferred'
+  | 'session.kill.requested'
+  | 'session.close.incident'
+  | 'run.handed.over'
+  | 'run.process.began'
+  | 'run.process.exited'
+  | 'run.heartbeat.answered'
+  | 'run.cancel.pushed'
+  | 'run.completion.answered'
+  | 'run.reply.refused'
+  | 'run.completion.due'
+  | 'run.found.interrupted'
+  | 'run.shutdown.before.start'
+  | 'run.claim.refused'
+  | 'run.execution.requested'
+  | 'run.cancel.decided'
+  | 'run.kill.requested'
+  | 'run.resolved.elsewhere'
+  | 'run.completion.requested'
+  | 'run.completion.retrying'
+  | 'run.completion.paused'
+  | 'run.settled'
+  | 'lane.session.forgotten'
+  | 'adoption.requested'
+  | 'adoption.released'
+  | 'adoption.listing.read'
+  | 'adoption.bind.ended'
+  | 'adoption.claimed'
+  | 'adoption.waiting'
+  | 'adoption.failed';
 
 function hearIt(state: NoticesIndex, heard: Heard): void {
   for (const [subscriptionId, subscription] of Object.entries(state.subscriptions)) {

@@ -1,21 +1,8 @@
-import type { Decider } from '../runtime/decider.ts';
+import { exhausted } from '../../events/exhaustive.ts';
+import { decider } from '../runtime/decider.ts';
 import { type BoardState, initialBoardState, isConnected } from './boardState.ts';
-import { decideBoard, marksRunning } from './decideBoard.ts';
+import { BOARD_INPUTS, type BoardDecision, type BoardInput, decideBoard, marksRunning } from './decideBoard.ts';
 import { evolveBoard } from './evolveBoard.ts';
-
-const INPUTS = new Set([
-  'board.run.submitted',
-  'board.computer.added',
-  'board.computer.connected',
-  'board.computer.disconnected',
-  'board.claim.requested',
-  'board.heartbeat.lapsed',
-  'board.cancel.requested',
-  'board.run.started',
-  'board.reply.received',
-  'board.completion.received',
-  'board.offer.declined',
-]);
 
 /** One board per log file: every board event folds into this one scope. */
 export const BOARD_SCOPE = 'board';
@@ -25,8 +12,9 @@ export const BOARD_SCOPE = 'board';
  * one computer, serialises a lane's turns, reaps lapsed leases, takes cancels and completions. Its
  * streams carry no owner prefix (`run:<id>`, `computer:<id>`); `c1/run:<id>` is a computer's.
  */
-export const boardDecider: Decider<BoardState> = {
+export const boardDecider = decider<BoardState, BoardInput, BoardDecision>({
   name: 'board',
+  inputs: BOARD_INPUTS,
   scopeOf(event) {
     // An adoption (decided by the adoption decider in the lane's stream) moves the lane to the
     // computer its session lives on: the board folds it, as it decides where the lane's runs go.
@@ -37,7 +25,6 @@ export const boardDecider: Decider<BoardState> = {
     const mine = stream.startsWith('run:') || stream.startsWith('lane:') || stream.startsWith('computer:') || stream.startsWith('board:');
     return mine ? BOARD_SCOPE : null;
   },
-  isInput: (event) => INPUTS.has(event.type),
   initialState: initialBoardState,
   decide: decideBoard,
   ignores(state, input) {
@@ -52,9 +39,18 @@ export const boardDecider: Decider<BoardState> = {
       case 'board.offer.declined':
         // A decline that changes nothing (the computer already drains, nobody new to offer the run to) is not recorded.
         return decideBoard(state, input).length === 0;
-      default:
+      case 'board.run.submitted':
+      case 'board.computer.added':
+      case 'board.computer.connected':
+      case 'board.claim.requested':
+      case 'board.cancel.requested':
+      case 'board.reply.received':
+      case 'board.completion.received':
+        // A request is always answered, if only by a refusal.
         return false;
+      default:
+        return exhausted(input, false);
     }
   },
   evolve: evolveBoard,
-};
+});

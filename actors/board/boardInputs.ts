@@ -1,35 +1,35 @@
-import type { EventData, NewDomainEvent } from '../../events/catalog.ts';
+import type { EventData, NewEventOf } from '../../events/catalog.ts';
 
 /**
  * The board's inputs as the server records them, each in its stream: a run's requests in
  * `run:<id>`, a computer's in `computer:<id>`. `at` is the server's clock when the request came.
  */
 export const boardInput = {
-  submitted: (data: Omit<EventData<'board.run.submitted'>, 'bodyChecked'>, at: number): NewDomainEvent => ({
+  submitted: (data: Omit<EventData<'board.run.submitted'>, 'bodyChecked'>, at: number): NewEventOf<'board.run.submitted'> => ({
     stream: `run:${data.runId}`, type: 'board.run.submitted', data: { ...data, bodyChecked: true }, at,
   }),
-  computerAdded: (computerId: string, tokenHash: string, at: number): NewDomainEvent => ({
+  computerAdded: (computerId: string, tokenHash: string, at: number): NewEventOf<'board.computer.added'> => ({
     stream: `computer:${computerId}`, type: 'board.computer.added', data: { computerId, tokenHash }, at,
   }),
-  connected: (computerId: string, at: number): NewDomainEvent => ({ stream: `computer:${computerId}`, type: 'board.computer.connected', data: { computerId, pushedFromState: true }, at }),
-  disconnected: (computerId: string, at: number, lastSeenAt?: number): NewDomainEvent => ({
+  connected: (computerId: string, at: number): NewEventOf<'board.computer.connected'> => ({ stream: `computer:${computerId}`, type: 'board.computer.connected', data: { computerId, pushedFromState: true }, at }),
+  disconnected: (computerId: string, at: number, lastSeenAt?: number): NewEventOf<'board.computer.disconnected'> => ({
     stream: `computer:${computerId}`, type: 'board.computer.disconnected', data: { computerId, ...(lastSeenAt === undefined ? {} : { lastSeenAt }) }, at,
   }),
-  claim: (runId: string, computerId: string, at: number, incarnation?: string): NewDomainEvent => ({
+  claim: (runId: string, computerId: string, at: number, incarnation?: string): NewEventOf<'board.claim.requested'> => ({
     stream: `run:${runId}`, type: 'board.claim.requested', data: { runId, computerId, ...(incarnation === undefined ? {} : { incarnation }) }, at,
   }),
-  declined: (runId: string, computerId: string, at: number): NewDomainEvent => ({
+  declined: (runId: string, computerId: string, at: number): NewEventOf<'board.offer.declined'> => ({
     stream: `run:${runId}`, type: 'board.offer.declined', data: { runId, computerId, reason: 'draining' }, at,
   }),
-  lapsed: (runId: string, lastHeartbeatAt: number, at: number): NewDomainEvent => ({
+  lapsed: (runId: string, lastHeartbeatAt: number, at: number): NewEventOf<'board.heartbeat.lapsed'> => ({
     stream: `run:${runId}`, type: 'board.heartbeat.lapsed', data: { runId, lastHeartbeatAt }, at,
   }),
-  cancel: (runId: string, at: number): NewDomainEvent => ({ stream: `run:${runId}`, type: 'board.cancel.requested', data: { runId, pushed: true }, at }),
-  started: (runId: string, computerId: string, at: number): NewDomainEvent => ({ stream: `run:${runId}`, type: 'board.run.started', data: { runId, computerId }, at }),
-  reply: (runId: string, computerId: string, text: string, at: number): NewDomainEvent => ({
+  cancel: (runId: string, at: number): NewEventOf<'board.cancel.requested'> => ({ stream: `run:${runId}`, type: 'board.cancel.requested', data: { runId, pushed: true }, at }),
+  started: (runId: string, computerId: string, at: number): NewEventOf<'board.run.started'> => ({ stream: `run:${runId}`, type: 'board.run.started', data: { runId, computerId }, at }),
+  reply: (runId: string, computerId: string, text: string, at: number): NewEventOf<'board.reply.received'> => ({
     stream: `run:${runId}`, type: 'board.reply.received', data: { runId, computerId, text }, at,
   }),
-  completion: (runId: string, computerId: string, ok: boolean, error: string | undefined, at: number): NewDomainEvent => ({
+  completion: (runId: string, computerId: string, ok: boolean, error: string | undefined, at: number): NewEventOf<'board.completion.received'> => ({
     stream: `run:${runId}`, type: 'board.completion.received', data: { runId, computerId, ok, ...(error === undefined ? {} : { error }) }, at,
   }),
 };

@@ -1,12 +1,49 @@
 import { CANCELLED_BY_USER } from '../../events/boardEvents.ts';
-import type { EventData, NewDomainEvent } from '../../events/catalog.ts';
+import type { EventData, EventType, NewEventOf } from '../../events/catalog.ts';
+import { exhausted } from '../../events/exhaustive.ts';
 import { type BoardRun, type BoardState, isConnected, isTerminal } from './boardState.ts';
 import { offer, offerTargets, offersOnDecline, offersOnDisconnect, offersOnTurnEnd, runsPushedOnConnect } from './offers.ts';
 
-type Input = NewDomainEvent;
+/** The requests the board decides on, each as the server recorded it (see `boardInput`). */
+export const BOARD_INPUTS = [
+  'board.run.submitted',
+  'board.computer.added',
+  'board.computer.connected',
+  'board.computer.disconnected',
+  'board.claim.requested',
+  'board.heartbeat.lapsed',
+  'board.cancel.requested',
+  'board.run.started',
+  'board.reply.received',
+  'board.completion.received',
+  'board.offer.declined',
+] as const satisfies readonly EventType[];
+export type BoardInput = NewEventOf<(typeof BOARD_INPUTS)[number]>;
+
+/** What the board may answer with: every other `board.*` type the catalog holds. */
+export type BoardDecision = NewEventOf<
+  | 'board.run.queued'
+  | 'board.run.deduplicated'
+  | 'board.run.offered'
+  | 'board.run.claimed'
+  | 'board.run.running'
+  | 'board.run.cancel.requested'
+  | 'board.run.cancelled'
+  | 'board.run.replied'
+  | 'board.run.finished'
+  | 'board.run.resolved'
+  | 'board.computer.registered'
+  | 'board.computer.online'
+  | 'board.computer.offline'
+  | 'board.computer.draining'
+  | 'board.request.refused'
+  | 'board.request.repeated'
+>;
+
+type Input = BoardInput;
 /** A submission's fields as its caller named them, for a refusal that says which differ. */
 const WIRE_NAMES = { lane: 'lane', prompt: 'prompt', agentId: 'agent_id', timeoutS: 'timeout_s' } as const;
-type Decision = NewDomainEvent;
+type Decision = BoardDecision;
 type Request = EventData<'board.request.refused'>['request'];
 type Refusal = Omit<EventData<'board.request.refused'>, 'request' | 'runId' | 'computerId'>;
 /** A refusal, recorded in the request's own stream. */
@@ -92,7 +129,7 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
     case 'board.completion.received':
       return complete(state, input.data, at, refuse);
     default:
-      return [];
+      return exhausted(input, []);
   }
 }
 

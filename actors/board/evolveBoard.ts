@@ -1,5 +1,6 @@
 import { CANCELLED_BY_USER } from '../../events/boardEvents.ts';
-import type { DomainEvent } from '../../events/catalog.ts';
+import type { DomainEvent, TypesOutside } from '../../events/catalog.ts';
+import { ignoreRest } from '../../events/exhaustive.ts';
 import { type BoardLane, type BoardRun, type BoardState, sortedIndex } from './boardState.ts';
 import { runsPushedOnConnect } from './offers.ts';
 
@@ -114,7 +115,32 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
     case 'board.computer.draining':
       state.draining[event.data.computerId] = true;
       break;
+    // The board's inputs: requests, whose effect is in the decisions taken from them.
+    case 'board.run.submitted':
+    case 'board.computer.added':
+    case 'board.computer.connected':
+    case 'board.computer.disconnected':
+    case 'board.claim.requested':
+    case 'board.offer.declined':
+    case 'board.heartbeat.lapsed':
+    case 'board.cancel.requested':
+    case 'board.run.started':
+    case 'board.reply.received':
+    case 'board.completion.received':
+    // Answers that change nothing: a retried submission, a request repeated.
+    case 'board.run.deduplicated':
+    case 'board.request.repeated':
+    // A lane's adoption matters to the board only once adopted.
+    case 'adoption.requested':
+    case 'adoption.released':
+    case 'adoption.listing.read':
+    case 'adoption.bind.ended':
+    case 'adoption.claimed':
+    case 'adoption.waiting':
+    case 'adoption.failed':
+      break;
     default:
+      ignoreRest<TypesOutside<'board' | 'adoption'>>(event);
       break;
   }
   return state;

@@ -1,5 +1,7 @@
-import type { NewDomainEvent } from '../../events/catalog.ts';
+import type { NewEventOf } from '../../events/catalog.ts';
 import { type BoardRun, type BoardState, takesWork, workers } from './boardState.ts';
+
+type Offered = NewEventOf<'board.run.offered'>;
 
 export interface Targets {
   readonly computers: readonly string[];
@@ -46,7 +48,7 @@ export function offerTargets(state: BoardState, lane: string): Targets {
 }
 
 /** The `board.run.offered` decision for `run`, or nothing when there is no one to push it to. */
-export function offer(run: Pick<BoardRun, 'runId' | 'lane' | 'agentId'>, computers: readonly string[], at: number, reason: string): NewDomainEvent[] {
+export function offer(run: Pick<BoardRun, 'runId' | 'lane' | 'agentId'>, computers: readonly string[], at: number, reason: string): Offered[] {
   if (computers.length === 0) return [];
   return [
     {
@@ -86,7 +88,7 @@ export function cancelsPendingOn(state: BoardState, computerId: string): string[
  * A lane's last computer left: its unclaimed runs were offered to it alone, so they now go to every
  * other connected computer that has not had them, or they would wait for it to come back.
  */
-export function offersOnDisconnect(state: BoardState, computerId: string, at: number): NewDomainEvent[] {
+export function offersOnDisconnect(state: BoardState, computerId: string, at: number): Offered[] {
   const others = workers(state).filter((c) => c !== computerId);
   if (others.length === 0) return [];
   const runs: BoardRun[] = [];
@@ -105,7 +107,7 @@ export function offersOnDisconnect(state: BoardState, computerId: string, at: nu
  * The open turn of `run`'s lane ended (`run` is about to be terminal): every run told
  * `conversation_busy` while it lasted has its frame resent, so a computer that parked it claims at once.
  */
-export function offersOnTurnEnd(state: BoardState, run: BoardRun, at: number, how: string): NewDomainEvent[] {
+export function offersOnTurnEnd(state: BoardState, run: BoardRun, at: number, how: string): Offered[] {
   const lane = state.lanes[run.lane]!;
   if (lane.holder !== run.runId) return [];
   const targets = offerTargets(state, run.lane);
@@ -120,7 +122,7 @@ export function offersOnTurnEnd(state: BoardState, run: BoardRun, at: number, ho
  * `computerId` declined `run`'s frame because it drains: the run goes at once to whom it would go were
  * that computer gone, those that have not had it. Read on the state as it will be once it drains.
  */
-export function offersOnDecline(state: BoardState, run: BoardRun, computerId: string, at: number): NewDomainEvent[] {
+export function offersOnDecline(state: BoardState, run: BoardRun, computerId: string, at: number): Offered[] {
   const drained: BoardState = { ...state, draining: { ...state.draining, [computerId]: true } };
   const targets = offerTargets(drained, run.lane);
   const fresh = targets.computers.filter((c) => !run.offeredTo.includes(c));

@@ -1,12 +1,45 @@
-import type { EventData, NewDomainEvent } from '../../events/catalog.ts';
+import type { EventData, EventType, NewEventOf } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
+import { exhausted } from '../../events/exhaustive.ts';
 import { MAX_CLAIM_ATTEMPTS, busyBackoffMs, claimRetryMs, claimVerdict } from './claimAnswer.ts';
 import { type QueueState, candidateOf, isParked, loginOf } from './queueState.ts';
 import { readyInOrder } from './readyHeap.ts';
 
-type Input = NewDomainEvent;
-type Decision = NewDomainEvent;
-type On = (runId: string, decision: Omit<Decision, 'stream' | 'at'>, lane?: string) => Decision;
+/** What a computer's queue is told: its settings, the board's frames, claim answers, timers, its runs' ends. */
+export const QUEUE_INPUTS = [
+  'computer.started',
+  'computer.configured',
+  'scheduler.held',
+  'drain.started',
+  'frame.received',
+  'frame.refused',
+  'claim.answered',
+  'timer.fired',
+  'run.start.failed',
+  'run.execution.ended',
+] as const satisfies readonly EventType[];
+export type QueueInput = NewEventOf<(typeof QUEUE_INPUTS)[number]>;
+
+/** What the queue decides about its runs, each in its lane's stream (see `decisionsOn`), and its answers to frames. */
+export type QueueDecision = NewEventOf<
+  | 'frame.acknowledged'
+  | 'run.queued'
+  | 'run.claim.started'
+  | 'run.claimed'
+  | 'run.parked'
+  | 'run.unparked'
+  | 'run.claim.retrying'
+  | 'run.requeued'
+  | 'run.skipped'
+  | 'run.withdrawn'
+  | 'run.ended'
+>;
+
+type Input = QueueInput;
+type Decision = QueueDecision;
+/** A decision about a run before `On` places it: the type and data of one of the queue's decisions. */
+type Unplaced = { [T in Decision['type']]: Pick<NewEventOf<T>, 'type' | 'data'> }[Decision['type']];
+type On = (runId: string, decision: Unplaced, lane?: string) => Decision;
 
 export const WAITS_FOR_EARLIER_TURN = 'waits: an earlier turn of its conversation is still open';
 
@@ -18,6 +51,7 @@ function decisionsOn(state: QueueState, input: Input): On {
   const computer = parseStream(input.stream).owner ?? '';
   return (runId, decision, lane = state.runs[runId]?.lane) =>
     // Spelled out rather than spread: a spread of decisions of every shape is the slow path of a copy.
+    // (Hence the cast: the compiler does not see that `type` and `data` come from one `Unplaced`.)
     ({ type: decision.type, data: decision.data, stream: lane ? `${computer}/lane:${lane}` : `${computer}/computer:${computer}`, at: input.at }) as Decision;
 }
 
@@ -44,8 +78,15 @@ export function decideQueue(state: QueueState, input: Input): Decision[] {
       if (!state.runs[runId]) return [];
       return [on(runId, { type: 'run.ended', data: { runId, ok, reason: ok ? 'finished' : `failed${reason ? `: ${reason}` : ''}` } })];
     }
-    default:
+    case 'computer.started':
+    case 'computer.configured':
+    case 'scheduler.held':
+    case 'drain.started':
+    case 'timer.fired':
+      // Folded, they may free a slot or wake a run: `pickNextRuns` starts what they allow.
       return [];
+    default:
+      return exhausted(input, []);
   }
 }
 

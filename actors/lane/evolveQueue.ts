@@ -1,5 +1,6 @@
-import type { DomainEvent } from '../../events/catalog.ts';
+import type { DomainEvent, TypesOutside } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
+import { ignoreRest } from '../../events/exhaustive.ts';
 import { type HandledOutcome, type QueueState, candidateOf, loginOf } from './queueState.ts';
 import { popReady, pushReady } from './readyHeap.ts';
 
@@ -95,7 +96,15 @@ export function evolveQueue(state: QueueState, event: DomainEvent): QueueState {
     case 'run.ended':
       settle(state, event.data.runId, 'ended', at);
       break;
+    // Inputs whose effect is in their decisions, and the answers to frames.
+    case 'frame.refused':
+    case 'claim.answered':
+    case 'run.start.failed':
+    case 'run.execution.ended':
+    case 'frame.acknowledged':
+      return state;
     default:
+      ignoreRest<TypesOutside<'queue'>>(event);
       return state;
   }
   dropStaleTop(state, at);

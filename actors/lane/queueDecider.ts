@@ -1,25 +1,14 @@
 import { queueEvents } from '../../events/queueEvents.ts';
-import type { Decider } from '../runtime/decider.ts';
-import { decideQueue, pickNextRuns } from './decideQueue.ts';
+import { exhausted } from '../../events/exhaustive.ts';
+import { decider } from '../runtime/decider.ts';
+import { QUEUE_INPUTS, type QueueDecision, type QueueInput, decideQueue, pickNextRuns } from './decideQueue.ts';
 import { evolveQueue } from './evolveQueue.ts';
 import { type QueueState, initialQueueState } from './queueState.ts';
 
-const INPUTS = new Set([
-  'computer.started',
-  'computer.configured',
-  'scheduler.held',
-  'drain.started',
-  'frame.received',
-  'frame.refused',
-  'claim.answered',
-  'timer.fired',
-  'run.start.failed',
-  'run.execution.ended',
-]);
-
 /** One computer's queue: which run starts next, and what a claim's answer does to it. */
-export const queueDecider: Decider<QueueState> = {
+export const queueDecider = decider<QueueState, QueueInput, QueueDecision>({
   name: 'queue',
+  inputs: QUEUE_INPUTS,
   scopeOf(event) {
     // Checked first because it is cheap: a rebuild asks this of every event in the log.
     if (!Object.hasOwn(queueEvents, event.type)) return null;
@@ -30,7 +19,6 @@ export const queueDecider: Decider<QueueState> = {
     if (slash === -1) return null;
     return stream.startsWith('lane:', slash + 1) || stream.startsWith('computer:', slash + 1) ? stream.slice(0, slash) : null;
   },
-  isInput: (event) => INPUTS.has(event.type),
   initialState: initialQueueState,
   decide: decideQueue,
   react: pickNextRuns,
@@ -46,9 +34,16 @@ export const queueDecider: Decider<QueueState> = {
       case 'run.start.failed':
       case 'run.execution.ended':
         return !state.runs[input.data.runId];
-      default:
+      case 'computer.started':
+      case 'computer.configured':
+      case 'scheduler.held':
+      case 'drain.started':
+      case 'frame.received':
+      case 'frame.refused':
         return false;
+      default:
+        return exhausted(input, false);
     }
   },
   evolve: evolveQueue,
-};
+});

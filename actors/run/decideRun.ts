@@ -1,19 +1,55 @@
-import type { EventData, NewDomainEvent } from '../../events/catalog.ts';
+import type { EventData, EventType, NewEventOf } from '../../events/catalog.ts';
+import type { NewEvent } from '../../events/envelope.ts';
 import { parseStream } from '../../events/envelope.ts';
+import { exhausted } from '../../events/exhaustive.ts';
 import { deadlineOf, roundedDuration } from './budget.ts';
 import { sessionAfter, sessionMomentOf, shouldRetryFresh } from './resume.ts';
 import { CANCELLED_MARKER, COMPLETION_RETRY_S, INTERRUPTED_BY_RESTART, type RunExecution, SHUTDOWN_BEFORE_START } from './runState.ts';
 
-type Decision = NewDomainEvent;
+/** What a run actor is told: its hand-over, its process's life, the board's answers, its timers. */
+export const RUN_INPUTS = [
+  'run.handed.over',
+  'run.process.began',
+  'run.session.announced',
+  'run.process.exited',
+  'run.heartbeat.answered',
+  'run.cancel.pushed',
+  'run.completion.answered',
+  'run.reply.refused',
+  'run.completion.due',
+  'run.found.interrupted',
+  'run.shutdown.before.start',
+  'run.claim.refused',
+] as const satisfies readonly EventType[];
+export type RunInput = NewEventOf<(typeof RUN_INPUTS)[number]>;
+
+type DecisionType =
+  | 'run.execution.requested'
+  | 'run.kill.requested'
+  | 'run.cancel.decided'
+  | 'run.resolved.elsewhere'
+  | 'run.completion.requested'
+  | 'run.completion.retrying'
+  | 'run.completion.paused'
+  | 'run.settled'
+  | 'lane.session.remembered'
+  | 'lane.session.forgotten';
+/** What a run actor decides, all in the run's own stream. */
+export type RunDecision = NewEventOf<DecisionType>;
+
+type Decision = RunDecision;
 type Result = { ok: boolean; error?: string };
+/** A decision of type `T` in the input's stream, at its time. */
+type On = <T extends DecisionType>(type: T, data: EventData<T>) => NewEvent<T, EventData<T>>;
 
 /** A claimed run's decisions (SPEC section 4, "Execution" to "Completion"). Pure. */
-export function decideRun(state: RunExecution, input: NewDomainEvent): Decision[] {
+export function decideRun(state: RunExecution, input: RunInput): Decision[] {
   const { id: runId } = parseStream(input.stream);
   const at = input.at;
-  const on = (type: Decision['type'], data: unknown): Decision => ({ stream: input.stream, type, data, at }) as Decision;
+  const on: On = (type, data) => ({ stream: input.stream, type, data, at });
   // The lane's session memory is written in the run's own stream (the run actor writes only there);
-  // the lane-sessions projection gathers it by lane.
+  // the lane-sessions projection gathers it by lane. A run remembers or forgets a session only once it
+  // was handed over, which gave it its lane (hence `state.lane!` in these).
   const onLane = on;
   const complete = (result: Result, reply: string | null = null): Decision =>
     on('run.completion.requested', { runId, attempt: state.completionAttempts + 1, result, reply });
@@ -33,7 +69,7 @@ export function decideRun(state: RunExecution, input: NewDomainEvent): Decision[
       return [];
     case 'run.session.announced':
       if (input.data.sessionId === state.announced) return [];
-      return [onLane('lane.session.remembered', { lane: state.lane, sessionId: input.data.sessionId, runId })];
+      return [onLane('lane.session.remembered', { lane: state.lane!, sessionId: input.data.sessionId, runId })];
     case 'run.process.exited':
       return answerExit(state, input.data, at, { on, onLane, complete, runId });
     case 'run.heartbeat.answered': {
@@ -61,7 +97,7 @@ export function decideRun(state: RunExecution, input: NewDomainEvent): Decision[
       const remembered = state.announced ?? state.session;
       const forget = remembered !== null && sessionAfter('rejected', state.session, state.announced) === null;
       return [
-        ...(forget ? [onLane('lane.session.forgotten', { lane: state.lane, sessionId: remembered, runId, reason: 'its reply was refused' })] : []),
+        ...(forget ? [onLane('lane.session.forgotten', { lane: state.lane!, sessionId: remembered, runId, reason: 'its reply was refused' })] : []),
         complete({ ok: false, error: `posting the reply failed with HTTP ${input.data.status}` }),
       ];
     }
@@ -79,13 +115,13 @@ export function decideRun(state: RunExecution, input: NewDomainEvent): Decision[
       // Granted, so reported: the board hears why at once instead of waiting out the lease.
       return [complete({ ok: false, error: `the board's claim answer was refused: ${input.data.problem}` })];
     default:
-      return [];
+      return exhausted(input, []);
   }
 }
 
 interface Helpers {
-  on: (type: Decision['type'], data: unknown) => Decision;
-  onLane?: (type: Decision['type'], data: unknown) => Decision;
+  on: On;
+  onLane?: On;
   complete?: (result: Result, reply?: string | null) => Decision;
   runId: string;
 }
@@ -116,15 +152,16 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
 
   // A refused resume costs nothing of the budget: run the turn again, fresh, inside the same deadline.
   if (!state.resolved && shouldRetryFresh({ resuming: state.resuming, result, now: at, deadlineAt: state.deadlineAt, cancelRequested: state.cancelRequested })) {
-    if (state.resuming) decisions.push(h.onLane('lane.session.forgotten', { lane: state.lane, sessionId: state.resuming, runId: h.runId, reason: 'the agent refused to resume it' }));
-    decisions.push(h.on('run.execution.requested', { runId: h.runId, lane: state.lane, deadlineAt: state.deadlineAt, resume: null }));
+    if (state.resuming) decisions.push(h.onLane('lane.session.forgotten', { lane: state.lane!, sessionId: state.resuming, runId: h.runId, reason: 'the agent refused to resume it' }));
+    // A process ran, so the run was handed over and has its lane.
+    decisions.push(h.on('run.execution.requested', { runId: h.runId, lane: state.lane!, deadlineAt: state.deadlineAt, resume: null }));
     return decisions;
   }
 
   const moment = exit.outcome === 'failed_to_start' ? 'failed' : sessionMomentOf(result);
   const after = sessionAfter(moment, state.session, state.announced);
   if (remembered !== null && after === null) {
-    decisions.push(h.onLane('lane.session.forgotten', { lane: state.lane, sessionId: remembered, runId: h.runId, reason: `its turn ${moment === 'failed' ? 'failed' : moment}` }));
+    decisions.push(h.onLane('lane.session.forgotten', { lane: state.lane!, sessionId: remembered, runId: h.runId, reason: `its turn ${moment === 'failed' ? 'failed' : moment}` }));
   }
   if (state.resolved) return [...decisions, h.on('run.settled', { runId: h.runId, reported: false, reason: 'resolved on the board: nothing posted' })];
   const outcome = resultOf(state, exit);

@@ -1,4 +1,5 @@
-import type { DomainEvent } from '../../events/catalog.ts';
+import type { DomainEvent, TypesOutside } from '../../events/catalog.ts';
+import { ignoreRest } from '../../events/exhaustive.ts';
 import { budgetMsOf } from './budget.ts';
 import type { RunExecution } from './runState.ts';
 
@@ -57,7 +58,19 @@ export function evolveRun(state: RunExecution, event: DomainEvent): RunExecution
       state.phase = 'settled';
       state.pid = null;
       break;
+    // Inputs whose effect is in their decisions, decisions for the process's shell, and the lane's memory it keeps.
+    case 'run.heartbeat.answered':
+    case 'run.cancel.pushed':
+    case 'run.completion.answered':
+    case 'run.reply.refused':
+    case 'run.completion.due':
+    case 'run.found.interrupted':
+    case 'run.shutdown.before.start':
+    case 'run.kill.requested':
+    case 'lane.session.remembered':
+      break;
     default:
+      ignoreRest<TypesOutside<'execution'>>(event);
       break;
   }
   return state;

@@ -1,38 +1,23 @@
-import type { NewDomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import { executionEvents } from '../../events/executionEvents.ts';
-import type { Decider } from '../runtime/decider.ts';
-import { decideRun } from './decideRun.ts';
+import { exhausted } from '../../events/exhaustive.ts';
+import { decider } from '../runtime/decider.ts';
+import { RUN_INPUTS, type RunDecision, type RunInput, decideRun } from './decideRun.ts';
 import { evolveRun } from './evolveRun.ts';
 import { type RunExecution, initialRunExecution } from './runState.ts';
 
-const INPUTS = new Set([
-  'run.handed.over',
-  'run.process.began',
-  'run.session.announced',
-  'run.process.exited',
-  'run.heartbeat.answered',
-  'run.cancel.pushed',
-  'run.completion.answered',
-  'run.reply.refused',
-  'run.completion.due',
-  'run.found.interrupted',
-  'run.shutdown.before.start',
-  'run.claim.refused',
-]);
-
 /** One claimed run on its computer: run it, stop it, report it. One state per run stream. */
-export const runDecider: Decider<RunExecution> = {
+export const runDecider = decider<RunExecution, RunInput, RunDecision>({
   name: 'run',
+  inputs: RUN_INPUTS,
   scopeOf(event) {
     if (!Object.hasOwn(executionEvents, event.type)) return null;
     const { owner, kind } = parseStream(event.stream);
     return owner !== null && kind === 'run' ? event.stream : null;
   },
-  isInput: (event) => INPUTS.has(event.type),
   initialState: initialRunExecution,
   decide: decideRun,
-  ignores(state: RunExecution, input: NewDomainEvent) {
+  ignores(state, input) {
     if (state.phase === 'settled') return true;
     switch (input.type) {
       case 'run.handed.over':
@@ -56,9 +41,11 @@ export const runDecider: Decider<RunExecution> = {
       case 'run.cancel.pushed':
         // A cancel is decided once: the heartbeat's fallback may have come first.
         return state.cancelRequested;
-      default:
+      case 'run.found.interrupted':
         return false;
+      default:
+        return exhausted(input, false);
     }
   },
   evolve: evolveRun,
-};
+});

@@ -5,28 +5,51 @@ import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
  * returns the decisions; `evolve` folds any event, input or decision, into the state. Neither does
  * I/O, reads the wall clock or draws a random number, so `replay` can re-derive every decision.
  * `evolve` may update the state in place (see Projection); `decide` must not touch it.
+ *
+ * `I` are the inputs it takes (the types listed in `inputs`) and `D` the decisions it may answer
+ * with: a decision of another type, or a `case` for a type that is not an input, does not compile.
+ * The defaults let code that runs any decider (the runtime, replay) take it as `Decider<S>`.
  */
-export interface Decider<S> {
+export interface Decider<S, I extends NewDomainEvent = NewDomainEvent, D extends NewDomainEvent = NewDomainEvent> {
   readonly name: string;
+  /**
+   * The types of the events this decider answers with decisions; the others it only folds. Declared
+   * `[...] as const satisfies readonly EventType[]`, and `I` is derived from it (`NewEventOf<(typeof X)[number]>`).
+   */
+  readonly inputs: readonly I['type'][];
   /** Which state an event belongs to (one per lane, say), or null when this decider ignores it. */
   scopeOf(event: Pick<DomainEvent, 'stream' | 'type'>): string | null;
-  /** The events this decider answers with decisions; the others it only folds. */
+  /** Whether the event's type is one of `inputs` (built from them by `decider`). */
   isInput(event: Pick<DomainEvent, 'type'>): boolean;
   initialState(scope: string): S;
-  decide(state: S, input: NewDomainEvent): NewDomainEvent[];
+  decide(state: S, input: I): D[];
   /**
    * Follow-up decisions the new state calls for, asked once the input and `decide`'s answers are
    * folded (a freed slot starts the next run). They share the input as cause and its transaction.
    * Two steps instead of one, so that `decide` never has to copy a large state to look ahead.
    */
-  react?(state: S, input: NewDomainEvent): NewDomainEvent[];
+  react?(state: S, input: I): D[];
   /**
    * True for an input that would change nothing (a timer that fires late or twice): it is then
    * neither recorded nor decided, so the log grows with decisions, not with time.
    */
-  ignores?(state: S, input: NewDomainEvent): boolean;
+  ignores?(state: S, input: I): boolean;
   evolve(state: S, event: DomainEvent): S;
 }
 
-// biome-ignore lint: a registry holds deciders of every state type
-export type AnyDecider = Decider<any>;
+/** A decider as written: everything but `isInput`, which `decider` derives from `inputs`. */
+export type DeciderSpec<S, I extends NewDomainEvent, D extends NewDomainEvent> = Omit<Decider<S, I, D>, 'isInput'>;
+
+/** Builds a decider whose `isInput` answers from its `inputs`: the one place that test is written. */
+export function decider<S, I extends NewDomainEvent, D extends NewDomainEvent>(spec: DeciderSpec<S, I, D>): Decider<S, I, D> {
+  const inputs = new Set<string>(spec.inputs);
+  return { ...spec, isInput: (event) => inputs.has(event.type) };
+}
+
+/**
+ * A decider of any state, inputs and decisions, as a registry holds them. `any`, not `unknown`: a
+ * `Decider<BoardState, BoardInput, …>` takes a `BoardState` and only its own inputs, so it is no
+ * `Decider<unknown>`; TypeScript has no "some S, I, D" to say it is one of each. Whoever runs one
+ * from a registry keeps its states apart (one map per decider) and hands it only what its `isInput` takes.
+ */
+export type AnyDecider = Decider<any, any, any>;

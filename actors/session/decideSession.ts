@@ -1,17 +1,29 @@
-import type { EventData, NewDomainEvent } from '../../events/catalog.ts';
+import type { EventData, EventType, NewEventOf } from '../../events/catalog.ts';
+import type { NewEvent } from '../../events/envelope.ts';
+import { exhausted } from '../../events/exhaustive.ts';
 import { claimHolds, holdsClaim, ownClaimReusable } from './claims.ts';
 import type { SessionClose } from './sessionState.ts';
 import { unreadWatch, watchedMs } from './unreadWatch.ts';
 
-type Decision = NewDomainEvent;
+/** What a session's close is told: the end of a run in it, a round's turn, a reading, a kill's answer. */
+export const SESSION_INPUTS = ['session.run.ended', 'session.close.due', 'session.read', 'session.kill.answered'] as const satisfies readonly EventType[];
+export type SessionInput = NewEventOf<(typeof SESSION_INPUTS)[number]>;
+
+type DecisionType = 'session.close.intended' | 'session.close.claimed' | 'session.close.deferred' | 'session.kill.requested' | 'session.closed' | 'session.close.incident';
+/** What the close decides, in the session's stream. */
+export type SessionDecision = NewEventOf<DecisionType>;
+
+type Decision = SessionDecision;
+/** A decision of type `T` in the input's stream, at its time. */
+type On = <T extends DecisionType>(type: T, data: EventData<T>) => NewEvent<T, EventData<T>>;
 
 /** The turns a reading finds in progress: a close never cuts them. */
 const IN_TURN = new Set(['working', 'needs_input']);
 
 /** A session's close (SPEC section 5, "Session close"). Pure: time is the input's `at`. */
-export function decideSession(state: SessionClose, input: NewDomainEvent): Decision[] {
+export function decideSession(state: SessionClose, input: SessionInput): Decision[] {
   const at = input.at;
-  const on = (type: Decision['type'], data: unknown): Decision => ({ stream: input.stream, type, data, at }) as Decision;
+  const on: On = (type, data) => ({ stream: input.stream, type, data, at });
 
   switch (input.type) {
     case 'session.run.ended': {
@@ -35,7 +47,7 @@ export function decideSession(state: SessionClose, input: NewDomainEvent): Decis
       return [on('session.close.incident', { sessionId, attempt, reason: `it could not be stopped and will not be tried again: ${detail}` })];
     }
     default:
-      return [];
+      return exhausted(input, []);
   }
 }
 
@@ -48,7 +60,7 @@ function answerReading(
   state: SessionClose,
   reading: EventData<'session.read'>,
   at: number,
-  on: (type: Decision['type'], data: unknown) => Decision,
+  on: On,
 ): Decision[] {
   const { sessionId, activity, failure, settings } = reading;
   const attempt = state.attempts + 1;
@@ -88,7 +100,7 @@ export function secs(ms: number): string {
  * reads at once); a reading by a process that does not hold the claim; an answer to a kill that is no
  * longer the one awaited (a close confirmed meanwhile is never undone by a late failure).
  */
-export function ignoresSession(state: SessionClose, input: NewDomainEvent): boolean {
+export function ignoresSession(state: SessionClose, input: SessionInput): boolean {
   switch (input.type) {
     case 'session.run.ended':
       return input.data.runId === state.runId;
@@ -104,6 +116,6 @@ export function ignoresSession(state: SessionClose, input: NewDomainEvent): bool
     case 'session.kill.answered':
       return !state.open || state.killing?.attempt !== input.data.attempt;
     default:
-      return true;
+      return exhausted(input, true);
   }
 }

@@ -1,4 +1,5 @@
-import type { DomainEvent } from '../../events/catalog.ts';
+import type { DomainEvent, TypesOutside } from '../../events/catalog.ts';
+import { ignoreRest } from '../../events/exhaustive.ts';
 import type { SessionClose } from './sessionState.ts';
 
 /** Folds one event of a session's stream into its close (in place, see Projection). */
@@ -61,7 +62,13 @@ export function evolveSession(state: SessionClose, event: DomainEvent): SessionC
       state.claim = null;
       state.killing = null;
       break;
+    // Inputs whose effect is in their decisions.
+    case 'session.close.due':
+    case 'session.read':
+    case 'session.kill.answered':
+      break;
     default:
+      ignoreRest<TypesOutside<'session'>>(event);
       break;
   }
   return state;

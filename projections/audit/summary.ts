@@ -1,7 +1,8 @@
-import type { DomainEvent } from '../../events/catalog.ts';
+import type { EventOf } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
+import { exhausted } from '../../events/exhaustive.ts';
 import type { Projection } from '../projection.ts';
-import { ROLES } from './summaryRoles.ts';
+import { type CountedIn, ROLES, countsIn } from './summaryRoles.ts';
 
 /** How often each reason was given; past `MAX_REASONS` distinct ones, the rest are counted together. */
 export interface Tally {
@@ -91,14 +92,14 @@ export const auditSummaryProjection: Projection<AuditSummary> = {
     const role = ROLES[event.type];
     if (role === undefined || role === 'none') return state;
     if (event.at > state.lastAt) state.lastAt = event.at;
-    if (role === 'board') evolveBoardOutcomes(state, event);
-    else if (role === 'queue') evolveQueueTimes(state, event);
-    else evolveSessions(state, event);
+    if (countsIn(event, 'board')) evolveBoardOutcomes(state, event);
+    else if (countsIn(event, 'queue')) evolveQueueTimes(state, event);
+    else if (countsIn(event, 'sessions')) evolveSessions(state, event);
     return state;
   },
 };
 
-function evolveSessions(state: AuditSummary, event: DomainEvent): void {
+function evolveSessions(state: AuditSummary, event: EventOf<CountedIn<'sessions'>>): void {
   const { sessions, adoptions, hooks, notices } = state;
   switch (event.type) {
     case 'session.close.intended':
@@ -152,11 +153,11 @@ function evolveSessions(state: AuditSummary, event: DomainEvent): void {
       notices.withheld++;
       break;
     default:
-      break;
+      exhausted(event, undefined);
   }
 }
 
-function evolveBoardOutcomes(state: AuditSummary, event: DomainEvent): void {
+function evolveBoardOutcomes(state: AuditSummary, event: EventOf<CountedIn<'board'>>): void {
   const board = state.board;
   switch (event.type) {
     case 'board.run.queued':
@@ -178,11 +179,11 @@ function evolveBoardOutcomes(state: AuditSummary, event: DomainEvent): void {
       board.refused[event.data.code] = (board.refused[event.data.code] ?? 0) + 1;
       break;
     default:
-      break;
+      exhausted(event, undefined);
   }
 }
 
-function evolveQueueTimes(state: AuditSummary, event: DomainEvent): void {
+function evolveQueueTimes(state: AuditSummary, event: EventOf<CountedIn<'queue'>>): void {
   const computer = parseStream(event.stream).owner ?? '';
   const at = event.at;
   switch (event.type) {
@@ -229,7 +230,7 @@ function evolveQueueTimes(state: AuditSummary, event: DomainEvent): void {
       break;
     }
     default:
-      break;
+      exhausted(event, undefined);
   }
 }
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { adoptionDecider } from '../../actors/board/adoption/adoptionDecider.ts';
 import { initialAdoptionState } from '../../actors/board/adoption/adoptionState.ts';
-import type { NewDomainEvent } from '../../events/catalog.ts';
+import type { NewEventOf } from '../../events/catalog.ts';
+import type { AdoptionDecision, AdoptionInput } from '../../actors/board/adoption/adoptionDecider.ts';
 import { deciderSpec } from '../support/deciderSpec.ts';
 import { T0 } from '../support/events.ts';
 
@@ -13,13 +14,13 @@ const FAR = 'elsewhere:300';
 const TTL = 15 * 60_000;
 
 const input = {
-  requested: (s = 0, sessionId = 'S1'): NewDomainEvent => ({ stream, type: 'adoption.requested', data: { lane: 'L', sessionId }, at: at(s) }),
-  released: (s: number): NewDomainEvent => ({ stream, type: 'adoption.released', data: { lane: 'L', reason: 'asked by its user' }, at: at(s) }),
+  requested: (s = 0, sessionId = 'S1'): NewEventOf<'adoption.requested'> => ({ stream, type: 'adoption.requested', data: { lane: 'L', sessionId }, at: at(s) }),
+  released: (s: number): NewEventOf<'adoption.released'> => ({ stream, type: 'adoption.released', data: { lane: 'L', reason: 'asked by its user' }, at: at(s) }),
   read: (
     s: number,
     listedOn: string | null,
     over: Partial<{ lock: string; request: number; claim: { lock: string; alive: boolean | null } | null; error: string | null; sessionId: string }> = {},
-  ): NewDomainEvent => ({
+  ): NewEventOf<'adoption.listing.read'> => ({
     stream,
     type: 'adoption.listing.read',
     data: {
@@ -28,7 +29,7 @@ const input = {
     },
     at: at(s),
   }),
-  bound: (s: number, ok: boolean, over: Partial<{ lock: string; request: number }> = {}): NewDomainEvent => ({
+  bound: (s: number, ok: boolean, over: Partial<{ lock: string; request: number }> = {}): NewEventOf<'adoption.bind.ended'> => ({
     stream,
     type: 'adoption.bind.ended',
     data: { lane: 'L', request: over.request ?? 1, sessionId: 'S1', lock: over.lock ?? ME, computerId: 'c1', ok, error: ok ? null : 'tmux: no such pane' },
@@ -36,11 +37,11 @@ const input = {
   }),
 };
 
-const spec = (...given: NewDomainEvent[]) => deciderSpec(adoptionDecider, initialAdoptionState('L'), given);
-const types = (decisions: readonly NewDomainEvent[] | null) => (decisions === null ? ['(ignored)'] : decisions.map((d) => d.type));
-const only = (decisions: readonly NewDomainEvent[] | null) => {
+const spec = (...given: AdoptionInput[]) => deciderSpec(adoptionDecider, initialAdoptionState('L'), given);
+const types = (decisions: readonly AdoptionDecision[] | null) => (decisions === null ? ['(ignored)'] : decisions.map((d) => d.type));
+const only = (decisions: readonly AdoptionDecision[] | null) => {
   expect(decisions).toHaveLength(1);
-  return decisions![0]!.data as Record<string, unknown>;
+  return decisions![0]!.data;
 };
 
 describe('adoption: a request is claimed before any outside write', () => {

@@ -1,7 +1,7 @@
 import { requestAnswer } from '../../actors/board/boardAnswers.ts';
 import { cancelRequested, openClaims, runView } from '../../actors/board/boardQueries.ts';
 import type { BoardState, RunState } from '../../actors/board/boardState.ts';
-import type { NewDomainEvent } from '../../events/catalog.ts';
+import type { BoardDecision, BoardInput } from '../../actors/board/decideBoard.ts';
 
 interface ModelRun {
   readonly runId: string;
@@ -33,7 +33,7 @@ export class BoardModel {
   /** Per lane, the computer that claimed its last turn. */
   private readonly lastComputer = new Map<string, string>();
 
-  observe(input: NewDomainEvent, decisions: readonly NewDomainEvent[] | null, state: BoardState): void {
+  observe(input: BoardInput, decisions: readonly BoardDecision[] | null, state: BoardState): void {
     if (decisions !== null && REQUESTS.has(input.type) && requestAnswer(decisions) === null) fail(`request ${input.type} got no answer`);
     if (input.type === 'board.claim.requested' && decisions?.[0]?.type === 'board.request.repeated') {
       const run = this.runs.get(input.data.runId)!;
@@ -54,7 +54,7 @@ export class BoardModel {
     return [...this.runs.values()].reduce((n, r) => n + r.claims, 0);
   }
 
-  private decided(d: NewDomainEvent): void {
+  private decided(d: BoardDecision): void {
     switch (d.type) {
       case 'board.computer.online': {
         // It is pushed every unclaimed run, but those of lanes whose last turn ran on another connected
@@ -91,7 +91,7 @@ export class BoardModel {
       default:
         break;
     }
-    const runId = (d.data as { runId: string }).runId;
+    const { runId } = d.data;
     const run = this.runs.get(runId);
     if (!run) fail(`${d.type} about run ${runId}, which was never queued`);
     if (TERMINAL.has(run.state)) fail(`${d.type} about run ${runId} after it became ${run.state}: a terminal state is final`);
@@ -150,7 +150,8 @@ export class BoardModel {
         run.state = 'resolved';
         break;
       default:
-        fail(`unexpected decision ${d.type}`);
+        // The decider's type admits no other decision; this says so should one come anyway.
+        fail(`unexpected decision ${JSON.stringify(d)}`);
     }
   }
 

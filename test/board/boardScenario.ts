@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { BoardState } from '../../actors/board/boardState.ts';
-import type { NewDomainEvent } from '../../events/catalog.ts';
+import type { BoardInput } from '../../actors/board/decideBoard.ts';
 import { input } from './boardSpec.ts';
 
 /**
@@ -59,11 +59,11 @@ export class ScenarioWriter {
   }
 
   /** Every computer added; the first one connected. */
-  setup(): NewDomainEvent[] {
+  setup(): BoardInput[] {
     return [...this.computers.map((c) => input.added(c)), input.connected(this.computers[0]!)];
   }
 
-  next(step: Step, state: BoardState): NewDomainEvent {
+  next(step: Step, state: BoardState): BoardInput {
     this.now += step.advance;
     const at = this.now;
     const pick = 'pick' in step ? step.pick : 0;

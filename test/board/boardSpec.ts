@@ -2,6 +2,7 @@ import { framesOf } from '../../actors/board/boardAnswers.ts';
 import { boardDecider } from '../../actors/board/boardDecider.ts';
 import { boardInput } from '../../actors/board/boardInputs.ts';
 import { type BoardState, initialBoardState } from '../../actors/board/boardState.ts';
+import type { BoardDecision, BoardInput } from '../../actors/board/decideBoard.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import { deciderSpec } from '../support/deciderSpec.ts';
 
@@ -31,17 +32,17 @@ export const input = {
 };
 
 /** Computers added and connected, in order. */
-export function computersOnline(...computerIds: string[]): NewDomainEvent[] {
+export function computersOnline(...computerIds: string[]): BoardInput[] {
   return computerIds.flatMap((c) => [input.added(c), input.connected(c)]);
 }
 
-/** given / when / then for the board decider (see deciderSpec). */
+/** given / when / then for the board decider (see deciderSpec): inputs, or events it only folds (an adoption). */
 export function boardSpec(...given: NewDomainEvent[]) {
   return deciderSpec(boardDecider, initialBoardState(), given);
 }
 
 /** Decisions reduced to what a rule speaks of. */
-export function summary(decisions: readonly NewDomainEvent[] | null): string[] {
+export function summary(decisions: readonly BoardDecision[] | null): string[] {
   if (decisions === null) return ['(ignored)'];
   return decisions.map((d) => {
     switch (d.type) {
@@ -75,13 +76,11 @@ export function summary(decisions: readonly NewDomainEvent[] | null): string[] {
       case 'board.computer.online':
       case 'board.computer.offline':
         return `${d.type.slice('board.computer.'.length)} ${d.data.computerId}`;
-      default:
-        return d.type;
     }
   });
 }
 
 /** The frames decisions push once committed, read as `kind run → computer` (a connect's are read from `state`). */
-export function pushed(decisions: readonly NewDomainEvent[] | null, state: BoardState): string[] {
+export function pushed(decisions: readonly BoardDecision[] | null, state: BoardState): string[] {
   return (decisions ?? []).flatMap((d, i) => framesOf({ ...d, seq: 100 + i }, state).map((f) => `${f.frame.kind} ${f.frame.data.run_id} → ${f.computerId}`));
 }

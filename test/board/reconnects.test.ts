@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { framesOf } from '../../actors/board/boardAnswers.ts';
 import { computerList } from '../../actors/board/boardQueries.ts';
 import { T0, boardSpec, computersOnline, input, pushed, summary } from './boardSpec.ts';
+import { decisionOf } from '../support/deciderSpec.ts';
 
 const { submit, claim, connected, disconnected, added, cancel, draining } = input;
 
@@ -53,7 +54,7 @@ describe('board: a draining computer (a 503 `draining` ack, SPEC section 4)', ()
     expect(summary(spec.when(submit('a1', 'A', 4)))).toEqual(['queued a1 #1', 'offered a1 → c1']);
     const declined = spec.when(draining('a1', 'c1', 5));
     expect(summary(declined)).toEqual(['draining c1', 'offered a1 → c2']);
-    expect(String((declined![1]!.data as { reason: string }).reason)).toMatch(/^re-offered: c1 is draining; to /);
+    expect(decisionOf(declined, 'board.run.offered').data.reason).toMatch(/^re-offered: c1 is draining; to /);
     // A new run of its lane, or of a new lane, does not go to c1 while it drains.
     expect(summary(spec.when(submit('a2', 'A', 6)))).toEqual(['queued a2 #2', 'offered a2 → c2']);
     expect(summary(spec.when(submit('b1', 'B', 7)))).toEqual(['queued b1 #3', 'offered b1 → c2']);

@@ -3,7 +3,8 @@ import { inboxDecider } from '../../actors/board/inbox/inboxDecider.ts';
 import { initialInboxState } from '../../actors/board/inbox/inboxState.ts';
 import { noticePrefix } from '../../actors/computer/unreadNotices.ts';
 import type { NoticeSource } from '../../actors/board/inbox/noticeKinds.ts';
-import type { EventData, NewDomainEvent } from '../../events/catalog.ts';
+import type { EventData, NewEventOf } from '../../events/catalog.ts';
+import type { InboxDecision, InboxInput } from '../../actors/board/inbox/inboxDecider.ts';
 import { deciderSpec } from '../support/deciderSpec.ts';
 import { T0 } from '../support/events.ts';
 
@@ -16,18 +17,18 @@ const ended = (source: number, runId = `r${source}`, state = 'succeeded', subscr
 
 type Read = EventData<'inbox.read'>;
 const input = {
-  opened: (subscriptionId = 'sub1', from = 10): NewDomainEvent => ({
+  opened: (subscriptionId = 'sub1', from = 10): NewEventOf<'subscription.opened'> => ({
     stream, type: 'subscription.opened', data: { subscriptionId, sessionId: 'S1', lane: 'L', kinds: ['run.ended'], from }, at: at(0),
   }),
-  closed: (subscriptionId = 'sub1'): NewDomainEvent => ({ stream, type: 'subscription.closed', data: { subscriptionId, sessionId: 'S1', reason: 'asked by its user' }, at: at(1) }),
-  read: (s: number, heard: NoticeSource[], record: Read['record'] = 'live', liveness: Read['liveness'] = null, detail: string | null = null): NewDomainEvent => ({
+  closed: (subscriptionId = 'sub1'): NewEventOf<'subscription.closed'> => ({ stream, type: 'subscription.closed', data: { subscriptionId, sessionId: 'S1', reason: 'asked by its user' }, at: at(1) }),
+  read: (s: number, heard: NoticeSource[], record: Read['record'] = 'live', liveness: Read['liveness'] = null, detail: string | null = null): NewEventOf<'inbox.read'> => ({
     stream, type: 'inbox.read', data: { sessionId: 'S1', record, liveness, detail, heard }, at: at(s),
   }),
-  handed: (through: number): NewDomainEvent => ({ stream, type: 'notices.handed', data: { sessionId: 'S1', through, runId: 'r99' }, at: at(100) }),
+  handed: (through: number): NewEventOf<'notices.handed'> => ({ stream, type: 'notices.handed', data: { sessionId: 'S1', through, runId: 'r99' }, at: at(100) }),
 };
 
-const spec = (...given: NewDomainEvent[]) => deciderSpec(inboxDecider, initialInboxState('S1'), given);
-const filed = (decisions: readonly NewDomainEvent[] | null) =>
+const spec = (...given: InboxInput[]) => deciderSpec(inboxDecider, initialInboxState('S1'), given);
+const filed = (decisions: readonly InboxDecision[] | null) =>
   (decisions ?? []).filter((d) => d.type === 'notice.filed').map((d) => d.type === 'notice.filed' && `#${d.data.n} ${d.data.subscriptionId}@${d.data.source}`);
 
 describe('notifications: each subscription\'s notices go in order, the cursor past each once filed', () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { errorCodeOf } from '../../actors/lane/claimAnswer.ts';
 import { WAITS_FOR_EARLIER_TURN } from '../../actors/lane/decideQueue.ts';
 import { input, queueSpec, summary } from '../support/queueSpec.ts';
+import { decisionOf } from '../support/deciderSpec.ts';
 
 const { configured, frame, answer, ended, timer, drain } = input;
 const BUSY = 'conversation_busy';
@@ -17,7 +18,7 @@ describe('queue: claim answers', () => {
     const spec = queueSpec(configured(1), frame('a2', 'A'), frame('a1', 'A', 1), frame('b1', 'B', 2));
     const decisions = spec.when(answer('a2', 409, s(1), BUSY));
     expect(summary(decisions)).toEqual(['parked a2 waits=1 +30000ms logged', 'claim a1 #1']);
-    expect((decisions![0]!.data as { reason: string }).reason).toBe(WAITS_FOR_EARLIER_TURN);
+    expect(decisionOf(decisions, 'run.parked').data.reason).toBe(WAITS_FOR_EARLIER_TURN);
   });
 
   it('given repeated busy answers, then the waits are 30, 60, 120, 120 s and only the first is logged', () => {
@@ -27,7 +28,7 @@ describe('queue: claim answers', () => {
     for (let i = 0; i < 4; i++) {
       const parked = spec.when(answer('a1', 409, at, BUSY))!;
       waits.push(summary(parked)[0]!);
-      const notBefore = (parked[0]!.data as { notBefore: number }).notBefore - Date.UTC(2026, 0, 1);
+      const notBefore = decisionOf(parked, 'run.parked').data.notBefore - Date.UTC(2026, 0, 1);
       at = notBefore;
       expect(summary(spec.when(timer('a1', at)))).toEqual([`claim a1 #1`]);
     }
@@ -51,7 +52,7 @@ describe('queue: claim answers', () => {
     const spec = queueSpec(configured(1), frame('a1', 'A'), frame('b1', 'B'));
     const decisions = spec.when(answer('a1', 409, 0, 'Conversation_Busy'));
     expect(summary(decisions)).toEqual(['skipped a1', 'claim b1 #1']);
-    expect((decisions![0]!.data as { reason: string }).reason).toBe('skipped: another computer has it');
+    expect(decisionOf(decisions, 'run.skipped').data.reason).toBe('skipped: another computer has it');
   });
 
   it.each([404, 410])('given a %i, then the run is gone: skipped', (status) => {
@@ -67,7 +68,8 @@ describe('queue: claim answers', () => {
     for (const status of statuses) {
       const decisions = spec.when(answer('a1', status, at))!;
       seen.push(summary(decisions)[0]!);
-      at += (decisions[0]!.data as { notBefore: number }).notBefore - (decisions[0]!.at as number);
+      const retrying = decisionOf(decisions, 'run.claim.retrying');
+      at += retrying.data.notBefore - retrying.at;
       expect(summary(spec.when(timer('a1', at)))[0]).toMatch(/^claim a1 #/);
     }
     expect(seen).toEqual([
@@ -78,7 +80,7 @@ describe('queue: claim answers', () => {
     ]);
     const last = spec.when(answer('a1', 502, at))!;
     expect(summary(last)).toEqual(['skipped a1']);
-    expect((last[0]!.data as { reason: string }).reason).toBe('skipped: the claim failed 5 times (last: 502)');
+    expect(decisionOf(last, 'run.skipped').data.reason).toBe('skipped: the claim failed 5 times (last: 502)');
   });
 
   it('given a run waiting out a claim retry, then its lane waits behind it', () => {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { NewDomainEvent } from '../../events/catalog.ts';
+import type { QueueInput } from '../../actors/lane/decideQueue.ts';
 import { COMPUTER, T0, input, queueSpec, summary } from '../support/queueSpec.ts';
 
 const { configured, held, drain, frame, answer } = input;
 
 /** The start of one life of the daemon (SPEC section 4, "Incarnations"). */
-function started(incarnation: string, at = 0): NewDomainEvent {
+function started(incarnation: string, at = 0): QueueInput {
   return { stream: `${COMPUTER}/computer:${COMPUTER}`, type: 'computer.started', data: { incarnation, host: 'box', pid: 4242 }, at: T0 + at };
 }
 

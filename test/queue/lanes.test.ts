@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { input, queueSpec, summary } from '../support/queueSpec.ts';
+import { decisionOf } from '../support/deciderSpec.ts';
 
 const { configured, frame, answer, ended, held, startFailed } = input;
 
@@ -71,6 +72,6 @@ describe('queue: lanes and slots', () => {
     const spec = queueSpec(configured(1), input.drain());
     const decisions = spec.when(frame('a1', 'A'));
     expect(summary(decisions)).toEqual(['ack 503 a1']);
-    expect((decisions![0]!.data as { reason: string }).reason).toBe('draining');
+    expect(decisionOf(decisions, 'frame.acknowledged').data.reason).toBe('draining');
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { runDecider } from '../../actors/run/runDecider.ts';
 import { INTERRUPTED_BY_RESTART, initialRunExecution } from '../../actors/run/runState.ts';
-import type { NewDomainEvent } from '../../events/catalog.ts';
+import type { NewEventOf } from '../../events/catalog.ts';
+import type { RunDecision, RunInput } from '../../actors/run/decideRun.ts';
 import { deciderSpec } from '../support/deciderSpec.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -10,19 +11,19 @@ const at = (ms: number) => T0 + ms;
 const runId = 'turn-1';
 
 const input = {
-  handed: (laneSession: string | null = null, budgetS = 60): NewDomainEvent => ({ stream, type: 'run.handed.over', data: { runId, lane: 'L', budgetS, laneSession, local: true }, at: at(0) }),
-  began: (resuming: string | null = null, ms = 10): NewDomainEvent => ({ stream, type: 'run.process.began', data: { runId, pid: 4242, resuming }, at: at(ms) }),
-  announced: (sessionId: string): NewDomainEvent => ({ stream, type: 'run.session.announced', data: { runId, sessionId }, at: at(20) }),
-  exited: (over: Partial<{ outcome: 'exited' | 'timed_out' | 'killed'; exitCode: number | null; reply: string | null; tail: string; stderrTail: string }> = {}, ms = 1000): NewDomainEvent => ({
+  handed: (laneSession: string | null = null, budgetS = 60): NewEventOf<'run.handed.over'> => ({ stream, type: 'run.handed.over', data: { runId, lane: 'L', budgetS, laneSession, local: true }, at: at(0) }),
+  began: (resuming: string | null = null, ms = 10): NewEventOf<'run.process.began'> => ({ stream, type: 'run.process.began', data: { runId, pid: 4242, resuming }, at: at(ms) }),
+  announced: (sessionId: string): NewEventOf<'run.session.announced'> => ({ stream, type: 'run.session.announced', data: { runId, sessionId }, at: at(20) }),
+  exited: (over: Partial<{ outcome: 'exited' | 'timed_out' | 'killed'; exitCode: number | null; reply: string | null; tail: string; stderrTail: string }> = {}, ms = 1000): NewEventOf<'run.process.exited'> => ({
     stream, type: 'run.process.exited',
     data: { runId, outcome: over.outcome ?? 'exited', exitCode: over.exitCode === undefined ? 0 : over.exitCode, signal: null, reply: over.reply === undefined ? 'done' : over.reply, tail: over.tail ?? '', stderrTail: over.stderrTail ?? '' },
     at: at(ms),
   }),
-  interrupted: (alive: boolean): NewDomainEvent => ({ stream, type: 'run.found.interrupted', data: { runId, pid: 4242, alive }, at: at(5000) }),
+  interrupted: (alive: boolean): NewEventOf<'run.found.interrupted'> => ({ stream, type: 'run.found.interrupted', data: { runId, pid: 4242, alive }, at: at(5000) }),
 };
 
-const spec = (...given: NewDomainEvent[]) => deciderSpec(runDecider, initialRunExecution(), given);
-const types = (decisions: readonly NewDomainEvent[] | null) => (decisions === null ? ['(ignored)'] : decisions.map((d) => d.type));
+const spec = (...given: RunInput[]) => deciderSpec(runDecider, initialRunExecution(), given);
+const types = (decisions: readonly RunDecision[] | null) => (decisions === null ? ['(ignored)'] : decisions.map((d) => d.type));
 
 describe('a local turn (runledger run): no board holds it', () => {
   it('given a clean exit, then it settles at once with its result, and no completion is asked for', () => {

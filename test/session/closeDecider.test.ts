@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { sessionDecider } from '../../actors/session/sessionDecider.ts';
 import { initialSessionClose } from '../../actors/session/sessionState.ts';
-import type { NewDomainEvent } from '../../events/catalog.ts';
+import type { NewEventOf } from '../../events/catalog.ts';
+import type { SessionDecision, SessionInput } from '../../actors/session/decideSession.ts';
 import type { Activity } from '../../events/sessionEvents.ts';
-import { deciderSpec } from '../support/deciderSpec.ts';
+import { decisionOf, deciderSpec } from '../support/deciderSpec.ts';
 import { T0 } from '../support/events.ts';
 
 const stream = 'c1/session:S1';
@@ -25,25 +26,25 @@ const activity = {
 };
 
 const input = {
-  ended: (s = 0, over: Partial<{ runId: string; bound: boolean; launchedAt: number | null; pid: number | null }> = {}): NewDomainEvent => ({
+  ended: (s = 0, over: Partial<{ runId: string; bound: boolean; launchedAt: number | null; pid: number | null }> = {}): NewEventOf<'session.run.ended'> => ({
     stream,
     type: 'session.run.ended',
     data: { sessionId: 'S1', runId: over.runId ?? 'r1', lane: 'L', bound: over.bound ?? true, launchedAt: over.launchedAt ?? null, pid: over.pid ?? null },
     at: at(s),
   }),
-  due: (s: number, lock = ME, holder: { lock: string; alive: boolean | null } | null = null): NewDomainEvent => ({
+  due: (s: number, lock = ME, holder: { lock: string; alive: boolean | null } | null = null): NewEventOf<'session.close.due'> => ({
     stream,
     type: 'session.close.due',
     data: { sessionId: 'S1', lock, ttlMs: TTL, holder },
     at: at(s),
   }),
-  read: (s: number, reading: Activity | null, lock = ME, failure: string | null = null): NewDomainEvent => ({
+  read: (s: number, reading: Activity | null, lock = ME, failure: string | null = null): NewEventOf<'session.read'> => ({
     stream,
     type: 'session.read',
     data: { sessionId: 'S1', lock, activity: reading, failure: reading === null ? (failure ?? 'tmux timed out') : null, settings: SETTINGS },
     at: at(s),
   }),
-  answered: (s: number, attempt: number, ok: boolean, detail = ok ? 'pane %1 killed' : 'tmux: permission denied'): NewDomainEvent => ({
+  answered: (s: number, attempt: number, ok: boolean, detail = ok ? 'pane %1 killed' : 'tmux: permission denied'): NewEventOf<'session.kill.answered'> => ({
     stream,
     type: 'session.kill.answered',
     data: { sessionId: 'S1', attempt, ok, detail },
@@ -51,14 +52,19 @@ const input = {
   }),
 };
 
-const spec = (...given: NewDomainEvent[]) => deciderSpec(sessionDecider, initialSessionClose(), given);
-const types = (decisions: readonly NewDomainEvent[] | null) => (decisions === null ? ['(ignored)'] : decisions.map((d) => d.type));
-const only = (decisions: readonly NewDomainEvent[] | null) => {
+const spec = (...given: SessionInput[]) => deciderSpec(sessionDecider, initialSessionClose(), given);
+const types = (decisions: readonly SessionDecision[] | null) => (decisions === null ? ['(ignored)'] : decisions.map((d) => d.type));
+const only = (decisions: readonly SessionDecision[] | null) => {
   expect(decisions).toHaveLength(1);
-  return decisions![0]!.data as Record<string, unknown>;
+  return decisions![0]!.data;
+};
+/** The one decision, a deferral: its data, with the unread watch it keeps. */
+const deferred = (decisions: readonly SessionDecision[] | null) => {
+  expect(types(decisions)).toEqual(['session.close.deferred']);
+  return decisionOf(decisions, 'session.close.deferred').data;
 };
 /** A close intended at 0 s and claimed by this process at 1 s. */
-const claimed = (...more: NewDomainEvent[]) => spec(input.ended(0), input.due(1), ...more);
+const claimed = (...more: SessionInput[]) => spec(input.ended(0), input.due(1), ...more);
 
 describe('the close intent', () => {
   it('given a run that ended in the session, then its close is intended; the same run again is ignored', () => {
@@ -163,19 +169,19 @@ describe('the unread watch (a turn the agent does not publish)', () => {
   it('given the record unwritten through quiet, read every tick, then it closes once seen − since ≥ quiet', () => {
     const s = claimed();
     const mark = at(-30);
-    let last: readonly NewDomainEvent[] | null = null;
+    let last: readonly SessionDecision[] | null = null;
     for (let t = 10; t < 130; t += 10) {
       last = s.when(input.read(t, activity.unknown(mark)));
       expect(types(last)).toEqual(['session.close.deferred']);
     }
-    expect((last![0]!.data as { unread: unknown }).unread).toEqual({ since: at(10), mark, seen: at(120) });
+    expect(deferred(last).unread).toEqual({ since: at(10), mark, seen: at(120) });
     expect(only(s.when(input.read(130, activity.unknown(mark)))).reason).toMatch(/nothing was written to its record in 120 s watched/);
   });
 
   it('given the record written again, then the watch starts again at that reading', () => {
     const s = claimed();
     for (let t = 10; t <= 100; t += 10) s.when(input.read(t, activity.unknown(at(0))));
-    const restarted = only(s.when(input.read(110, activity.unknown(at(105)))));
+    const restarted = deferred(s.when(input.read(110, activity.unknown(at(105)))));
     expect(restarted.unread).toEqual({ since: at(110), mark: at(105), seen: at(110) });
     expect(restarted.reason).toMatch(/its record was written: the watch starts again/);
     for (let t = 120; t < 230; t += 10) expect(types(s.when(input.read(t, activity.unknown(at(105)))))).toEqual(['session.close.deferred']);
@@ -187,7 +193,7 @@ describe('the unread watch (a turn the agent does not publish)', () => {
     s.when(input.read(10, activity.unknown(at(0))));
     s.when(input.read(60, activity.unknown(at(0))));
     // 61 s after the last reading: more than gap (60 s), though quiet has passed since the first.
-    const restarted = only(s.when(input.read(131, activity.unknown(at(0)))));
+    const restarted = deferred(s.when(input.read(131, activity.unknown(at(0)))));
     expect(restarted.unread).toEqual({ since: at(131), mark: at(0), seen: at(131) });
     expect(restarted.reason).toMatch(/too long ago: the watch starts again/);
     // Exactly gap apart still counts as watched.
@@ -197,7 +203,7 @@ describe('the unread watch (a turn the agent does not publish)', () => {
 
   it('given no mark to count from, then it waits and says so, keeping no watch', () => {
     const s = claimed();
-    const waits = only(s.when(input.read(10, activity.unknown(null))));
+    const waits = deferred(s.when(input.read(10, activity.unknown(null))));
     expect(waits.reason).toMatch(/shows no write to count from: it waits/);
     expect(waits.unread).toBeNull();
     for (let t = 20; t < 600; t += 100) expect(types(s.when(input.read(t, activity.unknown(null))))).toEqual(['session.close.deferred']);
@@ -206,13 +212,13 @@ describe('the unread watch (a turn the agent does not publish)', () => {
   it('given a turn read in progress, then the watch ends: it starts afresh when the turn is unpublished again', () => {
     const s = claimed();
     for (let t = 10; t <= 100; t += 10) s.when(input.read(t, activity.unknown(at(0))));
-    expect(only(s.when(input.read(110, activity.working()))).unread).toBeNull();
-    expect(only(s.when(input.read(120, activity.unknown(at(0))))).unread).toEqual({ since: at(120), mark: at(0), seen: at(120) });
+    expect(deferred(s.when(input.read(110, activity.working()))).unread).toBeNull();
+    expect(deferred(s.when(input.read(120, activity.unknown(at(0))))).unread).toEqual({ since: at(120), mark: at(0), seen: at(120) });
   });
 });
 
 describe('a launch never bound to a session', () => {
-  const launch = (...more: NewDomainEvent[]) => spec(input.ended(0, { bound: false, launchedAt: at(-100), pid: 4242 }), input.due(1), ...more);
+  const launch = (...more: SessionInput[]) => spec(input.ended(0, { bound: false, launchedAt: at(-100), pid: 4242 }), input.due(1), ...more);
 
   it('given it is within its launch window, then it waits like any session that publishes no turn', () => {
     expect(types(launch().when(input.read(10, activity.unknown(null))))).toEqual(['session.close.deferred']);

@@ -49,7 +49,7 @@ describe('three processes racing close rounds on one log file', () => {
     await closers[0]!.round();
 
     const log = await a.readAll(0, 100_000);
-    const performed = ofType(log, 'outbox.performed').map((e) => (e.data as { effect: number }).effect);
+    const performed = ofType(log, 'outbox.performed').map((e) => e.data.effect);
     const claimers = new Set<string>();
     for (const s of sessions) {
       const own = log.filter((e) => e.stream === `${COMPUTER}/session:${s}`);
@@ -59,7 +59,7 @@ describe('three processes racing close rounds on one log file', () => {
       expect(ofType(own, 'session.closed'), s).toHaveLength(1);
       expect(ofType(own, 'session.close.incident'), s).toHaveLength(0);
       expect(groupAlive(groups.get(s)!), s).toBe(false);
-      for (const claim of ofType(own, 'session.close.claimed')) claimers.add((claim.data as { lock: string }).lock);
+      for (const claim of ofType(own, 'session.close.claimed')) claimers.add(claim.data.lock);
     }
     expect(ofType(log, 'outbox.interrupted')).toHaveLength(0);
     // The race was real: closes were claimed by more than one process.

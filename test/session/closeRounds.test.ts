@@ -124,7 +124,7 @@ describe('a round over the open closes, on a real log', () => {
     driver.set('S1', gone());
     driver.set('S2', gone());
     expect((await far.round()).map((o) => o.outcome)).toEqual(['closed', 'closed']);
-    const claims = ofType(await a.readAll(0, 10_000), 'session.close.claimed').map((e) => `${e.stream.slice(-2)} ${(e.data as { lock: string }).lock}`);
+    const claims = ofType(await a.readAll(0, 10_000), 'session.close.claimed').map((e) => `${e.stream.slice(-2)} ${e.data.lock}`);
     expect(claims).toEqual([`S1 ${sibling.lock}`, `S2 ${sibling.lock}`, `S1 ${hostname()}:${process.pid}`, `S2 ${hostname()}:${process.pid}`, 'S1 another-host:77', 'S2 another-host:77']);
     expect(await replayLog(a, deciders)).toMatchObject({ ok: true });
   });
@@ -152,7 +152,7 @@ describe('a kill cut short by a crash', () => {
     driver.set('S1', gone());
     const closer = closerOn(a, clock, { driver });
     await closer.open();
-    expect(ofType(await a.readStream(consumer), 'outbox.interrupted').map((e) => (e.data as { effect: number }).effect)).toEqual([kill.seq]);
+    expect(ofType(await a.readStream(consumer), 'outbox.interrupted').map((e) => e.data.effect)).toEqual([kill.seq]);
     clock.advance(10_000);
     expect((await closer.round()).map((o) => o.outcome)).toEqual(['closed']);
     expect(driver.stops).toEqual([]);

@@ -53,7 +53,7 @@ describe('closing sessions run by --exec', () => {
     await runOf(store, 'r2', clock.now(), { exited: true, settled: true });
     expect(await outcomesOf(closer)).toEqual(['S1 closed']);
     const log = await store.readStream(`${COMPUTER}/session:S1`);
-    expect(ofType(log, 'session.close.intended').map((e) => (e.data as { runId: string }).runId)).toEqual(['r1', 'r2']);
+    expect(ofType(log, 'session.close.intended').map((e) => e.data.runId)).toEqual(['r1', 'r2']);
     expect(ofType(log, 'session.closed')).toHaveLength(1);
   });
 

@@ -7,7 +7,7 @@ import type { SessionDriver, StopOutcome } from '../../actors/session/closer/dri
 import { groupAlive } from '../../actors/run/execution/agentProcess.ts';
 import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import type { Clock } from '../../actors/runtime/clock.ts';
-import type { DomainEvent } from '../../events/catalog.ts';
+import type { DomainEvent, EventOf, EventType } from '../../events/catalog.ts';
 import type { Activity } from '../../events/sessionEvents.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 
@@ -65,7 +65,8 @@ export const idle = (target = 'pgid:4242'): Activity => ({ presence: 'running', 
 export const working = (): Activity => ({ presence: 'running', turn: 'working', mark: null, target: null, seen: 'run r2 is executing in it' });
 export const gone = (): Activity => ({ presence: 'gone', turn: 'unknown', mark: null, target: null, seen: 'nothing left' });
 
-export const ofType = (events: readonly DomainEvent[], type: string) => events.filter((e) => e.type === type);
+/** The events of one type, typed by it. */
+export const ofType = <T extends EventType>(events: readonly DomainEvent[], type: T) => events.filter((e): e is EventOf<T> => e.type === type);
 
 /** A lock of this host whose process is alive for as long as the test runs (a `sleep` of its own). */
 export function liveSiblingLock(): { lock: string; kill: () => Promise<void> } {

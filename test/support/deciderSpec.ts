@@ -5,49 +5,70 @@ import type { NewDomainEvent } from '../../events/catalog.ts';
 /**
  * given / when / then for any decider: `given` inputs go through the whole step (decide, fold,
  * follow-ups), `when` returns the decisions of one more input (null when the decider ignores it, so
- * it would not even be recorded).
+ * it would not even be recorded), typed as the decider's. A `given` may also be an event the decider
+ * only folds (another decider's): it decides nothing from it, as when the runtime folds one.
  */
-export function deciderSpec<S>(decider: Decider<S>, initial: S, given: readonly NewDomainEvent[]) {
+export function deciderSpec<S, I extends NewDomainEvent, D extends NewDomainEvent>(decider: Decider<S, I, D>, initial: NoInfer<S>, given: readonly NewDomainEvent[]) {
   let state = initial;
-  const apply = (event: NewDomainEvent) => {
-    const step = decideStep(decider, state, event);
+  const apply = (event: NewDomainEvent): readonly D[] | null => {
+    const step = typedStep(decider, state, event);
     if (step) state = step.state;
     return step ? step.decisions : null;
   };
   for (const event of given) apply(event);
   return {
-    when: (event: NewDomainEvent) => apply(event),
+    when: (event: NoInfer<I>) => apply(event),
     get state() {
       return state;
     },
   };
 }
 
+/**
+ * `decideStep`, with the decider's own decision type: the runtime's `decideStep` takes any
+ * `Decider<S>` and answers `NewDomainEvent`s, though what it answers are the decider's `D`s.
+ */
+function typedStep<S, D extends NewDomainEvent>(decider: Decider<S, NewDomainEvent, D>, state: S, input: NewDomainEvent) {
+  return decideStep(decider, state, input) as { readonly state: S; readonly decisions: readonly D[] } | null;
+}
+
+/** The decisions of one type, typed by it (none for an ignored input). */
+export function decisionsOf<E extends NewDomainEvent, T extends E['type']>(decisions: readonly E[] | null, type: T): Extract<E, { type: T }>[] {
+  return (decisions ?? []).filter((d): d is Extract<E, { type: T }> => d.type === type);
+}
+
+/** The first decision of that type: a test that expects one fails, naming what was decided, when there is none. */
+export function decisionOf<E extends NewDomainEvent, T extends E['type']>(decisions: readonly E[] | null, type: T): Extract<E, { type: T }> {
+  const [first] = decisionsOf(decisions, type);
+  if (!first) throw new Error(`no ${type} among the decisions: ${(decisions ?? []).map((d) => d.type).join(', ') || '(none)'}`);
+  return first;
+}
+
 /** One recorded step of a property test's history. */
-export interface Recorded {
-  readonly input: NewDomainEvent;
-  readonly decisions: readonly NewDomainEvent[] | null;
+export interface Recorded<I extends NewDomainEvent = NewDomainEvent, D extends NewDomainEvent = NewDomainEvent> {
+  readonly input: I;
+  readonly decisions: readonly D[] | null;
 }
 
 /** Checks every step of a property test's history: throws, naming what broke, when a rule does. */
-export interface StepModel<S> {
-  observe(input: NewDomainEvent, decisions: readonly NewDomainEvent[] | null, state: S): void;
+export interface StepModel<S, I extends NewDomainEvent = NewDomainEvent, D extends NewDomainEvent = NewDomainEvent> {
+  observe(input: I, decisions: readonly D[] | null, state: S): void;
 }
 
 /**
  * A property test's history, built in memory: each input goes through the whole step, is recorded with
  * its decisions, and is checked by `model`; a broken rule fails with the input and the last steps.
  */
-export function recordedHistory<S>(decider: Decider<S>, initial: S, model: StepModel<S>) {
-  const history: Recorded[] = [];
+export function recordedHistory<S, I extends NewDomainEvent, D extends NewDomainEvent>(decider: Decider<S, I, D>, initial: NoInfer<S>, model: StepModel<NoInfer<S>, NoInfer<I>, NoInfer<D>>) {
+  const history: Recorded<I, D>[] = [];
   let state = initial;
   return {
     history,
     get state() {
       return state;
     },
-    apply(input: NewDomainEvent): void {
-      const step = decideStep(decider, state, input);
+    apply(input: I): void {
+      const step = typedStep(decider, state, input);
       if (step) state = step.state;
       history.push({ input, decisions: step?.decisions ?? null });
       try {

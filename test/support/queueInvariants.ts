@@ -1,5 +1,5 @@
 import { type QueueState, isParked, loginOf } from '../../actors/lane/queueState.ts';
-import type { NewDomainEvent } from '../../events/catalog.ts';
+import type { QueueDecision, QueueInput } from '../../actors/lane/decideQueue.ts';
 
 type ModelStatus = 'waiting' | 'claiming' | 'running' | 'done';
 
@@ -35,7 +35,7 @@ export class QueueModel {
   ) {}
 
   /** Checks one step: `decisions` is null when the decider ignored `input`. Throws on a broken rule. */
-  observe(input: NewDomainEvent, decisions: readonly NewDomainEvent[] | null, state: QueueState): void {
+  observe(input: QueueInput, decisions: readonly QueueDecision[] | null, state: QueueState): void {
     if (decisions !== null && input.type === 'scheduler.held') this.held = input.data.held;
     if (decisions !== null && input.type === 'frame.received' && input.data.kind === 'run.requested') {
       const run = this.runs.get(input.data.runId);
@@ -60,7 +60,7 @@ export class QueueModel {
     return this.runs.size;
   }
 
-  private decided(d: NewDomainEvent): void {
+  private decided(d: QueueDecision): void {
     if (d.type === 'frame.acknowledged') return;
     const runId = (d.data as { runId?: string }).runId;
     if (runId === undefined) fail(`decision ${d.type} names no run`);
@@ -121,7 +121,8 @@ export class QueueModel {
         expect('running');
         break;
       default:
-        fail(`unexpected decision ${d.type}`);
+        // The decider's type admits no other decision; this says so should one come anyway.
+        fail(`unexpected decision ${JSON.stringify(d)}`);
     }
     if (TERMINAL.has(d.type)) {
       run.status = 'done';

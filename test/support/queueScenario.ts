@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { type QueueState, loginOf } from '../../actors/lane/queueState.ts';
-import type { NewDomainEvent } from '../../events/catalog.ts';
+import type { QueueInput } from '../../actors/lane/decideQueue.ts';
 import { COMPUTER, T0, input } from './queueSpec.ts';
 
 /**
@@ -78,12 +78,12 @@ export class ScenarioWriter {
 
   constructor(private readonly setup: Setup) {}
 
-  configure(): NewDomainEvent {
+  configure(): QueueInput {
     return input.configured(this.setup.slots, this.setup.loginCapacity, this.now);
   }
 
   /** The input for `step` against `state`, or null when the step has nothing to speak of. */
-  next(step: Step, state: QueueState): NewDomainEvent | null {
+  next(step: Step, state: QueueState): QueueInput | null {
     this.now += step.advance;
     const runs = Object.values(state.runs).sort((a, b) => a.arrival - b.arrival);
     const chosen = 'pick' in step ? step.pick : 0;
@@ -146,7 +146,7 @@ export class ScenarioWriter {
    * grant every claim, end every running run, fire each pending timer at its `notBefore`. Null when
    * the queue is empty; throws when it is stuck (runs left and nothing to move them).
    */
-  drain(state: QueueState): NewDomainEvent | null {
+  drain(state: QueueState): QueueInput | null {
     const runs = Object.values(state.runs).sort((a, b) => a.arrival - b.arrival);
     if (runs.length === 0) return null;
     if (state.held) return input.held(false, this.now);

@@ -1,12 +1,17 @@
-import type { DomainEvent, EventData, NewDomainEvent } from '../../../events/catalog.ts';
-import { parseStream } from '../../../events/envelope.ts';
-import type { Decider } from '../../runtime/decider.ts';
+import type { DomainEvent, EventData, EventType, NewEventOf, TypesOutside } from '../../../events/catalog.ts';
+import { type NewEvent, parseStream } from '../../../events/envelope.ts';
+import { exhausted, ignoreRest } from '../../../events/exhaustive.ts';
+import { decider } from '../../runtime/decider.ts';
 import { claimHolds } from '../../session/claims.ts';
 import { ADOPTION_LISTING_WINDOW_MS, type AdoptionState, initialAdoptionState } from './adoptionState.ts';
 
-const INPUTS = new Set(['adoption.requested', 'adoption.released', 'adoption.listing.read', 'adoption.bind.ended']);
+/** What a lane's adoption is told: requests and releases, and a round's readings and binds. */
+const INPUTS = ['adoption.requested', 'adoption.released', 'adoption.listing.read', 'adoption.bind.ended'] as const satisfies readonly EventType[];
+export type AdoptionInput = NewEventOf<(typeof INPUTS)[number]>;
 
-type Decision = NewDomainEvent;
+type DecisionType = 'adoption.claimed' | 'adoption.waiting' | 'adoption.adopted' | 'adoption.failed';
+export type AdoptionDecision = NewEventOf<DecisionType>;
+type Decision = AdoptionDecision;
 
 /**
  * Adoption (SPEC section 5): a request to bind a live session to a lane is open while it is the lane's
@@ -16,25 +21,25 @@ type Decision = NewDomainEvent;
  * recorded only while that claim is still the lane's latest answer. A session not listed waits for
  * the listing window from the request, then the request fails with the reason.
  */
-export const adoptionDecider: Decider<AdoptionState> = {
+export const adoptionDecider = decider<AdoptionState, AdoptionInput, AdoptionDecision>({
   name: 'adoption',
+  inputs: INPUTS,
   scopeOf(event) {
     if (!event.type.startsWith('adoption.')) return null;
     const { owner, kind, id } = parseStream(event.stream);
     return owner === null && kind === 'lane' ? id : null;
   },
-  isInput: (event) => INPUTS.has(event.type),
   initialState: initialAdoptionState,
   decide: decideAdoption,
   // A reading that changes nothing (a claim still held, a wait already said) is not recorded. The end of
   // a bind always is: something was written outside the board, answered or not.
   ignores: (state, input) => input.type === 'adoption.listing.read' && decideAdoption(state, input).length === 0,
   evolve: evolveAdoption,
-};
+});
 
-export function decideAdoption(state: AdoptionState, input: NewDomainEvent): Decision[] {
+export function decideAdoption(state: AdoptionState, input: AdoptionInput): Decision[] {
   const { at } = input;
-  const on = (type: Decision['type'], data: unknown): Decision => ({ stream: input.stream, type, data, at }) as Decision;
+  const on = <T extends DecisionType>(type: T, data: EventData<T>): NewEvent<T, EventData<T>> => ({ stream: input.stream, type, data, at });
   switch (input.type) {
     case 'adoption.listing.read': {
       const reading = input.data;
@@ -69,8 +74,12 @@ export function decideAdoption(state: AdoptionState, input: NewDomainEvent): Dec
       }
       return [on('adoption.failed', { lane, request: bind.request, sessionId: bind.sessionId, reason: `the bind failed: ${bind.error ?? 'no reason given'}` })];
     }
-    default:
+    case 'adoption.requested':
+    case 'adoption.released':
+      // A request or a release is the answer itself: folded, it opens or closes the lane's request.
       return [];
+    default:
+      return exhausted(input, []);
   }
 }
 
@@ -110,7 +119,12 @@ export function evolveAdoption(state: AdoptionState, event: DomainEvent): Adopti
       state.latest = 'failed';
       state.claim = null;
       break;
+    case 'adoption.listing.read':
+    case 'adoption.bind.ended':
+      // Readings: what they found is in the decisions taken from them.
+      break;
     default:
+      ignoreRest<TypesOutside<'adoption'>>(event);
       break;
   }
   return state;

@@ -1,13 +1,18 @@
-import type { DomainEvent, EventData, NewDomainEvent } from '../../../events/catalog.ts';
-import { parseStream } from '../../../events/envelope.ts';
-import type { Decider } from '../../runtime/decider.ts';
+import type { DomainEvent, EventData, EventType, NewEventOf, TypesOutside } from '../../../events/catalog.ts';
+import { type NewEvent, parseStream } from '../../../events/envelope.ts';
+import { exhausted, ignoreRest } from '../../../events/exhaustive.ts';
+import { decider } from '../../runtime/decider.ts';
 import { type InboxState, initialInboxState } from './inboxState.ts';
 import { type NoticeSource, noticeText } from './noticeKinds.ts';
 
-const INPUTS = new Set(['subscription.opened', 'subscription.closed', 'inbox.read', 'notices.handed']);
-const INBOX_TYPES = new Set(['subscription.opened', 'subscription.closed', 'inbox.read', 'notices.handed', 'notice.filed', 'inbox.waiting', 'inbox.withheld']);
+/** What a session's inbox is told: its subscriptions opened and closed, a round's reading, the notices handed to it. */
+const INPUTS = ['subscription.opened', 'subscription.closed', 'inbox.read', 'notices.handed'] as const satisfies readonly EventType[];
+export type InboxInput = NewEventOf<(typeof INPUTS)[number]>;
 
-type Decision = NewDomainEvent;
+type DecisionType = 'notice.filed' | 'inbox.waiting' | 'inbox.withheld';
+export type InboxDecision = NewEventOf<DecisionType>;
+type Decision = InboxDecision;
+const INBOX_TYPES = new Set<string>([...INPUTS, 'notice.filed', 'inbox.waiting', 'inbox.withheld'] satisfies EventType[]);
 
 /**
  * A session's notifications (SPEC section 5, "Hooks and notifications"). A round reads what the
@@ -17,14 +22,14 @@ type Decision = NewDomainEvent;
  * that does not read running, or one whose liveness cannot be read, is filed nothing: its cursors stay
  * and the board says why, once.
  */
-export const inboxDecider: Decider<InboxState> = {
+export const inboxDecider = decider<InboxState, InboxInput, InboxDecision>({
   name: 'inbox',
+  inputs: INPUTS,
   scopeOf(event) {
     if (!INBOX_TYPES.has(event.type)) return null;
     const { owner, kind, id } = parseStream(event.stream);
     return owner === null && kind === 'inbox' ? id : null;
   },
-  isInput: (event) => INPUTS.has(event.type),
   initialState: initialInboxState,
   decide: decideInbox,
   ignores(state, input) {
@@ -38,19 +43,20 @@ export const inboxDecider: Decider<InboxState> = {
       case 'subscription.closed':
         return state.subscriptions[input.data.subscriptionId]?.closed !== false;
       default:
-        return false;
+        return exhausted(input, false);
     }
   },
   evolve: evolveInbox,
-};
+});
 
-export function decideInbox(state: InboxState, input: NewDomainEvent): Decision[] {
+/** Only a reading files notices; a subscription opened or closed, or notices handed, is its own answer once folded. */
+export function decideInbox(state: InboxState, input: InboxInput): Decision[] {
   if (input.type !== 'inbox.read') return [];
   const { at } = input;
   const { sessionId } = state;
   const due = dueNotices(state, input.data.heard);
   if (due.length === 0) return [];
-  const on = (type: Decision['type'], data: unknown): Decision => ({ stream: input.stream, type, data, at }) as Decision;
+  const on = <T extends DecisionType>(type: T, data: EventData<T>): NewEvent<T, EventData<T>> => ({ stream: input.stream, type, data, at });
   const held = whyHeld(sessionId, input.data, due.length);
   if (held === null) return due.map((heard, i) => on('notice.filed', { ...heard, sessionId, n: state.filed + i + 1, text: noticeText(heard) }));
   return state.said === held.kind ? [] : [on(held.kind === 'waiting' ? 'inbox.waiting' : 'inbox.withheld', { sessionId, reason: held.reason })];
@@ -121,7 +127,11 @@ export function evolveInbox(state: InboxState, event: DomainEvent): InboxState {
       state.pending = state.pending.filter((notice) => notice.n > through);
       break;
     }
+    case 'inbox.read':
+      // A reading: what it found is in the notices filed from it.
+      break;
     default:
+      ignoreRest<TypesOutside<'notification'>>(event);
       break;
   }
   return state;

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
-import type { DomainEvent } from '../../../events/catalog.ts';
+import type { DomainEvent, TypesOutside } from '../../../events/catalog.ts';
 import { parseStream } from '../../../events/envelope.ts';
+import { ignoreRest } from '../../../events/exhaustive.ts';
 import { NoticeKindSchema, type NoticeSourceSchema } from '../../../events/notificationEvents.ts';
 
 export type NoticeKind = z.infer<typeof NoticeKindSchema>;
@@ -47,9 +48,49 @@ export function heardOf(event: DomainEvent, lanes: LaneBook): Heard | null {
     case 'board.computer.offline':
       return { ...base, kind: 'computer.offline', computerId: event.data.computerId };
     default:
+      ignoreRest<Unheard>(event);
       return null;
   }
 }
+
+/** What no subscription hears: a request, an answer to one, a run's way to its end, a close or an adoption on its way. */
+type Unheard =
+  | TypesOutside<'board' | 'session' | 'adoption'>
+  | 'board.run.submitted'
+  | 'board.computer.added'
+  | 'board.computer.connected'
+  | 'board.computer.disconnected'
+  | 'board.claim.requested'
+  | 'board.offer.declined'
+  | 'board.heartbeat.lapsed'
+  | 'board.cancel.requested'
+  | 'board.run.started'
+  | 'board.reply.received'
+  | 'board.completion.received'
+  | 'board.run.deduplicated'
+  | 'board.run.offered'
+  | 'board.run.cancel.requested'
+  | 'board.run.replied'
+  | 'board.computer.registered'
+  | 'board.computer.draining'
+  | 'board.request.refused'
+  | 'board.request.repeated'
+  | 'session.run.ended'
+  | 'session.close.due'
+  | 'session.read'
+  | 'session.kill.answered'
+  | 'session.close.intended'
+  | 'session.close.claimed'
+  | 'session.close.deferred'
+  | 'session.kill.requested'
+  | 'session.close.incident'
+  | 'adoption.requested'
+  | 'adoption.released'
+  | 'adoption.listing.read'
+  | 'adoption.bind.ended'
+  | 'adoption.claimed'
+  | 'adoption.waiting'
+  | 'adoption.failed';
 
 /** Board-level kinds are heard whatever lane a subscription names. */
 const LANELESS: ReadonlySet<NoticeKind> = new Set(['computer.online', 'computer.offline']);
