@@ -110,6 +110,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ...(options.leaseS !== undefined ? { leaseMs: options.leaseS * 1000 } : {}),
         status: () => statusView(keeper.state('board'), keeper.state('queue'), clock.now()),
         web: webView({ store, clock, projections: keeper }),
+        log,
       });
       server = board.url;
       log(`board listening on ${board.url} (log ${db}); the live view: ${board.url}/`);

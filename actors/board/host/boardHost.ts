@@ -12,6 +12,7 @@ import { boardInput } from '../boardInputs.ts';
 import { cancelAnswer, claimedRunBody, heartbeatAnswer, openClaims, runView, tokenHashOf } from '../boardQueries.ts';
 import type { BoardState } from '../boardState.ts';
 import { DecidingActor } from '../../runtime/decidingActor.ts';
+import { type FailureLog, stderrLog } from '../../runtime/untilRecorded.ts';
 import type { ActorSystem } from '../../runtime/runtime.ts';
 import { hashToken, runToken, sameSecret } from '../../../wire/tokens.ts';
 import { LeaseMonitor } from './leaseMonitor.ts';
@@ -31,6 +32,8 @@ export interface BoardHostOptions {
   readonly leaseMs?: number;
   /** A connection refused because its computer is connected elsewhere: recorded at the edge. */
   readonly refusedStream?: (computerId: string, incarnation: string | null) => void;
+  /** The daemon's log (stderr when not given): what failed outside a request, and went on. */
+  readonly log?: FailureLog;
 }
 
 const refused = (status: number, code: string, message = code): Answer => ({ status, body: { detail: { error: code, message } } });
@@ -69,6 +72,7 @@ export class BoardHost {
       options.leaseMs ?? 90_000,
       () => this.actor.read(openClaims),
       async (runId, last) => void (await this.actor.input(boardInput.lapsed(runId, last, clock.now()))),
+      options.log ?? stderrLog,
     );
   }
 

@@ -6,6 +6,7 @@ import type { NewDomainEvent } from '../../../events/catalog.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
 import { LogUnwritableError } from '../../../events/store/logUnwritable.ts';
 import type { ActorSystem } from '../../runtime/runtime.ts';
+import type { FailureLog } from '../../runtime/untilRecorded.ts';
 import { BoardHost } from './boardHost.ts';
 import { boardApi } from './httpApi.ts';
 import { RefusalCounter } from './refusalCounter.ts';
@@ -22,6 +23,8 @@ export interface BoardServerOptions {
   readonly status?: () => unknown;
   /** Pages beside the API (the live web view): made once the read rule and the submit token are known. */
   readonly web?: (access: WebAccess) => WebRoutes;
+  /** The daemon's log: what failed outside a request, and went on. */
+  readonly log?: FailureLog;
 }
 
 /** What a web view needs from the board to apply the API's read rule (SPEC section 6). */
@@ -72,6 +75,7 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
     boardSecret: options.boardSecret,
     submitToken: options.submitToken,
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+    ...(options.log ? { log: options.log } : {}),
     refusedStream: (computerId, incarnation) =>
       record('GET', `/v1/computers/${computerId}/stream`, 409, 'computer_connected_elsewhere', `push stream refused: computer ${computerId} is connected already${incarnation === null ? '' : ` (this one is incarnation ${incarnation})`}`),
   });
