@@ -66,6 +66,7 @@ export class BoardHost {
         refused: (computerId, incarnation) => options.refusedStream?.(computerId, incarnation),
       },
       clock,
+      options.log ?? stderrLog,
     );
     this.lease = new LeaseMonitor(
       clock,

@@ -1,5 +1,6 @@
 import type { Clock } from '../../runtime/clock.ts';
 import type { OpenClaim } from '../boardQueries.ts';
+import { messageOf } from '../../../events/thrown.ts';
 
 /**
  * Heartbeats are kept in memory only (the log grows with decisions, not with time); what the log
@@ -62,5 +63,3 @@ export class LeaseMonitor {
     this.cancel = null;
   }
 }
-
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));

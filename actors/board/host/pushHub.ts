@@ -4,6 +4,8 @@ import { WebSocket, WebSocketServer } from 'ws';
 import type { Clock } from '../../runtime/clock.ts';
 import type { PushFrame } from '../boardAnswers.ts';
 import { CONNECTED_ELSEWHERE } from '../../../wire/incarnation.ts';
+import { type FailureLog, stderrLog } from '../../runtime/untilRecorded.ts';
+import { messageOf } from '../../../events/thrown.ts';
 
 /** Acks are small; anything larger is not an ack. */
 const MAX_ACK_BYTES = 16 * 1024;
@@ -55,6 +57,8 @@ export class PushHub {
   constructor(
     private readonly events: PushHubEvents,
     private readonly clock: Clock,
+    /** The daemon's log: an input of a socket's life the board could not record, and went on without. */
+    private readonly log: FailureLog = stderrLog,
   ) {
     // Re-armed after each round, on the clock: a test drives the pings with a FakeClock.
     const round = () => {
@@ -70,6 +74,7 @@ export class PushHub {
       const older = this.sockets.get(computerId);
       const live = older !== undefined && older.ws.readyState === WebSocket.OPEN;
       if (live && (incarnation === null || older.incarnation !== incarnation)) {
+        // A socket error (the peer reset) is followed by its close: nothing is left to do about it.
         ws.on('error', () => {});
         ws.close(CONNECTED_ELSEWHERE.code, CONNECTED_ELSEWHERE.reason);
         this.events.refused(computerId, incarnation);
@@ -84,13 +89,17 @@ export class PushHub {
         this.heard(entry);
         this.acked(computerId, entry, data.toString());
       });
+      // A socket error (the peer reset) is followed by its close, handled below.
       ws.on('error', () => {});
       ws.on('close', () => {
         if (this.sockets.get(computerId) !== entry) return;
         this.sockets.delete(computerId);
-        void this.inOrder(computerId, () => this.events.disconnected(computerId, entry.lastSeenAt)).catch(() => {});
+        void this.inOrder(computerId, () => this.events.disconnected(computerId, entry.lastSeenAt)).catch(this.unrecorded(`the disconnect of computer ${computerId}`));
       });
-      void this.inOrder(computerId, () => this.events.connected(computerId)).catch(() => ws.close(1011, 'the board could not record the connection'));
+      void this.inOrder(computerId, () => this.events.connected(computerId)).catch((error: unknown) => {
+        this.unrecorded(`the connect of computer ${computerId}`)(error);
+        ws.close(1011, 'the board could not record the connection');
+      });
     });
   }
 
@@ -132,7 +141,14 @@ export class PushHub {
     if (typeof id !== 'string') return;
     const runId = entry.unacked.get(id);
     entry.unacked.delete(id);
-    if (runId !== undefined && status === 503 && reason === 'draining') void this.inOrder(computerId, () => this.events.declined(computerId, runId)).catch(() => {});
+    if (runId !== undefined && status === 503 && reason === 'draining') {
+      void this.inOrder(computerId, () => this.events.declined(computerId, runId)).catch(this.unrecorded(`the decline of run ${runId} by computer ${computerId}`));
+    }
+  }
+
+  /** The catch of an input of a socket's life: one line naming it, and the hub goes on. */
+  private unrecorded(what: string): (error: unknown) => void {
+    return (error) => this.log(`push hub: ${what} could not be recorded (${messageOf(error)}); going on without it`);
   }
 
   /**
