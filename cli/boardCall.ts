@@ -29,6 +29,7 @@ export async function boardCall(options: ClientOptions, method: 'GET' | 'POST', 
   try {
     parsed = text ? JSON.parse(text) : undefined;
   } catch {
+    // Not JSON (a proxy's error page, a board too old): the text is shown as it came.
     parsed = text;
   }
   return { status: response.status, body: parsed as Record<string, unknown> | undefined };

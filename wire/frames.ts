@@ -32,6 +32,7 @@ export function frameInput(computer: string, raw: string, at: number): NewDomain
   try {
     value = JSON.parse(raw);
   } catch {
+    // A SyntaxError, JSON.parse's only failure on text: refused and recorded, as a bad frame is.
     return refuse(null, 'the frame is not JSON');
   }
   const frameId = typeof (value as { id?: unknown })?.id === 'string' ? ((value as { id: string }).id.slice(0, 200)) : null;

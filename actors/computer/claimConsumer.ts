@@ -65,6 +65,8 @@ export function claimConsumer(
         // The life that started the claim, even when a later life repeats it after a restart.
         answer = await board.claim(runId, incarnation);
       } catch {
+        // BoardClient answers a network error as status 0 and never throws; a stand-in that throws is
+        // taken the same way: a network error, which the lane retries.
         answer = { status: 0 };
       }
       const code = errorCodeOf(answer.body);

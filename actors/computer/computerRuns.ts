@@ -15,6 +15,7 @@ import type { ActorSystem } from '../runtime/runtime.ts';
 import { type FailureLog, stderrLog, unrecorded } from '../runtime/untilRecorded.ts';
 import type { BoardAnswer } from '../../wire/boardClient.ts';
 import { claimIncarnation, completionConsumer, killConsumer, type RunEffectsContext, spawnConsumer } from './runEffects.ts';
+import { messageOf } from '../../events/thrown.ts';
 
 export interface ComputerRunsOptions {
   readonly system: ActorSystem;
@@ -302,7 +303,14 @@ export class ComputerRuns {
   }
 
   private async heartbeat(runId: string): Promise<void> {
-    const token = await this.runToken(runId).catch(() => null);
+    let token: string | null;
+    try {
+      token = await this.runToken(runId);
+    } catch (error) {
+      // The claim's life could not be read from the log: this beat is skipped, the next one asks again.
+      this.failures(`the heartbeat of run ${runId} is skipped: its run token could not be had (${messageOf(error)}); the next beat tries again`);
+      return;
+    }
     if (token === null) return;
     const answer = await this.options.board.heartbeat(runId, token);
     const cancelRequested = (answer.body as { cancel_requested?: unknown } | undefined)?.cancel_requested === true;

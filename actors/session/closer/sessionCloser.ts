@@ -136,6 +136,7 @@ export class SessionCloser {
 
   /** Waits for a round under way (shutdown). */
   async settled(): Promise<void> {
+    // A round that failed was told by the loop that ran it; here it is only waited for.
     await this.running?.catch(() => {});
   }
 }

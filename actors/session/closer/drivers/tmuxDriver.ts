@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import type { Activity, Turn } from '../../../../events/sessionEvents.ts';
 import type { SessionAtRead, SessionDriver, StopOutcome } from './sessionDriver.ts';
+import { codeOf } from '../../../../events/thrown.ts';
 
 /**
  * The programs an agent pane runs in its foreground: Claude Code's, Codex's, and node (an agent
@@ -97,8 +98,10 @@ async function listPanes(tmux: (args: string[]) => Promise<string>): Promise<Pan
 async function lastWrite(path: string): Promise<number | null> {
   try {
     return Math.floor((await stat(path)).mtimeMs);
-  } catch {
-    return null;
+  } catch (error) {
+    // ENOENT: the record is not there (yet, or any more), which the read says; anything else goes up.
+    if (codeOf(error) === 'ENOENT') return null;
+    throw error;
   }
 }
 
