@@ -1,6 +1,7 @@
 import { type DomainEvent, eventDefinitions } from '../events/catalog.ts';
 import { InvalidEventError, UNKNOWN_TYPE } from '../events/codec.ts';
 import type { FoldRow } from '../events/store/eventStore.ts';
+import { messageOf } from '../events/thrown.ts';
 
 /**
  * The catalog's own spelling of each type. A type read from a row is a fresh string; the catalog's
@@ -25,6 +26,6 @@ export function parseData(seq: number, type: string, text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new InvalidEventError(seq, type, `data is not JSON (${(error as Error).message})`);
+    throw new InvalidEventError(seq, type, `data is not JSON (${messageOf(error)})`);
   }
 }

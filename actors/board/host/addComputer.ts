@@ -1,11 +1,10 @@
 import type { Clock } from '../../runtime/clock.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
-import { hydrateProjections } from '../../../projections/hydrate.ts';
+import { hydrateStates } from '../../../projections/hydrate.ts';
 import { boardProjection } from '../../../projections/board.ts';
 import { requestAnswer } from '../boardAnswers.ts';
 import { boardDecider } from '../boardDecider.ts';
 import { boardInput } from '../boardInputs.ts';
-import type { BoardState } from '../boardState.ts';
 import { decideStep } from '../../runtime/decideStep.ts';
 import { hashToken, newToken } from '../../../wire/tokens.ts';
 
@@ -19,7 +18,7 @@ export async function addComputer(store: EventStore, clock: Clock, computerId: s
   for (let attempt = 0; attempt < 5; attempt++) {
     // Read before the fold: a registration appended meanwhile then makes this append stale.
     const seen = await store.streamVersion(`computer:${computerId}`);
-    const state = (await hydrateProjections(store, [boardProjection])).get(boardProjection.name)!.state as BoardState;
+    const [state] = await hydrateStates(store, [boardProjection]);
     const input = boardInput.computerAdded(computerId, hashToken(token), clock.now());
     const step = decideStep(boardDecider, state, input)!;
     const answer = requestAnswer(step.decisions);

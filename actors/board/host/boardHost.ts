@@ -3,7 +3,7 @@ import type { Subscription } from 'rxjs';
 import type { Clock } from '../../runtime/clock.ts';
 import type { DomainEvent, NewDomainEvent } from '../../../events/catalog.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
-import { hydrateProjections } from '../../../projections/hydrate.ts';
+import { hydrateStates } from '../../../projections/hydrate.ts';
 import { boardProjection } from '../../../projections/board.ts';
 import { idsStartingWith } from '../../../projections/audit/runIdPrefix.ts';
 import { framesOf, type RequestAnswer, requestAnswer } from '../boardAnswers.ts';
@@ -55,7 +55,7 @@ export class BoardHost {
       name: 'board',
       decider: boardDecider,
       clock,
-      hydrate: async () => (await hydrateProjections(store, [boardProjection])).get(boardProjection.name)!.state as BoardState,
+      hydrate: async () => (await hydrateStates(store, [boardProjection]))[0],
       afterCommit: (state, decisions) => this.afterCommit(state, decisions),
     });
     this.push = new PushHub(

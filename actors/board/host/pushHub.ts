@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
+import { z } from 'zod';
 import type { Clock } from '../../runtime/clock.ts';
 import type { PushFrame } from '../boardAnswers.ts';
 import { CONNECTED_ELSEWHERE } from '../../../wire/incarnation.ts';
@@ -18,6 +19,9 @@ export const PING_MS = 10_000;
 const MAX_MISSED = 2;
 /** Frames awaiting their ack, per socket: enough for any backlog, bounded against a computer that never acks. */
 const MAX_UNACKED = 10_000;
+
+/** An ack (`{ack, status, reason}`): the id of the frame it answers; only a 503 `draining` is acted on. */
+const Ack = z.object({ ack: z.string(), status: z.unknown(), reason: z.unknown() });
 
 interface Live {
   readonly ws: WebSocket;
@@ -136,9 +140,9 @@ export class PushHub {
       // Not JSON: not an ack of anything, and nothing the board acts on (the computer's side logs its own).
       return;
     }
-    if (typeof ack !== 'object' || ack === null) return;
-    const { ack: id, status, reason } = ack as { ack?: unknown; status?: unknown; reason?: unknown };
-    if (typeof id !== 'string') return;
+    const read = Ack.safeParse(ack);
+    if (!read.success) return;
+    const { ack: id, status, reason } = read.data;
     const runId = entry.unacked.get(id);
     entry.unacked.delete(id);
     if (runId !== undefined && status === 503 && reason === 'draining') {

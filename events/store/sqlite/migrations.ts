@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import { messageOf } from '../../thrown.ts';
 
 /**
  * The schema, as kysely migrations: a file made by an older runledger is brought forward on open.
@@ -116,7 +117,7 @@ export function checkLogSchema(db: Database.Database, path: string, { older }: {
     const bookkept = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kysely_migration'").pluck().get() !== undefined;
     applied = bookkept ? (db.prepare('SELECT name FROM kysely_migration ORDER BY name').pluck().all() as string[]) : [];
   } catch (error) {
-    throw new NotALogError(path, `it cannot be read as SQLite (${(error as Error).message})`);
+    throw new NotALogError(path, `it cannot be read as SQLite (${messageOf(error)})`);
   }
   const missing = EVENT_COLUMNS.filter((c) => !columns.includes(c));
   if (missing.length) {

@@ -13,6 +13,7 @@ import { prepareLogFile } from './logFile.ts';
 import { checkLogSchema, migrateToLatest, NotALogError } from './migrations.ts';
 import type { LogDatabase } from './schema.ts';
 import { type SnapshotPolicy, sqliteSnapshots } from './snapshots.ts';
+import { messageOf } from '../../thrown.ts';
 
 export interface SqliteStoreOptions {
   /**
@@ -387,7 +388,7 @@ export class SqliteEventStore implements EventStore {
     try {
       raw = JSON.parse(text);
     } catch (error) {
-      return { ok: false, problem: `data is not JSON (${(error as Error).message})` };
+      return { ok: false, problem: `data is not JSON (${messageOf(error)})` };
     }
     return this.codec.tryDecodeData(type, raw);
   }
