@@ -75,7 +75,7 @@ const migrations: Record<string, Migration> = {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
-export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
+export async function migrateToLatest<DB>(db: Kysely<DB>): Promise<void> {
   const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
@@ -113,9 +113,9 @@ export function checkLogSchema(db: Database.Database, path: string, { older }: {
   let columns: string[];
   let applied: string[];
   try {
-    columns = (db.prepare("SELECT name FROM pragma_table_info('events')").pluck().all() as string[]);
+    columns = db.prepare<[], string>("SELECT name FROM pragma_table_info('events')").pluck().all();
     const bookkept = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kysely_migration'").pluck().get() !== undefined;
-    applied = bookkept ? (db.prepare('SELECT name FROM kysely_migration ORDER BY name').pluck().all() as string[]) : [];
+    applied = bookkept ? db.prepare<[], string>('SELECT name FROM kysely_migration ORDER BY name').pluck().all() : [];
   } catch (error) {
     throw new NotALogError(path, `it cannot be read as SQLite (${messageOf(error)})`);
   }
