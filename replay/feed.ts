@@ -1,7 +1,7 @@
 import { codec, type DomainEvent } from '../events/catalog.ts';
 import type { EventStore, FoldRow } from '../events/store/eventStore.ts';
 import type { Replayer } from './replayer.ts';
-import { parseData, unread } from './rows.ts';
+import { fillData, parseData, unread } from './rows.ts';
 
 export interface FeedOptions {
   /** Read from this seq on when it is before the replayer's own start (a projection starts earlier). */
@@ -48,7 +48,7 @@ export async function feed(store: Source, replayer: Replayer, options: FeedOptio
       return;
     }
     const event = unread(row);
-    (event as { data: unknown }).data = codec.decodeData(row.seq, row.type, parseData(row.seq, row.type, row.data));
+    fillData(event, codec.decodeData(row.seq, row.type, parseData(row.seq, row.type, row.data)));
     visit(event);
     replayer.visit(event);
   };

@@ -21,6 +21,14 @@ export function unread(row: FoldRow): DomainEvent {
   return { seq: row.seq, stream: row.stream, version: 0, type, data: undefined, at: row.at, cause: row.cause, actor: '' } as unknown as DomainEvent;
 }
 
+/**
+ * Sets the data of an event `unread` made (parsed, decoded, or the re-derived data it was found to
+ * equal): the one place replay writes an event's data, which everywhere else is read-only.
+ */
+export function fillData(event: DomainEvent, data: unknown): void {
+  (event as { data: unknown }).data = data;
+}
+
 /** The data of a row, parsed from JSON (not yet checked against the catalog). */
 export function parseData(seq: number, type: string, text: string): unknown {
   try {
