@@ -40,7 +40,9 @@ describe('the lease monitor tells a round it could not do, and goes on', () => {
         return open;
       },
       // The board closes a lapsed claim.
-      async () => void (open = []),
+      async () => {
+        open = [];
+      },
     );
     monitor.start();
     await round();
