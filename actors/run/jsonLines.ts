@@ -103,7 +103,7 @@ export function parseObject(line: string): Json | null {
     const value: unknown = JSON.parse(trimmed);
     return value && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : null;
   } catch (error) {
-    // A line of the agent's that is not JSON (a stray print) is no event of its.
+    // A line of the agent's that is not JSON (a stray print) is none of its events.
     if (error instanceof SyntaxError) return null;
     throw error;
   }

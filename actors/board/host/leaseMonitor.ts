@@ -1,6 +1,7 @@
 import type { Clock } from '../../runtime/clock.ts';
 import type { OpenClaim } from '../boardQueries.ts';
 import { messageOf } from '../../../events/thrown.ts';
+import type { FailureLog } from '../../runtime/untilRecorded.ts';
 
 /**
  * Heartbeats are kept in memory only (the log grows with decisions, not with time); what the log
@@ -17,7 +18,7 @@ export class LeaseMonitor {
     private readonly openClaims: () => Promise<OpenClaim[]>,
     private readonly lapsed: (runId: string, lastHeartbeatAt: number) => Promise<void>,
     /** The daemon's log: a round that could not read or record is told there, and the next round tries again. */
-    private readonly log: (line: string) => void,
+    private readonly log: FailureLog,
   ) {}
 
   start(): void {

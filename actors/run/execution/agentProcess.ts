@@ -221,8 +221,9 @@ export function groupAlive(pgid: number | null): boolean {
 }
 
 /**
- * Sends `signal` to the process group `pgid`; false when the group was gone already (ESRCH). EPERM (a
- * group of another user's, the pid reused) is not ours to stop either, and is let be like a gone one.
+ * Sends `signal` to the process group `pgid`; false when the group was gone already (ESRCH). Any other
+ * refusal (EPERM: another user's group, the pgid reused) is not thrown either: it is no group of ours
+ * to stop, and there is nothing more to do about it.
  */
 export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
   try {
