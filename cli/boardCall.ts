@@ -1,5 +1,6 @@
 import { readSubmitToken } from '../wire/tokens.ts';
 import { DEFAULT_DB } from './options.ts';
+import { messageOf } from '../events/thrown.ts';
 
 export const DEFAULT_SERVER = 'http://127.0.0.1:7420';
 
@@ -22,7 +23,7 @@ export async function boardCall(options: ClientOptions, method: 'GET' | 'POST', 
       signal: AbortSignal.timeout(15_000),
     });
   } catch (error) {
-    throw new Error(`the board at ${options.server} did not answer (${(error as Error).message}): is \`runledger daemon\` running? (--server sets another address)`);
+    throw new Error(`the board at ${options.server} did not answer (${messageOf(error)}): is \`runledger daemon\` running? (--server sets another address)`);
   }
   const text = await response.text();
   let parsed: unknown;

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import type { Activity, Turn } from '../../../../events/sessionEvents.ts';
 import type { SessionAtRead, SessionDriver, StopOutcome } from './sessionDriver.ts';
-import { codeOf } from '../../../../events/thrown.ts';
+import { codeOf, messageOf } from '../../../../events/thrown.ts';
 
 /**
  * The programs an agent pane runs in its foreground: Claude Code's, Codex's, and node (an agent
@@ -70,7 +70,7 @@ export function tmuxDriver(options: TmuxDriverOptions = {}): SessionDriver {
         await tmux(['kill-pane', '-t', pane]);
         return { ok: true, detail: `pane ${pane} killed` };
       } catch (error) {
-        const message = (error as Error).message;
+        const message = messageOf(error);
         if (ABSENT.test(message)) return { ok: true, detail: `pane ${pane} was gone already` };
         return { ok: false, detail: `tmux kill-pane -t ${pane} failed: ${message.slice(0, 300)}` };
       }
@@ -83,7 +83,7 @@ async function listPanes(tmux: (args: string[]) => Promise<string>): Promise<Pan
   try {
     out = await tmux(['list-panes', '-a', '-F', FIELDS.join('\t')]);
   } catch (error) {
-    if (ABSENT.test((error as Error).message)) return [];
+    if (ABSENT.test(messageOf(error))) return [];
     throw error;
   }
   return out
