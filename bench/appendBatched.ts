@@ -3,7 +3,7 @@
  * 1,000 prepared INSERTs in one immediate transaction after the same version check.
  * Run under the product's default, synchronous=FULL (one fsync per 1,000 events hardly shows).
  */
-import type { NewDomainEvent } from '../events/catalog.ts';
+import type { NewEvent } from '../events/envelope.ts';
 import { StaleVersionError } from '../events/store/eventStore.ts';
 import { type Benchmark, disposeStore, freshStore, interleaved, progress, ratioRow, type Row, type Side } from './harness.ts';
 
@@ -19,7 +19,7 @@ async function subject(): Promise<Side> {
   return {
     async chunk() {
       for (let b = 0; b < PER_CHUNK; b++, from += PER_APPEND) {
-        const events: NewDomainEvent[] = [];
+        const events: NewEvent[] = [];
         for (let i = 1; i <= PER_APPEND; i++) {
           events.push({ stream: STREAM, type: 'counter.bumped', data: { total: from + i }, at: AT + from + i });
         }

@@ -10,6 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { openSqliteStore, type SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
+// The benches write the test counter's events (the store's cost does not depend on which events): one
+// copy of them, in the test fixtures, rather than a second event set kept here.
+import { counterCodec } from '../test/fixtures/counter/counterEvents.ts';
 
 export type Sync = 'full' | 'normal';
 
@@ -91,7 +94,7 @@ export function removeLog(path: string): void {
  */
 export async function freshStore(label: string, sync: Sync): Promise<{ store: SqliteEventStore; path: string }> {
   const path = freshPath(label);
-  const store = await openSqliteStore(path, { sync, writer: 'bench:1' });
+  const store = await openSqliteStore(path, { sync, writer: 'bench:1', codec: counterCodec });
   return { store, path };
 }
 

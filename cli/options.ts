@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { InvalidEventError } from '../events/codec.ts';
+import { type AnyEventCodec, InvalidEventError } from '../events/codec.ts';
 import { openSqliteStore, openSqliteStoreToRead, type SqliteStoreOptions } from '../events/store/sqlite/sqliteEventStore.ts';
 
 export const DEFAULT_DB = './.runledger/runledger.db';
@@ -22,9 +22,9 @@ export function withDb(command: Command): Command {
  * pass `mustExist`: a mistyped path is then an error naming it, not a fresh empty log, and a file
  * that is not a runledger log is refused before anything is written in it.
  */
-export function openLog(options: DbOptions, { mustExist = false, foreignRows }: { mustExist?: boolean; foreignRows?: 'fail' } = {}) {
+export function openLog(options: DbOptions, { mustExist = false, foreignRows, codec }: { mustExist?: boolean; foreignRows?: 'fail'; codec?: AnyEventCodec } = {}) {
   const path = resolve(options.db);
-  return openSqliteStore(path, { ...(options.sync ? { sync: options.sync } : {}), ...(mustExist ? { existing: true } : {}), ...(foreignRows ? { foreignRows } : {}) });
+  return openSqliteStore(path, { ...(options.sync ? { sync: options.sync } : {}), ...(mustExist ? { existing: true } : {}), ...(foreignRows ? { foreignRows } : {}), ...(codec ? { codec } : {}) });
 }
 
 /**
@@ -32,8 +32,8 @@ export function openLog(options: DbOptions, { mustExist = false, foreignRows }: 
  * this version cannot read fails a tool that vouches for the whole log (`fail`), else is named on
  * stderr and skipped.
  */
-export function openLogToRead(options: DbOptions, foreignRows: SqliteStoreOptions['foreignRows'] = undefined) {
-  return openSqliteStoreToRead(resolve(options.db), foreignRows ? { foreignRows } : {});
+export function openLogToRead(options: DbOptions, foreignRows: SqliteStoreOptions['foreignRows'] = undefined, codec?: AnyEventCodec) {
+  return openSqliteStoreToRead(resolve(options.db), { ...(foreignRows ? { foreignRows } : {}), ...(codec ? { codec } : {}) });
 }
 
 /** Prints `value` as JSON or through `human`, whichever the user asked for. */

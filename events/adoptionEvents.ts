@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
-import { SafeId } from './queueEvents.ts';
+import { SafeId } from './safeId.ts';
 
 /** Which of the lane's adoption requests (1 for its first): what every answer names. */
 const request = z.number().int().positive();

@@ -1,7 +1,6 @@
 import type { z } from 'zod';
 import { boardEvents } from './boardEvents.ts';
 import { EventCodec } from './codec.ts';
-import { demoEvents } from './demoEvents.ts';
 import type { NewEvent, StoredEvent } from './envelope.ts';
 import { edgeEvents } from './edgeEvents.ts';
 import { adoptionEvents } from './adoptionEvents.ts';
@@ -14,7 +13,6 @@ import { sessionEvents } from './sessionEvents.ts';
 
 /** Every event type runledger writes. Adding one here makes the compiler list every fold that must learn it. */
 export const eventDefinitions = {
-  ...demoEvents,
   ...outboxEvents,
   ...queueEvents,
   ...executionEvents,
@@ -36,7 +34,3 @@ export type DomainEvent = { [T in EventType]: StoredEvent<T, EventData<T>> }[Eve
 export type NewDomainEvent = { [T in EventType]: NewEvent<T, EventData<T>> }[EventType];
 
 export const codec = new EventCodec(eventDefinitions);
-
-export function isEvent<T extends EventType>(event: StoredEvent, type: T): event is StoredEvent<T, EventData<T>> {
-  return event.type === type;
-}

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { EventDefinition } from './define.ts';
 import { type NewEvent, STREAM_NAME } from './envelope.ts';
+import { SAFE_ID_RULE } from './safeId.ts';
 
 /** A row that cannot become an event of the catalog: names its seq and type, never crashes a reader. */
 export class InvalidEventError extends Error {
@@ -36,6 +37,12 @@ export const UNKNOWN_TYPE = 'unknown event type (is this log from a newer runled
 type Definitions = Readonly<Record<string, EventDefinition>>;
 /** Data of a row checked against its type: the current shape, or the problem. */
 export type DecodedData = { readonly ok: true; readonly data: unknown } | { readonly ok: false; readonly problem: string };
+
+/**
+ * A codec of any catalog, as the store and `replay` take one: the production catalog's, or a test's
+ * that adds its fixtures' events to it. (`has` is left out: its type guard would tie it to one catalog.)
+ */
+export type AnyEventCodec = Pick<EventCodec<Definitions>, 'definitions' | 'decodeData' | 'tryDecodeData' | 'checkNew'>;
 
 /** Validates event data against the catalog on the way in and on the way out, upcasting old shapes. */
 export class EventCodec<Defs extends Definitions> {
@@ -75,7 +82,7 @@ export class EventCodec<Defs extends Definitions> {
     if (!parsed.success) throw new InvalidEventError(null, event.type, describeIssues(parsed.error));
     if (!Number.isSafeInteger(event.at) || event.at < 0) throw new InvalidEventError(null, event.type, `bad at ${event.at}`);
     if (!STREAM_NAME.test(event.stream)) {
-      throw new InvalidEventError(null, event.type, `stream name ${JSON.stringify(event.stream)} is not [owner/]kind:id with ids of ^[A-Za-z0-9-]{1,64}$`);
+      throw new InvalidEventError(null, event.type, `stream name ${JSON.stringify(event.stream)} is not [owner/]kind:id with ids of ${SAFE_ID_RULE}`);
     }
   }
 }

@@ -1,3 +1,5 @@
+import { SAFE_ID_PART } from './safeId.ts';
+
 /**
  * The shapes every event has, whatever its type: as proposed by a decider (`NewEvent`) and as read
  * back from the log (`StoredEvent`). The columns mirror SPEC section 1 one to one.
@@ -28,7 +30,7 @@ export interface StoredEvent<T extends string = string, D = unknown> {
 }
 
 /** Every stream name has a kind before its first colon; a computer's streams carry its id first. */
-export const STREAM_NAME = /^(?:[A-Za-z0-9-]{1,64}\/)?[a-z]+:[A-Za-z0-9-]{1,64}$/;
+export const STREAM_NAME = new RegExp(`^(?:${SAFE_ID_PART}/)?[a-z]+:${SAFE_ID_PART}$`);
 
 export function parseStream(stream: string): { owner: string | null; kind: string; id: string } {
   const slash = stream.indexOf('/');

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
-import { SafeId } from './queueEvents.ts';
+import { SafeId } from './safeId.ts';
 
 const runId = SafeId;
 const reason = z.string().min(1);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
-import { SafeId } from './queueEvents.ts';
+import { SafeId } from './safeId.ts';
 
 /**
  * What a subscription can ask to hear: a run of its lane (or of any lane) queued, claimed, started or

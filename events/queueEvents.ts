@@ -1,8 +1,6 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
-
-/** Ids that may name a folder (SPEC section 6): nothing escapes the workspace. */
-export const SafeId = z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'must match ^[A-Za-z0-9-]{1,64}$');
+import { SafeId } from './safeId.ts';
 
 const runId = SafeId;
 /** A life of a daemon (a random UUID), as the board reads it from `Runledger-Incarnation`: the same alphabet. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
-import { SafeId } from './queueEvents.ts';
+import { SafeId } from './safeId.ts';
 
 /** The agent's own id for the session (opaque), or a launch's key when no id was ever read for it. */
 const sessionId = z.string().min(1).max(200);
@@ -13,7 +13,6 @@ const lock = z.string().min(3).max(300);
 
 export const PresenceSchema = z.enum(['running', 'stopped', 'gone']);
 export const TurnSchema = z.enum(['idle', 'working', 'needs_input', 'unknown']);
-export type Presence = z.infer<typeof PresenceSchema>;
 export type Turn = z.infer<typeof TurnSchema>;
 
 /** The watch on a session that publishes no turn: since when, its record's last write then, the last reading. */

@@ -1,7 +1,6 @@
-import { codec, type DomainEvent } from '../events/catalog.ts';
+import type { DomainEvent } from '../events/catalog.ts';
 import type { EventStore, FoldRow } from '../events/store/eventStore.ts';
 import type { Replayer } from './replayer.ts';
-import { fillData, parseData, unread } from './rows.ts';
 
 export interface FeedOptions {
   /** Read from this seq on when it is before the replayer's own start (a projection starts earlier). */
@@ -47,8 +46,7 @@ export async function feed(store: Source, replayer: Replayer, options: FeedOptio
       replayer.visitRow(row);
       return;
     }
-    const event = unread(row);
-    fillData(event, codec.decodeData(row.seq, row.type, parseData(row.seq, row.type, row.data)));
+    const event = replayer.read(row);
     visit(event);
     replayer.visit(event);
   };

@@ -1,4 +1,5 @@
 import type { DomainEvent } from '../events/catalog.ts';
+import { provisional } from '../events/provisional.ts';
 import { describeEvent } from '../projections/audit/describeEvent.ts';
 import { type DecisionView, sameDecision, view, whereTheyDiffer } from './compare.ts';
 import type { EntityReplay } from './replayEntity.ts';
@@ -117,7 +118,7 @@ function stepLines(step: ReplayStep): string[] {
       continue;
     }
     lines.push(`    ≠ recorded    ${a ? `seq ${a.seq}  ${a.stream}  ${a.type}: ${describeEvent(a)}` : '(none)'}`);
-    lines.push(`      re-derived  ${b ? `${b.stream}  ${b.type}: ${describeEvent({ ...b, seq: 0, version: 0, cause: input.seq, actor: '' } as DomainEvent)}` : '(none)'}`);
+    lines.push(`      re-derived  ${b ? `${b.stream}  ${b.type}: ${describeEvent(provisional(b, input.seq))}` : '(none)'}`);
     lines.push(`      ${whereTheyDiffer(a ? view(a) : undefined, b ? view(b) : undefined)}`);
   }
   if (step.difference?.kind === 'ignored') lines.push(`    ${step.difference.detail}`);

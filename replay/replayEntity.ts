@@ -1,6 +1,7 @@
 import type { DomainEvent } from '../events/catalog.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
 import type { AnyDecider } from '../actors/runtime/decider.ts';
+import type { AnyEventCodec } from '../events/codec.ts';
 import { nearestDeciderStates, type ScopedStates, snapshotNameOf } from './deciderStates.ts';
 import { complete, feed } from './feed.ts';
 import { type DeciderStart, type ReplayDifference, Replayer, type ReplayStep } from './replayer.ts';
@@ -42,7 +43,7 @@ export async function replayEntity(
   deciders: readonly AnyDecider[],
   kind: 'run' | 'session',
   id: string,
-  options: { jumpMin?: number; onPage?: (seq: number) => void } = {},
+  options: { jumpMin?: number; onPage?: (seq: number) => void; codec?: AnyEventCodec } = {},
 ): Promise<EntityReplay | null> {
   const jumpMin = options.jumpMin ?? JUMP_MIN;
   const events = await store.readEntity(`${kind}:${id}`);
@@ -74,6 +75,7 @@ export async function replayEntity(
   const starts = await loadStarts(store, deciders, needed, startSeq);
   const replayer = new Replayer(deciders, {
     starts,
+    ...(options.codec ? { codec: options.codec } : {}),
     only: { inputs: new Set(order), scopes: new Map(deciders.map((d) => [d, needed.get(d) ?? new Set<string>()])) },
   });
   const loaded = startSeq > 0 ? [startSeq] : [];

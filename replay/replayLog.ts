@@ -1,5 +1,6 @@
 import type { EventStore } from '../events/store/eventStore.ts';
 import type { AnyDecider } from '../actors/runtime/decider.ts';
+import type { AnyEventCodec } from '../events/codec.ts';
 import { complete, feed } from './feed.ts';
 import { type ReplayDifference, Replayer } from './replayer.ts';
 
@@ -18,6 +19,8 @@ export type ReplayReport =
 export interface ReplayLogOptions {
   readonly until?: number;
   readonly onPage?: (seq: number) => void;
+  /** The catalog the rows are read with: production's unless a test's log holds its fixtures' events. */
+  readonly codec?: AnyEventCodec;
 }
 
 /**
@@ -30,7 +33,7 @@ export async function replayLog(
   deciders: readonly AnyDecider[],
   options: ReplayLogOptions = {},
 ): Promise<ReplayReport> {
-  const replayer: Replayer = new Replayer(deciders, { stopAtFirst: true });
+  const replayer: Replayer = new Replayer(deciders, { stopAtFirst: true, ...(options.codec ? { codec: options.codec } : {}) });
   const lastSeq = await feed(store, replayer, {
     ...(options.until === undefined ? {} : { until: options.until }),
     ...(options.onPage ? { onPage: options.onPage } : {}),

@@ -2,6 +2,7 @@ import type { EventStore } from '../events/store/eventStore.ts';
 import type { AnyProjection } from '../projections/projection.ts';
 import { foldInto, nearestStates, type Positioned } from '../projections/snapshot/nearestStates.ts';
 import type { AnyDecider } from '../actors/runtime/decider.ts';
+import type { AnyEventCodec } from '../events/codec.ts';
 import { type Alias, aliasOf, nearestDeciderStates } from './deciderStates.ts';
 import { complete, feed } from './feed.ts';
 import { type DeciderStart, type ReplayDifference, Replayer } from './replayer.ts';
@@ -40,7 +41,7 @@ export async function replayUntil(
   deciders: readonly AnyDecider[],
   projections: readonly AnyProjection[],
   until: number,
-  options: { onPage?: (seq: number) => void } = {},
+  options: { onPage?: (seq: number) => void; codec?: AnyEventCodec } = {},
 ): Promise<UntilReport> {
   const positioned = await nearestStates(store, projections, until);
   // The queue's and the board's decider states are those projections: read once, folded once, by the
@@ -62,7 +63,7 @@ export async function replayUntil(
   }
   const own = positioned.filter((p) => !shared.some((s) => s.at === p));
   // Not stopped at a difference: the projections are printed as of `until` all the same.
-  const replayer = new Replayer(deciders, { starts });
+  const replayer = new Replayer(deciders, { starts, ...(options.codec ? { codec: options.codec } : {}) });
   const from = Math.min(replayer.after, ...positioned.map((p) => p.seq));
   const lastSeq = await feed(store, replayer, {
     from,

@@ -1,11 +1,11 @@
-import { codec, type DomainEvent, type NewDomainEvent } from '../events/catalog.ts';
-import { InvalidEventError } from '../events/codec.ts';
+import { codec as catalogCodec, type DomainEvent, type NewDomainEvent } from '../events/catalog.ts';
+import { type AnyEventCodec, InvalidEventError } from '../events/codec.ts';
 import type { FoldRow } from '../events/store/eventStore.ts';
 import type { AnyDecider } from '../actors/runtime/decider.ts';
 import { sameDecision, view } from './compare.ts';
 import { retirementOf, type ScopedStates } from './deciderStates.ts';
 import { compare, type Lane, type OpenInput, type ReplayDifference, type ReplayStep } from './difference.ts';
-import { fillData, parseData, unread } from './rows.ts';
+import { fillData, parseData, type TypeNames, typesOf, unread } from './rows.ts';
 
 export type { DifferenceKind, ReplayDifference, ReplayStep } from './difference.ts';
 
@@ -27,6 +27,8 @@ export interface ReplayerOptions {
   };
   /** Stop at the first difference (a full verification) or go on and gather every step. */
   readonly stopAtFirst?: boolean;
+  /** The catalog the log's rows are read with: production's unless a test's log holds its fixtures' events. */
+  readonly codec?: AnyEventCodec;
 }
 
 /**
@@ -56,6 +58,8 @@ export class Replayer {
   private decoded = true;
   /** The event being visited is a recorded decision whose data is not valid: it is reported, never folded. */
   private malformed = false;
+  private readonly codec: AnyEventCodec;
+  private readonly types: TypeNames;
 
   constructor(
     deciders: readonly AnyDecider[],
@@ -66,6 +70,8 @@ export class Replayer {
       return { decider, retire: retirementOf(decider), states: start?.states ?? {}, from: start?.seq ?? 0, scopes: options.only?.scopes.get(decider) ?? null };
     });
     this.scopes = this.lanes.map(() => null);
+    this.codec = options.codec ?? catalogCodec;
+    this.types = typesOf(this.codec);
     this.start = earliest(this.lanes);
     this.lastSeq = this.start;
   }
@@ -120,7 +126,14 @@ export class Replayer {
    */
   visitRow(row: FoldRow): void {
     if (this.stopped) return;
-    this.visitEvent(unread(row), row.data);
+    this.visitEvent(unread(row, this.types), row.data);
+  }
+
+  /** A row read whole, its data checked against the catalog: for a caller that also hands it to others (`feed`'s `visit`). */
+  read(row: FoldRow): DomainEvent {
+    const event = unread(row, this.types);
+    fillData(event, this.codec.decodeData(row.seq, row.type, parseData(row.seq, row.type, row.data)));
+    return event;
   }
 
   /** The next event of the log, read and checked against the catalog already. */
@@ -280,7 +293,7 @@ export class Replayer {
   private decode(event: DomainEvent): void {
     if (this.decoded) return;
     this.parse(event);
-    fillData(event, codec.decodeData(event.seq, event.type, event.data));
+    fillData(event, this.codec.decodeData(event.seq, event.type, event.data));
     this.decoded = true;
   }
 

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Clock } from '../actors/runtime/clock.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
-import { ENTITY_ID } from '../projections/audit/runTimeline.ts';
+import { SAFE_ID_RULE, isSafeId } from '../events/safeId.ts';
 import { noRunStartsWith, resolveRunIdAmong, RunIdPrefixError } from '../projections/audit/runIdPrefix.ts';
 import type { BoardState } from '../actors/board/boardState.ts';
 import type { WebAccess, WebRoutes } from '../actors/board/host/boardServer.ts';
@@ -118,8 +118,8 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
           return;
         }
         const run = url.pathname.match(RUN_PAGE);
-        if (run && !ENTITY_ID.test(decoded(run[1]!))) {
-          sendPage(response, 404, htmlPage(refusalPage(`There is no such run here: run ids match ${ENTITY_ID.source}.`)), request.method === 'HEAD');
+        if (run && !isSafeId(decoded(run[1]!))) {
+          sendPage(response, 404, htmlPage(refusalPage(`There is no such run here: run ids match ${SAFE_ID_RULE}.`)), request.method === 'HEAD');
           return;
         }
         if (run) {
@@ -147,7 +147,7 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
         const run = url.searchParams.get('run');
         let verdict = viewers.check(request, url);
         if (verdict.ok && !viewers.sameOrigin(request)) verdict = { ok: false, status: 403, code: 'cross_origin', reason: 'the live view is for this board\'s own pages' };
-        if (verdict.ok && run !== null && !ENTITY_ID.test(run)) verdict = { ok: false, status: 400, code: 'invalid_id', reason: `run ids match ${ENTITY_ID.source}` };
+        if (verdict.ok && run !== null && !isSafeId(run)) verdict = { ok: false, status: 400, code: 'invalid_id', reason: `run ids match ${SAFE_ID_RULE}` };
         if (!verdict.ok) {
           viewers.rejected(request, verdict);
           refuseUpgrade(socket, verdict.status, verdict.code);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { NewDomainEvent } from '../events/catalog.ts';
-import { SafeId } from '../events/queueEvents.ts';
+import { SAFE_ID, SAFE_ID_RULE } from '../events/safeId.ts';
 
 /** Frames above this size close the connection (WebSocket 1009); the computer reconnects. */
 export const MAX_FRAME_BYTES = 256 * 1024;
@@ -46,7 +46,7 @@ export function frameInput(computer: string, raw: string, at: number): NewDomain
   }
   const { id, kind, data } = parsed.data;
   for (const [field, value] of [['run_id', data.run_id], ['lane', data.lane], ['computer_id', data.computer_id], ['agent_id', data.agent_id ?? undefined]] as const) {
-    if (value !== undefined && !SafeId.safeParse(value).success) return refuse(id, `${field} ${JSON.stringify(value.slice(0, 80))} does not match ^[A-Za-z0-9-]{1,64}$`);
+    if (value !== undefined && !SAFE_ID.test(value)) return refuse(id, `${field} ${JSON.stringify(value.slice(0, 80))} does not match ${SAFE_ID_RULE}`);
   }
   return {
     // A run's frame goes to its lane's stream; one that names no lane (a cancel) to the computer's.

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { DomainEvent } from '../../events/catalog.ts';
 import { TimeoutSeconds } from '../../events/boardEvents.ts';
 import { parseStream } from '../../events/envelope.ts';
-import { SafeId } from '../../events/queueEvents.ts';
+import { SafeId } from '../../events/safeId.ts';
 import { type EffectConsumer, RUN_EFFECTS_AT_ONCE } from '../runtime/outbox.ts';
 import { errorCodeOf } from '../lane/claimAnswer.ts';
 import { type Skill, parseSkills } from './skills.ts';

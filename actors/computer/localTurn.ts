@@ -1,14 +1,14 @@
 import type { Clock } from '../runtime/clock.ts';
 import type { DomainEvent, EventData, NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
+import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { hydrateStates } from '../../projections/hydrate.ts';
 import { laneSessionsProjection } from '../../projections/laneSessions.ts';
-import { decideAndAppend } from '../runtime/decideAndAppend.ts';
-import { decideStep } from '../runtime/decideStep.ts';
 import type { AgentHandle } from '../run/execution/agentProcess.ts';
 import { agentKindOf } from '../run/resume.ts';
-import { runDecider } from '../run/runDecider.ts';
+import { RunActors } from '../run/runActor.ts';
 import { type RunExecution, initialRunExecution } from '../run/runState.ts';
+import { startActorSystem, stopSystem } from '../runtime/runtime.ts';
 import { stderrLog } from '../runtime/untilRecorded.ts';
 import { type RunEffectsContext, spawnConsumer } from './runEffects.ts';
 
@@ -21,8 +21,8 @@ import { type RunEffectsContext, spawnConsumer } from './runEffects.ts';
  *
  * With a store, every input and decision is recorded in `<computer>/run:<id>` like any run's, so the
  * lane's session memory (`lane.session.remembered` / `forgotten`) is the daemon's own, and `audit`
- * and `replay` read the turn like any other. Without one (a dry run) the same steps are only folded
- * in memory: nothing is written anywhere.
+ * and `replay` read the turn like any other. Without one (a dry run) the same steps are recorded in
+ * a log in memory, dropped when the turn ends: nothing is written anywhere.
  */
 
 export interface LocalTurnOptions {
@@ -65,49 +65,59 @@ export async function rememberedSession(store: EventStore, computer: string, lan
 }
 
 export function startLocalTurn(options: LocalTurnOptions): LocalTurn {
-  const { store, clock, runId } = options;
-  const stream = `${options.computer}/run:${runId}`;
   const handles = new Map<string, AgentHandle>();
-  let state: RunExecution = initialRunExecution();
-  const versions = new Map<string, number>();
-  let laneSession = options.laneSession;
-  let exit: EventData<'run.process.exited'> | null = null;
   let settle!: (result: LocalTurnResult) => void;
   let fail!: (error: unknown) => void;
   const result = new Promise<LocalTurnResult>((resolve, reject) => {
     settle = resolve;
     fail = reject;
   });
-
-  // One input at a time, like the run actor's mailbox; effects run outside it, after the commit.
-  let mailbox: Promise<unknown> = Promise.resolve();
-  const input = (event: NewDomainEvent): Promise<void> => {
-    const step = mailbox.then(() => decide(event));
-    mailbox = step.catch(fail);
-    return step;
+  const ended = result.then(
+    () => {},
+    () => {},
+  );
+  run(options, { handles, settle, fail, ended }).catch(fail);
+  return {
+    result,
+    stop() {
+      for (const handle of handles.values()) handle.kill();
+    },
   };
+}
 
-  const decide = async (event: NewDomainEvent): Promise<void> => {
-    if (event.type === 'run.process.exited') exit = event.data;
-    let decisions: readonly NewDomainEvent[];
-    if (store) {
-      const outcome = await decideAndAppend(store, runDecider, state, event, versions, (s) => store.streamVersion(s));
-      // This process holds the computer's lock: nobody else writes the run's stream.
-      if (!outcome.ok) throw outcome.conflict;
-      state = outcome.state;
-      decisions = outcome.decisions;
-    } else {
-      const step = decideStep(runDecider, state, event);
-      if (!step) return;
-      state = step.state;
-      decisions = step.decisions;
-    }
+/**
+ * The turn through the daemon's own run actor (one input at a time, decided and appended by the one
+ * core, a stale one decided again), with `failFast`: a log that cannot take an input fails the turn at
+ * once instead of waiting for a freed disk, since a person waits on `runledger run`.
+ */
+async function run(options: LocalTurnOptions, turn: TurnHooks): Promise<void> {
+  const { clock, runId } = options;
+  const { handles, settle, fail } = turn;
+  // A dry run records into a log in memory, dropped when the turn ends: the same steps, nothing written anywhere.
+  const store = options.store ?? (await openSqliteStore(':memory:'));
+  // Every crash of the run's actor is an input that failed: its asker is told, and fails the turn.
+  const system = startActorSystem({ onError: () => {} });
+  let state: RunExecution = initialRunExecution();
+  let laneSession = options.laneSession;
+  let exit: EventData<'run.process.exited'> | null = null;
+  const runs = new RunActors(system, store, options.computer, (_runId, run, decisions) => {
+    state = run;
     for (const decision of decisions) perform(decision);
+  });
+  const input = async (event: NewDomainEvent): Promise<void> => {
+    if (event.type === 'run.process.exited') exit = event.data;
+    try {
+      const outcome = await runs.input(runId, event, { failFast: true });
+      if (outcome.ok) state = outcome.state;
+    } catch (error) {
+      fail(error);
+      throw error;
+    }
   };
 
   const spawn = spawnConsumer({
     computer: options.computer,
-    store: store ?? unwritable,
+    store,
     clock,
     exec: options.exec,
     kind: agentKindOf(options.exec),
@@ -122,14 +132,12 @@ export function startLocalTurn(options: LocalTurnOptions): LocalTurn {
     log: stderrLog,
   } satisfies RunEffectsContext);
 
-  const perform = (decision: NewDomainEvent): void => {
+  const perform = (decision: DomainEvent): void => {
     switch (decision.type) {
-      case 'run.execution.requested': {
-        const event = { ...decision, seq: 0, version: 0, cause: null, actor: '' } as DomainEvent;
+      case 'run.execution.requested':
         // A command that cannot start still ends in a recorded exit (`failed_to_start`), as on the daemon.
-        spawn.perform(event, event).catch(fail);
+        spawn.perform(decision, decision).catch(fail);
         return;
-      }
       case 'run.kill.requested':
         handles.get(runId)?.kill();
         return;
@@ -149,19 +157,29 @@ export function startLocalTurn(options: LocalTurnOptions): LocalTurn {
     }
   };
 
-  void input({
-    stream,
-    type: 'run.handed.over',
-    data: { runId, lane: options.lane, budgetS: options.budgetS, laneSession: options.laneSession, local: true },
-    at: clock.now(),
-  }).catch(fail);
+  try {
+    await input({
+      stream: `${options.computer}/run:${runId}`,
+      type: 'run.handed.over',
+      data: { runId, lane: options.lane, budgetS: options.budgetS, laneSession: options.laneSession, local: true },
+      at: clock.now(),
+    });
+    await turn.ended;
+  } finally {
+    // The turn is over: its actor's passivation timer must not keep `runledger run` alive.
+    runs.stop(runId);
+    stopSystem(system);
+    if (!options.store) await store.close();
+  }
+}
 
-  return {
-    result,
-    stop() {
-      for (const handle of handles.values()) handle.kill();
-    },
-  };
+interface TurnHooks {
+  /** The agent's process, once spawned: `stop()` kills it. */
+  readonly handles: Map<string, AgentHandle>;
+  readonly settle: (result: LocalTurnResult) => void;
+  readonly fail: (error: unknown) => void;
+  /** Settles with the turn's result, either way. */
+  readonly ended: Promise<void>;
 }
 
 /** A local turn has no board: nothing of the spawn effect calls it. */
@@ -170,12 +188,3 @@ const noBoard: RunEffectsContext['board'] = {
   complete: async () => ({ status: 0 }),
 };
 
-/**
- * A dry run has no log. The spawn effect reads the log only for a prompt it was not given (after a
- * restart), which a local turn always has; anything else reaching here is a bug worth hearing about.
- */
-const unwritable = new Proxy({} as EventStore, {
-  get(_target, name) {
-    throw new Error(`a dry run touches no log (it asked for ${String(name)})`);
-  },
-});

@@ -5,7 +5,7 @@ import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { type AgentHandle, groupAlive, signalGroup, startAgent } from '../run/execution/agentProcess.ts';
-import { budgetWords } from '../run/budget.ts';
+import { budgetWords, remainingMs } from '../run/budget.ts';
 import { type AgentKind, readerFor } from '../run/outputReaders.ts';
 import { turnCommand } from '../run/resume.ts';
 import { markHanded, noticePrefix, unreadNotices } from './unreadNotices.ts';
@@ -71,7 +71,7 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
       const turn = turnCommand(ctx.exec, ctx.kind, resume);
       // Notices filed into the session's inbox since its last turn go ahead of the prompt (SPEC 5).
       const unread = turn.resuming ? await unreadNotices(ctx.store, turn.resuming) : { notices: [], through: 0 };
-      const budget = deadlineAt === null ? null : deadlineAt - event.at;
+      const budget = remainingMs(deadlineAt, event.at);
       const handle = await startAgent({
         command: turn.command,
         cwd: workspace,

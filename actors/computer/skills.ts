@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
-import { SafeId } from '../../events/queueEvents.ts';
+import { isSafeId } from '../../events/safeId.ts';
 import type { AgentKind } from '../run/outputReaders.ts';
 
 /** Where each agent looks for skills in its workspace. */
@@ -22,7 +22,7 @@ export function parseSkills(value: unknown): Skill[] {
   return value.map((raw, i) => {
     const key: unknown = typeof raw === 'object' && raw !== null && 'key' in raw ? raw.key : undefined;
     const files: unknown = typeof raw === 'object' && raw !== null && 'files' in raw ? raw.files : undefined;
-    if (typeof key !== 'string' || !SafeId.safeParse(key).success) throw new Error(`skill ${i} has a key that could name no folder: ${JSON.stringify(key)}`);
+    if (!isSafeId(key)) throw new Error(`skill ${i} has a key that could name no folder: ${JSON.stringify(key)}`);
     if (files === undefined) return { key, files: {} };
     if (!files || typeof files !== 'object' || Array.isArray(files)) throw new Error(`skill ${key}: files is not an object`);
     const texts: Record<string, string> = {};

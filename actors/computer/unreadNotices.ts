@@ -1,7 +1,8 @@
-import { SafeId } from '../../events/queueEvents.ts';
+import { isSafeId } from '../../events/safeId.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { clock as clockTime } from '../../projections/audit/describeEvent.ts';
 import { decideAndAppend } from '../runtime/decideAndAppend.ts';
+import { retryOnConflict } from '../runtime/retryOnConflict.ts';
 import { inboxDecider } from '../board/inbox/inboxDecider.ts';
 import type { PendingNotice } from '../board/inbox/inboxState.ts';
 import { inboxStream, readInbox } from '../board/inbox/inboxStream.ts';
@@ -14,7 +15,7 @@ export interface UnreadNotices {
 
 /** The notices filed for a session and not yet handed to its agent, oldest first. */
 export async function unreadNotices(store: Pick<EventStore, 'readStream'>, sessionId: string): Promise<UnreadNotices> {
-  if (!SafeId.safeParse(sessionId).success) return { notices: [], through: 0 };
+  if (!isSafeId(sessionId)) return { notices: [], through: 0 };
   const { state } = await readInbox(store, sessionId);
   return { notices: state.pending, through: state.pending.at(-1)?.n ?? 0 };
 }
@@ -35,10 +36,12 @@ export function noticePrefix(notices: readonly PendingNotice[]): string {
  */
 export async function markHanded(store: EventStore, sessionId: string, through: number, runId: string | null, at: number): Promise<void> {
   if (through <= 0) return;
-  for (let attempt = 0; attempt < 10; attempt++) {
-    const { state, versions } = await readInbox(store, sessionId);
-    const outcome = await decideAndAppend(store, inboxDecider, state, { stream: inboxStream(sessionId), type: 'notices.handed', data: { sessionId, through, runId }, at }, versions);
-    if (outcome.ok) return;
-  }
-  throw new Error(`the notices of session ${sessionId} could not be marked handed: its inbox kept changing`);
+  await retryOnConflict(
+    async () => {
+      const { state, versions } = await readInbox(store, sessionId);
+      const outcome = await decideAndAppend(store, inboxDecider, state, { stream: inboxStream(sessionId), type: 'notices.handed', data: { sessionId, through, runId }, at }, versions);
+      return outcome.ok ? undefined : outcome.conflict;
+    },
+    () => new Error(`the notices of session ${sessionId} could not be marked handed: its inbox kept changing`),
+  );
 }

@@ -1,7 +1,7 @@
 import type { EventData, NewDomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
-import { budgetMsOf, roundedDuration } from './budget.ts';
-import { looksLikeRefusedResume, sessionAfter, sessionMomentOf } from './resume.ts';
+import { deadlineOf, roundedDuration } from './budget.ts';
+import { sessionAfter, sessionMomentOf, shouldRetryFresh } from './resume.ts';
 import { CANCELLED_MARKER, COMPLETION_RETRY_S, INTERRUPTED_BY_RESTART, type RunExecution, SHUTDOWN_BEFORE_START } from './runState.ts';
 
 type Decision = NewDomainEvent;
@@ -23,8 +23,7 @@ export function decideRun(state: RunExecution, input: NewDomainEvent): Decision[
       const { lane, budgetS, laneSession } = input.data;
       if (state.cancelRequested) return [complete({ ok: false, error: CANCELLED_MARKER })];
       if (state.resolved) return [on('run.settled', { runId, reported: false, reason: 'resolved on the board before it started: nothing posted' })];
-      const budget = budgetMsOf(budgetS);
-      return [on('run.execution.requested', { runId, lane, deadlineAt: budget === null ? null : at + budget, resume: laneSession })];
+      return [on('run.execution.requested', { runId, lane, deadlineAt: deadlineOf(at, budgetS), resume: laneSession })];
     }
     case 'run.process.began':
       // A cancel or a resolution that came while it was being spawned stops it now.
@@ -116,8 +115,7 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
   const remembered = state.announced ?? state.session;
 
   // A refused resume costs nothing of the budget: run the turn again, fresh, inside the same deadline.
-  const timeLeft = state.deadlineAt === null || at < state.deadlineAt;
-  if (!state.resolved && !state.cancelRequested && timeLeft && looksLikeRefusedResume(state.resuming, result)) {
+  if (!state.resolved && shouldRetryFresh({ resuming: state.resuming, result, now: at, deadlineAt: state.deadlineAt, cancelRequested: state.cancelRequested })) {
     if (state.resuming) decisions.push(h.onLane('lane.session.forgotten', { lane: state.lane, sessionId: state.resuming, runId: h.runId, reason: 'the agent refused to resume it' }));
     decisions.push(h.on('run.execution.requested', { runId: h.runId, lane: state.lane, deadlineAt: state.deadlineAt, resume: null }));
     return decisions;

@@ -1,4 +1,5 @@
 import { asObject, jsonLines } from './jsonLines.ts';
+import { isUsableSessionId } from './resume.ts';
 import { TailBuffer, decodeWhole, utf8Boundary } from './tailBuffer.ts';
 
 /**
@@ -61,14 +62,6 @@ export function readerFor(kind: AgentKind, options: ReaderOptions = {}): OutputR
       throw new Error(`no output reader for agent kind ${String(unknown)}`);
     }
   }
-}
-
-/**
- * Ids become part of a shell command line on the next turn and name the session in the log, so
- * only plain tokens are accepted; anything else is treated as no announcement at all.
- */
-export function isUsableSessionId(id: unknown): id is string {
-  return typeof id === 'string' && /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/.test(id);
 }
 
 /** `text` cut to `capBytes` of UTF-8, with a note saying it was cut when it was. */

@@ -1,5 +1,5 @@
 import type { AgentOutcome, AgentResult } from './agentResult.ts';
-import { type AgentKind, isUsableSessionId } from './outputReaders.ts';
+import type { AgentKind } from './outputReaders.ts';
 
 /**
  * Resuming a lane's agent session (SPEC section 4, "Execution"): the command line of a resumed turn,
@@ -14,6 +14,16 @@ import { type AgentKind, isUsableSessionId } from './outputReaders.ts';
  * - Without `{resume}`, a claude or codex command gets those arguments appended; a plain command is
  *   left as it is and learns the session from the environment alone.
  */
+
+/**
+ * Ids become part of a shell command line on the next turn and name the session in the log, so
+ * only plain tokens are accepted; anything else is treated as no announcement at all. Here, not
+ * with the output readers that also ask: the run decider asks too, and must not load a stdout
+ * decoder (node:string_decoder) to do so.
+ */
+export function isUsableSessionId(id: unknown): id is string {
+  return typeof id === 'string' && /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/.test(id);
+}
 
 export const SESSION_ENV = 'RUNLEDGER_SESSION_ID';
 export const RESUME_PLACEHOLDER = '{resume}';

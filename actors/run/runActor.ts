@@ -1,11 +1,12 @@
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import { type Clock, systemClock } from '../runtime/clock.ts';
-import type { EventStore } from '../../events/store/eventStore.ts';
+import { type EventStore, StaleVersionError } from '../../events/store/eventStore.ts';
 import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
 import type { StepOutcome } from '../runtime/decideAndAppend.ts';
-import { type ActorSystem, type ReplyTo, child, query } from '../runtime/runtime.ts';
+import { retryOnConflict } from '../runtime/retryOnConflict.ts';
+import { type ActorRef, type ActorSystem, type ReplyTo, child, query, stop } from '../runtime/runtime.ts';
 import { stepInActor } from '../runtime/stepInActor.ts';
-import { untilRecorded } from '../runtime/untilRecorded.ts';
+import { type InputOptions, recordedUnlessFailFast } from '../runtime/untilRecorded.ts';
 import { runDecider } from './runDecider.ts';
 import type { RunExecution } from './runState.ts';
 
@@ -35,18 +36,33 @@ export class RunActors {
 
   /**
    * Every input of a run is a fact of the world (an agent's exit, a board's answer, a timer): one the
-   * log cannot take is sent again until it does, decided on the state the reset actor folds anew.
+   * log cannot take is sent again until it does (unless `failFast`), and one refused as stale is
+   * decided again (retryOnConflict), each time on the state the reset actor folds anew from the log.
    */
-  input(runId: string, input: NewDomainEvent): Promise<StepOutcome<RunExecution>> {
-    return untilRecorded(this.clock, async () => {
-      const ref = child<RunActorState, Message>(this.system, `run-${this.computer}-${runId}`, {
-        hydrate: () => this.hydrate(runId),
-        receive: (state, message) => this.receive(runId, state, message),
-        passivateAfterMs: PASSIVATE_AFTER_MS,
-      });
-      const outcome = await query(ref, (replyTo) => ({ input, replyTo }), QUERY_TIMEOUT_MS);
-      if (outcome instanceof Error) throw outcome;
-      return outcome;
+  input(runId: string, input: NewDomainEvent, options: InputOptions = {}): Promise<StepOutcome<RunExecution>> {
+    return recordedUnlessFailFast(this.clock, options, () =>
+      retryOnConflict(async () => {
+        const outcome = await query(this.ref(runId), (replyTo) => ({ input, replyTo }), QUERY_TIMEOUT_MS);
+        if (outcome instanceof StaleVersionError) return outcome;
+        if (outcome instanceof Error) throw outcome;
+        return outcome;
+      }),
+    );
+  }
+
+  /**
+   * Stops the run's actor for good. Stopping the actor system is not enough: nact leaves its
+   * passivation timer running, which keeps a one-shot process (`runledger run`) alive.
+   */
+  stop(runId: string): void {
+    stop(this.ref(runId));
+  }
+
+  private ref(runId: string): ActorRef<Message> {
+    return child<RunActorState, Message>(this.system, `run-${this.computer}-${runId}`, {
+      hydrate: () => this.hydrate(runId),
+      receive: (state, message) => this.receive(runId, state, message),
+      passivateAfterMs: PASSIVATE_AFTER_MS,
     });
   }
 
@@ -67,9 +83,9 @@ export class RunActors {
       if (outcome.decisions.length) this.afterCommit(runId, state.state, outcome.decisions);
       return state;
     } catch (error) {
-      // Folded ahead of an append the log could not take: folded again from the log, quietly (no crash
-      // to report: the asker was told, and sends the input again).
-      if (error instanceof LogUnwritableError) return this.hydrate(runId);
+      // Folded ahead of an append the log could not take or refused as stale: folded again from the
+      // log, quietly (no crash to report: the asker was told, and sends the input again).
+      if (error instanceof LogUnwritableError || error instanceof StaleVersionError) return this.hydrate(runId);
       throw error;
     }
   }

@@ -1,4 +1,5 @@
-import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
+import type { NewDomainEvent } from '../../events/catalog.ts';
+import { provisional } from '../../events/provisional.ts';
 import type { Decider } from './decider.ts';
 
 export interface Step<S> {
@@ -19,12 +20,4 @@ export function decideStep<S>(decider: Decider<S>, state: S, input: NewDomainEve
   const followUps = decider.react?.(next, input) ?? [];
   for (const followUp of followUps) next = decider.evolve(next, provisional(followUp));
   return { state: next, decisions: [...answers, ...followUps] };
-}
-
-/**
- * An event as it will be stored, before the log gives it a seq and version. Folds read neither:
- * those are the log's bookkeeping, not facts about the domain.
- */
-function provisional(event: NewDomainEvent): DomainEvent {
-  return { ...event, seq: 0, version: 0, cause: null, actor: '' } as DomainEvent;
 }

@@ -1,25 +1,17 @@
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import { type Clock, systemClock } from './clock.ts';
-import type { NewEvent } from '../../events/envelope.ts';
 import { AppendChain, type EventStore, StaleVersionError } from '../../events/store/eventStore.ts';
-import type { StepOutcome } from './decideAndAppend.ts';
+import { type DecidedAppend, type StepOutcome, decideAppend } from './decideAndAppend.ts';
 import type { Decider } from './decider.ts';
-import { decideStep } from './decideStep.ts';
+import { retryOnConflict } from './retryOnConflict.ts';
 import { type ActorRef, type ActorSystem, type ReplyTo, dispatch, query, reply, spawnActor, stop } from './runtime.ts';
-import { untilRecorded } from './untilRecorded.ts';
+import { type InputOptions, recordedUnlessFailFast } from './untilRecorded.ts';
 
 type Message<S> =
   | { readonly kind: 'input'; readonly input: NewDomainEvent; readonly replyTo: ReplyTo<StepOutcome<S> | Error> }
   | { readonly kind: 'read'; readonly read: (state: S) => unknown; readonly replyTo: ReplyTo<unknown> }
   | { readonly kind: 'rehydrate'; readonly replyTo: ReplyTo<true> }
   | { readonly kind: 'observe'; readonly event: DomainEvent };
-
-/**
- * An append refused by another writer is retried this many times, each against the state rehydrated
- * from the log. One refused because an earlier append of its chain broke is retried without counting:
- * that is no conflict, and the next attempt starts a chain of its own.
- */
-const CONFLICT_RETRIES = 3;
 
 interface Held<S> {
   /** Folded ahead of the log: it includes the decisions of appends still in flight. */
@@ -42,11 +34,6 @@ export interface DecidingActorSpec<S> {
   readonly queryTimeoutMs?: number;
   /** Times the waits between attempts of an input the log could not take (the system clock by default). */
   readonly clock?: Pick<Clock, 'after'>;
-}
-
-export interface InputOptions {
-  /** Refuse at once with the LogUnwritableError when the log cannot take the input (an HTTP request). */
-  readonly failFast?: boolean;
 }
 
 /**
@@ -84,13 +71,15 @@ export class DecidingActor<S> {
    * whose client retries asks `failFast` instead and gets the LogUnwritableError at once.
    */
   input(input: NewDomainEvent, options: InputOptions = {}): Promise<StepOutcome<S>> {
-    if (options.failFast) return this.decideOnce(input);
-    return untilRecorded(this.clock, () => this.decideOnce(input));
+    return recordedUnlessFailFast(this.clock, options, () => this.decideOnce(input));
   }
 
-  /** One decision of the input: retried at once on a refusal (against the rehydrated state); conflicts a few times, not more. */
-  private async decideOnce(input: NewDomainEvent): Promise<StepOutcome<S>> {
-    for (let conflicts = 0; ; ) {
+  /**
+   * One decision of the input, decided again on a conflict (retryOnConflict): the refused append broke
+   * the actor's chain, so it takes the input again on the state rehydrated from the log.
+   */
+  private decideOnce(input: NewDomainEvent): Promise<StepOutcome<S>> {
+    return retryOnConflict(async () => {
       this.waiting++;
       let outcome: StepOutcome<S> | Error;
       try {
@@ -100,10 +89,10 @@ export class DecidingActor<S> {
         this.waiting = Math.max(0, this.waiting - 1);
         throw error;
       }
-      if (outcome instanceof StaleVersionError && (outcome.brokenChain || conflicts++ < CONFLICT_RETRIES)) continue;
+      if (outcome instanceof StaleVersionError) return outcome;
       if (outcome instanceof Error) throw outcome;
-      return outcome as StepOutcome<S>;
-    }
+      return outcome;
+    });
   }
 
   /** Another writer appended to these streams: drop the state and fold it again from the log. */
@@ -187,28 +176,22 @@ export class DecidingActor<S> {
    * commit: the asker is answered, and `afterCommit` runs, when the commit is known, in commit order.
    */
   private async decideAhead(held: Held<S>, input: NewDomainEvent, replyTo: ReplyTo<StepOutcome<S> | Error>): Promise<void> {
-    let step: ReturnType<typeof decideStep<S>>;
-    const expected: Record<string, number> = {};
+    let decided: DecidedAppend<S> | null;
     try {
-      step = decideStep(this.spec.decider, held.state, input);
-      if (!step) {
-        reply(replyTo, { ok: true, state: held.state, input: null, decisions: [] });
-        return;
-      }
-      for (const { stream } of [input, ...step.decisions]) {
-        if (Object.hasOwn(expected, stream)) continue;
-        if (!held.versions.has(stream)) held.versions.set(stream, await this.store.streamVersion(stream));
-        expected[stream] = held.versions.get(stream)!;
-      }
+      decided = await decideAppend(this.spec.decider, held.state, input, held.versions, (stream) => this.store.streamVersion(stream));
     } catch (error) {
       // The state may hold half an input (decisions folded, never appended): the asker is told, and the
       // crash policy resets the actor, which folds its state again from the log.
       reply(replyTo, error as Error);
       throw error;
     }
-    const events: NewEvent[] = [input, ...step.decisions.map((d) => ({ ...d, cause: { inBatch: 0 } }))];
+    if (!decided) {
+      reply(replyTo, { ok: true, state: held.state, input: null, decisions: [] });
+      return;
+    }
+    const { expected, events } = decided;
     for (const { stream } of events) held.versions.set(stream, held.versions.get(stream)! + 1);
-    held.state = step.state;
+    held.state = decided.state;
     const link = held.chain.next();
     const answered = this.store.append({ expected, events, chain: link }).then(
       (result) => {

@@ -1,11 +1,29 @@
 import type { Subscription } from 'rxjs';
-import type { DomainEvent } from '../../events/catalog.ts';
+import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import { type Clock, systemClock } from './clock.ts';
 import type { AppendResult, EventStore } from '../../events/store/eventStore.ts';
-import { untilRecorded } from './untilRecorded.ts';
-import { isProcessAlive, sameHost } from './processes.ts';
+import { type FailureLog, untilRecorded } from './untilRecorded.ts';
+import { writerIsGone } from './processes.ts';
+import { writerOf } from './writer.ts';
 
 export type Delivery = 'at-least-once' | 'at-most-once';
+
+/**
+ * An event of an outbox's stream that settles one effect (`data.effect`, its seq): how it ended, or
+ * that its taker died before that. The outbox's own are `outbox.performed` and `outbox.interrupted`;
+ * a consumer may say more in its own (a hook's says how its command exited).
+ */
+type SettlingEvent = Extract<DomainEvent, { data: { effect: number } }>;
+type Worded<R> = R extends { type: infer T; data: infer D } ? { readonly type: T; readonly data: D } : never;
+/** A settling record as a consumer words it: the outbox adds its stream and time. */
+export type EffectRecord = Worded<Extract<NewDomainEvent, { data: { effect: number } }>>;
+
+/** How an effect ended: recorded as `outbox.performed`, or in the consumer's own words. */
+export type Outcome = { readonly ok: boolean; readonly detail?: string } | { readonly record: EffectRecord };
+
+function settles(event: DomainEvent): event is SettlingEvent {
+  return 'effect' in event.data;
+}
 
 /**
  * One kind of effect and who performs it. `effectOf` is pure: it says which committed events call
@@ -31,7 +49,20 @@ export interface EffectConsumer<E> {
    * recorded. For effects that most often turn out to be nothing (a settled run that ran in no session).
    */
   needed?(effect: E, event: DomainEvent): Promise<boolean>;
-  perform(effect: E, event: DomainEvent): Promise<{ ok: boolean; detail?: string }>;
+  perform(effect: E, event: DomainEvent): Promise<Outcome>;
+  /**
+   * The record of an at-most-once effect whose taker (`take` is its take) died before recording its
+   * end, when `outbox.interrupted` does not say enough; `event` is undefined when this version cannot
+   * read the effect's row.
+   */
+  interrupted?(effect: number, event: DomainEvent | undefined, take: DomainEvent): EffectRecord;
+  /**
+   * Effects nobody waits for (a hook: a slow one holds up neither the round nor the other hooks): a
+   * drain starts them and resolves with how many it started, `settle` waits for their ends, and a
+   * failure meanwhile (a record the log refused) is told to `log`. Without it, a drain waits for its
+   * effects, and such a failure fails the drain.
+   */
+  readonly background?: { readonly log: FailureLog };
 }
 
 const PAGE = 500;
@@ -56,6 +87,7 @@ export class Outbox<E> {
   /** Effects being performed (each settles once its record is appended). */
   private readonly inFlight = new Set<Promise<void>>();
   private performedTotal = 0;
+  private startedTotal = 0;
   /** Records appended and not yet answered: a take's expected version counts them. */
   private recordsInFlight = 0;
   /**
@@ -87,9 +119,9 @@ export class Outbox<E> {
     for (const event of await this.store.readStream(this.stream)) {
       this.version = event.version;
       if (event.type === 'outbox.taken') {
-        this.cursor = event.data.through;
+        this.moveTo(event.data.through);
         for (const effect of event.data.effects) pending.set(effect, event);
-      } else if (event.type === 'outbox.performed' || event.type === 'outbox.interrupted') {
+      } else if (settles(event)) {
         pending.delete(event.data.effect);
       }
     }
@@ -109,12 +141,23 @@ export class Outbox<E> {
     }
     for (const [effect, taken] of pending) {
       if (!this.takerIsGone(taken)) continue;
-      const [event] = await this.store.readAll(effect - 1, 1);
-      if (this.consumer.delivery === 'at-most-once' || !event) {
-        await this.record('outbox.interrupted', { effect, detail: `taken by ${taken.actor}, which stopped before it finished` });
-      } else {
+      const [read] = await this.store.readAll(effect - 1, 1);
+      // A row this version cannot read is skipped: what the read finds then is a later event, not this effect.
+      const event = read?.seq === effect ? read : undefined;
+      if (this.consumer.delivery === 'at-least-once' && event) {
         await this.perform(effect, event);
+        continue;
       }
+      const record = this.consumer.interrupted?.(effect, event, taken) ?? {
+        type: 'outbox.interrupted',
+        data: { effect, detail: `taken by ${taken.actor}, which stopped before it finished` },
+      };
+      // At the version read: of two processes opening at once, only one records it; the other reads again.
+      const result = await this.write(() =>
+        this.store.append({ expected: { [this.stream]: this.version }, events: [{ stream: this.stream, ...record, at: this.now() }] }),
+      );
+      if (!result.ok) return this.open(startAt);
+      this.version = result.events[0]!.version;
     }
   }
 
@@ -129,14 +172,27 @@ export class Outbox<E> {
 
   /**
    * Takes and performs everything past the cursor, and waits for what is under way; returns how many
-   * effects were performed meanwhile.
+   * effects were performed meanwhile. Effects in the background are started, not waited for: it
+   * returns how many it started.
    */
   async drain(): Promise<number> {
     if (this.stopped) return 0;
-    const before = this.performedTotal;
+    const [performed, started] = [this.performedTotal, this.startedTotal];
     await this.takeAll();
+    if (this.consumer.background) return this.startedTotal - started;
     while (this.inFlight.size > 0) await Promise.all(this.inFlight);
-    return this.performedTotal - before;
+    return this.performedTotal - performed;
+  }
+
+  /** Resolves true once every effect started so far has ended and its record is appended, false if `ms` passed first. */
+  async settle(ms = 30_000): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    while (this.inFlight.size > 0 || this.running) {
+      if (Date.now() >= deadline) return false;
+      const timeout = new Promise((resolve) => setTimeout(resolve, deadline - Date.now()).unref());
+      await Promise.race([Promise.all([...this.inFlight, this.running]), timeout]);
+    }
+    return true;
   }
 
   /** Takes every effect past the cursor and starts them, as many at once as the consumer allows. */
@@ -157,7 +213,7 @@ export class Outbox<E> {
             if (effects.length === 0) {
               // Nothing to take: the cursor moves in memory only. Writing a take here would append an
               // event past the cursor for every page read, and the outbox would chase its own tail.
-              this.cursor = through;
+              this.moveTo(through);
               continue;
             }
             // Records this process has appended and not yet heard back about commit before this take
@@ -181,7 +237,7 @@ export class Outbox<E> {
               await this.reload();
               continue;
             }
-            this.cursor = through;
+            this.moveTo(through);
             for (const event of effects) {
               while (this.inFlight.size >= (this.consumer.concurrency ?? 1)) await Promise.race(this.inFlight);
               this.start(event);
@@ -208,14 +264,19 @@ export class Outbox<E> {
   }
 
   private start(event: DomainEvent): void {
+    this.startedTotal++;
+    const background = this.consumer.background;
     const performing: Promise<void> = this.perform(event.seq, event).then(
       () => {
         this.performedTotal++;
       },
       (error: unknown) => {
         // The log failed under it: what a stopping process expects, and the next start settles the
-        // effect as its delivery says; otherwise the drain that waits on it reports it.
-        if (!this.stopped) throw error;
+        // effect as its delivery says; otherwise the drain that waits on it reports it, or, in the
+        // background, where nobody waits, the consumer's log.
+        if (this.stopped) return;
+        if (!background) throw error;
+        background.log(`outbox ${this.consumer.name}: the end of the effect of seq ${event.seq} could not be recorded: ${(error as Error).message}`);
       },
     );
     const tracked = performing.finally(() => this.inFlight.delete(tracked));
@@ -238,7 +299,10 @@ export class Outbox<E> {
           return;
         }
         this.fed.push(event);
-        void this.drain();
+        // In the background nobody waits for a drain either: what fails it is told.
+        const background = this.consumer.background;
+        if (background) this.drain().catch((error: unknown) => background.log(`outbox ${this.consumer.name}: ${(error as Error).message}`));
+        else void this.drain();
       },
       // A feed that failed hands over nothing more: drains read the log again.
       error: () => (this.following = false),
@@ -265,19 +329,20 @@ export class Outbox<E> {
 
   private async perform(effect: number, event: DomainEvent): Promise<void> {
     const wanted = this.consumer.effectOf(event);
-    let outcome: { ok: boolean; detail?: string };
+    let outcome: Outcome;
     try {
       outcome = wanted === null ? { ok: true, detail: 'nothing to do' } : await this.consumer.perform(wanted, event);
     } catch (error) {
       outcome = { ok: false, detail: (error as Error).message };
     }
-    await this.record('outbox.performed', { effect, ok: outcome.ok, ...(outcome.detail ? { detail: outcome.detail } : {}) });
+    await this.record(
+      'record' in outcome
+        ? outcome.record
+        : { type: 'outbox.performed', data: { effect, ok: outcome.ok, ...(outcome.detail ? { detail: outcome.detail } : {}) } },
+    );
   }
 
-  private async record(
-    type: 'outbox.performed' | 'outbox.interrupted',
-    data: { effect: number; ok?: boolean; detail?: string },
-  ): Promise<void> {
+  private async record(record: EffectRecord): Promise<void> {
     // The effect is done: its record waits for a log that can take it, and the effect is not done again.
     // A record waiting out an outage is not in flight: a take meanwhile does not count it.
     await this.write(async () => {
@@ -286,7 +351,7 @@ export class Outbox<E> {
       try {
         result = await this.store.append({
           expected: { [this.stream]: 'any' },
-          events: [{ stream: this.stream, type, data, at: this.now() } as never],
+          events: [{ stream: this.stream, ...record, at: this.now() }],
         });
       } finally {
         this.recordsInFlight--;
@@ -308,13 +373,20 @@ export class Outbox<E> {
     const last = await this.store.readStream(this.stream, this.version);
     for (const event of last) {
       this.version = event.version;
-      if (event.type === 'outbox.taken') this.cursor = event.data.through;
+      if (event.type === 'outbox.taken') this.moveTo(event.data.through);
     }
   }
 
+  /**
+   * The cursor moves forward only. Past it, every event was taken, or read and found to call for
+   * nothing here (a step in memory): another process's take may end below that (its page was read
+   * earlier, or its effects are not these), and going back to it would read all that again.
+   */
+  private moveTo(through: number): void {
+    this.cursor = Math.max(this.cursor, through);
+  }
+
   private takerIsGone(taken: DomainEvent): boolean {
-    if (taken.actor === this.store.writer) return false;
-    const [host, pid] = taken.actor.split(':');
-    return sameHost(host ?? '') && !isProcessAlive(Number(pid));
+    return taken.actor !== this.store.writer && writerIsGone(writerOf(taken.actor));
   }
 }

@@ -27,6 +27,19 @@ export async function untilRecorded<T>(clock: Pick<Clock, 'after'>, attempt: () 
   }
 }
 
+export interface InputOptions {
+  /**
+   * Refuse at once with the LogUnwritableError when the log cannot take the input: for an asker that
+   * retries on its own (an HTTP client) or that must not wait for a freed disk (`runledger run`).
+   */
+  readonly failFast?: boolean;
+}
+
+/** An input's recording, waited out with `untilRecorded` unless the asker wants `failFast`. */
+export function recordedUnlessFailFast<T>(clock: Pick<Clock, 'after'>, options: InputOptions, attempt: () => Promise<T>): Promise<T> {
+  return options.failFast ? attempt() : untilRecorded(clock, attempt);
+}
+
 /** Where the failures of inputs sent without waiting are told (the daemon's log). */
 export type FailureLog = (line: string) => void;
 

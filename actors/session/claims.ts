@@ -1,3 +1,4 @@
+import { writerOf } from '../runtime/writer.ts';
 import type { CloseClaim } from './sessionState.ts';
 
 /** A process reuses its own claim while more than this is left of it; with less it claims again. */
@@ -9,17 +10,6 @@ export interface Holder {
   readonly alive: boolean | null;
 }
 
-/** `host` of a `host:pid` lock (a host name may itself hold colons: the pid is after the last one). */
-export function hostOf(lock: string): string {
-  const colon = lock.lastIndexOf(':');
-  return colon === -1 ? lock : lock.slice(0, colon);
-}
-
-export function pidOf(lock: string): number | null {
-  const pid = Number(lock.slice(lock.lastIndexOf(':') + 1));
-  return Number.isSafeInteger(pid) && pid > 0 ? pid : null;
-}
-
 /**
  * Whether `claim` keeps the process `lock` off its close at `at`: it is another process's, unexpired,
  * and, on this host, its process is alive. A dead process's claim is open at once on its own host
@@ -28,7 +18,7 @@ export function pidOf(lock: string): number | null {
  */
 export function claimHolds(claim: CloseClaim | null, lock: string, holder: Holder | null, at: number): boolean {
   if (claim === null || claim.lock === lock || claim.expires <= at) return false;
-  if (hostOf(claim.lock) !== hostOf(lock)) return true;
+  if (writerOf(claim.lock).host !== writerOf(lock).host) return true;
   // A reading of another claim than this one says nothing about it: keep off.
   if (holder === null || holder.lock !== claim.lock) return true;
   return holder.alive !== false;

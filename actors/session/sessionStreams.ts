@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-
-const SAFE = /^[A-Za-z0-9-]{1,64}$/;
+import { isSafeId } from '../../events/safeId.ts';
 
 /**
  * The id a session's stream is named by: its own id when that may name a stream, else a digest of it
@@ -8,7 +7,7 @@ const SAFE = /^[A-Za-z0-9-]{1,64}$/;
  * carries the real id, which is what the audit finds.
  */
 export function sessionKey(sessionId: string): string {
-  return SAFE.test(sessionId) ? sessionId : `h-${createHash('sha256').update(sessionId).digest('hex').slice(0, 40)}`;
+  return isSafeId(sessionId) ? sessionId : `h-${createHash('sha256').update(sessionId).digest('hex').slice(0, 40)}`;
 }
 
 export const sessionStream = (computer: string, key: string): string => `${computer}/session:${key}`;

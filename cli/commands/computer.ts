@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { addComputer } from '../../actors/board/host/addComputer.ts';
-import { SafeId } from '../../events/queueEvents.ts';
+import { SAFE_ID_RULE, isSafeId } from '../../events/safeId.ts';
 import { systemClock } from '../../actors/runtime/clock.ts';
 import { computerList } from '../../actors/board/boardQueries.ts';
 import type { BoardState } from '../../actors/board/boardState.ts';
@@ -15,7 +15,7 @@ export function computerCommand(): Command {
       .description('create a computer and print its token, once (the board keeps only its hash)')
       .argument('<id>')
       .action(async (id: string, options: DbOptions) => {
-        if (!SafeId.safeParse(id).success) throw new Error(`computer id ${JSON.stringify(id)} must match ^[A-Za-z0-9-]{1,64}$`);
+        if (!isSafeId(id)) throw new Error(`computer id ${JSON.stringify(id)} must match ${SAFE_ID_RULE}`);
         const store = await openLog(options);
         try {
           const { token } = await addComputer(store, systemClock, id);

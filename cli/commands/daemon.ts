@@ -9,6 +9,7 @@ import { submitDemoRuns } from '../demoRuns.ts';
 import { DEFAULT_DB } from '../options.ts';
 import { int } from '../parse.ts';
 import { MAX_TIMEOUT_S } from '../../events/boardEvents.ts';
+import { SAFE_ID_PART, SAFE_ID_RULE } from '../../events/safeId.ts';
 
 const DEMO_EXEC = `node ${new URL('../demoAgent.mjs', import.meta.url).pathname}`;
 
@@ -141,8 +142,8 @@ function atMost(name: string, max: number, parse: (text: string) => number) {
 
 /** `--login NAME=N`, repeatable: the agent login NAME runs at most N runs at once. */
 function collectLogin(text: string, previous: Record<string, number>): Record<string, number> {
-  const m = text.match(/^([A-Za-z0-9-]{1,64})=(\d+)$/);
-  if (!m) throw new InvalidArgumentError(`--login wants NAME=N (NAME of ^[A-Za-z0-9-]{1,64}$, N a whole number), not "${text}"`);
+  const m = text.match(new RegExp(`^(${SAFE_ID_PART})=(\\d+)$`));
+  if (!m) throw new InvalidArgumentError(`--login wants NAME=N (NAME of ${SAFE_ID_RULE}, N a whole number), not "${text}"`);
   return { ...previous, [m[1]!]: Number(m[2]) };
 }
 

@@ -1,18 +1,17 @@
 import { Command } from 'commander';
-import { deciders } from '../../replay/deciders.ts';
 import { storedDeciderProjections } from '../../replay/deciderStates.ts';
 import type { AnyProjection } from '../../projections/projection.ts';
-import { projections } from '../../projections/keeper/registry.ts';
 import { type ProjectionCheck, type RebuildCheck, rebuildAndCheck } from '../../projections/snapshot/checkSnapshots.ts';
 import { type DbOptions, failOnForeignRow, openLog, openLogToRead, print, withDb } from '../options.ts';
+import { productionRegistry, type ToolRegistry } from '../registry.ts';
 
-export function rebuildCommand(): Command {
+export function rebuildCommand({ codec, deciders, projections }: ToolRegistry = productionRegistry): Command {
   return withDb(new Command('rebuild'))
     .description('refold every projection from seq 0 and compare it with its stored checkpoint and every stored snapshot (exit 1 on a difference)')
     .option('--write', 'store the rebuilt states: checkpoints at the head, and snapshots (the deciders’ states too) at intervals')
     .action(async (options: DbOptions & { write?: boolean }) => {
       // Read-only unless asked to store what it rebuilt.
-      const store = options.write ? await openLog(options, { mustExist: true, foreignRows: 'fail' }) : await openLogToRead(options, 'fail');
+      const store = options.write ? await openLog(options, { mustExist: true, foreignRows: 'fail', codec }) : await openLogToRead(options, 'fail', codec);
       try {
         // The deciders' states, which `replay` snapshots, are checked like any projection.
         const all: AnyProjection[] = [...projections, ...storedDeciderProjections(deciders)];

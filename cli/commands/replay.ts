@@ -1,13 +1,12 @@
 import { Command } from 'commander';
-import { deciders } from '../../replay/deciders.ts';
 import { formatEntity, formatUntil, formatVerified } from '../../replay/formatReplay.ts';
 import { replayEntity } from '../../replay/replayEntity.ts';
 import { replayLog } from '../../replay/replayLog.ts';
 import { replayUntil } from '../../replay/replayUntil.ts';
 import { checkEntityId } from '../../projections/audit/runTimeline.ts';
-import { projections } from '../../projections/keeper/registry.ts';
 import { noRunStartsWith } from '../../projections/audit/runIdPrefix.ts';
 import { type DbOptions, failOnForeignRow, openLogToRead, print, withDb } from '../options.ts';
+import { productionRegistry, type ToolRegistry } from '../registry.ts';
 import { runIdInLog } from '../runIdArgument.ts';
 
 interface ReplayOptions extends DbOptions {
@@ -16,7 +15,7 @@ interface ReplayOptions extends DbOptions {
   session?: string;
 }
 
-export function replayCommand(): Command {
+export function replayCommand({ codec, deciders, projections }: ToolRegistry = productionRegistry): Command {
   return withDb(new Command('replay'))
     .description('re-derive every recorded decision from its input (exit 1 naming the first seq that differs)')
     .option('--until <seq>', 'print every projection as of this seq, re-deriving the decisions from the nearest snapshot up to it', parseSeq)
@@ -28,12 +27,12 @@ export function replayCommand(): Command {
       const entity = options.run !== undefined ? ({ kind: 'run', id: options.run } as const) : options.session !== undefined ? ({ kind: 'session', id: options.session } as const) : null;
       if (entity) checkEntityId(entity.id);
       // Read-only: replay never writes the file it checks (snapshots are stored by `rebuild --write`).
-      const store = await openLogToRead(options, 'fail');
+      const store = await openLogToRead(options, 'fail', codec);
       try {
         const progress = await progressReporter(() => store.headSeq());
         if (entity) {
           const id = entity.kind === 'run' ? await runIdInLog(store, entity.id) : entity.id;
-          const report = id === null ? null : await replayEntity(store, deciders, entity.kind, id, { onPage: progress });
+          const report = id === null ? null : await replayEntity(store, deciders, entity.kind, id, { onPage: progress, codec });
           progress.done();
           if (!report) {
             const noPrefix = entity.kind === 'run' ? `, and ${noRunStartsWith(entity.id)}` : '';
@@ -46,13 +45,13 @@ export function replayCommand(): Command {
           return;
         }
         if (options.until !== undefined) {
-          const report = await replayUntil(store, deciders, projections, options.until, { onPage: progress });
+          const report = await replayUntil(store, deciders, projections, options.until, { onPage: progress, codec });
           progress.done();
           print(options, report.difference ? { ...report, seq: report.difference.seq } : report, () => formatUntil(report));
           process.exitCode = report.ok ? 0 : 1;
           return;
         }
-        const report = await replayLog(store, deciders, { onPage: progress });
+        const report = await replayLog(store, deciders, { onPage: progress, codec });
         progress.done();
         print(options, report, () => formatVerified(report));
         process.exitCode = report.ok ? 0 : 1;

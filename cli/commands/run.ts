@@ -7,7 +7,7 @@ import { type LocalTurnResult, rememberedSession, startLocalTurn } from '../../a
 import { computerLockPath, takeProcessLock } from '../../actors/computer/processLock.ts';
 import { DEFAULT_TIMEOUT_S } from '../../actors/run/budget.ts';
 import { systemClock } from '../../actors/runtime/clock.ts';
-import { SafeId } from '../../events/queueEvents.ts';
+import { SAFE_ID_RULE, isSafeId } from '../../events/safeId.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { DEFAULT_DB, print } from '../options.ts';
 import { int } from '../parse.ts';
@@ -118,6 +118,6 @@ async function untilDone(turn: ReturnType<typeof startLocalTurn>): Promise<Local
 }
 
 function lane(text: string): string {
-  if (!SafeId.safeParse(text).success) throw new InvalidArgumentError(`--lane must match ^[A-Za-z0-9-]{1,64}$, not "${text}"`);
+  if (!isSafeId(text)) throw new InvalidArgumentError(`--lane must match ${SAFE_ID_RULE}, not "${text}"`);
   return text;
 }

@@ -2,11 +2,11 @@ import { Command, InvalidArgumentError } from 'commander';
 import { NOTICE_KINDS, type NoticeKind } from '../../actors/board/inbox/noticeKinds.ts';
 import { closeSubscription, openSubscription } from '../../actors/board/chores/notices/subscriptions.ts';
 import { systemClock } from '../../actors/runtime/clock.ts';
-import { SafeId } from '../../events/queueEvents.ts';
+import { SAFE_ID_RULE, isSafeId } from '../../events/safeId.ts';
 import { type DbOptions, openLog, print, withDb } from '../options.ts';
 
 function checkId(what: string, id: string): void {
-  if (!SafeId.safeParse(id).success) throw new Error(`${what} ${JSON.stringify(id)} must match ^[A-Za-z0-9-]{1,64}$`);
+  if (!isSafeId(id)) throw new Error(`${what} ${JSON.stringify(id)} must match ${SAFE_ID_RULE}`);
 }
 
 function collectKind(text: string, previous: NoticeKind[]): NoticeKind[] {

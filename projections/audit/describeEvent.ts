@@ -11,16 +11,6 @@ export function describeEvent(event: DomainEvent): string {
 
 function sentence(event: DomainEvent): string {
   switch (event.type) {
-    // The demo counter.
-    case 'counter.bump.requested':
-      return `asked to add ${event.data.by} (limit ${event.data.limit})`;
-    case 'counter.bumped':
-      return `the total is now ${event.data.total}`;
-    case 'counter.bump.refused':
-      return `refused at ${event.data.total}: ${event.data.reason}`;
-    case 'counter.milestone.reached':
-      return `reached the milestone ${event.data.total}`;
-
     // The outbox.
     case 'outbox.taken':
       return `the outbox took ${plural(event.data.effects.length, 'effect')} (through seq ${event.data.through})`;

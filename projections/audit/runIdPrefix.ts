@@ -1,4 +1,4 @@
-import { ENTITY_ID } from './runTimeline.ts';
+import { SAFE_ID_RULE, isSafeId } from '../../events/safeId.ts';
 
 /**
  * A run named by a unique prefix of its id (SPEC section 6): the narration prints 8 characters, and
@@ -54,7 +54,7 @@ export function pickRun(input: string, matches: readonly string[]): string | nul
 
 /** Refuses what could not start a run id, naming the rule. */
 export function checkRunIdPrefix(input: string): void {
-  if (!ENTITY_ID.test(input)) throw new Error(`${JSON.stringify(input)} is not a run id or a prefix of one: ids match ${ENTITY_ID.source}`);
+  if (!isSafeId(input)) throw new Error(`${JSON.stringify(input)} is not a run id or a prefix of one: ids match ${SAFE_ID_RULE}`);
 }
 
 /**

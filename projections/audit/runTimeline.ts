@@ -1,10 +1,10 @@
 import type { DomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
+import { SAFE_ID_RULE, isSafeId } from '../../events/safeId.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { describeEvent } from './describeEvent.ts';
 
 /** Ids that may name a folder (SPEC section 6); an audit of anything else is refused before any read. */
-export const ENTITY_ID = /^[A-Za-z0-9-]{1,64}$/;
 
 export type AuditedKind = 'run' | 'session';
 
@@ -33,8 +33,8 @@ export interface Timeline {
 
 /** Refuses an id that could not name a run or session, naming the rule it breaks. */
 export function checkEntityId(id: string): void {
-  if (!ENTITY_ID.test(id)) {
-    throw new Error(`${JSON.stringify(id)} is not a run or session id: ids match ${ENTITY_ID.source}`);
+  if (!isSafeId(id)) {
+    throw new Error(`${JSON.stringify(id)} is not a run or session id: ids match ${SAFE_ID_RULE}`);
   }
 }
 

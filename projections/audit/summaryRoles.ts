@@ -42,10 +42,6 @@ function roleOf(type: EventType): Role {
     case 'inbox.withheld':
       return 'sessions';
     // Inputs, and decisions whose outcome shows in one of the above.
-    case 'counter.bump.requested':
-    case 'counter.bumped':
-    case 'counter.bump.refused':
-    case 'counter.milestone.reached':
     case 'outbox.taken':
     case 'outbox.performed':
     case 'outbox.interrupted':

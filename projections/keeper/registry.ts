@@ -3,7 +3,6 @@ import { noticesProjection } from '../notices.ts';
 import { auditSummaryProjection } from '../audit/summary.ts';
 import { boardProjection } from '../board.ts';
 import { closeProjection } from '../close.ts';
-import { countersProjection } from '../counters.ts';
 import { cursorsProjection } from '../cursors.ts';
 import { executionsProjection } from '../executions.ts';
 import { laneSessionsProjection } from '../laneSessions.ts';
@@ -17,7 +16,6 @@ export const projections: readonly AnyProjection[] = [
   executionsProjection,
   laneSessionsProjection,
   boardProjection,
-  countersProjection,
   auditSummaryProjection,
   closeProjection,
   noticesProjection,

@@ -1,6 +1,5 @@
 import type { DomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
-import { foldLog } from '../foldLog.ts';
 import { type AnyProjection, checkpointName, type Projection } from '../projection.ts';
 
 /** A projection's state as of `seq`, and where it came from. */
@@ -41,19 +40,4 @@ export function foldInto(positioned: readonly Positioned[], event: DomainEvent):
     p.state = p.projection.evolve(p.state, event);
     p.seq = event.seq;
   }
-}
-
-/**
- * Every projection as of `until`: from its nearest snapshot, then only the events past it, in one
- * pass shared by all. What start-up does from checkpoints, for any seq of the log.
- */
-export async function hydrateAt(
-  store: Pick<EventStore, 'snapshots' | 'readAll'>,
-  projections: readonly AnyProjection[],
-  until: number,
-): Promise<Positioned[]> {
-  const positioned = await nearestStates(store, projections, until);
-  const from = Math.min(...positioned.map((p) => p.seq));
-  if (positioned.length) await foldLog(store, from, (event) => foldInto(positioned, event), { until });
-  return positioned;
 }

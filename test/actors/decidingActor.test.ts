@@ -1,13 +1,14 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { DecidingActor } from '../../actors/runtime/decidingActor.ts';
-import { type CounterState, counterDecider } from '../../actors/demo/counterDecider.ts';
 import { type ActorSystem, type CrashReport, startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import { InvalidEventError } from '../../events/codec.ts';
 import { type AppendRequest, type AppendResult, type EventStore, StaleVersionError } from '../../events/store/eventStore.ts';
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { bumped, oneTo, T0 } from '../support/events.ts';
-import { openTempStore } from '../support/tempStore.ts';
+import { type CounterState, counterDecider } from '../fixtures/counter/counterDecider.ts';
+import { asInput, withCounters } from '../fixtures/counter/counterEvents.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { nextTurn, transactions } from '../support/countTransactions.ts';
 
 vi.mock('../../events/store/sqlite/appendBatch.ts', async (original) =>
@@ -20,7 +21,7 @@ const LIMIT = 1_000_000;
 const BROKEN_CHAIN = /an earlier append this one stood on was refused or failed/;
 
 /** The i-th input of a test: its `at` is its mark, to find it again in the log whatever its seq. */
-const bump = (i: number): NewDomainEvent => ({ stream: STREAM, type: 'counter.bump.requested', data: { by: 1, limit: LIMIT }, at: T0 + i });
+const bump = (i: number): NewDomainEvent => asInput({ stream: STREAM, type: 'counter.bump.requested', data: { by: 1, limit: LIMIT }, at: T0 + i });
 const markOf = (event: { at: number }) => event.at - T0;
 
 /**
@@ -102,7 +103,7 @@ function heldStore(store: SqliteEventStore) {
   };
 }
 
-/** The demo counter as a DecidingActor on `store`, hydrated from the log; crashes are collected, not logged. */
+/** The test counter as a DecidingActor on `store`, hydrated from the log; crashes are collected, not logged. */
 async function counterActor(
   log: SqliteEventStore,
   store: EventStore = log,
@@ -124,11 +125,11 @@ async function counterActor(
   return { actor, crashes, system };
 }
 
-const requestsOf = async (store: SqliteEventStore) => (await store.readStream(STREAM)).filter((e) => e.type === 'counter.bump.requested');
+const requestsOf = async (store: SqliteEventStore) => withCounters(await store.readStream(STREAM)).filter((e) => e.type === 'counter.bump.requested');
 
 describe('DecidingActor: pipelined inputs', () => {
   it('given a slow store, when 100 inputs are sent at once, then all are handed over before any commit, commit in one transaction, are answered in order, and the state equals a fold of the log', async () => {
-    const log = await openTempStore();
+    const log = await openCounterStore();
     const door = heldStore(log);
     const { actor, crashes } = await counterActor(log, door.store);
     const answered: number[] = [];
@@ -162,7 +163,7 @@ describe('DecidingActor: pipelined inputs', () => {
   // queued after the group commit (also a setImmediate) the previous message's append scheduled, so
   // every input was committed alone: one transaction (one fsync) per input.
   it('given the real store, when 100 inputs are sent at once without awaiting each, then they land in far fewer transactions than inputs', async () => {
-    const log = await openTempStore();
+    const log = await openCounterStore();
     const { actor } = await counterActor(log);
 
     const outcomes = await Promise.all(Array.from({ length: 100 }, (_, i) => actor.input(bump(i))));
@@ -177,7 +178,7 @@ describe('DecidingActor: pipelined inputs', () => {
 
   it('given the real store and a clock that does not age a held batch, when 100 inputs are sent at once, then they commit in one transaction, once the last is decided', async () => {
     frozenClock();
-    const log = await openTempStore();
+    const log = await openCounterStore();
     const { actor } = await counterActor(log);
 
     const outcomes = await within(5_000, 'the 100 inputs', Promise.all(Array.from({ length: 100 }, (_, i) => actor.input(bump(i)))));
@@ -189,9 +190,9 @@ describe('DecidingActor: pipelined inputs', () => {
 
   it('given the actor holds commits for inputs in its mailbox, when a read() is queued between them, then it answers promptly and sees the inputs before it committed, not those after', async () => {
     frozenClock();
-    const log = await openTempStore();
+    const log = await openCounterStore();
     const { actor, crashes } = await counterActor(log);
-    const requestsInLog = () => log.readAllNow(0, 1000).filter((e) => e.type === 'counter.bump.requested').length;
+    const requestsInLog = () => withCounters(log.readAllNow(0, 1000)).filter((e) => e.type === 'counter.bump.requested').length;
 
     const before = Array.from({ length: 20 }, (_, i) => actor.input(bump(i)));
     const reading = actor.read((state) => ({ total: state.total, inLog: requestsInLog() }));
@@ -209,7 +210,7 @@ describe('DecidingActor: pipelined inputs', () => {
 
   it('given the actor holds commits for inputs in its mailbox, when a rehydrate() is queued between them, then it answers promptly and the state folds every input', async () => {
     frozenClock();
-    const log = await openTempStore();
+    const log = await openCounterStore();
     const { actor, crashes } = await counterActor(log);
 
     const before = Array.from({ length: 20 }, (_, i) => actor.input(bump(i)));
@@ -226,7 +227,7 @@ describe('DecidingActor: pipelined inputs', () => {
 
   it('given the actor holds commits for inputs in its mailbox, when one input fails validation and breaks the chain, then the inputs before it commit, those after it are decided again from the log, and none waits on a held commit', async () => {
     frozenClock();
-    const log = await openTempStore();
+    const log = await openCounterStore();
     const { actor, crashes } = await counterActor(log);
     // Not in the catalog: the store refuses it at append(), breaking the actor's chain at once.
     const invalid = { stream: STREAM, type: 'counter.exploded', data: {}, at: T0 + 999 } as unknown as NewDomainEvent;
@@ -255,7 +256,7 @@ describe('DecidingActor: pipelined inputs', () => {
    */
   async function stoppedWhileHolding(stopActor: (actor: DecidingActor<CounterState>, system: ActorSystem) => void) {
     const clock = frozenClock();
-    const log = await openTempStore();
+    const log = await openCounterStore();
     let decided = 0;
     const { actor, system } = await counterActor(log, log, undefined, () => ({
       ...counterDecider,
@@ -295,14 +296,14 @@ describe('DecidingActor: pipelined inputs', () => {
   });
 
   it('given inputs in flight, when read() is asked, then it answers only once they are committed, and the log holds them when it does', async () => {
-    const log = await openTempStore();
+    const log = await openCounterStore();
     const door = heldStore(log);
     const { actor } = await counterActor(log, door.store);
     const timeline: string[] = [];
     const inputs = Array.from({ length: 20 }, (_, i) => actor.input(bump(i)).then(() => timeline.push(`answer ${i}`)));
 
     const reading = actor
-      .read((state) => ({ total: state.total, inLog: log.readAllNow(0, 1000).filter((e) => e.type === 'counter.bump.requested').length }))
+      .read((state) => ({ total: state.total, inLog: withCounters(log.readAllNow(0, 1000)).filter((e) => e.type === 'counter.bump.requested').length }))
       .then((seen) => {
         timeline.push('read');
         return seen;
@@ -325,7 +326,7 @@ describe('DecidingActor: another writer between pipelined inputs', () => {
    * the 5th and the 6th in the same group commit, so the 6th is stale and the 7th..10th stood on it.
    */
   async function conflictScenario() {
-    const log = await openTempStore();
+    const log = await openCounterStore();
     const door = heldStore(log);
     const committed: { mark: number; seq: number; decisions: number[] }[] = [];
     const { actor, crashes } = await counterActor(log, door.store, (decisions, input) =>
@@ -349,9 +350,10 @@ describe('DecidingActor: another writer between pipelined inputs', () => {
     expect(outcomes.every((o) => o.ok && o.input)).toBe(true);
     // Each input in the log once, the other writer's event where it committed: between the 5th and the 6th.
     const events = await log.readStream(STREAM);
-    expect(events.filter((e) => e.type === 'counter.bump.requested').map(markOf)).toEqual(oneTo(10).map((n) => n - 1));
-    const othersAt = events.findIndex((e) => e.type === 'counter.bumped' && e.data.total === 1000);
-    expect(events.slice(0, othersAt).filter((e) => e.type === 'counter.bump.requested').map(markOf)).toEqual([0, 1, 2, 3, 4]);
+    const counters = withCounters(events);
+    expect(counters.filter((e) => e.type === 'counter.bump.requested').map(markOf)).toEqual(oneTo(10).map((n) => n - 1));
+    const othersAt = counters.findIndex((e) => e.type === 'counter.bumped' && e.data.total === 1000);
+    expect(counters.slice(0, othersAt).filter((e) => e.type === 'counter.bump.requested').map(markOf)).toEqual([0, 1, 2, 3, 4]);
     expect(events.map((e) => e.version)).toEqual(oneTo(events.length));
     // The 6th was refused as stale, the 7th..10th as standing on it: each handed over twice, written once.
     const attempts = (mark: number) => door.seen.filter((s) => markOf(s.request.events[0]!) === mark);

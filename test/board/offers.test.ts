@@ -163,7 +163,7 @@ describe('board: scope', () => {
     expect(boardDecider.scopeOf({ stream: 'run:r1', type: 'board.run.queued' })).toBe('board');
     expect(boardDecider.scopeOf({ stream: 'computer:c1', type: 'board.computer.online' })).toBe('board');
     expect(boardDecider.scopeOf({ stream: 'c1/run:r1', type: 'run.queued' })).toBeNull();
-    expect(boardDecider.scopeOf({ stream: 'counter:a', type: 'counter.bumped' })).toBeNull();
+    expect(boardDecider.scopeOf({ stream: 'outbox:announce', type: 'outbox.taken' })).toBeNull();
   });
 
   it('given a session adopted for a lane on c2, when the lane gets a run, then it is offered to c2 first', () => {

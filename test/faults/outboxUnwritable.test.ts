@@ -5,13 +5,15 @@ import type { DomainEvent } from '../../events/catalog.ts';
 import { FakeClock } from '../../actors/runtime/clock.ts';
 import { appendOrThrow } from '../../events/store/eventStore.ts';
 import { bumped, milestone } from '../support/events.ts';
-import { openTempStore, tempDbPath } from '../support/tempStore.ts';
+import { tempDbPath } from '../support/tempStore.ts';
+import { counterEventOf } from '../fixtures/counter/counterEvents.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 
 /** A log whose next `n` commits fail as on a full disk (the store's own fault seam), or all while `full`. */
 async function faultyLog() {
   let failures = 0;
   let full = false;
-  const store = await openTempStore(tempDbPath(), {
+  const store = await openCounterStore(tempDbPath(), {
     faults: {
       failWrites: () => {
         if (!full && failures === 0) return null;
@@ -28,7 +30,10 @@ function announcer(onPerform: (event: DomainEvent) => void = () => undefined) {
   const consumer: EffectConsumer<{ total: number }> = {
     name: 'announce',
     delivery: 'at-most-once',
-    effectOf: (event) => (event.type === 'counter.milestone.reached' ? { total: event.data.total } : null),
+    effectOf: (event) => {
+      const counter = counterEventOf(event);
+      return counter?.type === 'counter.milestone.reached' ? { total: counter.data.total } : null;
+    },
     async perform(_effect, event) {
       performed.set(event.seq, (performed.get(event.seq) ?? 0) + 1);
       onPerform(event);

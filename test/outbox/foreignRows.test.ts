@@ -2,7 +2,9 @@ import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
 import { type EffectConsumer, Outbox } from '../../actors/runtime/outbox.ts';
 import { bumped, milestone } from '../support/events.ts';
-import { openTempStore, tempDbPath } from '../support/tempStore.ts';
+import { tempDbPath } from '../support/tempStore.ts';
+import { counterEventOf } from '../fixtures/counter/counterEvents.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 
 /** A row a newer runledger could have written, behind the store's back. */
 function insertForeign(path: string): void {
@@ -17,12 +19,15 @@ function insertForeign(path: string): void {
 describe('outbox: a row this version cannot read leaves a gap in seqs, not in its feed', () => {
   it('given a following outbox, when foreign rows come between effects, then it performs every effect after them, once', async () => {
     const path = tempDbPath();
-    const store = await openTempStore(path, { pollMs: 10, foreignRows: () => {} });
+    const store = await openCounterStore(path, { pollMs: 10, foreignRows: () => {} });
     const performed: number[] = [];
     const consumer: EffectConsumer<{ total: number }> = {
       name: 'announce',
       delivery: 'at-most-once',
-      effectOf: (event) => (event.type === 'counter.milestone.reached' ? { total: event.data.total } : null),
+      effectOf: (event) => {
+        const counter = counterEventOf(event);
+        return counter?.type === 'counter.milestone.reached' ? { total: counter.data.total } : null;
+      },
       async perform(_effect, event) {
         performed.push(event.seq);
         return { ok: true };

@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { hostname } from 'node:os';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { type Delivery, type EffectConsumer, Outbox } from '../../actors/runtime/outbox.ts';
@@ -6,7 +7,9 @@ import type { DomainEvent } from '../../events/catalog.ts';
 import { FakeClock } from '../../actors/runtime/clock.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { bumped, milestone } from '../support/events.ts';
-import { openTempStore, tempDbPath } from '../support/tempStore.ts';
+import { tempDbPath } from '../support/tempStore.ts';
+import { counterEventOf } from '../fixtures/counter/counterEvents.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 
 /** A consumer that announces milestones, counting every time it performs one, by effect seq. */
 function announcer(delivery: Delivery = 'at-most-once', onPerform?: (event: DomainEvent) => Promise<void>) {
@@ -14,7 +17,10 @@ function announcer(delivery: Delivery = 'at-most-once', onPerform?: (event: Doma
   const consumer: EffectConsumer<{ total: number }> = {
     name: 'announce',
     delivery,
-    effectOf: (event) => (event.type === 'counter.milestone.reached' ? { total: event.data.total } : null),
+    effectOf: (event) => {
+      const counter = counterEventOf(event);
+      return counter?.type === 'counter.milestone.reached' ? { total: counter.data.total } : null;
+    },
     async perform(_effect, event) {
       performed.set(event.seq, (performed.get(event.seq) ?? 0) + 1);
       await onPerform?.(event);
@@ -49,7 +55,7 @@ function outboxTypes(events: readonly DomainEvent[]): string[] {
 
 describe('outbox: effects run after the commit that decided them', () => {
   it('given committed effects, when drained, then each is performed once, after its take committed, and a second drain performs nothing', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     const effects = await appendWithMilestones(store, 6);
     const takenBefore: boolean[] = [];
     const { consumer, performed } = announcer('at-most-once', async (event) => {
@@ -72,7 +78,7 @@ describe('outbox: effects run after the commit that decided them', () => {
   });
 
   it('given effects committed after a drain, when drained again, then only the new ones are performed', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     const first = await appendWithMilestones(store, 2);
     const { consumer, performed } = announcer();
     const outbox = new Outbox(store, consumer, () => 1);
@@ -86,14 +92,14 @@ describe('outbox: effects run after the commit that decided them', () => {
   });
 
   it('given a failing effect, when drained, then it is recorded performed with ok false and its detail, and not retried', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await appendWithMilestones(store, 1);
     const outbox = new Outbox(
       store,
       {
         name: 'announce',
         delivery: 'at-least-once',
-        effectOf: (event) => (event.type === 'counter.milestone.reached' ? event.seq : null),
+        effectOf: (event) => (counterEventOf(event)?.type === 'counter.milestone.reached' ? event.seq : null),
         perform: async () => {
           throw new Error('the hook exited 3');
         },
@@ -111,7 +117,7 @@ describe('outbox: effects run after the commit that decided them', () => {
 
   it('given two outboxes of one consumer on two stores over one file, when both drain concurrently while effects keep coming, then no effect is performed twice or missed', async () => {
     const path = tempDbPath();
-    const stores = [await openTempStore(path), await openTempStore(path)];
+    const stores = [await openCounterStore(path), await openCounterStore(path)];
     // Performing takes a few turns of the event loop, as a real effect would: the other outbox gets its chances.
     const consumers = stores.map(() => announcer('at-most-once', turns(3)));
     const outboxes = stores.map((store, i) => new Outbox(store, consumers[i]!.consumer, () => 1));
@@ -139,8 +145,8 @@ describe('outbox: effects run after the commit that decided them', () => {
 
   it('given an at-most-once effect taken by a process that died, when the outbox opens, then it is recorded interrupted and never performed', async () => {
     const path = tempDbPath();
-    const store = await openTempStore(path);
-    const dead = await openTempStore(path, { writer: `${hostname()}:999999` });
+    const store = await openCounterStore(path);
+    const dead = await openCounterStore(path, { writer: `${hostname()}:999999` });
     expect(isProcessAlive(999999)).toBe(false);
     const [effect] = await appendWithMilestones(store, 1);
     await dead.append({
@@ -169,8 +175,8 @@ describe('outbox: effects run after the commit that decided them', () => {
 
   it('given an at-least-once effect taken by a process that died, when the outbox opens, then it is performed again, once', async () => {
     const path = tempDbPath();
-    const store = await openTempStore(path);
-    const dead = await openTempStore(path, { writer: `${hostname()}:999999` });
+    const store = await openCounterStore(path);
+    const dead = await openCounterStore(path, { writer: `${hostname()}:999999` });
     const [effect] = await appendWithMilestones(store, 1);
     await dead.append({
       expected: { 'outbox:announce': 0 },
@@ -187,8 +193,8 @@ describe('outbox: effects run after the commit that decided them', () => {
 
   it('given an effect taken by a live process, when another outbox opens, then it leaves it to its taker', async () => {
     const path = tempDbPath();
-    const store = await openTempStore(path);
-    const alive = await openTempStore(path, { writer: `${hostname()}:${process.ppid}` });
+    const store = await openCounterStore(path);
+    const alive = await openCounterStore(path, { writer: `${hostname()}:${process.ppid}` });
     const [effect] = await appendWithMilestones(store, 1);
     await alive.append({
       expected: { 'outbox:announce': 0 },
@@ -203,7 +209,7 @@ describe('outbox: effects run after the commit that decided them', () => {
   });
 
   it('given a history of effects, when a consumer that never ran opens at the present, then it performs nothing from history, only what comes after', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await appendWithMilestones(store, 10);
     const { consumer, performed } = announcer();
     const outbox = new Outbox(store, consumer, () => 1);
@@ -223,7 +229,7 @@ describe('outbox: effects run after the commit that decided them', () => {
   });
 
   it('given a follow()ing outbox, when effects are appended, then it performs them as they commit', async () => {
-    const store = await openTempStore(tempDbPath(), { pollMs: 10 });
+    const store = await openCounterStore(tempDbPath(), { pollMs: 10 });
     const clock = new FakeClock();
     let resolveSeen: () => void = () => {};
     const seen = new Promise<void>((resolve) => {
@@ -248,7 +254,7 @@ describe('outbox: effects run after the commit that decided them', () => {
 
   it('given a following outbox, when effects are appended one by one, then each is performed once, in order, and the log is not read again once the follow caught up', async () => {
     // No poll within the test: every new event reaches the follower through this store's own commits.
-    const store = await openTempStore(tempDbPath(), { pollMs: 60_000 });
+    const store = await openCounterStore(tempDbPath(), { pollMs: 60_000 });
     const history = await appendWithMilestones(store, 3);
     const order: number[] = [];
     const { consumer, performed } = announcer('at-most-once', async (event) => {
@@ -282,8 +288,8 @@ describe('outbox: effects run after the commit that decided them', () => {
 
   it('given a following outbox, when another process on the same file appends effects between its own, then the poll brings them and each is performed once, in order', async () => {
     const path = tempDbPath();
-    const store = await openTempStore(path, { pollMs: 10 });
-    const other = await openTempStore(path);
+    const store = await openCounterStore(path, { pollMs: 10 });
+    const other = await openCounterStore(path);
     const order: number[] = [];
     const { consumer, performed } = announcer('at-most-once', async (event) => {
       order.push(event.seq);
@@ -318,7 +324,7 @@ describe('outbox: effects under way at once', () => {
       name: 'gated',
       delivery: 'at-least-once',
       ...(concurrency === undefined ? {} : { concurrency }),
-      effectOf: (event) => (event.type === 'counter.milestone.reached' ? event.seq : null),
+      effectOf: (event) => (counterEventOf(event)?.type === 'counter.milestone.reached' ? event.seq : null),
       async perform(seq) {
         started.push(seq);
         await new Promise<void>((resolve) => gates.set(seq, resolve));
@@ -338,7 +344,7 @@ describe('outbox: effects under way at once', () => {
   const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
 
   it('given a concurrency of 3 and 5 effects, then 3 start in log order, the next starts as one ends, and the drain ends with the last', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     const effects = await appendWithMilestones(store, 10);
     const gate = gated(3);
     const outbox = new Outbox(store, gate.consumer, () => 1);
@@ -369,7 +375,7 @@ describe('outbox: effects under way at once', () => {
   });
 
   it('given no concurrency named, then effects are performed one after another', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     const effects = await appendWithMilestones(store, 4);
     const gate = gated(undefined);
     const outbox = new Outbox(store, gate.consumer, () => 1);
@@ -386,7 +392,7 @@ describe('outbox: effects under way at once', () => {
   });
 
   it('given a following outbox with effects under way when new ones are taken, then every take commits first time and each effect is taken and performed once', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     const refused: string[] = [];
     const append = store.append.bind(store);
     vi.spyOn(store, 'append').mockImplementation(async (request) => {
@@ -399,7 +405,7 @@ describe('outbox: effects under way at once', () => {
       name: 'busy',
       delivery: 'at-least-once',
       concurrency: 4,
-      effectOf: (event) => (event.type === 'counter.milestone.reached' ? event.seq : null),
+      effectOf: (event) => (counterEventOf(event)?.type === 'counter.milestone.reached' ? event.seq : null),
       async perform(seq) {
         performed.set(seq, (performed.get(seq) ?? 0) + 1);
         // Ends a few turns later: records of earlier effects land while later ones are taken.
@@ -439,7 +445,7 @@ async function until(check: () => boolean): Promise<void> {
 
 describe('outbox: effects that turn out to call for nothing', () => {
   it('given a consumer that finds some effects not needed, then those are neither taken, performed nor recorded, also after a reopen', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     const effects = await appendWithMilestones(store, 8);
     const wanted = new Set(effects.filter((_, i) => i % 2 === 0));
     const { consumer, performed } = announcer('at-least-once');
@@ -458,5 +464,105 @@ describe('outbox: effects that turn out to call for nothing', () => {
     await reopened.open();
     expect(await reopened.drain()).toBe(0);
     expect([...performed.values()].every((times) => times === 1)).toBe(true);
+  });
+});
+
+describe('outbox: two processes on one consumer stream', () => {
+  it('given a take by another process that ends below where this one already read, when its own take loses to it, then its cursor does not move back: it reads nothing again', async () => {
+    const path = tempDbPath();
+    const [a, b] = [await openCounterStore(path), await openCounterStore(path)];
+    // One stream, two processes that call for different effects (two boards with different hooks).
+    const milestonesOf = (stream: string, performed: number[], needed?: () => Promise<boolean>): EffectConsumer<number> => ({
+      name: 'shared',
+      delivery: 'at-most-once',
+      effectOf: (event) => {
+        const counter = counterEventOf(event);
+        return counter?.type === 'counter.milestone.reached' && counter.stream === stream ? counter.seq : null;
+      },
+      ...(needed ? { needed } : {}),
+      async perform(seq) {
+        performed.push(seq);
+        return { ok: true };
+      },
+    });
+    let reading: () => void = () => {};
+    const read = new Promise<void>((resolve) => (reading = resolve));
+    let letTake: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (letTake = resolve));
+    const ofA: number[] = [];
+    const ofB: number[] = [];
+    const outboxA = new Outbox(a, milestonesOf('counter:a', ofA), () => 1);
+    const outboxB = new Outbox(
+      b,
+      milestonesOf('counter:b', ofB, async () => {
+        reading();
+        await gate;
+        return true;
+      }),
+      () => 1,
+    );
+    await outboxA.open();
+    await outboxB.open();
+
+    const [bMilestone] = await appendWithMilestones(a, 1, 'counter:b');
+    // B has read its page (through seq 2) and is about to take it; meanwhile A reads on, past seq 4.
+    const drainB = outboxB.drain();
+    await read;
+    await appendWithMilestones(a, 2, 'counter:c');
+    expect(await outboxA.drain()).toBe(0);
+    letTake();
+    await drainB;
+    expect(ofB).toEqual([bMilestone]);
+
+    const readAll = vi.spyOn(a, 'readAll');
+    const [aMilestone] = await appendWithMilestones(a, 1, 'counter:a');
+    expect(await outboxA.drain()).toBe(1);
+    expect(ofA).toEqual([aMilestone]);
+    // A had read through seq 4 before B's take (through seq 2) committed: it never reads from below 4 again.
+    expect(readAll.mock.calls.map(([from]) => from).filter((from) => from < 4)).toEqual([]);
+  });
+
+  it('given an at-most-once take by a process that died, when two outboxes open at once, then it is recorded interrupted once', async () => {
+    const path = tempDbPath();
+    const stores = [await openCounterStore(path), await openCounterStore(path)];
+    const dead = await openCounterStore(path, { writer: `${hostname()}:999999` });
+    const [effect] = await appendWithMilestones(stores[0]!, 1);
+    await dead.append({
+      expected: { 'outbox:announce': 0 },
+      events: [{ stream: 'outbox:announce', type: 'outbox.taken', data: { through: effect!, effects: [effect!] }, at: 1 }],
+    });
+
+    await Promise.all(stores.map((store) => new Outbox(store, announcer('at-most-once').consumer, () => 5).open()));
+
+    expect(outboxTypes(await stores[0]!.readStream('outbox:announce'))).toEqual(['outbox.taken', 'outbox.interrupted']);
+  });
+
+  it('given an at-least-once take by a process that died, naming a row this version cannot read, when the outbox opens, then it is recorded interrupted and the next event is not performed in its place', async () => {
+    const path = tempDbPath();
+    const store = await openCounterStore(path, { foreignRows: () => {} });
+    const dead = await openCounterStore(path, { writer: `${hostname()}:999999`, foreignRows: () => {} });
+    // Seq 1: a row a newer runledger wrote (and, being newer, took as an effect); seq 2: a milestone.
+    const raw = new Database(path);
+    raw.exec("INSERT INTO events (stream, version, type, data, at, cause, actor) VALUES ('counter:z', 1, 'counter.teleported', '{}', 1, NULL, 'newer:1')");
+    raw.close();
+    const [milestoneSeq] = await appendWithMilestones(store, 1);
+    expect(milestoneSeq).toBe(3);
+    await dead.append({
+      expected: { 'outbox:announce': 0 },
+      events: [{ stream: 'outbox:announce', type: 'outbox.taken', data: { through: 1, effects: [1] }, at: 1 }],
+    });
+    const { consumer, performed } = announcer('at-least-once');
+    const outbox = new Outbox(store, consumer, () => 5);
+
+    await outbox.open();
+    expect(performed.size).toBe(0);
+    expect(await outbox.drain()).toBe(1);
+
+    expect([...performed]).toEqual([[milestoneSeq, 1]]);
+    const stream = await store.readStream('outbox:announce');
+    expect(stream.flatMap((e) => (e.type === 'outbox.performed' || e.type === 'outbox.interrupted' ? [[e.type, e.data.effect]] : []))).toEqual([
+      ['outbox.interrupted', 1],
+      ['outbox.performed', milestoneSeq],
+    ]);
   });
 });

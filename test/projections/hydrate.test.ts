@@ -3,12 +3,13 @@ import { describe, expect, it } from 'vitest';
 import type { ForeignRow } from '../../events/codec.ts';
 import { hydrateProjections, saveCheckpoints } from '../../projections/hydrate.ts';
 import { type AnyProjection, checkpointName } from '../../projections/projection.ts';
-import { openTempStore, tempDbPath } from '../support/tempStore.ts';
+import { tempDbPath } from '../support/tempStore.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { appendBumps, countingProjection } from '../support/countingProjection.ts';
 
 describe('hydrateProjections: checkpoint, then the tail', () => {
   it('given a checkpoint at seq 10 of 15, when hydrating, then it loads the checkpoint and folds only the 5 events after it', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await appendBumps(store, 10);
     await saveCheckpoints(store, (await hydrateProjections(store, [countingProjection() as AnyProjection])).values());
     await appendBumps(store, 5);
@@ -21,7 +22,7 @@ describe('hydrateProjections: checkpoint, then the tail', () => {
   });
 
   it('given a checkpoint written by an older version of the projection, when hydrating, then it is ignored and the fold starts at seq 0', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await appendBumps(store, 10);
     await store.checkpoints.save({ name: checkpointName(countingProjection(1) as AnyProjection), seq: 10, state: '{"events":999,"lastSeq":10}' });
     const newer = countingProjection(2);
@@ -33,7 +34,7 @@ describe('hydrateProjections: checkpoint, then the tail', () => {
   });
 
   it('given projections checkpointed at different seqs, when hydrating together, then each folds only what its checkpoint lacks', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await appendBumps(store, 4);
     await saveCheckpoints(store, (await hydrateProjections(store, [countingProjection() as AnyProjection])).values());
     await appendBumps(store, 4);
@@ -49,7 +50,7 @@ describe('hydrateProjections: checkpoint, then the tail', () => {
   });
 
   it('given a checkpoint past `until`, when hydrating as of an earlier seq, then it folds from seq 0 up to `until` only', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await appendBumps(store, 10);
     await saveCheckpoints(store, (await hydrateProjections(store, [countingProjection() as AnyProjection])).values());
     const tally = countingProjection();
@@ -61,7 +62,7 @@ describe('hydrateProjections: checkpoint, then the tail', () => {
   });
 
   it('given a checkpoint saved, when an older one is saved after it, then the newer checkpoint is kept', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await store.checkpoints.save({ name: 'tally@1', seq: 10, state: '{"events":10,"lastSeq":10}' });
 
     await store.checkpoints.save({ name: 'tally@1', seq: 5, state: '{"events":5,"lastSeq":5}' });
@@ -72,7 +73,7 @@ describe('hydrateProjections: checkpoint, then the tail', () => {
   it('given rows this version cannot read among the log, when hydrating, then each projection folds every other event, and each row is named once', async () => {
     const path = tempDbPath();
     const named: ForeignRow[] = [];
-    const store = await openTempStore(path, { foreignRows: (row) => named.push(row) });
+    const store = await openCounterStore(path, { foreignRows: (row) => named.push(row) });
     await appendBumps(store, 3);
     const raw = new Database(path);
     raw.exec(`INSERT INTO events (stream, version, type, data, at, cause, actor) VALUES

@@ -2,13 +2,15 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { hydrateProjections, saveCheckpoints } from '../../projections/hydrate.ts';
-import { countersProjection } from '../../projections/counters.ts';
 import { cursorsProjection } from '../../projections/cursors.ts';
 import type { AnyProjection } from '../../projections/projection.ts';
 import { rebuildProjections } from '../../projections/keeper/rebuild.ts';
 import { bumped } from '../support/events.ts';
-import { runledger } from '../support/processes.ts';
-import { openTempStore, tempDbPath } from '../support/tempStore.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
+import { tempDbPath } from '../support/tempStore.ts';
+import { counterRegistry } from '../fixtures/counter/counterRegistry.ts';
+import { countersProjection } from '../fixtures/counter/countersProjection.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 
 const projections = [cursorsProjection, countersProjection] as readonly AnyProjection[];
 
@@ -29,7 +31,7 @@ function tamper(path: string, name: string, state: string): void {
 
 describe('rebuildProjections: the stored projections against a fold from seq 0', () => {
   it('given checkpoints saved from a fold, when rebuilding, then every projection is reported equal', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await givenCountersCheckpointed(store);
 
     const reports = await rebuildProjections(store, projections);
@@ -41,7 +43,7 @@ describe('rebuildProjections: the stored projections against a fold from seq 0',
   });
 
   it('given a checkpoint behind the head of the log, when rebuilding, then it is compared with the rebuild as of its own seq', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await givenCountersCheckpointed(store);
     await store.append({ expected: { 'counter:a': 2 }, events: [bumped('counter:a', 9)] });
 
@@ -51,7 +53,7 @@ describe('rebuildProjections: the stored projections against a fold from seq 0',
   });
 
   it('given checkpoints saved on an empty log, when rebuilding, then they equal the initial states at seq 0', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await saveCheckpoints(store, (await hydrateProjections(store, projections)).values());
 
     expect(await rebuildProjections(store, projections)).toEqual([
@@ -61,7 +63,7 @@ describe('rebuildProjections: the stored projections against a fold from seq 0',
   });
 
   it('given no checkpoint stored, when rebuilding, then there is nothing to disagree with', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)] });
 
     expect(await rebuildProjections(store, projections)).toEqual([
@@ -72,7 +74,7 @@ describe('rebuildProjections: the stored projections against a fold from seq 0',
 
   it('given a checkpoint whose state was tampered with, when rebuilding, then it is reported different with the path that differs, and `runledger rebuild` exits 1', async () => {
     const path = tempDbPath();
-    const store = await openTempStore(path);
+    const store = await openCounterStore(path);
     await givenCountersCheckpointed(store);
     tamper(path, 'counters@1', '{"a":7,"b":5}');
 
@@ -81,10 +83,10 @@ describe('rebuildProjections: the stored projections against a fold from seq 0',
     expect(reports[0]).toMatchObject({ projection: 'cursors', equal: true });
     expect(reports[1]).toEqual({ projection: 'counters', checkpointSeq: 3, equal: false, detail: 'state.b: stored 5, rebuilt 4' });
     await store.close();
-    const cli = runledger(['rebuild', '--db', path]);
+    const cli = await runInProcess(['rebuild', '--db', path], counterRegistry);
     expect(cli.status).toBe(1);
     expect(cli.stdout).toContain('✗ counters: differs from its checkpoint at seq 3: state.b: stored 5, rebuilt 4');
-    const json = runledger(['rebuild', '--db', path, '--json']);
+    const json = await runInProcess(['rebuild', '--db', path, '--json'], counterRegistry);
     expect(json.status).toBe(1);
     const printed = JSON.parse(json.stdout) as { ok: boolean; projections: { projection: string; equal: boolean }[] };
     expect(printed.ok).toBe(false);
@@ -93,7 +95,7 @@ describe('rebuildProjections: the stored projections against a fold from seq 0',
 
   it('given a checkpoint at a seq past the end of the log, when rebuilding, then it is reported different', async () => {
     const path = tempDbPath();
-    const store = await openTempStore(path);
+    const store = await openCounterStore(path);
     await givenCountersCheckpointed(store);
     await store.checkpoints.save({ name: 'counters@1', seq: 50, state: '{"a":7,"b":4}' });
 
@@ -104,7 +106,7 @@ describe('rebuildProjections: the stored projections against a fold from seq 0',
 
   it('given a tampered checkpoint, when rebuilding with write, then the rebuilt states are stored and the next rebuild is equal', async () => {
     const path = tempDbPath();
-    const store = await openTempStore(path);
+    const store = await openCounterStore(path);
     await givenCountersCheckpointed(store);
     tamper(path, 'counters@1', '{}');
 

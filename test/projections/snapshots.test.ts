@@ -9,10 +9,11 @@ import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStor
 import { type AnyProjection, checkpointName, type Projection } from '../../projections/projection.ts';
 import { projections } from '../../projections/keeper/registry.ts';
 import { rebuildAndCheck } from '../../projections/snapshot/checkSnapshots.ts';
-import { hydrateAt } from '../../projections/snapshot/nearestStates.ts';
 import { openScenario, scenarioCopy } from '../replay/scenarioLog.ts';
 import { runledger } from '../support/processes.ts';
-import { openTempStore } from '../support/tempStore.ts';
+import { counterCodec } from '../fixtures/counter/counterEvents.ts';
+import { projectionsWithCounters } from '../fixtures/counter/counterRegistry.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { appendBumps, countingProjection } from '../support/countingProjection.ts';
 
 const tally = (seq: number) => ({ name: 'tally@1', seq, state: JSON.stringify({ events: seq, lastSeq: seq }) });
@@ -33,7 +34,7 @@ function foldFromZero(log: readonly DomainEvent[], until: number): Record<string
 
 describe('snapshots: projection states kept at intervals of the log', () => {
   it('keeps a checkpoint as a snapshot when it lands `every` events past the newest one, and only the newest `kept`', async () => {
-    const store = await openTempStore(undefined, { snapshots: { every: 10, kept: 3 } });
+    const store = await openCounterStore(undefined, { snapshots: { every: 10, kept: 3 } });
     await appendBumps(store, 50);
 
     for (const seq of [5, 10, 15, 20, 30, 38, 40, 50]) await store.checkpoints.save(tally(seq));
@@ -45,16 +46,17 @@ describe('snapshots: projection states kept at intervals of the log', () => {
     expect(await store.snapshots.nearest('tally@1', 29)).toBeNull();
   });
 
-  it('given snapshots at 10 and 20 of 30 events, when hydrating as of 23, then it folds only the 3 events after 20', async () => {
-    const store = await openTempStore();
+  it('given snapshots at 10 and 20 of 30 events, when a projection is asked for as of 23, then it folds only the 3 events after 20', async () => {
+    const store = await openCounterStore();
     await appendBumps(store, 30);
     for (const seq of [10, 20]) await store.snapshots.save(tally(seq));
     const counting = countingProjection();
 
-    const [positioned] = await hydrateAt(store, [counting as AnyProjection], 23);
+    const report = await replayUntil(store, [], [counting as AnyProjection], 23, { codec: counterCodec });
 
     expect(counting.evolved).toBe(3);
-    expect(positioned).toMatchObject({ seq: 23, state: { events: 23, lastSeq: 23 }, start: { seq: 20, from: 'snapshot' } });
+    expect(report.projections.tally).toEqual({ events: 23, lastSeq: 23 });
+    expect(report.projectionsFrom).toEqual([{ name: 'tally', seq: 20, from: 'snapshot' }]);
   });
 
   it('`rebuild --write` stores them between two inputs, and `rebuild` then finds every one equal to the log', async () => {
@@ -99,11 +101,11 @@ describe('snapshots: projection states kept at intervals of the log', () => {
   });
 
   it('given a snapshot past the end of the log, then `rebuild` reports it', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await appendBumps(store, 5);
     await store.snapshots.save({ name: 'counters@1', seq: 9, state: '{}' });
 
-    const check = await rebuildAndCheck(store, projections);
+    const check = await rebuildAndCheck(store, projectionsWithCounters);
 
     expect(check.firstDifference).toEqual({ projection: 'counters', seq: 9, source: 'history', equal: false, detail: 'the snapshot is at seq 9 but the log ends at seq 5' });
   });

@@ -1,13 +1,16 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { counterDecider } from '../../actors/demo/counterDecider.ts';
 import { replayLog } from '../../replay/replayLog.ts';
-import type { DomainEvent } from '../../events/catalog.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
-import { countersProjection } from '../../projections/counters.ts';
-import { CounterActor, writeCounterHistory } from '../support/counterLog.ts';
-import { runledger } from '../support/processes.ts';
-import { openTempStore, tempDbPath } from '../support/tempStore.ts';
+import type { DomainEvent } from '../../events/catalog.ts';
+import { counterDecider } from '../fixtures/counter/counterDecider.ts';
+import { counterCodec, type CounterLogEvent, withCounters } from '../fixtures/counter/counterEvents.ts';
+import { CounterActor, writeCounterHistory } from '../fixtures/counter/counterLog.ts';
+import { counterRegistry } from '../fixtures/counter/counterRegistry.ts';
+import { countersProjection } from '../fixtures/counter/countersProjection.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
+import { tempDbPath } from '../support/tempStore.ts';
 
 /** A consistent copy of a closed log (the WAL folded in), in which `edit` runs with the triggers dropped. */
 function copyAndEdit(path: string, edit: (db: Database.Database) => void): string {
@@ -30,14 +33,14 @@ function copyAndEdit(path: string, edit: (db: Database.Database) => void): strin
 
 async function givenCounterHistory(): Promise<{ path: string; log: DomainEvent[] }> {
   const path = tempDbPath();
-  const store = await openTempStore(path);
+  const store = await openCounterStore(path);
   await writeCounterHistory(store);
   const log = await store.readAll(0, 1_000);
   await store.close();
   return { path, log };
 }
 
-function seqOf(log: readonly DomainEvent[], stream: string, type: string, total: number): number {
+function seqOf(log: readonly CounterLogEvent[], stream: string, type: string, total: number): number {
   const event = log.find((e) => e.stream === stream && e.type === type && (e.data as { total: number }).total === total);
   if (!event) throw new Error(`no ${type} ${total} in ${stream}`);
   return event.seq;
@@ -50,7 +53,7 @@ describe('replay: every recorded decision re-derived from its input', () => {
     expect(log.map((e) => e.type)).toEqual(
       expect.arrayContaining(['counter.bump.requested', 'counter.bumped', 'counter.milestone.reached', 'counter.bump.refused']),
     );
-    for (const event of log) {
+    for (const event of withCounters(log)) {
       if (event.type === 'counter.bump.requested') expect(event.cause).toBeNull();
       else expect(log.find((e) => e.seq === event.cause)).toMatchObject({ type: 'counter.bump.requested', stream: event.stream, at: event.at });
     }
@@ -58,14 +61,14 @@ describe('replay: every recorded decision re-derived from its input', () => {
 
   it('given an untouched history, when replayed, then every decision agrees, in process and through `runledger replay`', async () => {
     const { path, log } = await givenCounterHistory();
-    const store = await openTempStore(path);
+    const store = await openCounterStore(path);
 
-    const report = await replayLog(store, [counterDecider]);
+    const report = await replayLog(store, [counterDecider], { codec: counterCodec });
 
     const inputs = log.filter((e) => e.cause === null).length;
     expect(report).toEqual({ ok: true, inputs, decisions: log.length - inputs, lastSeq: log.length });
     await store.close();
-    const cli = runledger(['replay', '--db', path]);
+    const cli = await runInProcess(['replay', '--db', path], counterRegistry);
     expect(cli.status).toBe(0);
     expect(cli.stdout).toContain(`✓ ${inputs} inputs re-decided, ${log.length - inputs} recorded decisions agree (through seq ${log.length})`);
   });
@@ -75,8 +78,8 @@ describe('replay: every recorded decision re-derived from its input', () => {
     const edited = seqOf(log, 'counter:a', 'counter.bumped', 12);
     const copy = copyAndEdit(path, (db) => db.prepare(`update events set data = '{"total":13}' where seq = ?`).run(edited));
 
-    const human = runledger(['replay', '--db', copy]);
-    const json = runledger(['replay', '--db', copy, '--json']);
+    const human = await runInProcess(['replay', '--db', copy], counterRegistry);
+    const json = await runInProcess(['replay', '--db', copy, '--json'], counterRegistry);
 
     expect(human.status).toBe(1);
     expect(human.stdout).toContain(`✗ seq ${edited}: the recorded decision differs from the one re-derived (decider counter, scope counter:a)`);
@@ -103,7 +106,7 @@ describe('replay: every recorded decision re-derived from its input', () => {
     const { path, log } = await givenCounterHistory();
     const until = seqOf(log, 'counter:a', 'counter.bumped', 12);
 
-    const cli = runledger(['replay', '--db', path, '--until', String(until), '--json']);
+    const cli = await runInProcess(['replay', '--db', path, '--until', String(until), '--json'], counterRegistry);
 
     expect(cli.status).toBe(0);
     const printed = JSON.parse(cli.stdout) as { ok: boolean; lastSeq: number; projections: Record<string, unknown> };
@@ -115,11 +118,11 @@ describe('replay: every recorded decision re-derived from its input', () => {
 
   it('given --until at an input or inside its append, when replayed, then that input is judged on all its decisions, not on the cut', async () => {
     const { path, log } = await givenCounterHistory();
-    const store = await openTempStore(path);
+    const store = await openCounterStore(path);
     const input = seqOf(log, 'counter:a', 'counter.bumped', 12) - 1;
 
     for (const until of [input, input + 1, input + 2]) {
-      expect(await replayLog(store, [counterDecider], { until })).toMatchObject({ ok: true, lastSeq: until });
+      expect(await replayLog(store, [counterDecider], { until, codec: counterCodec })).toMatchObject({ ok: true, lastSeq: until });
     }
   });
 
@@ -127,31 +130,31 @@ describe('replay: every recorded decision re-derived from its input', () => {
     const { path, log } = await givenCounterHistory();
     const bumped = seqOf(log, 'counter:a', 'counter.bumped', 12);
     const copy = copyAndEdit(path, (db) => db.prepare(`update events set data = '{"total":11}' where seq = ?`).run(bumped + 1));
-    const store = await openTempStore(copy);
+    const store = await openCounterStore(copy);
 
-    expect(await replayLog(store, [counterDecider], { until: bumped })).toMatchObject({ ok: false, seq: bumped + 1 });
+    expect(await replayLog(store, [counterDecider], { until: bumped, codec: counterCodec })).toMatchObject({ ok: false, seq: bumped + 1 });
   });
 
   it('given a copy where a refusal reason was edited, when replayed, then the refusal is the first difference', async () => {
     const { path, log } = await givenCounterHistory();
-    const refused = log.find((e) => e.type === 'counter.bump.refused')!.seq;
+    const refused = withCounters(log).find((e) => e.type === 'counter.bump.refused')!.seq;
     const copy = copyAndEdit(path, (db) =>
       db.prepare(`update events set data = json_set(data, '$.reason', 'because') where seq = ?`).run(refused),
     );
-    const store = await openTempStore(copy);
+    const store = await openCounterStore(copy);
 
-    const report = await replayLog(store, [counterDecider]);
+    const report = await replayLog(store, [counterDecider], { codec: counterCodec });
 
     expect(report).toMatchObject({ ok: false, seq: refused, recorded: [{ data: { reason: 'because' } }], rederived: [{ data: { reason: 'would pass the limit of 20' } }] });
   });
 
   it('given a copy where a recorded decision is missing, when replayed, then the difference is named at its input', async () => {
     const { path, log } = await givenCounterHistory();
-    const milestone = log.find((e) => e.type === 'counter.milestone.reached' && e.stream === 'counter:b')!;
+    const milestone = withCounters(log).find((e) => e.type === 'counter.milestone.reached' && e.stream === 'counter:b')!;
     const copy = copyAndEdit(path, (db) => db.prepare('delete from events where seq = ?').run(milestone.seq));
-    const store = await openTempStore(copy);
+    const store = await openCounterStore(copy);
 
-    const report = await replayLog(store, [counterDecider]);
+    const report = await replayLog(store, [counterDecider], { codec: counterCodec });
 
     expect(report).toMatchObject({ ok: false, seq: milestone.cause, rederived: [{ type: 'counter.bumped' }, { type: 'counter.milestone.reached' }] });
   });
@@ -160,14 +163,14 @@ describe('replay: every recorded decision re-derived from its input', () => {
     const { path, log } = await givenCounterHistory();
     const bumped = seqOf(log, 'counter:b', 'counter.bumped', 7);
     const copy = copyAndEdit(path, (db) => db.prepare('update events set at = at + 1 where seq = ?').run(bumped));
-    const store = await openTempStore(copy);
+    const store = await openCounterStore(copy);
 
-    expect(await replayLog(store, [counterDecider])).toMatchObject({ ok: false, seq: bumped });
+    expect(await replayLog(store, [counterDecider], { codec: counterCodec })).toMatchObject({ ok: false, seq: bumped });
   });
 
   it('given a decision whose cause is not the input before it, when replayed, then it is reported as a difference', async () => {
     const path = tempDbPath();
-    const store = await openTempStore(path);
+    const store = await openCounterStore(path);
     const actor = new CounterActor(store);
     const first = await actor.bump('a', 1, 10);
     await actor.bump('a', 1, 10);
@@ -176,13 +179,13 @@ describe('replay: every recorded decision re-derived from its input', () => {
       events: [{ stream: 'counter:a', type: 'counter.bumped', data: { total: 1 }, at: first.input.at, cause: first.input.seq }],
     });
 
-    expect(await replayLog(store, [counterDecider])).toMatchObject({ ok: false, seq: 5, decider: '?' });
+    expect(await replayLog(store, [counterDecider], { codec: counterCodec })).toMatchObject({ ok: false, seq: 5, decider: '?' });
   });
 
   it('given a store opened on a VACUUM INTO copy, then the copy reads the same as the original', async () => {
     const { path, log } = await givenCounterHistory();
     const copy = copyAndEdit(path, () => {});
-    const store = await openSqliteStore(copy);
+    const store = await openSqliteStore(copy, { codec: counterCodec });
     try {
       expect(await store.readAll(0, 1_000)).toEqual(log);
     } finally {

@@ -71,6 +71,14 @@ describe('a claimed run on its computer', () => {
     expect(dataOf(decisions, 'run.execution.requested')).toEqual({ runId: 'r1', lane: 'L', deadlineAt: at(100_000), resume: null });
   });
 
+  it('given a resume the agent refuses once the deadline has passed, or after a cancel, then the turn is not run again', () => {
+    const refused = { exitCode: 1, reply: null, stderrTail: 'No conversation found with session ID: gone' };
+    const late = spec(input.handed('gone', 100), input.began(4242, 'gone')).when(input.exited(refused, 100_000));
+    expect(types(late)).not.toContain('run.execution.requested');
+    const cancelled = spec(input.handed('gone', 100), input.began(4242, 'gone'), input.heartbeat(200, true)).when(input.exited(refused, 2_000));
+    expect(types(cancelled)).not.toContain('run.execution.requested');
+  });
+
   it('given a cancel from the heartbeat while executing, then its process group is killed and it completes with the marker', () => {
     const s = spec(input.handed(), input.began(777));
     expect(types(s.when(input.heartbeat(200, true)))).toEqual(['run.cancel.decided', 'run.kill.requested']);

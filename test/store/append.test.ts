@@ -2,11 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { InvalidEventError } from '../../events/codec.ts';
 import { StaleVersionError } from '../../events/store/eventStore.ts';
 import { bumped, bumpRequested, milestone, oneTo } from '../support/events.ts';
-import { openTempStore, tempDbPath } from '../support/tempStore.ts';
+import { tempDbPath } from '../support/tempStore.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 
 describe('append: optimistic concurrency on stream versions', () => {
   it('given a new stream, when appending with expected 0, then the events get versions 1.. and seqs 1..', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
 
     const result = await store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1), bumped('counter:a', 2)] });
 
@@ -21,7 +22,7 @@ describe('append: optimistic concurrency on stream versions', () => {
   });
 
   it('given a stream at version 2, when appending with a stale expected version, then it is refused with StaleVersionError and nothing is written', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1), bumped('counter:a', 2)] });
 
     const result = await store.append({ expected: { 'counter:a': 1 }, events: [bumped('counter:a', 3)] });
@@ -35,7 +36,7 @@ describe('append: optimistic concurrency on stream versions', () => {
   });
 
   it('given a stream that exists, when appending with expected 0 (must not exist), then it is refused', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)] });
 
     const result = await store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 2)] });
@@ -45,7 +46,7 @@ describe('append: optimistic concurrency on stream versions', () => {
   });
 
   it("given expected 'any', when appending to a stream at any version, then it commits", async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)] });
 
     const result = await store.append({ expected: { 'counter:a': 'any' }, events: [bumped('counter:a', 2)] });
@@ -54,7 +55,7 @@ describe('append: optimistic concurrency on stream versions', () => {
   });
 
   it('given several streams in one append, when one of them is stale, then none of its events is written', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await store.append({ expected: { 'counter:b': 0 }, events: [bumped('counter:b', 1)] });
 
     const result = await store.append({
@@ -70,7 +71,7 @@ describe('append: optimistic concurrency on stream versions', () => {
   });
 
   it('given several streams in one append, when all are current, then all its events commit with consecutive seqs', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
 
     const result = await store.append({
       expected: { 'counter:a': 0, 'counter:b': 0 },
@@ -85,7 +86,7 @@ describe('append: optimistic concurrency on stream versions', () => {
   });
 
   it('given a stream named in expected but not written, when it has moved on, then the append is refused (a guard)', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await store.append({ expected: { 'lane:x': 0 }, events: [bumped('lane:x', 1)] });
 
     const result = await store.append({ expected: { 'lane:x': 0, 'counter:a': 0 }, events: [bumped('counter:a', 2)] });
@@ -95,7 +96,7 @@ describe('append: optimistic concurrency on stream versions', () => {
   });
 
   it('given a decision whose cause is {inBatch: 0}, when appended, then its cause is the seq of the input in that append', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await store.append({ expected: { 'counter:z': 0 }, events: [bumped('counter:z', 1)] });
 
     const result = await store.append({
@@ -117,7 +118,7 @@ describe('append: optimistic concurrency on stream versions', () => {
   });
 
   it('given a cause naming a later event of the same append, when appending, then it is rejected and nothing is written', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
 
     await expect(
       store.append({ expected: { 'counter:a': 0 }, events: [{ ...bumped('counter:a', 1), cause: { inBatch: 1 } }, bumped('counter:a', 2)] }),
@@ -126,7 +127,7 @@ describe('append: optimistic concurrency on stream versions', () => {
   });
 
   it('given an event for a stream the append names no expected version for, when appending, then it is rejected and nothing is written', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
 
     await expect(
       store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1), bumped('counter:b', 2)] }),
@@ -135,7 +136,7 @@ describe('append: optimistic concurrency on stream versions', () => {
   });
 
   it('given an unknown event type, when appending, then InvalidEventError refuses it before anything is written', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
 
     const append = store.append({
       expected: { 'counter:a': 0 },
@@ -148,7 +149,7 @@ describe('append: optimistic concurrency on stream versions', () => {
   });
 
   it('given data failing its schema, when appending, then InvalidEventError names the field and nothing is written', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
 
     const append = store.append({
       expected: { 'counter:a': 0 },
@@ -161,7 +162,7 @@ describe('append: optimistic concurrency on stream versions', () => {
   });
 
   it('given extra fields in strict data, or a bad at, when appending, then it is refused', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
 
     await expect(
       store.append({ expected: { 'counter:a': 0 }, events: [{ stream: 'counter:a', type: 'counter.bumped', data: { total: 1, x: 1 }, at: 1 }] }),
@@ -172,18 +173,18 @@ describe('append: optimistic concurrency on stream versions', () => {
 
   it('given appends still queued for the next group commit, when the store is closed, then they are committed first', async () => {
     const path = tempDbPath();
-    const store = await openTempStore(path);
+    const store = await openCounterStore(path);
 
     const pending = store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)] });
     await store.close();
 
     expect(await pending).toMatchObject({ ok: true, events: [{ seq: 1 }] });
-    const reopened = await openTempStore(path);
+    const reopened = await openCounterStore(path);
     expect(await reopened.headSeq()).toBe(1);
   });
 
   it('given a closed store, when appending, then it is rejected', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await store.close();
 
     await expect(store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)] })).rejects.toThrow(/closed/);
@@ -192,7 +193,7 @@ describe('append: optimistic concurrency on stream versions', () => {
 
 describe('append: group commit', () => {
   it('given many appends issued in the same tick, when they commit, then all succeed with contiguous seqs and a stale one among them is refused alone', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await store.append({ expected: { 'counter:old': 0 }, events: [bumped('counter:old', 0)] });
 
     const appends = Array.from({ length: 40 }, (_, i) =>
@@ -213,7 +214,7 @@ describe('append: group commit', () => {
   });
 
   it('given two appends to one stream in the same tick, when the second expects the version the first leaves, then both commit in order', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
 
     const [first, second, third] = await Promise.all([
       store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1), bumped('counter:a', 2)] }),
@@ -230,7 +231,7 @@ describe('append: group commit', () => {
 
 describe('reading the log', () => {
   it('given events in several streams, then readAll, readStream, lastOfStream, streamVersion and headSeq agree with what was appended', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await store.append({ expected: { 'counter:a': 0, 'counter:b': 0 }, events: [bumped('counter:a', 1), bumped('counter:b', 2)] });
     await store.append({ expected: { 'counter:a': 1 }, events: [bumped('counter:a', 3), milestone('counter:a', 3)] });
 
@@ -252,7 +253,7 @@ describe('reading the log', () => {
   });
 
   it('given an append, then what is read back equals what append returned', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
 
     const result = await store.append({
       expected: { 'counter:a': 0 },

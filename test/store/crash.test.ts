@@ -1,15 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import type { DomainEvent } from '../../events/catalog.ts';
+import type { StoredEvent } from '../../events/envelope.ts';
 import { hydrateProjections, saveCheckpoints } from '../../projections/hydrate.ts';
-import { projections } from '../../projections/keeper/registry.ts';
 import { rebuildProjections } from '../../projections/keeper/rebuild.ts';
 import { oneTo } from '../support/events.ts';
-import { runledger, startChild } from '../support/processes.ts';
-import { openTempStore, tempDbPath } from '../support/tempStore.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
+import { startChild } from '../support/processes.ts';
+import { tempDbPath } from '../support/tempStore.ts';
+import { counterEventOf } from '../fixtures/counter/counterEvents.ts';
+import { counterRegistry, projectionsWithCounters as projections } from '../fixtures/counter/counterRegistry.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 
-function markOf(event: DomainEvent): number {
-  if (event.type !== 'counter.bumped') throw new Error(`unexpected ${event.type} at seq ${event.seq}`);
-  return event.data.total;
+function markOf(event: StoredEvent): number {
+  const bumped = counterEventOf(event);
+  if (bumped?.type !== 'counter.bumped') throw new Error(`unexpected ${event.type} at seq ${event.seq}`);
+  return bumped.data.total;
 }
 
 describe('a writer killed mid-append', () => {
@@ -22,7 +26,7 @@ describe('a writer killed mid-append', () => {
     expect((await writer.waitForExit()).signal).toBe('SIGKILL');
     const reported = Math.max(...writer.output().filter((l) => l.startsWith('committed ')).map((l) => Number(l.slice(10))));
 
-    const store = await openTempStore(path);
+    const store = await openCounterStore(path);
     const log = await store.readAll(0, 1_000_000);
     expect(log.map((e) => e.seq)).toEqual(oneTo(log.length));
     // Each append wrote one mark to three streams: a mark is there three times or not at all, and the
@@ -46,7 +50,7 @@ describe('a writer killed mid-append', () => {
     await saveCheckpoints(store, hydrated.values());
     await store.close();
 
-    const cli = runledger(['rebuild', '--db', path]);
+    const cli = await runInProcess(['rebuild', '--db', path], counterRegistry);
     expect(cli.stderr).toBe('');
     expect(cli.status).toBe(0);
     expect(cli.stdout).toMatch(/✓ counters: equals its checkpoint at seq \d+/);

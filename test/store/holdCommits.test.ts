@@ -1,8 +1,9 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import type { AppendRequest, AppendResult } from '../../events/store/eventStore.ts';
+import type { AppendResult } from '../../events/store/eventStore.ts';
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { bumped, oneTo } from '../support/events.ts';
-import { openTempStore, tempDbPath } from '../support/tempStore.ts';
+import { tempDbPath } from '../support/tempStore.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { nextTurn, transactions } from '../support/countTransactions.ts';
 
 vi.mock('../../events/store/sqlite/appendBatch.ts', async (original) =>
@@ -31,7 +32,7 @@ function frozenClock() {
 
 /** A fresh store, its transactions counted from here on. */
 async function freshStore(): Promise<SqliteEventStore> {
-  const store = await openTempStore();
+  const store = await openCounterStore();
   transactions.length = 0;
   return store;
 }
@@ -228,7 +229,7 @@ describe('holdCommits: the group commit waits for a writer that has more appends
   // although with no hold close() commits them.
   it('given a hold outstanding, when the store is closed with appends pending, then they are committed before it closes, as without a hold', async () => {
     const path = tempDbPath();
-    const store = await openTempStore(path);
+    const store = await openCounterStore(path);
     hold(store);
 
     const append = store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)] });
@@ -239,7 +240,7 @@ describe('holdCommits: the group commit waits for a writer that has more appends
     await store.close();
 
     expect(await outcome).toMatchObject({ ok: true, events: [{ seq: 1 }] });
-    const reopened = await openTempStore(path);
+    const reopened = await openCounterStore(path);
     expect(await reopened.headSeq()).toBe(1);
   });
 });

@@ -7,7 +7,9 @@ import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { bumped } from '../support/events.ts';
 import { repoRoot } from '../e2e/support/cluster.ts';
-import { openTempStore, tempDbPath, tempDir } from '../support/tempStore.ts';
+import { tempDbPath, tempDir } from '../support/tempStore.ts';
+import { counterCodec } from '../fixtures/counter/counterEvents.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 
 const modeOf = (path: string) => statSync(path).mode & 0o777;
 const NOBODY = 65534;
@@ -36,7 +38,7 @@ function readOnlyMount(): string | null {
 describe('the log file', () => {
   it('is created mode 0600, and so are its WAL and shared-memory files (they hold prompts and replies)', async () => {
     const path = tempDbPath();
-    const store = await openTempStore(path);
+    const store = await openCounterStore(path);
     await appendOrThrow(store, { expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)] });
 
     expect(modeOf(path)).toBe(0o600);
@@ -47,12 +49,12 @@ describe('the log file', () => {
 
   it('that exists with a mode others can read is made 0600 when the log is opened for writing', async () => {
     const path = tempDbPath();
-    const first = await openSqliteStore(path);
+    const first = await openSqliteStore(path, { codec: counterCodec });
     await appendOrThrow(first, { expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)] });
     await first.close();
     chmodSync(path, 0o644);
 
-    await openTempStore(path);
+    await openCounterStore(path);
 
     expect(modeOf(path)).toBe(0o600);
   });

@@ -5,7 +5,8 @@ import { type ForeignRow, InvalidEventError } from '../../events/codec.ts';
 import type { SqliteStoreOptions } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { foldLog } from '../../projections/foldLog.ts';
 import { bumped } from '../support/events.ts';
-import { openTempStore, tempDbPath } from '../support/tempStore.ts';
+import { tempDbPath } from '../support/tempStore.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 
 /**
  * Writes a row behind the store's back, as another (older, newer or broken) writer could have. The
@@ -28,7 +29,7 @@ function insertRaw(path: string, row: { seq: number; stream: string; version: nu
 async function givenOneGoodEventThen(row: { type: string; data: string }, options: SqliteStoreOptions = {}) {
   const path = tempDbPath();
   const named: ForeignRow[] = [];
-  const store = await openTempStore(path, { foreignRows: (foreign) => named.push(foreign), ...options });
+  const store = await openCounterStore(path, { foreignRows: (foreign) => named.push(foreign), ...options });
   await store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)] });
   insertRaw(path, { seq: 2, stream: 'counter:a', version: 2, ...row });
   return { store, named, path };
@@ -93,7 +94,7 @@ describe('reading rows back from the log: a row this version cannot read is skip
 
   it("given a 'counter.bump.requested' row in its legacy shape {by}, when read, then it is upcast to {by, limit: 100} and the row is not rewritten", async () => {
     const path = tempDbPath();
-    const store = await openTempStore(path);
+    const store = await openCounterStore(path);
     insertRaw(path, { seq: 1, stream: 'counter:a', version: 1, type: 'counter.bump.requested', data: '{"by":7}' });
 
     const [event] = await store.readAll(0, 10);

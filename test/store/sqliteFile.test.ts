@@ -2,14 +2,15 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { bumped, bumpRequested } from '../support/events.ts';
-import { openTempStore, tempDbPath } from '../support/tempStore.ts';
+import { tempDbPath } from '../support/tempStore.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 
 const COLUMNS = 'select seq, stream, version, type, data, at, cause, actor from events order by seq';
 
 describe('the log file', () => {
   it('given a log written by runledger, when the stock sqlite3 shell reads it, then it sees every column of every event', async () => {
     const path = tempDbPath();
-    const store = await openTempStore(path);
+    const store = await openCounterStore(path);
     await store.append({
       expected: { 'counter:a': 0, 'c1/run:r-1': 0 },
       events: [bumpRequested('counter:a', 3, 10, 1000), { ...bumped('counter:a', 3, 1000), cause: { inBatch: 0 } }, bumped('c1/run:r-1', 7, 2000)],
@@ -27,7 +28,7 @@ describe('the log file', () => {
 
   it('given a new log, then it is in WAL mode', async () => {
     const path = tempDbPath();
-    const store = await openTempStore(path);
+    const store = await openCounterStore(path);
 
     expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(execFileSync('sqlite3', [path, 'pragma journal_mode'], { encoding: 'utf8' }).trim()).toBe('wal');
@@ -35,7 +36,7 @@ describe('the log file', () => {
 
   it('given a log with events, when anyone tries to UPDATE or DELETE a row, then the triggers refuse it and the row is unchanged', async () => {
     const path = tempDbPath();
-    const store = await openTempStore(path);
+    const store = await openCounterStore(path);
     await store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)] });
 
     const raw = new Database(path);
@@ -54,7 +55,7 @@ describe('the log file', () => {
 
   it('given the schema, then (stream, version) is unique and seq is the integer primary key', async () => {
     const path = tempDbPath();
-    await openTempStore(path);
+    await openCounterStore(path);
 
     const raw = new Database(path);
     try {
@@ -69,11 +70,11 @@ describe('the log file', () => {
 
   it('given a log file made earlier, when it is opened again, then its events are there and the migrations do not run twice', async () => {
     const path = tempDbPath();
-    const first = await openTempStore(path);
+    const first = await openCounterStore(path);
     await first.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)] });
     await first.close();
 
-    const second = await openTempStore(path);
+    const second = await openCounterStore(path);
 
     expect(await second.headSeq()).toBe(1);
     await second.append({ expected: { 'counter:a': 1 }, events: [bumped('counter:a', 2)] });

@@ -3,7 +3,8 @@ import type { NewEvent } from '../../events/envelope.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { bumped, oneTo } from '../support/events.ts';
 import { record } from '../support/observe.ts';
-import { openTempStore, tempDbPath } from '../support/tempStore.ts';
+import { tempDbPath } from '../support/tempStore.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 
 async function appendMany(store: EventStore, stream: string, from: number, count: number): Promise<void> {
   const events: NewEvent[] = Array.from({ length: count }, (_, i) => bumped(stream, from + i));
@@ -18,7 +19,7 @@ async function appendOneByOne(store: EventStore, stream: string, count: number):
 
 describe('subscribe(after): catch up, then follow', () => {
   it('given a log longer than a page, when appends start in the same tick as subscribe, then every event arrives once, in order', async () => {
-    const store = await openTempStore(tempDbPath(), { pollMs: 5 });
+    const store = await openCounterStore(tempDbPath(), { pollMs: 5 });
     await appendMany(store, 'counter:old', 0, 2_500);
 
     const seen = record(store.subscribe(0));
@@ -37,7 +38,7 @@ describe('subscribe(after): catch up, then follow', () => {
   });
 
   it('given subscribe(after) past the start, then only events after that seq arrive', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     await appendMany(store, 'counter:a', 0, 30);
 
     const seen = record(store.subscribe(20));
@@ -49,8 +50,8 @@ describe('subscribe(after): catch up, then follow', () => {
 
   it('given a subscriber on one store, when a second store on the same file appends, then the subscriber sees those events by polling', async () => {
     const path = tempDbPath();
-    const reader = await openTempStore(path, { pollMs: 10 });
-    const writer = await openTempStore(path);
+    const reader = await openCounterStore(path, { pollMs: 10 });
+    const writer = await openCounterStore(path);
     await appendMany(writer, 'counter:a', 0, 3);
 
     const seen = record(reader.subscribe(0));
@@ -66,7 +67,7 @@ describe('subscribe(after): catch up, then follow', () => {
   });
 
   it('given two subscribers, when one unsubscribes, then it receives nothing more while the other goes on', async () => {
-    const store = await openTempStore();
+    const store = await openCounterStore();
     const stopped = record(store.subscribe(0));
     const going = record(store.subscribe(0));
     await appendMany(store, 'counter:a', 0, 2);

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { oneTo } from '../support/events.ts';
 import { startChild } from '../support/processes.ts';
-import { openTempStore, tempDbPath } from '../support/tempStore.ts';
+import { tempDbPath } from '../support/tempStore.ts';
+import { withCounters } from '../fixtures/counter/counterEvents.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 
 interface Outcome {
   ids: [number, number];
@@ -12,7 +14,7 @@ interface Outcome {
 describe('two processes appending to one file', () => {
   it('given two processes racing with expected versions, then the log has no gap and no duplicate, and every append committed whole or not at all', async () => {
     const path = tempDbPath();
-    const store = await openTempStore(path);
+    const store = await openCounterStore(path);
     const children = [startChild('appender.ts', [path, '1', '150']), startChild('appender.ts', [path, '2', '150'])];
     await Promise.all(children.map((c) => c.waitForLine((l) => l === 'ready')));
 
@@ -31,7 +33,7 @@ describe('two processes appending to one file', () => {
       const versions = log.filter((e) => e.stream === stream).map((e) => e.version);
       expect(versions).toEqual(oneTo(versions.length));
     }
-    const seqOfMark = new Map(log.map((e) => [e.type === 'counter.bumped' ? e.data.total : -1, e.seq]));
+    const seqOfMark = new Map(withCounters(log).map((e) => [e.type === 'counter.bumped' ? e.data.total : -1, e.seq]));
     expect(seqOfMark.size).toBe(log.length);
     for (const outcome of outcomes) {
       const found = outcome.ids.map((id) => seqOfMark.get(id));

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { AppendResult, ExpectedVersion } from '../../events/store/eventStore.ts';
 import { openSqliteStore, type SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { bumped, oneTo } from '../support/events.ts';
+import { counterCodec, withCounters } from '../fixtures/counter/counterEvents.ts';
 
 /**
  * Two writers (two stores opened separately on one file) append with random, sometimes stale,
@@ -59,7 +60,7 @@ function simulate(order: readonly Planned[], versions: ReadonlyMap<string, numbe
 async function checkInterleaving(plan: readonly Op[][]): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'runledger-prop-'));
   const path = join(dir, 'runledger.db');
-  const stores: SqliteEventStore[] = [await openSqliteStore(path), await openSqliteStore(path)];
+  const stores: SqliteEventStore[] = [await openSqliteStore(path, { codec: counterCodec }), await openSqliteStore(path, { codec: counterCodec })];
   try {
     let versions = new Map<string, number>();
     const committed = new Set<number>();
@@ -115,7 +116,7 @@ async function checkInterleaving(plan: readonly Op[][]): Promise<void> {
       expect(own.map((e) => e.version)).toEqual(oneTo(own.length));
       expect(await stores[1]!.streamVersion(streamName(s))).toBe(versions.get(streamName(s)) ?? 0);
     }
-    const written = log.map((e) => (e.type === 'counter.bumped' ? e.data.total : -1));
+    const written = withCounters(log).map((e) => (e.type === 'counter.bumped' ? e.data.total : -1));
     expect(new Set(written)).toEqual(committed);
     expect(written.length).toBe(committed.size);
     expect(written.filter((id) => refused.has(id))).toEqual([]);

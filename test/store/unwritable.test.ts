@@ -4,7 +4,8 @@ import { AppendChain, appendOrThrow } from '../../events/store/eventStore.ts';
 import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
 import { bumped, oneTo } from '../support/events.ts';
 import { record } from '../support/observe.ts';
-import { openTempStore, tempDbPath } from '../support/tempStore.ts';
+import { tempDbPath } from '../support/tempStore.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 
 /** A disk that is full until `free()` is called: the store's own fault seam, inside its commit. */
 function fullDisk() {
@@ -19,7 +20,7 @@ describe('a write that fails for a reason of the machine', () => {
   it('is refused with LogUnwritableError naming the file and the cause, and nothing of its batch is kept', async () => {
     const path = tempDbPath();
     const disk = fullDisk();
-    const store = await openTempStore(path, { faults: disk.faults });
+    const store = await openCounterStore(path, { faults: disk.faults });
 
     // Two appends in one turn of the event loop: one group commit, one transaction, both refused.
     const outcomes = await Promise.allSettled([
@@ -41,7 +42,7 @@ describe('a write that fails for a reason of the machine', () => {
 
   it('writes that fail for a while then succeed: nothing half-written, the seq continues, subscribers see every commit once', async () => {
     let failing = false;
-    const store = await openTempStore(tempDbPath(), { faults: { failWrites: () => (failing ? new Database.SqliteError('disk I/O error', 'SQLITE_IOERR_WRITE') : null) } });
+    const store = await openCounterStore(tempDbPath(), { faults: { failWrites: () => (failing ? new Database.SqliteError('disk I/O error', 'SQLITE_IOERR_WRITE') : null) } });
     const seen = record(store.subscribe(0));
     await appendOrThrow(store, { expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)] });
 
@@ -67,7 +68,7 @@ describe('a write that fails for a reason of the machine', () => {
 
   it('breaks the chain of its append: a later append of that chain is refused unwritten, and a new chain commits once the disk has room', async () => {
     const disk = fullDisk();
-    const store = await openTempStore(tempDbPath(), { faults: disk.faults });
+    const store = await openCounterStore(tempDbPath(), { faults: disk.faults });
     const chain = new AppendChain();
 
     await expect(store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)], chain: chain.next() })).rejects.toBeInstanceOf(LogUnwritableError);

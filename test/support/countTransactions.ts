@@ -16,7 +16,7 @@ export async function countingAppendBatch(importOriginal: <T>() => Promise<T>): 
   return {
     ...original,
     commitAppends: (...args: Parameters<AppendBatch['commitAppends']>) => {
-      transactions.push([...args[3]]);
+      transactions.push([...args[2]]);
       return original.commitAppends(...args);
     },
   };

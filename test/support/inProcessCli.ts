@@ -2,18 +2,20 @@ import type { Command } from 'commander';
 import { auditCommand } from '../../cli/commands/audit.ts';
 import { rebuildCommand } from '../../cli/commands/rebuild.ts';
 import { replayCommand } from '../../cli/commands/replay.ts';
+import type { ToolRegistry } from '../../cli/registry.ts';
 import type { CliResult } from './processes.ts';
 
 /** The commands that only read a log (and `rebuild --write`), which a test may run in its own process. */
-const COMMANDS: Record<string, () => Command> = { audit: auditCommand, replay: replayCommand, rebuild: rebuildCommand };
+const COMMANDS: Record<string, (registry?: ToolRegistry) => Command> = { audit: () => auditCommand(), replay: replayCommand, rebuild: rebuildCommand };
 
 /**
  * `runledger ARGS` run in this process, exactly as `cli/main.ts` dispatches it: a failure sets
  * `process.exitCode`, an error thrown is printed `runledger: <message>` with exit 2. stdout and stderr
  * are captured. A fresh process per call costs over a second of a shared CPU; `runledger()` of
- * ./processes.ts spawns the real entry point where the exit status itself is what is tested.
+ * ./processes.ts spawns the real entry point where the exit status itself is what is tested. `replay`
+ * and `rebuild` read with `registry` when one is given (a test's fixtures), else production's.
  */
-export async function runInProcess(args: readonly string[]): Promise<CliResult> {
+export async function runInProcess(args: readonly string[], registry?: ToolRegistry): Promise<CliResult> {
   const [name, ...rest] = args;
   const make = COMMANDS[name!];
   if (!make) throw new Error(`runInProcess runs ${Object.keys(COMMANDS).join(', ')}, not ${name}`);
@@ -24,7 +26,7 @@ export async function runInProcess(args: readonly string[]): Promise<CliResult> 
   process.stdout.write = ((chunk: string | Uint8Array) => ((stdout += String(chunk)), true)) as typeof process.stdout.write;
   process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += String(chunk)), true)) as typeof process.stderr.write;
   try {
-    await make().exitOverride().parseAsync(rest, { from: 'user' });
+    await make(registry).exitOverride().parseAsync(rest, { from: 'user' });
     return { status: Number(process.exitCode ?? 0), stdout, stderr };
   } catch (error) {
     return { status: 2, stdout, stderr: `${stderr}runledger: ${(error as Error).message}\n` };

@@ -5,7 +5,8 @@ import { boardProjection } from '../../../projections/board.ts';
 import { requestAnswer } from '../boardAnswers.ts';
 import { boardDecider } from '../boardDecider.ts';
 import { boardInput } from '../boardInputs.ts';
-import { decideStep } from '../../runtime/decideStep.ts';
+import { decideAppend } from '../../runtime/decideAndAppend.ts';
+import { retryOnConflict } from '../../runtime/retryOnConflict.ts';
 import { hashToken, newToken } from '../../../wire/tokens.ts';
 
 /**
@@ -14,20 +15,21 @@ import { hashToken, newToken } from '../../../wire/tokens.ts';
  * whether or not a board is running, in this process or another: the board sees an append its actor
  * did not make and rehydrates.
  */
-export async function addComputer(store: EventStore, clock: Clock, computerId: string, token = newToken()): Promise<{ token: string }> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    // Read before the fold: a registration appended meanwhile then makes this append stale.
-    const seen = await store.streamVersion(`computer:${computerId}`);
-    const [state] = await hydrateStates(store, [boardProjection]);
-    const input = boardInput.computerAdded(computerId, hashToken(token), clock.now());
-    const step = decideStep(boardDecider, state, input)!;
-    const answer = requestAnswer(step.decisions);
-    if (answer && 'code' in answer) throw new Error(`computer ${computerId}: ${answer.reason}`);
-    const events = [input, ...step.decisions.map((d) => ({ ...d, cause: { inBatch: 0 } }))];
-    const expected: Record<string, number> = {};
-    for (const event of events) expected[event.stream] = event.stream === `computer:${computerId}` ? seen : await store.streamVersion(event.stream);
-    const result = await store.append({ expected, events });
-    if (result.ok) return { token };
-  }
-  throw new Error(`computer ${computerId}: the board kept changing while it was being added; try again`);
+export function addComputer(store: EventStore, clock: Clock, computerId: string, token = newToken()): Promise<{ token: string }> {
+  const stream = `computer:${computerId}`;
+  return retryOnConflict(
+    async () => {
+      // Read before the fold: a registration appended meanwhile then makes this append stale.
+      const seen = await store.streamVersion(stream);
+      const [state] = await hydrateStates(store, [boardProjection]);
+      const input = boardInput.computerAdded(computerId, hashToken(token), clock.now());
+      const decided = (await decideAppend(boardDecider, state, input, new Map([[stream, seen]]), (other) => store.streamVersion(other)))!;
+      // A refused registration is an answer, not a fact: nothing of it is recorded.
+      const answer = requestAnswer(decided.decisions);
+      if (answer && 'code' in answer) throw new Error(`computer ${computerId}: ${answer.reason}`);
+      const result = await store.append({ expected: decided.expected, events: decided.events });
+      return result.ok ? { token } : result.conflict;
+    },
+    () => new Error(`computer ${computerId}: the board kept changing while it was being added; try again`),
+  );
 }

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { z } from 'zod';
 import { TimeoutSeconds } from '../../../events/boardEvents.ts';
-import { SafeId } from '../../../events/queueEvents.ts';
+import { SAFE_ID_RULE, SafeId, isSafeId } from '../../../events/safeId.ts';
 import { LogUnwritableError } from '../../../events/store/logUnwritable.ts';
 import { HttpError, bearerOf, readJson, sendError, sendJson } from '../../../wire/http.ts';
 import { INCARNATION_HEADER } from '../../../wire/incarnation.ts';
@@ -42,8 +42,8 @@ const UNAUTHORIZED = new HttpError(401, 'unauthorized', 'a valid token is requir
 function incarnationOf(request: IncomingMessage): string | undefined {
   const value = request.headers[INCARNATION_HEADER];
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !SafeId.safeParse(value).success) {
-    throw new HttpError(400, 'invalid_incarnation', 'the Runledger-Incarnation header must match ^[A-Za-z0-9-]{1,64}$');
+  if (!isSafeId(value)) {
+    throw new HttpError(400, 'invalid_incarnation', `the Runledger-Incarnation header must match ${SAFE_ID_RULE}`);
   }
   return value;
 }
@@ -57,7 +57,7 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
   const trusted = new WeakSet<IncomingMessage>();
   const runId = (raw: string): string => {
     const id = idOf(raw);
-    if (id === null) throw new HttpError(400, 'invalid_id', `the id ${JSON.stringify((safeDecode(raw) ?? raw).slice(0, 80))} does not match ^[A-Za-z0-9-]{1,64}$`);
+    if (id === null) throw new HttpError(400, 'invalid_id', `the id ${JSON.stringify((safeDecode(raw) ?? raw).slice(0, 80))} does not match ${SAFE_ID_RULE}`);
     return id;
   };
   const submitter = (request: IncomingMessage) => {
@@ -163,7 +163,7 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
       if (options.openReads && !addressedToLoopback(request)) return refuse(HOST_NOT_ALLOWED.status, HOST_NOT_ALLOWED.code, HOST_NOT_ALLOWED.reason, true);
       const m = (request.url ?? '').split('?')[0]!.match(/^\/v1\/computers\/([^/]+)\/stream$/);
       const computerId = m ? idOf(m[1]!) : null;
-      if (m && computerId === null) return refuse(400, 'invalid_id', 'the computer id does not match ^[A-Za-z0-9-]{1,64}$', true);
+      if (m && computerId === null) return refuse(400, 'invalid_id', `the computer id does not match ${SAFE_ID_RULE}`, true);
       const ok = computerId !== null && (await host.isComputerToken(computerId, bearerOf(request)));
       if (!ok) return refuse(401, 'unauthorized', 'a valid computer token is required', true);
       let incarnation: string | undefined;
@@ -219,14 +219,14 @@ function safeDecode(raw: string): string | null {
 /** `?prefix=P` of `GET /v1/runs`: the start of a run id, checked like an id. */
 function prefixOf(request: IncomingMessage): string {
   const prefix = new URL(request.url ?? '/', 'http://board.invalid').searchParams.get('prefix');
-  if (prefix === null || !SafeId.safeParse(prefix).success) throw new HttpError(400, 'invalid_prefix', 'GET /v1/runs wants ?prefix= the start of a run id, matching ^[A-Za-z0-9-]{1,64}$');
+  if (!isSafeId(prefix)) throw new HttpError(400, 'invalid_prefix', `GET /v1/runs wants ?prefix= the start of a run id, matching ${SAFE_ID_RULE}`);
   return prefix;
 }
 
-/** The id a path segment names, or null when it is not one (`^[A-Za-z0-9-]{1,64}$` once decoded). */
+/** The id a path segment names, or null when it is not one (the id rule once decoded). */
 function idOf(raw: string): string | null {
   const id = safeDecode(raw);
-  return id !== null && SafeId.safeParse(id).success ? id : null;
+  return isSafeId(id) ? id : null;
 }
 
 async function metrics(host: BoardHost): Promise<string> {

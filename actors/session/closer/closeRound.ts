@@ -1,6 +1,7 @@
 import type { Activity } from '../../../events/sessionEvents.ts';
 import { isProcessAlive } from '../../runtime/processes.ts';
-import { type Holder, holdsClaim, hostOf, pidOf } from '../claims.ts';
+import { writerOf } from '../../runtime/writer.ts';
+import { type Holder, holdsClaim } from '../claims.ts';
 import { type CloseSettings, gapMs } from '../closeSettings.ts';
 import type { SessionDriver } from './drivers/sessionDriver.ts';
 import type { SessionActors } from './sessionActors.ts';
@@ -85,7 +86,7 @@ async function closeOne(ctx: RoundContext, key: string): Promise<RoundOutcome> {
 function holderOf(state: Readonly<SessionClose>, lock: string): Holder | null {
   if (state.claim === null) return null;
   const claimLock = state.claim.lock;
-  if (hostOf(claimLock) !== hostOf(lock)) return { lock: claimLock, alive: null };
-  const pid = pidOf(claimLock);
-  return { lock: claimLock, alive: pid !== null && isProcessAlive(pid) };
+  const holder = writerOf(claimLock);
+  if (holder.host !== writerOf(lock).host) return { lock: claimLock, alive: null };
+  return { lock: claimLock, alive: holder.pid !== null && isProcessAlive(holder.pid) };
 }

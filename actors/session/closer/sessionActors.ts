@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { DomainEvent, NewDomainEvent } from '../../../events/catalog.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
-import { decideStep } from '../../runtime/decideStep.ts';
+import { decideAndAppend } from '../../runtime/decideAndAppend.ts';
+import { retryOnConflict } from '../../runtime/retryOnConflict.ts';
 import { type ActorRef, type ActorSystem, type ReplyTo, child, query, reply, stop } from '../../runtime/runtime.ts';
 import { sessionDecider } from '../sessionDecider.ts';
 import type { SessionClose } from '../sessionState.ts';
@@ -38,8 +39,6 @@ interface Held {
 
 const QUERY_TIMEOUT_MS = 30_000;
 const PASSIVATE_AFTER_MS = 10 * 60_000;
-/** Appends refused because another process wrote first, each answered by reading on and deciding again. */
-const CONFLICT_RETRIES = 5;
 
 /**
  * One actor per session of a computer, the only writer of `<computer>/session:<key>` in its process.
@@ -107,30 +106,24 @@ export class SessionActors {
     return held;
   }
 
-  private async decide(key: string, held: Held, build: InputFrom): Promise<SessionStep> {
+  /** Each attempt reads the stream on first: a stale one is decided again on what the log has now. */
+  private decide(key: string, held: Held, build: InputFrom): Promise<SessionStep> {
     const stream = sessionStream(this.computer, key);
-    for (let attempt = 0; ; attempt++) {
+    return retryOnConflict(async () => {
       await this.readOn(key, held);
       const input = build(held.state, this.now());
       if (input === null) return { state: structuredClone(held.state), input: null, decisions: [] };
       if (input.stream !== stream) throw new Error(`session ${key}'s actor writes only ${stream}, not ${input.stream}`);
       // Decided on a copy: a refused append leaves the state as the log has it.
-      const step = decideStep(sessionDecider, structuredClone(held.state), input);
-      if (step === null) return { state: structuredClone(held.state), input: null, decisions: [] };
-      const result = await this.store.append({
-        expected: { [stream]: held.version },
-        events: [input, ...step.decisions.map((d) => ({ ...d, cause: { inBatch: 0 } }))],
-      });
-      if (!result.ok) {
-        if (attempt >= CONFLICT_RETRIES) throw result.conflict;
-        continue;
-      }
-      const [recorded, ...decisions] = result.events as DomainEvent[];
-      held.state = step.state;
-      held.version = result.events[result.events.length - 1]!.version;
-      if (decisions.length) this.afterCommit(key, held.state, decisions);
-      return { state: structuredClone(held.state), input: recorded!, decisions };
-    }
+      const versions = new Map([[stream, held.version]]);
+      const outcome = await decideAndAppend(this.store, sessionDecider, structuredClone(held.state), input, versions);
+      if (!outcome.ok) return outcome.conflict;
+      if (outcome.input === null) return { state: structuredClone(held.state), input: null, decisions: [] };
+      held.state = outcome.state;
+      held.version = versions.get(stream)!;
+      if (outcome.decisions.length) this.afterCommit(key, held.state, outcome.decisions);
+      return { state: structuredClone(held.state), input: outcome.input, decisions: outcome.decisions };
+    });
   }
 
   /** Folds what was appended to the stream since this actor last read or wrote it. */

@@ -46,12 +46,7 @@ export function prepareAppendStatements(db: Database.Database, faults?: StoreFau
  * reading any version, so two processes are serialised and the version check is exact. Each request is
  * checked whole before any of its rows is written: a stale one writes nothing and the others go on.
  */
-export function commitAppends(
-  _db: Database.Database,
-  statements: PreparedAppend,
-  writer: string,
-  requests: readonly AppendRequest[],
-): AppendResult[] {
+export function commitAppends(statements: PreparedAppend, writer: string, requests: readonly AppendRequest[]): AppendResult[] {
   return statements.appendAll.immediate(writer, requests);
 }
 

@@ -4,14 +4,13 @@ import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { interval, map, merge, type Observable, Subject } from 'rxjs';
 import { codec as defaultCodec, type DomainEvent } from '../../catalog.ts';
-import { type DecodedData, describeForeignRow, type EventCodec, type ForeignRow, InvalidEventError } from '../../codec.ts';
+import { type AnyEventCodec, type DecodedData, describeForeignRow, type ForeignRow, InvalidEventError } from '../../codec.ts';
 import type { AppendRequest, AppendResult, Checkpoint, CheckpointStore, EventStore, FoldRow, SnapshotStore } from '../eventStore.ts';
 import { type Wake, followLog } from '../followLog.ts';
 import { commitAppends, type PreparedAppend, prepareAppendStatements, type StoreFaults } from './appendBatch.ts';
 import { asLogUnwritable, LogUnwritableError } from '../logUnwritable.ts';
 import { prepareLogFile } from './logFile.ts';
 import { checkLogSchema, migrateToLatest, NotALogError } from './migrations.ts';
-import type { LogDatabase } from './schema.ts';
 import { type SnapshotPolicy, sqliteSnapshots } from './snapshots.ts';
 import { messageOf } from '../../thrown.ts';
 
@@ -23,7 +22,8 @@ export interface SqliteStoreOptions {
   readonly sync?: 'full' | 'normal';
   /** How often a live subscription looks for appends made by another process. */
   readonly pollMs?: number;
-  readonly codec?: EventCodec<Record<string, never>> | typeof defaultCodec;
+  /** The event types it reads and writes: the catalog's by default (a test's store adds its fixtures' to them). */
+  readonly codec?: AnyEventCodec;
   /** Defaults to this process's `host:pid`. */
   readonly writer?: string;
   /** How often checkpoints are also kept as snapshots, and how many are kept (see SnapshotStore). */
@@ -92,9 +92,9 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
     db.pragma('busy_timeout = 10000');
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.sync === 'normal' ? 'NORMAL' : 'FULL'}`);
-    const kysely = new Kysely<LogDatabase>({ dialect: new SqliteDialect({ database: db }) });
-    await migrateToLatest(kysely);
-    return new SqliteEventStore(db, kysely, options);
+    // kysely only runs the migrations: every read and write of the log is a prepared better-sqlite3 statement.
+    await migrateToLatest(new Kysely<unknown>({ dialect: new SqliteDialect({ database: db }) }));
+    return new SqliteEventStore(db, options);
   } catch (error) {
     db.close();
     throw asLogUnwritable(error, path);
@@ -112,7 +112,7 @@ export async function openSqliteStoreToRead(path: string, options: Omit<SqliteSt
   try {
     checkLogSchema(db, path, { older: 'refused' });
     db.pragma('busy_timeout = 10000');
-    return new SqliteEventStore(db, new Kysely<LogDatabase>({ dialect: new SqliteDialect({ database: db }) }), options);
+    return new SqliteEventStore(db, options);
   } catch (error) {
     db.close();
     throw error;
@@ -127,7 +127,7 @@ export class SqliteEventStore implements EventStore {
   readonly writer: string;
   readonly checkpoints: CheckpointStore;
   readonly snapshots: SnapshotStore;
-  private readonly codec: NonNullable<SqliteStoreOptions['codec']>;
+  private readonly codec: AnyEventCodec;
   private readonly commits = new Subject<readonly DomainEvent[]>();
   private readonly wake: Observable<Wake>;
   private readonly statements: PreparedAppend;
@@ -158,7 +158,6 @@ export class SqliteEventStore implements EventStore {
 
   constructor(
     readonly db: Database.Database,
-    readonly kysely: Kysely<LogDatabase>,
     options: SqliteStoreOptions = {},
   ) {
     this.writer = options.writer ?? `${hostname()}:${process.pid}`;
@@ -246,7 +245,7 @@ export class SqliteEventStore implements EventStore {
     if (batch.length === 0) return;
     let results: AppendResult[];
     try {
-      results = commitAppends(this.db, this.statements, this.writer, batch.map((p) => p.request));
+      results = commitAppends(this.statements, this.writer, batch.map((p) => p.request));
     } catch (failure) {
       // The transaction was rolled back whole: nothing of the batch is kept, and the next may commit.
       const error = asLogUnwritable(failure, this.db.name);

@@ -1,6 +1,7 @@
 import type { Clock } from '../../../runtime/clock.ts';
 import type { EventStore } from '../../../../events/store/eventStore.ts';
 import { decideAndAppend } from '../../../runtime/decideAndAppend.ts';
+import { retryOnConflict } from '../../../runtime/retryOnConflict.ts';
 import { adoptionDecider, hasOpenRequest } from '../../adoption/adoptionDecider.ts';
 import { readLane } from '../../adoption/laneStream.ts';
 
@@ -9,24 +10,24 @@ import { readLane } from '../../adoption/laneStream.ts';
  * lane's latest answer from now on (an earlier open one is superseded); a round acts on it. Resolves
  * with its ordinal in the lane.
  */
-export async function requestAdoption(store: EventStore, clock: Clock, lane: string, sessionId: string): Promise<number> {
-  for (let attempt = 0; attempt < 10; attempt++) {
+export function requestAdoption(store: EventStore, clock: Clock, lane: string, sessionId: string): Promise<number> {
+  return retryOnConflict(async () => {
     const { state, versions } = await readLane(store, lane);
     // The state is folded in place by the step: its ordinal is read before.
     const request = state.requests + 1;
     const outcome = await decideAndAppend(store, adoptionDecider, state, { stream: `lane:${lane}`, type: 'adoption.requested', data: { lane, sessionId }, at: clock.now() }, versions);
-    if (outcome.ok) return request;
-  }
-  throw new Error(`lane ${lane} kept changing; try again`);
+    return outcome.ok ? request : outcome.conflict;
+  }, keptChanging(lane));
 }
 
 /** `runledger adopt LANE --release`: withdraws the lane's open request. Refused when none is open. */
-export async function releaseAdoption(store: EventStore, clock: Clock, lane: string, reason: string): Promise<void> {
-  for (let attempt = 0; attempt < 10; attempt++) {
+export function releaseAdoption(store: EventStore, clock: Clock, lane: string, reason: string): Promise<void> {
+  return retryOnConflict(async () => {
     const { state, versions } = await readLane(store, lane);
     if (!hasOpenRequest(state)) throw new Error(`lane ${lane} has no open adoption request to release`);
     const outcome = await decideAndAppend(store, adoptionDecider, state, { stream: `lane:${lane}`, type: 'adoption.released', data: { lane, reason }, at: clock.now() }, versions);
-    if (outcome.ok) return;
-  }
-  throw new Error(`lane ${lane} kept changing; try again`);
+    return outcome.ok ? undefined : outcome.conflict;
+  }, keptChanging(lane));
 }
+
+const keptChanging = (lane: string) => () => new Error(`lane ${lane} kept changing; try again`);

@@ -2,8 +2,9 @@ import type { Clock } from '../../../runtime/clock.ts';
 import type { NewDomainEvent } from '../../../../events/catalog.ts';
 import type { EventStore } from '../../../../events/store/eventStore.ts';
 import { decideAndAppend } from '../../../runtime/decideAndAppend.ts';
-import { isProcessAlive, sameHost } from '../../../runtime/processes.ts';
-import { hostOf, pidOf } from '../../../session/claims.ts';
+import { CONFLICT_RETRIES } from '../../../runtime/retryOnConflict.ts';
+import { writerIsAlive } from '../../../runtime/processes.ts';
+import { writerOf } from '../../../runtime/writer.ts';
 import { adoptionDecider, hasOpenRequest } from '../../adoption/adoptionDecider.ts';
 import { readLane } from '../../adoption/laneStream.ts';
 import { type AdoptionState, DEFAULT_ADOPTION_TTL_MS } from '../../adoption/adoptionState.ts';
@@ -71,7 +72,7 @@ async function adoptOne(options: AdoptionRoundOptions, lane: string, report: Ado
   } catch (e) {
     error = (e as Error).message.slice(0, 500);
   }
-  const claim = state.latest === 'claimed' && state.claim ? { lock: state.claim.lock, alive: aliveOf(state.claim.lock) } : null;
+  const claim = state.latest === 'claimed' && state.claim ? { lock: state.claim.lock, alive: writerIsAlive(writerOf(state.claim.lock)) } : null;
   const reading: NewDomainEvent = {
     stream,
     type: 'adoption.listing.read',
@@ -108,7 +109,7 @@ async function adoptOne(options: AdoptionRoundOptions, lane: string, report: Ado
   };
   let outcome = await decideAndAppend(store, adoptionDecider, step.state, ended, versions);
   // Written meanwhile (a release, a new request): the bind's end is still recorded, against what is there now.
-  for (let attempt = 0; !outcome.ok && attempt < 5; attempt++) {
+  for (let attempt = 0; !outcome.ok && attempt < CONFLICT_RETRIES; attempt++) {
     const fresh = await readLane(store, lane);
     outcome = await decideAndAppend(store, adoptionDecider, fresh.state, ended, fresh.versions);
   }
@@ -118,9 +119,3 @@ async function adoptOne(options: AdoptionRoundOptions, lane: string, report: Ado
   else report.skipped.push([lane, `bound session ${request.sessionId}, but the request was answered meanwhile`]);
 }
 
-/** Whether the process of a claim lock is alive: known on this host only. */
-function aliveOf(lock: string): boolean | null {
-  if (!sameHost(hostOf(lock))) return null;
-  const pid = pidOf(lock);
-  return pid !== null && isProcessAlive(pid);
-}

@@ -60,12 +60,15 @@ export function runHookCommand(command: string, payload: HookPayload, options: H
       try {
         process.kill(-child.pid!, 'SIGKILL');
       } catch {
+        // Its group is gone already (ESRCH: the shell's children ended with it) or it never had one:
+        // the command's own process is what is left to stop.
         child.kill('SIGKILL');
       }
     });
     child.stdout!.on('data', (chunk: Buffer) => output.push(chunk));
     child.stderr!.on('data', (chunk: Buffer) => output.push(chunk));
-    // A hook that never reads its stdin must not fail because its pipe closed.
+    // A hook that never reads its stdin must not fail because its pipe closed (EPIPE): what it did is
+    // told by its exit, which is recorded either way.
     child.stdin!.on('error', () => {});
     child.stdin!.end(`${JSON.stringify(payload)}\n`);
     child.on('error', (error) => finish({ ok: false, exitCode: null, signal: null, error: `could not start: ${error.message}` }));

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../../runtime/clock.ts';
 import type { EventStore } from '../../../../events/store/eventStore.ts';
 import { decideAndAppend } from '../../../runtime/decideAndAppend.ts';
+import { retryOnConflict } from '../../../runtime/retryOnConflict.ts';
 import { inboxDecider } from '../../inbox/inboxDecider.ts';
 import type { NoticeKind } from '../../inbox/noticeKinds.ts';
 import { inboxStream, readInbox } from '../../inbox/inboxStream.ts';
@@ -19,10 +20,10 @@ export interface SubscriptionRequest {
  * Opens a subscription in the session's inbox. It hears what is committed after it opened (its cursor
  * starts at the log's head), never history. Refused when the inbox already has one of that id.
  */
-export async function openSubscription(store: EventStore, clock: Clock, request: SubscriptionRequest): Promise<{ subscriptionId: string; from: number }> {
+export function openSubscription(store: EventStore, clock: Clock, request: SubscriptionRequest): Promise<{ subscriptionId: string; from: number }> {
   const subscriptionId = request.subscriptionId ?? randomUUID().slice(0, 8);
   const { sessionId } = request;
-  for (let attempt = 0; attempt < 10; attempt++) {
+  return retryOnConflict(async () => {
     const { state, versions } = await readInbox(store, sessionId);
     if (Object.hasOwn(state.subscriptions, subscriptionId)) throw new Error(`session ${sessionId} already has a subscription ${subscriptionId}`);
     const from = await store.headSeq();
@@ -33,14 +34,13 @@ export async function openSubscription(store: EventStore, clock: Clock, request:
       { stream: inboxStream(sessionId), type: 'subscription.opened', data: { subscriptionId, sessionId, lane: request.lane ?? null, kinds: [...request.kinds], from }, at: clock.now() },
       versions,
     );
-    if (outcome.ok) return { subscriptionId, from };
-  }
-  throw new Error(`the inbox of session ${sessionId} kept changing; try again`);
+    return outcome.ok ? { subscriptionId, from } : outcome.conflict;
+  }, keptChanging(sessionId));
 }
 
 /** Closes a subscription: nothing more is filed for it. Refused when the inbox has no open one of that id. */
-export async function closeSubscription(store: EventStore, clock: Clock, sessionId: string, subscriptionId: string, reason: string): Promise<void> {
-  for (let attempt = 0; attempt < 10; attempt++) {
+export function closeSubscription(store: EventStore, clock: Clock, sessionId: string, subscriptionId: string, reason: string): Promise<void> {
+  return retryOnConflict(async () => {
     const { state, versions } = await readInbox(store, sessionId);
     if (state.subscriptions[subscriptionId]?.closed !== false) throw new Error(`session ${sessionId} has no open subscription ${subscriptionId}`);
     const outcome = await decideAndAppend(
@@ -50,7 +50,8 @@ export async function closeSubscription(store: EventStore, clock: Clock, session
       { stream: inboxStream(sessionId), type: 'subscription.closed', data: { subscriptionId, sessionId, reason }, at: clock.now() },
       versions,
     );
-    if (outcome.ok) return;
-  }
-  throw new Error(`the inbox of session ${sessionId} kept changing; try again`);
+    return outcome.ok ? undefined : outcome.conflict;
+  }, keptChanging(sessionId));
 }
+
+const keptChanging = (sessionId: string) => () => new Error(`the inbox of session ${sessionId} kept changing; try again`);

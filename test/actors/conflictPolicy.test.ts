@@ -1,0 +1,126 @@
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { requestAdoption } from '../../actors/board/chores/adoptions/adoptionRequests.ts';
+import { FakeClock } from '../../actors/runtime/clock.ts';
+import { RunActors } from '../../actors/run/runActor.ts';
+import { runDecider } from '../../actors/run/runDecider.ts';
+import type { RunExecution } from '../../actors/run/runState.ts';
+import { DecidingActor } from '../../actors/runtime/decidingActor.ts';
+import { CONFLICT_RETRIES, retryOnConflict } from '../../actors/runtime/retryOnConflict.ts';
+import { type CrashReport, startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import { SessionActors } from '../../actors/session/closer/sessionActors.ts';
+import { sessionStream } from '../../actors/session/sessionStreams.ts';
+import type { NewDomainEvent } from '../../events/catalog.ts';
+import type { NewEvent } from '../../events/envelope.ts';
+import { type AppendRequest, type EventStore, StaleVersionError } from '../../events/store/eventStore.ts';
+import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { T0 } from '../support/events.ts';
+import { openTempStore } from '../support/tempStore.ts';
+
+/**
+ * The real store with a rival writer that always wins: before each append it commits `rival` to the
+ * append's first stream, so every attempt, however freshly rehydrated, is refused as stale.
+ */
+function racedStore(log: SqliteEventStore, rival: (stream: string) => NewEvent) {
+  const attempts: AppendRequest[] = [];
+  const append = async (request: AppendRequest) => {
+    attempts.push(request);
+    const stream = request.events[0]!.stream;
+    expect(await log.append({ expected: { [stream]: 'any' }, events: [rival(stream)] })).toMatchObject({ ok: true });
+    return log.append(request);
+  };
+  const store = new Proxy(log, {
+    get(target, property) {
+      if (property === 'append') return append;
+      const value = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  }) as EventStore;
+  return { store, attempts };
+}
+
+function actorSystem() {
+  const crashes: CrashReport[] = [];
+  const system = startActorSystem({ onError: (report) => crashes.push(report) });
+  onTestFinished(() => stopSystem(system));
+  return { system, crashes };
+}
+
+const RUN = 'c1/run:r1';
+const handedOver: NewDomainEvent = { stream: RUN, type: 'run.handed.over', data: { runId: 'r1', lane: 'L', budgetS: 0, laneSession: null, local: true }, at: T0 };
+const heartbeat = (stream: string): NewEvent => ({ stream, type: 'run.heartbeat.answered', data: { runId: 'r1', status: 200, cancelRequested: false }, at: T0 });
+
+describe('one retry policy for a stale version, in every actor', () => {
+  it('given attempts refused as stale, then retryOnConflict decides again up to CONFLICT_RETRIES times, then throws the last conflict', async () => {
+    const stale = () => new StaleVersionError('s:a', 1, 2);
+    let calls = 0;
+    expect(await retryOnConflict(async () => (++calls <= CONFLICT_RETRIES ? stale() : 'decided'))).toBe('decided');
+    expect(calls).toBe(CONFLICT_RETRIES + 1);
+
+    calls = 0;
+    const last = stale();
+    await expect(retryOnConflict(async () => (++calls <= CONFLICT_RETRIES ? stale() : last))).rejects.toBe(last);
+    expect(calls).toBe(CONFLICT_RETRIES + 1);
+  });
+
+  it('given refusals only because an earlier append of the chain broke, then they are retried without counting: no other writer is involved', async () => {
+    const broken = () => StaleVersionError.afterBrokenChain({ expected: { 's:a': 3 }, events: [] });
+    let calls = 0;
+    const outcome = await retryOnConflict(async () => (++calls <= CONFLICT_RETRIES * 2 ? broken() : 'decided'));
+    expect(outcome).toBe('decided');
+    expect(calls).toBe(CONFLICT_RETRIES * 2 + 1);
+  });
+
+  it('given a rival that always writes first, then the deciding actor (board, queue) tries CONFLICT_RETRIES + 1 times, each on the rehydrated state, and refuses with the conflict', async () => {
+    const log = await openTempStore();
+    const { store, attempts } = racedStore(log, heartbeat);
+    const { system, crashes } = actorSystem();
+    const actor = new DecidingActor<RunExecution>(system, store, {
+      name: 'raced',
+      decider: runDecider,
+      hydrate: async () => (await log.readStream(RUN)).reduce((state, event) => runDecider.evolve(state, event), runDecider.initialState(RUN)),
+    });
+
+    await expect(actor.input(handedOver)).rejects.toBeInstanceOf(StaleVersionError);
+    expect(attempts).toHaveLength(CONFLICT_RETRIES + 1);
+    // Each attempt expected the version the log had after the rival's write before it: it was rehydrated.
+    expect(attempts.map((a) => a.expected[RUN])).toEqual(Array.from({ length: CONFLICT_RETRIES + 1 }, (_, i) => i));
+    expect(crashes).toEqual([]);
+  });
+
+  it('given a rival that always writes first, then the run actor tries CONFLICT_RETRIES + 1 times, each on the rehydrated state, and refuses with the conflict', async () => {
+    const log = await openTempStore();
+    const { store, attempts } = racedStore(log, heartbeat);
+    const { system, crashes } = actorSystem();
+    const runs = new RunActors(system, store, 'c1', () => {});
+
+    await expect(runs.input('r1', handedOver)).rejects.toBeInstanceOf(StaleVersionError);
+    expect(attempts).toHaveLength(CONFLICT_RETRIES + 1);
+    expect(attempts.map((a) => a.expected[RUN])).toEqual(Array.from({ length: CONFLICT_RETRIES + 1 }, (_, i) => i));
+    // A conflict is no crash: the actor folds its run again from the log, quietly.
+    expect(crashes).toEqual([]);
+    runs.stop('r1');
+  });
+
+  it('given a rival that always writes first, then a session actor tries CONFLICT_RETRIES + 1 times, each on what it read on, and refuses with the conflict', async () => {
+    const log = await openTempStore();
+    const stream = sessionStream('c1', 's1');
+    const { store, attempts } = racedStore(log, () => ({ stream, type: 'session.kill.answered', data: { sessionId: 's1', attempt: 1, ok: false, detail: 'rival' }, at: T0 }));
+    const { system } = actorSystem();
+    const actors = new SessionActors(system, store, 'c1', () => T0);
+    onTestFinished(() => actors.stop());
+
+    const ended = (): NewDomainEvent => ({ stream, type: 'session.run.ended', data: { sessionId: 's1', runId: 'r1', lane: 'L', bound: false, launchedAt: null, pid: null }, at: T0 });
+    await expect(actors.step('s1', ended)).rejects.toBeInstanceOf(StaleVersionError);
+    expect(attempts).toHaveLength(CONFLICT_RETRIES + 1);
+    expect(attempts.map((a) => a.expected[stream])).toEqual(Array.from({ length: CONFLICT_RETRIES + 1 }, (_, i) => i));
+  });
+
+  it('given a rival that always writes first, then a one-shot command (`runledger adopt`) tries CONFLICT_RETRIES + 1 times, each on the lane read again, and says the lane kept changing', async () => {
+    const log = await openTempStore();
+    const { store, attempts } = racedStore(log, (stream) => ({ stream, type: 'adoption.requested', data: { lane: 'L', sessionId: 'rival' }, at: T0 }));
+
+    await expect(requestAdoption(store, new FakeClock(T0), 'L', 's1')).rejects.toThrow('lane L kept changing; try again');
+    expect(attempts).toHaveLength(CONFLICT_RETRIES + 1);
+    expect(attempts.map((a) => a.expected['lane:L'])).toEqual(Array.from({ length: CONFLICT_RETRIES + 1 }, (_, i) => i));
+  });
+});
