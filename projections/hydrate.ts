@@ -1,6 +1,6 @@
 import type { EventStore } from '../events/store/eventStore.ts';
 import { foldLog } from './foldLog.ts';
-import { type AnyProjection, checkpointName } from './projection.ts';
+import { type AnyProjection, type Projection, checkpointName } from './projection.ts';
 
 export interface Folded<S = unknown> {
   readonly projection: AnyProjection;
@@ -45,6 +45,19 @@ export async function hydrateProjections(
     );
   }
   return folded;
+}
+
+/** The state type of each projection of a list, in its order. */
+export type StatesOf<P extends readonly AnyProjection[]> = { -readonly [K in keyof P]: P[K] extends Projection<infer S> ? S : never };
+
+/**
+ * The states of `projections`, hydrated in one pass and each typed by its own projection:
+ * `const [board] = await hydrateStates(store, [boardProjection])`.
+ */
+export async function hydrateStates<const P extends readonly AnyProjection[]>(store: EventStore, projections: P): Promise<StatesOf<P>> {
+  const folded = await hydrateProjections(store, projections);
+  // Each state was folded by the projection at the same index, so it is of that projection's type.
+  return projections.map((projection) => folded.get(projection.name)!.state) as StatesOf<P>;
 }
 
 /** Stores each projection's state as its checkpoint, so the next start folds only what comes after. */

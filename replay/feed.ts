@@ -83,5 +83,6 @@ export async function feed(store: Source, replayer: Replayer, options: FeedOptio
 export async function complete<E extends DomainEvent>(store: Pick<EventStore, 'readAll'>, event: E): Promise<E> {
   if (event.actor !== '') return event;
   const [full] = await store.readAll(event.seq - 1, 1);
+  // The same row read again, with its bookkeeping: of the same type as `event`.
   return full && full.seq === event.seq ? (full as E) : event;
 }

@@ -5,7 +5,7 @@ import type { AnyDecider } from '../actors/runtime/decider.ts';
 import { sameDecision, view } from './compare.ts';
 import { retirementOf, type ScopedStates } from './deciderStates.ts';
 import { compare, type Lane, type OpenInput, type ReplayDifference, type ReplayStep } from './difference.ts';
-import { parseData, type TypeNames, typesOf, unread } from './rows.ts';
+import { fillData, parseData, type TypeNames, typesOf, unread } from './rows.ts';
 
 export type { DifferenceKind, ReplayDifference, ReplayStep } from './difference.ts';
 
@@ -132,7 +132,7 @@ export class Replayer {
   /** A row read whole, its data checked against the catalog: for a caller that also hands it to others (`feed`'s `visit`). */
   read(row: FoldRow): DomainEvent {
     const event = unread(row, this.types);
-    (event as { data: unknown }).data = this.codec.decodeData(row.seq, row.type, parseData(row.seq, row.type, row.data));
+    fillData(event, this.codec.decodeData(row.seq, row.type, parseData(row.seq, row.type, row.data)));
     return event;
   }
 
@@ -250,7 +250,7 @@ export class Replayer {
     if (derived !== undefined && text !== null && derived.type === event.type && derived.at === event.at && derived.stream === event.stream) {
       // Written out, the decision just made is the recorded one: fold it, and skip reading the text.
       if (JSON.stringify(derived.data) === text) {
-        (event as { data: unknown }).data = derived.data;
+        fillData(event, derived.data);
         this.text = null;
         this.decoded = true;
         return;
@@ -286,14 +286,14 @@ export class Replayer {
     if (this.text === null) return;
     const text = this.text;
     this.text = null;
-    (event as { data: unknown }).data = parseData(event.seq, event.type, text);
+    fillData(event, parseData(event.seq, event.type, text));
   }
 
   /** Checks the data of the event being visited against the catalog, upcasting an older shape. */
   private decode(event: DomainEvent): void {
     if (this.decoded) return;
     this.parse(event);
-    (event as { data: unknown }).data = this.codec.decodeData(event.seq, event.type, event.data);
+    fillData(event, this.codec.decodeData(event.seq, event.type, event.data));
     this.decoded = true;
   }
 

@@ -1,6 +1,7 @@
 import type { DomainEvent } from '../events/catalog.ts';
 import { type AnyEventCodec, InvalidEventError, UNKNOWN_TYPE } from '../events/codec.ts';
 import type { FoldRow } from '../events/store/eventStore.ts';
+import { messageOf } from '../events/thrown.ts';
 
 /** A codec's types, each by itself (see `typesOf`). */
 export type TypeNames = ReadonlyMap<string, string>;
@@ -32,11 +33,19 @@ export function unread(row: FoldRow, types: TypeNames): DomainEvent {
   return { seq: row.seq, stream: row.stream, version: 0, type, data: undefined, at: row.at, cause: row.cause, actor: '' } as unknown as DomainEvent;
 }
 
+/**
+ * Sets the data of an event `unread` made (parsed, decoded, or the re-derived data it was found to
+ * equal): the one place replay writes an event's data, which everywhere else is read-only.
+ */
+export function fillData(event: DomainEvent, data: unknown): void {
+  (event as { data: unknown }).data = data;
+}
+
 /** The data of a row, parsed from JSON (not yet checked against the catalog). */
 export function parseData(seq: number, type: string, text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new InvalidEventError(seq, type, `data is not JSON (${(error as Error).message})`);
+    throw new InvalidEventError(seq, type, `data is not JSON (${messageOf(error)})`);
   }
 }

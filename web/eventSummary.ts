@@ -13,14 +13,14 @@ export interface EventSummary extends TimelineEntry {
  * computer's), or a `runId` in its data (queue decisions live in their lane's stream).
  */
 export function runOf(event: DomainEvent): string | null {
-  const named = (event.data as { runId?: unknown }).runId;
+  const named = 'runId' in event.data ? event.data.runId : undefined;
   if (typeof named === 'string') return named;
   const { kind, id } = parseStream(event.stream);
   return kind === 'run' ? id : null;
 }
 
 export function summarize(event: DomainEvent): EventSummary {
-  const lane = (event.data as { lane?: unknown }).lane;
+  const lane = 'lane' in event.data ? event.data.lane : undefined;
   const { kind, id } = parseStream(event.stream);
   return { ...timelineEntry(event), runId: runOf(event), lane: typeof lane === 'string' ? lane : kind === 'lane' ? id : null };
 }

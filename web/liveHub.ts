@@ -7,6 +7,8 @@ import { runTimeline } from '../projections/audit/runTimeline.ts';
 import type { BoardSnapshot, RunFacts } from './boardSnapshot.ts';
 import { summarize } from './eventSummary.ts';
 import type { LiveFeed } from './liveFeed.ts';
+import type { FailureLog } from '../actors/runtime/untilRecorded.ts';
+import { messageOf } from '../events/thrown.ts';
 
 /** What a board page is sent of the past when it connects: the tail of the log. */
 const RECENT_EVENTS = 40;
@@ -33,6 +35,8 @@ export interface LiveHubOptions {
   readonly feed: LiveFeed;
   readonly snapshot: () => BoardSnapshot;
   readonly runFacts: (runId: string) => RunFacts | null;
+  /** The daemon's log: a page whose start could not be read from the log is told there. */
+  readonly log: FailureLog;
 }
 
 /**
@@ -58,9 +62,13 @@ export class LiveHub {
     this.wss.handleUpgrade(request, socket, head, (ws) => {
       const page: Page = { ws, target, ready: false, lastSeq: 0, alive: true };
       ws.on('pong', () => (page.alive = true));
+      // A socket error (the page went away) is followed by its close, handled below.
       ws.on('error', () => {});
       ws.on('close', () => this.leave(page));
-      this.join(page).catch(() => ws.close(1011, 'the log could not be read'));
+      this.join(page).catch((error: unknown) => {
+        this.options.log(`web view: a live page could not be started (${messageOf(error)}); it is closed and may reconnect`);
+        ws.close(1011, 'the log could not be read');
+      });
     });
   }
 

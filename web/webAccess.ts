@@ -43,8 +43,10 @@ export class ViewerAccess {
     if (origin === undefined) return true;
     try {
       return new URL(origin).host === request.headers.host;
-    } catch {
-      return false;
+    } catch (error) {
+      // An Origin that is no URL (`null` from a sandboxed frame) is no page of this board's.
+      if (error instanceof TypeError) return false;
+      throw error;
     }
   }
 

@@ -12,12 +12,15 @@ import { boardSnapshot, runFacts } from './boardSnapshot.ts';
 import { LiveFeed } from './liveFeed.ts';
 import { LiveHub, type LiveTarget } from './liveHub.ts';
 import { ViewerAccess } from './webAccess.ts';
+import { type FailureLog, stderrLog } from '../actors/runtime/untilRecorded.ts';
 
 export interface WebViewOptions {
   readonly store: EventStore;
   readonly clock: Clock;
   /** The live projections (the daemon's ProjectionKeeper): read at once, never kept. */
   readonly projections: { state<S>(name: string): S };
+  /** The daemon's log (stderr when not given): a live page the board could not serve. */
+  readonly log?: FailureLog;
 }
 
 const TYPES: Record<string, string> = {
@@ -72,6 +75,7 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
           clock.now(),
         ),
       runFacts: (runId) => runFacts(projections.state<BoardState>('board'), runId),
+      log: options.log ?? stderrLog,
     });
 
     const pageOf = (path: string): string | null => {
@@ -179,16 +183,20 @@ function runPageOf(given: string, runIds: () => Iterable<string>): { runId: stri
 function urlOf(request: IncomingMessage): URL {
   try {
     return new URL(request.url ?? '/', 'http://board.invalid');
-  } catch {
-    return new URL('http://board.invalid/');
+  } catch (error) {
+    // A request target that reads as no URL (`//:`) is taken for `/`.
+    if (error instanceof TypeError) return new URL('http://board.invalid/');
+    throw error;
   }
 }
 
 function decoded(raw: string): string {
   try {
     return decodeURIComponent(raw);
-  } catch {
-    return raw;
+  } catch (error) {
+    // Malformed escapes (`%ZZ`): the segment is taken as it was written.
+    if (error instanceof URIError) return raw;
+    throw error;
   }
 }
 

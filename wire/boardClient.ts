@@ -90,6 +90,7 @@ function parseOrUndefined(text: string): unknown {
   try {
     return text ? JSON.parse(text) : undefined;
   } catch {
+    // Not JSON (a proxy's error page): the answer is its status alone.
     return undefined;
   }
 }

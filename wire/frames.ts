@@ -6,6 +6,7 @@ import { SAFE_ID, SAFE_ID_RULE } from '../events/idRule.ts';
 export const MAX_FRAME_BYTES = 256 * 1024;
 
 /** A push frame from the board (SPEC section 7). Extra fields are tolerated: the board may grow. */
+const FrameId = z.object({ id: z.string() });
 const PushFrame = z.object({
   id: z.string().min(1).max(200),
   kind: z.string().min(1).max(100),
@@ -32,12 +33,15 @@ export function frameInput(computer: string, raw: string, at: number): NewDomain
   try {
     value = JSON.parse(raw);
   } catch {
+    // A SyntaxError, JSON.parse's only failure on text: refused and recorded, as a bad frame is.
     return refuse(null, 'the frame is not JSON');
   }
-  const frameId = typeof (value as { id?: unknown })?.id === 'string' ? ((value as { id: string }).id.slice(0, 200)) : null;
   const parsed = PushFrame.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
+    // The refusal names the frame when it has an id at all, so the board can tell which one it was.
+    const named = FrameId.safeParse(value);
+    const frameId = named.success ? named.data.id.slice(0, 200) : null;
     return refuse(frameId, `the frame has the wrong shape (${issue?.path.join('.') || 'frame'}: ${issue?.message ?? 'invalid'})`);
   }
   const { id, kind, data } = parsed.data;

@@ -21,6 +21,7 @@ export async function readJson<S extends z.ZodType>(request: IncomingMessage, sc
   try {
     value = text.trim() === '' ? {} : JSON.parse(text);
   } catch {
+    // A SyntaxError, JSON.parse's only failure on text: the caller's to fix.
     throw new HttpError(400, 'malformed_json', 'the body is not JSON');
   }
   const parsed = schema.safeParse(value);

@@ -1,6 +1,7 @@
 import WebSocket from 'ws';
 import type { Clock } from '../actors/runtime/clock.ts';
 import { type FailureLog, stderrLog } from '../actors/runtime/untilRecorded.ts';
+import { messageOf } from '../events/thrown.ts';
 import { fullJitterMs } from './backoff.ts';
 import { MAX_FRAME_BYTES } from './frames.ts';
 import { CONNECTED_ELSEWHERE, INCARNATION_HEADER } from './incarnation.ts';
@@ -76,8 +77,9 @@ export class PushStreamClient {
       const raw = data.toString();
       chain = chain
         .then(() => this.options.onFrame(raw))
-        .catch((error: Error) => (this.options.log ?? stderrLog)(`a frame from ${this.options.server} could not be handled: ${error.message}`));
+        .catch((error: unknown) => (this.options.log ?? stderrLog)(`a frame from ${this.options.server} could not be handled: ${messageOf(error)}`));
     });
+    // A socket error (the board refused or went away) is followed by its close, told and retried below.
     socket.on('error', () => {});
     socket.on('close', (code, reason) => {
       if (this.socket === socket) this.socket = null;

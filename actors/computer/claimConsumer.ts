@@ -6,6 +6,7 @@ import { SafeId } from '../../events/safeId.ts';
 import { type EffectConsumer, RUN_EFFECTS_AT_ONCE } from '../runtime/outbox.ts';
 import { errorCodeOf } from '../lane/claimAnswer.ts';
 import { type Skill, parseSkills } from './skills.ts';
+import { messageOf } from '../../events/thrown.ts';
 
 /** The board's claim call, as the computer sees it (the HTTP client in production, a stand-in in tests). */
 export interface BoardClaims {
@@ -65,6 +66,8 @@ export function claimConsumer(
         // The life that started the claim, even when a later life repeats it after a restart.
         answer = await board.claim(runId, incarnation);
       } catch {
+        // BoardClient answers a network error as status 0 and never throws; a stand-in that throws is
+        // taken the same way: a network error, which the lane retries.
         answer = { status: 0 };
       }
       const code = errorCodeOf(answer.body);
@@ -108,6 +111,14 @@ const GrantedBody = z.object({
   skills: z.unknown().optional(),
 });
 
+const WithRunToken = z.object({ run_token: z.string().min(1) });
+
+/** The run token of a claim's answer, whatever else it holds, or null when it has none. */
+export function runTokenIn(body: unknown): string | null {
+  const read = WithRunToken.safeParse(body);
+  return read.success ? read.data.run_token : null;
+}
+
 export type ReadClaim =
   | { readonly ok: true; readonly claim: GrantedClaim & { run: NonNullable<ClaimAnswer['run']> } }
   /** `runToken`: the answer's token when it had a usable one (the run can still be reported). */
@@ -115,8 +126,7 @@ export type ReadClaim =
 
 /** A claim's 200 answer, read at the edge; a refusal names the first field at fault (`run.timeout_s: ...`). */
 export function readClaimAnswer(runId: string, body: unknown): ReadClaim {
-  const token = (body as { run_token?: unknown } | null | undefined)?.run_token;
-  const runToken = typeof token === 'string' && token !== '' ? token : null;
+  const runToken = runTokenIn(body);
   const parsed = GrantedBody.safeParse(body ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -128,7 +138,7 @@ export function readClaimAnswer(runId: string, body: unknown): ReadClaim {
   try {
     skills = parseSkills(parsed.data.skills);
   } catch (error) {
-    return { ok: false, problem: `skills: ${(error as Error).message}`.slice(0, 500), runToken };
+    return { ok: false, problem: `skills: ${messageOf(error)}`.slice(0, 500), runToken };
   }
   return {
     ok: true,

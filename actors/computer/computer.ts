@@ -12,6 +12,7 @@ import { PushStreamClient } from '../../wire/pushStreamClient.ts';
 import { ComputerQueue } from './computerQueue.ts';
 import { ComputerRuns, type ComputerRunsOptions } from './computerRuns.ts';
 import { writeSkills } from './skills.ts';
+import { messageOf } from '../../events/thrown.ts';
 
 export interface ComputerOptions {
   readonly system: ActorSystem;
@@ -96,7 +97,7 @@ export class Computer {
         log: failures,
         claimed: (runId, lane, { run, invalid }) => {
           const handOver = invalid !== undefined ? this.runs.refuseClaim(runId, lane, invalid) : run ? this.runs.handOver(runId, lane, run) : null;
-          void handOver?.catch((error) => log(`run ${runId} could not be handed over: ${(error as Error).message}`));
+          void handOver?.catch((error) => log(`run ${runId} could not be handed over: ${messageOf(error)}`));
         },
       },
       (claim) => {

@@ -2,7 +2,7 @@ import type { Subscription } from 'rxjs';
 import { type Clock, wakeAt } from '../runtime/clock.ts';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
-import { hydrateProjections } from '../../projections/hydrate.ts';
+import { hydrateStates } from '../../projections/hydrate.ts';
 import { queueProjection } from '../../projections/queue.ts';
 import type { StepOutcome } from '../runtime/decideAndAppend.ts';
 import { DecidingActor } from '../runtime/decidingActor.ts';
@@ -97,8 +97,8 @@ export class ComputerQueue {
   }
 
   private async hydrate(): Promise<QueueState> {
-    const folded = await hydrateProjections(this.store, [queueProjection]);
-    const queue = (folded.get(queueProjection.name)!.state as Record<string, QueueState>)[this.computer] ?? initialQueueState();
+    const [queues] = await hydrateStates(this.store, [queueProjection]);
+    const queue = queues[this.computer] ?? initialQueueState();
     for (const run of Object.values(queue.runs)) this.armTimer(`${this.computer}/lane:${run.lane}`, run.runId, run.notBefore);
     return queue;
   }

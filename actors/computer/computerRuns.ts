@@ -1,9 +1,10 @@
 import type { Subscription } from 'rxjs';
+import { z } from 'zod';
 import { type Clock, wakeAt } from '../runtime/clock.ts';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { executionsProjection } from '../../projections/executions.ts';
-import { hydrateProjections } from '../../projections/hydrate.ts';
+import { hydrateStates } from '../../projections/hydrate.ts';
 import { laneSessionsProjection } from '../../projections/laneSessions.ts';
 import { type AgentHandle, groupAlive } from '../run/execution/agentProcess.ts';
 import { DEFAULT_TIMEOUT_S } from '../run/budget.ts';
@@ -15,6 +16,11 @@ import type { ActorSystem } from '../runtime/runtime.ts';
 import { type FailureLog, stderrLog, unrecorded } from '../runtime/untilRecorded.ts';
 import type { BoardAnswer } from '../../wire/boardClient.ts';
 import { claimIncarnation, completionConsumer, killConsumer, type RunEffectsContext, spawnConsumer } from './runEffects.ts';
+import { messageOf } from '../../events/thrown.ts';
+import { runTokenIn } from './claimConsumer.ts';
+
+/** A heartbeat's answer that asks the run to stop (SPEC section 7: `{cancel_requested: true}`). */
+const CancelRequested = z.object({ cancel_requested: z.literal(true) });
 
 export interface ComputerRunsOptions {
   readonly system: ActorSystem;
@@ -137,9 +143,9 @@ export class ComputerRuns {
    */
   async start(): Promise<void> {
     for (const outbox of this.outboxes) await outbox.open();
-    const folded = await hydrateProjections(this.options.store, [executionsProjection, laneSessionsProjection]);
-    const runs = (folded.get(executionsProjection.name)!.state as Record<string, Record<string, RunExecution>>)[this.options.computer] ?? {};
-    this.laneSessions = { ...((folded.get(laneSessionsProjection.name)!.state as Record<string, Record<string, string>>)[this.options.computer] ?? {}) };
+    const [executions, laneSessions] = await hydrateStates(this.options.store, [executionsProjection, laneSessionsProjection]);
+    const runs = executions[this.options.computer] ?? {};
+    this.laneSessions = { ...(laneSessions[this.options.computer] ?? {}) };
     for (const [runId, run] of Object.entries(runs)) {
       this.live.add(runId);
       this.phases.set(runId, run.phase);
@@ -279,8 +285,8 @@ export class ComputerRuns {
     const lane = this.lanes.get(runId);
     const incarnation = lane === undefined ? undefined : await claimIncarnation(this.options.store, `${this.options.computer}/lane:${lane}`, runId);
     const answer = await this.options.board.claim(runId, incarnation);
-    const token = (answer.body as { run_token?: unknown } | undefined)?.run_token;
-    if ((answer.status === 200 || answer.status === 201) && typeof token === 'string') {
+    const token = runTokenIn(answer.body);
+    if ((answer.status === 200 || answer.status === 201) && token !== null) {
       this.tokens.set(runId, token);
       return token;
     }
@@ -302,10 +308,17 @@ export class ComputerRuns {
   }
 
   private async heartbeat(runId: string): Promise<void> {
-    const token = await this.runToken(runId).catch(() => null);
+    let token: string | null;
+    try {
+      token = await this.runToken(runId);
+    } catch (error) {
+      // The claim's life could not be read from the log: this beat is skipped, the next one asks again.
+      this.failures(`the heartbeat of run ${runId} is skipped: its run token could not be had (${messageOf(error)}); the next beat tries again`);
+      return;
+    }
     if (token === null) return;
     const answer = await this.options.board.heartbeat(runId, token);
-    const cancelRequested = (answer.body as { cancel_requested?: unknown } | undefined)?.cancel_requested === true;
+    const cancelRequested = CancelRequested.safeParse(answer.body).success;
     if (answer.status !== 410 && !cancelRequested) return;
     const answered: NewDomainEvent = {
       stream: this.stream(runId),

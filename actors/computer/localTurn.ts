@@ -2,7 +2,7 @@ import type { Clock } from '../runtime/clock.ts';
 import type { DomainEvent, EventData, NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
-import { hydrateProjections } from '../../projections/hydrate.ts';
+import { hydrateStates } from '../../projections/hydrate.ts';
 import { laneSessionsProjection } from '../../projections/laneSessions.ts';
 import type { AgentHandle } from '../run/execution/agentProcess.ts';
 import { agentKindOf } from '../run/resume.ts';
@@ -60,8 +60,7 @@ export interface LocalTurn {
 
 /** The session a lane of `computer` resumes next, as the log's lane-sessions projection has it. */
 export async function rememberedSession(store: EventStore, computer: string, lane: string): Promise<string | null> {
-  const folded = await hydrateProjections(store, [laneSessionsProjection]);
-  const byComputer = folded.get(laneSessionsProjection.name)!.state as Record<string, Record<string, string>>;
+  const [byComputer] = await hydrateStates(store, [laneSessionsProjection]);
   return byComputer[computer]?.[lane] ?? null;
 }
 

@@ -1,5 +1,6 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { isProcessAlive } from '../runtime/processes.ts';
+import { codeOf } from '../../events/thrown.ts';
 
 /**
  * One daemon per computer id per log file (SPEC section 4, "Restart"): a lock file holding the
@@ -13,11 +14,12 @@ export function takeProcessLock(path: string, what: string): () => void {
         try {
           if (readFileSync(path, 'utf8').trim() === String(process.pid)) rmSync(path);
         } catch {
-          // Already gone.
+          // ENOENT: gone already. Whatever else keeps the file there, the next start finds its pid dead
+          // and takes it over: nothing is left to do about it on the way out.
         }
       };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (codeOf(error) !== 'EEXIST') throw error;
       const owner = Number(readFileSync(path, 'utf8').trim());
       if (isProcessAlive(owner) && owner !== process.pid) {
         throw new Error(`${what} is already running (pid ${owner}, lock ${path}); stop it first`);

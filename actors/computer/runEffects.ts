@@ -4,7 +4,7 @@ import type { Clock } from '../runtime/clock.ts';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
-import { type AgentHandle, groupAlive, startAgent } from '../run/execution/agentProcess.ts';
+import { type AgentHandle, groupAlive, signalGroup, startAgent } from '../run/execution/agentProcess.ts';
 import { budgetWords, remainingMs } from '../run/budget.ts';
 import { type AgentKind, readerFor } from '../run/outputReaders.ts';
 import { turnCommand } from '../run/resume.ts';
@@ -198,12 +198,4 @@ export async function claimIncarnation(store: EventStore, laneStream: string, ru
 
 function exitedInput(stream: string, runId: string, at: number, outcome: 'failed_to_start', why: string): NewDomainEvent {
   return { stream, type: 'run.process.exited', data: { runId, outcome, exitCode: null, signal: null, reply: null, tail: '', stderrTail: why }, at };
-}
-
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // ESRCH: the group is gone already.
-  }
 }

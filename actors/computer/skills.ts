@@ -20,15 +20,18 @@ export function parseSkills(value: unknown): Skill[] {
   if (value === undefined) return [];
   if (!Array.isArray(value)) throw new Error('skills is not a list');
   return value.map((raw, i) => {
-    const { key, files } = (raw ?? {}) as { key?: unknown; files?: unknown };
+    const key: unknown = typeof raw === 'object' && raw !== null && 'key' in raw ? raw.key : undefined;
+    const files: unknown = typeof raw === 'object' && raw !== null && 'files' in raw ? raw.files : undefined;
     if (!isSafeId(key)) throw new Error(`skill ${i} has a key that could name no folder: ${JSON.stringify(key)}`);
     if (files === undefined) return { key, files: {} };
     if (!files || typeof files !== 'object' || Array.isArray(files)) throw new Error(`skill ${key}: files is not an object`);
+    const texts: Record<string, string> = {};
     for (const [path, text] of Object.entries(files)) {
       if (typeof text !== 'string') throw new Error(`skill ${key}: file ${JSON.stringify(path)} is not text`);
       if (!isInside(path)) throw new Error(`skill ${key}: file path ${JSON.stringify(path)} would leave the skill's folder`);
+      texts[path] = text;
     }
-    return { key, files: files as Record<string, string> };
+    return { key, files: texts };
   });
 }
 

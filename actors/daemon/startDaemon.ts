@@ -86,7 +86,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   });
   const system = startActorSystem({ onError: (r) => log(`actor ${r.actor}: ${r.phase} failed (${r.decision}): ${(r.error as Error)?.message ?? r.error}`) });
   const releases: (() => void)[] = [];
-  const keeper = new ProjectionKeeper(store, projections, clock);
+  const keeper = new ProjectionKeeper(store, projections, clock, { log });
   let board: BoardServer | null = null;
   let computer: Computer | null = null;
   let sessions: SessionCloser | null = null;
@@ -109,7 +109,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         boardSecret: secretFile(paths.boardSecret),
         ...(options.leaseS !== undefined ? { leaseMs: options.leaseS * 1000 } : {}),
         status: () => statusView(keeper.state('board'), keeper.state('queue'), clock.now()),
-        web: webView({ store, clock, projections: keeper }),
+        web: webView({ store, clock, projections: keeper, log }),
+        log,
       });
       server = board.url;
       log(`board listening on ${board.url} (log ${db}); the live view: ${board.url}/`);

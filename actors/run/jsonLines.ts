@@ -102,8 +102,10 @@ export function parseObject(line: string): Json | null {
   try {
     const value: unknown = JSON.parse(trimmed);
     return value && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : null;
-  } catch {
-    return null;
+  } catch (error) {
+    // A line of the agent's that is not JSON (a stray print) is none of its events.
+    if (error instanceof SyntaxError) return null;
+    throw error;
   }
 }
 

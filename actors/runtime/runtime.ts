@@ -218,11 +218,12 @@ function incarnate(cell: Cell): void {
     onCrash: (message, error, decisions) => {
       const crash = { message: message as never, error, phase: cell.phase };
       let decision: CrashDecision;
+      // A crash policy that itself throws stops the actor: the stop is told with the crash, just below.
       try { decision = spec.onCrash?.(crash) ?? 'reset'; } catch { decision = 'stop'; }
       if (!DECISIONS.includes(decision)) decision = 'stop'; // nact's default would escalate
       if (decision === 'stop') retire(cell);
       // nact does not await or catch around this hook: a throwing logger would wedge the mailbox.
-      try { cell.system.onError({ ...crash, actor: cell.path, decision }); } catch { /* ignore */ }
+      try { cell.system.onError({ ...crash, actor: cell.path, decision }); } catch { /* the logger's own failure: nowhere left to tell it */ }
       return decisions[decision];
     },
   });

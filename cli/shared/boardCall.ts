@@ -1,5 +1,6 @@
 import { readSubmitToken } from '../../wire/tokens.ts';
 import { DEFAULT_DB } from './options.ts';
+import { messageOf } from '../events/thrown.ts';
 
 export interface ClientOptions {
   server: string;
@@ -20,13 +21,14 @@ export async function boardCall(options: ClientOptions, method: 'GET' | 'POST', 
       signal: AbortSignal.timeout(15_000),
     });
   } catch (error) {
-    throw new Error(`the board at ${options.server} did not answer (${(error as Error).message}): is \`runledger daemon\` running? (--server sets another address)`);
+    throw new Error(`the board at ${options.server} did not answer (${messageOf(error)}): is \`runledger daemon\` running? (--server sets another address)`);
   }
   const text = await response.text();
   let parsed: unknown;
   try {
     parsed = text ? JSON.parse(text) : undefined;
   } catch {
+    // Not JSON (a proxy's error page, a board too old): the text is shown as it came.
     parsed = text;
   }
   return { status: response.status, body: parsed as Record<string, unknown> | undefined };

@@ -89,6 +89,7 @@ function sharedCopies(committed: readonly DomainEvent[]): readonly DomainEvent[]
  * (its state may keep and later change them), and frozen all the way down.
  */
 function sharedCopy(event: DomainEvent): DomainEvent {
+  // The copy of `data` loses, for the compiler, its pairing with `type`: it is the same value, frozen.
   return Object.freeze({ ...event, data: deepFreeze(structuredClone(event.data)) }) as DomainEvent;
 }
 

@@ -1,3 +1,5 @@
+import { codeOf } from '../thrown.ts';
+
 /** Why the log could not be written, in words a user can act on. */
 export type UnwritableCause = 'disk_full' | 'read_only' | 'io_error' | 'cannot_open' | 'not_permitted';
 
@@ -57,9 +59,4 @@ export function asLogUnwritable(error: unknown, path: string): unknown {
   if (error instanceof LogUnwritableError) return error;
   const cause = unwritableCauseOf(error);
   return cause === null ? error : new LogUnwritableError(path, cause, codeOf(error)!, { cause: error });
-}
-
-function codeOf(error: unknown): string | null {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : null;
 }

@@ -3,6 +3,8 @@ import type { Clock } from '../../actors/runtime/clock.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { type Folded, hydrateProjections, saveCheckpoints } from '../hydrate.ts';
 import type { AnyProjection } from '../projection.ts';
+import { type FailureLog, stderrLog } from '../../actors/runtime/untilRecorded.ts';
+import { messageOf } from '../../events/thrown.ts';
 
 /**
  * Keeps every projection current by following the log, and checkpoints them now and then, so the next
@@ -13,13 +15,19 @@ export class ProjectionKeeper {
   private subscription: Subscription | null = null;
   private cancelTimer: (() => void) | null = null;
   private savedAt = 0;
+  private readonly checkpointEveryMs: number;
+  /** The daemon's log (stderr when not given): a checkpoint not saved, which is only late. */
+  private readonly log: FailureLog;
 
   constructor(
     private readonly store: EventStore,
     private readonly projections: readonly AnyProjection[],
     private readonly clock: Clock,
-    private readonly checkpointEveryMs = 60_000,
-  ) {}
+    options: { readonly checkpointEveryMs?: number; readonly log?: FailureLog } = {},
+  ) {
+    this.checkpointEveryMs = options.checkpointEveryMs ?? 60_000;
+    this.log = options.log ?? stderrLog;
+  }
 
   async start(): Promise<void> {
     this.folded = await hydrateProjections(this.store, this.projections);
@@ -33,7 +41,7 @@ export class ProjectionKeeper {
     });
     const loop = () => {
       // A checkpoint the log cannot take now (a full disk) is only late: the next round saves it.
-      this.cancelTimer = this.clock.after(this.checkpointEveryMs, () => void this.checkpoint().catch((error: Error) => console.error(`projection checkpoint not saved: ${error.message}`)).finally(loop));
+      this.cancelTimer = this.clock.after(this.checkpointEveryMs, () => void this.checkpoint().catch(this.notSaved('the next round saves it')).finally(loop));
     };
     loop();
   }
@@ -55,6 +63,11 @@ export class ProjectionKeeper {
   async stop(): Promise<void> {
     this.cancelTimer?.();
     this.subscription?.unsubscribe();
-    await this.checkpoint().catch(() => {});
+    // Not saved now, the next start folds a little more of the log: the daemon stops either way.
+    await this.checkpoint().catch(this.notSaved('the next start folds from the last one'));
+  }
+
+  private notSaved(then: string): (error: unknown) => void {
+    return (error) => this.log(`projection checkpoint not saved (${messageOf(error)}): ${then}`);
   }
 }

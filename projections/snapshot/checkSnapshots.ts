@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Checkpoint, EventStore, SnapshotInfo, SnapshotSource } from '../../events/store/eventStore.ts';
 import { type AnyProjection, checkpointName } from '../projection.ts';
 import { firstDifference } from '../firstDifference.ts';
+import { messageOf } from '../../events/thrown.ts';
 
 export interface SnapshotCheck {
   readonly seq: number;
@@ -168,7 +169,7 @@ async function compare(store: Pick<EventStore, 'snapshots'>, info: SnapshotInfo,
   try {
     stored = JSON.parse(snapshot.state);
   } catch (error) {
-    return { ...base, equal: false, detail: `its state is not JSON (${(error as Error).message})` };
+    return { ...base, equal: false, detail: `its state is not JSON (${messageOf(error)})` };
   }
   const fresh = JSON.parse(rebuilt);
   if (isDeepStrictEqual(stored, fresh)) return { ...base, equal: true };

@@ -9,6 +9,7 @@ import { until } from './liveBoard.ts';
 /** A hub behind a real HTTP server on 127.0.0.1, its inputs stubbed: each computer id's inputs are watched. */
 async function hubWithStubs(disconnectedHeld: Promise<void>) {
   const calls: string[] = [];
+  const lines: string[] = [];
   const hub = new PushHub(
     {
       connected: async (id) => void calls.push(`connected ${id}`),
@@ -22,6 +23,7 @@ async function hubWithStubs(disconnectedHeld: Promise<void>) {
       refused: () => {},
     },
     systemClock,
+    (line) => lines.push(line),
   );
   const server = createServer();
   server.on('upgrade', (request, socket, head) => hub.accept(request, socket, head, 'c1', request.headers['runledger-incarnation'] as string));
@@ -37,7 +39,7 @@ async function hubWithStubs(disconnectedHeld: Promise<void>) {
     await new Promise((resolve) => ws.once('open', resolve));
     return ws;
   };
-  return { calls, open };
+  return { calls, lines, open };
 }
 
 describe('the push hub records each computer id’s inputs in order', () => {
@@ -53,5 +55,21 @@ describe('the push hub records each computer id’s inputs in order', () => {
     release();
     await until(() => calls.filter((c) => c === 'connected c1').length === 2, 'the reconnect recorded');
     expect(calls).toEqual(['connected c1', 'disconnected c1 begins', 'disconnected c1 recorded', 'connected c1']);
+  });
+});
+
+describe('the push hub tells what it could not record, and goes on', () => {
+  it('a disconnect the board could not record is one line naming the computer, and the computer connects again', async () => {
+    const closed = Promise.reject(new Error('the log is closed'));
+    // Handled by the hub once the disconnect awaits it; this only keeps it from counting as unhandled before.
+    closed.catch(() => {});
+    const { calls, lines, open } = await hubWithStubs(closed);
+    const first = await open('life-a');
+    await until(() => calls.includes('connected c1'), 'the first connect');
+    first.close();
+    await until(() => lines.length > 0, 'the line');
+    expect(lines).toEqual(['push hub: the disconnect of computer c1 could not be recorded (the log is closed); going on without it']);
+    await open('life-a');
+    await until(() => calls.filter((c) => c === 'connected c1').length === 2, 'the reconnect recorded');
   });
 });

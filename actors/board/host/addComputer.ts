@@ -1,11 +1,10 @@
 import type { Clock } from '../../runtime/clock.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
-import { hydrateProjections } from '../../../projections/hydrate.ts';
+import { hydrateStates } from '../../../projections/hydrate.ts';
 import { boardProjection } from '../../../projections/board.ts';
 import { requestAnswer } from '../boardAnswers.ts';
 import { boardDecider } from '../boardDecider.ts';
 import { boardInput } from '../boardInputs.ts';
-import type { BoardState } from '../boardState.ts';
 import { decideAppend } from '../../runtime/decideAndAppend.ts';
 import { retryOnConflict } from '../../runtime/retryOnConflict.ts';
 import { hashToken, newToken } from '../../../wire/tokens.ts';
@@ -22,7 +21,7 @@ export function addComputer(store: EventStore, clock: Clock, computerId: string,
     async () => {
       // Read before the fold: a registration appended meanwhile then makes this append stale.
       const seen = await store.streamVersion(stream);
-      const state = (await hydrateProjections(store, [boardProjection])).get(boardProjection.name)!.state as BoardState;
+      const [state] = await hydrateStates(store, [boardProjection]);
       const input = boardInput.computerAdded(computerId, hashToken(token), clock.now());
       const decided = (await decideAppend(boardDecider, state, input, new Map([[stream, seen]]), (other) => store.streamVersion(other)))!;
       // A refused registration is an answer, not a fact: nothing of it is recorded.

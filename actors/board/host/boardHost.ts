@@ -3,7 +3,7 @@ import type { Subscription } from 'rxjs';
 import type { Clock } from '../../runtime/clock.ts';
 import type { DomainEvent, NewDomainEvent } from '../../../events/catalog.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
-import { hydrateProjections } from '../../../projections/hydrate.ts';
+import { hydrateStates } from '../../../projections/hydrate.ts';
 import { boardProjection } from '../../../projections/board.ts';
 import { idsStartingWith } from '../../../projections/audit/runIdPrefix.ts';
 import { framesOf, type RequestAnswer, requestAnswer } from '../boardAnswers.ts';
@@ -12,6 +12,7 @@ import { boardInput } from '../boardInputs.ts';
 import { cancelAnswer, claimedRunBody, heartbeatAnswer, openClaims, runView, tokenHashOf } from '../boardQueries.ts';
 import type { BoardState } from '../boardState.ts';
 import { DecidingActor } from '../../runtime/decidingActor.ts';
+import { type FailureLog, stderrLog } from '../../runtime/untilRecorded.ts';
 import type { ActorSystem } from '../../runtime/runtime.ts';
 import { hashToken, runToken, sameSecret } from '../../../wire/tokens.ts';
 import { LeaseMonitor } from './leaseMonitor.ts';
@@ -31,6 +32,8 @@ export interface BoardHostOptions {
   readonly leaseMs?: number;
   /** A connection refused because its computer is connected elsewhere: recorded at the edge. */
   readonly refusedStream?: (computerId: string, incarnation: string | null) => void;
+  /** The daemon's log (stderr when not given): what failed outside a request, and went on. */
+  readonly log?: FailureLog;
 }
 
 const refused = (status: number, code: string, message = code): Answer => ({ status, body: { detail: { error: code, message } } });
@@ -52,7 +55,7 @@ export class BoardHost {
       name: 'board',
       decider: boardDecider,
       clock,
-      hydrate: async () => (await hydrateProjections(store, [boardProjection])).get(boardProjection.name)!.state as BoardState,
+      hydrate: async () => (await hydrateStates(store, [boardProjection]))[0],
       afterCommit: (state, decisions) => this.afterCommit(state, decisions),
     });
     this.push = new PushHub(
@@ -63,12 +66,14 @@ export class BoardHost {
         refused: (computerId, incarnation) => options.refusedStream?.(computerId, incarnation),
       },
       clock,
+      options.log ?? stderrLog,
     );
     this.lease = new LeaseMonitor(
       clock,
       options.leaseMs ?? 90_000,
       () => this.actor.read(openClaims),
       async (runId, last) => void (await this.actor.input(boardInput.lapsed(runId, last, clock.now()))),
+      options.log ?? stderrLog,
     );
   }
 

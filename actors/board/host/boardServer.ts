@@ -6,6 +6,8 @@ import type { NewDomainEvent } from '../../../events/catalog.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
 import { LogUnwritableError } from '../../../events/store/logUnwritable.ts';
 import type { ActorSystem } from '../../runtime/runtime.ts';
+import { type FailureLog, stderrLog } from '../../runtime/untilRecorded.ts';
+import { messageOf } from '../../../events/thrown.ts';
 import { BoardHost } from './boardHost.ts';
 import { boardApi } from './httpApi.ts';
 import { RefusalCounter } from './refusalCounter.ts';
@@ -22,6 +24,8 @@ export interface BoardServerOptions {
   readonly status?: () => unknown;
   /** Pages beside the API (the live web view): made once the read rule and the submit token are known. */
   readonly web?: (access: WebAccess) => WebRoutes;
+  /** The daemon's log: what failed outside a request, and went on. */
+  readonly log?: FailureLog;
 }
 
 /** What a web view needs from the board to apply the API's read rule (SPEC section 6). */
@@ -51,6 +55,7 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 /** The board on HTTP and WebSocket: `runledger server`, and the board half of `runledger daemon`. */
 export async function startBoardServer(options: BoardServerOptions): Promise<BoardServer> {
   const { store, clock } = options;
+  const log = options.log ?? stderrLog;
   // An edge record that cannot be written loses a line of the audit, never the answer to the request.
   const edge = (event: NewDomainEvent): Promise<void> =>
     store.append({ expected: { 'board:main': 'any' }, events: [event] }).then(
@@ -72,6 +77,7 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
     boardSecret: options.boardSecret,
     submitToken: options.submitToken,
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+    log,
     refusedStream: (computerId, incarnation) =>
       record('GET', `/v1/computers/${computerId}/stream`, 409, 'computer_connected_elsewhere', `push stream refused: computer ${computerId} is connected already${incarnation === null ? '' : ` (this one is incarnation ${incarnation})`}`),
   });
@@ -90,7 +96,12 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
     // An upgrade that fails unexpectedly loses its socket, never the board (an async throw here would end the process).
     server.on('upgrade', (request, socket, head) => {
       if (view?.upgrades(request)) view.upgrade(request, socket, head);
-      else void api.upgrade(request, socket, head).catch(() => socket.destroy());
+      else {
+        void api.upgrade(request, socket, head).catch((error: unknown) => {
+          log(`board: a push stream upgrade failed (${messageOf(error)}); its socket is closed, the board goes on`);
+          socket.destroy();
+        });
+      }
     });
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
@@ -110,6 +121,7 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
 
 /** The handle of a board whose server listens: its address, and a close that stops all it started. */
 function listeningBoard(server: Server, board: BoardHost, web: WebRoutes | undefined, flush: () => Promise<void>): BoardServer {
+  // A server listening on a port (not a pipe) has an AddressInfo for its address.
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {

@@ -144,7 +144,7 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
       } catch (error) {
         const refusal = refusalOf(error);
         // The daemon's own log says which file and why; the client hears the cause, not the path.
-        if (!(error instanceof HttpError) && !(error instanceof LogUnwritableError)) process.emitWarning(`board request failed: ${(error as Error).stack ?? error}`);
+        if (!(error instanceof HttpError) && !(error instanceof LogUnwritableError)) process.emitWarning(`board request failed: ${(error instanceof Error ? error.stack : undefined) ?? error}`);
         // A failure of the board's own (5xx) is recorded whoever asked: it is not the caller's traffic.
         options.rejected(request.method ?? '?', (request.url ?? '').slice(0, 300), refusal.status, refusal.code, refusal.message, !trusted.has(request) && refusal.status < 500);
         if (!request.complete) request.resume();
@@ -171,8 +171,9 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
       try {
         incarnation = incarnationOf(request);
       } catch (error) {
-        const bad = error as HttpError;
-        return refuse(bad.status, bad.code, bad.message, false);
+        // incarnationOf refuses a malformed header with an HttpError; anything else is a bug and goes up.
+        if (!(error instanceof HttpError)) throw error;
+        return refuse(error.status, error.code, error.message, false);
       }
       host.push.accept(request, socket, head, computerId!, incarnation ?? null);
     },
@@ -210,8 +211,9 @@ function closeOnceRead(request: IncomingMessage, response: ServerResponse): void
 function safeDecode(raw: string): string | null {
   try {
     return decodeURIComponent(raw);
-  } catch {
-    return null;
+  } catch (error) {
+    if (error instanceof URIError) return null;
+    throw error;
   }
 }
 

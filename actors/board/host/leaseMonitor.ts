@@ -1,5 +1,7 @@
 import type { Clock } from '../../runtime/clock.ts';
 import type { OpenClaim } from '../boardQueries.ts';
+import { messageOf } from '../../../events/thrown.ts';
+import type { FailureLog } from '../../runtime/untilRecorded.ts';
 
 /**
  * Heartbeats are kept in memory only (the log grows with decisions, not with time); what the log
@@ -15,6 +17,8 @@ export class LeaseMonitor {
     private readonly leaseMs: number,
     private readonly openClaims: () => Promise<OpenClaim[]>,
     private readonly lapsed: (runId: string, lastHeartbeatAt: number) => Promise<void>,
+    /** The daemon's log: a round that could not read or record is told there, and the next round tries again. */
+    private readonly log: FailureLog,
   ) {}
 
   start(): void {
@@ -22,7 +26,14 @@ export class LeaseMonitor {
     const startedAt = this.clock.now();
     const tick = async () => {
       const now = this.clock.now();
-      const open = await this.openClaims().catch(() => []);
+      let open: OpenClaim[];
+      try {
+        open = await this.openClaims();
+      } catch (error) {
+        // Not an empty list: that would forget every heartbeat seen, and reap live runs next round.
+        this.log(`lease monitor: the open claims could not be read (${messageOf(error)}); trying again next round`);
+        return;
+      }
       const stillOpen = new Set(open.map((c) => c.runId));
       for (const runId of this.last.keys()) if (!stillOpen.has(runId)) this.last.delete(runId);
       for (const claim of open) {
@@ -30,7 +41,10 @@ export class LeaseMonitor {
         if (!this.last.has(claim.runId)) this.last.set(claim.runId, last);
         if (now - last > this.leaseMs) {
           this.last.delete(claim.runId);
-          await this.lapsed(claim.runId, last).catch(() => {});
+          // Forgotten above, so the next round finds it lapsed again and records it then.
+          await this.lapsed(claim.runId, last).catch((error: unknown) =>
+            this.log(`lease monitor: the lapse of run ${claim.runId} could not be recorded (${messageOf(error)}); trying again next round`),
+          );
         }
       }
     };

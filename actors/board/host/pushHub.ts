@@ -1,9 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
+import { z } from 'zod';
 import type { Clock } from '../../runtime/clock.ts';
 import type { PushFrame } from '../boardAnswers.ts';
 import { CONNECTED_ELSEWHERE } from '../../../wire/incarnation.ts';
+import { type FailureLog, stderrLog } from '../../runtime/untilRecorded.ts';
+import { messageOf } from '../../../events/thrown.ts';
 
 /** Acks are small; anything larger is not an ack. */
 const MAX_ACK_BYTES = 16 * 1024;
@@ -16,6 +19,9 @@ export const PING_MS = 10_000;
 const MAX_MISSED = 2;
 /** Frames awaiting their ack, per socket: enough for any backlog, bounded against a computer that never acks. */
 const MAX_UNACKED = 10_000;
+
+/** An ack (`{ack, status, reason}`): the id of the frame it answers; only a 503 `draining` is acted on. */
+const Ack = z.object({ ack: z.string(), status: z.unknown(), reason: z.unknown() });
 
 interface Live {
   readonly ws: WebSocket;
@@ -55,6 +61,8 @@ export class PushHub {
   constructor(
     private readonly events: PushHubEvents,
     private readonly clock: Clock,
+    /** The daemon's log: an input of a socket's life the board could not record, and went on without. */
+    private readonly log: FailureLog = stderrLog,
   ) {
     // Re-armed after each round, on the clock: a test drives the pings with a FakeClock.
     const round = () => {
@@ -70,6 +78,7 @@ export class PushHub {
       const older = this.sockets.get(computerId);
       const live = older !== undefined && older.ws.readyState === WebSocket.OPEN;
       if (live && (incarnation === null || older.incarnation !== incarnation)) {
+        // A socket error (the peer reset) is followed by its close: nothing is left to do about it.
         ws.on('error', () => {});
         ws.close(CONNECTED_ELSEWHERE.code, CONNECTED_ELSEWHERE.reason);
         this.events.refused(computerId, incarnation);
@@ -84,13 +93,17 @@ export class PushHub {
         this.heard(entry);
         this.acked(computerId, entry, data.toString());
       });
+      // A socket error (the peer reset) is followed by its close, handled below.
       ws.on('error', () => {});
       ws.on('close', () => {
         if (this.sockets.get(computerId) !== entry) return;
         this.sockets.delete(computerId);
-        void this.inOrder(computerId, () => this.events.disconnected(computerId, entry.lastSeenAt)).catch(() => {});
+        void this.inOrder(computerId, () => this.events.disconnected(computerId, entry.lastSeenAt)).catch(this.unrecorded(`the disconnect of computer ${computerId}`));
       });
-      void this.inOrder(computerId, () => this.events.connected(computerId)).catch(() => ws.close(1011, 'the board could not record the connection'));
+      void this.inOrder(computerId, () => this.events.connected(computerId)).catch((error: unknown) => {
+        this.unrecorded(`the connect of computer ${computerId}`)(error);
+        ws.close(1011, 'the board could not record the connection');
+      });
     });
   }
 
@@ -127,12 +140,19 @@ export class PushHub {
       // Not JSON: not an ack of anything, and nothing the board acts on (the computer's side logs its own).
       return;
     }
-    if (typeof ack !== 'object' || ack === null) return;
-    const { ack: id, status, reason } = ack as { ack?: unknown; status?: unknown; reason?: unknown };
-    if (typeof id !== 'string') return;
+    const read = Ack.safeParse(ack);
+    if (!read.success) return;
+    const { ack: id, status, reason } = read.data;
     const runId = entry.unacked.get(id);
     entry.unacked.delete(id);
-    if (runId !== undefined && status === 503 && reason === 'draining') void this.inOrder(computerId, () => this.events.declined(computerId, runId)).catch(() => {});
+    if (runId !== undefined && status === 503 && reason === 'draining') {
+      void this.inOrder(computerId, () => this.events.declined(computerId, runId)).catch(this.unrecorded(`the decline of run ${runId} by computer ${computerId}`));
+    }
+  }
+
+  /** The catch of an input of a socket's life: one line naming it, and the hub goes on. */
+  private unrecorded(what: string): (error: unknown) => void {
+    return (error) => this.log(`push hub: ${what} could not be recorded (${messageOf(error)}); going on without it`);
   }
 
   /**

@@ -4,6 +4,7 @@ import { type AgentLauncher, sharedLauncher } from './launcher.ts';
 import type { AgentOutcome, AgentResult } from '../agentResult.ts';
 import type { OutputReader } from '../outputReaders.ts';
 import { TailBuffer } from '../tailBuffer.ts';
+import { codeOf } from '../../../events/thrown.ts';
 
 /**
  * The agent command as a process (SPEC section 4, "Execution" and "Heartbeats, cancel, resolution").
@@ -136,13 +137,8 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentHandl
   launchId = launched.id;
   pid = launched.pid;
 
-  function signalGroup(signal: NodeJS.Signals): void {
-    if (pid === null) return;
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      // ESRCH: nothing of the group is left.
-    }
+  function signalOwnGroup(signal: NodeJS.Signals): void {
+    if (pid !== null) signalGroup(pid, signal);
   }
 
   let graceArmed = false;
@@ -155,17 +151,17 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentHandl
       cancelReason = reason;
     }
     if (force) {
-      signalGroup('SIGKILL');
+      signalOwnGroup('SIGKILL');
       graceOver = true;
       settle();
       return;
     }
     if (graceArmed) return;
     graceArmed = true;
-    signalGroup('SIGTERM');
+    signalOwnGroup('SIGTERM');
     timers.push(
       clock.after(graceMs, () => {
-        if (groupAlive(pid)) signalGroup('SIGKILL');
+        if (groupAlive(pid)) signalOwnGroup('SIGKILL');
         graceOver = true;
         settle();
       }),
@@ -201,12 +197,14 @@ export function groupAlive(pgid: number | null): boolean {
   try {
     process.kill(-pgid, 0);
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    // EPERM: the group exists, under another user; ESRCH: it is gone.
+    return codeOf(error) === 'EPERM';
   }
   let pids: string[];
   try {
     pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
   } catch {
+    // No /proc to read (not Linux): signal 0 answered, so the group counts as alive, zombies and all.
     return true;
   }
   return pids.some((pid) => {
@@ -216,9 +214,24 @@ export function groupAlive(pgid: number | null): boolean {
       const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       return Number(pgrp) === pgid && state !== 'Z' && state !== 'X';
     } catch {
+      // ENOENT, ESRCH: that process ended between the listing and the read, so it is no member.
       return false;
     }
   });
+}
+
+/**
+ * Sends `signal` to the process group `pgid`; false when the group was gone already (ESRCH). Any other
+ * refusal (EPERM: another user's group, the pgid reused) is not thrown either: it is no group of ours
+ * to stop, and there is nothing more to do about it.
+ */
+export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch (error) {
+    return codeOf(error) !== 'ESRCH';
+  }
 }
 
 function failedToStart(error: string, reader: OutputReader, startedAt: number, clock: Clock): AgentHandle {

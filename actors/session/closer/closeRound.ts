@@ -7,6 +7,7 @@ import type { SessionDriver } from './drivers/sessionDriver.ts';
 import type { SessionActors } from './sessionActors.ts';
 import type { SessionClose } from '../sessionState.ts';
 import { sessionStream } from '../sessionStreams.ts';
+import { messageOf } from '../../../events/thrown.ts';
 
 export interface RoundContext {
   readonly actors: SessionActors;
@@ -58,7 +59,7 @@ async function closeOne(ctx: RoundContext, key: string): Promise<RoundOutcome> {
   try {
     activity = await ctx.driver.read({ sessionId, bound: state.bound, pid: state.pid });
   } catch (error) {
-    failure = ((error as Error).message || String(error)).slice(0, 1000);
+    failure = (messageOf(error) || String(error)).slice(0, 1000);
   }
   const settingsRead = { quietMs: settings.quietMs, gapMs: gapMs(settings), launchWindowMs: settings.launchWindowMs };
   const read = await actors.step(key, (_, at) => ({ stream, type: 'session.read', data: { sessionId, lock, activity, failure, settings: settingsRead }, at }));

@@ -13,6 +13,7 @@ import type { SessionDriver } from './drivers/sessionDriver.ts';
 import { tmuxDriver } from './drivers/tmuxDriver.ts';
 import { SessionActors } from './sessionActors.ts';
 import { sessionStream } from '../sessionStreams.ts';
+import { messageOf } from '../../../events/thrown.ts';
 
 export type DriverName = 'exec' | 'tmux';
 
@@ -82,7 +83,7 @@ export class SessionCloser {
       this.cancelTimer = this.options.clock.after(this.settings.tickMs, () => {
         // What a round decides is in the log, and the daemon narrates it from there.
         void this.round()
-          .catch((error) => this.options.log?.(`session round failed: ${(error as Error).message}`))
+          .catch((error) => this.options.log?.(`session round failed: ${messageOf(error)}`))
           .finally(() => {
             if (!this.stopped) loop();
           });
@@ -136,6 +137,7 @@ export class SessionCloser {
 
   /** Waits for a round under way (shutdown). */
   async settled(): Promise<void> {
+    // A round that failed was told by the loop that ran it; here it is only waited for.
     await this.running?.catch(() => {});
   }
 }

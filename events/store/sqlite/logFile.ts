@@ -1,6 +1,7 @@
 import { accessSync, chmodSync, closeSync, constants, mkdirSync, openSync, type Stats, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { asLogUnwritable, LogUnwritableError } from '../logUnwritable.ts';
+import { messageOf, codeOf } from '../../thrown.ts';
 
 /** Only the owner may read the log: it holds prompts and replies (SPEC 1). */
 const PRIVATE = 0o600;
@@ -20,7 +21,7 @@ export function prepareLogFile(path: string): void {
     mkdirSync(folder, { recursive: true });
   } catch (error) {
     // mkdir -p answers EEXIST when a file stands where a folder of the path should be.
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new LogUnwritableError(path, 'cannot_open', 'ENOTDIR', { cause: new Error(`${folder} is not a folder`) });
+    if (codeOf(error) === 'EEXIST') throw new LogUnwritableError(path, 'cannot_open', 'ENOTDIR', { cause: new Error(`${folder} is not a folder`) });
     throw asLogUnwritable(error, path);
   }
   const existing = statOrNull(path);
@@ -51,7 +52,7 @@ function narrowToOwner(file: string): void {
     chmodSync(file, stat.mode & 0o700);
   } catch (error) {
     // Someone else's file (or a read-only one): the log still opens, and the user is told once.
-    process.emitWarning(`the log file ${file} is readable by others and could not be made 0600: ${(error as Error).message}`);
+    process.emitWarning(`the log file ${file} is readable by others and could not be made 0600: ${messageOf(error)}`);
   }
 }
 
@@ -59,7 +60,7 @@ function statOrNull(path: string): Stats | null {
   try {
     return statSync(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (codeOf(error) === 'ENOENT') return null;
     throw asLogUnwritable(error, path);
   }
 }

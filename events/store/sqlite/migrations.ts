@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import { messageOf } from '../../thrown.ts';
 
 /**
  * The schema, as kysely migrations: a file made by an older runledger is brought forward on open.
@@ -74,7 +75,7 @@ const migrations: Record<string, Migration> = {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
-export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
+export async function migrateToLatest<DB>(db: Kysely<DB>): Promise<void> {
   const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
@@ -112,11 +113,11 @@ export function checkLogSchema(db: Database.Database, path: string, { older }: {
   let columns: string[];
   let applied: string[];
   try {
-    columns = (db.prepare("SELECT name FROM pragma_table_info('events')").pluck().all() as string[]);
+    columns = db.prepare<[], string>("SELECT name FROM pragma_table_info('events')").pluck().all();
     const bookkept = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kysely_migration'").pluck().get() !== undefined;
-    applied = bookkept ? (db.prepare('SELECT name FROM kysely_migration ORDER BY name').pluck().all() as string[]) : [];
+    applied = bookkept ? db.prepare<[], string>('SELECT name FROM kysely_migration ORDER BY name').pluck().all() : [];
   } catch (error) {
-    throw new NotALogError(path, `it cannot be read as SQLite (${(error as Error).message})`);
+    throw new NotALogError(path, `it cannot be read as SQLite (${messageOf(error)})`);
   }
   const missing = EVENT_COLUMNS.filter((c) => !columns.includes(c));
   if (missing.length) {

@@ -12,6 +12,7 @@ import { asLogUnwritable, LogUnwritableError } from '../logUnwritable.ts';
 import { prepareLogFile } from './logFile.ts';
 import { checkLogSchema, migrateToLatest, NotALogError } from './migrations.ts';
 import { type SnapshotPolicy, sqliteSnapshots } from './snapshots.ts';
+import { messageOf } from '../../thrown.ts';
 
 export interface SqliteStoreOptions {
   /**
@@ -130,14 +131,17 @@ export class SqliteEventStore implements EventStore {
   private readonly commits = new Subject<readonly DomainEvent[]>();
   private readonly wake: Observable<Wake>;
   private readonly statements: PreparedAppend;
-  private readonly selectAfter: Database.Statement<[number, number], unknown[]>;
-  private readonly selectFoldRows: Database.Statement<[number, number], unknown[]>;
-  private readonly selectStream: Database.Statement<[string, number], unknown[]>;
-  private readonly selectStreamBackwards: Database.Statement<[string], unknown[]>;
-  private readonly selectRunMentions: Database.Statement<[string, string], unknown[]>;
-  private readonly selectSessionMentions: Database.Statement<[string, string], unknown[]>;
-  private readonly selectEntity: Database.Statement<[string], unknown[]>;
-  private readonly selectStreamIds: Database.Statement<[string, string, number], unknown>;
+  // Each statement's row type is what its SELECT returns in raw (array) or pluck (first column) mode:
+  // SQLite does not type its answers, so these are declared here, once, beside the SQL.
+  private readonly selectAfter: Database.Statement<[number, number], RawRow>;
+  private readonly selectFoldRows: Database.Statement<[number, number], RawFoldRow>;
+  private readonly selectStream: Database.Statement<[string, number], RawRow>;
+  private readonly selectStreamBackwards: Database.Statement<[string], RawRow>;
+  private readonly selectRunMentions: Database.Statement<[string, string], RawRow>;
+  private readonly selectSessionMentions: Database.Statement<[string, string], RawRow>;
+  private readonly selectEntity: Database.Statement<[string], RawRow>;
+  private readonly selectStreamIds: Database.Statement<[string, string, number], string>;
+  /** The ids found in events' data: whatever JSON put there, checked to be text where they are read. */
   private readonly selectMentionedIds: Record<'run' | 'session', Database.Statement<[string, string, number], unknown>>;
   private pending: PendingAppend[] = [];
   private flushScheduled = false;
@@ -161,19 +165,19 @@ export class SqliteEventStore implements EventStore {
     this.codec = options.codec ?? defaultCodec;
     this.foreignRows = options.foreignRows ?? ((row) => process.stderr.write(`runledger: ${describeForeignRow(row)}: skipped\n`));
     this.statements = prepareAppendStatements(db, options.faults);
-    this.selectAfter = db.prepare(`SELECT ${COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`).raw(true) as never;
-    this.selectFoldRows = db.prepare('SELECT seq, stream, type, data, at, cause FROM events WHERE seq > ? ORDER BY seq LIMIT ?').raw(true) as never;
+    this.selectAfter = db.prepare<[number, number], RawRow>(`SELECT ${COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`).raw(true);
+    this.selectFoldRows = db.prepare<[number, number], RawFoldRow>('SELECT seq, stream, type, data, at, cause FROM events WHERE seq > ? ORDER BY seq LIMIT ?').raw(true);
     this.selectStream = db
-      .prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND version > ? ORDER BY version`)
-      .raw(true) as never;
-    this.selectStreamBackwards = db.prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? ORDER BY version DESC`).raw(true) as never;
-    this.selectEntity = db.prepare(SELECT_ENTITY).raw(true) as never;
-    this.selectRunMentions = db.prepare(selectMentions('runId')).raw(true) as never;
-    this.selectSessionMentions = db.prepare(selectMentions('sessionId')).raw(true) as never;
-    this.selectStreamIds = db.prepare(selectStreamIdsInRange).pluck(true) as never;
+      .prepare<[string, number], RawRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND version > ? ORDER BY version`)
+      .raw(true);
+    this.selectStreamBackwards = db.prepare<[string], RawRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? ORDER BY version DESC`).raw(true);
+    this.selectEntity = db.prepare<[string], RawRow>(SELECT_ENTITY).raw(true);
+    this.selectRunMentions = db.prepare<[string, string], RawRow>(selectMentions('runId')).raw(true);
+    this.selectSessionMentions = db.prepare<[string, string], RawRow>(selectMentions('sessionId')).raw(true);
+    this.selectStreamIds = db.prepare<[string, string, number], string>(selectStreamIdsInRange).pluck(true);
     this.selectMentionedIds = {
-      run: db.prepare(selectMentionedIdsInRange('runId')).pluck(true) as never,
-      session: db.prepare(selectMentionedIdsInRange('sessionId')).pluck(true) as never,
+      run: db.prepare<[string, string, number], unknown>(selectMentionedIdsInRange('runId')).pluck(true),
+      session: db.prepare<[string, string, number], unknown>(selectMentionedIdsInRange('sessionId')).pluck(true),
     };
     this.wake = merge(this.commits, interval(options.pollMs ?? 250).pipe(map(() => null)));
     const snapshots = sqliteSnapshots(db, options.snapshots);
@@ -259,6 +263,7 @@ export class SqliteEventStore implements EventStore {
     const committed: DomainEvent[] = [];
     batch.forEach((p, i) => {
       const result = results[i]!;
+      // Each was checked by the codec before it was queued (checkNew): a DomainEvent of its type.
       if (result.ok) committed.push(...(result.events as DomainEvent[]));
       p.resolve(result);
     });
@@ -288,7 +293,7 @@ export class SqliteEventStore implements EventStore {
         if (event) events.push(event);
       }
       if (rows.length < wanted || events.length === limit) return events;
-      last = (rows[rows.length - 1] as RawRow)[0];
+      last = rows[rows.length - 1]![0];
     }
   }
 
@@ -299,7 +304,7 @@ export class SqliteEventStore implements EventStore {
     // Chunks of rows: few alive at once, so the garbage collector has little to move.
     while (count < limit) {
       const chunk = Math.min(SCAN_CHUNK, limit - count);
-      const rows = this.selectFoldRows.all(last, chunk) as [number, string, string, string, number, number | null][];
+      const rows = this.selectFoldRows.all(last, chunk);
       for (const [seq, stream, type, data, at, cause] of rows) {
         row.seq = seq;
         row.stream = stream;
@@ -328,8 +333,8 @@ export class SqliteEventStore implements EventStore {
   }
 
   async entityIdsStartingWith(kind: 'run' | 'session', prefix: string, limit: number): Promise<string[]> {
-    const named = (this.selectStreamIds.all(`${kind}:${prefix}`, `${kind}:${prefix}${ID_RANGE_END}`, limit) as string[]).map((entity) => entity.slice(kind.length + 1));
-    const mentioned = this.selectMentionedIds[kind].all(prefix, `${prefix}${ID_RANGE_END}`, limit) as unknown[];
+    const named = this.selectStreamIds.all(`${kind}:${prefix}`, `${kind}:${prefix}${ID_RANGE_END}`, limit).map((entity) => entity.slice(kind.length + 1));
+    const mentioned = this.selectMentionedIds[kind].all(prefix, `${prefix}${ID_RANGE_END}`, limit);
     const ids = new Set([...named, ...mentioned.filter((id): id is string => typeof id === 'string')]);
     return [...ids].filter((id) => id.startsWith(prefix)).sort().slice(0, limit);
   }
@@ -355,7 +360,7 @@ export class SqliteEventStore implements EventStore {
     return followLog((from, limit) => this.readAll(from, limit), this.wake, after);
   }
 
-  private decodeAll(rows: readonly unknown[]): DomainEvent[] {
+  private decodeAll(rows: readonly RawRow[]): DomainEvent[] {
     const events: DomainEvent[] = [];
     for (const row of rows) {
       const event = this.decode(row);
@@ -369,9 +374,10 @@ export class SqliteEventStore implements EventStore {
    * the store was opened to fail on them). Every read of events goes through here: the one place
    * where a row this version cannot read is decided about.
    */
-  private decode(row: unknown): DomainEvent | null {
-    const [seq, stream, version, type, text, at, cause, actor] = row as RawRow;
+  private decode(row: RawRow): DomainEvent | null {
+    const [seq, stream, version, type, text, at, cause, actor] = row;
     const decoded = this.readData(type, text);
+    // The codec checked `data` against `type`'s schema; the compiler cannot pair the two strings.
     if (decoded.ok) return { seq, stream, version, type, data: decoded.data, at, cause, actor } as DomainEvent;
     if (this.foreignRows === 'fail') throw new InvalidEventError(seq, type, decoded.problem);
     if (!this.reported.has(seq)) {
@@ -386,7 +392,7 @@ export class SqliteEventStore implements EventStore {
     try {
       raw = JSON.parse(text);
     } catch (error) {
-      return { ok: false, problem: `data is not JSON (${(error as Error).message})` };
+      return { ok: false, problem: `data is not JSON (${messageOf(error)})` };
     }
     return this.codec.tryDecodeData(type, raw);
   }
@@ -402,6 +408,8 @@ export class SqliteEventStore implements EventStore {
 }
 
 type RawRow = [seq: number, stream: string, version: number, type: string, data: string, at: number, cause: number | null, actor: string];
+/** The columns a fold reads (`selectFoldRows`), in its order. */
+type RawFoldRow = [seq: number, stream: string, type: string, data: string, at: number, cause: number | null];
 
 
 function sqliteCheckpoints(db: Database.Database, archive: (checkpoint: Checkpoint) => void): CheckpointStore {

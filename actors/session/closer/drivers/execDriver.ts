@@ -1,5 +1,5 @@
 import type { Activity } from '../../../../events/sessionEvents.ts';
-import { groupAlive } from '../../../run/execution/agentProcess.ts';
+import { groupAlive, signalGroup } from '../../../run/execution/agentProcess.ts';
 import type { RunExecution } from '../../../run/runState.ts';
 import type { SessionAtRead, SessionDriver, StopOutcome } from './sessionDriver.ts';
 
@@ -37,24 +37,14 @@ export function execDriver(options: ExecDriverOptions): SessionDriver {
     async stop(target: string): Promise<StopOutcome> {
       const pgid = Number(/^pgid:(\d+)$/.exec(target)?.[1]);
       if (!Number.isSafeInteger(pgid) || pgid <= 1) return { ok: false, detail: `the exec driver cannot stop ${target}` };
-      if (!signal(pgid, 'SIGTERM')) return { ok: true, detail: `process group ${pgid} was gone already` };
+      if (!signalGroup(pgid, 'SIGTERM')) return { ok: true, detail: `process group ${pgid} was gone already` };
       for (const deadline = Date.now() + graceMs; Date.now() < deadline; ) {
         await new Promise((resolve) => setTimeout(resolve, 50));
         if (!groupAlive(pgid)) return { ok: true, detail: `process group ${pgid} stopped on TERM` };
       }
-      signal(pgid, 'SIGKILL');
+      signalGroup(pgid, 'SIGKILL');
       await new Promise((resolve) => setTimeout(resolve, 100));
       return groupAlive(pgid) ? { ok: false, detail: `process group ${pgid} is still alive after KILL` } : { ok: true, detail: `process group ${pgid} killed after ${graceMs} ms` };
     },
   };
-}
-
-/** False when the group was gone already. */
-function signal(pgid: number, name: NodeJS.Signals): boolean {
-  try {
-    process.kill(-pgid, name);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
 }

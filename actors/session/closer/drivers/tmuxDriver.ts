@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import type { Activity, Turn } from '../../../../events/sessionEvents.ts';
 import type { SessionAtRead, SessionDriver, StopOutcome } from './sessionDriver.ts';
+import { codeOf, messageOf } from '../../../../events/thrown.ts';
 
 /**
  * The programs an agent pane runs in its foreground: Claude Code's, Codex's, and node (an agent
@@ -69,7 +70,7 @@ export function tmuxDriver(options: TmuxDriverOptions = {}): SessionDriver {
         await tmux(['kill-pane', '-t', pane]);
         return { ok: true, detail: `pane ${pane} killed` };
       } catch (error) {
-        const message = (error as Error).message;
+        const message = messageOf(error);
         if (ABSENT.test(message)) return { ok: true, detail: `pane ${pane} was gone already` };
         return { ok: false, detail: `tmux kill-pane -t ${pane} failed: ${message.slice(0, 300)}` };
       }
@@ -82,7 +83,7 @@ async function listPanes(tmux: (args: string[]) => Promise<string>): Promise<Pan
   try {
     out = await tmux(['list-panes', '-a', '-F', FIELDS.join('\t')]);
   } catch (error) {
-    if (ABSENT.test((error as Error).message)) return [];
+    if (ABSENT.test(messageOf(error))) return [];
     throw error;
   }
   return out
@@ -97,8 +98,10 @@ async function listPanes(tmux: (args: string[]) => Promise<string>): Promise<Pan
 async function lastWrite(path: string): Promise<number | null> {
   try {
     return Math.floor((await stat(path)).mtimeMs);
-  } catch {
-    return null;
+  } catch (error) {
+    // ENOENT: the record is not there (yet, or any more), which the read says; anything else goes up.
+    if (codeOf(error) === 'ENOENT') return null;
+    throw error;
   }
 }
 
