@@ -1,6 +1,6 @@
 import { readSubmitToken } from '../../wire/tokens.ts';
 import { DEFAULT_DB } from './options.ts';
-import { messageOf } from '../events/thrown.ts';
+import { messageOf } from '../../events/thrown.ts';
 
 export interface ClientOptions {
   server: string;
