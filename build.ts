@@ -46,7 +46,11 @@ function filesUnder(folder: string): string[] {
 export function inputsFingerprint(): string {
   const hash = createHash('sha256');
   const files = [...productFolders().flatMap(filesUnder), 'tsconfig.json', CONFIG, 'package.json', 'build.ts'];
-  for (const file of files) hash.update(`${file}\0`).update(readFileSync(join(ROOT, file))).update('\0');
+  for (const file of files)
+    hash
+      .update(`${file}\0`)
+      .update(readFileSync(join(ROOT, file)))
+      .update('\0');
   return hash.digest('hex');
 }
 
@@ -93,6 +97,8 @@ export function ensureBuilt(): boolean {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const started = performance.now();
-  const built = process.argv.includes('--if-stale') ? ensureBuilt() : (build(), true);
+  let built = true;
+  if (process.argv.includes('--if-stale')) built = ensureBuilt();
+  else build();
   if (built) process.stderr.write(`runledger: built dist/ in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
 }

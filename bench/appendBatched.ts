@@ -5,7 +5,7 @@
  */
 import type { NewEvent } from '../events/envelope.ts';
 import { StaleVersionError } from '../events/store/eventStore.ts';
-import { type Benchmark, disposeStore, freshStore, interleaved, progress, ratioRow, type Row, type Side } from './harness.ts';
+import { type Benchmark, disposeStore, freshStore, interleaved, progress, type Row, ratioRow, type Side } from './harness.ts';
 
 const STREAM = 'counter:batched';
 const AT = 1_700_000_000_000;
@@ -39,9 +39,7 @@ async function baseline(): Promise<Side> {
   const db = store.db;
   const version = db.prepare<[string], number | null>('SELECT max(version) FROM events WHERE stream = ?').pluck();
   // seq NULL: SQLite assigns max(seq) + 1, safe with another process writing, as the store's seq is.
-  const insert = db.prepare(
-    'INSERT INTO events (seq, stream, version, type, data, at, cause, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-  );
+  const insert = db.prepare('INSERT INTO events (seq, stream, version, type, data, at, cause, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
   const appendBatch = db.transaction((start: number) => {
     const actual = version.get(STREAM) ?? 0;
     if (actual !== start) throw new StaleVersionError(STREAM, start, actual);

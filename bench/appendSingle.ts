@@ -5,7 +5,7 @@
  */
 import { StaleVersionError } from '../events/store/eventStore.ts';
 import type { SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
-import { type Benchmark, disposeStore, freshStore, interleaved, progress, ratioRow, type Row, type Side, type Sync } from './harness.ts';
+import { type Benchmark, disposeStore, freshStore, interleaved, progress, type Row, ratioRow, type Side, type Sync } from './harness.ts';
 
 const STREAM = 'counter:single';
 const AT = 1_700_000_000_000;
@@ -35,9 +35,7 @@ async function baseline(sync: Sync, perChunk: number): Promise<Side> {
   const db = store.db;
   const version = db.prepare<[string], number | null>('SELECT max(version) FROM events WHERE stream = ?').pluck();
   // seq NULL: SQLite assigns max(seq) + 1, safe with another process writing, as the store's seq is.
-  const insert = db.prepare(
-    'INSERT INTO events (seq, stream, version, type, data, at, cause, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-  );
+  const insert = db.prepare('INSERT INTO events (seq, stream, version, type, data, at, cause, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
   const appendOne = db.transaction((expected: number) => {
     const actual = version.get(STREAM) ?? 0;
     if (actual !== expected) throw new StaleVersionError(STREAM, expected, actual);

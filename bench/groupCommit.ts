@@ -6,7 +6,7 @@
  * INSERT + fsync) per decision, by raw better-sqlite3.
  */
 import { StaleVersionError } from '../events/store/eventStore.ts';
-import { type Benchmark, disposeStore, freshStore, now, paired, progress, ratioRow, type Row } from './harness.ts';
+import { type Benchmark, disposeStore, freshStore, now, paired, progress, type Row, ratioRow } from './harness.ts';
 
 const AT = 1_700_000_000_000;
 
@@ -60,9 +60,7 @@ async function baseline({ actors, perActor }: Size): Promise<number> {
     const db = store.db;
     const version = db.prepare<[string], number | null>('SELECT max(version) FROM events WHERE stream = ?').pluck();
     // seq NULL: SQLite assigns max(seq) + 1, safe with another process writing, as the store's seq is.
-    const insert = db.prepare(
-      'INSERT INTO events (seq, stream, version, type, data, at, cause, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    );
+    const insert = db.prepare('INSERT INTO events (seq, stream, version, type, data, at, cause, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
     const decide = db.transaction((stream: string, expected: number) => {
       const actual = version.get(stream) ?? 0;
       if (actual !== expected) throw new StaleVersionError(stream, expected, actual);

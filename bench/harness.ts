@@ -272,7 +272,11 @@ export function printTable(rows: readonly Row[]): void {
   const header = ['benchmark', 'subject (median)', 'baseline (median)', 'ratio (min–max)', 'target', 'result'];
   const cells = rows.map((r) => [r.benchmark, r.subject, r.baseline, r.ratio, r.target, r.pass ? 'PASS' : 'FAIL']);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const line = (c: readonly string[]): string => c.map((x, i) => x.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (c: readonly string[]): string =>
+    c
+      .map((x, i) => x.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   console.log(line(header));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const c of cells) console.log(line(c));

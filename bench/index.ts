@@ -19,9 +19,7 @@ const benchmarks: readonly Benchmark[] = [startTime, appendSingle, appendBatched
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
-  const chosen = benchmarks.filter(
-    (b) => options.only.length === 0 || options.only.some((o) => b.name.toLowerCase().includes(o.toLowerCase())),
-  );
+  const chosen = benchmarks.filter((b) => options.only.length === 0 || options.only.some((o) => b.name.toLowerCase().includes(o.toLowerCase())));
   if (chosen.length === 0) throw new Error(`no benchmark matches ${options.only.join(', ')}`);
   const started = now();
   const loadBefore = loadavg()[0]!;
@@ -46,10 +44,14 @@ async function main(): Promise<number> {
   console.log('');
   printTable(rows);
   const failed = rows.filter((r) => !r.pass);
-  console.log(`\n${rows.length - failed.length}/${rows.length} targets met in ${(now() - started).toFixed(0)} s` +
-    `${options.quick ? ' (quick run: sizes are smaller, figures are indicative only)' : ''}`);
-  console.log(`1-minute load average: ${loadBefore.toFixed(2)} at the start, ${loadavg()[0]!.toFixed(2)} at the end, on ${cpus().length} CPUs` +
-    ' (other processes competing for the CPUs widen the spread of the ratios)');
+  console.log(
+    `\n${rows.length - failed.length}/${rows.length} targets met in ${(now() - started).toFixed(0)} s` +
+      `${options.quick ? ' (quick run: sizes are smaller, figures are indicative only)' : ''}`,
+  );
+  console.log(
+    `1-minute load average: ${loadBefore.toFixed(2)} at the start, ${loadavg()[0]!.toFixed(2)} at the end, on ${cpus().length} CPUs` +
+      ' (other processes competing for the CPUs widen the spread of the ratios)',
+  );
   return failed.length ? 1 : 0;
 }
 

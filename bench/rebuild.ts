@@ -5,26 +5,14 @@
  * Also: the longest the event loop was blocked while the rebuild ran (target under 50 ms).
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { openSqliteStore, type SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
 import type { DomainEvent } from '../events/catalog.ts';
+import { openSqliteStore, type SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
 import { rebuildProjections } from '../projections/keeper/rebuild.ts';
 // A log of the test counter's events, folded by production's projections and the counters' (from the
 // test fixtures: one copy of the counter, and the fold the rebuild measures keeps its work).
 import { counterCodec } from '../test/fixtures/counter/counterEvents.ts';
 import { projectionsWithCounters as projections } from '../test/fixtures/counter/counterRegistry.ts';
-import {
-  type Benchmark,
-  freshPath,
-  median,
-  now,
-  paired,
-  progress,
-  prng,
-  ratioRow,
-  removeLog,
-  type Row,
-  yieldToLoop,
-} from './harness.ts';
+import { type Benchmark, freshPath, median, now, paired, prng, progress, type Row, ratioRow, removeLog, yieldToLoop } from './harness.ts';
 
 const AT = 1_700_000_000_000;
 const PAGE = 2000;
@@ -39,9 +27,7 @@ export async function generateLog(total: number, streams: number): Promise<strin
   const path = freshPath('rebuild');
   const store = await openSqliteStore(path, { sync: 'normal', writer: 'bench:1', codec: counterCodec });
   const db = store.db;
-  const insert = db.prepare(
-    'INSERT INTO events (seq, stream, version, type, data, at, cause, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-  );
+  const insert = db.prepare('INSERT INTO events (seq, stream, version, type, data, at, cause, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
   const random = prng(42);
   const version = new Int32Array(streams);
   const counterTotal = new Int32Array(streams);
@@ -152,7 +138,16 @@ async function baseline(store: SqliteEventStore, total: number): Promise<Measure
     for (;;) {
       const rows = select.all(last, PAGE) as [number, string, number, string, string, number, number | null, string][];
       for (const row of rows) {
-        const event = { seq: row[0], stream: row[1], version: row[2], type: row[3], data: JSON.parse(row[4]), at: row[5], cause: row[6], actor: row[7] } as DomainEvent;
+        const event = {
+          seq: row[0],
+          stream: row[1],
+          version: row[2],
+          type: row[3],
+          data: JSON.parse(row[4]),
+          at: row[5],
+          cause: row[6],
+          actor: row[7],
+        } as DomainEvent;
         for (let i = 0; i < projections.length; i++) states[i] = projections[i]!.evolve(states[i], event);
       }
       if (rows.length) last = rows[rows.length - 1]![0];

@@ -14,18 +14,18 @@
 import { boardInput } from '../actors/board/boardInputs.ts';
 import type { AnyDecider } from '../actors/runtime/decider.ts';
 import { decideStep } from '../actors/runtime/decideStep.ts';
+import type { NewDomainEvent } from '../events/catalog.ts';
+import { SNAPSHOT_EVERY } from '../events/store/sqlite/snapshots.ts';
+import { openSqliteStore, type SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
+import { hydrateProjections } from '../projections/hydrate.ts';
+import { projections } from '../projections/keeper/registry.ts';
+import { rebuildAndCheck } from '../projections/snapshot/checkSnapshots.ts';
+import { storedDeciderProjections } from '../replay/deciderStates.ts';
 import { deciders } from '../replay/deciders.ts';
 import { replayEntity } from '../replay/replayEntity.ts';
 import { replayLog } from '../replay/replayLog.ts';
 import { replayUntil } from '../replay/replayUntil.ts';
-import type { NewDomainEvent } from '../events/catalog.ts';
-import { SNAPSHOT_EVERY } from '../events/store/sqlite/snapshots.ts';
-import { openSqliteStore, type SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
-import { storedDeciderProjections } from '../replay/deciderStates.ts';
-import { hydrateProjections } from '../projections/hydrate.ts';
-import { projections } from '../projections/keeper/registry.ts';
-import { rebuildAndCheck } from '../projections/snapshot/checkSnapshots.ts';
-import { type Benchmark, freshPath, median, now, paired, progress, prng, ratioRow, removeLog, type Row, runIfMain } from './harness.ts';
+import { type Benchmark, freshPath, median, now, paired, prng, progress, type Row, ratioRow, removeLog, runIfMain } from './harness.ts';
 
 const T0 = Date.UTC(2026, 0, 5, 8, 0, 0);
 const COMPUTERS = ['c1', 'c2', 'c3'] as const;
@@ -131,7 +131,10 @@ export async function generateReplayLog(total: number, seed = 7): Promise<{ path
 
   const later = (input: NewDomainEvent, ms: number): void => agenda.add({ ...input, at: input.at + ms } as NewDomainEvent);
   const frame = (c: string, runId: string, lane: string, at: number): NewDomainEvent => ({
-    stream: `${c}/lane:${lane}`, type: 'frame.received', data: { frameId: `f${++frames}`, kind: 'run.requested', runId, lane, computerId: c }, at,
+    stream: `${c}/lane:${lane}`,
+    type: 'frame.received',
+    data: { frameId: `f${++frames}`, kind: 'run.requested', runId, lane, computerId: c },
+    at,
   });
   const submit = (): void => {
     const runId = `r${++runs}`;
@@ -139,7 +142,12 @@ export async function generateReplayLog(total: number, seed = 7): Promise<{ path
     const lane = `L${Math.floor(random() ** 2 * 3000)}`;
     const roll = random();
     fates.set(runId, roll < 0.9 ? 'ok' : roll < 0.96 ? 'failed' : roll < 0.98 ? 'cancelled' : 'lapsed');
-    agenda.add(boardInput.submitted({ runId, lane, prompt: `turn ${runId} of lane ${lane}: carry on with the plan`, agentId: null, timeoutS: 3600 }, nextSubmit));
+    agenda.add(
+      boardInput.submitted(
+        { runId, lane, prompt: `turn ${runId} of lane ${lane}: carry on with the plan`, agentId: null, timeoutS: 3600 },
+        nextSubmit,
+      ),
+    );
     nextSubmit += 500 + Math.floor(random() * 5_000);
   };
 
@@ -153,7 +161,12 @@ export async function generateReplayLog(total: number, seed = 7): Promise<{ path
           break;
         case 'board.run.cancelled':
           for (const c of d.data.offeredTo) {
-            agenda.add({ stream: `${c}/computer:${c}`, type: 'frame.received', data: { frameId: `x${++frames}`, kind: 'run.cancelled', runId: d.data.runId }, at: at + 5 });
+            agenda.add({
+              stream: `${c}/computer:${c}`,
+              type: 'frame.received',
+              data: { frameId: `x${++frames}`, kind: 'run.cancelled', runId: d.data.runId },
+              at: at + 5,
+            });
           }
           break;
         case 'run.claim.started': {
@@ -188,7 +201,12 @@ export async function generateReplayLog(total: number, seed = 7): Promise<{ path
         case 'run.settled': {
           const c = d.stream.slice(0, d.stream.indexOf('/'));
           const lane = laneOf.get(d.data.runId) ?? 'L0';
-          agenda.add({ stream: `${c}/lane:${lane}`, type: 'run.execution.ended', data: { runId: d.data.runId, ok: fates.get(d.data.runId) === 'ok' }, at: at + 5 });
+          agenda.add({
+            stream: `${c}/lane:${lane}`,
+            type: 'run.execution.ended',
+            data: { runId: d.data.runId, ok: fates.get(d.data.runId) === 'ok' },
+            at: at + 5,
+          });
           break;
         }
         case 'lane.session.remembered':
@@ -220,7 +238,12 @@ export async function generateReplayLog(total: number, seed = 7): Promise<{ path
     if (input.type === 'board.completion.received') {
       const answer = decisions[0];
       const status = answer?.type === 'board.run.finished' ? 200 : answer?.type === 'board.request.refused' ? answer.data.status : 200;
-      agenda.add({ stream: `${input.data.computerId}/run:${input.data.runId}`, type: 'run.completion.answered', data: { runId: input.data.runId, status }, at: at + 10 });
+      agenda.add({
+        stream: `${input.data.computerId}/run:${input.data.runId}`,
+        type: 'run.completion.answered',
+        data: { runId: input.data.runId, status },
+        at: at + 10,
+      });
     }
   };
   const laneOf = new Map<string, string>();
@@ -231,10 +254,22 @@ export async function generateReplayLog(total: number, seed = 7): Promise<{ path
     const pid = 1000 + Math.floor(random() * 60_000);
     const lasts = 2 * (2_500 + Math.floor(random() * 27_500));
     agenda.add({ stream, type: 'run.process.began', data: { runId, pid, resuming: resume }, at: at + 20 });
-    if (resume === null && random() < 0.5) agenda.add({ stream, type: 'run.session.announced', data: { runId, sessionId: `s-${runId}` }, at: at + 500 });
+    if (resume === null && random() < 0.5)
+      agenda.add({ stream, type: 'run.session.announced', data: { runId, sessionId: `s-${runId}` }, at: at + 500 });
     agenda.add(boardInput.started(runId, c, at + 1_000));
     const exit = (outcome: 'exited' | 'cancelled' | 'killed', exitCode: number | null, reply: string | null, when: number): NewDomainEvent => ({
-      stream, type: 'run.process.exited', data: { runId, outcome, exitCode, signal: exitCode === null ? 'SIGTERM' : null, reply, tail: '', stderrTail: exitCode ? 'Error: the tool failed' : '' }, at: when,
+      stream,
+      type: 'run.process.exited',
+      data: {
+        runId,
+        outcome,
+        exitCode,
+        signal: exitCode === null ? 'SIGTERM' : null,
+        reply,
+        tail: '',
+        stderrTail: exitCode ? 'Error: the tool failed' : '',
+      },
+      at: when,
     });
     switch (fates.get(runId)) {
       case 'failed':
@@ -346,18 +381,28 @@ export const replay: Benchmark = {
       const untilRun = await replayUntil(store, deciders, projections, until);
       if (!untilRun.ok) throw new Error(`replay --until disagrees: ${JSON.stringify(untilRun.difference).slice(0, 2000)}`);
       const untilTimes = await timed(options.rounds, () => replayUntil(store, deciders, projections, until));
-      log(`replay --until ${until}: ${untilRun.folded} events folded, from snapshots at ${[...new Set(untilRun.projectionsFrom.map((s) => s.seq))].join(', ')}; ${untilTimes.all.map((s) => `${(s * 1000).toFixed(0)} ms`).join(', ')}`);
+      log(
+        `replay --until ${until}: ${untilRun.folded} events folded, from snapshots at ${[...new Set(untilRun.projectionsFrom.map((s) => s.seq))].join(', ')}; ${untilTimes.all.map((s) => `${(s * 1000).toFixed(0)} ms`).join(', ')}`,
+      );
 
       const runId = `r${runs - 60}`;
       const entity = await replayEntity(store, deciders, 'run', runId);
       if (!entity?.ok) throw new Error(`replay --run ${runId} disagrees: ${JSON.stringify(entity?.difference).slice(0, 2000)}`);
       const runTimes = await timed(options.rounds, () => replayEntity(store, deciders, 'run', runId));
-      log(`replay --run ${runId}: ${entity.steps.length} inputs, ${entity.folded.events} events folded; ${runTimes.all.map((s) => `${(s * 1000).toFixed(0)} ms`).join(', ')}`);
+      log(
+        `replay --run ${runId}: ${entity.steps.length} inputs, ${entity.folded.events} events folded; ${runTimes.all.map((s) => `${(s * 1000).toFixed(0)} ms`).join(', ')}`,
+      );
 
       const startUp = await timed(options.rounds, () => hydrateProjections(store, projections));
       const size = Number(store.db.prepare('SELECT sum(length(state)) FROM projection_snapshots').pluck().get() ?? 0);
       return [
-        ratioRow(`5. replay: full verification (${head / 1000}k events)`, 'ev/s', p, 0.5, 'raw baseline: better-sqlite3 iterate() + JSON.parse of every row, nothing decided'),
+        ratioRow(
+          `5. replay: full verification (${head / 1000}k events)`,
+          'ev/s',
+          p,
+          0.5,
+          'raw baseline: better-sqlite3 iterate() + JSON.parse of every row, nothing decided',
+        ),
         {
           benchmark: `5b. replay --until ${until} (head ${head})`,
           subject: `${(untilTimes.median * 1000).toFixed(0)} ms`,

@@ -7,9 +7,10 @@
  *
  *   npx tsx bench/scheduling.ts [--quick] [--rounds N]
  */
-import { decideStep } from '../actors/runtime/decideStep.ts';
+
 import { queueDecider } from '../actors/lane/queueDecider.ts';
-import { type QueueState, initialQueueState } from '../actors/lane/queueState.ts';
+import { initialQueueState, type QueueState } from '../actors/lane/queueState.ts';
+import { decideStep } from '../actors/runtime/decideStep.ts';
 import type { NewDomainEvent } from '../events/catalog.ts';
 import { type Benchmark, type Row, runIfMain } from './harness.ts';
 
@@ -127,7 +128,12 @@ class Workload {
     const n = this.made++;
     const runId = `r${n}`;
     const lane = `lane-${n % this.lanes}`;
-    this.step({ stream: stream(runId), type: 'frame.received', data: { frameId: `f-${runId}`, kind: 'run.requested', runId, lane }, at: this.tick() });
+    this.step({
+      stream: stream(runId),
+      type: 'frame.received',
+      data: { frameId: `f-${runId}`, kind: 'run.requested', runId, lane },
+      at: this.tick(),
+    });
   }
 
   private grantClaims(): void {
@@ -160,7 +166,8 @@ function measure(work: Workload, count: number): number {
     const t0 = process.hrtime.bigint();
     const decisions = work.step(input);
     samples[i] = Number(process.hrtime.bigint() - t0) / 1000;
-    if (!decisions.some((d) => d.type === 'run.claim.started')) throw new Error(`a ${work.kind} decision started no run: the bench measures the wrong thing`);
+    if (!decisions.some((d) => d.type === 'run.claim.started'))
+      throw new Error(`a ${work.kind} decision started no run: the bench measures the wrong thing`);
     work.restore();
   }
   return medianOf([...samples]);
@@ -208,7 +215,9 @@ export async function measureScheduling(options: SchedulingOptions = {}, log: (l
       }
       smallUs.push(result.get(small)!);
       largeUs.push(result.get(large)!);
-      log(`${kind} round ${round + 1}/${rounds}: ${smallUs.at(-1)!.toFixed(2)} µs vs ${largeUs.at(-1)!.toFixed(2)} µs (${(performance.now() - t).toFixed(0)} ms)`);
+      log(
+        `${kind} round ${round + 1}/${rounds}: ${smallUs.at(-1)!.toFixed(2)} µs vs ${largeUs.at(-1)!.toFixed(2)} µs (${(performance.now() - t).toFixed(0)} ms)`,
+      );
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
     const ratios = smallUs.map((s, i) => largeUs[i]! / s);
@@ -248,7 +257,9 @@ async function main(argv: readonly string[]): Promise<number> {
   if (rounds !== undefined && !(Number.isInteger(rounds) && rounds > 0)) throw new Error('--rounds wants a positive integer');
   const rows = await runSchedulingBench({ quick, ...(rounds ? { rounds } : {}) }, (line) => process.stderr.write(`  ${line}\n`));
   for (const row of rows) {
-    console.log(`${row.pass ? 'PASS' : 'FAIL'}  ${row.benchmark}: large ${row.subject}, small ${row.baseline}, ratio ${row.ratio} (target ${row.target})`);
+    console.log(
+      `${row.pass ? 'PASS' : 'FAIL'}  ${row.benchmark}: large ${row.subject}, small ${row.baseline}, ratio ${row.ratio} (target ${row.target})`,
+    );
   }
   return rows.every((r) => r.pass) ? 0 : 1;
 }

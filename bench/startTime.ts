@@ -60,6 +60,7 @@ export const startTime: Benchmark = {
 
 runIfMain(import.meta.url, async (argv) => {
   const rows = await runStartTimeBench(argv.includes('--quick') ? 7 : 21, progress('startTime'));
-  for (const r of rows) console.log(`${r.pass ? 'PASS' : 'FAIL'}  ${r.benchmark}: ${r.subject}, ${r.baseline}, ratio ${r.ratio} (target ${r.target})`);
+  for (const r of rows)
+    console.log(`${r.pass ? 'PASS' : 'FAIL'}  ${r.benchmark}: ${r.subject}, ${r.baseline}, ratio ${r.ratio} (target ${r.target})`);
   return rows.every((r) => r.pass) ? 0 : 1;
 });

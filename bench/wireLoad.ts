@@ -120,7 +120,10 @@ function cpuMs(pid: number | undefined): { self: number; children: number } | nu
 function statTicks(pid: number | undefined): { self: number; children: number } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+    const fields = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
     // Fields 14-17 of stat(5), counted from the state (field 3) here: utime, stime, cutime, cstime, in ticks of 10 ms.
     return { self: (fields[11]! + fields[12]!) * 10, children: (fields[13]! + fields[14]!) * 10 };
   } catch {
@@ -152,12 +155,16 @@ const keepAlive = new Agent({ keepAlive: true });
 
 function call(url: string, method: 'GET' | 'POST', headers: Record<string, string> = {}, body?: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, agent: keepAlive, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      res.on('error', reject);
-    });
+    const req = request(
+      url,
+      { method, agent: keepAlive, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -277,8 +284,7 @@ export async function measureWireLoad(options: WireLoadOptions = {}, log: (line:
       else if (row.type === 'board.request.refused') {
         busy += row.code === 'conversation_busy' ? 1 : 0;
         claimedElsewhere += row.code === 'claimed_elsewhere' ? 1 : 0;
-      }
-      else lastEnd = Math.max(lastEnd, row.at);
+      } else lastEnd = Math.max(lastEnd, row.at);
     }
     latencies.sort((a, b) => a - b);
     const seconds = (lastEnd - started) / 1000;
@@ -311,7 +317,9 @@ export async function runWireLoadBench(options: WireLoadOptions = {}, log?: (lin
   const allSucceeded = (f.states.succeeded ?? 0) === f.runs;
   const sync = options.boardSync ?? 'full';
   const cpu = f.cpuMsPerRun;
-  const cpuNote = cpu ? `; CPU a run: board ${cpu.board.toFixed(1)} ms, computers ${cpu.computers.toFixed(1)} ms, agent launchers and agents ${cpu.agents.toFixed(1)} ms, load generator ${cpu.client.toFixed(1)} ms` : '';
+  const cpuNote = cpu
+    ? `; CPU a run: board ${cpu.board.toFixed(1)} ms, computers ${cpu.computers.toFixed(1)} ms, agent launchers and agents ${cpu.agents.toFixed(1)} ms, load generator ${cpu.client.toFixed(1)} ms`
+    : '';
   return [
     {
       benchmark: `wire load: ${f.runs} runs over ${f.lanes} lanes, 2 computers`,
@@ -350,7 +358,9 @@ async function main(argv: readonly string[]): Promise<number> {
   process.stderr.write(`wire load bench: node ${process.version}, ${cpus().length} CPUs${quick ? ', quick' : ''}\n`);
   const rows = await runWireLoadBench({ quick, boardSync, cpuProfDir }, (line) => process.stderr.write(`  ${line}\n`));
   for (const row of rows) {
-    console.log(`${row.pass ? 'PASS' : 'FAIL'}  ${row.benchmark}: ${row.subject}, ${row.baseline}, ${row.ratio} (target ${row.target})${row.note ? `\n      ${row.note}` : ''}`);
+    console.log(
+      `${row.pass ? 'PASS' : 'FAIL'}  ${row.benchmark}: ${row.subject}, ${row.baseline}, ${row.ratio} (target ${row.target})${row.note ? `\n      ${row.note}` : ''}`,
+    );
   }
   return rows.every((r) => r.pass) ? 0 : 1;
 }

@@ -1,9 +1,9 @@
 import type { z } from 'zod';
+import { adoptionEvents } from './adoptionEvents.ts';
 import { boardEvents } from './boardEvents.ts';
 import { EventCodec } from './codec.ts';
-import type { NewEvent, StoredEvent } from './envelope.ts';
 import { edgeEvents } from './edgeEvents.ts';
-import { adoptionEvents } from './adoptionEvents.ts';
+import type { NewEvent, StoredEvent } from './envelope.ts';
 import { executionEvents } from './executionEvents.ts';
 import { hookEvents } from './hookEvents.ts';
 import { notificationEvents } from './notificationEvents.ts';

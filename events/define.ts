@@ -25,8 +25,6 @@ export function defineEvent<T extends string, S extends z.ZodType>(
 }
 
 /** Turns a list of definitions into a record keyed by type, keeping each literal type. */
-export function eventGroup<const D extends readonly EventDefinition[]>(
-  ...definitions: D
-): { [K in D[number] as K['type']]: K } {
+export function eventGroup<const D extends readonly EventDefinition[]>(...definitions: D): { [K in D[number] as K['type']]: K } {
   return Object.fromEntries(definitions.map((d) => [d.type, d])) as never;
 }

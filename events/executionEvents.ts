@@ -6,7 +6,13 @@ const runId = SafeId;
 const reason = z.string().min(1);
 /** Ids agents announce are opaque tokens; only a plain one is ever put on a command line. */
 const sessionId = z.string().min(1).max(200);
-const result = z.strictObject({ ok: z.boolean(), error: z.string().max(64 * 1024).optional() });
+const result = z.strictObject({
+  ok: z.boolean(),
+  error: z
+    .string()
+    .max(64 * 1024)
+    .optional(),
+});
 
 /**
  * A claimed run's life on its computer (SPEC section 4, "Execution", "Heartbeats, cancel,
@@ -62,7 +68,10 @@ export const executionEvents = eventGroup(
   defineEvent('run.claim.refused', z.strictObject({ runId, lane: SafeId, problem: z.string().min(1).max(500) })),
 
   // Decisions.
-  defineEvent('run.execution.requested', z.strictObject({ runId, lane: SafeId, deadlineAt: z.number().int().nullable(), resume: sessionId.nullable() })),
+  defineEvent(
+    'run.execution.requested',
+    z.strictObject({ runId, lane: SafeId, deadlineAt: z.number().int().nullable(), resume: sessionId.nullable() }),
+  ),
   defineEvent('run.cancel.decided', z.strictObject({ runId, reason })),
   defineEvent('run.kill.requested', z.strictObject({ runId, pid: z.number().int().positive(), reason })),
   defineEvent('run.resolved.elsewhere', z.strictObject({ runId, reason })),

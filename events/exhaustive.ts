@@ -7,7 +7,9 @@ import type { EventOf, EventType } from './catalog.ts';
  * type makes the compiler list every fold that reads its group and has not said whether it reads it.
  * Does nothing at run time: the check is the argument's type.
  */
-export function ignoreRest<T extends EventType>(_event: EventOf<T>): void {}
+export function ignoreRest<T extends EventType>(_event: EventOf<T>): void {
+  // A check for the compiler only: a type left unsaid does not compile. Nothing to do at run time.
+}
 
 /**
  * Ends a switch that names every type it can meet (a decider's over its inputs): `_input` is `never`

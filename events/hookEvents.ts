@@ -42,6 +42,12 @@ export const hookEvents = eventGroup(
   /** Taken by a process that died while the hook ran (or before it began): it is never run again. */
   defineEvent(
     'hook.interrupted',
-    z.strictObject({ effect: seq, hook: HookNameSchema, runId: SafeId.optional(), sessionId: sessionId.optional(), detail: z.string().min(1).max(500) }),
+    z.strictObject({
+      effect: seq,
+      hook: HookNameSchema,
+      runId: SafeId.optional(),
+      sessionId: sessionId.optional(),
+      detail: z.string().min(1).max(500),
+    }),
   ),
 );

@@ -29,10 +29,7 @@ export const queueEvents = eventGroup(
    * (its drain, its shutdown) ends here. `incarnation` is drawn at random by the starting process and
    * sent to the board with this life's claims and push stream.
    */
-  defineEvent(
-    'computer.started',
-    z.strictObject({ incarnation: Incarnation, host: z.string().min(1).max(255), pid: z.number().int().positive() }),
-  ),
+  defineEvent('computer.started', z.strictObject({ incarnation: Incarnation, host: z.string().min(1).max(255), pid: z.number().int().positive() })),
   defineEvent('scheduler.held', z.strictObject({ held: z.boolean(), reason })),
   defineEvent('drain.started', z.strictObject({ reason })),
   defineEvent(
@@ -69,7 +66,15 @@ export const queueEvents = eventGroup(
   defineEvent('run.execution.ended', z.strictObject({ runId, ok: z.boolean(), reason: z.string().optional() })),
 
   // Decisions.
-  defineEvent('frame.acknowledged', z.strictObject({ frameId: z.string().max(200).nullable(), runId: runId.optional(), status: z.union([z.literal(200), z.literal(202), z.literal(400), z.literal(503)]), reason })),
+  defineEvent(
+    'frame.acknowledged',
+    z.strictObject({
+      frameId: z.string().max(200).nullable(),
+      runId: runId.optional(),
+      status: z.union([z.literal(200), z.literal(202), z.literal(400), z.literal(503)]),
+      reason,
+    }),
+  ),
   defineEvent('run.queued', z.strictObject({ runId, lane: SafeId, agentId: SafeId.nullable(), arrival: z.number().int().nonnegative() })),
   /** `incarnation`: the life that claims it, which a claim repeated after a restart still names (absent in older logs). */
   defineEvent('run.claim.started', z.strictObject({ runId, attempt: z.number().int().positive(), incarnation: Incarnation.optional() })),

@@ -1,6 +1,6 @@
-import type { Projection } from './projection.ts';
 import { adoptionDecider } from '../actors/board/adoption/adoptionDecider.ts';
 import type { AdoptionState } from '../actors/board/adoption/adoptionState.ts';
+import type { Projection } from './projection.ts';
 
 /** Every lane's adoptions, by lane: where a round finds the requests it may act on, and which session a lane adopted. */
 export const adoptionsProjection: Projection<Record<string, AdoptionState>> = {

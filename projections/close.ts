@@ -1,5 +1,5 @@
 import { evolveSession } from '../actors/session/evolveSession.ts';
-import { type SessionClose, initialSessionClose } from '../actors/session/sessionState.ts';
+import { initialSessionClose, type SessionClose } from '../actors/session/sessionState.ts';
 import { parseStream } from '../events/envelope.ts';
 import { sessionEvents } from '../events/sessionEvents.ts';
 import type { Projection } from './projection.ts';

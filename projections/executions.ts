@@ -1,5 +1,5 @@
 import { evolveRun } from '../actors/run/evolveRun.ts';
-import { type RunExecution, initialRunExecution } from '../actors/run/runState.ts';
+import { initialRunExecution, type RunExecution } from '../actors/run/runState.ts';
 import { parseStream } from '../events/envelope.ts';
 import { executionEvents } from '../events/executionEvents.ts';
 import type { Projection } from './projection.ts';

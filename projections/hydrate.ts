@@ -1,6 +1,6 @@
 import type { EventStore } from '../events/store/eventStore.ts';
 import { foldLog } from './foldLog.ts';
-import { type AnyProjection, type Projection, checkpointName } from './projection.ts';
+import { type AnyProjection, checkpointName, type Projection } from './projection.ts';
 
 export interface Folded<S = unknown> {
   readonly projection: AnyProjection;
@@ -13,11 +13,7 @@ export interface Folded<S = unknown> {
  * Start-up: each projection from its stored checkpoint (when one matches its version), then only the
  * tail of the log past the oldest of those checkpoints, in a single pass shared by all of them.
  */
-export async function hydrateProjections(
-  store: EventStore,
-  projections: readonly AnyProjection[],
-  until?: number,
-): Promise<Map<string, Folded>> {
+export async function hydrateProjections(store: EventStore, projections: readonly AnyProjection[], until?: number): Promise<Map<string, Folded>> {
   const folded = new Map<string, Folded>();
   for (const projection of projections) {
     const checkpoint = await store.checkpoints.load(checkpointName(projection));

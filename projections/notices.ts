@@ -1,7 +1,7 @@
+import { type Heard, heardOf, hears, type LaneBook, type NoticeKind, type NoticeSource } from '../actors/board/inbox/noticeKinds.ts';
 import type { DomainEvent, TypesOutside } from '../events/catalog.ts';
 import { ignoreRest } from '../events/exhaustive.ts';
 import type { Projection } from './projection.ts';
-import { type Heard, hears, heardOf, type LaneBook, type NoticeKind, type NoticeSource } from '../actors/board/inbox/noticeKinds.ts';
 
 export interface IndexedSubscription {
   readonly sessionId: string;
@@ -67,7 +67,8 @@ function evolveNotices(state: NoticesIndex, event: DomainEvent): NoticesIndex {
       break;
     case 'session.read':
       // Read running again after its close: the board's record has it live once more.
-      if (event.data.activity?.presence === 'running' && state.sessions[event.data.sessionId] === 'ended') state.sessions[event.data.sessionId] = 'live';
+      if (event.data.activity?.presence === 'running' && state.sessions[event.data.sessionId] === 'ended')
+        state.sessions[event.data.sessionId] = 'live';
       break;
     case 'board.run.finished':
     case 'board.run.resolved':

@@ -1,6 +1,6 @@
 import type { BoardState } from '../actors/board/boardState.ts';
-import { isParked } from '../actors/lane/queueState.ts';
 import type { QueueState } from '../actors/lane/queueState.ts';
+import { isParked } from '../actors/lane/queueState.ts';
 
 export interface StatusView {
   readonly at: number;
@@ -16,7 +16,10 @@ export interface StatusView {
       inUse: number;
       held: boolean;
       draining: boolean;
-      lanes: Record<string, { waiting: { runId: string; parkedUntil: number | null; retryAt: number | null }[]; active: { runId: string; status: string } | null }>;
+      lanes: Record<
+        string,
+        { waiting: { runId: string; parkedUntil: number | null; retryAt: number | null }[]; active: { runId: string; status: string } | null }
+      >;
     }
   >;
 }
@@ -58,7 +61,9 @@ export function statusView(board: BoardState, queues: Record<string, QueueState>
 export function formatStatus(view: StatusView): string {
   const lines: string[] = [];
   const secs = (t: number) => `${Math.max(0, Math.ceil((t - view.at) / 1000))} s`;
-  lines.push(`board: ${view.board.connected.length} computer(s) connected${view.board.connected.length ? ` (${view.board.connected.join(', ')})` : ''}, ${view.board.openClaims.length} open claim(s)`);
+  lines.push(
+    `board: ${view.board.connected.length} computer(s) connected${view.board.connected.length ? ` (${view.board.connected.join(', ')})` : ''}, ${view.board.openClaims.length} open claim(s)`,
+  );
   for (const claim of view.board.openClaims) lines.push(`  claim ${claim.runId} held by ${claim.computerId}`);
   for (const [lane, l] of Object.entries(view.board.lanes)) {
     lines.push(`  lane ${lane}: ${l.open ? `turn ${l.open} open` : 'no open turn'}${l.queued.length ? `, queued ${l.queued.join(' ')}` : ''}`);
@@ -68,7 +73,13 @@ export function formatStatus(view: StatusView): string {
     for (const [lane, l] of Object.entries(c.lanes)) {
       const parts = [
         ...(l.active ? [`${l.active.status} ${l.active.runId}`] : []),
-        ...l.waiting.map((w) => (w.parkedUntil !== null ? `parked ${w.runId} (claim again in ${secs(w.parkedUntil)})` : w.retryAt !== null ? `retrying ${w.runId} in ${secs(w.retryAt)}` : `queued ${w.runId}`)),
+        ...l.waiting.map((w) =>
+          w.parkedUntil !== null
+            ? `parked ${w.runId} (claim again in ${secs(w.parkedUntil)})`
+            : w.retryAt !== null
+              ? `retrying ${w.runId} in ${secs(w.retryAt)}`
+              : `queued ${w.runId}`,
+        ),
       ];
       lines.push(`  lane ${lane}: ${parts.join(', ') || 'idle'}`);
     }

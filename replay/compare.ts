@@ -54,7 +54,8 @@ export function whereTheyDiffer(recorded: DecisionView | undefined, derived: Dec
   if (!recorded) return `no decision recorded here; re-derived ${derived!.type} in ${derived!.stream}`;
   if (!derived) return `recorded ${recorded.type} in ${recorded.stream}, but nothing is re-derived here`;
   for (const field of ['type', 'stream', 'at'] as const) {
-    if (recorded[field] !== derived[field]) return `${field}: recorded ${JSON.stringify(recorded[field])}, re-derived ${JSON.stringify(derived[field])}`;
+    if (recorded[field] !== derived[field])
+      return `${field}: recorded ${JSON.stringify(recorded[field])}, re-derived ${JSON.stringify(derived[field])}`;
   }
   return dataPath(recorded.data, normalise(derived.data), 'data') ?? 'data: equal once written';
 }

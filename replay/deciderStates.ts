@@ -1,11 +1,11 @@
+import type { RunExecution } from '../actors/run/runState.ts';
+import type { AnyDecider } from '../actors/runtime/decider.ts';
 import type { DomainEvent } from '../events/catalog.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
 import { boardProjection } from '../projections/board.ts';
 import { executionsProjection } from '../projections/executions.ts';
 import { type AnyProjection, checkpointName, type Projection } from '../projections/projection.ts';
 import { queueProjection } from '../projections/queue.ts';
-import type { RunExecution } from '../actors/run/runState.ts';
-import type { AnyDecider } from '../actors/runtime/decider.ts';
 
 /** Every state a decider holds, by scope (a computer for the queue, a run stream for a run). */
 export type ScopedStates = Record<string, unknown>;
@@ -35,7 +35,11 @@ export interface Alias {
 
 const ALIASES: Readonly<Record<string, Alias>> = {
   queue: { projection: queueProjection as AnyProjection, states: (state) => state as ScopedStates, state: (states) => states },
-  board: { projection: boardProjection as AnyProjection, states: (state) => ({ board: state }), state: (states) => states.board ?? boardProjection.initial() },
+  board: {
+    projection: boardProjection as AnyProjection,
+    states: (state) => ({ board: state }),
+    state: (states) => states.board ?? boardProjection.initial(),
+  },
 };
 
 /** The projection a decider's states are, if they are one. */

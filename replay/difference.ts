@@ -1,5 +1,5 @@
-import type { DomainEvent, NewDomainEvent } from '../events/catalog.ts';
 import type { AnyDecider } from '../actors/runtime/decider.ts';
+import type { DomainEvent, NewDomainEvent } from '../events/catalog.ts';
 import { type DecisionView, sameDecision, view, whereTheyDiffer } from './compare.ts';
 import type { ScopedStates } from './deciderStates.ts';
 

@@ -64,12 +64,16 @@ export function formatUntil(report: UntilReport): string {
   else {
     lines.push(
       `✓ ${report.inputs} inputs re-decided, ${report.decisions} recorded decisions agree from seq ${report.verifiedFrom + 1} through seq ${report.lastSeq}` +
-        (report.verifiedFrom > 0 ? ` (from the deciders' snapshot at seq ${report.verifiedFrom}; a full \`runledger replay\` verifies what comes before it)` : ''),
+        (report.verifiedFrom > 0
+          ? ` (from the deciders' snapshot at seq ${report.verifiedFrom}; a full \`runledger replay\` verifies what comes before it)`
+          : ''),
     );
   }
   // Worth saying on a long log only: a short one folds from seq 0 in no time.
   if (report.verifiedFrom === 0 && report.folded >= 10_000) {
-    lines.push(`  (no snapshot of the deciders' states before seq ${report.until}, so they were folded from seq 0: \`runledger rebuild --write\` stores them)`);
+    lines.push(
+      `  (no snapshot of the deciders' states before seq ${report.until}, so they were folded from seq 0: \`runledger rebuild --write\` stores them)`,
+    );
   }
   lines.push(`projections as of seq ${report.lastSeq} (${report.folded} events folded past the nearest snapshots):`);
   const from = new Map(report.projectionsFrom.map((s) => [s.name, s]));
@@ -92,13 +96,16 @@ export function formatEntity(report: EntityReplay): string {
     `${report.kind} ${report.id}: ${report.steps.length} input(s) re-decided, ${decisions} recorded decision(s) compared` +
       (differing ? `, ${differing} input(s) with a difference` : ', all agree'),
   );
-  const scopes = report.scopes.map((s) => `${s.decider} ${s.scope === s.decider ? '' : `${s.scope} `}(from ${s.from ? `its snapshot at seq ${s.from}` : 'seq 0'})`);
+  const scopes = report.scopes.map(
+    (s) => `${s.decider} ${s.scope === s.decider ? '' : `${s.scope} `}(from ${s.from ? `its snapshot at seq ${s.from}` : 'seq 0'})`,
+  );
   lines.push(`  compared: each input against its decider's state folded from the log up to it: ${scopes.join(', ') || 'none'}`);
   lines.push(
     `  folded: seq ${report.folded.from + 1} to ${report.folded.to}, ${report.folded.events} events read, only those scopes folded` +
       (report.folded.snapshots.length ? `; snapshots loaded at seq ${report.folded.snapshots.join(', ')}` : ''),
   );
-  if (report.undecided.length) lines.push(`  not compared: seq ${report.undecided.join(', ')} (no decider takes ${report.undecided.length === 1 ? 'it' : 'them'} as an input)`);
+  if (report.undecided.length)
+    lines.push(`  not compared: seq ${report.undecided.join(', ')} (no decider takes ${report.undecided.length === 1 ? 'it' : 'them'} as an input)`);
   for (const step of report.steps) lines.push('', ...stepLines(step));
   if (report.difference) lines.push('', formatDifference(report.difference));
   return lines.join('\n');
@@ -107,7 +114,9 @@ export function formatEntity(report: EntityReplay): string {
 function stepLines(step: ReplayStep): string[] {
   const { input } = step;
   const mark = step.difference ? '✗' : '✓';
-  const lines = [`${mark} seq ${input.seq}  ${time(input.at)}  ${input.stream}  ${input.type}: ${describeEvent(input)}  [${step.decider}${step.scope === step.decider ? '' : ` ${step.scope}`}]`];
+  const lines = [
+    `${mark} seq ${input.seq}  ${time(input.at)}  ${input.stream}  ${input.type}: ${describeEvent(input)}  [${step.decider}${step.scope === step.decider ? '' : ` ${step.scope}`}]`,
+  ];
   const count = Math.max(step.recorded.length, step.rederived.length);
   if (count === 0) lines.push('    no decision (none recorded, none re-derived)');
   for (let i = 0; i < count; i++) {

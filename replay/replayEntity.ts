@@ -1,7 +1,7 @@
-import type { DomainEvent } from '../events/catalog.ts';
-import type { EventStore } from '../events/store/eventStore.ts';
 import type { AnyDecider } from '../actors/runtime/decider.ts';
+import type { DomainEvent } from '../events/catalog.ts';
 import type { AnyEventCodec } from '../events/codec.ts';
+import type { EventStore } from '../events/store/eventStore.ts';
 import { nearestDeciderStates, type ScopedStates, snapshotNameOf } from './deciderStates.ts';
 import { complete, feed } from './feed.ts';
 import { type DeciderStart, type ReplayDifference, Replayer, type ReplayStep } from './replayer.ts';
@@ -110,7 +110,9 @@ export async function replayEntity(
     events: events.length,
     steps,
     undecided,
-    scopes: [...needed].flatMap(([decider, scopes]) => [...scopes].map((scope) => ({ decider: decider.name, scope, from: starts.get(decider)!.seq }))),
+    scopes: [...needed].flatMap(([decider, scopes]) =>
+      [...scopes].map((scope) => ({ decider: decider.name, scope, from: starts.get(decider)!.seq })),
+    ),
     folded: { from, to, events: read, snapshots: loaded },
     difference,
   };
@@ -129,7 +131,10 @@ async function snapshotSeqsOf(store: Pick<EventStore, 'snapshots'>, needed: read
   const list = await store.snapshots.list();
   return needed.map((decider) => {
     const name = snapshotNameOf(decider);
-    return list.filter((s) => s.name === name).map((s) => s.seq).sort((a, b) => a - b);
+    return list
+      .filter((s) => s.name === name)
+      .map((s) => s.seq)
+      .sort((a, b) => a - b);
   });
 }
 

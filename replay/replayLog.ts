@@ -1,6 +1,6 @@
-import type { EventStore } from '../events/store/eventStore.ts';
 import type { AnyDecider } from '../actors/runtime/decider.ts';
 import type { AnyEventCodec } from '../events/codec.ts';
+import type { EventStore } from '../events/store/eventStore.ts';
 import { complete, feed } from './feed.ts';
 import { type ReplayDifference, Replayer } from './replayer.ts';
 

@@ -1,7 +1,7 @@
+import type { AnyDecider } from '../actors/runtime/decider.ts';
 import { codec as catalogCodec, type DomainEvent, type NewDomainEvent } from '../events/catalog.ts';
 import { type AnyEventCodec, InvalidEventError } from '../events/codec.ts';
 import type { FoldRow } from '../events/store/eventStore.ts';
-import type { AnyDecider } from '../actors/runtime/decider.ts';
 import { sameDecision, view } from './compare.ts';
 import { retirementOf, type ScopedStates } from './deciderStates.ts';
 import { compare, type Lane, type OpenInput, type ReplayDifference, type ReplayStep } from './difference.ts';
@@ -67,7 +67,13 @@ export class Replayer {
   ) {
     this.lanes = deciders.map((decider) => {
       const start = options.starts?.get(decider);
-      return { decider, retire: retirementOf(decider), states: start?.states ?? {}, from: start?.seq ?? 0, scopes: options.only?.scopes.get(decider) ?? null };
+      return {
+        decider,
+        retire: retirementOf(decider),
+        states: start?.states ?? {},
+        from: start?.seq ?? 0,
+        scopes: options.only?.scopes.get(decider) ?? null,
+      };
     });
     this.scopes = this.lanes.map(() => null);
     this.codec = options.codec ?? catalogCodec;
@@ -213,7 +219,17 @@ export class Replayer {
     const ignored = this.afterADifference(() => lane.decider.ignores?.(state, input) ?? false, false);
     // An ignored input is a difference already; its state may be a retired one's, too little to decide from.
     const answers = ignored ? [] : this.afterADifference(() => lane.decider.decide(state, input), []);
-    const open: OpenInput = { input: event, lane, scope, rederived: answers, recorded: [], answers: answers.length, reacted: false, ignored, differs: false };
+    const open: OpenInput = {
+      input: event,
+      lane,
+      scope,
+      rederived: answers,
+      recorded: [],
+      answers: answers.length,
+      reacted: false,
+      ignored,
+      differs: false,
+    };
     this.open = open;
     this.fold(event);
     this.reactIfDue(open);
@@ -342,7 +358,14 @@ export class Replayer {
     this.reactIfDue(open);
     const difference = open.differs || open.ignored || open.recorded.length !== open.rederived.length ? compare(open) : null;
     if (this.options.only) {
-      this.steps.push({ input: open.input, decider: open.lane.decider.name, scope: open.scope, recorded: open.recorded, rederived: open.rederived, difference });
+      this.steps.push({
+        input: open.input,
+        decider: open.lane.decider.name,
+        scope: open.scope,
+        recorded: open.recorded,
+        rederived: open.rederived,
+        difference,
+      });
     }
     if (difference) this.report(difference);
   }

@@ -87,15 +87,29 @@ export function boardSnapshot(sources: SnapshotSources, at: number): BoardSnapsh
         held.add(w.runId);
         const why = (text: string) => text + elsewhere(board, w.runId, computer);
         if (w.parkedUntil !== null) add(lane, { runId: w.runId, state: 'parked', computer, until: w.parkedUntil, why: why(WAITS_FOR_EARLIER_TURN) });
-        else if (w.retryAt !== null) add(lane, { runId: w.runId, state: 'retrying', computer, until: w.retryAt, why: why('its claim failed: it is tried again') });
-        else add(lane, { runId: w.runId, state: 'queued', computer, until: null, why: why(place === 0 && !l.active ? 'next in its lane, waiting for a free slot' : 'waits its turn in the lane') });
+        else if (w.retryAt !== null)
+          add(lane, { runId: w.runId, state: 'retrying', computer, until: w.retryAt, why: why('its claim failed: it is tried again') });
+        else
+          add(lane, {
+            runId: w.runId,
+            state: 'queued',
+            computer,
+            until: null,
+            why: why(place === 0 && !l.active ? 'next in its lane, waiting for a free slot' : 'waits its turn in the lane'),
+          });
       });
     }
   }
 
   for (const [lane, l] of Object.entries(status.board.lanes)) {
     if (l.open !== null && !held.has(l.open)) {
-      add(lane, { runId: l.open, state: 'claimed', computer: board.runs[l.open]?.computerId ?? null, until: null, why: 'the open turn of its conversation' });
+      add(lane, {
+        runId: l.open,
+        state: 'claimed',
+        computer: board.runs[l.open]?.computerId ?? null,
+        until: null,
+        why: 'the open turn of its conversation',
+      });
     }
     const told = new Set(l.waiting);
     for (const runId of l.queued) {
@@ -105,7 +119,9 @@ export function boardSnapshot(sources: SnapshotSources, at: number): BoardSnapsh
         state: told.has(runId) ? 'parked' : 'queued',
         computer: null,
         until: null,
-        why: told.has(runId) ? `${WAITS_FOR_EARLIER_TURN} (the board answered conversation_busy)` : 'queued on the board: not yet taken by a computer',
+        why: told.has(runId)
+          ? `${WAITS_FOR_EARLIER_TURN} (the board answered conversation_busy)`
+          : 'queued on the board: not yet taken by a computer',
       });
     }
   }
@@ -115,7 +131,10 @@ export function boardSnapshot(sources: SnapshotSources, at: number): BoardSnapsh
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([lane, runs]): LaneView => {
       // Active turns first; waiting runs keep their queue order (a stable sort).
-      const sorted = runs.map((r, i) => ({ r, i })).sort((x, y) => order[x.r.state] - order[y.r.state] || x.i - y.i).map(({ r }) => r);
+      const sorted = runs
+        .map((r, i) => ({ r, i }))
+        .sort((x, y) => order[x.r.state] - order[y.r.state] || x.i - y.i)
+        .map(({ r }) => r);
       return { lane, runs: sorted.slice(0, ROWS_PER_LANE), more: Math.max(0, sorted.length - ROWS_PER_LANE) };
     });
 

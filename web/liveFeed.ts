@@ -1,4 +1,20 @@
-import { type Observable, type OperatorFunction, auditTime, buffer, connect, debounceTime, defer, filter, groupBy, map, merge, mergeMap, retry, share, switchMap } from 'rxjs';
+import {
+  auditTime,
+  buffer,
+  connect,
+  debounceTime,
+  defer,
+  filter,
+  groupBy,
+  map,
+  merge,
+  mergeMap,
+  type Observable,
+  type OperatorFunction,
+  retry,
+  share,
+  switchMap,
+} from 'rxjs';
 import type { DomainEvent } from '../events/catalog.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
 import type { TimelineEntry } from '../projections/audit/runTimeline.ts';

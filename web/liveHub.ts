@@ -1,14 +1,14 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { Subject, type Subscription, map, merge } from 'rxjs';
+import { map, merge, Subject, type Subscription } from 'rxjs';
 import { WebSocket, WebSocketServer } from 'ws';
+import type { FailureLog } from '../actors/runtime/untilRecorded.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
+import { messageOf } from '../events/thrown.ts';
 import { runTimeline } from '../projections/audit/runTimeline.ts';
 import type { BoardSnapshot, RunFacts } from './boardSnapshot.ts';
 import { summarize } from './eventSummary.ts';
 import type { LiveFeed } from './liveFeed.ts';
-import type { FailureLog } from '../actors/runtime/untilRecorded.ts';
-import { messageOf } from '../events/thrown.ts';
 
 /** What a board page is sent of the past when it connects: the tail of the log. */
 const RECENT_EVENTS = 40;
@@ -63,7 +63,9 @@ export class LiveHub {
       const page: Page = { ws, target, ready: false, lastSeq: 0, alive: true };
       ws.on('pong', () => (page.alive = true));
       // A socket error (the page went away) is followed by its close, handled below.
-      ws.on('error', () => {});
+      ws.on('error', () => {
+        // followed by its close
+      });
       ws.on('close', () => this.leave(page));
       this.join(page).catch((error: unknown) => {
         this.options.log(`web view: a live page could not be started (${messageOf(error)}); it is closed and may reconnect`);
@@ -144,16 +146,18 @@ export class LiveHub {
 
   private followRuns(): void {
     if (this.runFeed) return;
-    this.runFeed = this.options.feed.runEntries((runId) => this.runPages.has(runId)).subscribe(({ runId, entries }) => {
-      const run = this.options.runFacts(runId);
-      for (const page of this.runPages.get(runId) ?? []) {
-        if (!page.ready) continue;
-        const fresh = entries.filter((e) => e.seq > page.lastSeq);
-        if (fresh.length === 0) continue;
-        page.lastSeq = fresh.at(-1)!.seq;
-        this.send(page, JSON.stringify({ type: 'entries', runId, run, entries: fresh }));
-      }
-    });
+    this.runFeed = this.options.feed
+      .runEntries((runId) => this.runPages.has(runId))
+      .subscribe(({ runId, entries }) => {
+        const run = this.options.runFacts(runId);
+        for (const page of this.runPages.get(runId) ?? []) {
+          if (!page.ready) continue;
+          const fresh = entries.filter((e) => e.seq > page.lastSeq);
+          if (fresh.length === 0) continue;
+          page.lastSeq = fresh.at(-1)!.seq;
+          this.send(page, JSON.stringify({ type: 'entries', runId, run, entries: fresh }));
+        }
+      });
   }
 
   private broadcast(text: string): void {

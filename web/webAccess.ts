@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { bearerOf } from '../wire/http.ts';
 import type { WebAccess } from '../actors/board/host/boardServer.ts';
-import { HOST_NOT_ALLOWED, addressedToLoopback } from '../actors/board/host/loopbackHost.ts';
+import { addressedToLoopback, HOST_NOT_ALLOWED } from '../actors/board/host/loopbackHost.ts';
+import { bearerOf } from '../wire/http.ts';
 
 export type Verdict = { readonly ok: true } | { readonly ok: false; readonly status: number; readonly code: string; readonly reason: string };
 
@@ -34,7 +34,12 @@ export class ViewerAccess {
     if (this.access.isSubmitToken(bearerOf(request)) || this.access.isSubmitToken(url.searchParams.get('token'))) return { ok: true };
     const viewer = cookieOf(request, COOKIE);
     if (viewer !== null && this.viewers.has(viewer)) return { ok: true };
-    return { ok: false, status: 401, code: 'unauthorized', reason: 'this board is not on loopback: open the page once as /?token=<submit token> (the token file beside the log)' };
+    return {
+      ok: false,
+      status: 401,
+      code: 'unauthorized',
+      reason: 'this board is not on loopback: open the page once as /?token=<submit token> (the token file beside the log)',
+    };
   }
 
   /** A live socket must come from this board's own pages: browsers do not hold WebSockets to their origin. */

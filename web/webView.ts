@@ -1,18 +1,18 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Clock } from '../actors/runtime/clock.ts';
-import type { EventStore } from '../events/store/eventStore.ts';
-import { SAFE_ID_RULE, isSafeId } from '../events/idRule.ts';
-import { noRunStartsWith, resolveRunIdAmong, RunIdPrefixError } from '../projections/audit/runIdPrefix.ts';
 import type { BoardState } from '../actors/board/boardState.ts';
 import type { WebAccess, WebRoutes } from '../actors/board/host/boardServer.ts';
 import type { QueueState } from '../actors/lane/queueState.ts';
+import type { Clock } from '../actors/runtime/clock.ts';
+import { type FailureLog, stderrLog } from '../actors/runtime/untilRecorded.ts';
+import { isSafeId, SAFE_ID_RULE } from '../events/idRule.ts';
+import type { EventStore } from '../events/store/eventStore.ts';
+import { noRunStartsWith, RunIdPrefixError, resolveRunIdAmong } from '../projections/audit/runIdPrefix.ts';
 import { boardSnapshot, runFacts } from './boardSnapshot.ts';
 import { LiveFeed } from './liveFeed.ts';
 import { LiveHub, type LiveTarget } from './liveHub.ts';
 import { ViewerAccess } from './webAccess.ts';
-import { type FailureLog, stderrLog } from '../actors/runtime/untilRecorded.ts';
 
 export interface WebViewOptions {
   readonly store: EventStore;
@@ -32,7 +32,8 @@ const TYPES: Record<string, string> = {
 
 // The pages load only their own files and talk only to their own origin (the live socket included).
 const HEADERS = {
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-cache',
@@ -146,8 +147,10 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
         const url = urlOf(request);
         const run = url.searchParams.get('run');
         let verdict = viewers.check(request, url);
-        if (verdict.ok && !viewers.sameOrigin(request)) verdict = { ok: false, status: 403, code: 'cross_origin', reason: 'the live view is for this board\'s own pages' };
-        if (verdict.ok && run !== null && !isSafeId(run)) verdict = { ok: false, status: 400, code: 'invalid_id', reason: `run ids match ${SAFE_ID_RULE}` };
+        if (verdict.ok && !viewers.sameOrigin(request))
+          verdict = { ok: false, status: 403, code: 'cross_origin', reason: "the live view is for this board's own pages" };
+        if (verdict.ok && run !== null && !isSafeId(run))
+          verdict = { ok: false, status: 400, code: 'invalid_id', reason: `run ids match ${SAFE_ID_RULE}` };
         if (!verdict.ok) {
           viewers.rejected(request, verdict);
           refuseUpgrade(socket, verdict.status, verdict.code);
@@ -211,7 +214,9 @@ function sendPage(response: ServerResponse, status: number, file: { type: string
 
 function refuseUpgrade(socket: Duplex, status: number, code: string): void {
   const text = JSON.stringify({ detail: { error: code } });
-  socket.end(`HTTP/1.1 ${status} ${code}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${code}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+  );
 }
 
 function escapeHtml(text: string): string {

@@ -63,7 +63,12 @@ export class BoardClient {
         {
           method: 'POST',
           agent: this.agent,
-          headers: { ...extraHeaders, authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+          headers: {
+            ...extraHeaders,
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(payload),
+          },
         },
         (response) => {
           const chunks: Buffer[] = [];

@@ -45,8 +45,14 @@ export function frameInput(computer: string, raw: string, at: number): NewDomain
     return refuse(frameId, `the frame has the wrong shape (${issue?.path.join('.') || 'frame'}: ${issue?.message ?? 'invalid'})`);
   }
   const { id, kind, data } = parsed.data;
-  for (const [field, value] of [['run_id', data.run_id], ['lane', data.lane], ['computer_id', data.computer_id], ['agent_id', data.agent_id ?? undefined]] as const) {
-    if (value !== undefined && !SAFE_ID.test(value)) return refuse(id, `${field} ${JSON.stringify(value.slice(0, 80))} does not match ${SAFE_ID_RULE}`);
+  for (const [field, value] of [
+    ['run_id', data.run_id],
+    ['lane', data.lane],
+    ['computer_id', data.computer_id],
+    ['agent_id', data.agent_id ?? undefined],
+  ] as const) {
+    if (value !== undefined && !SAFE_ID.test(value))
+      return refuse(id, `${field} ${JSON.stringify(value.slice(0, 80))} does not match ${SAFE_ID_RULE}`);
   }
   return {
     // A run's frame goes to its lane's stream; one that names no lane (a cancel) to the computer's.

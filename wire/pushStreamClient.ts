@@ -80,7 +80,9 @@ export class PushStreamClient {
         .catch((error: unknown) => (this.options.log ?? stderrLog)(`a frame from ${this.options.server} could not be handled: ${messageOf(error)}`));
     });
     // A socket error (the board refused or went away) is followed by its close, told and retried below.
-    socket.on('error', () => {});
+    socket.on('error', () => {
+      // followed by its close
+    });
     socket.on('close', (code, reason) => {
       if (this.socket === socket) this.socket = null;
       this.options.onState?.('disconnected', `${code}${reason.length ? ` ${reason.toString()}` : ''}`);

@@ -73,11 +73,20 @@ export function framesOf(decision: Pick<NewDomainEvent, 'type' | 'data'> & { rea
       return [...offers, ...cancels];
     }
     case 'board.run.cancel.requested':
-      return [{ computerId: event.data.computerId, frame: { id: `${event.seq}-${event.data.computerId}`, kind: 'run.cancel_requested', data: { run_id: event.data.runId } } }];
+      return [
+        {
+          computerId: event.data.computerId,
+          frame: { id: `${event.seq}-${event.data.computerId}`, kind: 'run.cancel_requested', data: { run_id: event.data.runId } },
+        },
+      ];
     case 'board.run.offered':
       return event.data.computers.map((computerId) => ({
         computerId,
-        frame: { id: `${event.seq}-${computerId}`, kind: 'run.requested', data: { run_id: event.data.runId, lane: event.data.lane, computer_id: computerId } },
+        frame: {
+          id: `${event.seq}-${computerId}`,
+          kind: 'run.requested',
+          data: { run_id: event.data.runId, lane: event.data.lane, computer_id: computerId },
+        },
       }));
     case 'board.run.cancelled':
       return event.data.offeredTo.map((computerId) => ({

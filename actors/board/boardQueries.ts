@@ -1,4 +1,4 @@
-import { type BoardState, type RunState, isConnected, isTerminal } from './boardState.ts';
+import { type BoardState, isConnected, isTerminal, type RunState } from './boardState.ts';
 
 /**
  * What the server reads from the board's state to answer a request without deciding anything:
@@ -38,7 +38,7 @@ export function claimedRunBody(state: BoardState, runId: string) {
 /** True while a cancel of a claimed run waits for its holder: the heartbeat answer's `cancel_requested`. */
 export function cancelRequested(state: BoardState, runId: string): boolean {
   const run = state.runs[runId];
-  return run !== undefined && run.cancelRequested && !isTerminal(run.state);
+  return run?.cancelRequested === true && !isTerminal(run.state);
 }
 
 /** The body of a cancel's 202: the run as it stands once the cancel is decided, and what that means in words. */

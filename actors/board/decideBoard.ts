@@ -2,7 +2,7 @@ import { CANCELLED_BY_USER } from '../../events/boardEvents.ts';
 import type { EventData, EventType, NewEventOf } from '../../events/catalog.ts';
 import { exhausted } from '../../events/exhaustive.ts';
 import { type BoardRun, type BoardState, isConnected, isTerminal } from './boardState.ts';
-import { offer, offerTargets, offersOnDecline, offersOnDisconnect, offersOnTurnEnd, runsPushedOnConnect } from './offers.ts';
+import { offer, offersOnDecline, offersOnDisconnect, offersOnTurnEnd, offerTargets, runsPushedOnConnect } from './offers.ts';
 
 /** The requests the board decides on, each as the server recorded it (see `boardInput`). */
 export const BOARD_INPUTS = [
@@ -76,7 +76,12 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
       const runs = runsPushedOnConnect(state, computerId);
       if (!input.data.pushedFromState) {
         // Recorded by an older version, which offered each run in an event of its own: replayed as taken.
-        const online: Decision = { stream: `computer:${computerId}`, at, type: 'board.computer.online', data: { computerId, reason: 'connected to the push stream' } };
+        const online: Decision = {
+          stream: `computer:${computerId}`,
+          at,
+          type: 'board.computer.online',
+          data: { computerId, reason: 'connected to the push stream' },
+        };
         return [online, ...runs.flatMap((run) => offer(run, [computerId], at, `re-offered: computer ${computerId} connected`))];
       }
       const pushed = runs.length;
@@ -109,7 +114,12 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
       const silent = Math.round((at - lastHeartbeatAt) / 1000);
       const reason = `reaped: no heartbeat from ${run.computerId} since ${new Date(lastHeartbeatAt).toISOString()} (${silent} s)`;
       return [
-        { stream: `run:${run.runId}`, at, type: 'board.run.resolved', data: { runId: run.runId, computerId: run.computerId!, lastHeartbeatAt, reason } },
+        {
+          stream: `run:${run.runId}`,
+          at,
+          type: 'board.run.resolved',
+          data: { runId: run.runId, computerId: run.computerId!, lastHeartbeatAt, reason },
+        },
         ...offersOnTurnEnd(state, run, at, 'was reaped'),
       ];
     }
@@ -149,14 +159,25 @@ function submit(state: BoardState, data: EventData<'board.run.submitted'>, at: n
     const differs = !data.bodyChecked ? [] : (['lane', 'prompt', 'agentId', 'timeoutS'] as const).filter((field) => first[field] !== data[field]);
     if (differs.length > 0) {
       const fields = differs.map((field) => WIRE_NAMES[field]).join(', ');
-      return refuse('submit', { runId: earlier }, {
-        status: 422,
-        code: 'idempotency_key_reused',
-        reason: `idempotency key "${idempotencyKey}" was used for run ${earlier} with another body (${fields} differ${differs.length === 1 ? 's' : ''})`,
-      });
+      return refuse(
+        'submit',
+        { runId: earlier },
+        {
+          status: 422,
+          code: 'idempotency_key_reused',
+          reason: `idempotency key "${idempotencyKey}" was used for run ${earlier} with another body (${fields} differ${differs.length === 1 ? 's' : ''})`,
+        },
+      );
     }
     const reason = `submitted again with idempotency key "${idempotencyKey}": answered with run ${earlier}`;
-    return [{ stream: `run:${earlier}`, at, type: 'board.run.deduplicated', data: { runId: earlier, drawnRunId: runId, idempotencyKey: idempotencyKey!, reason } }];
+    return [
+      {
+        stream: `run:${earlier}`,
+        at,
+        type: 'board.run.deduplicated',
+        data: { runId: earlier, drawnRunId: runId, idempotencyKey: idempotencyKey!, reason },
+      },
+    ];
   }
   if (state.runs[runId]) return refuse('submit', { runId }, { status: 409, code: 'run_exists', reason: `run ${runId} already exists` });
   const queued: Decision = {
@@ -173,7 +194,8 @@ function submit(state: BoardState, data: EventData<'board.run.submitted'>, at: n
 function claim(state: BoardState, data: EventData<'board.claim.requested'>, at: number, refuse: Refuse): Decision[] {
   const { runId, computerId, incarnation } = data;
   const ids = { runId, computerId };
-  if (!state.computers[computerId]) return refuse('claim', ids, { status: 404, code: 'unknown_computer', reason: `no computer ${computerId} on this board` });
+  if (!state.computers[computerId])
+    return refuse('claim', ids, { status: 404, code: 'unknown_computer', reason: `no computer ${computerId} on this board` });
   const run = state.runs[runId];
   if (!run) return refuse('claim', ids, { status: 404, code: 'unknown_run', reason: `no run ${runId} on this board` });
   if (isTerminal(run.state)) {
@@ -189,7 +211,14 @@ function claim(state: BoardState, data: EventData<'board.claim.requested'>, at: 
     });
   }
   if (run.computerId === computerId) {
-    return [{ stream: `run:${runId}`, at, type: 'board.request.repeated', data: { request: 'claim', ...ids, status: 200, reason: 'claimed again by its holder (its answer was lost): granted again' } }];
+    return [
+      {
+        stream: `run:${runId}`,
+        at,
+        type: 'board.request.repeated',
+        data: { request: 'claim', ...ids, status: 200, reason: 'claimed again by its holder (its answer was lost): granted again' },
+      },
+    ];
   }
   if (run.computerId !== null) {
     return refuse('claim', ids, { status: 409, code: 'claimed_elsewhere', reason: `run ${runId} is claimed by computer ${run.computerId}` });
@@ -204,7 +233,12 @@ function claim(state: BoardState, data: EventData<'board.claim.requested'>, at: 
     });
   }
   return [
-    { stream: `run:${runId}`, at, type: 'board.run.claimed', data: { runId, computerId, ...(incarnation === undefined ? {} : { incarnation }), reason: `claimed by ${computerId}` } },
+    {
+      stream: `run:${runId}`,
+      at,
+      type: 'board.run.claimed',
+      data: { runId, computerId, ...(incarnation === undefined ? {} : { incarnation }), reason: `claimed by ${computerId}` },
+    },
   ];
 }
 
@@ -215,7 +249,7 @@ function claim(state: BoardState, data: EventData<'board.claim.requested'>, at: 
  */
 function decline(state: BoardState, runId: string, computerId: string, at: number): Decision[] {
   const run = state.runs[runId];
-  if (!run || run.state !== 'queued' || !isConnected(state, computerId)) return [];
+  if (run?.state !== 'queued' || !isConnected(state, computerId)) return [];
   const draining: Decision[] = state.draining[computerId]
     ? []
     : [{ stream: `computer:${computerId}`, at, type: 'board.computer.draining', data: { computerId, reason: `declined run ${runId}: draining` } }];
@@ -225,7 +259,8 @@ function decline(state: BoardState, runId: string, computerId: string, at: numbe
 function cancel(state: BoardState, runId: string, pushed: boolean, at: number, refuse: Refuse): Decision[] {
   const run = state.runs[runId];
   if (!run) return refuse('cancel', { runId }, { status: 404, code: 'unknown_run', reason: `no run ${runId} on this board` });
-  if (isTerminal(run.state)) return refuse('cancel', { runId }, { status: 409, code: 'already_terminal', reason: `run ${runId} is already ${run.state}` });
+  if (isTerminal(run.state))
+    return refuse('cancel', { runId }, { status: 409, code: 'already_terminal', reason: `run ${runId} is already ${run.state}` });
   if (run.computerId === null) {
     const reason = run.offeredTo.length
       ? `cancelled before it was claimed: announced to ${run.offeredTo.join(', ')}`
@@ -233,7 +268,14 @@ function cancel(state: BoardState, runId: string, pushed: boolean, at: number, r
     return [{ stream: `run:${runId}`, at, type: 'board.run.cancelled', data: { runId, offeredTo: [...run.offeredTo], reason } }];
   }
   if (run.cancelRequested) {
-    return [{ stream: `run:${runId}`, at, type: 'board.request.repeated', data: { request: 'cancel', runId, status: 202, reason: 'a cancel is already pending' } }];
+    return [
+      {
+        stream: `run:${runId}`,
+        at,
+        type: 'board.request.repeated',
+        data: { request: 'cancel', runId, status: 202, reason: 'a cancel is already pending' },
+      },
+    ];
   }
   // Worded as it was when a log's board left the cancel to the next heartbeat, so older logs replay.
   const reason = pushed

@@ -14,8 +14,21 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       const { runId, lane, prompt, agentId, timeoutS, submittedOrder, idempotencyKey } = event.data;
       state.submitted = Math.max(state.submitted, submittedOrder + 1);
       state.runs[runId] = {
-        runId, lane, prompt, agentId, timeoutS, submittedOrder, submittedAt: event.at,
-        state: 'queued', computerId: null, incarnation: null, claimedAt: null, cancelRequested: false, offeredTo: [], reply: null, error: null,
+        runId,
+        lane,
+        prompt,
+        agentId,
+        timeoutS,
+        submittedOrder,
+        submittedAt: event.at,
+        state: 'queued',
+        computerId: null,
+        incarnation: null,
+        claimedAt: null,
+        cancelRequested: false,
+        offeredTo: [],
+        reply: null,
+        error: null,
       };
       if (idempotencyKey !== undefined) state.idempotency[idempotencyKey] = runId;
       const queue = (state.lanes[lane] ??= { unclaimed: [], holder: null, waiters: [], lastComputer: null });

@@ -44,7 +44,10 @@ export function offerTargets(state: BoardState, lane: string): Targets {
     return { computers: withRoom, why: `to the connected computers with fewer than ${BACKLOG} runs waiting (${withRoom.join(', ')})` };
   }
   const leastWaiting = connected.reduce((best, c) => ((state.pushed[c] ?? 0) < (state.pushed[best] ?? 0) ? c : best));
-  return { computers: [leastWaiting], why: `to ${leastWaiting}, which has the fewest runs waiting (${state.pushed[leastWaiting] ?? 0}): every connected computer has ${BACKLOG} or more` };
+  return {
+    computers: [leastWaiting],
+    why: `to ${leastWaiting}, which has the fewest runs waiting (${state.pushed[leastWaiting] ?? 0}): every connected computer has ${BACKLOG} or more`,
+  };
 }
 
 /** The `board.run.offered` decision for `run`, or nothing when there is no one to push it to. */

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import type { DomainEvent } from '../../events/catalog.ts';
 import { TimeoutSeconds } from '../../events/boardEvents.ts';
+import type { DomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import { SafeId } from '../../events/safeId.ts';
-import { type EffectConsumer, RUN_EFFECTS_AT_ONCE } from '../runtime/outbox.ts';
-import { errorCodeOf } from '../lane/claimAnswer.ts';
-import { type Skill, parseSkills } from './skills.ts';
 import { messageOf } from '../../events/thrown.ts';
+import { errorCodeOf } from '../lane/claimAnswer.ts';
+import { type EffectConsumer, RUN_EFFECTS_AT_ONCE } from '../runtime/outbox.ts';
+import { parseSkills, type Skill } from './skills.ts';
 
 /** The board's claim call, as the computer sees it (the HTTP client in production, a stand-in in tests). */
 export interface BoardClaims {
@@ -50,7 +50,9 @@ export function claimConsumer(
   computer: string,
   board: BoardClaims,
   answered: (answer: ClaimAnswer) => Promise<void>,
-  granted: (claim: GrantedClaim) => void = () => {},
+  granted: (claim: GrantedClaim) => void = () => {
+    // nobody to tell by default
+  },
 ): EffectConsumer<ClaimEffect> {
   return {
     name: `claims-${computer}`,
@@ -134,7 +136,7 @@ export function readClaimAnswer(runId: string, body: unknown): ReadClaim {
     return { ok: false, problem: `${where}: ${issue?.message ?? 'invalid'}`.slice(0, 500), runToken };
   }
   const { run } = parsed.data;
-  let skills;
+  let skills: ReturnType<typeof parseSkills>;
   try {
     skills = parseSkills(parsed.data.skills);
   } catch (error) {
@@ -142,6 +144,12 @@ export function readClaimAnswer(runId: string, body: unknown): ReadClaim {
   }
   return {
     ok: true,
-    claim: { runId, lane: run.lane ?? null, runToken: parsed.data.run_token, skills, run: { prompt: run.prompt, agentId: run.agent_id ?? null, timeoutS: run.timeout_s ?? null } },
+    claim: {
+      runId,
+      lane: run.lane ?? null,
+      runToken: parsed.data.run_token,
+      skills,
+      run: { prompt: run.prompt, agentId: run.agent_id ?? null, timeoutS: run.timeout_s ?? null },
+    },
   };
 }

@@ -1,18 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type { Clock } from '../runtime/clock.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
-import { agentKindOf } from '../run/resume.ts';
-import type { ActorSystem } from '../runtime/runtime.ts';
-import { stderrLog } from '../runtime/untilRecorded.ts';
+import { messageOf } from '../../events/thrown.ts';
 import { BoardClient } from '../../wire/boardClient.ts';
 import { frameInput } from '../../wire/frames.ts';
 import { PushStreamClient } from '../../wire/pushStreamClient.ts';
+import { agentKindOf } from '../run/resume.ts';
+import type { Clock } from '../runtime/clock.ts';
+import type { ActorSystem } from '../runtime/runtime.ts';
+import { stderrLog } from '../runtime/untilRecorded.ts';
 import { ComputerQueue } from './computerQueue.ts';
 import { ComputerRuns, type ComputerRunsOptions } from './computerRuns.ts';
 import { writeSkills } from './skills.ts';
-import { messageOf } from '../../events/thrown.ts';
 
 export interface ComputerOptions {
   readonly system: ActorSystem;
@@ -57,7 +57,11 @@ export class Computer {
     const board = options.board ?? ownClient!;
     this.closeClient = () => ownClient?.close();
     const kind = agentKindOf(options.exec);
-    const log = options.log ?? (() => {});
+    const log =
+      options.log ??
+      (() => {
+        // no log given: the daemon's narration says what matters
+      });
     // An input that could not be recorded is told even when nothing else is.
     const failures = options.log ?? stderrLog;
     this.runs = new ComputerRuns({
@@ -143,7 +147,12 @@ export class Computer {
     const slots = this.options.slots ?? 1;
     const loginCapacity = this.options.loginCapacity ?? {};
     if (queue.slots !== slots || JSON.stringify(queue.loginCapacity) !== JSON.stringify(loginCapacity)) {
-      await this.queue.input({ stream: `${computer}/computer:${computer}`, type: 'computer.configured', data: { slots, loginCapacity }, at: clock.now() });
+      await this.queue.input({
+        stream: `${computer}/computer:${computer}`,
+        type: 'computer.configured',
+        data: { slots, loginCapacity },
+        at: clock.now(),
+      });
     }
     await this.runs.start();
     await this.resumeClaimedRuns();
@@ -163,7 +172,12 @@ export class Computer {
       const laneStream = `${computer}/lane:${run.lane}`;
       const events = await store.readStream(`${computer}/run:${run.runId}`);
       if (events.some((e) => e.type === 'run.handed.over')) {
-        await this.queue.input({ stream: laneStream, type: 'run.execution.ended', data: { runId: run.runId, ok: false, reason: 'ended before a restart' }, at: clock.now() });
+        await this.queue.input({
+          stream: laneStream,
+          type: 'run.execution.ended',
+          data: { runId: run.runId, ok: false, reason: 'ended before a restart' },
+          at: clock.now(),
+        });
         continue;
       }
       const answer = (await store.readStream(laneStream)).findLast((e) => e.type === 'claim.answered' && e.data.runId === run.runId);

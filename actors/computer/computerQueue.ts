@@ -1,17 +1,17 @@
 import type { Subscription } from 'rxjs';
-import { type Clock, wakeAt } from '../runtime/clock.ts';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { hydrateStates } from '../../projections/hydrate.ts';
 import { queueProjection } from '../../projections/queue.ts';
+import { queueDecider } from '../lane/queueDecider.ts';
+import { initialQueueState, type QueueState } from '../lane/queueState.ts';
+import { type Clock, wakeAt } from '../runtime/clock.ts';
 import type { StepOutcome } from '../runtime/decideAndAppend.ts';
 import { DecidingActor } from '../runtime/decidingActor.ts';
 import { Outbox } from '../runtime/outbox.ts';
-import { queueDecider } from '../lane/queueDecider.ts';
-import { type QueueState, initialQueueState } from '../lane/queueState.ts';
 import type { ActorSystem } from '../runtime/runtime.ts';
 import { type FailureLog, stderrLog, unrecorded } from '../runtime/untilRecorded.ts';
-import { type BoardClaims, type ClaimAnswer, type ClaimEffect, type GrantedClaim, claimConsumer } from './claimConsumer.ts';
+import { type BoardClaims, type ClaimAnswer, type ClaimEffect, claimConsumer, type GrantedClaim } from './claimConsumer.ts';
 
 /** What the queue's decisions ask of the world beyond claims (acks on the stream, starting a run). */
 export interface QueueEffects {
@@ -47,7 +47,12 @@ export class ComputerQueue {
     private readonly effects: QueueEffects = {},
     granted?: (claim: GrantedClaim) => void,
   ) {
-    this.outbox = new Outbox(store, claimConsumer(computer, board, (answer) => this.answerClaim(answer), granted), () => clock.now(), clock);
+    this.outbox = new Outbox(
+      store,
+      claimConsumer(computer, board, (answer) => this.answerClaim(answer), granted),
+      () => clock.now(),
+      clock,
+    );
     this.actor = new DecidingActor(system, store, {
       name: `computer-${computer}`,
       decider: queueDecider,

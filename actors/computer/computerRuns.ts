@@ -1,23 +1,23 @@
 import type { Subscription } from 'rxjs';
 import { z } from 'zod';
-import { type Clock, wakeAt } from '../runtime/clock.ts';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
+import { messageOf } from '../../events/thrown.ts';
 import { executionsProjection } from '../../projections/executions.ts';
 import { hydrateStates } from '../../projections/hydrate.ts';
 import { laneSessionsProjection } from '../../projections/laneSessions.ts';
-import { type AgentHandle, groupAlive } from '../run/execution/agentProcess.ts';
+import type { BoardAnswer } from '../../wire/boardClient.ts';
 import { DEFAULT_TIMEOUT_S } from '../run/budget.ts';
+import { type AgentHandle, groupAlive } from '../run/execution/agentProcess.ts';
 import { agentKindOf } from '../run/resume.ts';
-import { Outbox } from '../runtime/outbox.ts';
 import { RunActors } from '../run/runActor.ts';
 import type { RunExecution } from '../run/runState.ts';
+import { type Clock, wakeAt } from '../runtime/clock.ts';
+import { Outbox } from '../runtime/outbox.ts';
 import type { ActorSystem } from '../runtime/runtime.ts';
 import { type FailureLog, stderrLog, unrecorded } from '../runtime/untilRecorded.ts';
-import type { BoardAnswer } from '../../wire/boardClient.ts';
-import { claimIncarnation, completionConsumer, killConsumer, type RunEffectsContext, spawnConsumer } from './runEffects.ts';
-import { messageOf } from '../../events/thrown.ts';
 import { runTokenIn } from './claimConsumer.ts';
+import { claimIncarnation, completionConsumer, killConsumer, type RunEffectsContext, spawnConsumer } from './runEffects.ts';
 
 /** A heartbeat's answer that asks the run to stop (SPEC section 7: `{cancel_requested: true}`). */
 const CancelRequested = z.object({ cancel_requested: z.literal(true) });
@@ -152,7 +152,12 @@ export class ComputerRuns {
       if (run.lane !== null) this.lanes.set(runId, run.lane);
       if (run.phase === 'executing' || run.phase === 'requested') {
         const alive = run.pid !== null && groupAlive(run.pid);
-        await this.input(runId, { stream: this.stream(runId), type: 'run.found.interrupted', data: { runId, pid: run.pid, alive }, at: this.options.clock.now() });
+        await this.input(runId, {
+          stream: this.stream(runId),
+          type: 'run.found.interrupted',
+          data: { runId, pid: run.pid, alive },
+          at: this.options.clock.now(),
+        });
       } else if (run.phase === 'completing' && run.completionNotBefore > 0) {
         this.armCompletionTimer(runId, run.completionNotBefore);
       }
@@ -162,7 +167,8 @@ export class ComputerRuns {
     const head = await this.options.store.headSeq();
     this.subscriptions.push(
       this.options.store.subscribe(head).subscribe((event) => {
-        if (event.type === 'adoption.adopted' && event.data.computerId === this.options.computer) this.laneSessions[event.data.lane] = event.data.sessionId;
+        if (event.type === 'adoption.adopted' && event.data.computerId === this.options.computer)
+          this.laneSessions[event.data.lane] = event.data.sessionId;
       }),
     );
     await Promise.all(this.outboxes.map((o) => o.drain()));

@@ -1,5 +1,5 @@
-import type { Computer } from './computer.ts';
 import type { Clock } from '../runtime/clock.ts';
+import type { Computer } from './computer.ts';
 
 /**
  * Shutdown (SPEC section 4, "Completion"): nothing new is claimed or started, executing runs get
@@ -7,7 +7,13 @@ import type { Clock } from '../runtime/clock.ts';
  * The push stream stays open meanwhile, so a frame that arrives is answered 503 `draining` (the
  * board offers the run again later) rather than left without an answer.
  */
-export async function drainComputer(computer: Computer, clock: Clock, drainMs: number, log: (line: string) => void, reason = 'shutdown signal'): Promise<void> {
+export async function drainComputer(
+  computer: Computer,
+  clock: Clock,
+  drainMs: number,
+  log: (line: string) => void,
+  reason = 'shutdown signal',
+): Promise<void> {
   const id = computer.queue.computer;
   log('draining: nothing new starts; running turns get their drain time');
   computer.runs.beginDrain();

@@ -1,4 +1,3 @@
-import type { Clock } from '../runtime/clock.ts';
 import type { DomainEvent, EventData, NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
@@ -7,7 +6,8 @@ import { laneSessionsProjection } from '../../projections/laneSessions.ts';
 import type { AgentHandle } from '../run/execution/agentProcess.ts';
 import { agentKindOf } from '../run/resume.ts';
 import { RunActors } from '../run/runActor.ts';
-import { type RunExecution, initialRunExecution } from '../run/runState.ts';
+import { initialRunExecution, type RunExecution } from '../run/runState.ts';
+import type { Clock } from '../runtime/clock.ts';
 import { startActorSystem, stopSystem } from '../runtime/runtime.ts';
 import { stderrLog } from '../runtime/untilRecorded.ts';
 import { type RunEffectsContext, spawnConsumer } from './runEffects.ts';
@@ -73,8 +73,8 @@ export function startLocalTurn(options: LocalTurnOptions): LocalTurn {
     fail = reject;
   });
   const ended = result.then(
-    () => {},
-    () => {},
+    () => undefined,
+    () => undefined,
   );
   run(options, { handles, settle, fail, ended }).catch(fail);
   return {
@@ -96,7 +96,11 @@ async function run(options: LocalTurnOptions, turn: TurnHooks): Promise<void> {
   // A dry run records into a log in memory, dropped when the turn ends: the same steps, nothing written anywhere.
   const store = options.store ?? (await openSqliteStore(':memory:'));
   // Every crash of the run's actor is an input that failed: its asker is told, and fails the turn.
-  const system = startActorSystem({ onError: () => {} });
+  const system = startActorSystem({
+    onError: () => {
+      // a crash of the turn's run actor fails the turn through its result; nothing else to tell
+    },
+  });
   let state: RunExecution = initialRunExecution();
   let laneSession = options.laneSession;
   let exit: EventData<'run.process.exited'> | null = null;
@@ -149,7 +153,13 @@ async function run(options: LocalTurnOptions, turn: TurnHooks): Promise<void> {
         return;
       case 'run.settled': {
         const outcome = decision.data.result ?? { ok: false, error: decision.data.reason };
-        settle({ runId, ok: outcome.ok, reply: outcome.ok ? (exit?.reply ?? null) : null, error: outcome.ok ? null : (outcome.error ?? null), laneSession });
+        settle({
+          runId,
+          ok: outcome.ok,
+          reply: outcome.ok ? (exit?.reply ?? null) : null,
+          error: outcome.ok ? null : (outcome.error ?? null),
+          laneSession,
+        });
         return;
       }
       default:
@@ -187,4 +197,3 @@ const noBoard: RunEffectsContext['board'] = {
   reply: async () => ({ status: 0 }),
   complete: async () => ({ status: 0 }),
 };
-

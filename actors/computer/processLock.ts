@@ -1,6 +1,6 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { isProcessAlive } from '../runtime/processes.ts';
 import { codeOf } from '../../events/thrown.ts';
+import { isProcessAlive } from '../runtime/processes.ts';
 
 /**
  * One daemon per computer id per log file (SPEC section 4, "Restart"): a lock file holding the

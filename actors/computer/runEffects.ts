@@ -1,18 +1,18 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Clock } from '../runtime/clock.ts';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
-import { type AgentHandle, groupAlive, signalGroup, startAgent } from '../run/execution/agentProcess.ts';
+import type { BoardAnswer } from '../../wire/boardClient.ts';
 import { budgetWords, remainingMs } from '../run/budget.ts';
+import { type AgentHandle, groupAlive, signalGroup, startAgent } from '../run/execution/agentProcess.ts';
 import { type AgentKind, readerFor } from '../run/outputReaders.ts';
 import { turnCommand } from '../run/resume.ts';
-import { markHanded, noticePrefix, unreadNotices } from './unreadNotices.ts';
-import { type EffectConsumer, RUN_EFFECTS_AT_ONCE } from '../runtime/outbox.ts';
 import { INTERRUPTED_BY_RESTART } from '../run/runState.ts';
+import type { Clock } from '../runtime/clock.ts';
+import { type EffectConsumer, RUN_EFFECTS_AT_ONCE } from '../runtime/outbox.ts';
 import { type FailureLog, unrecorded } from '../runtime/untilRecorded.ts';
-import type { BoardAnswer } from '../../wire/boardClient.ts';
+import { markHanded, noticePrefix, unreadNotices } from './unreadNotices.ts';
 
 export interface RunEffectsContext {
   readonly computer: string;
@@ -130,7 +130,8 @@ export function killConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEvent
       // The group a restart found alive is the exception: its run is already completing (decided in
       // the same step), and its group was read alive just now and is read again here.
       const leftByEarlierDaemon = reason === INTERRUPTED_BY_RESTART && groupAlive(pid);
-      if (!handle && ctx.phaseOf(runId) !== 'executing' && !leftByEarlierDaemon) return { ok: false, detail: 'not killed: the run no longer executes' };
+      if (!handle && ctx.phaseOf(runId) !== 'executing' && !leftByEarlierDaemon)
+        return { ok: false, detail: 'not killed: the run no longer executes' };
       if (handle) {
         if (reason === 'cancelled_by_user') handle.cancel(reason);
         else handle.kill();

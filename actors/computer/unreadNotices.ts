@@ -1,11 +1,11 @@
 import { isSafeId } from '../../events/idRule.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { clock as clockTime } from '../../projections/audit/describeEvent.ts';
-import { decideAndAppend } from '../runtime/decideAndAppend.ts';
-import { retryOnConflict } from '../runtime/retryOnConflict.ts';
 import { inboxDecider } from '../board/inbox/inboxDecider.ts';
 import type { PendingNotice } from '../board/inbox/inboxState.ts';
 import { inboxStream, readInbox } from '../board/inbox/inboxStream.ts';
+import { decideAndAppend } from '../runtime/decideAndAppend.ts';
+import { retryOnConflict } from '../runtime/retryOnConflict.ts';
 
 export interface UnreadNotices {
   readonly notices: readonly PendingNotice[];
@@ -39,7 +39,13 @@ export async function markHanded(store: EventStore, sessionId: string, through: 
   await retryOnConflict(
     async () => {
       const { state, versions } = await readInbox(store, sessionId);
-      const outcome = await decideAndAppend(store, inboxDecider, state, { stream: inboxStream(sessionId), type: 'notices.handed', data: { sessionId, through, runId }, at }, versions);
+      const outcome = await decideAndAppend(
+        store,
+        inboxDecider,
+        state,
+        { stream: inboxStream(sessionId), type: 'notices.handed', data: { sessionId, through, runId }, at },
+        versions,
+      );
       return outcome.ok ? undefined : outcome.conflict;
     },
     () => new Error(`the notices of session ${sessionId} could not be marked handed: its inbox kept changing`),

@@ -1,25 +1,25 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { type Clock, systemClock } from '../runtime/clock.ts';
 import { describeForeignRow } from '../../events/codec.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import type { StoreFaults } from '../../events/store/sqlite/appendBatch.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
-import { boardInput } from '../board/boardInputs.ts';
-import { tokenHashOf } from '../board/boardQueries.ts';
-import { type BoardServer, startBoardServer } from '../board/host/boardServer.ts';
-import { Computer } from '../computer/computer.ts';
-import { type DriverName, SessionCloser } from '../session/closer/sessionCloser.ts';
-import { type RunningChores, driverLiveness, startBoardChores } from '../board/chores/boardChores.ts';
-import type { HookCommands } from '../board/chores/hooks/hookNames.ts';
-import { startActorSystem, stopSystem } from '../runtime/runtime.ts';
-import { hashToken, secretFile, tokenPaths } from '../../wire/tokens.ts';
-import { drainComputer } from '../computer/drainComputer.ts';
-import { computerLockPath, takeProcessLock } from '../computer/processLock.ts';
 import { ProjectionKeeper } from '../../projections/keeper/projectionKeeper.ts';
 import { projections } from '../../projections/keeper/registry.ts';
 import { statusView } from '../../projections/statusView.ts';
 import { webView } from '../../web/webView.ts';
+import { hashToken, secretFile, tokenPaths } from '../../wire/tokens.ts';
+import { boardInput } from '../board/boardInputs.ts';
+import { tokenHashOf } from '../board/boardQueries.ts';
+import { driverLiveness, type RunningChores, startBoardChores } from '../board/chores/boardChores.ts';
+import type { HookCommands } from '../board/chores/hooks/hookNames.ts';
+import { type BoardServer, startBoardServer } from '../board/host/boardServer.ts';
+import { Computer } from '../computer/computer.ts';
+import { drainComputer } from '../computer/drainComputer.ts';
+import { computerLockPath, takeProcessLock } from '../computer/processLock.ts';
+import { type Clock, systemClock } from '../runtime/clock.ts';
+import { startActorSystem, stopSystem } from '../runtime/runtime.ts';
+import { type DriverName, SessionCloser } from '../session/closer/sessionCloser.ts';
 
 export interface DaemonOptions {
   readonly db: string;
@@ -74,7 +74,11 @@ export interface Daemon {
  */
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const clock = options.clock ?? systemClock;
-  const log = options.log ?? (() => {});
+  const log =
+    options.log ??
+    (() => {
+      // no log given (tests, an embedding): nothing is narrated
+    });
   const db = resolve(options.db);
   const folder = dirname(db);
   const store = await openSqliteStore(db, {
@@ -84,7 +88,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     // A row this version cannot read (a newer one wrote it) is skipped by every fold and named here once.
     foreignRows: (row) => log(`log ${db}: ${describeForeignRow(row)}: skipped`),
   });
-  const system = startActorSystem({ onError: (r) => log(`actor ${r.actor}: ${r.phase} failed (${r.decision}): ${(r.error as Error)?.message ?? r.error}`) });
+  const system = startActorSystem({
+    onError: (r) => log(`actor ${r.actor}: ${r.phase} failed (${r.decision}): ${(r.error as Error)?.message ?? r.error}`),
+  });
   const releases: (() => void)[] = [];
   const keeper = new ProjectionKeeper(store, projections, clock, { log });
   let board: BoardServer | null = null;
@@ -115,7 +121,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       server = board.url;
       log(`board listening on ${board.url} (log ${db}); the live view: ${board.url}/`);
       // Adoptions, notices, the tick and the hooks, every round; liveness is read through this daemon's own session driver.
-      chores = await startBoardChores({ store, clock, hooks: options.hooks ?? {}, liveness: driverLiveness(() => sessions?.driver ?? null), hookCwd: folder, log }, (options.tickS ?? 10) * 1000);
+      chores = await startBoardChores(
+        { store, clock, hooks: options.hooks ?? {}, liveness: driverLiveness(() => sessions?.driver ?? null), hookCwd: folder, log },
+        (options.tickS ?? 10) * 1000,
+      );
       if (computerId !== null && token === null) token = await localComputerToken(board, folder, computerId, clock);
     }
     if (computerId !== null) {

@@ -1,8 +1,8 @@
 import type { EventData, EventType, NewEventOf } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import { exhausted } from '../../events/exhaustive.ts';
-import { MAX_CLAIM_ATTEMPTS, busyBackoffMs, claimRetryMs, claimVerdict } from './claimAnswer.ts';
-import { type QueueState, candidateOf, isParked, loginOf } from './queueState.ts';
+import { busyBackoffMs, claimRetryMs, claimVerdict, MAX_CLAIM_ATTEMPTS } from './claimAnswer.ts';
+import { candidateOf, isParked, loginOf, type QueueState } from './queueState.ts';
 import { readyInOrder } from './readyHeap.ts';
 
 /** What a computer's queue is told: its settings, the board's frames, claim answers, timers, its runs' ends. */
@@ -52,7 +52,12 @@ function decisionsOn(state: QueueState, input: Input): On {
   return (runId, decision, lane = state.runs[runId]?.lane) =>
     // Spelled out rather than spread: a spread of decisions of every shape is the slow path of a copy.
     // (Hence the cast: the compiler does not see that `type` and `data` come from one `Unplaced`.)
-    ({ type: decision.type, data: decision.data, stream: lane ? `${computer}/lane:${lane}` : `${computer}/computer:${computer}`, at: input.at }) as Decision;
+    ({
+      type: decision.type,
+      data: decision.data,
+      stream: lane ? `${computer}/lane:${lane}` : `${computer}/computer:${computer}`,
+      at: input.at,
+    }) as Decision;
 }
 
 /**
@@ -65,7 +70,14 @@ export function decideQueue(state: QueueState, input: Input): Decision[] {
     case 'frame.received':
       return answerFrame(state, input.data, parseStream(input.stream).owner ?? '', input.at, on);
     case 'frame.refused':
-      return [{ stream: input.stream, at: input.at, type: 'frame.acknowledged', data: { frameId: input.data.frameId, status: 400, reason: input.data.reason } }];
+      return [
+        {
+          stream: input.stream,
+          at: input.at,
+          type: 'frame.acknowledged',
+          data: { frameId: input.data.frameId, status: 400, reason: input.data.reason },
+        },
+      ];
     case 'claim.answered':
       return answerClaim(state, input.data, input.at, on);
     case 'run.start.failed': {
@@ -92,7 +104,11 @@ export function decideQueue(state: QueueState, input: Input): Decision[] {
 
 function answerFrame(state: QueueState, frame: EventData<'frame.received'>, computer: string, at: number, on: On): Decision[] {
   const ack = (status: 200 | 202 | 503 | 400, reason: string): Decision =>
-    on(frame.runId, { type: 'frame.acknowledged', data: { frameId: frame.frameId, runId: frame.runId, status, reason } }, state.runs[frame.runId]?.lane ?? frame.lane);
+    on(
+      frame.runId,
+      { type: 'frame.acknowledged', data: { frameId: frame.frameId, runId: frame.runId, status, reason } },
+      state.runs[frame.runId]?.lane ?? frame.lane,
+    );
   if (frame.computerId !== undefined && frame.computerId !== computer) return [ack(200, `ignored: addressed to computer ${frame.computerId}`)];
   const run = state.runs[frame.runId];
 
@@ -118,7 +134,10 @@ function answerFrame(state: QueueState, frame: EventData<'frame.received'>, comp
     if (run.status === 'waiting' && isParked(run, at)) {
       return [
         ack(202, 'resent: the earlier turn ended'),
-        on(run.runId, { type: 'run.unparked', data: { runId: run.runId, reason: 'the board resent its frame: the earlier turn of its conversation ended' } }),
+        on(run.runId, {
+          type: 'run.unparked',
+          data: { runId: run.runId, reason: 'the board resent its frame: the earlier turn of its conversation ended' },
+        }),
       ];
     }
     return [ack(202, run.status === 'claiming' ? 'resent while its claim is in flight: remembered' : `already ${run.status} here`)];
@@ -129,7 +148,11 @@ function answerFrame(state: QueueState, frame: EventData<'frame.received'>, comp
   if (!frame.lane) return [ack(400, 'a run.requested frame needs a lane')];
   return [
     ack(202, 'queued'),
-    on(frame.runId, { type: 'run.queued', data: { runId: frame.runId, lane: frame.lane, agentId: frame.agentId ?? null, arrival: state.arrivals } }, frame.lane),
+    on(
+      frame.runId,
+      { type: 'run.queued', data: { runId: frame.runId, lane: frame.lane, agentId: frame.agentId ?? null, arrival: state.arrivals } },
+      frame.lane,
+    ),
   ];
 }
 
@@ -146,11 +169,18 @@ function answerClaim(state: QueueState, answer: EventData<'claim.answered'>, at:
     case 'busy': {
       if (state.draining) return skip('skipped: its conversation is busy and this computer is draining');
       if (run.resentWhileClaiming) {
-        return [on(runId, { type: 'run.requeued', data: { runId, reason: 'the busy answer is stale: the board resent its frame while the claim was in flight' } })];
+        return [
+          on(runId, {
+            type: 'run.requeued',
+            data: { runId, reason: 'the busy answer is stale: the board resent its frame while the claim was in flight' },
+          }),
+        ];
       }
       const waits = run.busyWaits;
       const notBefore = at + busyBackoffMs(waits);
-      return [on(runId, { type: 'run.parked', data: { runId, busyWaits: waits + 1, notBefore, reason: WAITS_FOR_EARLIER_TURN, logged: waits === 0 } })];
+      return [
+        on(runId, { type: 'run.parked', data: { runId, busyWaits: waits + 1, notBefore, reason: WAITS_FOR_EARLIER_TURN, logged: waits === 0 } }),
+      ];
     }
     case 'elsewhere':
       return skip('skipped: another computer has it');
@@ -162,7 +192,12 @@ function answerClaim(state: QueueState, answer: EventData<'claim.answered'>, at:
       if (state.draining) return skip(`skipped: the claim failed (${why}) while draining`);
       if (attempts >= MAX_CLAIM_ATTEMPTS) return skip(`skipped: the claim failed ${attempts} times (last: ${why})`);
       const wait = claimRetryMs(run.claimAttempts);
-      return [on(runId, { type: 'run.claim.retrying', data: { runId, claimAttempts: attempts, notBefore: at + wait, reason: `the claim failed (${why}): tried again in ${wait / 1000} s` } })];
+      return [
+        on(runId, {
+          type: 'run.claim.retrying',
+          data: { runId, claimAttempts: attempts, notBefore: at + wait, reason: `the claim failed (${why}): tried again in ${wait / 1000} s` },
+        }),
+      ];
     }
     case 'refused':
       return skip(`skipped: the claim was refused (${status}${code ? `: ${code}` : ''})`);
@@ -196,7 +231,9 @@ export function pickNextRuns(state: QueueState, input: Input): Decision[] {
     // `?? null`: a checkpoint of an older version has no incarnation.
     const incarnation = candidate.claimLife === undefined ? (state.incarnation ?? null) : candidate.claimLife;
     const life = incarnation === null ? {} : { incarnation };
-    decisions.push(on(candidate.runId, { type: 'run.claim.started', data: { runId: candidate.runId, attempt: candidate.claimAttempts + 1, ...life } }));
+    decisions.push(
+      on(candidate.runId, { type: 'run.claim.started', data: { runId: candidate.runId, attempt: candidate.claimAttempts + 1, ...life } }),
+    );
     if (--free <= 0) break;
   }
   return decisions;

@@ -1,7 +1,7 @@
 import type { DomainEvent, TypesOutside } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import { ignoreRest } from '../../events/exhaustive.ts';
-import { type HandledOutcome, type QueueState, candidateOf, loginOf } from './queueState.ts';
+import { candidateOf, type HandledOutcome, loginOf, type QueueState } from './queueState.ts';
 import { popReady, pushReady } from './readyHeap.ts';
 
 /** Folds one event into a computer's queue. Updates `state` in place (see Projection) and returns it. */
@@ -34,8 +34,15 @@ export function evolveQueue(state: QueueState, event: DomainEvent): QueueState {
       const { runId, lane, agentId, arrival } = event.data;
       state.arrivals = Math.max(state.arrivals, arrival + 1);
       state.runs[runId] = {
-        runId, lane, agentId, arrival,
-        status: 'waiting', claimAttempts: 0, busyWaits: 0, notBefore: 0, resentWhileClaiming: false,
+        runId,
+        lane,
+        agentId,
+        arrival,
+        status: 'waiting',
+        claimAttempts: 0,
+        busyWaits: 0,
+        notBefore: 0,
+        resentWhileClaiming: false,
       };
       const queue = (state.lanes[lane] ??= { waiting: [], active: null });
       queue.waiting.push(runId);

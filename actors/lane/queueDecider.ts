@@ -1,9 +1,9 @@
-import { queueEvents } from '../../events/queueEvents.ts';
 import { exhausted } from '../../events/exhaustive.ts';
+import { queueEvents } from '../../events/queueEvents.ts';
 import { decider } from '../runtime/decider.ts';
-import { QUEUE_INPUTS, type QueueDecision, type QueueInput, decideQueue, pickNextRuns } from './decideQueue.ts';
+import { decideQueue, pickNextRuns, QUEUE_INPUTS, type QueueDecision, type QueueInput } from './decideQueue.ts';
 import { evolveQueue } from './evolveQueue.ts';
-import { type QueueState, initialQueueState } from './queueState.ts';
+import { initialQueueState, type QueueState } from './queueState.ts';
 
 /** One computer's queue: which run starts next, and what a claim's answer does to it. */
 export const queueDecider = decider<QueueState, QueueInput, QueueDecision>({
@@ -27,7 +27,7 @@ export const queueDecider = decider<QueueState, QueueInput, QueueDecision>({
       case 'timer.fired': {
         // Late or twice: only a waiting run whose wait is over is woken.
         const run = state.runs[input.data.runId];
-        return !run || run.status !== 'waiting' || run.notBefore > input.at || run.notBefore === 0;
+        return run?.status !== 'waiting' || run.notBefore > input.at || run.notBefore === 0;
       }
       case 'claim.answered':
         return state.runs[input.data.runId]?.status !== 'claiming';

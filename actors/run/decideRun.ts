@@ -83,13 +83,27 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
     case 'run.completion.answered': {
       const { status } = input.data;
       if (status === 200 || status === 201) return [on('run.settled', { runId, reported: true, reason: 'the board acknowledged its completion' })];
-      if (status === 409 || status === 410) return [on('run.settled', { runId, reported: true, reason: `the board already holds it as terminal (${status})` })];
+      if (status === 409 || status === 410)
+        return [on('run.settled', { runId, reported: true, reason: `the board already holds it as terminal (${status})` })];
       const failed = state.completionAttempts;
       const wait = COMPLETION_RETRY_S[failed - 1];
       if (wait === undefined) {
-        return [on('run.completion.paused', { runId, attempts: failed, reason: `the board did not acknowledge its completion after ${failed} attempts (last: ${status || 'network error'}): unreported, it is reported again on redelivery` })];
+        return [
+          on('run.completion.paused', {
+            runId,
+            attempts: failed,
+            reason: `the board did not acknowledge its completion after ${failed} attempts (last: ${status || 'network error'}): unreported, it is reported again on redelivery`,
+          }),
+        ];
       }
-      return [on('run.completion.retrying', { runId, attempt: failed + 1, notBefore: at + wait * 1000, reason: `completion failed (${status || 'network error'}): tried again in ${wait} s` })];
+      return [
+        on('run.completion.retrying', {
+          runId,
+          attempt: failed + 1,
+          notBefore: at + wait * 1000,
+          reason: `completion failed (${status || 'network error'}): tried again in ${wait} s`,
+        }),
+      ];
     }
     case 'run.reply.refused': {
       // Its answer never reached the conversation: resuming the session would carry on from a turn
@@ -104,7 +118,8 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
     case 'run.completion.due':
       return [complete(state.result ?? { ok: false, error: 'no result recorded' }, state.reply)];
     case 'run.found.interrupted': {
-      const kill = input.data.alive && input.data.pid !== null ? [on('run.kill.requested', { runId, pid: input.data.pid, reason: INTERRUPTED_BY_RESTART })] : [];
+      const kill =
+        input.data.alive && input.data.pid !== null ? [on('run.kill.requested', { runId, pid: input.data.pid, reason: INTERRUPTED_BY_RESTART })] : [];
       if (state.resolved) return [...kill, on('run.settled', { runId, reported: false, reason: 'resolved on the board: nothing posted' })];
       if (state.local) return [...kill, settleLocal({ ok: false, error: INTERRUPTED_BY_RESTART }, on, runId)];
       return [...kill, complete({ ok: false, error: INTERRUPTED_BY_RESTART })];
@@ -127,10 +142,15 @@ interface Helpers {
 }
 
 /** A cancel from the board, pushed or read from a heartbeat answer: decided once, whichever comes first. */
-function decideCancel(state: RunExecution, reason: string, { on, complete, runId }: Required<Pick<Helpers, 'on' | 'complete' | 'runId'>>): Decision[] {
+function decideCancel(
+  state: RunExecution,
+  reason: string,
+  { on, complete, runId }: Required<Pick<Helpers, 'on' | 'complete' | 'runId'>>,
+): Decision[] {
   if (state.cancelRequested) return [];
   const decided = on('run.cancel.decided', { runId, reason });
-  if (state.phase === 'executing' && state.pid !== null) return [decided, on('run.kill.requested', { runId, pid: state.pid, reason: CANCELLED_MARKER })];
+  if (state.phase === 'executing' && state.pid !== null)
+    return [decided, on('run.kill.requested', { runId, pid: state.pid, reason: CANCELLED_MARKER })];
   // Claimed but not started: it never starts, and is completed with the marker.
   if (state.phase === 'new' || state.phase === 'handed') return [decided, complete({ ok: false, error: CANCELLED_MARKER })];
   return [decided];
@@ -139,20 +159,38 @@ function decideCancel(state: RunExecution, reason: string, { on, complete, runId
 function resolve(state: RunExecution, { on, runId }: Helpers): Decision[] {
   if (state.resolved) return [];
   const noted = on('run.resolved.elsewhere', { runId, reason: 'resolved on the board (reaped, or closed elsewhere): nothing will be posted' });
-  if (state.phase === 'executing' && state.pid !== null) return [noted, on('run.kill.requested', { runId, pid: state.pid, reason: 'resolved on the board' })];
+  if (state.phase === 'executing' && state.pid !== null)
+    return [noted, on('run.kill.requested', { runId, pid: state.pid, reason: 'resolved on the board' })];
   if (state.phase === 'requested') return [noted];
   return [noted, on('run.settled', { runId, reported: false, reason: 'resolved on the board: nothing posted' })];
 }
 
 function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, at: number, h: Required<Helpers>): Decision[] {
   const reply = exit.reply === null ? ({ ok: false, reason: 'no reply' } as const) : ({ ok: true, text: exit.reply, truncated: false } as const);
-  const result = { outcome: exit.outcome === 'failed_to_start' ? ('exited' as const) : exit.outcome, exitCode: exit.exitCode, reply, stderrTail: exit.stderrTail, tail: exit.tail };
+  const result = {
+    outcome: exit.outcome === 'failed_to_start' ? ('exited' as const) : exit.outcome,
+    exitCode: exit.exitCode,
+    reply,
+    stderrTail: exit.stderrTail,
+    tail: exit.tail,
+  };
   const decisions: Decision[] = [];
   const remembered = state.announced ?? state.session;
 
   // A refused resume costs nothing of the budget: run the turn again, fresh, inside the same deadline.
-  if (!state.resolved && shouldRetryFresh({ resuming: state.resuming, result, now: at, deadlineAt: state.deadlineAt, cancelRequested: state.cancelRequested })) {
-    if (state.resuming) decisions.push(h.onLane('lane.session.forgotten', { lane: state.lane!, sessionId: state.resuming, runId: h.runId, reason: 'the agent refused to resume it' }));
+  if (
+    !state.resolved &&
+    shouldRetryFresh({ resuming: state.resuming, result, now: at, deadlineAt: state.deadlineAt, cancelRequested: state.cancelRequested })
+  ) {
+    if (state.resuming)
+      decisions.push(
+        h.onLane('lane.session.forgotten', {
+          lane: state.lane!,
+          sessionId: state.resuming,
+          runId: h.runId,
+          reason: 'the agent refused to resume it',
+        }),
+      );
     // A process ran, so the run was handed over and has its lane.
     decisions.push(h.on('run.execution.requested', { runId: h.runId, lane: state.lane!, deadlineAt: state.deadlineAt, resume: null }));
     return decisions;
@@ -161,9 +199,17 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
   const moment = exit.outcome === 'failed_to_start' ? 'failed' : sessionMomentOf(result);
   const after = sessionAfter(moment, state.session, state.announced);
   if (remembered !== null && after === null) {
-    decisions.push(h.onLane('lane.session.forgotten', { lane: state.lane!, sessionId: remembered, runId: h.runId, reason: `its turn ${moment === 'failed' ? 'failed' : moment}` }));
+    decisions.push(
+      h.onLane('lane.session.forgotten', {
+        lane: state.lane!,
+        sessionId: remembered,
+        runId: h.runId,
+        reason: `its turn ${moment === 'failed' ? 'failed' : moment}`,
+      }),
+    );
   }
-  if (state.resolved) return [...decisions, h.on('run.settled', { runId: h.runId, reported: false, reason: 'resolved on the board: nothing posted' })];
+  if (state.resolved)
+    return [...decisions, h.on('run.settled', { runId: h.runId, reported: false, reason: 'resolved on the board: nothing posted' })];
   const outcome = resultOf(state, exit);
   if (state.local) return [...decisions, settleLocal(outcome, h.on, h.runId)];
   return [...decisions, h.complete(outcome, outcome.ok ? exit.reply : null)];
@@ -189,7 +235,10 @@ function resultOf(state: RunExecution, exit: EventData<'run.process.exited'>): R
   if (exit.outcome === 'killed') return { ok: false, error: `killed before it finished${salvage}` };
   if (exit.outcome === 'failed_to_start') return { ok: false, error: `the agent command could not start: ${exit.stderrTail || 'unknown error'}` };
   if (exit.exitCode !== 0) {
-    return { ok: false, error: `the agent exited with ${exit.exitCode === null ? `signal ${exit.signal}` : `code ${exit.exitCode}`}${exit.stderrTail ? `: ${exit.stderrTail.slice(-2000)}` : ''}` };
+    return {
+      ok: false,
+      error: `the agent exited with ${exit.exitCode === null ? `signal ${exit.signal}` : `code ${exit.exitCode}`}${exit.stderrTail ? `: ${exit.stderrTail.slice(-2000)}` : ''}`,
+    };
   }
   if (exit.reply === null || exit.reply.trim() === '') return { ok: false, error: 'the agent exited without a usable reply' };
   return { ok: true };

@@ -1,6 +1,6 @@
 import { asObject, jsonLines } from './jsonLines.ts';
 import { isUsableSessionId } from './resume.ts';
-import { TailBuffer, decodeWhole, utf8Boundary } from './tailBuffer.ts';
+import { decodeWhole, TailBuffer, utf8Boundary } from './tailBuffer.ts';
 
 /**
  * Readers of an agent's stdout, fed chunk by chunk as the process prints (SPEC section 4,
@@ -141,7 +141,9 @@ export function plainReader(options: ReaderOptions = {}): OutputReader {
         headBytes += piece.length;
       }
     },
-    end() {},
+    end() {
+      // plain text keeps nothing back for the end
+    },
     onSessionId: (listener) => session.on(listener),
     sessionId: () => session.id(),
     replySoFar: () => headText(),

@@ -1,10 +1,10 @@
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
-import { type Clock, systemClock } from '../runtime/clock.ts';
 import { type EventStore, StaleVersionError } from '../../events/store/eventStore.ts';
 import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
+import { type Clock, systemClock } from '../runtime/clock.ts';
 import type { StepOutcome } from '../runtime/decideAndAppend.ts';
 import { retryOnConflict } from '../runtime/retryOnConflict.ts';
-import { type ActorRef, type ActorSystem, type ReplyTo, child, query, stop } from '../runtime/runtime.ts';
+import { type ActorRef, type ActorSystem, child, query, type ReplyTo, stop } from '../runtime/runtime.ts';
 import { stepInActor } from '../runtime/stepInActor.ts';
 import { type InputOptions, recordedUnlessFailFast } from '../runtime/untilRecorded.ts';
 import { runDecider } from './runDecider.ts';

@@ -2,9 +2,9 @@ import { parseStream } from '../../events/envelope.ts';
 import { executionEvents } from '../../events/executionEvents.ts';
 import { exhausted } from '../../events/exhaustive.ts';
 import { decider } from '../runtime/decider.ts';
-import { RUN_INPUTS, type RunDecision, type RunInput, decideRun } from './decideRun.ts';
+import { decideRun, RUN_INPUTS, type RunDecision, type RunInput } from './decideRun.ts';
 import { evolveRun } from './evolveRun.ts';
-import { type RunExecution, initialRunExecution } from './runState.ts';
+import { initialRunExecution, type RunExecution } from './runState.ts';
 
 /** One claimed run on its computer: run it, stop it, report it. One state per run stream. */
 export const runDecider = decider<RunExecution, RunInput, RunDecision>({

@@ -86,9 +86,7 @@ export class FakeClock implements Clock {
   advance(ms: number): void {
     const target = this.current + ms;
     for (;;) {
-      const due = this.timers
-        .filter((t) => t.due <= target)
-        .sort((a, b) => a.due - b.due || a.id - b.id)[0];
+      const due = this.timers.filter((t) => t.due <= target).sort((a, b) => a.due - b.due || a.id - b.id)[0];
       if (!due) break;
       this.timers = this.timers.filter((t) => t.id !== due.id);
       this.current = Math.max(this.current, due.due);

@@ -52,4 +52,5 @@ export function decider<S, I extends NewDomainEvent, D extends NewDomainEvent>(s
  * `Decider<unknown>`; TypeScript has no "some S, I, D" to say it is one of each. Whoever runs one
  * from a registry keeps its states apart (one map per decider) and hands it only what its `isInput` takes.
  */
+// biome-ignore lint/suspicious/noExplicitAny: a registry holds deciders of every state, input and decision type (above)
 export type AnyDecider = Decider<any, any, any>;

@@ -1,10 +1,10 @@
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
-import { type Clock, systemClock } from './clock.ts';
 import { AppendChain, type EventStore, StaleVersionError } from '../../events/store/eventStore.ts';
-import { type DecidedAppend, type StepOutcome, decideAppend } from './decideAndAppend.ts';
+import { type Clock, systemClock } from './clock.ts';
+import { type DecidedAppend, decideAppend, type StepOutcome } from './decideAndAppend.ts';
 import type { Decider } from './decider.ts';
 import { retryOnConflict } from './retryOnConflict.ts';
-import { type ActorRef, type ActorSystem, type ReplyTo, dispatch, query, reply, spawnActor, stop } from './runtime.ts';
+import { type ActorRef, type ActorSystem, dispatch, query, type ReplyTo, reply, spawnActor, stop } from './runtime.ts';
 import { type InputOptions, recordedUnlessFailFast } from './untilRecorded.ts';
 
 type Message<S> =
@@ -55,7 +55,11 @@ export class DecidingActor<S> {
   /** Set while more inputs wait behind the one just decided: their appends join its group commit. */
   private releaseCommits: (() => void) | null = null;
 
-  constructor(system: ActorSystem, private readonly store: EventStore, private readonly spec: DecidingActorSpec<S>) {
+  constructor(
+    system: ActorSystem,
+    private readonly store: EventStore,
+    private readonly spec: DecidingActorSpec<S>,
+  ) {
     this.timeoutMs = spec.queryTimeoutMs ?? 30_000;
     this.clock = spec.clock ?? systemClock;
     this.ref = spawnActor<Held<S>, Message<S>>(system, spec.name, {

@@ -1,9 +1,9 @@
 import type { Subscription } from 'rxjs';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
-import { type Clock, systemClock } from './clock.ts';
 import type { AppendResult, EventStore } from '../../events/store/eventStore.ts';
-import { type FailureLog, untilRecorded } from './untilRecorded.ts';
+import { type Clock, systemClock } from './clock.ts';
 import { writerIsGone } from './processes.ts';
+import { type FailureLog, untilRecorded } from './untilRecorded.ts';
 import { writerOf } from './writer.ts';
 
 export type Delivery = 'at-least-once' | 'at-most-once';
@@ -222,9 +222,7 @@ export class Outbox<E> {
             const taken = await this.write(async () => {
               const result = await this.store.append({
                 expected: { [this.stream]: this.version + this.recordsInFlight },
-                events: [
-                  { stream: this.stream, type: 'outbox.taken', data: { through, effects: effects.map((e) => e.seq) }, at: this.now() },
-                ],
+                events: [{ stream: this.stream, type: 'outbox.taken', data: { through, effects: effects.map((e) => e.seq) }, at: this.now() }],
               });
               // Known as soon as it commits: a record answered right after it must find it counted.
               if (result.ok) this.version = result.events[0]!.version;

@@ -14,13 +14,22 @@
 import { createRequire } from 'node:module';
 
 // nact's bundled index.d.ts is wrong, so we state the little we use ourselves and `require` it untyped.
-interface NactRef { readonly system: { readonly name: string } }
+interface NactRef {
+  readonly system: { readonly name: string };
+}
 type NactDecisions = Record<'reset' | 'resume' | 'stop', symbol>;
 interface Nact {
   start(): NactRef;
-  spawn(parent: NactRef, f: (state: Slot, msg: unknown) => Promise<Slot>, name: string, props: {
-    initialState: Slot; shutdownAfter?: number; onCrash: (msg: unknown, error: unknown, ctx: NactDecisions) => symbol;
-  }): NactRef;
+  spawn(
+    parent: NactRef,
+    f: (state: Slot, msg: unknown) => Promise<Slot>,
+    name: string,
+    props: {
+      initialState: Slot;
+      shutdownAfter?: number;
+      onCrash: (msg: unknown, error: unknown, ctx: NactDecisions) => symbol;
+    },
+  ): NactRef;
   dispatch(ref: NactRef, msg: unknown): void;
   query(ref: NactRef, msg: (replyTo: NactRef) => unknown, timeoutMs: number): Promise<unknown>;
   stop(ref: NactRef): void;
@@ -35,17 +44,37 @@ const systemMap = require('nact/lib/system-map.js') as {
 declare const MSG: unique symbol;
 declare const REPLY: unique symbol;
 /** Contravariant in Msg: an `ActorRef<A | B>` may be used where an `ActorRef<A>` is wanted. */
-export interface ActorRef<Msg> { readonly name: string; readonly path: string; readonly [MSG]?: (msg: Msg) => void }
-export interface ReplyTo<Reply> { readonly [REPLY]?: (reply: Reply) => void }
-export interface ActorSystem { readonly name: string }
+export interface ActorRef<Msg> {
+  readonly name: string;
+  readonly path: string;
+  readonly [MSG]?: (msg: Msg) => void;
+}
+export interface ReplyTo<Reply> {
+  readonly [REPLY]?: (reply: Reply) => void;
+}
+export interface ActorSystem {
+  readonly name: string;
+}
 export type Parent = ActorSystem | ActorRef<never>;
 
-export interface ActorContext<Msg> { readonly self: ActorRef<Msg>; readonly name: string; readonly path: string; readonly system: ActorSystem }
+export interface ActorContext<Msg> {
+  readonly self: ActorRef<Msg>;
+  readonly name: string;
+  readonly path: string;
+  readonly system: ActorSystem;
+}
 
 /** reset: drop the state and `hydrate` again; resume: keep the state from before the message; stop. */
 export type CrashDecision = 'reset' | 'resume' | 'stop';
-export interface Crash<Msg> { readonly message: Msg; readonly error: unknown; readonly phase: 'hydrate' | 'receive' }
-export interface CrashReport extends Crash<unknown> { readonly actor: string; readonly decision: CrashDecision }
+export interface Crash<Msg> {
+  readonly message: Msg;
+  readonly error: unknown;
+  readonly phase: 'hydrate' | 'receive';
+}
+export interface CrashReport extends Crash<unknown> {
+  readonly actor: string;
+  readonly decision: CrashDecision;
+}
 
 export interface ActorSpec<State, Msg> {
   /** Builds the state from projections/the log: on the first message after every spawn or reset. */
@@ -67,6 +96,7 @@ export class QueryTimeoutError extends Error {}
 type Slot = { readonly hydrated: false } | { readonly hydrated: true; readonly state: unknown };
 const UNHYDRATED: Slot = Object.freeze({ hydrated: false });
 // Cells are heterogeneous; the typed API above is the only way in, so erasing here is safe.
+// biome-ignore lint/suspicious/noExplicitAny: cells of every message and state type, reached only through the typed API
 type ErasedSpec = ActorSpec<any, any>;
 const NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 const DECISIONS: readonly CrashDecision[] = ['reset', 'resume', 'stop'];
@@ -79,16 +109,26 @@ const checkMs = (what: string, ms: number | undefined) => {
 class SystemImpl implements ActorSystem {
   readonly cells = new Map<string, Cell>(); // path → cell, so a passivated actor keeps its refs
   stopped = false;
-  constructor(readonly name: string, readonly nactRef: NactRef, readonly onError: (r: CrashReport) => void) {}
+  constructor(
+    readonly name: string,
+    readonly nactRef: NactRef,
+    readonly onError: (r: CrashReport) => void,
+  ) {}
 }
 
 class Cell implements ActorRef<never> {
   retired = false; // stopped on purpose (stop, 'stop' decision, system stop): never revived
   nactRef: NactRef | undefined;
   phase: Crash<unknown>['phase'] = 'hydrate';
+  // biome-ignore lint/suspicious/noExplicitAny: nact's context of an erased cell (see ErasedSpec)
   readonly ctx: ActorContext<any>;
-  constructor(readonly system: SystemImpl, readonly parent: SystemImpl | Cell, readonly name: string,
-    readonly path: string, public spec: ErasedSpec) {
+  constructor(
+    readonly system: SystemImpl,
+    readonly parent: SystemImpl | Cell,
+    readonly name: string,
+    readonly path: string,
+    public spec: ErasedSpec,
+  ) {
     this.ctx = Object.freeze({ self: this, name, path, system });
   }
 }
@@ -96,8 +136,7 @@ class Cell implements ActorRef<never> {
 /** `name` only labels errors: nact keys systems by name in a process-wide map, so nact keeps its random one. */
 export function startActorSystem(opts: { name?: string; onError?: (report: CrashReport) => void } = {}): ActorSystem {
   const nactRef = nact.start();
-  const onError = opts.onError ?? ((r: CrashReport) =>
-    console.error(`actor ${r.actor}: ${r.phase} failed (${r.decision})`, r.message, r.error));
+  const onError = opts.onError ?? ((r: CrashReport) => console.error(`actor ${r.actor}: ${r.phase} failed (${r.decision})`, r.message, r.error));
   return new SystemImpl(opts.name ?? nactRef.system.name, nactRef, onError);
 }
 
@@ -149,13 +188,17 @@ type Matching<Msg, M> = Msg extends unknown ? (M extends Msg ? Msg : never) : ne
  * `type: 'get'` a literal here (a plain generic return widens it); the price is that an inline array
  * literal in the message needs a `readonly` array type.
  */
-export async function query<Msg, const M extends Msg>(ref: ActorRef<Msg>,
-  make: (replyTo: ReplyTo<any>) => M, timeoutMs: number): Promise<ReplyOf<Matching<Msg, M>>> {
+export async function query<Msg, const M extends Msg>(
+  ref: ActorRef<Msg>,
+  // biome-ignore lint/suspicious/noExplicitAny: the answer's type is the caller's `M` asks for; nact cannot say it
+  make: (replyTo: ReplyTo<any>) => M,
+  timeoutMs: number,
+): Promise<ReplyOf<Matching<Msg, M>>> {
   const cell = asCell(ref);
   checkMs(`query to actor "${cell.path}": timeoutMs`, timeoutMs ?? NaN);
   if (!revive(cell)) throw new ActorStoppedError(`query to actor "${cell.path}": the actor is stopped`);
   try {
-    return await nact.query(cell.nactRef!, (temp) => make(temp as never), timeoutMs) as ReplyOf<Matching<Msg, M>>;
+    return (await nact.query(cell.nactRef!, (temp) => make(temp as never), timeoutMs)) as ReplyOf<Matching<Msg, M>>;
   } catch (e) {
     if (e instanceof Error && e.message === 'Query Timeout') {
       throw new QueryTimeoutError(`query to actor "${cell.path}" timed out after ${timeoutMs} ms`);
@@ -181,7 +224,10 @@ export function stop(ref: ActorRef<never>): void {
 function retire(cell: Cell): void {
   cell.retired = true;
   for (const [path, c] of cell.system.cells) {
-    if (path === cell.path || path.startsWith(cell.path + '/')) { c.retired = true; cell.system.cells.delete(path); }
+    if (path === cell.path || path.startsWith(`${cell.path}/`)) {
+      c.retired = true;
+      cell.system.cells.delete(path);
+    }
   }
 }
 
@@ -205,28 +251,44 @@ function incarnate(cell: Cell): void {
   const parentRef = cell.parent instanceof Cell ? cell.parent.nactRef! : cell.parent.nactRef;
   const passivate = spec.passivateAfterMs;
   cell.retired = false;
-  cell.nactRef = nact.spawn(parentRef, async (slot, msg) => {
-    let state: unknown;
-    if (slot.hydrated) state = slot.state;
-    else { cell.phase = 'hydrate'; state = await spec.hydrate(ctx); }
-    cell.phase = 'receive';
-    return { hydrated: true, state: await spec.receive(state, msg, ctx) };
-  }, cell.name, {
-    // A plain value, not initialStateFunc: nact re-installs it on reset, which is what makes us rehydrate.
-    initialState: UNHYDRATED,
-    ...(passivate !== undefined ? { shutdownAfter: passivate } : {}),
-    onCrash: (message, error, decisions) => {
-      const crash = { message: message as never, error, phase: cell.phase };
-      let decision: CrashDecision;
-      // A crash policy that itself throws stops the actor: the stop is told with the crash, just below.
-      try { decision = spec.onCrash?.(crash) ?? 'reset'; } catch { decision = 'stop'; }
-      if (!DECISIONS.includes(decision)) decision = 'stop'; // nact's default would escalate
-      if (decision === 'stop') retire(cell);
-      // nact does not await or catch around this hook: a throwing logger would wedge the mailbox.
-      try { cell.system.onError({ ...crash, actor: cell.path, decision }); } catch { /* the logger's own failure: nowhere left to tell it */ }
-      return decisions[decision];
+  cell.nactRef = nact.spawn(
+    parentRef,
+    async (slot, msg) => {
+      let state: unknown;
+      if (slot.hydrated) state = slot.state;
+      else {
+        cell.phase = 'hydrate';
+        state = await spec.hydrate(ctx);
+      }
+      cell.phase = 'receive';
+      return { hydrated: true, state: await spec.receive(state, msg, ctx) };
     },
-  });
+    cell.name,
+    {
+      // A plain value, not initialStateFunc: nact re-installs it on reset, which is what makes us rehydrate.
+      initialState: UNHYDRATED,
+      ...(passivate !== undefined ? { shutdownAfter: passivate } : {}),
+      onCrash: (message, error, decisions) => {
+        const crash = { message: message as never, error, phase: cell.phase };
+        let decision: CrashDecision;
+        // A crash policy that itself throws stops the actor: the stop is told with the crash, just below.
+        try {
+          decision = spec.onCrash?.(crash) ?? 'reset';
+        } catch {
+          decision = 'stop';
+        }
+        if (!DECISIONS.includes(decision)) decision = 'stop'; // nact's default would escalate
+        if (decision === 'stop') retire(cell);
+        // nact does not await or catch around this hook: a throwing logger would wedge the mailbox.
+        try {
+          cell.system.onError({ ...crash, actor: cell.path, decision });
+        } catch {
+          /* the logger's own failure: nowhere left to tell it */
+        }
+        return decisions[decision];
+      },
+    },
+  );
 }
 
 function locate(parent: Parent, name: string): { sys: SystemImpl; owner: SystemImpl | Cell; path: string } {

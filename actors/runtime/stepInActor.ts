@@ -1,6 +1,6 @@
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
-import { type StepOutcome, decideAndAppend } from './decideAndAppend.ts';
+import { decideAndAppend, type StepOutcome } from './decideAndAppend.ts';
 import type { Decider } from './decider.ts';
 import { type ReplyTo, reply } from './runtime.ts';
 

@@ -1,6 +1,6 @@
 import type { NewDomainEvent } from '../../events/catalog.ts';
-import type { Clock } from './clock.ts';
 import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
+import type { Clock } from './clock.ts';
 
 /** The waits between attempts: from a blink to a few seconds, so a freed disk is used within 5 s. */
 const FIRST_WAIT_MS = 100;

@@ -6,10 +6,21 @@ import type { SessionClose } from './sessionState.ts';
 import { unreadWatch, watchedMs } from './unreadWatch.ts';
 
 /** What a session's close is told: the end of a run in it, a round's turn, a reading, a kill's answer. */
-export const SESSION_INPUTS = ['session.run.ended', 'session.close.due', 'session.read', 'session.kill.answered'] as const satisfies readonly EventType[];
+export const SESSION_INPUTS = [
+  'session.run.ended',
+  'session.close.due',
+  'session.read',
+  'session.kill.answered',
+] as const satisfies readonly EventType[];
 export type SessionInput = NewEventOf<(typeof SESSION_INPUTS)[number]>;
 
-type DecisionType = 'session.close.intended' | 'session.close.claimed' | 'session.close.deferred' | 'session.kill.requested' | 'session.closed' | 'session.close.incident';
+type DecisionType =
+  | 'session.close.intended'
+  | 'session.close.claimed'
+  | 'session.close.deferred'
+  | 'session.kill.requested'
+  | 'session.closed'
+  | 'session.close.incident';
 /** What the close decides, in the session's stream. */
 export type SessionDecision = NewEventOf<DecisionType>;
 
@@ -28,14 +39,21 @@ export function decideSession(state: SessionClose, input: SessionInput): Decisio
   switch (input.type) {
     case 'session.run.ended': {
       const { sessionId, runId, lane } = input.data;
-      const how = input.data.bound ? `run ${runId}${lane ? ` of lane ${lane}` : ''} ended` : `run ${runId} ended, and no session was ever read for its launch`;
+      const how = input.data.bound
+        ? `run ${runId}${lane ? ` of lane ${lane}` : ''} ended`
+        : `run ${runId} ended, and no session was ever read for its launch`;
       const reason = state.open ? `${how}: the close already asked for stands` : `${how}: its session is to be closed between turns`;
       return [on('session.close.intended', { sessionId, runId, reason })];
     }
     case 'session.close.due': {
       const { sessionId, lock, ttlMs } = input.data;
       const earlier = state.claim;
-      let reason = earlier === null ? 'claimed before anything outside the log is touched' : earlier.lock === lock ? 'its own claim renewed: less than a minute of it was left' : `claimed over ${earlier.lock}'s, which no longer holds (${earlier.expires <= at ? 'expired' : 'its process is gone'})`;
+      let reason =
+        earlier === null
+          ? 'claimed before anything outside the log is touched'
+          : earlier.lock === lock
+            ? 'its own claim renewed: less than a minute of it was left'
+            : `claimed over ${earlier.lock}'s, which no longer holds (${earlier.expires <= at ? 'expired' : 'its process is gone'})`;
       if (state.killing) reason += `; the kill of attempt ${state.killing.attempt} was never answered, so it is read again`;
       return [on('session.close.claimed', { sessionId, lock, expires: at + ttlMs, reason })];
     }
@@ -56,12 +74,7 @@ export function decideSession(state: SessionClose, input: SessionInput): Decisio
  * turn in progress: wait, for as long as it reads so. A turn the agent does not publish: the unread
  * watch decides, except for a launch never bound to a session past its launch window.
  */
-function answerReading(
-  state: SessionClose,
-  reading: EventData<'session.read'>,
-  at: number,
-  on: On,
-): Decision[] {
+function answerReading(state: SessionClose, reading: EventData<'session.read'>, at: number, on: On): Decision[] {
   const { sessionId, activity, failure, settings } = reading;
   const attempt = state.attempts + 1;
   const defer = (reason: string, unread = state.unread) => [on('session.close.deferred', { sessionId, attempt, reason, unread })];
@@ -72,7 +85,8 @@ function answerReading(
       : [on('session.kill.requested', { sessionId, attempt, target: activity.target, reason: why })];
   const seen = activity.seen ? ` (${activity.seen})` : '';
 
-  if (activity.presence === 'gone') return [on('session.closed', { sessionId, attempt, reason: `nothing of it runs any more${seen}; its id is kept for a later turn to resume` })];
+  if (activity.presence === 'gone')
+    return [on('session.closed', { sessionId, attempt, reason: `nothing of it runs any more${seen}; its id is kept for a later turn to resume` })];
   if (activity.presence === 'stopped') return stop(`no agent runs in it${seen}`);
   if (IN_TURN.has(activity.turn)) return defer(`its session is in a turn (${activity.turn})${seen}; it closes once the turn ends`, null);
   if (activity.turn === 'idle') return stop(`read idle, between turns${seen}`);
@@ -84,9 +98,18 @@ function answerReading(
   const unknown = `its session publishes no turn${seen}`;
   if (activity.mark === null) return defer(`${unknown}, and its record shows no write to count from: it waits`);
   const watch = unreadWatch(state.unread, activity.mark, settings.gapMs, at);
-  if (watchedMs(watch) >= settings.quietMs) return stop(`${unknown}, and nothing was written to its record in ${secs(watchedMs(watch))} watched (quiet ${secs(settings.quietMs)})`);
-  const restarted = watch.since === at && state.unread !== null ? (state.unread.mark !== activity.mark ? ' (its record was written: the watch starts again)' : ' (the last reading was too long ago: the watch starts again)') : '';
-  return defer(`${unknown}; it closes once it is read idle, or after ${secs(settings.quietMs)} watched with nothing written to its record (${secs(watchedMs(watch))} so far)${restarted}`, watch);
+  if (watchedMs(watch) >= settings.quietMs)
+    return stop(`${unknown}, and nothing was written to its record in ${secs(watchedMs(watch))} watched (quiet ${secs(settings.quietMs)})`);
+  const restarted =
+    watch.since === at && state.unread !== null
+      ? state.unread.mark !== activity.mark
+        ? ' (its record was written: the watch starts again)'
+        : ' (the last reading was too long ago: the watch starts again)'
+      : '';
+  return defer(
+    `${unknown}; it closes once it is read idle, or after ${secs(settings.quietMs)} watched with nothing written to its record (${secs(watchedMs(watch))} so far)${restarted}`,
+    watch,
+  );
 }
 
 /** `120 s`, `1.5 s`: the settings are whole seconds in use, tenths in tests. */

@@ -1,9 +1,9 @@
 import { parseStream } from '../../events/envelope.ts';
 import { sessionEvents } from '../../events/sessionEvents.ts';
 import { decider } from '../runtime/decider.ts';
-import { SESSION_INPUTS, type SessionDecision, type SessionInput, decideSession, ignoresSession } from './decideSession.ts';
+import { decideSession, ignoresSession, SESSION_INPUTS, type SessionDecision, type SessionInput } from './decideSession.ts';
 import { evolveSession } from './evolveSession.ts';
-import { type SessionClose, initialSessionClose } from './sessionState.ts';
+import { initialSessionClose, type SessionClose } from './sessionState.ts';
 
 /** One session on its computer: the close of it, once a run in it ended. One state per session stream. */
 export const sessionDecider = decider<SessionClose, SessionInput, SessionDecision>({

@@ -1,7 +1,7 @@
-import { releaseAdoption, requestAdoption } from '../../actors/board/chores/adoptions/adoptionRequests.ts';
 import { ADOPTION_LISTING_WINDOW_MS } from '../../actors/board/adoption/adoptionState.ts';
+import { releaseAdoption, requestAdoption } from '../../actors/board/chores/adoptions/adoptionRequests.ts';
 import { systemClock } from '../../actors/runtime/clock.ts';
-import { SAFE_ID_RULE, isSafeId } from '../../events/idRule.ts';
+import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
 import type { AdoptOptions } from '../commands/adopt.ts';
 import { openLog } from '../shared/openLog.ts';
 import { print } from '../shared/options.ts';
@@ -27,8 +27,11 @@ export async function adopt(lane: string, session: string | undefined, options: 
     }
     checkId('session', session!);
     const request = await requestAdoption(store, systemClock, lane, session!);
-    print(options, { lane, session_id: session, request }, () =>
-      `lane ${lane} asked to adopt session ${session} (request ${request}); the board's next round binds it once the session is listed (it waits up to ${ADOPTION_LISTING_WINDOW_MS / 1000} s)`,
+    print(
+      options,
+      { lane, session_id: session, request },
+      () =>
+        `lane ${lane} asked to adopt session ${session} (request ${request}); the board's next round binds it once the session is listed (it waits up to ${ADOPTION_LISTING_WINDOW_MS / 1000} s)`,
     );
   } finally {
     await store.close();

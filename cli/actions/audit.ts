@@ -1,12 +1,12 @@
 import { resolve } from 'node:path';
-import { hydrateProjections } from '../../projections/hydrate.ts';
+import type { EventStore } from '../../events/store/eventStore.ts';
+import { NotALogError } from '../../events/store/sqlite/migrations.ts';
+import { noRunStartsWith, RunIdPrefixError } from '../../projections/audit/runIdPrefix.ts';
+import { checkEntityId, entityTimeline, formatTimeline, type Timeline } from '../../projections/audit/runTimeline.ts';
 import { type AuditSummary, auditSummaryProjection } from '../../projections/audit/summary.ts';
 import { formatSummary, summaryReport } from '../../projections/audit/summaryView.ts';
-import { checkEntityId, entityTimeline, formatTimeline, type Timeline } from '../../projections/audit/runTimeline.ts';
+import { hydrateProjections } from '../../projections/hydrate.ts';
 import type { AnyProjection } from '../../projections/projection.ts';
-import { NotALogError } from '../../events/store/sqlite/migrations.ts';
-import type { EventStore } from '../../events/store/eventStore.ts';
-import { noRunStartsWith, RunIdPrefixError } from '../../projections/audit/runIdPrefix.ts';
 import type { AuditOptions } from '../commands/audit.ts';
 import { openLogToRead } from '../shared/openLog.ts';
 import { print } from '../shared/options.ts';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { boardCall, refusal } from '../shared/boardCall.ts';
 import type { CancelOptions, ShowOptions, SubmitOptions } from '../commands/client.ts';
+import { boardCall, refusal } from '../shared/boardCall.ts';
 import { print } from '../shared/options.ts';
 import { runIdOnBoard } from '../shared/runIdArgument.ts';
 import { waitForEnd } from '../shared/waitForEnd.ts';

@@ -1,8 +1,8 @@
-import { addComputer as addToBoard } from '../../actors/board/host/addComputer.ts';
-import { SAFE_ID_RULE, isSafeId } from '../../events/idRule.ts';
-import { systemClock } from '../../actors/runtime/clock.ts';
 import { computerList } from '../../actors/board/boardQueries.ts';
 import type { BoardState } from '../../actors/board/boardState.ts';
+import { addComputer as addToBoard } from '../../actors/board/host/addComputer.ts';
+import { systemClock } from '../../actors/runtime/clock.ts';
+import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
 import { boardProjection } from '../../projections/board.ts';
 import { hydrateProjections } from '../../projections/hydrate.ts';
 import type { ComputerAddOptions, ComputerListOptions } from '../commands/computer.ts';

@@ -1,29 +1,53 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
-import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
 import { type HookCommands, parseHook } from '../../actors/board/chores/hooks/hookNames.ts';
+import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import type { DaemonOptions, ServerOptions } from '../commands/daemon.ts';
-import { narrate } from '../shared/narrator.ts';
-import { stdoutLines } from '../shared/stdoutLines.ts';
 import { startDemoComputer } from '../shared/demoComputer.ts';
 import { submitDemoRuns } from '../shared/demoRuns.ts';
+import { narrate } from '../shared/narrator.ts';
 import { refuseOption } from '../shared/parse.ts';
+import { stdoutLines } from '../shared/stdoutLines.ts';
 
 /** `runledger daemon`: long-lived; the first signal drains, a second exits at once. */
 export async function daemon(o: DaemonOptions, command: CommandUnknownOpts): Promise<void> {
   const hooks = hookCommands(o.hook ?? [], command);
   await runUntilSignalled(o.logJson, o.demo, {
-    db: o.db, exec: o.exec, slots: o.slots, loginCapacity: o.login ?? {}, port: o.port, host: o.host, heartbeatS: o.heartbeatS, timeoutS: o.timeoutS,
-    drainS: o.drainS, leaseS: o.leaseS, sync: o.sync, computer: o.computer, hooks,
-    tickS: o.tickS, quietS: o.quietS, sessionDriver: o.sessionDriver, ...(o.tmuxSocket ? { tmuxSocket: o.tmuxSocket } : {}),
-    ...(o.server ? { server: o.server } : {}), ...(o.token ? { token: o.token } : {}),
+    db: o.db,
+    exec: o.exec,
+    slots: o.slots,
+    loginCapacity: o.login ?? {},
+    port: o.port,
+    host: o.host,
+    heartbeatS: o.heartbeatS,
+    timeoutS: o.timeoutS,
+    drainS: o.drainS,
+    leaseS: o.leaseS,
+    sync: o.sync,
+    computer: o.computer,
+    hooks,
+    tickS: o.tickS,
+    quietS: o.quietS,
+    sessionDriver: o.sessionDriver,
+    ...(o.tmuxSocket ? { tmuxSocket: o.tmuxSocket } : {}),
+    ...(o.server ? { server: o.server } : {}),
+    ...(o.token ? { token: o.token } : {}),
   });
 }
 
 /** `runledger server`: the board alone, as long-lived as the daemon. */
 export async function server(o: ServerOptions, command: CommandUnknownOpts): Promise<void> {
   const hooks = hookCommands(o.hook ?? [], command);
-  await runUntilSignalled(o.logJson, false, { db: o.db, port: o.port, host: o.host, leaseS: o.leaseS, sync: o.sync, exec: '', boardOnly: true, hooks });
+  await runUntilSignalled(o.logJson, false, {
+    db: o.db,
+    port: o.port,
+    host: o.host,
+    leaseS: o.leaseS,
+    sync: o.sync,
+    exec: '',
+    boardOnly: true,
+    hooks,
+  });
 }
 
 async function runUntilSignalled(json: boolean | undefined, demo: boolean | undefined, options: Parameters<typeof startDaemon>[0]): Promise<void> {
@@ -47,13 +71,16 @@ async function runUntilSignalled(json: boolean | undefined, demo: boolean | unde
     if (shuttingDown) return;
     shuttingDown = true;
     // `started`: a refusal can come before the daemon has finished starting; it drains once it has.
-    void (demoComputer?.drain(reason) ?? Promise.resolve()).then(() => started).then((daemon) => daemon.drain(reason)).then(
-      () => process.exit(code),
-      (error) => {
-        log(`shutdown failed: ${(error as Error).message}`);
-        process.exit(1);
-      },
-    );
+    void (demoComputer?.drain(reason) ?? Promise.resolve())
+      .then(() => started)
+      .then((daemon) => daemon.drain(reason))
+      .then(
+        () => process.exit(code),
+        (error) => {
+          log(`shutdown failed: ${(error as Error).message}`);
+          process.exit(1);
+        },
+      );
   };
   // A twin connected as this computer: retrying would only take turns with it (SPEC section 7). The
   // turns this life runs are its own (claimed in its name): they finish and are reported, then exit 2.
@@ -81,7 +108,9 @@ async function runUntilSignalled(json: boolean | undefined, demo: boolean | unde
     demoComputer = await startDemoComputer(daemon, options, log);
     if (signals === 0 && daemon.url) await submitDemoRuns(daemon.url, options.db, log);
   }
-  await new Promise(() => {});
+  await new Promise(() => {
+    // runs until a signal stops the process
+  });
 }
 
 /** Where the log ended before this start: the narration tells only what happens from now on. */

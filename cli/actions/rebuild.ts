@@ -1,6 +1,6 @@
-import { storedDeciderProjections } from '../../replay/deciderStates.ts';
 import type { AnyProjection } from '../../projections/projection.ts';
 import { type ProjectionCheck, type RebuildCheck, rebuildAndCheck } from '../../projections/snapshot/checkSnapshots.ts';
+import { storedDeciderProjections } from '../../replay/deciderStates.ts';
 import type { RebuildOptions } from '../commands/rebuild.ts';
 import { failOnForeignRow, openLog, openLogToRead } from '../shared/openLog.ts';
 import { print } from '../shared/options.ts';
@@ -32,7 +32,9 @@ function formatRebuild(result: RebuildCheck): string {
   if (result.ignored.length) lines.push(`not checked (no projection of that name and version now): ${result.ignored.join(', ')}`);
   if (result.written) {
     const { snapshots, checkpoints } = result.written;
-    lines.push(`stored: ${checkpoints.length} checkpoint(s) at seq ${result.head}${snapshots.length ? `, snapshots at seq ${snapshots.join(', ')}` : ''}`);
+    lines.push(
+      `stored: ${checkpoints.length} checkpoint(s) at seq ${result.head}${snapshots.length ? `, snapshots at seq ${snapshots.join(', ')}` : ''}`,
+    );
   }
   return lines.join('\n');
 }

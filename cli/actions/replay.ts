@@ -1,9 +1,9 @@
+import { noRunStartsWith } from '../../projections/audit/runIdPrefix.ts';
+import { checkEntityId } from '../../projections/audit/runTimeline.ts';
 import { formatEntity, formatUntil, formatVerified } from '../../replay/formatReplay.ts';
 import { replayEntity } from '../../replay/replayEntity.ts';
 import { replayLog } from '../../replay/replayLog.ts';
 import { replayUntil } from '../../replay/replayUntil.ts';
-import { checkEntityId } from '../../projections/audit/runTimeline.ts';
-import { noRunStartsWith } from '../../projections/audit/runIdPrefix.ts';
 import type { ReplayOptions } from '../commands/replay.ts';
 import { failOnForeignRow, openLogToRead } from '../shared/openLog.ts';
 import { print } from '../shared/options.ts';
@@ -14,7 +14,12 @@ import { runIdInLog } from '../shared/runIdArgument.ts';
 export async function replay(options: ReplayOptions, { codec, deciders, projections }: ToolRegistry = productionRegistry): Promise<void> {
   const modes = [options.until !== undefined, options.run !== undefined, options.session !== undefined].filter(Boolean).length;
   if (modes > 1) throw new Error('give one of --until, --run and --session, not several');
-  const entity = options.run !== undefined ? ({ kind: 'run', id: options.run } as const) : options.session !== undefined ? ({ kind: 'session', id: options.session } as const) : null;
+  const entity =
+    options.run !== undefined
+      ? ({ kind: 'run', id: options.run } as const)
+      : options.session !== undefined
+        ? ({ kind: 'session', id: options.session } as const)
+        : null;
   if (entity) checkEntityId(entity.id);
   // Read-only: replay never writes the file it checks (snapshots are stored by `rebuild --write`).
   const store = await openLogToRead(options, 'fail', codec);
@@ -26,7 +31,9 @@ export async function replay(options: ReplayOptions, { codec, deciders, projecti
       progress.done();
       if (!report) {
         const noPrefix = entity.kind === 'run' ? `, and ${noRunStartsWith(entity.id)}` : '';
-        process.stderr.write(`runledger: no ${entity.kind} "${entity.id}" in ${options.db}: the log holds no event of ${entity.kind}:${entity.id}${noPrefix}\n`);
+        process.stderr.write(
+          `runledger: no ${entity.kind} "${entity.id}" in ${options.db}: the log holds no event of ${entity.kind}:${entity.id}${noPrefix}\n`,
+        );
         process.exitCode = 1;
         return;
       }

@@ -6,7 +6,7 @@ import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { type LocalTurnResult, rememberedSession, startLocalTurn } from '../../actors/computer/localTurn.ts';
 import { computerLockPath, takeProcessLock } from '../../actors/computer/processLock.ts';
 import { systemClock } from '../../actors/runtime/clock.ts';
-import { SAFE_ID_RULE, isSafeId } from '../../events/idRule.ts';
+import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import type { RunOptions } from '../commands/run.ts';
 import { print } from '../shared/options.ts';
@@ -32,7 +32,14 @@ export async function run(o: RunOptions, command: CommandUnknownOpts): Promise<v
   checkLane(o.lane, command);
   const prompt = o.prompt ?? readFileSync(0, 'utf8');
   const result = o.dryRun ? await dryRun(o, prompt) : await recordedRun(o, prompt);
-  const view = { run_id: result.runId, ok: result.ok, reply: result.reply, error: result.error, lane_session: result.laneSession, recorded: !o.dryRun };
+  const view = {
+    run_id: result.runId,
+    ok: result.ok,
+    reply: result.reply,
+    error: result.error,
+    lane_session: result.laneSession,
+    recorded: !o.dryRun,
+  };
   if (result.ok) print(o, view, () => result.reply ?? '');
   else if (o.json) print(o, view, () => '');
   else process.stderr.write(`runledger run: the turn failed: ${result.error}\n`);
@@ -54,7 +61,18 @@ async function recordedRun(o: RunOptions, prompt: string): Promise<LocalTurnResu
     try {
       const laneSession = await rememberedSession(store, COMPUTER, o.lane);
       return await untilDone(
-        startLocalTurn({ store, clock: systemClock, computer: COMPUTER, runId: `turn-${randomUUID()}`, lane: o.lane, prompt, exec: o.exec, workspaceRoot: join(folder, 'workspaces', COMPUTER), budgetS: o.timeoutS, laneSession }),
+        startLocalTurn({
+          store,
+          clock: systemClock,
+          computer: COMPUTER,
+          runId: `turn-${randomUUID()}`,
+          lane: o.lane,
+          prompt,
+          exec: o.exec,
+          workspaceRoot: join(folder, 'workspaces', COMPUTER),
+          budgetS: o.timeoutS,
+          laneSession,
+        }),
       );
     } finally {
       await store.close();
@@ -71,7 +89,18 @@ async function dryRun(o: RunOptions, prompt: string): Promise<LocalTurnResult> {
   const scratch = existsSync(join(root, o.lane)) ? null : mkdtempSync(join(tmpdir(), 'runledger-dry-run-'));
   try {
     return await untilDone(
-      startLocalTurn({ store: null, clock: systemClock, computer: COMPUTER, runId: `turn-${randomUUID()}`, lane: o.lane, prompt, exec: o.exec, workspaceRoot: scratch ?? root, budgetS: o.timeoutS, laneSession: null }),
+      startLocalTurn({
+        store: null,
+        clock: systemClock,
+        computer: COMPUTER,
+        runId: `turn-${randomUUID()}`,
+        lane: o.lane,
+        prompt,
+        exec: o.exec,
+        workspaceRoot: scratch ?? root,
+        budgetS: o.timeoutS,
+        laneSession: null,
+      }),
     );
   } finally {
     if (scratch) rmSync(scratch, { recursive: true, force: true });

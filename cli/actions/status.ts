@@ -1,6 +1,6 @@
-import { boardCall, refusal } from '../shared/boardCall.ts';
-import { type StatusView, formatStatus } from '../../projections/statusView.ts';
+import { formatStatus, type StatusView } from '../../projections/statusView.ts';
 import type { StatusOptions } from '../commands/client.ts';
+import { boardCall, refusal } from '../shared/boardCall.ts';
 import { print } from '../shared/options.ts';
 
 /** `runledger status`: the board's live view (queue per lane, running, parked, claims). */

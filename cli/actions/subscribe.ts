@@ -1,8 +1,8 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
-import { NOTICE_KINDS, type NoticeKind } from '../../actors/board/inbox/noticeKinds.ts';
 import { closeSubscription, openSubscription } from '../../actors/board/chores/notices/subscriptions.ts';
+import { NOTICE_KINDS, type NoticeKind } from '../../actors/board/inbox/noticeKinds.ts';
 import { systemClock } from '../../actors/runtime/clock.ts';
-import { SAFE_ID_RULE, isSafeId } from '../../events/idRule.ts';
+import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
 import type { SubscribeOptions, UnsubscribeOptions } from '../commands/subscribe.ts';
 import { openLog } from '../shared/openLog.ts';
 import { print } from '../shared/options.ts';
@@ -38,8 +38,11 @@ export async function subscribe(session: string, options: SubscribeOptions, comm
       kinds,
       ...(options.id ? { subscriptionId: options.id } : {}),
     });
-    print(options, { subscription_id: subscriptionId, session_id: session, lane: options.lane ?? null, kinds, from }, () =>
-      `subscription ${subscriptionId}: session ${session} hears ${kinds.join(', ')}${options.lane ? ` of lane ${options.lane}` : ''} from seq ${from + 1} on`,
+    print(
+      options,
+      { subscription_id: subscriptionId, session_id: session, lane: options.lane ?? null, kinds, from },
+      () =>
+        `subscription ${subscriptionId}: session ${session} hears ${kinds.join(', ')}${options.lane ? ` of lane ${options.lane}` : ''} from seq ${from + 1} on`,
     );
   } finally {
     await store.close();

@@ -1,8 +1,8 @@
 import { BoardChores } from '../../actors/board/chores/boardChores.ts';
+import { systemClock } from '../../actors/runtime/clock.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import type { RoundOutcome } from '../../actors/session/closer/closeRound.ts';
 import { SessionCloser } from '../../actors/session/closer/sessionCloser.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
-import { systemClock } from '../../actors/runtime/clock.ts';
 import type { TickOptions } from '../commands/tick.ts';
 import { openLog } from '../shared/openLog.ts';
 import { print } from '../shared/options.ts';
@@ -13,7 +13,11 @@ import { print } from '../shared/options.ts';
  */
 export async function tick(options: TickOptions): Promise<void> {
   const store = await openLog(options, { mustExist: true });
-  const system = startActorSystem({ onError: () => {} });
+  const system = startActorSystem({
+    onError: () => {
+      // a crash of a round's actor fails the round, which tick reports
+    },
+  });
   const closer = new SessionCloser({
     system,
     store,

@@ -6,7 +6,7 @@ const adopt = () =>
     .description('ask the board to bind a live session to a lane: its next turns then run in that session')
     .argument('<lane>', 'the lane (a conversation)')
     .argument('[session]', 'the session id to adopt')
-    .option('--release', 'withdraw the lane\'s open adoption request instead');
+    .option('--release', "withdraw the lane's open adoption request instead");
 
 export type AdoptOptions = OptionsOf<ReturnType<typeof adopt>>;
 

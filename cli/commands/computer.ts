@@ -2,9 +2,7 @@ import { Command } from '@commander-js/extra-typings';
 import { type OptionsOf, withDb } from '../shared/options.ts';
 
 const add = () =>
-  withDb(new Command('add'))
-    .description('create a computer and print its token, once (the board keeps only its hash)')
-    .argument('<id>');
+  withDb(new Command('add')).description('create a computer and print its token, once (the board keeps only its hash)').argument('<id>');
 
 const list = () =>
   withDb(new Command('list')).description('the computers of this board: which are connected since when, and when the others were last seen');

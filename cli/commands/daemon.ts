@@ -16,18 +16,27 @@ const daemon = () =>
     .option('--port <port>', 'the board port', int('--port', 0), 7420)
     .option('--host <host>', 'the board address', '127.0.0.1')
     .option('--heartbeat-s <s>', 'seconds between heartbeats', int('--heartbeat-s', 1), 30)
-    .option('--timeout-s <s>', `budget of runs that carry none (0 = none, at most ${MAX_TIMEOUT_S})`, atMost('--timeout-s', MAX_TIMEOUT_S, int('--timeout-s', 0)), 7200)
+    .option(
+      '--timeout-s <s>',
+      `budget of runs that carry none (0 = none, at most ${MAX_TIMEOUT_S})`,
+      atMost('--timeout-s', MAX_TIMEOUT_S, int('--timeout-s', 0)),
+      7200,
+    )
     .option('--drain-s <s>', 'time running turns get to finish on shutdown', int('--drain-s', 0), 60)
     .option('--lease-s <s>', 'heartbeat silence after which a claimed run is reaped', int('--lease-s', 1), 90)
     .option('--tick-s <s>', 'seconds between two rounds over the sessions to close', int('--tick-s', 1), 10)
     .option('--quiet-s <s>', 'a session that publishes no turn closes after this long with nothing written to its record', int('--quiet-s', 1), 120)
-    .addOption(new Option('--session-driver <driver>', 'how sessions are read and closed: exec (a run\'s process) or tmux (a pane)').choices(['exec', 'tmux']).default('exec'))
+    .addOption(
+      new Option('--session-driver <driver>', "how sessions are read and closed: exec (a run's process) or tmux (a pane)")
+        .choices(['exec', 'tmux'])
+        .default('exec'),
+    )
     .option('--tmux-socket <name>', 'the tmux server of the sessions (tmux -L NAME); the default server when absent')
     .option('--hook <name=command>', HOOK, collect)
     .addOption(new Option('--sync <mode>', 'full survives power loss, normal a crash').choices(['full', 'normal']).default('full'))
     .option('--server <url>', 'join this board instead of running one')
-    .option('--computer <id>', 'this computer\'s id', 'local')
-    .option('--token <token>', 'this computer\'s token (from `runledger computer add`)')
+    .option('--computer <id>', "this computer's id", 'local')
+    .option('--token <token>', "this computer's token (from `runledger computer add`)")
     .option('--log-json', 'log decisions as JSON lines (pino) instead of sentences')
     .option('--demo', 'run a second computer (demo-2) and submit a few runs, to watch them queue, park, run and complete');
 

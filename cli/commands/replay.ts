@@ -1,7 +1,7 @@
 import { Command } from '@commander-js/extra-typings';
 import { type OptionsOf, withDb } from '../shared/options.ts';
-import type { ToolRegistry } from '../shared/registry.ts';
 import { parseSeq } from '../shared/parse.ts';
+import type { ToolRegistry } from '../shared/registry.ts';
 
 const replay = () =>
   withDb(new Command('replay'))

@@ -10,11 +10,11 @@ const KINDS = 'run.queued, run.claimed, run.started, run.ended, session.closed, 
 
 const subscribe = () =>
   withDb(new Command('subscribe'))
-    .description('file notices of what the board decides (runs of a lane ending, by default) in a session\'s inbox, for its next turn')
+    .description("file notices of what the board decides (runs of a lane ending, by default) in a session's inbox, for its next turn")
     .argument('<session>', 'the session that hears')
     .option('--lane <lane>', 'only runs of this lane (board-level kinds are heard whatever the lane)')
     .option('--kind <kind>', `what it hears (repeatable): ${KINDS}; run.ended when none`, collect)
-    .option('--id <id>', 'the subscription\'s id (drawn when absent)');
+    .option('--id <id>', "the subscription's id (drawn when absent)");
 
 const unsubscribe = () =>
   withDb(new Command('unsubscribe'))
@@ -31,5 +31,7 @@ export function subscribeCommand() {
 }
 
 export function unsubscribeCommand() {
-  return unsubscribe().action(async (session, subscription, options) => (await import('../actions/subscribe.ts')).unsubscribe(session, subscription, options));
+  return unsubscribe().action(async (session, subscription, options) =>
+    (await import('../actions/subscribe.ts')).unsubscribe(session, subscription, options),
+  );
 }

@@ -6,9 +6,18 @@ const tick = () =>
   withDb(new Command('tick'))
     .description('one round over the sessions to close on a computer (as the daemon runs every --tick-s), then exit')
     .option('--computer <id>', 'the computer whose sessions to close', 'local')
-    .addOption(new Option('--session-driver <driver>', 'how sessions are read and closed: exec (a run\'s process) or tmux (a pane)').choices(['exec', 'tmux']).default('exec'))
+    .addOption(
+      new Option('--session-driver <driver>', "how sessions are read and closed: exec (a run's process) or tmux (a pane)")
+        .choices(['exec', 'tmux'])
+        .default('exec'),
+    )
     .option('--tmux-socket <name>', 'the tmux server of the sessions (tmux -L NAME); the default server when absent')
-    .option('--tick-s <s>', 'the daemon\'s round interval, which sets how far apart readings may be and still count as watched', int('--tick-s', 1), 10)
+    .option(
+      '--tick-s <s>',
+      "the daemon's round interval, which sets how far apart readings may be and still count as watched",
+      int('--tick-s', 1),
+      10,
+    )
     .option('--quiet-s <s>', 'a session that publishes no turn closes after this long with nothing written to its record', int('--quiet-s', 1), 120);
 
 export type TickOptions = OptionsOf<ReturnType<typeof tick>>;

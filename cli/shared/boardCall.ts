@@ -1,6 +1,6 @@
+import { messageOf } from '../../events/thrown.ts';
 import { readSubmitToken } from '../../wire/tokens.ts';
 import { DEFAULT_DB } from './options.ts';
-import { messageOf } from '../../events/thrown.ts';
 
 export interface ClientOptions {
   server: string;
@@ -16,12 +16,18 @@ export async function boardCall(options: ClientOptions, method: 'GET' | 'POST', 
   try {
     response = await fetch(`${options.server}${path}`, {
       method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       signal: AbortSignal.timeout(15_000),
     });
   } catch (error) {
-    throw new Error(`the board at ${options.server} did not answer (${messageOf(error)}): is \`runledger daemon\` running? (--server sets another address)`);
+    throw new Error(
+      `the board at ${options.server} did not answer (${messageOf(error)}): is \`runledger daemon\` running? (--server sets another address)`,
+    );
   }
   const text = await response.text();
   let parsed: unknown;

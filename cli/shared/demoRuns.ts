@@ -22,5 +22,7 @@ export async function submitDemoRuns(server: string, db: string, log: (line: str
     });
     if (response.status !== 201) log(`demo: submit failed with ${response.status}`);
   }
-  log(`demo: submitted ${DEMO.length} runs; try \`npx runledger submit --lane alice --prompt "and then?"\`, \`npx runledger status\`, \`npx runledger audit <run id>\``);
+  log(
+    `demo: submitted ${DEMO.length} runs; try \`npx runledger submit --lane alice --prompt "and then?"\`, \`npx runledger status\`, \`npx runledger audit <run id>\``,
+  );
 }

@@ -8,9 +8,17 @@ import { type DbOptions, print } from './options.ts';
  * pass `mustExist`: a mistyped path is then an error naming it, not a fresh empty log, and a file
  * that is not a runledger log is refused before anything is written in it.
  */
-export function openLog(options: DbOptions, { mustExist = false, foreignRows, codec }: { mustExist?: boolean; foreignRows?: 'fail'; codec?: AnyEventCodec } = {}) {
+export function openLog(
+  options: DbOptions,
+  { mustExist = false, foreignRows, codec }: { mustExist?: boolean; foreignRows?: 'fail'; codec?: AnyEventCodec } = {},
+) {
   const path = resolve(options.db);
-  return openSqliteStore(path, { ...(options.sync ? { sync: options.sync } : {}), ...(mustExist ? { existing: true } : {}), ...(foreignRows ? { foreignRows } : {}), ...(codec ? { codec } : {}) });
+  return openSqliteStore(path, {
+    ...(options.sync ? { sync: options.sync } : {}),
+    ...(mustExist ? { existing: true } : {}),
+    ...(foreignRows ? { foreignRows } : {}),
+    ...(codec ? { codec } : {}),
+  });
 }
 
 /**
@@ -29,6 +37,10 @@ export function openLogToRead(options: DbOptions, foreignRows: SqliteStoreOption
 export function failOnForeignRow(options: { json?: boolean }, error: unknown): void {
   if (!(error instanceof InvalidEventError) || error.seq === null) throw error;
   const { seq, type, problem } = error;
-  print(options, { ok: false, seq, type, problem }, () => `✗ seq ${seq}: ${error.message}: this runledger cannot read it, so it cannot vouch for the log`);
+  print(
+    options,
+    { ok: false, seq, type, problem },
+    () => `✗ seq ${seq}: ${error.message}: this runledger cannot read it, so it cannot vouch for the log`,
+  );
   process.exitCode = 1;
 }

@@ -20,9 +20,7 @@ export interface DbOptions {
 export type OptionsOf<C extends { opts(): OptionValues }> = ReturnType<C['opts']>;
 
 export function withDb<Args extends unknown[], Opts extends OptionValues, Globals extends OptionValues>(command: Command<Args, Opts, Globals>) {
-  return command
-    .option('--db <file>', 'the SQLite log', DEFAULT_DB)
-    .option('--json', 'print results as JSON, for scripts');
+  return command.option('--db <file>', 'the SQLite log', DEFAULT_DB).option('--json', 'print results as JSON, for scripts');
 }
 
 /** Prints `value` as JSON or through `human`, whichever the user asked for. */

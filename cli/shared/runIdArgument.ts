@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { noRunStartsWith, resolveRunId } from '../../projections/audit/runIdPrefix.ts';
-import { type ClientOptions, boardCall, refusal } from './boardCall.ts';
+import { boardCall, type ClientOptions, refusal } from './boardCall.ts';
 
 /** `GET /v1/runs?prefix=P`: the board's run ids that start with P, sorted, a few of them. */
 const PrefixAnswer = z.object({ run_ids: z.array(z.string()) });
@@ -15,7 +15,8 @@ export async function runIdOnBoard(options: ClientOptions, input: string): Promi
     const answer = await boardCall(options, 'GET', `/v1/runs?prefix=${encodeURIComponent(prefix)}`);
     if (answer.status !== 200) throw new Error(refusal(answer.status, answer.body));
     const parsed = PrefixAnswer.safeParse(answer.body);
-    if (!parsed.success) throw new Error(`the board at ${options.server} answered the run ids starting with ${prefix} with something else: ${parsed.error.message}`);
+    if (!parsed.success)
+      throw new Error(`the board at ${options.server} answered the run ids starting with ${prefix} with something else: ${parsed.error.message}`);
     return parsed.data.run_ids;
   });
   if (runId === null) throw new Error(noRunStartsWith(input));

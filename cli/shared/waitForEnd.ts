@@ -1,5 +1,5 @@
 import { isTerminal, type RunState } from '../../actors/board/boardState.ts';
-import { type ClientOptions, boardCall, refusal } from './boardCall.ts';
+import { boardCall, type ClientOptions, refusal } from './boardCall.ts';
 
 /** How often `--wait` asks the board: often enough to print the end within a fraction of a second. */
 const POLL_MS = 200;

@@ -4,6 +4,7 @@ import type { EventRow } from '../codec.ts';
 
 /** A row as a fold reads it: the log's bookkeeping (`version`, `actor`) left out. */
 export type FoldRow = Omit<EventRow, 'version' | 'actor'>;
+
 import type { NewEvent, StoredEvent } from '../envelope.ts';
 
 /**
@@ -134,7 +135,13 @@ export class StaleVersionError extends Error {
   static afterBrokenChain(request: AppendRequest): StaleVersionError {
     const [stream = '', expected] = Object.entries(request.expected)[0] ?? [];
     const version = typeof expected === 'number' ? expected : -1;
-    return new StaleVersionError(stream, version, version, `an earlier append this one stood on was refused or failed: nothing was written to ${stream}`, true);
+    return new StaleVersionError(
+      stream,
+      version,
+      version,
+      `an earlier append this one stood on was refused or failed: nothing was written to ${stream}`,
+      true,
+    );
   }
 }
 

@@ -190,7 +190,9 @@ function sentence(event: DomainEvent): string {
     case 'board.request.rejected':
       return `${event.data.method} ${event.data.path} was rejected ${event.data.status} ${event.data.code}: ${event.data.reason}`;
     case 'board.requests.refused': {
-      const reasons = Object.entries(event.data.reasons).map(([code, n]) => `${code} ${n}`).join(', ');
+      const reasons = Object.entries(event.data.reasons)
+        .map(([code, n]) => `${code} ${n}`)
+        .join(', ');
       return `${plural(event.data.count, 'request')} without a valid token refused from ${clock(event.data.first_at)} to ${clock(event.data.last_at)} (${reasons})`;
     }
 
@@ -199,7 +201,10 @@ function sentence(event: DomainEvent): string {
       return `run ${event.data.runId} ended in it${event.data.bound ? '' : ' (a launch no session was ever read for)'}${event.data.pid === null ? '' : `, its process group ${event.data.pid} perhaps still alive`}`;
     case 'session.close.due': {
       const { lock, holder } = event.data;
-      const found = holder === null ? 'unclaimed' : `claimed by ${holder.lock}${holder.alive === null ? '' : holder.alive ? ', alive' : ', whose process is gone'}`;
+      const found =
+        holder === null
+          ? 'unclaimed'
+          : `claimed by ${holder.lock}${holder.alive === null ? '' : holder.alive ? ', alive' : ', whose process is gone'}`;
       return `a round of ${lock} reached its close (${found})`;
     }
     case 'session.read': {

@@ -1,4 +1,4 @@
-import { SAFE_ID_RULE, isSafeId } from '../../events/idRule.ts';
+import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
 
 /**
  * A run named by a unique prefix of its id (SPEC section 6): the narration prints 8 characters, and

@@ -1,6 +1,6 @@
 import type { DomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
-import { SAFE_ID_RULE, isSafeId } from '../../events/idRule.ts';
+import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { describeEvent } from './describeEvent.ts';
 

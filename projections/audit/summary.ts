@@ -2,7 +2,7 @@ import type { EventOf } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import { exhausted } from '../../events/exhaustive.ts';
 import type { Projection } from '../projection.ts';
-import { type CountedIn, ROLES, countsIn } from './summaryRoles.ts';
+import { type CountedIn, countsIn, ROLES } from './summaryRoles.ts';
 
 /** How often each reason was given; past `MAX_REASONS` distinct ones, the rest are counted together. */
 export interface Tally {

@@ -5,14 +5,7 @@ export type Role = 'board' | 'queue' | 'sessions' | 'none';
 
 /** What the summary counts, by the part it counts it in. */
 export const COUNTED = {
-  board: [
-    'board.run.queued',
-    'board.run.deduplicated',
-    'board.run.finished',
-    'board.run.resolved',
-    'board.run.cancelled',
-    'board.request.refused',
-  ],
+  board: ['board.run.queued', 'board.run.deduplicated', 'board.run.finished', 'board.run.resolved', 'board.run.cancelled', 'board.request.refused'],
   queue: [
     'run.queued',
     'run.claim.started',

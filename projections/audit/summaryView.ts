@@ -54,10 +54,14 @@ const MAX_LANES = 20;
 export function formatSummary(report: SummaryReport): string {
   const { board, computers } = report;
   const lines: string[] = [];
-  lines.push(`audit summary as of seq ${report.seq}${report.lastAt ? ` (last counted event at ${new Date(report.lastAt).toISOString().replace('T', ' ')})` : ''}`);
+  lines.push(
+    `audit summary as of seq ${report.seq}${report.lastAt ? ` (last counted event at ${new Date(report.lastAt).toISOString().replace('T', ' ')})` : ''}`,
+  );
   lines.push('');
   lines.push(`board: ${board.submitted} run(s) submitted${board.deduplicated ? `, ${board.deduplicated} resubmission(s) deduplicated` : ''}`);
-  lines.push(`  succeeded ${board.outcomes.succeeded} · failed ${board.outcomes.failed} · cancelled ${board.outcomes.cancelled} · resolved ${board.outcomes.resolved} · not yet terminal ${board.open}`);
+  lines.push(
+    `  succeeded ${board.outcomes.succeeded} · failed ${board.outcomes.failed} · cancelled ${board.outcomes.cancelled} · resolved ${board.outcomes.resolved} · not yet terminal ${board.open}`,
+  );
   const refused = Object.entries(board.refused).sort((a, b) => b[1] - a[1]);
   if (refused.length) lines.push(`  requests refused: ${refused.map(([code, n]) => `${code} ${n}`).join(', ')}`);
   lines.push('');
@@ -71,9 +75,13 @@ export function formatSummary(report: SummaryReport): string {
   if (report.lanes.length === 0) lines.push('lanes: none queued on a computer yet');
   else {
     const shown = report.lanes.slice(0, MAX_LANES);
-    lines.push(`lanes (time runs spent queued and parked on the computers, most first${report.lanes.length > MAX_LANES ? `, the first ${MAX_LANES} of ${report.lanes.length}` : ''}):`);
+    lines.push(
+      `lanes (time runs spent queued and parked on the computers, most first${report.lanes.length > MAX_LANES ? `, the first ${MAX_LANES} of ${report.lanes.length}` : ''}):`,
+    );
     const width = Math.max(4, ...shown.map((l) => l.lane.length));
-    lines.push(`  ${'lane'.padEnd(width)}  ${'runs'.padStart(6)}  ${'queued'.padStart(12)}  ${'parked'.padStart(12)}  ${'parks'.padStart(5)}  ${'retries'.padStart(7)}  waiting`);
+    lines.push(
+      `  ${'lane'.padEnd(width)}  ${'runs'.padStart(6)}  ${'queued'.padStart(12)}  ${'parked'.padStart(12)}  ${'parks'.padStart(5)}  ${'retries'.padStart(7)}  waiting`,
+    );
     for (const l of shown) {
       lines.push(
         `  ${l.lane.padEnd(width)}  ${String(l.runs).padStart(6)}  ${duration(l.queuedMs).padStart(12)}  ${duration(l.parkedMs).padStart(12)}  ${String(l.parks).padStart(5)}  ${String(l.claimRetries).padStart(7)}  ${l.stillWaiting}`,
@@ -83,13 +91,27 @@ export function formatSummary(report: SummaryReport): string {
   }
   const { sessions, adoptions, hooks, notices } = report;
   lines.push('');
-  lines.push(`session closes: ${sessions.intended} intended, ${sessions.closed} closed, ${sessions.closesDeferred.count} deferral(s), ${sessions.closesFailed.count} failed for good`);
-  lines.push(...tallyLines('deferred', sessions.closesDeferred).slice(1).map((l) => `  deferred ${l.trim()}`));
-  lines.push(...tallyLines('failed', sessions.closesFailed).slice(1).map((l) => `  failed ${l.trim()}`));
+  lines.push(
+    `session closes: ${sessions.intended} intended, ${sessions.closed} closed, ${sessions.closesDeferred.count} deferral(s), ${sessions.closesFailed.count} failed for good`,
+  );
+  lines.push(
+    ...tallyLines('deferred', sessions.closesDeferred)
+      .slice(1)
+      .map((l) => `  deferred ${l.trim()}`),
+  );
+  lines.push(
+    ...tallyLines('failed', sessions.closesFailed)
+      .slice(1)
+      .map((l) => `  failed ${l.trim()}`),
+  );
   lines.push(`adoptions: ${adoptions.requested} requested, ${adoptions.adopted} adopted, ${adoptions.failed} failed, ${adoptions.released} released`);
   const byHook = Object.entries(hooks.byHook).map(([hook, n]) => `${hook} ${n.delivered}/${n.delivered + n.failed}`);
-  lines.push(`hooks: ${hooks.delivered} delivered, ${hooks.failed} failed, ${hooks.interrupted} cut by a crash${byHook.length ? ` (${byHook.join(', ')})` : ''}`);
-  lines.push(`notices: ${notices.filed} filed, ${notices.handed} handing(s) to agents, ${notices.waiting} wait(s) on an unreadable session, ${notices.withheld} withheld from ended sessions`);
+  lines.push(
+    `hooks: ${hooks.delivered} delivered, ${hooks.failed} failed, ${hooks.interrupted} cut by a crash${byHook.length ? ` (${byHook.join(', ')})` : ''}`,
+  );
+  lines.push(
+    `notices: ${notices.filed} filed, ${notices.handed} handing(s) to agents, ${notices.waiting} wait(s) on an unreadable session, ${notices.withheld} withheld from ended sessions`,
+  );
   return lines.join('\n');
 }
 

@@ -1,10 +1,10 @@
 import type { Subscription } from 'rxjs';
 import type { Clock } from '../../actors/runtime/clock.ts';
+import { type FailureLog, stderrLog } from '../../actors/runtime/untilRecorded.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
+import { messageOf } from '../../events/thrown.ts';
 import { type Folded, hydrateProjections, saveCheckpoints } from '../hydrate.ts';
 import type { AnyProjection } from '../projection.ts';
-import { type FailureLog, stderrLog } from '../../actors/runtime/untilRecorded.ts';
-import { messageOf } from '../../events/thrown.ts';
 
 /**
  * Keeps every projection current by following the log, and checkpoints them now and then, so the next
@@ -41,7 +41,10 @@ export class ProjectionKeeper {
     });
     const loop = () => {
       // A checkpoint the log cannot take now (a full disk) is only late: the next round saves it.
-      this.cancelTimer = this.clock.after(this.checkpointEveryMs, () => void this.checkpoint().catch(this.notSaved('the next round saves it')).finally(loop));
+      this.cancelTimer = this.clock.after(
+        this.checkpointEveryMs,
+        () => void this.checkpoint().catch(this.notSaved('the next round saves it')).finally(loop),
+      );
     };
     loop();
   }

@@ -1,11 +1,11 @@
 import { adoptionsProjection } from '../adoptions.ts';
-import { noticesProjection } from '../notices.ts';
 import { auditSummaryProjection } from '../audit/summary.ts';
 import { boardProjection } from '../board.ts';
 import { closeProjection } from '../close.ts';
 import { cursorsProjection } from '../cursors.ts';
 import { executionsProjection } from '../executions.ts';
 import { laneSessionsProjection } from '../laneSessions.ts';
+import { noticesProjection } from '../notices.ts';
 import type { AnyProjection } from '../projection.ts';
 import { queueProjection } from '../queue.ts';
 

@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Checkpoint, EventStore, SnapshotInfo, SnapshotSource } from '../../events/store/eventStore.ts';
-import { type AnyProjection, checkpointName } from '../projection.ts';
-import { firstDifference } from '../firstDifference.ts';
 import { messageOf } from '../../events/thrown.ts';
+import { firstDifference } from '../firstDifference.ts';
+import { type AnyProjection, checkpointName } from '../projection.ts';
 
 export interface SnapshotCheck {
   readonly seq: number;
@@ -113,7 +113,12 @@ export async function rebuildAndCheck(
 
   for (const info of stored) {
     if (names.includes(info.name) && info.seq > last) {
-      checks.get(info.name)!.push({ seq: info.seq, source: info.source, equal: false, detail: `the ${info.source === 'checkpoint' ? 'checkpoint' : 'snapshot'} is at seq ${info.seq} but the log ends at seq ${last}` });
+      checks.get(info.name)!.push({
+        seq: info.seq,
+        source: info.source,
+        equal: false,
+        detail: `the ${info.source === 'checkpoint' ? 'checkpoint' : 'snapshot'} is at seq ${info.seq} but the log ends at seq ${last}`,
+      });
     }
   }
   const checkpoints: string[] = [];

@@ -1,9 +1,9 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { requestAdoption } from '../../actors/board/chores/adoptions/adoptionRequests.ts';
-import { FakeClock } from '../../actors/runtime/clock.ts';
 import { RunActors } from '../../actors/run/runActor.ts';
 import { runDecider } from '../../actors/run/runDecider.ts';
 import type { RunExecution } from '../../actors/run/runState.ts';
+import { FakeClock } from '../../actors/runtime/clock.ts';
 import { DecidingActor } from '../../actors/runtime/decidingActor.ts';
 import { CONFLICT_RETRIES, retryOnConflict } from '../../actors/runtime/retryOnConflict.ts';
 import { type CrashReport, startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
@@ -46,8 +46,18 @@ function actorSystem() {
 }
 
 const RUN = 'c1/run:r1';
-const handedOver: NewDomainEvent = { stream: RUN, type: 'run.handed.over', data: { runId: 'r1', lane: 'L', budgetS: 0, laneSession: null, local: true }, at: T0 };
-const heartbeat = (stream: string): NewEvent => ({ stream, type: 'run.heartbeat.answered', data: { runId: 'r1', status: 200, cancelRequested: false }, at: T0 });
+const handedOver: NewDomainEvent = {
+  stream: RUN,
+  type: 'run.handed.over',
+  data: { runId: 'r1', lane: 'L', budgetS: 0, laneSession: null, local: true },
+  at: T0,
+};
+const heartbeat = (stream: string): NewEvent => ({
+  stream,
+  type: 'run.heartbeat.answered',
+  data: { runId: 'r1', status: 200, cancelRequested: false },
+  at: T0,
+});
 
 describe('one retry policy for a stale version, in every actor', () => {
   it('given attempts refused as stale, then retryOnConflict decides again up to CONFLICT_RETRIES times, then throws the last conflict', async () => {
@@ -104,12 +114,22 @@ describe('one retry policy for a stale version, in every actor', () => {
   it('given a rival that always writes first, then a session actor tries CONFLICT_RETRIES + 1 times, each on what it read on, and refuses with the conflict', async () => {
     const log = await openTempStore();
     const stream = sessionStream('c1', 's1');
-    const { store, attempts } = racedStore(log, () => ({ stream, type: 'session.kill.answered', data: { sessionId: 's1', attempt: 1, ok: false, detail: 'rival' }, at: T0 }));
+    const { store, attempts } = racedStore(log, () => ({
+      stream,
+      type: 'session.kill.answered',
+      data: { sessionId: 's1', attempt: 1, ok: false, detail: 'rival' },
+      at: T0,
+    }));
     const { system } = actorSystem();
     const actors = new SessionActors(system, store, 'c1', () => T0);
     onTestFinished(() => actors.stop());
 
-    const ended = (): NewDomainEvent => ({ stream, type: 'session.run.ended', data: { sessionId: 's1', runId: 'r1', lane: 'L', bound: false, launchedAt: null, pid: null }, at: T0 });
+    const ended = (): NewDomainEvent => ({
+      stream,
+      type: 'session.run.ended',
+      data: { sessionId: 's1', runId: 'r1', lane: 'L', bound: false, launchedAt: null, pid: null },
+      at: T0,
+    });
     await expect(actors.step('s1', ended)).rejects.toBeInstanceOf(StaleVersionError);
     expect(attempts).toHaveLength(CONFLICT_RETRIES + 1);
     expect(attempts.map((a) => a.expected[stream])).toEqual(Array.from({ length: CONFLICT_RETRIES + 1 }, (_, i) => i));
@@ -117,7 +137,12 @@ describe('one retry policy for a stale version, in every actor', () => {
 
   it('given a rival that always writes first, then a one-shot command (`runledger adopt`) tries CONFLICT_RETRIES + 1 times, each on the lane read again, and says the lane kept changing', async () => {
     const log = await openTempStore();
-    const { store, attempts } = racedStore(log, (stream) => ({ stream, type: 'adoption.requested', data: { lane: 'L', sessionId: 'rival' }, at: T0 }));
+    const { store, attempts } = racedStore(log, (stream) => ({
+      stream,
+      type: 'adoption.requested',
+      data: { lane: 'L', sessionId: 'rival' },
+      at: T0,
+    }));
 
     await expect(requestAdoption(store, new FakeClock(T0), 'L', 's1')).rejects.toThrow('lane L kept changing; try again');
     expect(attempts).toHaveLength(CONFLICT_RETRIES + 1);

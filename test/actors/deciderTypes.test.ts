@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { boardDecider } from '../../actors/board/boardDecider.ts';
-import type { BoardDecision, BoardInput } from '../../actors/board/decideBoard.ts';
 import { initialBoardState } from '../../actors/board/boardState.ts';
+import type { BoardDecision, BoardInput } from '../../actors/board/decideBoard.ts';
 import { queueDecider } from '../../actors/lane/queueDecider.ts';
 import { decider } from '../../actors/runtime/decider.ts';
 import type { DomainEvent, NewEventOf, TypesOutside } from '../../events/catalog.ts';
@@ -17,8 +17,14 @@ describe('a decider is typed by its own inputs and decisions', () => {
     const input: BoardInput = { stream: 'computer:c1', type: 'board.computer.added', data: { computerId: 'c1', tokenHash: 'sha256:c1' }, at: 0 };
     const decisions: BoardDecision[] = boardDecider.decide(state, input);
     expect(decisions.map((d) => d.type)).toEqual(['board.computer.registered']);
+    const aDecision = {
+      stream: 'computer:c1',
+      type: 'board.computer.registered',
+      data: { computerId: 'c1', tokenHash: 'x', reason: 'r' },
+      at: 0,
+    } as const;
     // @ts-expect-error a decision of the board is no input of it
-    boardDecider.decide(state, { stream: 'computer:c1', type: 'board.computer.registered', data: { computerId: 'c1', tokenHash: 'x', reason: 'r' }, at: 0 });
+    boardDecider.decide(state, aDecision);
     // @ts-expect-error the queue's decisions are not the board's
     const queued: BoardDecision = { stream: 'c1/lane:L', type: 'run.queued', data: { runId: 'r1', lane: 'L', agentId: null, arrival: 0 }, at: 0 };
     expect(queued).toBeDefined();
@@ -74,6 +80,8 @@ describe('a fold names what it does not read', () => {
           return 'unread';
       }
     };
-    expect(fold({ seq: 1, stream: 'outbox:a', version: 1, type: 'outbox.taken', data: { through: 1, effects: [] }, at: 0, cause: null, actor: 'h:1' })).toBe('read');
+    expect(
+      fold({ seq: 1, stream: 'outbox:a', version: 1, type: 'outbox.taken', data: { through: 1, effects: [] }, at: 0, cause: null, actor: 'h:1' }),
+    ).toBe('read');
   });
 });

@@ -5,11 +5,11 @@ import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import { InvalidEventError } from '../../events/codec.ts';
 import { type AppendRequest, type AppendResult, type EventStore, StaleVersionError } from '../../events/store/eventStore.ts';
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
-import { bumped, oneTo, T0 } from '../support/events.ts';
 import { type CounterState, counterDecider } from '../fixtures/counter/counterDecider.ts';
 import { asInput, withCounters } from '../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { nextTurn, transactions } from '../support/countTransactions.ts';
+import { bumped, oneTo, T0 } from '../support/events.ts';
 
 vi.mock('../../events/store/sqlite/appendBatch.ts', async (original) =>
   (await import('../support/countTransactions.ts')).countingAppendBatch(original),
@@ -73,7 +73,10 @@ function heldStore(store: SqliteEventStore) {
   let holding = true;
   const forward = (request: AppendRequest, entry: SeenAppend) => {
     const result = store.append(request);
-    void result.then((r) => (entry.result = r), () => undefined);
+    void result.then(
+      (r) => (entry.result = r),
+      () => undefined,
+    );
     return result;
   };
   const append = (request: AppendRequest): Promise<AppendResult> => {
@@ -303,7 +306,10 @@ describe('DecidingActor: pipelined inputs', () => {
     const inputs = Array.from({ length: 20 }, (_, i) => actor.input(bump(i)).then(() => timeline.push(`answer ${i}`)));
 
     const reading = actor
-      .read((state) => ({ total: state.total, inLog: withCounters(log.readAllNow(0, 1000)).filter((e) => e.type === 'counter.bump.requested').length }))
+      .read((state) => ({
+        total: state.total,
+        inLog: withCounters(log.readAllNow(0, 1000)).filter((e) => e.type === 'counter.bump.requested').length,
+      }))
       .then((seen) => {
         timeline.push('read');
         return seen;
@@ -353,7 +359,12 @@ describe('DecidingActor: another writer between pipelined inputs', () => {
     const counters = withCounters(events);
     expect(counters.filter((e) => e.type === 'counter.bump.requested').map(markOf)).toEqual(oneTo(10).map((n) => n - 1));
     const othersAt = counters.findIndex((e) => e.type === 'counter.bumped' && e.data.total === 1000);
-    expect(counters.slice(0, othersAt).filter((e) => e.type === 'counter.bump.requested').map(markOf)).toEqual([0, 1, 2, 3, 4]);
+    expect(
+      counters
+        .slice(0, othersAt)
+        .filter((e) => e.type === 'counter.bump.requested')
+        .map(markOf),
+    ).toEqual([0, 1, 2, 3, 4]);
     expect(events.map((e) => e.version)).toEqual(oneTo(events.length));
     // The 6th was refused as stale, the 7th..10th as standing on it: each handed over twice, written once.
     const attempts = (mark: number) => door.seen.filter((s) => markOf(s.request.events[0]!) === mark);

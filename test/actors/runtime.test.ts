@@ -1,17 +1,27 @@
 import { createRequire } from 'node:module';
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import {
-  ActorStoppedError, InvalidActorNameError, QueryTimeoutError, child, dispatch, query, reply, spawnActor,
-  startActorSystem, stop, stopSystem, type ActorRef, type ActorSpec, type ActorSystem, type CrashReport, type ReplyTo,
+  type ActorRef,
+  type ActorSpec,
+  ActorStoppedError,
+  type ActorSystem,
+  type CrashReport,
+  child,
+  dispatch,
+  InvalidActorNameError,
+  QueryTimeoutError,
+  query,
+  type ReplyTo,
+  reply,
+  spawnActor,
+  startActorSystem,
+  stop,
+  stopSystem,
 } from '../../actors/runtime/runtime.ts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-type CounterMsg =
-  | { type: 'add'; n: number; delayMs?: number }
-  | { type: 'boom' }
-  | { type: 'get'; replyTo: ReplyTo<number> }
-  | { type: 'ignore' };
+type CounterMsg = { type: 'add'; n: number; delayMs?: number } | { type: 'boom' } | { type: 'get'; replyTo: ReplyTo<number> } | { type: 'ignore' };
 
 /** A counter whose "log" is an array: hydrate sums it, receive appends to it, like a real actor. */
 function counter(opts: { passivateAfterMs?: number; onCrash?: ActorSpec<{ total: number }, CounterMsg>['onCrash'] } = {}) {
@@ -52,13 +62,18 @@ function counter(opts: { passivateAfterMs?: number; onCrash?: ActorSpec<{ total:
   return { spec, log, seen, stats };
 }
 
-const get = (ref: ActorRef<CounterMsg>) =>
-  query(ref, (replyTo) => ({ type: 'get', replyTo }), 200);
+const get = (ref: ActorRef<CounterMsg>) => query(ref, (replyTo) => ({ type: 'get', replyTo }), 200);
 
 let system: ActorSystem;
 let reports: CrashReport[];
-const start = () => { reports = []; system = startActorSystem({ onError: (r) => reports.push(r) }); return system; };
-afterEach(() => { if (system) stopSystem(system); });
+const start = () => {
+  reports = [];
+  system = startActorSystem({ onError: (r) => reports.push(r) });
+  return system;
+};
+afterEach(() => {
+  if (system) stopSystem(system);
+});
 
 describe('nact 7.6.2 facts the runtime relies on', () => {
   it('does not await an async initialStateFunc, and reset calls it again', async () => {
@@ -66,14 +81,22 @@ describe('nact 7.6.2 facts the runtime relies on', () => {
     const sys = nact.start();
     let calls = 0;
     const states: unknown[] = [];
-    const ref = nact.spawn(sys, async (state: unknown, msg: string) => {
-      states.push(state);
-      if (msg === 'boom') throw new Error('boom');
-      return { n: 1 };
-    }, 'probe', {
-      initialStateFunc: async () => { calls++; return { n: 0 }; },
-      onCrash: (_m: unknown, _e: unknown, ctx: { reset: symbol }) => ctx.reset,
-    });
+    const ref = nact.spawn(
+      sys,
+      async (state: unknown, msg: string) => {
+        states.push(state);
+        if (msg === 'boom') throw new Error('boom');
+        return { n: 1 };
+      },
+      'probe',
+      {
+        initialStateFunc: async () => {
+          calls++;
+          return { n: 0 };
+        },
+        onCrash: (_m: unknown, _e: unknown, ctx: { reset: symbol }) => ctx.reset,
+      },
+    );
     for (const m of ['a', 'b', 'boom', 'c']) nact.dispatch(ref, m);
     await sleep(20);
     nact.stop(sys);
@@ -88,7 +111,7 @@ describe('actors/runtime', () => {
     const c = counter();
     const ref = spawnActor(system, 'run-abc', c.spec);
     const delays = [15, 1, 8, 0, 3];
-    delays.forEach((delayMs, i) => dispatch(ref, { type: 'add', n: i + 1, delayMs }));
+    for (const [i, delayMs] of delays.entries()) dispatch(ref, { type: 'add', n: i + 1, delayMs });
     expect(await get(ref)).toBe(15);
     expect(c.seen).toEqual([1, 2, 3, 4, 5]);
     expect(c.stats.maxInFlight).toBe(1);
@@ -152,8 +175,17 @@ describe('actors/runtime', () => {
     start();
     let fail = true;
     const ref = spawnActor(system, 'flaky', {
-      hydrate: () => { if (fail) { fail = false; throw new Error('db down'); } return 5; },
-      receive: (s: number, m: { replyTo: ReplyTo<number> }) => { reply(m.replyTo, s); return s; },
+      hydrate: () => {
+        if (fail) {
+          fail = false;
+          throw new Error('db down');
+        }
+        return 5;
+      },
+      receive: (s: number, m: { replyTo: ReplyTo<number> }) => {
+        reply(m.replyTo, s);
+        return s;
+      },
     });
     await expect(query(ref, (replyTo) => ({ replyTo }), 20)).rejects.toThrow(QueryTimeoutError);
     expect(await query(ref, (replyTo) => ({ replyTo }), 200)).toBe(5);
@@ -173,7 +205,10 @@ describe('actors/runtime', () => {
     dispatch(r2, { type: 'boom' });
     await sleep(5);
     expect(dispatch(r2, { type: 'add', n: 1 })).toBe(false);
-    expect(reports.map((r) => [r.actor, r.decision])).toEqual([['resumer', 'resume'], ['stopper', 'stop']]);
+    expect(reports.map((r) => [r.actor, r.decision])).toEqual([
+      ['resumer', 'resume'],
+      ['stopper', 'stop'],
+    ]);
   });
 
   it('validates actor names', () => {
@@ -193,7 +228,11 @@ describe('actors/runtime', () => {
   });
 
   it('keeps serving when the error hook itself throws', async () => {
-    const sys = startActorSystem({ onError: () => { throw new Error('logger down'); } });
+    const sys = startActorSystem({
+      onError: () => {
+        throw new Error('logger down');
+      },
+    });
     try {
       const ref = spawnActor(sys, 'run-l', counter().spec);
       dispatch(ref, { type: 'boom' });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { AdoptionDecision, AdoptionInput } from '../../actors/board/adoption/adoptionDecider.ts';
 import { adoptionDecider } from '../../actors/board/adoption/adoptionDecider.ts';
 import { initialAdoptionState } from '../../actors/board/adoption/adoptionState.ts';
 import type { NewEventOf } from '../../events/catalog.ts';
-import type { AdoptionDecision, AdoptionInput } from '../../actors/board/adoption/adoptionDecider.ts';
 import { deciderSpec } from '../support/deciderSpec.ts';
 import { T0 } from '../support/events.ts';
 
@@ -14,25 +14,55 @@ const FAR = 'elsewhere:300';
 const TTL = 15 * 60_000;
 
 const input = {
-  requested: (s = 0, sessionId = 'S1'): NewEventOf<'adoption.requested'> => ({ stream, type: 'adoption.requested', data: { lane: 'L', sessionId }, at: at(s) }),
-  released: (s: number): NewEventOf<'adoption.released'> => ({ stream, type: 'adoption.released', data: { lane: 'L', reason: 'asked by its user' }, at: at(s) }),
+  requested: (s = 0, sessionId = 'S1'): NewEventOf<'adoption.requested'> => ({
+    stream,
+    type: 'adoption.requested',
+    data: { lane: 'L', sessionId },
+    at: at(s),
+  }),
+  released: (s: number): NewEventOf<'adoption.released'> => ({
+    stream,
+    type: 'adoption.released',
+    data: { lane: 'L', reason: 'asked by its user' },
+    at: at(s),
+  }),
   read: (
     s: number,
     listedOn: string | null,
-    over: Partial<{ lock: string; request: number; claim: { lock: string; alive: boolean | null } | null; error: string | null; sessionId: string }> = {},
+    over: Partial<{
+      lock: string;
+      request: number;
+      claim: { lock: string; alive: boolean | null } | null;
+      error: string | null;
+      sessionId: string;
+    }> = {},
   ): NewEventOf<'adoption.listing.read'> => ({
     stream,
     type: 'adoption.listing.read',
     data: {
-      lane: 'L', request: over.request ?? 1, sessionId: over.sessionId ?? 'S1', lock: over.lock ?? ME, listedOn,
-      error: over.error ?? null, claim: over.claim ?? null, ttlMs: TTL,
+      lane: 'L',
+      request: over.request ?? 1,
+      sessionId: over.sessionId ?? 'S1',
+      lock: over.lock ?? ME,
+      listedOn,
+      error: over.error ?? null,
+      claim: over.claim ?? null,
+      ttlMs: TTL,
     },
     at: at(s),
   }),
   bound: (s: number, ok: boolean, over: Partial<{ lock: string; request: number }> = {}): NewEventOf<'adoption.bind.ended'> => ({
     stream,
     type: 'adoption.bind.ended',
-    data: { lane: 'L', request: over.request ?? 1, sessionId: 'S1', lock: over.lock ?? ME, computerId: 'c1', ok, error: ok ? null : 'tmux: no such pane' },
+    data: {
+      lane: 'L',
+      request: over.request ?? 1,
+      sessionId: 'S1',
+      lock: over.lock ?? ME,
+      computerId: 'c1',
+      ok,
+      error: ok ? null : 'tmux: no such pane',
+    },
     at: at(s),
   }),
 };
@@ -67,7 +97,9 @@ describe('adoption: a request is claimed before any outside write', () => {
   });
 
   it('given a claim whose process died on this host, when a round reads it, then it is open again at once and claimed anew', () => {
-    const decisions = spec(input.requested(0), input.read(5, 'c1', { lock: SIBLING })).when(input.read(6, 'c1', { claim: { lock: SIBLING, alive: false } }));
+    const decisions = spec(input.requested(0), input.read(5, 'c1', { lock: SIBLING })).when(
+      input.read(6, 'c1', { claim: { lock: SIBLING, alive: false } }),
+    );
     expect(only(decisions)).toMatchObject({ lock: ME, expires: at(6) + TTL });
     expect(String(only(decisions).reason)).toContain(`after the claim of ${SIBLING} lapsed`);
   });
@@ -82,11 +114,15 @@ describe('adoption: a request is claimed before any outside write', () => {
     expect(spec(input.requested(0), input.read(5, 'c1'), input.released(6)).when(input.bound(7, true))).toEqual([]);
     expect(spec(input.requested(0), input.read(5, 'c1'), input.requested(6, 'S2')).when(input.bound(7, true))).toEqual([]);
     // Another round's claim of the same request (this one's lapsed) is not this round's to answer.
-    expect(spec(input.requested(0), input.read(5, 'c1', { lock: SIBLING }), input.read(6, 'c1', { claim: { lock: SIBLING, alive: false } })).when(input.bound(7, true, { lock: SIBLING }))).toEqual([]);
+    expect(
+      spec(input.requested(0), input.read(5, 'c1', { lock: SIBLING }), input.read(6, 'c1', { claim: { lock: SIBLING, alive: false } })).when(
+        input.bound(7, true, { lock: SIBLING }),
+      ),
+    ).toEqual([]);
   });
 });
 
-describe('adoption: a request is open while it is the lane\'s latest answer', () => {
+describe("adoption: a request is open while it is the lane's latest answer", () => {
   it('given a request answered (adopted, failed or released), when a round reads it, then nothing is decided', () => {
     expect(spec(input.requested(0), input.read(5, 'c1'), input.bound(6, true)).when(input.read(7, 'c1'))).toBeNull();
     expect(spec(input.requested(0), input.read(5, 'c1'), input.bound(6, false)).when(input.read(7, 'c1'))).toBeNull();
@@ -96,7 +132,11 @@ describe('adoption: a request is open while it is the lane\'s latest answer', ()
   it('given a request asked again after an answer, when a round reads the new one, then it is claimed; a reading of the old one is not', () => {
     const given = [input.requested(0), input.read(5, 'c1'), input.bound(6, true), input.requested(10, 'S2')];
     expect(spec(...given).when(input.read(11, 'c2', { request: 1 }))).toBeNull();
-    expect(only(spec(...given).when(input.read(11, 'c2', { request: 2, sessionId: 'S2' })))).toMatchObject({ request: 2, sessionId: 'S2', computerId: 'c2' });
+    expect(only(spec(...given).when(input.read(11, 'c2', { request: 2, sessionId: 'S2' })))).toMatchObject({
+      request: 2,
+      sessionId: 'S2',
+      computerId: 'c2',
+    });
   });
 });
 

@@ -1,18 +1,19 @@
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { type AdoptionBinder, completeAdoptions, type SessionListing } from '../../actors/board/chores/adoptions/adoptionRound.ts';
-import { releaseAdoption, requestAdoption } from '../../actors/board/chores/adoptions/adoptionRequests.ts';
 import type { AdoptionState } from '../../actors/board/adoption/adoptionState.ts';
-import { adoptionsProjection } from '../../projections/adoptions.ts';
+import { releaseAdoption, requestAdoption } from '../../actors/board/chores/adoptions/adoptionRequests.ts';
+import { type AdoptionBinder, completeAdoptions, type SessionListing } from '../../actors/board/chores/adoptions/adoptionRound.ts';
 import { logSessionListing } from '../../actors/board/chores/adoptions/sessionListing.ts';
-import { isProcessAlive } from '../../actors/runtime/processes.ts';
 import { FakeClock } from '../../actors/runtime/clock.ts';
+import { isProcessAlive } from '../../actors/runtime/processes.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
+import { adoptionsProjection } from '../../projections/adoptions.ts';
 import { hydrateProjections } from '../../projections/hydrate.ts';
 import { announceSession } from '../fixtures/hooks/boardLog.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
 
-const lanes = async (store: EventStore) => (await hydrateProjections(store, [adoptionsProjection])).get(adoptionsProjection.name)!.state as Record<string, AdoptionState>;
+const lanes = async (store: EventStore) =>
+  (await hydrateProjections(store, [adoptionsProjection])).get(adoptionsProjection.name)!.state as Record<string, AdoptionState>;
 const listed = (where: Record<string, string>): SessionListing => ({ find: async (sessionId) => where[sessionId] ?? null });
 const types = async (store: EventStore, lane: string) => (await store.readStream(`lane:${lane}`)).map((e) => e.type);
 
@@ -40,16 +41,27 @@ describe('adoption rounds on a real log', () => {
     const report = await completeAdoptions({ store, clock, listing: logSessionListing(store), binder }, await lanes(store));
     expect(report.adopted).toEqual([['L', 'S1']]);
     expect(binds).toEqual(['L=S1@c7']);
-    expect(await types(store, 'L')).toEqual(['adoption.requested', 'adoption.listing.read', 'adoption.claimed', 'adoption.bind.ended', 'adoption.adopted']);
+    expect(await types(store, 'L')).toEqual([
+      'adoption.requested',
+      'adoption.listing.read',
+      'adoption.claimed',
+      'adoption.bind.ended',
+      'adoption.adopted',
+    ]);
     const claimed = (await store.readStream('lane:L'))[2]!;
     expect(claimed.data).toMatchObject({ lock: store.writer, expires: clock.now() + 15 * 60_000, computerId: 'c7' });
 
     // Answered: a second round acts on nothing.
-    expect(await completeAdoptions({ store, clock, listing: logSessionListing(store), binder }, await lanes(store))).toEqual({ adopted: [], failed: [], waiting: [], skipped: [] });
+    expect(await completeAdoptions({ store, clock, listing: logSessionListing(store), binder }, await lanes(store))).toEqual({
+      adopted: [],
+      failed: [],
+      waiting: [],
+      skipped: [],
+    });
     expect(binds).toHaveLength(1);
   });
 
-  it('given one request, when two processes\' rounds race on one file, then exactly one claims and binds it; the other leaves it', async () => {
+  it("given one request, when two processes' rounds race on one file, then exactly one claims and binds it; the other leaves it", async () => {
     const path = tempDbPath();
     const stores = [await openTempStore(path), await openTempStore(path, { writer: `${hostname()}:${process.ppid}` })];
     const clock = new FakeClock();
@@ -58,7 +70,9 @@ describe('adoption rounds on a real log', () => {
     const counted = countingBinder();
 
     const index = await lanes(stores[0]!);
-    const reports = await Promise.all(stores.map((store) => completeAdoptions({ store, clock, listing: listed(where), binder: counted.binder }, index)));
+    const reports = await Promise.all(
+      stores.map((store) => completeAdoptions({ store, clock, listing: listed(where), binder: counted.binder }, index)),
+    );
 
     expect(counted.binds.sort()).toEqual(Array.from({ length: 20 }, (_, i) => `L${i}=S${i}@c1`).sort());
     expect(reports.flatMap((r) => r.adopted).length).toBe(20);
@@ -87,7 +101,9 @@ describe('adoption rounds on a real log', () => {
     const report = await completeAdoptions({ store, clock, listing: listed({ S1: 'c1' }), binder }, await lanes(store));
     expect(report.adopted).toEqual([['L', 'S1']]);
     expect(binds).toEqual(['L=S1@c1']);
-    const claims = (await store.readStream('lane:L')).filter((e) => e.type === 'adoption.claimed').map((e) => e.type === 'adoption.claimed' && e.data.lock);
+    const claims = (await store.readStream('lane:L'))
+      .filter((e) => e.type === 'adoption.claimed')
+      .map((e) => e.type === 'adoption.claimed' && e.data.lock);
     expect(claims).toEqual([`${hostname()}:999999`, store.writer]);
   });
 
@@ -104,10 +120,16 @@ describe('adoption rounds on a real log', () => {
     clock.advance(10_000);
     expect((await round()).failed).toEqual([['L', 'session S1 is not listed on any computer, 180 s after the request']]);
     expect(binds).toEqual([]);
-    expect(await types(store, 'L')).toEqual(['adoption.requested', 'adoption.listing.read', 'adoption.waiting', 'adoption.listing.read', 'adoption.failed']);
+    expect(await types(store, 'L')).toEqual([
+      'adoption.requested',
+      'adoption.listing.read',
+      'adoption.waiting',
+      'adoption.listing.read',
+      'adoption.failed',
+    ]);
   });
 
-  it('given a failing bind, when a round runs, then the request fails with the bind\'s reason; a released request is not acted on', async () => {
+  it("given a failing bind, when a round runs, then the request fails with the bind's reason; a released request is not acted on", async () => {
     const store = await openTempStore();
     const clock = new FakeClock();
     await requestAdoption(store, clock, 'L', 'S1');

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { decideAndAppend } from '../../actors/runtime/decideAndAppend.ts';
 import { queueDecider } from '../../actors/lane/queueDecider.ts';
-import { type QueueState, initialQueueState } from '../../actors/lane/queueState.ts';
+import { initialQueueState, type QueueState } from '../../actors/lane/queueState.ts';
+import { decideAndAppend } from '../../actors/runtime/decideAndAppend.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import { appendOrThrow } from '../../events/store/eventStore.ts';
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
-import { type Timeline, formatTimeline, runTimeline } from '../../projections/audit/runTimeline.ts';
+import { formatTimeline, runTimeline, type Timeline } from '../../projections/audit/runTimeline.ts';
 import { runledger } from '../support/processes.ts';
-import { T0, input } from '../support/queueSpec.ts';
+import { input, T0 } from '../support/queueSpec.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
 
 const { configured, frame, answer, ended } = input;
@@ -93,7 +93,9 @@ describe('audit: a run’s timeline', () => {
     const lines = text.split('\n');
     expect(lines[0]).toBe('run turn2: 15 events in c1/lane:A, c1/computer:c1, c2/run:turn2');
     // Steps are padded to one column, so the reasons line up.
-    expect(lines[6]).toBe(`2026-01-01 00:00:02.000Z  ${'c1 run.parked'.padEnd('c1 run.execution.ended'.length)}  waits: an earlier turn of its conversation is still open (until 00:00:32, wait 1)`);
+    expect(lines[6]).toBe(
+      `2026-01-01 00:00:02.000Z  ${'c1 run.parked'.padEnd('c1 run.execution.ended'.length)}  waits: an earlier turn of its conversation is still open (until 00:00:32, wait 1)`,
+    );
     const single = formatTimeline((await runTimeline(store, 'b1'))!).split('\n');
     expect(single.at(-1)).toBe(`2026-01-01 00:00:11.000Z  ${'run.skipped'.padEnd('frame.acknowledged'.length)}  skipped: another computer has it`);
   });
@@ -115,7 +117,9 @@ describe('runledger audit (a real process)', () => {
     expect(parked.stderr).toBe('');
     expect(parked.status).toBe(0);
     expect(parked.stdout).toContain('waits: an earlier turn of its conversation is still open');
-    expect(parked.stdout).toMatch(/^2026-01-01 00:00:02\.000Z {2}c1 run\.parked +waits: an earlier turn of its conversation is still open \(until 00:00:32, wait 1\)$/m);
+    expect(parked.stdout).toMatch(
+      /^2026-01-01 00:00:02\.000Z {2}c1 run\.parked +waits: an earlier turn of its conversation is still open \(until 00:00:32, wait 1\)$/m,
+    );
     expect(parked.stdout).toMatch(/c1 claim\.answered +the board answered the claim: 409 conversation_busy$/m);
     expect(parked.stdout).toMatch(/c1 run\.claimed +claimed$/m);
 

@@ -15,7 +15,13 @@ describe('audit: one sentence an event', () => {
     ['frame.acknowledged', { frameId: 'f1', status: 202, reason: 'queued' }, 'frame acknowledged 202: queued'],
     [
       'run.parked',
-      { runId: 'r1', busyWaits: 2, notBefore: T0 + 12 * 3_600_000 + 30_000, reason: 'waits: an earlier turn of its conversation is still open', logged: false },
+      {
+        runId: 'r1',
+        busyWaits: 2,
+        notBefore: T0 + 12 * 3_600_000 + 30_000,
+        reason: 'waits: an earlier turn of its conversation is still open',
+        logged: false,
+      },
       'waits: an earlier turn of its conversation is still open (until 12:00:30, wait 2)',
     ],
     [
@@ -24,7 +30,11 @@ describe('audit: one sentence an event', () => {
       'the claim failed (503): tried again in 2 s (attempt 2 at 00:00:02)',
     ],
     ['run.skipped', { runId: 'r1', reason: 'skipped: another computer has it' }, 'skipped: another computer has it'],
-    ['run.withdrawn', { runId: 'r1', reason: 'withdrawn: cancelled on the board before it was claimed' }, 'withdrawn: cancelled on the board before it was claimed'],
+    [
+      'run.withdrawn',
+      { runId: 'r1', reason: 'withdrawn: cancelled on the board before it was claimed' },
+      'withdrawn: cancelled on the board before it was claimed',
+    ],
     ['run.ended', { runId: 'r1', ok: false, reason: 'failed: exit 1' }, 'ended: failed: exit 1'],
     ['frame.received', { frameId: 'c-1', kind: 'run.cancelled', runId: 'r1' }, 'the board announced its cancel (frame c-1)'],
   ])('%s %j → %s', (type, data, sentence) => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { appendOrThrow } from '../../events/store/eventStore.ts';
 import { SELECT_ENTITY } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { bumped } from '../support/events.ts';
 import { tempDbPath } from '../support/tempStore.ts';
-import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 
 describe('store: one entity across owners', () => {
   it('reads `kind:id` from the board’s stream and every computer’s, in seq order, and nothing else', async () => {

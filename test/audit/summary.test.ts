@@ -64,7 +64,10 @@ describe('audit summary of the recorded scenario', () => {
     await store.close();
 
     const fromCheckpoint = await summaryOf(path);
-    const whole = summaryReport(log.reduce((s, e) => auditSummaryProjection.evolve(s, e), auditSummaryProjection.initial()), log.length);
+    const whole = summaryReport(
+      log.reduce((s, e) => auditSummaryProjection.evolve(s, e), auditSummaryProjection.initial()),
+      log.length,
+    );
 
     expect(fromCheckpoint).toEqual(whole);
   });
@@ -90,15 +93,35 @@ describe('audit summary: session closes, hooks and notices', () => {
     const at = Date.UTC(2026, 0, 1);
     const events: NewDomainEvent[] = [
       { stream: 'c1/session:s1', type: 'session.close.intended', data: { sessionId: 's1', runId: 'r1', reason: 'its run ended' }, at },
-      { stream: 'c1/session:s1', type: 'session.close.deferred', data: { sessionId: 's1', attempt: 1, reason: 'a turn is in progress (working)', unread: null }, at },
-      { stream: 'c1/session:s1', type: 'session.close.deferred', data: { sessionId: 's1', attempt: 2, reason: 'a turn is in progress (working)', unread: null }, at },
+      {
+        stream: 'c1/session:s1',
+        type: 'session.close.deferred',
+        data: { sessionId: 's1', attempt: 1, reason: 'a turn is in progress (working)', unread: null },
+        at,
+      },
+      {
+        stream: 'c1/session:s1',
+        type: 'session.close.deferred',
+        data: { sessionId: 's1', attempt: 2, reason: 'a turn is in progress (working)', unread: null },
+        at,
+      },
       { stream: 'c1/session:s1', type: 'session.closed', data: { sessionId: 's1', attempt: 3, reason: 'idle' }, at },
       { stream: 'c1/session:s2', type: 'session.close.incident', data: { sessionId: 's2', attempt: 1, reason: 'the pane could not be killed' }, at },
       ...[true, false, true].map(
         (ok, i): NewDomainEvent => ({
           stream: 'outbox:hooks',
           type: 'hook.exited',
-          data: { effect: i + 1, hook: 'on_run_ended', runId: 'r1', ok, exitCode: ok ? 0 : 1, signal: null, error: null, outputTail: '', durationMs: 5 },
+          data: {
+            effect: i + 1,
+            hook: 'on_run_ended',
+            runId: 'r1',
+            ok,
+            exitCode: ok ? 0 : 1,
+            signal: null,
+            error: null,
+            outputTail: '',
+            durationMs: 5,
+          },
           at,
         }),
       ),

@@ -3,16 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { boardDecider } from '../../actors/board/boardDecider.ts';
 import { type BoardState, initialBoardState } from '../../actors/board/boardState.ts';
 import { decideAndAppend } from '../../actors/runtime/decideAndAppend.ts';
-import { deciders } from '../../replay/deciders.ts';
-import { replayLog } from '../../replay/replayLog.ts';
 import { boardProjection } from '../../projections/board.ts';
 import { hydrateProjections } from '../../projections/hydrate.ts';
 import { rebuildProjections } from '../../projections/keeper/rebuild.ts';
 import { projections } from '../../projections/keeper/registry.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { replayLog } from '../../replay/replayLog.ts';
+import { json, type Recorded, recordedHistory } from '../support/deciderSpec.ts';
 import { openTempStore } from '../support/tempStore.ts';
 import { BoardModel } from './boardModel.ts';
-import { ScenarioWriter, type Step, computersArb, stepArb } from './boardScenario.ts';
-import { type Recorded, json, recordedHistory } from '../support/deciderSpec.ts';
+import { computersArb, ScenarioWriter, type Step, stepArb } from './boardScenario.ts';
 
 function runInMemory(computers: number, steps: readonly Step[]): { history: Recorded[]; state: BoardState; model: BoardModel } {
   const writer = new ScenarioWriter(computers);

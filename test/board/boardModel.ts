@@ -16,8 +16,13 @@ interface ModelRun {
 }
 
 const REQUESTS = new Set([
-  'board.run.submitted', 'board.computer.added', 'board.computer.connected', 'board.claim.requested',
-  'board.cancel.requested', 'board.reply.received', 'board.completion.received',
+  'board.run.submitted',
+  'board.computer.added',
+  'board.computer.connected',
+  'board.claim.requested',
+  'board.cancel.requested',
+  'board.reply.received',
+  'board.completion.received',
 ]);
 const TERMINAL = new Set<RunState>(['succeeded', 'failed', 'cancelled', 'resolved']);
 
@@ -85,7 +90,14 @@ export class BoardModel {
       case 'board.run.queued':
         if (this.runs.has(d.data.runId)) fail(`run ${d.data.runId} queued twice`);
         this.runs.set(d.data.runId, {
-          runId: d.data.runId, lane: d.data.lane, state: 'queued', holder: null, claims: 0, cancelPending: false, offeredTo: new Set(), incarnation: null,
+          runId: d.data.runId,
+          lane: d.data.lane,
+          state: 'queued',
+          holder: null,
+          claims: 0,
+          cancelPending: false,
+          offeredTo: new Set(),
+          incarnation: null,
         });
         return;
       default:
@@ -160,12 +172,15 @@ export class BoardModel {
     for (const run of this.runs.values()) {
       const view = runView(state, run.runId);
       if (view?.state !== run.state) fail(`run ${run.runId} reads ${view?.state} on the board, ${run.state} by its decisions`);
-      if ((view.computer_id ?? null) !== run.holder) fail(`run ${run.runId} held by ${view.computer_id} on the board, ${run.holder} by its decisions`);
+      if ((view.computer_id ?? null) !== run.holder)
+        fail(`run ${run.runId} held by ${view.computer_id} on the board, ${run.holder} by its decisions`);
       const pending = run.cancelPending && !TERMINAL.has(run.state);
       if (cancelRequested(state, run.runId) !== pending) fail(`run ${run.runId}: cancelRequested disagrees (${pending} by its decisions)`);
       if (run.holder !== null && !TERMINAL.has(run.state)) open.push(run.runId);
     }
-    const listed = openClaims(state).map((c) => c.runId).sort();
+    const listed = openClaims(state)
+      .map((c) => c.runId)
+      .sort();
     if (JSON.stringify(listed) !== JSON.stringify(open.sort())) fail(`openClaims lists ${listed}, the decisions say ${open}`);
     const lanes = new Map<string, string>();
     for (const runId of open) {
@@ -173,8 +188,10 @@ export class BoardModel {
       if (lanes.has(lane)) fail(`lane ${lane} has two open turns: ${lanes.get(lane)} and ${runId}`);
       lanes.set(lane, runId);
     }
-    if (JSON.stringify([...this.connected].sort()) !== JSON.stringify(state.connected)) fail(`connected ${state.connected}, the decisions say ${[...this.connected]}`);
-    if (JSON.stringify([...this.draining].sort()) !== JSON.stringify(Object.keys(state.draining).sort())) fail(`draining ${Object.keys(state.draining)}, the decisions say ${[...this.draining]}`);
+    if (JSON.stringify([...this.connected].sort()) !== JSON.stringify(state.connected))
+      fail(`connected ${state.connected}, the decisions say ${[...this.connected]}`);
+    if (JSON.stringify([...this.draining].sort()) !== JSON.stringify(Object.keys(state.draining).sort()))
+      fail(`draining ${Object.keys(state.draining)}, the decisions say ${[...this.draining]}`);
     for (const run of this.runs.values()) {
       const offered = [...run.offeredTo].sort();
       if (run.state === 'queued' && JSON.stringify(offered) !== JSON.stringify(state.runs[run.runId]!.offeredTo)) {

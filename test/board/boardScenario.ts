@@ -29,7 +29,15 @@ const pick = fc.nat({ max: 1_000 });
 const computer = fc.nat({ max: 2 });
 
 export const stepArb: fc.Arbitrary<Step> = fc.oneof(
-  { arbitrary: fc.record({ kind: fc.constant('submit' as const), lane: fc.nat({ max: 2 }), key: fc.option(fc.nat({ max: 4 }), { freq: 3 }), advance }), weight: 6 },
+  {
+    arbitrary: fc.record({
+      kind: fc.constant('submit' as const),
+      lane: fc.nat({ max: 2 }),
+      key: fc.option(fc.nat({ max: 4 }), { freq: 3 }),
+      advance,
+    }),
+    weight: 6,
+  },
   { arbitrary: fc.record({ kind: fc.constant('connect' as const), computer, advance }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constant('disconnect' as const), computer, advance }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('claim' as const), pick, computer, life: fc.nat({ max: 2 }), advance }), weight: 10 },
@@ -37,7 +45,13 @@ export const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('started' as const), pick, advance }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constant('reply' as const), pick, stranger: fc.boolean(), advance }), weight: 2 },
   {
-    arbitrary: fc.record({ kind: fc.constant('complete' as const), pick, outcome: fc.constantFrom('ok' as const, 'failed' as const, 'cancelled' as const), stranger: fc.boolean(), advance }),
+    arbitrary: fc.record({
+      kind: fc.constant('complete' as const),
+      pick,
+      outcome: fc.constantFrom('ok' as const, 'failed' as const, 'cancelled' as const),
+      stranger: fc.boolean(),
+      advance,
+    }),
     weight: 5,
   },
   { arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick, advance }), weight: 2 },
@@ -78,7 +92,12 @@ export class ScenarioWriter {
         const runId = `r${++this.made}`;
         this.known.push(runId);
         // A key's body depends on the key and the lane: a reused key is now a retry, now another body.
-        return input.submit(runId, `L${step.lane}`, at, step.key === null ? {} : { idempotencyKey: `k${step.key}`, prompt: `prompt of k${step.key}` });
+        return input.submit(
+          runId,
+          `L${step.lane}`,
+          at,
+          step.key === null ? {} : { idempotencyKey: `k${step.key}`, prompt: `prompt of k${step.key}` },
+        );
       }
       case 'connect':
         return input.connected(this.computers[step.computer % this.computers.length]!, at);

@@ -4,6 +4,7 @@ import { boardInput } from '../../actors/board/boardInputs.ts';
 import { type BoardState, initialBoardState } from '../../actors/board/boardState.ts';
 import type { BoardDecision, BoardInput } from '../../actors/board/decideBoard.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
+import { exhausted } from '../../events/exhaustive.ts';
 import { deciderSpec } from '../support/deciderSpec.ts';
 
 export const T0 = Date.UTC(2026, 0, 1);
@@ -13,7 +14,11 @@ export const input = {
   submit: (runId: string, lane: string, at = 0, extra: { agentId?: string; timeoutS?: number; idempotencyKey?: string; prompt?: string } = {}) =>
     boardInput.submitted(
       {
-        runId, lane, prompt: extra.prompt ?? `prompt of ${runId}`, agentId: extra.agentId ?? null, timeoutS: extra.timeoutS ?? null,
+        runId,
+        lane,
+        prompt: extra.prompt ?? `prompt of ${runId}`,
+        agentId: extra.agentId ?? null,
+        timeoutS: extra.timeoutS ?? null,
         ...(extra.idempotencyKey ? { idempotencyKey: extra.idempotencyKey } : {}),
       },
       T0 + at,
@@ -76,11 +81,15 @@ export function summary(decisions: readonly BoardDecision[] | null): string[] {
       case 'board.computer.online':
       case 'board.computer.offline':
         return `${d.type.slice('board.computer.'.length)} ${d.data.computerId}`;
+      default:
+        return exhausted(d, '(a decision this summary does not know)');
     }
   });
 }
 
 /** The frames decisions push once committed, read as `kind run → computer` (a connect's are read from `state`). */
 export function pushed(decisions: readonly BoardDecision[] | null, state: BoardState): string[] {
-  return (decisions ?? []).flatMap((d, i) => framesOf({ ...d, seq: 100 + i }, state).map((f) => `${f.frame.kind} ${f.frame.data.run_id} → ${f.computerId}`));
+  return (decisions ?? []).flatMap((d, i) =>
+    framesOf({ ...d, seq: 100 + i }, state).map((f) => `${f.frame.kind} ${f.frame.data.run_id} → ${f.computerId}`),
+  );
 }

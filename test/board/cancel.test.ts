@@ -10,7 +10,9 @@ describe('board: cancel', () => {
     const spec = boardSpec(...computersOnline('c1', 'c2'), submit('r1', 'A'), claim('r1', 'c1'));
     const first = spec.when(cancel('r1', 1));
     expect(pushed(first, spec.state)).toEqual(['run.cancel_requested r1 → c1']);
-    expect(framesOf({ ...first![0]!, seq: 12 }, spec.state)).toEqual([{ computerId: 'c1', frame: { id: '12-c1', kind: 'run.cancel_requested', data: { run_id: 'r1' } } }]);
+    expect(framesOf({ ...first![0]!, seq: 12 }, spec.state)).toEqual([
+      { computerId: 'c1', frame: { id: '12-c1', kind: 'run.cancel_requested', data: { run_id: 'r1' } } },
+    ]);
     // The pending cancel is already pushed: asked again, nothing goes out twice.
     expect(pushed(spec.when(cancel('r1', 2)), spec.state)).toEqual([]);
   });
@@ -23,7 +25,15 @@ describe('board: cancel', () => {
   });
 
   it('a computer connecting while a cancel of a run it holds is pending is pushed run.cancel_requested', () => {
-    const spec = boardSpec(...computersOnline('c1', 'c2'), submit('r1', 'A'), submit('r2', 'B'), claim('r1', 'c1'), claim('r2', 'c2'), cancel('r1', 1), cancel('r2', 1));
+    const spec = boardSpec(
+      ...computersOnline('c1', 'c2'),
+      submit('r1', 'A'),
+      submit('r2', 'B'),
+      claim('r1', 'c1'),
+      claim('r2', 'c2'),
+      cancel('r1', 1),
+      cancel('r2', 1),
+    );
     spec.when(input.disconnected('c1', 2));
     const back = spec.when(input.connected('c1', 3));
     expect(pushed(back, spec.state)).toEqual(['run.cancel_requested r1 → c1']);

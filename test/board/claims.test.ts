@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { requestAnswer } from '../../actors/board/boardAnswers.ts';
 import { claimedRunBody, heartbeatAnswer, holder, openClaims, runView } from '../../actors/board/boardQueries.ts';
-import { T0, boardSpec, computersOnline, input, summary } from './boardSpec.ts';
+import { boardSpec, computersOnline, input, summary, T0 } from './boardSpec.ts';
 
 const { submit, claim, complete, lapsed, started, cancel } = input;
 
@@ -47,7 +47,9 @@ describe('board: claims', () => {
     const spec = boardSpec(...computersOnline('c1'));
     const [refusal] = spec.when(claim('ghost', 'c1', 5))!;
     expect(refusal).toEqual({
-      stream: 'run:ghost', at: T0 + 5, type: 'board.request.refused',
+      stream: 'run:ghost',
+      at: T0 + 5,
+      type: 'board.request.refused',
       data: { request: 'claim', runId: 'ghost', computerId: 'c1', status: 404, code: 'unknown_run', reason: 'no run ghost on this board' },
     });
   });
@@ -83,8 +85,17 @@ describe('board: a lane is one conversation', () => {
 
   it('given two waiters, when the turn ends, then both are resent, oldest first, and a waiter cancelled meanwhile is not', () => {
     const spec = boardSpec(
-      ...computersOnline('c1', 'c2'), submit('r1', 'A'), submit('r2', 'A'), submit('r3', 'A'), submit('r4', 'A'),
-      claim('r1', 'c1'), claim('r4', 'c2'), claim('r3', 'c2'), claim('r2', 'c2'), claim('r3', 'c1'), cancel('r4'),
+      ...computersOnline('c1', 'c2'),
+      submit('r1', 'A'),
+      submit('r2', 'A'),
+      submit('r3', 'A'),
+      submit('r4', 'A'),
+      claim('r1', 'c1'),
+      claim('r4', 'c2'),
+      claim('r3', 'c2'),
+      claim('r2', 'c2'),
+      claim('r3', 'c1'),
+      cancel('r4'),
     );
     // c1 ran the lane's last turn but left: the resend goes to every connected computer.
     spec.when(input.disconnected('c1', 1));
@@ -99,7 +110,9 @@ describe('board: leases', () => {
     const reaped = spec.when(lapsed('r1', 30_000, 125_000));
     expect(summary(reaped)).toEqual(['resolved r1', 'offered r2 → c1']);
     expect(reaped![0]!.data).toEqual({
-      runId: 'r1', computerId: 'c1', lastHeartbeatAt: T0 + 30_000,
+      runId: 'r1',
+      computerId: 'c1',
+      lastHeartbeatAt: T0 + 30_000,
       reason: 'reaped: no heartbeat from c1 since 2026-01-01T00:00:30.000Z (95 s)',
     });
     expect(runView(spec.state, 'r1')).toMatchObject({ state: 'resolved', computer_id: 'c1' });

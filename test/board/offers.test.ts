@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { NewDomainEvent } from '../../events/catalog.ts';
 import { framesOf, requestAnswer } from '../../actors/board/boardAnswers.ts';
 import { boardDecider } from '../../actors/board/boardDecider.ts';
-import { BACKLOG } from '../../actors/board/offers.ts';
 import { runView } from '../../actors/board/boardQueries.ts';
+import { BACKLOG } from '../../actors/board/offers.ts';
 import { boardSpec, computersOnline, input, pushed, summary } from './boardSpec.ts';
 
 const { submit, claim, complete, connected, disconnected, added } = input;
@@ -38,7 +37,7 @@ describe('board: offers', () => {
     expect(pushed(online, spec.state)).toEqual(['run.requested r2 → c1']);
   });
 
-  it('given the computer that ran a lane\'s last turn is connected, then the lane\'s runs go to it only; once it leaves, to everyone', () => {
+  it("given the computer that ran a lane's last turn is connected, then the lane's runs go to it only; once it leaves, to everyone", () => {
     const spec = boardSpec(...computersOnline('c1', 'c2'), submit('r1', 'A'), claim('r1', 'c2', 1), complete('r1', 'c2', true, undefined, 2));
     const next = spec.when(submit('r2', 'A', 3));
     expect(summary(next)).toEqual(['queued r2 #1', 'offered r2 → c2']);
@@ -67,7 +66,9 @@ describe('board: offers', () => {
     // Racing for it would only make both queue it and one claim be wasted.
     const first = spec.when(submit('x', 'X', 10));
     expect(summary(first)).toEqual([`queued x #${BACKLOG}`, 'offered x → c1']);
-    expect(first![1]!.data).toMatchObject({ reason: `submitted: offered to c1, which has the fewest runs waiting (${BACKLOG}): every connected computer has ${BACKLOG} or more` });
+    expect(first![1]!.data).toMatchObject({
+      reason: `submitted: offered to c1, which has the fewest runs waiting (${BACKLOG}): every connected computer has ${BACKLOG} or more`,
+    });
     expect(summary(spec.when(submit('y', 'Y', 11)))).toEqual([`queued y #${BACKLOG + 1}`, 'offered y → c2']);
     // Two claims take two runs off both computers' waiting: room again, and a new lane goes to both.
     spec.when(claim('w0', 'c1', 12));
@@ -131,7 +132,9 @@ describe('board: submissions', () => {
     expect(requestAnswer(otherLane!)).toMatchObject({ status: 422, code: 'idempotency_key_reused' });
     expect(otherLane![0]!.data).toMatchObject({ reason: 'idempotency key "key-1" was used for run r1 with another body (lane differs)' });
     expect(summary(spec.when(submit('r9', 'A', 2, { idempotencyKey: 'key-1', prompt: 'p' })))).toEqual(['refused submit 422 idempotency_key_reused']);
-    expect(summary(spec.when(submit('r9', 'A', 2, { idempotencyKey: 'key-1', timeoutS: 60, agentId: 'x', prompt: 'p' })))).toEqual(['refused submit 422 idempotency_key_reused']);
+    expect(summary(spec.when(submit('r9', 'A', 2, { idempotencyKey: 'key-1', timeoutS: 60, agentId: 'x', prompt: 'p' })))).toEqual([
+      'refused submit 422 idempotency_key_reused',
+    ]);
     // The same body again: the first run.
     expect(summary(spec.when(submit('r7', 'A', 3, { idempotencyKey: 'key-1', timeoutS: 60, prompt: 'p' })))).toEqual(['deduplicated r7 → r1']);
     expect(runView(spec.state, 'r8')).toBeNull();
@@ -159,7 +162,7 @@ describe('board: submissions', () => {
 });
 
 describe('board: scope', () => {
-  it('folds the board\'s own streams into one scope, and leaves a computer\'s streams and other events alone', () => {
+  it("folds the board's own streams into one scope, and leaves a computer's streams and other events alone", () => {
     expect(boardDecider.scopeOf({ stream: 'run:r1', type: 'board.run.queued' })).toBe('board');
     expect(boardDecider.scopeOf({ stream: 'computer:c1', type: 'board.computer.online' })).toBe('board');
     expect(boardDecider.scopeOf({ stream: 'c1/run:r1', type: 'run.queued' })).toBeNull();

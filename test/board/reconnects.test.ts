@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { framesOf } from '../../actors/board/boardAnswers.ts';
 import { computerList } from '../../actors/board/boardQueries.ts';
-import { T0, boardSpec, computersOnline, input, pushed, summary } from './boardSpec.ts';
 import { decisionOf } from '../support/deciderSpec.ts';
+import { boardSpec, computersOnline, input, pushed, summary, T0 } from './boardSpec.ts';
 
 const { submit, claim, connected, disconnected, added, cancel, draining } = input;
-
 
 describe('board: a reconnect costs O(1) events (SPEC section 1, growth is bounded)', () => {
   it('a computer that reconnects 200 times with 100 runs queued adds at most 3 events a reconnect, and is pushed every unclaimed run each time', () => {
@@ -36,7 +35,7 @@ describe('board: a reconnect costs O(1) events (SPEC section 1, growth is bounde
     expect(summary(spec.when(cancel('r4', 10)))).toEqual(['cancelled r4 → c1,c2']);
   });
 
-  it('the frames of a reconnect have ids of their own: the online decision\'s seq and the run', () => {
+  it("the frames of a reconnect have ids of their own: the online decision's seq and the run", () => {
     const spec = boardSpec(added('c1'), submit('r1', 'A'));
     const [online] = spec.when(connected('c1', 1))!;
     expect(framesOf({ ...online!, seq: 42 }, spec.state)).toEqual([

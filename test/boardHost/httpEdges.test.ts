@@ -2,15 +2,19 @@ import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { REFUSAL_WINDOW_MS } from '../../actors/board/host/refusalCounter.ts';
 import { FakeClock } from '../../actors/runtime/clock.ts';
-import { SUBMIT, liveBoard, ofType, openStream, until } from './liveBoard.ts';
+import { liveBoard, ofType, openStream, SUBMIT, until } from './liveBoard.ts';
 
 /** The board's HTTP edge (SPEC sections 1, 4, 7) against a real server on 127.0.0.1. */
-describe('the board API: claims carry the computer\'s incarnation', () => {
+describe("the board API: claims carry the computer's incarnation", () => {
   it('a claim of a run held by another incarnation of the same computer is 409 claimed_elsewhere; the same incarnation gets 200 and the same run token', async () => {
     const board = await liveBoard(['c1']);
     const runId = await board.submit('A');
     const claim = (incarnation?: string) =>
-      board.call('POST', `/v1/computers/c1/runs/${runId}/claim`, { token: board.tokens.c1, body: {}, ...(incarnation ? { headers: { 'Runledger-Incarnation': incarnation } } : {}) });
+      board.call('POST', `/v1/computers/c1/runs/${runId}/claim`, {
+        token: board.tokens.c1,
+        body: {},
+        ...(incarnation ? { headers: { 'Runledger-Incarnation': incarnation } } : {}),
+      });
     const first = await claim('life-a');
     expect(first.status).toBe(200);
     const twin = await claim('life-b');
@@ -28,7 +32,11 @@ describe('the board API: claims carry the computer\'s incarnation', () => {
     const board = await liveBoard(['c1']);
     const runId = await board.submit('A');
     for (const bad of ['', 'x'.repeat(65), 'a/b', 'life a']) {
-      const answer = await board.call('POST', `/v1/computers/c1/runs/${runId}/claim`, { token: board.tokens.c1, body: {}, headers: { 'Runledger-Incarnation': bad } });
+      const answer = await board.call('POST', `/v1/computers/c1/runs/${runId}/claim`, {
+        token: board.tokens.c1,
+        body: {},
+        headers: { 'Runledger-Incarnation': bad },
+      });
       expect(answer, JSON.stringify(bad)).toMatchObject({ status: 400, body: { detail: { error: 'invalid_incarnation' } } });
     }
     expect(ofType(await board.log(), 'board.claim.requested')).toHaveLength(0);
@@ -48,7 +56,9 @@ describe('the board API: submissions', () => {
     const raw = await board.call('POST', '/v1/runs', { token: SUBMIT, body: '{"lane":"A","prompt":"p","timeout_s":1e308}' });
     expect(raw.status).toBe(422);
     for (const timeout_s of [0, 2_592_000, 60, null]) {
-      expect((await board.call('POST', '/v1/runs', { token: SUBMIT, body: { lane: 'A', prompt: 'p', timeout_s } })).status, String(timeout_s)).toBe(201);
+      expect((await board.call('POST', '/v1/runs', { token: SUBMIT, body: { lane: 'A', prompt: 'p', timeout_s } })).status, String(timeout_s)).toBe(
+        201,
+      );
     }
   });
 
@@ -71,7 +81,9 @@ describe('the board API: submissions', () => {
     socket.on('error', () => {});
     await new Promise((resolve) => socket.once('connect', resolve));
     const body = Buffer.alloc(20 * 1024 * 1024, 'x');
-    socket.write(`POST /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${SUBMIT}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+    socket.write(
+      `POST /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${SUBMIT}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+    );
     // It reads nothing until its whole body is written.
     socket.pause();
     const written = await new Promise<string>((resolve) => {
@@ -143,14 +155,14 @@ describe('the board API: anonymous refusals are counted, not recorded one by one
     const first = await until(async () => {
       const found = ofType(await board.log(), 'board.requests.refused');
       return found.length > 0 && found;
-    }, 'the summary at the window\'s end');
+    }, "the summary at the window's end");
     expect(first[0]!.data).toMatchObject({ count: 2, reasons: { not_found: 1, unauthorized: 1 } });
     await board.call('POST', '/v1/runs', { body: {} });
     await board.close();
     expect(ofType(await board.log(), 'board.requests.refused').map((e) => (e.data as { count: number }).count)).toEqual([2, 1]);
   });
 
-  it('an authenticated caller\'s bad request is still recorded on its own, with its reason', async () => {
+  it("an authenticated caller's bad request is still recorded on its own, with its reason", async () => {
     const board = await liveBoard();
     await board.call('POST', '/v1/runs', { token: SUBMIT, body: '{"lane":' });
     const rejected = ofType(await board.log(), 'board.request.rejected');

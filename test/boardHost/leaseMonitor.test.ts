@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LeaseMonitor } from '../../actors/board/host/leaseMonitor.ts';
 import type { OpenClaim } from '../../actors/board/boardQueries.ts';
+import { LeaseMonitor } from '../../actors/board/host/leaseMonitor.ts';
 import { FakeClock } from '../../actors/runtime/clock.ts';
 
 const LEASE_MS = 600;

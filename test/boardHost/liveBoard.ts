@@ -3,8 +3,8 @@ import { onTestFinished } from 'vitest';
 import WebSocket from 'ws';
 import { addComputer } from '../../actors/board/host/addComputer.ts';
 import { type BoardServerOptions, startBoardServer } from '../../actors/board/host/boardServer.ts';
+import { systemClock } from '../../actors/runtime/clock.ts';
 import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
-import { type Clock, systemClock } from '../../actors/runtime/clock.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
 import type { SqliteStoreOptions } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
@@ -15,12 +15,24 @@ export const SUBMIT = 'submit-token';
  * A real board server on 127.0.0.1 (port 0) over a real SQLite log in a temp folder, with `computers`
  * added; everything it started stops when the test ends.
  */
-export async function liveBoard(computers: string[] = [], options: Partial<Pick<BoardServerOptions, 'clock'>> & Pick<SqliteStoreOptions, 'faults'> = {}) {
+export async function liveBoard(
+  computers: string[] = [],
+  options: Partial<Pick<BoardServerOptions, 'clock'>> & Pick<SqliteStoreOptions, 'faults'> = {},
+) {
   const { faults, ...serverOptions } = options;
   const path = tempDbPath();
   const store = await openTempStore(path, { sync: 'normal', ...(faults ? { faults, report: () => undefined } : {}) });
   const system = startActorSystem({ onError: () => {} });
-  const server = await startBoardServer({ system, store, clock: systemClock, host: '127.0.0.1', port: 0, boardSecret: 'secret', submitToken: SUBMIT, ...serverOptions });
+  const server = await startBoardServer({
+    system,
+    store,
+    clock: systemClock,
+    host: '127.0.0.1',
+    port: 0,
+    boardSecret: 'secret',
+    submitToken: SUBMIT,
+    ...serverOptions,
+  });
   const clock = options.clock ?? systemClock;
   let closed = false;
   const close = async () => {
@@ -44,6 +56,7 @@ export async function liveBoard(computers: string[] = [], options: Partial<Pick<
       ...(init.body !== undefined ? { body: typeof init.body === 'string' ? init.body : JSON.stringify(init.body) } : {}),
     });
     const text = await response.text();
+    // biome-ignore lint/suspicious/noExplicitAny: the tests read answers of every route by their fields
     return { status: response.status, body: (text ? JSON.parse(text) : null) as any };
   };
   const submit = async (lane: string, prompt = `a turn of ${lane}`): Promise<string> => {
@@ -57,7 +70,10 @@ export async function liveBoard(computers: string[] = [], options: Partial<Pick<
       const url = new URL(server.url);
       const req = httpRequest({ host: url.hostname, port: url.port, method, path, headers: { host } }, (res) => {
         let body = '';
-        res.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        res
+          .setEncoding('utf8')
+          .on('data', (c: string) => (body += c))
+          .on('end', () => resolve({ status: res.statusCode ?? 0, body }));
       });
       req.on('error', reject);
       req.end();
@@ -86,7 +102,9 @@ export function openStream(board: LiveBoard, computerId: string, incarnation?: s
   const frames: Stream['frames'] = [];
   ws.on('message', (data) => frames.push(JSON.parse(data.toString())));
   ws.on('error', () => {});
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
   const opened = new Promise<void>((resolve, reject) => {
     ws.on('open', () => resolve());
     ws.on('unexpected-response', (_req, res) => reject(new Error(`upgrade answered ${res.statusCode}`)));
@@ -96,7 +114,11 @@ export function openStream(board: LiveBoard, computerId: string, incarnation?: s
 }
 
 /** Waits, bounded, until `check` holds (a real socket or server: the event, never a sleep of luck). */
-export async function until<T>(check: () => T | null | undefined | false | Promise<T | null | undefined | false>, what: string, timeoutMs = 5_000): Promise<T> {
+export async function until<T>(
+  check: () => T | null | undefined | false | Promise<T | null | undefined | false>,
+  what: string,
+  timeoutMs = 5_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

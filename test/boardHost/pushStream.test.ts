@@ -81,13 +81,18 @@ describe('the push stream: one per computer id', () => {
     const clock = new FakeClock();
     let full = false;
     let failed = 0;
-    const failWrites = () => (full ? (failed++, new Database.SqliteError('database or disk is full', 'SQLITE_FULL')) : null);
+    const failWrites = () => {
+      if (!full) return null;
+      failed++;
+      return new Database.SqliteError('database or disk is full', 'SQLITE_FULL');
+    };
     const board = await liveBoard(['c1'], { clock, faults: { failWrites } });
     const first = openStream(board, 'c1', 'life-a');
     await first.opened;
     await until(async () => ofType(await board.log(), 'board.computer.online').length === 1, 'c1 online');
     const timers = clock.pendingTimers();
-    const retryArmed = (failures: number) => until(() => failed >= failures && clock.pendingTimers() > timers, `the disconnect failed ${failures} times, its retry armed`);
+    const retryArmed = (failures: number) =>
+      until(() => failed >= failures && clock.pendingTimers() > timers, `the disconnect failed ${failures} times, its retry armed`);
     full = true;
     first.ws.close();
     await first.closed;
@@ -147,7 +152,11 @@ describe('the push stream: a 503 draining ack (SPEC section 4)', () => {
     await until(async () => (await board.server.board.actor.read((s) => s.connected.length)) === 2, 'both online');
     // c1 runs lane A's first turn: its next one goes to c1 alone.
     const a0 = await board.submit('A');
-    const claimed = await board.call('POST', `/v1/computers/c1/runs/${a0}/claim`, { token: board.tokens.c1, body: {}, headers: { 'runledger-incarnation': 'life-1' } });
+    const claimed = await board.call('POST', `/v1/computers/c1/runs/${a0}/claim`, {
+      token: board.tokens.c1,
+      body: {},
+      headers: { 'runledger-incarnation': 'life-1' },
+    });
     expect(claimed.status).toBe(200);
     expect((await board.call('POST', `/v1/runs/${a0}/complete`, { token: claimed.body.run_token, body: { ok: true } })).status).toBe(200);
     const a1 = await board.submit('A');

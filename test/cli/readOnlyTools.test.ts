@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../e2e/support/cluster.ts';
+import { scenarioCopy } from '../replay/scenarioLog.ts';
 import { runInProcess } from '../support/inProcessCli.ts';
 import { tempDir } from '../support/tempStore.ts';
-import { scenarioCopy } from '../replay/scenarioLog.ts';
 
 const digest = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
 
@@ -15,7 +15,13 @@ const tools = (path: string, all = false) => [
   ['audit', '--db', path],
   ['replay', '--db', path],
   ['rebuild', '--db', path],
-  ...(all ? [['audit', 'r1', '--db', path], ['replay', '--db', path, '--until', '3'], ['replay', '--db', path, '--run', 'r1']] : []),
+  ...(all
+    ? [
+        ['audit', 'r1', '--db', path],
+        ['replay', '--db', path, '--until', '3'],
+        ['replay', '--db', path, '--run', 'r1'],
+      ]
+    : []),
 ];
 
 /** Another program's SQLite file, in rollback-journal mode as most are. */
@@ -85,7 +91,9 @@ describe('read-only tools (replay, rebuild, audit) never write the file they rea
     for (const args of tools(path)) {
       const result = await runInProcess(args);
       expect(result.status, args.join(' ')).not.toBe(0);
-      expect(result.stderr, args.join(' ')).toContain(`${path} is not a runledger log this version can read: its schema is newer than this runledger knows (0099_from_the_future)`);
+      expect(result.stderr, args.join(' ')).toContain(
+        `${path} is not a runledger log this version can read: its schema is newer than this runledger knows (0099_from_the_future)`,
+      );
     }
   });
 

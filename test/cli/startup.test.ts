@@ -18,7 +18,12 @@ function modulesLoadedBy(args: readonly string[]): string[] {
   const folder = mkdtempSync(join(tmpdir(), 'runledger-imports-'));
   try {
     const trace = join(folder, 'imports');
-    spawnSync(process.execPath, ['--import', tracer, cli, ...args], { cwd: repoRoot, encoding: 'utf8', timeout: 20_000, env: { ...process.env, RUNLEDGER_TRACE_IMPORTS: trace } });
+    spawnSync(process.execPath, ['--import', tracer, cli, ...args], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      timeout: 20_000,
+      env: { ...process.env, RUNLEDGER_TRACE_IMPORTS: trace },
+    });
     const root = `file://${repoRoot}`;
     // node_modules may be a link: its modules resolve to where it points.
     const name = (url: string) => url.match(/\/node_modules\/((@[^/]+\/)?[^/]+)\//)?.[1] ?? url.replace(root, '');
@@ -41,7 +46,11 @@ describe('runledger starts with what the command needs', () => {
       mkdirSync(join(folder, 'cli'));
       copyFileSync(cli, join(folder, 'cli/runledger.js'));
       const result = spawnSync(process.execPath, [join(folder, 'cli/runledger.js'), '--help'], { encoding: 'utf8', timeout: 20_000 });
-      expect(result).toMatchObject({ status: 2, stdout: '', stderr: 'runledger: not built (no dist/cli/main.js): run `npm run build` here (`npm ci` runs it)\n' });
+      expect(result).toMatchObject({
+        status: 2,
+        stdout: '',
+        stderr: 'runledger: not built (no dist/cli/main.js): run `npm run build` here (`npm ci` runs it)\n',
+      });
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }
@@ -57,7 +66,15 @@ describe('runledger starts with what the command needs', () => {
       const loaded = modulesLoadedBy(args);
       expect(loaded).toContain('@commander-js/extra-typings'); // which requires commander
       expect(loaded.filter((m) => m.includes('/cli/actions/') || HEAVY.includes(m))).toEqual([]);
-      expect(loaded.filter((m) => m.startsWith('dist/') && !/^dist\/(cli\/main\.js|cli\/shared\/(options|parse)\.js|cli\/commands\/|actors\/run\/budget\.js|events\/(bounds|idRule)\.js|package\.json)/.test(m))).toEqual([]);
+      expect(
+        loaded.filter(
+          (m) =>
+            m.startsWith('dist/') &&
+            !/^dist\/(cli\/main\.js|cli\/shared\/(options|parse)\.js|cli\/commands\/|actors\/run\/budget\.js|events\/(bounds|idRule)\.js|package\.json)/.test(
+              m,
+            ),
+        ),
+      ).toEqual([]);
     }
   });
 
@@ -69,9 +86,24 @@ describe('runledger starts with what the command needs', () => {
 });
 
 describe('the help of every command', () => {
-  const helps = ['daemon', 'server', 'computer add', 'computer list', 'run', 'submit', 'cancel', 'status', 'show', 'audit', 'replay', 'rebuild', 'tick', 'adopt', 'subscribe', 'unsubscribe'].map(
-    (command) => [command, runledger([...command.split(' '), '--help']).stdout] as const,
-  );
+  const helps = [
+    'daemon',
+    'server',
+    'computer add',
+    'computer list',
+    'run',
+    'submit',
+    'cancel',
+    'status',
+    'show',
+    'audit',
+    'replay',
+    'rebuild',
+    'tick',
+    'adopt',
+    'subscribe',
+    'unsubscribe',
+  ].map((command) => [command, runledger([...command.split(' '), '--help']).stdout] as const);
 
   it('shows a default only as what it is: no "(default: {})" or "(default: [])" for a repeatable option', () => {
     for (const [command, help] of helps) {

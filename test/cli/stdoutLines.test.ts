@@ -7,7 +7,10 @@ const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 /** Runs a script that uses `stdoutLines` in a node of its own; resolves with its stdout, chunk by chunk. */
 function run(body: string): Promise<{ chunks: string[]; code: number | null }> {
   const script = `import { stdoutLines } from './cli/shared/stdoutLines.ts';\nconst out = stdoutLines();\n${body}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const chunks: string[] = [];
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => chunks.push(chunk));
   return new Promise((resolve) => child.on('close', (code) => resolve({ chunks, code })));

@@ -5,19 +5,19 @@
  * its slot goes to the next run.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { Computer } from '../../actors/computer/computer.ts';
 import { readClaimAnswer } from '../../actors/computer/claimConsumer.ts';
+import { Computer } from '../../actors/computer/computer.ts';
+import { FakeClock } from '../../actors/runtime/clock.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
-import { FakeClock } from '../../actors/runtime/clock.ts';
 import { nodeAgent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';
 
 const answer = (timeout_s: unknown) => ({ run: { run_id: 'r1', lane: 'A', prompt: 'p', agent_id: null, timeout_s }, run_token: 'tok', skills: [] });
 
-describe('a claim answer\'s run.timeout_s', () => {
+describe("a claim answer's run.timeout_s", () => {
   it.each([0, 1, 7_200, 2_592_000, null, undefined])('%s is taken', (value) => {
     const read = readClaimAnswer('r1', answer(value));
     expect(read).toMatchObject({ ok: true, claim: { run: { timeoutS: value ?? null } } });
@@ -29,7 +29,11 @@ describe('a claim answer\'s run.timeout_s', () => {
   });
 
   it('an answer without a run token is refused naming run_token', () => {
-    expect(readClaimAnswer('r1', { run: { prompt: 'p' } })).toMatchObject({ ok: false, runToken: null, problem: expect.stringMatching(/^run_token: /) });
+    expect(readClaimAnswer('r1', { run: { prompt: 'p' } })).toMatchObject({
+      ok: false,
+      runToken: null,
+      problem: expect.stringMatching(/^run_token: /),
+    });
   });
 });
 
@@ -39,15 +43,35 @@ describe('a granted claim whose answer is refused', () => {
     const clock = new FakeClock();
     const system = startActorSystem({ onError: () => {} });
     const board = new StandInBoard().offer('r1', { lane: 'A', prompt: 'p', timeoutS: 1e308 }).offer('r2', { lane: 'A', prompt: 'hello' });
-    const computer = new Computer({ system, store, clock, computer: 'c1', server: 'http://127.0.0.1:9', token: 't', exec: nodeAgent('echo.mjs'), workspaceRoot: tempDir(), board });
+    const computer = new Computer({
+      system,
+      store,
+      clock,
+      computer: 'c1',
+      server: 'http://127.0.0.1:9',
+      token: 't',
+      exec: nodeAgent('echo.mjs'),
+      workspaceRoot: tempDir(),
+      board,
+    });
     await computer.start();
     try {
-      const frame = (runId: string) => ({ stream: 'c1/lane:A', type: 'frame.received' as const, data: { frameId: `f-${runId}`, kind: 'run.requested', runId, lane: 'A' }, at: clock.now() });
+      const frame = (runId: string) => ({
+        stream: 'c1/lane:A',
+        type: 'frame.received' as const,
+        data: { frameId: `f-${runId}`, kind: 'run.requested', runId, lane: 'A' },
+        at: clock.now(),
+      });
       await computer.queue.input(frame('r1'));
       await computer.queue.input(frame('r2'));
       await vi.waitFor(() => expect(board.callsOf('r2', 'complete')).toHaveLength(1), { timeout: 10_000 });
       expect(board.callsOf('r1', 'complete')).toEqual([
-        { call: 'complete', runId: 'r1', token: board.tokenOf('r1'), result: { ok: false, error: expect.stringMatching(/claim answer.*run\.timeout_s/) } },
+        {
+          call: 'complete',
+          runId: 'r1',
+          token: board.tokenOf('r1'),
+          result: { ok: false, error: expect.stringMatching(/claim answer.*run\.timeout_s/) },
+        },
       ]);
       const answered = (await store.readStream('c1/lane:A')).find((e) => e.type === 'claim.answered' && e.data.runId === 'r1');
       expect(answered?.data).toMatchObject({ status: 200, invalid: expect.stringMatching(/^run\.timeout_s: /) });

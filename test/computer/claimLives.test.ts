@@ -4,8 +4,8 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { ComputerQueue } from '../../actors/computer/computerQueue.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import { FakeClock } from '../../actors/runtime/clock.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore } from '../support/tempStore.ts';
@@ -15,18 +15,29 @@ async function life(store: EventStore, clock: FakeClock, board: StandInBoard, in
   const system = startActorSystem({ onError: () => {} });
   const queue = new ComputerQueue(system, store, clock, 'c1', board);
   await queue.start({ stream: 'c1/computer:c1', type: 'computer.started', data: { incarnation, host: 'box', pid: 4242 }, at: clock.now() });
-  return { queue, stop: () => (queue.stop(), stopSystem(system)) };
+  return {
+    queue,
+    stop: () => {
+      queue.stop();
+      return stopSystem(system);
+    },
+  };
 }
 
 describe('a claim retried across a restart', () => {
-  it('a claim granted to life 1 whose answer was lost is retried by life 2 in life 1\'s name, and the run is claimed', async () => {
+  it("a claim granted to life 1 whose answer was lost is retried by life 2 in life 1's name, and the run is claimed", async () => {
     const store = await openTempStore();
     const clock = new FakeClock();
     const board = new StandInBoard().holdPerLife().offer('r1', { lane: 'A', prompt: 'hi' });
     board.loseNextAnswer('r1');
 
     const first = await life(store, clock, board, 'life-1');
-    await first.queue.input({ stream: 'c1/lane:A', type: 'frame.received', data: { frameId: 'f-r1', kind: 'run.requested', runId: 'r1', lane: 'A' }, at: clock.now() });
+    await first.queue.input({
+      stream: 'c1/lane:A',
+      type: 'frame.received',
+      data: { frameId: 'f-r1', kind: 'run.requested', runId: 'r1', lane: 'A' },
+      at: clock.now(),
+    });
     await vi.waitFor(async () => expect((await first.queue.state()).runs.r1?.claimAttempts).toBe(1), { timeout: 5_000 });
     first.stop();
 

@@ -16,6 +16,8 @@ describe('the computer lock is per log file, not per folder (SPEC section 4, "Re
 
     const beside = await joining(join(dir, 'b.db'));
     await beside.close();
-    await expect(joining(join(dir, 'a.db'))).rejects.toThrow(/computer c1 on .*a\.db is already running \(pid \d+, lock .*a\.db\.computer-c1\.lock\)/);
+    await expect(joining(join(dir, 'a.db'))).rejects.toThrow(
+      /computer c1 on .*a\.db is already running \(pid \d+, lock .*a\.db\.computer-c1\.lock\)/,
+    );
   });
 });

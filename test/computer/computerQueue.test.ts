@@ -1,12 +1,12 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { BoardClaims } from '../../actors/computer/claimConsumer.ts';
 import { ComputerQueue } from '../../actors/computer/computerQueue.ts';
-import { deciders } from '../../replay/deciders.ts';
-import { replayLog } from '../../replay/replayLog.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import { FakeClock } from '../../actors/runtime/clock.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { replayLog } from '../../replay/replayLog.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
 
 /** The board, scripted: each run's claim answers in order (then 200), and a count of calls. */
@@ -15,10 +15,16 @@ class ScriptedBoard implements BoardClaims {
   constructor(private readonly script: Record<string, { status: number; body?: unknown }[]> = {}) {}
   async claim(runId: string) {
     this.calls.push(runId);
-    return this.script[runId]?.shift() ?? {
-      status: 200,
-      body: { run: { run_id: runId, lane: 'A', prompt: 'say hi', agent_id: null, timeout_s: null }, run_token: 'secret', skills: [{ key: 'writing', files: {} }] },
-    };
+    return (
+      this.script[runId]?.shift() ?? {
+        status: 200,
+        body: {
+          run: { run_id: runId, lane: 'A', prompt: 'say hi', agent_id: null, timeout_s: null },
+          run_token: 'secret',
+          skills: [{ key: 'writing', files: {} }],
+        },
+      }
+    );
   }
 }
 
@@ -34,7 +40,13 @@ async function startQueue(store: EventStore, clock: FakeClock, board: BoardClaim
     acknowledge: (frameId, status) => acks.push(`${frameId} ${status}`),
   });
   await queue.start();
-  return { queue, stop: () => { queue.stop(); stopSystem(system); } };
+  return {
+    queue,
+    stop: () => {
+      queue.stop();
+      stopSystem(system);
+    },
+  };
 }
 
 describe('the computer queue actor, on a real log', () => {

@@ -62,4 +62,3 @@ describe('a daemon whose log gains rows it cannot read', () => {
     expect(`${rebuild.stdout}${rebuild.stderr}`).toMatch(new RegExp(`seq ${unknown}\\b.*run\\.teleported`));
   }, 60_000);
 });
-

@@ -7,7 +7,18 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { MARKER_AGENT, agentFiles, eventsOf, markerCounts, readLog, repoRoot, startBoard, submit, waitFor, waitForTerminal } from '../e2e/support/cluster.ts';
+import {
+  agentFiles,
+  eventsOf,
+  MARKER_AGENT,
+  markerCounts,
+  readLog,
+  repoRoot,
+  startBoard,
+  submit,
+  waitFor,
+  waitForTerminal,
+} from '../e2e/support/cluster.ts';
 import { tempDir } from '../support/tempStore.ts';
 
 describe('a daemon stopped and started again on the same log', () => {
@@ -36,23 +47,29 @@ describe('a daemon stopped and started again on the same log', () => {
   });
 });
 
-describe('Ctrl-C in the daemon\'s terminal', () => {
+describe("Ctrl-C in the daemon's terminal", () => {
   it('reaches the daemon only: a running turn gets its drain time, completes succeeded, and the daemon exits 0', async () => {
     const dir = tempDir();
     const db = join(dir, 'runledger.db');
     mkdirSync(dir, { recursive: true });
     const agent = agentFiles(dir);
     // Detached: the daemon leads a process group of its own, as a shell's foreground job does.
-    const child = spawn(process.execPath, [join(repoRoot, 'cli/runledger.js'), 'daemon', '--db', db, '--port', '0', '--exec', MARKER_AGENT, '--drain-s', '30'], {
-      cwd: repoRoot,
-      env: { ...process.env, ...agent.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
+    const child = spawn(
+      process.execPath,
+      [join(repoRoot, 'cli/runledger.js'), 'daemon', '--db', db, '--port', '0', '--exec', MARKER_AGENT, '--drain-s', '30'],
+      {
+        cwd: repoRoot,
+        env: { ...process.env, ...agent.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      },
+    );
     let out = '';
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.on('exit', (code, signal) => resolve({ code, signal })),
+    );
     onTestFinished(() => {
       try {
         process.kill(-child.pid!, 'SIGKILL');

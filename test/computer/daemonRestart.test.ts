@@ -9,7 +9,7 @@ import { runledger } from '../support/processes.ts';
 import { tempDir } from '../support/tempStore.ts';
 
 describe('runledger daemon, SIGKILLed while a run executes and started again on the same log', () => {
-  it('given the run\'s agent outlived it, then the run is not executed again, its group is killed, it completes as interrupted, and the log replays', async () => {
+  it("given the run's agent outlived it, then the run is not executed again, its group is killed, it completes as interrupted, and the log replays", async () => {
     const dir = tempDir();
     const db = join(dir, 'runledger.db');
     const marker = join(dir, 'executions');

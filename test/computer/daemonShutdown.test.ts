@@ -9,7 +9,11 @@ import { tempDir } from '../support/tempStore.ts';
 /** The pids a marker file of lingering.mjs holds, one per execution. */
 function executions(marker: string): number[] {
   if (!existsSync(marker)) return [];
-  return readFileSync(marker, 'utf8').trim().split('\n').filter(Boolean).map((line) => Number(line.split(' ')[1]));
+  return readFileSync(marker, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => Number(line.split(' ')[1]));
 }
 
 describe('runledger daemon, shut down by a signal', () => {
@@ -36,14 +40,21 @@ describe('runledger daemon, shut down by a signal', () => {
     const rows = logRows(db);
     const ofRun = (runId: string) => rows.filter((r) => r.data.runId === runId);
     expect(ofRun(executing).find((r) => r.type === 'run.process.exited')?.data.outcome).toBe('killed');
-    expect(ofRun(executing).find((r) => r.type === 'run.completion.requested')?.data.result).toMatchObject({ ok: false, error: expect.stringMatching(/^killed before it finished/) });
+    expect(ofRun(executing).find((r) => r.type === 'run.completion.requested')?.data.result).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^killed before it finished/),
+    });
     expect(ofRun(executing).find((r) => r.type === 'run.settled')?.data).toMatchObject({ reported: true });
     // The run that arrived meanwhile was answered "retry later", and left to the board.
-    expect(ofRun(arrivedDuringDrain).filter((r) => r.type === 'frame.acknowledged').map((r) => [r.data.status, r.data.reason])).toEqual([[503, 'draining']]);
+    expect(
+      ofRun(arrivedDuringDrain)
+        .filter((r) => r.type === 'frame.acknowledged')
+        .map((r) => [r.data.status, r.data.reason]),
+    ).toEqual([[503, 'draining']]);
     expect(ofRun(arrivedDuringDrain).map((r) => r.type)).not.toContain('run.claim.started');
   });
 
-  it('given a second signal while it drains, then it exits at once, taking its agents\' process groups with it', async () => {
+  it("given a second signal while it drains, then it exits at once, taking its agents' process groups with it", async () => {
     const dir = tempDir();
     const marker = join(dir, 'executions');
     const daemon = await DaemonProcess.start(join(dir, 'runledger.db'), ['--exec', nodeAgent('lingering.mjs', marker), '--drain-s', '60']);

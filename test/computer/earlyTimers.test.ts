@@ -6,11 +6,11 @@ import { describe, expect, it, vi } from 'vitest';
 import type { BoardClaims } from '../../actors/computer/claimConsumer.ts';
 import { ComputerQueue } from '../../actors/computer/computerQueue.ts';
 import { plainReader } from '../../actors/run/outputReaders.ts';
+import { type Clock, FakeClock, MAX_TIMER_MS, systemClock, wakeAt } from '../../actors/runtime/clock.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import type { EventStore } from '../../events/store/eventStore.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
-import { type Clock, FakeClock, MAX_TIMER_MS, systemClock, wakeAt } from '../../actors/runtime/clock.ts';
-import type { EventStore } from '../../events/store/eventStore.ts';
 import { agentCommand, bounded, start } from '../execution/agents.ts';
 import { nodeAgent, runStream, startRuns, waitForEvent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
@@ -35,11 +35,20 @@ async function queueOn(store: EventStore, clock: Clock, board: BoardClaims) {
   const system = startActorSystem({ onError: () => {} });
   const queue = new ComputerQueue(system, store, clock, 'c1', board);
   await queue.start();
-  return { queue, stop: () => (queue.stop(), stopSystem(system)) };
+  return {
+    queue,
+    stop: () => {
+      queue.stop();
+      return stopSystem(system);
+    },
+  };
 }
 
 const frame = (clock: Clock, runId: string) => ({
-  stream: 'c1/lane:A', type: 'frame.received' as const, data: { frameId: `f-${runId}`, kind: 'run.requested', runId, lane: 'A' }, at: clock.now(),
+  stream: 'c1/lane:A',
+  type: 'frame.received' as const,
+  data: { frameId: `f-${runId}`, kind: 'run.requested', runId, lane: 'A' },
+  at: clock.now(),
 });
 
 describe('one mechanism for a wait: wakeAt', () => {
@@ -58,7 +67,13 @@ describe('one mechanism for a wait: wakeAt', () => {
   it('a wait longer than a Node timer can hold (2^31-1 ms) is chained, never cut short', () => {
     const asked: number[] = [];
     const fake = new FakeClock(0);
-    const recording: Clock = { now: () => fake.now(), after: (ms, fn) => (asked.push(ms), fake.after(ms, fn)) };
+    const recording: Clock = {
+      now: () => fake.now(),
+      after: (ms, fn) => {
+        asked.push(ms);
+        return fake.after(ms, fn);
+      },
+    };
     const thirtyDays = 30 * 86_400_000;
     let fired = 0;
     wakeAt(recording, thirtyDays, () => fired++);
@@ -86,7 +101,7 @@ describe('one mechanism for a wait: wakeAt', () => {
   });
 });
 
-describe('the queue\'s waits, with timers that fire a millisecond early', () => {
+describe("the queue's waits, with timers that fire a millisecond early", () => {
   it('a parked run is claimed again once its wait is over', async () => {
     const store = await openTempStore();
     const clock = new FakeClock(Date.UTC(2026, 0, 1), { firesEarlyMs: 1 });
@@ -107,7 +122,10 @@ describe('the queue\'s waits, with timers that fire a millisecond early', () => 
     const board = new ScriptedBoard({ r1: [{ status: 503 }, { status: 503 }] });
     const { queue, stop } = await queueOn(store, clock, board);
     await queue.input(frame(clock, 'r1'));
-    for (const [wait, calls] of [[2_000, 2], [4_000, 3]] as const) {
+    for (const [wait, calls] of [
+      [2_000, 2],
+      [4_000, 3],
+    ] as const) {
       await vi.waitFor(() => expect(board.calls.length).toBe(calls - 1), { timeout: 5_000 });
       await vi.waitFor(async () => expect((await queue.state()).runs.r1?.status).toBe('waiting'), { timeout: 5_000 });
       clock.advance(wait);
@@ -141,11 +159,17 @@ describe('a completion retry, with timers that fire a millisecond early', () => 
     board.failCompletions('r1', 503, 503);
     const { claimAndHandOver } = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), heartbeatMs: 60_000 });
     await claimAndHandOver('r1');
-    for (const [wait, sent] of [[1_000, 2], [3_000, 3]] as const) {
-      await vi.waitFor(async () => {
-        const retries = (await store.readStream(runStream('r1'))).filter((e) => e.type === 'run.completion.retrying');
-        expect(retries.length).toBe(sent - 1);
-      }, { timeout: 10_000 });
+    for (const [wait, sent] of [
+      [1_000, 2],
+      [3_000, 3],
+    ] as const) {
+      await vi.waitFor(
+        async () => {
+          const retries = (await store.readStream(runStream('r1'))).filter((e) => e.type === 'run.completion.retrying');
+          expect(retries.length).toBe(sent - 1);
+        },
+        { timeout: 10_000 },
+      );
       clock.advance(wait);
       await vi.waitFor(() => expect(board.callsOf('r1', 'complete').length).toBe(sent), { timeout: 5_000 });
     }
@@ -192,18 +216,27 @@ describe('a wait whose time has come, when the wall clock is then stepped back',
     board.failCompletions('r1', 503);
     const { claimAndHandOver } = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), heartbeatMs: 60_000 });
     await claimAndHandOver('r1');
-    await vi.waitFor(async () => {
-      expect((await store.readStream(runStream('r1'))).some((e) => e.type === 'run.completion.retrying')).toBe(true);
-    }, { timeout: 10_000 });
+    await vi.waitFor(
+      async () => {
+        expect((await store.readStream(runStream('r1'))).some((e) => e.type === 'run.completion.retrying')).toBe(true);
+      },
+      { timeout: 10_000 },
+    );
     fake.advance(1_000);
     await vi.waitFor(() => expect(board.callsOf('r1', 'complete').length).toBe(2), { timeout: 5_000 });
     expect((await waitForEvent(store, 'r1', 'run.settled')).data).toMatchObject({ reported: true });
   });
 });
 
-describe('an agent\'s budget', () => {
+describe("an agent's budget", () => {
   it('a budget of 30 days (longer than a Node timer holds) does not end the turn at once', async () => {
-    const agent = await start({ command: agentCommand('echo.mjs'), prompt: 'hi', reader: plainReader(), clock: systemClock, deadlineAt: Date.now() + 30 * 86_400_000 });
+    const agent = await start({
+      command: agentCommand('echo.mjs'),
+      prompt: 'hi',
+      reader: plainReader(),
+      clock: systemClock,
+      deadlineAt: Date.now() + 30 * 86_400_000,
+    });
     const result = await bounded(agent.result, 10_000, 'the agent did not finish');
     expect(result.outcome).toBe('exited');
   });

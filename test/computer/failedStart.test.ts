@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { computerLockPath } from '../../actors/computer/processLock.ts';
 import { startDaemon } from '../../actors/daemon/startDaemon.ts';

@@ -4,12 +4,12 @@
  * the board refuses with 4409 stops the daemon (exit 2) instead of taking turns with its twin.
  * The board here is a raw HTTP and WebSocket server on loopback that records what it was sent.
  */
-import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { WebSocket, WebSocketServer } from 'ws';
-import { MARKER_AGENT, agentFiles, eventsOf, markerCounts, readLog, startCli, waitFor } from '../e2e/support/cluster.ts';
+import { type WebSocket, WebSocketServer } from 'ws';
+import { agentFiles, eventsOf, MARKER_AGENT, markerCounts, readLog, startCli, waitFor } from '../e2e/support/cluster.ts';
 import { tempDir } from '../support/tempStore.ts';
 
 interface Claim {
@@ -24,13 +24,18 @@ async function rawBoard() {
   const completed: string[] = [];
   let socket: WebSocket | null = null;
   let refuse = false;
-  const send = (res: ServerResponse, status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const send = (res: ServerResponse, status: number, body: unknown) =>
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     req.resume();
     req.on('end', () => {
       const claim = /^\/v1\/computers\/c1\/runs\/([^/]+)\/claim$/.exec(req.url ?? '');
       if (claim) {
-        claims.push({ runId: claim[1]!, incarnation: req.headers['runledger-incarnation'] as string | undefined, answer: (status, body) => send(res, status, body) });
+        claims.push({
+          runId: claim[1]!,
+          incarnation: req.headers['runledger-incarnation'] as string | undefined,
+          answer: (status, body) => send(res, status, body),
+        });
         return;
       }
       const complete = /^\/v1\/runs\/([^/]+)\/complete$/.exec(req.url ?? '');
@@ -53,7 +58,10 @@ async function rawBoard() {
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    url, upgrades, claims, completed,
+    url,
+    upgrades,
+    claims,
+    completed,
     push(runId: string) {
       socket!.send(JSON.stringify({ id: `f-${runId}`, kind: 'run.requested', data: { run_id: runId, lane: 'A' } }));
     },
@@ -69,16 +77,22 @@ async function rawBoard() {
 }
 
 const granted = (runId: string, sleepMs = 10) => ({
-  run: { run_id: runId, lane: 'A', prompt: `marker=${runId} sleep=${sleepMs}`, agent_id: null, timeout_s: null }, run_token: `token-${runId}`, skills: [],
+  run: { run_id: runId, lane: 'A', prompt: `marker=${runId} sleep=${sleepMs}`, agent_id: null, timeout_s: null },
+  run_token: `token-${runId}`,
+  skills: [],
 });
 
-describe('a computer\'s incarnation on the wire', () => {
+describe("a computer's incarnation on the wire", () => {
   it('its claims and its push stream name this life; a claim repeated after a restart names the life that started it', async () => {
     const board = await rawBoard();
     const dir = tempDir();
     const db = join(dir, 'c1.db');
     const agent = agentFiles(dir);
-    const daemon = () => startCli(['daemon', '--server', board.url, '--computer', 'c1', '--token', 't', '--db', db, '--exec', MARKER_AGENT, '--heartbeat-s', '1'], agent.env);
+    const daemon = () =>
+      startCli(
+        ['daemon', '--server', board.url, '--computer', 'c1', '--token', 't', '--db', db, '--exec', MARKER_AGENT, '--heartbeat-s', '1'],
+        agent.env,
+      );
 
     const first = daemon();
     await first.waitForOutput(/push stream connected/);
@@ -103,7 +117,11 @@ describe('a computer\'s incarnation on the wire', () => {
     expect(lives).toHaveLength(2);
     expect(lives[0]).not.toBe(lives[1]);
     expect(board.upgrades).toEqual(lives);
-    expect(board.claims.map((c) => [c.runId, c.incarnation])).toEqual([['r1', lives[0]], ['r1', lives[0]], ['r2', lives[1]]]);
+    expect(board.claims.map((c) => [c.runId, c.incarnation])).toEqual([
+      ['r1', lives[0]],
+      ['r1', lives[0]],
+      ['r2', lives[1]],
+    ]);
     expect(markerCounts(agent.markers)).toEqual({ r1: 1, r2: 1 });
     expect((await second.stop('SIGTERM')).code).toBe(0);
   });
@@ -113,7 +131,10 @@ describe('a computer\'s incarnation on the wire', () => {
     board.refuseStreams();
     const db = join(tempDir(), 'c1.db');
     const daemon = startCli(['daemon', '--server', board.url, '--computer', 'c1', '--token', 't', '--db', db, '--exec', 'true']);
-    const exit = await Promise.race([daemon.exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(daemon.describe())), 15_000))]);
+    const exit = await Promise.race([
+      daemon.exited,
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(daemon.describe())), 15_000)),
+    ]);
     expect(exit, daemon.describe()).toEqual({ code: 2, signal: null });
     expect(daemon.stdout).toMatch(new RegExp(`another daemon is connected to ${board.url} as computer c1 .*: stop it, or give this one its own id`));
     expect(board.upgrades).toHaveLength(1);
@@ -124,7 +145,10 @@ describe('a computer\'s incarnation on the wire', () => {
     const dir = tempDir();
     const db = join(dir, 'c1.db');
     const agent = agentFiles(dir);
-    const daemon = startCli(['daemon', '--server', board.url, '--computer', 'c1', '--token', 't', '--db', db, '--exec', MARKER_AGENT, '--heartbeat-s', '1'], agent.env);
+    const daemon = startCli(
+      ['daemon', '--server', board.url, '--computer', 'c1', '--token', 't', '--db', db, '--exec', MARKER_AGENT, '--heartbeat-s', '1'],
+      agent.env,
+    );
     await daemon.waitForOutput(/push stream connected/);
     board.push('r1');
     await waitFor('the claim of r1', () => board.claims.length === 1);
@@ -133,7 +157,10 @@ describe('a computer\'s incarnation on the wire', () => {
     await waitFor('r1 to start', () => markerCounts(agent.markers).r1 === 1);
 
     board.cutStreamToTwin();
-    const exit = await Promise.race([daemon.exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(daemon.describe())), 30_000))]);
+    const exit = await Promise.race([
+      daemon.exited,
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(daemon.describe())), 30_000)),
+    ]);
 
     expect(exit, daemon.describe()).toEqual({ code: 2, signal: null });
     expect(daemon.stdout).toMatch(/another daemon is connected to .* as computer c1 .*: stop it, or give this one its own id/);

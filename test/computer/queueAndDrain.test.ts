@@ -2,11 +2,11 @@ import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { Computer } from '../../actors/computer/computer.ts';
 import { drainComputer } from '../../actors/computer/drainComputer.ts';
 import { SHUTDOWN_BEFORE_START } from '../../actors/run/runState.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
-import { frameInput } from '../../wire/frames.ts';
 import { type Clock, FakeClock } from '../../actors/runtime/clock.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
+import { frameInput } from '../../wire/frames.ts';
 import { killEveryGroup, nodeAgent, runStream } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';
@@ -18,8 +18,16 @@ import { openTempStore, tempDir } from '../support/tempStore.ts';
 async function startComputer(store: EventStore, clock: Clock, board: StandInBoard, exec: string) {
   const system = startActorSystem({ onError: () => {} });
   const computer = new Computer({
-    system, store, clock, board, exec,
-    computer: 'c1', server: 'http://127.0.0.1:9', token: 'unused', workspaceRoot: tempDir(), heartbeatMs: 1_000,
+    system,
+    store,
+    clock,
+    board,
+    exec,
+    computer: 'c1',
+    server: 'http://127.0.0.1:9',
+    token: 'unused',
+    workspaceRoot: tempDir(),
+    heartbeatMs: 1_000,
   });
   await computer.start();
   // No board listens: the stand-in answers the calls, and frames come in through `frame` below.
@@ -32,7 +40,9 @@ async function startComputer(store: EventStore, clock: Clock, board: StandInBoar
   });
   let frames = 0;
   const frame = (kind: string, runId: string, lane?: string) =>
-    computer.queue.input(frameInput('c1', JSON.stringify({ id: `f${++frames}`, kind, data: { run_id: runId, ...(lane ? { lane } : {}) } }), clock.now()));
+    computer.queue.input(
+      frameInput('c1', JSON.stringify({ id: `f${++frames}`, kind, data: { run_id: runId, ...(lane ? { lane } : {}) } }), clock.now()),
+    );
   return { computer, frame };
 }
 
@@ -62,7 +72,9 @@ describe('a computer with a stand-in board', () => {
     ]);
 
     release();
-    await vi.waitFor(async () => expect((await all(store)).some((e) => e.type === 'run.ended' && e.data.runId === 'a1')).toBe(true), { timeout: 10_000 });
+    await vi.waitFor(async () => expect((await all(store)).some((e) => e.type === 'run.ended' && e.data.runId === 'a1')).toBe(true), {
+      timeout: 10_000,
+    });
     clock.advance(60_000);
     await computer.queue.drainClaims();
     expect(board.callsOf('a2')).toEqual([]);
@@ -99,7 +111,7 @@ describe('a computer with a stand-in board', () => {
     expect(computer.runs.liveRuns()).toEqual([]);
   });
 
-  it('given two runs of one lane and a completion the board is slow to answer, then the second is claimed only once the first\'s completion is answered: never busy, never parked', async () => {
+  it("given two runs of one lane and a completion the board is slow to answer, then the second is claimed only once the first's completion is answered: never busy, never parked", async () => {
     const store = await openTempStore();
     const clock = new FakeClock();
     const board = new StandInBoard().serialiseLanes().offer('a1', { lane: 'A', prompt: 'first' }).offer('a2', { lane: 'A', prompt: 'second' });
@@ -120,7 +132,9 @@ describe('a computer with a stand-in board', () => {
     await vi.waitFor(() => expect(board.callsOf('a2', 'complete')).toMatchObject([{ result: { ok: true } }]), { timeout: 10_000 });
     const claims = board.calls.filter((c) => c.call === 'claim').map((c) => c.runId);
     expect(claims).toEqual(['a1', 'a2']);
-    expect(board.calls.findIndex((c) => c.call === 'claim' && c.runId === 'a2')).toBeGreaterThan(board.calls.findIndex((c) => c.call === 'complete' && c.runId === 'a1'));
+    expect(board.calls.findIndex((c) => c.call === 'claim' && c.runId === 'a2')).toBeGreaterThan(
+      board.calls.findIndex((c) => c.call === 'complete' && c.runId === 'a1'),
+    );
     expect(board.busyAnswers).toEqual([]);
     expect((await all(store)).filter((e) => e.type === 'run.parked')).toEqual([]);
   });

@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { deciders } from '../../replay/deciders.ts';
-import { replayLog } from '../../replay/replayLog.ts';
 import { INTERRUPTED_BY_RESTART } from '../../actors/run/runState.ts';
 import { FakeClock } from '../../actors/runtime/clock.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { replayLog } from '../../replay/replayLog.ts';
 import { running, until } from '../execution/agents.ts';
 import { nodeAgent, startRuns, waitForEvent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';

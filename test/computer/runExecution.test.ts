@@ -1,17 +1,17 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { deciders } from '../../replay/deciders.ts';
-import { replayLog } from '../../replay/replayLog.ts';
 import { CANCELLED_MARKER } from '../../actors/run/runState.ts';
 import { FakeClock } from '../../actors/runtime/clock.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { hydrateProjections } from '../../projections/hydrate.ts';
 import { laneSessionsProjection } from '../../projections/laneSessions.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { replayLog } from '../../replay/replayLog.ts';
+import { running, until } from '../execution/agents.ts';
 import { claudeAgent, nodeAgent, runStream, startRuns, typesOf, waitForEvent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';
-import { running, until } from '../execution/agents.ts';
 
 /** The session each lane of computer c1 resumes next, as the log says. */
 async function laneSessions(store: EventStore): Promise<Record<string, string>> {
@@ -44,7 +44,9 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     expect((await waitForEvent(store, 'r1', 'run.process.exited')).data.outcome).toBe('timed_out');
     await settled(store, 'r1');
     const [complete] = board.callsOf('r1', 'complete');
-    expect(complete).toMatchObject({ result: { ok: false, error: 'timed out after about 1 minute, its budget — unfinished answer: …Half of the answer: the cause is' } });
+    expect(complete).toMatchObject({
+      result: { ok: false, error: 'timed out after about 1 minute, its budget — unfinished answer: …Half of the answer: the cause is' },
+    });
     expect(board.callsOf('r1', 'reply')).toEqual([]);
     expect(await typesOf(store, 'r1')).not.toContain('lane.session.forgotten');
     expect(await laneSessions(store)).toEqual({ L: 'sess-42' });
@@ -78,7 +80,12 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     const store = await openTempStore();
     const clock = new FakeClock();
     // What an earlier turn of lane L left: a session the agent no longer has.
-    await store.append({ expected: { 'c1/run:r0': 0 }, events: [{ stream: 'c1/run:r0', type: 'lane.session.remembered', data: { lane: 'L', sessionId: 'stale-session', runId: 'r0' }, at: clock.now() }] });
+    await store.append({
+      expected: { 'c1/run:r0': 0 },
+      events: [
+        { stream: 'c1/run:r0', type: 'lane.session.remembered', data: { lane: 'L', sessionId: 'stale-session', runId: 'r0' }, at: clock.now() },
+      ],
+    });
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'carry on', timeoutS: 600 });
     const { claimAndHandOver } = await startRuns(store, clock, board, { exec: claudeAgent('claude-like.mjs') });
 
@@ -91,7 +98,10 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
       { runId: 'r1', lane: 'L', deadlineAt: clock.now() + 600_000, resume: null },
     ]);
     expect(events.filter((e) => e.type === 'run.process.began').map((e) => e.data.resuming)).toEqual(['stale-session', null]);
-    expect(events.find((e) => e.type === 'lane.session.forgotten')?.data).toMatchObject({ sessionId: 'stale-session', reason: 'the agent refused to resume it' });
+    expect(events.find((e) => e.type === 'lane.session.forgotten')?.data).toMatchObject({
+      sessionId: 'stale-session',
+      reason: 'the agent refused to resume it',
+    });
     expect(board.callsOf('r1', 'reply')[0]).toMatchObject({ text: expect.stringMatching(/^fresh: You have about 10 minutes for this turn\./) });
     expect(board.callsOf('r1', 'complete')[0]).toMatchObject({ result: { ok: true } });
     expect(await laneSessions(store)).toEqual({ L: 'fresh-session' });
@@ -102,7 +112,11 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     const clock = new FakeClock();
     const pids = join(tempDir(), 'pids');
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'p' });
-    const { claimAndHandOver, runs } = await startRuns(store, clock, board, { exec: nodeAgent('family.mjs', pids), heartbeatMs: 1_000, killGraceMs: 2_000 });
+    const { claimAndHandOver, runs } = await startRuns(store, clock, board, {
+      exec: nodeAgent('family.mjs', pids),
+      heartbeatMs: 1_000,
+      killGraceMs: 2_000,
+    });
 
     await claimAndHandOver('r1');
     const [agent, grandchild] = (await fileOf(pids)).trim().split(' ').map(Number) as [number, number];
@@ -144,7 +158,12 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
   it('given a reply the board refuses, then the session the turn announced is forgotten and the run completes failed, saying so, without retrying the reply', async () => {
     const store = await openTempStore();
     const clock = new FakeClock();
-    await store.append({ expected: { 'c1/run:r0': 0 }, events: [{ stream: 'c1/run:r0', type: 'lane.session.remembered', data: { lane: 'L', sessionId: 'known-session', runId: 'r0' }, at: clock.now() }] });
+    await store.append({
+      expected: { 'c1/run:r0': 0 },
+      events: [
+        { stream: 'c1/run:r0', type: 'lane.session.remembered', data: { lane: 'L', sessionId: 'known-session', runId: 'r0' }, at: clock.now() },
+      ],
+    });
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'carry on' });
     board.refuseReplies('r1', 413);
     const { claimAndHandOver } = await startRuns(store, clock, board, { exec: claudeAgent('claude-like.mjs') });
@@ -153,7 +172,10 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     expect(await settled(store, 'r1')).toMatchObject({ reported: true });
     expect(board.callsOf('r1', 'reply')).toHaveLength(1);
     expect(board.callsOf('r1', 'complete')).toMatchObject([{ result: { ok: false, error: 'posting the reply failed with HTTP 413' } }]);
-    expect((await store.readStream(runStream('r1'))).find((e) => e.type === 'lane.session.forgotten')?.data).toMatchObject({ sessionId: 'known-session', reason: 'its reply was refused' });
+    expect((await store.readStream(runStream('r1'))).find((e) => e.type === 'lane.session.forgotten')?.data).toMatchObject({
+      sessionId: 'known-session',
+      reason: 'its reply was refused',
+    });
     expect(await laneSessions(store)).toEqual({});
   });
 
@@ -167,7 +189,11 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     await claimAndHandOver('r1');
     const completions = () => board.callsOf('r1', 'complete').length;
     await vi.waitFor(() => expect(completions()).toBe(1), { timeout: 10_000 });
-    for (const [wait, sent] of [[1_000, 2], [3_000, 3], [9_000, 4]] as const) {
+    for (const [wait, sent] of [
+      [1_000, 2],
+      [3_000, 3],
+      [9_000, 4],
+    ] as const) {
       await waitForRetry(store, 'r1', sent - 1);
       expect(runs.liveRuns()).toEqual(['r1']);
       const beats = board.callsOf('r1', 'heartbeat').length;
@@ -205,11 +231,18 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
       clock.advance(wait * 1_000);
       await vi.waitFor(() => expect(completions()).toBe(i + 2), { timeout: 5_000 });
     }
-    await vi.waitFor(async () => expect((await store.readStream(runStream('r1'))).some((e) => e.type === 'run.completion.paused')).toBe(true), { timeout: 5_000 });
+    await vi.waitFor(async () => expect((await store.readStream(runStream('r1'))).some((e) => e.type === 'run.completion.paused')).toBe(true), {
+      timeout: 5_000,
+    });
     // Given up as unreported: the slot and lane go back now (a redelivery may still report it), with
     // what the execution itself came to: it succeeded, only its report is missing.
     await vi.waitFor(() => expect(executionEnded).toHaveBeenCalledTimes(1));
-    expect(executionEnded).toHaveBeenCalledWith('r1', 'L', true, expect.stringMatching(/^the board did not acknowledge its completion after 9 attempts/));
+    expect(executionEnded).toHaveBeenCalledWith(
+      'r1',
+      'L',
+      true,
+      expect.stringMatching(/^the board did not acknowledge its completion after 9 attempts/),
+    );
     expect(runs.liveRuns()).toEqual(['r1']);
     clock.advance(60_000);
     expect(board.callsOf('r1', 'heartbeat').length).toBeGreaterThan(0);
@@ -224,7 +257,7 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     expect(await replayLog(store, deciders)).toMatchObject({ ok: true });
   });
 
-  it('given a completion in flight, then the queue keeps the run\'s slot and lane until the board answers it, and is told once, with the run\'s own result', async () => {
+  it("given a completion in flight, then the queue keeps the run's slot and lane until the board answers it, and is told once, with the run's own result", async () => {
     const store = await openTempStore();
     const clock = new FakeClock();
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'hello' });
@@ -245,7 +278,7 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     expect(executionEnded.mock.calls[0]!.slice(0, 3)).toEqual(['r1', 'L', true]);
   });
 
-  it('given a run that failed, when the board acknowledges its completion, then the queue is told it failed, with the run\'s error', async () => {
+  it("given a run that failed, when the board acknowledges its completion, then the queue is told it failed, with the run's error", async () => {
     const store = await openTempStore();
     const clock = new FakeClock();
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'hello' });
@@ -261,7 +294,6 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     expect(executionEnded).toHaveBeenCalledWith('r1', 'L', false, error);
   });
 });
-
 
 async function waitForRetry(store: EventStore, runId: string, count: number): Promise<void> {
   await vi.waitFor(

@@ -16,7 +16,9 @@ describe('a run token asked for again after a restart', () => {
     board.failCompletions('r1', 503);
     const first = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), heartbeatMs: 60_000 });
     await first.claimAndHandOver('r1');
-    await vi.waitFor(async () => expect((await store.readStream(runStream('r1'))).map((e) => e.type)).toContain('run.completion.retrying'), { timeout: 10_000 });
+    await vi.waitFor(async () => expect((await store.readStream(runStream('r1'))).map((e) => e.type)).toContain('run.completion.retrying'), {
+      timeout: 10_000,
+    });
     first.crash();
 
     // The next life knows no token: the retry claims again, naming life-1.

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { ComputerQueue } from '../../actors/computer/computerQueue.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import { FakeClock } from '../../actors/runtime/clock.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore } from '../support/tempStore.ts';
@@ -24,12 +24,19 @@ describe('an input sent without waiting', () => {
     const system = startActorSystem({ onError: () => {} });
     const queue = new ComputerQueue(system, refusing, clock, 'c1', board, { log: (line) => lines.push(line) });
     await queue.start();
-    await queue.input({ stream: 'c1/lane:A', type: 'frame.received', data: { frameId: 'f-r1', kind: 'run.requested', runId: 'r1', lane: 'A' }, at: clock.now() });
+    await queue.input({
+      stream: 'c1/lane:A',
+      type: 'frame.received',
+      data: { frameId: 'f-r1', kind: 'run.requested', runId: 'r1', lane: 'A' },
+      at: clock.now(),
+    });
     await vi.waitFor(async () => expect((await queue.state()).runs.r1?.claimAttempts).toBe(1), { timeout: 5_000 });
 
     clock.advance(2_000);
 
-    await vi.waitFor(() => expect(lines).toEqual(['timer.fired of run r1 (c1/lane:A) could not be recorded: the row is refused by a test']), { timeout: 5_000 });
+    await vi.waitFor(() => expect(lines).toEqual(['timer.fired of run r1 (c1/lane:A) could not be recorded: the row is refused by a test']), {
+      timeout: 5_000,
+    });
     queue.stop();
     stopSystem(system);
   });

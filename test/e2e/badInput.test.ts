@@ -4,7 +4,7 @@
  * answers each bad frame 400, records it, and stays connected, except for a frame over the size
  * limit, which closes the connection (1009) and is followed by a reconnect.
  */
-import { type Server, createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -45,7 +45,12 @@ describe('the board, fed bad input on loopback', () => {
     const board = await startBoard(join(dir, 'board', 'board.db'));
     const [c1, c2] = await Promise.all([addComputer(board.db, 'c1'), addComputer(board.db, 'c2')]);
     const sent: Sent[] = [];
-    const call = async (what: string, method: 'GET' | 'POST', path: string, options: { token?: string | null; body?: string; authorization?: string } = {}) => {
+    const call = async (
+      what: string,
+      method: 'GET' | 'POST',
+      path: string,
+      options: { token?: string | null; body?: string; authorization?: string } = {},
+    ) => {
       const authorization = options.authorization ?? (options.token ? `Bearer ${options.token}` : undefined);
       const response = await fetch(`${board.url}${path}`, {
         method,
@@ -69,8 +74,14 @@ describe('the board, fed bad input on loopback', () => {
     await call('malformed JSON', 'POST', '/v1/runs', { token: submitToken, body: '{"lane": "a", "prompt":' });
     await call('an unknown field', 'POST', '/v1/runs', { token: submitToken, body: JSON.stringify({ lane: 'a', prompt: 'p', colour: 'red' }) });
     await call('a missing field', 'POST', '/v1/runs', { token: submitToken, body: JSON.stringify({ lane: 'a' }) });
-    await call('an oversized submit', 'POST', '/v1/runs', { token: submitToken, body: JSON.stringify({ lane: 'a', prompt: 'x'.repeat(5 * 1024 * 1024 + 1) }) });
-    await call('an oversized cancel', 'POST', `/v1/runs/${queued}/cancel`, { token: submitToken, body: JSON.stringify({ pad: 'x'.repeat(70 * 1024) }) });
+    await call('an oversized submit', 'POST', '/v1/runs', {
+      token: submitToken,
+      body: JSON.stringify({ lane: 'a', prompt: 'x'.repeat(5 * 1024 * 1024 + 1) }),
+    });
+    await call('an oversized cancel', 'POST', `/v1/runs/${queued}/cancel`, {
+      token: submitToken,
+      body: JSON.stringify({ pad: 'x'.repeat(70 * 1024) }),
+    });
     // Tokens.
     await call('no token', 'POST', '/v1/runs', { body: JSON.stringify({ lane: 'a', prompt: 'p' }) });
     await call('a wrong token', 'POST', '/v1/runs', { token: 'not-the-token', body: JSON.stringify({ lane: 'a', prompt: 'p' }) });
@@ -126,8 +137,14 @@ describe('the board, fed bad input on loopback', () => {
       status: 409,
       body: { detail: { error: 'claimed_elsewhere' } },
     });
-    expect(await call('a heartbeat', 'POST', `/v1/runs/${run}/heartbeat`, { token: runToken, body: '{}' })).toEqual({ status: 200, body: { cancel_requested: false } });
-    expect(await call("another run's token", 'POST', `/v1/runs/${queued}/complete`, { token: runToken, body: '{"ok":true}' })).toEqual({ status: 401, body: UNAUTHORIZED });
+    expect(await call('a heartbeat', 'POST', `/v1/runs/${run}/heartbeat`, { token: runToken, body: '{}' })).toEqual({
+      status: 200,
+      body: { cancel_requested: false },
+    });
+    expect(await call("another run's token", 'POST', `/v1/runs/${queued}/complete`, { token: runToken, body: '{"ok":true}' })).toEqual({
+      status: 401,
+      body: UNAUTHORIZED,
+    });
     expect((await call('a completion', 'POST', `/v1/runs/${run}/complete`, { token: runToken, body: '{"ok":true}' })).status).toBe(200);
     expect(await call('the completion again', 'POST', `/v1/runs/${run}/complete`, { token: runToken, body: '{"ok":true}' })).toMatchObject({
       status: 409,
@@ -161,11 +178,23 @@ describe('the board, fed bad input on loopback', () => {
     const rejections = sent.filter((s) => s.status >= 400 && ![409].includes(s.status));
     // Refusals of callers that proved a token are recorded one by one; the others are counted in one
     // summary a minute, recorded at the latest when the board stops (SPEC section 1).
-    const trusted = new Set(['malformed JSON', 'an unknown field', 'a missing field', 'an oversized submit', 'an oversized cancel', 'a dotted run id', 'a path-escaping run id in a claim']);
-    const log = await waitFor('the trusted refusals recorded', () => {
-      const log = readLog(board.db);
-      return eventsOf(log, 'board.request.rejected').length >= trusted.size ? log : null;
-    }, 5_000);
+    const trusted = new Set([
+      'malformed JSON',
+      'an unknown field',
+      'a missing field',
+      'an oversized submit',
+      'an oversized cancel',
+      'a dotted run id',
+      'a path-escaping run id in a claim',
+    ]);
+    const log = await waitFor(
+      'the trusted refusals recorded',
+      () => {
+        const log = readLog(board.db);
+        return eventsOf(log, 'board.request.rejected').length >= trusted.size ? log : null;
+      },
+      5_000,
+    );
     const recorded = eventsOf(log, 'board.request.rejected').map((e) => `${e.data.status} ${e.data.path}`);
     for (const s of rejections.filter((s) => trusted.has(s.what))) expect(recorded, s.what).toContain(`${s.status} ${s.path}`);
     expect(recorded).toHaveLength(trusted.size);
@@ -225,7 +254,21 @@ describe('a computer, fed bad frames by its board', () => {
     const dir = tempDir();
     const board = await fakeBoard();
     const db = join(dir, 'computer', 'c1.db');
-    const daemon = startCli(['daemon', '--server', board.url, '--computer', 'c1', '--token', 't', '--db', db, '--heartbeat-s', '1', '--exec', 'true']);
+    const daemon = startCli([
+      'daemon',
+      '--server',
+      board.url,
+      '--computer',
+      'c1',
+      '--token',
+      't',
+      '--db',
+      db,
+      '--heartbeat-s',
+      '1',
+      '--exec',
+      'true',
+    ]);
     await daemon.waitForOutput(/push stream connected/);
     const first = await waitFor('the computer to connect', () => board.connections[0]);
     expect(first.authorization).toBe('Bearer t');

@@ -5,7 +5,20 @@
  */
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../support/tempStore.ts';
-import { addComputer, agentFiles, checkLogs, eventsOf, isRunning, lines, readLog, runCli, startBoard, startComputer, submit, waitFor } from './support/cluster.ts';
+import {
+  addComputer,
+  agentFiles,
+  checkLogs,
+  eventsOf,
+  isRunning,
+  lines,
+  readLog,
+  runCli,
+  startBoard,
+  startComputer,
+  submit,
+  waitFor,
+} from './support/cluster.ts';
 
 describe('cancel of an executing run', () => {
   it('a cancel of an executing run ends it cancelled within 2 s of runledger cancel, with a 30 s heartbeat', async () => {

@@ -7,11 +7,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../support/tempStore.ts';
 import {
-  MARKER_AGENT,
   addComputer,
   agentFiles,
   checkLogsWithCli,
   eventsOf,
+  MARKER_AGENT,
   markerCounts,
   readLog,
   startBoard,
@@ -31,11 +31,18 @@ describe('the lives of a daemon on one log', () => {
     const expected: Record<string, number> = {};
     const acrossStops: string[] = [];
     for (let life = 1; life <= 5; life++) {
-      const daemon = await startBoard(db, { command: 'daemon', args: ['--exec', MARKER_AGENT, '--heartbeat-s', '1', '--drain-s', '20'], env: agent.env });
+      const daemon = await startBoard(db, {
+        command: 'daemon',
+        args: ['--exec', MARKER_AGENT, '--heartbeat-s', '1', '--drain-s', '20'],
+        env: agent.env,
+      });
       await daemon.process.waitForOutput(/push stream connected/);
       // What the last life left executing was finished in its drain, and reported.
       for (const runId of acrossStops.splice(0)) expect(await waitForTerminal(daemon.url, runId)).toMatchObject({ state: 'succeeded' });
-      const runs = await Promise.all([submit(daemon, 'talk', `marker=life${life}-a sleep=20`), submit(daemon, `lane${life}`, `marker=life${life}-b sleep=20`)]);
+      const runs = await Promise.all([
+        submit(daemon, 'talk', `marker=life${life}-a sleep=20`),
+        submit(daemon, `lane${life}`, `marker=life${life}-b sleep=20`),
+      ]);
       for (const runId of runs) expect(await waitForTerminal(daemon.url, runId)).toMatchObject({ state: 'succeeded' });
       expected[`life${life}-a`] = 1;
       expected[`life${life}-b`] = 1;
@@ -65,7 +72,10 @@ describe('the lives of a daemon on one log', () => {
     for (let life = 1; life <= 3; life++) {
       const computer = await startComputer({ dir, id: 'c1', server: board.url, token, agent, args: ['--drain-s', '20'] });
       computerDb = computer.db;
-      const runs = await Promise.all([submit(board, 'talk', `marker=life${life}-a sleep=20`), submit(board, `lane${life}`, `marker=life${life}-b sleep=20`)]);
+      const runs = await Promise.all([
+        submit(board, 'talk', `marker=life${life}-a sleep=20`),
+        submit(board, `lane${life}`, `marker=life${life}-b sleep=20`),
+      ]);
       for (const runId of runs) expect(await waitForTerminal(board.url, runId)).toMatchObject({ state: 'succeeded' });
       expected[`life${life}-a`] = 1;
       expected[`life${life}-b`] = 1;

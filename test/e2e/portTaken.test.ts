@@ -3,7 +3,7 @@
  * once crashed on its way out instead, printing a stack trace: the board's follower of the log outlived
  * the failed start and read the log after the daemon had closed it.
  */
-import { type Server, createServer } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { tempDir } from '../support/tempStore.ts';

@@ -7,13 +7,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../support/tempStore.ts';
 import {
-  MARKER_AGENT,
   agentFiles,
   checkLogsWithCli,
   eventsOf,
   freePort,
   isRunning,
   lines,
+  MARKER_AGENT,
   markerCounts,
   readLog,
   startBoard,

@@ -6,9 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../support/tempStore.ts';
 import {
-  type BoardProcess,
   addComputer,
   agentFiles,
+  type BoardProcess,
   checkLogs,
   connectedComputers,
   eventsOf,

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { STREAM_NAME } from '../../events/envelope.ts';
-import { SAFE_ID_RULE, isSafeId } from '../../events/idRule.ts';
+import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
 import { SafeId } from '../../events/safeId.ts';
 
 /** The rule as SPEC section 6 writes it: the one place in the tests that spells it out. */
@@ -33,7 +33,18 @@ describe('the id rule: one schema, one predicate, one text', () => {
 
   it('given stream names, then STREAM_NAME built from the rule accepts [owner/]kind:id exactly as its spelled-out form did', () => {
     const spelled = /^(?:[A-Za-z0-9-]{1,64}\/)?[a-z]+:[A-Za-z0-9-]{1,64}$/;
-    for (const name of ['run:r1', 'c1/run:r-1', 'c1/session:h-abc', 'lane:x', 'a/b/run:r', 'Run:r', 'run:', '/run:r', `${'c'.repeat(65)}/run:r`, `run:${'r'.repeat(64)}`]) {
+    for (const name of [
+      'run:r1',
+      'c1/run:r-1',
+      'c1/session:h-abc',
+      'lane:x',
+      'a/b/run:r',
+      'Run:r',
+      'run:',
+      '/run:r',
+      `${'c'.repeat(65)}/run:r`,
+      `run:${'r'.repeat(64)}`,
+    ]) {
       expect(STREAM_NAME.test(name), name).toBe(spelled.test(name));
     }
   });

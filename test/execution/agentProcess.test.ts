@@ -1,12 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock, systemClock } from '../../actors/runtime/clock.ts';
 import { claudeStreamJsonReader, plainReader } from '../../actors/run/outputReaders.ts';
 import { sessionAfter, sessionMomentOf, shellQuote, shouldRetryFresh, turnCommand } from '../../actors/run/resume.ts';
+import { FakeClock, systemClock } from '../../actors/runtime/clock.ts';
 import { agentCommand, bounded, running, start, until, watched } from './agents.ts';
 
 describe('an agent that answers', () => {
   it('given a prompt on stdin, then its stdout is the reply and its exit is recorded', async () => {
-    const agent = await start({ command: agentCommand('echo.mjs'), prompt: 'what is 6 × 7?', reader: plainReader(), clock: systemClock, deadlineAt: null });
+    const agent = await start({
+      command: agentCommand('echo.mjs'),
+      prompt: 'what is 6 × 7?',
+      reader: plainReader(),
+      clock: systemClock,
+      deadlineAt: null,
+    });
     expect(agent.pid).toBeGreaterThan(0);
     expect(agent.pgid).toBe(agent.pid);
     const result = await bounded(agent.result, 10_000, 'the agent did not finish');
@@ -54,7 +60,14 @@ describe('an agent that answers', () => {
   });
 
   it('given a working directory that does not exist, then the result says the command could not start', async () => {
-    const agent = await start({ command: 'true', cwd: '/nonexistent/runledger', prompt: '', reader: plainReader(), clock: systemClock, deadlineAt: null });
+    const agent = await start({
+      command: 'true',
+      cwd: '/nonexistent/runledger',
+      prompt: '',
+      reader: plainReader(),
+      clock: systemClock,
+      deadlineAt: null,
+    });
     const result = await bounded(agent.result, 10_000, 'no result');
     expect(result.outcome).toBe('exited');
     expect(result.exitCode).toBeNull();
@@ -62,7 +75,14 @@ describe('an agent that answers', () => {
   });
 
   it('given an agent that exits leaving a process that holds its output open, then the run ends after the drain window', async () => {
-    const agent = await start({ command: '(sleep 30 &) ; echo answered', prompt: '', reader: plainReader(), clock: systemClock, deadlineAt: null, drainMs: 200 });
+    const agent = await start({
+      command: '(sleep 30 &) ; echo answered',
+      prompt: '',
+      reader: plainReader(),
+      clock: systemClock,
+      deadlineAt: null,
+      drainMs: 200,
+    });
     const result = await bounded(agent.result, 10_000, 'the run waited on the leftover process');
     expect(result).toMatchObject({ outcome: 'exited', exitCode: 0, reply: { ok: true, text: 'answered' } });
   });
@@ -72,7 +92,13 @@ describe('the deadline', () => {
   it('given an agent that announces its session and then hangs, when the deadline passes, then it is timed out, keeps its session, and its unfinished answer is salvaged', async () => {
     const clock = new FakeClock(1_000_000);
     const reader = watched(claudeStreamJsonReader());
-    const agent = await start({ command: agentCommand('hang.mjs', 'claude', 'long-session'), prompt: 'fix it', reader, clock, deadlineAt: clock.now() + 7_200_000 });
+    const agent = await start({
+      command: agentCommand('hang.mjs', 'claude', 'long-session'),
+      prompt: 'fix it',
+      reader,
+      clock,
+      deadlineAt: clock.now() + 7_200_000,
+    });
     const announced = await bounded(new Promise<string>((resolve) => agent.onSessionId(resolve)), 10_000, 'no session id');
     expect(announced).toBe('long-session');
     // Remembered at once: the run has not ended, and a kill at hour two must not lose it.
@@ -92,7 +118,13 @@ describe('the deadline', () => {
 
   it('given a short deadline on the real clock, then the agent is stopped when it passes', async () => {
     const startedAt = Date.now();
-    const agent = await start({ command: agentCommand('hang.mjs', 'plain'), prompt: '', reader: plainReader(), clock: systemClock, deadlineAt: startedAt + 1_000 });
+    const agent = await start({
+      command: agentCommand('hang.mjs', 'plain'),
+      prompt: '',
+      reader: plainReader(),
+      clock: systemClock,
+      deadlineAt: startedAt + 1_000,
+    });
     const result = await bounded(agent.result, 10_000, 'the agent outlived its deadline');
     expect(result.outcome).toBe('timed_out');
     expect(Date.now() - startedAt).toBeGreaterThanOrEqual(1_000);
@@ -137,7 +169,14 @@ describe('stopping an agent', () => {
 
   it('given an agent whose grandchild would outlive it, when it is stopped, then the whole group dies', async () => {
     const reader = watched(plainReader());
-    const agent = await start({ command: agentCommand('grandchild.mjs'), prompt: '', reader, clock: systemClock, deadlineAt: null, killGraceMs: 300 });
+    const agent = await start({
+      command: agentCommand('grandchild.mjs'),
+      prompt: '',
+      reader,
+      clock: systemClock,
+      deadlineAt: null,
+      killGraceMs: 300,
+    });
     await reader.printed('\n');
     const grandchild = Number(/grandchild (\d+)/.exec(reader.replySoFar())?.[1]);
     expect(running(grandchild)).toBe(true);
@@ -166,21 +205,27 @@ describe('a resumed turn that the agent refuses', () => {
     const template = agentCommand('claude-like.mjs');
     const first = turnCommand(template, 'claude', 'lost-session');
     expect(first.command).toContain("--resume 'lost-session'");
-    const refused = await (await start({ command: first.command, env: first.env, prompt: 'again', reader: claudeStreamJsonReader(), clock, deadlineAt })).result;
+    const refused = await (
+      await start({ command: first.command, env: first.env, prompt: 'again', reader: claudeStreamJsonReader(), clock, deadlineAt })
+    ).result;
     expect(refused.stderrTail).toBe('No conversation found with session ID: lost-session');
     expect(shouldRetryFresh({ resuming: first.resuming, result: refused, now: clock.now(), deadlineAt })).toBe(true);
     const remembered = sessionAfter('resume_refused', 'lost-session', refused.sessionId);
     expect(remembered).toBeNull();
 
     const fresh = turnCommand(template, 'claude', remembered);
-    const answered = await (await start({ command: fresh.command, env: fresh.env, prompt: 'again', reader: claudeStreamJsonReader(), clock, deadlineAt })).result;
+    const answered = await (
+      await start({ command: fresh.command, env: fresh.env, prompt: 'again', reader: claudeStreamJsonReader(), clock, deadlineAt })
+    ).result;
     expect(answered.reply).toEqual({ ok: true, text: 'fresh: again', truncated: false });
     expect(sessionAfter(sessionMomentOf(answered), remembered, answered.sessionId)).toBe('fresh-session');
   });
 
   it('given a session the agent has, then it resumes it', async () => {
     const turn = turnCommand(agentCommand('claude-like.mjs'), 'claude', 'known-session');
-    const result = await (await start({ command: turn.command, env: turn.env, prompt: 'more', reader: claudeStreamJsonReader(), clock: systemClock, deadlineAt: null })).result;
+    const result = await (
+      await start({ command: turn.command, env: turn.env, prompt: 'more', reader: claudeStreamJsonReader(), clock: systemClock, deadlineAt: null })
+    ).result;
     expect(result.reply).toEqual({ ok: true, text: 'resumed: more', truncated: false });
     expect(result.sessionId).toBe('known-session');
   });

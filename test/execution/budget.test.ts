@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TIMEOUT_S, budgetMsOf, budgetWords, deadlineOf, remainingMs, roundedDuration } from '../../actors/run/budget.ts';
+import { budgetMsOf, budgetWords, DEFAULT_TIMEOUT_S, deadlineOf, remainingMs, roundedDuration } from '../../actors/run/budget.ts';
 
 describe('the budget told to the agent, in a rounded unit', () => {
   it.each([

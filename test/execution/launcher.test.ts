@@ -1,10 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
-import { systemClock } from '../../actors/runtime/clock.ts';
 import { startAgent } from '../../actors/run/execution/agentProcess.ts';
 import { AgentLauncher, launcherMessage } from '../../actors/run/execution/launcher.ts';
 import { plainReader } from '../../actors/run/outputReaders.ts';
+import { systemClock } from '../../actors/runtime/clock.ts';
 import { agentCommand, bounded, repoRoot, running, until, watched } from './agents.ts';
 
 const launchers: AgentLauncher[] = [];
@@ -34,7 +34,15 @@ function groupAndSession(pid: number): [number, number] {
 describe('the agent launcher', () => {
   it("leads a session of its own, so a Ctrl-C to the daemon's process group does not reach it (nor its agents)", async () => {
     const launcher = ownLauncher();
-    const agent = await startAgent({ command: 'sleep 0.2', cwd: repoRoot, prompt: '', reader: plainReader(), clock: systemClock, deadlineAt: null, launcher });
+    const agent = await startAgent({
+      command: 'sleep 0.2',
+      cwd: repoRoot,
+      prompt: '',
+      reader: plainReader(),
+      clock: systemClock,
+      deadlineAt: null,
+      launcher,
+    });
     expect(groupAndSession(launcher.pid!)).toEqual([launcher.pid, launcher.pid]);
     expect(groupAndSession(agent.pid!)).toEqual([agent.pid, agent.pid]);
     expect(groupAndSession(launcher.pid!)[0]).not.toBe(groupAndSession(process.pid)[0]);
@@ -75,6 +83,7 @@ describe('the agent launcher', () => {
     try {
       const launcher = ownLauncher();
       const agent = await startAgent({
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell's ${VAR-default}, for the shell to expand
         command: 'printf "%s|%s" "$NODE_OPTIONS" "${RUNLEDGER_TEST_DROPPED-removed}"',
         cwd: repoRoot,
         prompt: '',
@@ -98,7 +107,15 @@ describe('the agent launcher', () => {
   it('given the launcher killed while an agent runs, then that agent is stopped and reported killed, and the next one starts', async () => {
     const launcher = ownLauncher();
     const reader = watched(plainReader());
-    const agent = await startAgent({ command: agentCommand('hang.mjs', 'plain'), cwd: repoRoot, prompt: '', reader, clock: systemClock, deadlineAt: null, launcher });
+    const agent = await startAgent({
+      command: agentCommand('hang.mjs', 'plain'),
+      cwd: repoRoot,
+      prompt: '',
+      reader,
+      clock: systemClock,
+      deadlineAt: null,
+      launcher,
+    });
     await reader.printed('first half');
     process.kill(launcher.pid!, 'SIGKILL');
     const result = await bounded(agent.result, 10_000, 'the agent was never reported');
@@ -108,13 +125,29 @@ describe('the agent launcher', () => {
     // Nobody could hear it any more: it does not run on.
     await until(() => !running(agent.pid!), 5_000, 'the unheard agent still runs');
 
-    const next = await startAgent({ command: 'echo again', cwd: repoRoot, prompt: '', reader: plainReader(), clock: systemClock, deadlineAt: null, launcher });
+    const next = await startAgent({
+      command: 'echo again',
+      cwd: repoRoot,
+      prompt: '',
+      reader: plainReader(),
+      clock: systemClock,
+      deadlineAt: null,
+      launcher,
+    });
     expect((await bounded(next.result, 10_000, 'the next agent did not finish')).reply).toMatchObject({ ok: true, text: 'again' });
   });
 
   it('given an agent that floods its output, then the launcher relays it with bounded memory of its own', async () => {
     const launcher = ownLauncher();
-    const agent = await startAgent({ command: agentCommand('flood.mjs', 'plain', '200'), cwd: repoRoot, prompt: '', reader: plainReader(), clock: systemClock, deadlineAt: null, launcher });
+    const agent = await startAgent({
+      command: agentCommand('flood.mjs', 'plain', '200'),
+      cwd: repoRoot,
+      prompt: '',
+      reader: plainReader(),
+      clock: systemClock,
+      deadlineAt: null,
+      launcher,
+    });
     const launcherPid = launcher.pid!;
     const result = await bounded(agent.result, 25_000, 'the flood did not end');
     expect(result.exitCode).toBe(0);
@@ -131,9 +164,14 @@ describe('the agent launcher', () => {
       const agent = await startAgent({ command: 'sleep 30', cwd: '.', prompt: '', reader: plainReader(), clock: systemClock, deadlineAt: null });
       console.log(JSON.stringify({ launcher: sharedLauncher().pid, agent: agent.pid }));
     `;
-    const daemon = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+    const daemon = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const pids = await bounded(
-      new Promise<{ launcher: number; agent: number }>((resolve) => daemon.stdout.setEncoding('utf8').once('data', (line: string) => resolve(JSON.parse(line)))),
+      new Promise<{ launcher: number; agent: number }>((resolve) =>
+        daemon.stdout.setEncoding('utf8').once('data', (line: string) => resolve(JSON.parse(line))),
+      ),
       20_000,
       'the daemon never started its agent',
     );
@@ -158,7 +196,11 @@ describe('the agent launcher', () => {
       const result = await agent.result;
       console.log(result.reply.text);
     `;
-    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: repoRoot, encoding: 'utf8', timeout: 20_000 });
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(child.error).toBeUndefined();
     expect(child.stdout.trim()).toBe('done');
     expect(child.status).toBe(0);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { systemClock } from '../../actors/runtime/clock.ts';
 import { type AgentKind, type OutputReader, readerFor } from '../../actors/run/outputReaders.ts';
+import { systemClock } from '../../actors/runtime/clock.ts';
 import { agentCommand, bounded, start } from './agents.ts';
 
 const MiB = 1024 * 1024;
@@ -47,7 +47,13 @@ async function flood(mode: string, megabytes: number, kind: AgentKind) {
   const probe = sampling(readerFor(kind));
   const startedAt = Date.now();
   try {
-    const agent = await start({ command: agentCommand('flood.mjs', mode, String(megabytes)), prompt: '', reader: probe.reader, clock: systemClock, deadlineAt: null });
+    const agent = await start({
+      command: agentCommand('flood.mjs', mode, String(megabytes)),
+      prompt: '',
+      reader: probe.reader,
+      clock: systemClock,
+      deadlineAt: null,
+    });
     const result = await bounded(agent.result, 25_000, `the ${megabytes} MB flood did not end`);
     const growth = probe.growth();
     console.log(

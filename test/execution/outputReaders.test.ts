@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
-  type OutputReader,
-  REPLY_CAP_BYTES,
   capReply,
   claudeStreamJsonReader,
   codexJsonReader,
+  type OutputReader,
   plainReader,
+  REPLY_CAP_BYTES,
   readerFor,
 } from '../../actors/run/outputReaders.ts';
 
@@ -207,14 +207,18 @@ describe('codexJsonReader: Codex exec --json', () => {
 
   it('given a failed turn, then there is no reply, and the reason carries the error', () => {
     const reader = codexJsonReader();
-    feedInPieces(reader, json({ type: 'thread.started', thread_id: 't1' }) + json({ type: 'turn.failed', error: { message: 'model overloaded' } }), 9);
+    feedInPieces(
+      reader,
+      json({ type: 'thread.started', thread_id: 't1' }) + json({ type: 'turn.failed', error: { message: 'model overloaded' } }),
+      9,
+    );
     expect(reader.sessionId()).toBe('t1');
     expect(reader.finalReply()).toEqual({ ok: false, reason: "the agent's turn failed: model overloaded" });
   });
 
   it('given an error event and no answer, then the error is the reason; given nothing at all, then it says no answer came', () => {
     const erred = codexJsonReader();
-    feedInPieces(erred, 'not json\n' + json({ type: 'error', message: 'unauthorized' }), 4);
+    feedInPieces(erred, `not json\n${json({ type: 'error', message: 'unauthorized' })}`, 4);
     expect(erred.finalReply()).toEqual({ ok: false, reason: 'the agent reported an error: unauthorized' });
     const silent = codexJsonReader();
     feedInPieces(silent, 'Error: unknown flag --jsn\n', 4);

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentResult } from '../../actors/run/agentResult.ts';
 import {
-  SESSION_ENV,
-  type SessionMoment,
   agentKindOf,
   looksLikeRefusedResume,
+  SESSION_ENV,
+  type SessionMoment,
   sessionAfter,
   sessionMomentOf,
   shouldRetryFresh,
@@ -65,7 +65,10 @@ describe('the command line of a turn', () => {
 describe('a refused resume', () => {
   it.each([
     ['Claude', { stderrTail: 'No conversation found with session ID: abc' }],
-    ['an error result', { reply: { ok: false as const, reason: 'the agent ended with an error (success): No conversation found with session ID: abc' } }],
+    [
+      'an error result',
+      { reply: { ok: false as const, reason: 'the agent ended with an error (success): No conversation found with session ID: abc' } },
+    ],
     ['session not found', { stderrTail: 'Error: session abc not found' }],
     ['thread not found', { stderrTail: 'error: thread not found' }],
     ['no rollout', { stderrTail: 'Error: No rollout found for thread id abc' }],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TailBuffer, decodeWhole, utf8Boundary } from '../../actors/run/tailBuffer.ts';
+import { decodeWhole, TailBuffer, utf8Boundary } from '../../actors/run/tailBuffer.ts';
 
 describe('TailBuffer keeps only the last N bytes', () => {
   it('given less than N bytes, then it keeps them all and says nothing was cut', () => {

@@ -1,26 +1,29 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { FakeClock } from '../../actors/runtime/clock.ts';
 import { DecidingActor } from '../../actors/runtime/decidingActor.ts';
 import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
-import { FakeClock } from '../../actors/runtime/clock.ts';
 import { StaleVersionError } from '../../events/store/eventStore.ts';
 import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
-import { T0 } from '../support/events.ts';
-import { tempDbPath } from '../support/tempStore.ts';
 import { type CounterState, counterDecider } from '../fixtures/counter/counterDecider.ts';
 import { asInput, withCounters } from '../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
+import { T0 } from '../support/events.ts';
+import { tempDbPath } from '../support/tempStore.ts';
 
 const STREAM = 'counter:a';
-const bump = (i: number, limit: number): NewDomainEvent => asInput({ stream: STREAM, type: 'counter.bump.requested', data: { by: 1, limit }, at: T0 + i });
+const bump = (i: number, limit: number): NewDomainEvent =>
+  asInput({ stream: STREAM, type: 'counter.bump.requested', data: { by: 1, limit }, at: T0 + i });
 
 /** A log whose disk is full until `free()`: the store's own fault seam, inside its commit. */
 async function fullLog() {
   let full = true;
   const path = tempDbPath();
-  const store = await openCounterStore(path, { faults: { failWrites: () => (full ? new Database.SqliteError('database or disk is full', 'SQLITE_FULL') : null) } });
+  const store = await openCounterStore(path, {
+    faults: { failWrites: () => (full ? new Database.SqliteError('database or disk is full', 'SQLITE_FULL') : null) },
+  });
   return { store, path, free: () => (full = false), fill: () => (full = true) };
 }
 
@@ -129,7 +132,12 @@ describe('an input the log could not take', () => {
 
     expect(outcomes.every((o) => o.ok)).toBe(true);
     const recorded = withCounters(await log.store.readStream(STREAM));
-    expect(recorded.filter((e) => e.type === 'counter.bump.requested').map((e) => e.at - T0).sort()).toEqual([1, 2, 3]);
+    expect(
+      recorded
+        .filter((e) => e.type === 'counter.bump.requested')
+        .map((e) => e.at - T0)
+        .sort(),
+    ).toEqual([1, 2, 3]);
     expect(recorded.filter((e) => e.type === 'counter.bumped').map((e) => e.data)).toEqual([{ total: 1 }, { total: 2 }, { total: 3 }]);
   });
 });

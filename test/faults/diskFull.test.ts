@@ -5,18 +5,19 @@
  * answered 507 and the server keeps serving. Twice: through the store's own fault seam, and (as root,
  * where tmpfs can be mounted) on a real 2 MB file system filled to the last byte and then freed.
  */
-import Database from 'better-sqlite3';
+
 import { execFileSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
+import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
 import { readSubmitToken } from '../../wire/tokens.ts';
-import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
-import { MARKER_AGENT, eventsOf, getRun, isRunning, lines, markerCounts, readLog, waitFor } from '../e2e/support/cluster.ts';
+import { eventsOf, getRun, isRunning, lines, MARKER_AGENT, markerCounts, readLog, waitFor } from '../e2e/support/cluster.ts';
 import { tempDir } from '../support/tempStore.ts';
 
 const RUNS = 6;
@@ -97,7 +98,15 @@ async function runsThroughAnOutage(name: string, db: string, outage: Outage, sto
   const markers = () => lines(MARKERS).slice(markersBefore);
   const pids = () => lines(PIDS).slice(pidsBefore);
   const lines_: string[] = [];
-  const daemon = await startDaemon({ db, port: 0, exec: MARKER_AGENT, slots: 2, heartbeatS: 1, log: (line) => lines_.push(line), ...(storeFaults ? { storeFaults } : {}) });
+  const daemon = await startDaemon({
+    db,
+    port: 0,
+    exec: MARKER_AGENT,
+    slots: 2,
+    heartbeatS: 1,
+    log: (line) => lines_.push(line),
+    ...(storeFaults ? { storeFaults } : {}),
+  });
   onTestFinished(() => daemon.close());
   const token = readSubmitToken(db);
 

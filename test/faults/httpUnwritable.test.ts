@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { startBoardServer } from '../../actors/board/host/boardServer.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import { systemClock } from '../../actors/runtime/clock.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
 
 describe('the board while its log cannot be written', () => {
@@ -15,7 +15,15 @@ describe('the board while its log cannot be written', () => {
     });
     const system = startActorSystem({ onError: () => undefined });
     onTestFinished(() => stopSystem(system));
-    const server = await startBoardServer({ system, store, clock: systemClock, host: '127.0.0.1', port: 0, boardSecret: 'secret', submitToken: 'submit' });
+    const server = await startBoardServer({
+      system,
+      store,
+      clock: systemClock,
+      host: '127.0.0.1',
+      port: 0,
+      boardSecret: 'secret',
+      submitToken: 'submit',
+    });
     onTestFinished(() => server.close());
     const warnings = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
     const submit = () =>
@@ -33,7 +41,9 @@ describe('the board while its log cannot be written', () => {
     const accepted = await submit();
 
     expect(refused.status).toBe(507);
-    expect(JSON.parse(body)).toEqual({ detail: { error: 'log_unwritable', message: 'the log cannot be written: the file or its folder is read-only' } });
+    expect(JSON.parse(body)).toEqual({
+      detail: { error: 'log_unwritable', message: 'the log cannot be written: the file or its folder is read-only' },
+    });
     expect(body).not.toContain(path);
     expect(health.status).toBe(200);
     expect(accepted.status).toBe(201);

@@ -8,7 +8,9 @@ import { openTempStore, tempDbPath, tempDir } from '../support/tempStore.ts';
 
 describe('a local turn on a log that cannot take its inputs', () => {
   it('given a full disk, then the turn fails at once with the LogUnwritableError (a person waits on `runledger run`), and nothing is spawned or written', async () => {
-    const store = await openTempStore(tempDbPath(), { faults: { failWrites: () => new Database.SqliteError('database or disk is full', 'SQLITE_FULL') } });
+    const store = await openTempStore(tempDbPath(), {
+      faults: { failWrites: () => new Database.SqliteError('database or disk is full', 'SQLITE_FULL') },
+    });
     const clock = new FakeClock(T0);
     const turn = startLocalTurn({
       store,

@@ -1,13 +1,13 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
+import { FakeClock } from '../../actors/runtime/clock.ts';
 import { type EffectConsumer, Outbox } from '../../actors/runtime/outbox.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
-import { FakeClock } from '../../actors/runtime/clock.ts';
 import { appendOrThrow } from '../../events/store/eventStore.ts';
-import { bumped, milestone } from '../support/events.ts';
-import { tempDbPath } from '../support/tempStore.ts';
 import { counterEventOf } from '../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
+import { bumped, milestone } from '../support/events.ts';
+import { tempDbPath } from '../support/tempStore.ts';
 
 /** A log whose next `n` commits fail as on a full disk (the store's own fault seam), or all while `full`. */
 async function faultyLog() {

@@ -1,12 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DaemonProcess, logRows, waitUntil } from '../support/daemonProcess.ts';
-import { claudeAgent } from '../support/computerRuns.ts';
-import { runledger } from '../support/processes.ts';
-import { openTempStore, tempDir } from '../support/tempStore.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
+import { claudeAgent } from '../support/computerRuns.ts';
+import { DaemonProcess, logRows, waitUntil } from '../support/daemonProcess.ts';
+import { runledger } from '../support/processes.ts';
+import { openTempStore, tempDir } from '../support/tempStore.ts';
 
 const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
 
@@ -21,7 +21,18 @@ describe('runledger daemon --hook, subscribe and adopt, end to end', () => {
     expect(subscribed.stderr).toBe('');
     expect(JSON.parse(subscribed.stdout)).toMatchObject({ subscription_id: 'sub1', session_id: 'known-session', lane: 'L', kinds: ['run.ended'] });
 
-    const daemon = await DaemonProcess.start(db, ['--exec', claudeAgent('claude-like.mjs', 'known-session'), '--tick-s', '1', '--hook', `on_run_claimed=${hook}`, '--hook', `on_run_started=${hook}`, '--hook', `on_run_ended=${hook}`]);
+    const daemon = await DaemonProcess.start(db, [
+      '--exec',
+      claudeAgent('claude-like.mjs', 'known-session'),
+      '--tick-s',
+      '1',
+      '--hook',
+      `on_run_claimed=${hook}`,
+      '--hook',
+      `on_run_started=${hook}`,
+      '--hook',
+      `on_run_ended=${hook}`,
+    ]);
     const runId = await daemon.submit('L', 'first turn');
     expect((await daemon.terminal(runId)).state).toBe('succeeded');
 
@@ -29,7 +40,11 @@ describe('runledger daemon --hook, subscribe and adopt, end to end', () => {
     expect(adopt.stdout).toMatch(/^lane M asked to adopt session known-session \(request 1\)/);
     await waitUntil('the hooks, the notice and the adoption', () => {
       const rows = logRows(db);
-      return lines(file).some((l) => l.includes('on_run_ended')) && rows.some((r) => r.type === 'notice.filed') && rows.some((r) => r.type === 'adoption.adopted');
+      return (
+        lines(file).some((l) => l.includes('on_run_ended')) &&
+        rows.some((r) => r.type === 'notice.filed') &&
+        rows.some((r) => r.type === 'adoption.adopted')
+      );
     });
 
     const rows = logRows(db);
@@ -42,8 +57,14 @@ describe('runledger daemon --hook, subscribe and adopt, end to end', () => {
     expect(ran.every((p) => p.run_id === runId && p.lane === 'L')).toBe(true);
 
     const notice = rows.find((r) => r.type === 'notice.filed')!;
-    expect(notice).toMatchObject({ stream: 'inbox:known-session', data: { subscriptionId: 'sub1', runId, text: `run ${runId} of lane L ended: succeeded` } });
-    expect(rows.find((r) => r.type === 'adoption.adopted')).toMatchObject({ stream: 'lane:M', data: { sessionId: 'known-session', computerId: 'local' } });
+    expect(notice).toMatchObject({
+      stream: 'inbox:known-session',
+      data: { subscriptionId: 'sub1', runId, text: `run ${runId} of lane L ended: succeeded` },
+    });
+    expect(rows.find((r) => r.type === 'adoption.adopted')).toMatchObject({
+      stream: 'lane:M',
+      data: { sessionId: 'known-session', computerId: 'local' },
+    });
 
     const audit = runledger(['audit', 'known-session', '--db', db]);
     expect(audit.stdout).toMatch(/notice\.filed\s+notice #1 filed for subscription sub1: run \S+ of lane L ended: succeeded/);

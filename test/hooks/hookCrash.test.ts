@@ -60,7 +60,9 @@ describe('a board killed while a hook runs', () => {
 
     const audit = runledger(['audit', 'r1', '--db', db]);
     expect(audit.status).toBe(0);
-    expect(audit.stdout).toMatch(/hook\.interrupted\s+hook on_run_ended \(for seq \d+\) was interrupted: taken by \S+, which stopped before the hook's end was recorded: it is not run again/);
+    expect(audit.stdout).toMatch(
+      /hook\.interrupted\s+hook on_run_ended \(for seq \d+\) was interrupted: taken by \S+, which stopped before the hook's end was recorded: it is not run again/,
+    );
   });
 });
 
@@ -73,7 +75,10 @@ describe('hooks a dead board took', () => {
     const other = await openTempStore(db);
     const dead = await openTempStore(db, { writer: `${hostname()}:999999` });
     const { finished } = await appendRun(store, 'r1', 'L');
-    await dead.append({ expected: { [HOOKS_STREAM]: 0 }, events: [{ stream: HOOKS_STREAM, type: 'outbox.taken', data: { through: finished, effects: [finished] }, at: 1 }] });
+    await dead.append({
+      expected: { [HOOKS_STREAM]: 0 },
+      events: [{ stream: HOOKS_STREAM, type: 'outbox.taken', data: { through: finished, effects: [finished] }, at: 1 }],
+    });
 
     const commands = { on_run_ended: `echo ran >> '${file}'` };
     const boards = [new HookRunner({ store, clock: systemClock, commands }), new HookRunner({ store: other, clock: systemClock, commands })];

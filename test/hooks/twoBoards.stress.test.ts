@@ -1,13 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { announceSession } from '../fixtures/hooks/boardLog.ts';
-import { FakeClock } from '../../actors/runtime/clock.ts';
 import { openSubscription } from '../../actors/board/chores/notices/subscriptions.ts';
 import { heardOf } from '../../actors/board/inbox/noticeKinds.ts';
+import { FakeClock } from '../../actors/runtime/clock.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
 import { rebuildProjections } from '../../projections/keeper/rebuild.ts';
 import { projections } from '../../projections/keeper/registry.ts';
+import { announceSession } from '../fixtures/hooks/boardLog.ts';
 import { startChild } from '../support/processes.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';
 
@@ -26,7 +26,11 @@ describe('two board processes on one file', () => {
     for (const [i, session] of ['S0', 'S1', 'S2'].entries()) await announceSession(store, 'c1', `seed${i}`, session);
     const subscriptions = [
       { ...(await openSubscription(store, clock, { sessionId: 'S0', kinds: ['run.ended'] })), sessionId: 'S0', lane: null },
-      { ...(await openSubscription(store, clock, { sessionId: 'S1', lane: 'L1', kinds: ['run.claimed', 'run.ended'] })), sessionId: 'S1', lane: 'L1' },
+      {
+        ...(await openSubscription(store, clock, { sessionId: 'S1', lane: 'L1', kinds: ['run.claimed', 'run.ended'] })),
+        sessionId: 'S1',
+        lane: 'L1',
+      },
       { ...(await openSubscription(store, clock, { sessionId: 'S2', lane: 'L2', kinds: ['run.started'] })), sessionId: 'S2', lane: 'L2' },
     ];
     // The hook says which process ran it ($PPID: its shell's parent) and what it was given.
@@ -38,8 +42,18 @@ describe('two board processes on one file', () => {
     const boards = [startChild('hooks/rounds.ts', [db, config('p')]), startChild('hooks/rounds.ts', [db, config('q')])];
     await Promise.all(boards.map((b) => b.waitForLine((line) => line === 'ready')));
     const exits = await Promise.all(boards.map((b) => b.waitForExit(15_000)));
-    expect(exits.map((e) => e.code), boards.map((b) => b.errors()).join('\n')).toEqual([0, 0]);
-    const rounds = boards.map((b) => Number(b.output().find((l) => l.startsWith('done '))!.slice(5)));
+    expect(
+      exits.map((e) => e.code),
+      boards.map((b) => b.errors()).join('\n'),
+    ).toEqual([0, 0]);
+    const rounds = boards.map((b) =>
+      Number(
+        b
+          .output()
+          .find((l) => l.startsWith('done '))!
+          .slice(5),
+      ),
+    );
     expect(Math.min(...rounds)).toBeGreaterThan(20);
 
     const log = await store.readAll(0, 1_000_000);
@@ -56,7 +70,12 @@ describe('two board processes on one file', () => {
       ...ofType('board.run.finished').map((e) => `on_run_ended ${e.data.runId}`),
     ];
     const ticks = ofType('hook.tick.due').length;
-    expect(ran.filter((r) => !r.key.startsWith('on_tick')).map((r) => r.key).sort()).toEqual(wanted.sort());
+    expect(
+      ran
+        .filter((r) => !r.key.startsWith('on_tick'))
+        .map((r) => r.key)
+        .sort(),
+    ).toEqual(wanted.sort());
     expect(ran.filter((r) => r.key.startsWith('on_tick'))).toHaveLength(ticks);
     expect(ofType('hook.exited')).toHaveLength(wanted.length + ticks);
     expect(ofType('hook.exited').every((e) => e.data.ok)).toBe(true);
@@ -81,10 +100,20 @@ describe('two board processes on one file', () => {
     expect(new Set(ofType('notice.filed').map((e) => e.actor)).size).toBe(2);
 
     // Adoptions: each request claimed once, bound once (the outside write), adopted once.
-    const requested = ofType('adoption.requested').map((e) => e.data.lane).sort();
+    const requested = ofType('adoption.requested')
+      .map((e) => e.data.lane)
+      .sort();
     expect(requested.length).toBeGreaterThan(10);
-    expect(ofType('adoption.claimed').map((e) => e.data.lane).sort()).toEqual(requested);
-    expect(ofType('adoption.adopted').map((e) => e.data.lane).sort()).toEqual(requested);
+    expect(
+      ofType('adoption.claimed')
+        .map((e) => e.data.lane)
+        .sort(),
+    ).toEqual(requested);
+    expect(
+      ofType('adoption.adopted')
+        .map((e) => e.data.lane)
+        .sort(),
+    ).toEqual(requested);
     const binds = lines(bindsFile).map((line) => line.split(' '));
     expect(binds.map(([lane]) => lane).sort()).toEqual(requested);
     expect(new Set(binds.map(([, , pid]) => pid)).size).toBe(2);

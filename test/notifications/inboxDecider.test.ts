@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import type { InboxDecision, InboxInput } from '../../actors/board/inbox/inboxDecider.ts';
 import { inboxDecider } from '../../actors/board/inbox/inboxDecider.ts';
 import { initialInboxState } from '../../actors/board/inbox/inboxState.ts';
-import { noticePrefix } from '../../actors/computer/unreadNotices.ts';
 import type { NoticeSource } from '../../actors/board/inbox/noticeKinds.ts';
+import { noticePrefix } from '../../actors/computer/unreadNotices.ts';
 import type { EventData, NewEventOf } from '../../events/catalog.ts';
-import type { InboxDecision, InboxInput } from '../../actors/board/inbox/inboxDecider.ts';
 import { deciderSpec } from '../support/deciderSpec.ts';
 import { T0 } from '../support/events.ts';
 
@@ -12,26 +12,57 @@ const stream = 'inbox:S1';
 const at = (s: number) => T0 + s * 1000;
 
 const ended = (source: number, runId = `r${source}`, state = 'succeeded', subscriptionId = 'sub1'): NoticeSource => ({
-  subscriptionId, source, kind: 'run.ended', runId, lane: 'L', computerId: 'c1', state, sourceAt: at(source),
+  subscriptionId,
+  source,
+  kind: 'run.ended',
+  runId,
+  lane: 'L',
+  computerId: 'c1',
+  state,
+  sourceAt: at(source),
 });
 
 type Read = EventData<'inbox.read'>;
 const input = {
   opened: (subscriptionId = 'sub1', from = 10): NewEventOf<'subscription.opened'> => ({
-    stream, type: 'subscription.opened', data: { subscriptionId, sessionId: 'S1', lane: 'L', kinds: ['run.ended'], from }, at: at(0),
+    stream,
+    type: 'subscription.opened',
+    data: { subscriptionId, sessionId: 'S1', lane: 'L', kinds: ['run.ended'], from },
+    at: at(0),
   }),
-  closed: (subscriptionId = 'sub1'): NewEventOf<'subscription.closed'> => ({ stream, type: 'subscription.closed', data: { subscriptionId, sessionId: 'S1', reason: 'asked by its user' }, at: at(1) }),
-  read: (s: number, heard: NoticeSource[], record: Read['record'] = 'live', liveness: Read['liveness'] = null, detail: string | null = null): NewEventOf<'inbox.read'> => ({
-    stream, type: 'inbox.read', data: { sessionId: 'S1', record, liveness, detail, heard }, at: at(s),
+  closed: (subscriptionId = 'sub1'): NewEventOf<'subscription.closed'> => ({
+    stream,
+    type: 'subscription.closed',
+    data: { subscriptionId, sessionId: 'S1', reason: 'asked by its user' },
+    at: at(1),
   }),
-  handed: (through: number): NewEventOf<'notices.handed'> => ({ stream, type: 'notices.handed', data: { sessionId: 'S1', through, runId: 'r99' }, at: at(100) }),
+  read: (
+    s: number,
+    heard: NoticeSource[],
+    record: Read['record'] = 'live',
+    liveness: Read['liveness'] = null,
+    detail: string | null = null,
+  ): NewEventOf<'inbox.read'> => ({
+    stream,
+    type: 'inbox.read',
+    data: { sessionId: 'S1', record, liveness, detail, heard },
+    at: at(s),
+  }),
+  handed: (through: number): NewEventOf<'notices.handed'> => ({
+    stream,
+    type: 'notices.handed',
+    data: { sessionId: 'S1', through, runId: 'r99' },
+    at: at(100),
+  }),
 };
 
 const spec = (...given: InboxInput[]) => deciderSpec(inboxDecider, initialInboxState('S1'), given);
 const filed = (decisions: readonly InboxDecision[] | null) =>
-  (decisions ?? []).filter((d) => d.type === 'notice.filed').map((d) => d.type === 'notice.filed' && `#${d.data.n} ${d.data.subscriptionId}@${d.data.source}`);
+  (decisions ?? [])
+    .filter((d) => d.type === 'notice.filed')
+    .map((d) => d.type === 'notice.filed' && `#${d.data.n} ${d.data.subscriptionId}@${d.data.source}`);
 
-describe('notifications: each subscription\'s notices go in order, the cursor past each once filed', () => {
+describe("notifications: each subscription's notices go in order, the cursor past each once filed", () => {
   it('given a live session with a subscription, when a round hears three events past its cursor, then three notices are filed in order', () => {
     const inbox = spec(input.opened());
     const decisions = inbox.when(input.read(20, [ended(14), ended(12), ended(13)]));
@@ -56,7 +87,9 @@ describe('notifications: each subscription\'s notices go in order, the cursor pa
   });
 
   it('given two subscriptions of one session, when both hear events, then each gets its own notices, all in the order of the log', () => {
-    const decisions = spec(input.opened('sub1'), input.opened('sub2')).when(input.read(20, [ended(13, 'r13', 'failed', 'sub2'), ended(12), ended(13)]));
+    const decisions = spec(input.opened('sub1'), input.opened('sub2')).when(
+      input.read(20, [ended(13, 'r13', 'failed', 'sub2'), ended(12), ended(13)]),
+    );
     expect(filed(decisions)).toEqual(['#1 sub1@12', '#2 sub2@13', '#3 sub1@13']);
   });
 });
@@ -66,7 +99,9 @@ describe('notifications: a session the board recorded ended is filed nothing unt
     const inbox = spec(input.opened());
     const withheld = inbox.when(input.read(20, [ended(12), ended(13)], 'ended', 'gone'));
     expect(withheld!.map((d) => d.type)).toEqual(['inbox.withheld']);
-    expect(withheld![0]!.data).toMatchObject({ reason: 'session S1 is filed nothing: the board recorded it ended, and it reads gone; 2 notices wait until it runs again' });
+    expect(withheld![0]!.data).toMatchObject({
+      reason: 'session S1 is filed nothing: the board recorded it ended, and it reads gone; 2 notices wait until it runs again',
+    });
     expect(inbox.state.subscriptions.sub1!.cursor).toBe(10);
     expect(inbox.when(input.read(30, [ended(12), ended(13), ended(14)], 'ended', 'stopped'))).toBeNull();
   });
@@ -79,7 +114,9 @@ describe('notifications: a session the board recorded ended is filed nothing unt
 
   it('given a session the board never saw run, when it reads stopped, then it is filed nothing either', () => {
     const decisions = spec(input.opened()).when(input.read(20, [ended(12)], 'unknown', 'stopped'));
-    expect(decisions![0]!.data).toMatchObject({ reason: 'session S1 is filed nothing: the board never saw it run, and it reads stopped; 1 notice waits until it runs again' });
+    expect(decisions![0]!.data).toMatchObject({
+      reason: 'session S1 is filed nothing: the board never saw it run, and it reads stopped; 1 notice waits until it runs again',
+    });
   });
 });
 
@@ -88,7 +125,9 @@ describe('notifications: a session whose liveness cannot be read waits, and the 
     const inbox = spec(input.opened());
     const waiting = inbox.when(input.read(20, [ended(12)], 'ended', 'unreadable', 'tmux: server busy'));
     expect(waiting!.map((d) => d.type)).toEqual(['inbox.waiting']);
-    expect(waiting![0]!.data).toMatchObject({ reason: 'the liveness of session S1 could not be read (tmux: server busy): 1 notice waits until it can be' });
+    expect(waiting![0]!.data).toMatchObject({
+      reason: 'the liveness of session S1 could not be read (tmux: server busy): 1 notice waits until it can be',
+    });
     expect(inbox.when(input.read(30, [ended(12), ended(13)], 'ended', 'unreadable', 'tmux: server busy'))).toBeNull();
     expect(inbox.state.subscriptions.sub1!.cursor).toBe(10);
   });

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { markHanded, noticePrefix, unreadNotices } from '../../actors/computer/unreadNotices.ts';
 import { fileNotices, type LivenessReader, unreadableLiveness } from '../../actors/board/chores/notices/noticeRound.ts';
-import { type NoticesIndex, noticesProjection } from '../../projections/notices.ts';
 import { openSubscription } from '../../actors/board/chores/notices/subscriptions.ts';
-import type { DomainEvent } from '../../events/catalog.ts';
+import { markHanded, noticePrefix, unreadNotices } from '../../actors/computer/unreadNotices.ts';
 import { FakeClock } from '../../actors/runtime/clock.ts';
+import type { DomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { cursorsProjection } from '../../projections/cursors.ts';
 import { hydrateProjections } from '../../projections/hydrate.ts';
 import { rebuildProjections } from '../../projections/keeper/rebuild.ts';
 import { projections } from '../../projections/keeper/registry.ts';
+import { type NoticesIndex, noticesProjection } from '../../projections/notices.ts';
 import { announceSession, appendRun, closeSession } from '../fixtures/hooks/boardLog.ts';
 import { openTempStore } from '../support/tempStore.ts';
 
@@ -18,7 +18,9 @@ async function index(store: EventStore): Promise<NoticesIndex> {
 }
 
 const filedIn = async (store: EventStore, sessionId: string) =>
-  (await store.readStream(`inbox:${sessionId}`)).filter((e): e is DomainEvent & { type: 'notice.filed' } => e.type === 'notice.filed').map((e) => e.data);
+  (await store.readStream(`inbox:${sessionId}`))
+    .filter((e): e is DomainEvent & { type: 'notice.filed' } => e.type === 'notice.filed')
+    .map((e) => e.data);
 
 const reads = (answers: Record<string, 'running' | 'stopped' | 'gone' | Error>): LivenessReader => ({
   read: async (sessionId) => {
@@ -29,14 +31,19 @@ const reads = (answers: Record<string, 'running' | 'stopped' | 'gone' | Error>):
 });
 
 describe('notifications on a real log', () => {
-  it('given a live session subscribed to a lane\'s runs ending, when runs of several lanes end, then only its lane\'s ends are filed, in order, once', async () => {
+  it("given a live session subscribed to a lane's runs ending, when runs of several lanes end, then only its lane's ends are filed, in order, once", async () => {
     const store = await openTempStore();
     const clock = new FakeClock();
     await appendRun(store, 'old', 'L', {});
     await announceSession(store, 'c1', 'old', 'S1');
     const { subscriptionId } = await openSubscription(store, clock, { sessionId: 'S1', lane: 'L', kinds: ['run.ended'] });
     const ends = [];
-    for (const [runId, lane] of [['r1', 'L'], ['r2', 'M'], ['r3', 'L']] as const) ends.push({ runId, lane, ...(await appendRun(store, runId, lane)) });
+    for (const [runId, lane] of [
+      ['r1', 'L'],
+      ['r2', 'M'],
+      ['r3', 'L'],
+    ] as const)
+      ends.push({ runId, lane, ...(await appendRun(store, runId, lane)) });
 
     const report = await fileNotices({ store, clock, liveness: unreadableLiveness }, await index(store));
     expect(report).toEqual({ filed: [['S1', 2]], waiting: [], skipped: [] });
@@ -87,7 +94,9 @@ describe('notifications on a real log', () => {
     const answers: Record<string, 'running' | 'gone'> = { S1: 'gone' };
 
     const held = await fileNotices({ store, clock, liveness: reads(answers) }, await index(store));
-    expect(held.waiting).toEqual([['S1', 'session S1 is filed nothing: the board recorded it ended, and it reads gone; 1 notice waits until it runs again']]);
+    expect(held.waiting).toEqual([
+      ['S1', 'session S1 is filed nothing: the board recorded it ended, and it reads gone; 1 notice waits until it runs again'],
+    ]);
     await appendRun(store, 'r2', 'L');
     expect((await fileNotices({ store, clock, liveness: reads(answers) }, await index(store))).filed).toEqual([]);
     expect((await store.readStream('inbox:S1')).map((e) => e.type)).toEqual(['subscription.opened', 'inbox.read', 'inbox.withheld']);
@@ -119,7 +128,9 @@ describe('notifications on a real log', () => {
     await fileNotices({ store, clock, liveness: unreadableLiveness }, await index(store));
 
     const unread = await unreadNotices(store, 'S1');
-    expect(noticePrefix(unread.notices)).toBe('Since your last turn (1 notice from the board):\n- 00:00:00 UTC: run r1 of lane L ended: succeeded\n\n');
+    expect(noticePrefix(unread.notices)).toBe(
+      'Since your last turn (1 notice from the board):\n- 00:00:00 UTC: run r1 of lane L ended: succeeded\n\n',
+    );
     await markHanded(store, 'S1', unread.through, 'r5', clock.now());
     expect(await unreadNotices(store, 'S1')).toEqual({ notices: [], through: 0 });
 

@@ -1,16 +1,18 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
 import { type EffectConsumer, Outbox } from '../../actors/runtime/outbox.ts';
-import { bumped, milestone } from '../support/events.ts';
-import { tempDbPath } from '../support/tempStore.ts';
 import { counterEventOf } from '../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
+import { bumped, milestone } from '../support/events.ts';
+import { tempDbPath } from '../support/tempStore.ts';
 
 /** A row a newer runledger could have written, behind the store's back. */
 function insertForeign(path: string): void {
   const raw = new Database(path);
   try {
-    raw.exec("INSERT INTO events (stream, version, type, data, at, cause, actor) SELECT 'counter:z', count(*) + 1, 'counter.teleported', '{}', 1, NULL, 'newer:1' FROM events WHERE stream = 'counter:z'");
+    raw.exec(
+      "INSERT INTO events (stream, version, type, data, at, cause, actor) SELECT 'counter:z', count(*) + 1, 'counter.teleported', '{}', 1, NULL, 'newer:1' FROM events WHERE stream = 'counter:z'",
+    );
   } finally {
     raw.close();
   }

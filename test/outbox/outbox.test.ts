@@ -1,15 +1,15 @@
-import Database from 'better-sqlite3';
 import { hostname } from 'node:os';
+import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { FakeClock } from '../../actors/runtime/clock.ts';
 import { type Delivery, type EffectConsumer, Outbox } from '../../actors/runtime/outbox.ts';
 import { isProcessAlive } from '../../actors/runtime/processes.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
-import { FakeClock } from '../../actors/runtime/clock.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
-import { bumped, milestone } from '../support/events.ts';
-import { tempDbPath } from '../support/tempStore.ts';
 import { counterEventOf } from '../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
+import { bumped, milestone } from '../support/events.ts';
+import { tempDbPath } from '../support/tempStore.ts';
 
 /** A consumer that announces milestones, counting every time it performs one, by effect seq. */
 function announcer(delivery: Delivery = 'at-most-once', onPerform?: (event: DomainEvent) => Promise<void>) {
@@ -543,7 +543,9 @@ describe('outbox: two processes on one consumer stream', () => {
     const dead = await openCounterStore(path, { writer: `${hostname()}:999999`, foreignRows: () => {} });
     // Seq 1: a row a newer runledger wrote (and, being newer, took as an effect); seq 2: a milestone.
     const raw = new Database(path);
-    raw.exec("INSERT INTO events (stream, version, type, data, at, cause, actor) VALUES ('counter:z', 1, 'counter.teleported', '{}', 1, NULL, 'newer:1')");
+    raw.exec(
+      "INSERT INTO events (stream, version, type, data, at, cause, actor) VALUES ('counter:z', 1, 'counter.teleported', '{}', 1, NULL, 'newer:1')",
+    );
     raw.close();
     const [milestoneSeq] = await appendWithMilestones(store, 1);
     expect(milestoneSeq).toBe(3);

@@ -2,10 +2,10 @@ import { describe, expect, it, vi } from 'vitest';
 import { Outbox } from '../../actors/runtime/outbox.ts';
 import { writerIsAlive, writerIsGone } from '../../actors/runtime/processes.ts';
 import { writerOf } from '../../actors/runtime/writer.ts';
-import { bumped, milestone } from '../support/events.ts';
-import { tempDbPath } from '../support/tempStore.ts';
 import { counterEventOf } from '../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
+import { bumped, milestone } from '../support/events.ts';
+import { tempDbPath } from '../support/tempStore.ts';
 
 /** This machine's host name, as the tests below set it: host names may hold colons. */
 const host = vi.hoisted(() => ({ name: 'a:b' }));
@@ -70,7 +70,7 @@ describe('writerOf and writerIsGone', () => {
     expect(writerOf('h')).toEqual({ host: 'h', pid: null });
   });
 
-  it('given writers of this host and of another, then only this host\'s are probed', () => {
+  it("given writers of this host and of another, then only this host's are probed", () => {
     host.name = 'a:b';
     expect(writerIsAlive(writerOf(`a:b:${process.pid}`))).toBe(true);
     expect(writerIsGone(writerOf(`a:b:${process.pid}`))).toBe(false);

@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import type { ForeignRow } from '../../events/codec.ts';
 import { hydrateProjections, saveCheckpoints } from '../../projections/hydrate.ts';
 import { type AnyProjection, checkpointName } from '../../projections/projection.ts';
-import { tempDbPath } from '../support/tempStore.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { appendBumps, countingProjection } from '../support/countingProjection.ts';
+import { tempDbPath } from '../support/tempStore.ts';
 
 describe('hydrateProjections: checkpoint, then the tail', () => {
   it('given a checkpoint at seq 10 of 15, when hydrating, then it loads the checkpoint and folds only the 5 events after it', async () => {

@@ -1,16 +1,16 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { EventStore } from '../../events/store/eventStore.ts';
-import { hydrateProjections, saveCheckpoints } from '../../projections/hydrate.ts';
 import { cursorsProjection } from '../../projections/cursors.ts';
-import type { AnyProjection } from '../../projections/projection.ts';
+import { hydrateProjections, saveCheckpoints } from '../../projections/hydrate.ts';
 import { rebuildProjections } from '../../projections/keeper/rebuild.ts';
+import type { AnyProjection } from '../../projections/projection.ts';
+import { counterRegistry } from '../fixtures/counter/counterRegistry.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
+import { countersProjection } from '../fixtures/counter/countersProjection.ts';
 import { bumped } from '../support/events.ts';
 import { runInProcess } from '../support/inProcessCli.ts';
 import { tempDbPath } from '../support/tempStore.ts';
-import { counterRegistry } from '../fixtures/counter/counterRegistry.ts';
-import { countersProjection } from '../fixtures/counter/countersProjection.ts';
-import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 
 const projections = [cursorsProjection, countersProjection] as readonly AnyProjection[];
 

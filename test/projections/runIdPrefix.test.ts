@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { appendOrThrow } from '../../events/store/eventStore.ts';
-import { idsStartingWith, pickRun, resolveRunId, RunIdPrefixError } from '../../projections/audit/runIdPrefix.ts';
+import { idsStartingWith, pickRun, RunIdPrefixError, resolveRunId } from '../../projections/audit/runIdPrefix.ts';
 import { input } from '../support/queueSpec.ts';
 import { openTempStore } from '../support/tempStore.ts';
 
@@ -50,10 +50,19 @@ describe('a run id by a unique prefix (SPEC 6)', () => {
 describe('the log finds run ids by prefix', () => {
   it('among runs with a stream of their own and runs only named in a lane’s events, sorted, at most the limit', async () => {
     const store = await openTempStore();
-    await appendOrThrow(store, { expected: { 'c1/lane:A': 0 }, events: [input.frame('abcdef-2', 'A', 0), input.frame('abcdef-1', 'A', 1), input.frame('abcxyz', 'A', 2)] });
+    await appendOrThrow(store, {
+      expected: { 'c1/lane:A': 0 },
+      events: [input.frame('abcdef-2', 'A', 0), input.frame('abcdef-1', 'A', 1), input.frame('abcxyz', 'A', 2)],
+    });
     await appendOrThrow(store, {
       expected: { 'c2/run:abcdef-3': 0 },
-      events: [{ ...input.frame('abcdef-3', 'B', 3), stream: 'c2/run:abcdef-3', data: { frameId: 'g1', kind: 'run.requested', runId: 'abcdef-3', lane: 'B' } }],
+      events: [
+        {
+          ...input.frame('abcdef-3', 'B', 3),
+          stream: 'c2/run:abcdef-3',
+          data: { frameId: 'g1', kind: 'run.requested', runId: 'abcdef-3', lane: 'B' },
+        },
+      ],
     });
     expect(await store.entityIdsStartingWith('run', 'abcdef', 10)).toEqual(['abcdef-1', 'abcdef-2', 'abcdef-3']);
     expect(await store.entityIdsStartingWith('run', 'abcdef', 2)).toEqual(['abcdef-1', 'abcdef-2']);

@@ -1,26 +1,29 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { deciders } from '../../replay/deciders.ts';
-import { projectionOf, storedDeciderProjections } from '../../replay/deciderStates.ts';
-import { replayEntity } from '../../replay/replayEntity.ts';
-import { replayUntil } from '../../replay/replayUntil.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
-import { type AnyProjection, checkpointName, type Projection } from '../../projections/projection.ts';
 import { projections } from '../../projections/keeper/registry.ts';
+import { type AnyProjection, checkpointName, type Projection } from '../../projections/projection.ts';
 import { rebuildAndCheck } from '../../projections/snapshot/checkSnapshots.ts';
-import { openScenario, scenarioCopy } from '../replay/scenarioLog.ts';
-import { runledger } from '../support/processes.ts';
+import { projectionOf, storedDeciderProjections } from '../../replay/deciderStates.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { replayEntity } from '../../replay/replayEntity.ts';
+import { replayUntil } from '../../replay/replayUntil.ts';
 import { counterCodec } from '../fixtures/counter/counterEvents.ts';
 import { projectionsWithCounters } from '../fixtures/counter/counterRegistry.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
+import { openScenario, scenarioCopy } from '../replay/scenarioLog.ts';
 import { appendBumps, countingProjection } from '../support/countingProjection.ts';
+import { runledger } from '../support/processes.ts';
 
 const tally = (seq: number) => ({ name: 'tally@1', seq, state: JSON.stringify({ events: seq, lastSeq: seq }) });
 const all = (): AnyProjection[] => [...projections, ...storedDeciderProjections(deciders)];
 
 /** The scenario with snapshots every `every` events, stored as `rebuild --write` stores them. */
-async function scenarioWithSnapshots(every: number, path = scenarioCopy()): Promise<{ store: SqliteEventStore; path: string; written: readonly number[] }> {
+async function scenarioWithSnapshots(
+  every: number,
+  path = scenarioCopy(),
+): Promise<{ store: SqliteEventStore; path: string; written: readonly number[] }> {
   const store = await openScenario(path, { snapshots: { every, kept: 10 } });
   const result = await rebuildAndCheck(store, all(), { write: true, checkpointed: new Set(projections) });
   return { store, path, written: result.written!.snapshots };
@@ -69,7 +72,10 @@ describe('snapshots: projection states kept at intervals of the log', () => {
     expect(check.ok).toBe(true);
     const queue = check.projections.find((p) => p.projection === 'queue')!;
     // The daemon's projections get their checkpoint at the head; the deciders' states a snapshot there.
-    expect(queue.snapshots.map((s) => `${s.source} ${s.seq}`)).toEqual([...written.slice(0, -1).map((seq) => `history ${seq}`), `checkpoint ${log.length}`]);
+    expect(queue.snapshots.map((s) => `${s.source} ${s.seq}`)).toEqual([
+      ...written.slice(0, -1).map((seq) => `history ${seq}`),
+      `checkpoint ${log.length}`,
+    ]);
     expect(written.at(-1)).toBe(log.length);
     expect(check.projections.find((p) => p.projection === 'decider:run')!.snapshots.map((s) => s.seq)).toEqual(written);
     // The queue's and the board's decider states are those projections: not stored twice.
@@ -83,7 +89,9 @@ describe('snapshots: projection states kept at intervals of the log', () => {
     const seq = written[1]!;
     const raw = new Database(path);
     raw.prepare(`update projection_snapshots set state = json_set(state, '$.c1.slots', 7) where name = ? and seq = ?`).run('queue@2', seq);
-    raw.prepare(`update projection_snapshots set state = json_set(state, '$."c1/run:r4".phase', 'new') where name = ? and seq = ?`).run('decider:run@2', written[2]!);
+    raw
+      .prepare(`update projection_snapshots set state = json_set(state, '$."c1/run:r4".phase', 'new') where name = ? and seq = ?`)
+      .run('decider:run@2', written[2]!);
     raw.close();
     const reopened = await openScenario(path);
 
@@ -92,11 +100,22 @@ describe('snapshots: projection states kept at intervals of the log', () => {
     const cli = runledger(['rebuild', '--db', path]);
 
     expect(check.ok).toBe(false);
-    expect(check.firstDifference).toEqual({ projection: 'queue', seq, source: 'history', equal: false, detail: 'state.c1.slots: stored 7, rebuilt 2' });
-    expect(check.projections.find((p) => p.projection === 'decider:run')).toMatchObject({ equal: false, detail: 'state.c1/run:r4.phase: stored "new", rebuilt "settled"' });
+    expect(check.firstDifference).toEqual({
+      projection: 'queue',
+      seq,
+      source: 'history',
+      equal: false,
+      detail: 'state.c1.slots: stored 7, rebuilt 2',
+    });
+    expect(check.projections.find((p) => p.projection === 'decider:run')).toMatchObject({
+      equal: false,
+      detail: 'state.c1/run:r4.phase: stored "new", rebuilt "settled"',
+    });
     expect(cli.status).toBe(1);
     expect(cli.stdout).toContain(`✗ queue: differs from its snapshot at seq ${seq}: state.c1.slots: stored 7, rebuilt 2`);
-    expect(cli.stdout).toContain(`✗ decider:run: differs from its snapshot at seq ${written[2]}: state.c1/run:r4.phase: stored "new", rebuilt "settled"`);
+    expect(cli.stdout).toContain(
+      `✗ decider:run: differs from its snapshot at seq ${written[2]}: state.c1/run:r4.phase: stored "new", rebuilt "settled"`,
+    );
     expect(cli.stdout).toContain(`first difference: queue, its snapshot at seq ${seq}`);
   });
 
@@ -107,7 +126,13 @@ describe('snapshots: projection states kept at intervals of the log', () => {
 
     const check = await rebuildAndCheck(store, projectionsWithCounters);
 
-    expect(check.firstDifference).toEqual({ projection: 'counters', seq: 9, source: 'history', equal: false, detail: 'the snapshot is at seq 9 but the log ends at seq 5' });
+    expect(check.firstDifference).toEqual({
+      projection: 'counters',
+      seq: 9,
+      source: 'history',
+      equal: false,
+      detail: 'the snapshot is at seq 9 but the log ends at seq 5',
+    });
   });
 });
 
@@ -193,7 +218,8 @@ describe('replay from snapshots', () => {
     expect(report.folded.snapshots.length).toBeGreaterThanOrEqual(2);
     expect(report.folded.from).toBe(report.folded.snapshots[0]);
     expect(report.folded.events).toBeLessThan(fromZero.folded.events);
-    const summary = (r: typeof report) => r.steps.map((s) => [s.input.seq, s.recorded.map((d) => d.seq), s.rederived.map((d) => d.type), s.difference]);
+    const summary = (r: typeof report) =>
+      r.steps.map((s) => [s.input.seq, s.recorded.map((d) => d.seq), s.rederived.map((d) => d.type), s.difference]);
     expect(summary(report)).toEqual(summary(fromZero));
     await store.close();
   });

@@ -1,14 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import type { NewEventOf } from '../../events/catalog.ts';
 import type { QueueDecision } from '../../actors/lane/decideQueue.ts';
+import type { NewEventOf } from '../../events/catalog.ts';
 import { decisionOf } from '../support/deciderSpec.ts';
-import { COMPUTER, T0, input, queueSpec, summary } from '../support/queueSpec.ts';
+import { COMPUTER, input, queueSpec, summary, T0 } from '../support/queueSpec.ts';
 
 const { configured, frame, answer, ended } = input;
 
 /** The board's push of a cancel of a run this computer holds (SPEC section 4). */
 const cancelRequested = (runId: string, at = 0): NewEventOf<'frame.received'> => ({
-  stream: `${COMPUTER}/computer:${COMPUTER}`, type: 'frame.received', data: { frameId: `x-${runId}-${at}`, kind: 'run.cancel_requested', runId }, at: T0 + at,
+  stream: `${COMPUTER}/computer:${COMPUTER}`,
+  type: 'frame.received',
+  data: { frameId: `x-${runId}-${at}`, kind: 'run.cancel_requested', runId },
+  at: T0 + at,
 });
 const reasonOf = (decisions: readonly QueueDecision[] | null) => decisionOf(decisions, 'frame.acknowledged').data.reason;
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { errorCodeOf } from '../../actors/lane/claimAnswer.ts';
 import { WAITS_FOR_EARLIER_TURN } from '../../actors/lane/decideQueue.ts';
-import { input, queueSpec, summary } from '../support/queueSpec.ts';
 import { decisionOf } from '../support/deciderSpec.ts';
+import { input, queueSpec, summary } from '../support/queueSpec.ts';
 
 const { configured, frame, answer, ended, timer, drain } = input;
 const BUSY = 'conversation_busy';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { QueueInput } from '../../actors/lane/decideQueue.ts';
-import { COMPUTER, T0, input, queueSpec, summary } from '../support/queueSpec.ts';
+import { COMPUTER, input, queueSpec, summary, T0 } from '../support/queueSpec.ts';
 
 const { configured, held, drain, frame, answer } = input;
 
@@ -34,16 +34,20 @@ describe('queue: what belongs to one life of the daemon ends with it', () => {
     expect(spec.state.held).toBe(true);
   });
 
-  it('given a life started, when a claim starts, then it carries that life\'s incarnation', () => {
+  it("given a life started, when a claim starts, then it carries that life's incarnation", () => {
     const spec = queueSpec(started('life-1'), configured(1));
-    expect(spec.when(frame('r1', 'A', 5))!.find((d) => d.type === 'run.claim.started')!.data).toEqual({ runId: 'r1', attempt: 1, incarnation: 'life-1' });
+    expect(spec.when(frame('r1', 'A', 5))!.find((d) => d.type === 'run.claim.started')!.data).toEqual({
+      runId: 'r1',
+      attempt: 1,
+      incarnation: 'life-1',
+    });
   });
 
   it('given no computer.started (a log of an older version), when a claim starts, then it carries no incarnation', () => {
     const spec = queueSpec(configured(1));
     expect(spec.when(frame('r1', 'A', 5))!.find((d) => d.type === 'run.claim.started')!.data).toEqual({ runId: 'r1', attempt: 1 });
   });
-  it('given a claim of life 1 whose answer was lost, when life 2 retries it, then the retry carries life 1\'s incarnation', () => {
+  it("given a claim of life 1 whose answer was lost, when life 2 retries it, then the retry carries life 1's incarnation", () => {
     const spec = queueSpec(started('life-1'), configured(1), frame('r1', 'A', 1), answer('r1', 0, 2), started('life-2', 10));
     const retry = spec.when(input.timer('r1', 5000))!.find((d) => d.type === 'run.claim.started')!;
     expect(retry.data).toEqual({ runId: 'r1', attempt: 2, incarnation: 'life-1' });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { input, queueSpec, summary } from '../support/queueSpec.ts';
 import { decisionOf } from '../support/deciderSpec.ts';
+import { input, queueSpec, summary } from '../support/queueSpec.ts';
 
 const { configured, frame, answer, ended, held, startFailed } = input;
 

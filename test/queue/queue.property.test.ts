@@ -1,19 +1,19 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decideAndAppend } from '../../actors/runtime/decideAndAppend.ts';
 import { queueDecider } from '../../actors/lane/queueDecider.ts';
-import { type QueueState, initialQueueState } from '../../actors/lane/queueState.ts';
-import { deciders } from '../../replay/deciders.ts';
-import { replayLog } from '../../replay/replayLog.ts';
+import { initialQueueState, type QueueState } from '../../actors/lane/queueState.ts';
+import { decideAndAppend } from '../../actors/runtime/decideAndAppend.ts';
 import { hydrateProjections } from '../../projections/hydrate.ts';
-import { queueProjection } from '../../projections/queue.ts';
 import { rebuildProjections } from '../../projections/keeper/rebuild.ts';
 import { projections } from '../../projections/keeper/registry.ts';
+import { queueProjection } from '../../projections/queue.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { replayLog } from '../../replay/replayLog.ts';
+import { json, type Recorded, recordedHistory, trail } from '../support/deciderSpec.ts';
 import { QueueModel } from '../support/queueInvariants.ts';
 import { ScenarioWriter, type Setup, type Step, setupArb, stepArb } from '../support/queueScenario.ts';
 import { COMPUTER } from '../support/queueSpec.ts';
 import { openTempStore } from '../support/tempStore.ts';
-import { type Recorded, json, recordedHistory, trail } from '../support/deciderSpec.ts';
 
 /** Runs the scenario in memory, checking every step, then drives the queue until every run settled. */
 function runInMemory(setup: Setup, steps: readonly Step[]): { history: Recorded[]; state: QueueState; model: QueueModel } {

@@ -2,10 +2,10 @@ import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { deciders } from '../../replay/deciders.ts';
-import { replayLog } from '../../replay/replayLog.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { replayLog } from '../../replay/replayLog.ts';
 import { tempDir } from '../support/tempStore.ts';
 
 /**

@@ -1,14 +1,14 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { replayLog } from '../../replay/replayLog.ts';
-import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
+import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { replayLog } from '../../replay/replayLog.ts';
 import { counterDecider } from '../fixtures/counter/counterDecider.ts';
-import { counterCodec, type CounterLogEvent, withCounters } from '../fixtures/counter/counterEvents.ts';
+import { type CounterLogEvent, counterCodec, withCounters } from '../fixtures/counter/counterEvents.ts';
 import { CounterActor, writeCounterHistory } from '../fixtures/counter/counterLog.ts';
 import { counterRegistry } from '../fixtures/counter/counterRegistry.ts';
-import { countersProjection } from '../fixtures/counter/countersProjection.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
+import { countersProjection } from '../fixtures/counter/countersProjection.ts';
 import { runInProcess } from '../support/inProcessCli.ts';
 import { tempDbPath } from '../support/tempStore.ts';
 
@@ -138,14 +138,17 @@ describe('replay: every recorded decision re-derived from its input', () => {
   it('given a copy where a refusal reason was edited, when replayed, then the refusal is the first difference', async () => {
     const { path, log } = await givenCounterHistory();
     const refused = withCounters(log).find((e) => e.type === 'counter.bump.refused')!.seq;
-    const copy = copyAndEdit(path, (db) =>
-      db.prepare(`update events set data = json_set(data, '$.reason', 'because') where seq = ?`).run(refused),
-    );
+    const copy = copyAndEdit(path, (db) => db.prepare(`update events set data = json_set(data, '$.reason', 'because') where seq = ?`).run(refused));
     const store = await openCounterStore(copy);
 
     const report = await replayLog(store, [counterDecider], { codec: counterCodec });
 
-    expect(report).toMatchObject({ ok: false, seq: refused, recorded: [{ data: { reason: 'because' } }], rederived: [{ data: { reason: 'would pass the limit of 20' } }] });
+    expect(report).toMatchObject({
+      ok: false,
+      seq: refused,
+      recorded: [{ data: { reason: 'because' } }],
+      rederived: [{ data: { reason: 'would pass the limit of 20' } }],
+    });
   });
 
   it('given a copy where a recorded decision is missing, when replayed, then the difference is named at its input', async () => {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import type { DomainEvent } from '../../events/catalog.ts';
+import { projections } from '../../projections/keeper/registry.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayEntity } from '../../replay/replayEntity.ts';
 import { replayLog } from '../../replay/replayLog.ts';
 import { replayUntil } from '../../replay/replayUntil.ts';
-import type { DomainEvent } from '../../events/catalog.ts';
-import { projections } from '../../projections/keeper/registry.ts';
 import { runledger } from '../support/processes.ts';
 import { openScenario, scenarioCopy, seqOf, tamperedScenario } from './scenarioLog.ts';
 
@@ -43,14 +43,23 @@ describe('replay of the recorded scenario', () => {
     const cli = runledger(['replay', '--db', scenarioCopy(), '--until', String(parked), '--json']);
 
     expect(cli.status).toBe(0);
-    const printed = JSON.parse(cli.stdout) as { ok: boolean; lastSeq: number; verifiedFrom: number; inputs: number; projections: Record<string, unknown> };
+    const printed = JSON.parse(cli.stdout) as {
+      ok: boolean;
+      lastSeq: number;
+      verifiedFrom: number;
+      inputs: number;
+      projections: Record<string, unknown>;
+    };
     expect(printed).toMatchObject({ ok: true, lastSeq: parked, verifiedFrom: 0 });
     expect(printed.inputs).toBe(log.filter((e) => e.seq <= parked && e.cause === null).length);
     for (const projection of projections) {
       const folded = log.filter((e) => e.seq <= parked).reduce((s, e) => projection.evolve(s, e), projection.initial());
       expect(printed.projections[projection.name], projection.name).toEqual(JSON.parse(JSON.stringify(folded)));
     }
-    expect(printed.projections.queue).toMatchObject({ c1: { runs: { r4: { status: 'waiting', busyWaits: 1 } } }, c2: { runs: { r3: { status: 'running' } } } });
+    expect(printed.projections.queue).toMatchObject({
+      c1: { runs: { r4: { status: 'waiting', busyWaits: 1 } } },
+      c2: { runs: { r3: { status: 'running' } } },
+    });
   });
 
   it('`--run ID` re-decides each input that concerns the run, each against its scope folded from the whole log', async () => {
@@ -64,21 +73,41 @@ describe('replay of the recorded scenario', () => {
     const inputs = report.steps.map((s) => `${s.decider} ${s.input.type}`);
     expect(inputs).toContain('queue claim.answered');
     // Not r4's own event: r3's completion on the board is what resent r4's frame.
-    const resend = report.steps.find((s) => s.recorded.some((d) => d.type === 'board.run.offered' && (d.data as { runId: string }).runId === 'r4' && d.cause === s.input.seq && s.input.type === 'board.completion.received'));
+    const resend = report.steps.find((s) =>
+      s.recorded.some(
+        (d) =>
+          d.type === 'board.run.offered' &&
+          (d.data as { runId: string }).runId === 'r4' &&
+          d.cause === s.input.seq &&
+          s.input.type === 'board.completion.received',
+      ),
+    );
     expect(resend?.input.data).toMatchObject({ runId: 'r3' });
     const unpark = report.steps.find((s) => s.input.seq === seqOf(log, 'run.unparked', 'r4') - 2)!;
     expect(unpark.recorded.map((d) => d.type)).toEqual(['frame.acknowledged', 'run.unparked', 'run.claim.started']);
     expect(unpark.rederived.map((d) => d.type)).toEqual(['frame.acknowledged', 'run.unparked', 'run.claim.started']);
     // The queue's state is the computer's: every event of c1's queue before each input was folded.
-    expect(report.scopes).toEqual(expect.arrayContaining([{ decider: 'queue', scope: 'c1', from: 0 }, { decider: 'board', scope: 'board', from: 0 }, { decider: 'run', scope: 'c1/run:r4', from: 0 }]));
+    expect(report.scopes).toEqual(
+      expect.arrayContaining([
+        { decider: 'queue', scope: 'c1', from: 0 },
+        { decider: 'board', scope: 'board', from: 0 },
+        { decider: 'run', scope: 'c1/run:r4', from: 0 },
+      ]),
+    );
     expect(report.folded).toMatchObject({ from: 0, to: seqOf(log, 'run.ended', 'r4', 'c1/lane:B'), snapshots: [] });
 
     const cli = runledger(['replay', '--db', scenarioCopy(), '--run', 'r4']);
     expect(cli.status).toBe(0);
     expect(cli.stdout).toMatch(/^run r4: 17 input\(s\) re-decided, 23 recorded decision\(s\) compared, all agree$/m);
-    expect(cli.stdout).toContain("compared: each input against its decider's state folded from the log up to it: board (from seq 0), queue c1 (from seq 0), run c1/run:r4 (from seq 0)");
-    expect(cli.stdout).toMatch(/^✓ seq \d+ {2}2026-03-02 09:00:52\.100Z {2}c1\/lane:B {2}claim\.answered: the board answered the claim: 409 conversation_busy {2}\[queue c1\]$/m);
-    expect(cli.stdout).toMatch(/^ {4}= seq \d+ {2}c1\/lane:B {2}run\.parked: waits: an earlier turn of its conversation is still open \(until 09:01:22, wait 1\)$/m);
+    expect(cli.stdout).toContain(
+      "compared: each input against its decider's state folded from the log up to it: board (from seq 0), queue c1 (from seq 0), run c1/run:r4 (from seq 0)",
+    );
+    expect(cli.stdout).toMatch(
+      /^✓ seq \d+ {2}2026-03-02 09:00:52\.100Z {2}c1\/lane:B {2}claim\.answered: the board answered the claim: 409 conversation_busy {2}\[queue c1\]$/m,
+    );
+    expect(cli.stdout).toMatch(
+      /^ {4}= seq \d+ {2}c1\/lane:B {2}run\.parked: waits: an earlier turn of its conversation is still open \(until 09:01:22, wait 1\)$/m,
+    );
   });
 
   it('`--session ID` re-decides what concerns a session: its announcement, and the lane remembering it', async () => {
@@ -107,7 +136,9 @@ describe('replay of a tampered copy of the scenario', () => {
     const log = await scenarioEvents();
     const parked = seqOf(log, 'run.parked', 'r4');
     const notBefore = (log.find((e) => e.seq === parked)!.data as { notBefore: number }).notBefore;
-    const path = tamperedScenario((db) => db.prepare(`update events set data = json_set(data, '$.notBefore', ?) where seq = ?`).run(notBefore + 60_000, parked));
+    const path = tamperedScenario((db) =>
+      db.prepare(`update events set data = json_set(data, '$.notBefore', ?) where seq = ?`).run(notBefore + 60_000, parked),
+    );
 
     const whole = runledger(['replay', '--db', path, '--json']);
     const human = runledger(['replay', '--db', path]);
@@ -156,14 +187,21 @@ describe('replay of a tampered copy of the scenario', () => {
     // The event after it becomes a second decision of the same input.
     const added = tamperedScenario((db) =>
       db
-        .prepare(`update events set stream = 'c2/lane:A', version = 1000, type = 'run.withdrawn', data = '{"runId":"r1","reason":"withdrawn"}', cause = ? where seq = ?`)
+        .prepare(
+          `update events set stream = 'c2/lane:A', version = 1000, type = 'run.withdrawn', data = '{"runId":"r1","reason":"withdrawn"}', cause = ? where seq = ?`,
+        )
         .run(skipped - 1, skipped + 1),
     );
     const a = await openScenario(deleted);
     const b = await openScenario(added);
 
     expect(await replayLog(a, deciders)).toMatchObject({ ok: false, kind: 'missing', seq: skipped - 1, rederived: [{ type: 'run.skipped' }] });
-    expect(await replayLog(b, deciders)).toMatchObject({ ok: false, kind: 'extra', seq: skipped + 1, recorded: [{ type: 'run.skipped' }, { type: 'run.withdrawn' }] });
+    expect(await replayLog(b, deciders)).toMatchObject({
+      ok: false,
+      kind: 'extra',
+      seq: skipped + 1,
+      recorded: [{ type: 'run.skipped' }, { type: 'run.withdrawn' }],
+    });
     await Promise.all([a.close(), b.close()]);
   });
 
@@ -173,7 +211,9 @@ describe('replay of a tampered copy of the scenario', () => {
     const data = log.find((e) => e.seq === parked)!.data as Record<string, unknown>;
     const reordered = JSON.stringify(Object.fromEntries(Object.entries(data).reverse()));
     const same = tamperedScenario((db) => db.prepare('update events set data = ? where seq = ?').run(reordered, parked));
-    const broken = tamperedScenario((db) => db.exec(`DROP INDEX events_run_id; DROP INDEX events_session_id; update events set data = '{"runId":' where seq = ${parked}`));
+    const broken = tamperedScenario((db) =>
+      db.exec(`DROP INDEX events_run_id; DROP INDEX events_session_id; update events set data = '{"runId":' where seq = ${parked}`),
+    );
     const a = await openScenario(same);
     const b = await openScenario(broken);
 
@@ -189,7 +229,12 @@ describe('replay of a tampered copy of the scenario', () => {
     const path = tamperedScenario((db) => db.prepare(`update events set data = '{"runId":"r1"}' where seq = ?`).run(skipped));
     const store = await openScenario(path);
 
-    expect(await replayLog(store, deciders)).toMatchObject({ ok: false, kind: 'differs', seq: skipped, detail: 'data.reason: recorded (absent), re-derived "skipped: another computer has it"' });
+    expect(await replayLog(store, deciders)).toMatchObject({
+      ok: false,
+      kind: 'differs',
+      seq: skipped,
+      detail: 'data.reason: recorded (absent), re-derived "skipped: another computer has it"',
+    });
     await store.close();
   });
 

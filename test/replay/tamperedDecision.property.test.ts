@@ -1,10 +1,10 @@
+import { isDeepStrictEqual } from 'node:util';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
-import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { codec, eventDefinitions } from '../../events/catalog.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
-import { codec, eventDefinitions } from '../../events/catalog.ts';
 import { runledger } from '../support/processes.ts';
 import { openScenario, SCENARIO, tamperedScenario } from './scenarioLog.ts';
 
@@ -36,11 +36,27 @@ interface Tamper {
   readonly how: string;
 }
 
-const anyJson = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double({ noNaN: true }), fc.string(), fc.array(fc.integer(), { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 4 }), fc.integer(), { maxKeys: 2 }));
+const anyJson = fc.oneof(
+  fc.constant(null),
+  fc.boolean(),
+  fc.integer(),
+  fc.double({ noNaN: true }),
+  fc.string(),
+  fc.array(fc.integer(), { maxLength: 3 }),
+  fc.dictionary(fc.string({ maxLength: 4 }), fc.integer(), { maxKeys: 2 }),
+);
 
 /** One decision and one way of changing it (fast-check shrinks both). */
 const tamper: fc.Arbitrary<Tamper> = fc
-  .record({ row: fc.constantFrom(...decisions), pick: fc.nat(), other: fc.constantFrom(...rows), type: fc.constantFrom(...TYPES), value: anyJson, number: fc.integer(), kind: fc.nat(6) })
+  .record({
+    row: fc.constantFrom(...decisions),
+    pick: fc.nat(),
+    other: fc.constantFrom(...rows),
+    type: fc.constantFrom(...TYPES),
+    value: anyJson,
+    number: fc.integer(),
+    kind: fc.nat(6),
+  })
   .map(({ row, pick, other, type, value, number, kind }) => {
     const data = JSON.parse(row.data) as Record<string, unknown>;
     const keys = Object.keys(data);
@@ -54,9 +70,19 @@ const tamper: fc.Arbitrary<Tamper> = fc
         return { seq: row.seq, type: row.type, data: JSON.stringify(rest), how: `drop ${key}` };
       }
       case 1:
-        return { seq: row.seq, type: row.type, data: withKey(typeof data[key] === 'string' ? number : String(data[key])), how: `${key} of another type` };
+        return {
+          seq: row.seq,
+          type: row.type,
+          data: withKey(typeof data[key] === 'string' ? number : String(data[key])),
+          how: `${key} of another type`,
+        };
       case 2:
-        return { seq: row.seq, type: row.type, data: JSON.stringify({ ...data, [text]: `${String(data[text] ?? '')}x` }), how: `change string ${text}` };
+        return {
+          seq: row.seq,
+          type: row.type,
+          data: JSON.stringify({ ...data, [text]: `${String(data[text] ?? '')}x` }),
+          how: `change string ${text}`,
+        };
       case 3:
         return { seq: row.seq, type: row.type, data: withKey(number), how: `${key} = ${number}` };
       case 4:
@@ -72,7 +98,10 @@ const tamper: fc.Arbitrary<Tamper> = fc
 function readsTheSame(original: Row, changed: Tamper): boolean {
   if (changed.type !== original.type) return false;
   try {
-    return isDeepStrictEqual(codec.decodeData(original.seq, original.type, JSON.parse(changed.data)), codec.decodeData(original.seq, original.type, JSON.parse(original.data)));
+    return isDeepStrictEqual(
+      codec.decodeData(original.seq, original.type, JSON.parse(changed.data)),
+      codec.decodeData(original.seq, original.type, JSON.parse(original.data)),
+    );
   } catch {
     // It no longer reads as its type: a change, surely.
     return false;

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type LocalTurnOptions, rememberedSession, startLocalTurn } from '../../actors/computer/localTurn.ts';
-import { deciders } from '../../replay/deciders.ts';
-import { replayLog } from '../../replay/replayLog.ts';
 import { type Clock, FakeClock, systemClock } from '../../actors/runtime/clock.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { replayLog } from '../../replay/replayLog.ts';
 import { claudeAgent, killEveryGroup, nodeAgent } from '../support/computerRuns.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';
 
@@ -53,13 +53,26 @@ describe('a local turn, as `runledger run` runs it', () => {
 
   it('given a remembered session the agent refuses, then it is forgotten and the turn runs fresh inside the same deadline', async () => {
     const store = await openTempStore();
-    await store.append({ expected: { 'local/run:turn-0': 0 }, events: [{ stream: 'local/run:turn-0', type: 'lane.session.remembered', data: { lane: 'L', sessionId: 'stale-session', runId: 'turn-0' }, at: Date.now() }] });
+    await store.append({
+      expected: { 'local/run:turn-0': 0 },
+      events: [
+        {
+          stream: 'local/run:turn-0',
+          type: 'lane.session.remembered',
+          data: { lane: 'L', sessionId: 'stale-session', runId: 'turn-0' },
+          at: Date.now(),
+        },
+      ],
+    });
     const result = await (await turn(store, claudeAgent('claude-like.mjs'), { budgetS: 600 })).result;
     expect(result).toMatchObject({ ok: true, laneSession: 'fresh-session' });
     expect(result.reply).toMatch(/^fresh: You have about 10 minutes for this turn\./);
     const events = await store.readStream(`local/run:${result.runId}`);
     const deadlines = events.flatMap((e) => (e.type === 'run.execution.requested' ? [[e.data.resume, e.data.deadlineAt]] : []));
-    expect(deadlines).toEqual([['stale-session', deadlines[0]![1]], [null, deadlines[0]![1]]]);
+    expect(deadlines).toEqual([
+      ['stale-session', deadlines[0]![1]],
+      [null, deadlines[0]![1]],
+    ]);
     expect(await rememberedSession(store, 'local', 'L')).toBe('fresh-session');
   });
 
@@ -70,7 +83,12 @@ describe('a local turn, as `runledger run` runs it', () => {
     await waitUntil(async () => (await rememberedSession(store, 'local', 'L')) === 'sess-7');
     clock.advance(45_000);
     const result = await running.result;
-    expect(result).toMatchObject({ ok: false, reply: null, laneSession: 'sess-7', error: 'timed out after about 45 seconds, its budget — unfinished answer: …Half of the answer: the cause is' });
+    expect(result).toMatchObject({
+      ok: false,
+      reply: null,
+      laneSession: 'sess-7',
+      error: 'timed out after about 45 seconds, its budget — unfinished answer: …Half of the answer: the cause is',
+    });
     expect(await rememberedSession(store, 'local', 'L')).toBe('sess-7');
   });
 

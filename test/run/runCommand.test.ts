@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { computerLockPath } from '../../actors/computer/processLock.ts';
 import { deciders } from '../../replay/deciders.ts';
@@ -15,14 +15,35 @@ describe('runledger run', () => {
     expect(first).toMatchObject({ status: 0, stderr: '' });
     expect(first.stdout).toMatch(/^fresh: You have about 2 hours for this turn\..*\n\nhello\n$/s);
 
-    const second = runledger(['run', '--lane', 'L', '--prompt', 'again', '--exec', claudeAgent('claude-like.mjs'), '--timeout-s', '0', '--db', db, '--json']);
+    const second = runledger([
+      'run',
+      '--lane',
+      'L',
+      '--prompt',
+      'again',
+      '--exec',
+      claudeAgent('claude-like.mjs'),
+      '--timeout-s',
+      '0',
+      '--db',
+      db,
+      '--json',
+    ]);
     expect(second.status).toBe(0);
     const view = JSON.parse(second.stdout) as Record<string, unknown>;
     expect(view).toMatchObject({ ok: true, lane_session: 'known-session', recorded: true, error: null });
     expect(view.reply).toMatch(/^resumed: There is no time limit on this turn/);
     const store = await openTempStore(db);
     expect(await replayLog(store, deciders)).toMatchObject({ ok: true });
-    expect((await store.readEntity(`run:${String(view.run_id)}`)).map((e) => e.type)).toEqual(['run.handed.over', 'run.execution.requested', 'run.process.began', 'run.session.announced', 'lane.session.remembered', 'run.process.exited', 'run.settled']);
+    expect((await store.readEntity(`run:${String(view.run_id)}`)).map((e) => e.type)).toEqual([
+      'run.handed.over',
+      'run.execution.requested',
+      'run.process.began',
+      'run.session.announced',
+      'lane.session.remembered',
+      'run.process.exited',
+      'run.settled',
+    ]);
   });
 
   it('given a turn that fails, then it exits 1 with the error', () => {
@@ -44,9 +65,36 @@ describe('runledger run', () => {
   it('given --dry-run on a log with a remembered session, then it resumes nothing and adds no row', async () => {
     const db = tempDbPath();
     const store = await openTempStore(db);
-    await store.append({ expected: { 'local/run:turn-0': 0 }, events: [{ stream: 'local/run:turn-0', type: 'lane.session.remembered', data: { lane: 'L', sessionId: 'known-session', runId: 'turn-0' }, at: Date.now() }] });
-    const dry = runledger(['run', '--lane', 'L', '--prompt', 'q', '--dry-run', '--exec', claudeAgent('claude-like.mjs', 'other-session'), '--db', db, '--json']);
-    expect(JSON.parse(dry.stdout)).toMatchObject({ ok: true, recorded: false, lane_session: 'other-session', reply: expect.stringMatching(/^fresh: /) });
+    await store.append({
+      expected: { 'local/run:turn-0': 0 },
+      events: [
+        {
+          stream: 'local/run:turn-0',
+          type: 'lane.session.remembered',
+          data: { lane: 'L', sessionId: 'known-session', runId: 'turn-0' },
+          at: Date.now(),
+        },
+      ],
+    });
+    const dry = runledger([
+      'run',
+      '--lane',
+      'L',
+      '--prompt',
+      'q',
+      '--dry-run',
+      '--exec',
+      claudeAgent('claude-like.mjs', 'other-session'),
+      '--db',
+      db,
+      '--json',
+    ]);
+    expect(JSON.parse(dry.stdout)).toMatchObject({
+      ok: true,
+      recorded: false,
+      lane_session: 'other-session',
+      reply: expect.stringMatching(/^fresh: /),
+    });
     expect((await store.readAll(0, 100)).map((e) => e.type)).toEqual(['lane.session.remembered']);
   });
 

@@ -1,26 +1,74 @@
 import { describe, expect, it } from 'vitest';
+import type { RunDecision, RunInput } from '../../actors/run/decideRun.ts';
 import { runDecider } from '../../actors/run/runDecider.ts';
 import { initialRunExecution } from '../../actors/run/runState.ts';
 import type { NewEventOf } from '../../events/catalog.ts';
-import type { RunDecision, RunInput } from '../../actors/run/decideRun.ts';
-import { decisionOf, decisionsOf, deciderSpec } from '../support/deciderSpec.ts';
+import { deciderSpec, decisionOf, decisionsOf } from '../support/deciderSpec.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 const stream = 'c1/run:r1';
 const at = (ms: number) => T0 + ms;
 
 const input = {
-  handed: (laneSession: string | null = null, budgetS = 7200, ms = 0): NewEventOf<'run.handed.over'> => ({ stream, type: 'run.handed.over', data: { runId: 'r1', lane: 'L', budgetS, laneSession }, at: at(ms) }),
-  began: (pid = 4242, resuming: string | null = null, ms = 10): NewEventOf<'run.process.began'> => ({ stream, type: 'run.process.began', data: { runId: 'r1', pid, resuming }, at: at(ms) }),
-  announced: (sessionId: string, ms = 20): NewEventOf<'run.session.announced'> => ({ stream, type: 'run.session.announced', data: { runId: 'r1', sessionId }, at: at(ms) }),
-  exited: (over: Partial<{ outcome: 'exited' | 'timed_out' | 'cancelled' | 'killed'; exitCode: number | null; reply: string | null; tail: string; stderrTail: string }> = {}, ms = 1000): NewEventOf<'run.process.exited'> => ({
-    stream, type: 'run.process.exited',
-    data: { runId: 'r1', outcome: over.outcome ?? 'exited', exitCode: over.exitCode === undefined ? 0 : over.exitCode, signal: null, reply: over.reply === undefined ? 'done' : over.reply, tail: over.tail ?? '', stderrTail: over.stderrTail ?? '' },
+  handed: (laneSession: string | null = null, budgetS = 7200, ms = 0): NewEventOf<'run.handed.over'> => ({
+    stream,
+    type: 'run.handed.over',
+    data: { runId: 'r1', lane: 'L', budgetS, laneSession },
     at: at(ms),
   }),
-  heartbeat: (status: number, cancelRequested: boolean, ms = 500): NewEventOf<'run.heartbeat.answered'> => ({ stream, type: 'run.heartbeat.answered', data: { runId: 'r1', status, cancelRequested }, at: at(ms) }),
-  pushed: (ms = 400): NewEventOf<'run.cancel.pushed'> => ({ stream, type: 'run.cancel.pushed', data: { runId: 'r1', frameId: `x-${ms}` }, at: at(ms) }),
-  completion: (status: number, ms: number): NewEventOf<'run.completion.answered'> => ({ stream, type: 'run.completion.answered', data: { runId: 'r1', status }, at: at(ms) }),
+  began: (pid = 4242, resuming: string | null = null, ms = 10): NewEventOf<'run.process.began'> => ({
+    stream,
+    type: 'run.process.began',
+    data: { runId: 'r1', pid, resuming },
+    at: at(ms),
+  }),
+  announced: (sessionId: string, ms = 20): NewEventOf<'run.session.announced'> => ({
+    stream,
+    type: 'run.session.announced',
+    data: { runId: 'r1', sessionId },
+    at: at(ms),
+  }),
+  exited: (
+    over: Partial<{
+      outcome: 'exited' | 'timed_out' | 'cancelled' | 'killed';
+      exitCode: number | null;
+      reply: string | null;
+      tail: string;
+      stderrTail: string;
+    }> = {},
+    ms = 1000,
+  ): NewEventOf<'run.process.exited'> => ({
+    stream,
+    type: 'run.process.exited',
+    data: {
+      runId: 'r1',
+      outcome: over.outcome ?? 'exited',
+      exitCode: over.exitCode === undefined ? 0 : over.exitCode,
+      signal: null,
+      reply: over.reply === undefined ? 'done' : over.reply,
+      tail: over.tail ?? '',
+      stderrTail: over.stderrTail ?? '',
+    },
+    at: at(ms),
+  }),
+  heartbeat: (status: number, cancelRequested: boolean, ms = 500): NewEventOf<'run.heartbeat.answered'> => ({
+    stream,
+    type: 'run.heartbeat.answered',
+    data: { runId: 'r1', status, cancelRequested },
+    at: at(ms),
+  }),
+  pushed: (ms = 400): NewEventOf<'run.cancel.pushed'> => ({
+    stream,
+    type: 'run.cancel.pushed',
+    data: { runId: 'r1', frameId: `x-${ms}` },
+    at: at(ms),
+  }),
+  completion: (status: number, ms: number): NewEventOf<'run.completion.answered'> => ({
+    stream,
+    type: 'run.completion.answered',
+    data: { runId: 'r1', status },
+    at: at(ms),
+  }),
   due: (ms: number): NewEventOf<'run.completion.due'> => ({ stream, type: 'run.completion.due', data: { runId: 'r1' }, at: at(ms) }),
 };
 
@@ -42,7 +90,9 @@ describe('a claimed run on its computer', () => {
   it('given an announced session id, then the lane remembers it at once, and only once', () => {
     const s = spec(input.handed(), input.began());
     const decisions = s.when(input.announced('sess-9'));
-    expect(decisions).toEqual([{ stream: 'c1/run:r1', type: 'lane.session.remembered', data: { lane: 'L', sessionId: 'sess-9', runId: 'r1' }, at: at(20) }]);
+    expect(decisions).toEqual([
+      { stream: 'c1/run:r1', type: 'lane.session.remembered', data: { lane: 'L', sessionId: 'sess-9', runId: 'r1' }, at: at(20) },
+    ]);
     expect(types(s.when(input.announced('sess-9', 30)))).toEqual([]);
   });
 
@@ -52,16 +102,22 @@ describe('a claimed run on its computer', () => {
   });
 
   it('given an ordinary failure, then the session it announced is forgotten and the run completes failed', () => {
-    const decisions = spec(input.handed('old'), input.began(4242, 'old'), input.announced('new')).when(input.exited({ exitCode: 3, reply: null, stderrTail: 'boom' }));
+    const decisions = spec(input.handed('old'), input.began(4242, 'old'), input.announced('new')).when(
+      input.exited({ exitCode: 3, reply: null, stderrTail: 'boom' }),
+    );
     expect(types(decisions)).toEqual(['lane.session.forgotten', 'run.completion.requested']);
     expect(decisionOf(decisions, 'lane.session.forgotten').data.sessionId).toBe('new');
     expect(decisionOf(decisions, 'run.completion.requested').data.result).toEqual({ ok: false, error: 'the agent exited with code 3: boom' });
   });
 
   it('given a timeout, then the session is kept and the error carries the unfinished answer', () => {
-    const decisions = spec(input.handed(null, 5400), input.began(), input.announced('s1')).when(input.exited({ outcome: 'timed_out', exitCode: null, reply: null, tail: 'half an answ' }));
+    const decisions = spec(input.handed(null, 5400), input.began(), input.announced('s1')).when(
+      input.exited({ outcome: 'timed_out', exitCode: null, reply: null, tail: 'half an answ' }),
+    );
     expect(types(decisions)).toEqual(['run.completion.requested']);
-    expect(decisionOf(decisions, 'run.completion.requested').data.result.error).toBe('timed out after about 1.5 hours, its budget — unfinished answer: …half an answ');
+    expect(decisionOf(decisions, 'run.completion.requested').data.result.error).toBe(
+      'timed out after about 1.5 hours, its budget — unfinished answer: …half an answ',
+    );
   });
 
   it('given a resume the agent refuses, then the session is forgotten and the turn runs fresh inside the same deadline', () => {
@@ -146,7 +202,12 @@ describe('a claimed run on its computer', () => {
     const decisions = s.when({ stream, type: 'run.reply.refused', data: { runId: 'r1', status: 413 }, at: at(1100) });
     expect(types(decisions)).toEqual(['lane.session.forgotten', 'run.completion.requested']);
     expect(decisionOf(decisions, 'lane.session.forgotten').data).toMatchObject({ sessionId: 'old', reason: 'its reply was refused' });
-    expect(decisionOf(decisions, 'run.completion.requested').data).toEqual({ runId: 'r1', attempt: 2, result: { ok: false, error: 'posting the reply failed with HTTP 413' }, reply: null });
+    expect(decisionOf(decisions, 'run.completion.requested').data).toEqual({
+      runId: 'r1',
+      attempt: 2,
+      result: { ok: false, error: 'posting the reply failed with HTTP 413' },
+      reply: null,
+    });
   });
 
   it('given the board acknowledges the completion, then the run is settled as reported', () => {

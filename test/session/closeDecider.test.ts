@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import type { SessionDecision, SessionInput } from '../../actors/session/decideSession.ts';
 import { sessionDecider } from '../../actors/session/sessionDecider.ts';
 import { initialSessionClose } from '../../actors/session/sessionState.ts';
 import type { NewEventOf } from '../../events/catalog.ts';
-import type { SessionDecision, SessionInput } from '../../actors/session/decideSession.ts';
 import type { Activity } from '../../events/sessionEvents.ts';
-import { decisionOf, deciderSpec } from '../support/deciderSpec.ts';
+import { deciderSpec, decisionOf } from '../support/deciderSpec.ts';
 import { T0 } from '../support/events.ts';
 
 const stream = 'c1/session:S1';
@@ -26,10 +26,20 @@ const activity = {
 };
 
 const input = {
-  ended: (s = 0, over: Partial<{ runId: string; bound: boolean; launchedAt: number | null; pid: number | null }> = {}): NewEventOf<'session.run.ended'> => ({
+  ended: (
+    s = 0,
+    over: Partial<{ runId: string; bound: boolean; launchedAt: number | null; pid: number | null }> = {},
+  ): NewEventOf<'session.run.ended'> => ({
     stream,
     type: 'session.run.ended',
-    data: { sessionId: 'S1', runId: over.runId ?? 'r1', lane: 'L', bound: over.bound ?? true, launchedAt: over.launchedAt ?? null, pid: over.pid ?? null },
+    data: {
+      sessionId: 'S1',
+      runId: over.runId ?? 'r1',
+      lane: 'L',
+      bound: over.bound ?? true,
+      launchedAt: over.launchedAt ?? null,
+      pid: over.pid ?? null,
+    },
     at: at(s),
   }),
   due: (s: number, lock = ME, holder: { lock: string; alive: boolean | null } | null = null): NewEventOf<'session.close.due'> => ({
@@ -44,7 +54,12 @@ const input = {
     data: { sessionId: 'S1', lock, activity: reading, failure: reading === null ? (failure ?? 'tmux timed out') : null, settings: SETTINGS },
     at: at(s),
   }),
-  answered: (s: number, attempt: number, ok: boolean, detail = ok ? 'pane %1 killed' : 'tmux: permission denied'): NewEventOf<'session.kill.answered'> => ({
+  answered: (
+    s: number,
+    attempt: number,
+    ok: boolean,
+    detail = ok ? 'pane %1 killed' : 'tmux: permission denied',
+  ): NewEventOf<'session.kill.answered'> => ({
     stream,
     type: 'session.kill.answered',
     data: { sessionId: 'S1', attempt, ok, detail },
@@ -159,7 +174,9 @@ describe('the reading, last, just before the kill', () => {
 
   it('given the session could not be read, then the close waits and is read again next round', () => {
     const s = claimed();
-    expect(only(s.when(input.read(2, null, ME, 'tmux: server exited unexpectedly'))).reason).toMatch(/could not be read just now \(tmux: server exited unexpectedly\)/);
+    expect(only(s.when(input.read(2, null, ME, 'tmux: server exited unexpectedly'))).reason).toMatch(
+      /could not be read just now \(tmux: server exited unexpectedly\)/,
+    );
     expect(s.state.open).toBe(true);
     expect(types(s.when(input.read(12, activity.gone())))).toEqual(['session.closed']);
   });
@@ -251,7 +268,11 @@ describe('the outcome', () => {
 
   it('given a close confirmed meanwhile, then a late failure does not undo it', () => {
     // This process decided a kill and its claim ran out under it; a sibling read the pane gone and confirmed.
-    const s = claimed(input.read(2, activity.idle()), input.due(1 + TTL / 1000, SIBLING, { lock: ME, alive: true }), input.read(1 + TTL / 1000 + 1, activity.gone(), SIBLING));
+    const s = claimed(
+      input.read(2, activity.idle()),
+      input.due(1 + TTL / 1000, SIBLING, { lock: ME, alive: true }),
+      input.read(1 + TTL / 1000 + 1, activity.gone(), SIBLING),
+    );
     expect(s.state).toMatchObject({ open: false, attempts: 2 });
     expect(types(s.when(input.answered(1 + TTL / 1000 + 2, 1, false)))).toEqual(['(ignored)']);
     expect(types(s.when(input.read(1 + TTL / 1000 + 3, null, ME)))).toEqual(['(ignored)']);

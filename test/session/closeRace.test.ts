@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../actors/runtime/clock.ts';
+import type { SessionCloser } from '../../actors/session/closer/sessionCloser.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
-import type { SessionCloser } from '../../actors/session/closer/sessionCloser.ts';
-import { systemClock } from '../../actors/runtime/clock.ts';
 import { startChild } from '../support/processes.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
-import { COMPUTER, agentGroup, closerOn, groupAlive, intend, liveSiblingLock, ofType } from './sessionSupport.ts';
+import { agentGroup, COMPUTER, closerOn, groupAlive, intend, liveSiblingLock, ofType } from './sessionSupport.ts';
 
 /** Rounds back to back until `end`. */
 async function roundsUntil(closer: SessionCloser, end: number): Promise<number> {
@@ -55,7 +55,10 @@ describe('three processes racing close rounds on one log file', () => {
       const own = log.filter((e) => e.stream === `${COMPUTER}/session:${s}`);
       const kills = ofType(own, 'session.kill.requested');
       expect(kills, s).toHaveLength(1);
-      expect(performed.filter((seq) => seq === kills[0]!.seq), s).toHaveLength(1);
+      expect(
+        performed.filter((seq) => seq === kills[0]!.seq),
+        s,
+      ).toHaveLength(1);
       expect(ofType(own, 'session.closed'), s).toHaveLength(1);
       expect(ofType(own, 'session.close.incident'), s).toHaveLength(0);
       expect(groupAlive(groups.get(s)!), s).toBe(false);

@@ -1,13 +1,13 @@
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { deciders } from '../../replay/deciders.ts';
-import { replayLog } from '../../replay/replayLog.ts';
-import { sessionDecider } from '../../actors/session/sessionDecider.ts';
 import { FakeClock } from '../../actors/runtime/clock.ts';
+import { sessionDecider } from '../../actors/session/sessionDecider.ts';
 import { appendOrThrow } from '../../events/store/eventStore.ts';
 import { entityTimeline } from '../../projections/audit/runTimeline.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { replayLog } from '../../replay/replayLog.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
-import { COMPUTER, ScriptedDriver, closerOn, gone, idle, intend, liveSiblingLock, ofType, working } from './sessionSupport.ts';
+import { COMPUTER, closerOn, gone, idle, intend, liveSiblingLock, ofType, ScriptedDriver, working } from './sessionSupport.ts';
 
 const TICK = { tickMs: 10_000, quietMs: 120_000 };
 
@@ -26,7 +26,12 @@ describe('a round over the open closes, on a real log', () => {
         { stream: run, type: 'run.handed.over', data: { runId: 'r1', lane: 'L', budgetS: 60, laneSession: null }, at: t },
         { stream: run, type: 'run.process.began', data: { runId: 'r1', pid: 4242, resuming: null }, at: t },
         { stream: run, type: 'run.session.announced', data: { runId: 'r1', sessionId: 'S1' }, at: t },
-        { stream: run, type: 'run.process.exited', data: { runId: 'r1', outcome: 'exited', exitCode: 0, signal: null, reply: 'ok', tail: '', stderrTail: '' }, at: t },
+        {
+          stream: run,
+          type: 'run.process.exited',
+          data: { runId: 'r1', outcome: 'exited', exitCode: 0, signal: null, reply: 'ok', tail: '', stderrTail: '' },
+          at: t,
+        },
         { stream: run, type: 'run.settled', data: { runId: 'r1', reported: true, reason: 'the board acknowledged its completion' }, at: t },
       ],
     });
@@ -42,16 +47,23 @@ describe('a round over the open closes, on a real log', () => {
 
     const log = await store.readStream(`${COMPUTER}/session:S1`);
     expect(log.map((e) => e.type)).toEqual([
-      'session.run.ended', 'session.close.intended',
-      'session.close.due', 'session.close.claimed',
-      'session.read', 'session.close.deferred',
+      'session.run.ended',
+      'session.close.intended',
+      'session.close.due',
+      'session.close.claimed',
+      'session.read',
+      'session.close.deferred',
       // Its own claim, with time to spare, is used again: the second round records only its reading.
-      'session.read', 'session.kill.requested',
-      'session.kill.answered', 'session.closed',
+      'session.read',
+      'session.kill.requested',
+      'session.kill.answered',
+      'session.closed',
     ]);
     const timeline = (await entityTimeline(store, 'session', 'S1'))!;
     const lines = timeline.entries.map((e) => `${e.step}: ${e.reason}`);
-    expect(lines).toContainEqual(expect.stringMatching(/^session.close.deferred: close deferred \(attempt 1\): its session is in a turn \(working\)/));
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^session.close.deferred: close deferred \(attempt 1\): its session is in a turn \(working\)/),
+    );
     expect(lines).toContainEqual(expect.stringMatching(/^session.kill.requested: close goes ahead \(attempt 2\), stopping pgid:4242: read idle/));
     expect(lines).toContainEqual(expect.stringMatching(/^session.closed: closed \(attempt 2\): stopped \(pgid:4242 stopped\)/));
     // The kill was taken from the outbox once, and the session's decisions re-decide the same (the run's
@@ -125,7 +137,14 @@ describe('a round over the open closes, on a real log', () => {
     driver.set('S2', gone());
     expect((await far.round()).map((o) => o.outcome)).toEqual(['closed', 'closed']);
     const claims = ofType(await a.readAll(0, 10_000), 'session.close.claimed').map((e) => `${e.stream.slice(-2)} ${e.data.lock}`);
-    expect(claims).toEqual([`S1 ${sibling.lock}`, `S2 ${sibling.lock}`, `S1 ${hostname()}:${process.pid}`, `S2 ${hostname()}:${process.pid}`, 'S1 another-host:77', 'S2 another-host:77']);
+    expect(claims).toEqual([
+      `S1 ${sibling.lock}`,
+      `S2 ${sibling.lock}`,
+      `S1 ${hostname()}:${process.pid}`,
+      `S2 ${hostname()}:${process.pid}`,
+      'S1 another-host:77',
+      'S2 another-host:77',
+    ]);
     expect(await replayLog(a, deciders)).toMatchObject({ ok: true });
   });
 });
@@ -141,12 +160,31 @@ describe('a kill cut short by a crash', () => {
     // The dead process claimed the close, read it idle, decided the kill and took it from the outbox.
     const crashed = closerOn(d, clock, { driver: new ScriptedDriver() });
     await intend(crashed, 'S1', 'r1');
-    await crashed.actors.step('S1', (_, at) => ({ stream, type: 'session.close.due', data: { sessionId: 'S1', lock: dead.lock, ttlMs: 15 * 60_000, holder: null }, at }));
-    const read = await crashed.actors.step('S1', (_, at) => ({ stream, type: 'session.read', data: { sessionId: 'S1', lock: dead.lock, activity: idle('tmux:%7'), failure: null, settings: { quietMs: 120_000, gapMs: 60_000, launchWindowMs: 180_000 } }, at }));
+    await crashed.actors.step('S1', (_, at) => ({
+      stream,
+      type: 'session.close.due',
+      data: { sessionId: 'S1', lock: dead.lock, ttlMs: 15 * 60_000, holder: null },
+      at,
+    }));
+    const read = await crashed.actors.step('S1', (_, at) => ({
+      stream,
+      type: 'session.read',
+      data: {
+        sessionId: 'S1',
+        lock: dead.lock,
+        activity: idle('tmux:%7'),
+        failure: null,
+        settings: { quietMs: 120_000, gapMs: 60_000, launchWindowMs: 180_000 },
+      },
+      at,
+    }));
     const kill = read.decisions[0]!;
     expect(kill.type).toBe('session.kill.requested');
     const consumer = `outbox:session-kills-${COMPUTER}`;
-    await appendOrThrow(d, { expected: { [consumer]: 0 }, events: [{ stream: consumer, type: 'outbox.taken', data: { through: kill.seq, effects: [kill.seq] }, at: clock.now() }] });
+    await appendOrThrow(d, {
+      expected: { [consumer]: 0 },
+      events: [{ stream: consumer, type: 'outbox.taken', data: { through: kill.seq, effects: [kill.seq] }, at: clock.now() }],
+    });
 
     const driver = new ScriptedDriver();
     driver.set('S1', gone());
@@ -157,7 +195,10 @@ describe('a kill cut short by a crash', () => {
     expect((await closer.round()).map((o) => o.outcome)).toEqual(['closed']);
     expect(driver.stops).toEqual([]);
     const log = await a.readStream(stream);
-    expect(ofType(log, 'session.close.claimed').at(-1)!.data).toMatchObject({ lock: closer.lock, reason: expect.stringMatching(/its process is gone.*the kill of attempt 1 was never answered, so it is read again/) });
+    expect(ofType(log, 'session.close.claimed').at(-1)!.data).toMatchObject({
+      lock: closer.lock,
+      reason: expect.stringMatching(/its process is gone.*the kill of attempt 1 was never answered, so it is read again/),
+    });
     expect(ofType(log, 'session.closed')[0]!.data).toMatchObject({ attempt: 2 });
     expect(await replayLog(a, [sessionDecider])).toMatchObject({ ok: true });
   });

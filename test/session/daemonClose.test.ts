@@ -15,8 +15,17 @@ describe('runledger daemon closes the sessions of its ended runs', () => {
     expect((await daemon.terminal(runId)).state).toBe('succeeded');
     await waitUntil('the session to be closed', () => logRows(db).some((r) => r.type === 'session.closed'), 10_000);
 
-    const session = logRows(db).filter((r) => r.stream === 'local/session:known-session').map((r) => r.type);
-    expect(session).toEqual(['session.run.ended', 'session.close.intended', 'session.close.due', 'session.close.claimed', 'session.read', 'session.closed']);
+    const session = logRows(db)
+      .filter((r) => r.stream === 'local/session:known-session')
+      .map((r) => r.type);
+    expect(session).toEqual([
+      'session.run.ended',
+      'session.close.intended',
+      'session.close.due',
+      'session.close.claimed',
+      'session.read',
+      'session.closed',
+    ]);
     const audit = runledger(['audit', 'known-session', '--db', db]);
     expect(audit.status, audit.stderr).toBe(0);
     expect(audit.stdout).toMatch(new RegExp(`session\\.close\\.intended\\s+close intended: run ${runId} of lane L ended`));

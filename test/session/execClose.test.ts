@@ -1,23 +1,38 @@
 import { describe, expect, it } from 'vitest';
-import type { SessionCloser } from '../../actors/session/closer/sessionCloser.ts';
 import { FakeClock } from '../../actors/runtime/clock.ts';
+import type { SessionCloser } from '../../actors/session/closer/sessionCloser.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import { appendOrThrow, type EventStore } from '../../events/store/eventStore.ts';
 import { runledger } from '../support/processes.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
-import { COMPUTER, agentGroup, closerOn, groupAlive, intend, ofType } from './sessionSupport.ts';
+import { agentGroup, COMPUTER, closerOn, groupAlive, intend, ofType } from './sessionSupport.ts';
 
 /** A run's stream as its actor leaves it, written straight to the log: `steps` name what happened to it. */
-async function runOf(store: EventStore, runId: string, at: number, steps: { resuming?: string; announced?: string; pid?: number; exited?: boolean; settled?: boolean }) {
+async function runOf(
+  store: EventStore,
+  runId: string,
+  at: number,
+  steps: { resuming?: string; announced?: string; pid?: number; exited?: boolean; settled?: boolean },
+) {
   const stream = `${COMPUTER}/run:${runId}`;
-  const events: NewDomainEvent[] = steps.pid || !steps.settled ? [{ stream, type: 'run.handed.over', data: { runId, lane: 'L', budgetS: 60, laneSession: steps.resuming ?? null }, at }] : [];
+  const events: NewDomainEvent[] =
+    steps.pid || !steps.settled
+      ? [{ stream, type: 'run.handed.over', data: { runId, lane: 'L', budgetS: 60, laneSession: steps.resuming ?? null }, at }]
+      : [];
   if (steps.pid) {
     events.push({ stream, type: 'run.execution.requested', data: { runId, lane: 'L', deadlineAt: null, resume: steps.resuming ?? null }, at });
     events.push({ stream, type: 'run.process.began', data: { runId, pid: steps.pid, resuming: steps.resuming ?? null }, at });
   }
   if (steps.announced) events.push({ stream, type: 'run.session.announced', data: { runId, sessionId: steps.announced }, at });
-  if (steps.exited) events.push({ stream, type: 'run.process.exited', data: { runId, outcome: 'exited', exitCode: 0, signal: null, reply: 'ok', tail: '', stderrTail: '' }, at });
-  if (steps.settled) events.push({ stream, type: 'run.settled', data: { runId, reported: true, reason: 'the board acknowledged its completion' }, at });
+  if (steps.exited)
+    events.push({
+      stream,
+      type: 'run.process.exited',
+      data: { runId, outcome: 'exited', exitCode: 0, signal: null, reply: 'ok', tail: '', stderrTail: '' },
+      at,
+    });
+  if (steps.settled)
+    events.push({ stream, type: 'run.settled', data: { runId, reported: true, reason: 'the board acknowledged its completion' }, at });
   await appendOrThrow(store, { expected: { [stream]: 'any' }, events });
 }
 
@@ -95,7 +110,9 @@ describe('runledger tick and runledger audit', () => {
     expect(audit.status, audit.stderr).toBe(0);
     expect(audit.stdout).toMatch(/session\.close\.intended +close intended: run r1 of lane L ended/);
     expect(audit.stdout).toMatch(/session\.close\.claimed +close claimed by \S+ until/);
-    expect(audit.stdout).toMatch(/session\.close\.deferred +close deferred \(attempt 1\): its session is in a turn \(working\) \(run r2 is executing in it\)/);
+    expect(audit.stdout).toMatch(
+      /session\.close\.deferred +close deferred \(attempt 1\): its session is in a turn \(working\) \(run r2 is executing in it\)/,
+    );
     expect(audit.stdout).toMatch(/session\.closed +closed \(attempt 2\): nothing of it runs any more/);
   });
 });

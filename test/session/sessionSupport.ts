@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
 import { onTestFinished } from 'vitest';
+import { groupAlive } from '../../actors/run/execution/agentProcess.ts';
+import type { Clock } from '../../actors/runtime/clock.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import type { SessionDriver, StopOutcome } from '../../actors/session/closer/drivers/sessionDriver.ts';
 import { SessionCloser, type SessionCloserOptions } from '../../actors/session/closer/sessionCloser.ts';
 import { sessionStream } from '../../actors/session/sessionStreams.ts';
-import type { SessionDriver, StopOutcome } from '../../actors/session/closer/drivers/sessionDriver.ts';
-import { groupAlive } from '../../actors/run/execution/agentProcess.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
-import type { Clock } from '../../actors/runtime/clock.ts';
 import type { DomainEvent, EventOf, EventType } from '../../events/catalog.ts';
 import type { Activity } from '../../events/sessionEvents.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
@@ -25,7 +25,12 @@ export function closerOn(store: EventStore, clock: Clock, options: Partial<Sessi
 }
 
 /** Records the close intent a settled run would, straight into the session's stream. */
-export async function intend(closer: SessionCloser, sessionId: string, runId: string, over: Partial<{ pid: number | null; bound: boolean; launchedAt: number | null }> = {}) {
+export async function intend(
+  closer: SessionCloser,
+  sessionId: string,
+  runId: string,
+  over: Partial<{ pid: number | null; bound: boolean; launchedAt: number | null }> = {},
+) {
   return closer.actors.step(sessionId, (_, at) => ({
     stream: sessionStream(COMPUTER, sessionId),
     type: 'session.run.ended',

@@ -4,9 +4,9 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { tmuxDriver } from '../../actors/session/closer/drivers/tmuxDriver.ts';
-import type { RoundOutcome } from '../../actors/session/closer/closeRound.ts';
 import { systemClock } from '../../actors/runtime/clock.ts';
+import type { RoundOutcome } from '../../actors/session/closer/closeRound.ts';
+import { tmuxDriver } from '../../actors/session/closer/drivers/tmuxDriver.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';
 import { COMPUTER, closerOn, intend, ofType } from './sessionSupport.ts';
 
@@ -61,11 +61,18 @@ describe('closing a session that lives in a real tmux pane', () => {
     await intend(closer, 'S1', 'r1');
     expect(tmux.tmux('display', '-p', '-t', id, '#{pane_current_command}')).toBe('node');
 
-    const seen = await roundsUntil(() => closer.round(), 200, (o) => o.outcome === 'closed', 10_000);
+    const seen = await roundsUntil(
+      () => closer.round(),
+      200,
+      (o) => o.outcome === 'closed',
+      10_000,
+    );
     const lastWrite = statSync(record).mtimeMs;
     const deferred = seen.filter((s) => s.outcome.outcome === 'deferred');
     // While it wrote, every reading found a new mark and the watch started again.
-    expect(deferred.filter((s) => s.at < lastWrite && /its record was written: the watch starts again/.test(s.outcome.reason)).length).toBeGreaterThanOrEqual(2);
+    expect(
+      deferred.filter((s) => s.at < lastWrite && /its record was written: the watch starts again/.test(s.outcome.reason)).length,
+    ).toBeGreaterThanOrEqual(2);
     const closedAt = seen.find((s) => s.outcome.outcome === 'closed')!.at;
     expect(closedAt - lastWrite).toBeGreaterThanOrEqual(quietMs);
     expect(tmux.panes()).not.toContain(id);
@@ -73,7 +80,9 @@ describe('closing a session that lives in a real tmux pane', () => {
     const log = await store.readStream(`${COMPUTER}/session:S1`);
     const kill = ofType(log, 'session.kill.requested');
     expect(kill).toHaveLength(1);
-    expect(kill[0]).toMatchObject({ data: { target: `tmux:${id}`, reason: expect.stringMatching(/nothing was written to its record in 1\.[5-9] s watched \(quiet 1\.5 s\)/) } });
+    expect(kill[0]).toMatchObject({
+      data: { target: `tmux:${id}`, reason: expect.stringMatching(/nothing was written to its record in 1\.[5-9] s watched \(quiet 1\.5 s\)/) },
+    });
     expect(ofType(log, 'session.closed')[0]).toMatchObject({ data: { reason: expect.stringContaining(`pane ${id} killed`) } });
   });
 
@@ -107,7 +116,9 @@ describe('closing a session that lives in a real tmux pane', () => {
     await intend(closer, 'S4', 'r4');
     const outcomes = await closer.round();
     expect(outcomes.map((o) => `${o.sessionId} ${o.outcome}`)).toEqual(['S3 closed', 'S4 closed']);
-    expect(ofType(await store.readStream(`${COMPUTER}/session:S3`), 'session.kill.requested')[0]).toMatchObject({ data: { reason: `no agent runs in it (pane ${id} runs sleep, no agent)` } });
+    expect(ofType(await store.readStream(`${COMPUTER}/session:S3`), 'session.kill.requested')[0]).toMatchObject({
+      data: { reason: `no agent runs in it (pane ${id} runs sleep, no agent)` },
+    });
     expect(outcomes[1]!.reason).toMatch(/no tmux pane of it is open/);
     expect(tmux.panes()).toEqual([keep]);
     // Reading a pane the server no longer has is no failure either.

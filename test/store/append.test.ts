@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidEventError } from '../../events/codec.ts';
 import { StaleVersionError } from '../../events/store/eventStore.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { bumped, bumpRequested, milestone, oneTo } from '../support/events.ts';
 import { tempDbPath } from '../support/tempStore.ts';
-import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 
 describe('append: optimistic concurrency on stream versions', () => {
   it('given a new stream, when appending with expected 0, then the events get versions 1.. and seqs 1..', async () => {
@@ -101,11 +101,7 @@ describe('append: optimistic concurrency on stream versions', () => {
 
     const result = await store.append({
       expected: { 'counter:a': 0 },
-      events: [
-        bumpRequested('counter:a', 1, 100),
-        { ...bumped('counter:a', 1), cause: { inBatch: 0 } },
-        { ...milestone('counter:a', 1), cause: 1 },
-      ],
+      events: [bumpRequested('counter:a', 1, 100), { ...bumped('counter:a', 1), cause: { inBatch: 0 } }, { ...milestone('counter:a', 1), cause: 1 }],
     });
 
     expect(result.ok && result.events.map((e) => [e.seq, e.cause])).toEqual([
@@ -129,9 +125,9 @@ describe('append: optimistic concurrency on stream versions', () => {
   it('given an event for a stream the append names no expected version for, when appending, then it is rejected and nothing is written', async () => {
     const store = await openCounterStore();
 
-    await expect(
-      store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1), bumped('counter:b', 2)] }),
-    ).rejects.toThrow(/counter:b names no expected version/);
+    await expect(store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1), bumped('counter:b', 2)] })).rejects.toThrow(
+      /counter:b names no expected version/,
+    );
     expect(await store.headSeq()).toBe(0);
   });
 

@@ -1,14 +1,13 @@
 import { describe, expect, it, vi } from 'vitest';
 import { InvalidEventError } from '../../events/codec.ts';
 import { AppendChain, type AppendResult, StaleVersionError } from '../../events/store/eventStore.ts';
-import { bumped, oneTo } from '../support/events.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { nextTurn, transactions } from '../support/countTransactions.ts';
+import { bumped, oneTo } from '../support/events.ts';
 
 vi.mock('../../events/store/sqlite/appendBatch.ts', async (original) =>
   (await import('../support/countTransactions.ts')).countingAppendBatch(original),
 );
-
 
 const BROKEN_CHAIN = /an earlier append this one stood on was refused or failed/;
 
@@ -140,7 +139,10 @@ describe('append chains: a refused append refuses the rest of its chain unwritte
 
     const invalid = store.append({ expected: { 'counter:a': 0 }, events: [exploded('counter:a')], chain: chain.next() });
     // Handled now: it is awaited only after a later turn.
-    const invalidError = invalid.then(() => null, (error: unknown) => error);
+    const invalidError = invalid.then(
+      () => null,
+      (error: unknown) => error,
+    );
     // Synchronously: an actor that decides its next input in the same turn must already see the gap.
     const brokenAtOnce = chain.broken;
     const next = store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)], chain: chain.next() });
@@ -197,7 +199,9 @@ describe('append chains: a refused append refuses the rest of its chain unwritte
 
     expect(chain.broken).toBe(true);
     await expect(bad).rejects.toThrow(/names no expected version/);
-    expect(refusal(await store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)], chain: chain.next() })).message).toMatch(BROKEN_CHAIN);
+    expect(refusal(await store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)], chain: chain.next() })).message).toMatch(
+      BROKEN_CHAIN,
+    );
     expect(await store.headSeq()).toBe(0);
   });
 
@@ -244,7 +248,9 @@ describe('append chains: a healthy chain shares one group commit', () => {
     const results = await Promise.all(appends);
 
     expect(chain.broken).toBe(false);
-    expect(results.map((r) => r.ok && [r.events[0]!.seq, r.events[0]!.version, r.events[0]!.data])).toEqual(oneTo(50).map((n) => [n, n, { total: n }]));
+    expect(results.map((r) => r.ok && [r.events[0]!.seq, r.events[0]!.version, r.events[0]!.data])).toEqual(
+      oneTo(50).map((n) => [n, n, { total: n }]),
+    );
     expect(transactions.map((t) => t.length)).toEqual([50]);
     expect((await store.readStream('counter:a')).map((e) => e.version)).toEqual(oneTo(50));
     await nextTurn();

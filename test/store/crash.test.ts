@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../events/envelope.ts';
 import { hydrateProjections, saveCheckpoints } from '../../projections/hydrate.ts';
 import { rebuildProjections } from '../../projections/keeper/rebuild.ts';
+import { counterEventOf } from '../fixtures/counter/counterEvents.ts';
+import { counterRegistry, projectionsWithCounters as projections } from '../fixtures/counter/counterRegistry.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { oneTo } from '../support/events.ts';
 import { runInProcess } from '../support/inProcessCli.ts';
 import { startChild } from '../support/processes.ts';
 import { tempDbPath } from '../support/tempStore.ts';
-import { counterEventOf } from '../fixtures/counter/counterEvents.ts';
-import { counterRegistry, projectionsWithCounters as projections } from '../fixtures/counter/counterRegistry.ts';
-import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 
 function markOf(event: StoredEvent): number {
   const bumped = counterEventOf(event);
@@ -24,7 +24,12 @@ describe('a writer killed mid-append', () => {
 
     writer.kill('SIGKILL');
     expect((await writer.waitForExit()).signal).toBe('SIGKILL');
-    const reported = Math.max(...writer.output().filter((l) => l.startsWith('committed ')).map((l) => Number(l.slice(10))));
+    const reported = Math.max(
+      ...writer
+        .output()
+        .filter((l) => l.startsWith('committed '))
+        .map((l) => Number(l.slice(10))),
+    );
 
     const store = await openCounterStore(path);
     const log = await store.readAll(0, 1_000_000);

@@ -1,10 +1,10 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { AppendResult } from '../../events/store/eventStore.ts';
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
-import { bumped, oneTo } from '../support/events.ts';
-import { tempDbPath } from '../support/tempStore.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { nextTurn, transactions } from '../support/countTransactions.ts';
+import { bumped, oneTo } from '../support/events.ts';
+import { tempDbPath } from '../support/tempStore.ts';
 
 vi.mock('../../events/store/sqlite/appendBatch.ts', async (original) =>
   (await import('../support/countTransactions.ts')).countingAppendBatch(original),

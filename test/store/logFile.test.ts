@@ -5,11 +5,11 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { appendOrThrow } from '../../events/store/eventStore.ts';
 import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
-import { bumped } from '../support/events.ts';
 import { repoRoot } from '../e2e/support/cluster.ts';
-import { tempDbPath, tempDir } from '../support/tempStore.ts';
 import { counterCodec } from '../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
+import { bumped } from '../support/events.ts';
+import { tempDbPath, tempDir } from '../support/tempStore.ts';
 
 const modeOf = (path: string) => statSync(path).mode & 0o777;
 const NOBODY = 65534;
@@ -18,7 +18,12 @@ const NOBODY = 65534;
 function openAsNobody(path: string): string {
   const script = `import { openSqliteStore } from ${JSON.stringify(join(repoRoot, 'events/store/sqlite/sqliteEventStore.ts'))};
     await openSqliteStore(process.argv[1]).then(() => console.log('opened'), (e) => console.log(e.name + ': ' + e.message));`;
-  const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, path], { uid: NOBODY, gid: NOBODY, cwd: repoRoot, encoding: 'utf8' });
+  const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, path], {
+    uid: NOBODY,
+    gid: NOBODY,
+    cwd: repoRoot,
+    encoding: 'utf8',
+  });
   return `${child.stdout}${child.stderr}`.trim();
 }
 
@@ -102,8 +107,15 @@ describe('the log file', () => {
       chownSync(path, NOBODY, NOBODY);
     }
 
-    const error = asRoot ? openAsNobody(path) : await openSqliteStore(path).then(() => 'opened', (e: Error) => `${e.name}: ${e.message}`);
+    const error = asRoot
+      ? openAsNobody(path)
+      : await openSqliteStore(path).then(
+          () => 'opened',
+          (e: Error) => `${e.name}: ${e.message}`,
+        );
 
-    expect(error).toMatch(new RegExp(`^LogUnwritableError: the log ${path} cannot be written: permission denied \\(EACCES: permission denied, access '${path}'\\)$`));
+    expect(error).toMatch(
+      new RegExp(`^LogUnwritableError: the log ${path} cannot be written: permission denied \\(EACCES: permission denied, access '${path}'\\)$`),
+    );
   });
 });

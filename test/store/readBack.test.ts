@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { type ForeignRow, InvalidEventError } from '../../events/codec.ts';
 import type { SqliteStoreOptions } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { foldLog } from '../../projections/foldLog.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { bumped } from '../support/events.ts';
 import { tempDbPath } from '../support/tempStore.ts';
-import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 
 /**
  * Writes a row behind the store's back, as another (older, newer or broken) writer could have. The

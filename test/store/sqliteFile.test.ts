@@ -1,9 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { bumped, bumpRequested } from '../support/events.ts';
 import { tempDbPath } from '../support/tempStore.ts';
-import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 
 const COLUMNS = 'select seq, stream, version, type, data, at, cause, actor from events order by seq';
 
@@ -19,7 +19,16 @@ describe('the log file', () => {
     const out = execFileSync('sqlite3', ['-json', path, COLUMNS], { encoding: 'utf8' });
 
     expect(JSON.parse(out)).toEqual([
-      { seq: 1, stream: 'counter:a', version: 1, type: 'counter.bump.requested', data: '{"by":3,"limit":10}', at: 1000, cause: null, actor: store.writer },
+      {
+        seq: 1,
+        stream: 'counter:a',
+        version: 1,
+        type: 'counter.bump.requested',
+        data: '{"by":3,"limit":10}',
+        at: 1000,
+        cause: null,
+        actor: store.writer,
+      },
       { seq: 2, stream: 'counter:a', version: 2, type: 'counter.bumped', data: '{"total":3}', at: 1000, cause: 1, actor: store.writer },
       { seq: 3, stream: 'c1/run:r-1', version: 1, type: 'counter.bumped', data: '{"total":7}', at: 2000, cause: null, actor: store.writer },
     ]);
@@ -59,7 +68,9 @@ describe('the log file', () => {
 
     const raw = new Database(path);
     try {
-      const insert = raw.prepare(`insert into events (seq, stream, version, type, data, at, cause, actor) values (?, 'counter:a', 1, 'counter.bumped', '{"total":1}', 0, null, 'h:1')`);
+      const insert = raw.prepare(
+        `insert into events (seq, stream, version, type, data, at, cause, actor) values (?, 'counter:a', 1, 'counter.bumped', '{"total":1}', 0, null, 'h:1')`,
+      );
       insert.run(1);
       expect(() => insert.run(2)).toThrow(/UNIQUE/);
       expect(() => insert.run(1)).toThrow(/UNIQUE|PRIMARY/);

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { NewEvent } from '../../events/envelope.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { bumped, oneTo } from '../support/events.ts';
 import { record } from '../support/observe.ts';
 import { tempDbPath } from '../support/tempStore.ts';
-import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 
 async function appendMany(store: EventStore, stream: string, from: number, count: number): Promise<void> {
   const events: NewEvent[] = Array.from({ length: count }, (_, i) => bumped(stream, from + i));

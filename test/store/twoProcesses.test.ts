@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { withCounters } from '../fixtures/counter/counterEvents.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { oneTo } from '../support/events.ts';
 import { startChild } from '../support/processes.ts';
 import { tempDbPath } from '../support/tempStore.ts';
-import { withCounters } from '../fixtures/counter/counterEvents.ts';
-import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 
 interface Outcome {
   ids: [number, number];
@@ -25,7 +25,12 @@ describe('two processes appending to one file', () => {
       { code: 0, signal: null },
       { code: 0, signal: null },
     ]);
-    const outcomes: Outcome[] = children.flatMap((c) => c.output().filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Outcome));
+    const outcomes: Outcome[] = children.flatMap((c) =>
+      c
+        .output()
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Outcome),
+    );
     expect(outcomes).toHaveLength(300);
     const log = await store.readAll(0, 10_000);
     expect(log.map((e) => e.seq)).toEqual(oneTo(log.length));

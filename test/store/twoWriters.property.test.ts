@@ -5,8 +5,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AppendResult, ExpectedVersion } from '../../events/store/eventStore.ts';
 import { openSqliteStore, type SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
-import { bumped, oneTo } from '../support/events.ts';
 import { counterCodec, withCounters } from '../fixtures/counter/counterEvents.ts';
+import { bumped, oneTo } from '../support/events.ts';
 
 /**
  * Two writers (two stores opened separately on one file) append with random, sometimes stale,

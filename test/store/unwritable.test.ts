@@ -2,10 +2,10 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { AppendChain, appendOrThrow } from '../../events/store/eventStore.ts';
 import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { bumped, oneTo } from '../support/events.ts';
 import { record } from '../support/observe.ts';
 import { tempDbPath } from '../support/tempStore.ts';
-import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 
 /** A disk that is full until `free()` is called: the store's own fault seam, inside its commit. */
 function fullDisk() {
@@ -42,13 +42,17 @@ describe('a write that fails for a reason of the machine', () => {
 
   it('writes that fail for a while then succeed: nothing half-written, the seq continues, subscribers see every commit once', async () => {
     let failing = false;
-    const store = await openCounterStore(tempDbPath(), { faults: { failWrites: () => (failing ? new Database.SqliteError('disk I/O error', 'SQLITE_IOERR_WRITE') : null) } });
+    const store = await openCounterStore(tempDbPath(), {
+      faults: { failWrites: () => (failing ? new Database.SqliteError('disk I/O error', 'SQLITE_IOERR_WRITE') : null) },
+    });
     const seen = record(store.subscribe(0));
     await appendOrThrow(store, { expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)] });
 
     failing = true;
     for (let i = 0; i < 3; i++) {
-      await expect(store.append({ expected: { 'counter:a': 1 }, events: [bumped('counter:a', 2), bumped('counter:a', 3)] })).rejects.toBeInstanceOf(LogUnwritableError);
+      await expect(store.append({ expected: { 'counter:a': 1 }, events: [bumped('counter:a', 2), bumped('counter:a', 3)] })).rejects.toBeInstanceOf(
+        LogUnwritableError,
+      );
     }
     failing = false;
     await appendOrThrow(store, { expected: { 'counter:a': 1 }, events: [bumped('counter:a', 2), bumped('counter:a', 3)] });
@@ -71,7 +75,9 @@ describe('a write that fails for a reason of the machine', () => {
     const store = await openCounterStore(tempDbPath(), { faults: disk.faults });
     const chain = new AppendChain();
 
-    await expect(store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)], chain: chain.next() })).rejects.toBeInstanceOf(LogUnwritableError);
+    await expect(store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)], chain: chain.next() })).rejects.toBeInstanceOf(
+      LogUnwritableError,
+    );
     disk.free();
     const later = await store.append({ expected: { 'counter:a': 1 }, events: [bumped('counter:a', 2)], chain: chain.next() });
 

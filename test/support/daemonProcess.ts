@@ -17,7 +17,10 @@ export class DaemonProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private out = '';
 
-  private constructor(readonly db: string, args: readonly string[]) {
+  private constructor(
+    readonly db: string,
+    args: readonly string[],
+  ) {
     this.child = spawn(process.execPath, [cli, 'daemon', '--db', db, '--port', '0', ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (this.out += chunk));
     this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (this.out += chunk));
@@ -55,11 +58,15 @@ export class DaemonProcess {
   }
 
   async waitForOutput(pattern: RegExp, ms = 15_000): Promise<void> {
-    await waitUntil(`the daemon to print ${pattern}`, () => {
-      if (pattern.test(this.out)) return true;
-      if (this.child.exitCode !== null || this.child.signalCode !== null) throw new Error(`the daemon exited first:\n${this.out}`);
-      return false;
-    }, ms);
+    await waitUntil(
+      `the daemon to print ${pattern}`,
+      () => {
+        if (pattern.test(this.out)) return true;
+        if (this.child.exitCode !== null || this.child.signalCode !== null) throw new Error(`the daemon exited first:\n${this.out}`);
+        return false;
+      },
+      ms,
+    );
   }
 
   /** Its exit, within `ms`. */
@@ -97,10 +104,14 @@ export class DaemonProcess {
   /** The run as the board has it, once it is terminal. */
   async terminal(runId: string, ms = 15_000): Promise<{ state: string; reply?: string; error?: string }> {
     let last = { state: 'unknown' } as { state: string; reply?: string; error?: string };
-    await waitUntil(`run ${runId} to end`, async () => {
-      last = await this.show(runId);
-      return ['succeeded', 'failed', 'cancelled', 'resolved'].includes(last.state);
-    }, ms);
+    await waitUntil(
+      `run ${runId} to end`,
+      async () => {
+        last = await this.show(runId);
+        return ['succeeded', 'failed', 'cancelled', 'resolved'].includes(last.state);
+      },
+      ms,
+    );
     return last;
   }
 }
@@ -116,7 +127,12 @@ export function memoryOf(pid: number): { peak: number; now: number } {
 export function logRows(db: string): { seq: number; stream: string; type: string; data: Record<string, unknown> }[] {
   const sqlite = new Database(db, { readonly: true, fileMustExist: true });
   try {
-    const rows = sqlite.prepare('SELECT seq, stream, type, data FROM events ORDER BY seq').all() as { seq: number; stream: string; type: string; data: string }[];
+    const rows = sqlite.prepare('SELECT seq, stream, type, data FROM events ORDER BY seq').all() as {
+      seq: number;
+      stream: string;
+      type: string;
+      data: string;
+    }[];
     return rows.map((row) => ({ ...row, data: JSON.parse(row.data) as Record<string, unknown> }));
   } finally {
     sqlite.close();

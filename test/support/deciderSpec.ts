@@ -8,7 +8,11 @@ import type { NewDomainEvent } from '../../events/catalog.ts';
  * it would not even be recorded), typed as the decider's. A `given` may also be an event the decider
  * only folds (another decider's): it decides nothing from it, as when the runtime folds one.
  */
-export function deciderSpec<S, I extends NewDomainEvent, D extends NewDomainEvent>(decider: Decider<S, I, D>, initial: NoInfer<S>, given: readonly NewDomainEvent[]) {
+export function deciderSpec<S, I extends NewDomainEvent, D extends NewDomainEvent>(
+  decider: Decider<S, I, D>,
+  initial: NoInfer<S>,
+  given: readonly NewDomainEvent[],
+) {
   let state = initial;
   const apply = (event: NewDomainEvent): readonly D[] | null => {
     const step = typedStep(decider, state, event);
@@ -59,7 +63,11 @@ export interface StepModel<S, I extends NewDomainEvent = NewDomainEvent, D exten
  * A property test's history, built in memory: each input goes through the whole step, is recorded with
  * its decisions, and is checked by `model`; a broken rule fails with the input and the last steps.
  */
-export function recordedHistory<S, I extends NewDomainEvent, D extends NewDomainEvent>(decider: Decider<S, I, D>, initial: NoInfer<S>, model: StepModel<NoInfer<S>, NoInfer<I>, NoInfer<D>>) {
+export function recordedHistory<S, I extends NewDomainEvent, D extends NewDomainEvent>(
+  decider: Decider<S, I, D>,
+  initial: NoInfer<S>,
+  model: StepModel<NoInfer<S>, NoInfer<I>, NoInfer<D>>,
+) {
   const history: Recorded<I, D>[] = [];
   let state = initial;
   return {
@@ -88,7 +96,10 @@ export function show(event: NewDomainEvent): string {
 export function trail(history: readonly Recorded[]): string {
   return history
     .slice(-12)
-    .map((r) => `  ${show(r.input)}\n${(r.decisions ?? []).map((d) => `    → ${d.type} ${JSON.stringify(d.data)}`).join('\n') || '    (ignored or nothing decided)'}`)
+    .map(
+      (r) =>
+        `  ${show(r.input)}\n${(r.decisions ?? []).map((d) => `    → ${d.type} ${JSON.stringify(d.data)}`).join('\n') || '    (ignored or nothing decided)'}`,
+    )
     .join('\n');
 }
 

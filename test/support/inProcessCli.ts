@@ -6,7 +6,11 @@ import type { ToolRegistry } from '../../cli/shared/registry.ts';
 import type { CliResult } from './processes.ts';
 
 /** The commands that only read a log (and `rebuild --write`), which a test may run in its own process. */
-const COMMANDS: Record<string, (registry?: ToolRegistry) => CommandUnknownOpts> = { audit: () => auditCommand(), replay: replayCommand, rebuild: rebuildCommand };
+const COMMANDS: Record<string, (registry?: ToolRegistry) => CommandUnknownOpts> = {
+  audit: () => auditCommand(),
+  replay: replayCommand,
+  rebuild: rebuildCommand,
+};
 
 /**
  * `runledger ARGS` run in this process, exactly as `cli/main.ts` dispatches it: a failure sets
@@ -23,8 +27,14 @@ export async function runInProcess(args: readonly string[], registry?: ToolRegis
   let stdout = '';
   let stderr = '';
   process.exitCode = 0;
-  process.stdout.write = ((chunk: string | Uint8Array) => ((stdout += String(chunk)), true)) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += String(chunk)), true)) as typeof process.stderr.write;
+  process.stdout.write = ((chunk: string | Uint8Array) => {
+    stdout += String(chunk);
+    return true;
+  }) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string | Uint8Array) => {
+    stderr += String(chunk);
+    return true;
+  }) as typeof process.stderr.write;
   try {
     await make(registry).exitOverride().parseAsync(rest, { from: 'user' });
     return { status: Number(process.exitCode ?? 0), stdout, stderr };

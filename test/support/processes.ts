@@ -61,9 +61,13 @@ export class Child {
       const timer = setTimeout(() => done(new Error(`no matching line from the child within ${ms} ms; stderr: ${this.stderr}`)), ms);
       const check = (): void => {
         const line = this.lines.find(match);
-        if (line !== undefined) return done(null, line);
+        if (line !== undefined) {
+          done(null, line);
+          return;
+        }
         if (this.process.exitCode !== null || this.process.signalCode !== null) {
-          return done(new Error(`the child exited (${this.process.exitCode ?? this.process.signalCode}) first; stderr: ${this.stderr}`));
+          done(new Error(`the child exited (${this.process.exitCode ?? this.process.signalCode}) first; stderr: ${this.stderr}`));
+          return;
         }
         this.waiters.push(check);
       };

@@ -1,5 +1,5 @@
-import { type QueueState, isParked, loginOf } from '../../actors/lane/queueState.ts';
 import type { QueueDecision, QueueInput } from '../../actors/lane/decideQueue.ts';
+import { isParked, loginOf, type QueueState } from '../../actors/lane/queueState.ts';
 
 type ModelStatus = 'waiting' | 'claiming' | 'running' | 'done';
 
@@ -67,7 +67,17 @@ export class QueueModel {
     if (d.type === 'run.queued') {
       if (this.runs.has(runId)) fail(`run ${runId} queued twice`);
       const { lane, agentId, arrival } = d.data;
-      this.runs.set(runId, { runId, lane, login: loginOf({ agentId }), arrival, status: 'waiting', resent: false, busyWaits: 0, notBefore: 0, terminal: [] });
+      this.runs.set(runId, {
+        runId,
+        lane,
+        login: loginOf({ agentId }),
+        arrival,
+        status: 'waiting',
+        resent: false,
+        busyWaits: 0,
+        notBefore: 0,
+        terminal: [],
+      });
       return;
     }
     const run = this.runs.get(runId);
@@ -162,7 +172,7 @@ export class QueueModel {
     for (const lane of lanes) {
       if (active.some((r) => r.lane === lane)) continue;
       const candidate = live.find((r) => r.lane === lane && !(r.busyWaits > 0 && r.notBefore > at));
-      if (!candidate || candidate.notBefore !== 0) continue;
+      if (candidate?.notBefore !== 0) continue;
       const capacity = this.loginCapacity[candidate.login];
       if (capacity !== undefined && active.filter((r) => r.login === candidate.login).length >= capacity) continue;
       fail(`run ${candidate.runId} of lane ${lane} waits with a slot free (${active.length}/${this.slots} in use)`);
@@ -202,10 +212,15 @@ export class QueueModel {
       logins[run.login] = (logins[run.login] ?? 0) + 1;
     }
     if (Object.keys(state.runs).length !== [...this.runs.values()].filter((r) => r.status !== 'done').length) {
-      fail(`the queue holds runs no decision queued: ${Object.keys(state.runs).filter((id) => !this.runs.has(id)).join(', ')}`);
+      fail(
+        `the queue holds runs no decision queued: ${Object.keys(state.runs)
+          .filter((id) => !this.runs.has(id))
+          .join(', ')}`,
+      );
     }
     for (const [name, lane] of Object.entries(state.lanes)) {
-      if (lane.active !== null && activeByLane.get(name) !== lane.active) fail(`lane ${name} names ${lane.active} active, which is not claiming or running`);
+      if (lane.active !== null && activeByLane.get(name) !== lane.active)
+        fail(`lane ${name} names ${lane.active} active, which is not claiming or running`);
       const order = lane.waiting.map((id) => state.runs[id]!.arrival);
       if (order.some((a, i) => i > 0 && a <= order[i - 1]!)) fail(`lane ${name}'s waiting runs are out of arrival order`);
     }
@@ -216,7 +231,8 @@ export class QueueModel {
       const capacity = this.loginCapacity[login];
       if (capacity !== undefined && used > capacity) fail(`login ${login} has ${used} runs, over its capacity ${capacity}`);
     }
-    if (Object.keys(state.loginsInUse).some((l) => !(l in logins))) fail(`loginsInUse names logins no run holds: ${JSON.stringify(state.loginsInUse)}`);
+    if (Object.keys(state.loginsInUse).some((l) => !(l in logins)))
+      fail(`loginsInUse names logins no run holds: ${JSON.stringify(state.loginsInUse)}`);
   }
 }
 

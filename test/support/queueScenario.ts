@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import { type QueueState, loginOf } from '../../actors/lane/queueState.ts';
 import type { QueueInput } from '../../actors/lane/decideQueue.ts';
-import { COMPUTER, T0, input } from './queueSpec.ts';
+import { loginOf, type QueueState } from '../../actors/lane/queueState.ts';
+import { COMPUTER, input, T0 } from './queueSpec.ts';
 
 /**
  * Random histories of one computer for property tests: abstract steps ("answer some claiming run
@@ -57,7 +57,15 @@ export const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('resend' as const), pick, to, advance }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick, advance }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('answer' as const), pick, reply: fc.nat({ max: REPLIES.length - 1 }), advance }), weight: 8 },
-  { arbitrary: fc.record({ kind: fc.constant('timer' as const), pick, when: fc.constantFrom('early' as const, 'due' as const, 'late' as const, 'stray' as const), advance }), weight: 4 },
+  {
+    arbitrary: fc.record({
+      kind: fc.constant('timer' as const),
+      pick,
+      when: fc.constantFrom('early' as const, 'due' as const, 'late' as const, 'stray' as const),
+      advance,
+    }),
+    weight: 4,
+  },
   { arbitrary: fc.record({ kind: fc.constant('ended' as const), pick, ok: fc.boolean(), advance }), weight: 4 },
   { arbitrary: fc.record({ kind: fc.constant('startFailed' as const), pick, advance }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('held' as const), held: fc.boolean(), advance }), weight: 1 },

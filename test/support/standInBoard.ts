@@ -112,7 +112,8 @@ export class StandInBoard {
     if (!run) return { status: 404, body: { detail: { error: 'not_found' } } };
     if (this.holders) {
       const holder = this.holders.get(runId);
-      if (holder !== undefined && incarnation !== undefined && holder !== incarnation) return { status: 409, body: { detail: { error: 'claimed_elsewhere' } } };
+      if (holder !== undefined && incarnation !== undefined && holder !== incarnation)
+        return { status: 409, body: { detail: { error: 'claimed_elsewhere' } } };
       if (!this.holders.has(runId)) this.holders.set(runId, incarnation);
     }
     if (this.openTurns) {
@@ -126,7 +127,11 @@ export class StandInBoard {
     if (this.lostAnswers.delete(runId)) return { status: 0 };
     return {
       status: 200,
-      body: { run: { run_id: runId, lane: run.lane, prompt: run.prompt, agent_id: null, timeout_s: run.timeoutS }, run_token: this.tokenOf(runId), skills: [] },
+      body: {
+        run: { run_id: runId, lane: run.lane, prompt: run.prompt, agent_id: null, timeout_s: run.timeoutS },
+        run_token: this.tokenOf(runId),
+        skills: [],
+      },
     };
   }
 

@@ -15,7 +15,17 @@ import { boardInput } from '../../actors/board/boardInputs.ts';
 import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
 import { WAITS_FOR_EARLIER_TURN } from '../../actors/lane/decideQueue.ts';
 import { hashToken, newToken } from '../../wire/tokens.ts';
-import { SCREENSHOTS, type TestBoard, claudeLikeAgent, hasChromium, launchChromium, runState, startTestDaemon, submit, waitFor } from './webSupport.ts';
+import {
+  claudeLikeAgent,
+  hasChromium,
+  launchChromium,
+  runState,
+  SCREENSHOTS,
+  startTestDaemon,
+  submit,
+  type TestBoard,
+  waitFor,
+} from './webSupport.ts';
 
 if (!hasChromium) console.warn('test/web: browser tests skipped: /usr/bin/chromium is missing (apt-get install chromium; .ci/run installs it)');
 
@@ -40,7 +50,10 @@ describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.on('pageerror', (error) => errors.push(String(error)));
     // A reconnect attempt while the board restarts is refused, and Chromium says so: expected, not an error of the page.
-    page.on('console', (message) => message.type() === 'error' && !/WebSocket connection to .* failed/.test(message.text()) && errors.push(message.text()));
+    page.on(
+      'console',
+      (message) => message.type() === 'error' && !/WebSocket connection to .* failed/.test(message.text()) && errors.push(message.text()),
+    );
   });
 
   afterAll(async () => {
@@ -49,7 +62,7 @@ describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
     await board?.close();
   });
 
-  it('shows submitted runs live, a parked run with its reason and a moving countdown, and each run\'s timeline', async () => {
+  it("shows submitted runs live, a parked run with its reason and a moving countdown, and each run's timeline", async () => {
     await page.goto(`${board.url}/`);
     await expect.poll(() => page.locator('#connection').getAttribute('data-state')).toBe('live');
     await expect.poll(() => page.locator('#computers tbody tr').count()).toBe(2);
@@ -141,7 +154,7 @@ describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
     expect(errors).toEqual([]);
   });
 
-  it('keeps the keyboard focus on a run\'s link while the lanes are redrawn around it', async () => {
+  it("keeps the keyboard focus on a run's link while the lanes are redrawn around it", async () => {
     await page.goto(`${board.url}/`);
     await expect.poll(() => page.locator('#connection').getAttribute('data-state')).toBe('live');
     await submit(board, 'focus', 'an open turn, sleep=2000');
@@ -149,7 +162,11 @@ describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
     const link = page.locator(`#lanes a[href="/runs/${waiting}"]`).first();
     await link.waitFor({ timeout: 10_000 });
     await link.focus();
-    await page.evaluate(() => document.querySelectorAll('#lanes tr').forEach((row) => ((row as HTMLElement).dataset.old = 'yes')));
+    await page.evaluate(() =>
+      document.querySelectorAll('#lanes tr').forEach((row) => {
+        (row as HTMLElement).dataset.old = 'yes';
+      }),
+    );
     // The first turn ends and the next is claimed: the lanes are drawn anew, the focus stays.
     await expect.poll(() => page.locator('#lanes tr[data-old]').count(), { timeout: 10_000 }).toBe(0);
     expect(await page.evaluate(() => document.activeElement?.getAttribute('href'))).toBe(`/runs/${waiting}`);

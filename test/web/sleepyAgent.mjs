@@ -17,6 +17,10 @@ process.stdin.on('end', () => {
   if (streamJson) process.stdout.write(`${JSON.stringify({ type: 'system', subtype: 'init', session_id: session })}\n`);
   setTimeout(() => {
     const answer = `slept ${ms} ms`;
-    process.stdout.write(streamJson ? `${JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: answer, session_id: session })}\n` : `${answer}\n`);
+    process.stdout.write(
+      streamJson
+        ? `${JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: answer, session_id: session })}\n`
+        : `${answer}\n`,
+    );
   }, ms);
 });

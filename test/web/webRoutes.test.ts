@@ -2,15 +2,16 @@
  * The web view's routes and live socket without a browser: what is served, to whom (the API's read
  * rule, SPEC section 6), and what the socket says first and then as the log grows.
  */
-import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebSocket } from 'ws';
+
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
 import { seedSubmittedRuns } from '../support/seededRuns.ts';
-import { type TestBoard, startTestDaemon, submit, waitFor } from './webSupport.ts';
+import { startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
 
 interface Reply {
   status: number;
@@ -31,7 +32,10 @@ function get(url: string, headers: Record<string, string> = {}): Promise<Reply> 
 }
 
 /** Opens the live socket; resolves to its first message, or to the HTTP status it was refused with. */
-function live(url: string, headers: Record<string, string> = {}): Promise<{ ws: WebSocket; messages: unknown[]; first: Promise<Record<string, unknown>> } | { refused: number }> {
+function live(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ ws: WebSocket; messages: unknown[]; first: Promise<Record<string, unknown>> } | { refused: number }> {
   return new Promise((resolve) => {
     const ws = new WebSocket(url.replace(/^http/, 'ws'), { headers });
     const messages: Record<string, unknown>[] = [];
@@ -47,7 +51,9 @@ function live(url: string, headers: Record<string, string> = {}): Promise<{ ws: 
       resolve({ refused: response.statusCode! });
       ws.terminate();
     });
-    ws.on('error', () => {});
+    ws.on('error', () => {
+      // followed by its close
+    });
   });
 }
 
@@ -87,7 +93,7 @@ describe('the web view on loopback', () => {
     expect(await live(`${board.url}/v1/live?run=not..an..id`)).toEqual({ refused: 400 });
   });
 
-  it('says hello with a snapshot and the log\'s tail, then pushes summaries and snapshots as runs move', async () => {
+  it("says hello with a snapshot and the log's tail, then pushes summaries and snapshots as runs move", async () => {
     const page = await opened(`${board.url}/v1/live`, { origin: board.url });
     const hello = await page.first;
     expect(hello).toMatchObject({ type: 'hello', view: 'board' });
@@ -100,9 +106,14 @@ describe('the web view on loopback', () => {
     expect(runHello.run.lane).toBe('web');
     expect(runHello.entries[0]).toMatchObject({ step: 'board.run.submitted', reason: 'submitted to lane web' });
 
-    await waitFor('the run to finish, live on both sockets', () =>
-      page.messages.some((m) => (m as { type: string; events?: { step: string; runId: string }[] }).events?.some((e) => e.step === 'board.run.finished' && e.runId === runId)) &&
-      run.messages.some((m) => (m as { entries?: { step: string }[] }).entries?.some((e) => e.step === 'board.run.finished')),
+    await waitFor(
+      'the run to finish, live on both sockets',
+      () =>
+        page.messages.some((m) =>
+          (m as { type: string; events?: { step: string; runId: string }[] }).events?.some(
+            (e) => e.step === 'board.run.finished' && e.runId === runId,
+          ),
+        ) && run.messages.some((m) => (m as { entries?: { step: string }[] }).entries?.some((e) => e.step === 'board.run.finished')),
     );
     expect(page.messages.some((m) => (m as { type: string }).type === 'status')).toBe(true);
     // Each entry once, in log order, across the hello and the live batches.

@@ -14,7 +14,16 @@ export const hasChromium = existsSync(CHROMIUM);
  * out to Google's hosts, which a closed network refuses many times a second. playwright-core gives
  * every launch a fresh, empty profile of its own.
  */
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: FLAGS, timeout: 20_000 });

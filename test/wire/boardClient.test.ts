@@ -1,4 +1,4 @@
-import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { type BoardAnswer, BoardClient } from '../../wire/boardClient.ts';
@@ -73,7 +73,7 @@ async function within(ms: number, call: Promise<BoardAnswer>): Promise<BoardAnsw
   }
 }
 
-describe('the board client: the computer\'s four calls over HTTP (SPEC section 7)', () => {
+describe("the board client: the computer's four calls over HTTP (SPEC section 7)", () => {
   it('given a board, when each of the four calls is made, then it posts JSON to its SPEC path with the right bearer token, and hands back the status and the parsed body', async () => {
     const board = await startBoard((request, response) => {
       if (request.url?.endsWith('/claim')) return json(response, 201, { run: { run_id: 'r/1' }, run_token: 'run-secret', skills: [] });
@@ -93,11 +93,35 @@ describe('the board client: the computer\'s four calls over HTTP (SPEC section 7
     ];
 
     expect(board.received).toEqual([
-      { method: 'POST', url: '/v1/computers/mac-1/runs/r%2F1/claim', authorization: 'Bearer computer-secret', contentType: 'application/json', body: {} },
+      {
+        method: 'POST',
+        url: '/v1/computers/mac-1/runs/r%2F1/claim',
+        authorization: 'Bearer computer-secret',
+        contentType: 'application/json',
+        body: {},
+      },
       { method: 'POST', url: '/v1/runs/r%2F1/heartbeat', authorization: 'Bearer run-secret', contentType: 'application/json', body: {} },
-      { method: 'POST', url: '/v1/runs/r%2F1/heartbeat', authorization: 'Bearer run-secret', contentType: 'application/json', body: { progress: 'half way' } },
-      { method: 'POST', url: '/v1/runs/r%2F1/reply', authorization: 'Bearer run-secret', contentType: 'application/json', body: { text: 'déjà vu — ✓' } },
-      { method: 'POST', url: '/v1/runs/r%2F1/complete', authorization: 'Bearer run-secret', contentType: 'application/json', body: { ok: false, error: 'cancelled_by_user' } },
+      {
+        method: 'POST',
+        url: '/v1/runs/r%2F1/heartbeat',
+        authorization: 'Bearer run-secret',
+        contentType: 'application/json',
+        body: { progress: 'half way' },
+      },
+      {
+        method: 'POST',
+        url: '/v1/runs/r%2F1/reply',
+        authorization: 'Bearer run-secret',
+        contentType: 'application/json',
+        body: { text: 'déjà vu — ✓' },
+      },
+      {
+        method: 'POST',
+        url: '/v1/runs/r%2F1/complete',
+        authorization: 'Bearer run-secret',
+        contentType: 'application/json',
+        body: { ok: false, error: 'cancelled_by_user' },
+      },
     ]);
     expect(answers).toEqual([
       { status: 201, body: { run: { run_id: 'r/1' }, run_token: 'run-secret', skills: [] } },
@@ -132,7 +156,7 @@ describe('the board client: the computer\'s four calls over HTTP (SPEC section 7
     expect(await within(5_000, client.complete('r1', 't', { ok: true }))).toEqual({ status: 0 });
   });
 
-  it('given a board that never answers, then the call answers status 0 once the client\'s timeout is over, and not long after', async () => {
+  it("given a board that never answers, then the call answers status 0 once the client's timeout is over, and not long after", async () => {
     const board = await startBoard(() => {
       // Takes the request and never answers it.
     });
@@ -146,7 +170,7 @@ describe('the board client: the computer\'s four calls over HTTP (SPEC section 7
     expect(board.received).toHaveLength(1);
   });
 
-  it('given a board that trickles its answer and never finishes it, then the call still answers status 0 once the client\'s timeout is over', async () => {
+  it("given a board that trickles its answer and never finishes it, then the call still answers status 0 once the client's timeout is over", async () => {
     // The timeout bounds the whole call, as fetch's AbortSignal.timeout did: a socket that is never idle
     // for the timeout (a stuck proxy sending keep-alive bytes) must not hold a claim in flight for ever.
     const trickles: NodeJS.Timeout[] = [];

@@ -5,7 +5,9 @@ const MAX_ACTIVITY = 40;
 let seen = new Set();
 let lastSeq = 0;
 let lastSummary = '';
-let tick = () => {};
+let tick = () => {
+  // replaced once the first summary is drawn
+};
 
 function render(snapshot) {
   syncClock(snapshot.at);
@@ -36,16 +38,30 @@ function renderLanes(snapshot, shown) {
     ...snapshot.lanes.map((lane) => {
       const counts = {};
       for (const run of lane.runs) counts[run.state] = (counts[run.state] ?? 0) + 1;
-      const note = Object.entries(counts).map(([state, n]) => `${n} ${state}`).join(', ') + (lane.more ? `, and ${lane.more} more not listed` : '');
+      const note =
+        Object.entries(counts)
+          .map(([state, n]) => `${n} ${state}`)
+          .join(', ') + (lane.more ? `, and ${lane.more} more not listed` : '');
       const rows = lane.runs.map((run) =>
         el(
           'tr',
-          { class: freshness(`${lane.lane}|${run.runId}|${run.computer}|${run.state}`, shown), 'data-run': run.runId, 'data-state': run.state, 'data-key': `${run.runId}|${run.computer}` },
+          {
+            class: freshness(`${lane.lane}|${run.runId}|${run.computer}|${run.state}`, shown),
+            'data-run': run.runId,
+            'data-state': run.state,
+            'data-key': `${run.runId}|${run.computer}`,
+          },
           el('th', { scope: 'row' }, runLink(run.runId)),
           el('td', {}, badge(run.state)),
           el('td', {}, run.computer ?? el('span', { class: 'muted' }, 'board only')),
           el('td', { class: 'why' }, run.why),
-          el('td', { class: 'when' }, run.until === null ? el('span', { class: 'muted' }, '—') : [el('span', { role: 'timer', 'data-until': run.until }), ' ', el('span', { class: 'muted' }, '(at ', utcTime(run.until), ')')]),
+          el(
+            'td',
+            { class: 'when' },
+            run.until === null
+              ? el('span', { class: 'muted' }, '—')
+              : [el('span', { role: 'timer', 'data-until': run.until }), ' ', el('span', { class: 'muted' }, '(at ', utcTime(run.until), ')')],
+          ),
         ),
       );
       return el(
@@ -110,7 +126,11 @@ function renderSessions(snapshot) {
           el('th', { scope: 'row' }, el('code', {}, s.sessionId)),
           el('td', {}, s.computer),
           el('td', {}, el('code', {}, s.lane)),
-          el('td', {}, s.close ? `${s.close.state}${s.close.why ? `: ${s.close.why}` : ''}` : el('span', { class: 'muted' }, 'open: no close recorded')),
+          el(
+            'td',
+            {},
+            s.close ? `${s.close.state}${s.close.why ? `: ${s.close.why}` : ''}` : el('span', { class: 'muted' }, 'open: no close recorded'),
+          ),
         ),
       ),
     }),
@@ -134,7 +154,11 @@ function renderComputers(snapshot) {
           'tr',
           {},
           el('th', { scope: 'row' }, c.id),
-          el('td', {}, el('span', { class: `badge ${c.connected ? 'state-running' : 'state-offline'}` }, c.connected ? 'connected' : 'not connected')),
+          el(
+            'td',
+            {},
+            el('span', { class: `badge ${c.connected ? 'state-running' : 'state-offline'}` }, c.connected ? 'connected' : 'not connected'),
+          ),
           el('td', {}, c.slots === null ? el('span', { class: 'muted' }, 'no queue in this log yet') : `${c.inUse} of ${c.slots}`),
           el('td', {}, c.draining ? 'draining: nothing new starts' : c.held ? 'held: nothing starts' : 'taking runs'),
         ),
@@ -193,4 +217,3 @@ follow('', {
   },
 });
 tick = startTicking();
-

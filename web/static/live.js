@@ -147,7 +147,15 @@ export function table({ caption, columns, rows, className }) {
     'table',
     { class: className },
     el('caption', {}, caption),
-    el('thead', {}, el('tr', {}, columns.map((c) => el('th', { scope: 'col' }, c)))),
+    el(
+      'thead',
+      {},
+      el(
+        'tr',
+        {},
+        columns.map((c) => el('th', { scope: 'col' }, c)),
+      ),
+    ),
     el('tbody', {}, rows),
   );
 }

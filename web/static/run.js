@@ -49,7 +49,9 @@ function answers(cause) {
 function renderTimeline() {
   const host = document.getElementById('timeline');
   if (entries.length === 0) {
-    host.replaceChildren(el('p', { class: 'empty' }, 'The log holds nothing about this run yet. If it was just submitted, its entries appear here as they are written.'));
+    host.replaceChildren(
+      el('p', { class: 'empty' }, 'The log holds nothing about this run yet. If it was just submitted, its entries appear here as they are written.'),
+    );
     return;
   }
   host.replaceChildren(
@@ -68,7 +70,8 @@ function append(fresh) {
     renderTimeline();
   } else {
     for (const e of fresh) body.append(row(e, true));
-    document.querySelector('#timeline caption').firstChild.textContent = `${entries.length} entries, oldest first: each input the run met and each decision taken from it, with its reason`;
+    document.querySelector('#timeline caption').firstChild.textContent =
+      `${entries.length} entries, oldest first: each input the run met and each decision taken from it, with its reason`;
   }
 }
 

@@ -50,18 +50,34 @@ export function decideAdoption(state: AdoptionState, input: AdoptionInput): Deci
       if (reading.listedOn !== null) {
         return [
           on('adoption.claimed', {
-            lane, request: request.n, sessionId, computerId: reading.listedOn, lock: reading.lock, expires: at + reading.ttlMs,
+            lane,
+            request: request.n,
+            sessionId,
+            computerId: reading.listedOn,
+            lock: reading.lock,
+            expires: at + reading.ttlMs,
             reason: `claimed by ${reading.lock} to bind session ${sessionId} (listed on ${reading.listedOn})${state.latest === 'claimed' ? `, after the claim of ${state.claim!.lock} lapsed` : ''}`,
           }),
         ];
       }
-      const why = reading.error === null ? `session ${sessionId} is not listed on any computer` : `the session listing could not be read (${reading.error})`;
+      const why =
+        reading.error === null ? `session ${sessionId} is not listed on any computer` : `the session listing could not be read (${reading.error})`;
       const until = request.at + ADOPTION_LISTING_WINDOW_MS;
       if (at < until) {
         if (state.waitSaid) return [];
-        return [on('adoption.waiting', { lane, request: request.n, sessionId, until, reason: `${why}: it waits up to ${ADOPTION_LISTING_WINDOW_MS / 1000} s from the request` })];
+        return [
+          on('adoption.waiting', {
+            lane,
+            request: request.n,
+            sessionId,
+            until,
+            reason: `${why}: it waits up to ${ADOPTION_LISTING_WINDOW_MS / 1000} s from the request`,
+          }),
+        ];
       }
-      return [on('adoption.failed', { lane, request: request.n, sessionId, reason: `${why}, ${Math.round((at - request.at) / 1000)} s after the request` })];
+      return [
+        on('adoption.failed', { lane, request: request.n, sessionId, reason: `${why}, ${Math.round((at - request.at) / 1000)} s after the request` }),
+      ];
     }
     case 'adoption.bind.ended': {
       const bind = input.data;
@@ -70,9 +86,24 @@ export function decideAdoption(state: AdoptionState, input: AdoptionInput): Deci
       if (!own) return [];
       const { lane } = state;
       if (bind.ok) {
-        return [on('adoption.adopted', { lane, request: bind.request, sessionId: bind.sessionId, computerId: bind.computerId, reason: `lane ${lane}'s next turns run in session ${bind.sessionId} on ${bind.computerId}` })];
+        return [
+          on('adoption.adopted', {
+            lane,
+            request: bind.request,
+            sessionId: bind.sessionId,
+            computerId: bind.computerId,
+            reason: `lane ${lane}'s next turns run in session ${bind.sessionId} on ${bind.computerId}`,
+          }),
+        ];
       }
-      return [on('adoption.failed', { lane, request: bind.request, sessionId: bind.sessionId, reason: `the bind failed: ${bind.error ?? 'no reason given'}` })];
+      return [
+        on('adoption.failed', {
+          lane,
+          request: bind.request,
+          sessionId: bind.sessionId,
+          reason: `the bind failed: ${bind.error ?? 'no reason given'}`,
+        }),
+      ];
     }
     case 'adoption.requested':
     case 'adoption.released':

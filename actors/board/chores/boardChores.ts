@@ -1,18 +1,18 @@
-import type { Clock } from '../../runtime/clock.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
+import { adoptionsProjection } from '../../../projections/adoptions.ts';
 import { foldLog } from '../../../projections/foldLog.ts';
 import { type Folded, hydrateProjections } from '../../../projections/hydrate.ts';
-import type { AnyProjection } from '../../../projections/projection.ts';
-import { type AdoptionBinder, type AdoptionReport, completeAdoptions, logOnlyBinder, type SessionListing } from './adoptions/adoptionRound.ts';
-import type { AdoptionState } from '../adoption/adoptionState.ts';
-import { adoptionsProjection } from '../../../projections/adoptions.ts';
-import { logSessionListing } from './adoptions/sessionListing.ts';
-import { fileNotices, type LivenessReader, type NoticeReport, unreadableLiveness } from './notices/noticeRound.ts';
 import { type NoticesIndex, noticesProjection } from '../../../projections/notices.ts';
+import type { AnyProjection } from '../../../projections/projection.ts';
+import type { Clock } from '../../runtime/clock.ts';
 import type { SessionDriver } from '../../session/closer/drivers/sessionDriver.ts';
+import type { AdoptionState } from '../adoption/adoptionState.ts';
+import { type AdoptionBinder, type AdoptionReport, completeAdoptions, logOnlyBinder, type SessionListing } from './adoptions/adoptionRound.ts';
+import { logSessionListing } from './adoptions/sessionListing.ts';
 import type { HookCommands } from './hooks/hookNames.ts';
 import { HookRunner } from './hooks/hookRunner.ts';
 import { recordTick } from './hooks/tickHook.ts';
+import { fileNotices, type LivenessReader, type NoticeReport, unreadableLiveness } from './notices/noticeRound.ts';
 
 export interface BoardChoresOptions {
   readonly store: EventStore;
@@ -73,7 +73,10 @@ export class BoardChores {
       { store, clock, listing: this.options.listing ?? logSessionListing(store), binder: this.options.binder ?? logOnlyBinder },
       this.index.state<Record<string, AdoptionState>>(adoptionsProjection.name),
     );
-    const notices = await fileNotices({ store, clock, liveness: this.options.liveness ?? unreadableLiveness }, this.index.state<NoticesIndex>(noticesProjection.name));
+    const notices = await fileNotices(
+      { store, clock, liveness: this.options.liveness ?? unreadableLiveness },
+      this.index.state<NoticesIndex>(noticesProjection.name),
+    );
     await recordTick(store, clock, this.options.hooks, {
       adopted: adoptions.adopted.length,
       adoptionsFailed: adoptions.failed.length,

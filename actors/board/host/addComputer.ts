@@ -1,13 +1,13 @@
-import type { Clock } from '../../runtime/clock.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
-import { hydrateStates } from '../../../projections/hydrate.ts';
 import { boardProjection } from '../../../projections/board.ts';
+import { hydrateStates } from '../../../projections/hydrate.ts';
+import { hashToken, newToken } from '../../../wire/tokens.ts';
+import type { Clock } from '../../runtime/clock.ts';
+import { decideAppend } from '../../runtime/decideAndAppend.ts';
+import { retryOnConflict } from '../../runtime/retryOnConflict.ts';
 import { requestAnswer } from '../boardAnswers.ts';
 import { boardDecider } from '../boardDecider.ts';
 import { boardInput } from '../boardInputs.ts';
-import { decideAppend } from '../../runtime/decideAndAppend.ts';
-import { retryOnConflict } from '../../runtime/retryOnConflict.ts';
-import { hashToken, newToken } from '../../../wire/tokens.ts';
 
 /**
  * Registers a computer on the board of this log and returns its token, which exists only in this

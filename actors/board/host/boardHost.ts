@@ -1,20 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { Subscription } from 'rxjs';
-import type { Clock } from '../../runtime/clock.ts';
 import type { DomainEvent, NewDomainEvent } from '../../../events/catalog.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
-import { hydrateStates } from '../../../projections/hydrate.ts';
-import { boardProjection } from '../../../projections/board.ts';
 import { idsStartingWith } from '../../../projections/audit/runIdPrefix.ts';
+import { boardProjection } from '../../../projections/board.ts';
+import { hydrateStates } from '../../../projections/hydrate.ts';
+import { hashToken, runToken, sameSecret } from '../../../wire/tokens.ts';
+import type { Clock } from '../../runtime/clock.ts';
+import { DecidingActor } from '../../runtime/decidingActor.ts';
+import type { ActorSystem } from '../../runtime/runtime.ts';
+import { type FailureLog, stderrLog } from '../../runtime/untilRecorded.ts';
 import { framesOf, type RequestAnswer, requestAnswer } from '../boardAnswers.ts';
 import { boardDecider } from '../boardDecider.ts';
 import { boardInput } from '../boardInputs.ts';
 import { cancelAnswer, claimedRunBody, heartbeatAnswer, openClaims, runView, tokenHashOf } from '../boardQueries.ts';
 import type { BoardState } from '../boardState.ts';
-import { DecidingActor } from '../../runtime/decidingActor.ts';
-import { type FailureLog, stderrLog } from '../../runtime/untilRecorded.ts';
-import type { ActorSystem } from '../../runtime/runtime.ts';
-import { hashToken, runToken, sameSecret } from '../../../wire/tokens.ts';
 import { LeaseMonitor } from './leaseMonitor.ts';
 import { PushHub } from './pushHub.ts';
 
@@ -110,7 +110,10 @@ export class BoardHost {
     return stored !== null && sameSecret(hashToken(token), stored);
   }
 
-  async submit(body: { lane: string; prompt: string; agent_id?: string | null; timeout_s?: number | null }, idempotencyKey?: string): Promise<Answer> {
+  async submit(
+    body: { lane: string; prompt: string; agent_id?: string | null; timeout_s?: number | null },
+    idempotencyKey?: string,
+  ): Promise<Answer> {
     const input = boardInput.submitted(
       {
         runId: randomUUID(),

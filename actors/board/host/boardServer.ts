@@ -1,13 +1,13 @@
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { Clock } from '../../runtime/clock.ts';
 import type { NewDomainEvent } from '../../../events/catalog.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
 import { LogUnwritableError } from '../../../events/store/logUnwritable.ts';
+import { messageOf } from '../../../events/thrown.ts';
+import type { Clock } from '../../runtime/clock.ts';
 import type { ActorSystem } from '../../runtime/runtime.ts';
 import { type FailureLog, stderrLog } from '../../runtime/untilRecorded.ts';
-import { messageOf } from '../../../events/thrown.ts';
 import { BoardHost } from './boardHost.ts';
 import { boardApi } from './httpApi.ts';
 import { RefusalCounter } from './refusalCounter.ts';
@@ -66,8 +66,15 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
       },
     );
   const record = (method: string, path: string, status: number, code: string, reason: string) =>
-    void edge({ stream: 'board:main', type: 'board.request.rejected', data: { method: method.slice(0, 16), path, status, code, reason: reason.slice(0, 500) }, at: clock.now() });
-  const anonymous = new RefusalCounter(clock, (summary) => edge({ stream: 'board:main', type: 'board.requests.refused', data: summary, at: clock.now() }));
+    void edge({
+      stream: 'board:main',
+      type: 'board.request.rejected',
+      data: { method: method.slice(0, 16), path, status, code, reason: reason.slice(0, 500) },
+      at: clock.now(),
+    });
+  const anonymous = new RefusalCounter(clock, (summary) =>
+    edge({ stream: 'board:main', type: 'board.requests.refused', data: summary, at: clock.now() }),
+  );
   const rejected = (method: string, path: string, status: number, code: string, reason: string, unproven: boolean) =>
     unproven ? anonymous.count(code) : record(method, path, status, code, reason);
   const board = new BoardHost({
@@ -79,7 +86,13 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
     log,
     refusedStream: (computerId, incarnation) =>
-      record('GET', `/v1/computers/${computerId}/stream`, 409, 'computer_connected_elsewhere', `push stream refused: computer ${computerId} is connected already${incarnation === null ? '' : ` (this one is incarnation ${incarnation})`}`),
+      record(
+        'GET',
+        `/v1/computers/${computerId}/stream`,
+        409,
+        'computer_connected_elsewhere',
+        `push stream refused: computer ${computerId} is connected already${incarnation === null ? '' : ` (this one is incarnation ${incarnation})`}`,
+      ),
   });
   await board.start();
   let web: WebRoutes | undefined;
@@ -87,7 +100,11 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
     const openReads = LOOPBACK.has(options.host);
     const api = boardApi(board, { openReads, rejected, ...(options.status ? { status: options.status } : {}) });
     // The web view refuses only callers without a token (a foreign Host, no view cookie): counted.
-    web = options.web?.({ openReads, isSubmitToken: (token) => board.isSubmitToken(token), rejected: (m, p, s, c, r) => rejected(m, p, s, c, r, true) });
+    web = options.web?.({
+      openReads,
+      isSubmitToken: (token) => board.isSubmitToken(token),
+      rejected: (m, p, s, c, r) => rejected(m, p, s, c, r, true),
+    });
     const view = web;
     const server: Server = createServer((request, response) => {
       if (view?.handles(request)) view.handle(request, response);

@@ -2,13 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { z } from 'zod';
 import { TimeoutSeconds } from '../../../events/boardEvents.ts';
-import { SAFE_ID_RULE, isSafeId } from '../../../events/idRule.ts';
+import { isSafeId, SAFE_ID_RULE } from '../../../events/idRule.ts';
 import { SafeId } from '../../../events/safeId.ts';
 import { LogUnwritableError } from '../../../events/store/logUnwritable.ts';
-import { HttpError, bearerOf, readJson, sendError, sendJson } from '../../../wire/http.ts';
+import { bearerOf, HttpError, readJson, sendError, sendJson } from '../../../wire/http.ts';
 import { INCARNATION_HEADER } from '../../../wire/incarnation.ts';
 import type { Answer, BoardHost } from './boardHost.ts';
-import { HOST_NOT_ALLOWED, addressedToLoopback } from './loopbackHost.ts';
+import { addressedToLoopback, HOST_NOT_ALLOWED } from './loopbackHost.ts';
 
 const TEXT = 4 * 1024 * 1024;
 const BIG_BODY = 5 * 1024 * 1024;
@@ -58,7 +58,8 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
   const trusted = new WeakSet<IncomingMessage>();
   const runId = (raw: string): string => {
     const id = idOf(raw);
-    if (id === null) throw new HttpError(400, 'invalid_id', `the id ${JSON.stringify((safeDecode(raw) ?? raw).slice(0, 80))} does not match ${SAFE_ID_RULE}`);
+    if (id === null)
+      throw new HttpError(400, 'invalid_id', `the id ${JSON.stringify((safeDecode(raw) ?? raw).slice(0, 80))} does not match ${SAFE_ID_RULE}`);
     return id;
   };
   const submitter = (request: IncomingMessage) => {
@@ -80,7 +81,8 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
     const method = request.method ?? 'GET';
     const path = (request.url ?? '/').split('?')[0]!;
     let m: RegExpMatchArray | null;
-    if (options.openReads && !addressedToLoopback(request)) throw new HttpError(HOST_NOT_ALLOWED.status, HOST_NOT_ALLOWED.code, HOST_NOT_ALLOWED.reason);
+    if (options.openReads && !addressedToLoopback(request))
+      throw new HttpError(HOST_NOT_ALLOWED.status, HOST_NOT_ALLOWED.code, HOST_NOT_ALLOWED.reason);
     if (method === 'GET' && path === '/healthz') return { status: 200, body: { ok: true } };
     if (method === 'GET' && path === '/metrics') return { text: await metrics(host) };
     if (method === 'GET' && path === '/v1/status' && options.status) {
@@ -144,9 +146,17 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
       } catch (error) {
         const refusal = refusalOf(error);
         // The daemon's own log says which file and why; the client hears the cause, not the path.
-        if (!(error instanceof HttpError) && !(error instanceof LogUnwritableError)) process.emitWarning(`board request failed: ${(error instanceof Error ? error.stack : undefined) ?? error}`);
+        if (!(error instanceof HttpError) && !(error instanceof LogUnwritableError))
+          process.emitWarning(`board request failed: ${(error instanceof Error ? error.stack : undefined) ?? error}`);
         // A failure of the board's own (5xx) is recorded whoever asked: it is not the caller's traffic.
-        options.rejected(request.method ?? '?', (request.url ?? '').slice(0, 300), refusal.status, refusal.code, refusal.message, !trusted.has(request) && refusal.status < 500);
+        options.rejected(
+          request.method ?? '?',
+          (request.url ?? '').slice(0, 300),
+          refusal.status,
+          refusal.code,
+          refusal.message,
+          !trusted.has(request) && refusal.status < 500,
+        );
         if (!request.complete) request.resume();
         if (refusal.status === 413) closeOnceRead(request, response);
         sendError(response, refusal);
@@ -159,9 +169,12 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
       const refuse = (status: number, code: string, reason: string, anonymous: boolean) => {
         options.rejected('GET', path, status, code, `push stream refused: ${reason}`, anonymous);
         const line = STATUS_LINES[status] ?? 'Bad Request';
-        socket.end(`HTTP/1.1 ${status} ${line}\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n${JSON.stringify({ detail: { error: code } })}`);
+        socket.end(
+          `HTTP/1.1 ${status} ${line}\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n${JSON.stringify({ detail: { error: code } })}`,
+        );
       };
-      if (options.openReads && !addressedToLoopback(request)) return refuse(HOST_NOT_ALLOWED.status, HOST_NOT_ALLOWED.code, HOST_NOT_ALLOWED.reason, true);
+      if (options.openReads && !addressedToLoopback(request))
+        return refuse(HOST_NOT_ALLOWED.status, HOST_NOT_ALLOWED.code, HOST_NOT_ALLOWED.reason, true);
       const m = (request.url ?? '').split('?')[0]!.match(/^\/v1\/computers\/([^/]+)\/stream$/);
       const computerId = m ? idOf(m[1]!) : null;
       if (m && computerId === null) return refuse(400, 'invalid_id', `the computer id does not match ${SAFE_ID_RULE}`, true);

@@ -1,7 +1,7 @@
-import type { Clock } from '../../runtime/clock.ts';
-import type { OpenClaim } from '../boardQueries.ts';
 import { messageOf } from '../../../events/thrown.ts';
+import type { Clock } from '../../runtime/clock.ts';
 import type { FailureLog } from '../../runtime/untilRecorded.ts';
+import type { OpenClaim } from '../boardQueries.ts';
 
 /**
  * Heartbeats are kept in memory only (the log grows with decisions, not with time); what the log

@@ -2,11 +2,11 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import { z } from 'zod';
-import type { Clock } from '../../runtime/clock.ts';
-import type { PushFrame } from '../boardAnswers.ts';
-import { CONNECTED_ELSEWHERE } from '../../../wire/incarnation.ts';
-import { type FailureLog, stderrLog } from '../../runtime/untilRecorded.ts';
 import { messageOf } from '../../../events/thrown.ts';
+import { CONNECTED_ELSEWHERE } from '../../../wire/incarnation.ts';
+import type { Clock } from '../../runtime/clock.ts';
+import { type FailureLog, stderrLog } from '../../runtime/untilRecorded.ts';
+import type { PushFrame } from '../boardAnswers.ts';
 
 /** Acks are small; anything larger is not an ack. */
 const MAX_ACK_BYTES = 16 * 1024;
@@ -79,7 +79,9 @@ export class PushHub {
       const live = older !== undefined && older.ws.readyState === WebSocket.OPEN;
       if (live && (incarnation === null || older.incarnation !== incarnation)) {
         // A socket error (the peer reset) is followed by its close: nothing is left to do about it.
-        ws.on('error', () => {});
+        ws.on('error', () => {
+          // followed by its close
+        });
         ws.close(CONNECTED_ELSEWHERE.code, CONNECTED_ELSEWHERE.reason);
         this.events.refused(computerId, incarnation);
         return;
@@ -94,11 +96,15 @@ export class PushHub {
         this.acked(computerId, entry, data.toString());
       });
       // A socket error (the peer reset) is followed by its close, handled below.
-      ws.on('error', () => {});
+      ws.on('error', () => {
+        // followed by its close
+      });
       ws.on('close', () => {
         if (this.sockets.get(computerId) !== entry) return;
         this.sockets.delete(computerId);
-        void this.inOrder(computerId, () => this.events.disconnected(computerId, entry.lastSeenAt)).catch(this.unrecorded(`the disconnect of computer ${computerId}`));
+        void this.inOrder(computerId, () => this.events.disconnected(computerId, entry.lastSeenAt)).catch(
+          this.unrecorded(`the disconnect of computer ${computerId}`),
+        );
       });
       void this.inOrder(computerId, () => this.events.connected(computerId)).catch((error: unknown) => {
         this.unrecorded(`the connect of computer ${computerId}`)(error);
@@ -146,7 +152,9 @@ export class PushHub {
     const runId = entry.unacked.get(id);
     entry.unacked.delete(id);
     if (runId !== undefined && status === 503 && reason === 'draining') {
-      void this.inOrder(computerId, () => this.events.declined(computerId, runId)).catch(this.unrecorded(`the decline of run ${runId} by computer ${computerId}`));
+      void this.inOrder(computerId, () => this.events.declined(computerId, runId)).catch(
+        this.unrecorded(`the decline of run ${runId} by computer ${computerId}`),
+      );
     }
   }
 
@@ -163,7 +171,9 @@ export class PushHub {
   private inOrder(computerId: string, input: () => Promise<void>): Promise<void> {
     const next = (this.recording.get(computerId) ?? Promise.resolve()).then(input);
     // A failure is this input's caller's to handle: the next input runs after it either way.
-    const tail = next.catch(() => {});
+    const tail = next.catch(() => {
+      // this input's caller handles its failure
+    });
     this.recording.set(computerId, tail);
     void tail.then(() => {
       if (this.recording.get(computerId) === tail) this.recording.delete(computerId);

@@ -1,5 +1,5 @@
-import type { Clock } from '../../runtime/clock.ts';
 import type { EventData } from '../../../events/catalog.ts';
+import type { Clock } from '../../runtime/clock.ts';
 
 export type RefusalSummary = EventData<'board.requests.refused'>;
 

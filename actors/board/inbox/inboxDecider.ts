@@ -74,7 +74,10 @@ export function whyHeld(
   if (record === 'live' || liveness === 'running') return null;
   const waiting = `${count} notice${count === 1 ? '' : 's'} wait${count === 1 ? 's' : ''}`;
   if (liveness === null || liveness === 'unreadable') {
-    return { kind: 'waiting', reason: `the liveness of session ${sessionId} could not be read${detail ? ` (${detail})` : ''}: ${waiting} until it can be` };
+    return {
+      kind: 'waiting',
+      reason: `the liveness of session ${sessionId} could not be read${detail ? ` (${detail})` : ''}: ${waiting} until it can be`,
+    };
   }
   const known = record === 'ended' ? 'the board recorded it ended' : 'the board never saw it run';
   return { kind: 'withheld', reason: `session ${sessionId} is filed nothing: ${known}, and it reads ${liveness}; ${waiting} until it runs again` };

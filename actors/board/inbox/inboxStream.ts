@@ -11,7 +11,10 @@ export function inboxStream(sessionId: string): string {
 }
 
 /** The inbox as its own stream has it now, and the version to append at. */
-export async function readInbox(store: Pick<EventStore, 'readStream'>, sessionId: string): Promise<{ state: InboxState; versions: Map<string, number> }> {
+export async function readInbox(
+  store: Pick<EventStore, 'readStream'>,
+  sessionId: string,
+): Promise<{ state: InboxState; versions: Map<string, number> }> {
   const stream = inboxStream(sessionId);
   let state = inboxDecider.initialState(sessionId);
   let version = 0;

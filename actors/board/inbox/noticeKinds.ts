@@ -39,10 +39,24 @@ export function heardOf(event: DomainEvent, lanes: LaneBook): Heard | null {
     case 'session.closed': {
       const lane = lanes.sessionLanes[event.data.sessionId];
       const computerId = parseStream(event.stream).owner;
-      return { ...base, kind: 'session.closed', about: event.data.sessionId, state: 'closed', ...(lane ? { lane } : {}), ...(computerId ? { computerId } : {}) };
+      return {
+        ...base,
+        kind: 'session.closed',
+        about: event.data.sessionId,
+        state: 'closed',
+        ...(lane ? { lane } : {}),
+        ...(computerId ? { computerId } : {}),
+      };
     }
     case 'adoption.adopted':
-      return { ...base, kind: 'lane.adopted', lane: event.data.lane, about: event.data.sessionId, computerId: event.data.computerId, state: 'adopted' };
+      return {
+        ...base,
+        kind: 'lane.adopted',
+        lane: event.data.lane,
+        about: event.data.sessionId,
+        computerId: event.data.computerId,
+        state: 'adopted',
+      };
     case 'board.computer.online':
       return { ...base, kind: 'computer.online', computerId: event.data.computerId };
     case 'board.computer.offline':

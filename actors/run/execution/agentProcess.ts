@@ -1,10 +1,10 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { codeOf } from '../../../events/thrown.ts';
 import { type Clock, wakeAt } from '../../runtime/clock.ts';
-import { type AgentLauncher, sharedLauncher } from './launcher.ts';
 import type { AgentOutcome, AgentResult } from '../agentResult.ts';
 import type { OutputReader } from '../outputReaders.ts';
 import { TailBuffer } from '../tailBuffer.ts';
-import { codeOf } from '../../../events/thrown.ts';
+import { type AgentLauncher, sharedLauncher } from './launcher.ts';
 
 /**
  * The agent command as a process (SPEC section 4, "Execution" and "Heartbeats, cancel, resolution").
@@ -252,7 +252,11 @@ function failedToStart(error: string, reader: OutputReader, startedAt: number, c
       error,
       elapsedMs: clock.now() - startedAt,
     }),
-    cancel() {},
-    kill() {},
+    cancel() {
+      // nothing started: nothing to stop
+    },
+    kill() {
+      // nothing started: nothing to stop
+    },
   };
 }

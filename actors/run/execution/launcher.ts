@@ -111,7 +111,13 @@ export class AgentLauncher {
     // detached: a session of its own, like the agents it forks. A Ctrl-C in the daemon's terminal goes
     // to the whole foreground group; it is the daemon's to hear (it drains), and a launcher that died
     // of it would take every running turn with it. It still ends with the daemon: its channel closes.
-    const child = fork(LAUNCHER_MAIN, [], { execArgv: [], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json', detached: true });
+    const child = fork(LAUNCHER_MAIN, [], {
+      execArgv: [],
+      env,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: 'json',
+      detached: true,
+    });
     child.on('message', (message) => this.received(message));
     child.on('error', () => {
       // A failed send or kill; the exit that follows a dead launcher is what counts.

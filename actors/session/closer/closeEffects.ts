@@ -2,9 +2,9 @@ import type { DomainEvent } from '../../../events/catalog.ts';
 import { parseStream } from '../../../events/envelope.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
 import type { EffectConsumer } from '../../runtime/outbox.ts';
+import { launchKey, sessionKey, sessionStream } from '../sessionStreams.ts';
 import type { SessionDriver } from './drivers/sessionDriver.ts';
 import type { SessionActors } from './sessionActors.ts';
-import { launchKey, sessionKey, sessionStream } from '../sessionStreams.ts';
 
 export interface CloseEffectsContext {
   readonly store: EventStore;
@@ -34,7 +34,8 @@ export function sessionKillConsumer(ctx: CloseEffectsContext): EffectConsumer<Do
       const key = own(computer, event, 'session')!;
       const { sessionId, attempt, target } = event.data;
       const close = await ctx.actors.state(key);
-      if (!close.open || close.killing?.attempt !== attempt) return { ok: false, detail: `not stopped: the close no longer waits on the kill of attempt ${attempt}` };
+      if (!close.open || close.killing?.attempt !== attempt)
+        return { ok: false, detail: `not stopped: the close no longer waits on the kill of attempt ${attempt}` };
       const stopped = await ctx.driver.stop(target);
       await ctx.actors.step(key, (_, at) => ({
         stream: sessionStream(computer, key),

@@ -1,13 +1,13 @@
 import type { Activity } from '../../../events/sessionEvents.ts';
+import { messageOf } from '../../../events/thrown.ts';
 import { isProcessAlive } from '../../runtime/processes.ts';
 import { writerOf } from '../../runtime/writer.ts';
 import { type Holder, holdsClaim } from '../claims.ts';
 import { type CloseSettings, gapMs } from '../closeSettings.ts';
-import type { SessionDriver } from './drivers/sessionDriver.ts';
-import type { SessionActors } from './sessionActors.ts';
 import type { SessionClose } from '../sessionState.ts';
 import { sessionStream } from '../sessionStreams.ts';
-import { messageOf } from '../../../events/thrown.ts';
+import type { SessionDriver } from './drivers/sessionDriver.ts';
+import type { SessionActors } from './sessionActors.ts';
 
 export interface RoundContext {
   readonly actors: SessionActors;
@@ -44,7 +44,14 @@ async function closeOne(ctx: RoundContext, key: string): Promise<RoundOutcome> {
   const { actors, lock, settings } = ctx;
   const stream = sessionStream(actors.computer, key);
   const claimed = await actors.step(key, (state, at) =>
-    state.open ? { stream, type: 'session.close.due', data: { sessionId: state.sessionId ?? key, lock, ttlMs: settings.ttlMs, holder: holderOf(state, lock) }, at } : null,
+    state.open
+      ? {
+          stream,
+          type: 'session.close.due',
+          data: { sessionId: state.sessionId ?? key, lock, ttlMs: settings.ttlMs, holder: holderOf(state, lock) },
+          at,
+        }
+      : null,
   );
   const state = claimed.state;
   const sessionId = state.sessionId ?? key;
@@ -62,7 +69,12 @@ async function closeOne(ctx: RoundContext, key: string): Promise<RoundOutcome> {
     failure = (messageOf(error) || String(error)).slice(0, 1000);
   }
   const settingsRead = { quietMs: settings.quietMs, gapMs: gapMs(settings), launchWindowMs: settings.launchWindowMs };
-  const read = await actors.step(key, (_, at) => ({ stream, type: 'session.read', data: { sessionId, lock, activity, failure, settings: settingsRead }, at }));
+  const read = await actors.step(key, (_, at) => ({
+    stream,
+    type: 'session.read',
+    data: { sessionId, lock, activity, failure, settings: settingsRead },
+    at,
+  }));
   const decision = read.decisions[0];
   if (!decision) return said('held', 'its claim was lost before the reading was recorded');
   switch (decision.type) {

@@ -3,7 +3,7 @@ import type { DomainEvent, NewDomainEvent } from '../../../events/catalog.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
 import { decideAndAppend } from '../../runtime/decideAndAppend.ts';
 import { retryOnConflict } from '../../runtime/retryOnConflict.ts';
-import { type ActorRef, type ActorSystem, type ReplyTo, child, query, reply, stop } from '../../runtime/runtime.ts';
+import { type ActorRef, type ActorSystem, child, query, type ReplyTo, reply, stop } from '../../runtime/runtime.ts';
 import { sessionDecider } from '../sessionDecider.ts';
 import type { SessionClose } from '../sessionState.ts';
 import { sessionStream } from '../sessionStreams.ts';
@@ -54,7 +54,9 @@ export class SessionActors {
     private readonly store: EventStore,
     readonly computer: string,
     private readonly now: () => number,
-    private readonly afterCommit: (key: string, state: SessionClose, decisions: readonly DomainEvent[]) => void = () => {},
+    private readonly afterCommit: (key: string, state: SessionClose, decisions: readonly DomainEvent[]) => void = () => {
+      // nobody to tell by default
+    },
   ) {}
 
   /** Reads the session on, builds an input from it and, unless ignored, records it with its decisions. */

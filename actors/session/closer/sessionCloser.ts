@@ -1,19 +1,19 @@
 import type { Subscription } from 'rxjs';
-import type { Clock } from '../../runtime/clock.ts';
 import type { DomainEvent } from '../../../events/catalog.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
+import { messageOf } from '../../../events/thrown.ts';
+import type { Clock } from '../../runtime/clock.ts';
 import { Outbox } from '../../runtime/outbox.ts';
 import type { ActorSystem } from '../../runtime/runtime.ts';
-import { CloseIndex } from './closeIndex.ts';
-import { sessionIntentConsumer, sessionKillConsumer } from './closeEffects.ts';
-import { type RoundOutcome, closeRound } from './closeRound.ts';
 import { type CloseSettings, DEFAULT_CLOSE_SETTINGS } from '../closeSettings.ts';
+import { sessionStream } from '../sessionStreams.ts';
+import { sessionIntentConsumer, sessionKillConsumer } from './closeEffects.ts';
+import { CloseIndex } from './closeIndex.ts';
+import { closeRound, type RoundOutcome } from './closeRound.ts';
 import { execDriver } from './drivers/execDriver.ts';
 import type { SessionDriver } from './drivers/sessionDriver.ts';
 import { tmuxDriver } from './drivers/tmuxDriver.ts';
 import { SessionActors } from './sessionActors.ts';
-import { sessionStream } from '../sessionStreams.ts';
-import { messageOf } from '../../../events/thrown.ts';
 
 export type DriverName = 'exec' | 'tmux';
 
@@ -138,7 +138,9 @@ export class SessionCloser {
   /** Waits for a round under way (shutdown). */
   async settled(): Promise<void> {
     // A round that failed was told by the loop that ran it; here it is only waited for.
-    await this.running?.catch(() => {});
+    await this.running?.catch(() => {
+      // told by the loop that ran it
+    });
   }
 }
 

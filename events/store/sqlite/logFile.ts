@@ -1,7 +1,7 @@
 import { accessSync, chmodSync, closeSync, constants, mkdirSync, openSync, type Stats, statSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { codeOf, messageOf } from '../../thrown.ts';
 import { asLogUnwritable, LogUnwritableError } from '../logUnwritable.ts';
-import { messageOf, codeOf } from '../../thrown.ts';
 
 /** Only the owner may read the log: it holds prompts and replies (SPEC 1). */
 const PRIVATE = 0o600;

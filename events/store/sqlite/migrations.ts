@@ -52,7 +52,9 @@ const migrations: Record<string, Migration> = {
     // of one run or session also finds every event whose data names it, through these partial indexes.
     async up(db: Kysely<unknown>) {
       await sql`CREATE INDEX events_run_id ON events (json_extract(data, '$.runId')) WHERE json_extract(data, '$.runId') IS NOT NULL`.execute(db);
-      await sql`CREATE INDEX events_session_id ON events (json_extract(data, '$.sessionId')) WHERE json_extract(data, '$.sessionId') IS NOT NULL`.execute(db);
+      await sql`CREATE INDEX events_session_id ON events (json_extract(data, '$.sessionId')) WHERE json_extract(data, '$.sessionId') IS NOT NULL`.execute(
+        db,
+      );
     },
   },
   '0005_projection_snapshots': {
@@ -121,12 +123,19 @@ export function checkLogSchema(db: Database.Database, path: string, { older }: {
   }
   const missing = EVENT_COLUMNS.filter((c) => !columns.includes(c));
   if (missing.length) {
-    throw new NotALogError(path, columns.length ? `its events table lacks ${missing.join(', ')}` : 'it has no events table (is --db the right file?)');
+    throw new NotALogError(
+      path,
+      columns.length ? `its events table lacks ${missing.join(', ')}` : 'it has no events table (is --db the right file?)',
+    );
   }
   const unknown = applied.filter((name) => !Object.hasOwn(migrations, name));
-  if (unknown.length) throw new NotALogError(path, `its schema is newer than this runledger knows (${unknown.join(', ')}): use the runledger that wrote it`);
+  if (unknown.length)
+    throw new NotALogError(path, `its schema is newer than this runledger knows (${unknown.join(', ')}): use the runledger that wrote it`);
   const behind = Object.keys(migrations).filter((name) => !applied.includes(name));
   if (behind.length && older === 'refused') {
-    throw new NotALogError(path, `its schema is older (it lacks ${behind.join(', ')}) and a read-only tool does not bring it forward: start runledger daemon on it once`);
+    throw new NotALogError(
+      path,
+      `its schema is older (it lacks ${behind.join(', ')}) and a read-only tool does not bring it forward: start runledger daemon on it once`,
+    );
   }
 }

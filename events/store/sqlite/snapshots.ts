@@ -34,7 +34,9 @@ export function sqliteSnapshots(db: Database.Database, policy: SnapshotPolicy = 
   const nearestInHistory = db.prepare<[string, number], Checkpoint>(
     'SELECT name, seq, state FROM projection_snapshots WHERE name = ? AND seq <= ? ORDER BY seq DESC LIMIT 1',
   );
-  const checkpointAtOrBefore = db.prepare<[string, number], Checkpoint>('SELECT name, seq, state FROM projection_checkpoints WHERE name = ? AND seq <= ?');
+  const checkpointAtOrBefore = db.prepare<[string, number], Checkpoint>(
+    'SELECT name, seq, state FROM projection_checkpoints WHERE name = ? AND seq <= ?',
+  );
   const listAll = db.prepare<[], SnapshotInfo>(
     `SELECT name, seq, 'history' AS source, length(CAST(state AS BLOB)) AS bytes FROM projection_snapshots
      UNION ALL SELECT name, seq, 'checkpoint' AS source, length(CAST(state AS BLOB)) AS bytes FROM projection_checkpoints

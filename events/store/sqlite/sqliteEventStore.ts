@@ -3,16 +3,16 @@ import { hostname } from 'node:os';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { interval, map, merge, type Observable, Subject } from 'rxjs';
-import { codec as defaultCodec, type DomainEvent } from '../../catalog.ts';
+import { type DomainEvent, codec as defaultCodec } from '../../catalog.ts';
 import { type AnyEventCodec, type DecodedData, describeForeignRow, type ForeignRow, InvalidEventError } from '../../codec.ts';
+import { messageOf } from '../../thrown.ts';
 import type { AppendRequest, AppendResult, Checkpoint, CheckpointStore, EventStore, FoldRow, SnapshotStore } from '../eventStore.ts';
-import { type Wake, followLog } from '../followLog.ts';
-import { commitAppends, type PreparedAppend, prepareAppendStatements, type StoreFaults } from './appendBatch.ts';
+import { followLog, type Wake } from '../followLog.ts';
 import { asLogUnwritable, LogUnwritableError } from '../logUnwritable.ts';
+import { commitAppends, type PreparedAppend, prepareAppendStatements, type StoreFaults } from './appendBatch.ts';
 import { prepareLogFile } from './logFile.ts';
 import { checkLogSchema, migrateToLatest, NotALogError } from './migrations.ts';
 import { type SnapshotPolicy, sqliteSnapshots } from './snapshots.ts';
-import { messageOf } from '../../thrown.ts';
 
 export interface SqliteStoreOptions {
   /**
@@ -166,7 +166,9 @@ export class SqliteEventStore implements EventStore {
     this.foreignRows = options.foreignRows ?? ((row) => process.stderr.write(`runledger: ${describeForeignRow(row)}: skipped\n`));
     this.statements = prepareAppendStatements(db, options.faults);
     this.selectAfter = db.prepare<[number, number], RawRow>(`SELECT ${COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`).raw(true);
-    this.selectFoldRows = db.prepare<[number, number], RawFoldRow>('SELECT seq, stream, type, data, at, cause FROM events WHERE seq > ? ORDER BY seq LIMIT ?').raw(true);
+    this.selectFoldRows = db
+      .prepare<[number, number], RawFoldRow>('SELECT seq, stream, type, data, at, cause FROM events WHERE seq > ? ORDER BY seq LIMIT ?')
+      .raw(true);
     this.selectStream = db
       .prepare<[string, number], RawRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND version > ? ORDER BY version`)
       .raw(true);
@@ -245,7 +247,11 @@ export class SqliteEventStore implements EventStore {
     if (batch.length === 0) return;
     let results: AppendResult[];
     try {
-      results = commitAppends(this.statements, this.writer, batch.map((p) => p.request));
+      results = commitAppends(
+        this.statements,
+        this.writer,
+        batch.map((p) => p.request),
+      );
     } catch (failure) {
       // The transaction was rolled back whole: nothing of the batch is kept, and the next may commit.
       const error = asLogUnwritable(failure, this.db.name);
@@ -328,15 +334,24 @@ export class SqliteEventStore implements EventStore {
   async readEntity(kindAndId: string): Promise<DomainEvent[]> {
     const [kind, id] = [kindAndId.slice(0, kindAndId.indexOf(':')), kindAndId.slice(kindAndId.indexOf(':') + 1)];
     const rows =
-      kind === 'run' ? this.selectRunMentions.all(kindAndId, id) : kind === 'session' ? this.selectSessionMentions.all(kindAndId, id) : this.selectEntity.all(kindAndId);
+      kind === 'run'
+        ? this.selectRunMentions.all(kindAndId, id)
+        : kind === 'session'
+          ? this.selectSessionMentions.all(kindAndId, id)
+          : this.selectEntity.all(kindAndId);
     return this.decodeAll(rows);
   }
 
   async entityIdsStartingWith(kind: 'run' | 'session', prefix: string, limit: number): Promise<string[]> {
-    const named = this.selectStreamIds.all(`${kind}:${prefix}`, `${kind}:${prefix}${ID_RANGE_END}`, limit).map((entity) => entity.slice(kind.length + 1));
+    const named = this.selectStreamIds
+      .all(`${kind}:${prefix}`, `${kind}:${prefix}${ID_RANGE_END}`, limit)
+      .map((entity) => entity.slice(kind.length + 1));
     const mentioned = this.selectMentionedIds[kind].all(prefix, `${prefix}${ID_RANGE_END}`, limit);
     const ids = new Set([...named, ...mentioned.filter((id): id is string => typeof id === 'string')]);
-    return [...ids].filter((id) => id.startsWith(prefix)).sort().slice(0, limit);
+    return [...ids]
+      .filter((id) => id.startsWith(prefix))
+      .sort()
+      .slice(0, limit);
   }
 
   async lastOfStream(stream: string): Promise<DomainEvent | null> {
@@ -410,7 +425,6 @@ export class SqliteEventStore implements EventStore {
 type RawRow = [seq: number, stream: string, version: number, type: string, data: string, at: number, cause: number | null, actor: string];
 /** The columns a fold reads (`selectFoldRows`), in its order. */
 type RawFoldRow = [seq: number, stream: string, type: string, data: string, at: number, cause: number | null];
-
 
 function sqliteCheckpoints(db: Database.Database, archive: (checkpoint: Checkpoint) => void): CheckpointStore {
   const load = db.prepare<[string], Checkpoint>('SELECT name, seq, state FROM projection_checkpoints WHERE name = ?');

@@ -31,7 +31,12 @@ export async function freePort(): Promise<number> {
 }
 
 /** Polls `probe` until it returns something other than undefined/null/false; fails naming `what` after `ms`. */
-export async function waitFor<T>(what: string, probe: () => T | undefined | null | false | Promise<T | undefined | null | false>, ms = 15_000, every = 100): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  ms = 15_000,
+  every = 100,
+): Promise<T> {
   const deadline = Date.now() + ms;
   let lastError: unknown = null;
   for (;;) {
@@ -41,7 +46,8 @@ export async function waitFor<T>(what: string, probe: () => T | undefined | null
     } catch (error) {
       lastError = error;
     }
-    if (Date.now() >= deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`);
+    if (Date.now() >= deadline)
+      throw new Error(`timed out after ${ms} ms waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, every));
   }
 }
@@ -53,7 +59,10 @@ export class CliProcess {
   private out = '';
   private err = '';
 
-  constructor(readonly args: readonly string[], env: Record<string, string> = {}) {
+  constructor(
+    readonly args: readonly string[],
+    env: Record<string, string> = {},
+  ) {
     this.child = spawn(process.execPath, [cli, ...args], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (this.out += chunk));
     this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (this.err += chunk));
@@ -74,11 +83,16 @@ export class CliProcess {
 
   /** Waits for a line of stdout matching `pattern`; fails early when the process exits first. */
   async waitForOutput(pattern: RegExp, ms = 15_000): Promise<void> {
-    await waitFor(`"${pattern.source}" from runledger ${this.args.slice(0, 2).join(' ')}`, () => {
-      if (pattern.test(this.out)) return true;
-      if (!this.alive) throw new Error(`it exited first: ${this.describe()}`);
-      return false;
-    }, ms, 50);
+    await waitFor(
+      `"${pattern.source}" from runledger ${this.args.slice(0, 2).join(' ')}`,
+      () => {
+        if (pattern.test(this.out)) return true;
+        if (!this.alive) throw new Error(`it exited first: ${this.describe()}`);
+        return false;
+      },
+      ms,
+      50,
+    );
   }
 
   kill(signal: NodeJS.Signals = 'SIGKILL'): void {
@@ -131,7 +145,10 @@ export interface BoardProcess {
 }
 
 /** `runledger server` (or, with `daemon` args, board and computer in one) on a free port, once it answers. */
-export async function startBoard(db: string, options: { command?: 'server' | 'daemon'; port?: number; args?: readonly string[]; env?: Record<string, string> } = {}): Promise<BoardProcess> {
+export async function startBoard(
+  db: string,
+  options: { command?: 'server' | 'daemon'; port?: number; args?: readonly string[]; env?: Record<string, string> } = {},
+): Promise<BoardProcess> {
   mkdirSync(dirname(db), { recursive: true });
   const port = options.port ?? (await freePort());
   const process = startCli([options.command ?? 'server', '--db', db, '--port', String(port), ...(options.args ?? [])], options.env);
@@ -186,7 +203,7 @@ export function isRunning(pid: number): boolean {
     const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
     return state !== 'Z' && state !== 'X';
   } catch {
-    return existsSync('/proc/self') ? false : true;
+    return !existsSync('/proc/self');
   }
 }
 
@@ -213,7 +230,22 @@ export async function startComputer(options: {
   const db = join(options.dir, options.id, `${options.id}.db`);
   mkdirSync(dirname(db), { recursive: true });
   const process = startCli(
-    ['daemon', '--server', options.server, '--computer', options.id, '--token', options.token, '--db', db, '--heartbeat-s', '1', '--exec', MARKER_AGENT, ...(options.args ?? [])],
+    [
+      'daemon',
+      '--server',
+      options.server,
+      '--computer',
+      options.id,
+      '--token',
+      options.token,
+      '--db',
+      db,
+      '--heartbeat-s',
+      '1',
+      '--exec',
+      MARKER_AGENT,
+      ...(options.args ?? []),
+    ],
     options.agent.env,
   );
   await process.waitForOutput(/push stream connected/);
@@ -253,10 +285,14 @@ export async function getRun(url: string, runId: string): Promise<RunView> {
 
 /** Polls the board until `runId` is in one of `states`. */
 export function waitForState(url: string, runId: string, states: readonly string[], ms = 20_000): Promise<RunView> {
-  return waitFor(`run ${runId} to be ${states.join(' or ')}`, async () => {
-    const run = await getRun(url, runId);
-    return states.includes(run.state) ? run : null;
-  }, ms);
+  return waitFor(
+    `run ${runId} to be ${states.join(' or ')}`,
+    async () => {
+      const run = await getRun(url, runId);
+      return states.includes(run.state) ? run : null;
+    },
+    ms,
+  );
 }
 
 export function waitForTerminal(url: string, runId: string, ms = 20_000): Promise<RunView> {
@@ -284,7 +320,13 @@ export interface LogRow {
 export function readLog(db: string): LogRow[] {
   const connection = new Database(db, { readonly: true, fileMustExist: true });
   try {
-    const rows = connection.prepare('SELECT seq, stream, type, data, at FROM events ORDER BY seq').all() as { seq: number; stream: string; type: string; data: string; at: number }[];
+    const rows = connection.prepare('SELECT seq, stream, type, data, at FROM events ORDER BY seq').all() as {
+      seq: number;
+      stream: string;
+      type: string;
+      data: string;
+      at: number;
+    }[];
     return rows.map((row) => ({ ...row, data: JSON.parse(row.data) as Record<string, unknown> }));
   } finally {
     connection.close();
@@ -313,7 +355,9 @@ export async function checkLogs(dbs: readonly string[]): Promise<void> {
 
 /** The same checks through the published entry point, each in a process of its own: the exit status itself. */
 export async function checkLogsWithCli(dbs: readonly string[]): Promise<void> {
-  const results = await Promise.all(dbs.flatMap((db) => ['replay', 'rebuild'].map(async (command) => ({ db, command, ...(await runCli([command, '--db', db])) }))));
+  const results = await Promise.all(
+    dbs.flatMap((db) => ['replay', 'rebuild'].map(async (command) => ({ db, command, ...(await runCli([command, '--db', db])) }))),
+  );
   const failed = results.filter((r) => r.status !== 0);
   if (failed.length) throw new Error(failed.map((r) => `runledger ${r.command} --db ${r.db}: exit ${r.status}\n${r.stdout}${r.stderr}`).join('\n'));
 }

@@ -1,5 +1,5 @@
-import type { Clock } from '../../../runtime/clock.ts';
 import type { EventStore } from '../../../../events/store/eventStore.ts';
+import type { Clock } from '../../../runtime/clock.ts';
 import { decideAndAppend } from '../../../runtime/decideAndAppend.ts';
 import { retryOnConflict } from '../../../runtime/retryOnConflict.ts';
 import { adoptionDecider, hasOpenRequest } from '../../adoption/adoptionDecider.ts';
@@ -15,7 +15,13 @@ export function requestAdoption(store: EventStore, clock: Clock, lane: string, s
     const { state, versions } = await readLane(store, lane);
     // The state is folded in place by the step: its ordinal is read before.
     const request = state.requests + 1;
-    const outcome = await decideAndAppend(store, adoptionDecider, state, { stream: `lane:${lane}`, type: 'adoption.requested', data: { lane, sessionId }, at: clock.now() }, versions);
+    const outcome = await decideAndAppend(
+      store,
+      adoptionDecider,
+      state,
+      { stream: `lane:${lane}`, type: 'adoption.requested', data: { lane, sessionId }, at: clock.now() },
+      versions,
+    );
     return outcome.ok ? request : outcome.conflict;
   }, keptChanging(lane));
 }
@@ -25,7 +31,13 @@ export function releaseAdoption(store: EventStore, clock: Clock, lane: string, r
   return retryOnConflict(async () => {
     const { state, versions } = await readLane(store, lane);
     if (!hasOpenRequest(state)) throw new Error(`lane ${lane} has no open adoption request to release`);
-    const outcome = await decideAndAppend(store, adoptionDecider, state, { stream: `lane:${lane}`, type: 'adoption.released', data: { lane, reason }, at: clock.now() }, versions);
+    const outcome = await decideAndAppend(
+      store,
+      adoptionDecider,
+      state,
+      { stream: `lane:${lane}`, type: 'adoption.released', data: { lane, reason }, at: clock.now() },
+      versions,
+    );
     return outcome.ok ? undefined : outcome.conflict;
   }, keptChanging(lane));
 }

@@ -1,13 +1,13 @@
-import type { Clock } from '../../../runtime/clock.ts';
 import type { NewDomainEvent } from '../../../../events/catalog.ts';
 import type { EventStore } from '../../../../events/store/eventStore.ts';
+import type { Clock } from '../../../runtime/clock.ts';
 import { decideAndAppend } from '../../../runtime/decideAndAppend.ts';
-import { CONFLICT_RETRIES } from '../../../runtime/retryOnConflict.ts';
 import { writerIsAlive } from '../../../runtime/processes.ts';
+import { CONFLICT_RETRIES } from '../../../runtime/retryOnConflict.ts';
 import { writerOf } from '../../../runtime/writer.ts';
 import { adoptionDecider, hasOpenRequest } from '../../adoption/adoptionDecider.ts';
-import { readLane } from '../../adoption/laneStream.ts';
 import { type AdoptionState, DEFAULT_ADOPTION_TTL_MS } from '../../adoption/adoptionState.ts';
+import { readLane } from '../../adoption/laneStream.ts';
 
 /** Where sessions are listed: the computer a session lives on, null when none lists it; throws when it cannot be read. */
 export interface SessionListing {
@@ -23,7 +23,11 @@ export interface AdoptionBinder {
 }
 
 /** Binds nothing outside the log: the lane's computer reads `adoption.adopted` from it. */
-export const logOnlyBinder: AdoptionBinder = { bind: async () => {} };
+export const logOnlyBinder: AdoptionBinder = {
+  bind: async () => {
+    // The lane's computer reads `adoption.adopted` from the log: nothing to do here.
+  },
+};
 
 export interface AdoptionRoundOptions {
   readonly store: EventStore;
@@ -118,4 +122,3 @@ async function adoptOne(options: AdoptionRoundOptions, lane: string, report: Ado
   else if (answer?.type === 'adoption.failed') report.failed.push([lane, answer.data.reason]);
   else report.skipped.push([lane, `bound session ${request.sessionId}, but the request was answered meanwhile`]);
 }
-

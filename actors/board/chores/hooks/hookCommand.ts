@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
-import type { Clock } from '../../../runtime/clock.ts';
 import { HOOK_OUTPUT_TAIL_CHARS } from '../../../../events/hookEvents.ts';
 import { TailBuffer } from '../../../run/tailBuffer.ts';
+import type { Clock } from '../../../runtime/clock.ts';
 import type { HookPayload } from './hookNames.ts';
 
 export interface HookOutcome {
@@ -69,7 +69,9 @@ export function runHookCommand(command: string, payload: HookPayload, options: H
     child.stderr!.on('data', (chunk: Buffer) => output.push(chunk));
     // A hook that never reads its stdin must not fail because its pipe closed (EPIPE): what it did is
     // told by its exit, which is recorded either way.
-    child.stdin!.on('error', () => {});
+    child.stdin!.on('error', () => {
+      // EPIPE: the hook did not read its stdin; its exit says what it did.
+    });
     child.stdin!.end(`${JSON.stringify(payload)}\n`);
     child.on('error', (error) => finish({ ok: false, exitCode: null, signal: null, error: `could not start: ${error.message}` }));
     // Its output is read to its end (`close`), unless something it left behind holds the pipes open:

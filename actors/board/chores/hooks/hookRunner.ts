@@ -1,6 +1,6 @@
-import type { Clock } from '../../../runtime/clock.ts';
 import type { DomainEvent } from '../../../../events/catalog.ts';
 import type { EventStore } from '../../../../events/store/eventStore.ts';
+import type { Clock } from '../../../runtime/clock.ts';
 import { type EffectConsumer, Outbox } from '../../../runtime/outbox.ts';
 import { stderrLog } from '../../../runtime/untilRecorded.ts';
 import { DEFAULT_HOOK_TIMEOUT_MS, type HookOutcome, runHookCommand } from './hookCommand.ts';

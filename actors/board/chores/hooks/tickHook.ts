@@ -1,5 +1,5 @@
-import type { Clock } from '../../../runtime/clock.ts';
 import type { EventStore } from '../../../../events/store/eventStore.ts';
+import type { Clock } from '../../../runtime/clock.ts';
 import type { HookCommands } from './hookNames.ts';
 
 /** Where a round's ticks are recorded (only by a board with an `on_tick` hook). */

@@ -1,11 +1,11 @@
-import type { Clock } from '../../../runtime/clock.ts';
 import type { EventData, NewDomainEvent } from '../../../../events/catalog.ts';
 import type { EventStore } from '../../../../events/store/eventStore.ts';
+import type { NoticesIndex } from '../../../../projections/notices.ts';
+import type { Clock } from '../../../runtime/clock.ts';
 import { decideAndAppend } from '../../../runtime/decideAndAppend.ts';
 import { inboxDecider, whyHeld } from '../../inbox/inboxDecider.ts';
 import { inboxStream, readInbox } from '../../inbox/inboxStream.ts';
 import type { NoticeSource } from '../../inbox/noticeKinds.ts';
-import type { NoticesIndex } from '../../../../projections/notices.ts';
 
 /** A session's liveness, read by whatever runs it (its driver); throws when it cannot be read. */
 export interface LivenessReader {
@@ -54,7 +54,13 @@ export async function fileNotices(options: NoticeRoundOptions, index: NoticesInd
   }
   for (const [sessionId, heard] of bySession) {
     try {
-      await fileFor(options, sessionId, heard.sort((a, b) => a.source - b.source), index.sessions[sessionId] ?? 'unknown', report);
+      await fileFor(
+        options,
+        sessionId,
+        heard.sort((a, b) => a.source - b.source),
+        index.sessions[sessionId] ?? 'unknown',
+        report,
+      );
     } catch (error) {
       report.skipped.push([sessionId, `filing failed: ${(error as Error).message}`]);
     }
@@ -88,7 +94,12 @@ async function fileFor(
       detail = (error as Error).message.slice(0, 500);
     }
   }
-  const input: NewDomainEvent = { stream: inboxStream(sessionId), type: 'inbox.read', data: { sessionId, record, liveness, detail, heard: due }, at: clock.now() };
+  const input: NewDomainEvent = {
+    stream: inboxStream(sessionId),
+    type: 'inbox.read',
+    data: { sessionId, record, liveness, detail, heard: due },
+    at: clock.now(),
+  };
   const outcome = await decideAndAppend(store, inboxDecider, state, input, versions);
   if (!outcome.ok) {
     report.skipped.push([sessionId, 'another process wrote to its inbox first']);

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../../../runtime/clock.ts';
 import type { EventStore } from '../../../../events/store/eventStore.ts';
+import type { Clock } from '../../../runtime/clock.ts';
 import { decideAndAppend } from '../../../runtime/decideAndAppend.ts';
 import { retryOnConflict } from '../../../runtime/retryOnConflict.ts';
 import { inboxDecider } from '../../inbox/inboxDecider.ts';
-import type { NoticeKind } from '../../inbox/noticeKinds.ts';
 import { inboxStream, readInbox } from '../../inbox/inboxStream.ts';
+import type { NoticeKind } from '../../inbox/noticeKinds.ts';
 
 export interface SubscriptionRequest {
   readonly sessionId: string;
@@ -31,7 +31,12 @@ export function openSubscription(store: EventStore, clock: Clock, request: Subsc
       store,
       inboxDecider,
       state,
-      { stream: inboxStream(sessionId), type: 'subscription.opened', data: { subscriptionId, sessionId, lane: request.lane ?? null, kinds: [...request.kinds], from }, at: clock.now() },
+      {
+        stream: inboxStream(sessionId),
+        type: 'subscription.opened',
+        data: { subscriptionId, sessionId, lane: request.lane ?? null, kinds: [...request.kinds], from },
+        at: clock.now(),
+      },
       versions,
     );
     return outcome.ok ? { subscriptionId, from } : outcome.conflict;

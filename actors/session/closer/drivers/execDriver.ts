@@ -26,11 +26,18 @@ export function execDriver(options: ExecDriverOptions): SessionDriver {
       const runs = await options.liveRuns();
       for (const [runId, run] of Object.entries(runs)) {
         if (!TURN_PHASES.has(run.phase)) continue;
-        const inIt = run.announced === session.sessionId || run.resuming === session.sessionId || (run.phase === 'handed' && run.session === session.sessionId);
+        const inIt =
+          run.announced === session.sessionId || run.resuming === session.sessionId || (run.phase === 'handed' && run.session === session.sessionId);
         if (inIt) return { presence: 'running', turn: 'working', mark: null, target: null, seen: `run ${runId} is ${run.phase} in it` };
       }
       if (session.pid !== null && groupAlive(session.pid)) {
-        return { presence: 'running', turn: 'idle', mark: null, target: `pgid:${session.pid}`, seen: `process group ${session.pid} of its ended run is still alive, in no turn` };
+        return {
+          presence: 'running',
+          turn: 'idle',
+          mark: null,
+          target: `pgid:${session.pid}`,
+          seen: `process group ${session.pid} of its ended run is still alive, in no turn`,
+        };
       }
       return { presence: 'gone', turn: 'unknown', mark: null, target: null, seen: 'no process of it is alive' };
     },
@@ -44,7 +51,9 @@ export function execDriver(options: ExecDriverOptions): SessionDriver {
       }
       signalGroup(pgid, 'SIGKILL');
       await new Promise((resolve) => setTimeout(resolve, 100));
-      return groupAlive(pgid) ? { ok: false, detail: `process group ${pgid} is still alive after KILL` } : { ok: true, detail: `process group ${pgid} killed after ${graceMs} ms` };
+      return groupAlive(pgid)
+        ? { ok: false, detail: `process group ${pgid} is still alive after KILL` }
+        : { ok: true, detail: `process group ${pgid} killed after ${graceMs} ms` };
     },
   };
 }

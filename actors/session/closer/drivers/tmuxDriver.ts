@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import type { Activity, Turn } from '../../../../events/sessionEvents.ts';
-import type { SessionAtRead, SessionDriver, StopOutcome } from './sessionDriver.ts';
 import { codeOf, messageOf } from '../../../../events/thrown.ts';
+import type { SessionAtRead, SessionDriver, StopOutcome } from './sessionDriver.ts';
 
 /**
  * The programs an agent pane runs in its foreground: Claude Code's, Codex's, and node (an agent
@@ -16,7 +16,12 @@ export const AGENT_COMMANDS: readonly string[] = ['claude', 'claude.exe', 'codex
  * which session runs there (or, before one is known, the launch's key), the file the agent writes
  * its record to, and, where the agent publishes it (a hook of the agent's), its turn.
  */
-export const PANE_OPTIONS = { session: '@runledger-session', launch: '@runledger-launch', record: '@runledger-record', turn: '@runledger-turn' } as const;
+export const PANE_OPTIONS = {
+  session: '@runledger-session',
+  launch: '@runledger-launch',
+  record: '@runledger-record',
+  turn: '@runledger-turn',
+} as const;
 
 export interface TmuxDriverOptions {
   /** `tmux -L SOCKET`: a server of its own (tests); the default server when absent. */
@@ -57,10 +62,21 @@ export function tmuxDriver(options: TmuxDriverOptions = {}): SessionDriver {
       const target = `tmux:${pane.id}`;
       const command = pane.command.split(/[\\/]/).pop()!.toLowerCase();
       if (pane.dead) return { presence: 'stopped', turn: 'unknown', mark: null, target, seen: `pane ${pane.id}'s program has exited` };
-      if (!agents.has(command)) return { presence: 'stopped', turn: 'unknown', mark: null, target, seen: `pane ${pane.id} runs ${command || 'a program it does not name'}, no agent` };
+      if (!agents.has(command))
+        return {
+          presence: 'stopped',
+          turn: 'unknown',
+          mark: null,
+          target,
+          seen: `pane ${pane.id} runs ${command || 'a program it does not name'}, no agent`,
+        };
       const turn = TURNS.has(pane.turn as Turn) ? (pane.turn as Turn) : 'unknown';
       const mark = pane.record ? await lastWrite(pane.record) : null;
-      const record = !pane.record ? 'it names no record' : mark === null ? `its record ${pane.record} is not there` : `its record last written ${new Date(mark).toISOString().slice(11, 23)}`;
+      const record = !pane.record
+        ? 'it names no record'
+        : mark === null
+          ? `its record ${pane.record} is not there`
+          : `its record last written ${new Date(mark).toISOString().slice(11, 23)}`;
       return { presence: 'running', turn, mark, target, seen: `pane ${pane.id} runs ${command}; ${record}` };
     },
     async stop(target: string): Promise<StopOutcome> {
