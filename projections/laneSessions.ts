@@ -1,3 +1,4 @@
+import type { RUN_INPUTS } from '../actors/run/decideRun.ts';
 import type { TypesOutside } from '../events/catalog.ts';
 import { parseStream } from '../events/envelope.ts';
 import { ignoreRest } from '../events/exhaustive.ts';
@@ -34,18 +35,7 @@ export const laneSessionsProjection: Projection<Record<string, Record<string, st
 /** Of a run's execution, only its lane's session memory is read; of an adoption, only its outcome. */
 type Unread =
   | TypesOutside<'execution' | 'adoption'>
-  | 'run.handed.over'
-  | 'run.process.began'
-  | 'run.session.announced'
-  | 'run.process.exited'
-  | 'run.heartbeat.answered'
-  | 'run.cancel.pushed'
-  | 'run.completion.answered'
-  | 'run.reply.refused'
-  | 'run.completion.due'
-  | 'run.found.interrupted'
-  | 'run.shutdown.before.start'
-  | 'run.claim.refused'
+  | (typeof RUN_INPUTS)[number]
   | 'run.execution.requested'
   | 'run.cancel.decided'
   | 'run.kill.requested'

@@ -1,3 +1,4 @@
+import type { BOARD_INPUTS } from '../actors/board/decideBoard.ts';
 import { type Heard, heardOf, hears, type LaneBook, type NoticeKind, type NoticeSource } from '../actors/board/inbox/noticeKinds.ts';
 import type { DomainEvent, TypesOutside } from '../events/catalog.ts';
 import { ignoreRest } from '../events/exhaustive.ts';
@@ -100,21 +101,11 @@ function hear(state: NoticesIndex, event: DomainEvent): void {
 /** What neither moves the index nor is heard: see `heardOf` for what is. */
 type Unread =
   | TypesOutside<'notification' | 'board' | 'session' | 'execution' | 'adoption'>
+  | (typeof BOARD_INPUTS)[number]
   | 'inbox.read'
   | 'notices.handed'
   | 'inbox.waiting'
   | 'inbox.withheld'
-  | 'board.run.submitted'
-  | 'board.computer.added'
-  | 'board.computer.connected'
-  | 'board.computer.disconnected'
-  | 'board.claim.requested'
-  | 'board.offer.declined'
-  | 'board.heartbeat.lapsed'
-  | 'board.cancel.requested'
-  | 'board.run.started'
-  | 'board.reply.received'
-  | 'board.completion.received'
   | 'board.run.deduplicated'
   | 'board.run.offered'
   | 'board.run.cancel.requested'

@@ -1,3 +1,7 @@
+import { BOARD_INPUTS } from '../../actors/board/decideBoard.ts';
+import { QUEUE_INPUTS } from '../../actors/lane/decideQueue.ts';
+import { RUN_INPUTS } from '../../actors/run/decideRun.ts';
+import { SESSION_INPUTS } from '../../actors/session/decideSession.ts';
 import type { DomainEvent, EventOf, EventType } from '../../events/catalog.ts';
 
 /** Which part of the audit summary an event counts in (`none`: it counts in none). */
@@ -35,35 +39,17 @@ export const COUNTED = {
   ],
 } as const satisfies Record<Exclude<Role, 'none'>, readonly EventType[]>;
 
-/** Inputs, and decisions whose outcome shows in one of the above. */
+/** Inputs (each decider's own list), and decisions whose outcome shows in one of the above. */
 const UNCOUNTED = [
+  ...BOARD_INPUTS,
+  ...QUEUE_INPUTS,
+  ...RUN_INPUTS,
+  ...SESSION_INPUTS,
   'outbox.taken',
   'outbox.performed',
   'outbox.interrupted',
-  'computer.started',
-  'computer.configured',
-  'scheduler.held',
-  'drain.started',
-  'frame.received',
-  'frame.refused',
-  'claim.answered',
-  'timer.fired',
-  'run.start.failed',
-  'run.execution.ended',
   'frame.acknowledged',
   'run.claimed',
-  'run.handed.over',
-  'run.process.began',
-  'run.session.announced',
-  'run.process.exited',
-  'run.heartbeat.answered',
-  'run.cancel.pushed',
-  'run.completion.answered',
-  'run.reply.refused',
-  'run.completion.due',
-  'run.found.interrupted',
-  'run.shutdown.before.start',
-  'run.claim.refused',
   'run.execution.requested',
   'run.cancel.decided',
   'run.kill.requested',
@@ -74,16 +60,6 @@ const UNCOUNTED = [
   'run.settled',
   'lane.session.remembered',
   'lane.session.forgotten',
-  'board.run.submitted',
-  'board.computer.added',
-  'board.computer.connected',
-  'board.computer.disconnected',
-  'board.claim.requested',
-  'board.heartbeat.lapsed',
-  'board.cancel.requested',
-  'board.run.started',
-  'board.reply.received',
-  'board.completion.received',
   'board.run.offered',
   'board.run.claimed',
   'board.run.running',
@@ -95,12 +71,7 @@ const UNCOUNTED = [
   'board.request.repeated',
   'board.request.rejected',
   'board.requests.refused',
-  'board.offer.declined',
   'board.computer.draining',
-  'session.run.ended',
-  'session.close.due',
-  'session.read',
-  'session.kill.answered',
   'session.close.claimed',
   'session.kill.requested',
   'hook.tick.due',

@@ -3,6 +3,8 @@ import type { DomainEvent, TypesOutside } from '../../../events/catalog.ts';
 import { parseStream } from '../../../events/envelope.ts';
 import { ignoreRest } from '../../../events/exhaustive.ts';
 import { NoticeKindSchema, type NoticeSourceSchema } from '../../../events/notificationEvents.ts';
+import type { SESSION_INPUTS } from '../../session/decideSession.ts';
+import type { BOARD_INPUTS } from '../decideBoard.ts';
 
 export type NoticeKind = z.infer<typeof NoticeKindSchema>;
 export const NOTICE_KINDS: readonly NoticeKind[] = NoticeKindSchema.options;
@@ -70,17 +72,8 @@ export function heardOf(event: DomainEvent, lanes: LaneBook): Heard | null {
 /** What no subscription hears: a request, an answer to one, a run's way to its end, a close or an adoption on its way. */
 type Unheard =
   | TypesOutside<'board' | 'session' | 'adoption'>
-  | 'board.run.submitted'
-  | 'board.computer.added'
-  | 'board.computer.connected'
-  | 'board.computer.disconnected'
-  | 'board.claim.requested'
-  | 'board.offer.declined'
-  | 'board.heartbeat.lapsed'
-  | 'board.cancel.requested'
-  | 'board.run.started'
-  | 'board.reply.received'
-  | 'board.completion.received'
+  | (typeof BOARD_INPUTS)[number]
+  | (typeof SESSION_INPUTS)[number]
   | 'board.run.deduplicated'
   | 'board.run.offered'
   | 'board.run.cancel.requested'
@@ -89,10 +82,6 @@ type Unheard =
   | 'board.computer.draining'
   | 'board.request.refused'
   | 'board.request.repeated'
-  | 'session.run.ended'
-  | 'session.close.due'
-  | 'session.read'
-  | 'session.kill.answered'
   | 'session.close.intended'
   | 'session.close.claimed'
   | 'session.close.deferred'
