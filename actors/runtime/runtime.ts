@@ -3,7 +3,7 @@
  * persistence (`spawnPersistent`): the SQLite log is the persistence, and an actor rebuilds its state
  * itself with `hydrate` whenever it (re)starts.
  *
- * nact 7.6.2 facts this module is built on (pinned by test/actors/runtime.test.ts):
+ * nact 7.6.2 facts this module is built on (pinned by test/runtime/runtime.test.ts):
  * - an async receive is awaited before the next message is taken, so one actor = one message at a time;
  * - `initialStateFunc` is NOT awaited: an async one hands receive a raw Promise, and `ctx.reset` just
  *   calls it again. So hydration lives here: state starts unhydrated and is hydrated inside the mailbox,

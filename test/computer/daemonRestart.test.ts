@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { INTERRUPTED_BY_RESTART } from '../../actors/run/runState.ts';
-import { running } from '../execution/agents.ts';
+import { running } from '../run/execution/agents.ts';
 import { nodeAgent } from '../support/computerRuns.ts';
 import { DaemonProcess, waitUntil } from '../support/daemonProcess.ts';
 import { runledger } from '../support/processes.ts';

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { running } from '../execution/agents.ts';
+import { running } from '../run/execution/agents.ts';
 import { nodeAgent } from '../support/computerRuns.ts';
 import { DaemonProcess, logRows, waitUntil } from '../support/daemonProcess.ts';
 import { tempDir } from '../support/tempStore.ts';

@@ -11,7 +11,7 @@ import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
-import { agentCommand, bounded, start } from '../execution/agents.ts';
+import { agentCommand, bounded, start } from '../run/execution/agents.ts';
 import { nodeAgent, runStream, startRuns, waitForEvent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore } from '../support/tempStore.ts';

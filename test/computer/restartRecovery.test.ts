@@ -5,7 +5,7 @@ import { INTERRUPTED_BY_RESTART } from '../../actors/run/runState.ts';
 import { FakeClock } from '../../actors/runtime/clock.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
-import { running, until } from '../execution/agents.ts';
+import { running, until } from '../run/execution/agents.ts';
 import { nodeAgent, startRuns, waitForEvent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore, tempDbPath, tempDir } from '../support/tempStore.ts';

@@ -8,7 +8,7 @@ import { hydrateProjections } from '../../projections/hydrate.ts';
 import { laneSessionsProjection } from '../../projections/laneSessions.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
-import { running, until } from '../execution/agents.ts';
+import { running, until } from '../run/execution/agents.ts';
 import { claudeAgent, nodeAgent, runStream, startRuns, typesOf, waitForEvent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';

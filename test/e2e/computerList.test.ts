@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { liveBoard, ofType, openStream, until } from '../boardHost/liveBoard.ts';
+import { liveBoard, ofType, openStream, until } from '../board/host/liveBoard.ts';
 import { runCli } from './support/cluster.ts';
 
 describe('runledger computer list', () => {

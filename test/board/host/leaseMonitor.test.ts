@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import type { OpenClaim } from '../../../actors/board/boardQueries.ts';
+import { LeaseMonitor } from '../../../actors/board/host/leaseMonitor.ts';
+import { FakeClock } from '../../../actors/runtime/clock.ts';
+
+const LEASE_MS = 600;
+const ROUND_MS = 100; // a sixth of the lease
+/** A round's promises (the read, the lapses) settle before the clock moves on. */
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** A monitor on a fake clock whose reads and lapses the test steers; what it logs is kept. */
+function monitorOf(read: () => Promise<OpenClaim[]>, lapse: (runId: string) => Promise<void> = async () => {}) {
+  const clock = new FakeClock();
+  const lines: string[] = [];
+  const lapsed: string[] = [];
+  const monitor = new LeaseMonitor(
+    clock,
+    LEASE_MS,
+    read,
+    async (runId) => {
+      lapsed.push(runId);
+      await lapse(runId);
+    },
+    (line) => lines.push(line),
+  );
+  const round = async () => {
+    clock.advance(ROUND_MS);
+    await settle();
+  };
+  return { clock, monitor, lines, lapsed, round };
+}
+
+describe('the lease monitor tells a round it could not do, and goes on', () => {
+  it('a failing read of the open claims is one named line, and the next round reads again and reaps', async () => {
+    let failing = true;
+    let open: OpenClaim[] = [{ runId: 'r1', computerId: 'c1', claimedAt: 0 }];
+    const { monitor, lines, lapsed, round } = monitorOf(
+      async () => {
+        if (failing) throw new Error('disk I/O error');
+        return open;
+      },
+      // The board closes a lapsed claim.
+      async () => {
+        open = [];
+      },
+    );
+    monitor.start();
+    await round();
+    expect(lines).toEqual(['lease monitor: the open claims could not be read (disk I/O error); trying again next round']);
+    failing = false;
+    for (let i = 0; i < LEASE_MS / ROUND_MS + 1; i++) await round();
+    monitor.stop();
+    expect(lapsed).toEqual(['r1']);
+    expect(lines).toHaveLength(1);
+  });
+
+  it('a failing read forgets no heartbeat: a run that keeps beating is not reaped after it', async () => {
+    let failing = false;
+    const claim: OpenClaim = { runId: 'r1', computerId: 'c1', claimedAt: 0 };
+    const { monitor, lapsed, round } = monitorOf(async () => {
+      if (failing) throw new Error('disk I/O error');
+      return [claim];
+    });
+    monitor.start();
+    // Ten leases with a heartbeat every half lease (three rounds); one read fails between two beats.
+    for (let i = 0; i < (10 * LEASE_MS) / ROUND_MS; i++) {
+      failing = i === 31;
+      if (i % 3 === 0) monitor.touch('r1');
+      await round();
+    }
+    monitor.stop();
+    expect(lapsed).toEqual([]);
+  });
+
+  it('a lapse that could not be recorded is one named line, and the run is reaped again next round', async () => {
+    let failing = true;
+    const { monitor, lines, lapsed, round } = monitorOf(
+      async () => [{ runId: 'r1', computerId: 'c1', claimedAt: 0 }],
+      async () => {
+        if (failing) throw new Error('the log is full');
+      },
+    );
+    monitor.start();
+    for (let i = 0; i < LEASE_MS / ROUND_MS + 1; i++) await round();
+    expect(lapsed).toEqual(['r1']);
+    expect(lines).toEqual(['lease monitor: the lapse of run r1 could not be recorded (the log is full); trying again next round']);
+    failing = false;
+    await round();
+    monitor.stop();
+    expect(lapsed).toEqual(['r1', 'r1']);
+  });
+});

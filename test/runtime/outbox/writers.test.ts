@@ -1,0 +1,82 @@
+import { describe, expect, it, vi } from 'vitest';
+import { Outbox } from '../../../actors/runtime/outbox.ts';
+import { writerIsAlive, writerIsGone } from '../../../actors/runtime/processes.ts';
+import { writerOf } from '../../../actors/runtime/writer.ts';
+import { counterEventOf } from '../../fixtures/counter/counterEvents.ts';
+import { openCounterStore } from '../../fixtures/counter/counterStore.ts';
+import { bumped, milestone } from '../../support/events.ts';
+import { tempDbPath } from '../../support/tempStore.ts';
+
+/** This machine's host name, as the tests below set it: host names may hold colons. */
+const host = vi.hoisted(() => ({ name: 'a:b' }));
+vi.mock('node:os', async (original) => ({ ...(await original<typeof import('node:os')>()), hostname: () => host.name }));
+
+/** A log with one milestone (an effect, seq 2), taken by `taker` and never recorded; returns the store that opens it. */
+async function takenBy(taker: string) {
+  const path = tempDbPath();
+  const store = await openCounterStore(path);
+  const other = await openCounterStore(path, { writer: taker });
+  await store.append({ expected: { 'counter:a': 'any' }, events: [bumped('counter:a', 1), milestone('counter:a', 1)] });
+  await other.append({
+    expected: { 'outbox:announce': 0 },
+    events: [{ stream: 'outbox:announce', type: 'outbox.taken', data: { through: 2, effects: [2] }, at: 1 }],
+  });
+  const performed: number[] = [];
+  const outbox = new Outbox(
+    store,
+    {
+      name: 'announce',
+      delivery: 'at-most-once',
+      effectOf: (event) => (counterEventOf(event)?.type === 'counter.milestone.reached' ? event.seq : null),
+      async perform(seq) {
+        performed.push(seq);
+        return { ok: true };
+      },
+    },
+    () => 1,
+  );
+  await outbox.open();
+  return { types: (await store.readStream('outbox:announce')).map((e) => e.type), performed };
+}
+
+describe('a writer `host:pid` whose host name holds colons', () => {
+  it('given this host is "a:b" and a take by a:b:PID whose process is alive, when the outbox opens, then the take is left to its taker', async () => {
+    host.name = 'a:b';
+    const { types, performed } = await takenBy(`a:b:${process.pid}`);
+    expect(types).toEqual(['outbox.taken']);
+    expect(performed).toEqual([]);
+  });
+
+  it('given this host is "a:b" and a take by a:b:PID whose process is gone, when the outbox opens, then it is recorded interrupted', async () => {
+    host.name = 'a:b';
+    const { types, performed } = await takenBy('a:b:999999');
+    expect(types).toEqual(['outbox.taken', 'outbox.interrupted']);
+    expect(performed).toEqual([]);
+  });
+
+  it('given this host is "a" and a take by a:b:PID (another host, whose pid means nothing here), when the outbox opens, then the take is left to its taker', async () => {
+    host.name = 'a';
+    const { types } = await takenBy(`a:b:${process.pid}`);
+    expect(types).toEqual(['outbox.taken']);
+  });
+});
+
+describe('writerOf and writerIsGone', () => {
+  it('given host:pid with colons in the host, then the pid is what follows the last colon, and what is no pid is null', () => {
+    expect(writerOf('a:b:42')).toEqual({ host: 'a:b', pid: 42 });
+    expect(writerOf('::1:42')).toEqual({ host: '::1', pid: 42 });
+    expect(writerOf('h:0')).toEqual({ host: 'h', pid: null });
+    expect(writerOf('h:x')).toEqual({ host: 'h', pid: null });
+    expect(writerOf('h')).toEqual({ host: 'h', pid: null });
+  });
+
+  it("given writers of this host and of another, then only this host's are probed", () => {
+    host.name = 'a:b';
+    expect(writerIsAlive(writerOf(`a:b:${process.pid}`))).toBe(true);
+    expect(writerIsGone(writerOf(`a:b:${process.pid}`))).toBe(false);
+    expect(writerIsGone(writerOf('a:b:999999'))).toBe(true);
+    expect(writerIsGone(writerOf('a:b:x'))).toBe(true);
+    expect(writerIsAlive(writerOf(`a:${process.pid}`))).toBeNull();
+    expect(writerIsGone(writerOf('a:999999'))).toBe(false);
+  });
+});
