@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
+import { messageOf } from '../../events/thrown.ts';
 import type { BoardAnswer } from '../../wire/boardClient.ts';
 import { budgetWords, remainingMs } from '../run/budget.ts';
 import { type AgentHandle, groupAlive, signalGroup, startAgent } from '../run/execution/agentProcess.ts';
@@ -82,17 +83,15 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
         deadlineAt,
         killGraceMs: ctx.killGraceMs,
       });
+      // Its exit is recorded whatever happens to the inputs below: a run whose exit was never told would
+      // wait for ever. It follows its `run.process.began` (recorded or not), so the run reads them in order.
+      let began: Promise<unknown> = Promise.resolve();
       if (handle.pid !== null) {
         ctx.handles.set(runId, handle);
-        await ctx.input(runId, { stream, type: 'run.process.began', data: { runId, pid: handle.pid, resuming: turn.resuming }, at: at() });
-        // Handed once the agent has them; a crash before this hands them again next turn, never loses them.
-        if (turn.resuming && unread.through > 0) await markHanded(ctx.store, turn.resuming, unread.through, runId, at());
-        handle.onSessionId((sessionId) => {
-          const announced: NewDomainEvent = { stream, type: 'run.session.announced', data: { runId, sessionId }, at: at() };
-          void ctx.input(runId, announced).catch(unrecorded(ctx.log, announced));
-        });
+        const beganInput: NewDomainEvent = { stream, type: 'run.process.began', data: { runId, pid: handle.pid, resuming: turn.resuming }, at: at() };
+        began = ctx.input(runId, beganInput).catch(unrecorded(ctx.log, beganInput));
       }
-      void handle.result.then(async (result) => {
+      void Promise.all([handle.result, began]).then(async ([result]) => {
         ctx.handles.delete(runId);
         const exited: NewDomainEvent = {
           stream,
@@ -110,6 +109,21 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
         };
         await ctx.input(runId, exited).catch(unrecorded(ctx.log, exited));
       });
+      if (handle.pid !== null) {
+        await began;
+        // Handed once the agent has them; a crash (or a failure here) hands them again next turn, never loses them.
+        if (turn.resuming && unread.through > 0) {
+          await markHanded(ctx.store, turn.resuming, unread.through, runId, at()).catch((error: unknown) =>
+            ctx.log(
+              `run ${runId}: the notices handed to session ${turn.resuming} could not be recorded (${messageOf(error)}); they are handed again next turn`,
+            ),
+          );
+        }
+        handle.onSessionId((sessionId) => {
+          const announced: NewDomainEvent = { stream, type: 'run.session.announced', data: { runId, sessionId }, at: at() };
+          void ctx.input(runId, announced).catch(unrecorded(ctx.log, announced));
+        });
+      }
       return { ok: handle.pid !== null, detail: handle.pid === null ? 'the command could not start' : `pid ${handle.pid}` };
     },
   };

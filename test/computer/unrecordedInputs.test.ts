@@ -4,11 +4,14 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { ComputerQueue } from '../../actors/computer/computerQueue.ts';
-import { FakeClock } from '../../actors/runtime/clock.ts';
+import { spawnConsumer } from '../../actors/computer/runEffects.ts';
+import { agentKindOf } from '../../actors/run/resume.ts';
+import { FakeClock, systemClock } from '../../actors/runtime/clock.ts';
 import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import type { DomainEvent } from '../../events/catalog.ts';
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
-import { openTempStore } from '../support/tempStore.ts';
+import { openTempStore, tempDir } from '../support/tempStore.ts';
 
 describe('an input sent without waiting', () => {
   it('a timer input the log refuses (not for a full disk) is one logged line naming it and the error', async () => {
@@ -39,5 +42,43 @@ describe('an input sent without waiting', () => {
     });
     queue.stop();
     stopSystem(system);
+  });
+
+  it('an agent whose start could not be recorded still has its exit recorded: the run never waits for an exit nobody tells', async () => {
+    const inputs: string[] = [];
+    const lines: string[] = [];
+    const spawn = spawnConsumer({
+      computer: 'c1',
+      store: await openTempStore(),
+      clock: systemClock,
+      exec: 'true',
+      kind: agentKindOf('true'),
+      workspaceRoot: tempDir(),
+      killGraceMs: 100,
+      handles: new Map(),
+      input: async (_runId, event) => {
+        inputs.push(event.type);
+        if (event.type === 'run.process.began') throw new Error('the stream kept changing');
+      },
+      runToken: async () => null,
+      phaseOf: () => 'requested',
+      promptOf: () => 'hi',
+      log: (line) => lines.push(line),
+      board: { reply: async () => ({ status: 0 }), complete: async () => ({ status: 0 }) },
+    });
+    const at = Date.now();
+    const requested = {
+      seq: 1,
+      version: 1,
+      stream: 'c1/run:r1',
+      type: 'run.execution.requested',
+      at,
+      cause: null,
+      actor: 'h:1',
+      data: { runId: 'r1', lane: 'L', deadlineAt: at + 60_000, resume: null },
+    } satisfies DomainEvent;
+    await spawn.perform(requested, requested);
+    await vi.waitFor(() => expect(inputs).toEqual(['run.process.began', 'run.process.exited']), { timeout: 5_000 });
+    expect(lines).toEqual(['run.process.began of run r1 (c1/run:r1) could not be recorded: the stream kept changing']);
   });
 });
