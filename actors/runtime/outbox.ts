@@ -144,8 +144,10 @@ export class Outbox<E> {
       const [read] = await this.store.readAll(effect - 1, 1);
       // A row this version cannot read is skipped: what the read finds then is a later event, not this effect.
       const event = read?.seq === effect ? read : undefined;
-      if (this.consumer.delivery === 'at-least-once' && event) {
-        await this.perform(effect, event);
+      if (this.consumer.delivery === 'at-least-once') {
+        // One this version cannot read (a newer runledger took it, and the store has named the row) stays
+        // taken and unsettled: it is not lost, and a version that can read it performs it when it opens.
+        if (event) await this.perform(effect, event);
         continue;
       }
       const record = this.consumer.interrupted?.(effect, event, taken) ?? {

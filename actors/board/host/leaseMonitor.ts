@@ -41,10 +41,12 @@ export class LeaseMonitor {
         if (!this.last.has(claim.runId)) this.last.set(claim.runId, last);
         if (now - last > this.leaseMs) {
           this.last.delete(claim.runId);
-          // Forgotten above, so the next round finds it lapsed again and records it then.
-          await this.lapsed(claim.runId, last).catch((error: unknown) =>
-            this.log(`lease monitor: the lapse of run ${claim.runId} could not be recorded (${messageOf(error)}); trying again next round`),
-          );
+          await this.lapsed(claim.runId, last).catch((error: unknown) => {
+            // Kept (unless a heartbeat came meanwhile), so the next round records the same lapse, naming the
+            // same last heartbeat, not one that says the run never beat.
+            if (!this.last.has(claim.runId)) this.last.set(claim.runId, last);
+            this.log(`lease monitor: the lapse of run ${claim.runId} could not be recorded (${messageOf(error)}); trying again next round`);
+          });
         }
       }
     };

@@ -1,12 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { HOOKS_STREAM, HookRunner } from '../../../actors/board/chores/hooks/hookRunner.ts';
-import { systemClock } from '../../../actors/runtime/clock.ts';
+import { FakeClock, systemClock } from '../../../actors/runtime/clock.ts';
 import { appendRun } from '../../fixtures/hooks/boardLog.ts';
 import { runledger, startChild } from '../../support/processes.ts';
-import { openTempStore, tempDir } from '../../support/tempStore.ts';
+import { openTempStore, tempDbPath, tempDir } from '../../support/tempStore.ts';
 
 const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
 
@@ -87,5 +88,24 @@ describe('hooks a dead board took', () => {
 
     expect((await store.readStream(HOOKS_STREAM)).map((e) => e.type)).toEqual(['outbox.taken', 'hook.interrupted']);
     expect(lines(file)).toEqual([]);
+  });
+});
+
+describe('a board rolled back from a newer version', () => {
+  it('given a dead newer board took a hook on a row this version cannot read, then this board starts, settling that take as interrupted', async () => {
+    const path = tempDbPath();
+    const store = await openTempStore(path, { foreignRows: () => {} });
+    const raw = new Database(path);
+    raw.exec(
+      "INSERT INTO events (stream, version, type, data, at, cause, actor) VALUES ('run:r1', 1, 'board.run.teleported', '{}', 1, NULL, 'newer:1')",
+    );
+    raw.close();
+    const dead = await openTempStore(path, { writer: `${hostname()}:999999`, foreignRows: () => {} });
+    await dead.append({
+      expected: { [HOOKS_STREAM]: 0 },
+      events: [{ stream: HOOKS_STREAM, type: 'outbox.taken', data: { through: 1, effects: [1] }, at: 1 }],
+    });
+    await expect(new HookRunner({ store, clock: new FakeClock(), commands: { on_run_ended: 'true' } }).open()).resolves.toBeUndefined();
+    expect((await store.readStream(HOOKS_STREAM)).map((e) => e.type)).toEqual(['outbox.taken', 'outbox.interrupted']);
   });
 });

@@ -89,4 +89,33 @@ describe('the lease monitor tells a round it could not do, and goes on', () => {
     monitor.stop();
     expect(lapsed).toEqual(['r1', 'r1']);
   });
+
+  it('a lapse retried after a failed record names the same last heartbeat, not the claim time', async () => {
+    const clock = new FakeClock();
+    const t0 = clock.now();
+    const seen: number[] = [];
+    let failing = true;
+    const monitor = new LeaseMonitor(
+      clock,
+      LEASE_MS,
+      async () => [{ runId: 'r1', computerId: 'c1', claimedAt: 0 }],
+      async (_runId, last) => {
+        seen.push(last - t0);
+        if (failing) throw new Error('the disk is full');
+      },
+      () => {},
+    );
+    const round = async () => {
+      clock.advance(ROUND_MS);
+      await settle();
+    };
+    monitor.start();
+    for (let i = 0; i < 3; i++) await round();
+    monitor.touch('r1');
+    for (let i = 0; i < 7; i++) await round();
+    failing = false;
+    await round();
+    monitor.stop();
+    expect(seen).toEqual([300, 300]);
+  });
 });

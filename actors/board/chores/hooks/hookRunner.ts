@@ -75,10 +75,13 @@ function hookConsumer(options: HookRunnerOptions): EffectConsumer<HookCall> {
       };
     },
     interrupted(effect, event, take) {
-      // Only events that call for a hook are ever taken, and the log never changes under a seq.
-      const call = event ? hookOf(event) : null;
-      if (call === null) throw new Error(`the hooks take of seq ${take.seq} names seq ${effect}, which calls for no hook`);
       const detail = `taken by ${take.actor}, which stopped before the hook's end was recorded: it is not run again`;
+      // A row this version cannot read (a newer board took it): which hook it called for is unknown here,
+      // so the generic record settles it; a board must still start after a downgrade.
+      if (!event) return { type: 'outbox.interrupted', data: { effect, detail } };
+      // Only events that call for a hook are ever taken, and the log never changes under a seq.
+      const call = hookOf(event);
+      if (call === null) throw new Error(`the hooks take of seq ${take.seq} names seq ${effect}, which calls for no hook`);
       return { type: 'hook.interrupted', data: { effect, hook: call.hook, ...ids(call), detail } };
     },
   };
