@@ -6,12 +6,13 @@ import type { EventStore } from '../../events/store/eventStore.ts';
 import { messageOf } from '../../events/thrown.ts';
 import type { BoardAnswer } from '../../wire/boardClient.ts';
 import { budgetWords, remainingMs } from '../run/budget.ts';
-import { type AgentHandle, groupAlive, signalGroup, startAgent } from '../run/execution/agentProcess.ts';
+import { type AgentHandle, startAgent } from '../run/execution/agentProcess.ts';
 import { type AgentKind, readerFor } from '../run/outputReaders.ts';
 import { turnCommand } from '../run/resume.ts';
 import { INTERRUPTED_BY_RESTART } from '../run/runState.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { type EffectConsumer, RUN_EFFECTS_AT_ONCE } from '../runtime/outbox.ts';
+import { groupAlive, signalGroup } from '../runtime/processes.ts';
 import { type FailureLog, unrecorded } from '../runtime/untilRecorded.ts';
 import { markHanded, noticePrefix, unreadNotices } from './unreadNotices.ts';
 

@@ -1,6 +1,7 @@
 import type { Subscription } from 'rxjs';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import type { AppendResult, EventStore } from '../../events/store/eventStore.ts';
+import { messageOf } from '../../events/thrown.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { writerIsGone } from './processes.ts';
 import { type FailureLog, untilRecorded } from './untilRecorded.ts';
@@ -276,7 +277,7 @@ export class Outbox<E> {
         // background, where nobody waits, the consumer's log.
         if (this.stopped) return;
         if (!background) throw error;
-        background.log(`outbox ${this.consumer.name}: the end of the effect of seq ${event.seq} could not be recorded: ${(error as Error).message}`);
+        background.log(`outbox ${this.consumer.name}: the end of the effect of seq ${event.seq} could not be recorded: ${messageOf(error)}`);
       },
     );
     const tracked = performing.finally(() => this.inFlight.delete(tracked));
@@ -301,7 +302,7 @@ export class Outbox<E> {
         this.fed.push(event);
         // In the background nobody waits for a drain either: what fails it is told.
         const background = this.consumer.background;
-        if (background) this.drain().catch((error: unknown) => background.log(`outbox ${this.consumer.name}: ${(error as Error).message}`));
+        if (background) this.drain().catch((error: unknown) => background.log(`outbox ${this.consumer.name}: ${messageOf(error)}`));
         else void this.drain();
       },
       // A feed that failed hands over nothing more: drains read the log again.
@@ -333,7 +334,7 @@ export class Outbox<E> {
     try {
       outcome = wanted === null ? { ok: true, detail: 'nothing to do' } : await this.consumer.perform(wanted, event);
     } catch (error) {
-      outcome = { ok: false, detail: (error as Error).message };
+      outcome = { ok: false, detail: messageOf(error) };
     }
     await this.record(
       'record' in outcome

@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { codeOf } from '../../events/thrown.ts';
 import type { Writer } from './writer.ts';
 
 /**
@@ -47,4 +48,51 @@ export function writerIsAlive(writer: Writer): boolean | null {
 /** A writer of this host whose process no longer runs. One on another host cannot be probed: it is not gone as far as this host can tell. */
 export function writerIsGone(writer: Writer): boolean {
   return writerIsAlive(writer) === false;
+}
+
+/**
+ * Whether any process of the group `pgid` still runs. Signal 0 answers for zombies too, and a zombie
+ * runs nothing; where the first process of a container does not reap orphans, the group's dead
+ * members stay zombies for good. So where /proc exists, only members that are not zombies count.
+ */
+export function groupAlive(pgid: number | null): boolean {
+  if (pgid === null) return false;
+  try {
+    process.kill(-pgid, 0);
+  } catch (error) {
+    // EPERM: the group exists, under another user; ESRCH: it is gone.
+    return codeOf(error) === 'EPERM';
+  }
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    // No /proc to read (not Linux): signal 0 answered, so the group counts as alive, zombies and all.
+    return true;
+  }
+  return pids.some((pid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // After "pid (comm) ": state, ppid, pgrp, ... (comm may itself hold spaces and parentheses).
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return Number(pgrp) === pgid && state !== 'Z' && state !== 'X';
+    } catch {
+      // ENOENT, ESRCH: that process ended between the listing and the read, so it is no member.
+      return false;
+    }
+  });
+}
+
+/**
+ * Sends `signal` to the process group `pgid`; false when the group was gone already (ESRCH). Any other
+ * refusal (EPERM: another user's group, the pgid reused) is not thrown either: it is no group of ours
+ * to stop, and there is nothing more to do about it.
+ */
+export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch (error) {
+    return codeOf(error) !== 'ESRCH';
+  }
 }

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
 import { onTestFinished } from 'vitest';
-import { groupAlive } from '../../actors/run/execution/agentProcess.ts';
 import type { Clock } from '../../actors/runtime/clock.ts';
+import { groupAlive } from '../../actors/runtime/processes.ts';
 import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import type { SessionDriver, StopOutcome } from '../../actors/session/closer/drivers/sessionDriver.ts';
 import { SessionCloser, type SessionCloserOptions } from '../../actors/session/closer/sessionCloser.ts';

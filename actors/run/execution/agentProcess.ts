@@ -1,6 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { codeOf } from '../../../events/thrown.ts';
 import { type Clock, wakeAt } from '../../runtime/clock.ts';
+import { groupAlive, signalGroup } from '../../runtime/processes.ts';
 import type { AgentOutcome, AgentResult } from '../agentResult.ts';
 import type { OutputReader } from '../outputReaders.ts';
 import { TailBuffer } from '../tailBuffer.ts';
@@ -185,53 +184,6 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentHandl
       stop('killed', opts?.force ?? false);
     },
   };
-}
-
-/**
- * Whether any process of the group `pgid` still runs. Signal 0 answers for zombies too, and a zombie
- * runs nothing; where the first process of a container does not reap orphans, the group's dead
- * members stay zombies for good. So where /proc exists, only members that are not zombies count.
- */
-export function groupAlive(pgid: number | null): boolean {
-  if (pgid === null) return false;
-  try {
-    process.kill(-pgid, 0);
-  } catch (error) {
-    // EPERM: the group exists, under another user; ESRCH: it is gone.
-    return codeOf(error) === 'EPERM';
-  }
-  let pids: string[];
-  try {
-    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
-  } catch {
-    // No /proc to read (not Linux): signal 0 answered, so the group counts as alive, zombies and all.
-    return true;
-  }
-  return pids.some((pid) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      // After "pid (comm) ": state, ppid, pgrp, ... (comm may itself hold spaces and parentheses).
-      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return Number(pgrp) === pgid && state !== 'Z' && state !== 'X';
-    } catch {
-      // ENOENT, ESRCH: that process ended between the listing and the read, so it is no member.
-      return false;
-    }
-  });
-}
-
-/**
- * Sends `signal` to the process group `pgid`; false when the group was gone already (ESRCH). Any other
- * refusal (EPERM: another user's group, the pgid reused) is not thrown either: it is no group of ours
- * to stop, and there is nothing more to do about it.
- */
-export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
-  try {
-    process.kill(-pgid, signal);
-    return true;
-  } catch (error) {
-    return codeOf(error) !== 'ESRCH';
-  }
 }
 
 function failedToStart(error: string, reader: OutputReader, startedAt: number, clock: Clock): AgentHandle {

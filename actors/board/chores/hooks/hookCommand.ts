@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
 import { HOOK_OUTPUT_TAIL_CHARS } from '../../../../events/hookEvents.ts';
+import { messageOf } from '../../../../events/thrown.ts';
 import { TailBuffer } from '../../../run/tailBuffer.ts';
 import type { Clock } from '../../../runtime/clock.ts';
+import { signalGroup } from '../../../runtime/processes.ts';
 import type { HookPayload } from './hookNames.ts';
 
 export interface HookOutcome {
@@ -52,18 +54,13 @@ export function runHookCommand(command: string, payload: HookPayload, options: H
         env: { ...process.env, RUNLEDGER_HOOK: payload.hook },
       });
     } catch (error) {
-      resolve({ ok: false, exitCode: null, signal: null, error: `could not start: ${(error as Error).message}`, outputTail: '', durationMs: 0 });
+      resolve({ ok: false, exitCode: null, signal: null, error: `could not start: ${messageOf(error)}`, outputTail: '', durationMs: 0 });
       return;
     }
     const cancelTimeout = options.clock.after(options.timeoutMs, () => {
       stoppedBy = `killed after ${Math.round(options.timeoutMs / 1000)} s`;
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // Its group is gone already (ESRCH: the shell's children ended with it) or it never had one:
-        // the command's own process is what is left to stop.
-        child.kill('SIGKILL');
-      }
+      // Its group gone already (the shell's children ended with it): the command's own process is what is left to stop.
+      if (!signalGroup(child.pid!, 'SIGKILL')) child.kill('SIGKILL');
     });
     child.stdout!.on('data', (chunk: Buffer) => output.push(chunk));
     child.stderr!.on('data', (chunk: Buffer) => output.push(chunk));

@@ -1,5 +1,6 @@
 import type { DomainEvent } from '../../../../events/catalog.ts';
 import type { EventStore } from '../../../../events/store/eventStore.ts';
+import { messageOf } from '../../../../events/thrown.ts';
 import type { Clock } from '../../../runtime/clock.ts';
 import { type EffectConsumer, Outbox } from '../../../runtime/outbox.ts';
 import { stderrLog } from '../../../runtime/untilRecorded.ts';
@@ -65,7 +66,7 @@ function hookConsumer(options: HookRunnerOptions): EffectConsumer<HookCall> {
           ...(options.cwd ? { cwd: options.cwd } : {}),
         });
       } catch (error) {
-        outcome = { ok: false, exitCode: null, signal: null, error: (error as Error).message.slice(0, 500), outputTail: '', durationMs: 0 };
+        outcome = { ok: false, exitCode: null, signal: null, error: messageOf(error).slice(0, 500), outputTail: '', durationMs: 0 };
       }
       return {
         record: {

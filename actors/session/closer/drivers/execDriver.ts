@@ -1,6 +1,6 @@
 import type { Activity } from '../../../../events/sessionEvents.ts';
-import { groupAlive, signalGroup } from '../../../run/execution/agentProcess.ts';
 import type { RunExecution } from '../../../run/runState.ts';
+import { groupAlive, signalGroup } from '../../../runtime/processes.ts';
 import type { SessionAtRead, SessionDriver, StopOutcome } from './sessionDriver.ts';
 
 export interface ExecDriverOptions {
