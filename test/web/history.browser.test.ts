@@ -117,7 +117,7 @@ describe.skipIf(!hasChromium)('the history, the run page and the folded lanes in
     expect(await page.locator('#fact-exit').textContent()).toBe('exited 3');
     for (const id of ['submitted', 'claimed', 'started', 'finished'])
       expect(await page.locator(`#fact-${id} time`).textContent()).toMatch(/^\d\d:\d\d:\d\d\.\d{3}$/);
-    for (const id of ['queued-for', 'ran-for', 'total']) expect(await page.locator(`#fact-${id}`).textContent()).toMatch(/^\d+ s$/);
+    for (const id of ['queued-for', 'ran-for', 'total']) expect(await page.locator(`#fact-${id}`).textContent()).toMatch(/^(\d+ ms|\d+\.\d s)$/);
     const phases = await page.locator('#timeline tbody').evaluateAll((groups) => groups.map((g) => (g as HTMLElement).dataset.phase));
     expect(phases).toEqual(['queued', 'claimed', 'running', 'finished']);
     expect(await page.locator('#timeline tbody[data-phase="queued"] tr[data-step="board.run.queued"]').count()).toBe(1);
@@ -138,10 +138,10 @@ describe.skipIf(!hasChromium)('the history, the run page and the folded lanes in
     await page.locator('#fact-started time').waitFor({ timeout: 10_000 });
     expect(await page.locator('#fact-finished').textContent()).toBe('not yet');
     expect(await page.locator('#fact-state').textContent()).toMatch(/^(claimed|running)$/);
-    expect(await page.locator('#fact-total').textContent()).toMatch(/\d+ s so far/);
+    expect(await page.locator('#fact-total').textContent()).toMatch(/^for \d+ s and counting$/);
     await expect.poll(() => page.locator('#fact-state').textContent(), { timeout: 10_000 }).toBe('succeeded');
     await expect.poll(() => page.locator('#reply').textContent(), { timeout: 10_000 }).toContain('slept 3000 ms');
-    expect(await page.locator('#fact-total').textContent()).toMatch(/^\d+ s$/);
+    expect(await page.locator('#fact-total').textContent()).toMatch(/^\d+\.\d s$/);
     expect(errors).toEqual([]);
   });
 
@@ -207,7 +207,7 @@ describe.skipIf(!hasChromium)('the stuck banner in headless Chromium', () => {
       const banner = page.getByRole('alert');
       await banner.waitFor({ timeout: 10_000 });
       expect(await banner.textContent()).toBe(
-        '1 run waits but no computer is connected to take it: start one (`runledger daemon`, or `runledger daemon --server URL` on another machine).',
+        '1 run waits but no computer is connected to take it: start one (runledger daemon, or runledger daemon --server URL on another machine).',
       );
       await page.screenshot({ path: join(SCREENS, 'board-stuck.png'), fullPage: true });
     } finally {
@@ -227,8 +227,9 @@ describe.skipIf(!hasChromium)('the stuck banner in headless Chromium', () => {
       const banner = page.locator('#stuck[data-kind="waited_long"]');
       await banner.waitFor({ timeout: 10_000 });
       expect(await banner.textContent()).toMatch(
-        new RegExp(`^Run ${waiting.slice(0, 8)} has waited \\d+ s for a computer \\(the warning is at 1 s\\): .*runledger status`),
+        new RegExp(`^Run ${waiting.slice(0, 8)} has waited \\d+ s for a computer \\(the warning is at 1 s\\): .*see runledger status`),
       );
+      expect(await banner.locator('code').allTextContents()).toEqual(['runledger status', '--slots']);
       await waitFor('the waiting run to finish', async () => (await runState(board, waiting)) === 'succeeded', 20_000);
       await expect.poll(() => page.locator('#stuck').isHidden(), { timeout: 5_000 }).toBe(true);
     } finally {

@@ -12,6 +12,7 @@ import {
   syncClock,
   table,
   utcTime,
+  withCode,
 } from './live.js';
 
 const MAX_ACTIVITY = 40;
@@ -142,11 +143,11 @@ function renderStuck() {
     text = `Run ${shortId(wait.runId)} has waited ${spoken(serverNow() - wait.since)} for a computer (the warning is at ${spoken(wait.warnAfterMs)}): the computers taking work are full or not claiming; see \`runledger status\`, and add slots (\`--slots\`) or a computer.`;
   }
   // Said again only when what is wrong changes, not as its count of minutes moves.
-  if (banner.dataset.kind === kind && banner.hidden === !text && (kind !== 'no_taker' || banner.textContent === text)) {
-    if (kind === 'waited_long') banner.textContent = text;
+  if (banner.dataset.kind === kind && banner.hidden === !text && (kind !== 'no_taker' || banner.textContent === text.replaceAll('`', ''))) {
+    if (kind === 'waited_long') banner.replaceChildren(...withCode(text));
     return;
   }
-  banner.textContent = text;
+  banner.replaceChildren(...withCode(text));
   banner.hidden = !text;
   banner.dataset.kind = kind;
 }

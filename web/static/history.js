@@ -1,6 +1,6 @@
 // The history page (`/history`): finished runs, newest first, a page at a time, filtered by the
 // query of its own address (lane, state, computer, q, before), which its form and links set.
-import { badge, duration, el, runLink, table, utcTime } from './live.js';
+import { badge, el, runLink, table, took, utcTime } from './live.js';
 
 const FILTERS = ['lane', 'state', 'computer', 'q'];
 const params = new URLSearchParams(location.search);
@@ -29,7 +29,7 @@ function filtersSaid() {
 }
 
 function row(run) {
-  const took = run.submittedAt === null ? null : run.finishedAt - run.submittedAt;
+  const elapsed = run.submittedAt === null ? null : run.finishedAt - run.submittedAt;
   const said = run.error ? el('span', { class: 'error-text' }, run.error) : run.reply;
   return el(
     'tr',
@@ -39,7 +39,7 @@ function row(run) {
     el('td', {}, run.lane ? el('code', {}, run.lane) : el('span', { class: 'muted' }, '?')),
     el('td', {}, run.computer ?? el('span', { class: 'muted' }, 'none')),
     el('td', { class: 'when' }, utcTime(run.finishedAt), el('span', { class: 'muted' }, ` ${new Date(run.finishedAt).toISOString().slice(0, 10)}`)),
-    el('td', { class: 'when' }, took === null ? el('span', { class: 'muted' }, '—') : duration(took)),
+    el('td', { class: 'when' }, elapsed === null ? el('span', { class: 'muted' }, '—') : took(elapsed)),
     el('td', { class: 'text' }, run.prompt),
     el('td', { class: 'text' }, said || el('span', { class: 'muted' }, '—')),
   );

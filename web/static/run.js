@@ -1,5 +1,5 @@
 // A run's page (`/runs/{id}`): what the board knows of it, and its timeline, kept live.
-import { badge, duration, el, follow, shortId, showConnection, startTicking, utcTime } from './live.js';
+import { badge, el, follow, shortId, showConnection, startTicking, took, utcTime } from './live.js';
 
 const runId = decodeURIComponent(location.pathname.split('/').pop());
 let entries = [];
@@ -14,8 +14,8 @@ let record = null;
 /** `5 s`, `2 min 3 s`; counting on from now while the phase lasts. */
 function span(from, to) {
   if (from === null) return el('span', { class: 'muted' }, '—');
-  if (to !== null) return duration(to - from);
-  return [el('span', { role: 'timer', 'data-since': from }), el('span', { class: 'muted' }, ' so far')];
+  if (to !== null) return took(to - from);
+  return [el('span', { role: 'timer', 'data-since': from }), el('span', { class: 'muted' }, ' and counting')];
 }
 
 function when(ms) {
