@@ -264,7 +264,7 @@ function stuckNotice(board: BoardState, status: StatusView, computers: readonly 
     const which = connected.map((c) => `${c.id} is ${busy(c)}`).join(', ');
     return {
       kind: 'no_taker',
-      text: `${runs} but no connected computer takes work (${which}): restart a draining daemon, release a held one, or start another computer.`,
+      text: `${runs} but no connected computer takes work (${which}): start another computer (\`runledger daemon\`); a draining one takes work again once its daemon restarts, a held one once its hold is lifted.`,
     };
   }
   return null;

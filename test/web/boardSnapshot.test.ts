@@ -65,7 +65,7 @@ describe('the stuck banner', () => {
     const stuck = snapshot(board, { c2: queueHolding([], { held: true }) }).stuck;
     expect(stuck).toEqual({
       kind: 'no_taker',
-      text: '2 runs wait but no connected computer takes work (c1 is draining, c2 is held): restart a draining daemon, release a held one, or start another computer.',
+      text: '2 runs wait but no connected computer takes work (c1 is draining, c2 is held): start another computer (`runledger daemon`); a draining one takes work again once its daemon restarts, a held one once its hold is lifted.',
     });
   });
 

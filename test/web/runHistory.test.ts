@@ -48,6 +48,29 @@ describe('the history of finished runs, read from the log', () => {
     expect(await ids({ text: 'needle' })).toEqual(['r2']);
   });
 
+  it('history_lists_a_run_cancelled_before_any_claim_as_held_by_no_computer', async () => {
+    const cancelled = logOf([
+      ...run(1, 'r1', 'a', 'one', 'succeeded'),
+      {
+        seq: 3,
+        stream: 'run:r9',
+        type: 'board.run.queued',
+        data: { runId: 'r9', lane: 'a', prompt: 'never run', agentId: null, timeoutS: null, submittedOrder: 3 },
+      },
+      { seq: 4, stream: 'run:r9', type: 'board.run.cancelled', data: { runId: 'r9', offeredTo: [], reason: 'withdrawn before it was claimed' } },
+    ] as never);
+    const page = await historyPage(cancelled, ANY);
+    expect(page.runs[0]).toMatchObject({
+      runId: 'r9',
+      state: 'cancelled',
+      computer: null,
+      error: 'withdrawn before it was claimed',
+      finishedAt: 4000,
+    });
+    expect((await historyPage(cancelled, { ...ANY, state: 'cancelled' })).runs.map((r) => r.runId)).toEqual(['r9']);
+    expect((await historyPage(cancelled, { ...ANY, computer: 'c1' })).runs.map((r) => r.runId)).toEqual(['r1']);
+  });
+
   it('history_stops_at_its_scan_budget_with_a_cursor_to_search_on_from', async () => {
     const sparse = logOf([...run(1, 'r1', 'a', 'one', 'succeeded')] as never, 3 * SCAN_BUDGET);
     const page = await historyPage(sparse, ANY);
