@@ -149,7 +149,7 @@ describe.skipIf(!hasChromium)('the history, the run page and the folded lanes in
     await page.goto(`${board.url}/`);
     await expect.poll(() => page.locator('#connection').getAttribute('data-state')).toBe('live');
     // Submitted together: both computers are pushed both turns, so the second waits in both queues.
-    const first = await submit(board, 'fold', 'the open turn, sleep=4000');
+    const first = await submit(board, 'fold', 'the open turn, sleep=6000');
     const next = await submit(board, 'fold', 'the next turn, sleep=50');
     const row = page.locator(`#lanes section[data-lane="fold"] tr[data-run="${next}"]`);
     await expect.poll(() => row.locator('.copies li').count(), { timeout: 10_000 }).toBe(2);
@@ -222,7 +222,7 @@ describe.skipIf(!hasChromium)('the stuck banner in headless Chromium', () => {
       const page = await browser.newPage();
       await page.goto(`${board.url}/`);
       await expect.poll(() => page.locator('#connection').getAttribute('data-state')).toBe('live');
-      await submit(board, 'busy', 'takes the only slot, sleep=3500');
+      await submit(board, 'busy', 'takes the only slot, sleep=5000');
       const waiting = await submit(board, 'other', 'waits for the slot, sleep=50');
       const banner = page.locator('#stuck[data-kind="waited_long"]');
       await banner.waitFor({ timeout: 10_000 });
