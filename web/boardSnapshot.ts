@@ -1,7 +1,7 @@
 import { type BoardState, isTerminal } from '../actors/board/boardState.ts';
 import { WAITS_FOR_EARLIER_TURN } from '../actors/lane/decideQueue.ts';
 import type { QueueState } from '../actors/lane/queueState.ts';
-import { statusView } from '../projections/statusView.ts';
+import { type StatusView, statusView } from '../projections/statusView.ts';
 
 /** Where one run stands, as a row of its lane: on a computer (its queue's view) or on the board. */
 export interface RunPlace {
@@ -14,9 +14,26 @@ export interface RunPlace {
   readonly why: string;
 }
 
+/**
+ * One run of a lane, once: a run pushed to several computers waits in each of their queues, and
+ * those copies are folded here into the row of the run, which says where it has gone furthest.
+ */
+export interface LaneRow {
+  readonly runId: string;
+  /** The furthest any copy has gone (a run parked on one computer and queued on another is parked). */
+  readonly state: RunPlace['state'];
+  /** The board's state of it (SPEC 7), or null when the board in this log has no such run. */
+  readonly board: string | null;
+  /** Each computer's copy, furthest first; a run only the board knows of has one with `computer` null. */
+  readonly copies: readonly RunPlace[];
+  /** The furthest copy's reason and, parked or retrying, when it is claimed again. */
+  readonly why: string;
+  readonly until: number | null;
+}
+
 export interface LaneView {
   readonly lane: string;
-  readonly runs: readonly RunPlace[];
+  readonly runs: readonly LaneRow[];
   /** Rows left out past the cap: a lane of 100,000 runs is summed up, not drawn. */
   readonly more: number;
 }
@@ -47,7 +64,36 @@ export interface BoardSnapshot {
   readonly sessions: readonly SessionView[];
   readonly computers: readonly ComputerView[];
   readonly counts: { readonly queued: number; readonly parked: number; readonly claiming: number; readonly running: number };
+  /** Set when runs wait that no computer will take: one sentence. */
+  readonly stuck: StuckNotice | null;
+  /** The run that has waited longest for a computer, for the page to call out past its threshold. */
+  readonly longestWait: LongestWait | null;
 }
+
+export interface StuckNotice {
+  readonly kind: 'no_taker';
+  readonly text: string;
+}
+
+export interface LongestWait {
+  readonly runId: string;
+  /** When it was submitted. */
+  readonly since: number;
+  /** Past this long, the page says it has waited too long. */
+  readonly warnAfterMs: number;
+}
+
+export interface SnapshotOptions {
+  /** A run next in its lane that has waited this long for a computer is called out. */
+  readonly waitWarnMs: number;
+}
+
+/**
+ * Five minutes: longer than a lease (90 s) and a few heartbeats, so a computer that died and whose
+ * claims are being reaped, or one reconnecting, is not called stuck; short enough that a board
+ * nobody serves is said to be so before its user gives up on it.
+ */
+export const WAIT_WARN_MS = 5 * 60_000;
 
 export interface SnapshotSources {
   readonly board: BoardState;
@@ -63,7 +109,7 @@ const ROWS_PER_LANE = 50;
  * computers' queues say what is running, claiming, parked (until when) or queued where; the board
  * adds what no computer in this log holds (a claim by a remote computer, a run not pushed yet).
  */
-export function boardSnapshot(sources: SnapshotSources, at: number): BoardSnapshot {
+export function boardSnapshot(sources: SnapshotSources, at: number, options: SnapshotOptions = { waitWarnMs: WAIT_WARN_MS }): BoardSnapshot {
   const { board } = sources;
   const status = statusView(board, sources.queues, at);
   const rows = new Map<string, RunPlace[]>();
@@ -126,35 +172,22 @@ export function boardSnapshot(sources: SnapshotSources, at: number): BoardSnapsh
     }
   }
 
-  const order: Record<RunPlace['state'], number> = { running: 0, claiming: 1, claimed: 2, parked: 3, retrying: 3, queued: 3 };
+  const all: LaneRow[] = [];
   const lanes = [...rows.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([lane, runs]): LaneView => {
-      // Active turns first; waiting runs keep their queue order (a stable sort).
-      const sorted = runs
-        .map((r, i) => ({ r, i }))
-        .sort((x, y) => order[x.r.state] - order[y.r.state] || x.i - y.i)
-        .map(({ r }) => r);
-      return { lane, runs: sorted.slice(0, ROWS_PER_LANE), more: Math.max(0, sorted.length - ROWS_PER_LANE) };
+    .map(([lane, places]): LaneView => {
+      const folded = foldCopies(board, places);
+      all.push(...folded);
+      return { lane, runs: folded.slice(0, ROWS_PER_LANE), more: Math.max(0, folded.length - ROWS_PER_LANE) };
     });
 
-  // A run pushed to two computers waits in both queues: counted once, where it has gone furthest
-  // (a run parked on one computer and queued on another is parked: it is waiting for its turn).
-  const rank: Record<RunPlace['state'], number> = { running: 0, claimed: 0, claiming: 1, parked: 2, retrying: 3, queued: 4 };
-  const furthest = new Map<string, RunPlace['state']>();
-  for (const lane of rows.values()) {
-    for (const run of lane) {
-      // A wait left in a computer's queue for a run the board already finished is shown, not counted.
-      if (isTerminal(board.runs[run.runId]?.state ?? 'queued')) continue;
-      const seen = furthest.get(run.runId);
-      if (seen === undefined || rank[run.state] < rank[seen]) furthest.set(run.runId, run.state);
-    }
-  }
   const counts = { queued: 0, parked: 0, claiming: 0, running: 0 };
-  for (const state of furthest.values()) {
-    if (state === 'running' || state === 'claimed') counts.running++;
-    else if (state === 'claiming') counts.claiming++;
-    else if (state === 'parked') counts.parked++;
+  for (const run of all) {
+    // A wait left in a computer's queue for a run the board already finished is shown, not counted.
+    if (isTerminal(board.runs[run.runId]?.state ?? 'queued')) continue;
+    if (run.state === 'running' || run.state === 'claimed') counts.running++;
+    else if (run.state === 'claiming') counts.claiming++;
+    else if (run.state === 'parked') counts.parked++;
     else counts.queued++;
   }
 
@@ -177,7 +210,80 @@ export function boardSnapshot(sources: SnapshotSources, at: number): BoardSnapsh
   });
 
   const claims = status.board.openClaims.map((c) => ({ ...c, lane: board.runs[c.runId]?.lane ?? '?' }));
-  return { at, lanes, claims, sessions, computers, counts };
+  return {
+    at,
+    lanes,
+    claims,
+    sessions,
+    computers,
+    counts,
+    stuck: stuckNotice(board, status, computers),
+    longestWait: longestWait(board, status, options.waitWarnMs),
+  };
+}
+
+const RANK: Record<RunPlace['state'], number> = { running: 0, claimed: 0, claiming: 1, parked: 2, retrying: 3, queued: 4 };
+
+/** A lane's places as one row per run: active turns first, waiting runs in their queue order. */
+function foldCopies(board: BoardState, places: readonly RunPlace[]): LaneRow[] {
+  const byRun = new Map<string, RunPlace[]>();
+  for (const place of places) (byRun.get(place.runId) ?? byRun.set(place.runId, []).get(place.runId)!).push(place);
+  const rows = [...byRun.entries()].map(([runId, copies], order) => {
+    const sorted = [...copies].sort((a, b) => RANK[a.state] - RANK[b.state]);
+    const furthest = sorted[0]!;
+    const row: LaneRow = {
+      runId,
+      state: furthest.state,
+      board: board.runs[runId]?.state ?? null,
+      copies: sorted,
+      why: furthest.why,
+      until: furthest.until,
+    };
+    return { row, order };
+  });
+  const active = (s: RunPlace['state']) => (s === 'running' || s === 'claiming' || s === 'claimed' ? 0 : 1);
+  return rows.sort((x, y) => active(x.row.state) - active(y.row.state) || x.order - y.order).map(({ row }) => row);
+}
+
+/**
+ * Whether the board is stuck, in one sentence saying what is wrong and what to do: runs wait and no
+ * connected computer takes work (none connected, or each draining or held).
+ */
+function stuckNotice(board: BoardState, status: StatusView, computers: readonly ComputerView[]): StuckNotice | null {
+  const waiting = Object.values(status.board.lanes).flatMap((l) => l.queued);
+  if (waiting.length === 0) return null;
+  const runs = `${waiting.length} run${waiting.length === 1 ? '' : 's'} wait${waiting.length === 1 ? 's' : ''}`;
+  const connected = computers.filter((c) => c.connected);
+  const busy = (c: ComputerView) => (board.draining[c.id] || c.draining ? 'draining' : c.held ? 'held' : null);
+  if (connected.length === 0)
+    return {
+      kind: 'no_taker',
+      text: `${runs} but no computer is connected to take ${waiting.length === 1 ? 'it' : 'them'}: start one (\`runledger daemon\`, or \`runledger daemon --server URL\` on another machine).`,
+    };
+  if (connected.every((c) => busy(c) !== null)) {
+    const which = connected.map((c) => `${c.id} is ${busy(c)}`).join(', ');
+    return {
+      kind: 'no_taker',
+      text: `${runs} but no connected computer takes work (${which}): start another computer (\`runledger daemon\`); a draining one takes work again once its daemon restarts, a held one once its hold is lifted.`,
+    };
+  }
+  return null;
+}
+
+/**
+ * The run next in its lane that has waited longest for a computer (a later turn waits for the
+ * lane's open one, not for a computer), with the threshold: the page says so once it is past it,
+ * counting on its own clock, since nothing is written to the log while a run just waits.
+ */
+function longestWait(board: BoardState, status: StatusView, waitWarnMs: number): LongestWait | null {
+  let oldest: LongestWait | null = null;
+  for (const l of Object.values(status.board.lanes)) {
+    const next = l.open === null ? l.queued.find((id) => !l.waiting.includes(id)) : undefined;
+    const since = next === undefined ? undefined : board.runs[next]?.submittedAt;
+    if (next !== undefined && since !== undefined && (oldest === null || since < oldest.since))
+      oldest = { runId: next, since, warnAfterMs: waitWarnMs };
+  }
+  return oldest;
 }
 
 /**

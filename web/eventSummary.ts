@@ -6,6 +6,17 @@ import { type TimelineEntry, timelineEntry } from '../projections/audit/runTimel
 export interface EventSummary extends TimelineEntry {
   readonly runId: string | null;
   readonly lane: string | null;
+  /** The log's own bookkeeping, not a decision about work: hidden from "Recent decisions" unless asked for. */
+  readonly bookkeeping: boolean;
+}
+
+/**
+ * Bookkeeping: the outbox's `outbox.taken`, `outbox.performed` and `outbox.interrupted` move its
+ * cursor over effects whose decisions are already in the log (a push, a hook), so each says again
+ * what the decision it follows said, and a busy board writes two of them for every decision.
+ */
+export function isBookkeeping(type: string): boolean {
+  return type.startsWith('outbox.');
 }
 
 /**
@@ -22,5 +33,10 @@ export function runOf(event: DomainEvent): string | null {
 export function summarize(event: DomainEvent): EventSummary {
   const lane = 'lane' in event.data ? event.data.lane : undefined;
   const { kind, id } = parseStream(event.stream);
-  return { ...timelineEntry(event), runId: runOf(event), lane: typeof lane === 'string' ? lane : kind === 'lane' ? id : null };
+  return {
+    ...timelineEntry(event),
+    runId: runOf(event),
+    lane: typeof lane === 'string' ? lane : kind === 'lane' ? id : null,
+    bookkeeping: isBookkeeping(event.type),
+  };
 }

@@ -17,8 +17,6 @@ import {
 } from 'rxjs';
 import type { DomainEvent } from '../events/catalog.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
-import type { TimelineEntry } from '../projections/audit/runTimeline.ts';
-import { timelineEntry } from '../projections/audit/runTimeline.ts';
 import { type EventSummary, runOf, summarize } from './eventSummary.ts';
 
 /** Events that arrive together go out together: one message per burst, at most every 100 ms. */
@@ -66,19 +64,19 @@ export class LiveFeed {
   }
 
   /**
-   * For run pages: the timeline entries of each watched run, grouped by run so that each run's
+   * For run pages: the events of each watched run, grouped by run so that each run's
    * entries stay in log order and are batched on their own; a run nobody watches costs a lookup.
    */
-  runEntries(watched: (runId: string) => boolean): Observable<{ runId: string; entries: TimelineEntry[] }> {
+  runEntries(watched: (runId: string) => boolean): Observable<{ runId: string; events: DomainEvent[] }> {
     return this.events.pipe(
       map((event) => ({ runId: runOf(event), event })),
       filter((x): x is { runId: string; event: DomainEvent } => x.runId !== null && watched(x.runId)),
       groupBy((x) => x.runId, { duration: (group) => group.pipe(debounceTime(RUN_GROUP_IDLE_MS)) }),
       mergeMap((group) =>
         group.pipe(
-          map((x) => timelineEntry(x.event)),
+          map((x) => x.event),
           batched(BATCH_MS),
-          map((entries) => ({ runId: group.key, entries })),
+          map((events) => ({ runId: group.key, events })),
         ),
       ),
     );

@@ -5,13 +5,17 @@ import { WebSocket, WebSocketServer } from 'ws';
 import type { FailureLog } from '../actors/runtime/untilRecorded.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
 import { messageOf } from '../events/thrown.ts';
-import { runTimeline } from '../projections/audit/runTimeline.ts';
+import { evolveRunRecord, initialRunRecord, type RunRecord } from '../projections/audit/runRecord.ts';
+import { timelineEntry } from '../projections/audit/runTimeline.ts';
 import type { BoardSnapshot, RunFacts } from './boardSnapshot.ts';
-import { summarize } from './eventSummary.ts';
+import { type EventSummary, summarize } from './eventSummary.ts';
 import type { LiveFeed } from './liveFeed.ts';
+import { pageRecord } from './pageRecord.ts';
 
-/** What a board page is sent of the past when it connects: the tail of the log. */
+/** What a board page is sent of the past when it connects: the newest decisions (and bookkeeping), this many of each. */
 const RECENT_EVENTS = 40;
+/** How far back the log is read for them: a log that is all bookkeeping lately still answers at once. */
+const RECENT_SCAN = 1_000;
 /** A batch larger than this is cut to its newest events: a page shows a tail, not a log dump. */
 const MAX_EVENTS_PER_MESSAGE = 100;
 /** A page this far behind is closed; it reconnects and starts from a fresh snapshot. */
@@ -27,6 +31,8 @@ interface Page {
   ready: boolean;
   /** Run pages: the last seq sent, so an entry both read and followed is sent once. */
   lastSeq: number;
+  /** Run pages: the run as its events so far tell it. */
+  record: RunRecord | null;
   alive: boolean;
 }
 
@@ -60,7 +66,7 @@ export class LiveHub {
 
   accept(request: IncomingMessage, socket: Duplex, head: Buffer, target: LiveTarget): void {
     this.wss.handleUpgrade(request, socket, head, (ws) => {
-      const page: Page = { ws, target, ready: false, lastSeq: 0, alive: true };
+      const page: Page = { ws, target, ready: false, lastSeq: 0, record: null, alive: true };
       ws.on('pong', () => (page.alive = true));
       // A socket error (the page went away) is followed by its close, handled below.
       ws.on('error', () => {
@@ -93,8 +99,8 @@ export class LiveHub {
       this.followBoard();
       // Read after joining the feed: an event is either in this read or delivered after it (or both).
       const head = await store.headSeq();
-      const recent = await store.readAll(Math.max(0, head - RECENT_EVENTS), RECENT_EVENTS);
-      this.send(page, JSON.stringify({ type: 'hello', view: 'board', snapshot: this.options.snapshot(), recent: recent.map(summarize) }));
+      const recent = newestOfEach((await store.readAll(Math.max(0, head - RECENT_SCAN), RECENT_SCAN)).map(summarize));
+      this.send(page, JSON.stringify({ type: 'hello', view: 'board', snapshot: this.options.snapshot(), recent }));
       page.ready = true;
       this.joined.next();
       return;
@@ -103,10 +109,12 @@ export class LiveHub {
     const watchers = this.runPages.get(runId) ?? this.runPages.set(runId, new Set()).get(runId)!;
     watchers.add(page);
     this.followRuns();
-    const timeline = await runTimeline(store, runId);
-    const entries = timeline?.entries ?? [];
+    const events = await store.readEntity(`run:${runId}`);
+    const entries = events.map(timelineEntry);
     page.lastSeq = entries.at(-1)?.seq ?? 0;
-    this.send(page, JSON.stringify({ type: 'hello', view: 'run', runId, run: this.options.runFacts(runId), entries }));
+    page.record = events.reduce(evolveRunRecord, initialRunRecord(runId));
+    const record = pageRecord(page.record);
+    this.send(page, JSON.stringify({ type: 'hello', view: 'run', runId, run: this.options.runFacts(runId), record, entries }));
     page.ready = true;
   }
 
@@ -148,14 +156,16 @@ export class LiveHub {
     if (this.runFeed) return;
     this.runFeed = this.options.feed
       .runEntries((runId) => this.runPages.has(runId))
-      .subscribe(({ runId, entries }) => {
+      .subscribe(({ runId, events }) => {
         const run = this.options.runFacts(runId);
         for (const page of this.runPages.get(runId) ?? []) {
           if (!page.ready) continue;
-          const fresh = entries.filter((e) => e.seq > page.lastSeq);
+          const fresh = events.filter((e) => e.seq > page.lastSeq);
           if (fresh.length === 0) continue;
           page.lastSeq = fresh.at(-1)!.seq;
-          this.send(page, JSON.stringify({ type: 'entries', runId, run, entries: fresh }));
+          page.record = fresh.reduce(evolveRunRecord, page.record ?? initialRunRecord(runId));
+          const record = pageRecord(page.record);
+          this.send(page, JSON.stringify({ type: 'entries', runId, run, record, entries: fresh.map(timelineEntry) }));
         }
       });
   }
@@ -184,4 +194,11 @@ export class LiveHub {
       page.ws.ping();
     }
   }
+}
+
+/** The newest `RECENT_EVENTS` decisions and the newest as many bookkeeping entries, in log order. */
+function newestOfEach(summaries: readonly EventSummary[]): EventSummary[] {
+  const decisions = summaries.filter((s) => !s.bookkeeping).slice(-RECENT_EVENTS);
+  const bookkeeping = summaries.filter((s) => s.bookkeeping).slice(-RECENT_EVENTS);
+  return [...decisions, ...bookkeeping].sort((a, b) => a.seq - b.seq);
 }

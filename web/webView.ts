@@ -8,10 +8,12 @@ import type { Clock } from '../actors/runtime/clock.ts';
 import { type FailureLog, stderrLog } from '../actors/runtime/untilRecorded.ts';
 import { isSafeId, SAFE_ID_RULE } from '../events/idRule.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
+import { messageOf } from '../events/thrown.ts';
 import { noRunStartsWith, RunIdPrefixError, resolveRunIdAmong } from '../projections/audit/runIdPrefix.ts';
-import { boardSnapshot, runFacts } from './boardSnapshot.ts';
+import { boardSnapshot, runFacts, WAIT_WARN_MS } from './boardSnapshot.ts';
 import { LiveFeed } from './liveFeed.ts';
 import { LiveHub, type LiveTarget } from './liveHub.ts';
+import { historyPage, historyQueryOf } from './runHistory.ts';
 import { ViewerAccess } from './webAccess.ts';
 
 export interface WebViewOptions {
@@ -21,6 +23,11 @@ export interface WebViewOptions {
   readonly projections: { state<S>(name: string): S };
   /** The daemon's log (stderr when not given): a live page the board could not serve. */
   readonly log?: FailureLog;
+  /**
+   * When a run next in its lane that waits for a computer is called out on the board page (ms):
+   * WAIT_WARN_MS unless given, or set in seconds by RUNLEDGER_WAIT_WARN_S.
+   */
+  readonly waitWarnMs?: number;
 }
 
 const TYPES: Record<string, string> = {
@@ -40,6 +47,8 @@ const HEADERS = {
 };
 
 const LIVE_PATH = '/v1/live';
+/** The history of finished runs as JSON, for the history page: a read of the log, not of the board's state. */
+const HISTORY_DATA = '/history/runs';
 const RUN_PAGE = /^\/runs\/([^/]+)$/;
 
 /** The files of `static/`, read once: served as they are, by name, and nothing else from the disk. */
@@ -63,6 +72,7 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
     const viewers = new ViewerAccess(access);
     const files = staticFiles();
     const { projections, clock } = options;
+    const waitWarnMs = options.waitWarnMs ?? waitWarnFromEnv() ?? WAIT_WARN_MS;
     const hub = new LiveHub({
       store: options.store,
       feed: new LiveFeed(options.store),
@@ -74,6 +84,7 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
             laneSessions: projections.state<Record<string, Record<string, string>>>('lane-sessions'),
           },
           clock.now(),
+          { waitWarnMs },
         ),
       runFacts: (runId) => runFacts(projections.state<BoardState>('board'), runId),
       log: options.log ?? stderrLog,
@@ -81,6 +92,8 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
 
     const pageOf = (path: string): string | null => {
       if (path === '/') return 'index.html';
+      if (path === '/history') return 'history.html';
+      if (path === HISTORY_DATA) return HISTORY_DATA;
       if (RUN_PAGE.test(path)) return 'run.html';
       if (path.startsWith('/static/')) return path.slice('/static/'.length);
       return null;
@@ -116,6 +129,10 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
         if (!verdict.ok) {
           viewers.rejected(request, verdict);
           sendPage(response, verdict.status, htmlPage(refusalPage(verdict.reason)), request.method === 'HEAD');
+          return;
+        }
+        if (url.pathname === HISTORY_DATA) {
+          void sendHistory(options.store, url, response, request.method === 'HEAD', options.log ?? stderrLog);
           return;
         }
         const run = url.pathname.match(RUN_PAGE);
@@ -165,6 +182,34 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
       },
     };
   };
+}
+
+/** `GET /history/runs?state=&lane=&computer=&q=&before=&limit=`: a page of finished runs, newest first. */
+async function sendHistory(store: EventStore, url: URL, response: ServerResponse, headOnly: boolean, log: FailureLog): Promise<void> {
+  const query = historyQueryOf(url.searchParams, isSafeId, SAFE_ID_RULE);
+  let status = 400;
+  let body: unknown = { detail: { error: 'invalid_query', message: 'error' in query ? query.error : '' } };
+  if (!('error' in query)) {
+    try {
+      body = await historyPage(store, query);
+      status = 200;
+    } catch (error) {
+      // The daemon's log says why; the page hears that the read failed and that it may try again.
+      log(`web view: the history could not be read from the log (${messageOf(error)})`);
+      status = 500;
+      body = { detail: { error: 'internal', message: 'the history could not be read from the log: the daemon log says why; reload to try again' } };
+    }
+  }
+  const text = Buffer.from(JSON.stringify(body));
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': text.length, ...HEADERS });
+  response.end(headOnly ? undefined : text);
+}
+
+/** RUNLEDGER_WAIT_WARN_S, when set to a whole number of seconds. */
+function waitWarnFromEnv(): number | null {
+  const raw = process.env.RUNLEDGER_WAIT_WARN_S;
+  if (raw === undefined || !/^\d+$/.test(raw)) return null;
+  return Number(raw) * 1000;
 }
 
 /**

@@ -124,7 +124,7 @@ describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
     expect(await runState(board, second)).toBe('succeeded');
     await page.screenshot({ path: join(SCREENSHOTS, '3-run-timeline.png'), fullPage: true });
 
-    // Back on the board: the finished turns have left their lanes; the first's timeline is one click away in the activity list.
+    // Back on the board: the finished turns have left their lanes; the first's timeline is one click away in the history.
     await page.goBack();
     await waitFor('the first turn to finish', async () => (await runState(board, first)) === 'succeeded');
     await expect.poll(() => row(first).count()).toBe(0);
@@ -132,8 +132,11 @@ describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
     await expect.poll(() => page.locator('#sessions tbody tr').filter({ hasText: 'talk' }).count()).toBeGreaterThan(0);
     await expect(page.locator('#sessions tbody tr').first().textContent()).resolves.toContain('open: no close recorded');
     await page.screenshot({ path: join(SCREENSHOTS, '4-board-after.png'), fullPage: true });
-    // By keyboard this time: the links are plain links, reached with Tab and followed with Enter.
-    await page.locator(`#activity a[href="/runs/${first}"]`).first().focus();
+    // A finished run is found in the history, not in "Recent decisions", whose newest 40 decisions move
+    // on (the link once scrolled out of it). By keyboard this time: plain links, Tab and Enter.
+    await page.getByRole('link', { name: 'History of finished runs' }).click();
+    await page.waitForURL('**/history');
+    await page.locator(`#history a[href="/runs/${first}"]`).focus();
     await page.keyboard.press('Enter');
     await page.waitForURL(`**/runs/${first}`);
     await page.locator('#timeline tr[data-step="board.run.finished"]').waitFor();

@@ -3,6 +3,7 @@
 // so a test decides which turn is still open while it looks at the page. Started as `claude ...
 // --output-format stream-json` (see webSupport.ts) it speaks Claude Code's events and announces a
 // session (the one it is asked to `--resume`, or a new one), so the board page has sessions to show.
+// `stderr=WORD` writes WORD to stderr and `exit=N` ends it with code N: a failed run with a stderr tail.
 import { randomUUID } from 'node:crypto';
 
 const args = process.argv.slice(2);
@@ -15,6 +16,9 @@ process.stdin.on('end', () => {
   const ms = Number(/sleep=(\d+)/.exec(prompt)?.[1] ?? 300);
   const session = resume ?? `session-${randomUUID().slice(0, 8)}`;
   if (streamJson) process.stdout.write(`${JSON.stringify({ type: 'system', subtype: 'init', session_id: session })}\n`);
+  const stderr = /stderr=(\S+)/.exec(prompt)?.[1];
+  const exit = Number(/exit=(\d+)/.exec(prompt)?.[1] ?? 0);
+  if (stderr) process.stderr.write(`${stderr}\n`);
   setTimeout(() => {
     const answer = `slept ${ms} ms`;
     process.stdout.write(
@@ -22,5 +26,6 @@ process.stdin.on('end', () => {
         ? `${JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: answer, session_id: session })}\n`
         : `${answer}\n`,
     );
+    if (exit) process.exitCode = exit;
   }, ms);
 });

@@ -147,6 +147,9 @@ describe('the web view off loopback (runledger server --host 0.0.0.0)', () => {
 
     expect((await get(`${local()}/`, { cookie })).status).toBe(200);
     expect((await get(`${local()}/`, { authorization: `Bearer ${board.token}` })).status).toBe(200);
+    // The history's data holds prompts and replies: the same rule.
+    expect((await get(`${local()}/history/runs`)).status).toBe(401);
+    expect((await get(`${local()}/history/runs`, { cookie })).status).toBe(200);
     const page = await opened(`${local()}/v1/live`, { cookie });
     expect(await page.first).toMatchObject({ type: 'hello', view: 'board' });
     page.ws.close();

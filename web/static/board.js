@@ -1,5 +1,19 @@
 // The board page (`/`): lanes, open claims, sessions, computers and the newest decisions, kept live.
-import { badge, el, follow, replaceKeepingFocus, runLink, showConnection, startTicking, syncClock, table, utcTime } from './live.js';
+import {
+  badge,
+  el,
+  follow,
+  replaceKeepingFocus,
+  runLink,
+  serverNow,
+  shortId,
+  showConnection,
+  startTicking,
+  syncClock,
+  table,
+  utcTime,
+  withCode,
+} from './live.js';
 
 const MAX_ACTIVITY = 40;
 let seen = new Set();
@@ -16,6 +30,8 @@ function render(snapshot) {
   renderClaims(snapshot);
   renderSessions(snapshot);
   renderComputers(snapshot);
+  latest = snapshot;
+  renderStuck();
   seen = shown;
   tick();
   announce(snapshot);
@@ -39,21 +55,28 @@ function renderLanes(snapshot, shown) {
       const counts = {};
       for (const run of lane.runs) counts[run.state] = (counts[run.state] ?? 0) + 1;
       const note =
+        `${lane.runs.length + lane.more} run${lane.runs.length + lane.more === 1 ? '' : 's'}: ` +
         Object.entries(counts)
           .map(([state, n]) => `${n} ${state}`)
-          .join(', ') + (lane.more ? `, and ${lane.more} more not listed` : '');
+          .join(', ') +
+        (lane.more ? `, and ${lane.more} more not listed` : '');
       const rows = lane.runs.map((run) =>
         el(
           'tr',
           {
-            class: freshness(`${lane.lane}|${run.runId}|${run.computer}|${run.state}`, shown),
+            class: freshness(`${lane.lane}|${run.runId}|${run.state}`, shown),
             'data-run': run.runId,
             'data-state': run.state,
-            'data-key': `${run.runId}|${run.computer}`,
+            'data-key': run.runId,
           },
           el('th', { scope: 'row' }, runLink(run.runId)),
-          el('td', {}, badge(run.state)),
-          el('td', {}, run.computer ?? el('span', { class: 'muted' }, 'board only')),
+          el(
+            'td',
+            {},
+            badge(run.state),
+            run.board && run.board !== run.state ? el('span', { class: 'muted board-state' }, ` board: ${run.board}`) : null,
+          ),
+          el('td', { class: 'holders' }, holders(run)),
           el('td', { class: 'why' }, run.why),
           el(
             'td',
@@ -70,12 +93,63 @@ function renderLanes(snapshot, shown) {
         table({
           className: 'lane-runs',
           caption: [el('h3', { id: `lane-${lane.lane}` }, 'Lane ', el('code', {}, lane.lane)), el('span', { class: 'caption-note' }, note)],
-          columns: ['Run', 'State', 'Computer', 'Why', 'Claimed again'],
+          columns: ['Run', 'State', 'Held by', 'Why', 'Claimed again'],
           rows,
         }),
       );
     }),
   );
+}
+
+/** The computers whose queues hold a copy of the run, each with its copy's state when they differ. */
+function holders(run) {
+  const named = run.copies.filter((c) => c.computer !== null);
+  if (named.length === 0) return el('span', { class: 'muted' }, 'board only');
+  const same = named.every((c) => c.state === run.state);
+  return el(
+    'ul',
+    { class: 'copies' },
+    named.map((c) =>
+      el(
+        'li',
+        { 'data-computer': c.computer, 'data-copy-state': c.state },
+        c.computer,
+        same ? null : el('span', { class: 'muted' }, ` (${c.state})`),
+      ),
+    ),
+  );
+}
+
+let latest = null;
+
+/** `45 s`, `7 min`: how long, as the banner says it. */
+function spoken(ms) {
+  const s = Math.floor(ms / 1000);
+  return s < 120 ? `${s} s` : `${Math.floor(s / 60)} min`;
+}
+
+/**
+ * One sentence when the board is stuck, saying what is wrong and what to do; nothing otherwise. No
+ * computer to take work is the board's word; a run waiting too long is counted here, every second,
+ * since nothing is written to the log while a run just waits.
+ */
+function renderStuck() {
+  const banner = document.getElementById('stuck');
+  let kind = latest?.stuck?.kind ?? '';
+  let text = latest?.stuck?.text ?? '';
+  const wait = latest?.longestWait;
+  if (!text && wait && serverNow() - wait.since >= wait.warnAfterMs) {
+    kind = 'waited_long';
+    text = `Run ${shortId(wait.runId)} has waited ${spoken(serverNow() - wait.since)} for a computer (the warning is at ${spoken(wait.warnAfterMs)}): the computers taking work are full or not claiming; see \`runledger status\`, and add slots (\`--slots\`) or a computer.`;
+  }
+  // Said again only when what is wrong changes, not as its count of minutes moves.
+  if (banner.dataset.kind === kind && banner.hidden === !text && (kind !== 'no_taker' || banner.textContent === text.replaceAll('`', ''))) {
+    if (kind === 'waited_long') banner.replaceChildren(...withCode(text));
+    return;
+  }
+  banner.replaceChildren(...withCode(text));
+  banner.hidden = !text;
+  banner.dataset.kind = kind;
 }
 
 function renderClaims(snapshot) {
@@ -186,7 +260,7 @@ function addActivity(events) {
     list.prepend(
       el(
         'li',
-        { 'data-seq': e.seq },
+        { 'data-seq': e.seq, class: e.bookkeeping ? 'bookkeeping' : null },
         utcTime(e.at),
         ' ',
         e.runId ? [runLink(e.runId), ' '] : null,
@@ -197,8 +271,17 @@ function addActivity(events) {
       ),
     );
   }
-  while (list.children.length > MAX_ACTIVITY) list.lastElementChild.remove();
+  // Each kind kept to its own cap: bookkeeping never pushes a decision out of the list.
+  for (const selector of ['li.bookkeeping', 'li:not(.bookkeeping)']) {
+    const items = list.querySelectorAll(selector);
+    for (let i = MAX_ACTIVITY; i < items.length; i++) items[i].remove();
+  }
 }
+
+const toggle = document.getElementById('show-bookkeeping');
+const showBookkeeping = () => (document.getElementById('activity').dataset.bookkeeping = toggle.checked ? 'shown' : 'hidden');
+toggle.addEventListener('change', showBookkeeping);
+showBookkeeping();
 
 follow('', {
   onState: showConnection,
@@ -217,3 +300,4 @@ follow('', {
   },
 });
 tick = startTicking();
+setInterval(renderStuck, 1000);

@@ -108,6 +108,18 @@ export function duration(ms) {
   return s % 60 === 0 ? `${m} min` : `${m} min ${s % 60} s`;
 }
 
+/** How long something took, as a record says it: `340 ms`, `4.2 s`, then as `duration`. */
+export function took(ms) {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  if (ms < 10_000) return `${(ms / 1000).toFixed(1)} s`;
+  return duration(ms);
+}
+
+/** `text` with each `command` in backticks set as code, the rest as text. */
+export function withCode(text) {
+  return text.split('`').map((part, i) => (i % 2 === 1 ? el('code', {}, part) : part));
+}
+
 /**
  * Elements with `data-until` count down ("in 27 s"), those with `data-since` count up ("for 4 s"),
  * once a second. They are role="timer" (not announced as they tick); the status line says what matters.

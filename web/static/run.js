@@ -1,5 +1,5 @@
 // A run's page (`/runs/{id}`): what the board knows of it, and its timeline, kept live.
-import { badge, el, follow, shortId, showConnection, table, utcTime } from './live.js';
+import { badge, el, follow, shortId, showConnection, startTicking, took, utcTime } from './live.js';
 
 const runId = decodeURIComponent(location.pathname.split('/').pop());
 let entries = [];
@@ -9,19 +9,66 @@ document.getElementById('run-id').textContent = runId;
 document.getElementById('crumb').textContent = `Run ${shortId(runId)}`;
 document.title = `runledger · run ${shortId(runId)}`;
 
-function renderFacts(run) {
+let record = null;
+
+/** `5 s`, `2 min 3 s`; counting on from now while the phase lasts. */
+function span(from, to) {
+  if (from === null) return el('span', { class: 'muted' }, '—');
+  if (to !== null) return took(to - from);
+  return [el('span', { role: 'timer', 'data-since': from }), el('span', { class: 'muted' }, ' and counting')];
+}
+
+function when(ms) {
+  return ms === null
+    ? el('span', { class: 'muted' }, 'not yet')
+    : [utcTime(ms, true), ' ', el('span', { class: 'muted' }, new Date(ms).toISOString().slice(0, 10))];
+}
+
+function renderFacts() {
   const facts = document.getElementById('facts');
-  if (!run) {
+  if (!record || record.lane === null) {
     facts.replaceChildren();
     return;
   }
-  const item = (term, ...value) => [el('dt', {}, term), el('dd', {}, ...value)];
+  const r = record;
+  const item = (term, id, ...value) => [el('dt', {}, term), el('dd', { id: `fact-${id}` }, ...value)];
+  const began = r.startedAt ?? r.claimedAt;
   facts.replaceChildren(
-    ...item('Lane', el('code', {}, run.lane)),
-    ...item('State', badge(run.state)),
-    ...item('Computer', run.computerId ?? el('span', { class: 'muted' }, 'none yet')),
-    ...item('Submitted', utcTime(run.submittedAt), ' UTC'),
-    ...(run.error ? item('Error', run.error) : []),
+    ...item('Lane', 'lane', el('code', {}, r.lane)),
+    ...item('State', 'state', r.state ? badge(r.state) : el('span', { class: 'muted' }, 'unknown')),
+    ...item('Computer', 'computer', r.computer ?? el('span', { class: 'muted' }, 'none yet')),
+    ...(r.exit ? item('Its process', 'exit', r.exit) : []),
+    ...item('Submitted', 'submitted', when(r.submittedAt)),
+    ...item('Claimed', 'claimed', when(r.claimedAt)),
+    ...item('Started', 'started', when(r.startedAt)),
+    ...item('Finished', 'finished', when(r.finishedAt)),
+    ...item('Queued for', 'queued-for', span(r.submittedAt, r.claimedAt ?? r.finishedAt)),
+    ...item('Ran for', 'ran-for', began === null ? el('span', { class: 'muted' }, '—') : span(began, r.finishedAt)),
+    ...item('Total', 'total', span(r.submittedAt, r.finishedAt)),
+  );
+  tick();
+}
+
+function renderTexts() {
+  const host = document.getElementById('texts');
+  const r = record;
+  const block = (id, title, text, none) =>
+    el(
+      'section',
+      { class: 'text-block', 'aria-labelledby': `${id}-heading` },
+      el('h3', { id: `${id}-heading` }, title),
+      text ? el('pre', { id, tabindex: '0' }, text) : el('p', { id, class: 'muted' }, none),
+    );
+  host.replaceChildren(
+    block('prompt', 'Prompt', r?.prompt, 'The log holds no prompt for it.'),
+    block('reply', 'Reply', r?.reply, r?.finishedAt ? 'It left no reply.' : 'No reply yet.'),
+    ...(r?.error ? [block('error', 'Error', r.error, '')] : []),
+    block(
+      'stderr',
+      'Stderr (its end)',
+      r?.stderrTail,
+      r?.exit ? 'Its agent wrote nothing to stderr.' : 'Nothing yet: recorded when its process exits.',
+    ),
   );
 }
 
@@ -46,7 +93,23 @@ function answers(cause) {
   return el('a', { href: `#seq-${cause}`, title: `the entry this decision answers (seq ${cause})` }, `seq ${cause}`);
 }
 
-function renderTimeline() {
+const PHASES = [
+  ['queued', 'Queued', 'submitted, queued and offered, waiting for a computer to claim it'],
+  ['claimed', 'Claimed', 'a computer holds its claim and is starting it'],
+  ['running', 'Running', 'its agent runs'],
+  ['finished', 'Finished', 'it ended on the board, and what followed'],
+];
+
+/** The phase an entry belongs to: where its seq falls among the seqs each phase began at. */
+function phaseOf(seq) {
+  const p = record?.phases ?? {};
+  if (p.finished !== null && p.finished !== undefined && seq >= p.finished) return 'finished';
+  if (p.running !== null && p.running !== undefined && seq >= p.running) return 'running';
+  if (p.claimed !== null && p.claimed !== undefined && seq >= p.claimed) return 'claimed';
+  return 'queued';
+}
+
+function renderTimeline(fresh = new Set()) {
   const host = document.getElementById('timeline');
   if (entries.length === 0) {
     host.replaceChildren(
@@ -54,25 +117,47 @@ function renderTimeline() {
     );
     return;
   }
+  const columns = ['Time (UTC)', 'By', 'Step', 'Reason', 'Seq', 'Answers'];
+  const groups = PHASES.map(([key, title, what]) => {
+    const rows = entries.filter((e) => phaseOf(e.seq) === key);
+    if (rows.length === 0) return null;
+    return el(
+      'tbody',
+      { 'data-phase': key },
+      el(
+        'tr',
+        { class: 'phase' },
+        el(
+          'th',
+          { scope: 'rowgroup', colspan: columns.length, id: `phase-${key}` },
+          title,
+          el('span', { class: 'muted' }, ` · ${rows.length} entr${rows.length === 1 ? 'y' : 'ies'}: ${what}`),
+        ),
+      ),
+      rows.map((e) => row(e, fresh.has(e.seq))),
+    );
+  });
   host.replaceChildren(
-    table({
-      caption: `${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}, oldest first: each input the run met and each decision taken from it, with its reason`,
-      columns: ['Time (UTC)', 'By', 'Step', 'Reason', 'Seq', 'Answers'],
-      rows: entries.map((e) => row(e, false)),
-      className: 'timeline',
-    }),
+    el(
+      'table',
+      { class: 'timeline' },
+      el(
+        'caption',
+        {},
+        `${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}, oldest first, by phase: each input the run met and each decision taken from it, with its reason`,
+      ),
+      el(
+        'thead',
+        {},
+        el(
+          'tr',
+          {},
+          columns.map((c) => el('th', { scope: 'col' }, c)),
+        ),
+      ),
+      groups,
+    ),
   );
-}
-
-function append(fresh) {
-  const body = document.querySelector('#timeline tbody');
-  if (!body) {
-    renderTimeline();
-  } else {
-    for (const e of fresh) body.append(row(e, true));
-    document.querySelector('#timeline caption').firstChild.textContent =
-      `${entries.length} entries, oldest first: each input the run met and each decision taken from it, with its reason`;
-  }
 }
 
 function say(text) {
@@ -85,7 +170,9 @@ follow(`?run=${encodeURIComponent(runId)}`, {
     if (message.type === 'hello') {
       entries = message.entries;
       lastSeq = entries.at(-1)?.seq ?? 0;
-      renderFacts(message.run);
+      record = message.record;
+      renderFacts();
+      renderTexts();
       renderTimeline();
       const last = entries.at(-1);
       say(entries.length === 0 ? 'No entries yet; new ones appear as they are written.' : `${entries.length} entries; the latest: ${last.reason}.`);
@@ -94,9 +181,12 @@ follow(`?run=${encodeURIComponent(runId)}`, {
       if (fresh.length === 0) return;
       lastSeq = fresh.at(-1).seq;
       entries = entries.concat(fresh);
-      renderFacts(message.run);
-      append(fresh);
+      record = message.record;
+      renderFacts();
+      renderTexts();
+      renderTimeline(new Set(fresh.map((e) => e.seq)));
       say(`${fresh.length} new entr${fresh.length === 1 ? 'y' : 'ies'}; the latest: ${fresh.at(-1).reason}.`);
     }
   },
 });
+const tick = startTicking();

@@ -1,0 +1,120 @@
+import type { DomainEvent } from '../../events/catalog.ts';
+
+/**
+ * One run as its own events tell it (the board's `run:<id>` and each computer's copy): what the run
+ * page and the history show. Read from the log per run, never kept for every run: the board's state
+ * stays as small as it is, and a run the board has let go of is still shown.
+ */
+export interface RunRecord {
+  readonly runId: string;
+  lane: string | null;
+  prompt: string | null;
+  /** The board's state of it (SPEC 7 `state`); null while the log holds no board decision about it. */
+  state: string | null;
+  /** The computer that held its claim. */
+  computer: string | null;
+  submittedAt: number | null;
+  claimedAt: number | null;
+  /** Its first heartbeat on the board (`board.run.running`), else its process's start on a computer. */
+  startedAt: number | null;
+  finishedAt: number | null;
+  reply: string | null;
+  error: string | null;
+  /** The end of its agent's stderr, as its computer recorded it when the process exited. */
+  stderrTail: string | null;
+  /** How its process ended there: `exited 0`, `timed_out`, … */
+  exit: string | null;
+  /** Where each phase starts in the log: the run page groups its timeline by them. */
+  phases: { claimed: number | null; running: number | null; finished: number | null };
+  /** The last seq folded: an event at or before it is not folded again. */
+  lastSeq: number;
+}
+
+export function initialRunRecord(runId: string): RunRecord {
+  return {
+    runId,
+    lane: null,
+    prompt: null,
+    state: null,
+    computer: null,
+    submittedAt: null,
+    claimedAt: null,
+    startedAt: null,
+    finishedAt: null,
+    reply: null,
+    error: null,
+    stderrTail: null,
+    exit: null,
+    phases: { claimed: null, running: null, finished: null },
+    lastSeq: 0,
+  };
+}
+
+/** Folds one event about the run (any other is ignored); updates `record` in place and returns it. */
+export function evolveRunRecord(record: RunRecord, event: DomainEvent): RunRecord {
+  if (event.seq <= record.lastSeq) return record;
+  record.lastSeq = event.seq;
+  if (!('runId' in event.data) || event.data.runId !== record.runId) return record;
+  const finished = () => {
+    record.finishedAt = event.at;
+    record.phases.finished ??= event.seq;
+  };
+  switch (event.type) {
+    case 'board.run.queued':
+      record.lane = event.data.lane;
+      record.prompt = event.data.prompt;
+      record.submittedAt = event.at;
+      record.state = 'queued';
+      break;
+    case 'board.run.claimed':
+      record.state = 'claimed';
+      record.computer = event.data.computerId;
+      record.claimedAt = event.at;
+      record.phases.claimed = event.seq;
+      break;
+    case 'board.run.running':
+      record.state = 'running';
+      record.startedAt = event.at;
+      record.phases.running = event.seq;
+      break;
+    case 'run.process.began':
+      // The computer's side of the start: the board hears of it with the first heartbeat.
+      if (record.startedAt === null) record.startedAt = event.at;
+      record.phases.running ??= event.seq;
+      break;
+    case 'board.run.replied':
+      record.reply = event.data.text;
+      break;
+    case 'run.process.exited':
+      record.stderrTail = event.data.stderrTail || record.stderrTail;
+      record.reply ??= event.data.reply;
+      record.exit = event.data.outcome === 'exited' ? `exited ${event.data.exitCode ?? event.data.signal ?? '?'}` : event.data.outcome;
+      break;
+    case 'board.run.finished':
+      record.state = event.data.state;
+      record.error = event.data.error ?? null;
+      record.computer = event.data.computerId;
+      finished();
+      break;
+    case 'board.run.resolved':
+      record.state = 'resolved';
+      record.error = event.data.reason;
+      finished();
+      break;
+    case 'board.run.cancelled':
+      record.state = 'cancelled';
+      record.error = event.data.reason;
+      finished();
+      break;
+    default:
+      break;
+  }
+  return record;
+}
+
+export function runRecordOf(runId: string, events: readonly DomainEvent[]): RunRecord {
+  return events.reduce(evolveRunRecord, initialRunRecord(runId));
+}
+
+/** The types that end a run on the board: what the history of finished runs is made of. */
+export const FINISHING_TYPES: ReadonlySet<string> = new Set(['board.run.finished', 'board.run.resolved', 'board.run.cancelled']);

@@ -1,0 +1,13 @@
+import type { RunRecord } from '../projections/audit/runRecord.ts';
+
+/** A text longer than this is cut on the run page, saying so: `runledger show` prints it whole. */
+const PAGE_TEXT = 64 * 1024;
+
+/** A run's record as its page is sent it: its long texts cut, each cut said in the text. */
+export function pageRecord(record: RunRecord): RunRecord {
+  const cut = (text: string | null) =>
+    text === null || text.length <= PAGE_TEXT
+      ? text
+      : `${text.slice(0, PAGE_TEXT)}\n… (${text.length - PAGE_TEXT} more characters: \`runledger show ${record.runId.slice(0, 8)}\` prints it all)`;
+  return { ...record, prompt: cut(record.prompt), reply: cut(record.reply), error: cut(record.error), phases: { ...record.phases } };
+}
