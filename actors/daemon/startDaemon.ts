@@ -247,7 +247,7 @@ function portTaken(error: unknown, host: string, port: number): unknown {
   const code = (error as { code?: unknown } | null)?.code;
   if (code === 'EADDRINUSE') {
     return new Error(
-      `port ${port} on ${host} is taken (another runledger board, or another program): stop it, or give another port with --port P (--port 0 takes a free one)`,
+      `port ${port} on ${host} is taken (EADDRINUSE: another runledger board, or another program): stop it, or give another port with --port P (--port 0 takes a free one)`,
       { cause: error },
     );
   }

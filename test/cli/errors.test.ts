@@ -30,10 +30,11 @@ async function takenPort(): Promise<number> {
   return (holder.address() as { port: number }).port;
 }
 
+// The daemon's case is test/e2e/portTaken.test.ts.
 describe('a taken port', () => {
-  it.each(['daemon', 'server'])('runledger %s --port P with P taken: names the port and --port, exit 2', async (command) => {
+  it('runledger server --port P with P taken: names the port and --port, exit 2', async () => {
     const port = await takenPort();
-    const result = await runCli([command, '--db', join(tempDir(), 'runledger.db'), '--port', String(port)]);
+    const result = await runCli(['server', '--db', join(tempDir(), 'runledger.db'), '--port', String(port)]);
     expect(result.status).toBe(2);
     expect(result.stderr).toContain(`runledger: port ${port} on 127.0.0.1 is taken`);
     expect(result.stderr).toContain('--port P (--port 0 takes a free one)');
