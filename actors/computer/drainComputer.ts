@@ -33,11 +33,15 @@ export async function drainComputer(
   let stopped = 0;
   // A claim in flight is waited for too: if the board grants it, the run is the daemon's to complete.
   while (computer.runs.liveRuns().length > 0 || (await computer.queue.claimsInFlight()) > 0) {
-    if (!killed && clock.now() >= deadline) {
-      stopped = computer.runs.liveRuns().length;
-      log(`computer ${id}: drain time over: stopping ${stopped} run(s)`);
+    if (clock.now() >= deadline) {
+      if (!killed) {
+        stopped = computer.runs.liveRuns().length;
+        log(`computer ${id}: drain time over: stopping ${stopped} run(s)`);
+        killed = true;
+      }
+      // Every round, not once: a turn whose spawn was already decided when the drain began may begin
+      // its process after the first kill, and would otherwise run to its end (a drain of 0 s included).
       computer.runs.killAll();
-      killed = true;
     }
     if (clock.now() >= deadline + 15 * 60_000) break;
     await new Promise((r) => setTimeout(r, 100));

@@ -11,7 +11,7 @@ import { webView } from '../../web/webView.ts';
 import { hashToken, secretFile, tokenPaths } from '../../wire/tokens.ts';
 import { boardInput } from '../board/boardInputs.ts';
 import { tokenHashOf } from '../board/boardQueries.ts';
-import { isTerminal } from '../board/boardState.ts';
+import { type BoardState, isTerminal } from '../board/boardState.ts';
 import { driverLiveness, type RunningChores, startBoardChores } from '../board/chores/boardChores.ts';
 import type { HookCommands } from '../board/chores/hooks/hookNames.ts';
 import { type BoardServer, startBoardServer } from '../board/host/boardServer.ts';
@@ -63,8 +63,11 @@ export interface DaemonOptions {
 /** What a drained daemon left: its computer's turns, and the runs its board holds that are not finished. */
 export interface ShutdownReport {
   readonly computer: DrainReport | null;
-  /** Runs the board of this process has not finished (null without a board): they wait in the log for its next start. */
-  readonly unfinished: number | null;
+  /**
+   * Runs the board of this process has not finished (null without a board), kept in the log for its
+   * next start: those no computer holds, and per computer those claimed and not yet reported.
+   */
+  readonly unfinished: { readonly queued: number; readonly held: Readonly<Record<string, number>> } | null;
 }
 
 export interface Daemon {
@@ -214,9 +217,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     computer,
     async drain(reason) {
       const drained = computer ? await drainComputer(computer, clock, (options.drainS ?? 60) * 1000, log, reason) : null;
-      const unfinished = board
-        ? await board.board.actor.read((state) => Object.values(state.runs).filter((run) => !isTerminal(run.state)).length)
-        : null;
+      const unfinished = board ? await board.board.actor.read(unfinishedRuns) : null;
       await close();
       return { computer: drained, unfinished };
     },
@@ -236,6 +237,17 @@ export async function localComputerToken(board: BoardServer, folder: string, com
     throw new Error(`computer ${computerId} is registered with another token than ${path}${known ? '' : ' (the file was just created)'}`);
   }
   return readFileSync(path, 'utf8').trim();
+}
+
+function unfinishedRuns(state: BoardState): NonNullable<ShutdownReport['unfinished']> {
+  let queued = 0;
+  const held: Record<string, number> = {};
+  for (const run of Object.values(state.runs)) {
+    if (isTerminal(run.state)) continue;
+    if (run.computerId === null) queued++;
+    else held[run.computerId] = (held[run.computerId] ?? 0) + 1;
+  }
+  return { queued, held };
 }
 
 function localTokenPath(folder: string, computerId: string): string {

@@ -1,7 +1,7 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { type HookCommands, parseHook } from '../../actors/board/chores/hooks/hookNames.ts';
 import type { DrainReport } from '../../actors/computer/drainComputer.ts';
-import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
+import { type Daemon, type ShutdownReport, startDaemon } from '../../actors/daemon/startDaemon.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import type { DaemonOptions, ServerOptions } from '../commands/daemon.ts';
 import { startDemoComputer } from '../shared/demoComputer.ts';
@@ -129,25 +129,23 @@ function stoppedLine(
   reason: string,
   server: string | null,
   drained: readonly (DrainReport | null)[],
-  unfinished: number | null,
+  unfinished: ShutdownReport['unfinished'],
 ): string {
-  const parts = drained.flatMap((d) =>
-    d === null
-      ? []
-      : [
-          `computer ${d.computer}: ${d.finished + d.stopped === 0 ? 'no turn was running' : `${plural(d.finished, 'turn')} finished, ${plural(d.stopped, 'turn')} stopped at the end of the drain time`}`,
-        ],
-  );
+  const parts = drained.flatMap((d) => (d === null ? [] : [`computer ${d.computer}: ${turnsLeft(d)}`]));
   if (unfinished !== null) {
-    parts.push(
-      unfinished === 0
-        ? 'the board has no unfinished run'
-        : `the board keeps ${plural(unfinished, 'unfinished run')} in the log: the next start goes on with them`,
-    );
+    const held = Object.entries(unfinished.held).map(([computer, n]) => `${n} on ${computer}`);
+    if (unfinished.queued === 0 && held.length === 0) parts.push('the board has no unfinished run');
+    if (unfinished.queued > 0) parts.push(`the board keeps ${plural(unfinished.queued, 'queued run')} in the log for its next start`);
+    if (held.length > 0) parts.push(`still claimed elsewhere: ${held.join(', ')} (reported to the board when it runs again)`);
   } else if (server !== null) {
     parts.push(`what was queued here goes back to the board at ${server}, which offers it to its other computers`);
   }
   return `stopped (${reason}, exit ${code}): ${parts.join('; ')}`;
+}
+
+function turnsLeft(d: DrainReport): string {
+  if (d.finished + d.stopped === 0) return 'no turn was running';
+  return `${plural(d.finished, 'turn')} finished, ${plural(d.stopped, 'turn')} stopped at the end of the drain time (completed as failed)`;
 }
 
 function plural(n: number, what: string): string {

@@ -173,6 +173,20 @@ describe('shutdown narration', () => {
   );
 });
 
+describe('shutdown narration with a turn running', () => {
+  it('a turn stopped at the end of the drain time is counted in the last line', async () => {
+    const daemon = await DaemonProcess.start(join(tempDir(), 'runledger.db'), ['--exec', 'sleep 30', '--drain-s', '0']);
+    await daemon.submit('alice', 'take your time');
+    await daemon.waitForOutput(/local: claimed/);
+    daemon.signal('SIGTERM');
+    expect((await daemon.exit()).code).toBe(0);
+    expect(daemon.output).toMatch(/computer local draining \(shutdown signal\): nothing new starts; 1 running turn\(s\) get 0 s to finish/);
+    expect(daemon.output.trim().split('\n').at(-1)).toMatch(
+      /stopped \(shutdown signal, exit 0\): computer local: 0 turns finished, 1 turn stopped at the end of the drain time \(completed as failed\); the board has no unfinished run$/,
+    );
+  });
+});
+
 describe('--budget-note', () => {
   it('a plain --exec command: off leaves the prompt as given; on (the default) puts the budget sentence ahead of it', () => {
     const off = runledger(['run', '--lane', 'x', '--prompt', 'hello', '--dry-run', '--exec', 'cat', '--budget-note', 'off']);
