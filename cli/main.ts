@@ -1,4 +1,4 @@
-import { Command } from '@commander-js/extra-typings';
+import { Command, CommanderError, type CommandUnknownOpts } from '@commander-js/extra-typings';
 import packageJson from '../package.json' with { type: 'json' };
 import { adoptCommand } from './commands/adopt.ts';
 import { auditCommand } from './commands/audit.ts';
@@ -10,6 +10,7 @@ import { replayCommand } from './commands/replay.ts';
 import { runCommand } from './commands/run.ts';
 import { subscribeCommand, unsubscribeCommand } from './commands/subscribe.ts';
 import { tickCommand } from './commands/tick.ts';
+import { EXIT_CODES } from './shared/options.ts';
 
 // Every start loads this file and the definitions in commands/, nothing more: each command's action
 // imports what it does (../actions/) when it runs, so `--help` and `--version` load commander alone.
@@ -31,11 +32,21 @@ const program = new Command('runledger')
   .addCommand(tickCommand())
   .addCommand(adoptCommand())
   .addCommand(subscribeCommand())
-  .addCommand(unsubscribeCommand());
+  .addCommand(unsubscribeCommand())
+  .addHelpText('after', `\nExample:\n  $ runledger daemon --demo\n  $ runledger submit --lane alice --prompt "and then?"\n\n${EXIT_CODES}`);
+
+// A usage error (an unknown option, a value refused) is a usage error like any other: exit 2, not
+// commander's 1, which `replay` and `rebuild` keep for what they find. Commander has said what it is.
+const everyCommand = (command: CommandUnknownOpts): CommandUnknownOpts[] => [command, ...command.commands.flatMap(everyCommand)];
+for (const command of everyCommand(program)) command.exitOverride();
 
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
-  process.stderr.write(`runledger: ${(error as Error).message}\n`);
-  process.exitCode = 2;
+  if (error instanceof CommanderError) {
+    process.exitCode = error.exitCode === 0 ? 0 : 2;
+  } else {
+    process.stderr.write(`runledger: ${(error as Error).message}\n`);
+    process.exitCode = 2;
+  }
 }

@@ -24,6 +24,11 @@ export interface PushStreamOptions {
    * 4409): no reconnect follows, for a retry would only take turns with the twin.
    */
   readonly onConnectedElsewhere?: (reason: string) => void;
+  /**
+   * The board answered the upgrade with a refusal (401: the token is not this computer's; another 4xx:
+   * the request itself is wrong): no reconnect follows, for the same request would be refused again.
+   */
+  readonly onRefused?: (status: number) => void;
   /** Drawn here, outside any decider: only the wire's timing depends on it. */
   readonly random?: () => number;
 }
@@ -67,6 +72,13 @@ export class PushStreamClient {
     const life: Record<string, string> = this.options.incarnation ? { [INCARNATION_HEADER]: this.options.incarnation } : {};
     const socket = new WebSocket(url, { headers: { ...life, authorization: `Bearer ${token}` }, maxPayload: MAX_FRAME_BYTES });
     this.socket = socket;
+    // A refusal of the upgrade itself (not a dropped connection): its status decides whether to retry.
+    let refusedWith: number | null = null;
+    socket.on('unexpected-response', (_request, response) => {
+      refusedWith = response.statusCode ?? null;
+      response.resume();
+      socket.terminate();
+    });
     // Frames are handled one at a time, in order: each input commits before the next is read.
     let chain = Promise.resolve();
     socket.on('open', () => {
@@ -85,6 +97,11 @@ export class PushStreamClient {
     });
     socket.on('close', (code, reason) => {
       if (this.socket === socket) this.socket = null;
+      if (refusedWith !== null && isFinal(refusedWith) && !this.stopped) {
+        this.stopped = true;
+        this.options.onRefused?.(refusedWith);
+        return;
+      }
       this.options.onState?.('disconnected', `${code}${reason.length ? ` ${reason.toString()}` : ''}`);
       if (code === CONNECTED_ELSEWHERE.code && !this.stopped) {
         this.stopped = true;
@@ -102,4 +119,9 @@ export class PushStreamClient {
       if (!this.stopped) this.connect();
     });
   }
+}
+
+/** A 4xx answer to the upgrade holds for every retry; a timeout (408), a rate limit (429) or a 5xx may pass. */
+function isFinal(status: number): boolean {
+  return status >= 400 && status < 500 && status !== 408 && status !== 429;
 }

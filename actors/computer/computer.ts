@@ -29,11 +29,17 @@ export interface ComputerOptions {
   readonly heartbeatMs?: number;
   readonly defaultTimeoutS?: number;
   readonly killGraceMs?: number;
+  /** The budget sentence ahead of each prompt; on by default. */
+  readonly budgetNote?: boolean;
+  /** Where the token came from (`--token`, a file), for the message when the board refuses it. */
+  readonly tokenSource?: string;
   readonly log?: (line: string) => void;
   /** This life of the daemon (SPEC section 4, "Incarnations"); a fresh random one by default. */
   readonly incarnation?: string;
   /** Another daemon is connected to the board as this computer: this one must stop (the CLI exits 2). */
   readonly onConnectedElsewhere?: (message: string) => void;
+  /** The board refused this computer's push stream (its token, most often): this one must stop (the CLI exits 2). */
+  readonly onRefused?: (message: string) => void;
   /** The board's calls; by default HTTP to `server` (tests put a stand-in here). */
   readonly board?: ComputerRunsOptions['board'];
 }
@@ -74,6 +80,7 @@ export class Computer {
       ...(options.defaultTimeoutS !== undefined ? { defaultTimeoutS: options.defaultTimeoutS } : {}),
       ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
       ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
+      ...(options.budgetNote !== undefined ? { budgetNote: options.budgetNote } : {}),
       board: {
         claim: (runId, incarnation) => board.claim(runId, incarnation),
         heartbeat: (runId, token) => board.heartbeat(runId, token),
@@ -122,6 +129,12 @@ export class Computer {
         log(message);
         options.onConnectedElsewhere?.(message);
       },
+      // Retrying would be refused the same way (SPEC 7 stops a computer refused 4409 likewise): say why, and stop.
+      onRefused: (status) => {
+        const message = refusedStreamMessage(options.server, computer, status, options.tokenSource ?? 'the token given');
+        log(message);
+        options.onRefused?.(message);
+      },
       onFrame: async (raw) => {
         const input = frameInput(computer, raw, clock.now());
         await this.queue.input(input);
@@ -130,7 +143,7 @@ export class Computer {
         if (input.data.kind === 'run.cancel_requested') await this.runs.cancelPushed(input.data.runId, input.data.frameId);
       },
       log: failures,
-      onState: (state, detail) => log(`push stream ${state}${detail ? ` (${detail})` : ''}`),
+      onState: (state, detail) => log(`computer ${computer}: push stream ${state}${detail ? ` (${detail})` : ''}`),
     });
   }
 
@@ -193,4 +206,15 @@ export class Computer {
     this.queue.stop();
     this.closeClient();
   }
+}
+
+/** What a computer whose push stream the board refused is told: which board, which computer, and what to do. */
+function refusedStreamMessage(server: string, computer: string, status: number, tokenSource: string): string {
+  if (status === 401) {
+    return (
+      `the board at ${server} refused the token of computer ${computer} (401; this daemon sent ${tokenSource}): ` +
+      `on the board, \`runledger computer add ${computer}\` prints a token for it; pass that one with --token (stopping: a retry would be refused the same way)`
+    );
+  }
+  return `the board at ${server} refused the push stream of computer ${computer} (${status}): check --server and --computer (stopping: a retry would be refused the same way)`;
 }

@@ -34,6 +34,8 @@ export interface ComputerRunsOptions {
   readonly defaultTimeoutS?: number;
   readonly heartbeatMs?: number;
   readonly killGraceMs?: number;
+  /** The budget sentence ahead of each prompt; on by default (`--budget-note off` leaves the prompt as given). */
+  readonly budgetNote?: boolean;
   readonly board: {
     claim(runId: string, incarnation?: string): Promise<BoardAnswer>;
     heartbeat(runId: string, token: string): Promise<BoardAnswer>;
@@ -85,6 +87,7 @@ export class ComputerRuns {
       kind: agentKindOf(options.exec),
       workspaceRoot: options.workspaceRoot,
       killGraceMs: options.killGraceMs ?? 5_000,
+      budgetNote: options.budgetNote ?? true,
       handles: this.handles,
       input: (runId, input) => this.input(runId, input),
       runToken: (runId) => this.runToken(runId),

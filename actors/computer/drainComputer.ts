@@ -1,6 +1,13 @@
 import type { Clock } from '../runtime/clock.ts';
 import type { Computer } from './computer.ts';
 
+/** What a drain left, for the daemon's last line: turns that finished in their drain time, and those stopped. */
+export interface DrainReport {
+  readonly computer: string;
+  readonly finished: number;
+  readonly stopped: number;
+}
+
 /**
  * Shutdown (SPEC section 4, "Completion"): nothing new is claimed or started, executing runs get
  * `drainMs` to finish, then their process groups are killed; resolves once every run is settled.
@@ -13,22 +20,32 @@ export async function drainComputer(
   drainMs: number,
   log: (line: string) => void,
   reason = 'shutdown signal',
-): Promise<void> {
+): Promise<DrainReport> {
   const id = computer.queue.computer;
-  log('draining: nothing new starts; running turns get their drain time');
+  const running = computer.runs.liveRuns().length;
+  log(
+    `computer ${id} draining (${reason}): nothing new starts; ${running === 0 ? 'no turn is running' : `${running} running turn(s) get ${Math.round(drainMs / 1000)} s to finish`}`,
+  );
   computer.runs.beginDrain();
   await computer.queue.input({ stream: `${id}/computer:${id}`, type: 'drain.started', data: { reason }, at: clock.now() });
   const deadline = clock.now() + drainMs;
   let killed = false;
+  let stopped = 0;
   // A claim in flight is waited for too: if the board grants it, the run is the daemon's to complete.
   while (computer.runs.liveRuns().length > 0 || (await computer.queue.claimsInFlight()) > 0) {
-    if (!killed && clock.now() >= deadline) {
-      log(`drain time over: stopping ${computer.runs.liveRuns().length} run(s)`);
+    if (clock.now() >= deadline) {
+      if (!killed) {
+        stopped = computer.runs.liveRuns().length;
+        log(`computer ${id}: drain time over: stopping ${stopped} run(s)`);
+        killed = true;
+      }
+      // Every round, not once: a turn whose spawn was already decided when the drain began may begin
+      // its process after the first kill, and would otherwise run to its end (a drain of 0 s included).
       computer.runs.killAll();
-      killed = true;
     }
     if (clock.now() >= deadline + 15 * 60_000) break;
     await new Promise((r) => setTimeout(r, 100));
   }
   computer.push.stop();
+  return { computer: id, finished: Math.max(0, running - stopped), stopped };
 }

@@ -41,6 +41,8 @@ export interface LocalTurnOptions {
   /** The session this turn resumes (see `rememberedSession`), or null for a fresh one. */
   readonly laneSession: string | null;
   readonly killGraceMs?: number;
+  /** The budget sentence ahead of the prompt, as on the daemon; on by default. */
+  readonly budgetNote?: boolean;
 }
 
 export interface LocalTurnResult {
@@ -127,6 +129,7 @@ async function run(options: LocalTurnOptions, turn: TurnHooks): Promise<void> {
     kind: agentKindOf(options.exec),
     workspaceRoot: options.workspaceRoot,
     killGraceMs: options.killGraceMs ?? 5_000,
+    budgetNote: options.budgetNote ?? true,
     handles,
     input: (_runId, event) => input(event),
     runToken: async () => null,

@@ -1,4 +1,5 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { codeOf } from '../../events/thrown.ts';
 import { isProcessAlive } from '../runtime/processes.ts';
 
@@ -28,6 +29,23 @@ export function takeProcessLock(path: string, what: string): () => void {
     }
   }
   throw new Error(`could not take the lock ${path}`);
+}
+
+/** The board's lock: one board per log folder (its token and secret live there). */
+export function boardLockPath(db: string): string {
+  return join(dirname(db), 'board.lock');
+}
+
+/** The pid holding the lock at `path` while that process lives; null when nobody holds it. */
+export function lockHolder(path: string): number | null {
+  let owner: number;
+  try {
+    owner = Number(readFileSync(path, 'utf8').trim());
+  } catch (error) {
+    if (codeOf(error) === 'ENOENT') return null;
+    throw error;
+  }
+  return Number.isSafeInteger(owner) && owner > 0 && isProcessAlive(owner) ? owner : null;
 }
 
 /**

@@ -25,6 +25,8 @@ export interface RunEffectsContext {
   readonly kind: AgentKind;
   readonly workspaceRoot: string;
   readonly killGraceMs: number;
+  /** Whether the prompt opens with the budget sentence (`--budget-note`, on unless turned off). */
+  readonly budgetNote: boolean;
   /** Live processes of this daemon, by run. */
   readonly handles: Map<string, AgentHandle>;
   readonly input: (runId: string, input: NewDomainEvent) => Promise<unknown>;
@@ -77,7 +79,7 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
       const handle = await startAgent({
         command: turn.command,
         cwd: workspace,
-        prompt: `${budgetWords(budget)}\n\n${noticePrefix(unread.notices)}${prompt}`,
+        prompt: `${ctx.budgetNote ? `${budgetWords(budget)}\n\n` : ''}${noticePrefix(unread.notices)}${prompt}`,
         env: turn.env,
         reader: readerFor(ctx.kind),
         clock: ctx.clock,

@@ -11,12 +11,13 @@ import { webView } from '../../web/webView.ts';
 import { hashToken, secretFile, tokenPaths } from '../../wire/tokens.ts';
 import { boardInput } from '../board/boardInputs.ts';
 import { tokenHashOf } from '../board/boardQueries.ts';
+import { type BoardState, isTerminal } from '../board/boardState.ts';
 import { driverLiveness, type RunningChores, startBoardChores } from '../board/chores/boardChores.ts';
 import type { HookCommands } from '../board/chores/hooks/hookNames.ts';
 import { type BoardServer, startBoardServer } from '../board/host/boardServer.ts';
 import { Computer } from '../computer/computer.ts';
-import { drainComputer } from '../computer/drainComputer.ts';
-import { computerLockPath, takeProcessLock } from '../computer/processLock.ts';
+import { type DrainReport, drainComputer } from '../computer/drainComputer.ts';
+import { boardLockPath, computerLockPath, takeProcessLock } from '../computer/processLock.ts';
 import { type Clock, systemClock } from '../runtime/clock.ts';
 import { startActorSystem, stopSystem } from '../runtime/runtime.ts';
 import { type DriverName, SessionCloser } from '../session/closer/sessionCloser.ts';
@@ -51,8 +52,22 @@ export interface DaemonOptions {
   readonly log?: (line: string) => void;
   /** Another daemon holds this computer's stream on the board (close code 4409): the caller stops this one. */
   readonly onConnectedElsewhere?: (message: string) => void;
+  /** The board refused this computer's push stream (a wrong token): the caller stops this one. */
+  readonly onRefused?: (message: string) => void;
+  /** The budget sentence ahead of each prompt (`--budget-note`); on by default. */
+  readonly budgetNote?: boolean;
   /** Only for tests: failures injected into the log's commits (a full disk). */
   readonly storeFaults?: StoreFaults;
+}
+
+/** What a drained daemon left: its computer's turns, and the runs its board holds that are not finished. */
+export interface ShutdownReport {
+  readonly computer: DrainReport | null;
+  /**
+   * Runs the board of this process has not finished (null without a board), kept in the log for its
+   * next start: those no computer holds, and per computer those claimed and not yet reported.
+   */
+  readonly unfinished: { readonly queued: number; readonly held: Readonly<Record<string, number>> } | null;
 }
 
 export interface Daemon {
@@ -63,7 +78,7 @@ export interface Daemon {
   readonly board: BoardServer | null;
   readonly computer: Computer | null;
   /** Starts nothing new, lets executing runs finish (then kills them), waits for every completion. `reason`: why, for the log. */
-  drain(reason?: string): Promise<void>;
+  drain(reason?: string): Promise<ShutdownReport>;
   /** Stops at once, leaving the log as it is: what was in flight is finished by the next start. */
   close(): Promise<void>;
 }
@@ -100,10 +115,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   try {
     let server = options.server ?? null;
     let token = options.token ?? null;
+    let tokenSource = 'the token given with --token';
     const computerId = options.boardOnly ? null : (options.computer ?? 'local');
     await keeper.start();
     if (server === null) {
-      releases.push(takeProcessLock(join(folder, 'board.lock'), `a board on ${db}`));
+      releases.push(takeProcessLock(boardLockPath(db), `a board on ${db}`));
       const paths = tokenPaths(db);
       board = await startBoardServer({
         system,
@@ -117,6 +133,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         status: () => statusView(keeper.state('board'), keeper.state('queue'), clock.now()),
         web: webView({ store, clock, projections: keeper, log }),
         log,
+      }).catch((error: unknown) => {
+        throw portTaken(error, options.host ?? '127.0.0.1', options.port ?? 7420);
       });
       server = board.url;
       log(`board listening on ${board.url} (log ${db}); the live view: ${board.url}/`);
@@ -125,7 +143,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         { store, clock, hooks: options.hooks ?? {}, liveness: driverLiveness(() => sessions?.driver ?? null), hookCwd: folder, log },
         (options.tickS ?? 10) * 1000,
       );
-      if (computerId !== null && token === null) token = await localComputerToken(board, folder, computerId, clock);
+      if (computerId !== null && token === null) {
+        token = await localComputerToken(board, folder, computerId, clock);
+        tokenSource = `the token in ${localTokenPath(folder, computerId)}`;
+      }
     }
     if (computerId !== null) {
       if (token === null) throw new Error('--server needs --computer ID and --token T (from `runledger computer add ID` on the board)');
@@ -145,6 +166,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ...(options.timeoutS !== undefined ? { defaultTimeoutS: options.timeoutS } : {}),
         log,
         ...(options.onConnectedElsewhere ? { onConnectedElsewhere: options.onConnectedElsewhere } : {}),
+        ...(options.onRefused ? { onRefused: options.onRefused } : {}),
+        ...(options.budgetNote !== undefined ? { budgetNote: options.budgetNote } : {}),
+        tokenSource,
       });
       await computer.start();
       sessions = new SessionCloser({
@@ -192,8 +216,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     board,
     computer,
     async drain(reason) {
-      if (computer) await drainComputer(computer, clock, (options.drainS ?? 60) * 1000, log, reason);
+      const drained = computer ? await drainComputer(computer, clock, (options.drainS ?? 60) * 1000, log, reason) : null;
+      const unfinished = board ? await board.board.actor.read(unfinishedRuns) : null;
       await close();
+      return { computer: drained, unfinished };
     },
     close,
   };
@@ -201,7 +227,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
 /** A computer of this daemon's board (its own, or the demo's second): registered on first start, its token kept beside the log. */
 export async function localComputerToken(board: BoardServer, folder: string, computerId: string, clock: Clock): Promise<string> {
-  const path = join(folder, `computer-${computerId}.token`);
+  const path = localTokenPath(folder, computerId);
   const known = existsSync(path);
   const token = secretFile(path);
   const stored = await board.board.actor.read((state) => tokenHashOf(state, computerId));
@@ -211,4 +237,33 @@ export async function localComputerToken(board: BoardServer, folder: string, com
     throw new Error(`computer ${computerId} is registered with another token than ${path}${known ? '' : ' (the file was just created)'}`);
   }
   return readFileSync(path, 'utf8').trim();
+}
+
+function unfinishedRuns(state: BoardState): NonNullable<ShutdownReport['unfinished']> {
+  let queued = 0;
+  const held: Record<string, number> = {};
+  for (const run of Object.values(state.runs)) {
+    if (isTerminal(run.state)) continue;
+    if (run.computerId === null) queued++;
+    else held[run.computerId] = (held[run.computerId] ?? 0) + 1;
+  }
+  return { queued, held };
+}
+
+function localTokenPath(folder: string, computerId: string): string {
+  return join(folder, `computer-${computerId}.token`);
+}
+
+/** `listen EADDRINUSE` says neither what to do nor which option: the port, and --port, named. */
+function portTaken(error: unknown, host: string, port: number): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'EADDRINUSE') {
+    return new Error(
+      `port ${port} on ${host} is taken (EADDRINUSE: another runledger board, or another program): stop it, or give another port with --port P (--port 0 takes a free one)`,
+      { cause: error },
+    );
+  }
+  if (code === 'EACCES')
+    return new Error(`port ${port} on ${host} may not be opened by this user: give another with --port P (above 1023)`, { cause: error });
+  return error;
 }

@@ -1,5 +1,7 @@
+import { resolve } from 'node:path';
 import { ADOPTION_LISTING_WINDOW_MS } from '../../actors/board/adoption/adoptionState.ts';
 import { releaseAdoption, requestAdoption } from '../../actors/board/chores/adoptions/adoptionRequests.ts';
+import { boardLockPath, lockHolder } from '../../actors/computer/processLock.ts';
 import { systemClock } from '../../actors/runtime/clock.ts';
 import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
 import type { AdoptOptions } from '../commands/adopt.ts';
@@ -13,11 +15,23 @@ function checkId(what: string, id: string): void {
 /**
  * `runledger adopt LANE SESSION`: asks the board to bind a live session to a lane, so that the lane's
  * next turns run in it. Recorded in the log; the board's next round claims the request and binds it,
- * once the session is listed on a computer (it waits up to 180 s for that).
+ * once the session is listed on a computer (it waits up to 180 s for that). With no board running on
+ * the log it is refused (exit 2), not recorded: nothing would act on it before it lapsed.
  */
 export async function adopt(lane: string, session: string | undefined, options: AdoptOptions): Promise<void> {
   checkId('lane', lane);
   if (options.release ? session !== undefined : session === undefined) throw new Error('give a LANE and a SESSION to adopt, or a LANE and --release');
+  if (!options.release) {
+    checkId('session', session!);
+    // Only a running board binds a request, and it waits 180 s from the request for the session to be
+    // listed: one recorded with no board running would lapse unseen. Refused, so nothing is recorded.
+    const db = resolve(options.db);
+    if (lockHolder(boardLockPath(db)) === null) {
+      throw new Error(
+        `no board runs on ${db} (no live ${boardLockPath(db)}): start \`runledger daemon --db ${options.db}\` (or \`runledger server\`) first, then adopt; nothing was recorded`,
+      );
+    }
+  }
   const store = await openLog(options);
   try {
     if (options.release) {
@@ -25,7 +39,6 @@ export async function adopt(lane: string, session: string | undefined, options: 
       print(options, { lane, released: true }, () => `lane ${lane}: its adoption request was released`);
       return;
     }
-    checkId('session', session!);
     const request = await requestAdoption(store, systemClock, lane, session!);
     print(
       options,

@@ -1,13 +1,13 @@
-import { readFileSync } from 'node:fs';
 import type { CancelOptions, ShowOptions, SubmitOptions } from '../commands/client.ts';
 import { boardCall, refusal } from '../shared/boardCall.ts';
 import { print } from '../shared/options.ts';
+import { readPrompt } from '../shared/prompt.ts';
 import { runIdOnBoard } from '../shared/runIdArgument.ts';
 import { waitForEnd } from '../shared/waitForEnd.ts';
 
 /** `runledger submit`: one run to the board (the prompt from --prompt or stdin); prints its id. */
 export async function submit(o: SubmitOptions): Promise<void> {
-  const prompt = o.prompt ?? readFileSync(0, 'utf8');
+  const prompt = readPrompt('submit', o.prompt);
   const body = { lane: o.lane, prompt, ...(o.agent ? { agent_id: o.agent } : {}), ...(o.timeoutS !== undefined ? { timeout_s: o.timeoutS } : {}) };
   const answer = await boardCall(o, 'POST', '/v1/runs', body, o.idempotencyKey ? { 'idempotency-key': o.idempotencyKey } : {});
   if (answer.status !== 201) throw new Error(refusal(answer.status, answer.body));

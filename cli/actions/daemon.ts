@@ -1,6 +1,7 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { type HookCommands, parseHook } from '../../actors/board/chores/hooks/hookNames.ts';
-import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
+import type { DrainReport } from '../../actors/computer/drainComputer.ts';
+import { type Daemon, type ShutdownReport, startDaemon } from '../../actors/daemon/startDaemon.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import type { DaemonOptions, ServerOptions } from '../commands/daemon.ts';
 import { startDemoComputer } from '../shared/demoComputer.ts';
@@ -29,6 +30,7 @@ export async function daemon(o: DaemonOptions, command: CommandUnknownOpts): Pro
     tickS: o.tickS,
     quietS: o.quietS,
     sessionDriver: o.sessionDriver,
+    budgetNote: o.budgetNote === 'on',
     ...(o.tmuxSocket ? { tmuxSocket: o.tmuxSocket } : {}),
     ...(o.server ? { server: o.server } : {}),
     ...(o.token ? { token: o.token } : {}),
@@ -71,9 +73,12 @@ async function runUntilSignalled(json: boolean | undefined, demo: boolean | unde
     if (shuttingDown) return;
     shuttingDown = true;
     // `started`: a refusal can come before the daemon has finished starting; it drains once it has.
-    void (demoComputer?.drain(reason) ?? Promise.resolve())
-      .then(() => started)
-      .then((daemon) => daemon.drain(reason))
+    void (demoComputer?.drain(reason) ?? Promise.resolve(null))
+      .then(async (demo) => {
+        const report = await (await started).drain(reason);
+        // The story's last line: that it stopped, and what it left behind.
+        log(stoppedLine(code, reason, options.server ?? null, demo ? [demo.computer, report.computer] : [report.computer], report.unfinished));
+      })
       .then(
         () => process.exit(code),
         (error) => {
@@ -84,7 +89,12 @@ async function runUntilSignalled(json: boolean | undefined, demo: boolean | unde
   };
   // A twin connected as this computer: retrying would only take turns with it (SPEC section 7). The
   // turns this life runs are its own (claimed in its name): they finish and are reported, then exit 2.
-  const started = startDaemon({ ...options, log, onConnectedElsewhere: () => shutDown(2, 'another daemon is connected as this computer') });
+  const started = startDaemon({
+    ...options,
+    log,
+    onConnectedElsewhere: () => shutDown(2, 'another daemon is connected as this computer'),
+    onRefused: () => shutDown(2, 'the board refused this computer'),
+  });
   const daemon = await started;
   narrate(daemon.store, head, { json: Boolean(json), out });
   let signals = 0;
@@ -111,6 +121,35 @@ async function runUntilSignalled(json: boolean | undefined, demo: boolean | unde
   await new Promise(() => {
     // runs until a signal stops the process
   });
+}
+
+/** The daemon's last line: it stopped, why, and what its computers' turns and its board's runs became. */
+function stoppedLine(
+  code: number,
+  reason: string,
+  server: string | null,
+  drained: readonly (DrainReport | null)[],
+  unfinished: ShutdownReport['unfinished'],
+): string {
+  const parts = drained.flatMap((d) => (d === null ? [] : [`computer ${d.computer}: ${turnsLeft(d)}`]));
+  if (unfinished !== null) {
+    const held = Object.entries(unfinished.held).map(([computer, n]) => `${n} on ${computer}`);
+    if (unfinished.queued === 0 && held.length === 0) parts.push('the board has no unfinished run');
+    if (unfinished.queued > 0) parts.push(`the board keeps ${plural(unfinished.queued, 'queued run')} in the log for its next start`);
+    if (held.length > 0) parts.push(`still claimed elsewhere: ${held.join(', ')} (reported to the board when it runs again)`);
+  } else if (server !== null) {
+    parts.push(`what was queued here goes back to the board at ${server}, which offers it to its other computers`);
+  }
+  return `stopped (${reason}, exit ${code}): ${parts.join('; ')}`;
+}
+
+function turnsLeft(d: DrainReport): string {
+  if (d.finished + d.stopped === 0) return 'no turn was running';
+  return `${plural(d.finished, 'turn')} finished, ${plural(d.stopped, 'turn')} stopped at the end of the drain time (completed as failed)`;
+}
+
+function plural(n: number, what: string): string {
+  return `${n} ${what}${n === 1 ? '' : 's'}`;
 }
 
 /** Where the log ended before this start: the narration tells only what happens from now on. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
@@ -11,6 +11,7 @@ import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import type { RunOptions } from '../commands/run.ts';
 import { print } from '../shared/options.ts';
 import { refuseOption } from '../shared/parse.ts';
+import { readPrompt } from '../shared/prompt.ts';
 
 /** Turns of `runledger run` are the daemon's own computer's: they share its lanes' sessions. */
 const COMPUTER = 'local';
@@ -30,7 +31,7 @@ const COMPUTER = 'local';
  */
 export async function run(o: RunOptions, command: CommandUnknownOpts): Promise<void> {
   checkLane(o.lane, command);
-  const prompt = o.prompt ?? readFileSync(0, 'utf8');
+  const prompt = readPrompt('run', o.prompt);
   const result = o.dryRun ? await dryRun(o, prompt) : await recordedRun(o, prompt);
   const view = {
     run_id: result.runId,
@@ -71,6 +72,7 @@ async function recordedRun(o: RunOptions, prompt: string): Promise<LocalTurnResu
           exec: o.exec,
           workspaceRoot: join(folder, 'workspaces', COMPUTER),
           budgetS: o.timeoutS,
+          budgetNote: o.budgetNote === 'on',
           laneSession,
         }),
       );
@@ -99,6 +101,7 @@ async function dryRun(o: RunOptions, prompt: string): Promise<LocalTurnResult> {
         exec: o.exec,
         workspaceRoot: scratch ?? root,
         budgetS: o.timeoutS,
+        budgetNote: o.budgetNote === 'on',
         laneSession: null,
       }),
     );

@@ -1,5 +1,5 @@
 import { Command } from '@commander-js/extra-typings';
-import { type OptionsOf, withDb } from '../shared/options.ts';
+import { helpAfter, type OptionsOf, withDb } from '../shared/options.ts';
 
 const audit = () =>
   withDb(new Command('audit'))
@@ -14,5 +14,7 @@ export type AuditOptions = OptionsOf<ReturnType<typeof audit>>;
 
 /** `runledger audit [ID]`; what it does is in ../actions/audit.ts, loaded when it runs. */
 export function auditCommand() {
-  return audit().action(async (id, options) => (await import('../actions/audit.ts')).audit(id, options));
+  return helpAfter(audit(), ['runledger audit 2397a925', 'runledger audit --summary --json'], 'no run or session of that id in the log').action(
+    async (id, options) => (await import('../actions/audit.ts')).audit(id, options),
+  );
 }

@@ -1,20 +1,20 @@
 import { Command, type OptionValues } from '@commander-js/extra-typings';
-import { DEFAULT_DB, DEFAULT_SERVER, type OptionsOf } from '../shared/options.ts';
-import { int } from '../shared/parse.ts';
+import { DEFAULT_DB, DEFAULT_SERVER, helpAfter, ID_RULE_HELP, type OptionsOf } from '../shared/options.ts';
+import { int, serverUrl } from '../shared/parse.ts';
 
 const withBoard = <Args extends unknown[], Opts extends OptionValues, Globals extends OptionValues>(command: Command<Args, Opts, Globals>) =>
   command
-    .option('--server <url>', 'the board', DEFAULT_SERVER)
-    .option('--token <token>', 'the submit token (default: the file beside --db)')
+    .option('--server <url>', 'the board: its URL, scheme included', serverUrl, DEFAULT_SERVER)
+    .option('--token <token>', 'the submit token (default: the file `token` beside --db, which the board of that log made)')
     .option('--db <file>', 'the log whose folder holds the submit token', DEFAULT_DB)
     .option('--json', 'print results as JSON, for scripts');
 
 const submit = () =>
   withBoard(new Command('submit'))
     .description('submit a run (the prompt from --prompt or stdin); prints its id')
-    .requiredOption('--lane <lane>', 'the conversation it is a turn of')
-    .option('--prompt <text>', 'the prompt (default: stdin)')
-    .option('--agent <id>', 'the agent login to run it on')
+    .requiredOption('--lane <lane>', `the conversation it is a turn of (${ID_RULE_HELP})`)
+    .option('--prompt <text>', 'the prompt (default: stdin; in a terminal, type it and end with Ctrl-D)')
+    .option('--agent <id>', `the agent login to run it on (${ID_RULE_HELP})`)
     .option('--timeout-s <s>', 'its budget in seconds (0 = none)', int('--timeout-s', 0))
     .option('--idempotency-key <key>', 'a retry with the same key submits nothing new');
 
@@ -40,18 +40,25 @@ export type StatusOptions = OptionsOf<ReturnType<typeof status>>;
 // The board's clients; what they do is in ../actions/client.ts and ../actions/status.ts, loaded when one runs.
 
 export function submitCommand() {
-  return submit().action(async (options) => (await import('../actions/client.ts')).submit(options));
+  return helpAfter(submit(), [
+    'runledger submit --lane alice --prompt "what broke in the last deploy?"',
+    'git diff | runledger submit --lane review',
+  ]).action(async (options) => (await import('../actions/client.ts')).submit(options));
 }
 
 export function cancelCommand() {
-  return cancel().action(async (runId, options) => (await import('../actions/client.ts')).cancel(runId, options));
+  return helpAfter(cancel(), ['runledger cancel 2397a925 --wait'], 'with --wait, the run ended otherwise than cancelled').action(
+    async (runId, options) => (await import('../actions/client.ts')).cancel(runId, options),
+  );
 }
 
 export function showCommand() {
-  return show().action(async (runId, options) => (await import('../actions/client.ts')).show(runId, options));
+  return helpAfter(show(), ['runledger show 2397a925']).action(async (runId, options) => (await import('../actions/client.ts')).show(runId, options));
 }
 
 /** Apart from the others: a glance at the board loads no schema (`runledger status` starts in ~2x a bare node). */
 export function statusCommand() {
-  return status().action(async (options) => (await import('../actions/status.ts')).status(options));
+  return helpAfter(status(), ['runledger status', 'runledger status --server http://board.example:7420 --json']).action(async (options) =>
+    (await import('../actions/status.ts')).status(options),
+  );
 }

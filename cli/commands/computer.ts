@@ -1,8 +1,10 @@
 import { Command } from '@commander-js/extra-typings';
-import { type OptionsOf, withDb } from '../shared/options.ts';
+import { helpAfter, ID_RULE_HELP, type OptionsOf, withDb } from '../shared/options.ts';
 
 const add = () =>
-  withDb(new Command('add')).description('create a computer and print its token, once (the board keeps only its hash)').argument('<id>');
+  withDb(new Command('add'))
+    .description('create a computer and print its token, once (the board keeps only its hash)')
+    .argument('<id>', `the computer's id (${ID_RULE_HELP})`);
 
 const list = () =>
   withDb(new Command('list')).description('the computers of this board: which are connected since when, and when the others were last seen');
@@ -14,6 +16,14 @@ export type ComputerListOptions = OptionsOf<ReturnType<typeof list>>;
 export function computerCommand() {
   return new Command('computer')
     .description('computers that may claim runs from this board')
-    .addCommand(add().action(async (id, options) => (await import('../actions/computer.ts')).addComputer(id, options)))
-    .addCommand(list().action(async (options) => (await import('../actions/computer.ts')).listComputers(options)));
+    .addCommand(
+      helpAfter(add(), ['runledger computer add c2 --db /var/lib/runledger/runledger.db']).action(async (id, options) =>
+        (await import('../actions/computer.ts')).addComputer(id, options),
+      ),
+    )
+    .addCommand(
+      helpAfter(list(), ['runledger computer list --json']).action(async (options) =>
+        (await import('../actions/computer.ts')).listComputers(options),
+      ),
+    );
 }

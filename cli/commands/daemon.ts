@@ -1,8 +1,8 @@
 import { Command, InvalidArgumentError, Option } from '@commander-js/extra-typings';
 import { MAX_TIMEOUT_S } from '../../events/bounds.ts';
 import { SAFE_ID_PART, SAFE_ID_RULE } from '../../events/idRule.ts';
-import { DEFAULT_DB, DEMO_EXEC, type OptionsOf } from '../shared/options.ts';
-import { atMost, collect, int } from '../shared/parse.ts';
+import { BUDGET_NOTE, DEFAULT_DB, DEMO_EXEC, helpAfter, ID_RULE_HELP, type OptionsOf } from '../shared/options.ts';
+import { atMost, collect, int, serverUrl } from '../shared/parse.ts';
 
 const HOOK = 'run COMMAND (JSON on stdin) for on_run_claimed, on_run_started, on_run_ended, on_session_closed or on_tick (repeatable)';
 
@@ -13,7 +13,7 @@ const daemon = () =>
     .option('--exec <command>', 'the agent command line (prompt on stdin)', DEMO_EXEC)
     .option('--slots <n>', 'runs at once', int('--slots', 1), 1)
     .option('--login <name=n>', 'at most N runs at once on agent login NAME (repeatable)', collectLogin)
-    .option('--port <port>', 'the board port', int('--port', 0), 7420)
+    .option('--port <port>', 'the board port (0: one the system picks)', int('--port', 0), 7420)
     .option('--host <host>', 'the board address', '127.0.0.1')
     .option('--heartbeat-s <s>', 'seconds between heartbeats', int('--heartbeat-s', 1), 30)
     .option(
@@ -22,6 +22,7 @@ const daemon = () =>
       atMost('--timeout-s', MAX_TIMEOUT_S, int('--timeout-s', 0)),
       7200,
     )
+    .addOption(BUDGET_NOTE())
     .option('--drain-s <s>', 'time running turns get to finish on shutdown', int('--drain-s', 0), 60)
     .option('--lease-s <s>', 'heartbeat silence after which a claimed run is reaped', int('--lease-s', 1), 90)
     .option('--tick-s <s>', 'seconds between two rounds over the sessions to close', int('--tick-s', 1), 10)
@@ -34,9 +35,9 @@ const daemon = () =>
     .option('--tmux-socket <name>', 'the tmux server of the sessions (tmux -L NAME); the default server when absent')
     .option('--hook <name=command>', HOOK, collect)
     .addOption(new Option('--sync <mode>', 'full survives power loss, normal a crash').choices(['full', 'normal']).default('full'))
-    .option('--server <url>', 'join this board instead of running one')
-    .option('--computer <id>', "this computer's id", 'local')
-    .option('--token <token>', "this computer's token (from `runledger computer add`)")
+    .option('--server <url>', 'join this board instead of running one: its URL, scheme included (http://host:port)', serverUrl)
+    .option('--computer <id>', `this computer's id (${ID_RULE_HELP})`, 'local')
+    .option('--token <token>', "this computer's token, with --server (`runledger computer add ID` on the board prints it)")
     .option('--log-json', 'log decisions as JSON lines (pino) instead of sentences')
     .option('--demo', 'run a second computer (demo-2) and submit a few runs, to watch them queue, park, run and complete');
 
@@ -44,7 +45,7 @@ const server = () =>
   new Command('server')
     .description('the board alone: HTTP API and push stream')
     .option('--db <file>', 'the SQLite log', DEFAULT_DB)
-    .option('--port <port>', 'the board port', int('--port', 0), 7420)
+    .option('--port <port>', 'the board port (0: one the system picks)', int('--port', 0), 7420)
     .option('--host <host>', 'the board address', '127.0.0.1')
     .option('--lease-s <s>', 'heartbeat silence after which a claimed run is reaped', int('--lease-s', 1), 90)
     .option('--hook <name=command>', HOOK, collect)
@@ -56,11 +57,17 @@ export type ServerOptions = OptionsOf<ReturnType<typeof server>>;
 
 /** `runledger daemon` and `runledger server`; what they do is in ../actions/daemon.ts, loaded when one runs. */
 export function daemonCommand() {
-  return daemon().action(async (options, command) => (await import('../actions/daemon.ts')).daemon(options, command));
+  return helpAfter(daemon(), [
+    'runledger daemon --demo',
+    'runledger daemon --exec "claude -p --output-format stream-json --verbose" --slots 2',
+    'runledger daemon --server http://board.example:7420 --computer c2 --token "$(cat c2.token)"',
+  ]).action(async (options, command) => (await import('../actions/daemon.ts')).daemon(options, command));
 }
 
 export function serverCommand() {
-  return server().action(async (options, command) => (await import('../actions/daemon.ts')).server(options, command));
+  return helpAfter(server(), ['runledger server --port 7420 --db /var/lib/runledger/runledger.db']).action(async (options, command) =>
+    (await import('../actions/daemon.ts')).server(options, command),
+  );
 }
 
 const LOGIN = new RegExp(`^(${SAFE_ID_PART})=(\\d+)$`);

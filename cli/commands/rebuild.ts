@@ -1,5 +1,5 @@
 import { Command } from '@commander-js/extra-typings';
-import { type OptionsOf, withDb } from '../shared/options.ts';
+import { helpAfter, type OptionsOf, withDb } from '../shared/options.ts';
 import type { ToolRegistry } from '../shared/registry.ts';
 
 const rebuild = () =>
@@ -11,5 +11,7 @@ export type RebuildOptions = OptionsOf<ReturnType<typeof rebuild>>;
 
 /** `runledger rebuild`; what it does is in ../actions/rebuild.ts, loaded when it runs. A test may hand it the registry of its fixtures. */
 export function rebuildCommand(registry?: ToolRegistry) {
-  return rebuild().action(async (options) => (await import('../actions/rebuild.ts')).rebuild(options, registry));
+  return helpAfter(rebuild(), ['runledger rebuild', 'runledger rebuild --write'], 'a projection differs from its rebuild').action(async (options) =>
+    (await import('../actions/rebuild.ts')).rebuild(options, registry),
+  );
 }

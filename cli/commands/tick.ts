@@ -1,11 +1,11 @@
 import { Command, Option } from '@commander-js/extra-typings';
-import { type OptionsOf, withDb } from '../shared/options.ts';
+import { helpAfter, ID_RULE_HELP, type OptionsOf, withDb } from '../shared/options.ts';
 import { int } from '../shared/parse.ts';
 
 const tick = () =>
   withDb(new Command('tick'))
     .description('one round over the sessions to close on a computer (as the daemon runs every --tick-s), then exit')
-    .option('--computer <id>', 'the computer whose sessions to close', 'local')
+    .option('--computer <id>', `the computer whose sessions to close (${ID_RULE_HELP})`, 'local')
     .addOption(
       new Option('--session-driver <driver>', "how sessions are read and closed: exec (a run's process) or tmux (a pane)")
         .choices(['exec', 'tmux'])
@@ -24,5 +24,5 @@ export type TickOptions = OptionsOf<ReturnType<typeof tick>>;
 
 /** `runledger tick`; what it does is in ../actions/tick.ts, loaded when it runs. */
 export function tickCommand() {
-  return tick().action(async (options) => (await import('../actions/tick.ts')).tick(options));
+  return helpAfter(tick(), ['runledger tick --computer local --json']).action(async (options) => (await import('../actions/tick.ts')).tick(options));
 }

@@ -1,5 +1,6 @@
+import { resolve } from 'node:path';
 import { messageOf } from '../../events/thrown.ts';
-import { readSubmitToken } from '../../wire/tokens.ts';
+import { readSubmitToken, tokenPaths } from '../../wire/tokens.ts';
 import { DEFAULT_DB } from './options.ts';
 
 export interface ClientOptions {
@@ -29,6 +30,7 @@ export async function boardCall(options: ClientOptions, method: 'GET' | 'POST', 
       `the board at ${options.server} did not answer (${messageOf(error)}): is \`runledger daemon\` running? (--server sets another address)`,
     );
   }
+  if (response.status === 401) throw new Error(tokenRefused(options, token));
   const text = await response.text();
   let parsed: unknown;
   try {
@@ -38,6 +40,19 @@ export async function boardCall(options: ClientOptions, method: 'GET' | 'POST', 
     parsed = text;
   }
   return { status: response.status, body: parsed as Record<string, unknown> | undefined };
+}
+
+/** A 401 says which token was sent, from where, and what to do: a token file of another board's folder is the usual cause. */
+function tokenRefused(options: ClientOptions, token: string | null): string {
+  const board = `the board at ${options.server}`;
+  if (token === null)
+    return `${board} wants a token even for reads (it listens beyond loopback): pass --token, or --db with the log of that board (its folder holds the token)`;
+  if (options.token) return `${board} refused the submit token given with --token (401): pass the one in the \`token\` file beside that board's log`;
+  const file = tokenPaths(resolve(options.db ?? DEFAULT_DB)).submitToken;
+  return (
+    `${board} refused the submit token read from ${file} (401): that file is the token of the board whose log is ${resolve(options.db ?? DEFAULT_DB)}; ` +
+    'give --db the log of the board at --server (its folder holds its token), or --token'
+  );
 }
 
 export function refusal(status: number, body: unknown): string {

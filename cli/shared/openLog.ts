@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { type AnyEventCodec, InvalidEventError } from '../../events/codec.ts';
 import { openSqliteStore, openSqliteStoreToRead, type SqliteStoreOptions } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { type DbOptions, print } from './options.ts';
@@ -27,7 +28,15 @@ export function openLog(
  * stderr and skipped.
  */
 export function openLogToRead(options: DbOptions, foreignRows: SqliteStoreOptions['foreignRows'] = undefined, codec?: AnyEventCodec) {
-  return openSqliteStoreToRead(resolve(options.db), { ...(foreignRows ? { foreignRows } : {}), ...(codec ? { codec } : {}) });
+  const path = resolve(options.db);
+  // SQLite answers a folder with "disk I/O error", naming nothing: the path is named, with the file it may hold.
+  if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
+    const inside = join(path, 'runledger.db');
+    throw new Error(
+      `--db ${path} is a folder, not a log file: give the log's file${existsSync(inside) ? `, e.g. --db ${inside}` : ' (runledger.db in its folder, by default)'}`,
+    );
+  }
+  return openSqliteStoreToRead(path, { ...(foreignRows ? { foreignRows } : {}), ...(codec ? { codec } : {}) });
 }
 
 /**

@@ -1,4 +1,5 @@
-import type { Command, OptionValues } from '@commander-js/extra-typings';
+import { type Command, Option, type OptionValues } from '@commander-js/extra-typings';
+import { SAFE_ID_RULE } from '../../events/idRule.ts';
 
 /**
  * What the command definitions share. Every start loads the definitions (`--help` lists them all), so
@@ -15,6 +16,38 @@ export interface DbOptions {
   json?: boolean;
   sync?: 'full' | 'normal';
 }
+
+/** Said in the help of every option or argument that takes an id (a lane, a computer, a session...). */
+export const ID_RULE_HELP = `letters, digits and -, 1 to 64 of them: ${SAFE_ID_RULE}`;
+
+/** The exit codes every command keeps, for the help (`runledger --help`). */
+export const EXIT_CODES =
+  'Exit codes: 0 ok; 1 a finding (replay or rebuild found a difference, audit found no such run, a turn or a waited-for run failed); ' +
+  '2 a usage or environment error (a bad option, no board answering, a token refused, a port taken, a log that cannot be opened): ' +
+  'the message names the thing and what to do.';
+
+/**
+ * A command's help ends with an example (or a few) and what its exit codes mean for it (`finding`:
+ * what exit 1 means; none when the command has no finding to report).
+ */
+export function helpAfter<C extends { addHelpText(position: 'after', text: string): unknown }>(
+  command: C,
+  examples: readonly string[],
+  finding?: string,
+): C {
+  const exits = `Exit: 0 ok${finding ? `; 1 ${finding}` : ''}; 2 a usage or environment error, named with what to do.`;
+  command.addHelpText('after', `\nExample${examples.length > 1 ? 's' : ''}:\n${examples.map((e) => `  $ ${e}`).join('\n')}\n\n${exits}`);
+  return command;
+}
+
+/** `--budget-note on|off` (`daemon`, `run`): the sentence about the time budget ahead of each prompt, or the prompt as given. */
+export const BUDGET_NOTE = () =>
+  new Option(
+    '--budget-note <mode>',
+    'on: the agent gets a sentence about its time budget ("You have about 2 hours for this turn...") ahead of the prompt; off: the prompt as given',
+  )
+    .choices(['on', 'off'] as const)
+    .default('on' as const);
 
 /** The option values of a command definition, as its action receives them (typed from its `.option`s). */
 export type OptionsOf<C extends { opts(): OptionValues }> = ReturnType<C['opts']>;

@@ -24,6 +24,24 @@ export function atMost(name: string, max: number, parse: (text: string) => numbe
   };
 }
 
+/**
+ * `--server URL`: a whole http:// or https:// URL (SPEC 7 names it a URL). Without a scheme it is
+ * refused, not guessed: `localhost:7420` parses as scheme `localhost:`, and guessing http:// would
+ * send the token in clear to a board that may be meant for https://.
+ */
+export function serverUrl(text: string): string {
+  let url: URL | null = null;
+  try {
+    url = new URL(text);
+  } catch {
+    // no URL at all: refused below like one without a scheme
+  }
+  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.host === '') {
+    throw new InvalidArgumentError(`--server wants the board's URL with its scheme, e.g. http://${text.replace(/^[a-z]+:\/\//i, '')}, not "${text}"`);
+  }
+  return text.replace(/\/+$/, '');
+}
+
 /** A seq of the log (`replay --until`). */
 export function parseSeq(text: string): number {
   const seq = Number(text);
@@ -41,8 +59,8 @@ export function collect(text: string, previous: readonly string[] = []): string[
 
 /**
  * Refuses an option's text in an action exactly as commander refuses what a parser rejects (the same
- * words, exit 1), for the options whose check needs a schema (see the top of this file).
+ * words, exit 2), for the options whose check needs a schema (see the top of this file).
  */
 export function refuseOption(command: CommandUnknownOpts, flags: string, text: string, problem: string): never {
-  return command.error(`error: option '${flags}' argument '${text}' is invalid. ${problem}`, { exitCode: 1, code: 'commander.invalidArgument' });
+  return command.error(`error: option '${flags}' argument '${text}' is invalid. ${problem}`, { exitCode: 2, code: 'commander.invalidArgument' });
 }

@@ -174,15 +174,20 @@ function sentence(event: DomainEvent): string {
     case 'board.run.offered':
       return `${event.data.reason} (offered to ${event.data.computers.join(', ')})`;
     case 'board.run.claimed':
-      return `claimed by ${event.data.computerId}: ${event.data.reason}`;
+      return sayOnce(`claimed by ${event.data.computerId}`, event.data.reason);
     case 'board.run.running':
       return `running on ${event.data.computerId}: ${event.data.reason}`;
     case 'board.run.cancel.requested':
       return `cancel passed on to ${event.data.computerId}: ${event.data.reason}`;
     case 'board.run.replied':
       return `the reply was recorded (${plural(event.data.text.length, 'character')})`;
-    case 'board.run.finished':
-      return `finished, ${event.data.state}: ${event.data.reason}${event.data.error ? ` (${event.data.error})` : ''}`;
+    case 'board.run.finished': {
+      // The board's reason already says the outcome and the error's first line ("completed: failed (X)").
+      const { state, reason, error } = event.data;
+      const told = reason.startsWith(`completed: ${state}`) ? reason : `finished, ${state}: ${reason}`;
+      const said = !error || state === 'cancelled' || told.includes(error.split('\n', 1)[0]!.slice(0, 100));
+      return said ? told : `${told} (${error})`;
+    }
     case 'board.request.refused':
       return `the ${event.data.request} request was refused ${event.data.status} ${event.data.code}: ${event.data.reason}`;
     case 'board.request.repeated':
@@ -317,4 +322,12 @@ const MAX_LINE = 300;
 function oneLine(text: string): string {
   const flat = text.replace(/\s*[\r\n]+\s*/g, ' ⏎ ').trim();
   return flat.length > MAX_LINE ? `${flat.slice(0, MAX_LINE - 1)}…` : flat;
+}
+
+/**
+ * `head: reason`, unless the recorded reason says the head already (the board's claim reasons are
+ * "claimed by c1"): each thing said once, from old logs and new alike.
+ */
+function sayOnce(head: string, reason: string): string {
+  return reason === head || reason.startsWith(`${head} `) || reason.startsWith(`${head}:`) ? reason : `${head}: ${reason}`;
 }

@@ -39,9 +39,9 @@ describe('an option refused by its command', () => {
       ['daemon', '--timeout-s', '99999999', '--db', db],
       `error: option '--timeout-s <s>' argument '99999999' is invalid. --timeout-s wants at most 2592000, not "99999999"`,
     ],
-  ])('runledger %j: exit 1, naming the option and the rule', (args, message) => {
+  ])('runledger %j: exit 2 (a usage error), naming the option and the rule', (args, message) => {
     const result = runledger(args);
-    expect(result).toMatchObject({ status: 1, stdout: '', stderr: `${message}\n` });
+    expect(result).toMatchObject({ status: 2, stdout: '', stderr: `${message}\n` });
     expect(existsSync(db)).toBe(false);
   });
 });

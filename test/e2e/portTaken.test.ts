@@ -25,7 +25,9 @@ describe('runledger daemon on a port that is taken', () => {
     const run = await runCli(['daemon', '--db', db, '--port', String(port)], 15_000);
 
     expect(run.status).not.toBe(0);
-    expect(run.stderr).toContain(`EADDRINUSE: address already in use 127.0.0.1:${port}`);
+    expect(run.stderr).toContain(`runledger: port ${port} on 127.0.0.1 is taken (EADDRINUSE`);
+    expect(run.stderr).toContain('--port P (--port 0 takes a free one)');
+    expect(run.status).toBe(2);
     expect(run.stderr).not.toMatch(/^\s+at /m);
     expect(run.stderr).not.toContain('database connection is not open');
     const again = await runCli(['audit', '--db', db]);
