@@ -55,6 +55,7 @@ describe('an input sent without waiting', () => {
       kind: agentKindOf('true'),
       workspaceRoot: tempDir(),
       killGraceMs: 100,
+      budgetNote: true,
       handles: new Map(),
       input: async (_runId, event) => {
         inputs.push(event.type);
