@@ -119,7 +119,7 @@ describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
     // behind it, claims it once the board has the first's completion; it runs and finishes.
     await page.locator('#timeline tr[data-step="board.run.finished"]').waitFor({ timeout: 15_000 });
     expect(await steps()).toEqual(expect.arrayContaining(['board.run.claimed', 'run.process.began', 'board.run.finished']));
-    await expect(page.locator('#timeline tr[data-step="board.run.finished"] td.why').textContent()).resolves.toMatch(/^finished, succeeded/);
+    await expect(page.locator('#timeline tr[data-step="board.run.finished"] td.why').textContent()).resolves.toMatch(/^completed: succeeded/);
     await expect(page.locator('#facts').textContent()).resolves.toContain('succeeded');
     expect(await runState(board, second)).toBe('succeeded');
     await page.screenshot({ path: join(SCREENSHOTS, '3-run-timeline.png'), fullPage: true });
