@@ -17,7 +17,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -90,7 +90,13 @@ function swapIn(staging: string): void {
 
 /** Builds unless dist/ was built from the sources as they are; true when it built. */
 export function ensureBuilt(): boolean {
-  if (isBuilt()) return false;
+  if (isBuilt()) {
+    // Up to date after all (a file touched, not changed): mark it so, so the bin's quick look at
+    // modification times (cli/runledger.js) does not send it here again.
+    const now = new Date();
+    utimesSync(join(DIST, FINGERPRINT), now, now);
+    return false;
+  }
   build();
   return true;
 }

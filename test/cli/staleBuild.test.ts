@@ -1,0 +1,37 @@
+/**
+ * A checkout whose sources changed since dist/ was built (an edit, a `git pull`) must not run the old
+ * code without a word: the bin looks at modification times, and the build rebuilds what changed.
+ */
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { repoRoot } from '../support/processes.ts';
+
+/** A copy of the checkout's sources (not its dist/), sharing its node_modules. */
+function checkoutCopy(): string {
+  const folder = mkdtempSync(join(tmpdir(), 'runledger-checkout-'));
+  onTestFinished(() => rmSync(folder, { recursive: true, force: true }));
+  const folders = (JSON.parse(readFileSync(join(repoRoot, 'tsconfig.build.json'), 'utf8')) as { include: string[] }).include;
+  for (const entry of [...folders, 'build.ts', 'tsconfig.json', 'tsconfig.build.json', 'package.json'])
+    cpSync(join(repoRoot, entry), join(folder, entry), { recursive: true });
+  symlinkSync(join(repoRoot, 'node_modules'), join(folder, 'node_modules'));
+  return folder;
+}
+
+const version = (folder: string) =>
+  spawnSync(process.execPath, [join(folder, 'cli/runledger.js'), '--version'], { cwd: folder, encoding: 'utf8', timeout: 60_000 });
+
+describe('runledger in a checkout', () => {
+  it('given sources changed since the build, then it rebuilds (saying so) and runs the new code; unchanged, it just runs', () => {
+    const folder = checkoutCopy();
+    expect(version(folder)).toMatchObject({ status: 0, stdout: '0.1.0\n', stderr: expect.stringMatching(/^runledger: built dist\/ in [\d.]+ s\n$/) });
+    expect(version(folder)).toMatchObject({ status: 0, stdout: '0.1.0\n', stderr: '' });
+
+    const packageJson = join(folder, 'package.json');
+    writeFileSync(packageJson, readFileSync(packageJson, 'utf8').replace('"version": "0.1.0"', '"version": "0.1.1"'));
+    expect(version(folder)).toMatchObject({ status: 0, stdout: '0.1.1\n', stderr: expect.stringMatching(/^runledger: built dist\/ in/) });
+    expect(version(folder)).toMatchObject({ status: 0, stdout: '0.1.1\n', stderr: '' });
+  });
+});
