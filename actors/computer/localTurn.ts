@@ -1,13 +1,16 @@
-import type { DomainEvent, EventData, NewDomainEvent } from '../../events/catalog.ts';
+import type { DomainEvent, EventData } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { hydrateStates } from '../../projections/hydrate.ts';
 import { laneSessionsProjection } from '../../projections/laneSessions.ts';
+import type { RunInput } from '../run/decideRun.ts';
 import type { AgentHandle } from '../run/execution/agentProcess.ts';
 import { agentKindOf } from '../run/resume.ts';
 import { RunActors } from '../run/runActor.ts';
+import { runDecider } from '../run/runDecider.ts';
 import { initialRunExecution, type RunExecution } from '../run/runState.ts';
 import type { Clock } from '../runtime/clock.ts';
+import { asInputOf } from '../runtime/decider.ts';
 import { startActorSystem, stopSystem } from '../runtime/runtime.ts';
 import { stderrLog } from '../runtime/untilRecorded.ts';
 import { type RunEffectsContext, spawnConsumer } from './runEffects.ts';
@@ -108,7 +111,7 @@ async function run(options: LocalTurnOptions, turn: TurnHooks): Promise<void> {
     state = run;
     for (const decision of decisions) perform(decision);
   });
-  const input = async (event: NewDomainEvent): Promise<void> => {
+  const input = async (event: RunInput): Promise<void> => {
     if (event.type === 'run.process.exited') exit = event.data;
     try {
       const outcome = await runs.input(runId, event, { failFast: true });
@@ -128,7 +131,7 @@ async function run(options: LocalTurnOptions, turn: TurnHooks): Promise<void> {
     workspaceRoot: options.workspaceRoot,
     killGraceMs: options.killGraceMs ?? 5_000,
     handles,
-    input: (_runId, event) => input(event),
+    input: (_runId, event) => input(asInputOf(runDecider, event)),
     runToken: async () => null,
     phaseOf: () => state.phase,
     promptOf: () => options.prompt,

@@ -1,7 +1,7 @@
 import type { NewDomainEvent } from '../../../../events/catalog.ts';
 import type { EventStore } from '../../../../events/store/eventStore.ts';
 import type { Clock } from '../../../runtime/clock.ts';
-import { decideAndAppend } from '../../../runtime/decideAndAppend.ts';
+import { decideAndAppend, onlyStreamsRead } from '../../../runtime/decideAndAppend.ts';
 import { writerIsAlive } from '../../../runtime/processes.ts';
 import { CONFLICT_RETRIES } from '../../../runtime/retryOnConflict.ts';
 import { writerOf } from '../../../runtime/writer.ts';
@@ -83,7 +83,7 @@ async function adoptOne(options: AdoptionRoundOptions, lane: string, report: Ado
     data: { lane, request: request.n, sessionId: request.sessionId, lock, listedOn, error, claim, ttlMs: options.ttlMs ?? DEFAULT_ADOPTION_TTL_MS },
     at: clock.now(),
   };
-  const step = await decideAndAppend(store, adoptionDecider, state, reading, versions);
+  const step = await decideAndAppend(store, adoptionDecider, state, reading, versions, onlyStreamsRead);
   if (!step.ok) {
     report.skipped.push([lane, 'another round answered or claimed it first']);
     return;
@@ -111,11 +111,11 @@ async function adoptOne(options: AdoptionRoundOptions, lane: string, report: Ado
     data: { lane, request: request.n, sessionId: request.sessionId, lock, computerId, ok: bindError === null, error: bindError },
     at: clock.now(),
   };
-  let outcome = await decideAndAppend(store, adoptionDecider, step.state, ended, versions);
+  let outcome = await decideAndAppend(store, adoptionDecider, step.state, ended, versions, onlyStreamsRead);
   // Written meanwhile (a release, a new request): the bind's end is still recorded, against what is there now.
   for (let attempt = 0; !outcome.ok && attempt < CONFLICT_RETRIES; attempt++) {
     const fresh = await readLane(store, lane);
-    outcome = await decideAndAppend(store, adoptionDecider, fresh.state, ended, fresh.versions);
+    outcome = await decideAndAppend(store, adoptionDecider, fresh.state, ended, fresh.versions, onlyStreamsRead);
   }
   const answer = outcome.ok ? outcome.decisions[0] : undefined;
   if (answer?.type === 'adoption.adopted') report.adopted.push([lane, request.sessionId]);

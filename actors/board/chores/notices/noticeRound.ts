@@ -2,7 +2,7 @@ import type { EventData, NewDomainEvent } from '../../../../events/catalog.ts';
 import type { EventStore } from '../../../../events/store/eventStore.ts';
 import type { NoticesIndex } from '../../../../projections/notices.ts';
 import type { Clock } from '../../../runtime/clock.ts';
-import { decideAndAppend } from '../../../runtime/decideAndAppend.ts';
+import { decideAndAppend, onlyStreamsRead } from '../../../runtime/decideAndAppend.ts';
 import { inboxDecider, whyHeld } from '../../inbox/inboxDecider.ts';
 import { inboxStream, readInbox } from '../../inbox/inboxStream.ts';
 import type { NoticeSource } from '../../inbox/noticeKinds.ts';
@@ -100,7 +100,7 @@ async function fileFor(
     data: { sessionId, record, liveness, detail, heard: due },
     at: clock.now(),
   };
-  const outcome = await decideAndAppend(store, inboxDecider, state, input, versions);
+  const outcome = await decideAndAppend(store, inboxDecider, state, input, versions, onlyStreamsRead);
   if (!outcome.ok) {
     report.skipped.push([sessionId, 'another process wrote to its inbox first']);
     return;
