@@ -3,6 +3,7 @@ import { asInputOf } from '../../actors/runtime/decider.ts';
 import { decideStep, type Step } from '../../actors/runtime/decideStep.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import { provisional } from '../../events/provisional.ts';
+import { messageOf } from '../../events/thrown.ts';
 
 /**
  * given / when / then for any decider: `given` inputs go through the whole step (decide, fold,
@@ -89,7 +90,7 @@ export function recordedHistory<S, I extends NewDomainEvent, D extends NewDomain
       try {
         model.observe(input, step?.decisions ?? null, state);
       } catch (error) {
-        throw new Error(`${(error as Error).message}\n  after input #${history.length} ${show(input)}\n${trail(history)}`);
+        throw new Error(`${messageOf(error)}\n  after input #${history.length} ${show(input)}\n${trail(history)}`);
       }
     },
   };

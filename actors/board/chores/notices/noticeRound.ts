@@ -1,5 +1,6 @@
 import type { EventData, NewDomainEvent } from '../../../../events/catalog.ts';
 import type { EventStore } from '../../../../events/store/eventStore.ts';
+import { messageOf } from '../../../../events/thrown.ts';
 import type { NoticesIndex } from '../../../../projections/notices.ts';
 import type { Clock } from '../../../runtime/clock.ts';
 import { decideAndAppend, onlyStreamsRead } from '../../../runtime/decideAndAppend.ts';
@@ -62,7 +63,7 @@ export async function fileNotices(options: NoticeRoundOptions, index: NoticesInd
         report,
       );
     } catch (error) {
-      report.skipped.push([sessionId, `filing failed: ${(error as Error).message}`]);
+      report.skipped.push([sessionId, `filing failed: ${messageOf(error)}`]);
     }
   }
   return report;
@@ -91,7 +92,7 @@ async function fileFor(
       liveness = await options.liveness.read(sessionId);
     } catch (error) {
       liveness = 'unreadable';
-      detail = (error as Error).message.slice(0, 500);
+      detail = messageOf(error).slice(0, 500);
     }
   }
   const input: NewDomainEvent = {
