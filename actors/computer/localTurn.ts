@@ -98,12 +98,10 @@ async function run(options: LocalTurnOptions, turn: TurnHooks): Promise<void> {
   const { handles, settle, fail } = turn;
   // A dry run records into a log in memory, dropped when the turn ends: the same steps, nothing written anywhere.
   const store = options.store ?? (await openSqliteStore(':memory:'));
-  // Every crash of the run's actor is an input that failed: its asker is told, and fails the turn.
-  const system = startActorSystem({
-    onError: () => {
-      // a crash of the turn's run actor fails the turn through its result; nothing else to tell
-    },
-  });
+  // Every crash of the run's actor fails the turn with its error, at once: one in `receive` was told
+  // to its asker too, but one while folding the run from the log (a disk that fails a read) drops the
+  // input unanswered, and `runledger run` would otherwise wait out the query's 30 s timeout.
+  const system = startActorSystem({ onError: (crash) => fail(crash.error) });
   let state: RunExecution = initialRunExecution();
   let laneSession = options.laneSession;
   let exit: EventData<'run.process.exited'> | null = null;
