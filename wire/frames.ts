@@ -1,5 +1,9 @@
 import { z } from 'zod';
-import type { NewDomainEvent } from '../events/catalog.ts';
+import type { NewEventOf } from '../events/catalog.ts';
+
+/** What a frame becomes on the computer: one of its queue's inputs. */
+export type FrameInput = NewEventOf<'frame.received' | 'frame.refused'>;
+
 import { SAFE_ID, SAFE_ID_RULE } from '../events/idRule.ts';
 
 /** Frames above this size close the connection (WebSocket 1009); the computer reconnects. */
@@ -22,8 +26,8 @@ const PushFrame = z.object({
  * The input a raw frame becomes: `frame.received` when it reads, `frame.refused` (answered 400) when
  * it does not. Never throws: a bad frame is recorded and answered, and the connection lives on.
  */
-export function frameInput(computer: string, raw: string, at: number): NewDomainEvent {
-  const refuse = (frameId: string | null, reason: string): NewDomainEvent => ({
+export function frameInput(computer: string, raw: string, at: number): FrameInput {
+  const refuse = (frameId: string | null, reason: string): FrameInput => ({
     stream: `${computer}/computer:${computer}`,
     type: 'frame.refused',
     data: { frameId, reason, excerpt: raw.slice(0, 500) },

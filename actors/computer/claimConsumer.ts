@@ -63,15 +63,10 @@ export function claimConsumer(
         ? { runId: event.data.runId, stream: event.stream, incarnation: event.data.incarnation }
         : null,
     async perform({ runId, stream, incarnation }) {
-      let answer: { status: number; body?: unknown };
-      try {
-        // The life that started the claim, even when a later life repeats it after a restart.
-        answer = await board.claim(runId, incarnation);
-      } catch {
-        // BoardClient answers a network error as status 0 and never throws; a stand-in that throws is
-        // taken the same way: a network error, which the lane retries.
-        answer = { status: 0 };
-      }
+      // The life that started the claim, even when a later life repeats it after a restart. BoardClient
+      // answers a network failure as status 0 and never throws: a throw is a bug, and fails this effect
+      // with its message (the outbox records it) instead of passing for a network error to retry.
+      const answer = await board.claim(runId, incarnation);
       const code = errorCodeOf(answer.body);
       if (answer.status !== 200 && answer.status !== 201) {
         await answered({ stream, runId, status: answer.status, ...(code ? { code } : {}) });

@@ -1,8 +1,9 @@
 import type { Subscription } from 'rxjs';
-import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
+import type { DomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { hydrateStates } from '../../projections/hydrate.ts';
 import { queueProjection } from '../../projections/queue.ts';
+import type { QueueDecision, QueueInput } from '../lane/decideQueue.ts';
 import { queueDecider } from '../lane/queueDecider.ts';
 import { initialQueueState, type QueueState } from '../lane/queueState.ts';
 import { type Clock, wakeAt } from '../runtime/clock.ts';
@@ -31,7 +32,7 @@ export interface QueueEffects {
  * the queue projection, so a crash (reset) or a restart of the daemon resumes from the log.
  */
 export class ComputerQueue {
-  private readonly actor: DecidingActor<QueueState>;
+  private readonly actor: DecidingActor<QueueState, QueueInput, QueueDecision>;
   private readonly outbox: Outbox<ClaimEffect>;
   private readonly timers = new Map<string, () => void>();
   private following: Subscription | null = null;
@@ -67,7 +68,7 @@ export class ComputerQueue {
    * done, then follows the log for new ones. First, so that an answer to a claim of the last life is
    * decided in this one (no longer draining); the claims it decides wait for the outbox to open.
    */
-  async start(first?: NewDomainEvent): Promise<void> {
+  async start(first?: QueueInput): Promise<void> {
     if (first) await this.input(first);
     await this.outbox.open();
     this.opened = true;
@@ -75,7 +76,7 @@ export class ComputerQueue {
     this.following = this.outbox.follow();
   }
 
-  input(input: NewDomainEvent): Promise<StepOutcome<QueueState>> {
+  input(input: QueueInput): Promise<StepOutcome<QueueState, QueueInput, QueueDecision>> {
     return this.actor.input(input);
   }
 
@@ -139,7 +140,7 @@ export class ComputerQueue {
     if (notBefore <= 0) return;
     const cancel = wakeAt(this.clock, notBefore, (at) => {
       this.timers.delete(runId);
-      const input: NewDomainEvent = { stream, type: 'timer.fired', data: { runId }, at };
+      const input: QueueInput = { stream, type: 'timer.fired', data: { runId }, at };
       void this.input(input).catch(unrecorded(this.effects.log ?? stderrLog, input));
     });
     this.timers.set(runId, cancel);

@@ -8,11 +8,14 @@ import { hydrateStates } from '../../projections/hydrate.ts';
 import { laneSessionsProjection } from '../../projections/laneSessions.ts';
 import type { BoardAnswer } from '../../wire/boardClient.ts';
 import { DEFAULT_TIMEOUT_S } from '../run/budget.ts';
+import type { RunInput } from '../run/decideRun.ts';
 import type { AgentHandle } from '../run/execution/agentProcess.ts';
 import { agentKindOf } from '../run/resume.ts';
 import { RunActors } from '../run/runActor.ts';
+import { runDecider } from '../run/runDecider.ts';
 import type { RunExecution } from '../run/runState.ts';
 import { type Clock, wakeAt } from '../runtime/clock.ts';
+import { asInputOf } from '../runtime/decider.ts';
 import { Outbox } from '../runtime/outbox.ts';
 import { groupAlive } from '../runtime/processes.ts';
 import type { ActorSystem } from '../runtime/runtime.ts';
@@ -89,7 +92,8 @@ export class ComputerRuns {
       killGraceMs: options.killGraceMs ?? 5_000,
       budgetNote: options.budgetNote ?? true,
       handles: this.handles,
-      input: (runId, input) => this.input(runId, input),
+      // The effects are typed by any event (runEffects.ts); what they send is checked to be a run's input.
+      input: (runId, input) => this.input(runId, asInputOf(runDecider, input)),
       runToken: (runId) => this.runToken(runId),
       phaseOf: (runId) => this.phases.get(runId) ?? null,
       promptOf: (runId) => this.prompts.get(runId) ?? null,
@@ -105,7 +109,7 @@ export class ComputerRuns {
     this.tokens.set(runId, token);
   }
 
-  input(runId: string, input: NewDomainEvent) {
+  input(runId: string, input: RunInput) {
     return this.actors.input(runId, input);
   }
 

@@ -1,13 +1,16 @@
-import type { DomainEvent, EventData, NewDomainEvent } from '../../events/catalog.ts';
+import type { DomainEvent, EventData } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { hydrateStates } from '../../projections/hydrate.ts';
 import { laneSessionsProjection } from '../../projections/laneSessions.ts';
+import type { RunInput } from '../run/decideRun.ts';
 import type { AgentHandle } from '../run/execution/agentProcess.ts';
 import { agentKindOf } from '../run/resume.ts';
 import { RunActors } from '../run/runActor.ts';
+import { runDecider } from '../run/runDecider.ts';
 import { initialRunExecution, type RunExecution } from '../run/runState.ts';
 import type { Clock } from '../runtime/clock.ts';
+import { asInputOf } from '../runtime/decider.ts';
 import { startActorSystem, stopSystem } from '../runtime/runtime.ts';
 import { stderrLog } from '../runtime/untilRecorded.ts';
 import { type RunEffectsContext, spawnConsumer } from './runEffects.ts';
@@ -97,12 +100,10 @@ async function run(options: LocalTurnOptions, turn: TurnHooks): Promise<void> {
   const { handles, settle, fail } = turn;
   // A dry run records into a log in memory, dropped when the turn ends: the same steps, nothing written anywhere.
   const store = options.store ?? (await openSqliteStore(':memory:'));
-  // Every crash of the run's actor is an input that failed: its asker is told, and fails the turn.
-  const system = startActorSystem({
-    onError: () => {
-      // a crash of the turn's run actor fails the turn through its result; nothing else to tell
-    },
-  });
+  // Every crash of the run's actor fails the turn with its error, at once: one in `receive` was told
+  // to its asker too, but one while folding the run from the log (a disk that fails a read) drops the
+  // input unanswered, and `runledger run` would otherwise wait out the query's 30 s timeout.
+  const system = startActorSystem({ onError: (crash) => fail(crash.error) });
   let state: RunExecution = initialRunExecution();
   let laneSession = options.laneSession;
   let exit: EventData<'run.process.exited'> | null = null;
@@ -110,7 +111,7 @@ async function run(options: LocalTurnOptions, turn: TurnHooks): Promise<void> {
     state = run;
     for (const decision of decisions) perform(decision);
   });
-  const input = async (event: NewDomainEvent): Promise<void> => {
+  const input = async (event: RunInput): Promise<void> => {
     if (event.type === 'run.process.exited') exit = event.data;
     try {
       const outcome = await runs.input(runId, event, { failFast: true });
@@ -131,7 +132,7 @@ async function run(options: LocalTurnOptions, turn: TurnHooks): Promise<void> {
     killGraceMs: options.killGraceMs ?? 5_000,
     budgetNote: options.budgetNote ?? true,
     handles,
-    input: (_runId, event) => input(event),
+    input: (_runId, event) => input(asInputOf(runDecider, event)),
     runToken: async () => null,
     phaseOf: () => state.phase,
     promptOf: () => options.prompt,

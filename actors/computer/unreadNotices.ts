@@ -4,7 +4,7 @@ import { clock as clockTime } from '../../projections/audit/describeEvent.ts';
 import { inboxDecider } from '../board/inbox/inboxDecider.ts';
 import type { PendingNotice } from '../board/inbox/inboxState.ts';
 import { inboxStream, readInbox } from '../board/inbox/inboxStream.ts';
-import { decideAndAppend } from '../runtime/decideAndAppend.ts';
+import { decideAndAppend, onlyStreamsRead } from '../runtime/decideAndAppend.ts';
 import { retryOnConflict } from '../runtime/retryOnConflict.ts';
 
 export interface UnreadNotices {
@@ -45,6 +45,7 @@ export async function markHanded(store: EventStore, sessionId: string, through: 
         state,
         { stream: inboxStream(sessionId), type: 'notices.handed', data: { sessionId, through, runId }, at },
         versions,
+        onlyStreamsRead,
       );
       return outcome.ok ? undefined : outcome.conflict;
     },

@@ -1,4 +1,4 @@
-import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
+import type { DomainEvent } from '../../events/catalog.ts';
 import { type EventStore, StaleVersionError } from '../../events/store/eventStore.ts';
 import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
 import { type Clock, systemClock } from '../runtime/clock.ts';
@@ -7,10 +7,12 @@ import { retryOnConflict } from '../runtime/retryOnConflict.ts';
 import { type ActorRef, type ActorSystem, child, query, type ReplyTo, stop } from '../runtime/runtime.ts';
 import { stepInActor } from '../runtime/stepInActor.ts';
 import { type InputOptions, recordedUnlessFailFast } from '../runtime/untilRecorded.ts';
+import type { RunDecision, RunInput } from './decideRun.ts';
 import { runDecider } from './runDecider.ts';
 import type { RunExecution } from './runState.ts';
 
-type Message = { readonly input: NewDomainEvent; readonly replyTo: ReplyTo<StepOutcome<RunExecution> | Error> };
+type RunOutcome = StepOutcome<RunExecution, RunInput, RunDecision>;
+type Message = { readonly input: RunInput; readonly replyTo: ReplyTo<RunOutcome | Error> };
 
 interface RunActorState {
   state: RunExecution;
@@ -39,7 +41,7 @@ export class RunActors {
    * log cannot take is sent again until it does (unless `failFast`), and one refused as stale is
    * decided again (retryOnConflict), each time on the state the reset actor folds anew from the log.
    */
-  input(runId: string, input: NewDomainEvent, options: InputOptions = {}): Promise<StepOutcome<RunExecution>> {
+  input(runId: string, input: RunInput, options: InputOptions = {}): Promise<RunOutcome> {
     return recordedUnlessFailFast(this.clock, options, () =>
       retryOnConflict(async () => {
         const outcome = await query(this.ref(runId), (replyTo) => ({ input, replyTo }), QUERY_TIMEOUT_MS);

@@ -2,17 +2,18 @@ import type { NewDomainEvent } from '../../events/catalog.ts';
 import { provisional } from '../../events/provisional.ts';
 import type { Decider } from './decider.ts';
 
-export interface Step<S> {
+export interface Step<S, D extends NewDomainEvent = NewDomainEvent> {
   readonly state: S;
   /** The input's direct answers, then the follow-ups the new state called for. */
-  readonly decisions: readonly NewDomainEvent[];
+  readonly decisions: readonly D[];
 }
 
 /**
  * One input through a decider, in memory: decide, fold the input and the answers, ask for
  * follow-ups, fold those. Null when the decider ignores the input. `state` is folded in place.
+ * Typed by the decider's own inputs `I` and decisions `D`: it takes no other decider's input.
  */
-export function decideStep<S>(decider: Decider<S>, state: S, input: NewDomainEvent): Step<S> | null {
+export function decideStep<S, I extends NewDomainEvent, D extends NewDomainEvent>(decider: Decider<S, I, D>, state: S, input: I): Step<S, D> | null {
   if (decider.ignores?.(state, input)) return null;
   const answers = decider.decide(state, input);
   let next = decider.evolve(state, provisional(input));

@@ -47,6 +47,15 @@ export function decider<S, I extends NewDomainEvent, D extends NewDomainEvent>(s
 }
 
 /**
+ * The event as an input of `decider`, checked where a caller typed only by `NewDomainEvent` hands one
+ * over: another decider's event would be decided as nothing, so it is an error that names both.
+ */
+export function asInputOf<S, I extends NewDomainEvent, D extends NewDomainEvent>(decider: Decider<S, I, D>, event: NewDomainEvent): I {
+  if (!decider.isInput(event)) throw new Error(`${event.type} on ${event.stream} is not an input of the ${decider.name} decider`);
+  return event as I;
+}
+
+/**
  * A decider of any state, inputs and decisions, as a registry holds them. `any`, not `unknown`: a
  * `Decider<BoardState, BoardInput, …>` takes a `BoardState` and only its own inputs, so it is no
  * `Decider<unknown>`; TypeScript has no "some S, I, D" to say it is one of each. Whoever runs one

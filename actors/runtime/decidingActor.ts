@@ -1,14 +1,14 @@
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import { AppendChain, type EventStore, StaleVersionError } from '../../events/store/eventStore.ts';
 import { type Clock, systemClock } from './clock.ts';
-import { type DecidedAppend, decideAppend, type StepOutcome } from './decideAndAppend.ts';
+import { type DecidedAppend, decideAppend, type Recorded, recorded, type StepOutcome } from './decideAndAppend.ts';
 import type { Decider } from './decider.ts';
 import { retryOnConflict } from './retryOnConflict.ts';
 import { type ActorRef, type ActorSystem, dispatch, query, type ReplyTo, reply, spawnActor, stop } from './runtime.ts';
 import { type InputOptions, recordedUnlessFailFast } from './untilRecorded.ts';
 
-type Message<S> =
-  | { readonly kind: 'input'; readonly input: NewDomainEvent; readonly replyTo: ReplyTo<StepOutcome<S> | Error> }
+type Message<S, I extends NewDomainEvent, D extends NewDomainEvent> =
+  | { readonly kind: 'input'; readonly input: I; readonly replyTo: ReplyTo<StepOutcome<S, I, D> | Error> }
   | { readonly kind: 'read'; readonly read: (state: S) => unknown; readonly replyTo: ReplyTo<unknown> }
   | { readonly kind: 'rehydrate'; readonly replyTo: ReplyTo<true> }
   | { readonly kind: 'observe'; readonly event: DomainEvent };
@@ -24,13 +24,13 @@ interface Held<S> {
   readonly chain: AppendChain;
 }
 
-export interface DecidingActorSpec<S> {
+export interface DecidingActorSpec<S, I extends NewDomainEvent = NewDomainEvent, D extends NewDomainEvent = NewDomainEvent> {
   readonly name: string;
-  readonly decider: Decider<S>;
+  readonly decider: Decider<S, I, D>;
   /** Builds the state from the log (a projection's checkpoint and tail): on start and after a crash. */
   readonly hydrate: () => Promise<S>;
   /** Effects of committed decisions; never called for a refused append. */
-  readonly afterCommit?: (state: S, decisions: readonly DomainEvent[], input: DomainEvent) => void;
+  readonly afterCommit?: (state: S, decisions: readonly Recorded<D>[], input: Recorded<I>) => void;
   readonly queryTimeoutMs?: number;
   /** Times the waits between attempts of an input the log could not take (the system clock by default). */
   readonly clock?: Pick<Clock, 'after'>;
@@ -44,8 +44,8 @@ export interface DecidingActorSpec<S> {
  * refuses the rest of the chain unwritten, after which the actor rehydrates from the log. Reads wait
  * for the appends in flight: what a reader sees is committed.
  */
-export class DecidingActor<S> {
-  private readonly ref: ActorRef<Message<S>>;
+export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D extends NewDomainEvent = NewDomainEvent> {
+  private readonly ref: ActorRef<Message<S, I, D>>;
   private readonly timeoutMs: number;
   private readonly clock: Pick<Clock, 'after'>;
   /** Settles once every append handed to the store so far has been answered (kept across resets). */
@@ -58,11 +58,11 @@ export class DecidingActor<S> {
   constructor(
     system: ActorSystem,
     private readonly store: EventStore,
-    private readonly spec: DecidingActorSpec<S>,
+    private readonly spec: DecidingActorSpec<S, I, D>,
   ) {
     this.timeoutMs = spec.queryTimeoutMs ?? 30_000;
     this.clock = spec.clock ?? systemClock;
-    this.ref = spawnActor<Held<S>, Message<S>>(system, spec.name, {
+    this.ref = spawnActor<Held<S>, Message<S, I, D>>(system, spec.name, {
       hydrate: () => this.hydrate(),
       receive: (held, message) => this.receive(held, message),
     });
@@ -74,7 +74,7 @@ export class DecidingActor<S> {
    * sent again, and decided again on the state folded from the log, until the log takes it. A request
    * whose client retries asks `failFast` instead and gets the LogUnwritableError at once.
    */
-  input(input: NewDomainEvent, options: InputOptions = {}): Promise<StepOutcome<S>> {
+  input(input: I, options: InputOptions = {}): Promise<StepOutcome<S, I, D>> {
     return recordedUnlessFailFast(this.clock, options, () => this.decideOnce(input));
   }
 
@@ -82,10 +82,10 @@ export class DecidingActor<S> {
    * One decision of the input, decided again on a conflict (retryOnConflict): the refused append broke
    * the actor's chain, so it takes the input again on the state rehydrated from the log.
    */
-  private decideOnce(input: NewDomainEvent): Promise<StepOutcome<S>> {
+  private decideOnce(input: I): Promise<StepOutcome<S, I, D>> {
     return retryOnConflict(async () => {
       this.waiting++;
-      let outcome: StepOutcome<S> | Error;
+      let outcome: StepOutcome<S, I, D> | Error;
       try {
         outcome = await query(this.ref, (replyTo) => ({ kind: 'input' as const, input, replyTo }), this.timeoutMs);
       } catch (error) {
@@ -147,7 +147,7 @@ export class DecidingActor<S> {
     return held.chain.broken ? this.hydrate() : held;
   }
 
-  private async receive(held: Held<S>, message: Message<S>): Promise<Held<S>> {
+  private async receive(held: Held<S>, message: Message<S, I, D>): Promise<Held<S>> {
     switch (message.kind) {
       case 'read': {
         const current = await this.settle(held);
@@ -179,8 +179,8 @@ export class DecidingActor<S> {
    * Decides and folds the input now, and hands its append to the store without waiting for the
    * commit: the asker is answered, and `afterCommit` runs, when the commit is known, in commit order.
    */
-  private async decideAhead(held: Held<S>, input: NewDomainEvent, replyTo: ReplyTo<StepOutcome<S> | Error>): Promise<void> {
-    let decided: DecidedAppend<S> | null;
+  private async decideAhead(held: Held<S>, input: I, replyTo: ReplyTo<StepOutcome<S, I, D> | Error>): Promise<void> {
+    let decided: DecidedAppend<S, I, D> | null;
     try {
       decided = await decideAppend(this.spec.decider, held.state, input, held.versions, (stream) => this.store.streamVersion(stream));
     } catch (error) {
@@ -200,10 +200,10 @@ export class DecidingActor<S> {
     const answered = this.store.append({ expected, events, chain: link }).then(
       (result) => {
         if (!result.ok) return reply(replyTo, result.conflict);
-        const [recordedInput, ...decisions] = result.events as DomainEvent[];
-        reply(replyTo, { ok: true, state: held.state, input: recordedInput!, decisions });
+        const { input: recordedInput, decisions } = recorded<I, D>(result.events);
+        reply(replyTo, { ok: true, state: held.state, input: recordedInput, decisions });
         try {
-          this.spec.afterCommit?.(held.state, decisions, recordedInput!);
+          this.spec.afterCommit?.(held.state, decisions, recordedInput);
         } catch (error) {
           // The decisions are committed; whatever the effects did not do, a fold from the log will see.
           held.chain.breakAt(link.link);

@@ -4,21 +4,24 @@ import { decideAndAppend, type StepOutcome } from './decideAndAppend.ts';
 import type { Decider } from './decider.ts';
 import { type ReplyTo, reply } from './runtime.ts';
 
-export type Committed<S> = Extract<StepOutcome<S>, { ok: true }>;
+export type Committed<S, I extends NewDomainEvent = NewDomainEvent, D extends NewDomainEvent = NewDomainEvent> = Extract<
+  StepOutcome<S, I, D>,
+  { ok: true }
+>;
 
 /**
  * What every deciding actor does with an input inside its mailbox: decide and append, answer the
  * asker (the outcome, or the error), and throw on a refused append — the state was folded ahead of
  * the commit, so the actor's crash policy resets it and it rehydrates from the log.
  */
-export async function stepInActor<S>(
+export async function stepInActor<S, I extends NewDomainEvent, D extends NewDomainEvent>(
   store: EventStore,
-  decider: Decider<S>,
+  decider: Decider<S, I, D>,
   held: { state: S; readonly versions: Map<string, number> },
-  input: NewDomainEvent,
-  replyTo: ReplyTo<StepOutcome<S> | Error>,
-): Promise<Committed<S>> {
-  let outcome: StepOutcome<S>;
+  input: NoInfer<I>,
+  replyTo: ReplyTo<StepOutcome<S, I, D> | Error>,
+): Promise<Committed<S, I, D>> {
+  let outcome: StepOutcome<S, I, D>;
   try {
     outcome = await decideAndAppend(store, decider, held.state, input, held.versions, (s) => store.streamVersion(s));
   } catch (error) {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { QueueInput } from '../../actors/lane/decideQueue.ts';
 import { queueDecider } from '../../actors/lane/queueDecider.ts';
 import { initialQueueState, type QueueState } from '../../actors/lane/queueState.ts';
 import { decideAndAppend } from '../../actors/runtime/decideAndAppend.ts';
-import type { NewDomainEvent } from '../../events/catalog.ts';
 import { appendOrThrow } from '../../events/store/eventStore.ts';
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { formatTimeline, runTimeline, type Timeline } from '../../projections/audit/runTimeline.ts';
@@ -21,7 +21,7 @@ const s = (seconds: number) => seconds * 1000;
 async function recordStories(store: SqliteEventStore): Promise<void> {
   const versions = new Map<string, number>();
   let state: QueueState = initialQueueState();
-  const inputs: NewDomainEvent[] = [
+  const inputs: QueueInput[] = [
     configured(1),
     frame('turn2', 'A', 0),
     frame('turn1', 'A', 1),
@@ -35,7 +35,7 @@ async function recordStories(store: SqliteEventStore): Promise<void> {
     ended('turn2', s(20)),
   ];
   for (const event of inputs) {
-    const outcome = await decideAndAppend(store, queueDecider, state, event, versions);
+    const outcome = await decideAndAppend(store, queueDecider, state, event, versions, (s) => store.streamVersion(s));
     if (!outcome.ok) throw outcome.conflict;
     state = outcome.state;
   }

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { boardDecider } from '../../actors/board/boardDecider.ts';
 import { type BoardState, initialBoardState } from '../../actors/board/boardState.ts';
+import type { BoardDecision, BoardInput } from '../../actors/board/decideBoard.ts';
 import { decideAndAppend } from '../../actors/runtime/decideAndAppend.ts';
 import { boardProjection } from '../../projections/board.ts';
 import { hydrateProjections } from '../../projections/hydrate.ts';
@@ -14,7 +15,10 @@ import { openTempStore } from '../support/tempStore.ts';
 import { BoardModel } from './boardModel.ts';
 import { computersArb, ScenarioWriter, type Step, stepArb } from './boardScenario.ts';
 
-function runInMemory(computers: number, steps: readonly Step[]): { history: Recorded[]; state: BoardState; model: BoardModel } {
+function runInMemory(
+  computers: number,
+  steps: readonly Step[],
+): { history: Recorded<BoardInput, BoardDecision>[]; state: BoardState; model: BoardModel } {
   const writer = new ScenarioWriter(computers);
   const model = new BoardModel();
   const recorded = recordedHistory(boardDecider, initialBoardState(), model);
@@ -44,7 +48,7 @@ describe('board: properties over random histories', () => {
         const versions = new Map<string, number>();
         let logged = initialBoardState();
         for (const { input, decisions } of history) {
-          const outcome = await decideAndAppend(store, boardDecider, logged, input, versions);
+          const outcome = await decideAndAppend(store, boardDecider, logged, input, versions, (s) => store.streamVersion(s));
           if (!outcome.ok) throw outcome.conflict;
           logged = outcome.state;
           if (decisions === null) expect(outcome.input).toBeNull();

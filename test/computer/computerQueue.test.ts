@@ -3,7 +3,7 @@ import type { BoardClaims } from '../../actors/computer/claimConsumer.ts';
 import { ComputerQueue } from '../../actors/computer/computerQueue.ts';
 import { FakeClock } from '../../actors/runtime/clock.ts';
 import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
-import type { NewDomainEvent } from '../../events/catalog.ts';
+import type { NewEventOf } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
@@ -30,7 +30,7 @@ class ScriptedBoard implements BoardClaims {
 
 const BUSY = { status: 409, body: { detail: { error: 'conversation_busy' } } };
 
-function frame(clock: FakeClock, runId: string, lane: string): NewDomainEvent {
+function frame(clock: FakeClock, runId: string, lane: string): NewEventOf<'frame.received'> {
   return { stream: `c1/lane:${lane}`, type: 'frame.received', data: { frameId: `f-${runId}`, kind: 'run.requested', runId, lane }, at: clock.now() };
 }
 

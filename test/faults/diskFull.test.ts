@@ -14,6 +14,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { messageOf } from '../../events/thrown.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
 import { readSubmitToken } from '../../wire/tokens.ts';
@@ -56,7 +57,7 @@ function smallDisk(mb: number): { dir: string } | { skip: string } {
   try {
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${mb}m`, 'tmpfs', dir], { stdio: 'pipe' });
   } catch (error) {
-    return { skip: `mount -t tmpfs failed: ${(error as Error).message.split('\n')[0]}` };
+    return { skip: `mount -t tmpfs failed: ${messageOf(error).split('\n')[0]}` };
   }
   onTestFinished(() => void execFileSync('umount', ['-l', dir]));
   return { dir };

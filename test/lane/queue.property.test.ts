@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { QueueDecision, QueueInput } from '../../actors/lane/decideQueue.ts';
 import { queueDecider } from '../../actors/lane/queueDecider.ts';
 import { initialQueueState, type QueueState } from '../../actors/lane/queueState.ts';
 import { decideAndAppend } from '../../actors/runtime/decideAndAppend.ts';
@@ -16,7 +17,7 @@ import { COMPUTER } from '../support/queueSpec.ts';
 import { openTempStore } from '../support/tempStore.ts';
 
 /** Runs the scenario in memory, checking every step, then drives the queue until every run settled. */
-function runInMemory(setup: Setup, steps: readonly Step[]): { history: Recorded[]; state: QueueState; model: QueueModel } {
+function runInMemory(setup: Setup, steps: readonly Step[]): { history: Recorded<QueueInput, QueueDecision>[]; state: QueueState; model: QueueModel } {
   const writer = new ScenarioWriter(setup);
   const model = new QueueModel(setup.slots, setup.loginCapacity, COMPUTER);
   const recorded = recordedHistory(queueDecider, initialQueueState(), model);
@@ -49,7 +50,7 @@ describe('queue: properties over random histories', () => {
         const versions = new Map<string, number>();
         let logged = initialQueueState();
         for (const { input, decisions } of history) {
-          const outcome = await decideAndAppend(store, queueDecider, logged, input, versions);
+          const outcome = await decideAndAppend(store, queueDecider, logged, input, versions, (s) => store.streamVersion(s));
           if (!outcome.ok) throw outcome.conflict;
           logged = outcome.state;
           if (decisions === null) expect(outcome.input).toBeNull();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { appendOrThrow } from '../../events/store/eventStore.ts';
+import { messageOf } from '../../events/thrown.ts';
 import { idsStartingWith, pickRun, RunIdPrefixError, resolveRunId } from '../../projections/audit/runIdPrefix.ts';
 import { input } from '../support/queueSpec.ts';
 import { openTempStore } from '../support/tempStore.ts';
@@ -24,7 +25,7 @@ describe('a run id by a unique prefix (SPEC 6)', () => {
   it('an ambiguous prefix is refused listing the candidates', async () => {
     const refusal = await resolveRunId('0a1b2c3d', lookup).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(RunIdPrefixError);
-    expect((refusal as Error).message).toBe(`0a1b2c3d is ambiguous: it starts 2 runs: ${RUNS[0]}, ${RUNS[1]}`);
+    expect(messageOf(refusal)).toBe(`0a1b2c3d is ambiguous: it starts 2 runs: ${RUNS[0]}, ${RUNS[1]}`);
     expect((refusal as RunIdPrefixError).candidates).toEqual([RUNS[0], RUNS[1]]);
   });
 

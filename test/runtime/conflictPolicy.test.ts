@@ -8,6 +8,7 @@ import { DecidingActor } from '../../actors/runtime/decidingActor.ts';
 import { CONFLICT_RETRIES, retryOnConflict } from '../../actors/runtime/retryOnConflict.ts';
 import { type CrashReport, startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import { SessionActors } from '../../actors/session/closer/sessionActors.ts';
+import type { SessionInput } from '../../actors/session/decideSession.ts';
 import { sessionStream } from '../../actors/session/sessionStreams.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import type { NewEvent } from '../../events/envelope.ts';
@@ -124,7 +125,7 @@ describe('one retry policy for a stale version, in every actor', () => {
     const actors = new SessionActors(system, store, 'c1', () => T0);
     onTestFinished(() => actors.stop());
 
-    const ended = (): NewDomainEvent => ({
+    const ended = (): SessionInput => ({
       stream,
       type: 'session.run.ended',
       data: { sessionId: 's1', runId: 'r1', lane: 'L', bound: false, launchedAt: null, pid: null },

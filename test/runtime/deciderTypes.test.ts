@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { boardDecider } from '../../actors/board/boardDecider.ts';
-import { initialBoardState } from '../../actors/board/boardState.ts';
+import { type BoardState, initialBoardState } from '../../actors/board/boardState.ts';
 import type { BoardDecision, BoardInput } from '../../actors/board/decideBoard.ts';
 import { queueDecider } from '../../actors/lane/queueDecider.ts';
+import { decideAndAppend } from '../../actors/runtime/decideAndAppend.ts';
 import { decider } from '../../actors/runtime/decider.ts';
+import type { DecidingActor } from '../../actors/runtime/decidingActor.ts';
 import type { DomainEvent, NewEventOf, TypesOutside } from '../../events/catalog.ts';
 import { exhausted, ignoreRest } from '../../events/exhaustive.ts';
+import { openTempStore } from '../support/tempStore.ts';
 
 /**
  * What the compiler holds a decider and a fold to: `tsc` fails on each `@ts-expect-error` below that
@@ -58,6 +61,36 @@ describe('a decider is typed by its own inputs and decisions', () => {
     });
     expect(taker.isInput({ type: 'outbox.taken' })).toBe(true);
     expect(taker.isInput({ type: 'outbox.performed' })).toBe(false);
+  });
+
+  it('stays typed through the runtime: an actor and decideAndAppend take only its inputs', async () => {
+    const state = initialBoardState();
+    const store = await openTempStore();
+    const versionOf = (stream: string) => store.streamVersion(stream);
+    const aQueueInput = { stream: 'c1/lane:L', type: 'timer.fired', data: { runId: 'r1' }, at: 0 } as const;
+    const aRunDecision = { stream: 'c1/run:r1', type: 'run.cancel.pushed', data: { runId: 'r1', frameId: 'f1' }, at: 0 } as const;
+    const board = (actor: DecidingActor<BoardState, BoardInput, BoardDecision>) => {
+      // @ts-expect-error a queue's input is no input of the board actor
+      void actor.input(aQueueInput);
+    };
+    expect(board).toBeTypeOf('function');
+    // @ts-expect-error another decider's event is no input of the board; from an untyped caller, refused
+    await expect(decideAndAppend(store, boardDecider, state, aRunDecision, new Map(), versionOf)).rejects.toThrow(/not an input of the board/);
+    expect(await store.headSeq()).toBe(0);
+    const outcome = await decideAndAppend(
+      store,
+      boardDecider,
+      state,
+      { stream: 'computer:c2', type: 'board.computer.added', data: { computerId: 'c2', tokenHash: 'sha256:c2' }, at: 0 },
+      new Map(),
+      versionOf,
+    );
+    if (!outcome.ok) throw outcome.conflict;
+    // Committed decisions come back typed as the board's: no cast to read their data.
+    const registered = outcome.decisions.find((d) => d.type === 'board.computer.registered');
+    expect(registered?.data.computerId).toBe('c2');
+    // @ts-expect-error the queue's decisions are not among what the board committed
+    expect(outcome.decisions.some((d) => d.type === 'run.queued')).toBe(false);
   });
 
   it('answers isInput from its inputs', () => {

@@ -232,8 +232,9 @@ describe('DecidingActor: pipelined inputs', () => {
     frozenClock();
     const log = await openCounterStore();
     const { actor, crashes } = await counterActor(log);
-    // Not in the catalog: the store refuses it at append(), breaking the actor's chain at once.
-    const invalid = { stream: STREAM, type: 'counter.exploded', data: {}, at: T0 + 999 } as unknown as NewDomainEvent;
+    // An input of the counter whose data its schema refuses (a bump by 0): decided, then refused by
+    // the store at append(), breaking the actor's chain at once.
+    const invalid = { stream: STREAM, type: 'counter.bump.requested', data: { by: 0, limit: 1000 }, at: T0 + 999 } as unknown as NewDomainEvent;
 
     const before = Array.from({ length: 10 }, (_, i) => actor.input(bump(i)));
     const refused = actor.input(invalid).then(

@@ -18,6 +18,7 @@ import {
   stop,
   stopSystem,
 } from '../../actors/runtime/runtime.ts';
+import { messageOf } from '../../events/thrown.ts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -168,7 +169,7 @@ describe('actors/runtime', () => {
     expect(c.stats.hydrations).toBe(2);
     expect(reports).toHaveLength(1);
     expect(reports[0]).toMatchObject({ actor: 'run-1', message: { type: 'boom' }, decision: 'reset', phase: 'receive' });
-    expect((reports[0]!.error as Error).message).toBe('boom');
+    expect(messageOf(reports[0]!.error)).toBe('boom');
   });
 
   it('treats a failed hydrate as a crash and hydrates again on the next message', async () => {

@@ -1,6 +1,9 @@
 import type { Decider } from '../../actors/runtime/decider.ts';
-import { decideStep } from '../../actors/runtime/decideStep.ts';
+import { asInputOf } from '../../actors/runtime/decider.ts';
+import { decideStep, type Step } from '../../actors/runtime/decideStep.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
+import { provisional } from '../../events/provisional.ts';
+import { messageOf } from '../../events/thrown.ts';
 
 /**
  * given / when / then for any decider: `given` inputs go through the whole step (decide, fold,
@@ -29,11 +32,16 @@ export function deciderSpec<S, I extends NewDomainEvent, D extends NewDomainEven
 }
 
 /**
- * `decideStep`, with the decider's own decision type: the runtime's `decideStep` takes any
- * `Decider<S>` and answers `NewDomainEvent`s, though what it answers are the decider's `D`s.
+ * `decideStep` for an input of the decider; another decider's event (a `given`) is only folded, as
+ * the runtime folds it: it decides nothing.
  */
-function typedStep<S, D extends NewDomainEvent>(decider: Decider<S, NewDomainEvent, D>, state: S, input: NewDomainEvent) {
-  return decideStep(decider, state, input) as { readonly state: S; readonly decisions: readonly D[] } | null;
+function typedStep<S, I extends NewDomainEvent, D extends NewDomainEvent>(
+  decider: Decider<S, I, D>,
+  state: S,
+  event: NewDomainEvent,
+): Step<S, D> | null {
+  if (!decider.isInput(event)) return { state: decider.evolve(state, provisional(event)), decisions: [] };
+  return decideStep(decider, state, asInputOf(decider, event));
 }
 
 /** The decisions of one type, typed by it (none for an ignored input). */
@@ -82,7 +90,7 @@ export function recordedHistory<S, I extends NewDomainEvent, D extends NewDomain
       try {
         model.observe(input, step?.decisions ?? null, state);
       } catch (error) {
-        throw new Error(`${(error as Error).message}\n  after input #${history.length} ${show(input)}\n${trail(history)}`);
+        throw new Error(`${messageOf(error)}\n  after input #${history.length} ${show(input)}\n${trail(history)}`);
       }
     },
   };

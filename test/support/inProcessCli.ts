@@ -3,6 +3,7 @@ import { auditCommand } from '../../cli/commands/audit.ts';
 import { rebuildCommand } from '../../cli/commands/rebuild.ts';
 import { replayCommand } from '../../cli/commands/replay.ts';
 import type { ToolRegistry } from '../../cli/shared/registry.ts';
+import { messageOf } from '../../events/thrown.ts';
 import type { CliResult } from './processes.ts';
 
 /** The commands that only read a log (and `rebuild --write`), which a test may run in its own process. */
@@ -39,7 +40,7 @@ export async function runInProcess(args: readonly string[], registry?: ToolRegis
     await make(registry).exitOverride().parseAsync(rest, { from: 'user' });
     return { status: Number(process.exitCode ?? 0), stdout, stderr };
   } catch (error) {
-    return { status: 2, stdout, stderr: `${stderr}runledger: ${(error as Error).message}\n` };
+    return { status: 2, stdout, stderr: `${stderr}runledger: ${messageOf(error)}\n` };
   } finally {
     process.stdout.write = saved.out;
     process.stderr.write = saved.err;

@@ -17,7 +17,7 @@ export async function seedSubmittedRuns(db: string, runIds: readonly string[]): 
     let state: BoardState = boardDecider.initialState('board');
     for (const [i, runId] of runIds.entries()) {
       const submitted = boardInput.submitted({ runId, lane: `lane-${i}`, prompt: 'hello', agentId: null, timeoutS: null }, T0 + i);
-      const outcome = await decideAndAppend(store, boardDecider, state, submitted, versions);
+      const outcome = await decideAndAppend(store, boardDecider, state, submitted, versions, (s) => store.streamVersion(s));
       if (!outcome.ok) throw outcome.conflict;
       state = outcome.state;
     }

@@ -1,4 +1,5 @@
 import type { EventStore } from '../../../events/store/eventStore.ts';
+import { messageOf } from '../../../events/thrown.ts';
 import { adoptionsProjection } from '../../../projections/adoptions.ts';
 import { foldLog } from '../../../projections/foldLog.ts';
 import { type Folded, hydrateProjections } from '../../../projections/hydrate.ts';
@@ -114,7 +115,7 @@ export async function startBoardChores(options: BoardChoresOptions, everyMs: num
     cancel = options.clock.after(everyMs, () => {
       running = chores
         .round()
-        .catch((error) => options.log?.(`board round failed: ${(error as Error).message}`))
+        .catch((error) => options.log?.(`board round failed: ${messageOf(error)}`))
         .finally(() => {
           if (!stopped) loop();
         });

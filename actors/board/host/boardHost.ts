@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Subscription } from 'rxjs';
-import type { DomainEvent, NewDomainEvent } from '../../../events/catalog.ts';
+import type { DomainEvent } from '../../../events/catalog.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
 import { idsStartingWith } from '../../../projections/audit/runIdPrefix.ts';
 import { boardProjection } from '../../../projections/board.ts';
@@ -15,6 +15,7 @@ import { boardDecider } from '../boardDecider.ts';
 import { boardInput } from '../boardInputs.ts';
 import { cancelAnswer, claimedRunBody, heartbeatAnswer, openClaims, runView, tokenHashOf } from '../boardQueries.ts';
 import type { BoardState } from '../boardState.ts';
+import type { BoardDecision, BoardInput } from '../decideBoard.ts';
 import { LeaseMonitor } from './leaseMonitor.ts';
 import { PushHub } from './pushHub.ts';
 
@@ -44,7 +45,7 @@ const refused = (status: number, code: string, message = code): Answer => ({ sta
  * memory; tokens are checked here, before anything is recorded.
  */
 export class BoardHost {
-  readonly actor: DecidingActor<BoardState>;
+  readonly actor: DecidingActor<BoardState, BoardInput, BoardDecision>;
   readonly push: PushHub;
   private readonly lease: LeaseMonitor;
   private foreign: Subscription | null = null;
@@ -194,7 +195,7 @@ export class BoardHost {
   }
 
   /** A request's input: a log that cannot take it fails the request at once (507), and its client retries. */
-  private async decide(input: NewDomainEvent): Promise<RequestAnswer> {
+  private async decide(input: BoardInput): Promise<RequestAnswer> {
     const outcome = await this.actor.input(input, { failFast: true });
     if (!outcome.ok) throw outcome.conflict;
     const answer = requestAnswer(outcome.decisions);

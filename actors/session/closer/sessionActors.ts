@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { DomainEvent, NewDomainEvent } from '../../../events/catalog.ts';
+import type { DomainEvent } from '../../../events/catalog.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
-import { decideAndAppend } from '../../runtime/decideAndAppend.ts';
+import { decideAndAppend, onlyStreamsRead } from '../../runtime/decideAndAppend.ts';
 import { retryOnConflict } from '../../runtime/retryOnConflict.ts';
 import { type ActorRef, type ActorSystem, child, query, type ReplyTo, reply, stop } from '../../runtime/runtime.ts';
+import type { SessionInput } from '../decideSession.ts';
 import { sessionDecider } from '../sessionDecider.ts';
 import type { SessionClose } from '../sessionState.ts';
 import { sessionStream } from '../sessionStreams.ts';
@@ -19,7 +20,7 @@ function actorName(computer: string, key: string): string {
  * inside the actor, after the read and before the append: whatever it reads outside (is a claim's
  * process alive?) is recorded in the input, and it is asked again when another process appended first.
  */
-export type InputFrom = (state: Readonly<SessionClose>, at: number) => NewDomainEvent | null;
+export type InputFrom = (state: Readonly<SessionClose>, at: number) => SessionInput | null;
 
 export interface SessionStep {
   readonly state: SessionClose;
@@ -118,7 +119,7 @@ export class SessionActors {
       if (input.stream !== stream) throw new Error(`session ${key}'s actor writes only ${stream}, not ${input.stream}`);
       // Decided on a copy: a refused append leaves the state as the log has it.
       const versions = new Map([[stream, held.version]]);
-      const outcome = await decideAndAppend(this.store, sessionDecider, structuredClone(held.state), input, versions);
+      const outcome = await decideAndAppend(this.store, sessionDecider, structuredClone(held.state), input, versions, onlyStreamsRead);
       if (!outcome.ok) return outcome.conflict;
       if (outcome.input === null) return { state: structuredClone(held.state), input: null, decisions: [] };
       held.state = outcome.state;

@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { onTestFinished } from 'vitest';
+import { messageOf } from '../../../events/thrown.ts';
 import { runInProcess } from '../../support/inProcessCli.ts';
 
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
@@ -47,7 +48,7 @@ export async function waitFor<T>(
       lastError = error;
     }
     if (Date.now() >= deadline)
-      throw new Error(`timed out after ${ms} ms waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`);
+      throw new Error(`timed out after ${ms} ms waiting for ${what}${lastError ? ` (last error: ${messageOf(lastError)})` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, every));
   }
 }

@@ -1,6 +1,6 @@
 import type { EventStore } from '../../../../events/store/eventStore.ts';
 import type { Clock } from '../../../runtime/clock.ts';
-import { decideAndAppend } from '../../../runtime/decideAndAppend.ts';
+import { decideAndAppend, onlyStreamsRead } from '../../../runtime/decideAndAppend.ts';
 import { retryOnConflict } from '../../../runtime/retryOnConflict.ts';
 import { adoptionDecider, hasOpenRequest } from '../../adoption/adoptionDecider.ts';
 import { readLane } from '../../adoption/laneStream.ts';
@@ -21,6 +21,7 @@ export function requestAdoption(store: EventStore, clock: Clock, lane: string, s
       state,
       { stream: `lane:${lane}`, type: 'adoption.requested', data: { lane, sessionId }, at: clock.now() },
       versions,
+      onlyStreamsRead,
     );
     return outcome.ok ? request : outcome.conflict;
   }, keptChanging(lane));
@@ -37,6 +38,7 @@ export function releaseAdoption(store: EventStore, clock: Clock, lane: string, r
       state,
       { stream: `lane:${lane}`, type: 'adoption.released', data: { lane, reason }, at: clock.now() },
       versions,
+      onlyStreamsRead,
     );
     return outcome.ok ? undefined : outcome.conflict;
   }, keptChanging(lane));

@@ -1,9 +1,10 @@
 import type { NewDomainEvent } from '../../../../events/catalog.ts';
-import type { EventStore } from '../../../../events/store/eventStore.ts';
+import { type EventStore, StaleVersionError } from '../../../../events/store/eventStore.ts';
+import { messageOf } from '../../../../events/thrown.ts';
 import type { Clock } from '../../../runtime/clock.ts';
-import { decideAndAppend } from '../../../runtime/decideAndAppend.ts';
+import { decideAndAppend, onlyStreamsRead } from '../../../runtime/decideAndAppend.ts';
 import { writerIsAlive } from '../../../runtime/processes.ts';
-import { CONFLICT_RETRIES } from '../../../runtime/retryOnConflict.ts';
+import { retryOnConflict } from '../../../runtime/retryOnConflict.ts';
 import { writerOf } from '../../../runtime/writer.ts';
 import { adoptionDecider, hasOpenRequest } from '../../adoption/adoptionDecider.ts';
 import { type AdoptionState, DEFAULT_ADOPTION_TTL_MS } from '../../adoption/adoptionState.ts';
@@ -74,7 +75,7 @@ async function adoptOne(options: AdoptionRoundOptions, lane: string, report: Ado
   try {
     listedOn = await options.listing.find(request.sessionId);
   } catch (e) {
-    error = (e as Error).message.slice(0, 500);
+    error = messageOf(e).slice(0, 500);
   }
   const claim = state.latest === 'claimed' && state.claim ? { lock: state.claim.lock, alive: writerIsAlive(writerOf(state.claim.lock)) } : null;
   const reading: NewDomainEvent = {
@@ -83,7 +84,7 @@ async function adoptOne(options: AdoptionRoundOptions, lane: string, report: Ado
     data: { lane, request: request.n, sessionId: request.sessionId, lock, listedOn, error, claim, ttlMs: options.ttlMs ?? DEFAULT_ADOPTION_TTL_MS },
     at: clock.now(),
   };
-  const step = await decideAndAppend(store, adoptionDecider, state, reading, versions);
+  const step = await decideAndAppend(store, adoptionDecider, state, reading, versions, onlyStreamsRead);
   if (!step.ok) {
     report.skipped.push([lane, 'another round answered or claimed it first']);
     return;
@@ -103,7 +104,7 @@ async function adoptOne(options: AdoptionRoundOptions, lane: string, report: Ado
   try {
     await options.binder.bind({ lane, sessionId: request.sessionId, computerId });
   } catch (e) {
-    bindError = (e as Error).message.slice(0, 500) || 'the bind failed';
+    bindError = messageOf(e).slice(0, 500) || 'the bind failed';
   }
   const ended: NewDomainEvent = {
     stream,
@@ -111,13 +112,17 @@ async function adoptOne(options: AdoptionRoundOptions, lane: string, report: Ado
     data: { lane, request: request.n, sessionId: request.sessionId, lock, computerId, ok: bindError === null, error: bindError },
     at: clock.now(),
   };
-  let outcome = await decideAndAppend(store, adoptionDecider, step.state, ended, versions);
-  // Written meanwhile (a release, a new request): the bind's end is still recorded, against what is there now.
-  for (let attempt = 0; !outcome.ok && attempt < CONFLICT_RETRIES; attempt++) {
-    const fresh = await readLane(store, lane);
-    outcome = await decideAndAppend(store, adoptionDecider, fresh.state, ended, fresh.versions);
-  }
-  const answer = outcome.ok ? outcome.decisions[0] : undefined;
+  // Each attempt starts from the lane as the log has it: written meanwhile (a release, a new request),
+  // the bind's end is still recorded, against what is there now.
+  const answer = await retryOnConflict(async () => {
+    const now = await readLane(store, lane);
+    const outcome = await decideAndAppend(store, adoptionDecider, now.state, ended, now.versions, onlyStreamsRead);
+    return outcome.ok ? outcome.decisions[0] : outcome.conflict;
+  }).catch((error: unknown) => {
+    // Written faster than this round decides: reported as skipped below, as a round that lost its race.
+    if (error instanceof StaleVersionError) return undefined;
+    throw error;
+  });
   if (answer?.type === 'adoption.adopted') report.adopted.push([lane, request.sessionId]);
   else if (answer?.type === 'adoption.failed') report.failed.push([lane, answer.data.reason]);
   else report.skipped.push([lane, `bound session ${request.sessionId}, but the request was answered meanwhile`]);

@@ -1,8 +1,9 @@
 import type { EventData, NewDomainEvent } from '../../../../events/catalog.ts';
 import type { EventStore } from '../../../../events/store/eventStore.ts';
+import { messageOf } from '../../../../events/thrown.ts';
 import type { NoticesIndex } from '../../../../projections/notices.ts';
 import type { Clock } from '../../../runtime/clock.ts';
-import { decideAndAppend } from '../../../runtime/decideAndAppend.ts';
+import { decideAndAppend, onlyStreamsRead } from '../../../runtime/decideAndAppend.ts';
 import { inboxDecider, whyHeld } from '../../inbox/inboxDecider.ts';
 import { inboxStream, readInbox } from '../../inbox/inboxStream.ts';
 import type { NoticeSource } from '../../inbox/noticeKinds.ts';
@@ -62,7 +63,7 @@ export async function fileNotices(options: NoticeRoundOptions, index: NoticesInd
         report,
       );
     } catch (error) {
-      report.skipped.push([sessionId, `filing failed: ${(error as Error).message}`]);
+      report.skipped.push([sessionId, `filing failed: ${messageOf(error)}`]);
     }
   }
   return report;
@@ -91,7 +92,7 @@ async function fileFor(
       liveness = await options.liveness.read(sessionId);
     } catch (error) {
       liveness = 'unreadable';
-      detail = (error as Error).message.slice(0, 500);
+      detail = messageOf(error).slice(0, 500);
     }
   }
   const input: NewDomainEvent = {
@@ -100,7 +101,7 @@ async function fileFor(
     data: { sessionId, record, liveness, detail, heard: due },
     at: clock.now(),
   };
-  const outcome = await decideAndAppend(store, inboxDecider, state, input, versions);
+  const outcome = await decideAndAppend(store, inboxDecider, state, input, versions, onlyStreamsRead);
   if (!outcome.ok) {
     report.skipped.push([sessionId, 'another process wrote to its inbox first']);
     return;

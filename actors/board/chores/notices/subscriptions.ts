@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EventStore } from '../../../../events/store/eventStore.ts';
 import type { Clock } from '../../../runtime/clock.ts';
-import { decideAndAppend } from '../../../runtime/decideAndAppend.ts';
+import { decideAndAppend, onlyStreamsRead } from '../../../runtime/decideAndAppend.ts';
 import { retryOnConflict } from '../../../runtime/retryOnConflict.ts';
 import { inboxDecider } from '../../inbox/inboxDecider.ts';
 import { inboxStream, readInbox } from '../../inbox/inboxStream.ts';
@@ -38,6 +38,7 @@ export function openSubscription(store: EventStore, clock: Clock, request: Subsc
         at: clock.now(),
       },
       versions,
+      onlyStreamsRead,
     );
     return outcome.ok ? { subscriptionId, from } : outcome.conflict;
   }, keptChanging(sessionId));
@@ -54,6 +55,7 @@ export function closeSubscription(store: EventStore, clock: Clock, sessionId: st
       state,
       { stream: inboxStream(sessionId), type: 'subscription.closed', data: { subscriptionId, sessionId, reason }, at: clock.now() },
       versions,
+      onlyStreamsRead,
     );
     return outcome.ok ? undefined : outcome.conflict;
   }, keptChanging(sessionId));
