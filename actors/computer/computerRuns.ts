@@ -12,10 +12,8 @@ import type { RunInput } from '../run/decideRun.ts';
 import type { AgentHandle } from '../run/execution/agentProcess.ts';
 import { agentKindOf } from '../run/resume.ts';
 import { RunActors } from '../run/runActor.ts';
-import { runDecider } from '../run/runDecider.ts';
 import type { RunExecution } from '../run/runState.ts';
 import { type Clock, wakeAt } from '../runtime/clock.ts';
-import { asInputOf } from '../runtime/decider.ts';
 import { Outbox } from '../runtime/outbox.ts';
 import { groupAlive } from '../runtime/processes.ts';
 import type { ActorSystem } from '../runtime/runtime.ts';
@@ -93,7 +91,7 @@ export class ComputerRuns {
       budgetNote: options.budgetNote ?? true,
       handles: this.handles,
       // The effects are typed by any event (runEffects.ts); what they send is checked to be a run's input.
-      input: (runId, input) => this.input(runId, asInputOf(runDecider, input)),
+      input: (runId, input) => this.input(runId, input),
       runToken: (runId) => this.runToken(runId),
       phaseOf: (runId) => this.phases.get(runId) ?? null,
       promptOf: (runId) => this.prompts.get(runId) ?? null,

@@ -7,10 +7,8 @@ import type { RunInput } from '../run/decideRun.ts';
 import type { AgentHandle } from '../run/execution/agentProcess.ts';
 import { agentKindOf } from '../run/resume.ts';
 import { RunActors } from '../run/runActor.ts';
-import { runDecider } from '../run/runDecider.ts';
 import { initialRunExecution, type RunExecution } from '../run/runState.ts';
 import type { Clock } from '../runtime/clock.ts';
-import { asInputOf } from '../runtime/decider.ts';
 import { startActorSystem, stopSystem } from '../runtime/runtime.ts';
 import { stderrLog } from '../runtime/untilRecorded.ts';
 import { type RunEffectsContext, spawnConsumer } from './runEffects.ts';
@@ -132,7 +130,7 @@ async function run(options: LocalTurnOptions, turn: TurnHooks): Promise<void> {
     killGraceMs: options.killGraceMs ?? 5_000,
     budgetNote: options.budgetNote ?? true,
     handles,
-    input: (_runId, event) => input(asInputOf(runDecider, event)),
+    input: (_runId, event) => input(event),
     runToken: async () => null,
     phaseOf: () => state.phase,
     promptOf: () => options.prompt,

@@ -1,11 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
+import type { DomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { messageOf } from '../../events/thrown.ts';
 import type { BoardAnswer } from '../../wire/boardClient.ts';
 import { budgetWords, remainingMs } from '../run/budget.ts';
+import type { RunInput } from '../run/decideRun.ts';
 import { type AgentHandle, startAgent } from '../run/execution/agentProcess.ts';
 import { type AgentKind, readerFor } from '../run/outputReaders.ts';
 import { turnCommand } from '../run/resume.ts';
@@ -29,7 +30,7 @@ export interface RunEffectsContext {
   readonly budgetNote: boolean;
   /** Live processes of this daemon, by run. */
   readonly handles: Map<string, AgentHandle>;
-  readonly input: (runId: string, input: NewDomainEvent) => Promise<unknown>;
+  readonly input: (runId: string, input: RunInput) => Promise<unknown>;
   readonly runToken: (runId: string) => Promise<string | null>;
   /** The run's phase as its actor last decided, or null for a run this daemon does not hold. */
   readonly phaseOf: (runId: string) => string | null;
@@ -91,12 +92,12 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
       let began: Promise<unknown> = Promise.resolve();
       if (handle.pid !== null) {
         ctx.handles.set(runId, handle);
-        const beganInput: NewDomainEvent = { stream, type: 'run.process.began', data: { runId, pid: handle.pid, resuming: turn.resuming }, at: at() };
+        const beganInput: RunInput = { stream, type: 'run.process.began', data: { runId, pid: handle.pid, resuming: turn.resuming }, at: at() };
         began = ctx.input(runId, beganInput).catch(unrecorded(ctx.log, beganInput));
       }
       void Promise.all([handle.result, began]).then(async ([result]) => {
         ctx.handles.delete(runId);
-        const exited: NewDomainEvent = {
+        const exited: RunInput = {
           stream,
           type: 'run.process.exited',
           data: {
@@ -123,7 +124,7 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
           );
         }
         handle.onSessionId((sessionId) => {
-          const announced: NewDomainEvent = { stream, type: 'run.session.announced', data: { runId, sessionId }, at: at() };
+          const announced: RunInput = { stream, type: 'run.session.announced', data: { runId, sessionId }, at: at() };
           void ctx.input(runId, announced).catch(unrecorded(ctx.log, announced));
         });
       }
@@ -214,6 +215,6 @@ export async function claimIncarnation(store: EventStore, laneStream: string, ru
   return started?.type === 'run.claim.started' ? started.data.incarnation : undefined;
 }
 
-function exitedInput(stream: string, runId: string, at: number, outcome: 'failed_to_start', why: string): NewDomainEvent {
+function exitedInput(stream: string, runId: string, at: number, outcome: 'failed_to_start', why: string): RunInput {
   return { stream, type: 'run.process.exited', data: { runId, outcome, exitCode: null, signal: null, reply: null, tail: '', stderrTail: why }, at };
 }
