@@ -1,4 +1,5 @@
 import WebSocket from 'ws';
+import { z } from 'zod';
 import type { Clock } from '../actors/runtime/clock.ts';
 import { type FailureLog, stderrLog } from '../actors/runtime/untilRecorded.ts';
 import { messageOf } from '../events/thrown.ts';
@@ -25,8 +26,9 @@ export interface PushStreamOptions {
    */
   readonly onConnectedElsewhere?: (reason: string) => void;
   /**
-   * The board answered the upgrade with a refusal (401: the token is not this computer's; another 4xx:
-   * the request itself is wrong): no reconnect follows, for the same request would be refused again.
+   * The board itself refused the upgrade (401: the token is not this computer's; 400 or 403: the request
+   * is wrong), with its JSON reason: no reconnect follows, for the same request would be refused again.
+   * Another answer (a proxy's 404 while the board restarts) is retried.
    */
   readonly onRefused?: (status: number) => void;
   /** Drawn here, outside any decider: only the wire's timing depends on it. */
@@ -75,9 +77,26 @@ export class PushStreamClient {
     // A refusal of the upgrade itself (not a dropped connection): its status decides whether to retry.
     let refusedWith: number | null = null;
     socket.on('unexpected-response', (_request, response) => {
-      refusedWith = response.statusCode ?? null;
-      response.resume();
-      socket.terminate();
+      // Final only when the board itself refused (its JSON `{detail: {error}}`): a proxy's 404 while the
+      // board restarts behind it is retried like a dropped connection, or every computer would exit.
+      const body: Buffer[] = [];
+      let size = 0;
+      const decide = () => {
+        cancelWait();
+        if (boardRefusal(response.statusCode ?? 0, Buffer.concat(body).toString('utf8'))) refusedWith = response.statusCode ?? null;
+        else
+          (this.options.log ?? stderrLog)(
+            `the stream's upgrade at ${server} was answered ${response.statusCode} by something that is not a runledger board (a proxy?): trying again`,
+          );
+        socket.terminate();
+      };
+      const cancelWait = this.options.clock.after(2_000, decide);
+      response.on('data', (chunk: Buffer) => {
+        if (size < 4_096) body.push(chunk);
+        size += chunk.length;
+      });
+      response.on('end', decide);
+      response.on('error', decide);
     });
     // Frames are handled one at a time, in order: each input commits before the next is read.
     let chain = Promise.resolve();
@@ -97,7 +116,7 @@ export class PushStreamClient {
     });
     socket.on('close', (code, reason) => {
       if (this.socket === socket) this.socket = null;
-      if (refusedWith !== null && isFinal(refusedWith) && !this.stopped) {
+      if (refusedWith !== null && !this.stopped) {
         this.stopped = true;
         this.options.onRefused?.(refusedWith);
         return;
@@ -121,7 +140,20 @@ export class PushStreamClient {
   }
 }
 
-/** A 4xx answer to the upgrade holds for every retry; a timeout (408), a rate limit (429) or a 5xx may pass. */
-function isFinal(status: number): boolean {
-  return status >= 400 && status < 500 && status !== 408 && status !== 429;
+/**
+ * The board's own refusal of the upgrade (400 a bad id, 401 a token not this computer's, 403), with its
+ * JSON reason: it holds for every retry. Anything else (a proxy's 404 or 502, a timeout, a rate limit)
+ * may pass.
+ */
+const BoardRefusal = z.object({ detail: z.object({ error: z.string() }) });
+
+function boardRefusal(status: number, body: string): boolean {
+  if (status !== 400 && status !== 401 && status !== 403) return false;
+  try {
+    return BoardRefusal.safeParse(JSON.parse(body)).success;
+  } catch (error) {
+    // Not JSON: not the board's answer.
+    if (error instanceof SyntaxError) return false;
+    throw error;
+  }
 }
