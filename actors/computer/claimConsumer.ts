@@ -8,6 +8,9 @@ import { errorCodeOf } from '../lane/claimAnswer.ts';
 import { type EffectConsumer, RUN_EFFECTS_AT_ONCE } from '../runtime/outbox.ts';
 import { parseSkills, type Skill } from './skills.ts';
 
+/** The code a claim call that threw is answered with (no board sends it): the lane retries, then skips, saying so. */
+export const CLAIM_THREW = 'claim_threw';
+
 /** The board's claim call, as the computer sees it (the HTTP client in production, a stand-in in tests). */
 export interface BoardClaims {
   /** `status` 0 for a network error; `body` the parsed JSON answer, when there was one. */
@@ -64,9 +67,16 @@ export function claimConsumer(
         : null,
     async perform({ runId, stream, incarnation }) {
       // The life that started the claim, even when a later life repeats it after a restart. BoardClient
-      // answers a network failure as status 0 and never throws: a throw is a bug, and fails this effect
-      // with its message (the outbox records it) instead of passing for a network error to retry.
-      const answer = await board.claim(runId, incarnation);
+      // answers a network failure as status 0 and never throws: a throw (a bug, a token no header can
+      // carry) is answered as a failed claim named `claim_threw`, so the lane retries it a bounded number
+      // of times and then skips it, never holding it `claiming` for ever; its message goes to the log.
+      let answer: Awaited<ReturnType<BoardClaims['claim']>>;
+      try {
+        answer = await board.claim(runId, incarnation);
+      } catch (error) {
+        await answered({ stream, runId, status: 0, code: CLAIM_THREW });
+        return { ok: false, detail: `the claim call threw: ${messageOf(error)}` };
+      }
       const code = errorCodeOf(answer.body);
       if (answer.status !== 200 && answer.status !== 201) {
         await answered({ stream, runId, status: answer.status, ...(code ? { code } : {}) });

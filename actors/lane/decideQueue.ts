@@ -188,7 +188,7 @@ function answerClaim(state: QueueState, answer: EventData<'claim.answered'>, at:
       return skip(`skipped: it is gone from the board (${status})`);
     case 'retry': {
       const attempts = run.claimAttempts + 1;
-      const why = status === 0 ? 'network error' : String(status);
+      const why = status === 0 ? (code ?? 'network error') : String(status);
       if (state.draining) return skip(`skipped: the claim failed (${why}) while draining`);
       if (attempts >= MAX_CLAIM_ATTEMPTS) return skip(`skipped: the claim failed ${attempts} times (last: ${why})`);
       const wait = claimRetryMs(run.claimAttempts);
