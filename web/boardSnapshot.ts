@@ -86,6 +86,13 @@ export interface LongestWait {
 export interface SnapshotOptions {
   /** A run next in its lane that has waited this long for a computer is called out. */
   readonly waitWarnMs: number;
+  /**
+   * When each run became the next of its lane, as this view first saw it (kept by the caller between
+   * snapshots). A later turn waits for the earlier one first, and the board's state does not say when
+   * that one ended: without this, a turn queued behind a 20-minute turn would read as 20 minutes
+   * without a computer the moment its lane freed.
+   */
+  readonly becameNext?: Map<string, number>;
 }
 
 /**
@@ -218,7 +225,7 @@ export function boardSnapshot(sources: SnapshotSources, at: number, options: Sna
     computers,
     counts,
     stuck: stuckNotice(board, status, computers),
-    longestWait: longestWait(board, status, options.waitWarnMs),
+    longestWait: longestWait(board, status, options.waitWarnMs, at, options.becameNext ?? new Map()),
   };
 }
 
@@ -275,14 +282,21 @@ function stuckNotice(board: BoardState, status: StatusView, computers: readonly 
  * lane's open one, not for a computer), with the threshold: the page says so once it is past it,
  * counting on its own clock, since nothing is written to the log while a run just waits.
  */
-function longestWait(board: BoardState, status: StatusView, waitWarnMs: number): LongestWait | null {
+function longestWait(board: BoardState, status: StatusView, waitWarnMs: number, at: number, becameNext: Map<string, number>): LongestWait | null {
   let oldest: LongestWait | null = null;
-  for (const l of Object.values(status.board.lanes)) {
+  const nexts = new Set<string>();
+  for (const [lane, l] of Object.entries(status.board.lanes)) {
     const next = l.open === null ? l.queued.find((id) => !l.waiting.includes(id)) : undefined;
-    const since = next === undefined ? undefined : board.runs[next]?.submittedAt;
-    if (next !== undefined && since !== undefined && (oldest === null || since < oldest.since))
-      oldest = { runId: next, since, warnAfterMs: waitWarnMs };
+    const submittedAt = next === undefined ? undefined : board.runs[next]?.submittedAt;
+    if (next === undefined || submittedAt === undefined) continue;
+    nexts.add(next);
+    // The lane's first turn has waited since it was submitted; a later one since its lane freed, which
+    // is no later than when this view first saw it next (a view started since under-counts, never over).
+    const firstTurn = (board.lanes[lane]?.lastComputer ?? null) === null;
+    const since = firstTurn ? submittedAt : (becameNext.get(next) ?? becameNext.set(next, Math.max(submittedAt, at)).get(next)!);
+    if (oldest === null || since < oldest.since) oldest = { runId: next, since, warnAfterMs: waitWarnMs };
   }
+  for (const runId of becameNext.keys()) if (!nexts.has(runId)) becameNext.delete(runId);
   return oldest;
 }
 

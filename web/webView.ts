@@ -73,6 +73,7 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
     const files = staticFiles();
     const { projections, clock } = options;
     const waitWarnMs = options.waitWarnMs ?? waitWarnFromEnv() ?? WAIT_WARN_MS;
+    const becameNext = new Map<string, number>();
     const hub = new LiveHub({
       store: options.store,
       feed: new LiveFeed(options.store),
@@ -84,7 +85,7 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
             laneSessions: projections.state<Record<string, Record<string, string>>>('lane-sessions'),
           },
           clock.now(),
-          { waitWarnMs },
+          { waitWarnMs, becameNext },
         ),
       runFacts: (runId) => runFacts(projections.state<BoardState>('board'), runId),
       log: options.log ?? stderrLog,

@@ -89,3 +89,22 @@ describe('the lane rows', () => {
     expect(lanes[0]!.runs[0]!.board).toBe('queued');
   });
 });
+
+describe('the longest wait for a computer', () => {
+  it("a lane's first turn has waited since it was submitted", () => {
+    const board = boardWith(['r1'], ['c1']);
+    expect(snapshot(board).longestWait).toMatchObject({ runId: 'r1', since: AT - 10_000 });
+  });
+
+  it('a later turn waits from when its lane freed, not from its submission: a turn behind a 20-minute one is not called stuck', () => {
+    const board = boardWith(['r1'], ['c1']);
+    // An earlier turn of the lane ran on c1 and ended just now; r1 was submitted 20 minutes ago, behind it.
+    board.runs.r1 = { ...board.runs.r1!, submittedAt: AT - 20 * 60_000 };
+    board.lanes.l!.lastComputer = 'c1';
+    const becameNext = new Map<string, number>();
+    const at = (t: number) => boardSnapshot({ board, queues: {}, laneSessions: {} }, t, { waitWarnMs: 5 * 60_000, becameNext }).longestWait;
+    expect(at(AT)).toMatchObject({ runId: 'r1', since: AT });
+    // Seen again later, it keeps the time it became next.
+    expect(at(AT + 60_000)).toMatchObject({ runId: 'r1', since: AT });
+  });
+});
