@@ -195,6 +195,16 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
           reason: 'the agent refused to resume it',
         }),
       );
+    // Claude Code names a new session even as it refuses (one it never keeps): not a conversation to resume.
+    if (state.announced !== null && state.announced !== state.resuming)
+      decisions.push(
+        h.onLane('lane.session.forgotten', {
+          lane: state.lane!,
+          sessionId: state.announced,
+          runId: h.runId,
+          reason: 'announced by the agent as it refused to resume',
+        }),
+      );
     // A process ran, so the run was handed over and has its lane.
     decisions.push(h.on('run.execution.requested', { runId: h.runId, lane: state.lane!, deadlineAt: state.deadlineAt, resume: null }));
     return decisions;

@@ -156,6 +156,15 @@ describe('a claimed run on its computer', () => {
     }
   });
 
+  it('given a refusal that named a new session (Claude does), then that one is forgotten too before the fresh turn', () => {
+    const s = spec(input.handed('gone', 100), input.began(4242, 'gone'), input.announced('never-kept'));
+    const decisions = s.when(
+      input.exited({ exitCode: 1, reply: null, agentError: 'error_during_execution: No conversation found with session ID: gone' }, 2_000),
+    );
+    expect(types(decisions)).toEqual(['lane.session.forgotten', 'lane.session.forgotten', 'run.execution.requested']);
+    expect(decisions!.filter((d) => d.type === 'lane.session.forgotten').map((d) => d.data.sessionId)).toEqual(['gone', 'never-kept']);
+  });
+
   it('given a resume the agent refuses once the deadline has passed, or after a cancel, then the turn is not run again', () => {
     const refused = { exitCode: 1, reply: null, stderrTail: 'No conversation found with session ID: gone' };
     const late = spec(input.handed('gone', 100), input.began(4242, 'gone')).when(input.exited(refused, 100_000));
