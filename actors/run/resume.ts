@@ -12,8 +12,9 @@ import type { AgentKind } from './outputReaders.ts';
  * - `{resume}` in the template is replaced by the kind's resume arguments on a resumed turn and by
  *   nothing on a fresh one: `--resume '<id>'` for claude and plain, `resume '<id>'` for codex
  *   (`codex exec --json {resume}`).
- * - Without `{resume}`, a claude or codex command gets those arguments appended; a plain command is
- *   left as it is and learns the session from the environment alone.
+ * - Without `{resume}`, a claude or codex command gets those arguments after its own (see
+ *   `turnCommand`, which also makes them headless); a plain command is left as it is and learns the
+ *   session from the environment alone.
  */
 
 /**

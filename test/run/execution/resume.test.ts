@@ -90,6 +90,11 @@ describe('real agents run headless, as the user typed them (SPEC 4)', () => {
     ['codex --experimental-json exec', 'codex --experimental-json exec'],
     ['codex -m o3 --full-auto', 'codex exec --json -m o3 --full-auto'],
     ['codex e', 'codex e --json'],
+    [
+      'claude --append-system-prompt "be brief | kind" --verbose',
+      'claude -p --output-format stream-json --append-system-prompt "be brief | kind" --verbose',
+    ],
+    ["'/opt/my tools/claude' -p", "'/opt/my tools/claude' --output-format stream-json --verbose -p"],
     ['./claude-like.sh --json', './claude-like.sh --json'],
     ['node agent.mjs', 'node agent.mjs'],
   ];
@@ -104,6 +109,7 @@ describe('real agents run headless, as the user typed them (SPEC 4)', () => {
     ['codex', "codex exec --json resume 's-1'"],
     ['codex exec --skip-git-repo-check', "codex exec --json --skip-git-repo-check resume 's-1'"],
     ['codex exec --json -', "codex exec --json resume 's-1' -"],
+    ['claude --model X | tee -a turns.log', "claude -p --output-format stream-json --verbose --model X --resume 's-1' | tee -a turns.log"],
     ['codex exec --json {resume} -', "codex exec --json resume 's-1' -"],
     ["claude --model 'my model' {resume}", "claude -p --output-format stream-json --verbose --model 'my model' --resume 's-1'"],
     ['./agent.sh', './agent.sh'],
