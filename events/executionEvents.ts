@@ -51,6 +51,20 @@ export const executionEvents = eventGroup(
       /** The end of an unfinished answer, salvaged on a timeout or a cancel. */
       tail: z.string().max(16 * 1024),
       stderrTail: z.string().max(16 * 1024),
+      /** The agent's own words when its terminal event said the turn failed (optional: older logs lack it). */
+      agentError: z
+        .string()
+        .max(4 * 1024)
+        .optional(),
+      /** What the turn cost, as the agent reported it (optional: older logs and plain agents lack it). */
+      usage: z
+        .strictObject({
+          costUsd: z.number().nonnegative().optional(),
+          inputTokens: z.number().nonnegative().optional(),
+          outputTokens: z.number().nonnegative().optional(),
+          cachedInputTokens: z.number().nonnegative().optional(),
+        })
+        .optional(),
     }),
   ),
   /** Only answers that change something are recorded: a cancel asked for, or the run resolved. */

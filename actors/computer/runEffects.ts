@@ -108,6 +108,8 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
             reply: result.reply.ok ? result.reply.text : null,
             tail: result.tail.slice(-16 * 1024),
             stderrTail: (result.error ?? result.stderrTail).slice(-16 * 1024),
+            ...(result.agentError === null ? {} : { agentError: result.agentError.slice(0, 4 * 1024) }),
+            ...(result.usage === null ? {} : { usage: result.usage }),
           },
           at: at(),
         };

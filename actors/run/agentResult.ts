@@ -1,4 +1,4 @@
-import type { FinalReply } from './outputReaders.ts';
+import type { AgentUsage, FinalReply } from './outputReaders.ts';
 
 /** How an agent's process ended, as the run's decider reads it (the process itself is in `execution/`). */
 export type AgentOutcome = 'exited' | 'timed_out' | 'cancelled' | 'killed';
@@ -13,6 +13,10 @@ export interface AgentResult {
   readonly tail: string;
   readonly stderrTail: string;
   readonly sessionId: string | null;
+  /** The agent's own words when its terminal event says the turn failed (see `OutputReader.agentError`). */
+  readonly agentError: string | null;
+  /** Cost and tokens as the agent reported them, or null. */
+  readonly usage: AgentUsage | null;
   /** The reason given to `cancel`, when the outcome is `cancelled`. */
   readonly cancelReason: string | null;
   /** Why the command could not be started at all (then `exitCode` and `signal` are null). */

@@ -166,7 +166,11 @@ function resolve(state: RunExecution, { on, runId }: Helpers): Decision[] {
 }
 
 function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, at: number, h: Required<Helpers>): Decision[] {
-  const reply = exit.reply === null ? ({ ok: false, reason: 'no reply' } as const) : ({ ok: true, text: exit.reply, truncated: false } as const);
+  // The agent's own verdict is where a refused resume may say so (Claude's `errors`, Codex's turn.failed).
+  const reply =
+    exit.reply === null
+      ? ({ ok: false, reason: exit.agentError ?? 'no reply' } as const)
+      : ({ ok: true, text: exit.reply, truncated: false } as const);
   const result = {
     outcome: exit.outcome === 'failed_to_start' ? ('exited' as const) : exit.outcome,
     exitCode: exit.exitCode,
@@ -189,6 +193,16 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
           sessionId: state.resuming,
           runId: h.runId,
           reason: 'the agent refused to resume it',
+        }),
+      );
+    // Claude Code names a new session even as it refuses (one it never keeps): not a conversation to resume.
+    if (state.announced !== null && state.announced !== state.resuming)
+      decisions.push(
+        h.onLane('lane.session.forgotten', {
+          lane: state.lane!,
+          sessionId: state.announced,
+          runId: h.runId,
+          reason: 'announced by the agent as it refused to resume',
         }),
       );
     // A process ran, so the run was handed over and has its lane.
@@ -234,6 +248,12 @@ function resultOf(state: RunExecution, exit: EventData<'run.process.exited'>): R
   }
   if (exit.outcome === 'killed') return { ok: false, error: `killed before it finished${salvage}` };
   if (exit.outcome === 'failed_to_start') return { ok: false, error: `the agent command could not start: ${exit.stderrTail || 'unknown error'}` };
+  // The agent's terminal event said the turn failed: its words, whatever the exit code (Codex has been
+  // seen exiting 0 after a failed turn).
+  if (exit.agentError !== undefined) {
+    const code = exit.exitCode === 0 ? '' : ` (${exit.exitCode === null ? `signal ${exit.signal}` : `exit code ${exit.exitCode}`})`;
+    return { ok: false, error: `the agent reported a failure${code}: ${exit.agentError.slice(0, 2000)}` };
+  }
   if (exit.exitCode !== 0) {
     return {
       ok: false,

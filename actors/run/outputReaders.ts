@@ -41,7 +41,25 @@ export interface OutputReader {
   finalReply(): FinalReply;
   /** The last few KiB of the answer the agent was writing, for a run stopped before it finished. */
   unfinishedTail(): string;
+  /**
+   * The agent's own words when its terminal event says the turn failed (a Claude `result` with
+   * `is_error` or an error subtype, a Codex `turn.failed` or a final `error`), whatever its exit code.
+   */
+  agentError(): string | null;
+  /** Cost and tokens as the agent's terminal events report them, or null when they say nothing. */
+  usage(): AgentUsage | null;
 }
+
+/** What a turn cost, as the agent reports it (Claude: `total_cost_usd`, `usage`; Codex: `turn.completed.usage`). */
+export interface AgentUsage {
+  readonly costUsd?: number;
+  readonly inputTokens?: number;
+  readonly outputTokens?: number;
+  readonly cachedInputTokens?: number;
+}
+
+/** The agent's words are kept to this many characters in an error. */
+const AGENT_WORDS_CHARS = 1_000;
 
 export interface ReaderOptions {
   readonly replyCapBytes?: number;
@@ -153,6 +171,8 @@ export function plainReader(options: ReaderOptions = {}): OutputReader {
       return text ? { ok: true, text, truncated: false } : { ok: false, reason: 'the agent printed nothing' };
     },
     unfinishedTail: () => tail.text().trim(),
+    agentError: () => null,
+    usage: () => null,
   };
 }
 
@@ -177,7 +197,8 @@ export function claudeStreamJsonReader(options: ReaderOptions = {}): OutputReade
   const tail = new TailBuffer(options.tailBytes ?? SALVAGE_TAIL_BYTES);
   let lastText = '';
   let streamedDeltas = false;
-  let result: { subtype: string; isError: boolean; text: string } | null = null;
+  let result: { subtype: string; isError: boolean; text: string; errors: string } | null = null;
+  let usage: AgentUsage | null = null;
   const lines = jsonLines(options.maxLineChars ?? MAX_LINE_CHARS, (event) => {
     session.announce(event.session_id);
     switch (event.type) {
@@ -199,15 +220,33 @@ export function claudeStreamJsonReader(options: ReaderOptions = {}): OutputReade
         }
         return;
       }
-      case 'result':
+      case 'result': {
         result = {
           subtype: typeof event.subtype === 'string' ? event.subtype : 'unknown',
           isError: event.is_error === true,
           text: typeof event.result === 'string' ? event.result : '',
+          // `errors` (strings) is where a refused resume says "No conversation found with session ID".
+          errors: Array.isArray(event.errors) ? event.errors.filter((said): said is string => typeof said === 'string').join('; ') : '',
         };
+        const tokens = asObject(event.usage);
+        usage = usageOf({
+          costUsd: event.total_cost_usd,
+          inputTokens: tokens?.input_tokens,
+          outputTokens: tokens?.output_tokens,
+          cachedInputTokens: tokens?.cache_read_input_tokens,
+        });
         return;
+      }
     }
   });
+  const failed = (): { subtype: string; said: string } | null => {
+    if (!result || (!result.isError && result.subtype === 'success')) return null;
+    return { subtype: result.subtype, said: [result.errors, result.text.trim()].filter(Boolean).join('; ').slice(0, AGENT_WORDS_CHARS) };
+  };
+  const agentError = (): string | null => {
+    const failure = failed();
+    return failure && `${failure.subtype}${failure.said ? `: ${failure.said}` : ''}`;
+  };
   return {
     kind: 'claude',
     push: lines.push,
@@ -215,12 +254,13 @@ export function claudeStreamJsonReader(options: ReaderOptions = {}): OutputReade
     onSessionId: (listener) => session.on(listener),
     sessionId: () => session.id(),
     replySoFar: () => (result && !result.isError ? capReply(result.text, cap).text : lastText),
+    agentError,
+    usage: () => usage,
     finalReply() {
       if (!result) return { ok: false, reason: lines.explain('the agent wrote no result event') };
-      if (result.isError || result.subtype !== 'success') {
-        const said = result.text.trim().slice(0, 500);
-        return { ok: false, reason: `the agent ended with an error (${result.subtype})${said ? `: ${said}` : ''}` };
-      }
+      const failure = failed();
+      if (failure !== null)
+        return { ok: false, reason: `the agent ended with an error (${failure.subtype})${failure.said ? `: ${failure.said}` : ''}` };
       const text = result.text.trim();
       if (!text) return { ok: false, reason: 'the agent finished with an empty reply' };
       const capped = capReply(text, cap);
@@ -241,9 +281,22 @@ export function codexJsonReader(options: ReaderOptions = {}): OutputReader {
   const tail = new TailBuffer(options.tailBytes ?? SALVAGE_TAIL_BYTES);
   let lastMessage = { text: '', truncated: false };
   let failure: string | null = null;
+  // An `error` counts when no completed turn follows it: a stream that reconnected is not a failure.
   let lastError: string | null = null;
+  let usage: AgentUsage | null = null;
   const lines = jsonLines(options.maxLineChars ?? MAX_LINE_CHARS, (event) => {
     switch (event.type) {
+      case 'turn.completed': {
+        lastError = null;
+        const tokens = asObject(event.usage);
+        const turn = usageOf({
+          inputTokens: tokens?.input_tokens,
+          outputTokens: tokens?.output_tokens,
+          cachedInputTokens: tokens?.cached_input_tokens,
+        });
+        usage = turn === null ? usage : addUsage(usage, turn);
+        return;
+      }
       case 'thread.started':
         session.announce(event.thread_id);
         return;
@@ -271,10 +324,12 @@ export function codexJsonReader(options: ReaderOptions = {}): OutputReader {
     onSessionId: (listener) => session.on(listener),
     sessionId: () => session.id(),
     replySoFar: () => lastMessage.text,
+    agentError: () => (failure ?? lastError)?.slice(0, AGENT_WORDS_CHARS) ?? null,
+    usage: () => usage,
     finalReply() {
-      if (failure !== null) return { ok: false, reason: `the agent's turn failed: ${failure.slice(0, 500)}` };
+      if (failure !== null) return { ok: false, reason: `the agent's turn failed: ${failure.slice(0, AGENT_WORDS_CHARS)}` };
+      if (lastError !== null) return { ok: false, reason: `the agent reported an error: ${lastError.slice(0, AGENT_WORDS_CHARS)}` };
       if (lastMessage.text) return { ok: true, ...lastMessage };
-      if (lastError !== null) return { ok: false, reason: `the agent reported an error: ${lastError.slice(0, 500)}` };
       return { ok: false, reason: lines.explain('the agent wrote no answer message') };
     },
     unfinishedTail: () => tail.text().trim(),
@@ -284,4 +339,21 @@ export function codexJsonReader(options: ReaderOptions = {}): OutputReader {
 function messageOf(value: unknown): string | undefined {
   const message = asObject(value)?.message;
   return typeof message === 'string' ? message : undefined;
+}
+
+/** Only finite, non-negative numbers are usage; null when none of them is. */
+function usageOf(fields: Partial<Record<keyof AgentUsage, unknown>>): AgentUsage | null {
+  const kept = Object.entries(fields).filter(([, value]) => typeof value === 'number' && Number.isFinite(value) && value >= 0);
+  return kept.length === 0 ? null : (Object.fromEntries(kept) as AgentUsage);
+}
+
+function addUsage(a: AgentUsage | null, b: AgentUsage): AgentUsage {
+  if (a === null) return b;
+  const sum = (x?: number, y?: number) => (x === undefined && y === undefined ? undefined : (x ?? 0) + (y ?? 0));
+  return usageOf({
+    costUsd: sum(a.costUsd, b.costUsd),
+    inputTokens: sum(a.inputTokens, b.inputTokens),
+    outputTokens: sum(a.outputTokens, b.outputTokens),
+    cachedInputTokens: sum(a.cachedInputTokens, b.cachedInputTokens),
+  })!;
 }

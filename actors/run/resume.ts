@@ -1,4 +1,5 @@
 import type { AgentOutcome, AgentResult } from './agentResult.ts';
+import { insertAt, programName, type SimpleCommand, simpleCommand } from './commandLine.ts';
 import type { AgentKind } from './outputReaders.ts';
 
 /**
@@ -11,8 +12,9 @@ import type { AgentKind } from './outputReaders.ts';
  * - `{resume}` in the template is replaced by the kind's resume arguments on a resumed turn and by
  *   nothing on a fresh one: `--resume '<id>'` for claude and plain, `resume '<id>'` for codex
  *   (`codex exec --json {resume}`).
- * - Without `{resume}`, a claude or codex command gets those arguments appended; a plain command is
- *   left as it is and learns the session from the environment alone.
+ * - Without `{resume}`, a claude or codex command gets those arguments after its own (see
+ *   `turnCommand`, which also makes them headless); a plain command is left as it is and learns the
+ *   session from the environment alone.
  */
 
 /**
@@ -36,16 +38,71 @@ export interface TurnCommand {
 }
 
 /**
- * The command line of one turn. A remembered id that is not a plain token (it could only have come
+ * The command line of one turn (SPEC section 4, "Execution"). A command whose program is `claude`
+ * runs Claude Code headless: `-p --output-format stream-json --verbose`, whichever are missing, go
+ * right after the program, and a resumed turn ends with `--resume <id>`. A `codex` command runs
+ * `codex exec --json` (`exec` after the program, `--json` after `exec`, where missing), resumed
+ * with `resume <id>` after the user's flags (before a final `-`, the stdin marker). The rest of what
+ * the user typed stays as typed. A remembered id that is not a plain token (it could only have come
  * from a damaged record) is not put on a command line: the turn starts fresh instead.
  */
 export function turnCommand(template: string, kind: AgentKind, sessionId: string | null): TurnCommand {
   const resuming = sessionId !== null && isUsableSessionId(sessionId) ? sessionId : null;
-  const args = resuming === null ? '' : resumeArgs(kind, resuming);
-  let command = template;
-  if (template.includes(RESUME_PLACEHOLDER)) command = template.split(RESUME_PLACEHOLDER).join(args);
-  else if (resuming !== null && kind !== 'plain') command = `${template} ${args}`;
+  const line = simpleCommand(template);
+  const agent = agentOf(line);
+  const placeholder = template.includes(RESUME_PLACEHOLDER);
+  const inserts = agent === 'claude' ? claudeInserts(line) : agent === 'codex' ? codexInserts(line) : [];
+  // The reader's kind says how to resume even when the program is a wrapper of the agent (a script).
+  const resumer = kind === 'plain' ? null : (agent ?? kind);
+  if (resuming !== null && !placeholder && resumer !== null && line.words.length > 0) inserts.push(resumeInsert(line, resumer, resuming));
+  let command = insertAt(template, inserts);
+  if (placeholder) command = command.split(RESUME_PLACEHOLDER).join(resuming === null ? '' : resumeArgs(agent ?? kind, resuming));
   return { command, env: { [SESSION_ENV]: resuming ?? undefined }, resuming };
+}
+
+type Agent = 'claude' | 'codex';
+
+function agentOf(line: SimpleCommand): Agent | null {
+  const program = programName(line);
+  return program === 'claude' || program === 'codex' ? program : null;
+}
+
+/** The user's own arguments (after the program), as the program receives them. */
+const argsOf = (line: SimpleCommand): string[] => line.words.slice(1).map((word) => word.text);
+
+/** `--name value` or `--name=value`: the value, or null when the flag is not given. */
+function longFlag(args: readonly string[], name: string): string | null {
+  for (const [i, arg] of args.entries()) {
+    if (arg === name) return args[i + 1] ?? '';
+    if (arg.startsWith(`${name}=`)) return arg.slice(name.length + 1);
+  }
+  return null;
+}
+
+/** Print mode refuses stream-json without `--verbose` ("When using --print, --output-format=stream-json requires --verbose"). */
+function claudeInserts(line: SimpleCommand): { at: number; text: string }[] {
+  const args = argsOf(line);
+  const format = longFlag(args, '--output-format');
+  const missing: string[] = [];
+  if (!args.some((arg) => arg === '-p' || arg === '--print')) missing.push('-p');
+  if (format === null) missing.push('--output-format stream-json');
+  if ((format ?? 'stream-json') === 'stream-json' && !args.includes('--verbose')) missing.push('--verbose');
+  return missing.length === 0 ? [] : [{ at: line.words[0]!.end, text: ` ${missing.join(' ')}` }];
+}
+
+/** Bare `codex` starts its terminal UI, which fails on a pipe; `codex e` is its alias of `exec`. */
+function codexInserts(line: SimpleCommand): { at: number; text: string }[] {
+  const args = argsOf(line);
+  const json = args.some((arg) => arg === '--json' || arg === '--experimental-json');
+  const exec = args[0] === 'e' ? 1 : line.words.findIndex((word, i) => i > 0 && word.text === 'exec');
+  if (exec === -1) return [{ at: line.words[0]!.end, text: json ? ' exec' : ' exec --json' }];
+  return json ? [] : [{ at: line.words[exec]!.end, text: ' --json' }];
+}
+
+function resumeInsert(line: SimpleCommand, agent: Agent, id: string): { at: number; text: string } {
+  const last = line.words.at(-1)!;
+  if (agent === 'codex' && line.words.length > 1 && last.text === '-') return { at: last.start, text: `${resumeArgs(agent, id)} ` };
+  return { at: line.end, text: ` ${resumeArgs(agent, id)}` };
 }
 
 function resumeArgs(kind: AgentKind, id: string): string {
@@ -58,14 +115,15 @@ export function shellQuote(word: string): string {
 }
 
 /**
- * Which reader a command's output needs, from the command itself: Claude Code only speaks events
- * with `--output-format stream-json`, Codex with `exec --json`; anything else is read as plain text.
+ * Which reader a command's output needs, from its program: Claude Code speaks events (stream-json,
+ * or one result object with `--output-format json`) unless the user asked for `text`; Codex speaks
+ * them in `exec --json`, which every `codex` command runs; anything else is read as plain text.
  */
 export function agentKindOf(command: string): AgentKind {
-  const program = command.trim().split(/\s+/)[0]?.split('/').pop() ?? '';
-  if (program === 'claude' && /--output-format[= ]stream-json\b/.test(command)) return 'claude';
-  if (program === 'codex' && /\bexec\b/.test(command) && /(^|\s)--json\b/.test(command)) return 'codex';
-  return 'plain';
+  const line = simpleCommand(command);
+  const agent = agentOf(line);
+  if (agent === 'claude') return longFlag(argsOf(line), '--output-format') === 'text' ? 'plain' : 'claude';
+  return agent ?? 'plain';
 }
 
 /**
@@ -78,18 +136,23 @@ const REFUSED_RESUME = [
   /no (such )?(session|conversation|thread)\b/i,
   /(could not|cannot|can't|unable to|failed to) (find|resume|load) (the )?(session|conversation|thread)/i,
   /no rollout found/i,
+  // Codex run over its app server: "thread/read failed: thread not loaded: <id>".
+  /thread\/read failed/i,
+  /thread not loaded/i,
 ];
 
 /**
- * Whether a resumed turn failed because the agent refused the resume. Such a refusal exits non-zero
- * at once, before any work, so retrying fresh costs nothing of the budget; a turn that was stopped
- * (timeout, cancel, kill) or that exited 0 was not refused.
+ * Whether a resumed turn failed because the agent refused the resume. Such a refusal ends at once,
+ * before any work, so retrying fresh costs nothing of the budget. It exits non-zero, or says so in
+ * its terminal event (Codex has been seen exiting 0 after a failed turn); a turn that was stopped
+ * (timeout, cancel, kill) or that exited 0 with a usable reply was not refused.
  */
 export function looksLikeRefusedResume(
   resuming: string | null,
   result: Pick<AgentResult, 'outcome' | 'exitCode' | 'reply' | 'stderrTail' | 'tail'>,
 ): boolean {
-  if (resuming === null || result.outcome !== 'exited' || result.exitCode === null || result.exitCode === 0) return false;
+  if (resuming === null || result.outcome !== 'exited' || result.exitCode === null) return false;
+  if (result.exitCode === 0 && result.reply.ok) return false;
   const said = [result.stderrTail, result.reply.ok ? result.reply.text.slice(0, 4_000) : result.reply.reason, result.tail].join('\n');
   return REFUSED_RESUME.some((pattern) => pattern.test(said));
 }

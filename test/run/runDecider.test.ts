@@ -35,6 +35,7 @@ const input = {
       reply: string | null;
       tail: string;
       stderrTail: string;
+      agentError: string;
     }> = {},
     ms = 1000,
   ): NewEventOf<'run.process.exited'> => ({
@@ -48,6 +49,7 @@ const input = {
       reply: over.reply === undefined ? 'done' : over.reply,
       tail: over.tail ?? '',
       stderrTail: over.stderrTail ?? '',
+      ...(over.agentError === undefined ? {} : { agentError: over.agentError }),
     },
     at: at(ms),
   }),
@@ -125,6 +127,42 @@ describe('a claimed run on its computer', () => {
     const decisions = s.when(input.exited({ exitCode: 1, reply: null, stderrTail: 'No conversation found with session ID: gone' }, 2_000));
     expect(types(decisions)).toEqual(['lane.session.forgotten', 'run.execution.requested']);
     expect(decisionOf(decisions, 'run.execution.requested').data).toEqual({ runId: 'r1', lane: 'L', deadlineAt: at(100_000), resume: null });
+  });
+
+  it("given the agent's terminal event says the turn failed, then it fails with the agent's words, even after exit 0", () => {
+    const atZero = spec(input.handed(), input.began()).when(
+      input.exited({ exitCode: 0, reply: null, agentError: 'stream disconnected before completion' }),
+    );
+    expect(decisionOf(atZero, 'run.completion.requested').data.result).toEqual({
+      ok: false,
+      error: 'the agent reported a failure: stream disconnected before completion',
+    });
+    const atOne = spec(input.handed(), input.began()).when(
+      input.exited({ exitCode: 1, reply: null, agentError: 'error_max_turns', stderrTail: 'x' }),
+    );
+    expect(decisionOf(atOne, 'run.completion.requested').data.result).toEqual({
+      ok: false,
+      error: 'the agent reported a failure (exit code 1): error_max_turns',
+    });
+  });
+
+  it('given a resume refused in the terminal event (Claude errors[], Codex turn.failed at exit 0), then the turn runs fresh', () => {
+    for (const refused of [
+      { exitCode: 1, reply: null, agentError: 'error_during_execution: No conversation found with session ID: gone' },
+      { exitCode: 0, reply: null, agentError: 'thread/read failed: thread not loaded: gone' },
+    ]) {
+      const decisions = spec(input.handed('gone', 100), input.began(4242, 'gone')).when(input.exited(refused, 2_000));
+      expect(types(decisions)).toEqual(['lane.session.forgotten', 'run.execution.requested']);
+    }
+  });
+
+  it('given a refusal that named a new session (Claude does), then that one is forgotten too before the fresh turn', () => {
+    const s = spec(input.handed('gone', 100), input.began(4242, 'gone'), input.announced('never-kept'));
+    const decisions = s.when(
+      input.exited({ exitCode: 1, reply: null, agentError: 'error_during_execution: No conversation found with session ID: gone' }, 2_000),
+    );
+    expect(types(decisions)).toEqual(['lane.session.forgotten', 'lane.session.forgotten', 'run.execution.requested']);
+    expect(decisions!.filter((d) => d.type === 'lane.session.forgotten').map((d) => d.data.sessionId)).toEqual(['gone', 'never-kept']);
   });
 
   it('given a resume the agent refuses once the deadline has passed, or after a cancel, then the turn is not run again', () => {

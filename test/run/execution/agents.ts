@@ -48,6 +48,8 @@ export function watched(reader: OutputReader): OutputReader & { printed(text: st
     sessionId: () => reader.sessionId(),
     replySoFar: () => reader.replySoFar(),
     finalReply: () => reader.finalReply(),
+    agentError: () => reader.agentError(),
+    usage: () => reader.usage(),
     unfinishedTail: () => reader.unfinishedTail(),
     printed(text, ms = 10_000) {
       if (seen.includes(text)) return Promise.resolve();

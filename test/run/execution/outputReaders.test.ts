@@ -249,3 +249,91 @@ describe('readerFor and capReply', () => {
     expect(cut.text).toMatch(/^€+\n\n\[reply cut at 120 bytes: the agent wrote 300 bytes\]$/);
   });
 });
+
+/**
+ * Terminal events as the CLIs print them. Claude Code's `result` (Agent SDK `SDKResultMessage`:
+ * subtype success | error_max_turns | error_during_execution, is_error, result, errors,
+ * total_cost_usd, usage), including the refused resume of anthropics/claude-code#19912; Codex's
+ * exec events (codex-rs/exec/src/exec_events.rs: turn.completed.usage, turn.failed.error.message,
+ * a fatal `error` {message}).
+ */
+describe("the turn's outcome and usage, from the agent's own terminal event (SPEC 4)", () => {
+  const claudeInit = json({ type: 'system', subtype: 'init', session_id: 'c-1', model: 'claude-sonnet-4-5', tools: ['Bash'] });
+  const claudeResult = (over: Record<string, unknown>) =>
+    json({
+      type: 'result',
+      subtype: 'success',
+      is_error: false,
+      duration_ms: 2_345,
+      num_turns: 1,
+      result: 'The answer.',
+      session_id: 'c-1',
+      total_cost_usd: 0.0123,
+      usage: { input_tokens: 12, cache_creation_input_tokens: 100, cache_read_input_tokens: 3_000, output_tokens: 45 },
+      ...over,
+    });
+
+  it('given a Claude success, then the reply is the result, no agent error, and its cost and tokens are read', () => {
+    const reader = claudeStreamJsonReader();
+    feedInPieces(reader, claudeInit + claudeResult({}), 7);
+    expect(reader.finalReply()).toEqual({ ok: true, text: 'The answer.', truncated: false });
+    expect(reader.agentError()).toBeNull();
+    expect(reader.usage()).toEqual({ costUsd: 0.0123, inputTokens: 12, outputTokens: 45, cachedInputTokens: 3_000 });
+  });
+
+  it.each([
+    ['error_max_turns', { subtype: 'error_max_turns', is_error: true, result: undefined }, 'error_max_turns'],
+    [
+      'error_during_execution with errors[]',
+      { subtype: 'error_during_execution', is_error: true, result: undefined, errors: ['No conversation found with session ID: d5'] },
+      'error_during_execution: No conversation found with session ID: d5',
+    ],
+    ['is_error on a success subtype', { is_error: true, result: 'Credit balance is too low' }, 'success: Credit balance is too low'],
+  ])("given a Claude %s, then the turn failed, in the agent's words", (_, over, said) => {
+    const reader = claudeStreamJsonReader();
+    feedInPieces(reader, claudeInit + claudeResult(over), 11);
+    expect(reader.agentError()).toBe(said);
+    const [subtype, ...words] = said.split(': ');
+    expect(reader.finalReply()).toEqual({
+      ok: false,
+      reason: `the agent ended with an error (${subtype})${words.length ? `: ${words.join(': ')}` : ''}`,
+    });
+  });
+
+  const codexStart = json({ type: 'thread.started', thread_id: 't-1' }) + json({ type: 'turn.started' });
+  const codexMessage = json({ type: 'item.completed', item: { id: 'item_0', type: 'agent_message', text: 'Done.' } });
+
+  it('given a Codex turn.completed, then the reply is the last message and its tokens are read', () => {
+    const reader = codexJsonReader();
+    feedInPieces(
+      reader,
+      codexStart + codexMessage + json({ type: 'turn.completed', usage: { input_tokens: 1200, cached_input_tokens: 200, output_tokens: 345 } }),
+      5,
+    );
+    expect(reader.finalReply()).toEqual({ ok: true, text: 'Done.', truncated: false });
+    expect(reader.agentError()).toBeNull();
+    expect(reader.usage()).toEqual({ inputTokens: 1200, cachedInputTokens: 200, outputTokens: 345 });
+  });
+
+  it('given a Codex turn.failed after a message, then the turn failed with its error message', () => {
+    const reader = codexJsonReader();
+    feedInPieces(reader, codexStart + codexMessage + json({ type: 'turn.failed', error: { message: 'stream disconnected before completion' } }), 5);
+    expect(reader.agentError()).toBe('stream disconnected before completion');
+    expect(reader.finalReply()).toEqual({ ok: false, reason: "the agent's turn failed: stream disconnected before completion" });
+  });
+
+  it('given a final Codex error after a message, then the turn failed; an error a completed turn follows did not', () => {
+    const fatal = codexJsonReader();
+    feedInPieces(fatal, codexStart + codexMessage + json({ type: 'error', message: 'unexpected status 401 Unauthorized' }), 5);
+    expect(fatal.agentError()).toBe('unexpected status 401 Unauthorized');
+    expect(fatal.finalReply().ok).toBe(false);
+    const recovered = codexJsonReader();
+    feedInPieces(
+      recovered,
+      codexStart + json({ type: 'error', message: 'Reconnecting... 1/5' }) + codexMessage + json({ type: 'turn.completed', usage: {} }),
+      5,
+    );
+    expect(recovered.agentError()).toBeNull();
+    expect(recovered.finalReply()).toEqual({ ok: true, text: 'Done.', truncated: false });
+  });
+});

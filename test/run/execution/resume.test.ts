@@ -47,18 +47,75 @@ describe('the command line of a turn', () => {
   });
 
   it('given a remembered id that is not a plain token, then the turn starts fresh rather than put it on a command line', () => {
-    const turn = turnCommand('claude -p --output-format stream-json', 'claude', "x'; touch /tmp/pwned; '");
+    const turn = turnCommand('claude -p --output-format stream-json --verbose', 'claude', "x'; touch /tmp/pwned; '");
     expect(turn.resuming).toBeNull();
-    expect(turn.command).toBe('claude -p --output-format stream-json');
+    expect(turn.command).toBe('claude -p --output-format stream-json --verbose');
   });
 
-  it('tells the reader a command needs from the command itself', () => {
+  it('tells the reader a command needs from its program', () => {
     expect(agentKindOf('claude -p --output-format stream-json --verbose')).toBe('claude');
     expect(agentKindOf('/usr/local/bin/claude -p --output-format=stream-json')).toBe('claude');
-    expect(agentKindOf('claude -p')).toBe('plain');
+    expect(agentKindOf('claude')).toBe('claude');
+    expect(agentKindOf('claude -p')).toBe('claude');
+    expect(agentKindOf('claude -p --output-format json')).toBe('claude');
+    expect(agentKindOf('claude -p --output-format text')).toBe('plain');
+    expect(agentKindOf('ANTHROPIC_MODEL=x claude')).toBe('claude');
+    expect(agentKindOf('codex')).toBe('codex');
+    expect(agentKindOf('codex exec')).toBe('codex');
     expect(agentKindOf('codex exec --json')).toBe('codex');
-    expect(agentKindOf('codex exec')).toBe('plain');
     expect(agentKindOf('node my-agent.mjs --json')).toBe('plain');
+    expect(agentKindOf('claude-like.sh')).toBe('plain');
+  });
+});
+
+describe('real agents run headless, as the user typed them (SPEC 4)', () => {
+  const fresh: [string, string][] = [
+    ['claude', 'claude -p --output-format stream-json --verbose'],
+    ['/usr/local/bin/claude', '/usr/local/bin/claude -p --output-format stream-json --verbose'],
+    ['claude --model X', 'claude -p --output-format stream-json --verbose --model X'],
+    ['claude -p --model X', 'claude --output-format stream-json --verbose -p --model X'],
+    ['claude --print --output-format=stream-json', 'claude --verbose --print --output-format=stream-json'],
+    ['claude -p --output-format stream-json --verbose', 'claude -p --output-format stream-json --verbose'],
+    [
+      'claude --permission-mode acceptEdits --mcp-config "my mcp.json"',
+      'claude -p --output-format stream-json --verbose --permission-mode acceptEdits --mcp-config "my mcp.json"',
+    ],
+    ['claude -p --output-format json', 'claude -p --output-format json'],
+    ['claude --output-format text', 'claude -p --output-format text'],
+    ['DEBUG=1 claude 2>>agent.log', 'DEBUG=1 claude -p --output-format stream-json --verbose 2>>agent.log'],
+    ['codex', 'codex exec --json'],
+    ['codex exec', 'codex exec --json'],
+    ['codex exec --skip-git-repo-check', 'codex exec --json --skip-git-repo-check'],
+    ['codex -c model=o3 exec --json', 'codex -c model=o3 exec --json'],
+    ['codex --experimental-json exec', 'codex --experimental-json exec'],
+    ['codex -m o3 --full-auto', 'codex exec --json -m o3 --full-auto'],
+    ['codex e', 'codex e --json'],
+    [
+      'claude --append-system-prompt "be brief | kind" --verbose',
+      'claude -p --output-format stream-json --append-system-prompt "be brief | kind" --verbose',
+    ],
+    ["'/opt/my tools/claude' -p", "'/opt/my tools/claude' --output-format stream-json --verbose -p"],
+    ['./claude-like.sh --json', './claude-like.sh --json'],
+    ['node agent.mjs', 'node agent.mjs'],
+  ];
+  it.each(fresh)('a fresh turn of %j runs %j', (typed, runs) => {
+    expect(turnCommand(typed, agentKindOf(typed), null).command).toBe(runs);
+  });
+
+  const resumed: [string, string][] = [
+    ['claude', "claude -p --output-format stream-json --verbose --resume 's-1'"],
+    ['claude -p --model X', "claude --output-format stream-json --verbose -p --model X --resume 's-1'"],
+    ['claude 2>/dev/null', "claude -p --output-format stream-json --verbose --resume 's-1' 2>/dev/null"],
+    ['codex', "codex exec --json resume 's-1'"],
+    ['codex exec --skip-git-repo-check', "codex exec --json --skip-git-repo-check resume 's-1'"],
+    ['codex exec --json -', "codex exec --json resume 's-1' -"],
+    ['claude --model X | tee -a turns.log', "claude -p --output-format stream-json --verbose --model X --resume 's-1' | tee -a turns.log"],
+    ['codex exec --json {resume} -', "codex exec --json resume 's-1' -"],
+    ["claude --model 'my model' {resume}", "claude -p --output-format stream-json --verbose --model 'my model' --resume 's-1'"],
+    ['./agent.sh', './agent.sh'],
+  ];
+  it.each(resumed)('a resumed turn of %j runs %j', (typed, runs) => {
+    expect(turnCommand(typed, agentKindOf(typed), 's-1').command).toBe(runs);
   });
 });
 
@@ -72,15 +129,22 @@ describe('a refused resume', () => {
     ['session not found', { stderrTail: 'Error: session abc not found' }],
     ['thread not found', { stderrTail: 'error: thread not found' }],
     ['no rollout', { stderrTail: 'Error: No rollout found for thread id abc' }],
+    ['Codex thread <id> not found', { stderrTail: 'Error: thread abc not found' }],
+    ['Codex thread/read failed', { stderrTail: 'Error: thread/read: thread/read failed: thread not loaded: abc (code -32600)' }],
+    [
+      'a Claude error result with errors[]',
+      { reply: { ok: false as const, reason: 'error_during_execution: No conversation found with session ID: abc' } },
+    ],
+    ['a Codex turn.failed after a zero exit', { exitCode: 0, reply: { ok: false as const, reason: 'thread abc not found' } }],
     ['cannot resume', { tail: 'fatal: could not resume session abc' }],
   ])('is recognised from %s', (_, over) => {
     expect(looksLikeRefusedResume('abc', ended(over))).toBe(true);
   });
 
-  it('is not seen in a fresh turn, a zero exit, a stopped run, a failed start, or an unrelated failure', () => {
+  it('is not seen in a fresh turn, a zero exit with a reply, a stopped run, a failed start, or an unrelated failure', () => {
     const refusal = { stderrTail: 'No conversation found with session ID: abc' };
     expect(looksLikeRefusedResume(null, ended(refusal))).toBe(false);
-    expect(looksLikeRefusedResume('abc', ended({ ...refusal, exitCode: 0 }))).toBe(false);
+    expect(looksLikeRefusedResume('abc', ended({ ...refusal, exitCode: 0, reply: { ok: true, text: 'done', truncated: false } }))).toBe(false);
     expect(looksLikeRefusedResume('abc', ended({ ...refusal, outcome: 'timed_out', exitCode: null }))).toBe(false);
     expect(looksLikeRefusedResume('abc', ended({ ...refusal, exitCode: null }))).toBe(false);
     expect(looksLikeRefusedResume('abc', ended({ stderrTail: 'Error: rate limited' }))).toBe(false);
