@@ -47,7 +47,14 @@ const WINDOW = 1_000;
  * Entries one request reads at most: a filter that matches nothing in a log of millions answers in
  * bounded time, with a cursor to search on from, rather than reading the whole log at once.
  */
-export const SCAN_BUDGET = 50_000;
+export const SCAN_BUDGET = 20_000;
+/**
+ * Runs one request reads the events of at most: a filter on lane or text is checked on those, so a
+ * filter that matches nothing reads at most this many runs (each a few dozen rows) before it answers
+ * `partial`, instead of every run of the budget's window (measured: 12,500 runs with 20 KB replies took
+ * 1.5 s of the board's loop).
+ */
+export const RUN_BUDGET = 500;
 const EXCERPT = 300;
 
 /**
@@ -61,6 +68,7 @@ export async function historyPage(store: Pick<EventStore, 'headSeq' | 'readAll' 
   const text = query.text?.toLowerCase() ?? null;
   let upper = query.before ?? (await store.headSeq()) + 1;
   let budget = SCAN_BUDGET;
+  let runsRead = 0;
   while (upper > 1 && budget > 0) {
     const after = Math.max(0, upper - 1 - Math.min(WINDOW, budget));
     const events = (await store.readAll(after, upper - 1 - after)).filter((e) => e.seq < upper);
@@ -71,6 +79,8 @@ export async function historyPage(store: Pick<EventStore, 'headSeq' | 'readAll' 
       const runId = (event.data as { runId: string }).runId;
       if (seen.has(runId)) continue;
       seen.add(runId);
+      // Out of runs to read: the next page searches on from this event, which it reads first.
+      if (runsRead++ === RUN_BUDGET) return { runs, next: event.seq + 1, partial: true };
       const record = runRecordOf(runId, await store.readEntity(`run:${runId}`));
       if (!matches(record, query, text)) continue;
       runs.push(rowOf(record, event));

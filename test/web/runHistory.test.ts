@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../events/catalog.ts';
-import { type HistoryQuery, historyPage, historyQueryOf, SCAN_BUDGET } from '../../web/runHistory.ts';
+import { type HistoryQuery, historyPage, historyQueryOf, RUN_BUDGET, SCAN_BUDGET } from '../../web/runHistory.ts';
 
 const ANY: HistoryQuery = { state: null, lane: null, computer: null, text: null, before: null, limit: 25 };
 
@@ -75,6 +75,26 @@ describe('the history of finished runs, read from the log', () => {
     const sparse = logOf([...run(1, 'r1', 'a', 'one', 'succeeded')] as never, 3 * SCAN_BUDGET);
     const page = await historyPage(sparse, ANY);
     expect(page).toEqual({ runs: [], next: 2 * SCAN_BUDGET + 1, partial: true });
+  });
+
+  it('history_reads_a_bounded_number_of_runs_a_page_when_a_filter_matches_none', async () => {
+    const many = logOf(Array.from({ length: RUN_BUDGET + 10 }, (_, i) => run(2 * i + 1, `r${i}`, 'a', 'p', 'succeeded')).flat() as never);
+    let entitiesRead = 0;
+    const counting = {
+      ...many,
+      readEntity: (entity: string) => {
+        entitiesRead++;
+        return many.readEntity(entity);
+      },
+    };
+    const first = await historyPage(counting, { ...ANY, lane: 'elsewhere' });
+    expect(entitiesRead).toBe(RUN_BUDGET);
+    expect(first).toMatchObject({ runs: [], partial: true });
+    // Searching on from the cursor reads the rest, and the run the budget stopped at is not skipped.
+    entitiesRead = 0;
+    const second = await historyPage(counting, { ...ANY, lane: 'elsewhere', before: first.next });
+    expect(entitiesRead).toBe(10);
+    expect(second).toMatchObject({ runs: [], next: null, partial: false });
   });
 
   it('history_refuses_a_bad_parameter_naming_it', () => {
