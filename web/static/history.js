@@ -50,6 +50,11 @@ async function load() {
   let page;
   try {
     const response = await fetch(`/history/runs?${query}`);
+    if (response.status === 401) {
+      // Off loopback the view asks for the token; an expired one answers with the sign-in page, not JSON.
+      say('The board asks for its token again: reload the page to sign in.');
+      return;
+    }
     page = await response.json();
     if (!response.ok) {
       say(`The history could not be shown: ${page.detail?.message ?? response.status}.`);
