@@ -196,7 +196,9 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
         }),
       );
     // Claude Code names a new session even as it refuses (one it never keeps): not a conversation to resume.
-    if (state.announced !== null && state.announced !== state.resuming)
+    // Read from the agent's own verdict (`agentError`), which logs written before it was recorded lack:
+    // their refused resumes replay as they were decided.
+    if (exit.agentError !== undefined && state.announced !== null && state.announced !== state.resuming)
       decisions.push(
         h.onLane('lane.session.forgotten', {
           lane: state.lane!,
