@@ -17,10 +17,26 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { codeOf } from './events/thrown.ts';
 
 const ROOT = dirname(fileURLToPath(import.meta.url));
 export const DIST = join(ROOT, 'dist');
@@ -97,14 +113,67 @@ export function ensureBuilt(): boolean {
     utimesSync(join(DIST, FINGERPRINT), now, now);
     return false;
   }
-  build();
-  return true;
+  // One build at a time: two commands started at once on a stale checkout would both swap dist/ in.
+  // Whoever waited finds it built by the other.
+  return underBuildLock(() => {
+    if (isBuilt()) return false;
+    build();
+    return true;
+  });
+}
+
+const BUILD_LOCK = join(ROOT, '.build.lock');
+const LOCK_WAIT_MS = 120_000;
+
+/** Runs `work` holding the build lock (a file naming its pid); a lock whose process is gone is taken over. */
+function underBuildLock<T>(work: () => T): T {
+  const giveUpAt = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      const fd = openSync(BUILD_LOCK, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      break;
+    } catch (error) {
+      if (codeOf(error) !== 'EEXIST') throw error;
+      if (!holderAlive()) {
+        rmSync(BUILD_LOCK, { force: true });
+        continue;
+      }
+      if (Date.now() > giveUpAt) throw new Error(`another build (pid in ${BUILD_LOCK}) has run for over ${LOCK_WAIT_MS / 1000} s`);
+      // A synchronous wait: the bin and the tests' setup build before anything else runs.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+    }
+  }
+  try {
+    return work();
+  } finally {
+    rmSync(BUILD_LOCK, { force: true });
+  }
+}
+
+function holderAlive(): boolean {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(BUILD_LOCK, 'utf8'));
+  } catch {
+    // Gone between our open and this read: the holder finished; try again.
+    return true;
+  }
+  // Created but not yet holding its pid: alive for a moment; empty for longer, its creator died there.
+  if (!Number.isInteger(pid) || pid <= 0) return Date.now() - (statSync(BUILD_LOCK, { throwIfNoEntry: false })?.mtimeMs ?? 0) < 2_000;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return codeOf(error) === 'EPERM';
+  }
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const started = performance.now();
   let built = true;
   if (process.argv.includes('--if-stale')) built = ensureBuilt();
-  else build();
+  else underBuildLock(build);
   if (built) process.stderr.write(`runledger: built dist/ in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
 }

@@ -2,7 +2,7 @@
  * A checkout whose sources changed since dist/ was built (an edit, a `git pull`) must not run the old
  * code without a word: the bin looks at modification times, and the build rebuilds what changed.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,5 +33,28 @@ describe('runledger in a checkout', () => {
     writeFileSync(packageJson, readFileSync(packageJson, 'utf8').replace('"version": "0.1.0"', '"version": "0.1.1"'));
     expect(version(folder)).toMatchObject({ status: 0, stdout: '0.1.1\n', stderr: expect.stringMatching(/^runledger: built dist\/ in/) });
     expect(version(folder)).toMatchObject({ status: 0, stdout: '0.1.1\n', stderr: '' });
+  });
+
+  it('given commands started at once on a stale checkout, then each runs: one builds, the others wait for it', async () => {
+    const folder = checkoutCopy();
+    const started = Array.from(
+      { length: 4 },
+      () =>
+        new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+          const child = spawn(process.execPath, [join(folder, 'cli/runledger.js'), '--version'], { cwd: folder });
+          let stdout = '';
+          let stderr = '';
+          child.stdout.on('data', (chunk) => {
+            stdout += chunk;
+          });
+          child.stderr.on('data', (chunk) => {
+            stderr += chunk;
+          });
+          child.on('close', (status) => resolve({ status, stdout, stderr }));
+        }),
+    );
+    const results = await Promise.all(started);
+    for (const result of results) expect(result).toMatchObject({ status: 0, stdout: '0.1.0\n' });
+    expect(results.filter((r) => r.stderr.includes('built dist/')).length).toBe(1);
   });
 });
