@@ -10,7 +10,6 @@ import type { BoardAnswer } from '../../wire/boardClient.ts';
 import { DEFAULT_TIMEOUT_S } from '../run/budget.ts';
 import type { RunInput } from '../run/decideRun.ts';
 import type { AgentHandle } from '../run/execution/agentProcess.ts';
-import { agentKindOf } from '../run/resume.ts';
 import { RunActors } from '../run/runActor.ts';
 import type { RunExecution } from '../run/runState.ts';
 import { type Clock, wakeAt } from '../runtime/clock.ts';
@@ -19,7 +18,7 @@ import { groupAlive } from '../runtime/processes.ts';
 import type { ActorSystem } from '../runtime/runtime.ts';
 import { type FailureLog, stderrLog, unrecorded } from '../runtime/untilRecorded.ts';
 import { runTokenIn } from './claimConsumer.ts';
-import { claimIncarnation, completionConsumer, killConsumer, type RunEffectsContext, spawnConsumer } from './runEffects.ts';
+import { agentSettingsOf, claimIncarnation, completionConsumer, killConsumer, type RunEffectsContext, spawnConsumer } from './runEffects.ts';
 
 /** A heartbeat's answer that asks the run to stop (SPEC section 7: `{cancel_requested: true}`). */
 const CancelRequested = z.object({ cancel_requested: z.literal(true) });
@@ -84,13 +83,9 @@ export class ComputerRuns {
       computer,
       store,
       clock,
-      exec: options.exec,
-      kind: agentKindOf(options.exec),
+      ...agentSettingsOf(options),
       workspaceRoot: options.workspaceRoot,
-      killGraceMs: options.killGraceMs ?? 5_000,
-      budgetNote: options.budgetNote ?? true,
       handles: this.handles,
-      // The effects are typed by any event (runEffects.ts); what they send is checked to be a run's input.
       input: (runId, input) => this.input(runId, input),
       runToken: (runId) => this.runToken(runId),
       phaseOf: (runId) => this.phases.get(runId) ?? null,

@@ -5,13 +5,12 @@ import { hydrateStates } from '../../projections/hydrate.ts';
 import { laneSessionsProjection } from '../../projections/laneSessions.ts';
 import type { RunInput } from '../run/decideRun.ts';
 import type { AgentHandle } from '../run/execution/agentProcess.ts';
-import { agentKindOf } from '../run/resume.ts';
 import { RunActors } from '../run/runActor.ts';
 import { initialRunExecution, type RunExecution } from '../run/runState.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { startActorSystem, stopSystem } from '../runtime/runtime.ts';
 import { stderrLog } from '../runtime/untilRecorded.ts';
-import { type RunEffectsContext, spawnConsumer } from './runEffects.ts';
+import { agentSettingsOf, type RunEffectsContext, spawnConsumer } from './runEffects.ts';
 
 /**
  * One turn run on this machine by `runledger run` (SPEC section 4, "Execution"), exactly as the
@@ -124,11 +123,8 @@ async function run(options: LocalTurnOptions, turn: TurnHooks): Promise<void> {
     computer: options.computer,
     store,
     clock,
-    exec: options.exec,
-    kind: agentKindOf(options.exec),
+    ...agentSettingsOf(options),
     workspaceRoot: options.workspaceRoot,
-    killGraceMs: options.killGraceMs ?? 5_000,
-    budgetNote: options.budgetNote ?? true,
     handles,
     input: (_runId, event) => input(event),
     runToken: async () => null,

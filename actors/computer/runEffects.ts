@@ -9,7 +9,7 @@ import { budgetWords, remainingMs } from '../run/budget.ts';
 import type { RunInput } from '../run/decideRun.ts';
 import { type AgentHandle, startAgent } from '../run/execution/agentProcess.ts';
 import { type AgentKind, readerFor } from '../run/outputReaders.ts';
-import { turnCommand } from '../run/resume.ts';
+import { agentKindOf, turnCommand } from '../run/resume.ts';
 import { INTERRUPTED_BY_RESTART } from '../run/runState.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { type EffectConsumer, RUN_EFFECTS_AT_ONCE } from '../runtime/outbox.ts';
@@ -53,6 +53,16 @@ const ownRun = (computer: string, event: DomainEvent) => {
  * Spawning is done at most once: a crash between taking it and recording the process leaves it
  * interrupted, and the restart completes the run as failed rather than running it a second time.
  */
+/** How agents are run, as a daemon or `runledger run` was told: one copy of the defaults for both. */
+export function agentSettingsOf(options: { readonly exec: string; readonly killGraceMs?: number; readonly budgetNote?: boolean }) {
+  return {
+    exec: options.exec,
+    kind: agentKindOf(options.exec),
+    killGraceMs: options.killGraceMs ?? 5_000,
+    budgetNote: options.budgetNote ?? true,
+  } satisfies Pick<RunEffectsContext, 'exec' | 'kind' | 'killGraceMs' | 'budgetNote'>;
+}
+
 export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEvent> {
   return {
     name: `spawns-${ctx.computer}`,

@@ -3,11 +3,12 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
-import { type LocalTurnResult, rememberedSession, startLocalTurn } from '../../actors/computer/localTurn.ts';
+import { type LocalTurnOptions, type LocalTurnResult, rememberedSession, startLocalTurn } from '../../actors/computer/localTurn.ts';
 import { computerLockPath, takeProcessLock } from '../../actors/computer/processLock.ts';
 import { systemClock } from '../../actors/runtime/clock.ts';
 import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { messageOf } from '../../events/thrown.ts';
 import type { RunOptions } from '../commands/run.ts';
 import { print } from '../shared/options.ts';
 import { refuseOption } from '../shared/parse.ts';
@@ -55,27 +56,13 @@ async function recordedRun(o: RunOptions, prompt: string): Promise<LocalTurnResu
   try {
     release = takeProcessLock(computerLockPath(db, COMPUTER), `computer ${COMPUTER} on ${db}`);
   } catch (error) {
-    throw new Error(`${(error as Error).message}. \`runledger run\` records its turn as that computer; use --dry-run to record nothing`);
+    throw new Error(`${messageOf(error)}. \`runledger run\` records its turn as that computer; use --dry-run to record nothing`);
   }
   try {
     const store = await openSqliteStore(db);
     try {
       const laneSession = await rememberedSession(store, COMPUTER, o.lane);
-      return await untilDone(
-        startLocalTurn({
-          store,
-          clock: systemClock,
-          computer: COMPUTER,
-          runId: `turn-${randomUUID()}`,
-          lane: o.lane,
-          prompt,
-          exec: o.exec,
-          workspaceRoot: join(folder, 'workspaces', COMPUTER),
-          budgetS: o.timeoutS,
-          budgetNote: o.budgetNote === 'on',
-          laneSession,
-        }),
-      );
+      return await untilDone(startLocalTurn(turnOf(o, prompt, { store, workspaceRoot: join(folder, 'workspaces', COMPUTER), laneSession })));
     } finally {
       await store.close();
     }
@@ -84,27 +71,28 @@ async function recordedRun(o: RunOptions, prompt: string): Promise<LocalTurnResu
   }
 }
 
+/** The turn as the options say it, recorded in `store` (or nowhere: a dry run). */
+function turnOf(o: RunOptions, prompt: string, where: Pick<LocalTurnOptions, 'store' | 'workspaceRoot' | 'laneSession'>): LocalTurnOptions {
+  return {
+    ...where,
+    clock: systemClock,
+    computer: COMPUTER,
+    runId: `turn-${randomUUID()}`,
+    lane: o.lane,
+    prompt,
+    exec: o.exec,
+    budgetS: o.timeoutS,
+    budgetNote: o.budgetNote === 'on',
+  };
+}
+
 async function dryRun(o: RunOptions, prompt: string): Promise<LocalTurnResult> {
   // The lane's workspace when the daemon made one (the agent sees what earlier turns left), else a
   // scratch folder removed afterwards: nothing is created beside the log.
   const root = join(dirname(resolve(o.db)), 'workspaces', COMPUTER);
   const scratch = existsSync(join(root, o.lane)) ? null : mkdtempSync(join(tmpdir(), 'runledger-dry-run-'));
   try {
-    return await untilDone(
-      startLocalTurn({
-        store: null,
-        clock: systemClock,
-        computer: COMPUTER,
-        runId: `turn-${randomUUID()}`,
-        lane: o.lane,
-        prompt,
-        exec: o.exec,
-        workspaceRoot: scratch ?? root,
-        budgetS: o.timeoutS,
-        budgetNote: o.budgetNote === 'on',
-        laneSession: null,
-      }),
-    );
+    return await untilDone(startLocalTurn(turnOf(o, prompt, { store: null, workspaceRoot: scratch ?? root, laneSession: null })));
   } finally {
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   }
