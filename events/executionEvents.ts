@@ -65,6 +65,12 @@ export const executionEvents = eventGroup(
           cachedInputTokens: z.number().nonnegative().optional(),
         })
         .optional(),
+      /**
+       * The agent said the login's usage or rate limit stopped the turn: its words, and when it resets
+       * (ms) where it said (optional: older logs and plain agents lack it). Read in the shell, recorded
+       * here, so a replay decides the wait from this and never reads the words again.
+       */
+      usageLimit: z.strictObject({ words: z.string().min(1).max(1000), resetAt: z.number().int().optional() }).optional(),
     }),
   ),
   /** Only answers that change something are recorded: a cancel asked for, or the run resolved. */
@@ -78,6 +84,11 @@ export const executionEvents = eventGroup(
   /** Found at start-up: its process began but no exit was recorded (the daemon died meanwhile). */
   defineEvent('run.found.interrupted', z.strictObject({ runId, pid: z.number().int().nullable(), alive: z.boolean() })),
   defineEvent('run.shutdown.before.start', z.strictObject({ runId })),
+  /**
+   * A run that waited out its login's usage limit was given a slot again by its computer's queue
+   * (`run.limit.resumed`): it runs again, resuming the session its agent announced.
+   */
+  defineEvent('run.limit.over', z.strictObject({ runId })),
   /** The board granted the claim, but its answer was refused at the edge; `problem` names the field. */
   defineEvent('run.claim.refused', z.strictObject({ runId, lane: SafeId, problem: z.string().min(1).max(500) })),
 
@@ -87,6 +98,22 @@ export const executionEvents = eventGroup(
     z.strictObject({ runId, lane: SafeId, deadlineAt: z.number().int().nullable(), resume: sessionId.nullable() }),
   ),
   defineEvent('run.cancel.decided', z.strictObject({ runId, reason })),
+  /**
+   * The agent stopped at its login's usage or rate limit: not a failure of the turn. It stays claimed
+   * (heartbeated) and goes back to its computer's queue, which decides when it runs again. `words`
+   * are the agent's, `resetAt` when it said the limit lifts; `budgetLeftMs` is what its budget has
+   * left (null: no limit), the budget counting time spent executing only.
+   */
+  defineEvent(
+    'run.limit.reached',
+    z.strictObject({
+      runId,
+      words: z.string().min(1).max(1000),
+      resetAt: z.number().int().optional(),
+      budgetLeftMs: z.number().int().nonnegative().nullable(),
+      reason,
+    }),
+  ),
   defineEvent('run.kill.requested', z.strictObject({ runId, pid: z.number().int().positive(), reason })),
   defineEvent('run.resolved.elsewhere', z.strictObject({ runId, reason })),
   defineEvent('run.completion.requested', z.strictObject({ runId, attempt: z.number().int().positive(), result, reply: z.string().nullable() })),

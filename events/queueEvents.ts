@@ -64,6 +64,10 @@ export const queueEvents = eventGroup(
   defineEvent('timer.fired', z.strictObject({ runId })),
   defineEvent('run.start.failed', z.strictObject({ runId, reason })),
   defineEvent('run.execution.ended', z.strictObject({ runId, ok: z.boolean(), reason: z.string().optional() })),
+  /** Its run told the queue its agent stopped at the login's usage limit (`run.limit.reached`): the words, and the reset when said. */
+  defineEvent('run.limit.reported', z.strictObject({ runId, words: z.string().min(1).max(1000), resetAt: z.number().int().optional() })),
+  /** A login's usage limit is due to lift (its timer): runs of that login may start again. */
+  defineEvent('login.limit.due', z.strictObject({ login: z.string().min(1).max(200) })),
 
   // Decisions.
   defineEvent(
@@ -84,6 +88,26 @@ export const queueEvents = eventGroup(
     z.strictObject({ runId, busyWaits: z.number().int().positive(), notBefore: z.number().int().nonnegative(), reason, logged: z.boolean() }),
   ),
   defineEvent('run.unparked', z.strictObject({ runId, reason })),
+  /**
+   * A run whose agent stopped at its login's usage limit waits in its old place (still claimed, still
+   * holding its lane's turn) until `notBefore`, and its login starts nothing until then. `strikes`:
+   * the login's consecutive limits, this one included (the wait without a reset time doubles with
+   * them); `logged`: the first report of this limit (later ones, from runs of the same login, are not said again).
+   */
+  defineEvent(
+    'run.limit.waiting',
+    z.strictObject({
+      runId,
+      login: z.string().min(1).max(200),
+      notBefore: z.number().int().nonnegative(),
+      strikes: z.number().int().positive(),
+      words: z.string().min(1).max(1000),
+      reason,
+      logged: z.boolean(),
+    }),
+  ),
+  /** Its login's limit lifted and a slot is free: the claimed run runs again (no new claim: the board still holds it as this computer's). */
+  defineEvent('run.limit.resumed', z.strictObject({ runId, reason })),
   defineEvent('run.claim.retrying', z.strictObject({ runId, claimAttempts: z.number().int().positive(), notBefore: z.number().int(), reason })),
   defineEvent('run.requeued', z.strictObject({ runId, reason })),
   defineEvent('run.skipped', z.strictObject({ runId, reason })),

@@ -43,6 +43,7 @@ type Unread =
   | 'run.completion.requested'
   | 'run.completion.retrying'
   | 'run.completion.paused'
+  | 'run.limit.reached'
   | 'run.settled'
   | 'adoption.requested'
   | 'adoption.released'

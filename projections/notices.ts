@@ -132,6 +132,8 @@ type Unread =
   | 'run.found.interrupted'
   | 'run.shutdown.before.start'
   | 'run.claim.refused'
+  | 'run.limit.over'
+  | 'run.limit.reached'
   | 'run.execution.requested'
   | 'run.cancel.decided'
   | 'run.kill.requested'

@@ -96,6 +96,9 @@ export class Computer {
           at: clock.now(),
         });
       },
+      limitReached: async (runId, lane, limit) => {
+        await this.queue.input({ stream: `${computer}/lane:${lane}`, type: 'run.limit.reported', data: { runId, ...limit }, at: clock.now() });
+      },
     });
     this.queue = new ComputerQueue(
       system,
@@ -109,6 +112,9 @@ export class Computer {
         claimed: (runId, lane, { run, invalid }) => {
           const handOver = invalid !== undefined ? this.runs.refuseClaim(runId, lane, invalid) : run ? this.runs.handOver(runId, lane, run) : null;
           void handOver?.catch((error) => log(`run ${runId} could not be handed over: ${messageOf(error)}`));
+        },
+        limitOver: (runId) => {
+          void this.runs.limitOver(runId).catch((error) => log(`run ${runId} could not run again after its usage limit: ${messageOf(error)}`));
         },
       },
       (claim) => {
@@ -180,6 +186,10 @@ export class Computer {
     const queue = await this.queue.state();
     const live = new Set(this.runs.liveRuns());
     for (const run of Object.values(queue.runs)) {
+      if (run.status === 'running' && this.runs.phaseOf(run.runId) === 'limited') {
+        await this.settleLimit(run.runId, run.lane);
+        continue;
+      }
       if (run.status !== 'running' || live.has(run.runId)) continue;
       const { computer, store, clock } = this.options;
       const laneStream = `${computer}/lane:${run.lane}`;
@@ -198,6 +208,24 @@ export class Computer {
       if (answer.data.invalid !== undefined) await this.runs.refuseClaim(run.runId, run.lane, answer.data.invalid);
       else if (answer.data.run) await this.runs.handOver(run.runId, run.lane, answer.data.run);
     }
+  }
+
+  /**
+   * A run waiting out a usage limit that its queue holds as running: the last life stopped between
+   * the two. Either the queue gave it its slot back (a `run.limit.resumed` after its limit) and the run
+   * never heard, or the queue never heard of the limit: each is told what it missed.
+   */
+  private async settleLimit(runId: string, lane: string): Promise<void> {
+    const { computer, store } = this.options;
+    const reached = (await store.readStream(`${computer}/run:${runId}`)).findLast((e) => e.type === 'run.limit.reached');
+    if (reached?.type !== 'run.limit.reached') return;
+    const resumed = (await store.readStream(`${computer}/lane:${lane}`)).findLast((e) => e.type === 'run.limit.resumed' && e.data.runId === runId);
+    if (resumed && resumed.seq > reached.seq) {
+      await this.runs.limitOver(runId);
+      return;
+    }
+    const { words, resetAt } = reached.data;
+    await this.runs.reportLimit(runId, lane, resetAt === undefined ? { words } : { words, resetAt });
   }
 
   stop(): void {

@@ -22,6 +22,8 @@ export interface QueueEffects {
    * when its answer was refused (`invalid` names the field), is completed as failed with that reason.
    */
   claimed?(runId: string, lane: string, answer: { run?: { prompt: string; timeoutS: number | null }; invalid?: string }): void;
+  /** A run that waited out its login's usage limit has a slot again (`run.limit.resumed`): it runs again. */
+  limitOver?(runId: string): void;
   /** Where an input sent without waiting (a timer's) is told when it could not be recorded; stderr by default. */
   log?: FailureLog;
 }
@@ -106,6 +108,8 @@ export class ComputerQueue {
     const [queues] = await hydrateStates(this.store, [queueProjection]);
     const queue = queues[this.computer] ?? initialQueueState();
     for (const run of Object.values(queue.runs)) this.armTimer(`${this.computer}/lane:${run.lane}`, run.runId, run.notBefore);
+    const now = this.clock.now();
+    for (const [login, limit] of Object.entries(queue.loginLimits ?? {})) if (limit.until > now) this.armLoginTimer(login, limit.until);
     return queue;
   }
 
@@ -122,6 +126,14 @@ export class ComputerQueue {
         case 'run.parked':
         case 'run.claim.retrying':
           this.armTimer(decision.stream, decision.data.runId, decision.data.notBefore);
+          break;
+        case 'run.limit.waiting':
+          this.armTimer(decision.stream, decision.data.runId, decision.data.notBefore);
+          // The login's own wake-up: its other runs start then even if this one is cancelled meanwhile.
+          this.armLoginTimer(decision.data.login, decision.data.notBefore);
+          break;
+        case 'run.limit.resumed':
+          this.effects.limitOver?.(decision.data.runId);
           break;
         case 'run.claimed':
           if (input.type === 'claim.answered') this.effects.claimed?.(decision.data.runId, decision.data.lane, input.data);
@@ -144,6 +156,21 @@ export class ComputerQueue {
       void this.input(input).catch(unrecorded(this.effects.log ?? stderrLog, input));
     });
     this.timers.set(runId, cancel);
+  }
+
+  /** A login's usage limit lifts at `until`: one `login.limit.due` then (see wakeAt), re-armed by a later limit. */
+  private armLoginTimer(login: string, until: number): void {
+    const key = `login:${login}`;
+    this.timers.get(key)?.();
+    const stream = `${this.computer}/computer:${this.computer}`;
+    this.timers.set(
+      key,
+      wakeAt(this.clock, until, (at) => {
+        this.timers.delete(key);
+        const input: QueueInput = { stream, type: 'login.limit.due', data: { login }, at };
+        void this.input(input).catch(unrecorded(this.effects.log ?? stderrLog, input));
+      }),
+    );
   }
 
   private async answerClaim({ stream, ...answer }: ClaimAnswer): Promise<void> {

@@ -46,6 +46,8 @@ export interface ComputerRunsOptions {
   readonly log?: FailureLog;
   /** Tells the queue a run no longer needs its slot and lane. */
   readonly executionEnded: (runId: string, lane: string | null, ok: boolean, reason?: string) => Promise<void>;
+  /** Tells the queue a run's agent stopped at its login's usage limit: the queue decides when it runs again. */
+  readonly limitReached?: (runId: string, lane: string, limit: { words: string; resetAt?: number }) => Promise<void>;
 }
 
 /**
@@ -72,6 +74,7 @@ export class ComputerRuns {
   private readonly subscriptions: Subscription[] = [];
   private stopHeartbeats: (() => void) | null = null;
   private stopped = false;
+  private started = false;
   private draining = false;
   private readonly failures: FailureLog;
 
@@ -173,7 +176,35 @@ export class ComputerRuns {
       }),
     );
     await Promise.all(this.outboxes.map((o) => o.drain()));
+    this.started = true;
     this.scheduleHeartbeats();
+  }
+
+  /**
+   * The queue gave a run that waited out its login's usage limit a slot again (`run.limit.resumed`):
+   * it runs again. Before `start`, nothing: the start's look at the queue resumes it (see Computer).
+   */
+  async limitOver(runId: string): Promise<void> {
+    if (!this.started) return;
+    await this.input(runId, { stream: this.stream(runId), type: 'run.limit.over', data: { runId }, at: this.options.clock.now() });
+  }
+
+  /** Tells the queue again of a run's usage limit it may not have heard of (a restart between the two). */
+  reportLimit(runId: string, lane: string, limit: { words: string; resetAt?: number }): Promise<void> {
+    return this.options.limitReached?.(runId, lane, limit) ?? Promise.resolve();
+  }
+
+  /** Where the run stands, as its actor last decided (null: not held here). */
+  phaseOf(runId: string): RunExecution['phase'] | null {
+    return this.phases.get(runId) ?? null;
+  }
+
+  /**
+   * The runs a drain waits for: every live run but those waiting out a usage limit, which stay claimed
+   * in the log for the next start (the board reaps them if no daemon heartbeats them meanwhile).
+   */
+  runsToDrain(): string[] {
+    return [...this.live].filter((runId) => this.phases.get(runId) !== 'limited');
   }
 
   /**
@@ -242,6 +273,15 @@ export class ComputerRuns {
         case 'run.completion.retrying':
           this.armCompletionTimer(runId, decision.data.notBefore);
           break;
+        case 'run.limit.reached': {
+          const { words, resetAt } = decision.data;
+          const limit = resetAt === undefined ? { words } : { words, resetAt };
+          void this.reportLimit(runId, run.lane!, limit).catch((error: Error) =>
+            // Told again at the next start (see Computer.resumeClaimedRuns).
+            this.failures(`run.limit.reported of run ${runId} could not be recorded: ${error.message}`),
+          );
+          break;
+        }
         case 'run.settled':
           this.live.delete(runId);
           this.lanes.delete(runId);

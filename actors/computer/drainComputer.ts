@@ -10,7 +10,8 @@ export interface DrainReport {
 
 /**
  * Shutdown (SPEC section 4, "Completion"): nothing new is claimed or started, executing runs get
- * `drainMs` to finish, then their process groups are killed; resolves once every run is settled.
+ * `drainMs` to finish, then their process groups are killed; resolves once every run is settled (but
+ * those waiting out a usage limit: they stay claimed in the log, for the next start).
  * The push stream stays open meanwhile, so a frame that arrives is answered 503 `draining` (the
  * board offers the run again later) rather than left without an answer.
  */
@@ -22,7 +23,7 @@ export async function drainComputer(
   reason = 'shutdown signal',
 ): Promise<DrainReport> {
   const id = computer.queue.computer;
-  const running = computer.runs.liveRuns().length;
+  const running = computer.runs.runsToDrain().length;
   log(
     `computer ${id} draining (${reason}): nothing new starts; ${running === 0 ? 'no turn is running' : `${running} running turn(s) get ${Math.round(drainMs / 1000)} s to finish`}`,
   );
@@ -32,10 +33,10 @@ export async function drainComputer(
   let killed = false;
   let stopped = 0;
   // A claim in flight is waited for too: if the board grants it, the run is the daemon's to complete.
-  while (computer.runs.liveRuns().length > 0 || (await computer.queue.claimsInFlight()) > 0) {
+  while (computer.runs.runsToDrain().length > 0 || (await computer.queue.claimsInFlight()) > 0) {
     if (clock.now() >= deadline) {
       if (!killed) {
-        stopped = computer.runs.liveRuns().length;
+        stopped = computer.runs.runsToDrain().length;
         log(`computer ${id}: drain time over: stopping ${stopped} run(s)`);
         killed = true;
       }

@@ -120,6 +120,7 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
             stderrTail: (result.error ?? result.stderrTail).slice(-16 * 1024),
             ...(result.agentError === null ? {} : { agentError: result.agentError.slice(0, 4 * 1024) }),
             ...(result.usage === null ? {} : { usage: result.usage }),
+            ...(result.usageLimit === null ? {} : { usageLimit: result.usageLimit }),
           },
           at: at(),
         };

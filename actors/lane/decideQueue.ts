@@ -2,7 +2,7 @@ import type { EventData, EventType, NewEventOf } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import { exhausted } from '../../events/exhaustive.ts';
 import { busyBackoffMs, claimRetryMs, claimVerdict, MAX_CLAIM_ATTEMPTS } from './claimAnswer.ts';
-import { candidateOf, isParked, loginOf, type QueueState } from './queueState.ts';
+import { candidateOf, isParked, limitOf, limitWaitMs, loginOf, type QueueState } from './queueState.ts';
 import { readyInOrder } from './readyHeap.ts';
 
 /** What a computer's queue is told: its settings, the board's frames, claim answers, timers, its runs' ends. */
@@ -17,6 +17,8 @@ export const QUEUE_INPUTS = [
   'timer.fired',
   'run.start.failed',
   'run.execution.ended',
+  'run.limit.reported',
+  'login.limit.due',
 ] as const satisfies readonly EventType[];
 export type QueueInput = NewEventOf<(typeof QUEUE_INPUTS)[number]>;
 
@@ -28,6 +30,8 @@ export type QueueDecision = NewEventOf<
   | 'run.claimed'
   | 'run.parked'
   | 'run.unparked'
+  | 'run.limit.waiting'
+  | 'run.limit.resumed'
   | 'run.claim.retrying'
   | 'run.requeued'
   | 'run.skipped'
@@ -90,11 +94,14 @@ export function decideQueue(state: QueueState, input: Input): Decision[] {
       if (!state.runs[runId]) return [];
       return [on(runId, { type: 'run.ended', data: { runId, ok, reason: ok ? 'finished' : `failed${reason ? `: ${reason}` : ''}` } })];
     }
+    case 'run.limit.reported':
+      return answerLimit(state, input.data, input.at, on);
     case 'computer.started':
     case 'computer.configured':
     case 'scheduler.held':
     case 'drain.started':
     case 'timer.fired':
+    case 'login.limit.due':
       // Folded, they may free a slot or wake a run: `pickNextRuns` starts what they allow.
       return [];
     default:
@@ -113,7 +120,8 @@ function answerFrame(state: QueueState, frame: EventData<'frame.received'>, comp
   const run = state.runs[frame.runId];
 
   if (frame.kind === 'run.cancelled') {
-    if (run?.status === 'waiting') {
+    // A run waiting out a usage limit is claimed: its cancel comes to its run, as any claimed run's.
+    if (run?.status === 'waiting' && !run.claimHeld) {
       return [
         ack(202, 'cancelled before it was claimed'),
         on(frame.runId, { type: 'run.withdrawn', data: { runId: frame.runId, reason: 'withdrawn: cancelled on the board before it was claimed' } }),
@@ -126,6 +134,7 @@ function answerFrame(state: QueueState, frame: EventData<'frame.received'>, comp
     // Its run actor decides the cancel (the computer hands the frame to it); the queue only answers the board.
     if (run?.status === 'running') return [ack(202, 'held here: handed to its run, which stops it')];
     if (run?.status === 'claiming') return [ack(202, 'its claim is in flight: its heartbeat brings the cancel')];
+    if (run?.claimHeld) return [ack(202, 'held here, waiting out its login’s usage limit: handed to its run, which ends it')];
     return [ack(200, `ignored: run ${frame.runId} is not held here`)];
   }
   if (frame.kind !== 'run.requested') return [ack(200, `ignored: unknown frame kind "${frame.kind}"`)];
@@ -205,6 +214,37 @@ function answerClaim(state: QueueState, answer: EventData<'claim.answered'>, at:
 }
 
 /**
+ * The agent of a running run stopped at its login's usage limit (SPEC 4): the run goes back to its
+ * place, still claimed and holding its lane's turn, until the reset the agent gave, or 15 min doubling
+ * to 2 h with the login's consecutive limits when it gave none; the login starts nothing until then.
+ * A second run of the same login reporting the same limit waits with it and is not said again.
+ */
+function answerLimit(state: QueueState, report: EventData<'run.limit.reported'>, at: number, on: On): Decision[] {
+  const { runId, words, resetAt } = report;
+  const run = state.runs[runId];
+  if (run?.status !== 'running') return [];
+  const login = loginOf(run);
+  const holding = limitOf(state, login, at);
+  // A reset already past (the CLIs have been seen to repeat a stale one) says nothing of when it lifts.
+  const said = resetAt !== undefined && resetAt > at ? resetAt : null;
+  const strikes = holding ? holding.strikes : (state.loginLimits?.[login]?.strikes ?? 0) + 1;
+  const wait = limitWaitMs(strikes);
+  const notBefore = Math.max(holding?.until ?? 0, said ?? (holding ? 0 : at + wait));
+  const why =
+    said !== null
+      ? 'until the reset its agent gave'
+      : holding
+        ? 'until the limit already reported lifts'
+        : `no reset time given: tried again in ${wait / 60_000} min`;
+  return [
+    on(runId, {
+      type: 'run.limit.waiting',
+      data: { runId, login, notBefore, strikes, words, reason: `waits: login ${login} reached its usage limit, ${why}`, logged: holding === null },
+    }),
+  ];
+}
+
+/**
  * Which runs to claim now, with the input's own answers already folded: the oldest candidate of each
  * lane, oldest first, while slots are free and their login has room. Reads the ready heap in order,
  * so it never walks the whole queue. A login that is full vetoes its run, which keeps its place.
@@ -226,7 +266,19 @@ export function pickNextRuns(state: QueueState, input: Input): Decision[] {
     const capacity = state.loginCapacity[login];
     const used = (state.loginsInUse[login] ?? 0) + (logins[login] ?? 0);
     if (capacity !== undefined && used >= capacity) continue;
+    // A login at its usage limit starts nothing until it lifts (its run waiting it out included).
+    if (limitOf(state, login, input.at) !== null) continue;
     logins[login] = (logins[login] ?? 0) + 1;
+    if (candidate.claimHeld) {
+      decisions.push(
+        on(candidate.runId, {
+          type: 'run.limit.resumed',
+          data: { runId: candidate.runId, reason: `login ${login}'s usage limit lifted: it runs again, still claimed` },
+        }),
+      );
+      if (--free <= 0) break;
+      continue;
+    }
     // A retry speaks for the life of the first claim (it may hold the run), even from a later life.
     // `?? null`: a checkpoint of an older version has no incarnation.
     const incarnation = candidate.claimLife === undefined ? (state.incarnation ?? null) : candidate.claimLife;

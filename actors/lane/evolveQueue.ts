@@ -63,6 +63,28 @@ export function evolveQueue(state: QueueState, event: DomainEvent): QueueState {
     case 'run.claimed':
       state.runs[event.data.runId]!.status = 'running';
       break;
+    case 'run.limit.waiting': {
+      const { runId, login, notBefore, strikes, words } = event.data;
+      const run = backToWaiting(state, runId);
+      run.notBefore = notBefore;
+      run.claimHeld = true;
+      // Claimed, it is not parked: it holds its lane's turn (a busy wait before its claim is over).
+      run.busyWaits = 0;
+      (state.loginLimits ??= {})[login] = { until: notBefore, strikes, words };
+      offerLane(state, run.lane, at);
+      break;
+    }
+    case 'run.limit.resumed': {
+      const run = state.runs[event.data.runId]!;
+      const queue = state.lanes[run.lane]!;
+      queue.waiting.splice(queue.waiting.indexOf(run.runId), 1);
+      queue.active = run.runId;
+      run.status = 'running';
+      run.notBefore = 0;
+      delete run.claimHeld;
+      takeSlot(state, loginOf(run), +1);
+      break;
+    }
     case 'run.parked': {
       const run = backToWaiting(state, event.data.runId);
       run.busyWaits = event.data.busyWaits;
@@ -100,14 +122,21 @@ export function evolveQueue(state: QueueState, event: DomainEvent): QueueState {
     case 'run.withdrawn':
       settle(state, event.data.runId, 'withdrawn', at);
       break;
-    case 'run.ended':
+    case 'run.ended': {
+      // A turn of the login that ended well: its limits are no longer consecutive.
+      const run = state.runs[event.data.runId];
+      const limit = run && state.loginLimits?.[loginOf(run)];
+      if (event.data.ok && limit && limit.until <= at) delete state.loginLimits![loginOf(run)];
       settle(state, event.data.runId, 'ended', at);
       break;
+    }
     // Inputs whose effect is in their decisions, and the answers to frames.
     case 'frame.refused':
     case 'claim.answered':
     case 'run.start.failed':
     case 'run.execution.ended':
+    case 'run.limit.reported':
+    case 'login.limit.due':
     case 'frame.acknowledged':
       return state;
     default:

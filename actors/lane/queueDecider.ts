@@ -31,6 +31,13 @@ export const queueDecider = decider<QueueState, QueueInput, QueueDecision>({
       }
       case 'claim.answered':
         return state.runs[input.data.runId]?.status !== 'claiming';
+      case 'run.limit.reported':
+        return state.runs[input.data.runId]?.status !== 'running';
+      case 'login.limit.due': {
+        // Early, or for a limit no longer known: nothing to wake.
+        const limit = state.loginLimits?.[input.data.login];
+        return !limit || limit.until > input.at;
+      }
       case 'run.start.failed':
       case 'run.execution.ended':
         return !state.runs[input.data.runId];

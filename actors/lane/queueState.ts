@@ -21,6 +21,21 @@ export interface QueuedRun {
    * until its first claim starts. Every later claim speaks for it: that life may hold the run.
    */
   claimLife?: string | null;
+  /**
+   * Claimed, and waiting out its login's usage limit (`run.limit.waiting`): the board holds it as this
+   * computer's, so it runs again without a claim (`run.limit.resumed`). Absent for every other run.
+   */
+  claimHeld?: true;
+}
+
+/** A login's usage limit, as its agent reported it. */
+export interface LoginLimit {
+  /** It starts nothing before this time (ms). */
+  until: number;
+  /** Consecutive limits of the login: a run of it that ends well resets them. */
+  strikes: number;
+  /** The agent's words. */
+  words: string;
 }
 
 export interface LaneQueue {
@@ -51,6 +66,8 @@ export interface QueueState {
   loginsInUse: Record<string, number>;
   /** The ledger of runs already handled here: a frame for one of them is not queued again. */
   handled: Record<string, HandledOutcome>;
+  /** Logins whose agent said their usage limit was reached (absent in states folded by older versions: none). */
+  loginLimits?: Record<string, LoginLimit>;
 }
 
 export function initialQueueState(): QueueState {
@@ -67,7 +84,19 @@ export function initialQueueState(): QueueState {
     inUse: 0,
     loginsInUse: {},
     handled: {},
+    loginLimits: {},
   };
+}
+
+/** The login's limit while it holds at `at`, or null. */
+export function limitOf(state: QueueState, login: string, at: number): LoginLimit | null {
+  const limit = state.loginLimits?.[login];
+  return limit && limit.until > at ? limit : null;
+}
+
+/** With no reset time said: 15 min, doubling with each consecutive limit of the login, at most 2 h (SPEC 4). */
+export function limitWaitMs(strikes: number): number {
+  return Math.min(15 * 60_000 * 2 ** Math.max(0, strikes - 1), 2 * 3_600_000);
 }
 
 export const DEFAULT_LOGIN = 'default';

@@ -1,4 +1,5 @@
 import type { AgentUsage, FinalReply } from './outputReaders.ts';
+import type { UsageLimit } from './usageLimit.ts';
 
 /** How an agent's process ended, as the run's decider reads it (the process itself is in `execution/`). */
 export type AgentOutcome = 'exited' | 'timed_out' | 'cancelled' | 'killed';
@@ -17,6 +18,8 @@ export interface AgentResult {
   readonly agentError: string | null;
   /** Cost and tokens as the agent reported them, or null. */
   readonly usage: AgentUsage | null;
+  /** The login's usage or rate limit, when the agent said the turn stopped at it. */
+  readonly usageLimit: UsageLimit | null;
   /** The reason given to `cancel`, when the outcome is `cancelled`. */
   readonly cancelReason: string | null;
   /** Why the command could not be started at all (then `exitCode` and `signal` are null). */

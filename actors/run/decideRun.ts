@@ -20,6 +20,7 @@ export const RUN_INPUTS = [
   'run.found.interrupted',
   'run.shutdown.before.start',
   'run.claim.refused',
+  'run.limit.over',
 ] as const satisfies readonly EventType[];
 export type RunInput = NewEventOf<(typeof RUN_INPUTS)[number]>;
 
@@ -27,6 +28,7 @@ type DecisionType =
   | 'run.execution.requested'
   | 'run.kill.requested'
   | 'run.cancel.decided'
+  | 'run.limit.reached'
   | 'run.resolved.elsewhere'
   | 'run.completion.requested'
   | 'run.completion.retrying'
@@ -126,6 +128,17 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
     }
     case 'run.shutdown.before.start':
       return [complete({ ok: false, error: SHUTDOWN_BEFORE_START })];
+    case 'run.limit.over':
+      // Its queue gave it a slot once the login's limit lifted: the same turn again, in the session its
+      // agent announced (the limit kept it), with what its budget had left.
+      return [
+        on('run.execution.requested', {
+          runId,
+          lane: state.lane!,
+          deadlineAt: state.budgetLeftMs === null || state.budgetLeftMs === undefined ? null : at + state.budgetLeftMs,
+          resume: state.announced ?? state.session,
+        }),
+      ];
     case 'run.claim.refused':
       // Granted, so reported: the board hears why at once instead of waiting out the lease.
       return [complete({ ok: false, error: `the board's claim answer was refused: ${input.data.problem}` })];
@@ -151,8 +164,9 @@ function decideCancel(
   const decided = on('run.cancel.decided', { runId, reason });
   if (state.phase === 'executing' && state.pid !== null)
     return [decided, on('run.kill.requested', { runId, pid: state.pid, reason: CANCELLED_MARKER })];
-  // Claimed but not started: it never starts, and is completed with the marker.
-  if (state.phase === 'new' || state.phase === 'handed') return [decided, complete({ ok: false, error: CANCELLED_MARKER })];
+  // Claimed but not started (or waiting out a usage limit): it never starts again, and is completed with the marker.
+  if (state.phase === 'new' || state.phase === 'handed' || state.phase === 'limited')
+    return [decided, complete({ ok: false, error: CANCELLED_MARKER })];
   return [decided];
 }
 
@@ -180,6 +194,22 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
   };
   const decisions: Decision[] = [];
   const remembered = state.announced ?? state.session;
+
+  // The login's usage limit stopped it (SPEC 4): not a failure. It keeps its session and its claim and
+  // goes back to its queue, which decides when it runs again. A local turn has no queue: it fails, with the words.
+  const limit = exit.usageLimit;
+  if (limit !== undefined && exit.outcome === 'exited' && !state.resolved && !state.cancelRequested && !state.local) {
+    const budgetLeftMs = state.deadlineAt === null ? null : Math.max(0, state.deadlineAt - at);
+    return [
+      h.on('run.limit.reached', {
+        runId: h.runId,
+        words: limit.words,
+        ...(limit.resetAt === undefined ? {} : { resetAt: limit.resetAt }),
+        budgetLeftMs,
+        reason: 'the agent stopped at its login’s usage limit: back to the queue until it lifts',
+      }),
+    ];
+  }
 
   // A refused resume costs nothing of the budget: run the turn again, fresh, inside the same deadline.
   if (

@@ -31,6 +31,11 @@ export function evolveRun(state: RunExecution, event: DomainEvent): RunExecution
     case 'run.process.exited':
       state.pid = null;
       break;
+    case 'run.limit.reached':
+      state.phase = 'limited';
+      state.pid = null;
+      state.budgetLeftMs = event.data.budgetLeftMs;
+      break;
     case 'run.cancel.decided':
       state.cancelRequested = true;
       break;
@@ -66,6 +71,7 @@ export function evolveRun(state: RunExecution, event: DomainEvent): RunExecution
     case 'run.completion.due':
     case 'run.found.interrupted':
     case 'run.shutdown.before.start':
+    case 'run.limit.over':
     case 'run.kill.requested':
     case 'lane.session.remembered':
       break;

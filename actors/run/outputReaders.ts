@@ -1,6 +1,7 @@
 import { asObject, jsonLines } from './jsonLines.ts';
 import { isUsableSessionId } from './resume.ts';
 import { decodeWhole, TailBuffer, utf8Boundary } from './tailBuffer.ts';
+import { believableReset, type UsageLimit, usageLimitIn } from './usageLimit.ts';
 
 /**
  * Readers of an agent's stdout, fed chunk by chunk as the process prints (SPEC section 4,
@@ -48,6 +49,18 @@ export interface OutputReader {
   agentError(): string | null;
   /** Cost and tokens as the agent's terminal events report them, or null when they say nothing. */
   usage(): AgentUsage | null;
+  /**
+   * The login's usage or rate limit, when the turn did not succeed because of it (see usageLimit.ts):
+   * read from the agent's failure verdict, else from its stderr. Plain commands say none.
+   */
+  usageLimit(context: LimitContext): UsageLimit | null;
+}
+
+/** What reading a limit's reset time needs: the time, the machine's zone, and what the agent wrote on stderr. */
+export interface LimitContext {
+  readonly now: number;
+  readonly timeZone: string;
+  readonly stderr: string;
 }
 
 /** What a turn cost, as the agent reports it (Claude: `total_cost_usd`, `usage`; Codex: `turn.completed.usage`). */
@@ -173,6 +186,7 @@ export function plainReader(options: ReaderOptions = {}): OutputReader {
     unfinishedTail: () => tail.text().trim(),
     agentError: () => null,
     usage: () => null,
+    usageLimit: () => null,
   };
 }
 
@@ -199,9 +213,16 @@ export function claudeStreamJsonReader(options: ReaderOptions = {}): OutputReade
   let streamedDeltas = false;
   let result: { subtype: string; isError: boolean; text: string; errors: string } | null = null;
   let usage: AgentUsage | null = null;
+  // Claude Code 2.1's `rate_limit_event`: `status: "rejected"` says the login is at its limit, `resetsAt` (s) when it lifts.
+  let rejectedUntil: number | null | undefined;
   const lines = jsonLines(options.maxLineChars ?? MAX_LINE_CHARS, (event) => {
     session.announce(event.session_id);
     switch (event.type) {
+      case 'rate_limit_event': {
+        const info = asObject(event.rate_limit_info);
+        if (info?.status === 'rejected') rejectedUntil = typeof info.resetsAt === 'number' ? info.resetsAt * 1000 : null;
+        return;
+      }
       case 'assistant': {
         const text = textBlocks(asObject(event.message)?.content);
         if (!text) return;
@@ -256,6 +277,16 @@ export function claudeStreamJsonReader(options: ReaderOptions = {}): OutputReade
     replySoFar: () => (result && !result.isError ? capReply(result.text, cap).text : lastText),
     agentError,
     usage: () => usage,
+    usageLimit({ now, timeZone, stderr }) {
+      // Only a turn that did not succeed: an answer that talks about limits is an answer.
+      if (result !== null && failed() === null) return null;
+      const said = [result?.errors, result?.text, lastText, stderr].filter(Boolean).join('\n');
+      const found = usageLimitIn(said, now, timeZone);
+      if (rejectedUntil === undefined) return found;
+      const resetAt = rejectedUntil === null ? null : believableReset(rejectedUntil, now);
+      const words = found?.words ?? 'the login is at its usage limit (rate_limit_event: rejected)';
+      return resetAt === null ? (found ?? { words }) : { words, resetAt };
+    },
     finalReply() {
       if (!result) return { ok: false, reason: lines.explain('the agent wrote no result event') };
       const failure = failed();
@@ -326,6 +357,10 @@ export function codexJsonReader(options: ReaderOptions = {}): OutputReader {
     replySoFar: () => lastMessage.text,
     agentError: () => (failure ?? lastError)?.slice(0, AGENT_WORDS_CHARS) ?? null,
     usage: () => usage,
+    usageLimit({ now, timeZone, stderr }) {
+      if (failure === null && lastError === null && lastMessage.text) return null;
+      return usageLimitIn([failure, lastError, stderr].filter(Boolean).join('\n'), now, timeZone);
+    },
     finalReply() {
       if (failure !== null) return { ok: false, reason: `the agent's turn failed: ${failure.slice(0, AGENT_WORDS_CHARS)}` };
       if (lastError !== null) return { ok: false, reason: `the agent reported an error: ${lastError.slice(0, AGENT_WORDS_CHARS)}` };

@@ -43,6 +43,8 @@ export const runDecider = decider<RunExecution, RunInput, RunDecision>({
         return state.cancelRequested;
       case 'run.found.interrupted':
         return false;
+      case 'run.limit.over':
+        return state.phase !== 'limited';
       default:
         return exhausted(input, false);
     }

@@ -1,14 +1,17 @@
 /**
  * A claimed run on its computer, from hand-over to settlement. `phase` moves forward only:
- * handed over → requested (spawn decided) → executing → completing → settled.
+ * handed over → requested (spawn decided) → executing → completing → settled; but for `limited`: its
+ * agent stopped at the login's usage limit, and it waits (claimed, heartbeated) to be requested again.
  */
-export type RunPhase = 'new' | 'handed' | 'requested' | 'executing' | 'completing' | 'settled';
+export type RunPhase = 'new' | 'handed' | 'requested' | 'executing' | 'limited' | 'completing' | 'settled';
 
 export interface RunExecution {
   phase: RunPhase;
   lane: string | null;
   deadlineAt: number | null;
   budgetMs: number | null;
+  /** What its budget had left when it stopped at a usage limit (absent in states folded by older versions: none). */
+  budgetLeftMs?: number | null;
   /** The session this attempt resumes (null: a fresh turn). */
   resuming: string | null;
   /** The session the lane remembered when the run was handed over, and any announced since. */

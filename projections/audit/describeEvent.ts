@@ -48,6 +48,10 @@ function sentence(event: DomainEvent): string {
       return 'its wait is over: the timer fired';
     case 'run.start.failed':
       return `the run could not start: ${event.data.reason}`;
+    case 'run.limit.reported':
+      return `its agent stopped at the login's usage limit${event.data.resetAt === undefined ? '' : `, reset at ${clock(event.data.resetAt)}`}: “${event.data.words}”`;
+    case 'login.limit.due':
+      return `login ${event.data.login}'s usage limit is due to lift`;
     case 'run.execution.ended':
       return `the agent's process ended ${event.data.ok ? 'well' : `in failure${event.data.reason ? `: ${event.data.reason}` : ''}`}`;
 
@@ -64,6 +68,9 @@ function sentence(event: DomainEvent): string {
       return `${event.data.reason} (until ${clock(event.data.notBefore)}, wait ${event.data.busyWaits})`;
     case 'run.claim.retrying':
       return `${event.data.reason} (attempt ${event.data.claimAttempts + 1} at ${clock(event.data.notBefore)})`;
+    case 'run.limit.waiting':
+      return `${event.data.reason} (until ${clock(event.data.notBefore)}, limit ${event.data.strikes} in a row): “${event.data.words}”`;
+    case 'run.limit.resumed':
     case 'run.unparked':
     case 'run.requeued':
     case 'run.skipped':
@@ -114,6 +121,10 @@ function sentence(event: DomainEvent): string {
     case 'run.cancel.decided':
     case 'run.resolved.elsewhere':
       return event.data.reason;
+    case 'run.limit.reached':
+      return `${event.data.reason}${event.data.resetAt === undefined ? '' : ` (reset at ${clock(event.data.resetAt)})`}: “${event.data.words}”`;
+    case 'run.limit.over':
+      return 'its login’s usage limit lifted and its queue gave it a slot: it runs again';
     case 'run.kill.requested':
       return `kill of process group ${event.data.pid}: ${event.data.reason}`;
     case 'run.completion.requested': {

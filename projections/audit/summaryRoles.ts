@@ -58,6 +58,10 @@ const UNCOUNTED = [
   'run.completion.retrying',
   'run.completion.paused',
   'run.settled',
+  // A usage limit's wait is told by the run's timeline and `status`; the summary counts runs by how they end.
+  'run.limit.reached',
+  'run.limit.waiting',
+  'run.limit.resumed',
   'lane.session.remembered',
   'lane.session.forgotten',
   'board.run.offered',

@@ -94,6 +94,8 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentHandl
       sessionId: reader.sessionId(),
       agentError: reader.agentError(),
       usage: reader.usage(),
+      // The CLIs print reset times on the machine's own clock, in its zone.
+      usageLimit: reader.usageLimit({ now: clock.now(), timeZone: localTimeZone(), stderr: stderr.text() }),
       cancelReason,
       error: null,
       elapsedMs: clock.now() - startedAt,
@@ -204,6 +206,7 @@ function failedToStart(error: string, reader: OutputReader, startedAt: number, c
       sessionId: null,
       agentError: null,
       usage: null,
+      usageLimit: null,
       cancelReason: null,
       error,
       elapsedMs: clock.now() - startedAt,
@@ -215,4 +218,9 @@ function failedToStart(error: string, reader: OutputReader, startedAt: number, c
       // nothing started: nothing to stop
     },
   };
+}
+
+/** The machine's time zone (the one the agents' wall-clock reset times are printed in). */
+function localTimeZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 }

@@ -50,6 +50,7 @@ export function watched(reader: OutputReader): OutputReader & { printed(text: st
     finalReply: () => reader.finalReply(),
     agentError: () => reader.agentError(),
     usage: () => reader.usage(),
+    usageLimit: (context) => reader.usageLimit(context),
     unfinishedTail: () => reader.unfinishedTail(),
     printed(text, ms = 10_000) {
       if (seen.includes(text)) return Promise.resolve();
