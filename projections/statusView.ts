@@ -1,6 +1,6 @@
 import type { BoardState } from '../actors/board/boardState.ts';
 import type { QueueState } from '../actors/lane/queueState.ts';
-import { isParked } from '../actors/lane/queueState.ts';
+import { isParked, limitOf } from '../actors/lane/queueState.ts';
 
 export interface StatusView {
   readonly at: number;
@@ -20,6 +20,8 @@ export interface StatusView {
         string,
         { waiting: { runId: string; parkedUntil: number | null; retryAt: number | null }[]; active: { runId: string; status: string } | null }
       >;
+      /** Logins at their usage limit: until when, in their agent's words (absent: none). */
+      limits?: Record<string, { until: number; words: string }>;
     }
   >;
 }
@@ -52,6 +54,11 @@ export function statusView(board: BoardState, queues: Record<string, QueueState>
         }),
       };
     }
+    const limits = Object.keys(queue.loginLimits ?? {}).flatMap((login) => {
+      const limit = limitOf(queue, login, at);
+      return limit ? [[login, { until: limit.until, words: limit.words }] as const] : [];
+    });
+    if (limits.length) view.limits = Object.fromEntries(limits);
     computers[computer] = view;
   }
   return { at, board: { connected: [...board.connected], lanes, openClaims }, computers };
@@ -82,6 +89,9 @@ export function formatStatus(view: StatusView): string {
         ),
       ];
       lines.push(`  lane ${lane}: ${parts.join(', ') || 'idle'}`);
+    }
+    for (const [login, limit] of Object.entries(c.limits ?? {})) {
+      lines.push(`  login ${login}: at its usage limit until ${new Date(limit.until).toISOString()} (in ${secs(limit.until)}), starts nothing: “${limit.words}”`);
     }
   }
   return lines.join('\n');

@@ -46,9 +46,16 @@ export function requestAnswer(decisions: readonly Pick<NewDomainEvent, 'type' | 
 export interface PushFrame {
   readonly computerId: string;
   readonly frame:
-    | { readonly id: string; readonly kind: 'run.requested'; readonly data: { run_id: string; lane: string; computer_id: string } }
+    | {
+        readonly id: string;
+        readonly kind: 'run.requested';
+        /** `agent_id` when the run names one: the computer's queue counts (and limits) runs per login by it. */
+        readonly data: { run_id: string; lane: string; computer_id: string; agent_id?: string };
+      }
     | { readonly id: string; readonly kind: 'run.cancelled' | 'run.cancel_requested'; readonly data: { run_id: string } };
 }
+
+const loginOf = (agentId: string | null) => (agentId === null ? {} : { agent_id: agentId });
 
 /**
  * The frames a committed decision asks to push, one per computer (per run, for a connect). A frame's
@@ -63,7 +70,11 @@ export function framesOf(decision: Pick<NewDomainEvent, 'type' | 'data'> & { rea
       const { computerId } = event.data;
       const offers: PushFrame[] = runsPushedOnConnect(state, computerId).map((run) => ({
         computerId,
-        frame: { id: `${event.seq}-${run.runId}`, kind: 'run.requested', data: { run_id: run.runId, lane: run.lane, computer_id: computerId } },
+        frame: {
+          id: `${event.seq}-${run.runId}`,
+          kind: 'run.requested',
+          data: { run_id: run.runId, lane: run.lane, computer_id: computerId, ...loginOf(run.agentId) },
+        },
       }));
       // A cancel pushed while it was away: its heartbeat would tell it, but only up to a heartbeat later.
       const cancels: PushFrame[] = cancelsPendingOn(state, computerId).map((runId) => ({
@@ -85,7 +96,7 @@ export function framesOf(decision: Pick<NewDomainEvent, 'type' | 'data'> & { rea
         frame: {
           id: `${event.seq}-${computerId}`,
           kind: 'run.requested',
-          data: { run_id: event.data.runId, lane: event.data.lane, computer_id: computerId },
+          data: { run_id: event.data.runId, lane: event.data.lane, computer_id: computerId, ...loginOf(event.data.agentId) },
         },
       }));
     case 'board.run.cancelled':

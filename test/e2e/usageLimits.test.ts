@@ -1,0 +1,110 @@
+/**
+ * A login's usage limit through a real daemon (SPEC section 4, "Execution"), with the stand-ins of
+ * Claude Code and Codex printing their limits as the CLIs do, the reset two seconds ahead: the run is
+ * not failed but waits, still claimed, until the reset its agent gave; its login starts nothing
+ * meanwhile while another login's run goes on; then it runs again, resuming its session, and its reply
+ * is posted. A restart of the daemon while it waits keeps the wait (everything is in the log), and
+ * `replay` re-derives every decision.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { agentBin } from '../fixtures/agents/bin.ts';
+import { tempDir } from '../support/tempStore.ts';
+import { type BoardProcess, checkLogs, eventsOf, freePort, readLog, runCli, startBoard, waitFor, waitForTerminal } from './support/cluster.ts';
+
+async function submitAs(board: BoardProcess, lane: string, prompt: string, agent: string): Promise<string> {
+  const response = await fetch(`${board.url}/v1/runs`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${board.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ lane, prompt, agent_id: agent }),
+  });
+  const body = (await response.json()) as { run_id?: string };
+  if (response.status !== 201 || !body.run_id) throw new Error(`submit answered ${response.status}: ${JSON.stringify(body)}`);
+  return body.run_id;
+}
+
+const waitingFor = (db: string, runId: string) =>
+  waitFor(`run ${runId} to wait out its usage limit`, async () => eventsOf(readLog(db), 'run.limit.waiting', runId)[0] ?? null);
+
+const cases = [
+  { exec: 'claude', model: 'claude-sonnet-4-5', said: "You've hit your limit · resets 2pm (UTC)" },
+  { exec: 'codex', model: 'gpt-5-codex', said: 'usage_limit_reached' },
+] as const;
+
+describe('a usage limit, through a daemon', () => {
+  it.each(cases)('--exec $exec: parks the login until its reset, runs another login meanwhile, then answers', async ({ exec, model, said }) => {
+    const dir = tempDir();
+    const agents = agentBin(dir);
+    const db = join(dir, 'daemon', 'runledger.db');
+    const daemon = await startBoard(db, {
+      command: 'daemon',
+      args: ['--exec', exec, '--slots', '3', '--heartbeat-s', '1'],
+      env: { ...agents.env, STANDIN_LIMIT_RESET_S: '2' },
+    });
+    await daemon.process.waitForOutput(/push stream connected/);
+
+    const limited = await submitAs(daemon, 'talk', 'USAGE_LIMIT hello', 'alice');
+    const wait = await waitingFor(db, limited);
+    expect(wait.data).toMatchObject({ login: 'alice', strikes: 1, logged: true });
+    expect(String(wait.data.words)).toContain(said);
+    const until = Number(wait.data.notBefore);
+    expect(until).toBeGreaterThan(wait.at);
+
+    // While it waits, `status` says the login is limited, with the agent's words; alice starts nothing, bob does.
+    const status = await runCli(['status', '--server', daemon.url, '--token', daemon.token]);
+    expect(status.stdout).toMatch(/login alice: at its usage limit until/);
+    const vetoed = await submitAs(daemon, 'other', 'hi', 'alice');
+    const other = await submitAs(daemon, 'third', 'hi', 'bob');
+    expect(await waitForTerminal(daemon.url, other)).toMatchObject({ state: 'succeeded' });
+
+    const answered = await waitForTerminal(daemon.url, limited);
+    expect(answered, daemon.process.describe()).toMatchObject({ state: 'succeeded', reply: `turn 1 (${model}): USAGE_LIMIT hello` });
+    expect(await waitForTerminal(daemon.url, vetoed)).toMatchObject({ state: 'succeeded' });
+
+    const log = readLog(db);
+    // Run again once, at or after the reset, resuming the session its agent announced; alice's other run after it too.
+    const spawns = eventsOf(log, 'run.execution.requested', limited);
+    const announced = eventsOf(log, 'run.session.announced', limited)[0]?.data.sessionId;
+    expect(spawns.map((e) => e.data.resume)).toEqual([null, announced]);
+    expect(spawns[1]!.at).toBeGreaterThanOrEqual(until);
+    expect(eventsOf(log, 'run.process.began', vetoed)[0]!.at).toBeGreaterThanOrEqual(until);
+    expect(eventsOf(log, 'run.process.began', other)[0]!.at).toBeLessThan(until);
+    // Said once; never a completion of the limited turn.
+    expect(eventsOf(log, 'run.limit.waiting')).toHaveLength(1);
+    expect(eventsOf(log, 'run.completion.requested', limited)).toHaveLength(1);
+    await daemon.process.stop();
+    await checkLogs([db]);
+  });
+
+  it('a restart while it waits: the drain does not wait for it, and the next life runs it at its reset', async () => {
+    const dir = tempDir();
+    const agents = agentBin(dir);
+    const db = join(dir, 'daemon', 'runledger.db');
+    const port = await freePort();
+    const start = async () => {
+      const daemon = await startBoard(db, {
+        command: 'daemon',
+        port,
+        args: ['--exec', 'claude', '--heartbeat-s', '1'],
+        env: { ...agents.env, STANDIN_LIMIT_RESET_S: '3' },
+      });
+      await daemon.process.waitForOutput(/push stream connected/);
+      return daemon;
+    };
+    const first = await start();
+    const limited = await submitAs(first, 'talk', 'USAGE_LIMIT hello', 'alice');
+    const until = Number((await waitingFor(db, limited)).data.notBefore);
+    expect(await first.process.stop('SIGTERM')).toMatchObject({ code: 0 });
+    expect(Date.now()).toBeLessThan(until);
+
+    const second = await start();
+    const answered = await waitForTerminal(second.url, limited);
+    expect(answered, second.process.describe()).toMatchObject({ state: 'succeeded', reply: 'turn 1 (claude-sonnet-4-5): USAGE_LIMIT hello' });
+    const log = readLog(db);
+    expect(eventsOf(log, 'run.process.began', limited)).toHaveLength(2);
+    expect(eventsOf(log, 'run.process.began', limited)[1]!.at).toBeGreaterThanOrEqual(until);
+    expect(eventsOf(log, 'run.found.interrupted', limited)).toHaveLength(0);
+    await second.process.stop();
+    await checkLogs([db]);
+  });
+});
