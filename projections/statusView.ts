@@ -18,7 +18,11 @@ export interface StatusView {
       draining: boolean;
       lanes: Record<
         string,
-        { waiting: { runId: string; parkedUntil: number | null; retryAt: number | null }[]; active: { runId: string; status: string } | null }
+        {
+          /** `limitedUntil`: claimed, it waits out its login's usage limit until then (absent for any other run). */
+          waiting: { runId: string; parkedUntil: number | null; retryAt: number | null; limitedUntil?: number }[];
+          active: { runId: string; status: string } | null;
+        }
       >;
       /** Logins at their usage limit: until when, in their agent's words (absent: none). */
       limits?: Record<string, { until: number; words: string }>;
@@ -46,6 +50,7 @@ export function statusView(board: BoardState, queues: Record<string, QueueState>
         active,
         waiting: q.waiting.map((runId) => {
           const run = queue.runs[runId]!;
+          if (run.claimHeld) return { runId, parkedUntil: null, retryAt: null, limitedUntil: run.notBefore };
           return {
             runId,
             parkedUntil: isParked(run, at) ? run.notBefore : null,
@@ -81,17 +86,21 @@ export function formatStatus(view: StatusView): string {
       const parts = [
         ...(l.active ? [`${l.active.status} ${l.active.runId}`] : []),
         ...l.waiting.map((w) =>
-          w.parkedUntil !== null
-            ? `parked ${w.runId} (claim again in ${secs(w.parkedUntil)})`
-            : w.retryAt !== null
-              ? `retrying ${w.runId} in ${secs(w.retryAt)}`
-              : `queued ${w.runId}`,
+          w.limitedUntil !== undefined
+            ? `waiting out its login's usage limit ${w.runId} (runs again in ${secs(w.limitedUntil)})`
+            : w.parkedUntil !== null
+              ? `parked ${w.runId} (claim again in ${secs(w.parkedUntil)})`
+              : w.retryAt !== null
+                ? `retrying ${w.runId} in ${secs(w.retryAt)}`
+                : `queued ${w.runId}`,
         ),
       ];
       lines.push(`  lane ${lane}: ${parts.join(', ') || 'idle'}`);
     }
     for (const [login, limit] of Object.entries(c.limits ?? {})) {
-      lines.push(`  login ${login}: at its usage limit until ${new Date(limit.until).toISOString()} (in ${secs(limit.until)}), starts nothing: “${limit.words}”`);
+      lines.push(
+        `  login ${login}: at its usage limit until ${new Date(limit.until).toISOString()} (in ${secs(limit.until)}), starts nothing: “${limit.words}”`,
+      );
     }
   }
   return lines.join('\n');

@@ -54,6 +54,8 @@ export interface ComputerView {
   readonly inUse: number | null;
   readonly held: boolean;
   readonly draining: boolean;
+  /** Logins at their usage limit on it: until when, in their agent's words. */
+  readonly limits: readonly { login: string; until: number; words: string }[];
 }
 
 /** The board page: every section of `/`, as of `at`. */
@@ -139,7 +141,16 @@ export function boardSnapshot(sources: SnapshotSources, at: number, options: Sna
       l.waiting.forEach((w, place) => {
         held.add(w.runId);
         const why = (text: string) => text + elsewhere(board, w.runId, computer);
-        if (w.parkedUntil !== null) add(lane, { runId: w.runId, state: 'parked', computer, until: w.parkedUntil, why: why(WAITS_FOR_EARLIER_TURN) });
+        if (w.limitedUntil !== undefined)
+          add(lane, {
+            runId: w.runId,
+            state: 'parked',
+            computer,
+            until: w.limitedUntil,
+            why: "its login's usage limit was reached: it runs again then",
+          });
+        else if (w.parkedUntil !== null)
+          add(lane, { runId: w.runId, state: 'parked', computer, until: w.parkedUntil, why: why(WAITS_FOR_EARLIER_TURN) });
         else if (w.retryAt !== null)
           add(lane, { runId: w.runId, state: 'retrying', computer, until: w.retryAt, why: why('its claim failed: it is tried again') });
         else
@@ -213,6 +224,7 @@ export function boardSnapshot(sources: SnapshotSources, at: number, options: Sna
       inUse: queue?.inUse ?? null,
       held: queue?.held ?? false,
       draining: queue?.draining ?? false,
+      limits: Object.entries(queue?.limits ?? {}).map(([login, limit]) => ({ login, ...limit })),
     };
   });
 

@@ -280,7 +280,7 @@ export function claudeStreamJsonReader(options: ReaderOptions = {}): OutputReade
     usageLimit({ now, timeZone, stderr }) {
       // Only a turn that did not succeed: an answer that talks about limits is an answer.
       if (result !== null && failed() === null) return null;
-      const said = [result?.errors, result?.text, lastText, stderr].filter(Boolean).join('\n');
+      const said = [...new Set([result?.errors, result?.text, lastText, stderr])].filter(Boolean).join('\n');
       const found = usageLimitIn(said, now, timeZone);
       if (rejectedUntil === undefined) return found;
       const resetAt = rejectedUntil === null ? null : believableReset(rejectedUntil, now);

@@ -53,12 +53,10 @@ export function usageLimitIn(text: string, now: number, timeZone: string): Usage
   const lines = text.split(/\r?\n/);
   const at = lines.findIndex((line) => SAYS_LIMIT.some((form) => form.test(line)));
   if (at === -1) return null;
-  // The reset may be on the next line (a wrapped terminal line, "/upgrade to ..." after it).
-  const said = lines
-    .slice(at, at + 2)
-    .map((line) => line.trim())
-    .filter(Boolean)
-    .join(' ');
+  // The reset may be on the next line (a wrapped terminal line), unless that line says it all again.
+  const next = lines[at + 1]?.trim() ?? '';
+  const wrapped = next && !SAYS_LIMIT.some((form) => form.test(next)) ? ` ${next}` : '';
+  const said = `${lines[at]!.trim()}${wrapped}`;
   const resetAt = resetIn(said, now, timeZone);
   return { words: wordsOf(said), ...(resetAt === null ? {} : { resetAt }) };
 }

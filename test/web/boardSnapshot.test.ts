@@ -108,3 +108,20 @@ describe('the longest wait for a computer', () => {
     expect(at(AT + 60_000)).toMatchObject({ runId: 'r1', since: AT });
   });
 });
+
+describe('a login at its usage limit', () => {
+  it('usage_limited_login_shows_on_its_computer_until_its_time_with_the_agents_words_and_its_run_waits_parked', () => {
+    const board = boardWith(['r1'], ['c1']);
+    const queue = queueHolding(['r1'], { loginLimits: { alice: { until: AT + 60_000, strikes: 1, words: "You've hit your usage limit." } } });
+    Object.assign(queue.runs.r1!, { agentId: 'alice', notBefore: AT + 60_000, claimHeld: true });
+    const view = snapshot(board, { c1: queue });
+    expect(view.computers[0]?.limits).toEqual([{ login: 'alice', until: AT + 60_000, words: "You've hit your usage limit." }]);
+    expect(view.lanes[0]?.runs[0]).toMatchObject({
+      state: 'parked',
+      until: AT + 60_000,
+      why: "its login's usage limit was reached: it runs again then",
+    });
+    // Once its time has come, it is no longer shown as limited.
+    expect(boardSnapshot({ board, queues: { c1: queue }, laneSessions: {} }, AT + 60_000).computers[0]?.limits).toEqual([]);
+  });
+});

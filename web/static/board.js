@@ -234,7 +234,15 @@ function renderComputers(snapshot) {
             el('span', { class: `badge ${c.connected ? 'state-running' : 'state-offline'}` }, c.connected ? 'connected' : 'not connected'),
           ),
           el('td', {}, c.slots === null ? el('span', { class: 'muted' }, 'no queue in this log yet') : `${c.inUse} of ${c.slots}`),
-          el('td', {}, c.draining ? 'draining: nothing new starts' : c.held ? 'held: nothing starts' : 'taking runs'),
+          el(
+            'td',
+            {},
+            c.draining ? 'draining: nothing new starts' : c.held ? 'held: nothing starts' : 'taking runs',
+            // A login at its usage limit starts nothing on it until then, in its agent's words.
+            ...(c.limits ?? []).map((limit) =>
+              el('div', { class: 'login-limit' }, `login ${limit.login}: at its usage limit until `, utcTime(limit.until), ` — “${limit.words}”`),
+            ),
+          ),
         ),
       ),
     }),

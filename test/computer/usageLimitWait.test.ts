@@ -1,0 +1,84 @@
+/**
+ * A run waiting out its login's usage limit on its computer (SPEC section 4, "Execution" and
+ * "Heartbeats"), with the Claude Code stand-in and a fake clock: it is not completed, it is
+ * heartbeated all the while (still claimed), its queue is told the agent's words and reset, and once
+ * given a slot again it runs the same turn in the session its agent announced and its reply is posted.
+ * A cancel while it waits completes it with the marker, and nothing runs again.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CANCELLED_MARKER } from '../../actors/run/runState.ts';
+import { FakeClock } from '../../actors/runtime/clock.ts';
+import { until } from '../run/execution/agents.ts';
+import { claudeAgent, runStream, startRuns, waitForEvent } from '../support/computerRuns.ts';
+import { StandInBoard } from '../support/standInBoard.ts';
+import { openTempStore, tempDir } from '../support/tempStore.ts';
+
+/** The stand-in keeps its limit in its home (here the lane's workspace): limited until `until` (ms). */
+function limitUntil(workspaceRoot: string, lane: string, until: number): void {
+  mkdirSync(join(workspaceRoot, lane), { recursive: true });
+  writeFileSync(join(workspaceRoot, lane, 'claude-limit'), String(until));
+}
+
+describe('a run waiting out its usage limit on its computer', () => {
+  it('is heartbeated, not completed, while it waits; given a slot again it resumes its session and its reply is posted', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock(Date.now());
+    const workspaceRoot = tempDir();
+    const reset = Date.now() + 3_600_000;
+    limitUntil(workspaceRoot, 'L', reset);
+    const reported: { runId: string; words: string; resetAt?: number }[] = [];
+    const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'USAGE_LIMIT carry on', timeoutS: 600 });
+    const { claimAndHandOver, runs } = await startRuns(store, clock, board, {
+      exec: claudeAgent('claude-cli.mjs'),
+      workspaceRoot,
+      heartbeatMs: 30_000,
+      limitReached: async (runId, _lane, limit) => void reported.push({ runId, ...limit }),
+    });
+
+    await claimAndHandOver('r1');
+    const reached = await waitForEvent(store, 'r1', 'run.limit.reached');
+    expect(reached.data).toMatchObject({ words: "You've hit your limit · resets 2pm (UTC)", resetAt: Math.ceil(reset / 1000) * 1000 });
+    await until(() => reported.length === 1, 5_000, 'the queue was never told');
+    expect(reported[0]).toMatchObject({ runId: 'r1', resetAt: reached.data.resetAt });
+    expect(runs.liveRuns()).toEqual(['r1']);
+    expect(runs.runsToDrain()).toEqual([]);
+
+    // An hour of waiting, heartbeated every 30 s on the fake clock; nothing reaches the board but beats.
+    for (let i = 0; i < 4; i++) clock.advance(30_000);
+    await until(() => board.callsOf('r1', 'heartbeat').length >= 4, 5_000, 'the waiting run was not heartbeated');
+    expect(board.callsOf('r1', 'complete')).toEqual([]);
+
+    limitUntil(workspaceRoot, 'L', 0);
+    await runs.limitOver('r1');
+    expect((await waitForEvent(store, 'r1', 'run.settled')).data.reported).toBe(true);
+    expect(board.callsOf('r1', 'reply')[0]).toMatchObject({ text: 'turn 1 (claude-sonnet-4-5): USAGE_LIMIT carry on' });
+    const events = await store.readStream(runStream('r1'));
+    const announced = events.find((e) => e.type === 'run.session.announced')?.data.sessionId;
+    expect(events.filter((e) => e.type === 'run.process.began').map((e) => e.data.resuming)).toEqual([null, announced]);
+  });
+
+  it('a cancel while it waits completes it with the marker; it never runs again', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock(Date.now());
+    const workspaceRoot = tempDir();
+    limitUntil(workspaceRoot, 'L', Date.now() + 3_600_000);
+    const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'USAGE_LIMIT carry on' });
+    const { claimAndHandOver, runs } = await startRuns(store, clock, board, {
+      exec: claudeAgent('claude-cli.mjs'),
+      workspaceRoot,
+      heartbeatMs: 1_000,
+    });
+
+    await claimAndHandOver('r1');
+    await waitForEvent(store, 'r1', 'run.limit.reached');
+    board.cancel('r1');
+    clock.advance(1_000);
+    expect((await waitForEvent(store, 'r1', 'run.settled')).data.reported).toBe(true);
+    expect(board.callsOf('r1', 'complete').map((c) => c.call === 'complete' && c.result)).toEqual([{ ok: false, error: CANCELLED_MARKER }]);
+    await runs.limitOver('r1');
+    const events = await store.readStream(runStream('r1'));
+    expect(events.filter((e) => e.type === 'run.process.began')).toHaveLength(1);
+  });
+});
