@@ -10,6 +10,7 @@ import type { StdoutLines } from './stdoutLines.ts';
 const TOLD = new Set([
   'run.queued',
   'run.claimed',
+  'run.limit.resumed',
   'run.skipped',
   'run.withdrawn',
   'run.completion.requested',
@@ -39,6 +40,8 @@ const TOLD = new Set([
 function told(event: DomainEvent): boolean {
   // A parked run is told once, on its first wait (SPEC: logged on the first wait only).
   if (event.type === 'run.parked') return event.data.logged;
+  // A login's usage limit likewise, with the agent's words, on the first run that met it (SPEC 4).
+  if (event.type === 'run.limit.waiting') return event.data.logged;
   return TOLD.has(event.type);
 }
 

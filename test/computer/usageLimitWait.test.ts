@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CANCELLED_MARKER } from '../../actors/run/runState.ts';
 import { FakeClock } from '../../actors/runtime/clock.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { replayLog } from '../../replay/replayLog.ts';
 import { until } from '../run/execution/agents.ts';
 import { claudeAgent, runStream, startRuns, waitForEvent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
@@ -57,6 +59,8 @@ describe('a run waiting out its usage limit on its computer', () => {
     const events = await store.readStream(runStream('r1'));
     const announced = events.find((e) => e.type === 'run.session.announced')?.data.sessionId;
     expect(events.filter((e) => e.type === 'run.process.began').map((e) => e.data.resuming)).toEqual([null, announced]);
+    // Every decision re-derived from the recorded inputs, the limit's words and reset included.
+    expect(await replayLog(store, deciders)).toMatchObject({ ok: true });
   });
 
   it('a cancel while it waits completes it with the marker; it never runs again', async () => {

@@ -69,7 +69,8 @@ describe('a usage limit, through a daemon', () => {
     expect(spawns[1]!.at).toBeGreaterThanOrEqual(until);
     expect(eventsOf(log, 'run.process.began', vetoed)[0]!.at).toBeGreaterThanOrEqual(until);
     expect(eventsOf(log, 'run.process.began', other)[0]!.at).toBeLessThan(until);
-    // Said once; never a completion of the limited turn.
+    // The daemon said the wait once, with the agent's words; the limited turn was never completed as such.
+    expect(daemon.process.stdout.match(/reached its usage limit, until the reset its agent gave .*“.+”/g)).toHaveLength(1);
     expect(eventsOf(log, 'run.limit.waiting')).toHaveLength(1);
     expect(eventsOf(log, 'run.completion.requested', limited)).toHaveLength(1);
     await daemon.process.stop();
