@@ -151,6 +151,57 @@ describe("the queue's waits, with timers that fire a millisecond early", () => {
   });
 });
 
+describe("a login's usage limit, with timers that fire a millisecond early", () => {
+  async function limitedQueue(store: EventStore, clock: Clock, resumed: string[]) {
+    const system = startActorSystem({ onError: () => {} });
+    const queue = new ComputerQueue(system, store, clock, 'c1', new ScriptedBoard({}), { limitOver: (runId) => resumed.push(runId) });
+    await queue.start();
+    return { queue, stop: () => (queue.stop(), stopSystem(system)) };
+  }
+  const configured = (clock: Clock) => ({
+    stream: 'c1/computer:c1',
+    type: 'computer.configured' as const,
+    data: { slots: 2, loginCapacity: {} },
+    at: clock.now(),
+  });
+  const reported = (clock: Clock, runId: string, resetAt: number) => ({
+    stream: 'c1/lane:A',
+    type: 'run.limit.reported' as const,
+    data: { runId, words: "You've hit your usage limit.", resetAt },
+    at: clock.now(),
+  });
+  const frameIn = (clock: Clock, runId: string, lane: string) => ({
+    ...frame(clock, runId),
+    stream: `c1/lane:${lane}`,
+    data: { ...frame(clock, runId).data, lane },
+  });
+
+  it('the waiting run runs again at the reset, not before, and the login’s other run is claimed then; a restart keeps the wait', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock(Date.UTC(2026, 0, 1), { firesEarlyMs: 1 });
+    const resumed: string[] = [];
+    const first = await limitedQueue(store, clock, resumed);
+    await first.queue.input(configured(clock));
+    await first.queue.input(frameIn(clock, 'r1', 'A'));
+    await vi.waitFor(async () => expect((await first.queue.state()).runs.r1?.status).toBe('running'), { timeout: 5_000 });
+    const reset = clock.now() + 60_000;
+    await first.queue.input(reported(clock, 'r1', reset));
+    await first.queue.input(frameIn(clock, 'r2', 'B'));
+    expect((await first.queue.state()).runs.r2?.status).toBe('waiting');
+    first.stop();
+
+    const second = await limitedQueue(store, clock, resumed);
+    clock.advance(59_999);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(resumed).toEqual([]);
+    clock.advance(1);
+    await vi.waitFor(() => expect(resumed).toEqual(['r1']), { timeout: 5_000 });
+    await vi.waitFor(async () => expect((await second.queue.state()).runs.r2?.status).toBe('running'), { timeout: 5_000 });
+    second.stop();
+    expect(await replayLog(store, deciders)).toMatchObject({ ok: true });
+  });
+});
+
 describe('a completion retry, with timers that fire a millisecond early', () => {
   it('a completion that failed is sent again once its retry is due', async () => {
     const store = await openTempStore();
