@@ -180,3 +180,18 @@ describe('board: scope', () => {
     expect(summary(spec.when(input.submit('r1', 'A', 1)))).toContain('offered r1 → c2');
   });
 });
+
+describe('board: frames name the login', () => {
+  it('run_requested_frames_carry_the_runs_agent_id_so_a_computer_counts_and_limits_runs_per_login', () => {
+    const spec = boardSpec(added('c1'), added('c2'), connected('c1'));
+    const [, offered] = spec.when(submit('r1', 'A', 1, { agentId: 'alice' }))!;
+    expect(framesOf({ ...offered!, seq: 7 }, spec.state)).toEqual([
+      { computerId: 'c1', frame: { id: '7-c1', kind: 'run.requested', data: { run_id: 'r1', lane: 'A', computer_id: 'c1', agent_id: 'alice' } } },
+    ]);
+    // A computer that connects later is pushed it with its login too.
+    const [online] = spec.when(connected('c2', 2))!;
+    expect(framesOf({ ...online!, seq: 8 }, spec.state).map((f) => f.frame.data)).toEqual([
+      { run_id: 'r1', lane: 'A', computer_id: 'c2', agent_id: 'alice' },
+    ]);
+  });
+});
