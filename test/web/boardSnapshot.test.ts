@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { type BoardRun, type BoardState, initialBoardState } from '../../actors/board/boardState.ts';
 import { initialQueueState, type QueueState } from '../../actors/lane/queueState.ts';
+import { formatStatus, statusView } from '../../projections/statusView.ts';
 import { boardSnapshot } from '../../web/boardSnapshot.ts';
 
 const AT = 1_000_000;
@@ -121,6 +122,10 @@ describe('a login at its usage limit', () => {
       until: AT + 60_000,
       why: "its login's usage limit was reached: it runs again then",
     });
+    // `runledger status` says the same, in a line a person reads.
+    expect(formatStatus(statusView(board, { c1: queue }, AT))).toContain(
+      `  lane l: waiting out its login's usage limit r1 (runs again in 60 s)\n  login alice: at its usage limit until ${new Date(AT + 60_000).toISOString()} (in 60 s), starts nothing: “You've hit your usage limit.”`,
+    );
     // Once its time has come, it is no longer shown as limited.
     expect(boardSnapshot({ board, queues: { c1: queue }, laneSessions: {} }, AT + 60_000).computers[0]?.limits).toEqual([]);
   });
