@@ -3,7 +3,8 @@
  * Claude Code and Codex printing their limits as the CLIs do, the reset three seconds ahead: the run is
  * not failed but waits, still claimed, until the reset its agent gave; its login starts nothing
  * meanwhile while another login's run goes on; then it runs again, resuming its session, and its reply
- * is posted. A restart of the daemon while it waits keeps the wait (everything is in the log), and
+ * is posted. A restart of the daemon while it waits keeps the wait (everything is in the log): its
+ * drain does not wait for it, and the next life runs it once its reset has passed; and
  * `replay` re-derives every decision.
  */
 import { join } from 'node:path';
@@ -80,7 +81,7 @@ describe('a usage limit, through a daemon', () => {
     await checkLogs([db]);
   });
 
-  it('a restart while it waits: the drain does not wait for it, and the next life runs it at its reset', async () => {
+  it('a restart while it waits: the drain does not wait for it, and a life started after its reset runs it at once', async () => {
     const dir = tempDir();
     const agents = agentBin(dir);
     const db = join(dir, 'daemon', 'runledger.db');
@@ -90,7 +91,7 @@ describe('a usage limit, through a daemon', () => {
         command: 'daemon',
         port,
         args: ['--exec', 'claude', '--heartbeat-s', '1'],
-        env: { ...agents.env, STANDIN_LIMIT_RESET_S: '3' },
+        env: { ...agents.env, STANDIN_LIMIT_RESET_S: '2' },
       });
       await daemon.process.waitForOutput(/push stream connected/);
       return daemon;
@@ -100,6 +101,8 @@ describe('a usage limit, through a daemon', () => {
     const until = Number((await waitingFor(db, limited)).data.notBefore);
     expect(await first.process.stop('SIGTERM')).toMatchObject({ code: 0 });
     expect(Date.now()).toBeLessThan(until);
+    // Its reset passes while no daemon runs (a wait the next life re-arms is pinned in earlyTimers.test.ts).
+    await waitFor('its reset to pass', () => Date.now() >= until);
 
     const second = await start();
     const answered = await waitForTerminal(second.url, limited);
@@ -108,6 +111,9 @@ describe('a usage limit, through a daemon', () => {
     expect(eventsOf(log, 'run.process.began', limited)).toHaveLength(2);
     expect(eventsOf(log, 'run.process.began', limited)[1]!.at).toBeGreaterThanOrEqual(until);
     expect(eventsOf(log, 'run.found.interrupted', limited)).toHaveLength(0);
+    // The second life's queue gave it its slot as it started, before its runs were up: the start told the run.
+    const [, secondLife] = eventsOf(log, 'computer.started');
+    expect(eventsOf(log, 'run.limit.resumed', limited)[0]!.seq).toBeGreaterThan(secondLife!.seq);
     await second.process.stop();
     await checkLogs([db]);
   });
