@@ -84,7 +84,8 @@ export function initialQueueState(): QueueState {
     inUse: 0,
     loginsInUse: {},
     handled: {},
-    loginLimits: {},
+    // No `loginLimits` until a login meets its limit: a state folded by an older version has none either,
+    // so `rebuild` finds its stored checkpoints equal to a fold from seq 0.
   };
 }
 
