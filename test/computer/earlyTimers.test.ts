@@ -156,7 +156,13 @@ describe("a login's usage limit, with timers that fire a millisecond early", () 
     const system = startActorSystem({ onError: () => {} });
     const queue = new ComputerQueue(system, store, clock, 'c1', new ScriptedBoard({}), { limitOver: (runId) => resumed.push(runId) });
     await queue.start();
-    return { queue, stop: () => (queue.stop(), stopSystem(system)) };
+    return {
+      queue,
+      stop: () => {
+        queue.stop();
+        return stopSystem(system);
+      },
+    };
   }
   const configured = (clock: Clock) => ({
     stream: 'c1/computer:c1',
