@@ -5,10 +5,7 @@ import { atMost, int } from '../shared/parse.ts';
 
 const doctor = () =>
   new Command('doctor')
-    .description(
-      'check an agent command before the daemon runs it: the program is there, a one-word prompt is answered in the format its ' +
-        'kind speaks, a session is announced and its resume accepted; says what to fix. Writes nothing to the log',
-    )
+    .description('check an agent command as the daemon will run it (program, answer format, session, resume), writing nothing; says what to fix')
     .option('--exec <command>', 'the agent command line, as given to `runledger daemon --exec`', DEMO_EXEC)
     .option(
       '--timeout-s <s>',
