@@ -9,6 +9,7 @@ import { programName, simpleCommand, type Word } from '../../actors/run/commandL
 import type { AgentKind } from '../../actors/run/outputReaders.ts';
 import { turnCommand } from '../../actors/run/resume.ts';
 import { systemClock } from '../../actors/runtime/clock.ts';
+import { messageOf } from '../../events/thrown.ts';
 import type { DoctorOptions } from '../commands/doctor.ts';
 import { type Finding, KIND_WORDS, looksLikeEvents, quote, troubleOf } from './doctorAdvice.ts';
 import { untilDone } from './run.ts';
@@ -237,7 +238,11 @@ function trouble(kind: AgentKind, turn: Turn, budgetS: number): Finding {
 function scratchFolder(db: string): string {
   let base = join(dirname(resolve(db)), 'workspaces');
   while (!existsSync(base) && dirname(base) !== base) base = dirname(base);
-  return mkdtempSync(join(base, '.runledger-doctor-'));
+  try {
+    return mkdtempSync(join(base, '.runledger-doctor-'));
+  } catch (error) {
+    throw new Error(`no scratch folder for the doctor's turns could be made in ${base} (${messageOf(error)}): give --db a folder you can write`);
+  }
 }
 
 function report(o: DoctorOptions, kind: AgentKind, checks: readonly Check[]): void {
