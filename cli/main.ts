@@ -5,6 +5,7 @@ import { auditCommand } from './commands/audit.ts';
 import { cancelCommand, showCommand, statusCommand, submitCommand } from './commands/client.ts';
 import { computerCommand } from './commands/computer.ts';
 import { daemonCommand, serverCommand } from './commands/daemon.ts';
+import { doctorCommand } from './commands/doctor.ts';
 import { rebuildCommand } from './commands/rebuild.ts';
 import { replayCommand } from './commands/replay.ts';
 import { runCommand } from './commands/run.ts';
@@ -22,6 +23,7 @@ const program = new Command('runledger')
   .addCommand(serverCommand())
   .addCommand(computerCommand())
   .addCommand(runCommand())
+  .addCommand(doctorCommand())
   .addCommand(submitCommand())
   .addCommand(cancelCommand())
   .addCommand(statusCommand())

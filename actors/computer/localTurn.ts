@@ -3,6 +3,7 @@ import type { EventStore } from '../../events/store/eventStore.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { hydrateStates } from '../../projections/hydrate.ts';
 import { laneSessionsProjection } from '../../projections/laneSessions.ts';
+import type { AgentResult } from '../run/agentResult.ts';
 import type { RunInput } from '../run/decideRun.ts';
 import type { AgentHandle } from '../run/execution/agentProcess.ts';
 import { RunActors } from '../run/runActor.ts';
@@ -52,6 +53,21 @@ export interface LocalTurnResult {
   readonly error: string | null;
   /** The session the lane resumes next, after this turn. */
   readonly laneSession: string | null;
+  /** Each process the turn ran, in order: two when a refused resume was retried fresh. */
+  readonly processes: readonly LocalProcess[];
+}
+
+/**
+ * One process of a local turn, for a caller that looks closer than the turn's result (`runledger
+ * doctor` tells a refused resume, a login prompt or a reply in the wrong format apart by these).
+ */
+export interface LocalProcess {
+  /** The session it was started to resume, or null for a fresh start (or a command that never started). */
+  readonly resuming: string | null;
+  /** Its exit, as the run decider was told it. */
+  readonly exit: EventData<'run.process.exited'>;
+  /** What its output reader made of it (the reply, or why there was none); null when it never started. */
+  readonly agent: Promise<AgentResult> | null;
 }
 
 export interface LocalTurn {
@@ -104,12 +120,20 @@ async function run(options: LocalTurnOptions, turn: TurnHooks): Promise<void> {
   let state: RunExecution = initialRunExecution();
   let laneSession = options.laneSession;
   let exit: EventData<'run.process.exited'> | null = null;
+  const processes: LocalProcess[] = [];
+  let started: Omit<LocalProcess, 'exit'> | null = null;
   const runs = new RunActors(system, store, options.computer, (_runId, run, decisions) => {
     state = run;
     for (const decision of decisions) perform(decision);
   });
   const input = async (event: RunInput): Promise<void> => {
-    if (event.type === 'run.process.exited') exit = event.data;
+    // The spawn put the agent's handle in `handles` before telling its start.
+    if (event.type === 'run.process.began') started = { resuming: event.data.resuming, agent: handles.get(runId)?.result ?? null };
+    if (event.type === 'run.process.exited') {
+      exit = event.data;
+      processes.push({ resuming: started?.resuming ?? null, agent: started?.agent ?? null, exit: event.data });
+      started = null;
+    }
     try {
       const outcome = await runs.input(runId, event, { failFast: true });
       if (outcome.ok) state = outcome.state;
@@ -157,6 +181,7 @@ async function run(options: LocalTurnOptions, turn: TurnHooks): Promise<void> {
           reply: outcome.ok ? (exit?.reply ?? null) : null,
           error: outcome.ok ? null : (outcome.error ?? null),
           laneSession,
+          processes,
         });
         return;
       }

@@ -99,7 +99,7 @@ async function dryRun(o: RunOptions, prompt: string): Promise<LocalTurnResult> {
 }
 
 /** The turn's result; a first SIGINT or SIGTERM stops the agent (the turn ends as killed), a second exits. */
-async function untilDone(turn: ReturnType<typeof startLocalTurn>): Promise<LocalTurnResult> {
+export async function untilDone(turn: ReturnType<typeof startLocalTurn>): Promise<LocalTurnResult> {
   let signals = 0;
   const onSignal = () => {
     if (++signals > 1) process.exit(130);

@@ -15,6 +15,7 @@ const COMMANDS = [
   ['computer', 'add'],
   ['computer', 'list'],
   ['run'],
+  ['doctor'],
   ['submit'],
   ['cancel'],
   ['status'],

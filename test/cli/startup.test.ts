@@ -92,6 +92,7 @@ describe('the help of every command', () => {
     'computer add',
     'computer list',
     'run',
+    'doctor',
     'submit',
     'cancel',
     'status',

@@ -74,6 +74,14 @@ describe('a local turn, as `runledger run` runs it', () => {
       [null, deadlines[0]![1]],
     ]);
     expect(await rememberedSession(store, 'local', 'L')).toBe('fresh-session');
+    // Each process is told apart for a closer look (`runledger doctor`): the refused one, then the fresh one.
+    expect(result.processes.map((p) => [p.resuming, p.exit.exitCode])).toEqual([
+      ['stale-session', expect.any(Number)],
+      [null, 0],
+    ]);
+    const [refused, fresh] = await Promise.all(result.processes.map((p) => p.agent));
+    expect(refused).toMatchObject({ outcome: 'exited', reply: { ok: false } });
+    expect(fresh).toMatchObject({ sessionId: 'fresh-session', reply: { ok: true } });
   });
 
   it('given an agent that names its session and hangs, when the budget runs out, then the turn fails with the salvaged tail and the lane keeps the session', async () => {

@@ -1,0 +1,263 @@
+import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { type LocalTurnResult, startLocalTurn } from '../../actors/computer/localTurn.ts';
+import { agentSettingsOf } from '../../actors/computer/runEffects.ts';
+import type { AgentResult } from '../../actors/run/agentResult.ts';
+import { programName, simpleCommand, type Word } from '../../actors/run/commandLine.ts';
+import type { AgentKind } from '../../actors/run/outputReaders.ts';
+import { turnCommand } from '../../actors/run/resume.ts';
+import { systemClock } from '../../actors/runtime/clock.ts';
+import { messageOf } from '../../events/thrown.ts';
+import type { DoctorOptions } from '../commands/doctor.ts';
+import { type Finding, KIND_WORDS, looksLikeEvents, quote, troubleOf } from './doctorAdvice.ts';
+import { untilDone } from './run.ts';
+
+/**
+ * `runledger doctor`: the agent command checked the way the daemon will run it. Each turn goes
+ * through `runledger run --dry-run`'s path (startLocalTurn with no store: the daemon's run decider,
+ * command building, spawn and output reader; a log in memory, dropped after), so what passes here is
+ * what a lane will see: the program is found, a one-word prompt is answered in the format its kind
+ * speaks, a session is announced, and a second turn resuming it is accepted, not refused and retried
+ * fresh. Exit 0 when every check passed, 1 otherwise; nothing is written to the log.
+ */
+
+type Status = 'ok' | 'failed' | 'skipped';
+
+interface Check {
+  readonly check: 'program' | 'answer' | 'session' | 'resume';
+  readonly status: Status;
+  readonly detail: string;
+  readonly fix?: string;
+}
+
+/** The lane the doctor's turns are of: its workspace is a folder of the scratch folder. */
+const LANE = 'doctor';
+const PROMPTS = ['ping', 'again'] as const;
+
+export async function doctor(o: DoctorOptions): Promise<void> {
+  const line = simpleCommand(o.exec);
+  const program = line.words[0];
+  if (program === undefined) throw new Error('--exec names no program: give the agent command line, e.g. --exec claude');
+  const { kind } = agentSettingsOf({ exec: o.exec });
+  const scratch = scratchFolder(o.db);
+  try {
+    const workspace = join(scratch, LANE);
+    mkdirSync(workspace, { recursive: true });
+    const checks = await runChecks(o, kind, program, workspace, scratch);
+    report(o, kind, checks);
+    process.exitCode = checks.every((c) => c.status !== 'failed') ? 0 : 1;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+async function runChecks(o: DoctorOptions, kind: AgentKind, program: Word, workspace: string, scratch: string): Promise<Check[]> {
+  const checks: Check[] = [];
+  const skipRest = (why: string): Check[] => {
+    for (const check of ['program', 'answer', 'session', 'resume'] as const)
+      if (!checks.some((c) => c.check === check)) checks.push({ check, status: 'skipped', detail: why });
+    return checks;
+  };
+  checks.push(programCheck(o.exec, program, workspace));
+  if (checks[0]!.status === 'failed') return skipRest('the program was not found');
+
+  const first = await turn(o, scratch, PROMPTS[0], null);
+  const answer = answerCheck(kind, first, o.timeoutS);
+  checks.push(answer);
+  if (answer.status === 'failed') return skipRest('no answer to read a session from');
+
+  const session = first.result.laneSession ?? first.agent?.sessionId ?? null;
+  if (kind === 'plain') {
+    checks.push({
+      check: 'session',
+      status: 'ok',
+      detail: 'no session: turns will not resume (a plain command announces none; each turn starts fresh)',
+    });
+    return skipRest('no session to resume');
+  }
+  if (session === null) {
+    checks.push({
+      check: 'session',
+      status: 'failed',
+      detail: 'no session id announced: turns will not resume',
+      fix:
+        kind === 'claude'
+          ? 'Claude Code names its session in every stream-json event (session_id): run the command by hand, `echo ping | COMMAND`'
+          : 'Codex names its thread in thread.started: run the command by hand, `echo ping | COMMAND`',
+    });
+    return skipRest('no session to resume');
+  }
+  checks.push({ check: 'session', status: 'ok', detail: `announced ${session}` });
+  checks.push(resumeCheck(o, kind, session, await turn(o, scratch, PROMPTS[1], session)));
+  return checks;
+}
+
+/** Where the program is, looked up by the shell that will run it, in the folder it will run in. */
+function programCheck(exec: string, program: Word, workspace: string): Check {
+  const typed = exec.slice(program.start, program.end);
+  const found = spawnSync('/bin/sh', ['-c', `command -v ${typed}`], { cwd: workspace, encoding: 'utf8', timeout: 10_000 });
+  const where = found.status === 0 ? (found.stdout.trim().split('\n')[0] ?? '') : '';
+  if (where !== '' && !where.includes('/')) return { check: 'program', status: 'ok', detail: `${program.text} is a shell builtin` };
+  if (where !== '') {
+    const path = resolve(workspace, where);
+    if (isExecutableFile(path)) return { check: 'program', status: 'ok', detail: `${program.text} is ${path}` };
+    return { check: 'program', status: 'failed', detail: `not executable: ${path}`, fix: `make it executable (chmod +x ${path})` };
+  }
+  const name = programName({ words: [program], end: program.end });
+  const fix = program.text.includes('/')
+    ? program.text.startsWith('/')
+      ? 'no such file: check the path'
+      : "a relative path is read from the lane's workspace, where the daemon runs each turn: give it as an absolute path"
+    : name === 'claude'
+      ? "install Claude Code (npm install -g @anthropic-ai/claude-code, or its native installer) or put the folder holding claude on the daemon's PATH"
+      : name === 'codex'
+        ? "install Codex (npm install -g @openai/codex, or brew install codex) or put the folder holding codex on the daemon's PATH"
+        : `install ${name} or put the folder holding it on the daemon's PATH (the command runs with /bin/sh -c)`;
+  return { check: 'program', status: 'failed', detail: `not found: ${program.text}${program.text.includes('/') ? '' : ' (looked up on PATH)'}`, fix };
+}
+
+function isExecutableFile(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+interface Turn {
+  readonly result: LocalTurnResult;
+  /** The last process's reading of its output; null when it never started. */
+  readonly agent: AgentResult | null;
+  readonly seconds: number;
+}
+
+/** One turn exactly as `runledger run --dry-run` runs it: nothing recorded anywhere. */
+async function turn(o: DoctorOptions, scratch: string, prompt: string, laneSession: string | null): Promise<Turn> {
+  const started = performance.now();
+  const result = await untilDone(
+    startLocalTurn({
+      store: null,
+      clock: systemClock,
+      computer: 'local',
+      runId: `doctor-${randomUUID()}`,
+      lane: LANE,
+      prompt,
+      exec: o.exec,
+      workspaceRoot: scratch,
+      budgetS: o.timeoutS,
+      laneSession,
+    }),
+  );
+  const last = result.processes.at(-1);
+  return { result, agent: last?.agent ? await last.agent : null, seconds: (performance.now() - started) / 1000 };
+}
+
+function answerCheck(kind: AgentKind, first: Turn, budgetS: number): Check {
+  const { result, agent } = first;
+  const took = `(${first.seconds.toFixed(1)} s)`;
+  if (!result.ok || result.reply === null) return { check: 'answer', status: 'failed', ...trouble(kind, first, budgetS) };
+  const reply = quote(result.reply, 120);
+  switch (kind) {
+    case 'claude':
+      return { check: 'answer', status: 'ok', detail: `stream-json with a result: ${reply} ${took}` };
+    case 'codex':
+      // Codex reports usage in turn.completed only: a reply without it came from a turn that never completed.
+      if (agent?.usage === null || agent?.usage === undefined)
+        return {
+          check: 'answer',
+          status: 'failed',
+          detail: `an answer, ${reply}, but no turn.completed (with its usage) after it`,
+          fix: 'Codex exec --json ends a turn with turn.completed: run the command by hand, `echo ping | COMMAND`, and read what it prints',
+        };
+      return { check: 'answer', status: 'ok', detail: `--json events ending in turn.completed: ${reply} ${took}` };
+    case 'plain':
+      if (looksLikeEvents(result.reply))
+        return {
+          check: 'answer',
+          status: 'failed',
+          detail: `the reply is an agent's stream of events, read as plain text: ${reply}`,
+          fix:
+            'runledger reads events only from a program named claude or codex: call the agent by that name (a wrapper script can be ' +
+            'named claude), or have the wrapper print the answer alone',
+        };
+      return { check: 'answer', status: 'ok', detail: `plain text: ${reply} ${took}` };
+    default: {
+      const unknown: never = kind;
+      throw new Error(`no answer check for ${String(unknown)}`);
+    }
+  }
+}
+
+function resumeCheck(o: DoctorOptions, kind: AgentKind, session: string, second: Turn): Check {
+  const [tried, ...retried] = second.result.processes;
+  const command = turnCommand(o.exec, kind, session).command;
+  if (tried !== undefined && tried.resuming === session && retried.length > 0) {
+    const said = [tried.exit.agentError, tried.exit.stderrTail].filter(Boolean).join('\n');
+    return {
+      check: 'resume',
+      status: 'failed',
+      detail: `the agent refused to resume ${session} (\`${command}\`): ${quote(said || 'no words')}; the daemon would run such a turn again fresh, forgetting the conversation`,
+      fix:
+        kind === 'claude'
+          ? 'Claude Code keeps sessions per user and folder (~/.claude/projects/): the daemon must run each lane as the same user, HOME and CLAUDE_CONFIG_DIR'
+          : 'Codex keeps threads per user (~/.codex/sessions/): the daemon must run as the same user, HOME and CODEX_HOME',
+    };
+  }
+  if (!second.result.ok || second.result.reply === null) return { check: 'resume', status: 'failed', ...trouble(kind, second, o.timeoutS) };
+  return { check: 'resume', status: 'ok', detail: `the next turn resumed it (\`${command}\`): ${quote(second.result.reply, 120)}` };
+}
+
+function trouble(kind: AgentKind, turn: Turn, budgetS: number): Finding {
+  const exit = turn.result.processes.at(-1)?.exit;
+  const agent = turn.agent;
+  return troubleOf(kind, {
+    outcome: exit?.outcome ?? 'exited',
+    exitCode: exit?.exitCode ?? null,
+    error: turn.result.error ?? 'no usable reply',
+    // A Claude verdict reads `<subtype>: <words>`; the words are what the agent said.
+    said: [
+      exit?.stderrTail,
+      exit?.agentError?.replace(/^(success|error_[a-z_]+): /, ''),
+      agent && !agent.reply.ok ? agent.reply.reason : '',
+      exit?.tail,
+    ]
+      .filter(Boolean)
+      .join('\n'),
+    budgetS,
+  });
+}
+
+/**
+ * A folder for the turns, removed afterwards, beside the daemon's own workspaces (or the nearest
+ * folder of theirs that exists): Codex runs only inside a git repository, so a scratch folder
+ * elsewhere would not answer as a lane's workspace does.
+ */
+function scratchFolder(db: string): string {
+  let base = join(dirname(resolve(db)), 'workspaces');
+  while (!existsSync(base) && dirname(base) !== base) base = dirname(base);
+  try {
+    return mkdtempSync(join(base, '.runledger-doctor-'));
+  } catch (error) {
+    throw new Error(`no scratch folder for the doctor's turns could be made in ${base} (${messageOf(error)}): give --db a folder you can write`);
+  }
+}
+
+function report(o: DoctorOptions, kind: AgentKind, checks: readonly Check[]): void {
+  const ok = checks.every((c) => c.status !== 'failed');
+  const command = turnCommand(o.exec, kind, null).command;
+  if (o.json) {
+    process.stdout.write(`${JSON.stringify({ ok, exec: o.exec, kind, command, checks })}\n`);
+    return;
+  }
+  const lines = [`runledger doctor: --exec ${JSON.stringify(o.exec)}`, `  runs: ${command}  (${KIND_WORDS[kind]})`];
+  for (const c of checks) {
+    lines.push(`${c.status.padEnd(7)} ${c.check.padEnd(8)} ${c.detail}`);
+    if (c.fix) lines.push(`${''.padEnd(16)} fix: ${c.fix}`);
+  }
+  const failed = checks.filter((c) => c.status === 'failed').length;
+  lines.push(ok ? 'every check passed' : `${failed} check${failed === 1 ? '' : 's'} failed`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+}

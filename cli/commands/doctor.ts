@@ -1,0 +1,28 @@
+import { Command } from '@commander-js/extra-typings';
+import { MAX_TIMEOUT_S } from '../../events/bounds.ts';
+import { DEFAULT_DB, DEMO_EXEC, helpAfter, type OptionsOf } from '../shared/options.ts';
+import { atMost, int } from '../shared/parse.ts';
+
+const doctor = () =>
+  new Command('doctor')
+    .description('check an agent command as the daemon will run it (program, answer format, session, resume), writing nothing; says what to fix')
+    .option('--exec <command>', 'the agent command line, as given to `runledger daemon --exec`', DEMO_EXEC)
+    .option(
+      '--timeout-s <s>',
+      `the budget of each of its two turns (0 = none, at most ${MAX_TIMEOUT_S})`,
+      atMost('--timeout-s', MAX_TIMEOUT_S, int('--timeout-s', 0)),
+      120,
+    )
+    .option('--db <file>', "the daemon's log: the turns run in a scratch folder beside its workspaces, removed afterwards", DEFAULT_DB)
+    .option('--json', 'print the checks as JSON, for scripts');
+
+export type DoctorOptions = OptionsOf<ReturnType<typeof doctor>>;
+
+/** `runledger doctor`; what it does is in ../actions/doctor.ts, loaded when it runs. */
+export function doctorCommand() {
+  return helpAfter(
+    doctor(),
+    ['runledger doctor --exec claude', 'runledger doctor --exec "codex exec --skip-git-repo-check" --json'],
+    'a check failed (each says what to fix)',
+  ).action(async (options) => (await import('../actions/doctor.ts')).doctor(options));
+}
