@@ -50,6 +50,8 @@ export function watched(reader: OutputReader): OutputReader & { printed(text: st
     finalReply: () => reader.finalReply(),
     agentError: () => reader.agentError(),
     usage: () => reader.usage(),
+    progress: () => reader.progress(),
+    onProgress: (listener) => reader.onProgress(listener),
     unfinishedTail: () => reader.unfinishedTail(),
     printed(text, ms = 10_000) {
       if (seen.includes(text)) return Promise.resolve();
