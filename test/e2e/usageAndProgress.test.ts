@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agentBin } from '../fixtures/agents/bin.ts';
 import { tempDir } from '../support/tempStore.ts';
-import { getRun, readLog, runCli, startBoard, startCli, submit, waitFor, waitForTerminal } from './support/cluster.ts';
+import { checkLogs, getRun, readLog, runCli, startBoard, startCli, submit, waitFor, waitForTerminal } from './support/cluster.ts';
 
 const CLAUDE_USAGE = { cost_usd: 0.0123, input_tokens: 12, output_tokens: 7, cached_input_tokens: 3000 };
 
@@ -69,6 +69,9 @@ describe('usage and live progress of a real agent', () => {
     const ended = await getRun(daemon.url, runId);
     expect(ended).not.toHaveProperty('progress');
     expect(readLog(db).some((row) => JSON.stringify(row.data).includes('echo step'))).toBe(false);
+    // Every decision that carries usage replays as recorded, and the usage projection rebuilds the same.
+    await daemon.process.stop();
+    await checkLogs([db]);
   }, 60_000);
 
   it('show --follow of a run that failed ends with exit 1, saying so', async () => {
