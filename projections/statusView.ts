@@ -100,5 +100,6 @@ function usageLines(usage: LastDayUsage | undefined): string[] {
     `usage over the last day (since ${since} UTC):`,
     ...logins.map(([login, tally]) => `  login ${login}: ${tallyWords(tally)}`),
     ...Object.entries(usage.lanes).map(([lane, tally]) => `  lane ${lane}: ${tallyWords(tally)}`),
+    ...(usage.moreLanes > 0 ? [`  and ${usage.moreLanes} more lane(s)`] : []),
   ];
 }

@@ -29,6 +29,8 @@ export interface UsageState {
   hours: Record<string, UsageHour>;
   /** Runs not yet ended: `[lane, login]`. */
   open: Record<string, [string, string]>;
+  /** How many usages were folded: a last day computed for the same count and hour is still true. */
+  counted: number;
 }
 
 export const HOUR_MS = 3_600_000;
@@ -53,7 +55,7 @@ const hourOf = (at: number) => Math.floor(at / HOUR_MS) * HOUR_MS;
 export const usageProjection: Projection<UsageState> = {
   name: 'usage',
   version: 1,
-  initial: () => ({ logins: {}, hours: {}, open: {} }),
+  initial: () => ({ logins: {}, hours: {}, open: {}, counted: 0 }),
   evolve(state, event: DomainEvent) {
     switch (event.type) {
       case 'board.run.queued':
@@ -65,6 +67,7 @@ export const usageProjection: Projection<UsageState> = {
         const { usage } = event.data;
         if (!usage || !run) break;
         const [lane, login] = run;
+        state.counted++;
         addInto(state.logins, login, usage);
         const hour = hourOf(event.at);
         const bucket = (state.hours[hour] ??= { lanes: {}, logins: {} });
@@ -88,20 +91,40 @@ export const usageProjection: Projection<UsageState> = {
 /** The last day's usage as of `at`, per lane and per login, and from when it counts. */
 export interface LastDayUsage {
   readonly since: number;
+  /** The costliest lanes, at most LANES_SHOWN of them; `moreLanes` says how many more had a usage. */
   readonly lanes: Record<string, UsageTally>;
+  readonly moreLanes: number;
   readonly logins: Record<string, UsageTally>;
 }
 
+/** A status or a board page names this many lanes at most: a board of 10,000 busy lanes is summed, not listed. */
+export const LANES_SHOWN = 50;
+
+/**
+ * The last one computed, for the same state, count and hour: the board page asks four times a second,
+ * and the answer changes only when a usage is folded or the hour turns.
+ */
+let cached: { state: UsageState; counted: number; hour: number; usage: LastDayUsage } | null = null;
+
 export function lastDayUsage(state: UsageState, at: number): LastDayUsage {
-  const since = hourOf(at) - (DAY_HOURS - 1) * HOUR_MS;
+  const hour = hourOf(at);
+  if (cached && cached.state === state && cached.counted === state.counted && cached.hour === hour) return cached.usage;
+  const usage = sumLastDay(state, hour);
+  cached = { state, counted: state.counted, hour, usage };
+  return usage;
+}
+
+function sumLastDay(state: UsageState, hour: number): LastDayUsage {
+  const since = hour - (DAY_HOURS - 1) * HOUR_MS;
   const lanes: Record<string, UsageTally> = {};
   const logins: Record<string, UsageTally> = {};
-  for (const [key, hour] of Object.entries(state.hours)) {
+  for (const [key, bucket] of Object.entries(state.hours)) {
     if (Number(key) < since) continue;
-    for (const [lane, tally] of Object.entries(hour.lanes)) merge((lanes[lane] ??= emptyTally()), tally);
-    for (const [login, tally] of Object.entries(hour.logins)) merge((logins[login] ??= emptyTally()), tally);
+    for (const [lane, tally] of Object.entries(bucket.lanes)) merge((lanes[lane] ??= emptyTally()), tally);
+    for (const [login, tally] of Object.entries(bucket.logins)) merge((logins[login] ??= emptyTally()), tally);
   }
-  return { since, lanes, logins };
+  const costliest = Object.entries(lanes).sort(([a, x], [b, y]) => y.costUsd - x.costUsd || y.runs - x.runs || (a < b ? -1 : 1));
+  return { since, lanes: Object.fromEntries(costliest.slice(0, LANES_SHOWN)), moreLanes: Math.max(0, costliest.length - LANES_SHOWN), logins };
 }
 
 function merge(into: UsageTally, tally: UsageTally): void {
@@ -109,7 +132,7 @@ function merge(into: UsageTally, tally: UsageTally): void {
   for (const field of USAGE_FIELDS) into[field] += tally[field];
 }
 
-/** A tally in words: `3 run(s): $0.0369, 36 in / 21 out / 9,000 cached tokens`. */
+/** A tally in words: `3 run(s): $0.0369, 36 in / 21 out / 9000 cached tokens`. */
 export function tallyWords(tally: UsageTally): string {
   const tokens = `${tally.inputTokens} in / ${tally.outputTokens} out / ${tally.cachedInputTokens} cached tokens`;
   return `${tally.runs} run(s): $${roundCost(tally.costUsd)}, ${tokens}`;

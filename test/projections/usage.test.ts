@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { initialBoardState } from '../../actors/board/boardState.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
-import { HOUR_MS, lastDayUsage, type UsageState, usageProjection } from '../../projections/usage.ts';
+import { formatStatus, statusView } from '../../projections/statusView.ts';
+import { HOUR_MS, LANES_SHOWN, lastDayUsage, type UsageState, usageProjection } from '../../projections/usage.ts';
 
 let seq = 0;
 const event = (type: string, data: Record<string, unknown>, at: number) =>
@@ -59,5 +61,20 @@ describe('the usage projection', () => {
     expect(state.open).toEqual({});
     expect(state.logins.default).toMatchObject({ runs: 100, costUsd: 100 });
     expect(lastDayUsage(state, day0 + 99 * HOUR_MS).logins.default?.runs).toBe(24);
+  });
+
+  it('names the costliest lanes only, saying how many more had a usage; the same answer again until a usage is folded or the hour turns', () => {
+    const events: DomainEvent[] = [];
+    for (let i = 0; i < LANES_SHOWN + 10; i++) events.push(queued(`q${i}`, `lane-${i}`, null, day0), finished(`q${i}`, day0 + 1, { costUsd: i }));
+    const state = fold(events);
+    const day = lastDayUsage(state, day0 + 2);
+    expect(Object.keys(day.lanes)).toHaveLength(LANES_SHOWN);
+    expect(Object.keys(day.lanes)[0]).toBe(`lane-${LANES_SHOWN + 9}`);
+    expect(day.moreLanes).toBe(10);
+    expect(lastDayUsage(state, day0 + 3)).toBe(day);
+    expect(formatStatus(statusView(initialBoardState(), {}, day0 + 2, state))).toContain(`  and 10 more lane(s)`);
+    usageProjection.evolve(state, queued('late', 'lane-0', null, day0 + 4));
+    usageProjection.evolve(state, finished('late', day0 + 5, { costUsd: 1000 }));
+    expect(Object.keys(lastDayUsage(state, day0 + 6).lanes)[0]).toBe('lane-0');
   });
 });

@@ -255,7 +255,12 @@ function renderUsage(snapshot) {
   }
   host.replaceChildren(
     table({
-      caption: `Since ${utcTime(usage.since)} UTC`,
+      caption: [
+        'Since ',
+        utcTime(usage.since),
+        ' UTC',
+        usage.moreLanes ? `, the ${Object.keys(usage.lanes).length} costliest lanes (and ${usage.moreLanes} more)` : '',
+      ],
       columns: ['Login or lane', 'Runs', 'Cost (USD)', 'Input tokens', 'Output tokens', 'Cached input tokens'],
       rows: rows.map(([kind, id, t]) =>
         el(
