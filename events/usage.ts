@@ -12,6 +12,4 @@ export const Usage = z.strictObject({
   cachedInputTokens: z.number().nonnegative().optional(),
 });
 export type Usage = z.infer<typeof Usage>;
-
-/** The fields of a usage, in the order they are told: one list for sums, metrics and words. */
-export const USAGE_FIELDS = ['costUsd', 'inputTokens', 'outputTokens', 'cachedInputTokens'] as const;
+export { USAGE_FIELDS } from './usageFields.ts';

@@ -1,6 +1,7 @@
 import { loginOf } from '../actors/lane/queueState.ts';
 import type { DomainEvent } from '../events/catalog.ts';
-import { USAGE_FIELDS, type Usage } from '../events/usage.ts';
+import type { Usage } from '../events/usage.ts';
+import { USAGE_FIELDS } from '../events/usageFields.ts';
 import type { Projection } from './projection.ts';
 
 /** What runs cost, summed: how many reported a usage, and the sum of each field they reported. */

@@ -43,6 +43,8 @@ describe("a run's usage and progress, sent by its computer", () => {
     // Steps 2 and 3 and the answer come within the same second (the clock does not move): they wait, and the latest goes.
     for (const gate of ['gate-1', 'gate-2', 'gate-3']) writeFileSync(join(workspaceRoot, 'L', gate), '');
     await waitForEvent(store, 'r1', 'run.process.exited');
+    // Its first completion is refused (503): it stays unsettled, heartbeated, and is retried a second later.
+    await waitForEvent(store, 'r1', 'run.completion.retrying');
     expect(progressBeats()).toEqual(['Bash: echo step 1']);
     clock.advance(PROGRESS_BEAT_MS);
     await until(() => progressBeats().length === 2, 10_000, 'the second progress heartbeat');
