@@ -1,4 +1,5 @@
 import { type Observable, Subject } from 'rxjs';
+import { progressLine } from '../../run/activity.ts';
 
 /** A run's progress as the board last heard it: its agent's latest tool call or message, and when. */
 export interface Progress {
@@ -12,9 +13,6 @@ export interface ProgressChange {
   readonly progress: Progress | null;
 }
 
-/** The board keeps this many characters of a progress line, whatever a computer sends. */
-const PROGRESS_CHARS = 300;
-
 /**
  * What each running run's agent is doing, from the `progress` of its heartbeats (SPEC 7), kept in the
  * board's memory only: progress changes no decision, so nothing is appended for it and the log does
@@ -27,12 +25,12 @@ export class RunProgress {
   private readonly changes = new Subject<ProgressChange>();
   readonly changed: Observable<ProgressChange> = this.changes.asObservable();
 
-  /** A heartbeat's progress: told on only when it changed. */
+  /**
+   * A heartbeat's progress: told on only when it changed. Bounded and masked here again, as its computer
+   * does (one rule, actors/run/activity.ts): a computer of another version may send it as it came.
+   */
   heard(runId: string, text: string, at: number): void {
-    const line = text
-      .replace(/\p{Cc}+/gu, ' ')
-      .trim()
-      .slice(0, PROGRESS_CHARS);
+    const line = progressLine(text);
     if (line === '' || this.latest.get(runId)?.text === line) return;
     const progress = { text: line, at };
     this.latest.set(runId, progress);
