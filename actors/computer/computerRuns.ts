@@ -78,7 +78,7 @@ export class ComputerRuns {
   private readonly timers = new Map<string, () => void>();
   /** Each live run's latest progress line (kept in memory only), and when its last extra beat went. */
   private readonly progress = new Map<string, string>();
-  private readonly progressBeats = new Map<string, { lastAt: number; cancel: (() => void) | null }>();
+  private readonly progressBeats = new Map<string, { lastAt: number; cancel: (() => void) | null; inFlight: boolean; sent: string | null }>();
   private readonly outboxes: Outbox<DomainEvent>[];
   private readonly subscriptions: Subscription[] = [];
   private stopHeartbeats: (() => void) | null = null;
@@ -333,13 +333,22 @@ export class ComputerRuns {
     if (this.stopped || !this.live.has(runId)) return;
     this.progress.set(runId, line);
     const { clock } = this.options;
-    const beat = this.progressBeats.get(runId) ?? this.progressBeats.set(runId, { lastAt: Number.NEGATIVE_INFINITY, cancel: null }).get(runId)!;
-    // One is due already: it will carry the line as it is then.
-    if (beat.cancel !== null) return;
+    const beat =
+      this.progressBeats.get(runId) ??
+      this.progressBeats.set(runId, { lastAt: Number.NEGATIVE_INFINITY, cancel: null, inFlight: false, sent: null }).get(runId)!;
+    // One is due already, or on its way (a slow board is not sent a second): the line goes as it is then.
+    if (beat.cancel !== null || beat.inFlight) return;
     const send = () => {
       beat.cancel = null;
       beat.lastAt = clock.now();
-      void this.heartbeat(runId);
+      beat.inFlight = true;
+      beat.sent = this.progress.get(runId) ?? null;
+      void this.heartbeat(runId).finally(() => {
+        beat.inFlight = false;
+        const latest = this.progress.get(runId);
+        // A change that came while it was on its way goes next, by the same rule.
+        if (this.progressBeats.get(runId) === beat && latest !== undefined && latest !== beat.sent) this.progressChanged(runId, latest);
+      });
     };
     const wait = beat.lastAt + PROGRESS_BEAT_MS - clock.now();
     if (wait <= 0) send();
