@@ -1,7 +1,7 @@
 import WebSocket from 'ws';
 import { isTerminal, type RunState } from '../../actors/board/boardState.ts';
-import type { Usage } from '../../events/usage.ts';
 import { usageWords } from '../../projections/usage.ts';
+import { type UsageBody, usageFromWire } from '../../wire/usage.ts';
 import type { ShowOptions } from '../commands/client.ts';
 import { boardCall, refusal, tokenRefused } from '../shared/boardCall.ts';
 import { print } from '../shared/options.ts';
@@ -52,7 +52,7 @@ class Refused extends Error {}
 
 /** One connection: true once the run is terminal, false when the socket closed before that. */
 function followOnce(runId: string, o: ShowOptions, seen: Seen, line: (value: Record<string, unknown>, human: string) => void): Promise<boolean> {
-  const url = new URL(`/v1/live?run=${encodeURIComponent(runId)}`, o.server);
+  const url = new URL(`${o.server}/v1/live?run=${encodeURIComponent(runId)}`);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
   // Reads need a token only off loopback, as with `show`: the one given with --token.
   const ws = new WebSocket(url, o.token ? { headers: { authorization: `Bearer ${o.token}` } } : {});
@@ -102,15 +102,8 @@ function followOnce(runId: string, o: ShowOptions, seen: Seen, line: (value: Rec
 }
 
 function endLine(runId: string, view: Record<string, unknown>): string {
-  const usage = view.usage as Record<string, number> | undefined;
-  const words = usage
-    ? usageWords({
-        ...(usage.cost_usd !== undefined ? { costUsd: usage.cost_usd } : {}),
-        ...(usage.input_tokens !== undefined ? { inputTokens: usage.input_tokens } : {}),
-        ...(usage.output_tokens !== undefined ? { outputTokens: usage.output_tokens } : {}),
-        ...(usage.cached_input_tokens !== undefined ? { cachedInputTokens: usage.cached_input_tokens } : {}),
-      } satisfies Usage)
-    : '';
+  const usage = usageFromWire(view.usage as UsageBody | undefined);
+  const words = usage ? usageWords(usage) : '';
   const error = typeof view.error === 'string' ? `: ${view.error.split('\n', 1)[0]}` : '';
   return `run ${runId} ended ${String(view.state)}${error}${words ? ` (${words})` : ''}`;
 }
