@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { MAX_TIMEOUT_S } from './bounds.ts';
 import { defineEvent, eventGroup } from './define.ts';
 import { SafeId } from './safeId.ts';
+import { Usage } from './usage.ts';
 
 const runId = SafeId;
 const computerId = SafeId;
@@ -71,7 +72,8 @@ export const boardEvents = eventGroup(
   /** The first heartbeat (or reply) of a claimed run: it is running. */
   defineEvent('board.run.started', z.strictObject({ runId, computerId })),
   defineEvent('board.reply.received', z.strictObject({ runId, computerId, text })),
-  defineEvent('board.completion.received', z.strictObject({ runId, computerId, ok: z.boolean(), error: text.optional() })),
+  /** `usage`: what the turn cost as its computer sent it (SPEC section 7); older computers and logs send none. */
+  defineEvent('board.completion.received', z.strictObject({ runId, computerId, ok: z.boolean(), error: text.optional(), usage: Usage.optional() })),
 
   // Decisions.
   defineEvent(
@@ -96,7 +98,11 @@ export const boardEvents = eventGroup(
   /** An unclaimed run cancelled at once: a `run.cancelled` frame to push to each of `offeredTo`. */
   defineEvent('board.run.cancelled', z.strictObject({ runId, offeredTo: z.array(computerId), reason })),
   defineEvent('board.run.replied', z.strictObject({ runId, computerId, text })),
-  defineEvent('board.run.finished', z.strictObject({ runId, computerId, state: FinishedStateSchema, error: text.optional(), reason })),
+  /** `usage`: the completion's, kept with the run (absent when it sent none). */
+  defineEvent(
+    'board.run.finished',
+    z.strictObject({ runId, computerId, state: FinishedStateSchema, error: text.optional(), reason, usage: Usage.optional() }),
+  ),
   /** Reaped: the holder's heartbeats stopped for longer than the lease. */
   defineEvent('board.run.resolved', z.strictObject({ runId, computerId, lastHeartbeatAt: at, reason })),
   defineEvent('board.computer.registered', z.strictObject({ computerId, tokenHash: z.string().min(1).max(200), reason })),

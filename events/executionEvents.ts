@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
 import { SafeId } from './safeId.ts';
+import { Usage } from './usage.ts';
 
 const runId = SafeId;
 const reason = z.string().min(1);
@@ -57,14 +58,7 @@ export const executionEvents = eventGroup(
         .max(4 * 1024)
         .optional(),
       /** What the turn cost, as the agent reported it (optional: older logs and plain agents lack it). */
-      usage: z
-        .strictObject({
-          costUsd: z.number().nonnegative().optional(),
-          inputTokens: z.number().nonnegative().optional(),
-          outputTokens: z.number().nonnegative().optional(),
-          cachedInputTokens: z.number().nonnegative().optional(),
-        })
-        .optional(),
+      usage: Usage.optional(),
       /**
        * The agent said the login's usage or rate limit stopped the turn: its words, and when it resets
        * (ms) where it said (optional: older logs and plain agents lack it). Read in the shell, recorded
@@ -116,7 +110,11 @@ export const executionEvents = eventGroup(
   ),
   defineEvent('run.kill.requested', z.strictObject({ runId, pid: z.number().int().positive(), reason })),
   defineEvent('run.resolved.elsewhere', z.strictObject({ runId, reason })),
-  defineEvent('run.completion.requested', z.strictObject({ runId, attempt: z.number().int().positive(), result, reply: z.string().nullable() })),
+  /** `usage`: what the turn cost as its exit recorded it, posted with the completion (optional: older logs lack it). */
+  defineEvent(
+    'run.completion.requested',
+    z.strictObject({ runId, attempt: z.number().int().positive(), result, reply: z.string().nullable(), usage: Usage.optional() }),
+  ),
   defineEvent('run.completion.retrying', z.strictObject({ runId, attempt: z.number().int().positive(), notBefore: z.number().int(), reason })),
   /**
    * The retry schedule is spent and the board has not acknowledged: the run stays unreported (still

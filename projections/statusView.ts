@@ -1,6 +1,7 @@
 import type { BoardState } from '../actors/board/boardState.ts';
 import type { QueueState } from '../actors/lane/queueState.ts';
 import { isParked, limitOf } from '../actors/lane/queueState.ts';
+import { type LastDayUsage, lastDayUsage, tallyWords, type UsageState } from './usage.ts';
 
 export interface StatusView {
   readonly at: number;
@@ -28,10 +29,12 @@ export interface StatusView {
       limits?: Record<string, { until: number; words: string }>;
     }
   >;
+  /** What runs cost over the last day, per lane and per login (absent from older boards). */
+  readonly usage?: LastDayUsage;
 }
 
 /** What `runledger status` shows: per lane, queued, parked (until when), claiming and running runs; open claims. */
-export function statusView(board: BoardState, queues: Record<string, QueueState>, at: number): StatusView {
+export function statusView(board: BoardState, queues: Record<string, QueueState>, at: number, usage?: UsageState): StatusView {
   const lanes: StatusView['board']['lanes'] = {};
   for (const [lane, queue] of Object.entries(board.lanes)) {
     if (queue.unclaimed.length === 0 && queue.holder === null) continue;
@@ -66,7 +69,7 @@ export function statusView(board: BoardState, queues: Record<string, QueueState>
     if (limits.length) view.limits = Object.fromEntries(limits);
     computers[computer] = view;
   }
-  return { at, board: { connected: [...board.connected], lanes, openClaims }, computers };
+  return { at, board: { connected: [...board.connected], lanes, openClaims }, computers, ...(usage ? { usage: lastDayUsage(usage, at) } : {}) };
 }
 
 /** The status as lines a person reads at a glance. */
@@ -103,5 +106,19 @@ export function formatStatus(view: StatusView): string {
       );
     }
   }
+  lines.push(...usageLines(view.usage));
   return lines.join('\n');
+}
+
+/** The last day's usage, per login then per lane; nothing when no run of the day reported one. */
+function usageLines(usage: LastDayUsage | undefined): string[] {
+  const logins = Object.entries(usage?.logins ?? {});
+  if (!usage || logins.length === 0) return [];
+  const since = new Date(usage.since).toISOString().slice(11, 16);
+  return [
+    `usage over the last day (since ${since} UTC):`,
+    ...logins.map(([login, tally]) => `  login ${login}: ${tallyWords(tally)}`),
+    ...Object.entries(usage.lanes).map(([lane, tally]) => `  lane ${lane}: ${tallyWords(tally)}`),
+    ...(usage.moreLanes > 0 ? [`  and ${usage.moreLanes} more lane(s)`] : []),
+  ];
 }

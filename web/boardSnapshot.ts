@@ -2,6 +2,7 @@ import { type BoardState, isTerminal } from '../actors/board/boardState.ts';
 import { WAITS_FOR_EARLIER_TURN } from '../actors/lane/decideQueue.ts';
 import type { QueueState } from '../actors/lane/queueState.ts';
 import { type StatusView, statusView } from '../projections/statusView.ts';
+import type { LastDayUsage, UsageState } from '../projections/usage.ts';
 
 /** Where one run stands, as a row of its lane: on a computer (its queue's view) or on the board. */
 export interface RunPlace {
@@ -70,6 +71,8 @@ export interface BoardSnapshot {
   readonly stuck: StuckNotice | null;
   /** The run that has waited longest for a computer, for the page to call out past its threshold. */
   readonly longestWait: LongestWait | null;
+  /** What runs cost over the last day, per login and per lane (when the usage projection is given). */
+  readonly usage?: LastDayUsage;
 }
 
 export interface StuckNotice {
@@ -109,6 +112,7 @@ export interface SnapshotSources {
   readonly queues: Record<string, QueueState>;
   /** The session each lane's next turn resumes, by computer then lane. */
   readonly laneSessions: Record<string, Record<string, string>>;
+  readonly usage?: UsageState;
 }
 
 const ROWS_PER_LANE = 50;
@@ -120,7 +124,7 @@ const ROWS_PER_LANE = 50;
  */
 export function boardSnapshot(sources: SnapshotSources, at: number, options: SnapshotOptions = { waitWarnMs: WAIT_WARN_MS }): BoardSnapshot {
   const { board } = sources;
-  const status = statusView(board, sources.queues, at);
+  const status = statusView(board, sources.queues, at, sources.usage);
   const rows = new Map<string, RunPlace[]>();
   const add = (lane: string, place: RunPlace) => (rows.get(lane) ?? rows.set(lane, []).get(lane)!).push(place);
   const held = new Set<string>();
@@ -238,6 +242,7 @@ export function boardSnapshot(sources: SnapshotSources, at: number, options: Sna
     counts,
     stuck: stuckNotice(board, status, computers),
     longestWait: longestWait(board, status, options.waitWarnMs, at, options.becameNext ?? new Map()),
+    ...(status.usage ? { usage: status.usage } : {}),
   };
 }
 

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { map, merge, Subject, type Subscription } from 'rxjs';
 import { WebSocket, WebSocketServer } from 'ws';
+import type { RunProgress } from '../actors/board/host/runProgress.ts';
 import type { FailureLog } from '../actors/runtime/untilRecorded.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
 import { messageOf } from '../events/thrown.ts';
@@ -43,6 +44,8 @@ export interface LiveHubOptions {
   readonly runFacts: (runId: string) => RunFacts | null;
   /** The daemon's log: a page whose start could not be read from the log is told there. */
   readonly log: FailureLog;
+  /** What each open run's agent is doing (in the board's memory, not the log): sent to its pages as it changes. */
+  readonly progress?: Pick<RunProgress, 'of' | 'changed'>;
 }
 
 /**
@@ -57,11 +60,19 @@ export class LiveHub {
   private readonly joined = new Subject<void>();
   private boardFeed: Subscription | null = null;
   private runFeed: Subscription | null = null;
+  private readonly progressFeed: Subscription | undefined;
   private readonly pinger: NodeJS.Timeout;
 
   constructor(private readonly options: LiveHubOptions) {
     this.pinger = setInterval(() => this.ping(), PING_MS);
     this.pinger.unref();
+    // A run nobody watches costs a lookup per change; a watched one's pages get `{type: "progress"}`.
+    this.progressFeed = options.progress?.changed.subscribe(({ runId, progress }) => {
+      const pages = this.runPages.get(runId);
+      if (!pages) return;
+      const text = JSON.stringify({ type: 'progress', runId, progress });
+      for (const page of pages) if (page.ready) this.send(page, text);
+    });
   }
 
   accept(request: IncomingMessage, socket: Duplex, head: Buffer, target: LiveTarget): void {
@@ -82,6 +93,7 @@ export class LiveHub {
 
   close(): void {
     clearInterval(this.pinger);
+    this.progressFeed?.unsubscribe();
     this.boardFeed?.unsubscribe();
     this.runFeed?.unsubscribe();
     // Going away (1001): the pages reconnect with their usual backoff and find the board again when it is back.
@@ -114,7 +126,8 @@ export class LiveHub {
     page.lastSeq = entries.at(-1)?.seq ?? 0;
     page.record = events.reduce(evolveRunRecord, initialRunRecord(runId));
     const record = pageRecord(page.record);
-    this.send(page, JSON.stringify({ type: 'hello', view: 'run', runId, run: this.options.runFacts(runId), record, entries }));
+    const progress = this.options.progress?.of(runId) ?? null;
+    this.send(page, JSON.stringify({ type: 'hello', view: 'run', runId, run: this.options.runFacts(runId), record, entries, progress }));
     page.ready = true;
   }
 

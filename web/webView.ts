@@ -10,6 +10,7 @@ import { isSafeId, SAFE_ID_RULE } from '../events/idRule.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
 import { messageOf } from '../events/thrown.ts';
 import { noRunStartsWith, RunIdPrefixError, resolveRunIdAmong } from '../projections/audit/runIdPrefix.ts';
+import type { UsageState } from '../projections/usage.ts';
 import { boardSnapshot, runFacts, WAIT_WARN_MS } from './boardSnapshot.ts';
 import { LiveFeed } from './liveFeed.ts';
 import { LiveHub, type LiveTarget } from './liveHub.ts';
@@ -83,12 +84,14 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
             board: projections.state<BoardState>('board'),
             queues: projections.state<Record<string, QueueState>>('queue'),
             laneSessions: projections.state<Record<string, Record<string, string>>>('lane-sessions'),
+            usage: projections.state<UsageState>('usage'),
           },
           clock.now(),
           { waitWarnMs, becameNext },
         ),
       runFacts: (runId) => runFacts(projections.state<BoardState>('board'), runId),
       log: options.log ?? stderrLog,
+      ...(access.progress ? { progress: access.progress } : {}),
     });
 
     const pageOf = (path: string): string | null => {

@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { INCARNATION_HEADER } from './incarnation.ts';
+import type { UsageBody } from './usage.ts';
 
 /**
  * The computer's HTTP calls to the board (SPEC section 7). Every answer comes back as a status and a
@@ -42,8 +43,9 @@ export class BoardClient {
     return this.post(`/v1/runs/${encodeURIComponent(runId)}/reply`, runToken, { text });
   }
 
-  complete(runId: string, runToken: string, result: { ok: boolean; error?: string }): Promise<BoardAnswer> {
-    return this.post(`/v1/runs/${encodeURIComponent(runId)}/complete`, runToken, result);
+  /** `usage` (SPEC section 7) goes only when there is one: a board that predates it refuses the field. */
+  complete(runId: string, runToken: string, result: { ok: boolean; error?: string }, usage?: UsageBody | null): Promise<BoardAnswer> {
+    return this.post(`/v1/runs/${encodeURIComponent(runId)}/complete`, runToken, usage ? { ...result, usage } : result);
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { EventData, NewEventOf } from '../../events/catalog.ts';
+import type { Usage } from '../../events/usage.ts';
 
 /**
  * The board's inputs as the server records them, each in its stream: a run's requests in
@@ -65,10 +66,17 @@ export const boardInput = {
     data: { runId, computerId, text },
     at,
   }),
-  completion: (runId: string, computerId: string, ok: boolean, error: string | undefined, at: number): NewEventOf<'board.completion.received'> => ({
+  completion: (
+    runId: string,
+    computerId: string,
+    ok: boolean,
+    error: string | undefined,
+    at: number,
+    usage?: Usage,
+  ): NewEventOf<'board.completion.received'> => ({
     stream: `run:${runId}`,
     type: 'board.completion.received',
-    data: { runId, computerId, ok, ...(error === undefined ? {} : { error }) },
+    data: { runId, computerId, ok, ...(error === undefined ? {} : { error }), ...(usage === undefined ? {} : { usage }) },
     at,
   }),
 };

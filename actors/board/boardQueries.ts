@@ -1,3 +1,4 @@
+import { type UsageBody, usageToWire } from '../../wire/usage.ts';
 import { type BoardState, isConnected, isTerminal, type RunState } from './boardState.ts';
 
 /**
@@ -13,6 +14,10 @@ export interface RunView {
   computer_id?: string;
   reply?: string;
   error?: string;
+  /** SPEC section 7 `usage`, as its completion sent it. */
+  usage?: UsageBody;
+  /** What its agent is doing now, while it runs: kept in the board's memory only (see RunProgress). */
+  progress?: string;
 }
 
 export function runView(state: BoardState, runId: string): RunView | null {
@@ -25,6 +30,7 @@ export function runView(state: BoardState, runId: string): RunView | null {
     ...(run.computerId !== null ? { computer_id: run.computerId } : {}),
     ...(run.reply !== null ? { reply: run.reply } : {}),
     ...(run.error !== null ? { error: run.error } : {}),
+    ...(run.usage ? { usage: usageToWire(run.usage) ?? {} } : {}),
   };
 }
 

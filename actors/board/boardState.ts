@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { RunStateSchema } from '../../events/boardEvents.ts';
+import type { Usage } from '../../events/usage.ts';
 
 export type RunState = z.infer<typeof RunStateSchema>;
 
@@ -23,6 +24,8 @@ export interface BoardRun {
   offeredTo: string[];
   reply: string | null;
   error: string | null;
+  /** What its turn cost, as its completion said (absent when it said nothing, and in older states). */
+  usage?: Usage;
 }
 
 export interface BoardLane {

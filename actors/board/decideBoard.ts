@@ -286,11 +286,17 @@ function cancel(state: BoardState, runId: string, pushed: boolean, at: number, r
 
 function complete(state: BoardState, data: EventData<'board.completion.received'>, at: number, refuse: Refuse): Decision[] {
   const { runId, computerId, ok, error } = data;
+  const usage = data.usage ? { usage: data.usage } : {};
   const refused = checkHolder(state, 'complete', runId, computerId, refuse);
   if (refused) return refused;
   const run = state.runs[runId]!;
   const finished: Decision = ok
-    ? { stream: `run:${runId}`, at, type: 'board.run.finished', data: { runId, computerId, state: 'succeeded', reason: 'completed: succeeded' } }
+    ? {
+        stream: `run:${runId}`,
+        at,
+        type: 'board.run.finished',
+        data: { runId, computerId, state: 'succeeded', reason: 'completed: succeeded', ...usage },
+      }
     : {
         stream: `run:${runId}`,
         at,
@@ -301,6 +307,7 @@ function complete(state: BoardState, data: EventData<'board.completion.received'
           state: error === CANCELLED_BY_USER ? 'cancelled' : 'failed',
           error: error ?? 'failed (no error given)',
           reason: error === CANCELLED_BY_USER ? 'completed: cancelled by its user' : `completed: failed${error ? ` (${firstLine(error)})` : ''}`,
+          ...usage,
         },
       };
   return [finished, ...offersOnTurnEnd(state, run, at, 'ended')];

@@ -85,6 +85,7 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       const run = state.runs[event.data.runId]!;
       run.state = event.data.state;
       run.error = event.data.error ?? null;
+      if (event.data.usage) run.usage = event.data.usage;
       endTurn(state, run);
       break;
     }

@@ -83,9 +83,9 @@ export class Computer {
       ...(options.budgetNote !== undefined ? { budgetNote: options.budgetNote } : {}),
       board: {
         claim: (runId, incarnation) => board.claim(runId, incarnation),
-        heartbeat: (runId, token) => board.heartbeat(runId, token),
+        heartbeat: (runId, token, progress) => board.heartbeat(runId, token, progress),
         reply: (runId, token, text) => board.reply(runId, token, text),
-        complete: (runId, token, result) => board.complete(runId, token, result),
+        complete: (runId, token, result, usage) => board.complete(runId, token, result, usage),
       },
       log: failures,
       executionEnded: async (runId, lane, ok, reason) => {

@@ -7,6 +7,7 @@ import { executionsProjection } from '../../projections/executions.ts';
 import { hydrateStates } from '../../projections/hydrate.ts';
 import { laneSessionsProjection } from '../../projections/laneSessions.ts';
 import type { BoardAnswer } from '../../wire/boardClient.ts';
+import type { UsageBody } from '../../wire/usage.ts';
 import { DEFAULT_TIMEOUT_S } from '../run/budget.ts';
 import type { RunInput } from '../run/decideRun.ts';
 import type { AgentHandle } from '../run/execution/agentProcess.ts';
@@ -19,6 +20,13 @@ import type { ActorSystem } from '../runtime/runtime.ts';
 import { type FailureLog, stderrLog, unrecorded } from '../runtime/untilRecorded.ts';
 import { runTokenIn } from './claimConsumer.ts';
 import { agentSettingsOf, claimIncarnation, completionConsumer, killConsumer, type RunEffectsContext, spawnConsumer } from './runEffects.ts';
+
+/**
+ * A run's progress reaches the board on its heartbeat. Heartbeats go every 30 s, so a change of it
+ * also sends one at once, at most one a second per run: the latest line always goes, in a second or
+ * less, and a chatty agent costs the board one request a second, not one per event.
+ */
+export const PROGRESS_BEAT_MS = 1_000;
 
 /** A heartbeat's answer that asks the run to stop (SPEC section 7: `{cancel_requested: true}`). */
 const CancelRequested = z.object({ cancel_requested: z.literal(true) });
@@ -38,9 +46,9 @@ export interface ComputerRunsOptions {
   readonly budgetNote?: boolean;
   readonly board: {
     claim(runId: string, incarnation?: string): Promise<BoardAnswer>;
-    heartbeat(runId: string, token: string): Promise<BoardAnswer>;
+    heartbeat(runId: string, token: string, progress?: string): Promise<BoardAnswer>;
     reply(runId: string, token: string, text: string): Promise<BoardAnswer>;
-    complete(runId: string, token: string, result: { ok: boolean; error?: string }): Promise<BoardAnswer>;
+    complete(runId: string, token: string, result: { ok: boolean; error?: string }, usage?: UsageBody | null): Promise<BoardAnswer>;
   };
   /** Where an input sent without waiting (an agent's exit, a timer's) is told when it could not be recorded; stderr by default. */
   readonly log?: FailureLog;
@@ -70,6 +78,9 @@ export class ComputerRuns {
   /** The session each lane's next turn resumes. */
   private laneSessions: Record<string, string> = {};
   private readonly timers = new Map<string, () => void>();
+  /** Each live run's latest progress line (kept in memory only), and when its last extra beat went. */
+  private readonly progress = new Map<string, string>();
+  private readonly progressBeats = new Map<string, { lastAt: number; cancel: (() => void) | null; inFlight: boolean; sent: string | null }>();
   private readonly outboxes: Outbox<DomainEvent>[];
   private readonly subscriptions: Subscription[] = [];
   private stopHeartbeats: (() => void) | null = null;
@@ -95,6 +106,7 @@ export class ComputerRuns {
       promptOf: (runId) => this.prompts.get(runId) ?? null,
       board: options.board,
       log: this.failures,
+      progress: (runId, line) => this.progressChanged(runId, line),
     };
     const now = () => clock.now();
     this.outboxes = [spawnConsumer(ctx), killConsumer(ctx), completionConsumer(ctx)].map((c) => new Outbox(store, c, now, clock));
@@ -234,6 +246,7 @@ export class ComputerRuns {
     this.stopped = true;
     this.stopHeartbeats?.();
     for (const cancel of this.timers.values()) cancel();
+    for (const beat of this.progressBeats.values()) beat.cancel?.();
     for (const subscription of this.subscriptions) subscription.unsubscribe();
     for (const outbox of this.outboxes) outbox.stop();
   }
@@ -288,6 +301,7 @@ export class ComputerRuns {
           this.tokens.delete(runId);
           this.phases.delete(runId);
           this.prompts.delete(runId);
+          this.forgetProgress(runId);
           this.tellQueue(runId, run.lane, run.result?.ok ?? false, run.result?.error ?? decision.data.reason);
           break;
         default:
@@ -354,6 +368,39 @@ export class ComputerRuns {
     this.stopHeartbeats = this.options.clock.after(every, beat);
   }
 
+  /** An extra heartbeat carries a changed progress line at once, or a second after the last extra one. */
+  private progressChanged(runId: string, line: string): void {
+    if (this.stopped || !this.live.has(runId)) return;
+    this.progress.set(runId, line);
+    const { clock } = this.options;
+    const beat =
+      this.progressBeats.get(runId) ??
+      this.progressBeats.set(runId, { lastAt: Number.NEGATIVE_INFINITY, cancel: null, inFlight: false, sent: null }).get(runId)!;
+    // One is due already, or on its way (a slow board is not sent a second): the line goes as it is then.
+    if (beat.cancel !== null || beat.inFlight) return;
+    const send = () => {
+      beat.cancel = null;
+      beat.lastAt = clock.now();
+      beat.inFlight = true;
+      beat.sent = this.progress.get(runId) ?? null;
+      void this.heartbeat(runId).finally(() => {
+        beat.inFlight = false;
+        const latest = this.progress.get(runId);
+        // A change that came while it was on its way goes next, by the same rule.
+        if (this.progressBeats.get(runId) === beat && latest !== undefined && latest !== beat.sent) this.progressChanged(runId, latest);
+      });
+    };
+    const wait = beat.lastAt + PROGRESS_BEAT_MS - clock.now();
+    if (wait <= 0) send();
+    else beat.cancel = clock.after(wait, send);
+  }
+
+  private forgetProgress(runId: string): void {
+    this.progressBeats.get(runId)?.cancel?.();
+    this.progressBeats.delete(runId);
+    this.progress.delete(runId);
+  }
+
   private async heartbeat(runId: string): Promise<void> {
     let token: string | null;
     try {
@@ -364,7 +411,7 @@ export class ComputerRuns {
       return;
     }
     if (token === null) return;
-    const answer = await this.options.board.heartbeat(runId, token);
+    const answer = await this.options.board.heartbeat(runId, token, this.progress.get(runId));
     const cancelRequested = CancelRequested.safeParse(answer.body).success;
     if (answer.status !== 410 && !cancelRequested) return;
     const answered: NewDomainEvent = {

@@ -5,6 +5,7 @@ import { parseStream } from '../../events/envelope.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { messageOf } from '../../events/thrown.ts';
 import type { BoardAnswer } from '../../wire/boardClient.ts';
+import { type UsageBody, usageToWire } from '../../wire/usage.ts';
 import { budgetWords, remainingMs } from '../run/budget.ts';
 import type { RunInput } from '../run/decideRun.ts';
 import { type AgentHandle, startAgent } from '../run/execution/agentProcess.ts';
@@ -38,9 +39,11 @@ export interface RunEffectsContext {
   readonly promptOf: (runId: string) => string | null;
   /** Where an input sent without waiting is told when it could not be recorded. */
   readonly log: FailureLog;
+  /** The agent's progress line changed (its latest tool call or message): heartbeated, never recorded. */
+  readonly progress?: (runId: string, line: string) => void;
   readonly board: {
     reply(runId: string, token: string, text: string): Promise<BoardAnswer>;
-    complete(runId: string, token: string, result: { ok: boolean; error?: string }): Promise<BoardAnswer>;
+    complete(runId: string, token: string, result: { ok: boolean; error?: string }, usage?: UsageBody | null): Promise<BoardAnswer>;
   };
 }
 
@@ -87,12 +90,14 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
       // Notices filed into the session's inbox since its last turn go ahead of the prompt (SPEC 5).
       const unread = turn.resuming ? await unreadNotices(ctx.store, turn.resuming) : { notices: [], through: 0 };
       const budget = remainingMs(deadlineAt, event.at);
+      const reader = readerFor(ctx.kind);
+      reader.onProgress((line) => ctx.progress?.(runId, line));
       const handle = await startAgent({
         command: turn.command,
         cwd: workspace,
         prompt: `${ctx.budgetNote ? `${budgetWords(budget)}\n\n` : ''}${noticePrefix(unread.notices)}${prompt}`,
         env: turn.env,
-        reader: readerFor(ctx.kind),
+        reader,
         clock: ctx.clock,
         deadlineAt,
         killGraceMs: ctx.killGraceMs,
@@ -191,6 +196,7 @@ export function completionConsumer(ctx: RunEffectsContext): EffectConsumer<Domai
     async perform(event) {
       if (event.type !== 'run.completion.requested') return { ok: false };
       const { runId, result, reply } = event.data;
+      const usage = usageToWire(event.data.usage);
       const stream = `${ctx.computer}/run:${runId}`;
       const token = await ctx.runToken(runId);
       let status = 0;
@@ -200,12 +206,28 @@ export function completionConsumer(ctx: RunEffectsContext): EffectConsumer<Domai
           await ctx.input(runId, { stream, type: 'run.reply.refused', data: { runId, status: replied.status }, at: ctx.clock.now() });
           return { ok: false, detail: `the reply was refused (${replied.status})` };
         }
-        status = replied.status === 200 || replied.status === 409 ? (await ctx.board.complete(runId, token, result)).status : replied.status;
+        status = replied.status === 200 || replied.status === 409 ? await completeOnce(ctx, runId, token, result, usage) : replied.status;
       }
       await ctx.input(runId, { stream, type: 'run.completion.answered', data: { runId, status }, at: ctx.clock.now() });
       return { ok: status === 200, detail: `answered ${status}` };
     },
   };
+}
+
+/**
+ * The completion call. A board older than `usage` (SPEC section 7) refuses the field (422): the run is
+ * then reported without it rather than retried into a pause, as its outcome matters more than its cost.
+ */
+async function completeOnce(
+  ctx: RunEffectsContext,
+  runId: string,
+  token: string,
+  result: { ok: boolean; error?: string },
+  usage: UsageBody | null,
+): Promise<number> {
+  const answer = await ctx.board.complete(runId, token, result, usage);
+  if (answer.status !== 422 || usage === null || !JSON.stringify(answer.body ?? '').includes('usage')) return answer.status;
+  return (await ctx.board.complete(runId, token, result)).status;
 }
 
 /** Answers that refuse the reply's content: sending it again cannot help (a conflict, 409, is terminal instead). */

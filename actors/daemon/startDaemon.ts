@@ -7,6 +7,7 @@ import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { ProjectionKeeper } from '../../projections/keeper/projectionKeeper.ts';
 import { projections } from '../../projections/keeper/registry.ts';
 import { statusView } from '../../projections/statusView.ts';
+import type { UsageState } from '../../projections/usage.ts';
 import { webView } from '../../web/webView.ts';
 import { hashToken, secretFile, tokenPaths } from '../../wire/tokens.ts';
 import { boardInput } from '../board/boardInputs.ts';
@@ -130,7 +131,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         submitToken: secretFile(paths.submitToken),
         boardSecret: secretFile(paths.boardSecret),
         ...(options.leaseS !== undefined ? { leaseMs: options.leaseS * 1000 } : {}),
-        status: () => statusView(keeper.state('board'), keeper.state('queue'), clock.now()),
+        status: () => statusView(keeper.state('board'), keeper.state('queue'), clock.now(), keeper.state('usage')),
+        usage: () => keeper.state<UsageState>('usage').logins,
         web: webView({ store, clock, projections: keeper, log }),
         log,
       }).catch((error: unknown) => {

@@ -2,6 +2,7 @@ import type { EventData, EventType, NewEventOf } from '../../events/catalog.ts';
 import type { NewEvent } from '../../events/envelope.ts';
 import { parseStream } from '../../events/envelope.ts';
 import { exhausted } from '../../events/exhaustive.ts';
+import type { Usage } from '../../events/usage.ts';
 import { deadlineOf, roundedDuration } from './budget.ts';
 import { sessionAfter, sessionMomentOf, shouldRetryFresh } from './resume.ts';
 import { CANCELLED_MARKER, COMPLETION_RETRY_S, INTERRUPTED_BY_RESTART, type RunExecution, SHUTDOWN_BEFORE_START } from './runState.ts';
@@ -53,8 +54,8 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
   // the lane-sessions projection gathers it by lane. A run remembers or forgets a session only once it
   // was handed over, which gave it its lane (hence `state.lane!` in these).
   const onLane = on;
-  const complete = (result: Result, reply: string | null = null): Decision =>
-    on('run.completion.requested', { runId, attempt: state.completionAttempts + 1, result, reply });
+  const complete = (result: Result, reply: string | null = null, usage?: Usage): Decision =>
+    on('run.completion.requested', { runId, attempt: state.completionAttempts + 1, result, reply, ...(usage ? { usage } : {}) });
 
   switch (input.type) {
     case 'run.handed.over': {
@@ -118,7 +119,7 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
       ];
     }
     case 'run.completion.due':
-      return [complete(state.result ?? { ok: false, error: 'no result recorded' }, state.reply)];
+      return [complete(state.result ?? { ok: false, error: 'no result recorded' }, state.reply, state.usage)];
     case 'run.found.interrupted': {
       const kill =
         input.data.alive && input.data.pid !== null ? [on('run.kill.requested', { runId, pid: input.data.pid, reason: INTERRUPTED_BY_RESTART })] : [];
@@ -150,7 +151,7 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
 interface Helpers {
   on: On;
   onLane?: On;
-  complete?: (result: Result, reply?: string | null) => Decision;
+  complete?: (result: Result, reply?: string | null, usage?: Usage) => Decision;
   runId: string;
 }
 
@@ -258,7 +259,7 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
     return [...decisions, h.on('run.settled', { runId: h.runId, reported: false, reason: 'resolved on the board: nothing posted' })];
   const outcome = resultOf(state, exit);
   if (state.local) return [...decisions, settleLocal(outcome, h.on, h.runId)];
-  return [...decisions, h.complete(outcome, outcome.ok ? exit.reply : null)];
+  return [...decisions, h.complete(outcome, outcome.ok ? exit.reply : null, exit.usage)];
 }
 
 /**

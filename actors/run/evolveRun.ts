@@ -51,6 +51,7 @@ export function evolveRun(state: RunExecution, event: DomainEvent): RunExecution
       state.completionAttempts = event.data.attempt;
       state.result = event.data.result;
       state.reply = event.data.reply;
+      if (event.data.usage) state.usage = event.data.usage;
       break;
     case 'run.completion.paused':
       // Due again from now on, whenever a redelivery (or a restart) asks.

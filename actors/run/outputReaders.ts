@@ -1,3 +1,4 @@
+import { claudeActivity, codexActivity } from './activity.ts';
 import { asObject, jsonLines } from './jsonLines.ts';
 import { isUsableSessionId } from './resume.ts';
 import { decodeWhole, TailBuffer, utf8Boundary } from './tailBuffer.ts';
@@ -49,6 +50,10 @@ export interface OutputReader {
   agentError(): string | null;
   /** Cost and tokens as the agent's terminal events report them, or null when they say nothing. */
   usage(): AgentUsage | null;
+  /** What the agent is doing, in one short line (its latest tool call or message), or null (see activity.ts). */
+  progress(): string | null;
+  /** Calls `listener` each time that line changes. Returns an unsubscribe function. */
+  onProgress(listener: (line: string) => void): () => void;
   /**
    * The login's usage or rate limit, when the turn did not succeed because of it (see usageLimit.ts):
    * read from the agent's failure verdict, else from its stderr. Plain commands say none.
@@ -141,11 +146,32 @@ class SessionAnnouncer {
  * A listener runs inside the stdout stream's handler; an exception there must not tear the stream
  * (and the daemon) down, so it becomes a process warning instead.
  */
-function tell(listener: (id: string) => void, id: string): void {
+function tell(listener: (value: string) => void, value: string): void {
   try {
-    listener(id);
+    listener(value);
   } catch (error) {
-    process.emitWarning(`a session id listener threw: ${String(error)}`);
+    process.emitWarning(`an output listener threw: ${String(error)}`);
+  }
+}
+
+/** The latest progress line, each change told to every listener. */
+class ProgressAnnouncer {
+  private current: string | null = null;
+  private readonly listeners = new Set<(line: string) => void>();
+
+  announce(line: string | null): void {
+    if (line === null || line === '' || line === this.current) return;
+    this.current = line;
+    for (const listener of this.listeners) tell(listener, line);
+  }
+
+  on(listener: (line: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  line(): string | null {
+    return this.current;
   }
 }
 
@@ -187,6 +213,9 @@ export function plainReader(options: ReaderOptions = {}): OutputReader {
     agentError: () => null,
     usage: () => null,
     usageLimit: () => null,
+    // Plain text says nothing of what the command is doing: no progress, and no extra heartbeats.
+    progress: () => null,
+    onProgress: () => () => undefined,
   };
 }
 
@@ -215,6 +244,7 @@ export function claudeStreamJsonReader(options: ReaderOptions = {}): OutputReade
   let usage: AgentUsage | null = null;
   // Claude Code 2.1's `rate_limit_event`: `status: "rejected"` says the login is at its limit, `resetsAt` (s) when it lifts.
   let rejectedUntil: number | null | undefined;
+  const progress = new ProgressAnnouncer();
   const lines = jsonLines(options.maxLineChars ?? MAX_LINE_CHARS, (event) => {
     session.announce(event.session_id);
     switch (event.type) {
@@ -224,6 +254,7 @@ export function claudeStreamJsonReader(options: ReaderOptions = {}): OutputReade
         return;
       }
       case 'assistant': {
+        progress.announce(claudeActivity(event));
         const text = textBlocks(asObject(event.message)?.content);
         if (!text) return;
         lastText = capReply(text, cap).text;
@@ -287,6 +318,8 @@ export function claudeStreamJsonReader(options: ReaderOptions = {}): OutputReade
       const words = found?.words ?? 'the login is at its usage limit (rate_limit_event: rejected)';
       return resetAt === null ? (found ?? { words }) : { words, resetAt };
     },
+    progress: () => progress.line(),
+    onProgress: (listener) => progress.on(listener),
     finalReply() {
       if (!result) return { ok: false, reason: lines.explain('the agent wrote no result event') };
       const failure = failed();
@@ -315,7 +348,9 @@ export function codexJsonReader(options: ReaderOptions = {}): OutputReader {
   // An `error` counts when no completed turn follows it: a stream that reconnected is not a failure.
   let lastError: string | null = null;
   let usage: AgentUsage | null = null;
+  const progress = new ProgressAnnouncer();
   const lines = jsonLines(options.maxLineChars ?? MAX_LINE_CHARS, (event) => {
+    if (event.type === 'item.started' || event.type === 'item.completed') progress.announce(codexActivity(event));
     switch (event.type) {
       case 'turn.completed': {
         lastError = null;
@@ -361,6 +396,8 @@ export function codexJsonReader(options: ReaderOptions = {}): OutputReader {
       if (failure === null && lastError === null && lastMessage.text) return null;
       return usageLimitIn([failure, lastError, stderr].filter(Boolean).join('\n'), now, timeZone);
     },
+    progress: () => progress.line(),
+    onProgress: (listener) => progress.on(listener),
     finalReply() {
       if (failure !== null) return { ok: false, reason: `the agent's turn failed: ${failure.slice(0, AGENT_WORDS_CHARS)}` };
       if (lastError !== null) return { ok: false, reason: `the agent reported an error: ${lastError.slice(0, AGENT_WORDS_CHARS)}` };

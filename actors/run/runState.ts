@@ -1,3 +1,5 @@
+import type { Usage } from '../../events/usage.ts';
+
 /**
  * A claimed run on its computer, from hand-over to settlement. `phase` moves forward only:
  * handed over → requested (spawn decided) → executing → completing → settled; but for `limited`: its
@@ -26,6 +28,8 @@ export interface RunExecution {
   completionNotBefore: number;
   result: { ok: boolean; error?: string } | null;
   reply: string | null;
+  /** What the turn cost, posted with its completion; absent when its agent said nothing (and in older states). */
+  usage?: Usage;
 }
 
 export function initialRunExecution(): RunExecution {

@@ -31,6 +31,7 @@ export async function cancel(runId: string, o: CancelOptions): Promise<void> {
 /** `runledger show RUN`: one run as the board has it. */
 export async function show(runId: string, o: ShowOptions): Promise<void> {
   runId = await runIdOnBoard(o, runId); // a unique prefix (SPEC 6) becomes the whole id
+  if (o.follow) return (await import('./followRun.ts')).followRun(runId, o);
   const answer = await boardCall(o, 'GET', `/v1/runs/${encodeURIComponent(runId)}`);
   if (answer.status !== 200) throw new Error(refusal(answer.status, answer.body));
   print(o, answer.body, () => JSON.stringify(answer.body, null, 2));

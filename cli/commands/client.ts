@@ -28,7 +28,8 @@ const cancel = () =>
 const show = () =>
   withBoard(new Command('show'))
     .description('one run as the board has it')
-    .argument('<run-id>', 'the run: its id, or a unique prefix of it (6 characters or more)');
+    .argument('<run-id>', 'the run: its id, or a unique prefix of it (6 characters or more)')
+    .option('--follow', 'print a line per change (its state, what its agent is doing) until it ends, then the run (exit 0 only when it succeeded)');
 
 const status = () => withBoard(new Command('status')).description('live: queue per lane, running, parked with their notBefore, claims');
 
@@ -53,7 +54,11 @@ export function cancelCommand() {
 }
 
 export function showCommand() {
-  return helpAfter(show(), ['runledger show 2397a925']).action(async (runId, options) => (await import('../actions/client.ts')).show(runId, options));
+  return helpAfter(
+    show(),
+    ['runledger show 2397a925', 'runledger show 2397a925 --follow'],
+    'with --follow, the run ended otherwise than succeeded',
+  ).action(async (runId, options) => (await import('../actions/client.ts')).show(runId, options));
 }
 
 /** Apart from the others: a glance at the board loads no schema (`runledger status` starts in ~2x a bare node). */

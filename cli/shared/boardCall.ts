@@ -43,7 +43,7 @@ export async function boardCall(options: ClientOptions, method: 'GET' | 'POST', 
 }
 
 /** A 401 says which token was sent, from where, and what to do: a token file of another board's folder is the usual cause. */
-function tokenRefused(options: ClientOptions, token: string | null): string {
+export function tokenRefused(options: ClientOptions, token: string | null): string {
   const board = `the board at ${options.server}`;
   if (token === null)
     return `${board} wants a token even for reads (it listens beyond loopback): pass --token, or --db with the log of that board (its folder holds the token)`;

@@ -1,4 +1,6 @@
 import type { DomainEvent, EventData } from '../../events/catalog.ts';
+import type { Usage } from '../../events/usage.ts';
+import { usageWords } from '../usage.ts';
 
 /**
  * One line a person can read for any event of the log: what `runledger audit` prints beside it.
@@ -90,7 +92,7 @@ function sentence(event: DomainEvent): string {
     case 'run.session.announced':
       return `the agent announced its session ${event.data.sessionId}`;
     case 'run.process.exited':
-      return processExit(event.data);
+      return withUsage(processExit(event.data), event.data.usage);
     case 'run.cancel.pushed':
       return `the board pushed a cancel (frame ${event.data.frameId})`;
     case 'run.heartbeat.answered': {
@@ -197,7 +199,7 @@ function sentence(event: DomainEvent): string {
       const { state, reason, error } = event.data;
       const told = reason.startsWith(`completed: ${state}`) ? reason : `finished, ${state}: ${reason}`;
       const said = !error || state === 'cancelled' || told.includes(error.split('\n', 1)[0]!.slice(0, 100));
-      return said ? told : `${told} (${error})`;
+      return withUsage(said ? told : `${told} (${error})`, event.data.usage);
     }
     case 'board.request.refused':
       return `the ${event.data.request} request was refused ${event.data.status} ${event.data.code}: ${event.data.reason}`;
@@ -300,6 +302,12 @@ function sentence(event: DomainEvent): string {
       return `an event of type ${(unknown as DomainEvent).type}`;
     }
   }
+}
+
+/** What the turn cost, after what happened, when its agent said. */
+function withUsage(text: string, usage: Usage | undefined): string {
+  const words = usage ? usageWords(usage) : '';
+  return words ? `${text}; usage: ${words}` : text;
 }
 
 function processExit(exit: EventData<'run.process.exited'>): string {

@@ -1,4 +1,5 @@
 import type { DomainEvent } from '../../events/catalog.ts';
+import type { Usage } from '../../events/usage.ts';
 
 /**
  * One run as its own events tell it (the board's `run:<id>` and each computer's copy): what the run
@@ -24,6 +25,8 @@ export interface RunRecord {
   stderrTail: string | null;
   /** How its process ended there: `exited 0`, `timed_out`, … */
   exit: string | null;
+  /** What its turn cost: the board's record of it, else its computer's (SPEC 7 `usage`); null when no agent said. */
+  usage: Usage | null;
   /** Where each phase starts in the log: the run page groups its timeline by them. */
   phases: { claimed: number | null; running: number | null; finished: number | null };
   /** The last seq folded: an event at or before it is not folded again. */
@@ -45,6 +48,7 @@ export function initialRunRecord(runId: string): RunRecord {
     error: null,
     stderrTail: null,
     exit: null,
+    usage: null,
     phases: { claimed: null, running: null, finished: null },
     lastSeq: 0,
   };
@@ -88,12 +92,14 @@ export function evolveRunRecord(record: RunRecord, event: DomainEvent): RunRecor
     case 'run.process.exited':
       record.stderrTail = event.data.stderrTail || record.stderrTail;
       record.reply ??= event.data.reply;
+      record.usage ??= event.data.usage ?? null;
       record.exit = event.data.outcome === 'exited' ? `exited ${event.data.exitCode ?? event.data.signal ?? '?'}` : event.data.outcome;
       break;
     case 'board.run.finished':
       record.state = event.data.state;
       record.error = event.data.error ?? null;
       record.computer = event.data.computerId;
+      if (event.data.usage) record.usage = event.data.usage;
       finished();
       break;
     case 'board.run.resolved':

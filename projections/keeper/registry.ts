@@ -8,6 +8,7 @@ import { laneSessionsProjection } from '../laneSessions.ts';
 import { noticesProjection } from '../notices.ts';
 import type { AnyProjection } from '../projection.ts';
 import { queueProjection } from '../queue.ts';
+import { usageProjection } from '../usage.ts';
 
 /** Every projection `rebuild`, `replay --until` and start-up know of. */
 export const projections: readonly AnyProjection[] = [
@@ -20,4 +21,5 @@ export const projections: readonly AnyProjection[] = [
   closeProjection,
   noticesProjection,
   adoptionsProjection,
+  usageProjection,
 ] as readonly AnyProjection[];

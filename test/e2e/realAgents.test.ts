@@ -39,6 +39,12 @@ describe('real agents, as typed', () => {
 
       const first = await turn('hello');
       expect(first, daemon.process.describe()).toMatchObject({ state: 'succeeded', reply: `turn 1 (${model}): hello` });
+      // What the turn cost, as the agent's terminal event said, on GET /v1/runs/{id} (SPEC 7 usage).
+      expect((first as { usage?: unknown }).usage).toEqual(
+        agent === 'claude'
+          ? { cost_usd: 0.0123, input_tokens: 12, output_tokens: 7, cached_input_tokens: 3000 }
+          : { input_tokens: 1200, output_tokens: 345, cached_input_tokens: 200 },
+      );
       expect(await turn('and then?')).toMatchObject({ state: 'succeeded', reply: `turn 2 (${model}): and then?` });
 
       // The agent lost its sessions: the resume is refused, and the same run answers fresh.

@@ -36,6 +36,7 @@ const input = {
       tail: string;
       stderrTail: string;
       agentError: string;
+      usage: { costUsd?: number; inputTokens?: number };
     }> = {},
     ms = 1000,
   ): NewEventOf<'run.process.exited'> => ({
@@ -50,6 +51,7 @@ const input = {
       tail: over.tail ?? '',
       stderrTail: over.stderrTail ?? '',
       ...(over.agentError === undefined ? {} : { agentError: over.agentError }),
+      ...(over.usage === undefined ? {} : { usage: over.usage }),
     },
     at: at(ms),
   }),
@@ -101,6 +103,23 @@ describe('a claimed run on its computer', () => {
   it('given a clean exit with a reply, then it is completed ok with the reply', () => {
     const decisions = spec(input.handed(), input.began()).when(input.exited());
     expect(decisionOf(decisions, 'run.completion.requested').data).toEqual({ runId: 'r1', attempt: 1, result: { ok: true }, reply: 'done' });
+  });
+
+  it('given an exit that recorded usage, then its completion carries it, a retry after a failed one too (SPEC 7 usage on complete)', () => {
+    const usage = { costUsd: 0.0123, inputTokens: 12 };
+    const s = spec(input.handed(), input.began());
+    expect(decisionOf(s.when(input.exited({ usage })), 'run.completion.requested').data).toEqual({
+      runId: 'r1',
+      attempt: 1,
+      result: { ok: true },
+      reply: 'done',
+      usage,
+    });
+    const retrying = decisionOf(s.when(input.completion(503, 1100)), 'run.completion.retrying');
+    expect(decisionOf(s.when(input.due(retrying.data.notBefore - T0)), 'run.completion.requested').data).toMatchObject({ attempt: 2, usage });
+    // A failed turn cost something too.
+    const failed = spec(input.handed(), input.began()).when(input.exited({ exitCode: 1, reply: null, usage }));
+    expect(decisionOf(failed, 'run.completion.requested').data).toMatchObject({ result: { ok: false }, usage });
   });
 
   it('given an ordinary failure, then the session it announced is forgotten and the run completes failed', () => {

@@ -1,11 +1,18 @@
 import type { BoardAnswer } from '../../wire/boardClient.ts';
+import type { UsageBody } from '../../wire/usage.ts';
 
 /** One call the computer made to the board, as the board saw it. */
 export type BoardCall =
   | { readonly call: 'claim'; readonly runId: string; readonly incarnation?: string }
-  | { readonly call: 'heartbeat'; readonly runId: string; readonly token: string }
+  | { readonly call: 'heartbeat'; readonly runId: string; readonly token: string; readonly progress?: string }
   | { readonly call: 'reply'; readonly runId: string; readonly token: string; readonly text: string }
-  | { readonly call: 'complete'; readonly runId: string; readonly token: string; readonly result: { ok: boolean; error?: string } };
+  | {
+      readonly call: 'complete';
+      readonly runId: string;
+      readonly token: string;
+      readonly result: { ok: boolean; error?: string };
+      readonly usage?: UsageBody;
+    };
 
 interface Offered {
   readonly lane: string;
@@ -33,6 +40,8 @@ export class StandInBoard {
   /** Set by `holdPerLife`: the life (incarnation) each granted run is held for, undefined for an older computer. */
   private holders: Map<string, string | undefined> | null = null;
   private readonly lostAnswers = new Set<string>();
+  /** Set by `predateUsage`: completions carrying `usage` are refused as a board older than it refuses them. */
+  private usageRefused = false;
   /** The claims answered `409 conversation_busy`, in order (only once `serialiseLanes` was called). */
   readonly busyAnswers: string[] = [];
 
@@ -96,6 +105,12 @@ export class StandInBoard {
     return this;
   }
 
+  /** Answers as a board older than SPEC 7's `usage` does: a completion carrying it is 422 naming the field. */
+  predateUsage(): this {
+    this.usageRefused = true;
+    return this;
+  }
+
   /** The next claim of `runId` is granted, and its answer lost on the way back (status 0, a network error). */
   loseNextAnswer(runId: string): void {
     this.lostAnswers.add(runId);
@@ -135,8 +150,8 @@ export class StandInBoard {
     };
   }
 
-  async heartbeat(runId: string, token: string): Promise<BoardAnswer> {
-    this.calls.push({ call: 'heartbeat', runId, token });
+  async heartbeat(runId: string, token: string, progress?: string): Promise<BoardAnswer> {
+    this.calls.push({ call: 'heartbeat', runId, token, ...(progress === undefined ? {} : { progress }) });
     if (this.resolved.has(runId)) return { status: 410, body: { detail: { error: 'resolved' } } };
     return { status: 200, body: { cancel_requested: this.cancels.has(runId) } };
   }
@@ -148,8 +163,9 @@ export class StandInBoard {
     return { status: 200, body: {} };
   }
 
-  async complete(runId: string, token: string, result: { ok: boolean; error?: string }): Promise<BoardAnswer> {
-    this.calls.push({ call: 'complete', runId, token, result });
+  async complete(runId: string, token: string, result: { ok: boolean; error?: string }, usage?: UsageBody | null): Promise<BoardAnswer> {
+    this.calls.push({ call: 'complete', runId, token, result, ...(usage ? { usage } : {}) });
+    if (usage && this.usageRefused) return { status: 422, body: { detail: { error: 'invalid_body', message: 'body: Unrecognized key: "usage"' } } };
     await this.heldCompletions.get(runId);
     const failing = this.completionFailures.get(runId);
     const status = failing?.shift();

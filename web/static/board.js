@@ -30,6 +30,7 @@ function render(snapshot) {
   renderClaims(snapshot);
   renderSessions(snapshot);
   renderComputers(snapshot);
+  renderUsage(snapshot);
   latest = snapshot;
   renderStuck();
   seen = shown;
@@ -243,6 +244,42 @@ function renderComputers(snapshot) {
               el('div', { class: 'login-limit' }, `login ${limit.login}: at its usage limit until `, utcTime(limit.until), ` — “${limit.words}”`),
             ),
           ),
+        ),
+      ),
+    }),
+  );
+}
+
+/** The last day's usage, per login then per lane (SPEC 7 `usage`, as the completions reported it). */
+function renderUsage(snapshot) {
+  const host = document.getElementById('usage');
+  const usage = snapshot.usage;
+  const rows = usage
+    ? [...Object.entries(usage.logins).map(([id, t]) => ['login', id, t]), ...Object.entries(usage.lanes).map(([id, t]) => ['lane', id, t])]
+    : [];
+  if (rows.length === 0) {
+    host.replaceChildren(el('p', { class: 'empty' }, 'No run of the last day reported a usage.'));
+    return;
+  }
+  host.replaceChildren(
+    table({
+      caption: [
+        'Since ',
+        utcTime(usage.since),
+        ' UTC',
+        usage.moreLanes ? `, the ${Object.keys(usage.lanes).length} costliest lanes (and ${usage.moreLanes} more)` : '',
+      ],
+      columns: ['Login or lane', 'Runs', 'Cost (USD)', 'Input tokens', 'Output tokens', 'Cached input tokens'],
+      rows: rows.map(([kind, id, t]) =>
+        el(
+          'tr',
+          { 'data-usage': `${kind}:${id}` },
+          el('th', { scope: 'row' }, `${kind} `, el('code', {}, id)),
+          el('td', {}, String(t.runs)),
+          el('td', {}, `$${Math.round(t.costUsd * 10_000) / 10_000}`),
+          el('td', {}, String(t.inputTokens)),
+          el('td', {}, String(t.outputTokens)),
+          el('td', {}, String(t.cachedInputTokens)),
         ),
       ),
     }),

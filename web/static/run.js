@@ -10,6 +10,20 @@ document.getElementById('crumb').textContent = `Run ${shortId(runId)}`;
 document.title = `runledger · run ${shortId(runId)}`;
 
 let record = null;
+/** What its agent is doing now (`{text, at}`), from the board's memory: only while it runs. */
+let progress = null;
+
+/** `cost $0.0123 · 12 in / 7 out / 3000 cached tokens`: what its agent reported. */
+function usageText(u) {
+  const tokens = [
+    u.inputTokens === undefined ? null : `${u.inputTokens} in`,
+    u.outputTokens === undefined ? null : `${u.outputTokens} out`,
+    u.cachedInputTokens === undefined ? null : `${u.cachedInputTokens} cached`,
+  ].filter(Boolean);
+  return [u.costUsd === undefined ? null : `cost $${Math.round(u.costUsd * 10_000) / 10_000}`, tokens.length ? `${tokens.join(' / ')} tokens` : null]
+    .filter(Boolean)
+    .join(' · ');
+}
 
 /** `5 s`, `2 min 3 s`; counting on from now while the phase lasts. */
 function span(from, to) {
@@ -38,6 +52,10 @@ function renderFacts() {
     ...item('State', 'state', r.state ? badge(r.state) : el('span', { class: 'muted' }, 'unknown')),
     ...item('Computer', 'computer', r.computer ?? el('span', { class: 'muted' }, 'none yet')),
     ...(r.exit ? item('Its process', 'exit', r.exit) : []),
+    ...(progress && r.finishedAt === null
+      ? item('Doing now', 'progress', progress.text, el('span', { class: 'muted' }, ` (since ${new Date(progress.at).toISOString().slice(11, 19)})`))
+      : []),
+    ...(r.usage ? item('Usage', 'usage', usageText(r.usage)) : []),
     ...item('Submitted', 'submitted', when(r.submittedAt)),
     ...item('Claimed', 'claimed', when(r.claimedAt)),
     ...item('Started', 'started', when(r.startedAt)),
@@ -171,6 +189,7 @@ follow(`?run=${encodeURIComponent(runId)}`, {
       entries = message.entries;
       lastSeq = entries.at(-1)?.seq ?? 0;
       record = message.record;
+      progress = message.progress ?? null;
       renderFacts();
       renderTexts();
       renderTimeline();
@@ -186,6 +205,9 @@ follow(`?run=${encodeURIComponent(runId)}`, {
       renderTexts();
       renderTimeline(new Set(fresh.map((e) => e.seq)));
       say(`${fresh.length} new entr${fresh.length === 1 ? 'y' : 'ies'}; the latest: ${fresh.at(-1).reason}.`);
+    } else if (message.type === 'progress') {
+      progress = message.progress;
+      renderFacts();
     }
   },
 });

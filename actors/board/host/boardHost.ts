@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Subscription } from 'rxjs';
 import type { DomainEvent } from '../../../events/catalog.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
+import type { Usage } from '../../../events/usage.ts';
 import { idsStartingWith } from '../../../projections/audit/runIdPrefix.ts';
 import { boardProjection } from '../../../projections/board.ts';
 import { hydrateStates } from '../../../projections/hydrate.ts';
@@ -14,10 +15,11 @@ import { framesOf, type RequestAnswer, requestAnswer } from '../boardAnswers.ts'
 import { boardDecider } from '../boardDecider.ts';
 import { boardInput } from '../boardInputs.ts';
 import { cancelAnswer, claimedRunBody, heartbeatAnswer, openClaims, runView, tokenHashOf } from '../boardQueries.ts';
-import type { BoardState } from '../boardState.ts';
+import { type BoardState, isTerminal } from '../boardState.ts';
 import type { BoardDecision, BoardInput } from '../decideBoard.ts';
 import { LeaseMonitor } from './leaseMonitor.ts';
 import { PushHub } from './pushHub.ts';
+import { RunProgress } from './runProgress.ts';
 
 export interface Answer {
   readonly status: number;
@@ -47,6 +49,8 @@ const refused = (status: number, code: string, message = code): Answer => ({ sta
 export class BoardHost {
   readonly actor: DecidingActor<BoardState, BoardInput, BoardDecision>;
   readonly push: PushHub;
+  /** What each open run's agent is doing, from its heartbeats: in memory only. */
+  readonly progress = new RunProgress();
   private readonly lease: LeaseMonitor;
   private foreign: Subscription | null = null;
 
@@ -147,11 +151,15 @@ export class BoardHost {
     return sameSecret(token, runToken(this.options.boardSecret, runId, computerId)) ? computerId : null;
   }
 
-  /** Heartbeats are answered from the state and not recorded, except the first, which marks it running. */
-  async heartbeat(runId: string, computerId: string): Promise<Answer> {
+  /**
+   * Heartbeats are answered from the state and not recorded, except the first, which marks it running;
+   * their `progress` is kept in memory (RunProgress), never in the log.
+   */
+  async heartbeat(runId: string, computerId: string, progress?: string): Promise<Answer> {
     const answer = await this.actor.read((state) => heartbeatAnswer(state, runId, computerId));
     if (answer.status !== 200) return refused(answer.status, answer.code);
     this.lease.touch(runId);
+    if (progress !== undefined) this.progress.heard(runId, progress, this.options.clock.now());
     if (answer.markRunning) await this.actor.input(boardInput.started(runId, computerId, this.options.clock.now()), { failFast: true });
     return { status: 200, body: { cancel_requested: answer.cancelRequested } };
   }
@@ -161,8 +169,8 @@ export class BoardHost {
     return 'code' in answer ? refused(answer.status, answer.code, answer.reason) : { status: 200, body: { ok: true } };
   }
 
-  async complete(runId: string, computerId: string, ok: boolean, error?: string): Promise<Answer> {
-    const answer = await this.decide(boardInput.completion(runId, computerId, ok, error, this.options.clock.now()));
+  async complete(runId: string, computerId: string, ok: boolean, error?: string, usage?: Usage): Promise<Answer> {
+    const answer = await this.decide(boardInput.completion(runId, computerId, ok, error, this.options.clock.now(), usage));
     return 'code' in answer ? refused(answer.status, answer.code, answer.reason) : { status: 200, body: { ok: true } };
   }
 
@@ -176,7 +184,9 @@ export class BoardHost {
 
   async run(runId: string): Promise<Answer> {
     const view = await this.actor.read((state) => runView(state, runId));
-    return view ? { status: 200, body: view } : refused(404, 'unknown_run', `no run ${runId}`);
+    if (!view) return refused(404, 'unknown_run', `no run ${runId}`);
+    const progress = this.progress.of(runId);
+    return { status: 200, body: progress && !isTerminal(view.state) ? { ...view, progress: progress.text } : view };
   }
 
   /** `GET /v1/runs?prefix=P`: the ids of the runs that start with `prefix`, sorted, a few. */
@@ -204,6 +214,9 @@ export class BoardHost {
   }
 
   private afterCommit(state: BoardState, decisions: readonly DomainEvent[]): void {
-    for (const decision of decisions) this.push.send(framesOf(decision, state));
+    for (const decision of decisions) {
+      this.push.send(framesOf(decision, state));
+      if (decision.type === 'board.run.finished' || decision.type === 'board.run.resolved') this.progress.ended(decision.data.runId);
+    }
   }
 }

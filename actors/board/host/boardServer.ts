@@ -5,12 +5,14 @@ import type { NewDomainEvent } from '../../../events/catalog.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
 import { LogUnwritableError } from '../../../events/store/logUnwritable.ts';
 import { messageOf } from '../../../events/thrown.ts';
+import type { UsageTally } from '../../../projections/usage.ts';
 import type { Clock } from '../../runtime/clock.ts';
 import type { ActorSystem } from '../../runtime/runtime.ts';
 import { type FailureLog, stderrLog } from '../../runtime/untilRecorded.ts';
 import { BoardHost } from './boardHost.ts';
 import { boardApi } from './httpApi.ts';
 import { RefusalCounter } from './refusalCounter.ts';
+import type { RunProgress } from './runProgress.ts';
 
 export interface BoardServerOptions {
   readonly system: ActorSystem;
@@ -22,6 +24,8 @@ export interface BoardServerOptions {
   readonly submitToken: string;
   readonly leaseMs?: number;
   readonly status?: () => unknown;
+  /** Usage totals per login since the log began, for `/metrics` (the usage projection's). */
+  readonly usage?: () => Record<string, UsageTally>;
   /** Pages beside the API (the live web view): made once the read rule and the submit token are known. */
   readonly web?: (access: WebAccess) => WebRoutes;
   /** The daemon's log: what failed outside a request, and went on. */
@@ -33,6 +37,8 @@ export interface WebAccess {
   readonly openReads: boolean;
   isSubmitToken(token: string | null): boolean;
   readonly rejected: (method: string, path: string, status: number, code: string, reason: string) => void;
+  /** What each open run's agent is doing (heartbeats' `progress`, in memory): the run page shows it live. */
+  readonly progress?: Pick<RunProgress, 'of' | 'changed'>;
 }
 
 /** GET pages that are not API routes, and WebSocket upgrades of their own. */
@@ -98,12 +104,18 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
   let web: WebRoutes | undefined;
   try {
     const openReads = LOOPBACK.has(options.host);
-    const api = boardApi(board, { openReads, rejected, ...(options.status ? { status: options.status } : {}) });
+    const api = boardApi(board, {
+      openReads,
+      rejected,
+      ...(options.status ? { status: options.status } : {}),
+      ...(options.usage ? { usage: options.usage } : {}),
+    });
     // The web view refuses only callers without a token (a foreign Host, no view cookie): counted.
     web = options.web?.({
       openReads,
       isSubmitToken: (token) => board.isSubmitToken(token),
       rejected: (m, p, s, c, r) => rejected(m, p, s, c, r, true),
+      progress: board.progress,
     });
     const view = web;
     const server: Server = createServer((request, response) => {

@@ -5,8 +5,10 @@ import { TimeoutSeconds } from '../../../events/boardEvents.ts';
 import { isSafeId, SAFE_ID_RULE } from '../../../events/idRule.ts';
 import { SafeId } from '../../../events/safeId.ts';
 import { LogUnwritableError } from '../../../events/store/logUnwritable.ts';
+import type { UsageTally } from '../../../projections/usage.ts';
 import { bearerOf, HttpError, readJson, sendError, sendJson } from '../../../wire/http.ts';
 import { INCARNATION_HEADER } from '../../../wire/incarnation.ts';
+import { UsageBody, usageFromWire } from '../../../wire/usage.ts';
 import type { Answer, BoardHost } from './boardHost.ts';
 import { addressedToLoopback, HOST_NOT_ALLOWED } from './loopbackHost.ts';
 
@@ -22,7 +24,7 @@ const SubmitBody = z.strictObject({
 });
 const HeartbeatBody = z.strictObject({ progress: z.string().max(4096).optional() });
 const ReplyBody = z.strictObject({ text: z.string().max(TEXT) });
-const CompleteBody = z.strictObject({ ok: z.boolean(), error: z.string().max(TEXT).optional() });
+const CompleteBody = z.strictObject({ ok: z.boolean(), error: z.string().max(TEXT).optional(), usage: UsageBody.optional() });
 const Empty = z.strictObject({});
 
 export interface ApiOptions {
@@ -35,6 +37,8 @@ export interface ApiOptions {
   readonly rejected: (method: string, path: string, status: number, code: string, reason: string, anonymous: boolean) => void;
   /** The live status `runledger status` shows (queues, parked runs, claims). */
   readonly status?: () => unknown;
+  /** Usage totals per login, exported by `/metrics` as counters. */
+  readonly usage?: () => Record<string, UsageTally>;
 }
 
 const UNAUTHORIZED = new HttpError(401, 'unauthorized', 'a valid token is required');
@@ -84,7 +88,7 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
     if (options.openReads && !addressedToLoopback(request))
       throw new HttpError(HOST_NOT_ALLOWED.status, HOST_NOT_ALLOWED.code, HOST_NOT_ALLOWED.reason);
     if (method === 'GET' && path === '/healthz') return { status: 200, body: { ok: true } };
-    if (method === 'GET' && path === '/metrics') return { text: await metrics(host) };
+    if (method === 'GET' && path === '/metrics') return { text: (await metrics(host)) + usageMetrics(options.usage?.() ?? {}) };
     if (method === 'GET' && path === '/v1/status' && options.status) {
       if (!options.openReads) submitter(request);
       return { status: 200, body: options.status() };
@@ -123,12 +127,12 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
       const id = runId(m[1]!);
       const computerId = await runHolder(request, id);
       if (m[2] === 'heartbeat') {
-        await readJson(request, HeartbeatBody, SMALL_BODY);
-        return host.heartbeat(id, computerId);
+        const { progress } = await readJson(request, HeartbeatBody, SMALL_BODY);
+        return host.heartbeat(id, computerId, progress);
       }
       if (m[2] === 'reply') return host.reply(id, computerId, (await readJson(request, ReplyBody, BIG_BODY)).text);
       const body = await readJson(request, CompleteBody, BIG_BODY);
-      return host.complete(id, computerId, body.ok, body.error);
+      return host.complete(id, computerId, body.ok, body.error, usageFromWire(body.usage));
     }
     throw new HttpError(404, 'not_found', `no route ${method} ${path}`);
   };
@@ -253,5 +257,24 @@ async function metrics(host: BoardHost): Promise<string> {
   lines.push(`runledger_computers_connected ${counts.connected}`);
   lines.push('# HELP runledger_claims_open Claimed runs not yet terminal.', '# TYPE runledger_claims_open gauge');
   lines.push(`runledger_claims_open ${counts.open}`);
+  return `${lines.join('\n')}\n`;
+}
+
+const USAGE_COUNTERS = [
+  ['runs', 'runledger_usage_runs_total', 'Runs whose completion reported a usage, per agent login.'],
+  ['costUsd', 'runledger_usage_cost_usd_total', 'Cost in USD the agents reported, per agent login.'],
+  ['inputTokens', 'runledger_usage_input_tokens_total', 'Input tokens the agents reported, per agent login.'],
+  ['outputTokens', 'runledger_usage_output_tokens_total', 'Output tokens the agents reported, per agent login.'],
+  ['cachedInputTokens', 'runledger_usage_cached_input_tokens_total', 'Cached input tokens the agents reported, per agent login.'],
+] as const;
+
+/** Usage per login as Prometheus counters (they only grow: they are folded from the log since its start). */
+export function usageMetrics(logins: Record<string, UsageTally>): string {
+  const lines: string[] = [];
+  for (const [field, name, help] of USAGE_COUNTERS) {
+    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} counter`);
+    // Login ids follow the id rule (letters, digits, -): nothing in them needs escaping in a label.
+    for (const [login, tally] of Object.entries(logins).sort(([a], [b]) => (a < b ? -1 : 1))) lines.push(`${name}{login="${login}"} ${tally[field]}`);
+  }
   return `${lines.join('\n')}\n`;
 }

@@ -36,13 +36,24 @@ describe('the claude and codex stand-ins', () => {
       .stdout.trim()
       .split('\n')
       .map((line) => JSON.parse(line));
-    expect(events.map((e) => e.type)).toEqual(['system', 'assistant', 'result']);
-    expect(events[2]).toMatchObject({ subtype: 'success', is_error: false, session_id: events[0].session_id, total_cost_usd: 0.0123 });
+    // A tool call (what the run's progress shows), then the answer, then the result.
+    expect(events.map((e) => e.type)).toEqual(['system', 'assistant', 'assistant', 'result']);
+    expect(events[1].message.content[0]).toMatchObject({ type: 'tool_use', name: 'Bash', input: { command: 'echo step 1' } });
+    expect(events[3]).toMatchObject({ subtype: 'success', is_error: false, session_id: events[0].session_id, total_cost_usd: 0.0123 });
     const codex = run('codex exec --json')
       .stdout.trim()
       .split('\n')
       .map((line) => JSON.parse(line));
-    expect(codex.map((e) => e.type)).toEqual(['thread.started', 'turn.started', 'item.completed', 'item.completed', 'turn.completed']);
+    expect(codex.map((e) => e.type)).toEqual([
+      'thread.started',
+      'turn.started',
+      'item.completed',
+      'item.started',
+      'item.completed',
+      'item.completed',
+      'turn.completed',
+    ]);
+    expect(codex[3].item).toMatchObject({ type: 'command_execution', status: 'in_progress', exit_code: null });
   });
 
   it('refuse to resume what they do not have, in the real words', () => {

@@ -51,6 +51,8 @@ export function watched(reader: OutputReader): OutputReader & { printed(text: st
     agentError: () => reader.agentError(),
     usage: () => reader.usage(),
     usageLimit: (context) => reader.usageLimit(context),
+    progress: () => reader.progress(),
+    onProgress: (listener) => reader.onProgress(listener),
     unfinishedTail: () => reader.unfinishedTail(),
     printed(text, ms = 10_000) {
       if (seen.includes(text)) return Promise.resolve();
