@@ -63,6 +63,30 @@ describe('a run waiting out its usage limit on its computer', () => {
     expect(await replayLog(store, deciders)).toMatchObject({ ok: true });
   });
 
+  it('a run the board reaped while no daemon heartbeated it is not run again when its limit lifts in the next life', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock(Date.now());
+    const workspaceRoot = tempDir();
+    limitUntil(workspaceRoot, 'L', Date.now() + 3_600_000);
+    const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'USAGE_LIMIT carry on' });
+    const first = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.mjs'), workspaceRoot });
+    await first.claimAndHandOver('r1');
+    await waitForEvent(store, 'r1', 'run.limit.reached');
+    // The daemon stops; no one heartbeats the run for longer than its lease, and the board reaps it.
+    first.crash();
+    board.resolve('r1');
+
+    limitUntil(workspaceRoot, 'L', 0);
+    const second = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.mjs'), workspaceRoot });
+    // Its queue gives it its slot back at the reset.
+    await second.runs.limitOver('r1');
+    expect((await waitForEvent(store, 'r1', 'run.settled')).data.reported).toBe(false);
+    const events = await store.readStream(runStream('r1'));
+    expect(events.filter((e) => e.type === 'run.process.began')).toHaveLength(1);
+    expect(board.callsOf('r1', 'reply')).toEqual([]);
+    expect(await replayLog(store, deciders)).toMatchObject({ ok: true });
+  });
+
   it('a cancel while it waits completes it with the marker; it never runs again', async () => {
     const store = await openTempStore();
     const clock = new FakeClock(Date.now());
