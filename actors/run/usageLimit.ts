@@ -36,6 +36,8 @@ export interface UsageLimit {
 export const LIMIT_WORDS_CHARS = 300;
 /** A reset further ahead than this is not believed (a misread date): the wait falls back to doubling. */
 const MAX_AHEAD_MS = 31 * 24 * 3_600_000;
+/** A time of day (no date) this far past is the same reset said again, not that time tomorrow. */
+const JUST_PASSED_MS = 3_600_000;
 
 const SAYS_LIMIT: readonly RegExp[] = [
   /claude ai usage limit reached/i,
@@ -141,11 +143,14 @@ function wallClock(
     }
     return null;
   }
-  for (let ahead = 0; ahead <= 1; ahead++) {
-    const at = instantOf(timeZone, today.year, today.month, today.day + ahead, hour, minute);
-    if (at !== null && at > now) return believableReset(at, now);
-  }
-  return null;
+  const todayAt = instantOf(timeZone, today.year, today.month, today.day, hour, minute);
+  if (todayAt === null) return null;
+  if (todayAt > now) return believableReset(todayAt, now);
+  // Said again just after it passed (the run was woken at the reset, the CLI a little behind): the
+  // limit is lifting now, not at that time tomorrow. No time is believed: the wait falls back to doubling.
+  if (now - todayAt <= JUST_PASSED_MS) return null;
+  const tomorrowAt = instantOf(timeZone, today.year, today.month, today.day + 1, hour, minute);
+  return tomorrowAt !== null && tomorrowAt > now ? believableReset(tomorrowAt, now) : null;
 }
 
 function isZone(zone: string): boolean {

@@ -120,6 +120,13 @@ describe('what is not a limit', () => {
     expect(read("You've hit your usage limit. Try again in 90 days.")?.resetAt).toBeUndefined();
   });
 
+  it('a time of day said again just after it passed is the limit lifting now, not the same time tomorrow', () => {
+    // The daemon woke its run at the reset; the CLI, a little behind, says the same time once more.
+    expect(read("You've hit your usage limit. Try again at 9:59 AM.")).toEqual({ words: "You've hit your usage limit. Try again at 9:59 AM." });
+    expect(read("You've hit your limit · resets 9:30am (UTC)")?.resetAt).toBeUndefined();
+    expect(read('5-hour limit reached ∙ resets 9am', 'UTC')?.resetAt).toBeUndefined();
+  });
+
   it('a plain command says no limit, whatever it prints', () => {
     const reader = plainReader();
     reader.push('Claude AI usage limit reached|1767265200');
