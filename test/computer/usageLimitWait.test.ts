@@ -87,6 +87,28 @@ describe('a run waiting out its usage limit on its computer', () => {
     expect(await replayLog(store, deciders)).toMatchObject({ ok: true });
   });
 
+  it('a run the board ended while no daemon ran is resolved by the next life’s first beat: the board is not asked for its token at every beat', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock(Date.now());
+    const workspaceRoot = tempDir();
+    limitUntil(workspaceRoot, 'L', Date.now() + 3_600_000);
+    const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'USAGE_LIMIT carry on' });
+    const first = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.mjs'), workspaceRoot, heartbeatMs: 1_000 });
+    await first.claimAndHandOver('r1');
+    await waitForEvent(store, 'r1', 'run.limit.reached');
+    first.crash();
+    board.resolve('r1');
+
+    const second = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.mjs'), workspaceRoot, heartbeatMs: 1_000 });
+    clock.advance(1_000);
+    expect((await waitForEvent(store, 'r1', 'run.settled')).data.reported).toBe(false);
+    expect(second.runs.liveRuns()).toEqual([]);
+    // Each claim the board refuses is a decision in its log: one, not one a beat for as long as the run waits.
+    const claims = board.callsOf('r1', 'claim').length;
+    for (let i = 0; i < 5; i++) clock.advance(1_000);
+    expect(board.callsOf('r1', 'claim')).toHaveLength(claims);
+  });
+
   it('a cancel while it waits completes it with the marker; it never runs again', async () => {
     const store = await openTempStore();
     const clock = new FakeClock(Date.now());
