@@ -7,13 +7,17 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { Computer } from '../../actors/computer/computer.ts';
 import { CANCELLED_MARKER } from '../../actors/run/runState.ts';
 import { FakeClock } from '../../actors/runtime/clock.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import type { EventStore } from '../../events/store/eventStore.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
+import { frameInput } from '../../wire/frames.ts';
 import { until } from '../run/execution/agents.ts';
-import { claudeAgent, runStream, startRuns, waitForEvent } from '../support/computerRuns.ts';
+import { claudeAgent, killEveryGroup, runStream, startRuns, waitForEvent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';
 
@@ -130,5 +134,71 @@ describe('a run waiting out its usage limit on its computer', () => {
     await runs.limitOver('r1');
     const events = await store.readStream(runStream('r1'));
     expect(events.filter((e) => e.type === 'run.process.began')).toHaveLength(1);
+  });
+});
+
+describe('a computer restarted over a run that waited out its limit', () => {
+  async function startComputer(store: EventStore, clock: FakeClock, board: StandInBoard, workspaceRoot: string) {
+    const system = startActorSystem({ onError: () => {} });
+    const computer = new Computer({
+      system,
+      store,
+      clock,
+      board,
+      exec: claudeAgent('claude-cli.mjs'),
+      computer: 'c1',
+      server: 'http://127.0.0.1:9',
+      token: 'unused',
+      workspaceRoot,
+      heartbeatMs: 1_000,
+    });
+    await computer.start();
+    // No board listens: the stand-in answers the calls, and frames come in as the push stream gives them.
+    computer.push.stop();
+    const stop = () => {
+      computer.stop();
+      computer.runs.killAll();
+      stopSystem(system);
+    };
+    onTestFinished(async () => {
+      stop();
+      await killEveryGroup(store);
+    });
+    let frames = 0;
+    const offer = (runId: string, lane: string) =>
+      computer.queue.input(
+        frameInput('c1', JSON.stringify({ id: `f${++frames}-${runId}`, kind: 'run.requested', data: { run_id: runId, lane } }), clock.now()),
+      );
+    return { computer, offer, stop };
+  }
+
+  it('given it settled but its queue never heard (a kill between the two), then its slot and lane are freed at the start, not held for ever', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock(Date.now());
+    const workspaceRoot = tempDir();
+    limitUntil(workspaceRoot, 'L', Date.now() + 3_600_000);
+    const board = new StandInBoard().offer('a1', { lane: 'L', prompt: 'USAGE_LIMIT carry on' }).offer('a2', { lane: 'M', prompt: 'hello' });
+    const first = await startComputer(store, clock, board, workspaceRoot);
+    await first.offer('a1', 'L');
+    await vi.waitFor(async () => expect((await first.computer.queue.state()).runs.a1?.claimHeld).toBe(true), { timeout: 10_000 });
+    first.stop();
+
+    // Cancelled on the board while it waits; its run completes it and settles, and the daemon dies before
+    // its queue records the end (here: a run actor alone, whose queue is never told).
+    board.cancel('a1');
+    const alone = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.mjs'), workspaceRoot, heartbeatMs: 1_000 });
+    clock.advance(1_000);
+    await waitForEvent(store, 'a1', 'run.settled');
+    alone.crash();
+
+    limitUntil(workspaceRoot, 'L', 0);
+    const second = await startComputer(store, clock, board, workspaceRoot);
+    clock.advance(3_600_000);
+    await second.offer('a2', 'M');
+    await vi.waitFor(async () => expect((await store.readStream(runStream('a2'))).some((e) => e.type === 'run.settled')).toBe(true), {
+      timeout: 10_000,
+    });
+    expect((await second.computer.queue.state()).runs).toEqual({});
+    expect(await replayLog(store, deciders)).toMatchObject({ ok: true });
   });
 });
