@@ -189,7 +189,9 @@ export class ComputerRuns {
     // The board is asked first: it may have reaped the run while no daemon heartbeated it (stopped
     // through the wait), and a run it gave up is never run again (SPEC 4, "resolved server-side").
     await this.heartbeat(runId);
-    if (this.phases.get(runId) !== 'limited') return;
+    // Nothing starts while the daemon drains (its slot came back as the drain began): it stays claimed,
+    // and the next start, seeing its queue gave it the slot, runs it (see Computer.settleLimit).
+    if (this.phases.get(runId) !== 'limited' || this.draining) return;
     await this.input(runId, { stream: this.stream(runId), type: 'run.limit.over', data: { runId }, at: this.options.clock.now() });
   }
 

@@ -113,6 +113,23 @@ describe('a run waiting out its usage limit on its computer', () => {
     expect(board.callsOf('r1', 'claim')).toHaveLength(claims);
   });
 
+  it('given its slot back as the daemon begins to drain, then it does not start: it waits, claimed, for the next life', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock(Date.now());
+    const workspaceRoot = tempDir();
+    limitUntil(workspaceRoot, 'L', Date.now() + 3_600_000);
+    const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'USAGE_LIMIT carry on' });
+    const { claimAndHandOver, runs } = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.mjs'), workspaceRoot });
+    await claimAndHandOver('r1');
+    await waitForEvent(store, 'r1', 'run.limit.reached');
+    limitUntil(workspaceRoot, 'L', 0);
+    runs.beginDrain();
+    await runs.limitOver('r1');
+    expect(runs.phaseOf('r1')).toBe('limited');
+    expect(runs.runsToDrain()).toEqual([]);
+    expect((await store.readStream(runStream('r1'))).filter((e) => e.type === 'run.process.began')).toHaveLength(1);
+  });
+
   it('a cancel while it waits completes it with the marker; it never runs again', async () => {
     const store = await openTempStore();
     const clock = new FakeClock(Date.now());
