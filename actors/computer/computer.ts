@@ -190,9 +190,20 @@ export class Computer {
         await this.settleLimit(run.runId, run.lane);
         continue;
       }
-      if (run.status !== 'running' || live.has(run.runId)) continue;
       const { computer, store, clock } = this.options;
       const laneStream = `${computer}/lane:${run.lane}`;
+      // Waiting out a usage limit, but settled (cancelled, resolved) in a life that stopped before its
+      // queue heard: told now, or its lane (and, at the reset, a slot) would be held for ever.
+      if (run.claimHeld && !live.has(run.runId)) {
+        await this.queue.input({
+          stream: laneStream,
+          type: 'run.execution.ended',
+          data: { runId: run.runId, ok: false, reason: 'ended before a restart' },
+          at: clock.now(),
+        });
+        continue;
+      }
+      if (run.status !== 'running' || live.has(run.runId)) continue;
       const events = await store.readStream(`${computer}/run:${run.runId}`);
       if (events.some((e) => e.type === 'run.handed.over')) {
         await this.queue.input({

@@ -198,6 +198,12 @@ export class ComputerRuns {
    */
   async limitOver(runId: string): Promise<void> {
     if (!this.started) return;
+    // The board is asked first: it may have reaped the run while no daemon heartbeated it (stopped
+    // through the wait), and a run it gave up is never run again (SPEC 4, "resolved server-side").
+    await this.heartbeat(runId);
+    // Nothing starts while the daemon drains (its slot came back as the drain began): it stays claimed,
+    // and the next start, seeing its queue gave it the slot, runs it (see Computer.settleLimit).
+    if (this.phases.get(runId) !== 'limited' || this.draining) return;
     await this.input(runId, { stream: this.stream(runId), type: 'run.limit.over', data: { runId }, at: this.options.clock.now() });
   }
 
@@ -341,6 +347,12 @@ export class ComputerRuns {
    * in the name of the life that claimed it: another life of this computer would be `claimed_elsewhere`.
    */
   private async runToken(runId: string): Promise<string | null> {
+    const known = await this.tokenOrGone(runId);
+    return typeof known === 'string' ? known : null;
+  }
+
+  /** The run token, or `gone` when the board answers the claim again 410: the run is terminal there. */
+  private async tokenOrGone(runId: string): Promise<string | 'gone' | null> {
     const known = this.tokens.get(runId);
     if (known) return known;
     const lane = this.lanes.get(runId);
@@ -351,7 +363,7 @@ export class ComputerRuns {
       this.tokens.set(runId, token);
       return token;
     }
-    return null;
+    return answer.status === 410 ? 'gone' : null;
   }
 
   /**
@@ -402,16 +414,18 @@ export class ComputerRuns {
   }
 
   private async heartbeat(runId: string): Promise<void> {
-    let token: string | null;
+    let token: string | 'gone' | null;
     try {
-      token = await this.runToken(runId);
+      token = await this.tokenOrGone(runId);
     } catch (error) {
       // The claim's life could not be read from the log: this beat is skipped, the next one asks again.
       this.failures(`the heartbeat of run ${runId} is skipped: its run token could not be had (${messageOf(error)}); the next beat tries again`);
       return;
     }
     if (token === null) return;
-    const answer = await this.options.board.heartbeat(runId, token, this.progress.get(runId));
+    // A later life asking for the token of a run the board has ended meanwhile (reaped while no daemon
+    // ran) hears 410, as its heartbeat would: the run is resolved, not heartbeated without a token for ever.
+    const answer = token === 'gone' ? { status: 410, body: null } : await this.options.board.heartbeat(runId, token, this.progress.get(runId));
     const cancelRequested = CancelRequested.safeParse(answer.body).success;
     if (answer.status !== 410 && !cancelRequested) return;
     const answered: NewDomainEvent = {

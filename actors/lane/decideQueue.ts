@@ -225,8 +225,10 @@ function answerLimit(state: QueueState, report: EventData<'run.limit.reported'>,
   if (run?.status !== 'running') return [];
   const login = loginOf(run);
   const holding = limitOf(state, login, at);
-  // A reset already past (the CLIs have been seen to repeat a stale one) says nothing of when it lifts.
-  const said = resetAt !== undefined && resetAt > at ? resetAt : null;
+  // The reader keeps only a reset ahead of the agent's exit (usageLimit.ts): one past by now was told late
+  // (a daemon killed between its run's `run.limit.reached` and this report, started again after it), and
+  // has lifted: the run goes again at once.
+  const said = resetAt === undefined ? null : Math.max(resetAt, at);
   const strikes = holding ? holding.strikes : (state.loginLimits?.[login]?.strikes ?? 0) + 1;
   const wait = limitWaitMs(strikes);
   const notBefore = Math.max(holding?.until ?? 0, said ?? (holding ? 0 : at + wait));

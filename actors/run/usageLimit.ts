@@ -36,6 +36,8 @@ export interface UsageLimit {
 export const LIMIT_WORDS_CHARS = 300;
 /** A reset further ahead than this is not believed (a misread date): the wait falls back to doubling. */
 const MAX_AHEAD_MS = 31 * 24 * 3_600_000;
+/** A time of day (no date) this far past is the same reset said again, not that time tomorrow. */
+const JUST_PASSED_MS = 3_600_000;
 
 const SAYS_LIMIT: readonly RegExp[] = [
   /claude ai usage limit reached/i,
@@ -119,8 +121,8 @@ function hour12(hour: number, half: string): number {
 }
 
 /**
- * The next moment after `now` whose wall clock in `timeZone` reads `hour:minute` (on `date` when
- * given, the year too when given; otherwise the next such day), or null when that cannot be.
+ * The end of the next minute after `now` whose wall clock in `timeZone` reads `hour:minute` (on `date`
+ * when given, the year too when given; otherwise today, or tomorrow when today's is long past), or null.
  */
 function wallClock(
   now: number,
@@ -132,20 +134,26 @@ function wallClock(
   if (date && date.month < 0) return null;
   const today = partsIn(now, timeZone);
   if (!today) return null;
+  // The CLIs cut the reset to its minute (Codex prints %-I:%M): woken at the minute's start, the run would
+  // meet the limit again. It has lifted by the minute's end.
+  const endOf = (at: number | null) => (at === null ? null : at + 60_000);
   if (date) {
     const years = date.year === null ? [today.year, today.year + 1] : [date.year];
     for (const year of years) {
-      const at = instantOf(timeZone, year, date.month, date.day, hour, minute);
+      const at = endOf(instantOf(timeZone, year, date.month, date.day, hour, minute));
       const believed = at === null ? null : believableReset(at, now);
       if (believed !== null) return believed;
     }
     return null;
   }
-  for (let ahead = 0; ahead <= 1; ahead++) {
-    const at = instantOf(timeZone, today.year, today.month, today.day + ahead, hour, minute);
-    if (at !== null && at > now) return believableReset(at, now);
-  }
-  return null;
+  const todayAt = endOf(instantOf(timeZone, today.year, today.month, today.day, hour, minute));
+  if (todayAt === null) return null;
+  if (todayAt > now) return believableReset(todayAt, now);
+  // Said again just after it passed (the run was woken at the reset, the CLI a little behind): the
+  // limit is lifting now, not at that time tomorrow. No time is believed: the wait falls back to doubling.
+  if (now - todayAt <= JUST_PASSED_MS) return null;
+  const tomorrowAt = endOf(instantOf(timeZone, today.year, today.month, today.day + 1, hour, minute));
+  return tomorrowAt !== null && tomorrowAt > now ? believableReset(tomorrowAt, now) : null;
 }
 
 function isZone(zone: string): boolean {

@@ -42,6 +42,12 @@ export async function doctor(o: DoctorOptions): Promise<void> {
   if (program === undefined) throw new Error('--exec names no program: give the agent command line, e.g. --exec claude');
   const { kind } = agentSettingsOf({ exec: o.exec });
   const scratch = scratchFolder(o.db);
+  // A Ctrl-C (or SIGTERM) stops the turn running (untilDone) and every check after it: the person
+  // stopped the doctor, so what it could not check is said as stopped, not as the agent's fault. Heard
+  // between turns too, so the scratch folder is still removed.
+  const onSignal = () => (signalled.value = true);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   try {
     const workspace = join(scratch, LANE);
     mkdirSync(workspace, { recursive: true });
@@ -49,9 +55,15 @@ export async function doctor(o: DoctorOptions): Promise<void> {
     report(o, kind, checks);
     process.exitCode = checks.every((c) => c.status !== 'failed') ? 0 : 1;
   } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     rmSync(scratch, { recursive: true, force: true });
   }
 }
+
+/** Set by the first Ctrl-C or SIGTERM. */
+const signalled = { value: false };
+const STOPPED: Finding = { detail: 'stopped (Ctrl-C or a signal) before it answered: not checked' };
 
 async function runChecks(o: DoctorOptions, kind: AgentKind, program: Word, workspace: string, scratch: string): Promise<Check[]> {
   const checks: Check[] = [];
@@ -90,6 +102,7 @@ async function runChecks(o: DoctorOptions, kind: AgentKind, program: Word, works
     return skipRest('no session to resume');
   }
   checks.push({ check: 'session', status: 'ok', detail: `announced ${session}` });
+  if (signalled.value) return skipRest('stopped (Ctrl-C or a signal)');
   checks.push(resumeCheck(o, kind, session, await turn(o, scratch, PROMPTS[1], session)));
   return checks;
 }
@@ -211,6 +224,7 @@ function resumeCheck(o: DoctorOptions, kind: AgentKind, session: string, second:
 }
 
 function trouble(kind: AgentKind, turn: Turn, budgetS: number): Finding {
+  if (signalled.value) return STOPPED;
   const exit = turn.result.processes.at(-1)?.exit;
   const agent = turn.agent;
   return troubleOf(kind, {

@@ -3,10 +3,10 @@
  * `codex` first on PATH (test/fixtures/agents/bin.ts): each check says ok or failed and what to fix,
  * exit 0 when all pass and 1 otherwise, and nothing is written to the log or left beside it.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { agentBin } from '../fixtures/agents/bin.ts';
 import { repoRoot } from '../support/processes.ts';
 import { tempDir } from '../support/tempStore.ts';
@@ -157,6 +157,27 @@ describe('runledger doctor', () => {
     const run = doctor(['--exec', 'sleep 30', '--timeout-s', '1', '--json']);
     expect(run.status).toBe(1);
     expect(checksOf(run)[1]).toMatchObject({ status: 'failed', detail: 'no answer within 1 s', fix: expect.stringContaining('raise --timeout-s') });
+  });
+
+  it('given Ctrl-C while a turn runs, then the agent is stopped and the check says it was stopped, not what to fix in the agent', async () => {
+    const dir = tempDir();
+    const agents = agentBin(dir);
+    const started = join(dir, 'started');
+    const child = spawn(
+      process.execPath,
+      [join(repoRoot, 'cli/runledger.js'), 'doctor', '--db', join(dir, 'state', 'runledger.db'), '--exec', `touch ${started} && sleep 30`],
+      { cwd: dir, env: { ...process.env, ...agents.env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    await vi.waitFor(() => expect(existsSync(started)).toBe(true), { timeout: 20_000, interval: 50 });
+    child.kill('SIGINT');
+    expect(await exited).toBe(1);
+    expect(stdout).toMatch(/^failed {2}answer {3}stopped \(Ctrl-C or a signal\) before it answered: not checked$/m);
+    expect(stdout).not.toContain('fix:');
+    // The scratch folder of the turn is gone.
+    expect(readdirSync(dir).sort()).toEqual(['agent-home', 'bin', 'started']);
   });
 
   it('given an --exec with no program, then it is a usage error, exit 2', () => {

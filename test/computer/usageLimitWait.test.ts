@@ -7,13 +7,17 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { Computer } from '../../actors/computer/computer.ts';
 import { CANCELLED_MARKER } from '../../actors/run/runState.ts';
 import { FakeClock } from '../../actors/runtime/clock.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import type { EventStore } from '../../events/store/eventStore.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
+import { frameInput } from '../../wire/frames.ts';
 import { until } from '../run/execution/agents.ts';
-import { claudeAgent, runStream, startRuns, waitForEvent } from '../support/computerRuns.ts';
+import { claudeAgent, killEveryGroup, runStream, startRuns, waitForEvent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';
 
@@ -63,6 +67,69 @@ describe('a run waiting out its usage limit on its computer', () => {
     expect(await replayLog(store, deciders)).toMatchObject({ ok: true });
   });
 
+  it('a run the board reaped while no daemon heartbeated it is not run again when its limit lifts in the next life', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock(Date.now());
+    const workspaceRoot = tempDir();
+    limitUntil(workspaceRoot, 'L', Date.now() + 3_600_000);
+    const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'USAGE_LIMIT carry on' });
+    const first = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.mjs'), workspaceRoot });
+    await first.claimAndHandOver('r1');
+    await waitForEvent(store, 'r1', 'run.limit.reached');
+    // The daemon stops; no one heartbeats the run for longer than its lease, and the board reaps it.
+    first.crash();
+    board.resolve('r1');
+
+    limitUntil(workspaceRoot, 'L', 0);
+    const second = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.mjs'), workspaceRoot });
+    // Its queue gives it its slot back at the reset.
+    await second.runs.limitOver('r1');
+    expect((await waitForEvent(store, 'r1', 'run.settled')).data.reported).toBe(false);
+    const events = await store.readStream(runStream('r1'));
+    expect(events.filter((e) => e.type === 'run.process.began')).toHaveLength(1);
+    expect(board.callsOf('r1', 'reply')).toEqual([]);
+    expect(await replayLog(store, deciders)).toMatchObject({ ok: true });
+  });
+
+  it('a run the board ended while no daemon ran is resolved by the next life’s first beat: the board is not asked for its token at every beat', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock(Date.now());
+    const workspaceRoot = tempDir();
+    limitUntil(workspaceRoot, 'L', Date.now() + 3_600_000);
+    const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'USAGE_LIMIT carry on' });
+    const first = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.mjs'), workspaceRoot, heartbeatMs: 1_000 });
+    await first.claimAndHandOver('r1');
+    await waitForEvent(store, 'r1', 'run.limit.reached');
+    first.crash();
+    board.resolve('r1');
+
+    const second = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.mjs'), workspaceRoot, heartbeatMs: 1_000 });
+    clock.advance(1_000);
+    expect((await waitForEvent(store, 'r1', 'run.settled')).data.reported).toBe(false);
+    expect(second.runs.liveRuns()).toEqual([]);
+    // Each claim the board refuses is a decision in its log: one, not one a beat for as long as the run waits.
+    const claims = board.callsOf('r1', 'claim').length;
+    for (let i = 0; i < 5; i++) clock.advance(1_000);
+    expect(board.callsOf('r1', 'claim')).toHaveLength(claims);
+  });
+
+  it('given its slot back as the daemon begins to drain, then it does not start: it waits, claimed, for the next life', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock(Date.now());
+    const workspaceRoot = tempDir();
+    limitUntil(workspaceRoot, 'L', Date.now() + 3_600_000);
+    const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'USAGE_LIMIT carry on' });
+    const { claimAndHandOver, runs } = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.mjs'), workspaceRoot });
+    await claimAndHandOver('r1');
+    await waitForEvent(store, 'r1', 'run.limit.reached');
+    limitUntil(workspaceRoot, 'L', 0);
+    runs.beginDrain();
+    await runs.limitOver('r1');
+    expect(runs.phaseOf('r1')).toBe('limited');
+    expect(runs.runsToDrain()).toEqual([]);
+    expect((await store.readStream(runStream('r1'))).filter((e) => e.type === 'run.process.began')).toHaveLength(1);
+  });
+
   it('a cancel while it waits completes it with the marker; it never runs again', async () => {
     const store = await openTempStore();
     const clock = new FakeClock(Date.now());
@@ -84,5 +151,71 @@ describe('a run waiting out its usage limit on its computer', () => {
     await runs.limitOver('r1');
     const events = await store.readStream(runStream('r1'));
     expect(events.filter((e) => e.type === 'run.process.began')).toHaveLength(1);
+  });
+});
+
+describe('a computer restarted over a run that waited out its limit', () => {
+  async function startComputer(store: EventStore, clock: FakeClock, board: StandInBoard, workspaceRoot: string) {
+    const system = startActorSystem({ onError: () => {} });
+    const computer = new Computer({
+      system,
+      store,
+      clock,
+      board,
+      exec: claudeAgent('claude-cli.mjs'),
+      computer: 'c1',
+      server: 'http://127.0.0.1:9',
+      token: 'unused',
+      workspaceRoot,
+      heartbeatMs: 1_000,
+    });
+    await computer.start();
+    // No board listens: the stand-in answers the calls, and frames come in as the push stream gives them.
+    computer.push.stop();
+    const stop = () => {
+      computer.stop();
+      computer.runs.killAll();
+      stopSystem(system);
+    };
+    onTestFinished(async () => {
+      stop();
+      await killEveryGroup(store);
+    });
+    let frames = 0;
+    const offer = (runId: string, lane: string) =>
+      computer.queue.input(
+        frameInput('c1', JSON.stringify({ id: `f${++frames}-${runId}`, kind: 'run.requested', data: { run_id: runId, lane } }), clock.now()),
+      );
+    return { computer, offer, stop };
+  }
+
+  it('given it settled but its queue never heard (a kill between the two), then its slot and lane are freed at the start, not held for ever', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock(Date.now());
+    const workspaceRoot = tempDir();
+    limitUntil(workspaceRoot, 'L', Date.now() + 3_600_000);
+    const board = new StandInBoard().offer('a1', { lane: 'L', prompt: 'USAGE_LIMIT carry on' }).offer('a2', { lane: 'M', prompt: 'hello' });
+    const first = await startComputer(store, clock, board, workspaceRoot);
+    await first.offer('a1', 'L');
+    await vi.waitFor(async () => expect((await first.computer.queue.state()).runs.a1?.claimHeld).toBe(true), { timeout: 10_000 });
+    first.stop();
+
+    // Cancelled on the board while it waits; its run completes it and settles, and the daemon dies before
+    // its queue records the end (here: a run actor alone, whose queue is never told).
+    board.cancel('a1');
+    const alone = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.mjs'), workspaceRoot, heartbeatMs: 1_000 });
+    clock.advance(1_000);
+    await waitForEvent(store, 'a1', 'run.settled');
+    alone.crash();
+
+    limitUntil(workspaceRoot, 'L', 0);
+    const second = await startComputer(store, clock, board, workspaceRoot);
+    clock.advance(3_600_000);
+    await second.offer('a2', 'M');
+    await vi.waitFor(async () => expect((await store.readStream(runStream('a2'))).some((e) => e.type === 'run.settled')).toBe(true), {
+      timeout: 10_000,
+    });
+    expect((await second.computer.queue.state()).runs).toEqual({});
+    expect(await replayLog(store, deciders)).toMatchObject({ ok: true });
   });
 });

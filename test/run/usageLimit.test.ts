@@ -17,22 +17,22 @@ describe('usage limits as Claude Code says them', () => {
   });
 
   it('"Your limit will reset at 5pm (Europe/Warsaw)": that wall clock in that zone, today', () => {
-    expect(read('Claude usage limit reached. Your limit will reset at 5pm (Europe/Warsaw).')?.resetAt).toBe(at('2026-01-01T16:00:00Z'));
+    expect(read('Claude usage limit reached. Your limit will reset at 5pm (Europe/Warsaw).')?.resetAt).toBe(at('2026-01-01T16:01:00Z'));
   });
 
   it('"reset at Oct 6, 6pm": that day, the next one ahead', () => {
-    expect(read('Claude usage limit reached. Your limit will reset at Jan 6, 6pm.', 'Europe/Berlin')?.resetAt).toBe(at('2026-01-06T17:00:00Z'));
+    expect(read('Claude usage limit reached. Your limit will reset at Jan 6, 6pm.', 'Europe/Berlin')?.resetAt).toBe(at('2026-01-06T17:01:00Z'));
   });
 
   it('"5-hour limit reached ∙ resets 5am": the next 5am in the machine’s zone (tomorrow when it has passed)', () => {
-    expect(read('5-hour limit reached ∙ resets 5am', 'Europe/Berlin')?.resetAt).toBe(at('2026-01-02T04:00:00Z'));
-    expect(read('5-hour limit reached ∙ resets 12pm', 'Europe/Berlin')?.resetAt).toBe(at('2026-01-01T11:00:00Z'));
+    expect(read('5-hour limit reached ∙ resets 5am', 'Europe/Berlin')?.resetAt).toBe(at('2026-01-02T04:01:00Z'));
+    expect(read('5-hour limit reached ∙ resets 12pm', 'Europe/Berlin')?.resetAt).toBe(at('2026-01-01T11:01:00Z'));
   });
 
   it('2.1.x: "You’ve hit your session limit · resets 12:50am (America/Los_Angeles)"', () => {
     const limit = read('You’ve hit your session limit · resets 12:50am (America/Los_Angeles)');
-    expect(limit).toEqual({ words: 'You’ve hit your session limit · resets 12:50am (America/Los_Angeles)', resetAt: at('2026-01-02T08:50:00Z') });
-    expect(read("You've hit your limit · resets 2pm (Asia/Shanghai)")?.resetAt).toBe(at('2026-01-02T06:00:00Z'));
+    expect(limit).toEqual({ words: 'You’ve hit your session limit · resets 12:50am (America/Los_Angeles)', resetAt: at('2026-01-02T08:51:00Z') });
+    expect(read("You've hit your limit · resets 2pm (Asia/Shanghai)")?.resetAt).toBe(at('2026-01-02T06:01:00Z'));
   });
 
   it('an API key at its rate limit says no time; one at its spend limit says the day, in UTC', () => {
@@ -78,12 +78,12 @@ describe('usage limits as Claude Code says them', () => {
 
 describe('usage limits as Codex says them', () => {
   it('today: "Try again at 3:15 PM." (the machine’s local time), and a later day with its date', () => {
-    expect(read("You've hit your usage limit. Try again at 3:15 PM.", 'Europe/Berlin')?.resetAt).toBe(at('2026-01-01T14:15:00Z'));
+    expect(read("You've hit your usage limit. Try again at 3:15 PM.", 'Europe/Berlin')?.resetAt).toBe(at('2026-01-01T14:16:00Z'));
     expect(
       read(
         "You've hit your usage limit. Upgrade to Pro (https://openai.com/chatgpt/pricing), visit https://chatgpt.com/codex/settings/usage to purchase more credits or try again at Jan 5th, 2026 8:19 PM.",
       )?.resetAt,
-    ).toBe(at('2026-01-05T20:19:00Z'));
+    ).toBe(at('2026-01-05T20:20:00Z'));
   });
 
   it('0.27–0.40: "or try again in 2 days 3 hours 14 minutes."', () => {
@@ -106,7 +106,7 @@ describe('usage limits as Codex says them', () => {
     const limited = codexJsonReader();
     limited.push(`${JSON.stringify({ type: 'turn.failed', error: { message: "You've hit your usage limit. Try again at 3:15 PM." } })}\n`);
     limited.end();
-    expect(limited.usageLimit({ now: NOW, timeZone: 'UTC', stderr: '' })?.resetAt).toBe(at('2026-01-01T15:15:00Z'));
+    expect(limited.usageLimit({ now: NOW, timeZone: 'UTC', stderr: '' })?.resetAt).toBe(at('2026-01-01T15:16:00Z'));
     const quota = codexJsonReader();
     quota.push(`${JSON.stringify({ type: 'error', message: 'Quota exceeded. Check your plan and billing details.' })}\n`);
     quota.end();
@@ -118,6 +118,20 @@ describe('what is not a limit', () => {
   it('a reset in the past or months ahead is no reset time (the wait falls back to doubling)', () => {
     expect(read('Claude AI usage limit reached|1700000000')).toEqual({ words: 'Claude AI usage limit reached' });
     expect(read("You've hit your usage limit. Try again in 90 days.")?.resetAt).toBeUndefined();
+  });
+
+  it('a time of day names its minute, cut to it (Codex prints %-I:%M): the limit has lifted by that minute’s end, not before', () => {
+    expect(read("You've hit your usage limit. Try again at 3:15 PM.")?.resetAt).toBe(at('2026-01-01T15:16:00Z'));
+    expect(read("You've hit your limit · resets 12:50pm (UTC)")?.resetAt).toBe(at('2026-01-01T12:51:00Z'));
+    // Said in the minute it names: still ahead, at the minute's end.
+    expect(read("You've hit your limit · resets 10am (UTC)")?.resetAt).toBe(at('2026-01-01T10:01:00Z'));
+  });
+
+  it('a time of day said again just after it passed is the limit lifting now, not the same time tomorrow', () => {
+    // The daemon woke its run at the reset; the CLI, a little behind, says the same time once more.
+    expect(read("You've hit your usage limit. Try again at 9:59 AM.")).toEqual({ words: "You've hit your usage limit. Try again at 9:59 AM." });
+    expect(read("You've hit your limit · resets 9:30am (UTC)")?.resetAt).toBeUndefined();
+    expect(read('5-hour limit reached ∙ resets 9am', 'UTC')?.resetAt).toBeUndefined();
   });
 
   it('a plain command says no limit, whatever it prints', () => {

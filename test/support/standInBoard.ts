@@ -125,6 +125,8 @@ export class StandInBoard {
     await this.held.get(runId);
     const run = this.offered.get(runId);
     if (!run) return { status: 404, body: { detail: { error: 'not_found' } } };
+    // A terminal run is gone, even for its holder (SPEC 7).
+    if (this.resolved.has(runId)) return { status: 410, body: { detail: { error: 'gone' } } };
     if (this.holders) {
       const holder = this.holders.get(runId);
       if (holder !== undefined && incarnation !== undefined && holder !== incarnation)
