@@ -44,6 +44,8 @@ export interface ComputerRunsOptions {
   };
   /** Where an input sent without waiting (an agent's exit, a timer's) is told when it could not be recorded; stderr by default. */
   readonly log?: FailureLog;
+  /** Test seam (the simulator's agent processes): how an agent is started. */
+  readonly startAgent?: RunEffectsContext['startAgent'];
   /** Tells the queue a run no longer needs its slot and lane. */
   readonly executionEnded: (runId: string, lane: string | null, ok: boolean, reason?: string) => Promise<void>;
 }
@@ -92,6 +94,7 @@ export class ComputerRuns {
       promptOf: (runId) => this.prompts.get(runId) ?? null,
       board: options.board,
       log: this.failures,
+      ...(options.startAgent ? { startAgent: options.startAgent } : {}),
     };
     const now = () => clock.now();
     this.outboxes = [spawnConsumer(ctx), killConsumer(ctx), completionConsumer(ctx)].map((c) => new Outbox(store, c, now, clock));

@@ -42,6 +42,8 @@ export interface RunEffectsContext {
     reply(runId: string, token: string, text: string): Promise<BoardAnswer>;
     complete(runId: string, token: string, result: { ok: boolean; error?: string }): Promise<BoardAnswer>;
   };
+  /** Test seam (the simulator's agent processes): how an agent is started; the launcher's by default. */
+  readonly startAgent?: typeof startAgent;
 }
 
 const ownRun = (computer: string, event: DomainEvent) => {
@@ -87,7 +89,7 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
       // Notices filed into the session's inbox since its last turn go ahead of the prompt (SPEC 5).
       const unread = turn.resuming ? await unreadNotices(ctx.store, turn.resuming) : { notices: [], through: 0 };
       const budget = remainingMs(deadlineAt, event.at);
-      const handle = await startAgent({
+      const handle = await (ctx.startAgent ?? startAgent)({
         command: turn.command,
         cwd: workspace,
         prompt: `${ctx.budgetNote ? `${budgetWords(budget)}\n\n` : ''}${noticePrefix(unread.notices)}${prompt}`,
