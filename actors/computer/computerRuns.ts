@@ -146,14 +146,18 @@ export class ComputerRuns {
    * waiting for a retry get their timer back. Then effects flow and heartbeats start.
    */
   async start(): Promise<void> {
-    for (const outbox of this.outboxes) await outbox.open();
     const [executions, laneSessions] = await hydrateStates(this.options.store, [executionsProjection, laneSessionsProjection]);
     const runs = executions[this.options.computer] ?? {};
     this.laneSessions = { ...(laneSessions[this.options.computer] ?? {}) };
+    // Known before the outboxes open: a completion a crash cut is sent again as they open, and its run
+    // token is claimed again in the name of the life that claimed the run, read from the run's lane.
     for (const [runId, run] of Object.entries(runs)) {
       this.live.add(runId);
       this.phases.set(runId, run.phase);
       if (run.lane !== null) this.lanes.set(runId, run.lane);
+    }
+    for (const outbox of this.outboxes) await outbox.open();
+    for (const [runId, run] of Object.entries(runs)) {
       if (run.phase === 'executing' || run.phase === 'requested') {
         const alive = run.pid !== null && groupAlive(run.pid);
         await this.input(runId, {
