@@ -219,17 +219,25 @@ export class ComputerMachine {
         network.send(this.id, [owner], `refused ${request.kind}`, () => answer({ status: 0 }), 0, true);
         return;
       }
-      network.send(this.id, [owner], `${request.kind} ${request.runId}`, () => {
-        const boardLife = board.life;
-        if (!boardLife) {
-          network.send(this.id, [owner], `refused ${request.kind}`, () => answer({ status: 0 }), 0, true);
-          return;
-        }
-        void board.call(request).then((value) => {
-          if (value === null || !boardLife.owner.alive) return;
-          network.send(this.id, [owner, boardLife.owner], `answer ${request.kind} ${value.status}`, () => answer(value));
-        });
-      });
+      network.send(
+        this.id,
+        [owner],
+        `${request.kind} ${request.runId}`,
+        () => {
+          const boardLife = board.life;
+          if (!boardLife) {
+            network.send(this.id, [owner], `refused ${request.kind}`, () => answer({ status: 0 }), 0, true);
+            return;
+          }
+          void board.call(request).then((value) => {
+            if (value === null || !boardLife.owner.alive) return;
+            network.send(this.id, [owner, boardLife.owner], `answer ${request.kind} ${value.status}`, () => answer(value), 0, false, true);
+          });
+        },
+        0,
+        false,
+        true,
+      );
     });
   }
 

@@ -31,13 +31,9 @@ export class SimDisk {
     };
     // The sim has no other process on the file: the poll that looks for their appends would only be noise.
     const options = { pollMs: 2 ** 31 - 1, writer: this.writer, faults, report, foreignRows: 'fail' as const };
-    let store: SqliteEventStore;
-    if (this.db === null) {
-      store = await openSqliteStore(':memory:', options);
-    } else {
-      const image = this.db.serialize();
-      store = new SqliteEventStore(new Database(image), options);
-    }
+    // A fresh disk starts from a migrated empty log, made once per process (the migrations cost more than a world's appends).
+    const image = this.db === null ? await emptyLog() : this.db.serialize();
+    const store = new SqliteEventStore(new Database(image), options);
     this.db = store.db;
     return withoutHolds(store);
   }
@@ -52,6 +48,17 @@ export class SimDisk {
   async snapshot(): Promise<SqliteEventStore> {
     return new SqliteEventStore(new Database(this.current.serialize()), { pollMs: 2 ** 31 - 1, foreignRows: 'fail' });
   }
+}
+
+let empty: Buffer | null = null;
+
+async function emptyLog(): Promise<Buffer> {
+  if (!empty) {
+    const store = await openSqliteStore(':memory:', { pollMs: 2 ** 31 - 1 });
+    empty = store.db.serialize();
+    await store.close();
+  }
+  return empty;
 }
 
 /**

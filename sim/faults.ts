@@ -47,13 +47,14 @@ export function drawPlan(prng: Prng, kinds: ReadonlySet<FaultKind>, computers: r
     const kind = prng.pick(usable);
     const target = kind === 'board' ? 'board' : kind === 'disk' && prng.chance(0.4) ? 'board' : prng.pick(computers);
     const forMs = kind === 'disk' ? prng.int(1, 120) * 1_000 : kind === 'skew' ? 0 : prng.int(1, 90) * 1_000;
-    const amount = kind === 'skew' ? prng.int(-3_000, 3_000) : kind === 'net' ? prng.int(5, 60) : 0;
+    // A net fault: HTTP calls that crawl (3 s at most each way), or, more often, a whole link that crawls, loses and repeats.
+    const amount = kind === 'skew' ? prng.int(-3_000, 3_000) : kind === 'net' ? (prng.chance(0.4) ? 0 : prng.int(5, 60)) : 0;
     plan.push({ at: prng.int(0, windowMs), kind, target, forMs, amount });
   }
   return plan.sort((a, b) => a.at - b.at);
 }
 
 export function describeFault(f: Fault): string {
-  const extra = f.kind === 'skew' ? ` by ${f.amount} ms` : f.kind === 'net' ? ` (${f.amount}% loss, slow, repeats)` : '';
+  const extra = f.kind === 'skew' ? ` by ${f.amount} ms` : f.kind === 'net' ? (f.amount ? ` (${f.amount}% loss, slow, repeats)` : ' (slow)') : '';
   return `+${(f.at / 1000).toFixed(1)}s ${f.kind} ${f.target}${f.forMs ? ` for ${(f.forMs / 1000).toFixed(0)}s` : ''}${extra}`;
 }

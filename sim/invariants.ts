@@ -30,18 +30,24 @@ export const INVARIANTS = [
   'drainEndsWithLife', // a life that did not begin a drain never answers 503 draining
   'leaseKept', // a run its live computer heartbeats over a healthy link is never reaped
   'parkedWhileLaneFree', // a parked run is unparked once its lane is free and the frame could reach it
+  'noSpin', // virtual time moves on: no burst of thousands of steps within 10 virtual ms (a busy loop)
   'liveness', // once faults stop, every run ends within the bound
   'replayAgrees', // `replay` re-derives every decision of every log
   'rebuildEqualsLive', // `rebuild` of every log equals its live projections
 ] as const;
 export type InvariantName = (typeof INVARIANTS)[number];
 
-/** Slack for a frame to reach a computer and its claim to be decided, ms. */
-const PROMPT_MS = 5_000;
+/** Steps within 10 virtual ms that make a busy loop: a burst of a hundred runs' frames is far below it. */
+const SPIN_STEPS = 2_000;
+
+/** Slack for a frame to reach a computer and its claim to be decided, ms: a slow link takes up to 3 s each way. */
+const PROMPT_MS = 8_000;
 
 interface DiskScan {
   seen: number;
   drainedThisLife: boolean;
+  db?: SimDisk['current'];
+  select?: ReturnType<SimDisk['current']['prepare']>;
 }
 
 /**
@@ -117,9 +123,18 @@ export class Invariants {
 
   private readonly allExecutions: Execution[] = [];
 
+  private burstFrom = 0;
+  private burst = 0;
+
   /** After each step: what the logs gained, then the live states. The first violation, if any. */
-  afterStep(machines: readonly ComputerMachine[], step: number): Violation | null {
+  afterStep(machines: readonly ComputerMachine[], step: number, what: string): Violation | null {
     this.step = step;
+    if (this.now - this.burstFrom > 10) {
+      this.burstFrom = this.now;
+      this.burst = 0;
+    }
+    this.burst++;
+    this.check('noSpin', this.burst <= SPIN_STEPS, () => `${SPIN_STEPS} steps within 10 virtual ms, the last: ${what} (a busy loop)`);
     const boardLife = this.w.board.life;
     if (boardLife) this.boardState = boardLife.keeper.state<BoardState>('board');
     this.scanBoard(machines);
@@ -137,13 +152,18 @@ export class Invariants {
       scan = { seen: 0, drainedThisLife: false };
       this.scans.set(disk.name, scan);
     }
-    let db: ReturnType<SimDisk['current']['prepare']> | null = null;
+    let current: SimDisk['current'];
     try {
-      db = disk.current.prepare('SELECT seq, stream, type, data, at FROM events WHERE seq > ? ORDER BY seq');
+      current = disk.current;
     } catch {
       return [];
     }
-    const rows = db.all(scan.seen) as { seq: number; stream: string; type: string; data: string; at: number }[];
+    // One prepared statement per database (a life's), not one per step.
+    if (scan.db !== current) {
+      scan.db = current;
+      scan.select = current.prepare('SELECT seq, stream, type, data, at FROM events WHERE seq > ? ORDER BY seq');
+    }
+    const rows = scan.select!.all(scan.seen) as { seq: number; stream: string; type: string; data: string; at: number }[];
     if (rows.length) scan.seen = rows.at(-1)!.seq;
     return rows;
   }
@@ -281,11 +301,15 @@ export class Invariants {
     return found;
   }
 
-  /** Every log replays; every live machine's projections equal their rebuild. */
+  /** Every log replays; every live machine's projections equal their rebuild (its live state checkpointed first). */
   async atEnd(machines: readonly ComputerMachine[], step: number): Promise<Violation | null> {
     this.step = step;
-    const disks = [this.w.board.disk, ...machines.map((m) => m.disk)];
-    for (const disk of disks) {
+    const lives = [
+      { disk: this.w.board.disk, keeper: this.w.board.life?.keeper ?? null },
+      ...machines.map((m) => ({ disk: m.disk, keeper: m.life?.ready ? m.life.keeper : null })),
+    ];
+    for (const { disk, keeper } of lives) if (keeper && !disk.full) await keeper.checkpoint();
+    for (const { disk, keeper } of lives) {
       const snapshot = await disk.snapshot();
       try {
         const report = await replayLog(snapshot, deciders);
@@ -294,19 +318,7 @@ export class Invariants {
             ? ''
             : `${disk.name}: seq ${report.input.seq} (${report.input.type}) decides otherwise than recorded: ${JSON.stringify(report).slice(0, 600)}`,
         );
-      } finally {
-        await snapshot.close();
-      }
-    }
-    const keepers = [
-      ...(this.w.board.life ? [{ disk: this.w.board.disk, keeper: this.w.board.life.keeper }] : []),
-      ...machines.flatMap((m) => (m.life?.ready ? [{ disk: m.disk, keeper: m.life.keeper }] : [])),
-    ];
-    for (const { disk, keeper } of keepers) {
-      if (disk.full) continue;
-      await keeper.checkpoint();
-      const snapshot = await disk.snapshot();
-      try {
+        if (!keeper || disk.full) continue;
         const reports = await rebuildProjections(snapshot, projections);
         const differs = reports.find((r) => !r.equal);
         this.check(

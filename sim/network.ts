@@ -5,6 +5,8 @@ import { Owner, type Scheduler } from './scheduler.ts';
 export interface LinkState {
   /** Extra delay each way, ms (0: 1–20 ms). */
   slowMs: number;
+  /** Extra delay of HTTP calls only, ms: an overloaded front end while the push stream flows. */
+  callSlowMs: number;
   /** Chance that one message (a call's request or answer, a frame) is lost. */
   loss: number;
   /** Chance that a frame is delivered twice. */
@@ -13,7 +15,7 @@ export interface LinkState {
   unreachable: boolean;
 }
 
-export const healthyLink = (): LinkState => ({ slowMs: 0, loss: 0, dup: 0, unreachable: false });
+export const healthyLink = (): LinkState => ({ slowMs: 0, callSlowMs: 0, loss: 0, dup: 0, unreachable: false });
 
 /** What the invariants need to know of a link: when it was last not healthy. */
 export interface LinkHistory {
@@ -53,7 +55,8 @@ export class SimNetwork {
     const link = this.link(computer);
     Object.assign(link, state);
     const history = this.history.get(computer)!;
-    const impaired = link.loss > 0 || link.unreachable || link.slowMs > 1_000;
+    // Slowness is no impairment: every message still arrives, within 2 s (the invariants allow for that).
+    const impaired = link.loss > 0 || link.unreachable;
     if (impaired && history.since === null) history.since = this.scheduler.now;
     if (!impaired && history.since !== null) {
       history.spans.push([history.since, this.scheduler.now]);
@@ -70,19 +73,20 @@ export class SimNetwork {
   }
 
   /** The one-way delay of a message on this link, ms. */
-  delay(computer: string): number {
+  delay(computer: string, call = false): number {
     const link = this.link(computer);
-    return this.prng.int(1, 20) + (link.slowMs > 0 ? this.prng.int(0, link.slowMs) : 0);
+    const slow = link.slowMs + (call ? link.callSlowMs : 0);
+    return this.prng.int(1, 20) + (slow > 0 ? this.prng.int(0, slow) : 0);
   }
 
   /** Sends `deliver` over `computer`'s link unless it is lost; `at` orders messages of one stream (FIFO). */
-  send(computer: string, owners: readonly Owner[], label: string, deliver: () => void, after = 0, reliable = false): boolean {
+  send(computer: string, owners: readonly Owner[], label: string, deliver: () => void, after = 0, reliable = false, call = false): boolean {
     const link = this.link(computer);
     if (!reliable && link.loss > 0 && this.prng.chance(link.loss)) {
       this.lost++;
       return false;
     }
-    const due = Math.max(after, this.scheduler.now + this.delay(computer));
+    const due = Math.max(after, this.scheduler.now + this.delay(computer, call));
     const alive = () => owners.every((o) => o.alive);
     this.scheduler.at(due, this.owner, label, () => {
       if (!alive()) return;

@@ -56,7 +56,8 @@ export class SimSocket extends EventEmitter {
     if (this.readyState === CLOSED) return;
     const peer = this.peer;
     this.closeHere(code, reason);
-    if (peer) this.network.send(this.computer, this.owners, `close ${code}`, () => peer.closeHere(code, reason), 0, true);
+    // A close once sent reaches the peer even if this end's process dies just after (the OS sends it).
+    if (peer) this.network.send(this.computer, [peer.own], `close ${code}`, () => peer.closeHere(code, reason), this.lastDue, true);
   }
 
   terminate(): void {

@@ -1,5 +1,6 @@
 import { describeFault, type Fault, type FaultKind } from './faults.ts';
 import { INVARIANTS } from './invariants.ts';
+import { SIM_EPOCH } from './scheduler.ts';
 import { shrink } from './shrink.ts';
 import { runWorld, type WorldOptions, type WorldResult } from './world.ts';
 
@@ -96,7 +97,7 @@ export async function runSeeds(seeds: readonly number[], options: RunOptions): P
 function describeFailure(result: WorldResult, keepRuns: readonly number[] | null, tries: number, options: RunOptions): Failure {
   const v = result.violation!;
   const ids = [...new Set([...v.detail.matchAll(/run ([0-9a-f]{8})/g)].map((m) => m[1]!))];
-  const before = result.rows.filter((row) => Number(row.split(' ')[4]) <= v.at + 1);
+  const before = result.rows.filter((row) => Number(row.split(' ')[4]) <= SIM_EPOCH + v.at + 1);
   const named = ids.length ? result.rows.filter((row) => ids.some((id) => row.includes(id))) : [];
   const events = [...new Set([...named, ...before.slice(-15)])].map((row) => row.slice(0, 300));
   const args = [`--seed ${result.seed}`, `--faults ${[...options.faults].join(',') || 'none'}`, `--size ${options.size ?? 'normal'}`];

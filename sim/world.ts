@@ -21,12 +21,18 @@ export interface WorldOptions {
   readonly plan?: readonly Fault[];
   /** Only these of the runs the seed draws (their indexes): a shrunk workload. */
   readonly keepRuns?: readonly number[];
+  /** This many lanes instead of the seed's 2–4 (one lane: every turn contends, busy answers and resends abound). */
+  readonly lanes?: number;
   /** `small` for CI: fewer runs, a shorter fault window. */
   readonly size?: 'small' | 'normal';
   /** Planted bugs the simulator injects itself (test seams): see sim/planted.ts. */
   readonly wrapBoard?: (computer: string, board: SimBoardCalls) => SimBoardCalls;
   /** Keep every narrated line (for a violation's report). */
   readonly keepLog?: boolean;
+  /** Return every log's rows even when the world held (determinism compares them); a failing world always does. */
+  readonly keepRows?: boolean;
+  /** Outages (a link unreachable, a disk full) last at most this long: CI's profile, see sim/README section. */
+  readonly maxOutageMs?: number;
 }
 
 export interface Step {
@@ -113,7 +119,8 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
   );
   const twins: ComputerMachine[] = [];
   const machines = () => [...computers, ...twins];
-  const lanes = Array.from({ length: shape.int(2, small ? 3 : 4) }, (_, i) => `lane-${i + 1}`);
+  const laneCount = shape.int(2, small ? 3 : 4);
+  const lanes = Array.from({ length: options.lanes ?? laneCount }, (_, i) => `lane-${i + 1}`);
   const windowMs = (small ? 3 : 6) * 60_000;
   const runCount = small ? shape.int(3, 6) : shape.int(6, 14);
   let runs: PlannedRun[] = Array.from({ length: runCount }, () => {
@@ -131,7 +138,13 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
     runs = runs.filter((_, i) => keep.has(i));
   }
   const ids = computers.map((c) => c.id);
-  const plan = options.plan ?? drawPlan(planPrng, options.faults, ids, windowMs);
+  const drawnPlan = drawPlan(planPrng, options.faults, ids, windowMs);
+  const outage = options.maxOutageMs;
+  const plan =
+    options.plan ??
+    (outage === undefined
+      ? drawnPlan
+      : drawnPlan.map((f) => (f.kind === 'unreachable' || f.kind === 'disk' ? { ...f, forMs: Math.min(f.forMs, outage) } : f)));
   const healAt = start + windowMs;
   const deadline = healAt + 16 * 60_000;
   const history: Step[] = [];
@@ -182,7 +195,8 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
         const machine = computerOf(fault.target);
         if (!machine.life) return;
         machine.crash();
-        restart(machine, fault.forMs / 4);
+        // Down for up to 135 s: long enough, at times, for the board to reap what it held.
+        restart(machine, fault.forMs * 1.5);
         return;
       }
       case 'stop': {
@@ -195,6 +209,11 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
         const original = computerOf(fault.target);
         const twin = new ComputerMachine(original.id, `${original.id}-twin${twins.length + 1}`, original.token, world, 1);
         twins.push(twin);
+        // A twin shows up when the original's connection flaps (a cloned VM, a restarted container beside a live
+        // one): the original's stream drops, its calls crawl for a while, and the twin gets in.
+        original.cutStream();
+        network.set(original.id, { slowMs: 2_000 });
+        heal(`slow ${original.id}`, () => network.set(original.id, { slowMs: 0 }));
         void twin.start().catch((e: Error) => say(`${twin.machine}: start failed: ${e.message}`));
         heal(`${twin.machine}`, () => void twin.drain(10_000));
         return;
@@ -208,8 +227,10 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
         scheduler.at(scheduler.now + Math.max(1_000, fault.forMs / 10), faultOwner, 'restart board', startBoard);
         return;
       case 'net':
-        network.set(fault.target, { loss: fault.amount / 100, slowMs: 2_000, dup: 0.2 });
-        heal(`net ${fault.target}`, () => network.set(fault.target, { loss: 0, slowMs: 0, dup: 0 }));
+        // Lossy: the whole link crawls, loses and repeats; else only its HTTP calls crawl (an overloaded front end).
+        if (fault.amount) network.set(fault.target, { loss: fault.amount / 100, slowMs: 2_000, dup: 0.2 });
+        else network.set(fault.target, { callSlowMs: 3_000 });
+        heal(`net ${fault.target}`, () => network.set(fault.target, { loss: 0, slowMs: 0, callSlowMs: 0, dup: 0 }));
         return;
       case 'cut':
         for (const machine of machines()) if (machine.id === fault.target) machine.cutStream();
@@ -234,7 +255,7 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
 
   // Once faults stop: links healthy, disks writable, every machine that is down started again.
   scheduler.at(healAt, faultOwner, 'faults stop', () => {
-    for (const id of ids) network.set(id, { loss: 0, slowMs: 0, dup: 0, unreachable: false });
+    for (const id of ids) network.set(id, { loss: 0, slowMs: 0, callSlowMs: 0, dup: 0, unreachable: false });
     for (const machine of [board.disk, ...machines().map((m) => m.disk)]) machine.full = false;
     if (!board.life) startBoard();
     for (const machine of computers) if (!machine.life) restart(machine, 0);
@@ -262,7 +283,7 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
       note(task.label);
       task.run();
       await settle();
-      violation = invariants.afterStep(machines(), stepNo);
+      violation = invariants.afterStep(machines(), stepNo, task.label);
       if (violation) break;
       if (scheduler.now >= healAt && allTerminal(invariants.boardState)) break;
     }
@@ -286,11 +307,11 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
     faultOwner.kill();
     network.owner.kill();
   }
-  const rows = [board.disk, ...machines().map((m) => m.disk)].flatMap((disk) => invariants.rowsOf(disk));
+  const rows = options.keepRows || violation ? [board.disk, ...machines().map((m) => m.disk)].flatMap((disk) => invariants.rowsOf(disk)) : [];
   return {
     seed: options.seed,
     ok: violation === null,
-    violation,
+    violation: violation && { ...violation, at: violation.at - start },
     steps: stepNo,
     virtualMs: scheduler.now - start,
     realMs: performance.now() - realStart,
