@@ -30,15 +30,15 @@ export const INVARIANTS = [
   'drainEndsWithLife', // a life that did not begin a drain never answers 503 draining
   'leaseKept', // a run its live computer heartbeats over a healthy link is never reaped
   'parkedWhileLaneFree', // a parked run is unparked once its lane is free and the frame could reach it
-  'noSpin', // virtual time moves on: no burst of thousands of steps within 10 virtual ms (a busy loop)
+  'noSpin', // virtual time moves on: no thousand steps within one virtual second (a busy loop), steps never used up
   'liveness', // once faults stop, every run ends within the bound
   'replayAgrees', // `replay` re-derives every decision of every log
   'rebuildEqualsLive', // `rebuild` of every log equals its live projections
 ] as const;
 export type InvariantName = (typeof INVARIANTS)[number];
 
-/** Steps within 10 virtual ms that make a busy loop: a burst of a hundred runs' frames is far below it. */
-const SPIN_STEPS = 2_000;
+/** Steps within one virtual second that make a busy loop: a burst of a world's frames and claims is far below it. */
+const SPIN_STEPS = 1_000;
 
 /** Slack for a frame to reach a computer and its claim to be decided, ms: a slow link takes up to 3 s each way. */
 const PROMPT_MS = 8_000;
@@ -129,12 +129,12 @@ export class Invariants {
   /** After each step: what the logs gained, then the live states. The first violation, if any. */
   afterStep(machines: readonly ComputerMachine[], step: number, what: string): Violation | null {
     this.step = step;
-    if (this.now - this.burstFrom > 10) {
+    if (this.now - this.burstFrom > 1_000) {
       this.burstFrom = this.now;
       this.burst = 0;
     }
     this.burst++;
-    this.check('noSpin', this.burst <= SPIN_STEPS, () => `${SPIN_STEPS} steps within 10 virtual ms, the last: ${what} (a busy loop)`);
+    this.check('noSpin', this.burst <= SPIN_STEPS, () => `${SPIN_STEPS} steps within one virtual second, the last: ${what} (a busy loop)`);
     const boardLife = this.w.board.life;
     if (boardLife) this.boardState = boardLife.keeper.state<BoardState>('board');
     this.scanBoard(machines);
@@ -284,6 +284,12 @@ export class Invariants {
         () => `${life.name}: the completion of run ${runId} is due at ${run.completionNotBefore} with no timer armed for it`,
       );
     }
+  }
+
+  /** The world used up its steps before its time bound: something kept the scheduler busy. */
+  spun(step: number, what: string): Violation {
+    this.counts.noSpin!++;
+    return { invariant: 'noSpin', step, at: this.now, detail: `the world used up its ${step} steps before its time bound; the last: ${what}` };
   }
 
   /** Once faults stopped and the bound passed: every run is terminal on the board. */

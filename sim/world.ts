@@ -287,6 +287,7 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
       if (violation) break;
       if (scheduler.now >= healAt && allTerminal(invariants.boardState)) break;
     }
+    if (!violation && stepNo >= maxSteps && options.steps === undefined) violation = invariants.spun(stepNo, history.at(-1)?.what ?? '');
     if (!violation && stepNo < maxSteps)
       violation = invariants.liveness(
         runs.map((r) => r.runId),
