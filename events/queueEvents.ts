@@ -110,7 +110,11 @@ export const queueEvents = eventGroup(
   defineEvent('run.limit.resumed', z.strictObject({ runId, reason })),
   defineEvent('run.claim.retrying', z.strictObject({ runId, claimAttempts: z.number().int().positive(), notBefore: z.number().int(), reason })),
   defineEvent('run.requeued', z.strictObject({ runId, reason })),
-  defineEvent('run.skipped', z.strictObject({ runId, reason })),
+  /**
+   * `retry`: a skip that is no verdict on the run (its claims failed for passing reasons, or it came while
+   * this life drained): it is not kept in the ledger, so the board's next push of it queues it again.
+   */
+  defineEvent('run.skipped', z.strictObject({ runId, reason, retry: z.literal(true).optional() })),
   defineEvent('run.withdrawn', z.strictObject({ runId, reason })),
   defineEvent('run.ended', z.strictObject({ runId, ok: z.boolean(), reason })),
 );

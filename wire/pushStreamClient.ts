@@ -33,7 +33,13 @@ export interface PushStreamOptions {
   readonly onRefused?: (status: number) => void;
   /** Drawn here, outside any decider: only the wire's timing depends on it. */
   readonly random?: () => number;
+  /** Test seam (the simulator): opens the socket; `ws`'s own WebSocket by default. */
+  readonly connect?: PushConnect;
 }
+
+/** How the client opens its socket: a `ws` WebSocket, or something that behaves as one (sim/). */
+export type PushConnect = (url: string, options: { headers: Record<string, string>; maxPayload: number }) => WebSocket;
+const wsConnect: PushConnect = (url, options) => new WebSocket(url, options);
 
 /**
  * The computer's end of the push stream: frames in, acks out, and a reconnect with full-jitter
@@ -72,7 +78,7 @@ export class PushStreamClient {
     const { server, computer, token } = this.options;
     const url = `${server.replace(/^http/, 'ws')}/v1/computers/${encodeURIComponent(computer)}/stream`;
     const life: Record<string, string> = this.options.incarnation ? { [INCARNATION_HEADER]: this.options.incarnation } : {};
-    const socket = new WebSocket(url, { headers: { ...life, authorization: `Bearer ${token}` }, maxPayload: MAX_FRAME_BYTES });
+    const socket = (this.options.connect ?? wsConnect)(url, { headers: { ...life, authorization: `Bearer ${token}` }, maxPayload: MAX_FRAME_BYTES });
     this.socket = socket;
     // A refusal of the upgrade itself (not a dropped connection): its status decides whether to retry.
     let refusedWith: number | null = null;

@@ -5,7 +5,7 @@ import type { EventStore } from '../../events/store/eventStore.ts';
 import { messageOf } from '../../events/thrown.ts';
 import { BoardClient } from '../../wire/boardClient.ts';
 import { frameInput } from '../../wire/frames.ts';
-import { PushStreamClient } from '../../wire/pushStreamClient.ts';
+import { type PushConnect, PushStreamClient } from '../../wire/pushStreamClient.ts';
 import { agentKindOf } from '../run/resume.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { ActorSystem } from '../runtime/runtime.ts';
@@ -42,6 +42,10 @@ export interface ComputerOptions {
   readonly onRefused?: (message: string) => void;
   /** The board's calls; by default HTTP to `server` (tests put a stand-in here). */
   readonly board?: ComputerRunsOptions['board'];
+  /** Test seams (sim/): the push stream's socket, its reconnect jitter, and how agents are started. */
+  readonly pushConnect?: PushConnect;
+  readonly random?: () => number;
+  readonly startAgent?: ComputerRunsOptions['startAgent'];
 }
 
 /**
@@ -81,6 +85,7 @@ export class Computer {
       ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
       ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
       ...(options.budgetNote !== undefined ? { budgetNote: options.budgetNote } : {}),
+      ...(options.startAgent ? { startAgent: options.startAgent } : {}),
       board: {
         claim: (runId, incarnation) => board.claim(runId, incarnation),
         heartbeat: (runId, token, progress) => board.heartbeat(runId, token, progress),
@@ -128,6 +133,8 @@ export class Computer {
       token: options.token,
       incarnation: this.incarnation,
       clock,
+      ...(options.pushConnect ? { connect: options.pushConnect } : {}),
+      ...(options.random ? { random: options.random } : {}),
       onConnectedElsewhere: (reason) => {
         const message =
           `another daemon is connected to ${options.server} as computer ${computer} (${reason}): stop it, or give this one its own id ` +

@@ -37,6 +37,8 @@ export class ComputerQueue {
   private readonly actor: DecidingActor<QueueState, QueueInput, QueueDecision>;
   private readonly outbox: Outbox<ClaimEffect>;
   private readonly timers = new Map<string, () => void>();
+  /** Runs whose wake-up fired and is being recorded (retried while the log cannot take it). */
+  private readonly waking = new Set<string>();
   private following: Subscription | null = null;
   /** Claims are performed only once the outbox has settled what the last process left. */
   private opened = false;
@@ -107,7 +109,10 @@ export class ComputerQueue {
   private async hydrate(): Promise<QueueState> {
     const [queues] = await hydrateStates(this.store, [queueProjection]);
     const queue = queues[this.computer] ?? initialQueueState();
-    for (const run of Object.values(queue.runs)) this.armTimer(`${this.computer}/lane:${run.lane}`, run.runId, run.notBefore);
+    // A wait whose wake-up is being recorded is not armed again: a fold after every failed append (a full
+    // disk) would otherwise fire it at once, and again, each firing one more input that fails in turn.
+    for (const run of Object.values(queue.runs))
+      if (!this.waking.has(run.runId)) this.armTimer(`${this.computer}/lane:${run.lane}`, run.runId, run.notBefore);
     const now = this.clock.now();
     for (const [login, limit] of Object.entries(queue.loginLimits ?? {})) if (limit.until > now) this.armLoginTimer(login, limit.until);
     return queue;
@@ -153,7 +158,10 @@ export class ComputerQueue {
     const cancel = wakeAt(this.clock, notBefore, (at) => {
       this.timers.delete(runId);
       const input: QueueInput = { stream, type: 'timer.fired', data: { runId }, at };
-      void this.input(input).catch(unrecorded(this.effects.log ?? stderrLog, input));
+      this.waking.add(runId);
+      void this.input(input)
+        .catch(unrecorded(this.effects.log ?? stderrLog, input))
+        .finally(() => this.waking.delete(runId));
     });
     this.timers.set(runId, cancel);
   }

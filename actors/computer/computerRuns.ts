@@ -52,6 +52,8 @@ export interface ComputerRunsOptions {
   };
   /** Where an input sent without waiting (an agent's exit, a timer's) is told when it could not be recorded; stderr by default. */
   readonly log?: FailureLog;
+  /** Test seam (the simulator's agent processes): how an agent is started. */
+  readonly startAgent?: RunEffectsContext['startAgent'];
   /** Tells the queue a run no longer needs its slot and lane. */
   readonly executionEnded: (runId: string, lane: string | null, ok: boolean, reason?: string) => Promise<void>;
   /** Tells the queue a run's agent stopped at its login's usage limit: the queue decides when it runs again. */
@@ -107,6 +109,7 @@ export class ComputerRuns {
       board: options.board,
       log: this.failures,
       progress: (runId, line) => this.progressChanged(runId, line),
+      ...(options.startAgent ? { startAgent: options.startAgent } : {}),
     };
     const now = () => clock.now();
     this.outboxes = [spawnConsumer(ctx), killConsumer(ctx), completionConsumer(ctx)].map((c) => new Outbox(store, c, now, clock));
@@ -158,14 +161,18 @@ export class ComputerRuns {
    * waiting for a retry get their timer back. Then effects flow and heartbeats start.
    */
   async start(): Promise<void> {
-    for (const outbox of this.outboxes) await outbox.open();
     const [executions, laneSessions] = await hydrateStates(this.options.store, [executionsProjection, laneSessionsProjection]);
     const runs = executions[this.options.computer] ?? {};
     this.laneSessions = { ...(laneSessions[this.options.computer] ?? {}) };
+    // Known before the outboxes open: a completion a crash cut is sent again as they open, and its run
+    // token is claimed again in the name of the life that claimed the run, read from the run's lane.
     for (const [runId, run] of Object.entries(runs)) {
       this.live.add(runId);
       this.phases.set(runId, run.phase);
       if (run.lane !== null) this.lanes.set(runId, run.lane);
+    }
+    for (const outbox of this.outboxes) await outbox.open();
+    for (const [runId, run] of Object.entries(runs)) {
       if (run.phase === 'executing' || run.phase === 'requested') {
         const alive = run.pid !== null && groupAlive(run.pid);
         await this.input(runId, {

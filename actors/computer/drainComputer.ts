@@ -21,6 +21,8 @@ export async function drainComputer(
   drainMs: number,
   log: (line: string) => void,
   reason = 'shutdown signal',
+  /** How the drain waits between its looks: 100 ms of real time (a ref'd timer keeps the process up); sim/ gives its virtual clock's. */
+  pause: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
 ): Promise<DrainReport> {
   const id = computer.queue.computer;
   const running = computer.runs.runsToDrain().length;
@@ -45,7 +47,7 @@ export async function drainComputer(
       computer.runs.killAll();
     }
     if (clock.now() >= deadline + 15 * 60_000) break;
-    await new Promise((r) => setTimeout(r, 100));
+    await pause(100);
   }
   computer.push.stop();
   return { computer: id, finished: Math.max(0, running - stopped), stopped };

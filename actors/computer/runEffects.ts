@@ -45,6 +45,8 @@ export interface RunEffectsContext {
     reply(runId: string, token: string, text: string): Promise<BoardAnswer>;
     complete(runId: string, token: string, result: { ok: boolean; error?: string }, usage?: UsageBody | null): Promise<BoardAnswer>;
   };
+  /** Test seam (the simulator's agent processes): how an agent is started; the launcher's by default. */
+  readonly startAgent?: typeof startAgent;
 }
 
 const ownRun = (computer: string, event: DomainEvent) => {
@@ -92,7 +94,7 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
       const budget = remainingMs(deadlineAt, event.at);
       const reader = readerFor(ctx.kind);
       reader.onProgress((line) => ctx.progress?.(runId, line));
-      const handle = await startAgent({
+      const handle = await (ctx.startAgent ?? startAgent)({
         command: turn.command,
         cwd: workspace,
         prompt: `${ctx.budgetNote ? `${budgetWords(budget)}\n\n` : ''}${noticePrefix(unread.notices)}${prompt}`,

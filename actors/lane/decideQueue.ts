@@ -170,13 +170,15 @@ function answerClaim(state: QueueState, answer: EventData<'claim.answered'>, at:
   const run = state.runs[runId];
   // A late answer (the run was withdrawn or settled meanwhile) decides nothing.
   if (run?.status !== 'claiming') return [];
-  const skip = (reason: string) => [on(runId, { type: 'run.skipped', data: { runId, reason } })];
+  const skip = (reason: string, retry = false) => [
+    on(runId, { type: 'run.skipped', data: { runId, reason, ...(retry ? { retry: true as const } : {}) } }),
+  ];
   const verdict = claimVerdict(status, code);
   switch (verdict.kind) {
     case 'claimed':
       return [on(runId, { type: 'run.claimed', data: { runId, lane: run.lane, skills: skills ?? [] } })];
     case 'busy': {
-      if (state.draining) return skip('skipped: its conversation is busy and this computer is draining');
+      if (state.draining) return skip('skipped: its conversation is busy and this computer is draining', true);
       if (run.resentWhileClaiming) {
         return [
           on(runId, {
@@ -198,8 +200,8 @@ function answerClaim(state: QueueState, answer: EventData<'claim.answered'>, at:
     case 'retry': {
       const attempts = run.claimAttempts + 1;
       const why = status === 0 ? (code ?? 'network error') : String(status);
-      if (state.draining) return skip(`skipped: the claim failed (${why}) while draining`);
-      if (attempts >= MAX_CLAIM_ATTEMPTS) return skip(`skipped: the claim failed ${attempts} times (last: ${why})`);
+      if (state.draining) return skip(`skipped: the claim failed (${why}) while draining`, true);
+      if (attempts >= MAX_CLAIM_ATTEMPTS) return skip(`skipped: the claim failed ${attempts} times (last: ${why})`, true);
       const wait = claimRetryMs(run.claimAttempts);
       return [
         on(runId, {

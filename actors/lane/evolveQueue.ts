@@ -117,7 +117,7 @@ export function evolveQueue(state: QueueState, event: DomainEvent): QueueState {
       break;
     }
     case 'run.skipped':
-      settle(state, event.data.runId, 'skipped', at);
+      settle(state, event.data.runId, event.data.retry ? null : 'skipped', at);
       break;
     case 'run.withdrawn':
       settle(state, event.data.runId, 'withdrawn', at);
@@ -167,8 +167,9 @@ function backToWaiting(state: QueueState, runId: string) {
   return run;
 }
 
-function settle(state: QueueState, runId: string, outcome: HandledOutcome, at: number): void {
-  state.handled[runId] = outcome;
+/** `outcome` null: the run leaves the queue without entering the ledger (a skip for a passing reason). */
+function settle(state: QueueState, runId: string, outcome: HandledOutcome | null, at: number): void {
+  if (outcome !== null) state.handled[runId] = outcome;
   const run = state.runs[runId];
   if (!run) return;
   const queue = state.lanes[run.lane]!;

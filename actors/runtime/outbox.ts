@@ -100,6 +100,11 @@ export class Outbox<E> {
   private stopped = false;
   /** Set once `follow` runs: from then on every event past the cursor reaches `fed`, in order. */
   private following = false;
+  /**
+   * The stream version of this outbox's first take. A take by its own writer below it was made by an
+   * earlier process that had the same `host:pid` (a container's pid 1 after a restart): that one is gone.
+   */
+  private firstOwnTake = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly store: EventStore,
@@ -136,6 +141,7 @@ export class Outbox<E> {
       if (result.ok) {
         this.cursor = startAt;
         this.version = result.events[0]!.version;
+        this.firstOwnTake = Math.min(this.firstOwnTake, this.version);
       } else {
         return this.open(startAt);
       }
@@ -228,7 +234,10 @@ export class Outbox<E> {
                 events: [{ stream: this.stream, type: 'outbox.taken', data: { through, effects: effects.map((e) => e.seq) }, at: this.now() }],
               });
               // Known as soon as it commits: a record answered right after it must find it counted.
-              if (result.ok) this.version = result.events[0]!.version;
+              if (result.ok) {
+                this.version = result.events[0]!.version;
+                this.firstOwnTake = Math.min(this.firstOwnTake, this.version);
+              }
               return result;
             });
             if (!taken.ok) {
@@ -388,6 +397,7 @@ export class Outbox<E> {
   }
 
   private takerIsGone(taken: DomainEvent): boolean {
-    return taken.actor !== this.store.writer && writerIsGone(writerOf(taken.actor));
+    if (taken.actor === this.store.writer) return taken.version < this.firstOwnTake;
+    return writerIsGone(writerOf(taken.actor));
   }
 }

@@ -14,6 +14,8 @@ interface ModelRun {
   busyWaits: number;
   notBefore: number;
   readonly terminal: string[];
+  /** Skipped for a passing reason (`retry`): out of the ledger, so a later frame queues it again. */
+  skippedForNow?: boolean;
 }
 
 const TERMINAL = new Set(['run.ended', 'run.skipped', 'run.withdrawn']);
@@ -65,7 +67,8 @@ export class QueueModel {
     const runId = (d.data as { runId?: string }).runId;
     if (runId === undefined) fail(`decision ${d.type} names no run`);
     if (d.type === 'run.queued') {
-      if (this.runs.has(runId)) fail(`run ${runId} queued twice`);
+      const earlier = this.runs.get(runId);
+      if (earlier && !earlier.skippedForNow) fail(`run ${runId} queued twice`);
       const { lane, agentId, arrival } = d.data;
       this.runs.set(runId, {
         runId,
@@ -126,6 +129,7 @@ export class QueueModel {
         break;
       case 'run.skipped':
         expect('claiming');
+        run.skippedForNow = d.data.retry === true;
         break;
       case 'run.ended':
         expect('running');
@@ -188,7 +192,7 @@ export class QueueModel {
       const held = state.runs[run.runId];
       if (run.status === 'done') {
         if (held) fail(`run ${run.runId} settled yet still in the queue as ${held.status}`);
-        if (!state.handled[run.runId]) fail(`run ${run.runId} settled but not in the ledger`);
+        if (!state.handled[run.runId] && !run.skippedForNow) fail(`run ${run.runId} settled but not in the ledger`);
         continue;
       }
       if (!held) fail(`run ${run.runId} is ${run.status} but missing from the queue`);

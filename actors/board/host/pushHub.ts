@@ -74,42 +74,45 @@ export class PushHub {
 
   /** Takes over an upgrade whose computer has already been authenticated. */
   accept(request: IncomingMessage, socket: Duplex, head: Buffer, computerId: string, incarnation: string | null): void {
-    this.wss.handleUpgrade(request, socket, head, (ws) => {
-      const older = this.sockets.get(computerId);
-      const live = older !== undefined && older.ws.readyState === WebSocket.OPEN;
-      if (live && (incarnation === null || older.incarnation !== incarnation)) {
-        // A socket error (the peer reset) is followed by its close: nothing is left to do about it.
-        ws.on('error', () => {
-          // followed by its close
-        });
-        ws.close(CONNECTED_ELSEWHERE.code, CONNECTED_ELSEWHERE.reason);
-        this.events.refused(computerId, incarnation);
-        return;
-      }
-      const entry: Live = { ws, incarnation, lastSeenAt: this.clock.now(), missed: 0, unacked: new Map() };
-      this.sockets.set(computerId, entry);
-      // The same life again: its old socket is half-open, and its close must not take the computer offline.
-      older?.ws.terminate();
-      ws.on('pong', () => this.heard(entry));
-      ws.on('message', (data) => {
-        this.heard(entry);
-        this.acked(computerId, entry, data.toString());
-      });
-      // A socket error (the peer reset) is followed by its close, handled below.
+    this.wss.handleUpgrade(request, socket, head, (ws) => this.attach(computerId, incarnation, ws));
+  }
+
+  /** A socket of an authenticated computer, upgraded (or, in sim/, a simulated link that behaves as one). */
+  attach(computerId: string, incarnation: string | null, ws: WebSocket): void {
+    const older = this.sockets.get(computerId);
+    const live = older !== undefined && older.ws.readyState === WebSocket.OPEN;
+    if (live && (incarnation === null || older.incarnation !== incarnation)) {
+      // A socket error (the peer reset) is followed by its close: nothing is left to do about it.
       ws.on('error', () => {
         // followed by its close
       });
-      ws.on('close', () => {
-        if (this.sockets.get(computerId) !== entry) return;
-        this.sockets.delete(computerId);
-        void this.inOrder(computerId, () => this.events.disconnected(computerId, entry.lastSeenAt)).catch(
-          this.unrecorded(`the disconnect of computer ${computerId}`),
-        );
-      });
-      void this.inOrder(computerId, () => this.events.connected(computerId)).catch((error: unknown) => {
-        this.unrecorded(`the connect of computer ${computerId}`)(error);
-        ws.close(1011, 'the board could not record the connection');
-      });
+      ws.close(CONNECTED_ELSEWHERE.code, CONNECTED_ELSEWHERE.reason);
+      this.events.refused(computerId, incarnation);
+      return;
+    }
+    const entry: Live = { ws, incarnation, lastSeenAt: this.clock.now(), missed: 0, unacked: new Map() };
+    this.sockets.set(computerId, entry);
+    // The same life again: its old socket is half-open, and its close must not take the computer offline.
+    older?.ws.terminate();
+    ws.on('pong', () => this.heard(entry));
+    ws.on('message', (data) => {
+      this.heard(entry);
+      this.acked(computerId, entry, data.toString());
+    });
+    // A socket error (the peer reset) is followed by its close, handled below.
+    ws.on('error', () => {
+      // followed by its close
+    });
+    ws.on('close', () => {
+      if (this.sockets.get(computerId) !== entry) return;
+      this.sockets.delete(computerId);
+      void this.inOrder(computerId, () => this.events.disconnected(computerId, entry.lastSeenAt)).catch(
+        this.unrecorded(`the disconnect of computer ${computerId}`),
+      );
+    });
+    void this.inOrder(computerId, () => this.events.connected(computerId)).catch((error: unknown) => {
+      this.unrecorded(`the connect of computer ${computerId}`)(error);
+      ws.close(1011, 'the board could not record the connection');
     });
   }
 

@@ -191,6 +191,25 @@ describe('outbox: effects run after the commit that decided them', () => {
     expect(outboxTypes(await store.readStream('outbox:announce'))).toEqual(['outbox.taken', 'outbox.performed']);
   });
 
+  it("given an at-least-once effect taken by an earlier process that had this process's host:pid (a container's pid 1, restarted), when the outbox opens, then it is performed again, once", async () => {
+    const path = tempDbPath();
+    const store = await openCounterStore(path);
+    // The life before this one: the same host name and pid, so the same writer.
+    const earlier = await openCounterStore(path, { writer: store.writer });
+    const [effect] = await appendWithMilestones(store, 1);
+    await earlier.append({
+      expected: { 'outbox:announce': 0 },
+      events: [{ stream: 'outbox:announce', type: 'outbox.taken', data: { through: 2, effects: [effect!] }, at: 1 }],
+    });
+    const { consumer, performed } = announcer('at-least-once');
+
+    await new Outbox(store, consumer, () => 5).open();
+    await new Outbox(store, consumer, () => 6).open();
+
+    expect([...performed]).toEqual([[effect, 1]]);
+    expect(outboxTypes(await store.readStream('outbox:announce'))).toEqual(['outbox.taken', 'outbox.performed']);
+  });
+
   it('given an effect taken by a live process, when another outbox opens, then it leaves it to its taker', async () => {
     const path = tempDbPath();
     const store = await openCounterStore(path);

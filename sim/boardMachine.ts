@@ -1,0 +1,120 @@
+import { BoardHost } from '../actors/board/host/boardHost.ts';
+import { type ActorSystem, startActorSystem, stopSystem } from '../actors/runtime/runtime.ts';
+import type { EventStore } from '../events/store/eventStore.ts';
+import { LogUnwritableError } from '../events/store/logUnwritable.ts';
+import { ProjectionKeeper } from '../projections/keeper/projectionKeeper.ts';
+import { projections } from '../projections/keeper/registry.ts';
+import type { BoardAnswer } from '../wire/boardClient.ts';
+import { SimDisk } from './disk.ts';
+import { armNactOn } from './nactTimers.ts';
+import type { SimSocket } from './pushLink.ts';
+import { LifeClock, Owner, type Scheduler, type TimerFuzz } from './scheduler.ts';
+
+export const BOARD_SECRET = 'sim-board-secret';
+export const SUBMIT_TOKEN = 'sim-submit-token';
+
+export interface BoardLife {
+  readonly owner: Owner;
+  readonly clock: LifeClock;
+  readonly store: EventStore;
+  readonly system: ActorSystem;
+  readonly host: BoardHost;
+  readonly keeper: ProjectionKeeper;
+  readonly number: number;
+  readonly startedAt: number;
+}
+
+/** The board's machine: its disk outlives its lives; a life is a BoardHost (actors, push hub, leases) on it. */
+export class BoardMachine {
+  readonly disk = new SimDisk('board', 'board-host:1');
+  life: BoardLife | null = null;
+  lives = 0;
+  /** A life is starting (its start may wait out a full disk): no second one starts beside it. */
+  booting = false;
+  /** The board ends of the push streams of its current life. */
+  sockets: SimSocket[] = [];
+
+  constructor(
+    private readonly scheduler: Scheduler,
+    private readonly skew: () => number,
+    private readonly fuzz: () => TimerFuzz,
+    private readonly leaseMs: number,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  async start(): Promise<BoardLife | null> {
+    if (this.life || this.booting) return null;
+    this.booting = true;
+    const attempt = this.lives + 1;
+    try {
+      return await this.boot();
+    } finally {
+      // A crash during the start ended this attempt already (and may have begun another).
+      if (this.lives === attempt) this.booting = false;
+    }
+  }
+
+  private async boot(): Promise<BoardLife> {
+    const number = ++this.lives;
+    const owner = new Owner(`board#${number}`);
+    const clock = new LifeClock(this.scheduler, owner, this.skew, this.fuzz);
+    const log = (line: string) => owner.alive && this.log(`board#${number}: ${line}`);
+    const store = await this.disk.open(log);
+    const system = startActorSystem({ onError: (r) => log(`actor ${r.actor}: ${r.phase} failed (${r.decision}): ${(r.error as Error)?.message}`) });
+    armNactOn(system.name, clock);
+    const host = new BoardHost({ system, store, clock, boardSecret: BOARD_SECRET, submitToken: SUBMIT_TOKEN, leaseMs: this.leaseMs, log });
+    const keeper = new ProjectionKeeper(store, projections, clock, { log });
+    await keeper.start();
+    await host.start();
+    this.life = { owner, clock, store, system, host, keeper, number, startedAt: this.scheduler.now };
+    return this.life;
+  }
+
+  /** The process dies: nothing of this life runs again; its log keeps what was committed. */
+  crash(): void {
+    // A board still starting has no life to kill yet: its start goes on (the sim strikes boards that run).
+    const life = this.life;
+    if (!life) return;
+    this.booting = false;
+    this.life = null;
+    for (const socket of this.sockets) socket.processDied();
+    this.sockets = [];
+    life.owner.kill();
+    stopSystem(life.system);
+  }
+
+  /** A board call as the HTTP API answers it, or null when no board runs (the connection is refused). */
+  async call(request: BoardRequest): Promise<BoardAnswer | null> {
+    const life = this.life;
+    if (!life) return null;
+    const { host } = life;
+    try {
+      switch (request.kind) {
+        case 'claim':
+          if (!(await host.isComputerToken(request.computer, request.token))) return UNAUTHORIZED;
+          return await host.claim(request.computer, request.runId, request.incarnation);
+        case 'heartbeat':
+        case 'reply':
+        case 'complete': {
+          const holder = await host.runTokenHolder(request.runId, request.token);
+          if (holder === null) return UNAUTHORIZED;
+          if (request.kind === 'heartbeat') return await host.heartbeat(request.runId, holder);
+          if (request.kind === 'reply') return await host.reply(request.runId, holder, request.text);
+          return await host.complete(request.runId, holder, request.ok, request.error);
+        }
+      }
+    } catch (error) {
+      // As the HTTP API answers a request that failed (actors/board/host/httpApi.ts, refusalOf).
+      if (error instanceof LogUnwritableError) return { status: 507, body: { detail: { error: 'log_unwritable' } } };
+      return { status: 500, body: { detail: { error: 'internal' } } };
+    }
+  }
+}
+
+const UNAUTHORIZED: BoardAnswer = { status: 401, body: { detail: { error: 'unauthorized' } } };
+
+export type BoardRequest =
+  | { kind: 'claim'; computer: string; token: string; runId: string; incarnation?: string }
+  | { kind: 'heartbeat'; runId: string; token: string }
+  | { kind: 'reply'; runId: string; token: string; text: string }
+  | { kind: 'complete'; runId: string; token: string; ok: boolean; error?: string };

@@ -1,0 +1,356 @@
+import type { BoardState } from '../actors/board/boardState.ts';
+import { isTerminal } from '../actors/board/boardState.ts';
+import type { QueueState } from '../actors/lane/queueState.ts';
+import type { RunExecution } from '../actors/run/runState.ts';
+import { rebuildProjections } from '../projections/keeper/rebuild.ts';
+import { projections } from '../projections/keeper/registry.ts';
+import { deciders } from '../replay/deciders.ts';
+import { replayLog } from '../replay/replayLog.ts';
+import type { Execution } from './agents.ts';
+import type { BoardMachine } from './boardMachine.ts';
+import type { ComputerMachine } from './computerMachine.ts';
+import type { SimDisk } from './disk.ts';
+import type { SimNetwork } from './network.ts';
+import type { Scheduler } from './scheduler.ts';
+
+export interface Violation {
+  readonly invariant: string;
+  readonly step: number;
+  /** Virtual ms since the world's start. */
+  readonly at: number;
+  readonly detail: string;
+}
+
+/** Every invariant the simulator checks, in the order the report lists them. */
+export const INVARIANTS = [
+  'runExecutedOnce', // no run's agent is started by two lives (or two machines)
+  'claimOneHolder', // the board grants a run to one computer life only
+  'laneTurnsApart', // two turns of a lane never execute at once (unless the board ended the first)
+  'wakeupForEveryWait', // a waiting run (parked, retrying) or a completion retry has its timer armed
+  'drainEndsWithLife', // a life that did not begin a drain never answers 503 draining
+  'leaseKept', // a run its live computer heartbeats over a healthy link is never reaped
+  'parkedWhileLaneFree', // a parked run is unparked once its lane is free and the frame could reach it
+  'noSpin', // virtual time moves on: no thousand steps within one virtual second (a busy loop), steps never used up
+  'liveness', // once faults stop, every run ends within the bound
+  'replayAgrees', // `replay` re-derives every decision of every log
+  'rebuildEqualsLive', // `rebuild` of every log equals its live projections
+] as const;
+export type InvariantName = (typeof INVARIANTS)[number];
+
+/** Steps within one virtual second that make a busy loop: a burst of a world's frames and claims is far below it. */
+const SPIN_STEPS = 1_000;
+
+/** Slack for a frame to reach a computer and its claim to be decided, ms: a slow link takes up to 3 s each way. */
+const PROMPT_MS = 8_000;
+
+interface DiskScan {
+  seen: number;
+  drainedThisLife: boolean;
+  db?: SimDisk['current'];
+  select?: ReturnType<SimDisk['current']['prepare']>;
+}
+
+/**
+ * The checks of one world: after every step (cheap: what the logs gained since the last step, and the
+ * live projections), at each agent start, and at the end (replay and rebuild of every log). Each
+ * check counts itself, so the report says how often each invariant was actually put to the test.
+ */
+export class Invariants {
+  readonly counts: Record<string, number> = Object.fromEntries(INVARIANTS.map((n) => [n, 0]));
+  boardState: BoardState | null = null;
+  private pending: Violation | null = null;
+  private readonly scans = new Map<string, DiskScan>();
+  private readonly claims = new Map<string, string>();
+  private readonly fullChanged = new Map<string, number>();
+  private readonly full = new Set<string>();
+  private readonly laneFreeSince = new Map<string, number>();
+  private readonly connectedSince = new Map<string, number>();
+  /** Each run's last offer: when, to whom. */
+  private readonly offers = new Map<string, { at: number; computers: readonly string[] }>();
+  private step = 0;
+
+  constructor(
+    private readonly w: {
+      scheduler: Scheduler;
+      network: SimNetwork;
+      board: BoardMachine;
+      leaseMs: number;
+      say: (line: string) => void;
+    },
+  ) {}
+
+  private get now(): number {
+    return this.w.scheduler.now;
+  }
+
+  private check(name: InvariantName, ok: boolean, detail: () => string): void {
+    this.counts[name]!++;
+    if (!ok && !this.pending) this.pending = { invariant: name, step: this.step, at: this.now, detail: detail() };
+  }
+
+  /** A disk became full or writable again: waits decided meanwhile may be retried rather than armed. */
+  diskFull(name: string): void {
+    this.fullChanged.set(name, this.now);
+    if (this.full.has(name)) this.full.delete(name);
+    else this.full.add(name);
+  }
+
+  private diskQuiet(name: string): boolean {
+    return !this.full.has(name) && this.now - (this.fullChanged.get(name) ?? -Infinity) > 10_000;
+  }
+
+  agentStarted(execution: Execution, machines: readonly ComputerMachine[]): void {
+    const others = this.allExecutions.filter((e) => e !== execution);
+    this.allExecutions.push(execution);
+    const twice = others.find((e) => e.runId === execution.runId && e.life !== execution.life);
+    this.check('runExecutedOnce', !twice, () => `run ${execution.runId} started in ${execution.life} after it started in ${twice!.life}`);
+    const alive = new Set(machines.flatMap((m) => (m.life ? [m.life.name] : [])));
+    const overlapping = others.find(
+      (e) =>
+        e.lane === execution.lane &&
+        e.runId !== execution.runId &&
+        e.endedAt === null &&
+        alive.has(e.life) &&
+        !(this.boardState?.runs[e.runId] && isTerminal(this.boardState.runs[e.runId]!.state)),
+    );
+    this.check(
+      'laneTurnsApart',
+      !overlapping,
+      () =>
+        `run ${execution.runId} of ${execution.lane} started in ${execution.life} while run ${overlapping!.runId} of the lane executes in ${overlapping!.life}`,
+    );
+  }
+
+  private readonly allExecutions: Execution[] = [];
+
+  private burstFrom = 0;
+  private burst = 0;
+
+  /** After each step: what the logs gained, then the live states. The first violation, if any. */
+  afterStep(machines: readonly ComputerMachine[], step: number, what: string): Violation | null {
+    this.step = step;
+    if (this.now - this.burstFrom > 1_000) {
+      this.burstFrom = this.now;
+      this.burst = 0;
+    }
+    this.burst++;
+    this.check('noSpin', this.burst <= SPIN_STEPS, () => `${SPIN_STEPS} steps within one virtual second, the last: ${what} (a busy loop)`);
+    const boardLife = this.w.board.life;
+    if (boardLife) this.boardState = boardLife.keeper.state<BoardState>('board');
+    this.scanBoard(machines);
+    for (const machine of machines) this.scanComputer(machine);
+    this.trackBoard();
+    for (const machine of machines) this.checkWaits(machine);
+    const found = this.pending;
+    this.pending = null;
+    return found;
+  }
+
+  private newRows(disk: SimDisk): { seq: number; stream: string; type: string; data: string; at: number }[] {
+    let scan = this.scans.get(disk.name);
+    if (!scan) {
+      scan = { seen: 0, drainedThisLife: false };
+      this.scans.set(disk.name, scan);
+    }
+    let current: SimDisk['current'];
+    try {
+      current = disk.current;
+    } catch {
+      return [];
+    }
+    // One prepared statement per database (a life's), not one per step.
+    if (scan.db !== current) {
+      scan.db = current;
+      scan.select = current.prepare('SELECT seq, stream, type, data, at FROM events WHERE seq > ? ORDER BY seq');
+    }
+    const rows = scan.select!.all(scan.seen) as { seq: number; stream: string; type: string; data: string; at: number }[];
+    if (rows.length) scan.seen = rows.at(-1)!.seq;
+    return rows;
+  }
+
+  private scanBoard(machines: readonly ComputerMachine[]): void {
+    for (const row of this.newRows(this.w.board.disk)) {
+      if (row.type === 'board.run.claimed') {
+        const data = JSON.parse(row.data) as { runId: string; computerId: string; incarnation?: string };
+        const holder = `${data.computerId}/${data.incarnation ?? '-'}`;
+        const first = this.claims.get(data.runId);
+        if (!first) this.claims.set(data.runId, holder);
+        this.check('claimOneHolder', !first || first === holder, () => `run ${data.runId} granted to ${holder} after it was granted to ${first}`);
+      }
+      if (row.type === 'board.run.offered') {
+        const data = JSON.parse(row.data) as { runId: string; computers: string[] };
+        this.offers.set(data.runId, { at: row.at, computers: data.computers });
+      }
+      if (row.type === 'board.heartbeat.lapsed') this.lapsed(JSON.parse(row.data) as { runId: string }, row.at, machines);
+    }
+  }
+
+  /** A lapse is a finding only when nothing in the world excuses it: a live holder, a healthy link, lives older than the lease. */
+  private lapsed({ runId }: { runId: string }, at: number, machines: readonly ComputerMachine[]): void {
+    const holder = this.boardState?.runs[runId]?.computerId ?? null;
+    const window = at - this.w.leaseMs - 35_000;
+    const board = this.w.board.life;
+    const keeping = machines.find(
+      (m) =>
+        m.id === holder &&
+        m.life?.ready === true &&
+        m.life.startedAt <= window &&
+        (m.life.liveSince.get(runId) ?? Infinity) <= window &&
+        !this.w.network.impairedBetween(m.id, window, at),
+    );
+    const excused = !keeping || !board || board.startedAt > window;
+    this.check(
+      'leaseKept',
+      excused,
+      () => `run ${runId} was reaped though ${keeping!.life!.name} held it live since ${keeping!.life!.liveSince.get(runId)} over a healthy link`,
+    );
+  }
+
+  private scanComputer(machine: ComputerMachine): void {
+    const scan = () => this.scans.get(machine.disk.name)!;
+    for (const row of this.newRows(machine.disk)) {
+      if (row.type === 'computer.started') scan().drainedThisLife = false;
+      if (row.type === 'drain.started') scan().drainedThisLife = true;
+      if (row.type === 'frame.acknowledged') {
+        const data = JSON.parse(row.data) as { status: number; reason: string; runId?: string };
+        const drained = scan().drainedThisLife;
+        this.check(
+          'drainEndsWithLife',
+          data.status !== 503 || drained,
+          () => `${machine.machine} answered run ${data.runId} 503 draining in a life that never began to drain`,
+        );
+      }
+    }
+    const life = machine.life;
+    if (life?.ready) for (const runId of life.computer.runs.liveRuns()) if (!life.liveSince.has(runId)) life.liveSince.set(runId, this.now);
+  }
+
+  /** Follows, from the board's state, since when each lane is free and each computer connected. */
+  private trackBoard(): void {
+    const state = this.boardState;
+    if (!state) return;
+    const busy = new Set<string>();
+    for (const run of Object.values(state.runs)) if (run.computerId !== null && !isTerminal(run.state)) busy.add(run.lane);
+    for (const run of Object.values(state.runs)) {
+      if (busy.has(run.lane)) this.laneFreeSince.delete(run.lane);
+      else if (!this.laneFreeSince.has(run.lane)) this.laneFreeSince.set(run.lane, this.now);
+    }
+    const connected = new Set(state.connected);
+    for (const id of [...this.connectedSince.keys()]) if (!connected.has(id)) this.connectedSince.delete(id);
+    for (const id of connected) if (!this.connectedSince.has(id)) this.connectedSince.set(id, this.now);
+  }
+
+  private checkWaits(machine: ComputerMachine): void {
+    const life = machine.life;
+    if (!life?.ready || !life.owner.alive) return;
+    const now = life.clock.now();
+    const queue = life.keeper.state<Record<string, QueueState>>('queue')[machine.id];
+    const quiet = this.diskQuiet(machine.disk.name);
+    const board = this.boardState;
+    for (const run of Object.values(queue?.runs ?? {})) {
+      if (run.status !== 'waiting' || run.notBefore <= now) continue;
+      if (quiet) {
+        this.check(
+          'wakeupForEveryWait',
+          this.w.scheduler.hasTimerFor(life.owner, run.notBefore),
+          () => `${life.name}: run ${run.runId} waits until ${run.notBefore} (in ${run.notBefore - now} ms) with no timer armed for it`,
+        );
+      }
+      if (run.busyWaits === 0 || !board) continue;
+      const onBoard = board.runs[run.runId];
+      const freeSince = this.laneFreeSince.get(run.lane);
+      const since = this.connectedSince.get(machine.id);
+      const offer = this.offers.get(run.runId);
+      if (onBoard?.state !== 'queued' || freeSince === undefined || since === undefined) continue;
+      // Only a run the board offered to this computer again once its lane was free: that frame should have unparked it.
+      if (!offer?.computers.includes(machine.id) || offer.at < freeSince) continue;
+      const from = Math.max(offer.at, since, life.startedAt);
+      const healthy = !this.w.network.impairedBetween(machine.id, from - PROMPT_MS, this.now) && this.diskQuiet(this.w.board.disk.name) && quiet;
+      if (!healthy) continue;
+      this.check(
+        'parkedWhileLaneFree',
+        this.now - from <= PROMPT_MS,
+        () =>
+          `${life.name}: run ${run.runId} of ${run.lane} stays parked (until ${run.notBefore - now} ms from now) though its lane is free on the board since ${(this.now - freeSince) / 1000} s`,
+      );
+    }
+    if (!quiet) return;
+    const executions = life.keeper.state<Record<string, Record<string, RunExecution>>>('executions')[machine.id] ?? {};
+    for (const [runId, run] of Object.entries(executions)) {
+      if (run.phase !== 'completing' || run.completionNotBefore <= now) continue;
+      this.check(
+        'wakeupForEveryWait',
+        this.w.scheduler.hasTimerFor(life.owner, run.completionNotBefore),
+        () => `${life.name}: the completion of run ${runId} is due at ${run.completionNotBefore} with no timer armed for it`,
+      );
+    }
+  }
+
+  /** The world used up its steps before its time bound: something kept the scheduler busy. */
+  spun(step: number, what: string): Violation {
+    this.counts.noSpin!++;
+    return { invariant: 'noSpin', step, at: this.now, detail: `the world used up its ${step} steps before its time bound; the last: ${what}` };
+  }
+
+  /** Once faults stopped and the bound passed: every run is terminal on the board. */
+  liveness(runIds: readonly string[], step: number, _machines: readonly ComputerMachine[]): Violation | null {
+    this.step = step;
+    const state = this.boardState;
+    const open = runIds.filter((id) => !state?.runs[id] || !isTerminal(state.runs[id]!.state));
+    this.check('liveness', open.length === 0 && this.w.board.life !== null, () =>
+      this.w.board.life === null
+        ? 'the board is down at the end'
+        : `runs not ended within the bound: ${open.map((id) => `${id.slice(0, 8)} ${state?.runs[id]?.state ?? 'never submitted'}`).join(', ')}`,
+    );
+    const found = this.pending;
+    this.pending = null;
+    return found;
+  }
+
+  /** Every log replays; every live machine's projections equal their rebuild (its live state checkpointed first). */
+  async atEnd(machines: readonly ComputerMachine[], step: number): Promise<Violation | null> {
+    this.step = step;
+    const lives = [
+      { disk: this.w.board.disk, keeper: this.w.board.life?.keeper ?? null },
+      ...machines.map((m) => ({ disk: m.disk, keeper: m.life?.ready ? m.life.keeper : null })),
+    ];
+    for (const { disk, keeper } of lives) if (keeper && !disk.full) await keeper.checkpoint();
+    for (const { disk, keeper } of lives) {
+      const snapshot = await disk.snapshot();
+      try {
+        const report = await replayLog(snapshot, deciders);
+        this.check('replayAgrees', report.ok, () =>
+          report.ok
+            ? ''
+            : `${disk.name}: seq ${report.input.seq} (${report.input.type}) decides otherwise than recorded: ${JSON.stringify(report).slice(0, 600)}`,
+        );
+        if (!keeper || disk.full) continue;
+        const reports = await rebuildProjections(snapshot, projections);
+        const differs = reports.find((r) => !r.equal);
+        this.check(
+          'rebuildEqualsLive',
+          !differs,
+          () => `${disk.name}: projection ${differs!.projection} differs from its rebuild: ${differs!.detail}`,
+        );
+      } finally {
+        await snapshot.close();
+      }
+    }
+    const found = this.pending;
+    this.pending = null;
+    return found;
+  }
+
+  /** A log's rows as determinism compares them: the writer's host and pid (of this process) left out. */
+  rowsOf(disk: SimDisk): string[] {
+    let rows: { seq: number; stream: string; type: string; data: string; at: number; cause: number | null }[];
+    try {
+      rows = disk.current.prepare('SELECT seq, stream, type, data, at, cause FROM events ORDER BY seq').all() as typeof rows;
+    } catch {
+      return [];
+    }
+    return rows.map(
+      (r) => `${disk.name} ${r.seq} ${r.stream} ${r.type} ${r.at} ${r.cause ?? '-'} ${r.data.replace(/"(host|pid)":("[^"]*"|\d+),?/g, '')}`,
+    );
+  }
+}

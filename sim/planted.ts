@@ -1,0 +1,147 @@
+import type { QueueState } from '../actors/lane/queueState.ts';
+import type { Clock } from '../actors/runtime/clock.ts';
+import type { DomainEvent } from '../events/catalog.ts';
+import type { BoardAnswer } from '../wire/boardClient.ts';
+import type { SimBoardCalls } from './computerMachine.ts';
+
+/**
+ * Bugs planted on purpose, to prove the simulator finds what it claims to (test/sim/planted.test.ts).
+ * None of them is reachable from production code: each is either a module the test swaps in for the
+ * real one (vi.doMock, with `wrap` building the replacement from the original), or a wrapper the
+ * simulator itself puts around a computer's board calls (`wrapBoard`). Each names the invariant that
+ * must catch it and the faults that give it a chance to show.
+ */
+export interface PlantedBug {
+  readonly name: string;
+  readonly invariant: string;
+  readonly faults: string;
+  /** The world size that shows it soonest (the heartbeat one needs the normal worlds' longer fault window). */
+  readonly size: 'small' | 'normal';
+  /** The modules replaced (relative to the repository's root), each with how its replacement is made. */
+  readonly modules?: readonly { readonly path: string; readonly wrap: (original: Record<string, unknown>) => Record<string, unknown> }[];
+  /** This many lanes instead of the seed's (one: every turn of the workload contends). */
+  readonly lanes?: number;
+  readonly wrapBoard?: (computer: string, board: SimBoardCalls) => SimBoardCalls;
+}
+
+type WakeAt = (clock: Clock, due: number, fn: (at: number) => void) => () => void;
+type Evolve = (state: QueueState, event: DomainEvent) => QueueState;
+
+export const PLANTED: readonly PlantedBug[] = [
+  {
+    // The bug of issue 12: one timer, no re-check; a timer Node fires a millisecond early ends a wait the decider then ignores as early.
+    name: 'a timer that fires early is dropped',
+    invariant: 'wakeupForEveryWait',
+    faults: 'timers,unreachable,net',
+    size: 'small',
+    modules: [
+      {
+        path: 'actors/runtime/clock.ts',
+        wrap: (original) => ({
+          ...original,
+          wakeAt: ((clock, due, fn) => clock.after(Math.max(0, due - clock.now()), () => fn(clock.now()))) satisfies WakeAt,
+        }),
+      },
+    ],
+  },
+  {
+    // The bug of issue 12: a drain outlives its daemon; the next life still answers every frame 503 draining.
+    name: 'a drain outlives its daemon',
+    invariant: 'drainEndsWithLife',
+    faults: 'stop',
+    size: 'small',
+    modules: [
+      {
+        path: 'actors/lane/evolveQueue.ts',
+        wrap: (original) => {
+          const evolve = original.evolveQueue as Evolve;
+          return {
+            ...original,
+            evolveQueue: ((state, event) => {
+              const draining = state.draining;
+              const next = evolve(state, event);
+              if (event.type === 'computer.started') next.draining = draining;
+              return next;
+            }) satisfies Evolve,
+          };
+        },
+      },
+    ],
+  },
+  {
+    // The bug of issue 12: the board grants a claim without looking at the claimer's life, so two daemons under one id both run a turn.
+    name: 'two incarnations of a computer both run a turn',
+    invariant: 'runExecutedOnce',
+    faults: 'twin,unreachable',
+    size: 'small',
+    modules: [
+      {
+        path: 'actors/board/boardInputs.ts',
+        wrap: (original) => {
+          const inputs = original.boardInput as Record<string, (...args: unknown[]) => unknown>;
+          return {
+            ...original,
+            boardInput: { ...inputs, claim: (runId: unknown, computerId: unknown, at: unknown) => inputs.claim!(runId, computerId, at) },
+          };
+        },
+      },
+    ],
+  },
+  {
+    // A completion retry that stops the run's heartbeats: a run whose report the board could not take is reaped meanwhile.
+    name: 'a completion retry stops heartbeats',
+    invariant: 'leaseKept',
+    faults: 'disk',
+    size: 'normal',
+    wrapBoard: (_computer, board) => {
+      const retrying = new Set<string>();
+      const quiet: BoardAnswer = { status: 200, body: { cancel_requested: false } };
+      return {
+        ...board,
+        heartbeat: (runId, token) => (retrying.has(runId) ? Promise.resolve(quiet) : board.heartbeat(runId, token)),
+        complete: async (runId, token, result) => {
+          const answer = await board.complete(runId, token, result);
+          if (answer.status === 200 || answer.status === 409) retrying.delete(runId);
+          else retrying.add(runId);
+          return answer;
+        },
+      };
+    },
+  },
+  {
+    // A resend of the board's that is lost on the computer: one that comes while the run is parked no longer
+    // unparks it, one that comes while its claim is in flight no longer makes the busy answer stale. Either
+    // way the run waits out its park though its lane is free. (The in-flight half alone is rare here: the
+    // board resends to the lane's last computer, which holds the lane until its turn is reported.)
+    name: 'a resend lost (while parked, or while a claim is in flight)',
+    invariant: 'parkedWhileLaneFree',
+    faults: 'all',
+    size: 'small',
+    lanes: 1,
+    modules: [
+      {
+        path: 'actors/lane/evolveQueue.ts',
+        wrap: (original) => {
+          const evolve = original.evolveQueue as Evolve;
+          return {
+            ...original,
+            evolveQueue: ((state, event) => {
+              const run = event.type === 'frame.received' ? state.runs[event.data.runId] : undefined;
+              const before = run?.resentWhileClaiming;
+              const next = evolve(state, event);
+              if (run && before !== undefined) run.resentWhileClaiming = before;
+              return next;
+            }) satisfies Evolve,
+          };
+        },
+      },
+      {
+        path: 'actors/lane/decideQueue.ts',
+        wrap: (original) => {
+          const decide = original.decideQueue as (...args: unknown[]) => { type: string }[];
+          return { ...original, decideQueue: (...args: unknown[]) => decide(...args).filter((d) => d.type !== 'run.unparked') };
+        },
+      },
+    ],
+  },
+];

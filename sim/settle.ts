@@ -1,0 +1,54 @@
+/**
+ * Lets a world's event loop run until nothing is left to do: no setImmediate pending (nact's mailboxes,
+ * the store's group commit) and no microtask. The simulated world does no real I/O (SQLite is
+ * synchronous, the network and the processes are the simulator's), so once the immediates stop it
+ * is quiescent until the scheduler's next task. Immediates are counted by wrapping the globals,
+ * which nact and the store call by name.
+ */
+const realSetImmediate = globalThis.setImmediate;
+const realClearImmediate = globalThis.clearImmediate;
+let outstanding = 0;
+let scheduled = 0;
+const live = new WeakSet<object>();
+let installed = false;
+
+function install(): void {
+  if (installed) return;
+  installed = true;
+  const counted = ((fn: (...args: unknown[]) => void, ...args: unknown[]) => {
+    outstanding++;
+    scheduled++;
+    const handle = realSetImmediate(() => {
+      if (live.delete(handle)) outstanding--;
+      fn(...args);
+    });
+    live.add(handle);
+    return handle;
+  }) as typeof setImmediate;
+  globalThis.setImmediate = Object.assign(counted, { __promisify__: realSetImmediate.__promisify__ });
+  globalThis.clearImmediate = ((handle: NodeJS.Immediate | undefined) => {
+    if (handle && live.delete(handle)) outstanding--;
+    realClearImmediate(handle);
+  }) as typeof clearImmediate;
+}
+
+export class UnsettledError extends Error {}
+
+/** Resolves once two full turns of the event loop passed with nothing scheduled; throws past `maxTurns`. */
+export async function settle(maxTurns = 20_000): Promise<number> {
+  install();
+  let quiet = 0;
+  for (let turn = 0; turn < maxTurns; turn++) {
+    const before = scheduled;
+    await new Promise<void>((resolve) => realSetImmediate(resolve));
+    if (outstanding === 0 && scheduled === before) {
+      if (++quiet >= 2) return turn;
+    } else quiet = 0;
+  }
+  throw new UnsettledError(`the world did not settle within ${maxTurns} turns of the event loop`);
+}
+
+/** Called once before a world is built, so the very first immediates are counted. */
+export function installSettle(): void {
+  install();
+}

@@ -1,0 +1,328 @@
+import { boardInput } from '../actors/board/boardInputs.ts';
+import { type BoardState, isTerminal } from '../actors/board/boardState.ts';
+import { hashToken } from '../wire/tokens.ts';
+import { BEHAVIOURS, type Execution, FIRST_SIM_PID, simPrompt } from './agents.ts';
+import { BoardMachine } from './boardMachine.ts';
+import { ComputerMachine, type ComputerWorld, type SimBoardCalls } from './computerMachine.ts';
+import { describeFault, drawPlan, type Fault, type FaultKind } from './faults.ts';
+import { Invariants, type Violation } from './invariants.ts';
+import { forgetNactSystem } from './nactTimers.ts';
+import { SimNetwork } from './network.ts';
+import { Prng } from './prng.ts';
+import { exactTimers, fuzzyTimers, Owner, Scheduler, type TimerFuzz } from './scheduler.ts';
+import { installSettle, settle } from './settle.ts';
+
+export interface WorldOptions {
+  readonly seed: number;
+  readonly faults: ReadonlySet<FaultKind>;
+  /** At most this many steps (a step: one timer or message, then the event loop settled). */
+  readonly steps?: number;
+  /** The fault plan to play instead of the one the seed draws (a shrunk history). */
+  readonly plan?: readonly Fault[];
+  /** Only these of the runs the seed draws (their indexes): a shrunk workload. */
+  readonly keepRuns?: readonly number[];
+  /** This many lanes instead of the seed's 2–4 (one lane: every turn contends, busy answers and resends abound). */
+  readonly lanes?: number;
+  /** `small` for CI: fewer runs, a shorter fault window. */
+  readonly size?: 'small' | 'normal';
+  /** Planted bugs the simulator injects itself (test seams): see sim/planted.ts. */
+  readonly wrapBoard?: (computer: string, board: SimBoardCalls) => SimBoardCalls;
+  /** Keep every narrated line (for a violation's report). */
+  readonly keepLog?: boolean;
+  /** Return every log's rows even when the world held (determinism compares them); a failing world always does. */
+  readonly keepRows?: boolean;
+  /** Outages (a link unreachable, a disk full) last at most this long: CI's profile, see sim/README section. */
+  readonly maxOutageMs?: number;
+}
+
+export interface Step {
+  readonly n: number;
+  readonly at: number;
+  readonly what: string;
+}
+
+export interface WorldResult {
+  readonly seed: number;
+  readonly ok: boolean;
+  readonly violation: Violation | null;
+  readonly steps: number;
+  readonly virtualMs: number;
+  readonly realMs: number;
+  readonly checks: Readonly<Record<string, number>>;
+  readonly plan: readonly Fault[];
+  readonly history: readonly Step[];
+  readonly runs: number;
+  /** How many runs the seed drew (`keepRuns` may keep fewer). */
+  readonly drawnRuns: number;
+  readonly computers: number;
+  /** Every log's rows in order (disk, type, stream, data, at), host and pid fields left out: what determinism compares. */
+  readonly rows: readonly string[];
+  readonly log: readonly string[];
+}
+
+interface PlannedRun {
+  readonly runId: string;
+  readonly lane: string;
+  readonly prompt: string;
+  readonly timeoutS: number;
+  readonly submitAt: number;
+  readonly cancelAt: number | null;
+}
+
+const LEASE_MS = 90_000;
+
+/** Builds the world a seed names, plays it, and checks it: the whole of one simulated history. */
+export async function runWorld(options: WorldOptions): Promise<WorldResult> {
+  installSettle();
+  const realStart = performance.now();
+  const root = new Prng(options.seed);
+  const shape = root.fork();
+  const planPrng = root.fork();
+  const runtime = root.fork();
+  const small = options.size === 'small';
+  const maxSteps = options.steps ?? 20_000;
+  const scheduler = new Scheduler();
+  const start = scheduler.now;
+  const network = new SimNetwork(scheduler, runtime.fork());
+  const log: string[] = [];
+  const say = (line: string) => {
+    if (options.keepLog) log.push(`${((scheduler.now - start) / 1000).toFixed(3)} ${line}`);
+  };
+  const fuzz: TimerFuzz = options.faults.has('timers') ? fuzzyTimers(runtime.fork()) : exactTimers;
+  const board = new BoardMachine(
+    scheduler,
+    () => 0,
+    () => fuzz,
+    LEASE_MS,
+    say,
+  );
+  const executions: Execution[] = [];
+  const invariants = new Invariants({ scheduler, network, board, leaseMs: LEASE_MS, say });
+  const world: ComputerWorld = {
+    scheduler,
+    network,
+    board,
+    prng: runtime,
+    fuzz: () => fuzz,
+    log: say,
+    executions,
+    nextPid: FIRST_SIM_PID,
+    onStart: (execution) => invariants.agentStarted(execution, machines()),
+    ...(options.wrapBoard ? { wrapBoard: options.wrapBoard } : {}),
+  };
+
+  // The shape of the world: computers, lanes, runs.
+  const computerCount = shape.int(2, 3);
+  const computers = Array.from(
+    { length: computerCount },
+    (_, i) => new ComputerMachine(`c${i + 1}`, `c${i + 1}`, `token-c${i + 1}`, world, shape.int(1, 2)),
+  );
+  const twins: ComputerMachine[] = [];
+  const machines = () => [...computers, ...twins];
+  const laneCount = shape.int(2, small ? 3 : 4);
+  const lanes = Array.from({ length: options.lanes ?? laneCount }, (_, i) => `lane-${i + 1}`);
+  const windowMs = (small ? 3 : 6) * 60_000;
+  const runCount = small ? shape.int(3, 6) : shape.int(6, 14);
+  let runs: PlannedRun[] = Array.from({ length: runCount }, () => {
+    const runId = shape.uuid();
+    const lane = shape.pick(lanes);
+    const behaviour = shape.pick(BEHAVIOURS);
+    const ms = shape.int(200, 20_000);
+    const submitAt = shape.int(0, windowMs * 0.7);
+    const cancelAt = shape.chance(0.2) ? submitAt + shape.int(0, 30_000) : null;
+    return { runId, lane, prompt: simPrompt(runId, lane, behaviour, ms), timeoutS: shape.int(30, 180), submitAt, cancelAt };
+  });
+  const drawn = runs.length;
+  if (options.keepRuns) {
+    const keep = new Set(options.keepRuns);
+    runs = runs.filter((_, i) => keep.has(i));
+  }
+  const ids = computers.map((c) => c.id);
+  const drawnPlan = drawPlan(planPrng, options.faults, ids, windowMs);
+  const outage = options.maxOutageMs;
+  const plan =
+    options.plan ??
+    (outage === undefined
+      ? drawnPlan
+      : drawnPlan.map((f) => (f.kind === 'unreachable' || f.kind === 'disk' ? { ...f, forMs: Math.min(f.forMs, outage) } : f)));
+  const healAt = start + windowMs;
+  const deadline = healAt + 16 * 60_000;
+  const history: Step[] = [];
+  const client = new Owner('client');
+  const faultOwner = new Owner('faults');
+  let stepNo = 0;
+  const note = (what: string) => history.push({ n: stepNo, at: scheduler.now - start, what });
+
+  // Outside callers (a user submitting, cancelling) retry while the board cannot take them.
+  const callBoard = (what: string, attempt: (life: NonNullable<BoardMachine['life']>) => Promise<unknown>) => {
+    const tryIt = () => {
+      const life = board.life;
+      if (!life) return void scheduler.at(scheduler.now + 2_000, client, `retry ${what}`, tryIt);
+      attempt(life).catch(() => scheduler.at(scheduler.now + 2_000, client, `retry ${what}`, tryIt));
+    };
+    tryIt();
+  };
+  for (const run of runs) {
+    scheduler.at(start + run.submitAt, client, `submit ${run.runId.slice(0, 8)} (${run.lane})`, () =>
+      callBoard(`submit ${run.runId.slice(0, 8)}`, (life) =>
+        life.host.actor.input(
+          boardInput.submitted({ runId: run.runId, lane: run.lane, prompt: run.prompt, agentId: null, timeoutS: run.timeoutS }, life.clock.now()),
+          { failFast: true },
+        ),
+      ),
+    );
+    if (run.cancelAt !== null) {
+      scheduler.at(start + run.cancelAt, client, `cancel ${run.runId.slice(0, 8)}`, () =>
+        callBoard(`cancel ${run.runId.slice(0, 8)}`, async (life) => {
+          const answer = await life.host.cancel(run.runId);
+          // 404: not submitted yet (the submit is being retried): the user tries again.
+          if (answer.status === 404) throw new Error('not yet');
+        }),
+      );
+    }
+  }
+
+  const restart = (machine: ComputerMachine, afterMs: number) =>
+    scheduler.at(scheduler.now + Math.max(1_000, afterMs), faultOwner, `restart ${machine.machine}`, () => {
+      if (!machine.life) void machine.start().catch((e: Error) => say(`${machine.machine}: start failed: ${e.message}`));
+    });
+  const computerOf = (id: string) => computers.find((c) => c.id === id)!;
+  const apply = (fault: Fault) => {
+    note(`fault ${describeFault(fault)}`);
+    const heal = (what: string, fn: () => void) => scheduler.at(scheduler.now + fault.forMs, faultOwner, `heal ${what}`, fn);
+    switch (fault.kind) {
+      case 'crash': {
+        const machine = computerOf(fault.target);
+        if (!machine.life) return;
+        machine.crash();
+        // Down for up to 135 s: long enough, at times, for the board to reap what it held.
+        restart(machine, fault.forMs * 1.5);
+        return;
+      }
+      case 'stop': {
+        const machine = computerOf(fault.target);
+        if (!machine.life || machine.life.draining) return;
+        void machine.drain(30_000).then(() => restart(machine, 1_000));
+        return;
+      }
+      case 'twin': {
+        const original = computerOf(fault.target);
+        const twin = new ComputerMachine(original.id, `${original.id}-twin${twins.length + 1}`, original.token, world, 1);
+        twins.push(twin);
+        // A twin shows up when the original's connection flaps (a cloned VM, a restarted container beside a live
+        // one): the original's stream drops, its calls crawl for a while, and the twin gets in.
+        original.cutStream();
+        network.set(original.id, { slowMs: 2_000 });
+        heal(`slow ${original.id}`, () => network.set(original.id, { slowMs: 0 }));
+        void twin.start().catch((e: Error) => say(`${twin.machine}: start failed: ${e.message}`));
+        heal(`${twin.machine}`, () => void twin.drain(10_000));
+        return;
+      }
+      case 'skew':
+        computerOf(fault.target).skewMs += fault.amount;
+        return;
+      case 'board':
+        if (!board.life) return;
+        board.crash();
+        scheduler.at(scheduler.now + Math.max(1_000, fault.forMs / 10), faultOwner, 'restart board', startBoard);
+        return;
+      case 'net':
+        // Lossy: the whole link crawls, loses and repeats; else only its HTTP calls crawl (an overloaded front end).
+        if (fault.amount) network.set(fault.target, { loss: fault.amount / 100, slowMs: 2_000, dup: 0.2 });
+        else network.set(fault.target, { callSlowMs: 3_000 });
+        heal(`net ${fault.target}`, () => network.set(fault.target, { loss: 0, slowMs: 0, callSlowMs: 0, dup: 0 }));
+        return;
+      case 'cut':
+        for (const machine of machines()) if (machine.id === fault.target) machine.cutStream();
+        return;
+      case 'unreachable':
+        network.set(fault.target, { unreachable: true });
+        heal(`unreachable ${fault.target}`, () => network.set(fault.target, { unreachable: false }));
+        return;
+      case 'disk': {
+        const disk = fault.target === 'board' ? board.disk : computerOf(fault.target).disk;
+        disk.full = true;
+        invariants.diskFull(disk.name);
+        heal(`disk ${disk.name}`, () => {
+          disk.full = false;
+          invariants.diskFull(disk.name);
+        });
+        return;
+      }
+    }
+  };
+  for (const fault of plan) scheduler.at(start + fault.at, faultOwner, `fault ${fault.kind} ${fault.target}`, () => apply(fault));
+
+  // Once faults stop: links healthy, disks writable, every machine that is down started again.
+  scheduler.at(healAt, faultOwner, 'faults stop', () => {
+    for (const id of ids) network.set(id, { loss: 0, slowMs: 0, callSlowMs: 0, dup: 0, unreachable: false });
+    for (const machine of [board.disk, ...machines().map((m) => m.disk)]) machine.full = false;
+    if (!board.life) startBoard();
+    for (const machine of computers) if (!machine.life) restart(machine, 0);
+    for (const twin of twins) if (twin.life) void twin.drain(10_000);
+  });
+
+  function startBoard() {
+    if (board.life) return;
+    void board.start().catch((e: Error) => say(`board: start failed: ${e.message}`));
+  }
+
+  let violation: Violation | null = null;
+  try {
+    const first = (await board.start())!;
+    for (const machine of computers) {
+      await first.host.actor.input(boardInput.computerAdded(machine.id, hashToken(machine.token), first.clock.now()));
+    }
+    for (const machine of computers) void machine.start();
+    await settle();
+    const allTerminal = (state: BoardState | null) =>
+      state !== null && runs.every((r) => state.runs[r.runId] && isTerminal(state.runs[r.runId]!.state));
+    for (; stepNo < maxSteps; stepNo++) {
+      const task = scheduler.take(deadline);
+      if (!task) break;
+      note(task.label);
+      task.run();
+      await settle();
+      violation = invariants.afterStep(machines(), stepNo, task.label);
+      if (violation) break;
+      if (scheduler.now >= healAt && allTerminal(invariants.boardState)) break;
+    }
+    if (!violation && stepNo >= maxSteps && options.steps === undefined) violation = invariants.spun(stepNo, history.at(-1)?.what ?? '');
+    if (!violation && stepNo < maxSteps)
+      violation = invariants.liveness(
+        runs.map((r) => r.runId),
+        stepNo,
+        machines(),
+      );
+    if (!violation) violation = await invariants.atEnd(machines(), stepNo);
+  } finally {
+    for (const machine of machines()) {
+      const system = machine.life?.system;
+      machine.crash();
+      if (system) forgetNactSystem(system.name);
+    }
+    const boardSystem = board.life?.system;
+    board.crash();
+    if (boardSystem) forgetNactSystem(boardSystem.name);
+    client.kill();
+    faultOwner.kill();
+    network.owner.kill();
+  }
+  const rows = options.keepRows || violation ? [board.disk, ...machines().map((m) => m.disk)].flatMap((disk) => invariants.rowsOf(disk)) : [];
+  return {
+    seed: options.seed,
+    ok: violation === null,
+    violation: violation && { ...violation, at: violation.at - start },
+    steps: stepNo,
+    virtualMs: scheduler.now - start,
+    realMs: performance.now() - realStart,
+    checks: invariants.counts,
+    plan,
+    history,
+    runs: runs.length,
+    drawnRuns: drawn,
+    computers: computers.length,
+    rows,
+    log,
+  };
+}
