@@ -13,9 +13,31 @@ export function view(event: NewDomainEvent | DomainEvent): DecisionView {
   return { ...('seq' in event ? { seq: event.seq } : {}), stream: event.stream, type: event.type, data: event.data, at: event.at };
 }
 
+/**
+ * Optional fields a decision gained after versions whose logs exist decided it without them, from the
+ * same inputs: such a recorded decision lacks the field and is the same decision. Only an absent field
+ * is forgiven; one recorded with another value still differs.
+ * - `run.completion.requested.usage`: the exit recorded its usage one version before the completion
+ *   sent it (main at 3d74690), so that version's completions were decided without it.
+ */
+const LATER_FIELDS: Readonly<Record<string, readonly string[]>> = { 'run.completion.requested': ['usage'] };
+
 /** A recorded decision and a re-derived one agree on stream, type, time and data. */
 export function sameDecision(recorded: DomainEvent, derived: NewDomainEvent): boolean {
-  return recorded.type === derived.type && recorded.at === derived.at && recorded.stream === derived.stream && sameJson(recorded.data, derived.data);
+  return (
+    recorded.type === derived.type &&
+    recorded.at === derived.at &&
+    recorded.stream === derived.stream &&
+    sameJson(recorded.data, withoutLaterFields(recorded, derived.data))
+  );
+}
+
+function withoutLaterFields(recorded: DomainEvent, derived: unknown): unknown {
+  const later = LATER_FIELDS[recorded.type]?.filter((field) => !Object.hasOwn(recorded.data, field));
+  if (!later?.length || typeof derived !== 'object' || derived === null) return derived;
+  const rest: Record<string, unknown> = { ...derived };
+  for (const field of later) delete rest[field];
+  return rest;
 }
 
 /**

@@ -60,16 +60,36 @@ function toolCall(name: string, input: Json | undefined): string {
 }
 
 /**
- * Values that look like credentials, masked: a bearer or basic token, `KEY=value` where the name says
- * secret, and the prefixes API keys are known by (sk-, ghp_, xox…, AKIA…).
+ * Values that look like credentials, masked: a bearer or basic token, a value after a name that says
+ * secret (`KEY=value`, `"password": "…"`, `--api-key value`, `aws_secret_access_key value`), the
+ * prefixes API keys are known by (sk-, sk_live_, ghp_, xox…, AKIA…, AIza…, npm_, dckr_pat_, hf_), a
+ * JWT, and the password of a URL or of `-u user:password`.
  */
-const SECRETS: readonly [RegExp, string][] = [
+const MARK = '\u0000';
+const SECRET_WORD = /token|secret|password|passwd|api[_-]?key|access[_-]?key|private[_-]?key|credential/i;
+/** A value after a name, masked when the name says secret; the line as it was otherwise. */
+const afterSecretName = (match: string, name: string, separator: string) => (SECRET_WORD.test(name) ? `${name}${separator}***` : match);
+// A whole name only (nothing of a name before it or after it): each name is tried once, so a long line costs linear time.
+const NAME = '(?<![A-Za-z0-9_-])([A-Za-z0-9_-]+)(?![A-Za-z0-9_-])';
+const SECRETS: readonly [RegExp, string | ((match: string, ...groups: string[]) => string)][] = [
   [/\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}/gi, '$1 ***'],
-  [/\b([A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?)[A-Z0-9_]*)=("[^"]*"|'[^']*'|\S+)/gi, '$1=***'],
-  [/\b(?:sk|pk|rk)-[A-Za-z0-9_-]{12,}/g, '***'],
-  [/\b(?:ghp|gho|ghu|ghs|ghr|github_pat|glpat|xox[abprs])[-_][A-Za-z0-9_-]{10,}/g, '***'],
+  // A name that says secret, then `=` or `:` (a quote of JSON between), then any value.
+  [new RegExp(String.raw`${NAME}(["']?\s*[:=]\s*)(?:"[^"]*"|'[^']*'|[^\s"',;]+)`, 'g'), afterSecretName],
+  // The same name then a space: only a value that looks like a key (long, no words) is taken for one.
+  // The value is looked ahead at, not taken (it may be the next name): marked (control characters are
+  // gone by now), then masked.
+  [
+    new RegExp(String.raw`${NAME}(\s+)(?=[A-Za-z0-9._~+/=-]{16,})`, 'g'),
+    (match, name, space) => (SECRET_WORD.test(name!) ? `${name}${space}${MARK}` : match),
+  ],
+  [new RegExp(`${MARK}[A-Za-z0-9._~+/=-]+`, 'g'), '***'],
+  [/\b(?:sk|pk|rk)[-_][A-Za-z0-9_-]{12,}/g, '***'],
+  [/\b(?:ghp|gho|ghu|ghs|ghr|github_pat|glpat|xox[abprs]|npm|dckr_pat|hf)[-_][A-Za-z0-9_-]{10,}/g, '***'],
   [/\bAKIA[0-9A-Z]{16}\b/g, '***'],
+  [/\bAIza[0-9A-Za-z_-]{30,}/g, '***'],
+  [/\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, '***'],
   [/(\/\/[^/\s:@]+:)[^@\s/]+@/g, '$1***@'],
+  [/((?:^|\s)(?:-u|--user)[\s=]+[^\s:]+:)\S+/g, '$1***'],
 ];
 
 /** One line, secrets masked, control characters gone, at most PROGRESS_CHARS. */
@@ -80,6 +100,6 @@ export function progressLine(text: string): string {
     .replace(/\p{Cc}+/gu, ' ')
     .replace(/\s+/g, ' ')
     .trim();
-  for (const [pattern, mask] of SECRETS) line = line.replace(pattern, mask);
+  for (const [pattern, mask] of SECRETS) line = line.replace(pattern, mask as (match: string, ...groups: string[]) => string);
   return line.length > PROGRESS_CHARS ? `${line.slice(0, PROGRESS_CHARS - 1)}…` : line;
 }

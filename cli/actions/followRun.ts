@@ -67,11 +67,11 @@ function followOnce(runId: string, o: ShowOptions, seen: Seen, line: (value: Rec
       done = true;
       const status = response.statusCode ?? 0;
       response.resume();
-      reject(
-        status === 401
-          ? new Refused(tokenRefused(o, o.token ?? null))
-          : new Refused(`the board at ${o.server} refused to follow run ${runId}: HTTP ${status}`),
-      );
+      // A 5xx or a 429 is a board (or the proxy before it) that cannot answer now, a restart: tried
+      // again like a closed socket. What the board refused (a token, an id, an origin) stays refused.
+      const said = `the board at ${o.server} refused to follow run ${runId}: HTTP ${status}`;
+      if (status === 401) reject(new Refused(tokenRefused(o, o.token ?? null)));
+      else reject(status >= 500 || status === 429 ? new Error(said) : new Refused(said));
     });
     ws.on('error', (error) => {
       if (!done) reject(new Error(`the board at ${o.server} did not answer (${error.message}): is \`runledger daemon\` running?`));

@@ -7,6 +7,7 @@
  * the log does not grow with it.
  */
 import { writeFileSync } from 'node:fs';
+import { connect, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agentBin } from '../fixtures/agents/bin.ts';
@@ -85,5 +86,42 @@ describe('usage and live progress of a real agent', () => {
     const follow = await runCli(['show', runId, '--follow', '--server', daemon.url, '--db', db]);
     expect(follow.status, follow.stderr).toBe(1);
     expect(follow.stdout.trim().split('\n').at(-1)).toMatch(new RegExp(`^run ${runId} ended failed: .*stream disconnected before completion`));
+  }, 30_000);
+
+  it("show --follow rides out a proxy's 502 while the board behind it restarts: it follows on, and ends as the run does", async () => {
+    const db = join(tempDir(), 'board', 'runledger.db');
+    const board = await startBoard(db);
+    const runId = await submit(board, 'talk', 'hello');
+    // A proxy in front of the board that answers the first two WebSocket upgrades 502 (its upstream is
+    // restarting), then passes every connection through.
+    let refused = 0;
+    const proxy: Server = createServer((client) => {
+      client.once('data', (head) => {
+        if (/^upgrade: websocket/im.test(head.toString('latin1')) && refused < 2) {
+          refused++;
+          client.end('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+          return;
+        }
+        const upstream = connect(Number(new URL(board.url).port), '127.0.0.1', () => upstream.write(head));
+        client.pipe(upstream).pipe(client);
+        upstream.on('error', () => client.destroy());
+        client.on('error', () => upstream.destroy());
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const address = proxy.address();
+    const viaProxy = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    try {
+      const follow = startCli(['show', runId, '--follow', '--server', viaProxy, '--db', db]);
+      await follow.waitForOutput(/queued/, 15_000);
+      expect(refused).toBe(2);
+      const cancel = await fetch(`${board.url}/v1/runs/${runId}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${board.token}` } });
+      expect(cancel.status).toBe(202);
+      const { code } = await follow.exited;
+      expect(code, follow.describe()).toBe(1);
+      expect(follow.stdout.trim().split('\n').at(-1)).toMatch(new RegExp(`^run ${runId} ended cancelled`));
+    } finally {
+      proxy.close();
+    }
   }, 30_000);
 });

@@ -20,6 +20,12 @@ const OLDER_BOARD = fileURLToPath(new URL('../fixtures/scenarios/olderBoard.db',
  * answered with the first run and the second recorded as `board.run.deduplicated`.
  */
 const OLDER_IDEMPOTENCY = fileURLToPath(new URL('../fixtures/scenarios/olderIdempotency.db', import.meta.url));
+/**
+ * A daemon's log written by the version before completions carried `usage` (main at 3d74690), which
+ * already recorded the usage with the agent's exit: `runledger daemon --exec claude` (the Claude Code
+ * stand-in) and two submits to one lane, the second resuming the first's session.
+ */
+const OLDER_USAGE = fileURLToPath(new URL('../fixtures/scenarios/olderUsage.db', import.meta.url));
 
 /** Replays a copy of `fixture` (opening a log brings its schema forward), after `check` has read it. */
 async function replaysWhole(fixture: string, check: (log: DomainEvent[]) => void): Promise<void> {
@@ -46,6 +52,13 @@ describe('a board log of an older version', () => {
     await replaysWhole(OLDER_IDEMPOTENCY, (log) => {
       expect(log.filter((e) => e.type === 'board.run.submitted').map((e) => e.data.prompt)).toEqual(['first', 'second']);
       expect(log.filter((e) => e.type === 'board.run.deduplicated')).toHaveLength(1);
+    });
+  });
+
+  it('replays: a completion decided without usage, by a version that recorded usage only with the exit, is re-derived as it was taken', async () => {
+    await replaysWhole(OLDER_USAGE, (log) => {
+      expect(log.filter((e) => e.type === 'run.process.exited' && e.data.usage !== undefined)).toHaveLength(2);
+      expect(log.filter((e) => e.type === 'run.completion.requested').map((e) => 'usage' in e.data)).toEqual([false, false]);
     });
   });
 });

@@ -44,6 +44,38 @@ describe('progress: the agent’s latest tool call or message', () => {
     expect(reader.progress()).toBeNull();
   });
 
+  it('secrets are masked in the forms agents type them: keys by their known prefixes, a secret named before its value, a password in a URL or -u', () => {
+    const masked = (text: string) => progressLine(`Bash: ${text}`).slice('Bash: '.length);
+    expect(masked('stripe charges list --api-key sk_live_51HxYzAbCdEfGhIjKlMnOpQr')).toBe('stripe charges list --api-key ***');
+    expect(masked('curl https://x/v1?key=AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY')).toBe('curl https://x/v1?key=***');
+    expect(masked('docker login -u me --password dckr_pat_2b3e36beeb386dfdaacb9b46004ccb7c')).toBe('docker login -u me --password ***');
+    expect(masked('npm config set //registry.npmjs.org/:_authToken npm_AbCdEf0123456789xyzAbCdEf0123456789')).toBe(
+      'npm config set //registry.npmjs.org/:_authToken ***',
+    );
+    expect(masked('aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY')).toBe(
+      'aws configure set aws_secret_access_key ***',
+    );
+    expect(masked('echo "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY" >> creds')).toBe(
+      'echo "aws_secret_access_key = ***" >> creds',
+    );
+    expect(masked('cat > .env <<< \'{"password": "hunter2secret", "user": "me"}\'')).toBe('cat > .env <<< \'{"password": ***, "user": "me"}\'');
+    expect(masked('curl -u admin:hunter2secret https://x')).toBe('curl -u admin:*** https://x');
+    expect(masked('curl -H "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N"')).toBe(
+      'curl -H "Authorization: Bearer ***"',
+    );
+    expect(masked('jwt=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N')).toBe('jwt=***');
+    // What is no secret stays as it was: the line must still say what the agent does.
+    expect(masked('grep -rn password src/login.ts')).toBe('grep -rn password src/login.ts');
+    expect(masked('Read: /w/src/tokens/tokenStore.ts')).toBe('Read: /w/src/tokens/tokenStore.ts');
+  });
+
+  it('a flood of long lines made of secret names costs the masks linear time, not a backtrack per character', () => {
+    const started = performance.now();
+    for (let i = 0; i < 50; i++) for (const text of ['token-'.repeat(400), 'a-'.repeat(1000), 'password '.repeat(300)]) progressLine(text);
+    // Linear masks take a few ms for these 150 lines; a backtracking one took half a second a line.
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
   it('secrets are masked and the line is bounded, however long the command', () => {
     expect(progressLine('curl -H "Authorization: Bearer abcdefghijklmnop123" https://x')).toBe('curl -H "Authorization: Bearer ***" https://x');
     expect(progressLine('GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz git push')).toBe('GITHUB_TOKEN=*** git push');
