@@ -93,6 +93,8 @@ export function simAgentStarter(options: {
         sessionId: reader.sessionId(),
         agentError: reader.agentError(),
         usage: reader.usage(),
+        // The world's zone is UTC: a reset the agent gives as a time of day reads the same on every machine.
+        usageLimit: null,
         cancelReason,
         error: null,
         elapsedMs: clock.now() - startedAt,
