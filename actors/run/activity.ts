@@ -67,14 +67,15 @@ function toolCall(name: string, input: Json | undefined): string {
  */
 const MARK = '\u0000';
 const SECRET_WORD = /token|secret|password|passwd|api[_-]?key|access[_-]?key|private[_-]?key|credential/i;
-/** A value after a name, masked when the name says secret; the line as it was otherwise. */
-const afterSecretName = (match: string, name: string, separator: string) => (SECRET_WORD.test(name) ? `${name}${separator}***` : match);
+/** A value after a name, marked to be masked when the name says secret; the line as it was otherwise. */
+const afterSecretName = (match: string, name: string, separator: string) => (SECRET_WORD.test(name) ? `${name}${separator}${MARK}` : match);
 // A whole name only (nothing of a name before it or after it): each name is tried once, so a long line costs linear time.
 const NAME = '(?<![A-Za-z0-9_-])([A-Za-z0-9_-]+)(?![A-Za-z0-9_-])';
 const SECRETS: readonly [RegExp, string | ((match: string, ...groups: string[]) => string)][] = [
   [/\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}/gi, '$1 ***'],
-  // A name that says secret, then `=` or `:` (a quote of JSON between), then any value.
-  [new RegExp(String.raw`${NAME}(["']?\s*[:=]\s*)(?:"[^"]*"|'[^']*'|[^\s"',;]+)`, 'g'), afterSecretName],
+  // A name that says secret, then `=` or `:` (a quote of JSON between), then any value. The value is
+  // looked ahead at, not taken: it may hold the next name (`Bash: API_TOKEN=…`), tried in its turn.
+  [new RegExp(String.raw`${NAME}(["']?\s*[:=]\s*)(?=["']|[^\s"',;])`, 'g'), afterSecretName],
   // The same name then a space: only a value that looks like a key (long, no words) is taken for one.
   // The value is looked ahead at, not taken (it may be the next name): marked (control characters are
   // gone by now), then masked.
@@ -82,7 +83,8 @@ const SECRETS: readonly [RegExp, string | ((match: string, ...groups: string[]) 
     new RegExp(String.raw`${NAME}(\s+)(?=[A-Za-z0-9._~+/=-]{16,})`, 'g'),
     (match, name, space) => (SECRET_WORD.test(name!) ? `${name}${space}${MARK}` : match),
   ],
-  [new RegExp(`${MARK}[A-Za-z0-9._~+/=-]+`, 'g'), '***'],
+  // What a rule above marked as a value: a quoted one whole, else up to a space, quote or separator.
+  [new RegExp(`${MARK}(?:"[^"]*"|'[^']*'|[^\\s"',;]+)`, 'g'), '***'],
   [/\b(?:sk|pk|rk)[-_][A-Za-z0-9_-]{12,}/g, '***'],
   [/\b(?:ghp|gho|ghu|ghs|ghr|github_pat|glpat|xox[abprs]|npm|dckr_pat|hf)[-_][A-Za-z0-9_-]{10,}/g, '***'],
   [/\bAKIA[0-9A-Z]{16}\b/g, '***'],
