@@ -1,0 +1,63 @@
+import type { NewEvent, StoredEvent } from '../envelope.ts';
+import { type AppendRequest, type AppendResult, StaleVersionError } from './eventStore.ts';
+
+/**
+ * What a batch of appends writes, decided inside the store's write transaction from the log's head and
+ * each stream's version as the transaction sees them (under the write lock, so nobody moves them): each
+ * request is checked whole before any of its rows is planned, a stale one (or one whose chain broke)
+ * plans nothing and the others go on; the planned rows take consecutive seqs after `head`.
+ */
+export function planAppends(
+  head: number,
+  versionOf: (stream: string) => number,
+  writer: string,
+  requests: readonly AppendRequest[],
+): { results: AppendResult[]; rows: StoredEvent[] } {
+  const versions = new Map<string, number>();
+  const currentVersion = (stream: string): number => {
+    let version = versions.get(stream);
+    if (version === undefined) {
+      version = versionOf(stream);
+      versions.set(stream, version);
+    }
+    return version;
+  };
+  const rows: StoredEvent[] = [];
+  const results = requests.map((request): AppendResult => {
+    const chain = request.chain;
+    if (chain && !chain.chain.holds(chain.link)) return { ok: false, conflict: StaleVersionError.afterBrokenChain(request) };
+    for (const [stream, expected] of Object.entries(request.expected)) {
+      const actual = currentVersion(stream);
+      if (expected !== 'any' && expected !== actual) {
+        chain?.chain.breakAt(chain.link);
+        return { ok: false, conflict: new StaleVersionError(stream, expected, actual) };
+      }
+    }
+    const stored: StoredEvent[] = [];
+    for (const event of request.events) {
+      const seq = ++head;
+      const version = currentVersion(event.stream) + 1;
+      versions.set(event.stream, version);
+      const cause = resolveCause(event.cause, stored);
+      stored.push({ seq, stream: event.stream, version, type: event.type, data: event.data, at: event.at, cause, actor: writer });
+    }
+    rows.push(...stored);
+    return { ok: true, events: stored };
+  });
+  return { results, rows };
+}
+
+function resolveCause(cause: NewEvent['cause'], earlier: readonly StoredEvent[]): number | null {
+  if (cause === undefined || cause === null) return null;
+  if (typeof cause === 'number') return cause;
+  const target = earlier[cause.inBatch];
+  if (!target) throw new Error(`cause refers to event ${cause.inBatch} of its append, which comes later or does not exist`);
+  return target.seq;
+}
+
+/** Every stream a batch names (its expected versions; each event's stream is among them): read once each. */
+export function streamsOf(requests: readonly AppendRequest[]): string[] {
+  const streams = new Set<string>();
+  for (const request of requests) for (const stream of Object.keys(request.expected)) streams.add(stream);
+  return [...streams];
+}
