@@ -1,3 +1,4 @@
+import type { AnyEventCodec } from '../codec.ts';
 import type { NewEvent, StoredEvent } from '../envelope.ts';
 import { type AppendRequest, type AppendResult, StaleVersionError } from './eventStore.ts';
 
@@ -60,4 +61,19 @@ export function streamsOf(requests: readonly AppendRequest[]): string[] {
   const streams = new Set<string>();
   for (const request of requests) for (const stream of Object.keys(request.expected)) streams.add(stream);
   return [...streams];
+}
+
+/**
+ * Refuses, before it is queued, an append that could never be written as asked: an event of a stream
+ * it names no expected version for, a cause naming a later event of it, an event the catalog refuses.
+ */
+export function checkRequest(codec: Pick<AnyEventCodec, 'checkNew'>, request: AppendRequest): void {
+  request.events.forEach((event, index) => {
+    if (!Object.hasOwn(request.expected, event.stream)) throw new Error(`append to ${event.stream} names no expected version for it`);
+    const cause = event.cause;
+    if (cause && typeof cause === 'object' && !(cause.inBatch >= 0 && cause.inBatch < index)) {
+      throw new Error(`event ${index} of an append names event ${cause.inBatch} of it as its cause: only earlier ones can be`);
+    }
+    codec.checkNew(event);
+  });
 }

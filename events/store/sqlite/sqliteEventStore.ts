@@ -8,6 +8,7 @@ import type { AnyEventCodec } from '../../codec.ts';
 import type { AppendRequest, AppendResult, Checkpoint, CheckpointStore, EventStore, FoldRow, SnapshotStore } from '../eventStore.ts';
 import { followLog, type Wake } from '../followLog.ts';
 import { asLogUnwritable, LogUnwritableError } from '../logUnwritable.ts';
+import { checkRequest } from '../planAppends.ts';
 import { type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
 import { commitAppends, type PreparedAppend, prepareAppendStatements, type StoreFaults } from './appendBatch.ts';
 import { prepareLogFile } from './logFile.ts';
@@ -183,14 +184,7 @@ export class SqliteEventStore implements EventStore {
   append(request: AppendRequest): Promise<AppendResult> {
     if (this.closed) return this.refuse(request, new Error('the event store is closed'));
     try {
-      request.events.forEach((event, index) => {
-        if (!Object.hasOwn(request.expected, event.stream)) throw new Error(`append to ${event.stream} names no expected version for it`);
-        const cause = event.cause;
-        if (cause && typeof cause === 'object' && !(cause.inBatch >= 0 && cause.inBatch < index)) {
-          throw new Error(`event ${index} of an append names event ${cause.inBatch} of it as its cause: only earlier ones can be`);
-        }
-        this.codec.checkNew(event);
-      });
+      checkRequest(this.codec, request);
     } catch (error) {
       return this.refuse(request, error);
     }
