@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,9 +35,14 @@ export function postgresBinaries(): string {
   return join(BIN_ROOT, newest, 'bin');
 }
 
+const PREFIX = 'runledger-pg-';
+const OWNER = 'owner.pid';
+
 export async function startPostgresCluster(): Promise<PostgresCluster> {
   const bin = postgresBinaries();
-  const dir = mkdtempSync(join(tmpdir(), 'runledger-pg-'));
+  stopAbandoned(bin);
+  const dir = mkdtempSync(join(tmpdir(), PREFIX));
+  writeFileSync(join(dir, OWNER), String(process.pid));
   const data = join(dir, 'data');
   const asRoot = process.getuid?.() === 0;
   // As root, the cluster's files belong to `postgres`, who runs the binaries.
@@ -90,6 +95,38 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
     rmSync(dir, { recursive: true, force: true });
     const stderr = (error as { stderr?: string }).stderr;
     throw new Error(`could not start a throwaway PostgreSQL in ${dir}: ${stderr?.trim() || (error as Error).message}`);
+  }
+}
+
+/**
+ * Clusters of earlier runs whose process is gone (killed before its teardown): stopped and removed, so
+ * a crash leaves no server running past the next run.
+ */
+function stopAbandoned(bin: string): void {
+  for (const name of readdirSync(tmpdir())) {
+    if (!name.startsWith(PREFIX)) continue;
+    const dir = join(tmpdir(), name);
+    let owner: number;
+    try {
+      owner = Number(readFileSync(join(dir, OWNER), 'utf8'));
+    } catch {
+      continue;
+    }
+    if (alive(owner)) continue;
+    const asRoot = process.getuid?.() === 0;
+    const stop = [join(bin, 'pg_ctl'), '-D', join(dir, 'data'), '-m', 'immediate', '-w', 'stop'];
+    spawnSync(asRoot ? 'runuser' : stop[0]!, asRoot ? ['-u', 'postgres', '--', ...stop] : stop.slice(1), { stdio: 'ignore' });
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -78,9 +78,13 @@ const migrations: Record<string, Migration> = {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
-/** kysely's Migrator takes an advisory lock: boards starting at once on one database migrate it once. */
-export async function migrateToLatest<DB>(db: Kysely<DB>): Promise<void> {
-  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+/**
+ * kysely's Migrator takes an advisory lock: boards starting at once on one database migrate it once.
+ * Its bookkeeping lives in the log's schema (`schema`, named: kysely would otherwise take another
+ * schema's tables of the same name for its own).
+ */
+export async function migrateToLatest<DB>(db: Kysely<DB>, schema: string): Promise<void> {
+  const { error, results } = await new Migrator({ db, provider, migrationTableSchema: schema }).migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     const why = error instanceof Error ? error.message : String(error ?? 'unknown error');

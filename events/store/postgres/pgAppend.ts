@@ -15,6 +15,8 @@ export interface PgStoreFaults {
 
 /** Where a store's transactions meet: its write lock and its wake-up channel, one of each per log (schema). */
 export interface LogIdentity {
+  /** The schema its tables are in (the connection's `current_schema()`). */
+  readonly schema: string;
   /** The advisory lock every append transaction of this log takes first. */
   readonly lockKey: string;
   /** The LISTEN/NOTIFY channel a commit is announced on. */

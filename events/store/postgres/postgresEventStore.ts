@@ -65,7 +65,7 @@ const SQL = {
   streamVersion: 'SELECT coalesce(max(version), 0) FROM events WHERE stream = $1',
   headSeq: 'SELECT coalesce(max(seq), 0) FROM events',
   /** One lock and one channel per log: a schema of its own is a log of its own, on the same database. */
-  identity: `SELECT hashtextextended(current_schema() || '/runledger.events', 0)::text`,
+  identity: `SELECT current_schema(), hashtextextended(current_schema() || '/runledger.events', 0)::text`,
 };
 
 interface PendingAppend {
@@ -88,7 +88,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
       if (options.existing) await checkLogSchema(client, where, { older: 'fine' });
     });
     // kysely only runs the migrations: every read and write of the log is a named pg statement.
-    await migrateToLatest(new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) })).catch((error) => {
+    await migrateToLatest(new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) }), identity.schema).catch((error) => {
       throw asPgUnwritable(error, where);
     });
     const store = new PostgresEventStore(pool, where, identity, options);
@@ -130,8 +130,9 @@ async function prepare(pool: pg.Pool, where: string, check: (client: pg.PoolClie
   }
   try {
     await check(client);
-    const key = (await client.query<[string]>({ text: SQL.identity, rowMode: 'array' })).rows[0]![0];
-    return { lockKey: key, channel: `runledger_events_${key.replace('-', 'n')}` };
+    const [schema, key] = (await client.query<[string | null, string]>({ text: SQL.identity, rowMode: 'array' })).rows[0]!;
+    if (schema === null) throw new Error(`${where} has no schema to keep the log in: its search_path names none that exists`);
+    return { schema, lockKey: key, channel: `runledger_events_${key.replace('-', 'n')}` };
   } catch (error) {
     throw asPgUnwritable(error, where);
   } finally {
