@@ -18,6 +18,7 @@ import type { BoardState } from '../boardState.ts';
 import type { BoardDecision, BoardInput } from '../decideBoard.ts';
 import { LeaseMonitor } from './leaseMonitor.ts';
 import { PushHub } from './pushHub.ts';
+import { SubmitTokens } from './submitTokens.ts';
 
 export interface Answer {
   readonly status: number;
@@ -29,7 +30,8 @@ export interface BoardHostOptions {
   readonly store: EventStore;
   readonly clock: Clock;
   readonly boardSecret: string;
-  readonly submitToken: string;
+  /** The token file's (a SQLite board); null on PostgreSQL, whose submit tokens are all `runledger token add`'s. */
+  readonly submitToken: string | null;
   readonly leaseMs?: number;
   /** A connection refused because its computer is connected elsewhere: recorded at the edge. */
   readonly refusedStream?: (computerId: string, incarnation: string | null) => void;
@@ -49,9 +51,11 @@ export class BoardHost {
   readonly push: PushHub;
   private readonly lease: LeaseMonitor;
   private foreign: Subscription | null = null;
+  private readonly submitTokens: SubmitTokens;
 
   constructor(private readonly options: BoardHostOptions) {
     const { system, store, clock } = options;
+    this.submitTokens = new SubmitTokens(store, options.submitToken);
     this.actor = new DecidingActor(system, store, {
       name: 'board',
       decider: boardDecider,
@@ -88,7 +92,9 @@ export class BoardHost {
     for (const computerId of stale) await this.actor.input(boardInput.disconnected(computerId, this.options.clock.now()));
     this.lease.start();
     const head = await this.options.store.headSeq();
+    await this.submitTokens.refresh();
     this.foreign = this.options.store.subscribe(head).subscribe((event) => {
+      if (event.type === 'token.added') void this.submitTokens.refresh();
       if (boardDecider.scopeOf(event) !== null) this.actor.observe(event);
     });
   }
@@ -100,8 +106,14 @@ export class BoardHost {
     this.actor.stop();
   }
 
+  /** Whether `token` is a submit token this board knows now (the web view's check). */
   isSubmitToken(token: string | null): boolean {
-    return token !== null && sameSecret(token, this.options.submitToken);
+    return this.submitTokens.knows(token);
+  }
+
+  /** Whether `token` is a submit token, one recorded a moment ago by another process included (the API's check). */
+  acceptsSubmitToken(token: string | null): Promise<boolean> {
+    return this.submitTokens.accepts(token);
   }
 
   /** The computer a token belongs to, checked against the stored hash. */

@@ -19,7 +19,7 @@ export interface BoardServerOptions {
   readonly host: string;
   readonly port: number;
   readonly boardSecret: string;
-  readonly submitToken: string;
+  readonly submitToken: string | null;
   readonly leaseMs?: number;
   readonly status?: () => unknown;
   /** Pages beside the API (the live web view): made once the read rule and the submit token are known. */

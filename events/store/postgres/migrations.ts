@@ -74,6 +74,14 @@ const migrations: Record<string, Migration> = {
       )`.execute(db);
     },
   },
+  '0006_board_secrets': {
+    // The secret run tokens are derived from, shared by every board on the database (a run claimed
+    // through one board heartbeats through another), where a SQLite board keeps its file beside the log.
+    // A table of its own: never an event, so never in the log, its replays or its copies.
+    async up(db: Kysely<unknown>) {
+      await sql`CREATE TABLE board_secrets (name text COLLATE "C" PRIMARY KEY, value text NOT NULL)`.execute(db);
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

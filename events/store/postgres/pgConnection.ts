@@ -1,21 +1,5 @@
 import pg from 'pg';
 
-/** `--db` (or `RUNLEDGER_DB`) names a PostgreSQL database, not a file, when it is such a URL. */
-export function isPostgresUrl(db: string): boolean {
-  return /^postgres(?:ql)?:\/\//i.test(db);
-}
-
-/** The URL as it may be said in a message or a log line: its password left out. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'the PostgreSQL URL given as --db (it does not parse as a URL)';
-  }
-}
-
 const INT8 = 20;
 /** bigint columns (`seq`, `at`, `cause`) as numbers: a log's seqs and times stay far below 2^53. */
 const types = {

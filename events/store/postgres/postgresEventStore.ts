@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
@@ -7,13 +7,14 @@ import { type DomainEvent, codec as defaultCodec } from '../../catalog.ts';
 import type { AnyEventCodec } from '../../codec.ts';
 import type { AppendRequest, AppendResult, CheckpointStore, EventStore, FoldRow, SnapshotStore } from '../eventStore.ts';
 import { followLog, type Wake } from '../followLog.ts';
+import { redactUrl } from '../logLocation.ts';
 import { LogUnwritableError } from '../logUnwritable.ts';
 import { checkRequest } from '../planAppends.ts';
 import { type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
 import type { SnapshotPolicy } from '../sqlite/snapshots.ts';
 import { checkLogSchema, migrateToLatest } from './migrations.ts';
 import { commitBatch, type LogIdentity, type PgStoreFaults } from './pgAppend.ts';
-import { connectionConfig, redactUrl } from './pgConnection.ts';
+import { connectionConfig } from './pgConnection.ts';
 import { pgCheckpoints, pgSnapshots, type Query, type Transaction } from './pgSnapshots.ts';
 import { asPgUnwritable } from './pgUnwritable.ts';
 
@@ -440,6 +441,19 @@ export class PostgresEventStore implements EventStore {
 
   async headSeq(): Promise<number> {
     return (await this.raw<[number]>('runledger_head_seq', SQL.headSeq, []))[0]![0];
+  }
+
+  /**
+   * The board secret run tokens are derived from (SPEC 7's run tokens), the same for every board on
+   * this database: made by the first that asks, kept in `board_secrets` (migration 0006), never logged.
+   */
+  async boardSecret(): Promise<string> {
+    await this.query({
+      text: `INSERT INTO board_secrets (name, value) VALUES ('board', $1) ON CONFLICT (name) DO NOTHING`,
+      values: [randomBytes(32).toString('base64url')],
+    });
+    // A statement of its own: it sees the row whichever board's insert won.
+    return (await this.query<{ value: string }>({ text: `SELECT value FROM board_secrets WHERE name = 'board'` }))[0]!.value;
   }
 
   subscribe(after: number): Observable<DomainEvent> {

@@ -1,7 +1,7 @@
-import type { EventStore } from './eventStore.ts';
-import { isPostgresUrl } from './postgres/pgConnection.ts';
-import { openPostgresStore, openPostgresStoreToRead, type PostgresStoreOptions } from './postgres/postgresEventStore.ts';
-import { openSqliteStore, openSqliteStoreToRead, type SqliteStoreOptions } from './sqlite/sqliteEventStore.ts';
+import type { EventStore } from '../eventStore.ts';
+import { isPostgresUrl } from '../logLocation.ts';
+import { openPostgresStore, openPostgresStoreToRead, type PostgresStoreOptions } from '../postgres/postgresEventStore.ts';
+import { openSqliteStore, openSqliteStoreToRead, type SqliteStoreOptions } from '../sqlite/sqliteEventStore.ts';
 
 /** What both stores take; `sync` is SQLite's (PostgreSQL's durability is the server's `synchronous_commit`). */
 export type StoreOptions = Omit<SqliteStoreOptions, 'faults'> & Omit<PostgresStoreOptions, 'faults'> & { existing?: boolean };
