@@ -176,14 +176,42 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
   }
 
   /**
+   * The version of a stream this actor has not written since it folded its state: the log's, when the
+   * state holds every event of it. One appended after the fold (another board on the same log, SPEC 8)
+   * means the state is older than the log: deciding on it and appending at the log's version would
+   * record a decision taken on stale state, so the decision is refused (StaleVersionError) instead.
+   */
+  private async versionAsFolded(held: Held<S>, stream: string): Promise<number> {
+    const version = await this.store.streamVersion(stream);
+    if (version === 0) return version;
+    const last = await this.store.lastOfStream(stream);
+    if (last !== null && last.seq > held.hydratedThrough) {
+      throw new StaleVersionError(
+        stream,
+        version,
+        version,
+        `stream ${stream} was appended to at seq ${last.seq}, after this actor's state was folded (through seq ${held.hydratedThrough}): nothing was written, it is decided again on the log as it is`,
+      );
+    }
+    return version;
+  }
+
+  /**
    * Decides and folds the input now, and hands its append to the store without waiting for the
    * commit: the asker is answered, and `afterCommit` runs, when the commit is known, in commit order.
    */
   private async decideAhead(held: Held<S>, input: I, replyTo: ReplyTo<StepOutcome<S, I, D> | Error>): Promise<void> {
     let decided: DecidedAppend<S, I, D> | null;
     try {
-      decided = await decideAppend(this.spec.decider, held.state, input, held.versions, (stream) => this.store.streamVersion(stream));
+      decided = await decideAppend(this.spec.decider, held.state, input, held.versions, (stream) => this.versionAsFolded(held, stream));
     } catch (error) {
+      if (error instanceof StaleVersionError) {
+        // Decided on state older than the log: nothing is appended; the chain breaks, so the retry
+        // (retryOnConflict) takes the input again on the state folded afresh.
+        held.chain.breakAt(held.chain.next().link);
+        reply(replyTo, error);
+        return;
+      }
       // The state may hold half an input (decisions folded, never appended): the asker is told, and the
       // crash policy resets the actor, which folds its state again from the log.
       reply(replyTo, error as Error);

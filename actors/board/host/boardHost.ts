@@ -76,7 +76,7 @@ export class BoardHost {
     this.lease = new LeaseMonitor(
       clock,
       options.leaseMs ?? 90_000,
-      () => this.actor.read(openClaims),
+      () => this.actor.read((state) => openClaims(state).filter((claim) => this.mayReap(state, claim.computerId))),
       async (runId, last) => void (await this.actor.input(boardInput.lapsed(runId, last, clock.now()))),
       options.log ?? stderrLog,
     );
@@ -95,7 +95,10 @@ export class BoardHost {
     await this.submitTokens.refresh();
     this.foreign = this.options.store.subscribe(head).subscribe((event) => {
       if (event.type === 'token.added') void this.submitTokens.refresh();
-      if (boardDecider.scopeOf(event) !== null) this.actor.observe(event);
+      if (boardDecider.scopeOf(event) === null) return;
+      this.actor.observe(event);
+      // Another board on the same log (PostgreSQL, SPEC 8) decided it: its frames go down the streams this one holds.
+      if (event.actor !== this.options.store.writer) void this.actor.read((state) => this.push.send(framesOf(event, state)));
     });
   }
 
@@ -107,6 +110,15 @@ export class BoardHost {
   }
 
   /** Whether `token` is a submit token this board knows now (the web view's check). */
+  /**
+   * Heartbeats come to the board that holds the computer's stream: a claim is reaped by that board, or
+   * by any when its computer is connected to none (each lapse is appended at an expected version, so
+   * one wins). A claim of a computer another board serves is that board's to reap.
+   */
+  private mayReap(state: BoardState, computerId: string): boolean {
+    return this.push.holds(computerId) || !state.connected.includes(computerId);
+  }
+
   isSubmitToken(token: string | null): boolean {
     return this.submitTokens.knows(token);
   }

@@ -1,0 +1,107 @@
+/**
+ * Two boards (`runledger server --db postgres://…`) on one PostgreSQL log, each a process of its own,
+ * and a computer on each (SPEC 8): a run submitted to either board is pushed by the board that holds
+ * its computer's stream, and every run is granted and run exactly once whichever board the claims reach.
+ */
+import { describe, expect, it } from 'vitest';
+import { freshPostgresLog, withClient } from '../support/postgresLog.ts';
+import { tempDir } from '../support/tempStore.ts';
+import { agentFiles, freePort, getRun, markerCounts, runCli, startCli, startComputer, submit, waitFor, waitForTerminal } from './support/cluster.ts';
+
+async function startServer(url: string) {
+  const port = await freePort();
+  const process = startCli(['server', '--db', url, '--port', String(port)]);
+  await process.waitForOutput(/board listening on http:\/\//);
+  return { url: `http://127.0.0.1:${port}`, process };
+}
+
+async function cli(args: readonly string[]): Promise<string> {
+  const result = await runCli(args);
+  if (result.status !== 0) throw new Error(`runledger ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
+  return result.stdout;
+}
+
+interface Row {
+  seq: number;
+  stream: string;
+  type: string;
+  data: Record<string, unknown>;
+  at: number;
+}
+
+const logOf = (url: string) =>
+  withClient(url, async (client) =>
+    (
+      await client.query<{ seq: string; stream: string; type: string; data: string; at: string }>(
+        'SELECT seq, stream, type, data, at FROM events ORDER BY seq',
+      )
+    ).rows.map(
+      (r): Row => ({ seq: Number(r.seq), stream: r.stream, type: r.type, data: JSON.parse(r.data) as Record<string, unknown>, at: Number(r.at) }),
+    ),
+  );
+
+describe('two boards on one PostgreSQL log', () => {
+  it('given a computer on each board, when runs are submitted to both, then each is pushed through both boards, claimed by both computers, granted once and run once, and replay and rebuild exit 0', async () => {
+    const url = await freshPostgresLog();
+    const dir = tempDir();
+    const token = (JSON.parse(await cli(['token', 'add', 'test', '--db', url, '--json'])) as { token: string }).token;
+    const [a, b] = await Promise.all([startServer(url), startServer(url)]);
+    const [t1, t2] = await Promise.all(
+      ['c1', 'c2'].map(async (id) => (JSON.parse(await cli(['computer', 'add', id, '--db', url, '--json'])) as { token: string }).token),
+    );
+    const agent = agentFiles(dir);
+    await Promise.all([
+      startComputer({ dir, id: 'c1', server: a.url, token: t1!, agent }),
+      startComputer({ dir, id: 'c2', server: b.url, token: t2!, agent }),
+    ]);
+    // Each board sees both computers connected: the other's through the log.
+    await waitFor('both boards to see both computers', async () => {
+      const counts = await Promise.all(
+        [a, b].map(async (board) => ((await (await fetch(`${board.url}/v1/status`)).json()) as { board: { connected: unknown[] } }).board.connected),
+      );
+      return counts.every((connected) => connected.length === 2);
+    });
+
+    // Lanes of their own, each submission seen by both boards before the next: what two boards
+    // decide at once over the board's shared state (a lane's holder, the submission order) is not yet
+    // guarded across boards (see the README's PostgreSQL section); a run's own stream is.
+    const runs: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const runId = await submit({ url: (i % 2 === 0 ? a : b).url, token }, `l${i}`, `marker=l${i} sleep=100`);
+      await waitFor(`both boards to know run ${runId}`, async () =>
+        (
+          await Promise.all(
+            [a, b].map((x) =>
+              getRun(x.url, runId).then(
+                () => true,
+                () => false,
+              ),
+            ),
+          )
+        ).every(Boolean),
+      );
+      runs.push(runId);
+    }
+    const views = await Promise.all(runs.map((runId, i) => waitForTerminal((i % 2 === 0 ? b : a).url, runId, 30_000)));
+
+    expect(views.map((v) => v.state)).toEqual(runs.map(() => 'succeeded'));
+    expect(Object.values(markerCounts(agent.markers))).toEqual(runs.map(() => 1));
+    const log = await logOf(url);
+    for (const runId of runs) {
+      // Offered to both computers (a new lane goes to every connected one), each through its own board:
+      // both claimed it, through different boards, and one claim won.
+      const requests = log.filter((e) => e.type === 'board.claim.requested' && e.data.runId === runId);
+      expect(new Set(requests.map((e) => e.data.computerId)), `claimants of ${runId}`).toEqual(new Set(['c1', 'c2']));
+      expect(
+        log.filter((e) => e.type === 'board.run.claimed' && e.data.runId === runId),
+        `claims of ${runId}`,
+      ).toHaveLength(1);
+    }
+
+    await Promise.all([a.process.stop(), b.process.stop()]);
+    const replay = await runCli(['replay', '--db', url]);
+    const rebuild = await runCli(['rebuild', '--db', url]);
+    expect(replay.status, replay.stdout + replay.stderr).toBe(0);
+    expect(rebuild.status, rebuild.stdout + rebuild.stderr).toBe(0);
+  });
+});
