@@ -9,7 +9,7 @@ import { join } from 'node:path';
  * which `.ci/run` installs where missing), an `initdb` into a temp folder, a free port on 127.0.0.1,
  * `pg_ctl -w start`, and, on stop, `pg_ctl stop -m immediate` and the folder removed. PostgreSQL
  * refuses to run as root, so as root it is run as the `postgres` user (the folder given to it).
- * Durability is off (`fsync`, `synchronous_commit`): a test cluster lives for one run.
+ * Durability is off (`fsync`, `synchronous_commit`) unless `durable`: a test cluster lives for one run.
  */
 export interface PostgresCluster {
   /** `postgres://…/postgres`: the maintenance database, where the tests create theirs. */
@@ -38,7 +38,7 @@ export function postgresBinaries(): string {
 const PREFIX = 'runledger-pg-';
 const OWNER = 'owner.pid';
 
-export async function startPostgresCluster(): Promise<PostgresCluster> {
+export async function startPostgresCluster(options: { durable?: boolean } = {}): Promise<PostgresCluster> {
   const bin = postgresBinaries();
   stopAbandoned(bin);
   const dir = mkdtempSync(join(tmpdir(), PREFIX));
@@ -65,9 +65,8 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
         "listen_addresses = '127.0.0.1'",
         // Its socket in its own folder, not /var/run/postgresql (which may not exist or be another cluster's).
         `unix_socket_directories = '${dir}'`,
-        'fsync = off',
-        'synchronous_commit = off',
-        'full_page_writes = off',
+        // A bench measures commits as a server on a real disk makes them; a test run needs none of that.
+        ...(options.durable ? [] : ['fsync = off', 'synchronous_commit = off', 'full_page_writes = off']),
         'max_connections = 200',
         'shared_buffers = 32MB',
         '',

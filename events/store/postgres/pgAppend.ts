@@ -23,7 +23,6 @@ export interface LogIdentity {
   readonly channel: string;
 }
 
-const LOCK = 'SELECT pg_advisory_xact_lock($1::bigint)';
 /** The log's head and each named stream's version, as the transaction sees them under the lock. */
 const VERSIONS = `SELECT (SELECT coalesce(max(seq), 0) FROM events),
   coalesce((SELECT array_agg((SELECT coalesce(max(version), 0) FROM events WHERE stream = u.s) ORDER BY u.o)
@@ -31,7 +30,10 @@ const VERSIONS = `SELECT (SELECT coalesce(max(seq), 0) FROM events),
 /** Every row of the batch in one statement (arrays, one per column). */
 const INSERT = `INSERT INTO events (seq, stream, version, type, data, at, cause, actor)
   SELECT s, st, v, t, d, a, c, $8 FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::text[], $6::bigint[], $7::bigint[]) AS r(s, st, v, t, d, a, c)`;
-const NOTIFY = 'SELECT pg_notify($1, $2)';
+/** `text` inside single quotes: its quotes doubled (a notice is a UUID, but no text goes in unquoted). */
+function quoteLiteral(text: string): string {
+  return text.replaceAll("'", "''");
+}
 
 /**
  * One write transaction for a batch of appends (group commit). It first takes the log's advisory lock,
@@ -52,9 +54,10 @@ export async function commitBatch(
   requests: readonly AppendRequest[],
   faults?: PgStoreFaults,
 ): Promise<AppendResult[]> {
-  await client.query('BEGIN');
+  // Four round trips, as a raw transaction would take: the lock goes with BEGIN, the NOTIFY with COMMIT
+  // (both texts are the store's own: a number and an identifier, nothing a caller gave).
+  await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${BigInt(log.lockKey)})`);
   try {
-    await client.query({ name: 'runledger_lock', text: LOCK, values: [log.lockKey] });
     const streams = streamsOf(requests);
     const read = await client.query<[number, number[]]>({ name: 'runledger_versions', text: VERSIONS, values: [streams], rowMode: 'array' });
     const [head, versions] = read.rows[0]!;
@@ -75,12 +78,11 @@ export async function commitBatch(
           writer,
         ],
       });
-      await client.query({ name: 'runledger_notify', text: NOTIFY, values: [log.channel, notice] });
     }
     const fault = faults?.failWrites?.() ?? null;
     if (fault) throw fault;
     await faults?.beforeCommit?.();
-    await client.query('COMMIT');
+    await client.query(rows.length > 0 ? `NOTIFY "${log.channel}", '${quoteLiteral(notice)}'; COMMIT` : 'COMMIT');
     return results;
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
