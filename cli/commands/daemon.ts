@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError, Option } from '@commander-js/extra-typin
 import { MAX_TIMEOUT_S } from '../../events/bounds.ts';
 import { SAFE_ID_PART, SAFE_ID_RULE } from '../../events/idRule.ts';
 import { BUDGET_NOTE, DB_OPTION, DEMO_EXEC, helpAfter, ID_RULE_HELP, type OptionsOf } from '../shared/options.ts';
-import { atMost, collect, int, serverUrl } from '../shared/parse.ts';
+import { atMost, collect, int, serverUrls } from '../shared/parse.ts';
 
 const HOOK = 'run COMMAND (JSON on stdin) for on_run_claimed, on_run_started, on_run_ended, on_session_closed or on_tick (repeatable)';
 
@@ -35,7 +35,11 @@ const daemon = () =>
     .option('--tmux-socket <name>', 'the tmux server of the sessions (tmux -L NAME); the default server when absent')
     .option('--hook <name=command>', HOOK, collect)
     .addOption(new Option('--sync <mode>', 'full survives power loss, normal a crash').choices(['full', 'normal']).default('full'))
-    .option('--server <url>', 'join this board instead of running one: its URL, scheme included (http://host:port)', serverUrl)
+    .option(
+      '--server <url>',
+      'join this board instead of running one: its URL, scheme included (http://host:port); or URL1,URL2,… for boards on one PostgreSQL log, tried in turn',
+      serverUrls,
+    )
     .option('--computer <id>', `this computer's id (${ID_RULE_HELP})`, 'local')
     .option('--token <token>', "this computer's token, with --server (`runledger computer add ID` on the board prints it)")
     .option('--log-json', 'log decisions as JSON lines (pino) instead of sentences')

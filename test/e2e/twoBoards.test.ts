@@ -6,7 +6,19 @@
 import { describe, expect, it } from 'vitest';
 import { freshPostgresLog, withClient } from '../support/postgresLog.ts';
 import { tempDir } from '../support/tempStore.ts';
-import { agentFiles, freePort, getRun, markerCounts, runCli, startCli, startComputer, submit, waitFor, waitForTerminal } from './support/cluster.ts';
+import {
+  agentFiles,
+  freePort,
+  getRun,
+  markerCounts,
+  runCli,
+  startCli,
+  startComputer,
+  submit,
+  waitFor,
+  waitForState,
+  waitForTerminal,
+} from './support/cluster.ts';
 
 async function startServer(url: string) {
   const port = await freePort();
@@ -103,5 +115,44 @@ describe('two boards on one PostgreSQL log', () => {
     const rebuild = await runCli(['rebuild', '--db', url]);
     expect(replay.status, replay.stdout + replay.stderr).toBe(0);
     expect(rebuild.status, rebuild.stdout + rebuild.stderr).toBe(0);
+  });
+
+  it('given a computer on --server A,B, when board A is SIGKILLed with a run under way, then the computer moves to B at once, and every run is run once and ends, replay and rebuild exit 0', async () => {
+    const url = await freshPostgresLog();
+    const dir = tempDir();
+    const token = (JSON.parse(await cli(['token', 'add', 'test', '--db', url, '--json'])) as { token: string }).token;
+    const [a, b] = await Promise.all([startServer(url), startServer(url)]);
+    const t1 = (JSON.parse(await cli(['computer', 'add', 'c1', '--db', url, '--json'])) as { token: string }).token;
+    const agent = agentFiles(dir);
+    const computer = await startComputer({ dir, id: 'c1', server: `${a.url},${b.url}`, token: t1, agent });
+    expect(computer.process.stdout).toContain(`push stream connected (to ${a.url})`);
+
+    // B learns of the connection through the log; a run it offered before would wait for a resend.
+    await waitFor('board B to see c1 connected', async () => {
+      const view = (await (await fetch(`${b.url}/v1/status`)).json()) as { board: { connected: string[] } };
+      return view.board.connected.includes('c1');
+    });
+    const first = await submit({ url: b.url, token }, 'talk', 'marker=first sleep=1500');
+    await waitForState(b.url, first, ['claimed', 'running']);
+    a.process.kill('SIGKILL');
+    const killedAt = Date.now();
+    await computer.process.waitForOutput(new RegExp(`push stream connected \\(to ${b.url.replace(/[.]/g, '\\.')}\\)`));
+    const failoverMs = Date.now() - killedAt;
+    const later = await Promise.all(['one', 'two'].map((lane) => submit({ url: b.url, token }, lane, `marker=${lane} sleep=100`)));
+    const runs = [first, ...later];
+    const views = await Promise.all(runs.map((runId) => waitForTerminal(b.url, runId, 30_000)));
+
+    expect(views.map((v) => v.state)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+    expect(markerCounts(agent.markers)).toEqual({ first: 1, one: 1, two: 1 });
+    // Moved on at once on the drop (no backoff first), whatever the machine's load: within a few seconds.
+    expect(failoverMs).toBeLessThan(5_000);
+    const log = await logOf(url);
+    for (const runId of runs) expect(log.filter((e) => e.type === 'board.run.claimed' && e.data.runId === runId)).toHaveLength(1);
+    await b.process.stop();
+    const replay = await runCli(['replay', '--db', url]);
+    const rebuild = await runCli(['rebuild', '--db', url]);
+    expect(replay.status, replay.stdout + replay.stderr).toBe(0);
+    expect(rebuild.status, rebuild.stdout + rebuild.stderr).toBe(0);
+    process.stderr.write(`failover to the second board: ${failoverMs} ms\n`);
   });
 });
