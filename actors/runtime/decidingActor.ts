@@ -22,6 +22,11 @@ interface Held<S> {
   readonly versions: Map<string, number>;
   /** This incarnation's appends, each standing on the ones before: one refused, the later ones are too. */
   readonly chain: AppendChain;
+  /**
+   * With `guardKinds`: the state holds every event of those kinds through this seq (the fold's, then
+   * each guarded append's last, as its commit found nobody else's since): what the next guard checks after.
+   */
+  knownThrough: number;
 }
 
 export interface DecidingActorSpec<S, I extends NewDomainEvent = NewDomainEvent, D extends NewDomainEvent = NewDomainEvent> {
@@ -34,6 +39,13 @@ export interface DecidingActorSpec<S, I extends NewDomainEvent = NewDomainEvent,
   readonly queryTimeoutMs?: number;
   /** Times the waits between attempts of an input the log could not take (the system clock by default). */
   readonly clock?: Pick<Clock, 'after'>;
+  /**
+   * Stream kinds (owner-less streams) whose events all feed this actor's state, shared across them (the
+   * board's): each append is guarded (AppendGuard) so that, with several processes deciding for the
+   * same scope, a decision taken before another's commit of those kinds was seen is refused and taken
+   * again on the state folded afresh.
+   */
+  readonly guardKinds?: readonly string[];
 }
 
 /**
@@ -136,7 +148,7 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
     this.holdCommits(false);
     await this.inFlight;
     const hydratedThrough = await this.store.headSeq();
-    return { state: await this.spec.hydrate(), hydratedThrough, versions: new Map(), chain: new AppendChain() };
+    return { state: await this.spec.hydrate(), hydratedThrough, versions: new Map(), chain: new AppendChain(), knownThrough: hydratedThrough };
   }
 
   /** The held state once its appends in flight are answered; folded again from the log if one was refused. */
@@ -225,9 +237,12 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
     for (const { stream } of events) held.versions.set(stream, held.versions.get(stream)! + 1);
     held.state = decided.state;
     const link = held.chain.next();
-    const answered = this.store.append({ expected, events, chain: link }).then(
+    const guard = this.spec.guardKinds ? { kinds: this.spec.guardKinds, after: held.knownThrough } : null;
+    const answered = this.store.append({ expected, events, chain: link, ...(guard ? { guard } : {}) }).then(
       (result) => {
         if (!result.ok) return reply(replyTo, result.conflict);
+        // Committed past its guard: nobody else's event of those kinds came before it, so the state holds all through it.
+        if (guard) held.knownThrough = Math.max(held.knownThrough, result.events.at(-1)?.seq ?? 0);
         const { input: recordedInput, decisions } = recorded<I, D>(result.events);
         reply(replyTo, { ok: true, state: held.state, input: recordedInput, decisions });
         try {

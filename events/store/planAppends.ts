@@ -13,6 +13,8 @@ export function planAppends(
   versionOf: (stream: string) => number,
   writer: string,
   requests: readonly AppendRequest[],
+  /** Events of other writers that break a request's guard (see AppendGuard), or none when the store checks no guard. */
+  foreign: readonly GuardRow[] = [],
 ): { results: AppendResult[]; rows: StoredEvent[] } {
   const versions = new Map<string, number>();
   const currentVersion = (stream: string): number => {
@@ -27,6 +29,20 @@ export function planAppends(
   const results = requests.map((request): AppendResult => {
     const chain = request.chain;
     if (chain && !chain.chain.holds(chain.link)) return { ok: false, conflict: StaleVersionError.afterBrokenChain(request) };
+    const breaking = request.guard ? foreign.find((row) => row.seq > request.guard!.after && request.guard!.kinds.includes(row.kind)) : undefined;
+    if (breaking) {
+      chain?.chain.breakAt(chain.link);
+      const version = currentVersion(breaking.stream);
+      return {
+        ok: false,
+        conflict: new StaleVersionError(
+          breaking.stream,
+          version,
+          version,
+          `another writer appended to ${breaking.stream} at seq ${breaking.seq}, after the state this was decided on (through seq ${request.guard!.after}): nothing was written`,
+        ),
+      };
+    }
     for (const [stream, expected] of Object.entries(request.expected)) {
       const actual = currentVersion(stream);
       if (expected !== 'any' && expected !== actual) {
@@ -54,6 +70,25 @@ function resolveCause(cause: NewEvent['cause'], earlier: readonly StoredEvent[])
   const target = earlier[cause.inBatch];
   if (!target) throw new Error(`cause refers to event ${cause.inBatch} of its append, which comes later or does not exist`);
   return target.seq;
+}
+
+/** An event of another writer in a guarded kind (see AppendGuard): its seq, stream and the stream's kind. */
+export interface GuardRow {
+  readonly seq: number;
+  readonly stream: string;
+  readonly kind: string;
+}
+
+/** The lowest `after` and every kind the batch's guards name, or null when none has a guard. */
+export function guardsOf(requests: readonly AppendRequest[]): { after: number; kinds: string[] } | null {
+  let after = Number.POSITIVE_INFINITY;
+  const kinds = new Set<string>();
+  for (const { guard } of requests) {
+    if (!guard) continue;
+    after = Math.min(after, guard.after);
+    for (const kind of guard.kinds) kinds.add(kind);
+  }
+  return kinds.size ? { after, kinds: [...kinds] } : null;
 }
 
 /** Every stream a batch names (its expected versions; each event's stream is among them): read once each. */

@@ -1,7 +1,8 @@
 /**
  * Two boards (`runledger server --db postgres://…`) on one PostgreSQL log, each a process of its own,
  * and a computer on each (SPEC 8): a run submitted to either board is pushed by the board that holds
- * its computer's stream, and every run is granted and run exactly once whichever board the claims reach.
+ * its computer's stream, every run is granted and run exactly once whichever board the claims reach, a
+ * lane's turns never overlap, and a board that decided on state older than the other's commit decides again.
  */
 import { describe, expect, it } from 'vitest';
 import { freshPostgresLog, withClient } from '../support/postgresLog.ts';
@@ -9,7 +10,6 @@ import { tempDir } from '../support/tempStore.ts';
 import {
   agentFiles,
   freePort,
-  getRun,
   markerCounts,
   runCli,
   startCli,
@@ -53,7 +53,7 @@ const logOf = (url: string) =>
   );
 
 describe('two boards on one PostgreSQL log', () => {
-  it('given a computer on each board, when runs are submitted to both, then each is pushed through both boards, claimed by both computers, granted once and run once, and replay and rebuild exit 0', async () => {
+  it('given a computer on each board, when turns of shared lanes are submitted to both at once, then each is granted and run once, a lane’s turns never overlap, and replay and rebuild exit 0', async () => {
     const url = await freshPostgresLog();
     const dir = tempDir();
     const token = (JSON.parse(await cli(['token', 'add', 'test', '--db', url, '--json'])) as { token: string }).token;
@@ -74,41 +74,36 @@ describe('two boards on one PostgreSQL log', () => {
       return counts.every((connected) => connected.length === 2);
     });
 
-    // Lanes of their own, each submission seen by both boards before the next: what two boards
-    // decide at once over the board's shared state (a lane's holder, the submission order) is not yet
-    // guarded across boards (see the README's PostgreSQL section); a run's own stream is.
-    const runs: string[] = [];
-    for (let i = 0; i < 6; i++) {
-      const runId = await submit({ url: (i % 2 === 0 ? a : b).url, token }, `l${i}`, `marker=l${i} sleep=100`);
-      await waitFor(`both boards to know run ${runId}`, async () =>
-        (
-          await Promise.all(
-            [a, b].map((x) =>
-              getRun(x.url, runId).then(
-                () => true,
-                () => false,
-              ),
-            ),
-          )
-        ).every(Boolean),
-      );
-      runs.push(runId);
-    }
+    // Three lanes, their turns submitted to both boards at once: each board decides over the lanes'
+    // shared state (holder, order), and one that decided before the other's commit was seen decides again.
+    const lanes = ['l1', 'l2', 'l3'];
+    const runs = await Promise.all(
+      Array.from({ length: 9 }, (_, i) => submit({ url: (i % 2 === 0 ? a : b).url, token }, lanes[i % 3]!, `marker=m${i} sleep=100`)),
+    );
     const views = await Promise.all(runs.map((runId, i) => waitForTerminal((i % 2 === 0 ? b : a).url, runId, 30_000)));
 
     expect(views.map((v) => v.state)).toEqual(runs.map(() => 'succeeded'));
     expect(Object.values(markerCounts(agent.markers))).toEqual(runs.map(() => 1));
     const log = await logOf(url);
-    for (const runId of runs) {
-      // Offered to both computers (a new lane goes to every connected one), each through its own board:
-      // both claimed it, through different boards, and one claim won.
-      const requests = log.filter((e) => e.type === 'board.claim.requested' && e.data.runId === runId);
-      expect(new Set(requests.map((e) => e.data.computerId)), `claimants of ${runId}`).toEqual(new Set(['c1', 'c2']));
+    const claims = log.filter((e) => e.type === 'board.run.claimed');
+    for (const runId of runs)
       expect(
-        log.filter((e) => e.type === 'board.run.claimed' && e.data.runId === runId),
+        claims.filter((e) => e.data.runId === runId),
         `claims of ${runId}`,
       ).toHaveLength(1);
+    // A lane's turns one after another, whichever board granted them: each claimed once the one before finished.
+    for (const lane of lanes) {
+      const turns = runs.filter((_, i) => lanes[i % 3] === lane);
+      const spans = turns
+        .map((runId) => ({
+          claimed: log.find((e) => e.type === 'board.run.claimed' && e.data.runId === runId)!.seq,
+          finished: log.find((e) => e.type === 'board.run.finished' && e.data.runId === runId)!.seq,
+        }))
+        .sort((x, y) => x.claimed - y.claimed);
+      for (let i = 1; i < spans.length; i++) expect(spans[i]!.claimed, `lane ${lane}`).toBeGreaterThan(spans[i - 1]!.finished);
     }
+    // Both boards decided (each wrote), and both computers ran turns.
+    expect(new Set(claims.map((e) => e.data.computerId))).toEqual(new Set(['c1', 'c2']));
 
     await Promise.all([a.process.stop(), b.process.stop()]);
     const replay = await runCli(['replay', '--db', url]);

@@ -11,7 +11,7 @@ import { DecidingActor } from '../../runtime/decidingActor.ts';
 import type { ActorSystem } from '../../runtime/runtime.ts';
 import { type FailureLog, stderrLog } from '../../runtime/untilRecorded.ts';
 import { framesOf, type RequestAnswer, requestAnswer } from '../boardAnswers.ts';
-import { boardDecider } from '../boardDecider.ts';
+import { BOARD_STREAM_KINDS, boardDecider } from '../boardDecider.ts';
 import { boardInput } from '../boardInputs.ts';
 import { cancelAnswer, claimedRunBody, heartbeatAnswer, openClaims, runView, tokenHashOf } from '../boardQueries.ts';
 import type { BoardState } from '../boardState.ts';
@@ -61,6 +61,9 @@ export class BoardHost {
       decider: boardDecider,
       clock,
       hydrate: async () => (await hydrateStates(store, [boardProjection]))[0],
+      // Its state is shared by all its streams (lanes, the submission order): with several boards on one
+      // log (SPEC 8), a decision taken before another board's was seen is refused and taken again.
+      guardKinds: BOARD_STREAM_KINDS,
       afterCommit: (state, decisions) => this.afterCommit(state, decisions),
     });
     this.push = new PushHub(

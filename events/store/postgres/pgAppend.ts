@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { AppendRequest, AppendResult } from '../eventStore.ts';
-import { planAppends, streamsOf } from '../planAppends.ts';
+import { guardsOf, planAppends, streamsOf } from '../planAppends.ts';
 
 /**
  * Faults a test injects into the commit path (never set in production). `failWrites` is asked inside
@@ -27,6 +27,13 @@ export interface LogIdentity {
 const VERSIONS = `SELECT (SELECT coalesce(max(seq), 0) FROM events),
   coalesce((SELECT array_agg((SELECT coalesce(max(version), 0) FROM events WHERE stream = u.s) ORDER BY u.o)
             FROM unnest($1::text[]) WITH ORDINALITY AS u(s, o)), '{}')`;
+/**
+ * The newest event of another writer of each guarded kind (owner-less streams) since the oldest guarded
+ * state: a range of the primary key, short, as a guarded writer folds again whenever it sees one.
+ */
+const GUARD = `SELECT max(seq), (array_agg(stream ORDER BY seq DESC))[1], split_part(stream, ':', 1) FROM events
+  WHERE seq > $1 AND actor <> $2 AND strpos(stream, '/') = 0 AND split_part(stream, ':', 1) = ANY($3::text[])
+  GROUP BY split_part(stream, ':', 1)`;
 /** Every row of the batch in one statement (arrays, one per column). */
 const INSERT = `INSERT INTO events (seq, stream, version, type, data, at, cause, actor)
   SELECT s, st, v, t, d, a, c, $8 FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::text[], $6::bigint[], $7::bigint[]) AS r(s, st, v, t, d, a, c)`;
@@ -62,7 +69,18 @@ export async function commitBatch(
     const read = await client.query<[number, number[]]>({ name: 'runledger_versions', text: VERSIONS, values: [streams], rowMode: 'array' });
     const [head, versions] = read.rows[0]!;
     const versionOf = new Map(streams.map((stream, i) => [stream, versions[i] ?? 0]));
-    const { results, rows } = planAppends(head, (stream) => versionOf.get(stream) ?? 0, writer, requests);
+    const guards = guardsOf(requests);
+    const foreign = guards
+      ? (
+          await client.query<[number, string, string]>({
+            name: 'runledger_guard',
+            text: GUARD,
+            values: [guards.after, writer, guards.kinds],
+            rowMode: 'array',
+          })
+        ).rows.map(([seq, stream, kind]) => ({ seq, stream, kind }))
+      : [];
+    const { results, rows } = planAppends(head, (stream) => versionOf.get(stream) ?? 0, writer, requests, foreign);
     if (rows.length > 0) {
       await client.query({
         name: 'runledger_insert',
