@@ -14,7 +14,7 @@ import { rebuild } from './rebuild.ts';
 import { replay } from './replay.ts';
 import { scheduling } from './scheduling.ts';
 import { startTime } from './startTime.ts';
-import { wireLoad } from './wireLoad.ts';
+import { wireLoad, wireLoadPostgres } from './wireLoad.ts';
 
 const benchmarks: readonly Benchmark[] = [
   startTime,
@@ -25,6 +25,7 @@ const benchmarks: readonly Benchmark[] = [
   rebuild,
   scheduling,
   wireLoad,
+  wireLoadPostgres,
   replay,
 ];
 
