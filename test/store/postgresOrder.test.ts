@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EventStore } from '../../events/store/eventStore.ts';
+import { AppendChain, type EventStore } from '../../events/store/eventStore.ts';
 import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
 import type { PgStoreFaults } from '../../events/store/postgres/pgAppend.ts';
 import { openPostgresStore, openPostgresStoreToRead } from '../../events/store/postgres/postgresEventStore.ts';
@@ -159,5 +159,31 @@ describe('PostgreSQL: what the database holds and refuses', () => {
     await expect(opening).rejects.toBeInstanceOf(LogUnwritableError);
     await expect(opening).rejects.toThrow(/postgres:\/\/runledger:\*\*\*@127\.0\.0\.1:1\/nowhere.*ECONNREFUSED/);
     await expect(opening).rejects.not.toThrow(/secret/);
+  });
+});
+
+describe('PostgreSQL: group commit and chains', () => {
+  it('given appends made while a transaction commits, then they share the next one, and a batch whose transaction fails rejects every append of it and breaks their chains, the next committing', async () => {
+    const url = await freshPostgresLog();
+    let fail = false;
+    const store = await openPostgresStore(url, {
+      codec: counterCodec,
+      faults: { failWrites: () => (fail ? new Error('the server refused the batch') : null) },
+    });
+    const chain = new AppendChain();
+
+    fail = true;
+    const failing = [0, 1, 2].map((i) => store.append({ expected: { 'counter:a': i }, events: [bumped('counter:a', i + 1)], chain: chain.next() }));
+    const outcomes = await Promise.allSettled(failing);
+    fail = false;
+    const after = await store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 9)], chain: chain.next() });
+    const fresh = await Promise.all([0, 1, 2].map((i) => store.append({ expected: { [`counter:b${i}`]: 0 }, events: [bumped(`counter:b${i}`, i)] })));
+
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(chain.broken).toBe(true);
+    expect(after).toMatchObject({ ok: false, conflict: { brokenChain: true } });
+    expect(fresh.map((r) => r.ok && r.events[0]!.seq)).toEqual([1, 2, 3]);
+    expect(await store.headSeq()).toBe(3);
+    await store.close();
   });
 });
