@@ -24,7 +24,9 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { ensureBuilt } from '../build.ts';
+import { startPostgresCluster } from '../test/support/postgresCluster.ts';
 import { type Benchmark, type Row, runIfMain } from './harness.ts';
 
 const CLI = fileURLToPath(new URL('../cli/runledger.js', import.meta.url));
@@ -43,6 +45,11 @@ export interface WireLoadOptions {
   readonly cpuProfDir?: string | null;
   /** Every run's budget: a run that waits longer to be claimed is not what is measured. */
   readonly timeoutMs?: number;
+  /**
+   * A PostgreSQL log (`postgres://…`, a fresh one): two boards on it instead of one on SQLite, each
+   * computer on one (`--server` naming both), the submits shared between them (SPEC 8).
+   */
+  readonly postgres?: string;
 }
 
 export interface WireLoadFigures {
@@ -196,36 +203,58 @@ export async function measureWireLoad(options: WireLoadOptions = {}, log: (line:
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const profiling = (who: string) => (options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${join(options.cpuProfDir, who)}`] : []);
-    const board = new Proc(['server', '--db', boardDb, '--port', String(port), '--sync', options.boardSync ?? 'full'], profiling('board'));
+    const pg = options.postgres ?? null;
+    const logDb = pg ?? boardDb;
+    const board = new Proc(['server', '--db', logDb, '--port', String(port), '--sync', options.boardSync ?? 'full'], profiling('board'));
     procs.push(board);
-    await board.waitFor(/board listening/);
-    const token = readFileSync(join(dir, 'board', 'token'), 'utf8').trim();
-    const tokens = await Promise.all(['c1', 'c2'].map((id) => computerToken(boardDb, id)));
+    // The second board on the same PostgreSQL log: each computer starts on one, the other its failover.
+    const second = pg ? { port: await freePort() } : null;
+    const secondUrl = second ? `http://127.0.0.1:${second.port}` : null;
+    const boards = [board];
+    if (second) {
+      const other = new Proc(['server', '--db', logDb, '--port', String(second.port)], profiling('board-2'));
+      procs.push(other);
+      boards.push(other);
+    }
+    await Promise.all(boards.map((b) => b.waitFor(/board listening/)));
+    const token = pg ? await submitTokenOf(pg) : readFileSync(join(dir, 'board', 'token'), 'utf8').trim();
+    const tokens = await Promise.all(['c1', 'c2'].map((id) => computerToken(logDb, id)));
+    const urls = [url, secondUrl ?? url];
     const computers = ['c1', 'c2'].map((id, i) => {
       mkdirSync(join(dir, id));
-      const args = ['daemon', '--server', url, '--computer', id, '--token', tokens[i]!, '--db', join(dir, id, `${id}.db`)];
+      const servers = secondUrl ? (i === 0 ? `${url},${secondUrl}` : `${secondUrl},${url}`) : url;
+      const args = ['daemon', '--server', servers, '--computer', id, '--token', tokens[i]!, '--db', join(dir, id, `${id}.db`)];
       return new Proc([...args, '--slots', String(options.slots ?? 8), '--sync', 'normal', '--exec', 'echo ok'], profiling(id));
     });
     procs.push(...computers);
     await Promise.all(computers.map((c) => c.waitFor(/push stream connected/)));
-    log(`board ${url} and 2 computers up; submitting ${runs} runs over ${lanes} lanes, ${concurrency} at a time`);
+    log(`${boards.length} board(s) ${urls.join(' ')} and 2 computers up; submitting ${runs} runs over ${lanes} lanes, ${concurrency} at a time`);
 
     const cpuBefore = [board, ...computers].map((p) => cpuMs(p.child.pid));
     const clientBefore = process.cpuUsage();
     const sentAt = new Map<string, number>();
     let next = 0;
+    let retried = 0;
     const started = Date.now();
     const submitOne = async (i: number) => {
       const at = Date.now();
-      const response = await call(
-        `${url}/v1/runs`,
-        'POST',
-        { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        JSON.stringify({ lane: `lane-${i % lanes}`, prompt: `run ${i}` }),
-      );
-      const body = JSON.parse(response.text) as { run_id?: string };
-      if (response.status !== 201 || !body.run_id) throw new Error(`submit ${i} answered ${response.status}: ${response.text}`);
-      sentAt.set(body.run_id, at);
+      // As a client does: a submit the board could not decide (507, or 500 when two boards kept
+      // overtaking each other) is sent again with the same Idempotency-Key, so it is recorded once.
+      for (let attempt = 0; ; attempt++) {
+        const response = await call(
+          `${urls[(i + attempt) % urls.length]}/v1/runs`,
+          'POST',
+          { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': `wireload-${i}` },
+          JSON.stringify({ lane: `lane-${i % lanes}`, prompt: `run ${i}` }),
+        );
+        const body = JSON.parse(response.text) as { run_id?: string };
+        if (response.status === 201 && body.run_id) {
+          sentAt.set(body.run_id, at);
+          retried += attempt;
+          return;
+        }
+        if (response.status < 500 || attempt >= 10) throw new Error(`submit ${i} answered ${response.status}: ${response.text}`);
+      }
     };
     await Promise.all(
       Array.from({ length: concurrency }, async () => {
@@ -233,7 +262,7 @@ export async function measureWireLoad(options: WireLoadOptions = {}, log: (line:
       }),
     );
     const submitSeconds = (Date.now() - started) / 1000;
-    log(`submitted in ${submitSeconds.toFixed(1)} s (${(runs / submitSeconds).toFixed(0)} submits/s)`);
+    log(`submitted in ${submitSeconds.toFixed(1)} s (${(runs / submitSeconds).toFixed(0)} submits/s, ${retried} sent again)`);
 
     const deadline = Date.now() + (options.timeoutMs ?? Math.max(120_000, runs * 100));
     let lastReport = Date.now();
@@ -261,19 +290,22 @@ export async function measureWireLoad(options: WireLoadOptions = {}, log: (line:
           client: (client.user + client.system) / 1000 / runs,
         }
       : null;
-    const db = new Database(boardDb, { readonly: true, fileMustExist: true });
     let rows: { type: string; runId: string; at: number; code: string | null }[];
     let boardEvents: number;
-    try {
-      rows = db
-        .prepare(
-          `SELECT type, json_extract(data, '$.runId') AS runId, at, json_extract(data, '$.code') AS code FROM events
+    if (pg) ({ rows, boardEvents } = await pgRows(pg));
+    else {
+      const db = new Database(boardDb, { readonly: true, fileMustExist: true });
+      try {
+        rows = db
+          .prepare(
+            `SELECT type, json_extract(data, '$.runId') AS runId, at, json_extract(data, '$.code') AS code FROM events
            WHERE type IN ('board.run.claimed', 'board.run.finished', 'board.run.resolved', 'board.run.cancelled', 'board.request.refused')`,
-        )
-        .all() as typeof rows;
-      boardEvents = (db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
-    } finally {
-      db.close();
+          )
+          .all() as typeof rows;
+        boardEvents = (db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
     }
     const latencies: number[] = [];
     let lastEnd = 0;
@@ -308,6 +340,29 @@ export async function measureWireLoad(options: WireLoadOptions = {}, log: (line:
     if (options.cpuProfDir) log(`CPU profiles of the board and the computers written under ${options.cpuProfDir}`);
     if (process.env.WIRELOAD_KEEP) log(`kept ${dir}`);
     else rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** `runledger token add` on the PostgreSQL log: a board there has no token file. */
+async function submitTokenOf(db: string): Promise<string> {
+  const add = new Proc(['token', 'add', 'wireload', '--db', db, '--json']);
+  if ((await add.exited) !== 0) throw new Error(`token add failed: ${add.err}`);
+  return (JSON.parse(add.out) as { token: string }).token;
+}
+
+/** The board's rows the figures are read from, on PostgreSQL. */
+async function pgRows(url: string): Promise<{ rows: { type: string; runId: string; at: number; code: string | null }[]; boardEvents: number }> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const found = await client.query<{ type: string; runId: string; at: string; code: string | null }>(
+      `SELECT type, data::json ->> 'runId' AS "runId", at, data::json ->> 'code' AS code FROM events
+       WHERE type IN ('board.run.claimed', 'board.run.finished', 'board.run.resolved', 'board.run.cancelled', 'board.request.refused')`,
+    );
+    const count = await client.query<{ n: string }>('SELECT count(*) AS n FROM events');
+    return { rows: found.rows.map((r) => ({ ...r, at: Number(r.at) })), boardEvents: Number(count.rows[0]!.n) };
+  } finally {
+    await client.end();
   }
 }
 
@@ -348,6 +403,42 @@ export const wireLoad: Benchmark = {
   name: 'wireLoad',
   run: (options) => runWireLoadBench({ quick: options.quick }, (line) => process.stderr.write(`  [wireLoad] ${line}\n`)),
 };
+
+/**
+ * The same load through two boards on one PostgreSQL log (a throwaway durable cluster, or
+ * RUNLEDGER_BENCH_PG_URL's server, a fresh schema on it): its rows stand beside the SQLite board's.
+ */
+export const wireLoadPostgres: Benchmark = {
+  name: 'wireLoadPostgres',
+  async run(options) {
+    const given = process.env.RUNLEDGER_BENCH_PG_URL;
+    const cluster = given ? null : await startPostgresCluster({ durable: true });
+    try {
+      const url = await freshPostgresSchema(given ?? cluster!.url);
+      const rows = await runWireLoadBench({ quick: options.quick, postgres: url }, (line) => process.stderr.write(`  [wireLoadPostgres] ${line}\n`));
+      // Reported beside the SQLite board's, not held to its target yet: two boards deciding at once refuse
+      // each other's stale decisions, and each refusal folds the board's state again (README, PostgreSQL).
+      return rows.map((row, i) => ({
+        ...row,
+        benchmark: row.benchmark.replace('wire load', 'wire load, 2 boards on PostgreSQL'),
+        ...(i === 0 ? { target: 'reported', pass: /"succeeded":(\d+)/.exec(row.note ?? '')?.[1] === String(options.quick ? 400 : 2_000) } : {}),
+      }));
+    } finally {
+      cluster?.stop();
+    }
+  },
+};
+
+async function freshPostgresSchema(url: string): Promise<string> {
+  const schema = `wireload_${process.pid}_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.end();
+  const log = new URL(url);
+  log.searchParams.set('options', `-c search_path=${schema}`);
+  return log.toString();
+}
 
 async function main(argv: readonly string[]): Promise<number> {
   const quick = argv.includes('--quick');

@@ -11,6 +11,7 @@ import { replayCommand } from './commands/replay.ts';
 import { runCommand } from './commands/run.ts';
 import { subscribeCommand, unsubscribeCommand } from './commands/subscribe.ts';
 import { tickCommand } from './commands/tick.ts';
+import { tokenCommand } from './commands/token.ts';
 import { EXIT_CODES } from './shared/options.ts';
 
 // Every start loads this file and the definitions in commands/, nothing more: each command's action
@@ -22,6 +23,7 @@ const program = new Command('runledger')
   .addCommand(daemonCommand())
   .addCommand(serverCommand())
   .addCommand(computerCommand())
+  .addCommand(tokenCommand())
   .addCommand(runCommand())
   .addCommand(doctorCommand())
   .addCommand(submitCommand())

@@ -10,6 +10,7 @@ import { notificationEvents } from './notificationEvents.ts';
 import { outboxEvents } from './outboxEvents.ts';
 import { queueEvents } from './queueEvents.ts';
 import { sessionEvents } from './sessionEvents.ts';
+import { tokenEvents } from './tokenEvents.ts';
 
 /** Every event type runledger writes. Adding one here makes the compiler list every fold that must learn it. */
 export const eventDefinitions = {
@@ -22,6 +23,7 @@ export const eventDefinitions = {
   ...hookEvents,
   ...notificationEvents,
   ...adoptionEvents,
+  ...tokenEvents,
 };
 
 type Definitions = typeof eventDefinitions;
@@ -51,6 +53,7 @@ interface EventGroups {
   hook: typeof hookEvents;
   notification: typeof notificationEvents;
   adoption: typeof adoptionEvents;
+  token: typeof tokenEvents;
 }
 export type EventGroup = keyof EventGroups;
 /** Every type of the groups `G`. */

@@ -1,5 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { BoardServers } from './boardServers.ts';
 import { INCARNATION_HEADER } from './incarnation.ts';
 import type { UsageBody } from './usage.ts';
 
@@ -13,17 +14,17 @@ export interface BoardAnswer {
 }
 
 export class BoardClient {
-  private readonly url: URL;
-  private readonly agent: HttpAgent;
+  private readonly servers: BoardServers;
+  private readonly agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
 
+  /** `server`: one board, or the boards of one log (`BoardServers`): each call goes to the current one. */
   constructor(
-    private readonly server: string,
+    server: string | BoardServers,
     private readonly computer: string,
     private readonly computerToken: string,
     private readonly timeoutMs = 15_000,
   ) {
-    this.url = new URL(server);
-    this.agent = this.url.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+    this.servers = typeof server === 'string' ? new BoardServers([server]) : server;
   }
 
   /**
@@ -60,11 +61,13 @@ export class BoardClient {
         clearTimeout(deadline);
         resolveOnce(answer);
       };
-      const request = (this.url.protocol === 'https:' ? httpsRequest : httpRequest)(
-        new URL(`${this.server}${path}`),
+      const url = new URL(`${this.servers.current()}${path}`);
+      const secure = url.protocol === 'https:';
+      const request = (secure ? httpsRequest : httpRequest)(
+        url,
         {
           method: 'POST',
-          agent: this.agent,
+          agent: secure ? this.agents.https : this.agents.http,
           headers: {
             ...extraHeaders,
             authorization: `Bearer ${token}`,
@@ -89,7 +92,8 @@ export class BoardClient {
 
   /** Closes the idle keep-alive connections, so a stopping daemon leaves no socket open. */
   close(): void {
-    this.agent.destroy();
+    this.agents.http.destroy();
+    this.agents.https.destroy();
   }
 }
 

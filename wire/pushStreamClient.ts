@@ -4,12 +4,13 @@ import type { Clock } from '../actors/runtime/clock.ts';
 import { type FailureLog, stderrLog } from '../actors/runtime/untilRecorded.ts';
 import { messageOf } from '../events/thrown.ts';
 import { fullJitterMs } from './backoff.ts';
+import { BoardServers } from './boardServers.ts';
 import { MAX_FRAME_BYTES } from './frames.ts';
 import { CONNECTED_ELSEWHERE, INCARNATION_HEADER } from './incarnation.ts';
 
 export interface PushStreamOptions {
-  /** `http://host:port` of the board. */
-  readonly server: string;
+  /** `http://host:port` of the board, or the boards of one log: a drop moves the stream to the next (SPEC 8). */
+  readonly server: string | BoardServers;
   readonly computer: string;
   readonly token: string;
   /** This life of the daemon, sent on the upgrade: the board keeps one stream per computer id. */
@@ -50,8 +51,11 @@ export class PushStreamClient {
   private attempt = 0;
   private stopped = false;
   private cancelRetry: (() => void) | null = null;
+  private readonly servers: BoardServers;
 
-  constructor(private readonly options: PushStreamOptions) {}
+  constructor(private readonly options: PushStreamOptions) {
+    this.servers = typeof options.server === 'string' ? new BoardServers([options.server]) : options.server;
+  }
 
   start(): void {
     this.connect();
@@ -75,7 +79,8 @@ export class PushStreamClient {
   }
 
   private connect(): void {
-    const { server, computer, token } = this.options;
+    const { computer, token } = this.options;
+    const server = this.servers.current();
     const url = `${server.replace(/^http/, 'ws')}/v1/computers/${encodeURIComponent(computer)}/stream`;
     const life: Record<string, string> = this.options.incarnation ? { [INCARNATION_HEADER]: this.options.incarnation } : {};
     const socket = (this.options.connect ?? wsConnect)(url, { headers: { ...life, authorization: `Bearer ${token}` }, maxPayload: MAX_FRAME_BYTES });
@@ -106,15 +111,18 @@ export class PushStreamClient {
     });
     // Frames are handled one at a time, in order: each input commits before the next is read.
     let chain = Promise.resolve();
+    let opened = false;
     socket.on('open', () => {
+      opened = true;
       this.attempt = 0;
-      this.options.onState?.('connected');
+      // Which board, when there are several to choose from.
+      this.options.onState?.('connected', this.servers.urls.length > 1 ? `to ${server}` : undefined);
     });
     socket.on('message', (data) => {
       const raw = data.toString();
       chain = chain
         .then(() => this.options.onFrame(raw))
-        .catch((error: unknown) => (this.options.log ?? stderrLog)(`a frame from ${this.options.server} could not be handled: ${messageOf(error)}`));
+        .catch((error: unknown) => (this.options.log ?? stderrLog)(`a frame from ${server} could not be handled: ${messageOf(error)}`));
     });
     // A socket error (the board refused or went away) is followed by its close, told and retried below.
     socket.on('error', () => {
@@ -133,12 +141,15 @@ export class PushStreamClient {
         this.options.onConnectedElsewhere?.(reason.toString() || 'computer_connected_elsewhere');
         return;
       }
-      if (!this.stopped) this.scheduleReconnect();
+      // The board went away or could not be reached: with several boards, the next is tried at once
+      // after a drop, and after the backoff when it could not be reached either.
+      this.servers.failed(server);
+      if (!this.stopped) this.scheduleReconnect(opened && this.servers.urls.length > 1);
     });
   }
 
-  private scheduleReconnect(): void {
-    const delay = fullJitterMs(this.attempt++, (this.options.random ?? Math.random)());
+  private scheduleReconnect(atOnce = false): void {
+    const delay = atOnce ? 0 : fullJitterMs(this.attempt++, (this.options.random ?? Math.random)());
     this.cancelRetry = this.options.clock.after(delay, () => {
       this.cancelRetry = null;
       if (!this.stopped) this.connect();

@@ -6,6 +6,9 @@ import { evolveBoard } from './evolveBoard.ts';
 
 /** One board per log file: every board event folds into this one scope. */
 export const BOARD_SCOPE = 'board';
+/** The kinds of the board's own streams (no owner prefix): every event of them folds into its state. */
+export const BOARD_STREAM_KINDS = ['run', 'lane', 'computer', 'board'] as const;
+const BOARD_STREAM_PREFIXES = BOARD_STREAM_KINDS.map((kind) => `${kind}:`);
 
 /**
  * The board (SPEC section 7): takes runs in, offers them to computers, grants each claim to exactly
@@ -22,7 +25,7 @@ export const boardDecider = decider<BoardState, BoardInput, BoardDecision>({
     // The board's own streams have no owner; read in place, as a replay asks this of every event.
     const { stream } = event;
     if (stream.indexOf('/') !== -1) return null;
-    const mine = stream.startsWith('run:') || stream.startsWith('lane:') || stream.startsWith('computer:') || stream.startsWith('board:');
+    const mine = BOARD_STREAM_PREFIXES.some((prefix) => stream.startsWith(prefix));
     return mine ? BOARD_SCOPE : null;
   },
   initialState: initialBoardState,

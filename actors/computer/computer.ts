@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { messageOf } from '../../events/thrown.ts';
 import { BoardClient } from '../../wire/boardClient.ts';
+import { BoardServers } from '../../wire/boardServers.ts';
 import { frameInput } from '../../wire/frames.ts';
 import { type PushConnect, PushStreamClient } from '../../wire/pushStreamClient.ts';
 import { agentKindOf } from '../run/resume.ts';
@@ -63,7 +64,9 @@ export class Computer {
   constructor(private readonly options: ComputerOptions) {
     const { system, store, clock, computer } = options;
     this.incarnation = options.incarnation ?? randomUUID();
-    const ownClient = options.board ? null : new BoardClient(options.server, computer, options.token);
+    // `--server URL1,URL2,…`: boards of one log; the stream moves on when one drops, the calls follow it.
+    const servers = BoardServers.parse(options.server);
+    const ownClient = options.board ? null : new BoardClient(servers, computer, options.token);
     const board = options.board ?? ownClient!;
     this.closeClient = () => ownClient?.close();
     const kind = agentKindOf(options.exec);
@@ -128,7 +131,7 @@ export class Computer {
       },
     );
     this.push = new PushStreamClient({
-      server: options.server,
+      server: servers,
       computer,
       token: options.token,
       incarnation: this.incarnation,

@@ -1,7 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { describeForeignRow } from '../../events/codec.ts';
+import { describeForeignRow, type ForeignRow } from '../../events/codec.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
+import { isPostgresUrl, redactUrl } from '../../events/store/logLocation.ts';
+import { openStore } from '../../events/store/open/openStore.ts';
+import { PostgresEventStore } from '../../events/store/postgres/postgresEventStore.ts';
 import type { StoreFaults } from '../../events/store/sqlite/appendBatch.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { ProjectionKeeper } from '../../projections/keeper/projectionKeeper.ts';
@@ -95,15 +98,26 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     (() => {
       // no log given (tests, an embedding): nothing is narrated
     });
-  const db = resolve(options.db);
-  const folder = dirname(db);
-  const store = await openSqliteStore(db, {
+  // A board on PostgreSQL (SPEC 8) is `runledger server`: a computer keeps its log in a file of its own.
+  const onPostgres = isPostgresUrl(options.db);
+  if (onPostgres && !options.boardOnly) {
+    throw new Error(
+      `--db ${redactUrl(options.db)}: runledger daemon runs a computer, whose log is a SQLite file; run the board on PostgreSQL with \`runledger server --db URL\`, and join it with \`runledger daemon --server URL --db FILE\``,
+    );
+  }
+  const db = onPostgres ? options.db : resolve(options.db);
+  const named = onPostgres ? redactUrl(db) : db;
+  // Files beside the log (a SQLite board's tokens, the hooks' folder); on PostgreSQL, where it was started.
+  const folder = onPostgres ? process.cwd() : dirname(db);
+  const storeOptions = {
     ...(options.sync ? { sync: options.sync } : {}),
-    ...(options.storeFaults ? { faults: options.storeFaults } : {}),
     ...(options.log ? { report: options.log } : {}),
     // A row this version cannot read (a newer one wrote it) is skipped by every fold and named here once.
-    foreignRows: (row) => log(`log ${db}: ${describeForeignRow(row)}: skipped`),
-  });
+    foreignRows: (row: ForeignRow) => log(`log ${named}: ${describeForeignRow(row)}: skipped`),
+  };
+  const store = onPostgres
+    ? await openStore(db, storeOptions)
+    : await openSqliteStore(db, { ...storeOptions, ...(options.storeFaults ? { faults: options.storeFaults } : {}) });
   const system = startActorSystem({
     onError: (r) => log(`actor ${r.actor}: ${r.phase} failed (${r.decision}): ${(r.error as Error)?.message ?? r.error}`),
   });
@@ -120,16 +134,19 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const computerId = options.boardOnly ? null : (options.computer ?? 'local');
     await keeper.start();
     if (server === null) {
-      releases.push(takeProcessLock(boardLockPath(db), `a board on ${db}`));
-      const paths = tokenPaths(db);
+      // Boards on one PostgreSQL database are many by design (SPEC 8); on one SQLite file, one.
+      if (!(store instanceof PostgresEventStore)) releases.push(takeProcessLock(boardLockPath(db), `a board on ${db}`));
+      const secrets =
+        store instanceof PostgresEventStore
+          ? { submitToken: null, boardSecret: await store.boardSecret() }
+          : { submitToken: secretFile(tokenPaths(db).submitToken), boardSecret: secretFile(tokenPaths(db).boardSecret) };
       board = await startBoardServer({
         system,
         store,
         clock,
         host: options.host ?? '127.0.0.1',
         port: options.port ?? 7420,
-        submitToken: secretFile(paths.submitToken),
-        boardSecret: secretFile(paths.boardSecret),
+        ...secrets,
         ...(options.leaseS !== undefined ? { leaseMs: options.leaseS * 1000 } : {}),
         status: () => statusView(keeper.state('board'), keeper.state('queue'), clock.now(), keeper.state('usage')),
         usage: () => keeper.state<UsageState>('usage').logins,
@@ -139,7 +156,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         throw portTaken(error, options.host ?? '127.0.0.1', options.port ?? 7420);
       });
       server = board.url;
-      log(`board listening on ${board.url} (log ${db}); the live view: ${board.url}/`);
+      log(`board listening on ${board.url} (log ${named}); the live view: ${board.url}/`);
       // Adoptions, notices, the tick and the hooks, every round; liveness is read through this daemon's own session driver.
       chores = await startBoardChores(
         { store, clock, hooks: options.hooks ?? {}, liveness: driverLiveness(() => sessions?.driver ?? null), hookCwd: folder, log },

@@ -22,6 +22,11 @@ interface Held<S> {
   readonly versions: Map<string, number>;
   /** This incarnation's appends, each standing on the ones before: one refused, the later ones are too. */
   readonly chain: AppendChain;
+  /**
+   * With `guardKinds`: the state holds every event of those kinds through this seq (the fold's, then
+   * each guarded append's last, as its commit found nobody else's since): what the next guard checks after.
+   */
+  knownThrough: number;
 }
 
 export interface DecidingActorSpec<S, I extends NewDomainEvent = NewDomainEvent, D extends NewDomainEvent = NewDomainEvent> {
@@ -34,6 +39,13 @@ export interface DecidingActorSpec<S, I extends NewDomainEvent = NewDomainEvent,
   readonly queryTimeoutMs?: number;
   /** Times the waits between attempts of an input the log could not take (the system clock by default). */
   readonly clock?: Pick<Clock, 'after'>;
+  /**
+   * Stream kinds (owner-less streams) whose events all feed this actor's state, shared across them (the
+   * board's): each append is guarded (AppendGuard) so that, with several processes deciding for the
+   * same scope, a decision taken before another's commit of those kinds was seen is refused and taken
+   * again on the state folded afresh.
+   */
+  readonly guardKinds?: readonly string[];
 }
 
 /**
@@ -136,7 +148,7 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
     this.holdCommits(false);
     await this.inFlight;
     const hydratedThrough = await this.store.headSeq();
-    return { state: await this.spec.hydrate(), hydratedThrough, versions: new Map(), chain: new AppendChain() };
+    return { state: await this.spec.hydrate(), hydratedThrough, versions: new Map(), chain: new AppendChain(), knownThrough: hydratedThrough };
   }
 
   /** The held state once its appends in flight are answered; folded again from the log if one was refused. */
@@ -176,14 +188,42 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
   }
 
   /**
+   * The version of a stream this actor has not written since it folded its state: the log's, when the
+   * state holds every event of it. One appended after the fold (another board on the same log, SPEC 8)
+   * means the state is older than the log: deciding on it and appending at the log's version would
+   * record a decision taken on stale state, so the decision is refused (StaleVersionError) instead.
+   */
+  private async versionAsFolded(held: Held<S>, stream: string): Promise<number> {
+    const version = await this.store.streamVersion(stream);
+    if (version === 0) return version;
+    const last = await this.store.lastOfStream(stream);
+    if (last !== null && last.seq > held.hydratedThrough) {
+      throw new StaleVersionError(
+        stream,
+        version,
+        version,
+        `stream ${stream} was appended to at seq ${last.seq}, after this actor's state was folded (through seq ${held.hydratedThrough}): nothing was written, it is decided again on the log as it is`,
+      );
+    }
+    return version;
+  }
+
+  /**
    * Decides and folds the input now, and hands its append to the store without waiting for the
    * commit: the asker is answered, and `afterCommit` runs, when the commit is known, in commit order.
    */
   private async decideAhead(held: Held<S>, input: I, replyTo: ReplyTo<StepOutcome<S, I, D> | Error>): Promise<void> {
     let decided: DecidedAppend<S, I, D> | null;
     try {
-      decided = await decideAppend(this.spec.decider, held.state, input, held.versions, (stream) => this.store.streamVersion(stream));
+      decided = await decideAppend(this.spec.decider, held.state, input, held.versions, (stream) => this.versionAsFolded(held, stream));
     } catch (error) {
+      if (error instanceof StaleVersionError) {
+        // Decided on state older than the log: nothing is appended; the chain breaks, so the retry
+        // (retryOnConflict) takes the input again on the state folded afresh.
+        held.chain.breakAt(held.chain.next().link);
+        reply(replyTo, error);
+        return;
+      }
       // The state may hold half an input (decisions folded, never appended): the asker is told, and the
       // crash policy resets the actor, which folds its state again from the log.
       reply(replyTo, error as Error);
@@ -197,9 +237,12 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
     for (const { stream } of events) held.versions.set(stream, held.versions.get(stream)! + 1);
     held.state = decided.state;
     const link = held.chain.next();
-    const answered = this.store.append({ expected, events, chain: link }).then(
+    const guard = this.spec.guardKinds ? { kinds: this.spec.guardKinds, after: held.knownThrough } : null;
+    const answered = this.store.append({ expected, events, chain: link, ...(guard ? { guard } : {}) }).then(
       (result) => {
         if (!result.ok) return reply(replyTo, result.conflict);
+        // Committed past its guard: nobody else's event of those kinds came before it, so the state holds all through it.
+        if (guard) held.knownThrough = Math.max(held.knownThrough, result.events.at(-1)?.seq ?? 0);
         const { input: recordedInput, decisions } = recorded<I, D>(result.events);
         reply(replyTo, { ok: true, state: held.state, input: recordedInput, decisions });
         try {

@@ -4,6 +4,7 @@ import { releaseAdoption, requestAdoption } from '../../actors/board/chores/adop
 import { boardLockPath, lockHolder } from '../../actors/computer/processLock.ts';
 import { systemClock } from '../../actors/runtime/clock.ts';
 import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
+import { isPostgresUrl } from '../../events/store/logLocation.ts';
 import type { AdoptOptions } from '../commands/adopt.ts';
 import { openLog } from '../shared/openLog.ts';
 import { print } from '../shared/options.ts';
@@ -25,8 +26,9 @@ export async function adopt(lane: string, session: string | undefined, options: 
     checkId('session', session!);
     // Only a running board binds a request, and it waits 180 s from the request for the session to be
     // listed: one recorded with no board running would lapse unseen. Refused, so nothing is recorded.
+    // (Boards on PostgreSQL hold no lock file: there, several may run, and none is looked for.)
     const db = resolve(options.db);
-    if (lockHolder(boardLockPath(db)) === null) {
+    if (!isPostgresUrl(options.db) && lockHolder(boardLockPath(db)) === null) {
       throw new Error(
         `no board runs on ${db} (no live ${boardLockPath(db)}): start \`runledger daemon --db ${options.db}\` (or \`runledger server\`) first, then adopt; nothing was recorded`,
       );

@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { NotALogError } from '../../events/store/sqlite/migrations.ts';
 import { noRunStartsWith, RunIdPrefixError } from '../../projections/audit/runIdPrefix.ts';
@@ -8,7 +7,7 @@ import { formatSummary, summaryReport } from '../../projections/audit/summaryVie
 import { hydrateProjections } from '../../projections/hydrate.ts';
 import type { AnyProjection } from '../../projections/projection.ts';
 import type { AuditOptions } from '../commands/audit.ts';
-import { openLogToRead } from '../shared/openLog.ts';
+import { logName, openLogToRead } from '../shared/openLog.ts';
 import { print } from '../shared/options.ts';
 import { runIdInLog } from '../shared/runIdArgument.ts';
 
@@ -16,7 +15,7 @@ import { runIdInLog } from '../shared/runIdArgument.ts';
 export async function audit(id: string | undefined, options: AuditOptions): Promise<void> {
   if (id !== undefined && options.summary) throw new Error('give a run or session id, or --summary, not both');
   if (id !== undefined) checkEntityId(id);
-  const path = resolve(options.db);
+  const path = logName(options.db);
   const store = await openLogToRead(options).catch((error: unknown) => {
     // No log there (or none this version reads): an answer, like an unknown run's, not a crash.
     if (!(error instanceof NotALogError)) throw error;

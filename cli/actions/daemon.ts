@@ -2,16 +2,26 @@ import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { type HookCommands, parseHook } from '../../actors/board/chores/hooks/hookNames.ts';
 import type { DrainReport } from '../../actors/computer/drainComputer.ts';
 import { type Daemon, type ShutdownReport, startDaemon } from '../../actors/daemon/startDaemon.ts';
-import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { isPostgresUrl, redactUrl } from '../../events/store/logLocation.ts';
+import { openStore } from '../../events/store/open/openStore.ts';
 import type { DaemonOptions, ServerOptions } from '../commands/daemon.ts';
 import { startDemoComputer } from '../shared/demoComputer.ts';
 import { submitDemoRuns } from '../shared/demoRuns.ts';
 import { narrate } from '../shared/narrator.ts';
+import { logLocation } from '../shared/openLog.ts';
 import { refuseOption } from '../shared/parse.ts';
 import { stdoutLines } from '../shared/stdoutLines.ts';
 
 /** `runledger daemon`: long-lived; the first signal drains, a second exits at once. */
 export async function daemon(o: DaemonOptions, command: CommandUnknownOpts): Promise<void> {
+  if (isPostgresUrl(o.db)) {
+    refuseOption(
+      command,
+      '--db <file-or-url>',
+      redactUrl(o.db),
+      'runledger daemon runs a computer, whose log is a SQLite file: run the board on PostgreSQL with `runledger server --db URL` and join it with `runledger daemon --server URL`',
+    );
+  }
   const hooks = hookCommands(o.hook ?? [], command);
   await runUntilSignalled(o.logJson, o.demo, {
     db: o.db,
@@ -154,7 +164,7 @@ function plural(n: number, what: string): string {
 
 /** Where the log ended before this start: the narration tells only what happens from now on. */
 async function headOf(db: string): Promise<number> {
-  const store = await openSqliteStore(db);
+  const store = await openStore(logLocation(db));
   try {
     return await store.headSeq();
   } finally {

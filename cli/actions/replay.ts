@@ -5,7 +5,7 @@ import { replayEntity } from '../../replay/replayEntity.ts';
 import { replayLog } from '../../replay/replayLog.ts';
 import { replayUntil } from '../../replay/replayUntil.ts';
 import type { ReplayOptions } from '../commands/replay.ts';
-import { failOnForeignRow, openLogToRead } from '../shared/openLog.ts';
+import { failOnForeignRow, logName, openLogToRead } from '../shared/openLog.ts';
 import { print } from '../shared/options.ts';
 import { productionRegistry, type ToolRegistry } from '../shared/registry.ts';
 import { runIdInLog } from '../shared/runIdArgument.ts';
@@ -32,7 +32,7 @@ export async function replay(options: ReplayOptions, { codec, deciders, projecti
       if (!report) {
         const noPrefix = entity.kind === 'run' ? `, and ${noRunStartsWith(entity.id)}` : '';
         process.stderr.write(
-          `runledger: no ${entity.kind} "${entity.id}" in ${options.db}: the log holds no event of ${entity.kind}:${entity.id}${noPrefix}\n`,
+          `runledger: no ${entity.kind} "${entity.id}" in ${logName(options.db)}: the log holds no event of ${entity.kind}:${entity.id}${noPrefix}\n`,
         );
         process.exitCode = 1;
         return;

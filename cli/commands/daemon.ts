@@ -1,15 +1,15 @@
 import { Command, InvalidArgumentError, Option } from '@commander-js/extra-typings';
 import { MAX_TIMEOUT_S } from '../../events/bounds.ts';
 import { SAFE_ID_PART, SAFE_ID_RULE } from '../../events/idRule.ts';
-import { BUDGET_NOTE, DEFAULT_DB, DEMO_EXEC, helpAfter, ID_RULE_HELP, type OptionsOf } from '../shared/options.ts';
-import { atMost, collect, int, serverUrl } from '../shared/parse.ts';
+import { BUDGET_NOTE, DB_OPTION, DEMO_EXEC, helpAfter, ID_RULE_HELP, type OptionsOf } from '../shared/options.ts';
+import { atMost, collect, int, serverUrls } from '../shared/parse.ts';
 
 const HOOK = 'run COMMAND (JSON on stdin) for on_run_claimed, on_run_started, on_run_ended, on_session_closed or on_tick (repeatable)';
 
 const daemon = () =>
   new Command('daemon')
     .description('board and computer in one process on one SQLite file (or, with --server, a computer joining a board)')
-    .option('--db <file>', 'the SQLite log', DEFAULT_DB)
+    .addOption(DB_OPTION('the SQLite log (a computer keeps its log in a file; a board on PostgreSQL is `runledger server`)'))
     .option('--exec <command>', 'the agent command line (prompt on stdin)', DEMO_EXEC)
     .option('--slots <n>', 'runs at once', int('--slots', 1), 1)
     .option('--login <name=n>', 'at most N runs at once on agent login NAME (repeatable)', collectLogin)
@@ -35,7 +35,11 @@ const daemon = () =>
     .option('--tmux-socket <name>', 'the tmux server of the sessions (tmux -L NAME); the default server when absent')
     .option('--hook <name=command>', HOOK, collect)
     .addOption(new Option('--sync <mode>', 'full survives power loss, normal a crash').choices(['full', 'normal']).default('full'))
-    .option('--server <url>', 'join this board instead of running one: its URL, scheme included (http://host:port)', serverUrl)
+    .option(
+      '--server <url>',
+      'join this board instead of running one: its URL, scheme included (http://host:port); or URL1,URL2,… for boards on one PostgreSQL log, tried in turn',
+      serverUrls,
+    )
     .option('--computer <id>', `this computer's id (${ID_RULE_HELP})`, 'local')
     .option('--token <token>', "this computer's token, with --server (`runledger computer add ID` on the board prints it)")
     .option('--log-json', 'log decisions as JSON lines (pino) instead of sentences')
@@ -43,8 +47,8 @@ const daemon = () =>
 
 const server = () =>
   new Command('server')
-    .description('the board alone: HTTP API and push stream')
-    .option('--db <file>', 'the SQLite log', DEFAULT_DB)
+    .description('the board alone: HTTP API and push stream (several of them on one PostgreSQL database)')
+    .addOption(DB_OPTION())
     .option('--port <port>', 'the board port (0: one the system picks)', int('--port', 0), 7420)
     .option('--host <host>', 'the board address', '127.0.0.1')
     .option('--lease-s <s>', 'heartbeat silence after which a claimed run is reaped', int('--lease-s', 1), 90)
@@ -65,9 +69,10 @@ export function daemonCommand() {
 }
 
 export function serverCommand() {
-  return helpAfter(server(), ['runledger server --port 7420 --db /var/lib/runledger/runledger.db']).action(async (options, command) =>
-    (await import('../actions/daemon.ts')).server(options, command),
-  );
+  return helpAfter(server(), [
+    'runledger server --port 7420 --db /var/lib/runledger/runledger.db',
+    'runledger server --host 0.0.0.0 --db postgres://runledger@db.example/runledger',
+  ]).action(async (options, command) => (await import('../actions/daemon.ts')).server(options, command));
 }
 
 const LOGIN = new RegExp(`^(${SAFE_ID_PART})=(\\d+)$`);

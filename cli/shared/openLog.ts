@@ -1,8 +1,20 @@
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type AnyEventCodec, InvalidEventError } from '../../events/codec.ts';
-import { openSqliteStore, openSqliteStoreToRead, type SqliteStoreOptions } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { isPostgresUrl, redactUrl } from '../../events/store/logLocation.ts';
+import { openStore, openStoreToRead } from '../../events/store/open/openStore.ts';
+import type { ForeignRowPolicy } from '../../events/store/rowDecoder.ts';
 import { type DbOptions, print } from './options.ts';
+
+/** `--db` as the store opens it: a `postgres://` URL as given, a file's path made absolute. */
+export function logLocation(db: string): string {
+  return isPostgresUrl(db) ? db : resolve(db);
+}
+
+/** `--db` as a message may name it: a file's absolute path, a URL without its password. */
+export function logName(db: string): string {
+  return isPostgresUrl(db) ? redactUrl(db) : resolve(db);
+}
 
 /**
  * Opens the log to write it. Tools that need one there already (`computer list`, `rebuild --write` ...)
@@ -13,8 +25,7 @@ export function openLog(
   options: DbOptions,
   { mustExist = false, foreignRows, codec }: { mustExist?: boolean; foreignRows?: 'fail'; codec?: AnyEventCodec } = {},
 ) {
-  const path = resolve(options.db);
-  return openSqliteStore(path, {
+  return openStore(logLocation(options.db), {
     ...(options.sync ? { sync: options.sync } : {}),
     ...(mustExist ? { existing: true } : {}),
     ...(foreignRows ? { foreignRows } : {}),
@@ -27,16 +38,16 @@ export function openLog(
  * this version cannot read fails a tool that vouches for the whole log (`fail`), else is named on
  * stderr and skipped.
  */
-export function openLogToRead(options: DbOptions, foreignRows: SqliteStoreOptions['foreignRows'] = undefined, codec?: AnyEventCodec) {
-  const path = resolve(options.db);
+export function openLogToRead(options: DbOptions, foreignRows: ForeignRowPolicy | undefined = undefined, codec?: AnyEventCodec) {
+  const path = logLocation(options.db);
   // SQLite answers a folder with "disk I/O error", naming nothing: the path is named, with the file it may hold.
-  if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
+  if (!isPostgresUrl(path) && statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
     const inside = join(path, 'runledger.db');
     throw new Error(
       `--db ${path} is a folder, not a log file: give the log's file${existsSync(inside) ? `, e.g. --db ${inside}` : ' (runledger.db in its folder, by default)'}`,
     );
   }
-  return openSqliteStoreToRead(path, { ...(foreignRows ? { foreignRows } : {}), ...(codec ? { codec } : {}) });
+  return openStoreToRead(path, { ...(foreignRows ? { foreignRows } : {}), ...(codec ? { codec } : {}) });
 }
 
 /**

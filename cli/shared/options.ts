@@ -52,8 +52,15 @@ export const BUDGET_NOTE = () =>
 /** The option values of a command definition, as its action receives them (typed from its `.option`s). */
 export type OptionsOf<C extends { opts(): OptionValues }> = ReturnType<C['opts']>;
 
+/**
+ * `--db`: the log, a SQLite file or a `postgres://` URL (SPEC 8); `RUNLEDGER_DB` when not given.
+ * `sqliteOnly` for the commands that run a computer (its log is always the embedded file).
+ */
+export const DB_OPTION = (what = 'the log: a SQLite file, or a postgres:// URL (a board on PostgreSQL)') =>
+  new Option('--db <file-or-url>', what).env('RUNLEDGER_DB').default(DEFAULT_DB);
+
 export function withDb<Args extends unknown[], Opts extends OptionValues, Globals extends OptionValues>(command: Command<Args, Opts, Globals>) {
-  return command.option('--db <file>', 'the SQLite log', DEFAULT_DB).option('--json', 'print results as JSON, for scripts');
+  return command.addOption(DB_OPTION()).option('--json', 'print results as JSON, for scripts');
 }
 
 /** Prints `value` as JSON or through `human`, whichever the user asked for. */

@@ -42,6 +42,13 @@ export function serverUrl(text: string): string {
   return text.replace(/\/+$/, '');
 }
 
+/** `daemon --server URL1,URL2,…`: boards of one log (SPEC 8), each checked as `serverUrl` checks one. */
+export function serverUrls(text: string): string {
+  const urls = text.split(',').map((url) => url.trim());
+  if (urls.some((url) => url === '')) throw new InvalidArgumentError(`--server wants URLs separated by commas, with none empty, not "${text}"`);
+  return urls.map(serverUrl).join(',');
+}
+
 /** A seq of the log (`replay --until`). */
 export function parseSeq(text: string): number {
   const seq = Number(text);

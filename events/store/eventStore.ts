@@ -75,6 +75,19 @@ export interface AppendRequest {
   readonly events: readonly NewEvent[];
   /** This append's place in a chain of appends that each stand on the ones before it. */
   readonly chain?: ChainLink;
+  /**
+   * A decision taken on state shared by many streams (the board's lanes, its submission order): refused,
+   * as stale, if another writer committed an event of an owner-less stream of one of `kinds` after seq
+   * `after` (the state holds everything of those kinds through `after`, and this writer's own events).
+   * Checked by a store on which several processes decide for one scope (PostgreSQL, SPEC 8); a SQLite
+   * log has one board (its lock file), and ignores it.
+   */
+  readonly guard?: AppendGuard;
+}
+
+export interface AppendGuard {
+  readonly kinds: readonly string[];
+  readonly after: number;
 }
 
 export interface ChainLink {

@@ -297,6 +297,9 @@ function sentence(event: DomainEvent): string {
     case 'adoption.failed':
       return `the adoption of session ${event.data.sessionId} failed: ${event.data.reason}`;
 
+    case 'token.added':
+      return `submit token ${event.data.name} added (its hash only is kept)`;
+
     default: {
       const unknown: never = event;
       return `an event of type ${(unknown as DomainEvent).type}`;

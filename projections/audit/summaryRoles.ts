@@ -86,6 +86,7 @@ const UNCOUNTED = [
   'adoption.bind.ended',
   'adoption.claimed',
   'adoption.waiting',
+  'token.added',
 ] as const satisfies readonly EventType[];
 
 export type CountedIn<R extends keyof typeof COUNTED> = (typeof COUNTED)[R][number];

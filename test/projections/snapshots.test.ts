@@ -11,10 +11,10 @@ import { replayEntity } from '../../replay/replayEntity.ts';
 import { replayUntil } from '../../replay/replayUntil.ts';
 import { counterCodec } from '../fixtures/counter/counterEvents.ts';
 import { projectionsWithCounters } from '../fixtures/counter/counterRegistry.ts';
-import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { openScenario, scenarioCopy } from '../replay/scenarioLog.ts';
 import { appendBumps, countingProjection } from '../support/countingProjection.ts';
 import { runledger } from '../support/processes.ts';
+import { freshStore, storeKinds } from '../support/storeKinds.ts';
 
 const tally = (seq: number) => ({ name: 'tally@1', seq, state: JSON.stringify({ events: seq, lastSeq: seq }) });
 const all = (): AnyProjection[] => [...projections, ...storedDeciderProjections(deciders)];
@@ -35,9 +35,9 @@ function foldFromZero(log: readonly DomainEvent[], until: number): Record<string
   );
 }
 
-describe('snapshots: projection states kept at intervals of the log', () => {
+describe.each(storeKinds)('snapshots on $name: kept, found and checked', (kind) => {
   it('keeps a checkpoint as a snapshot when it lands `every` events past the newest one, and only the newest `kept`', async () => {
-    const store = await openCounterStore(undefined, { snapshots: { every: 10, kept: 3 } });
+    const { store } = await freshStore(kind, { snapshots: { every: 10, kept: 3 } });
     await appendBumps(store, 50);
 
     for (const seq of [5, 10, 15, 20, 30, 38, 40, 50]) await store.checkpoints.save(tally(seq));
@@ -50,7 +50,7 @@ describe('snapshots: projection states kept at intervals of the log', () => {
   });
 
   it('given snapshots at 10 and 20 of 30 events, when a projection is asked for as of 23, then it folds only the 3 events after 20', async () => {
-    const store = await openCounterStore();
+    const { store } = await freshStore(kind);
     await appendBumps(store, 30);
     for (const seq of [10, 20]) await store.snapshots.save(tally(seq));
     const counting = countingProjection();
@@ -62,6 +62,24 @@ describe('snapshots: projection states kept at intervals of the log', () => {
     expect(report.projectionsFrom).toEqual([{ name: 'tally', seq: 20, from: 'snapshot' }]);
   });
 
+  it('given a snapshot past the end of the log, then `rebuild` reports it', async () => {
+    const { store } = await freshStore(kind);
+    await appendBumps(store, 5);
+    await store.snapshots.save({ name: 'counters@1', seq: 9, state: '{}' });
+
+    const check = await rebuildAndCheck(store, projectionsWithCounters);
+
+    expect(check.firstDifference).toEqual({
+      projection: 'counters',
+      seq: 9,
+      source: 'history',
+      equal: false,
+      detail: 'the snapshot is at seq 9 but the log ends at seq 5',
+    });
+  });
+});
+
+describe('snapshots: projection states kept at intervals of the log', () => {
   it('`rebuild --write` stores them between two inputs, and `rebuild` then finds every one equal to the log', async () => {
     const { store, written } = await scenarioWithSnapshots(50);
     const log = await store.readAll(0, 1000);
@@ -117,22 +135,6 @@ describe('snapshots: projection states kept at intervals of the log', () => {
       `✗ decider:run: differs from its snapshot at seq ${written[2]}: state.c1/run:r4.phase: stored "new", rebuilt "settled"`,
     );
     expect(cli.stdout).toContain(`first difference: queue, its snapshot at seq ${seq}`);
-  });
-
-  it('given a snapshot past the end of the log, then `rebuild` reports it', async () => {
-    const store = await openCounterStore();
-    await appendBumps(store, 5);
-    await store.snapshots.save({ name: 'counters@1', seq: 9, state: '{}' });
-
-    const check = await rebuildAndCheck(store, projectionsWithCounters);
-
-    expect(check.firstDifference).toEqual({
-      projection: 'counters',
-      seq: 9,
-      source: 'history',
-      equal: false,
-      detail: 'the snapshot is at seq 9 but the log ends at seq 5',
-    });
   });
 });
 

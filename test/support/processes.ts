@@ -11,9 +11,9 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-/** Runs `runledger ARGS` as a user would, through the published entry point. */
-export function runledger(args: readonly string[]): CliResult {
-  const result = spawnSync(process.execPath, [cli, ...args], { cwd: repoRoot, encoding: 'utf8', timeout: 20_000 });
+/** Runs `runledger ARGS` as a user would, through the published entry point (`env` added to this process's). */
+export function runledger(args: readonly string[], env: NodeJS.ProcessEnv = {}): CliResult {
+  const result = spawnSync(process.execPath, [cli, ...args], { cwd: repoRoot, encoding: 'utf8', timeout: 20_000, env: { ...process.env, ...env } });
   if (result.error) throw result.error;
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }

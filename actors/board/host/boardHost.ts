@@ -12,7 +12,7 @@ import { DecidingActor } from '../../runtime/decidingActor.ts';
 import type { ActorSystem } from '../../runtime/runtime.ts';
 import { type FailureLog, stderrLog } from '../../runtime/untilRecorded.ts';
 import { framesOf, type RequestAnswer, requestAnswer } from '../boardAnswers.ts';
-import { boardDecider } from '../boardDecider.ts';
+import { BOARD_STREAM_KINDS, boardDecider } from '../boardDecider.ts';
 import { boardInput } from '../boardInputs.ts';
 import { cancelAnswer, claimedRunBody, heartbeatAnswer, openClaims, runView, tokenHashOf } from '../boardQueries.ts';
 import { type BoardState, isTerminal } from '../boardState.ts';
@@ -20,6 +20,7 @@ import type { BoardDecision, BoardInput } from '../decideBoard.ts';
 import { LeaseMonitor } from './leaseMonitor.ts';
 import { PushHub } from './pushHub.ts';
 import { RunProgress } from './runProgress.ts';
+import { SubmitTokens } from './submitTokens.ts';
 
 export interface Answer {
   readonly status: number;
@@ -31,7 +32,8 @@ export interface BoardHostOptions {
   readonly store: EventStore;
   readonly clock: Clock;
   readonly boardSecret: string;
-  readonly submitToken: string;
+  /** The token file's (a SQLite board); null on PostgreSQL, whose submit tokens are all `runledger token add`'s. */
+  readonly submitToken: string | null;
   readonly leaseMs?: number;
   /** A connection refused because its computer is connected elsewhere: recorded at the edge. */
   readonly refusedStream?: (computerId: string, incarnation: string | null) => void;
@@ -53,14 +55,19 @@ export class BoardHost {
   readonly progress = new RunProgress();
   private readonly lease: LeaseMonitor;
   private foreign: Subscription | null = null;
+  private readonly submitTokens: SubmitTokens;
 
   constructor(private readonly options: BoardHostOptions) {
     const { system, store, clock } = options;
+    this.submitTokens = new SubmitTokens(store, options.submitToken);
     this.actor = new DecidingActor(system, store, {
       name: 'board',
       decider: boardDecider,
       clock,
       hydrate: async () => (await hydrateStates(store, [boardProjection]))[0],
+      // Its state is shared by all its streams (lanes, the submission order): with several boards on one
+      // log (SPEC 8), a decision taken before another board's was seen is refused and taken again.
+      guardKinds: BOARD_STREAM_KINDS,
       afterCommit: (state, decisions) => this.afterCommit(state, decisions),
     });
     this.push = new PushHub(
@@ -76,7 +83,7 @@ export class BoardHost {
     this.lease = new LeaseMonitor(
       clock,
       options.leaseMs ?? 90_000,
-      () => this.actor.read(openClaims),
+      () => this.actor.read((state) => openClaims(state).filter((claim) => this.mayReap(state, claim.computerId))),
       async (runId, last) => void (await this.actor.input(boardInput.lapsed(runId, last, clock.now()))),
       options.log ?? stderrLog,
     );
@@ -92,8 +99,13 @@ export class BoardHost {
     for (const computerId of stale) await this.actor.input(boardInput.disconnected(computerId, this.options.clock.now()));
     this.lease.start();
     const head = await this.options.store.headSeq();
+    await this.submitTokens.refresh();
     this.foreign = this.options.store.subscribe(head).subscribe((event) => {
-      if (boardDecider.scopeOf(event) !== null) this.actor.observe(event);
+      if (event.type === 'token.added') void this.submitTokens.refresh();
+      if (boardDecider.scopeOf(event) === null) return;
+      this.actor.observe(event);
+      // Another board on the same log (PostgreSQL, SPEC 8) decided it: its frames go down the streams this one holds.
+      if (event.actor !== this.options.store.writer) void this.actor.read((state) => this.push.send(framesOf(event, state)));
     });
   }
 
@@ -104,8 +116,23 @@ export class BoardHost {
     this.actor.stop();
   }
 
+  /** Whether `token` is a submit token this board knows now (the web view's check). */
+  /**
+   * Heartbeats come to the board that holds the computer's stream: a claim is reaped by that board, or
+   * by any when its computer is connected to none (each lapse is appended at an expected version, so
+   * one wins). A claim of a computer another board serves is that board's to reap.
+   */
+  private mayReap(state: BoardState, computerId: string): boolean {
+    return this.push.holds(computerId) || !state.connected.includes(computerId);
+  }
+
   isSubmitToken(token: string | null): boolean {
-    return token !== null && sameSecret(token, this.options.submitToken);
+    return this.submitTokens.knows(token);
+  }
+
+  /** Whether `token` is a submit token, one recorded a moment ago by another process included (the API's check). */
+  acceptsSubmitToken(token: string | null): Promise<boolean> {
+    return this.submitTokens.accepts(token);
   }
 
   /** The computer a token belongs to, checked against the stored hash. */

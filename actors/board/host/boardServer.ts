@@ -21,7 +21,7 @@ export interface BoardServerOptions {
   readonly host: string;
   readonly port: number;
   readonly boardSecret: string;
-  readonly submitToken: string;
+  readonly submitToken: string | null;
   readonly leaseMs?: number;
   readonly status?: () => unknown;
   /** Usage totals per login since the log began, for `/metrics` (the usage projection's). */

@@ -66,8 +66,8 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
       throw new HttpError(400, 'invalid_id', `the id ${JSON.stringify((safeDecode(raw) ?? raw).slice(0, 80))} does not match ${SAFE_ID_RULE}`);
     return id;
   };
-  const submitter = (request: IncomingMessage) => {
-    if (!host.isSubmitToken(bearerOf(request))) throw UNAUTHORIZED;
+  const submitter = async (request: IncomingMessage) => {
+    if (!(await host.acceptsSubmitToken(bearerOf(request)))) throw UNAUTHORIZED;
     trusted.add(request);
   };
   const runHolder = async (request: IncomingMessage, id: string) => {
@@ -90,20 +90,20 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
     if (method === 'GET' && path === '/healthz') return { status: 200, body: { ok: true } };
     if (method === 'GET' && path === '/metrics') return { text: (await metrics(host)) + usageMetrics(options.usage?.() ?? {}) };
     if (method === 'GET' && path === '/v1/status' && options.status) {
-      if (!options.openReads) submitter(request);
+      if (!options.openReads) await submitter(request);
       return { status: 200, body: options.status() };
     }
     if (method === 'GET' && path === '/v1/runs') {
       // The runs a prefix starts (SPEC 6: commands take a unique prefix of a run id).
-      if (!options.openReads) submitter(request);
+      if (!options.openReads) await submitter(request);
       return host.runsStartingWith(prefixOf(request));
     }
     if (method === 'GET' && (m = path.match(/^\/v1\/runs\/([^/]+)$/))) {
-      if (!options.openReads) submitter(request);
+      if (!options.openReads) await submitter(request);
       return host.run(runId(m[1]!));
     }
     if (method === 'POST' && path === '/v1/runs') {
-      submitter(request);
+      await submitter(request);
       const body = await readJson(request, SubmitBody, BIG_BODY);
       const key = request.headers['idempotency-key'];
       if (key !== undefined && (typeof key !== 'string' || key.length === 0 || key.length > 255)) {
@@ -112,7 +112,7 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
       return host.submit(body, key);
     }
     if (method === 'POST' && (m = path.match(/^\/v1\/runs\/([^/]+)\/cancel$/))) {
-      submitter(request);
+      await submitter(request);
       await readJson(request, Empty, SMALL_BODY);
       return host.cancel(runId(m[1]!));
     }

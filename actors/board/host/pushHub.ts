@@ -116,6 +116,11 @@ export class PushHub {
     });
   }
 
+  /** Whether this board holds `computerId`'s push stream (its heartbeats and claims come here too). */
+  holds(computerId: string): boolean {
+    return this.sockets.has(computerId);
+  }
+
   send(frames: readonly PushFrame[]): void {
     for (const { computerId, frame } of frames) {
       const entry = this.sockets.get(computerId);

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { StoredEvent } from '../../envelope.ts';
-import { type AppendRequest, type AppendResult, StaleVersionError } from '../eventStore.ts';
+import type { AppendRequest, AppendResult } from '../eventStore.ts';
+import { planAppends } from '../planAppends.ts';
 
 export interface PreparedAppend {
   readonly insert: Database.Statement<[number, string, number, string, string, number, number | null, string]>;
@@ -50,49 +50,13 @@ export function commitAppends(statements: PreparedAppend, writer: string, reques
   return statements.appendAll.immediate(writer, requests);
 }
 
-/** The body of `commitAppends`' transaction. */
+/** The body of `commitAppends`' transaction: the batch planned on the versions read under the write lock, then its rows written. */
 function appendAll(
   statements: Pick<PreparedAppend, 'insert' | 'streamVersion' | 'headSeq'>,
   writer: string,
   requests: readonly AppendRequest[],
 ): AppendResult[] {
-  let head = statements.headSeq.get() ?? 0;
-  const versions = new Map<string, number>();
-  const versionOf = (stream: string): number => {
-    let version = versions.get(stream);
-    if (version === undefined) {
-      version = statements.streamVersion.get(stream) ?? 0;
-      versions.set(stream, version);
-    }
-    return version;
-  };
-  return requests.map((request): AppendResult => {
-    const chain = request.chain;
-    if (chain && !chain.chain.holds(chain.link)) return { ok: false, conflict: StaleVersionError.afterBrokenChain(request) };
-    for (const [stream, expected] of Object.entries(request.expected)) {
-      const actual = versionOf(stream);
-      if (expected !== 'any' && expected !== actual) {
-        chain?.chain.breakAt(chain.link);
-        return { ok: false, conflict: new StaleVersionError(stream, expected, actual) };
-      }
-    }
-    const stored: StoredEvent[] = [];
-    for (const event of request.events) {
-      const seq = ++head;
-      const version = versionOf(event.stream) + 1;
-      versions.set(event.stream, version);
-      const cause = resolveCause(event.cause, stored);
-      statements.insert.run(seq, event.stream, version, event.type, JSON.stringify(event.data), event.at, cause, writer);
-      stored.push({ seq, stream: event.stream, version, type: event.type, data: event.data, at: event.at, cause, actor: writer });
-    }
-    return { ok: true, events: stored };
-  });
-}
-
-function resolveCause(cause: AppendRequest['events'][number]['cause'], earlier: readonly StoredEvent[]): number | null {
-  if (cause === undefined || cause === null) return null;
-  if (typeof cause === 'number') return cause;
-  const target = earlier[cause.inBatch];
-  if (!target) throw new Error(`cause refers to event ${cause.inBatch} of its append, which comes later or does not exist`);
-  return target.seq;
+  const { results, rows } = planAppends(statements.headSeq.get() ?? 0, (stream) => statements.streamVersion.get(stream) ?? 0, writer, requests);
+  for (const e of rows) statements.insert.run(e.seq, e.stream, e.version, e.type, JSON.stringify(e.data), e.at, e.cause, writer);
+  return results;
 }

@@ -4,11 +4,12 @@ import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { interval, map, merge, type Observable, Subject } from 'rxjs';
 import { type DomainEvent, codec as defaultCodec } from '../../catalog.ts';
-import { type AnyEventCodec, type DecodedData, describeForeignRow, type ForeignRow, InvalidEventError } from '../../codec.ts';
-import { messageOf } from '../../thrown.ts';
+import type { AnyEventCodec } from '../../codec.ts';
 import type { AppendRequest, AppendResult, Checkpoint, CheckpointStore, EventStore, FoldRow, SnapshotStore } from '../eventStore.ts';
 import { followLog, type Wake } from '../followLog.ts';
 import { asLogUnwritable, LogUnwritableError } from '../logUnwritable.ts';
+import { checkRequest } from '../planAppends.ts';
+import { type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
 import { commitAppends, type PreparedAppend, prepareAppendStatements, type StoreFaults } from './appendBatch.ts';
 import { prepareLogFile } from './logFile.ts';
 import { checkLogSchema, migrateToLatest, NotALogError } from './migrations.ts';
@@ -32,12 +33,8 @@ export interface SqliteStoreOptions {
   readonly faults?: StoreFaults;
   /** Where the store says that its writes began to fail, and that they go through again (stderr by default). */
   readonly report?: (line: string) => void;
-  /**
-   * What a read does with a row this version cannot read (see ForeignRow): skip it and hand it here,
-   * once per seq (the default writes one line to stderr), or `fail`: throw InvalidEventError naming
-   * it (`replay`, `rebuild`: a tool that vouches for the whole log).
-   */
-  readonly foreignRows?: 'fail' | ((row: ForeignRow) => void);
+  /** What a read does with a row this version cannot read (see ForeignRowPolicy). */
+  readonly foreignRows?: ForeignRowPolicy;
 }
 
 const COLUMNS = 'seq, stream, version, type, data, at, cause, actor';
@@ -64,7 +61,6 @@ const STREAM_ENTITY = `substr(stream, instr(stream, '/') + 1)`;
 const selectStreamIdsInRange = `SELECT DISTINCT ${STREAM_ENTITY} FROM events WHERE ${STREAM_ENTITY} >= ? AND ${STREAM_ENTITY} < ? ORDER BY ${STREAM_ENTITY} LIMIT ?`;
 const selectMentionedIdsInRange = (field: 'runId' | 'sessionId') =>
   `SELECT DISTINCT json_extract(data, '$.${field}') FROM events WHERE json_extract(data, '$.${field}') IS NOT NULL AND json_extract(data, '$.${field}') >= ? AND json_extract(data, '$.${field}') < ? ORDER BY json_extract(data, '$.${field}') LIMIT ?`;
-const ID_RANGE_END = '~';
 
 interface PendingAppend {
   readonly request: AppendRequest;
@@ -152,9 +148,7 @@ export class SqliteEventStore implements EventStore {
   /** Set from a commit that failed for a reason of the machine until one succeeds: the outage, told once. */
   private outage: LogUnwritableError | null = null;
   private readonly report: (line: string) => void;
-  private readonly foreignRows: 'fail' | ((row: ForeignRow) => void);
-  /** The foreign rows already handed on: each is named once, however often it is read past. */
-  private readonly reported = new Set<number>();
+  private readonly rows: RowDecoder;
 
   constructor(
     readonly db: Database.Database,
@@ -163,7 +157,7 @@ export class SqliteEventStore implements EventStore {
     this.writer = options.writer ?? `${hostname()}:${process.pid}`;
     this.report = options.report ?? ((line) => console.error(line));
     this.codec = options.codec ?? defaultCodec;
-    this.foreignRows = options.foreignRows ?? ((row) => process.stderr.write(`runledger: ${describeForeignRow(row)}: skipped\n`));
+    this.rows = new RowDecoder(this.codec, options.foreignRows);
     this.statements = prepareAppendStatements(db, options.faults);
     this.selectAfter = db.prepare<[number, number], RawRow>(`SELECT ${COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`).raw(true);
     this.selectFoldRows = db
@@ -190,14 +184,7 @@ export class SqliteEventStore implements EventStore {
   append(request: AppendRequest): Promise<AppendResult> {
     if (this.closed) return this.refuse(request, new Error('the event store is closed'));
     try {
-      request.events.forEach((event, index) => {
-        if (!Object.hasOwn(request.expected, event.stream)) throw new Error(`append to ${event.stream} names no expected version for it`);
-        const cause = event.cause;
-        if (cause && typeof cause === 'object' && !(cause.inBatch >= 0 && cause.inBatch < index)) {
-          throw new Error(`event ${index} of an append names event ${cause.inBatch} of it as its cause: only earlier ones can be`);
-        }
-        this.codec.checkNew(event);
-      });
+      checkRequest(this.codec, request);
     } catch (error) {
       return this.refuse(request, error);
     }
@@ -295,7 +282,7 @@ export class SqliteEventStore implements EventStore {
       const wanted = limit - events.length;
       const rows = this.selectAfter.all(last, wanted);
       for (const row of rows) {
-        const event = this.decode(row);
+        const event = this.rows.decode(row);
         if (event) events.push(event);
       }
       if (rows.length < wanted || events.length === limit) return events;
@@ -328,7 +315,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readStream(stream: string, after = 0): Promise<DomainEvent[]> {
-    return this.decodeAll(this.selectStream.all(stream, after));
+    return this.rows.decodeAll(this.selectStream.all(stream, after));
   }
 
   async readEntity(kindAndId: string): Promise<DomainEvent[]> {
@@ -339,25 +326,19 @@ export class SqliteEventStore implements EventStore {
         : kind === 'session'
           ? this.selectSessionMentions.all(kindAndId, id)
           : this.selectEntity.all(kindAndId);
-    return this.decodeAll(rows);
+    return this.rows.decodeAll(rows);
   }
 
   async entityIdsStartingWith(kind: 'run' | 'session', prefix: string, limit: number): Promise<string[]> {
-    const named = this.selectStreamIds
-      .all(`${kind}:${prefix}`, `${kind}:${prefix}${ID_RANGE_END}`, limit)
-      .map((entity) => entity.slice(kind.length + 1));
+    const named = this.selectStreamIds.all(`${kind}:${prefix}`, `${kind}:${prefix}${ID_RANGE_END}`, limit);
     const mentioned = this.selectMentionedIds[kind].all(prefix, `${prefix}${ID_RANGE_END}`, limit);
-    const ids = new Set([...named, ...mentioned.filter((id): id is string => typeof id === 'string')]);
-    return [...ids]
-      .filter((id) => id.startsWith(prefix))
-      .sort()
-      .slice(0, limit);
+    return mergeEntityIds(kind, prefix, limit, named, mentioned);
   }
 
   async lastOfStream(stream: string): Promise<DomainEvent | null> {
     // Backwards past any foreign rows at its end: usually one row read.
     for (const row of this.selectStreamBackwards.iterate(stream)) {
-      const event = this.decode(row);
+      const event = this.rows.decode(row);
       if (event) return event;
     }
     return null;
@@ -375,43 +356,6 @@ export class SqliteEventStore implements EventStore {
     return followLog((from, limit) => this.readAll(from, limit), this.wake, after);
   }
 
-  private decodeAll(rows: readonly RawRow[]): DomainEvent[] {
-    const events: DomainEvent[] = [];
-    for (const row of rows) {
-      const event = this.decode(row);
-      if (event) events.push(event);
-    }
-    return events;
-  }
-
-  /**
-   * A raw row into a validated event, or null for a foreign row, skipped and named (or thrown, when
-   * the store was opened to fail on them). Every read of events goes through here: the one place
-   * where a row this version cannot read is decided about.
-   */
-  private decode(row: RawRow): DomainEvent | null {
-    const [seq, stream, version, type, text, at, cause, actor] = row;
-    const decoded = this.readData(type, text);
-    // The codec checked `data` against `type`'s schema; the compiler cannot pair the two strings.
-    if (decoded.ok) return { seq, stream, version, type, data: decoded.data, at, cause, actor } as DomainEvent;
-    if (this.foreignRows === 'fail') throw new InvalidEventError(seq, type, decoded.problem);
-    if (!this.reported.has(seq)) {
-      this.reported.add(seq);
-      this.foreignRows({ seq, stream, type, problem: decoded.problem });
-    }
-    return null;
-  }
-
-  private readData(type: string, text: string): DecodedData {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(text);
-    } catch (error) {
-      return { ok: false, problem: `data is not JSON (${messageOf(error)})` };
-    }
-    return this.codec.tryDecodeData(type, raw);
-  }
-
   async close(): Promise<void> {
     if (this.closed) return;
     // What is pending commits now, whoever holds it back: nothing accepted is lost to a close.
@@ -422,7 +366,6 @@ export class SqliteEventStore implements EventStore {
   }
 }
 
-type RawRow = [seq: number, stream: string, version: number, type: string, data: string, at: number, cause: number | null, actor: string];
 /** The columns a fold reads (`selectFoldRows`), in its order. */
 type RawFoldRow = [seq: number, stream: string, type: string, data: string, at: number, cause: number | null];
 

@@ -1,0 +1,24 @@
+import type { EventStore } from '../eventStore.ts';
+import { isPostgresUrl } from '../logLocation.ts';
+import { openPostgresStore, openPostgresStoreToRead, type PostgresStoreOptions } from '../postgres/postgresEventStore.ts';
+import { openSqliteStore, openSqliteStoreToRead, type SqliteStoreOptions } from '../sqlite/sqliteEventStore.ts';
+
+/** What both stores take; `sync` is SQLite's (PostgreSQL's durability is the server's `synchronous_commit`). */
+export type StoreOptions = Omit<SqliteStoreOptions, 'faults'> & Omit<PostgresStoreOptions, 'faults'> & { existing?: boolean };
+
+/**
+ * The log at `db`: a `postgres://` (or `postgresql://`) URL opens the PostgreSQL store, anything else
+ * is a SQLite file. Everything past this line sees only the EventStore interface.
+ */
+export function openStore(db: string, options: StoreOptions = {}): Promise<EventStore> {
+  if (isPostgresUrl(db)) {
+    const { sync: _sync, ...rest } = options;
+    return openPostgresStore(db, rest);
+  }
+  return openSqliteStore(db, options);
+}
+
+/** The log at `db` only to read it (`replay`, `rebuild`, `audit`): nothing created, migrated or written. */
+export function openStoreToRead(db: string, options: Omit<StoreOptions, 'sync' | 'existing'> = {}): Promise<EventStore> {
+  return isPostgresUrl(db) ? openPostgresStoreToRead(db, options) : openSqliteStoreToRead(db, options);
+}

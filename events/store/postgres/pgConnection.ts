@@ -1,0 +1,43 @@
+import pg from 'pg';
+
+const INT8 = 20;
+/** bigint columns (`seq`, `at`, `cause`) as numbers: a log's seqs and times stay far below 2^53. */
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8 ? (text: string) => Number(text) : pg.types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,
+};
+
+export interface ConnectionOptions {
+  /** Every transaction read-only (`replay`, `rebuild`, `audit`): PostgreSQL itself refuses each write. */
+  readonly readOnly?: boolean;
+  /** Connections in the pool: the group commit holds one at a time, the rest serve reads. */
+  readonly max?: number;
+}
+
+/** The pool the store reads and writes through; `application_name` says who holds a connection (`pg_stat_activity`). */
+export function connectionConfig(url: string, options: ConnectionOptions = {}): pg.PoolConfig {
+  const readOnly = options.readOnly ? withOption(url, '-c default_transaction_read_only=on') : null;
+  return {
+    // pg lets the URL's own parameters override the config's: the URL's `options` go into ours instead.
+    connectionString: readOnly ? readOnly.url : url,
+    types,
+    max: options.max ?? 6,
+    application_name: 'runledger',
+    ...(readOnly ? { options: readOnly.options } : {}),
+    // A server that does not answer is an error to report, not a hang.
+    connectionTimeoutMillis: 10_000,
+  };
+}
+
+/** `options` of the URL (e.g. `-c search_path=…`) kept, with `option` added, and the URL without them. */
+function withOption(url: string, option: string): { url: string; options: string } {
+  try {
+    const parsed = new URL(url);
+    const given = parsed.searchParams.get('options');
+    parsed.searchParams.delete('options');
+    return { url: parsed.toString(), options: given ? `${given} ${option}` : option };
+  } catch {
+    // pg reports the bad URL when it connects.
+    return { url, options: option };
+  }
+}

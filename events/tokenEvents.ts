@@ -1,0 +1,13 @@
+import { z } from 'zod';
+import { defineEvent, eventGroup } from './define.ts';
+import { SafeId } from './safeId.ts';
+
+/** The stream every submit token added is recorded in (SPEC 8): read whole by a board that meets a token it does not know. */
+export const SUBMIT_TOKENS_STREAM = 'tokens:submit';
+
+/**
+ * Submit tokens made with `runledger token add NAME` (SPEC 8), on either store: only the token's hash
+ * is recorded (SHA-256 of 256 random bits, as computer tokens are), never the token. A board takes a
+ * submit token whose hash is recorded here, beside the token file of a SQLite board.
+ */
+export const tokenEvents = eventGroup(defineEvent('token.added', z.strictObject({ name: SafeId, tokenHash: z.string().regex(/^[0-9a-f]{64}$/) })));

@@ -1,0 +1,113 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DaemonProcess, waitUntil } from '../support/daemonProcess.ts';
+import { freshPostgresLog } from '../support/postgresLog.ts';
+import { repoRoot, runledger } from '../support/processes.ts';
+import { ServerProcess } from '../support/serverProcess.ts';
+import { tempDbPath } from '../support/tempStore.ts';
+
+const json = <T>(stdout: string): T => JSON.parse(stdout) as T;
+
+/** `runledger ARGS` to its end without blocking the loop, so several run side by side. */
+function runAsync(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [join(repoRoot, 'cli/runledger.js'), ...args],
+      { cwd: repoRoot, env: { ...process.env, ...env }, timeout: 20_000 },
+      (error, stdout, stderr) => {
+        const status = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
+        if (status === null) reject(error);
+        else resolve({ status, stdout, stderr });
+      },
+    );
+  });
+}
+const ECHO = `node ${join(repoRoot, 'test/fixtures/agents/echo.mjs')}`;
+
+describe('a board on PostgreSQL, through the CLI (SPEC 8)', () => {
+  it('given runledger server --db URL, then token add prints a token once, submit takes it by --token or RUNLEDGER_TOKEN (none by file), a computer runs the run, and replay, rebuild and audit exit 0 on the URL', async () => {
+    const url = await freshPostgresLog();
+    const added = runledger(['token', 'add', 'ci', '--db', url, '--json']);
+    expect(added.status, added.stderr).toBe(0);
+    const { name, token } = json<{ name: string; token: string }>(added.stdout);
+    expect(name).toBe('ci');
+    const board = await ServerProcess.start(['--db', url]);
+    expect(board.output).not.toMatch(/password|\*\*\*/);
+    const computer = json<{ token: string }>(runledger(['computer', 'add', 'c1', '--db', url, '--json']).stdout);
+    await DaemonProcess.start(tempDbPath(), ['--server', board.url, '--computer', 'c1', '--token', computer.token, '--exec', ECHO]);
+
+    const [tokenless, byFlag, byEnv, wrong] = await Promise.all([
+      runAsync(['submit', '--server', board.url, '--db', url, '--lane', 'a', '--prompt', 'hi']),
+      runAsync(['submit', '--server', board.url, '--db', url, '--token', token, '--lane', 'a', '--prompt', 'first']),
+      runAsync(['submit', '--server', board.url, '--db', url, '--lane', 'b', '--prompt', 'second'], { RUNLEDGER_TOKEN: token }),
+      runAsync(['submit', '--server', board.url, '--token', 'not-a-token', '--lane', 'a', '--prompt', 'x']),
+    ]);
+
+    expect(tokenless.status).toBe(2);
+    expect(tokenless.stderr).toMatch(
+      /a board on PostgreSQL .* keeps no token file: pass --token T or set RUNLEDGER_TOKEN \(`runledger token add NAME --db URL`/,
+    );
+    expect(byFlag.status, byFlag.stderr).toBe(0);
+    expect(byEnv.status, byEnv.stderr).toBe(0);
+    expect(wrong.status).toBe(2);
+    expect(wrong.stderr).toMatch(/refused the submit token given with --token or RUNLEDGER_TOKEN \(401\)/);
+    const runs = [byFlag.stdout.trim(), byEnv.stdout.trim()];
+    await waitUntil('both runs to succeed', async () =>
+      (await Promise.all(runs.map(async (run) => (await (await fetch(`${board.url}/v1/runs/${run}`)).json()) as { state: string }))).every(
+        (view) => view.state === 'succeeded',
+      ),
+    );
+
+    const [replay, rebuild, audit, summary] = await Promise.all([
+      runAsync(['replay', '--db', url]),
+      runAsync(['rebuild', '--db', url]),
+      runAsync(['audit', runs[0]!, '--db', url]),
+      runAsync(['audit', '--db', url, '--json']),
+    ]);
+    expect([replay.status, rebuild.status, audit.status], replay.stdout + replay.stderr + rebuild.stderr + audit.stderr).toEqual([0, 0, 0]);
+    expect(replay.stdout).toMatch(/recorded decisions agree/);
+    expect(audit.stdout).toMatch(/submitted to lane a/);
+    expect(audit.stdout).toMatch(/c1/);
+    // The log holds the token's hash, never the token.
+    expect(summary.stdout).not.toContain(token);
+  });
+
+  it('given a token name already added, when added again, then it is refused naming the log, and the first still works', async () => {
+    const url = await freshPostgresLog();
+    const first = runledger(['token', 'add', 'alice', '--db', url, '--json']);
+    const again = runledger(['token', 'add', 'alice', '--db', url]);
+
+    expect(first.status).toBe(0);
+    expect(again.status).toBe(2);
+    expect(again.stderr).toMatch(/has a submit token named alice already .*give the new one another name/);
+    expect(again.stderr).toContain(url.slice(0, url.indexOf('?')));
+  });
+
+  it('given a postgres:// URL, then runledger daemon (a computer, whose log is a file) refuses it, naming what to run instead, and writes nothing', async () => {
+    const url = await freshPostgresLog();
+
+    const result = runledger(['daemon', '--port', '0'], { RUNLEDGER_DB: url });
+
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(
+      /runledger daemon runs a computer, whose log is a SQLite file: run the board on PostgreSQL with `runledger server --db URL`/,
+    );
+    expect(runledger(['replay', '--db', url]).stderr).toMatch(/no events table/);
+  });
+});
+
+describe('submit tokens on a SQLite board', () => {
+  it('given runledger token add on the log of a running board, then the board takes the new token at once, beside its token file', async () => {
+    const db = tempDbPath();
+    const daemon = await DaemonProcess.start(db, ['--exec', ECHO]);
+
+    const added = json<{ token: string }>(runledger(['token', 'add', 'bob', '--db', db, '--json']).stdout);
+    const submitted = runledger(['submit', '--server', daemon.url, '--token', added.token, '--lane', 'b', '--prompt', 'hi']);
+    const byFile = runledger(['submit', '--server', daemon.url, '--db', db, '--lane', 'b', '--prompt', 'hi again']);
+
+    expect(submitted.status, submitted.stderr).toBe(0);
+    expect(byFile.status, byFile.stderr).toBe(0);
+  });
+});

@@ -1,0 +1,80 @@
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { DecidingActor } from '../../actors/runtime/decidingActor.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
+import type { EventStore } from '../../events/store/eventStore.ts';
+import { type CounterState, counterDecider } from '../fixtures/counter/counterDecider.ts';
+import { asInput, withCounters } from '../fixtures/counter/counterEvents.ts';
+import { T0 } from '../support/events.ts';
+import { postgresKind, storeKinds } from '../support/storeKinds.ts';
+
+const STREAM = 'counter:a';
+const bump = (i: number): NewDomainEvent => asInput({ stream: STREAM, type: 'counter.bump.requested', data: { by: 1, limit: 100 }, at: T0 + i });
+const foldOf = (events: readonly DomainEvent[]): CounterState =>
+  events.reduce((state, event) => counterDecider.evolve(state, event), counterDecider.initialState(STREAM));
+
+/** The counter as a DecidingActor of a process of its own: its own store on the log, hydrated now, told of nobody else's appends. */
+async function counterActor(store: EventStore, name: string) {
+  const system = startActorSystem({ onError: () => undefined });
+  onTestFinished(() => stopSystem(system));
+  const actor = new DecidingActor<CounterState>(system, store, {
+    name,
+    decider: counterDecider,
+    hydrate: async () => foldOf(await store.readStream(STREAM)),
+  });
+  await actor.read(() => null);
+  return actor;
+}
+
+describe.each(storeKinds)('a decision on stale state never commits, on $name', (kind) => {
+  it('given two writers of one stream (two boards on one log), when one decides after the other appended unseen, then it folds the log again and decides on it: no decision taken on the older state is recorded', async () => {
+    const where = await kind.fresh();
+    const [first, second] = [await kind.open(where, { pollMs: 600_000 }), await kind.open(where, { pollMs: 600_000 })];
+    const a = await counterActor(first!, 'counter-a-1');
+    const b = await counterActor(second!, 'counter-a-2');
+
+    await b.input(bump(1));
+    const outcome = await a.input(bump(2));
+
+    expect(outcome).toMatchObject({ ok: true, decisions: [{ type: 'counter.bumped', data: { total: 2 } }] });
+    const totals = withCounters(await first!.readStream(STREAM)).flatMap((e) => (e.type === 'counter.bumped' ? [e.data.total] : []));
+    expect(totals).toEqual([1, 2]);
+  });
+});
+
+/** A counter over every counter stream: its state is shared by them all, as the board's is by its lanes and runs. */
+async function sharedCounterActor(store: EventStore, name: string, guarded: boolean) {
+  const system = startActorSystem({ onError: () => undefined });
+  onTestFinished(() => stopSystem(system));
+  const actor = new DecidingActor<CounterState>(system, store, {
+    name,
+    decider: counterDecider,
+    hydrate: async () => foldOf(await store.readAll(0, 10_000)),
+    ...(guarded ? { guardKinds: ['counter'] } : {}),
+  });
+  await actor.read(() => null);
+  return actor;
+}
+
+describe('a decision on state shared by many streams, two processes deciding for it (PostgreSQL, SPEC 8)', () => {
+  it('given two writers of one shared state on different streams, when one decides after the other committed unseen, then its append is refused by its guard, and it decides again on the log as it is', async () => {
+    const where = await postgresKind.fresh();
+    // Two processes' worth: each store writes as a writer of its own.
+    const [first, second] = [
+      await postgresKind.open(where, { pollMs: 600_000, writer: 'board-1:1' }),
+      await postgresKind.open(where, { pollMs: 600_000, writer: 'board-2:1' }),
+    ];
+    const a = await sharedCounterActor(first!, 'shared-1', true);
+    const b = await sharedCounterActor(second!, 'shared-2', true);
+
+    await b.input(asInput({ stream: 'counter:b', type: 'counter.bump.requested', data: { by: 1, limit: 100 }, at: T0 + 1 }));
+    const outcome = await a.input(asInput({ stream: 'counter:a', type: 'counter.bump.requested', data: { by: 1, limit: 100 }, at: T0 + 2 }));
+    // Its own appends since do not count against it: the next is decided on its state as it stands.
+    const next = await a.input(asInput({ stream: 'counter:a', type: 'counter.bump.requested', data: { by: 1, limit: 100 }, at: T0 + 3 }));
+
+    expect(outcome).toMatchObject({ ok: true, decisions: [{ type: 'counter.bumped', data: { total: 2 } }] });
+    expect(next).toMatchObject({ ok: true, decisions: [{ type: 'counter.bumped', data: { total: 3 } }] });
+    const totals = withCounters(await first!.readAll(0, 100)).flatMap((e) => (e.type === 'counter.bumped' ? [e.data.total] : []));
+    expect(totals).toEqual([1, 2, 3]);
+  });
+});
