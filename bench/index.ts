@@ -9,13 +9,14 @@ import { appendBatched } from './appendBatched.ts';
 import { appendSingle } from './appendSingle.ts';
 import { groupCommit } from './groupCommit.ts';
 import { type Benchmark, cleanUp, now, parseOptions, printTable, type Row } from './harness.ts';
+import { memoryFlat } from './memoryFlat.ts';
 import { rebuild } from './rebuild.ts';
 import { replay } from './replay.ts';
 import { scheduling } from './scheduling.ts';
 import { startTime } from './startTime.ts';
 import { wireLoad } from './wireLoad.ts';
 
-const benchmarks: readonly Benchmark[] = [startTime, appendSingle, appendBatched, groupCommit, rebuild, scheduling, wireLoad, replay];
+const benchmarks: readonly Benchmark[] = [startTime, appendSingle, appendBatched, groupCommit, rebuild, scheduling, wireLoad, replay, memoryFlat];
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
