@@ -7,16 +7,30 @@ import { cpus, loadavg } from 'node:os';
 import { ensureBuilt } from '../build.ts';
 import { appendBatched } from './appendBatched.ts';
 import { appendSingle } from './appendSingle.ts';
+import { eventsPerRun } from './eventsPerRun.ts';
 import { groupCommit } from './groupCommit.ts';
 import { type Benchmark, cleanUp, now, parseOptions, printTable, type Row } from './harness.ts';
 import { memoryFlat } from './memoryFlat.ts';
 import { rebuild } from './rebuild.ts';
 import { replay } from './replay.ts';
+import { restartTime } from './restartTime.ts';
 import { scheduling } from './scheduling.ts';
 import { startTime } from './startTime.ts';
 import { wireLoad } from './wireLoad.ts';
 
-const benchmarks: readonly Benchmark[] = [startTime, appendSingle, appendBatched, groupCommit, rebuild, scheduling, wireLoad, replay, memoryFlat];
+const benchmarks: readonly Benchmark[] = [
+  startTime,
+  appendSingle,
+  appendBatched,
+  groupCommit,
+  rebuild,
+  scheduling,
+  wireLoad,
+  replay,
+  memoryFlat,
+  restartTime,
+  eventsPerRun,
+];
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
