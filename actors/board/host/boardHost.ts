@@ -13,7 +13,7 @@ import { type FailureLog, stderrLog } from '../../runtime/untilRecorded.ts';
 import { framesOf, type RequestAnswer, requestAnswer } from '../boardAnswers.ts';
 import { boardDecider } from '../boardDecider.ts';
 import { boardInput } from '../boardInputs.ts';
-import { cancelAnswer, claimedRunBody, heartbeatAnswer, openClaims, runView, tokenHashOf } from '../boardQueries.ts';
+import { cancelAnswer, claimedRunBody, heartbeatAnswer, needsLog, openClaims, runView, tokenHashOf } from '../boardQueries.ts';
 import type { BoardState } from '../boardState.ts';
 import type { BoardDecision, BoardInput } from '../decideBoard.ts';
 import { LeaseMonitor } from './leaseMonitor.ts';
@@ -175,7 +175,10 @@ export class BoardHost {
   }
 
   async run(runId: string): Promise<Answer> {
-    const view = await this.actor.read((state) => runView(state, runId));
+    // A terminal run's reply is in the log only (its last `board.run.replied`), read through its stream.
+    const terminal = await this.actor.read((state) => needsLog(state, runId));
+    const fromLog = terminal ? { reply: lastReply(await this.options.store.readStream(`run:${runId}`)) } : null;
+    const view = await this.actor.read((state) => runView(state, runId, fromLog));
     return view ? { status: 200, body: view } : refused(404, 'unknown_run', `no run ${runId}`);
   }
 
@@ -206,4 +209,9 @@ export class BoardHost {
   private afterCommit(state: BoardState, decisions: readonly DomainEvent[]): void {
     for (const decision of decisions) this.push.send(framesOf(decision, state));
   }
+}
+
+function lastReply(events: readonly DomainEvent[]): string | null {
+  const replied = events.findLast((e) => e.type === 'board.run.replied');
+  return replied?.type === 'board.run.replied' ? replied.data.text : null;
 }
