@@ -7,11 +7,14 @@ import { cpus, loadavg } from 'node:os';
 import { ensureBuilt } from '../build.ts';
 import { appendBatched } from './appendBatched.ts';
 import { appendSingle } from './appendSingle.ts';
+import { eventsPerRun } from './eventsPerRun.ts';
 import { groupCommit } from './groupCommit.ts';
 import { type Benchmark, cleanUp, now, parseOptions, printTable, type Row } from './harness.ts';
 import { postgresAppends } from './postgresAppends.ts';
+import { memoryFlat } from './memoryFlat.ts';
 import { rebuild } from './rebuild.ts';
 import { replay } from './replay.ts';
+import { restartTime } from './restartTime.ts';
 import { scheduling } from './scheduling.ts';
 import { startTime } from './startTime.ts';
 import { wireLoad, wireLoadPostgres } from './wireLoad.ts';
@@ -27,6 +30,9 @@ const benchmarks: readonly Benchmark[] = [
   wireLoad,
   wireLoadPostgres,
   replay,
+  memoryFlat,
+  restartTime,
+  eventsPerRun,
 ];
 
 async function main(): Promise<number> {

@@ -20,18 +20,29 @@ export interface RunView {
   progress?: string;
 }
 
-export function runView(state: BoardState, runId: string): RunView | null {
+/**
+ * `fromLog`: what the state no longer holds of a terminal run, read from the log (its reply: see
+ * `needsLog`).
+ */
+export function runView(state: BoardState, runId: string, fromLog: { readonly reply: string | null } | null = null): RunView | null {
   const run = state.runs[runId];
   if (!run) return null;
+  const reply = fromLog?.reply ?? run.reply;
   return {
     run_id: run.runId,
     lane: run.lane,
     state: run.state,
     ...(run.computerId !== null ? { computer_id: run.computerId } : {}),
-    ...(run.reply !== null ? { reply: run.reply } : {}),
+    ...(reply !== null ? { reply } : {}),
     ...(run.error !== null ? { error: run.error } : {}),
     ...(run.usage ? { usage: usageToWire(run.usage) ?? {} } : {}),
   };
+}
+
+/** Whether `runView` of the run wants what the state dropped once it was terminal (its reply) from the log. */
+export function needsLog(state: BoardState, runId: string): boolean {
+  const run = state.runs[runId];
+  return run !== undefined && isTerminal(run.state);
 }
 
 /** The run as the claim answer carries it: `{run: {run_id, lane, prompt, agent_id, timeout_s}}`. */

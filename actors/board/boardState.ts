@@ -7,7 +7,8 @@ export type RunState = z.infer<typeof RunStateSchema>;
 export interface BoardRun {
   readonly runId: string;
   readonly lane: string;
-  readonly prompt: string;
+  /** Emptied once the run is terminal, unless an idempotency key names it (see `keyed`). */
+  prompt: string;
   readonly agentId: string | null;
   readonly timeoutS: number | null;
   /** Submission order: of two runs of a lane, the smaller one is the earlier turn. */
@@ -22,10 +23,13 @@ export interface BoardRun {
   cancelRequested: boolean;
   /** Computers its frame was pushed to, sorted: a cancel before the claim is announced to each. */
   offeredTo: string[];
+  /** Null again once the run is terminal: a finished run's reply is read from the log. */
   reply: string | null;
   error: string | null;
   /** What its turn cost, as its completion said (absent when it said nothing, and in older states). */
   usage?: Usage;
+  /** Submitted with an idempotency key: its body stays, for a submission with the key again to be compared with. */
+  keyed?: true;
 }
 
 export interface BoardLane {

@@ -29,6 +29,7 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
         offeredTo: [],
         reply: null,
         error: null,
+        ...(idempotencyKey === undefined ? {} : { keyed: true as const }),
       };
       if (idempotencyKey !== undefined) state.idempotency[idempotencyKey] = runId;
       const queue = (state.lanes[lane] ??= { unclaimed: [], holder: null, waiters: [], lastComputer: null });
@@ -79,6 +80,7 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       run.state = 'cancelled';
       // The same marker a computer completes a cancelled run with: every cancelled run reads alike.
       run.error = CANCELLED_BY_USER;
+      slim(run);
       break;
     }
     case 'board.run.finished': {
@@ -87,6 +89,7 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       run.error = event.data.error ?? null;
       if (event.data.usage) run.usage = event.data.usage;
       endTurn(state, run);
+      slim(run);
       break;
     }
     case 'board.run.resolved': {
@@ -94,6 +97,7 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       run.state = 'resolved';
       run.error = event.data.reason;
       endTurn(state, run);
+      slim(run);
       break;
     }
     case 'board.request.refused':
@@ -158,6 +162,17 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       break;
   }
   return state;
+}
+
+/**
+ * A terminal run keeps only what a later request about it is decided on (its state and holder; its
+ * body when an idempotency key may name it again), not its prompt and reply: those are in the log,
+ * where `GET /v1/runs/{id}` reads a finished run's reply. The board's state then grows by a few
+ * fields a run, not by what its users wrote.
+ */
+function slim(run: BoardRun): void {
+  run.reply = null;
+  if (!run.keyed) run.prompt = '';
 }
 
 /** `run` was pushed to `computer`: it counts among what the computer has waiting, once. */

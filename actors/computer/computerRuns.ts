@@ -315,7 +315,8 @@ export class ComputerRuns {
           this.phases.delete(runId);
           this.prompts.delete(runId);
           this.forgetProgress(runId);
-          this.tellQueue(runId, run.lane, run.result?.ok ?? false, run.result?.error ?? decision.data.reason);
+          // Told already (a paused completion): nothing more is told of a settled run, so it is forgotten.
+          if (!this.endedForQueue.delete(runId)) this.tellQueue(runId, run.lane, run.result?.ok ?? false, run.result?.error ?? decision.data.reason);
           break;
         default:
           break;
@@ -329,11 +330,17 @@ export class ComputerRuns {
   private tellQueue(runId: string, lane: string | null, ok: boolean, reason?: string): void {
     if (this.endedForQueue.has(runId)) return;
     this.endedForQueue.add(runId);
-    void this.options.executionEnded(runId, lane, ok, reason).catch((error: Error) => {
-      // Told again by the next settle of the run (a restart's resume, a later decision).
-      this.endedForQueue.delete(runId);
-      this.failures(`run.execution.ended of run ${runId} could not be recorded: ${error.message}`);
-    });
+    void this.options.executionEnded(runId, lane, ok, reason).then(
+      // A settled run is told no more: its mark goes, or every run ever handled would keep one.
+      () => {
+        if (!this.live.has(runId)) this.endedForQueue.delete(runId);
+      },
+      (error: Error) => {
+        // Told again by the next settle of the run (a restart's resume, a later decision).
+        this.endedForQueue.delete(runId);
+        this.failures(`run.execution.ended of run ${runId} could not be recorded: ${error.message}`);
+      },
+    );
   }
 
   private armCompletionTimer(runId: string, notBefore: number): void {

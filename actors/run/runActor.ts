@@ -4,7 +4,7 @@ import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
 import { type Clock, systemClock } from '../runtime/clock.ts';
 import type { StepOutcome } from '../runtime/decideAndAppend.ts';
 import { retryOnConflict } from '../runtime/retryOnConflict.ts';
-import { type ActorRef, type ActorSystem, child, query, type ReplyTo, stop } from '../runtime/runtime.ts';
+import { type ActorRef, ActorStoppedError, type ActorSystem, child, query, type ReplyTo, stop } from '../runtime/runtime.ts';
 import { stepInActor } from '../runtime/stepInActor.ts';
 import { type InputOptions, recordedUnlessFailFast } from '../runtime/untilRecorded.ts';
 import type { RunDecision, RunInput } from './decideRun.ts';
@@ -36,6 +36,11 @@ export class RunActors {
     private readonly clock: Pick<Clock, 'after'> = systemClock,
   ) {}
 
+  /** Inputs sent to each run's actor and not yet answered. */
+  private readonly asking = new Map<string, number>();
+  /** Runs whose actor last decided them settled: retired once nothing more is asked of them. */
+  private readonly settled = new Set<string>();
+
   /**
    * Every input of a run is a fact of the world (an agent's exit, a board's answer, a timer): one the
    * log cannot take is sent again until it does (unless `failFast`), and one refused as stale is
@@ -44,12 +49,43 @@ export class RunActors {
   input(runId: string, input: RunInput, options: InputOptions = {}): Promise<RunOutcome> {
     return recordedUnlessFailFast(this.clock, options, () =>
       retryOnConflict(async () => {
-        const outcome = await query(this.ref(runId), (replyTo) => ({ input, replyTo }), QUERY_TIMEOUT_MS);
-        if (outcome instanceof StaleVersionError) return outcome;
-        if (outcome instanceof Error) throw outcome;
-        return outcome;
+        this.asking.set(runId, (this.asking.get(runId) ?? 0) + 1);
+        try {
+          const outcome = await query(this.ref(runId), (replyTo) => ({ input, replyTo }), QUERY_TIMEOUT_MS);
+          if (outcome instanceof StaleVersionError) return outcome;
+          if (outcome instanceof Error) throw outcome;
+          return outcome;
+        } finally {
+          this.answered(runId);
+        }
       }),
     );
+  }
+
+  /**
+   * A settled run's actor leaves memory once nothing more is asked of it, rather than after its
+   * passivation: a daemon handling thousands of runs an hour would hold every one of the last ten
+   * minutes' (their state and their timer). Every message reaches it through `input`, so with none
+   * outstanding its mailbox is empty; a late input spawns it again, hydrated from the run's stream.
+   */
+  private answered(runId: string): void {
+    const left = (this.asking.get(runId) ?? 1) - 1;
+    if (left > 0) {
+      this.asking.set(runId, left);
+      return;
+    }
+    this.asking.delete(runId);
+    if (!this.settled.has(runId)) return;
+    // After the actor's receive has returned (the reply is sent from inside it).
+    setImmediate(() => {
+      if (this.asking.has(runId) || !this.settled.delete(runId)) return;
+      try {
+        this.stop(runId);
+      } catch (error) {
+        // The daemon stopped meanwhile, and its actors with it.
+        if (!(error instanceof ActorStoppedError)) throw error;
+      }
+    });
   }
 
   /**
@@ -83,6 +119,8 @@ export class RunActors {
     try {
       const outcome = await stepInActor(this.store, runDecider, state, message.input, message.replyTo);
       if (outcome.decisions.length) this.afterCommit(runId, state.state, outcome.decisions);
+      if (state.state.phase === 'settled') this.settled.add(runId);
+      else this.settled.delete(runId);
       return state;
     } catch (error) {
       // Folded ahead of an append the log could not take or refused as stale: folded again from the

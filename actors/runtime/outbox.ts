@@ -69,6 +69,38 @@ export interface EffectConsumer<E> {
 const PAGE = 500;
 
 /**
+ * How far the cursor moves between two saves of the outbox's mark: a start re-reads at most about this
+ * many events for it, and a daemon saves one mark an outbox every this many events.
+ */
+export const MARK_EVERY = 5_000;
+
+/**
+ * What an outbox knows on opening, as of `version` of its stream (its own fold of it, kept in the
+ * checkpoints under the stream's name so a start reads only the stream's tail): every event up to
+ * `cursor` was taken or calls for nothing here, and the effects taken and not yet settled, each with
+ * the seq of its take. `cursor` may be past the last take: an event that calls for nothing is read
+ * past in memory, and only this mark remembers it (from the log alone: `effectOf` and `needed` are).
+ */
+interface OutboxMark {
+  version: number;
+  cursor: number;
+  pending: Record<string, number>;
+}
+
+function foldMark(mark: OutboxMark, events: readonly DomainEvent[]): OutboxMark {
+  for (const event of events) {
+    mark.version = event.version;
+    if (event.type === 'outbox.taken') {
+      mark.cursor = Math.max(mark.cursor, event.data.through);
+      for (const effect of event.data.effects) mark.pending[effect] = event.seq;
+    } else if (settles(event)) {
+      delete mark.pending[event.data.effect];
+    }
+  }
+  return mark;
+}
+
+/**
  * For consumers whose effects each belong to one run (a claim, a spawn, a kill, a completion): those
  * of different runs do not depend on each other, and a run's own come one at a time from its actor.
  */
@@ -105,6 +137,9 @@ export class Outbox<E> {
    * earlier process that had the same `host:pid` (a container's pid 1 after a restart): that one is gone.
    */
   private firstOwnTake = Number.POSITIVE_INFINITY;
+  /** The mark last saved (or read on opening), and whether a save is under way. */
+  private mark: OutboxMark = { version: 0, cursor: 0, pending: {} };
+  private marking = false;
 
   constructor(
     private readonly store: EventStore,
@@ -121,15 +156,16 @@ export class Outbox<E> {
    * sets where a consumer that never ran begins (the present, for hooks: history is not replayed).
    */
   async open(startAt?: number): Promise<void> {
+    const saved = await this.store.checkpoints.load(this.stream);
+    const from: OutboxMark = saved ? (JSON.parse(saved.state) as OutboxMark) : { version: 0, cursor: 0, pending: {} };
+    const mark = foldMark(from, await this.store.readStream(this.stream, from.version));
+    this.mark = structuredClone(mark);
+    this.version = mark.version;
+    this.moveTo(mark.cursor);
     const pending = new Map<number, DomainEvent>();
-    for (const event of await this.store.readStream(this.stream)) {
-      this.version = event.version;
-      if (event.type === 'outbox.taken') {
-        this.moveTo(event.data.through);
-        for (const effect of event.data.effects) pending.set(effect, event);
-      } else if (settles(event)) {
-        pending.delete(event.data.effect);
-      }
+    for (const [effect, takeSeq] of Object.entries(mark.pending)) {
+      const [take] = await this.store.readAll(takeSeq - 1, 1);
+      if (take?.seq === takeSeq) pending.set(Number(effect), take);
     }
     if (this.version === 0 && startAt !== undefined && startAt > 0) {
       const result = await this.write(() =>
@@ -177,6 +213,32 @@ export class Outbox<E> {
    */
   stop(): void {
     this.stopped = true;
+    // Where the cursor got to, for the next start: a mark not saved (the log closing first) is only late.
+    if (this.cursor > this.mark.cursor) void this.saveMark();
+  }
+
+  /**
+   * Saves where the cursor stands and the stream's fold up to now (read from the last mark on), so the
+   * next start neither reads this outbox's whole stream nor the log from its last take.
+   */
+  private async saveMark(): Promise<void> {
+    if (this.marking) return;
+    this.marking = true;
+    try {
+      const cursor = this.cursor;
+      const mark = foldMark(structuredClone(this.mark), await this.store.readStream(this.stream, this.mark.version));
+      mark.cursor = Math.max(mark.cursor, cursor);
+      await this.store.checkpoints.save({ name: this.stream, seq: mark.cursor, state: JSON.stringify(mark) });
+      this.mark = mark;
+    } catch {
+      // Only late: the next save, or the next start reading a little more, makes up for it.
+    } finally {
+      this.marking = false;
+    }
+  }
+
+  private markDue(): void {
+    if (this.cursor - this.mark.cursor >= MARK_EVERY && !this.marking) void this.saveMark();
   }
 
   /**
@@ -306,6 +368,7 @@ export class Outbox<E> {
         // leaves a gap in seqs, not in the feed), so with nothing queued this one is the next.
         if (!this.running && this.fed.length === 0 && this.consumer.effectOf(event) === null) {
           this.cursor = event.seq;
+          this.markDue();
           return;
         }
         this.fed.push(event);
@@ -394,6 +457,7 @@ export class Outbox<E> {
    */
   private moveTo(through: number): void {
     this.cursor = Math.max(this.cursor, through);
+    this.markDue();
   }
 
   private takerIsGone(taken: DomainEvent): boolean {

@@ -106,8 +106,13 @@ const checkMs = (what: string, ms: number | undefined) => {
   if (ms !== undefined && !(ms >= 1 && ms <= MAX_MS)) throw new RangeError(`${what} must be 1..${MAX_MS} ms, got ${ms}`);
 };
 
+/** The fewest cells a system holds before it looks for passivated ones to forget. */
+const SWEEP_FROM = 1_024;
+
 class SystemImpl implements ActorSystem {
   readonly cells = new Map<string, Cell>(); // path → cell, so a passivated actor keeps its refs
+  /** Past this many cells, passivated leaves are forgotten (see `sweep`). */
+  sweepAt = SWEEP_FROM;
   stopped = false;
   constructor(
     readonly name: string,
@@ -118,19 +123,46 @@ class SystemImpl implements ActorSystem {
 
 class Cell implements ActorRef<never> {
   retired = false; // stopped on purpose (stop, 'stop' decision, system stop): never revived
+  /** Passivated and dropped from the map: a ref still held finds the path's cell again (`asCell`). */
+  forgotten = false;
+  readonly children = new Set<Cell>();
   nactRef: NactRef | undefined;
   phase: Crash<unknown>['phase'] = 'hydrate';
   // biome-ignore lint/suspicious/noExplicitAny: nact's context of an erased cell (see ErasedSpec)
   readonly ctx: ActorContext<any>;
   constructor(
     readonly system: SystemImpl,
-    readonly parent: SystemImpl | Cell,
+    public parent: SystemImpl | Cell,
     readonly name: string,
     readonly path: string,
     public spec: ErasedSpec,
   ) {
     this.ctx = Object.freeze({ self: this, name, path, system });
+    if (parent instanceof Cell) parent.children.add(this);
   }
+}
+
+/**
+ * A passivated actor's cell is kept so the refs others hold reach its next incarnation; kept for ever,
+ * one a run or session ever handled, they would grow the map without bound. So once the map has
+ * doubled since the last look, passivated leaves are forgotten: `child` makes a new cell for the path,
+ * and a ref still held to a forgotten one finds the path's current cell, or takes its place again.
+ */
+function sweep(sys: SystemImpl): void {
+  if (sys.cells.size < sys.sweepAt) return;
+  for (const [path, cell] of sys.cells) {
+    if (cell.children.size > 0 || isLive(cell)) continue;
+    sys.cells.delete(path);
+    cell.forgotten = true;
+    if (cell.parent instanceof Cell) cell.parent.children.delete(cell);
+  }
+  sys.sweepAt = Math.max(SWEEP_FROM, 2 * sys.cells.size);
+}
+
+/** How many actors a system keeps a cell for (live, or passivated and not yet forgotten). */
+export function cellCount(system: ActorSystem): number {
+  if (!(system instanceof SystemImpl)) throw new TypeError('not an ActorSystem from actors/runtime');
+  return system.cells.size;
 }
 
 /** `name` only labels errors: nact keys systems by name in a process-wide map, so nact keeps its random one. */
@@ -155,6 +187,7 @@ export function spawnActor<State, Msg>(parent: Parent, name: string, spec: Actor
   checkMs(`actor "${path}": passivateAfterMs`, spec.passivateAfterMs);
   const existing = sys.cells.get(path);
   if (existing && isLive(existing)) throw new Error(`actor "${path}" already exists`);
+  if (!existing) sweep(sys);
   // A passivated cell is reused so the refs others hold reach the new incarnation.
   const cell = existing ?? new Cell(sys, owner, name, path, spec as ErasedSpec);
   cell.spec = spec as ErasedSpec;
@@ -221,14 +254,12 @@ export function stop(ref: ActorRef<never>): void {
   if (live) nact.stop(cell.nactRef!);
 }
 
+/** The cell and its descendants, for good: through its own children, not a scan of every path. */
 function retire(cell: Cell): void {
   cell.retired = true;
-  for (const [path, c] of cell.system.cells) {
-    if (path === cell.path || path.startsWith(`${cell.path}/`)) {
-      c.retired = true;
-      cell.system.cells.delete(path);
-    }
-  }
+  if (cell.system.cells.get(cell.path) === cell) cell.system.cells.delete(cell.path);
+  if (cell.parent instanceof Cell) cell.parent.children.delete(cell);
+  for (const c of [...cell.children]) retire(c);
 }
 
 function isLive(cell: Cell): boolean {
@@ -241,7 +272,13 @@ function isLive(cell: Cell): boolean {
 function revive(cell: Cell): boolean {
   if (cell.retired || cell.system.stopped) return false;
   if (isLive(cell)) return true;
-  if (cell.parent instanceof Cell && !revive(cell.parent)) return false;
+  if (cell.parent instanceof Cell) {
+    // Its parent may have been forgotten and spawned anew meanwhile: the child follows the path's cell.
+    const parent = asCell(cell.parent);
+    cell.parent = parent;
+    parent.children.add(cell);
+    if (!revive(parent)) return false;
+  }
   incarnate(cell);
   return true;
 }
@@ -306,5 +343,15 @@ function locate(parent: Parent, name: string): { sys: SystemImpl; owner: SystemI
 
 function asCell(ref: ActorRef<never>): Cell {
   if (!(ref instanceof Cell)) throw new TypeError('not an ActorRef from actors/runtime');
+  if (!ref.forgotten || ref.retired) return ref;
+  // A forgotten cell (see `sweep`): the path's cell now, or this one back in its place.
+  const current = ref.system.cells.get(ref.path);
+  if (current) return current;
+  ref.forgotten = false;
+  ref.system.cells.set(ref.path, ref);
+  if (ref.parent instanceof Cell) {
+    ref.parent = asCell(ref.parent);
+    ref.parent.children.add(ref);
+  }
   return ref;
 }

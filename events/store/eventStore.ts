@@ -165,6 +165,11 @@ export interface Checkpoint {
   readonly state: string;
 }
 
+/**
+ * Besides the projections' checkpoints (named after them), each outbox keeps its mark here under its
+ * stream's name (`outbox:<consumer>`: its cursor and its stream's fold, JSON): any name, one row each,
+ * a save replacing the row only with a seq at or past the stored one.
+ */
 export interface CheckpointStore {
   load(name: string): Promise<Checkpoint | null>;
   save(checkpoint: Checkpoint): Promise<void>;

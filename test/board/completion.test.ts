@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { requestAnswer } from '../../actors/board/boardAnswers.ts';
-import { heartbeatAnswer, runView } from '../../actors/board/boardQueries.ts';
+import { heartbeatAnswer, needsLog, runView } from '../../actors/board/boardQueries.ts';
 import { boardSpec, computersOnline, input, summary } from './boardSpec.ts';
 
 const { submit, claim, complete, reply } = input;
@@ -49,7 +49,16 @@ describe('board: replies and completions', () => {
     expect(runView(spec.state, 'r1')).toEqual({ run_id: 'r1', lane: 'A', state: 'running', computer_id: 'c1', reply: 'first' });
     spec.when(reply('r1', 'c1', 'second', 2));
     spec.when(complete('r1', 'c1', true, undefined, 3));
-    expect(runView(spec.state, 'r1')).toEqual({ run_id: 'r1', lane: 'A', state: 'succeeded', computer_id: 'c1', reply: 'second' });
+    // Terminal: the state keeps neither its prompt nor its reply (issue 16); GET reads the reply from the log.
+    expect(spec.state.runs.r1).toMatchObject({ prompt: '', reply: null });
+    expect(needsLog(spec.state, 'r1')).toBe(true);
+    expect(runView(spec.state, 'r1', { reply: 'second' })).toEqual({
+      run_id: 'r1',
+      lane: 'A',
+      state: 'succeeded',
+      computer_id: 'c1',
+      reply: 'second',
+    });
   });
 
   it('given a reply from a computer that does not hold the run, for a terminal run or an unknown one, then it is refused', () => {

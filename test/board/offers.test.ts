@@ -140,6 +140,20 @@ describe('board: submissions', () => {
     expect(runView(spec.state, 'r8')).toBeNull();
   });
 
+  it('given a keyed run that finished, then its body stays for the key to be compared with, while an unkeyed finished run keeps no prompt', () => {
+    const { submit: sub, claim, complete } = input;
+    const spec = boardSpec(...computersOnline('c1'), sub('r1', 'A', 0, { idempotencyKey: 'key-1', prompt: 'p' }), sub('r2', 'B', 0, { prompt: 'q' }));
+    for (const runId of ['r1', 'r2']) {
+      spec.when(claim(runId, 'c1', 1));
+      spec.when(complete(runId, 'c1', true, undefined, 2));
+    }
+    expect(spec.state.runs.r2).toMatchObject({ state: 'succeeded', prompt: '', reply: null });
+    expect(summary(spec.when(sub('r8', 'A', 3, { idempotencyKey: 'key-1', prompt: 'another' })))).toEqual([
+      'refused submit 422 idempotency_key_reused',
+    ]);
+    expect(summary(spec.when(sub('r9', 'A', 3, { idempotencyKey: 'key-1', prompt: 'p' })))).toEqual(['deduplicated r9 → r1']);
+  });
+
   it('a reuse recorded by an older version (its input without bodyChecked) is decided as it was taken: deduplicated, whatever its body', () => {
     const spec = boardSpec(...computersOnline('c1'), submit('r1', 'A', 0, { idempotencyKey: 'key-1', prompt: 'p' }));
     const checked = submit('r8', 'B', 1, { idempotencyKey: 'key-1', prompt: 'another' });

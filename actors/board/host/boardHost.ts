@@ -14,7 +14,7 @@ import { type FailureLog, stderrLog } from '../../runtime/untilRecorded.ts';
 import { framesOf, type RequestAnswer, requestAnswer } from '../boardAnswers.ts';
 import { BOARD_STREAM_KINDS, boardDecider } from '../boardDecider.ts';
 import { boardInput } from '../boardInputs.ts';
-import { cancelAnswer, claimedRunBody, heartbeatAnswer, openClaims, runView, tokenHashOf } from '../boardQueries.ts';
+import { cancelAnswer, claimedRunBody, heartbeatAnswer, needsLog, openClaims, runView, tokenHashOf } from '../boardQueries.ts';
 import { type BoardState, isTerminal } from '../boardState.ts';
 import type { BoardDecision, BoardInput } from '../decideBoard.ts';
 import { LeaseMonitor } from './leaseMonitor.ts';
@@ -210,7 +210,10 @@ export class BoardHost {
   }
 
   async run(runId: string): Promise<Answer> {
-    const view = await this.actor.read((state) => runView(state, runId));
+    // A terminal run's reply is in the log only (its last `board.run.replied`), read through its stream.
+    const terminal = await this.actor.read((state) => needsLog(state, runId));
+    const fromLog = terminal ? { reply: lastReply(await this.options.store.readStream(`run:${runId}`)) } : null;
+    const view = await this.actor.read((state) => runView(state, runId, fromLog));
     if (!view) return refused(404, 'unknown_run', `no run ${runId}`);
     const progress = this.progress.of(runId);
     return { status: 200, body: progress && !isTerminal(view.state) ? { ...view, progress: progress.text } : view };
@@ -246,4 +249,9 @@ export class BoardHost {
       if (decision.type === 'board.run.finished' || decision.type === 'board.run.resolved') this.progress.ended(decision.data.runId);
     }
   }
+}
+
+function lastReply(events: readonly DomainEvent[]): string | null {
+  const replied = events.findLast((e) => e.type === 'board.run.replied');
+  return replied?.type === 'board.run.replied' ? replied.data.text : null;
 }

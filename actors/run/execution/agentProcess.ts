@@ -171,7 +171,9 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentHandl
     );
   }
 
-  if (options.deadlineAt !== null) {
+  // An agent can be over before its launch is answered (the launcher's spawned, exit and close can come
+  // in one read): a deadline armed then is never cancelled, and would hold this agent for its budget.
+  if (options.deadlineAt !== null && !settled) {
     // Never before the deadline, and a budget of days outlasts what one Node timer holds.
     timers.push(wakeAt(clock, options.deadlineAt, () => stop('timed_out', false)));
   }

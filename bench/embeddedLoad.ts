@@ -1,0 +1,106 @@
+/**
+ * The embedded daemon (`runledger daemon`: board and computer in one process) under a steady load of a
+ * no-op agent, driven in this very process so its heap, RSS and handles can be read: runs submitted
+ * over HTTP with the submit token, a few at a time over a few lanes, until each is terminal. Shared by
+ * the memory bench (memory after N runs against after M) and the throughput bench.
+ */
+import { readFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { join } from 'node:path';
+import { type Daemon, startDaemon } from '../actors/daemon/startDaemon.ts';
+import { benchDir } from './harness.ts';
+
+const TERMINAL = ['succeeded', 'failed', 'cancelled', 'resolved'] as const;
+const keepAlive = new Agent({ keepAlive: true, maxSockets: 64 });
+
+export function call(
+  url: string,
+  method: 'GET' | 'POST',
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      { method, agent: keepAlive, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export interface EmbeddedDaemon {
+  readonly daemon: Daemon;
+  readonly url: string;
+  readonly db: string;
+  /** Submits `runs` runs over `lanes` lanes, `concurrency` at a time, and waits until all are terminal; seconds from first submit to last end. */
+  load(runs: number, options?: { lanes?: number; concurrency?: number }): Promise<number>;
+  close(): Promise<void>;
+}
+
+export async function startEmbedded(
+  label: string,
+  options: { exec?: string; slots?: number; sync?: 'full' | 'normal' } = {},
+): Promise<EmbeddedDaemon> {
+  const dir = join(benchDir(), `${label}-${process.hrtime.bigint()}`);
+  const db = join(dir, 'runledger.db');
+  const daemon = await startDaemon({
+    db,
+    port: 0,
+    exec: options.exec ?? 'true',
+    slots: options.slots ?? 8,
+    ...(options.sync ? { sync: options.sync } : {}),
+    budgetNote: false,
+  });
+  const url = daemon.url!;
+  const token = readFileSync(join(dir, 'token'), 'utf8').trim();
+  let submitted = 0;
+  const ended = async () => {
+    const { text } = await call(`${url}/metrics`, 'GET');
+    let n = 0;
+    for (const m of text.matchAll(/^runledger_runs\{state="(\w+)"\} (\d+)$/gm))
+      if ((TERMINAL as readonly string[]).includes(m[1]!)) n += Number(m[2]);
+    return n;
+  };
+  return {
+    daemon,
+    url,
+    db,
+    async load(runs, { lanes = 40, concurrency = 16 } = {}) {
+      const target = submitted + runs;
+      const started = performance.now();
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (next < runs) {
+            const i = submitted + next++;
+            const r = await call(
+              `${url}/v1/runs`,
+              'POST',
+              { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+              JSON.stringify({ lane: `lane-${i % lanes}`, prompt: `run ${i}` }),
+            );
+            if (r.status !== 201) throw new Error(`submit ${i} answered ${r.status}: ${r.text}`);
+          }
+        }),
+      );
+      submitted = target;
+      const deadline = Date.now() + Math.max(60_000, runs * 200);
+      for (;;) {
+        if ((await ended()) >= target) break;
+        if (Date.now() > deadline) throw new Error(`only ${await ended()} of ${target} runs ended in time`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      return (performance.now() - started) / 1000;
+    },
+    async close() {
+      await daemon.close();
+    },
+  };
+}

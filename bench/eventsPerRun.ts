@@ -1,0 +1,82 @@
+/**
+ * Events and fsyncs a run (issue 16): the embedded daemon runs a no-op agent; the log's growth and the
+ * transactions its store committed (each one fsync under `--sync full`), divided by the runs, with the
+ * outbox's own bookkeeping (`outbox.*`) counted apart. Targets: ≤ 20 events and ≤ 3 fsyncs a run.
+ *
+ *   node --expose-gc --import tsx bench/eventsPerRun.ts [--quick]
+ */
+import Database from 'better-sqlite3';
+import type { Observable } from 'rxjs';
+import { startEmbedded } from './embeddedLoad.ts';
+import { type Benchmark, type Row, runIfMain } from './harness.ts';
+
+const TARGET_EVENTS = 20;
+const TARGET_FSYNCS = 3;
+
+export interface EventsFigures {
+  readonly runs: number;
+  readonly events: number;
+  readonly outbox: number;
+  readonly transactions: number;
+  readonly byType: Record<string, number>;
+}
+
+export async function measureEvents(options: { quick?: boolean } = {}): Promise<EventsFigures> {
+  const runs = options.quick ? 200 : 1_000;
+  const embedded = await startEmbedded('events');
+  try {
+    await embedded.load(50);
+    // The store's own count of committed transactions (a bench may look inside: nothing else does).
+    const commits = (embedded.daemon.store as unknown as { commits: Observable<unknown> }).commits;
+    let transactions = 0;
+    const counting = commits.subscribe(() => transactions++);
+    const from = await embedded.daemon.store.headSeq();
+    await embedded.load(runs);
+    counting.unsubscribe();
+    const to = await embedded.daemon.store.headSeq();
+    const db = new Database(embedded.db, { readonly: true });
+    try {
+      const rows = db.prepare('SELECT type, count(*) AS n FROM events WHERE seq > ? AND seq <= ? GROUP BY type ORDER BY n DESC').all(from, to) as {
+        type: string;
+        n: number;
+      }[];
+      const byType = Object.fromEntries(rows.map((r) => [r.type, r.n / runs]));
+      const outbox = rows.filter((r) => r.type.startsWith('outbox.')).reduce((n, r) => n + r.n, 0);
+      return { runs, events: (to - from) / runs, outbox: outbox / runs, transactions: transactions / runs, byType };
+    } finally {
+      db.close();
+    }
+  } finally {
+    await embedded.close();
+  }
+}
+
+export async function runEventsBench(options: { quick?: boolean } = {}): Promise<Row[]> {
+  const f = await measureEvents(options);
+  const types = Object.entries(f.byType)
+    .map(([t, n]) => `${t} ${n.toFixed(1)}`)
+    .join(', ');
+  return [
+    {
+      benchmark: `events a run: embedded daemon, ${f.runs} no-op runs`,
+      subject: `${f.events.toFixed(1)} events`,
+      baseline: `${f.outbox.toFixed(1)} outbox.*`,
+      ratio: `${f.transactions.toFixed(1)} fsyncs`,
+      target: `≤ ${TARGET_EVENTS}, ≤ ${TARGET_FSYNCS} fsyncs`,
+      pass: f.events <= TARGET_EVENTS && f.transactions <= TARGET_FSYNCS,
+      note: `fsyncs: committed transactions a run (one fsync each under --sync full); by type: ${types}`,
+    },
+  ];
+}
+
+export const eventsPerRun: Benchmark = {
+  name: 'eventsPerRun',
+  run: (options) => runEventsBench({ quick: options.quick }),
+};
+
+runIfMain(import.meta.url, async (argv) => {
+  const rows = await runEventsBench({ quick: argv.includes('--quick') });
+  for (const row of rows)
+    console.log(`${row.pass ? 'PASS' : 'FAIL'}  ${row.benchmark}: ${row.subject}, ${row.baseline}, ${row.ratio}\n      ${row.note}`);
+  return rows.every((r) => r.pass) ? 0 : 1;
+});
