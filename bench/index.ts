@@ -7,11 +7,12 @@ import { cpus, loadavg } from 'node:os';
 import { ensureBuilt } from '../build.ts';
 import { appendBatched } from './appendBatched.ts';
 import { appendSingle } from './appendSingle.ts';
+import { embeddedThroughput } from './embeddedThroughput.ts';
 import { eventsPerRun } from './eventsPerRun.ts';
 import { groupCommit } from './groupCommit.ts';
 import { type Benchmark, cleanUp, now, parseOptions, printTable, type Row } from './harness.ts';
-import { postgresAppends } from './postgresAppends.ts';
 import { memoryFlat } from './memoryFlat.ts';
+import { postgresAppends } from './postgresAppends.ts';
 import { rebuild } from './rebuild.ts';
 import { replay } from './replay.ts';
 import { restartTime } from './restartTime.ts';
@@ -33,6 +34,7 @@ const benchmarks: readonly Benchmark[] = [
   memoryFlat,
   restartTime,
   eventsPerRun,
+  embeddedThroughput,
 ];
 
 async function main(): Promise<number> {

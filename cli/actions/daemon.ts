@@ -105,8 +105,9 @@ async function runUntilSignalled(json: boolean | undefined, demo: boolean | unde
     onConnectedElsewhere: () => shutDown(2, 'another daemon is connected as this computer'),
     onRefused: () => shutDown(2, 'the board refused this computer'),
   });
-  const daemon = await started;
-  narrate(daemon.store, head, { json: Boolean(json), out });
+  // Installed before the daemon has started: a signal while it starts (a restart finishing what the
+  // last life left) drains once it has, rather than killing it mid-start.
+  let daemon: Daemon | null = null;
   let signals = 0;
   const onSignal = (signal: string) => {
     signals++;
@@ -114,7 +115,7 @@ async function runUntilSignalled(json: boolean | undefined, demo: boolean | unde
       log(`${signal} again: exiting at once`);
       // Its agents go with it: a group left behind would go on working for a run nobody will report.
       // The next start finds those runs interrupted and completes them as failed.
-      daemon.computer?.runs.killAll();
+      daemon?.computer?.runs.killAll();
       demoComputer?.computer?.runs.killAll();
       process.exit(1);
     }
@@ -123,6 +124,8 @@ async function runUntilSignalled(json: boolean | undefined, demo: boolean | unde
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
+  daemon = await started;
+  narrate(daemon.store, head, { json: Boolean(json), out });
   // After the handlers: a signal while the demo starts drains what runs, like any other.
   if (demo) {
     demoComputer = await startDemoComputer(daemon, options, log);

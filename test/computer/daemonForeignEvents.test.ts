@@ -49,8 +49,11 @@ describe('a daemon whose log gains rows it cannot read', () => {
 
     daemon.signal('SIGTERM');
     expect((await daemon.exit()).code).toBe(0);
+    // Its next life starts and serves. It reads none of the log its checkpoints and outbox marks are
+    // past (a start takes the same time on any log: issue 16), so rows named in the last life are not
+    // read, nor named, again.
     const again = await DaemonProcess.start(db, args);
-    await again.waitForOutput(new RegExp(`seq ${unknown}\\b`));
+    expect((await again.terminal(await again.submit('A', 'next life'))).state).toBe('succeeded');
     again.signal('SIGTERM');
     expect((await again.exit()).code).toBe(0);
 

@@ -210,10 +210,14 @@ export class BoardHost {
   }
 
   async run(runId: string): Promise<Answer> {
-    // A terminal run's reply is in the log only (its last `board.run.replied`), read through its stream.
-    const terminal = await this.actor.read((state) => needsLog(state, runId));
-    const fromLog = terminal ? { reply: lastReply(await this.options.store.readStream(`run:${runId}`)) } : null;
-    const view = await this.actor.read((state) => runView(state, runId, fromLog));
+    // A terminal run's reply is in the log only (its last `board.run.replied`), read through its stream;
+    // terminal is for good, so the second read finds it terminal too.
+    const first = await this.actor.read((state) => (needsLog(state, runId) ? 'terminal' : runView(state, runId)));
+    let view = first === 'terminal' ? null : first;
+    if (first === 'terminal') {
+      const fromLog = { reply: lastReply(await this.options.store.readStream(`run:${runId}`)) };
+      view = await this.actor.read((state) => runView(state, runId, fromLog));
+    }
     if (!view) return refused(404, 'unknown_run', `no run ${runId}`);
     const progress = this.progress.of(runId);
     return { status: 200, body: progress && !isTerminal(view.state) ? { ...view, progress: progress.text } : view };
