@@ -67,6 +67,12 @@ export const boardEvents = eventGroup(
   defineEvent('board.offer.declined', z.strictObject({ runId, computerId, reason: z.enum(['draining']) })),
   /** From the lease monitor (in memory): heartbeats themselves are not recorded, only their absence. */
   defineEvent('board.heartbeat.lapsed', z.strictObject({ runId, lastHeartbeatAt: at })),
+  /**
+   * From the offer monitor (in memory): the run stayed unclaimed with its lane free since
+   * `unclaimedSince`. Its computers may have skipped it (their claims failed) while their streams stayed
+   * up, so no reconnect pushes it again: it is offered again. Recorded only when it is.
+   */
+  defineEvent('board.offer.stale', z.strictObject({ runId, unclaimedSince: at })),
   /** `pushed`: the board pushes the cancel to the holder's stream; older boards left it to the next heartbeat. */
   defineEvent('board.cancel.requested', z.strictObject({ runId, pushed: z.literal(true).optional() })),
   /** The first heartbeat (or reply) of a claimed run: it is running. */

@@ -14,6 +14,20 @@ export function simPrompt(runId: string, lane: string, behaviour: Behaviour, ms:
 
 const PROMPT = /\[sim run=(\S+) lane=(\S+) do=(\w+) ms=(\d+)\]/;
 
+/**
+ * The login the agents of one machine share: once a `usage` run meets its limit (on its first turn),
+ * every turn of the login meets it until the reset, as Claude's would; after it, turns go on as they would.
+ */
+export interface SimLogin {
+  /** Virtual ms (the machine's clock) until which every turn meets the limit. */
+  limitedUntil: number;
+  /** `usage` runs that met the limit once: their next turn answers as usual. */
+  readonly limitedRuns: Set<string>;
+}
+
+/** How long a login's limit lasts, in virtual seconds: Claude's is hours; two minutes (longer than the lease) keep worlds short. */
+export const LIMIT_S = 120;
+
 /** One start of an agent process, as the invariants see it. */
 export interface Execution {
   readonly runId: string;
@@ -48,9 +62,10 @@ export function simAgentStarter(options: {
   clock: LifeClock;
   prng: Prng;
   sessions: Set<string>;
+  login: SimLogin;
   world: AgentsWorld;
 }): (start: StartAgentOptions) => Promise<AgentHandle> {
-  const { clock, prng, sessions, world } = options;
+  const { clock, prng, sessions, login, world } = options;
   return async (start) => {
     if (!clock.owner.alive) return new Promise<never>(() => undefined);
     const m = PROMPT.exec(start.prompt);
@@ -94,7 +109,7 @@ export function simAgentStarter(options: {
         agentError: reader.agentError(),
         usage: reader.usage(),
         // The world's zone is UTC: a reset the agent gives as a time of day reads the same on every machine.
-        usageLimit: null,
+        usageLimit: reader.usageLimit({ now: clock.now(), timeZone: 'UTC', stderr: '' }),
         cancelReason,
         error: null,
         elapsedMs: clock.now() - startedAt,
@@ -103,7 +118,24 @@ export function simAgentStarter(options: {
     const later = (delay: number, fn: () => void) => timers.push(clock.after(delay, () => !done && fn()));
     const result_ = (fields: Record<string, unknown>) => line({ type: 'result', duration_ms: ms, num_turns: 1, total_cost_usd: 0.001, ...fields });
 
-    if (resume !== null && (behaviour === 'refuse' || !sessions.has(resume))) {
+    // Claude answers a turn of a login at its limit at once, with the reset it gave before.
+    const limited = () => clock.now() < login.limitedUntil;
+    const sayLimit = (session: string) =>
+      result_({
+        subtype: 'success',
+        is_error: true,
+        session_id: session,
+        result: `Claude AI usage limit reached|${Math.ceil(login.limitedUntil / 1000)}`,
+      });
+    if (limited()) {
+      later(5, () => {
+        const session = resume ?? prng.uuid();
+        if (resume === null) sessions.add(session);
+        line({ type: 'system', subtype: 'init', session_id: session });
+        sayLimit(session);
+        finish(1, null);
+      });
+    } else if (resume !== null && (behaviour === 'refuse' || !sessions.has(resume))) {
       later(5, () => {
         const fresh = prng.uuid();
         line({ type: 'system', subtype: 'init', session_id: fresh });
@@ -129,15 +161,13 @@ export function simAgentStarter(options: {
           const answer = `answer of ${runId}`;
           line({ type: 'assistant', session_id: session, message: { content: [{ type: 'text', text: answer }] } });
           if (behaviour === 'fail') result_({ subtype: 'success', is_error: true, session_id: session, result: 'Credit balance is too low' });
-          else if (behaviour === 'usage')
-            result_({
-              subtype: 'success',
-              is_error: true,
-              session_id: session,
-              result: `Claude AI usage limit reached|${Math.floor(clock.now() / 1000) + 300}`,
-            });
-          else result_({ subtype: 'success', is_error: false, session_id: session, result: answer });
-          finish(behaviour === 'fail' || behaviour === 'usage' ? 1 : 0, null);
+          else if (behaviour === 'usage' && !login.limitedRuns.has(runId)) {
+            login.limitedRuns.add(runId);
+            login.limitedUntil = Math.max(login.limitedUntil, (Math.floor(clock.now() / 1000) + LIMIT_S) * 1000);
+            sayLimit(session);
+            return finish(1, null);
+          } else result_({ subtype: 'success', is_error: false, session_id: session, result: answer });
+          finish(behaviour === 'fail' ? 1 : 0, null);
         });
       }
     }

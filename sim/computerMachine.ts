@@ -6,7 +6,7 @@ import { ProjectionKeeper } from '../projections/keeper/projectionKeeper.ts';
 import { projections } from '../projections/keeper/registry.ts';
 import type { BoardAnswer } from '../wire/boardClient.ts';
 import type { PushConnect } from '../wire/pushStreamClient.ts';
-import { type AgentsWorld, simAgentStarter } from './agents.ts';
+import { type AgentsWorld, type SimLogin, simAgentStarter } from './agents.ts';
 import type { BoardMachine, BoardRequest } from './boardMachine.ts';
 import { SimDisk } from './disk.ts';
 import { armNactOn } from './nactTimers.ts';
@@ -65,6 +65,8 @@ export class ComputerMachine {
   booting = false;
   /** Sessions the agent keeps on this machine (Claude's session files). */
   readonly sessions = new Set<string>();
+  /** The login its agents share: its usage limit outlives a life too. */
+  readonly login: SimLogin = { limitedUntil: 0, limitedRuns: new Set() };
   skewMs = 0;
   /** Pushed client sockets of the current life, so a cut reaches them. */
   private sockets: SimSocket[] = [];
@@ -122,7 +124,15 @@ export class ComputerMachine {
       board,
       pushConnect: this.connector(owner),
       random: () => random.next(),
-      startAgent: simAgentStarter({ computer: this.id, life: name, clock, prng: world.prng.fork(), sessions: this.sessions, world }),
+      startAgent: simAgentStarter({
+        computer: this.id,
+        life: name,
+        clock,
+        prng: world.prng.fork(),
+        sessions: this.sessions,
+        login: this.login,
+        world,
+      }),
       onConnectedElsewhere: () => this.twinRefused(),
     });
     const keeper = new ProjectionKeeper(store, projections, clock, { log });

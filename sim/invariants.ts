@@ -1,6 +1,6 @@
 import type { BoardState } from '../actors/board/boardState.ts';
 import { isTerminal } from '../actors/board/boardState.ts';
-import type { QueueState } from '../actors/lane/queueState.ts';
+import { loginOf, type QueueState } from '../actors/lane/queueState.ts';
 import type { RunExecution } from '../actors/run/runState.ts';
 import { rebuildProjections } from '../projections/keeper/rebuild.ts';
 import { projections } from '../projections/keeper/registry.ts';
@@ -23,7 +23,9 @@ export interface Violation {
 
 /** Every invariant the simulator checks, in the order the report lists them. */
 export const INVARIANTS = [
-  'runExecutedOnce', // no run's agent is started by two lives (or two machines)
+  'runExecutedOnce', // a run's executions never overlap, all on one machine, each again only as its log allows (a limit, a refused resume)
+  'loginLimitHolds', // a login at its usage limit starts nothing on its machine until the reset
+  'limitedHeartbeated', // a run waiting out its login's limit is still heartbeated (its lease kept)
   'claimOneHolder', // the board grants a run to one computer life only
   'laneTurnsApart', // two turns of a lane never execute at once (unless the board ended the first)
   'wakeupForEveryWait', // a waiting run (parked, retrying) or a completion retry has its timer armed
@@ -102,9 +104,11 @@ export class Invariants {
   agentStarted(execution: Execution, machines: readonly ComputerMachine[]): void {
     const others = this.allExecutions.filter((e) => e !== execution);
     this.allExecutions.push(execution);
-    const twice = others.find((e) => e.runId === execution.runId && e.life !== execution.life);
-    this.check('runExecutedOnce', !twice, () => `run ${execution.runId} started in ${execution.life} after it started in ${twice!.life}`);
     const alive = new Set(machines.flatMap((m) => (m.life ? [m.life.name] : [])));
+    const machine = machines.find((m) => m.life?.name === execution.life);
+    if (machine) this.machineOfLife.set(execution.life, machine.disk.name);
+    this.executedAgain(execution, others, alive, machine);
+    if (machine) this.limitHolds(execution, machine);
     const overlapping = others.find(
       (e) =>
         e.lane === execution.lane &&
@@ -122,6 +126,64 @@ export class Invariants {
   }
 
   private readonly allExecutions: Execution[] = [];
+  /** Each life's machine (its disk's name): a run's executions all happen on the machine its log is on. */
+  private readonly machineOfLife = new Map<string, string>();
+  /** Per disk and login, the latest `notBefore` of a `run.limit.waiting` (that machine's clock). */
+  private readonly limits = new Map<string, Map<string, number>>();
+  /** When (world time) the last limit seen lifts: liveness allows for it. */
+  lastResetAt = -Infinity;
+
+  /**
+   * What the run's log on this machine allows: a first execution, and one more for each recorded
+   * `run.limit.reached` (it runs its turn again after the reset) and each fresh retry of a refused
+   * resume (a `run.execution.requested` decided from the refusing process's exit). Earlier executions
+   * have all ended (or died with their life), and all ran on this machine.
+   */
+  private executedAgain(execution: Execution, others: readonly Execution[], alive: ReadonlySet<string>, machine: ComputerMachine | undefined): void {
+    const prior = others.filter((e) => e.runId === execution.runId);
+    if (prior.length === 0) {
+      this.check('runExecutedOnce', true, () => '');
+      return;
+    }
+    const running = prior.find((e) => e.endedAt === null && alive.has(e.life));
+    const elsewhere = prior.find((e) => this.machineOfLife.get(e.life) !== machine?.disk.name);
+    let permits = 0;
+    if (machine && !running && !elsewhere) {
+      try {
+        const rows = machine.disk.current
+          .prepare(
+            `SELECT e.type, e.data, c.type AS causeType FROM events e LEFT JOIN events c ON c.seq = e.cause
+             WHERE e.stream = ? AND e.type IN ('run.limit.reached', 'run.execution.requested')`,
+          )
+          .all(`${execution.computer}/run:${execution.runId}`) as { type: string; data: string; causeType: string | null }[];
+        for (const row of rows)
+          if (row.type === 'run.limit.reached' || (row.causeType === 'run.process.exited' && JSON.parse(row.data).resume === null)) permits++;
+      } catch {
+        permits = Infinity;
+      }
+    }
+    this.check('runExecutedOnce', !running && !elsewhere && prior.length <= permits, () =>
+      running
+        ? `run ${execution.runId} started in ${execution.life} while it still executes in ${running.life}`
+        : elsewhere
+          ? `run ${execution.runId} started in ${execution.life} after it executed on another machine (${elsewhere.life})`
+          : `run ${execution.runId} started a ${prior.length + 1}th time in ${execution.life}, though its log allows ${permits + 1} (no limit reached, no refused resume since)`,
+    );
+  }
+
+  /** A login at its limit (the queue's `run.limit.waiting`) starts nothing on that machine before its `notBefore`. */
+  private limitHolds(execution: Execution, machine: ComputerMachine): void {
+    this.scanComputer(machine);
+    const life = machine.life!;
+    const queued = life.keeper.state<Record<string, QueueState>>('queue')[machine.id]?.runs[execution.runId];
+    const login = loginOf({ agentId: queued?.agentId ?? null });
+    const until = this.limits.get(machine.disk.name)?.get(login) ?? -Infinity;
+    this.check(
+      'loginLimitHolds',
+      execution.startedAt >= until,
+      () => `run ${execution.runId} started in ${execution.life} ${until - execution.startedAt} ms before login ${login}'s limit lifts`,
+    );
+  }
 
   private burstFrom = 0;
   private burst = 0;
@@ -211,6 +273,14 @@ export class Invariants {
     for (const row of this.newRows(machine.disk)) {
       if (row.type === 'computer.started') scan().drainedThisLife = false;
       if (row.type === 'drain.started') scan().drainedThisLife = true;
+      if (row.type === 'run.limit.waiting') {
+        const data = JSON.parse(row.data) as { login: string; notBefore: number };
+        let logins = this.limits.get(machine.disk.name);
+        if (!logins) this.limits.set(machine.disk.name, (logins = new Map()));
+        logins.set(data.login, Math.max(logins.get(data.login) ?? -Infinity, data.notBefore));
+        const lifeNow = machine.life?.clock.now() ?? row.at;
+        this.lastResetAt = Math.max(this.lastResetAt, this.now + (data.notBefore - lifeNow));
+      }
       if (row.type === 'frame.acknowledged') {
         const data = JSON.parse(row.data) as { status: number; reason: string; runId?: string };
         const drained = scan().drainedThisLife;
@@ -274,8 +344,13 @@ export class Invariants {
           `${life.name}: run ${run.runId} of ${run.lane} stays parked (until ${run.notBefore - now} ms from now) though its lane is free on the board since ${(this.now - freeSince) / 1000} s`,
       );
     }
-    if (!quiet) return;
     const executions = life.keeper.state<Record<string, Record<string, RunExecution>>>('executions')[machine.id] ?? {};
+    const beating = new Set(life.computer.runs.liveRuns());
+    for (const [runId, run] of Object.entries(executions)) {
+      if (run.phase !== 'limited') continue;
+      this.check('limitedHeartbeated', beating.has(runId), () => `${life.name}: run ${runId} waits out its login's limit unheartbeated`);
+    }
+    if (!quiet) return;
     for (const [runId, run] of Object.entries(executions)) {
       if (run.phase !== 'completing' || run.completionNotBefore <= now) continue;
       this.check(

@@ -146,7 +146,9 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
       ? drawnPlan
       : drawnPlan.map((f) => (f.kind === 'unreachable' || f.kind === 'disk' ? { ...f, forMs: Math.min(f.forMs, outage) } : f)));
   const healAt = start + windowMs;
-  const deadline = healAt + 16 * 60_000;
+  // Every run ends within 16 virtual minutes of the faults' end, or of the last usage limit's reset
+  // (a limited run waits for it, claimed, and runs its turn again then).
+  const deadline = () => Math.max(healAt, invariants.lastResetAt) + 16 * 60_000;
   const history: Step[] = [];
   const client = new Owner('client');
   const faultOwner = new Owner('faults');
@@ -278,7 +280,7 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
     const allTerminal = (state: BoardState | null) =>
       state !== null && runs.every((r) => state.runs[r.runId] && isTerminal(state.runs[r.runId]!.state));
     for (; stepNo < maxSteps; stepNo++) {
-      const task = scheduler.take(deadline);
+      const task = scheduler.take(deadline());
       if (!task) break;
       note(task.label);
       task.run();

@@ -39,8 +39,9 @@ export const boardDecider = decider<BoardState, BoardInput, BoardDecision>({
         return !marksRunning(state, input.data.runId, input.data.computerId);
       case 'board.computer.disconnected':
         return !isConnected(state, input.data.computerId);
+      case 'board.offer.stale':
       case 'board.offer.declined':
-        // A decline that changes nothing (the computer already drains, nobody new to offer the run to) is not recorded.
+        // A stale offer of a run claimed meanwhile, a decline that changes nothing (the computer already drains, nobody new to offer the run to) is not recorded.
         return decideBoard(state, input).length === 0;
       case 'board.run.submitted':
       case 'board.computer.added':

@@ -42,6 +42,12 @@ export const boardInput = {
     data: { runId, computerId, reason: 'draining' },
     at,
   }),
+  stale: (runId: string, unclaimedSince: number, at: number): NewEventOf<'board.offer.stale'> => ({
+    stream: `run:${runId}`,
+    type: 'board.offer.stale',
+    data: { runId, unclaimedSince },
+    at,
+  }),
   lapsed: (runId: string, lastHeartbeatAt: number, at: number): NewEventOf<'board.heartbeat.lapsed'> => ({
     stream: `run:${runId}`,
     type: 'board.heartbeat.lapsed',

@@ -1,5 +1,5 @@
 import { type UsageBody, usageToWire } from '../../wire/usage.ts';
-import { type BoardState, isConnected, isTerminal, type RunState } from './boardState.ts';
+import { type BoardState, isConnected, isTerminal, type RunState, workers } from './boardState.ts';
 
 /**
  * What the server reads from the board's state to answer a request without deciding anything:
@@ -93,6 +93,20 @@ export function openClaims(state: BoardState): OpenClaim[] {
     const run = state.runs[runId]!;
     return { runId, computerId: run.computerId!, claimedAt: run.claimedAt! };
   });
+}
+
+/**
+ * The next turn of each free lane (no run of it claimed and open) while it waits unclaimed and some
+ * connected computer takes work: the offer monitor's watch list. O(lanes waiting), read each round.
+ */
+export function idleNextTurns(state: BoardState): string[] {
+  if (workers(state).length === 0) return [];
+  const runs: string[] = [];
+  for (const lane of Object.keys(state.waiting)) {
+    const queue = state.lanes[lane]!;
+    if (queue.holder === null && queue.unclaimed.length > 0) runs.push(queue.unclaimed[0]!);
+  }
+  return runs;
 }
 
 /** The stored hash of a computer's token, or null for a computer the board does not know. */

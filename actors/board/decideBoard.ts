@@ -17,6 +17,7 @@ export const BOARD_INPUTS = [
   'board.reply.received',
   'board.completion.received',
   'board.offer.declined',
+  'board.offer.stale',
 ] as const satisfies readonly EventType[];
 export type BoardInput = NewEventOf<(typeof BOARD_INPUTS)[number]>;
 
@@ -106,6 +107,8 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
       return decline(state, input.data.runId, input.data.computerId, at);
     case 'board.claim.requested':
       return claim(state, input.data, at, refuse);
+    case 'board.offer.stale':
+      return offerAgain(state, input.data.runId, input.data.unclaimedSince, at);
     case 'board.heartbeat.lapsed': {
       // Late (the run ended meanwhile) or twice: only an open claim is reaped. `ignores` says the same.
       const run = state.runs[input.data.runId];
@@ -240,6 +243,18 @@ function claim(state: BoardState, data: EventData<'board.claim.requested'>, at: 
       data: { runId, computerId, ...(incarnation === undefined ? {} : { incarnation }), reason: `claimed by ${computerId}` },
     },
   ];
+}
+
+/**
+ * A run left unclaimed while its lane is free (the offer monitor saw it so): offered again to whom a
+ * new run of its lane would go. Claimed meanwhile, its lane taken, nobody connected: nothing to decide.
+ */
+function offerAgain(state: BoardState, runId: string, since: number, at: number): Decision[] {
+  const run = state.runs[runId];
+  if (run?.state !== 'queued' || state.lanes[run.lane]?.holder !== null) return [];
+  const targets = offerTargets(state, run.lane);
+  const waited = Math.round((at - since) / 1000);
+  return offer(run, targets.computers, at, `re-offered: unclaimed for ${waited} s with its lane free; ${targets.why}`);
 }
 
 /**

@@ -141,6 +141,7 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
     case 'board.claim.requested':
     case 'board.offer.declined':
     case 'board.heartbeat.lapsed':
+    case 'board.offer.stale':
     case 'board.cancel.requested':
     case 'board.run.started':
     case 'board.reply.received':

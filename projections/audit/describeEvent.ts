@@ -160,6 +160,8 @@ function sentence(event: DomainEvent): string {
       return `computer ${event.data.computerId} asked to claim it${event.data.incarnation ? ` (incarnation ${event.data.incarnation})` : ''}`;
     case 'board.offer.declined':
       return `computer ${event.data.computerId} declined its frame: ${event.data.reason}`;
+    case 'board.offer.stale':
+      return `it stayed unclaimed with its lane free since ${clock(event.data.unclaimedSince)}`;
     case 'board.heartbeat.lapsed':
       return `its heartbeats stopped (the last at ${clock(event.data.lastHeartbeatAt)})`;
     case 'board.cancel.requested':

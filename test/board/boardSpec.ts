@@ -29,6 +29,7 @@ export const input = {
     boardInput.disconnected(computerId, T0 + at, lastSeenAt === undefined ? undefined : T0 + lastSeenAt),
   claim: (runId: string, computerId: string, at = 0, incarnation?: string) => boardInput.claim(runId, computerId, T0 + at, incarnation),
   draining: (runId: string, computerId: string, at = 0) => boardInput.declined(runId, computerId, T0 + at),
+  stale: (runId: string, unclaimedSince: number, at: number) => boardInput.stale(runId, T0 + unclaimedSince, T0 + at),
   lapsed: (runId: string, lastHeartbeatAt: number, at: number) => boardInput.lapsed(runId, T0 + lastHeartbeatAt, T0 + at),
   cancel: (runId: string, at = 0) => boardInput.cancel(runId, T0 + at),
   started: (runId: string, computerId: string, at = 0) => boardInput.started(runId, computerId, T0 + at),

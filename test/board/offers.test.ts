@@ -209,3 +209,19 @@ describe('board: frames name the login', () => {
     ]);
   });
 });
+
+describe('board: a run left unclaimed is offered again', () => {
+  it('given a run unclaimed while its lane is free (its computers skipped it, their streams up), when the offer monitor finds it stale, then it is offered again to whom a new run of its lane would go', () => {
+    const spec = boardSpec(...computersOnline('c1', 'c2'), submit('r1', 'A'), submit('b1', 'B', 1), claim('b1', 'c1', 2));
+    const again = spec.when(input.stale('r1', 0, 60_000));
+    expect(summary(again)).toEqual(['offered r1 → c1,c2']);
+    expect(again![0]!.data).toMatchObject({ reason: 're-offered: unclaimed for 60 s with its lane free; to every connected computer (2)' });
+    // Claimed meanwhile, or its lane taken by an earlier turn, or nobody connected: nothing to decide, and not recorded.
+    spec.when(claim('r1', 'c2', 60_001));
+    expect(boardDecider.ignores!(spec.state, input.stale('r1', 0, 120_000))).toBe(true);
+    const busy = boardSpec(...computersOnline('c1'), submit('a1', 'A'), submit('a2', 'A', 1), claim('a1', 'c1', 2));
+    expect(boardDecider.ignores!(busy.state, input.stale('a2', 1, 60_000))).toBe(true);
+    const nobody = boardSpec(added('c1'), submit('r1', 'A'));
+    expect(boardDecider.ignores!(nobody.state, input.stale('r1', 0, 60_000))).toBe(true);
+  });
+});

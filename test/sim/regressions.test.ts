@@ -27,10 +27,7 @@ describe('simulator regressions', () => {
     expect(result.violation).toBeNull();
   });
 
-  // Open: a run the board offered only to computers that skipped it (their claims failed for more than 30 s
-  // while their push streams stayed up) is never offered again while they stay connected. Needs a board-side
-  // re-offer of long-unclaimed runs; when that lands, this fails and becomes a plain `it`.
-  it.fails('seed 25 (twin, unreachable), open: a run offered only to computers that skipped it waits for ever', async () => {
+  it('seed 25 (twin, unreachable): a run offered only to computers that skipped it (their streams up) is offered again once it stays unclaimed with its lane free (test/board/offers: "offered again")', async () => {
     const result = await world(25, 'twin,unreachable');
     expect(result.violation).toBeNull();
   });

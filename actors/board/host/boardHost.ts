@@ -14,10 +14,11 @@ import { type FailureLog, stderrLog } from '../../runtime/untilRecorded.ts';
 import { framesOf, type RequestAnswer, requestAnswer } from '../boardAnswers.ts';
 import { BOARD_STREAM_KINDS, boardDecider } from '../boardDecider.ts';
 import { boardInput } from '../boardInputs.ts';
-import { cancelAnswer, claimedRunBody, heartbeatAnswer, needsLog, openClaims, runView, tokenHashOf } from '../boardQueries.ts';
+import { cancelAnswer, claimedRunBody, heartbeatAnswer, idleNextTurns, needsLog, openClaims, runView, tokenHashOf } from '../boardQueries.ts';
 import { type BoardState, isTerminal } from '../boardState.ts';
 import type { BoardDecision, BoardInput } from '../decideBoard.ts';
 import { LeaseMonitor } from './leaseMonitor.ts';
+import { OfferMonitor } from './offerMonitor.ts';
 import { PushHub } from './pushHub.ts';
 import { RunProgress } from './runProgress.ts';
 import { SubmitTokens } from './submitTokens.ts';
@@ -54,6 +55,7 @@ export class BoardHost {
   /** What each open run's agent is doing, from its heartbeats: in memory only. */
   readonly progress = new RunProgress();
   private readonly lease: LeaseMonitor;
+  private readonly offers: OfferMonitor;
   private foreign: Subscription | null = null;
   private readonly submitTokens: SubmitTokens;
 
@@ -87,6 +89,12 @@ export class BoardHost {
       async (runId, last) => void (await this.actor.input(boardInput.lapsed(runId, last, clock.now()))),
       options.log ?? stderrLog,
     );
+    this.offers = new OfferMonitor(
+      clock,
+      () => this.actor.read(idleNextTurns),
+      async (runId, since) => void (await this.actor.input(boardInput.stale(runId, since, clock.now()))),
+      options.log ?? stderrLog,
+    );
   }
 
   /**
@@ -98,6 +106,7 @@ export class BoardHost {
     const stale = await this.actor.read((state) => [...state.connected]);
     for (const computerId of stale) await this.actor.input(boardInput.disconnected(computerId, this.options.clock.now()));
     this.lease.start();
+    this.offers.start();
     const head = await this.options.store.headSeq();
     await this.submitTokens.refresh();
     this.foreign = this.options.store.subscribe(head).subscribe((event) => {
@@ -112,6 +121,7 @@ export class BoardHost {
   stop(): void {
     this.foreign?.unsubscribe();
     this.lease.stop();
+    this.offers.stop();
     this.push.close();
     this.actor.stop();
   }

@@ -1,0 +1,76 @@
+/**
+ * The offer monitor (in memory, as the lease monitor): a run left unclaimed with its lane free — its
+ * computers skipped it while their streams stayed up, so no reconnect pushes it again — is handed to
+ * the board as stale after OFFER_AGAIN_MS, then after twice as long each time: a run that waits for
+ * slots costs a few events over hours, not one per round.
+ */
+import { describe, expect, it } from 'vitest';
+import { OFFER_AGAIN_MS, OfferMonitor } from '../../../actors/board/host/offerMonitor.ts';
+import { FakeClock } from '../../../actors/runtime/clock.ts';
+
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('the offer monitor', () => {
+  it('given a run unclaimed with its lane free, then it is found stale after the bound, then after twice as long, and no more once claimed', async () => {
+    const clock = new FakeClock();
+    const t0 = clock.now();
+    let idle = ['r1'];
+    const stale: [string, number, number][] = [];
+    const monitor = new OfferMonitor(
+      clock,
+      async () => idle,
+      async (runId, since) => void stale.push([runId, since - t0, clock.now() - t0]),
+      () => {},
+    );
+    monitor.start();
+    const advance = async (ms: number) => {
+      for (let left = ms; left > 0; left -= 1_000) {
+        clock.advance(Math.min(1_000, left));
+        await settle();
+      }
+    };
+    await advance(OFFER_AGAIN_MS - 5_000);
+    expect(stale).toEqual([]);
+    await advance(10_000);
+    expect(stale.map(([id]) => id)).toEqual(['r1']);
+    const first = stale[0]![2];
+    await advance(2 * OFFER_AGAIN_MS - 10_000);
+    expect(stale).toHaveLength(1);
+    await advance(20_000);
+    expect(stale).toHaveLength(2);
+    expect(stale[1]![2] - first).toBeGreaterThanOrEqual(2 * OFFER_AGAIN_MS);
+    idle = [];
+    await advance(20 * OFFER_AGAIN_MS);
+    expect(stale).toHaveLength(2);
+    monitor.stop();
+  });
+
+  it('given a stale run that could not be recorded, then the next round tries again, and the failure is told', async () => {
+    const clock = new FakeClock();
+    const lines: string[] = [];
+    let failing = true;
+    const stale: string[] = [];
+    const monitor = new OfferMonitor(
+      clock,
+      async () => ['r1'],
+      async (runId) => {
+        if (failing) throw new Error('SQLITE_FULL');
+        stale.push(runId);
+      },
+      (line) => lines.push(line),
+    );
+    monitor.start();
+    for (let i = 0; i < (OFFER_AGAIN_MS + 20_000) / 1_000; i++) {
+      clock.advance(1_000);
+      await settle();
+    }
+    expect(lines[0]).toBe('offer monitor: the stale offer of run r1 could not be recorded (SQLITE_FULL); trying again next round');
+    failing = false;
+    for (let i = 0; i < 20; i++) {
+      clock.advance(1_000);
+      await settle();
+    }
+    expect(stale).toEqual(['r1']);
+    monitor.stop();
+  });
+});
