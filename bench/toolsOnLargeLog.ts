@@ -3,17 +3,19 @@
  * serving the log, `audit RUN` for a run near the log's end and one near its start, and
  * `replay --run RUN`, each spawned through the CLI as a user runs it, on a log of a million events
  * (grown as bench/restartTime.ts grows one) against the same on a small log (the template itself).
+ * The run near the end is one of today, submitted to the board serving the log and ended; the one near
+ * the start is the log's first.
  *
  *   node --import tsx bench/toolsOnLargeLog.ts [--quick] [--events N]
  */
 import { execFile } from 'node:child_process';
-import { cpSync } from 'node:fs';
+import { cpSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { startDaemon } from '../actors/daemon/startDaemon.ts';
 import { ensureBuilt } from '../build.ts';
-import { startEmbedded } from './embeddedLoad.ts';
+import { call, startEmbedded } from './embeddedLoad.ts';
 import { type Benchmark, benchDir, median, type Row, runIfMain } from './harness.ts';
 import { grow } from './restartTime.ts';
 
@@ -36,17 +38,30 @@ function timed(args: readonly string[]): Promise<number> {
   );
 }
 
-/** The first and the last run of the log, by the seq of their first event. */
-function firstAndLastRun(db: string): { first: string; last: string } {
+/** The first run of the log. */
+function firstRun(db: string): string {
   const sqlite = new Database(db, { readonly: true });
   try {
-    const q = (order: string) =>
-      (sqlite.prepare(`SELECT stream FROM events WHERE stream LIKE 'run:%' ORDER BY seq ${order} LIMIT 1`).get() as { stream: string }).stream.slice(
-        4,
-      );
-    return { first: q('ASC'), last: q('DESC') };
+    return (sqlite.prepare(`SELECT stream FROM events WHERE stream LIKE 'run:%' ORDER BY seq LIMIT 1`).get() as { stream: string }).stream.slice(4);
   } finally {
     sqlite.close();
+  }
+}
+
+/** A run of today: submitted to the board serving the log, waited for until it ends. */
+async function runNow(url: string, db: string): Promise<string> {
+  const token = readFileSync(join(db, '..', 'token'), 'utf8').trim();
+  const submitted = await call(
+    `${url}/v1/runs`,
+    'POST',
+    { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    '{"lane":"today","prompt":"hi"}',
+  );
+  const { run_id } = JSON.parse(submitted.text) as { run_id: string };
+  for (;;) {
+    const { text } = await call(`${url}/v1/runs/${run_id}`, 'GET');
+    if (/"state":"(succeeded|failed|cancelled|resolved)"/.test(text)) return run_id;
+    await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
 
@@ -54,9 +69,10 @@ type Figures = Record<string, number>;
 
 /** Each tool once untimed (the file cache), then `rounds` times; the medians. */
 async function measure(db: string, rounds: number, log: (line: string) => void): Promise<Figures> {
-  const { first, last } = firstAndLastRun(db);
+  const first = firstRun(db);
   const daemon = await startDaemon({ db, port: 0, exec: 'true', slots: 8, budgetNote: false });
   try {
+    const last = await runNow(daemon.url!, db);
     const tools: Record<string, string[]> = {
       status: ['status', '--server', daemon.url!, '--db', db],
       'show RUN': ['show', last, '--server', daemon.url!, '--db', db],
