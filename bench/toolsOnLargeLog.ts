@@ -16,7 +16,7 @@ import Database from 'better-sqlite3';
 import { startDaemon } from '../actors/daemon/startDaemon.ts';
 import { ensureBuilt } from '../build.ts';
 import { call, startEmbedded } from './embeddedLoad.ts';
-import { type Benchmark, benchDir, median, type Row, runIfMain } from './harness.ts';
+import { type Benchmark, benchDir, cleanUp, median, type Row, runIfMain } from './harness.ts';
 import { grow } from './restartTime.ts';
 
 const CLI = fileURLToPath(new URL('../cli/runledger.js', import.meta.url));
@@ -138,9 +138,13 @@ export const toolsOnLargeLog: Benchmark = {
 
 runIfMain(import.meta.url, async (argv) => {
   const at = argv.indexOf('--events');
-  const rows = await runToolsBench({ quick: argv.includes('--quick'), ...(at === -1 ? {} : { events: Number(argv[at + 1]) }) }, (line) =>
-    process.stderr.write(`  ${line}\n`),
-  );
-  for (const row of rows) console.log(`${row.pass ? 'PASS' : 'FAIL'}  ${row.benchmark}: ${row.subject}, ${row.baseline}, ratio ${row.ratio}`);
-  return rows.every((r) => r.pass) ? 0 : 1;
+  try {
+    const rows = await runToolsBench({ quick: argv.includes('--quick'), ...(at === -1 ? {} : { events: Number(argv[at + 1]) }) }, (line) =>
+      process.stderr.write(`  ${line}\n`),
+    );
+    for (const row of rows) console.log(`${row.pass ? 'PASS' : 'FAIL'}  ${row.benchmark}: ${row.subject}, ${row.baseline}, ratio ${row.ratio}`);
+    return rows.every((r) => r.pass) ? 0 : 1;
+  } finally {
+    cleanUp(); // its two logs are some 360 MB
+  }
 });
