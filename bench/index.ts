@@ -18,6 +18,7 @@ import { replay } from './replay.ts';
 import { restartTime } from './restartTime.ts';
 import { scheduling } from './scheduling.ts';
 import { startTime } from './startTime.ts';
+import { toolsOnLargeLog } from './toolsOnLargeLog.ts';
 import { wireLoad, wireLoadPostgres } from './wireLoad.ts';
 
 const benchmarks: readonly Benchmark[] = [
@@ -33,6 +34,7 @@ const benchmarks: readonly Benchmark[] = [
   replay,
   memoryFlat,
   restartTime,
+  toolsOnLargeLog,
   eventsPerRun,
   embeddedThroughput,
 ];

@@ -1,6 +1,7 @@
 import type { AnyDecider } from '../actors/runtime/decider.ts';
 import type { DomainEvent } from '../events/catalog.ts';
 import type { AnyEventCodec } from '../events/codec.ts';
+import { parseStream } from '../events/envelope.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
 import { nearestDeciderStates, type ScopedStates, snapshotNameOf } from './deciderStates.ts';
 import { complete, feed } from './feed.ts';
@@ -70,9 +71,14 @@ export async function replayEntity(
   }
   const snapshotSeqs = await snapshotSeqsOf(store, [...needed.keys()]);
 
+  // A decider needed only for the entity's own streams (a run's execution) holds nothing before the
+  // entity's first event (every event of those streams is one readEntity found): it starts there
+  // empty, needing no snapshot of its own, so the fold starts at the others' nearest snapshot, not seq 0.
+  const own = [...needed].filter(([, scopes]) => [...scopes].every((scope) => isOwnStream(scope, kind, id))).map(([d]) => d);
+  const others = [...needed.keys()].map((d, i) => (own.includes(d) ? null : snapshotSeqs[i]!)).filter((x) => x !== null);
   const first = order[0] ?? 0;
-  const startSeq = jumpTarget(snapshotSeqs, first - 1);
-  const starts = await loadStarts(store, deciders, needed, startSeq);
+  const startSeq = jumpTarget(others.length ? others : snapshotSeqs, Math.min(first, events[0]!.seq) - 1);
+  const starts = await loadStarts(store, deciders, needed, startSeq, new Set(own));
   const replayer = new Replayer(deciders, {
     starts,
     ...(options.codec ? { codec: options.codec } : {}),
@@ -118,6 +124,12 @@ export async function replayEntity(
   };
 }
 
+/** Whether a scope is a stream of the entity itself (`c1/run:r1` of run r1), whose every event readEntity returns. */
+function isOwnStream(scope: string, kind: string, id: string): boolean {
+  const stream = parseStream(scope);
+  return stream.kind === kind && stream.id === id;
+}
+
 function targetOf(deciders: readonly AnyDecider[], input: DomainEvent): Target | null {
   for (const decider of deciders) {
     const scope = decider.scopeOf(input);
@@ -150,7 +162,7 @@ function jumpTarget(snapshotSeqs: readonly number[][], seq: number): number {
 }
 
 /**
- * Each needed decider's states at `seq` (the snapshot there, or empty at 0), keeping only the scopes
+ * Each needed decider's states at `seq` (the snapshot there, or empty at 0 or for `emptyAtSeq`), keeping only the scopes
  * needed; every other decider starts there too, with nothing to fold.
  */
 async function loadStarts(
@@ -158,11 +170,12 @@ async function loadStarts(
   deciders: readonly AnyDecider[],
   needed: ReadonlyMap<AnyDecider, ReadonlySet<string>>,
   seq: number,
+  emptyAtSeq: ReadonlySet<AnyDecider> = new Set(),
 ): Promise<Map<AnyDecider, DeciderStart>> {
   const starts = new Map<AnyDecider, DeciderStart>();
   for (const decider of deciders) {
     const scopes = needed.get(decider);
-    if (!scopes || seq === 0) {
+    if (!scopes || seq === 0 || emptyAtSeq.has(decider)) {
       starts.set(decider, { seq, states: {} });
       continue;
     }
