@@ -48,7 +48,15 @@ export async function runThroughputBench(options: { quick?: boolean; rounds?: nu
       log,
       { subject: () => embedded.load(50), baseline: () => bareSpawns(50) },
     );
-    return [ratioRow(`embedded daemon: runs/s vs bare spawn, ${SLOTS} at a time`, 'runs/s', p, TARGET, `${runs} runs a round of a no-op agent over 40 lanes`)];
+    return [
+      ratioRow(
+        `embedded daemon: runs/s vs bare spawn, ${SLOTS} at a time`,
+        'runs/s',
+        p,
+        TARGET,
+        `${runs} runs a round of a no-op agent over 40 lanes`,
+      ),
+    ];
   } finally {
     await embedded.close();
   }
