@@ -96,6 +96,26 @@ describe('PostgreSQL: the global order subscribers follow', () => {
     await Promise.all(writers.map((w) => w.close()));
   });
 
+  it('given a database whose transactions default to serializable, when a transaction waits for the write lock behind another, then it still takes the next seq: the order does not depend on the server default', async () => {
+    // A DBA's `default_transaction_isolation`: a snapshot taken when the lock was asked for would miss the commit it waited for.
+    const log = new URL(await freshPostgresLog());
+    log.searchParams.set('options', `${log.searchParams.get('options')} -c default_transaction_isolation=serializable`);
+    const url = log.toString();
+    const slow = await heldWriter(url);
+    const fast = await postgresKind.open(url);
+
+    const lower = slow.store.append({ expected: { 'counter:slow': 0 }, events: [bumped('counter:slow', 1)] });
+    await slow.isHeld;
+    const higher = fast.append({ expected: { 'counter:fast': 0 }, events: [bumped('counter:fast', 2)] });
+    expect(await settled(higher)).toBe(false);
+    slow.release();
+    const [a, b] = await Promise.all([lower, higher]);
+    await slow.close();
+
+    expect(a).toMatchObject({ ok: true, events: [{ seq: 1, stream: 'counter:slow' }] });
+    expect(b).toMatchObject({ ok: true, events: [{ seq: 2, stream: 'counter:fast' }] });
+  });
+
   it('given a subscriber on another store that never polls, when a commit is made, then NOTIFY wakes it', async () => {
     const url = await freshPostgresLog();
     const reader = await postgresKind.open(url, { pollMs: 600_000 });

@@ -62,8 +62,10 @@ export async function commitBatch(
   faults?: PgStoreFaults,
 ): Promise<AppendResult[]> {
   // Four round trips, as a raw transaction would take: the lock goes with BEGIN, the NOTIFY with COMMIT
-  // (both texts are the store's own: a number and an identifier, nothing a caller gave).
-  await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${BigInt(log.lockKey)})`);
+  // (both texts are the store's own: a number and an identifier, nothing a caller gave). READ COMMITTED
+  // whatever the server's default: each statement's snapshot is taken after the lock is granted, so it
+  // sees the commit it waited for (under REPEATABLE READ or SERIALIZABLE the snapshot would predate it).
+  await client.query(`BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(${BigInt(log.lockKey)})`);
   try {
     const streams = streamsOf(requests);
     const read = await client.query<[number, number[]]>({ name: 'runledger_versions', text: VERSIONS, values: [streams], rowMode: 'array' });
