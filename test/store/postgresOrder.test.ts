@@ -30,6 +30,14 @@ async function heldWriter(url: string) {
   return { store, isHeld, release, close: () => store.close() };
 }
 
+async function until(what: string, ms: number, done: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 const settled = (promise: Promise<unknown>) =>
   Promise.race([promise.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 200))]);
 
@@ -114,6 +122,27 @@ describe('PostgreSQL: the global order subscribers follow', () => {
 
     expect(a).toMatchObject({ ok: true, events: [{ seq: 1, stream: 'counter:slow' }] });
     expect(b).toMatchObject({ ok: true, events: [{ seq: 2, stream: 'counter:fast' }] });
+  });
+
+  it('given an append transaction in flight, when the server ends its session (a restart, an administrator), then the append fails as an outage to retry, the process goes on, and nothing of it is committed', async () => {
+    const url = await freshPostgresLog();
+    const cut = await heldWriter(url);
+    const appended = cut.store.append({ expected: { 'counter:cut': 0 }, events: [bumped('counter:cut', 1)] });
+    await cut.isHeld;
+    await withClient(url, (admin) =>
+      admin.query(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()`),
+    );
+    // The server's FATAL reaches the connection while the transaction holds it: told to the append, not thrown at the process.
+    await until(
+      'the session ended',
+      5_000,
+      async () => (await withClient(url, (admin) => admin.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory'`))).rowCount === 0,
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    cut.release();
+
+    await expect(appended).rejects.toBeInstanceOf(LogUnwritableError);
+    expect(await cut.store.readAll(0, 10)).toEqual([]);
   });
 
   it('given a subscriber on another store that never polls, when a commit is made, then NOTIFY wakes it', async () => {

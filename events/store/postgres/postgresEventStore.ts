@@ -328,11 +328,18 @@ export class PostgresEventStore implements EventStore {
     } catch (error) {
       throw asPgUnwritable(error, this.where);
     }
+    // The server may end the session while the transaction holds it (a restart, a timeout, an
+    // administrator): its FATAL is an 'error' event of the connection, which the pool listens to only
+    // on idle ones; unheard, it would be thrown at the process. The statement in flight fails with it.
+    const lost = (): void => undefined;
+    client.on('error', lost);
     try {
       const result = await body(client);
+      client.removeListener('error', lost);
       client.release();
       return result;
     } catch (error) {
+      client.removeListener('error', lost);
       client.release(true);
       throw asPgUnwritable(error, this.where);
     }
