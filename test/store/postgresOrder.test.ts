@@ -11,7 +11,7 @@ import { freshPostgresLog, withClient } from '../support/postgresLog.ts';
 import { postgresKind } from '../support/storeKinds.ts';
 
 /** A store whose every append transaction waits, its rows written and the write lock held, until `release` is called. */
-async function heldWriter(url: string) {
+async function heldWriter(url: string, options: { idleInTransactionMs?: number } = {}) {
   let release: () => void = () => undefined;
   let held: () => void = () => undefined;
   const isHeld = new Promise<void>((resolve) => {
@@ -26,7 +26,7 @@ async function heldWriter(url: string) {
       await gate;
     },
   };
-  const store = await openPostgresStore(url, { codec: counterCodec, faults });
+  const store = await openPostgresStore(url, { codec: counterCodec, faults, ...options });
   return { store, isHeld, release, close: () => store.close() };
 }
 
@@ -144,6 +144,24 @@ describe('PostgreSQL: the global order subscribers follow', () => {
     await expect(appended).rejects.toBeInstanceOf(LogUnwritableError);
     expect(await cut.store.readAll(0, 10)).toEqual([]);
   });
+
+  it('given a writer that stops mid-transaction holding the write lock (a board frozen or cut off), then the others append within its idle limit, and nothing of its transaction is committed', async () => {
+    const url = await freshPostgresLog();
+    const frozen = await heldWriter(url, { idleInTransactionMs: 300 });
+    const other = await postgresKind.open(url);
+
+    const stuck = frozen.store.append({ expected: { 'counter:frozen': 0 }, events: [bumped('counter:frozen', 1)] });
+    await frozen.isHeld;
+    const started = Date.now();
+    const next = await other.append({ expected: { 'counter:other': 0 }, events: [bumped('counter:other', 1)] });
+
+    expect(next).toMatchObject({ ok: true, events: [{ seq: 1, stream: 'counter:other' }] });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    frozen.release();
+    // Its session was ended by the server: the append is an outage error to retry, not a commit.
+    await expect(stuck).rejects.toBeInstanceOf(LogUnwritableError);
+    expect((await other.readAll(0, 10)).map((e) => e.stream)).toEqual(['counter:other']);
+  }, 15_000);
 
   it('given a subscriber on another store that never polls, when a commit is made, then NOTIFY wakes it', async () => {
     const url = await freshPostgresLog();

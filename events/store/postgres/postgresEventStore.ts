@@ -33,6 +33,8 @@ export interface PostgresStoreOptions {
   readonly report?: (line: string) => void;
   /** What a read does with a row this version cannot read (see ForeignRowPolicy). */
   readonly foreignRows?: ForeignRowPolicy;
+  /** Only for tests: how soon the server ends a transaction of this store left waiting (IDLE_IN_TRANSACTION_MS). */
+  readonly idleInTransactionMs?: number;
 }
 
 const COLUMNS = 'seq, stream, version, type, data, at, cause, actor';
@@ -83,7 +85,9 @@ interface PendingAppend {
  */
 export async function openPostgresStore(url: string, options: PostgresStoreOptions & { existing?: boolean } = {}): Promise<PostgresEventStore> {
   const where = redactUrl(url);
-  const pool = new pg.Pool(connectionConfig(url));
+  const pool = new pg.Pool(
+    connectionConfig(url, options.idleInTransactionMs === undefined ? {} : { idleInTransactionMs: options.idleInTransactionMs }),
+  );
   try {
     const identity = await prepare(pool, where, async (client) => {
       if (options.existing) await checkLogSchema(client, where, { older: 'fine' });
