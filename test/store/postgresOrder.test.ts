@@ -227,6 +227,14 @@ describe('PostgreSQL: what the database holds and refuses', () => {
     await expect(opening).rejects.toThrow(/postgres:\/\/runledger:\*\*\*@127\.0\.0\.1:1\/nowhere.*ECONNREFUSED/);
     await expect(opening).rejects.not.toThrow(/secret/);
   });
+
+  it('given a URL with its password as a parameter (libpq spells it ?password=), when the store cannot open it, then the error names the URL without the password', async () => {
+    const opening = openPostgresStore('postgres://runledger@127.0.0.1:1/nowhere?password=s3cret&sslmode=disable');
+
+    await expect(opening).rejects.toBeInstanceOf(LogUnwritableError);
+    await expect(opening).rejects.toThrow(/127\.0\.0\.1:1\/nowhere.*ECONNREFUSED/);
+    await expect(opening).rejects.not.toThrow(/s3cret/);
+  });
 });
 
 describe('PostgreSQL: group commit and chains', () => {
