@@ -81,4 +81,23 @@ describe('a subscription on PostgreSQL outlives the server going away', () => {
     const events = await seen.untilCount(3, 10_000);
     expect(events.map((e) => e.seq)).toEqual([1, 2, 3]);
   });
+
+  it('given a subscriber that never polls, when the server comes back after an outage, then LISTEN is taken up again and what was committed meanwhile is read at once', async () => {
+    const where = await postgresKind.fresh();
+    const proxy = await outageProxy(new URL(where));
+    const writer = await postgresKind.open(where);
+    const reader = await postgresKind.open(proxy.url(where), { pollMs: 600_000 });
+    const seen = record(reader.subscribe(0));
+
+    proxy.down();
+    // The listening connection tries again (every second) while the server is away.
+    await until('the listener trying again', 5_000, () => proxy.refused() >= 1);
+    await appendOrThrow(writer, { expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)] });
+    proxy.up();
+    const first = await seen.untilCount(1, 10_000);
+    await appendOrThrow(writer, { expected: { 'counter:a': 1 }, events: [bumped('counter:a', 2)] });
+
+    expect(first.map((e) => e.seq)).toEqual([1]);
+    expect((await seen.untilCount(2, 5_000)).map((e) => e.seq)).toEqual([1, 2]);
+  });
 });
