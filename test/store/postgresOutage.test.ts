@@ -1,6 +1,9 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { appendOrThrow } from '../../events/store/eventStore.ts';
+import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
+import { openPostgresStore } from '../../events/store/postgres/postgresEventStore.ts';
+import { counterCodec } from '../fixtures/counter/counterEvents.ts';
 import { bumped } from '../support/events.ts';
 import { record } from '../support/observe.ts';
 import { postgresKind } from '../support/storeKinds.ts';
@@ -10,9 +13,11 @@ import { postgresKind } from '../support/storeKinds.ts';
  * and come back: what a store sees of a PostgreSQL restart or a network outage, without stopping the
  * server the other test files share.
  */
-async function outageProxy(target: URL): Promise<{ url(of: string): string; down(): void; up(): void; refused(): number }> {
+async function outageProxy(target: URL): Promise<{ url(of: string): string; down(): void; up(): void; freeze(): void; refused(): number }> {
   const live = new Set<Socket>();
   let isDown = false;
+  // Frozen: the connections stay open and nothing goes through them, either way (a network that drops packets).
+  let frozen = false;
   let refused = 0;
   const server: Server = createServer((socket) => {
     if (isDown) {
@@ -26,7 +31,8 @@ async function outageProxy(target: URL): Promise<{ url(of: string): string; down
       s.on('close', () => live.delete(s));
       s.on('error', () => undefined);
     }
-    socket.pipe(upstream).pipe(socket);
+    socket.on('data', (data) => void (frozen || upstream.write(data)));
+    upstream.on('data', (data) => void (frozen || socket.write(data)));
     socket.on('close', () => upstream.destroy());
     upstream.on('close', () => socket.destroy());
   });
@@ -48,6 +54,9 @@ async function outageProxy(target: URL): Promise<{ url(of: string): string; down
     },
     up() {
       isDown = false;
+    },
+    freeze() {
+      frozen = true;
     },
     refused: () => refused,
   };
@@ -99,5 +108,19 @@ describe('a subscription on PostgreSQL outlives the server going away', () => {
 
     expect(first.map((e) => e.seq)).toEqual([1]);
     expect((await seen.untilCount(2, 5_000)).map((e) => e.seq)).toEqual([1, 2]);
+  });
+
+  it('given an append in flight when the network to the server goes silent (no reset, nothing answers), then it fails as an outage within its time limit instead of waiting for ever', async () => {
+    const where = await postgresKind.fresh();
+    const proxy = await outageProxy(new URL(where));
+    const store = await openPostgresStore(proxy.url(where), { codec: counterCodec, pollMs: 600_000, appendTimeoutMs: 300, report: () => undefined });
+    await appendOrThrow(store, { expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)] });
+
+    proxy.freeze();
+    const started = Date.now();
+    const appended = store.append({ expected: { 'counter:a': 1 }, events: [bumped('counter:a', 2)] });
+
+    await expect(appended).rejects.toBeInstanceOf(LogUnwritableError);
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 });

@@ -13,7 +13,7 @@ import { checkRequest } from '../planAppends.ts';
 import { type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
 import type { SnapshotPolicy } from '../sqlite/snapshots.ts';
 import { checkLogSchema, migrateToLatest } from './migrations.ts';
-import { commitBatch, type LogIdentity, type PgStoreFaults } from './pgAppend.ts';
+import { APPEND_STATEMENT_TIMEOUT_MS, commitBatch, type LogIdentity, type PgStoreFaults } from './pgAppend.ts';
 import { connectionConfig } from './pgConnection.ts';
 import { pgCheckpoints, pgSnapshots, type Query, type Transaction } from './pgSnapshots.ts';
 import { asPgUnwritable } from './pgUnwritable.ts';
@@ -33,6 +33,8 @@ export interface PostgresStoreOptions {
   readonly report?: (line: string) => void;
   /** What a read does with a row this version cannot read (see ForeignRowPolicy). */
   readonly foreignRows?: ForeignRowPolicy;
+  /** Only for tests: how long a statement of an append may go unanswered (APPEND_STATEMENT_TIMEOUT_MS). */
+  readonly appendTimeoutMs?: number;
   /** Only for tests: how soon the server ends a transaction of this store left waiting (IDLE_IN_TRANSACTION_MS). */
   readonly idleInTransactionMs?: number;
 }
@@ -176,6 +178,7 @@ export class PostgresEventStore implements EventStore {
   private outage: LogUnwritableError | null = null;
   private readonly report: (line: string) => void;
   private readonly faults: PgStoreFaults | undefined;
+  private readonly appendTimeoutMs: number;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -189,6 +192,7 @@ export class PostgresEventStore implements EventStore {
     this.codec = options.codec ?? defaultCodec;
     this.rows = new RowDecoder(this.codec, options.foreignRows);
     this.faults = options.faults;
+    this.appendTimeoutMs = options.appendTimeoutMs ?? APPEND_STATEMENT_TIMEOUT_MS;
     this.wake = merge(this.commits, this.notices, interval(options.pollMs ?? POLL_MS).pipe(map(() => null)));
     const query: Query = (config) => this.query(config);
     const transaction: Transaction = (body) => this.transaction(body);
@@ -295,6 +299,7 @@ export class PostgresEventStore implements EventStore {
           this.self,
           this.writer,
           batch.map((p) => p.request),
+          this.appendTimeoutMs,
           this.faults,
         ),
       );
