@@ -113,7 +113,12 @@ describe('a subscription on PostgreSQL outlives the server going away', () => {
   it('given an append in flight when the network to the server goes silent (no reset, nothing answers), then it fails as an outage within its time limit instead of waiting for ever', async () => {
     const where = await postgresKind.fresh();
     const proxy = await outageProxy(new URL(where));
-    const store = await openPostgresStore(proxy.url(where), { codec: counterCodec, pollMs: 600_000, appendTimeoutMs: 300, report: () => undefined });
+    const store = await openPostgresStore(proxy.url(where), {
+      codec: counterCodec,
+      pollMs: 600_000,
+      statementTimeoutMs: 300,
+      report: () => undefined,
+    });
     await appendOrThrow(store, { expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)] });
 
     proxy.freeze();
@@ -121,6 +126,25 @@ describe('a subscription on PostgreSQL outlives the server going away', () => {
     const appended = store.append({ expected: { 'counter:a': 1 }, events: [bumped('counter:a', 2)] });
 
     await expect(appended).rejects.toBeInstanceOf(LogUnwritableError);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('given the network to the server gone silent, when the log is read, then the read fails as an outage within its time limit instead of holding its reader for ever', async () => {
+    const where = await postgresKind.fresh();
+    const proxy = await outageProxy(new URL(where));
+    const store = await openPostgresStore(proxy.url(where), {
+      codec: counterCodec,
+      pollMs: 600_000,
+      statementTimeoutMs: 300,
+      report: () => undefined,
+    });
+    await appendOrThrow(store, { expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)] });
+
+    proxy.freeze();
+    const started = Date.now();
+
+    // On the connection it has (a new one is bounded by the pool's connect timeout, 10 s).
+    await expect(store.streamVersion('counter:a')).rejects.toBeInstanceOf(LogUnwritableError);
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 });

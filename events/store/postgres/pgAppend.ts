@@ -24,10 +24,11 @@ export interface LogIdentity {
 }
 
 /**
- * How long one statement of an append transaction may go unanswered: above the wait for the write lock
- * behind a frozen holder (IDLE_IN_TRANSACTION_MS, 5 s), far above a commit's usual milliseconds.
+ * How long one statement (of an append transaction, or a read) may go unanswered: above the wait for the
+ * write lock behind a frozen holder (IDLE_IN_TRANSACTION_MS, 5 s), far above a commit's or a page's usual
+ * milliseconds. Past it the statement fails as a lost connection (an outage, retried), never hangs.
  */
-export const APPEND_STATEMENT_TIMEOUT_MS = 15_000;
+export const STATEMENT_TIMEOUT_MS = 15_000;
 
 /** The log's head and each named stream's version, as the transaction sees them under the lock. */
 const VERSIONS = `SELECT (SELECT coalesce(max(seq), 0) FROM events),

@@ -13,7 +13,7 @@ import { checkRequest } from '../planAppends.ts';
 import { type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
 import type { SnapshotPolicy } from '../sqlite/snapshots.ts';
 import { checkLogSchema, migrateToLatest } from './migrations.ts';
-import { APPEND_STATEMENT_TIMEOUT_MS, commitBatch, type LogIdentity, type PgStoreFaults } from './pgAppend.ts';
+import { commitBatch, type LogIdentity, type PgStoreFaults, STATEMENT_TIMEOUT_MS } from './pgAppend.ts';
 import { connectionConfig } from './pgConnection.ts';
 import { pgCheckpoints, pgSnapshots, type Query, type Transaction } from './pgSnapshots.ts';
 import { asPgUnwritable } from './pgUnwritable.ts';
@@ -33,8 +33,8 @@ export interface PostgresStoreOptions {
   readonly report?: (line: string) => void;
   /** What a read does with a row this version cannot read (see ForeignRowPolicy). */
   readonly foreignRows?: ForeignRowPolicy;
-  /** Only for tests: how long a statement of an append may go unanswered (APPEND_STATEMENT_TIMEOUT_MS). */
-  readonly appendTimeoutMs?: number;
+  /** Only for tests: how long a statement (an append's, a read's) may go unanswered (STATEMENT_TIMEOUT_MS). */
+  readonly statementTimeoutMs?: number;
   /** Only for tests: how soon the server ends a transaction of this store left waiting (IDLE_IN_TRANSACTION_MS). */
   readonly idleInTransactionMs?: number;
 }
@@ -178,7 +178,7 @@ export class PostgresEventStore implements EventStore {
   private outage: LogUnwritableError | null = null;
   private readonly report: (line: string) => void;
   private readonly faults: PgStoreFaults | undefined;
-  private readonly appendTimeoutMs: number;
+  private readonly statementTimeoutMs: number;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -192,7 +192,7 @@ export class PostgresEventStore implements EventStore {
     this.codec = options.codec ?? defaultCodec;
     this.rows = new RowDecoder(this.codec, options.foreignRows);
     this.faults = options.faults;
-    this.appendTimeoutMs = options.appendTimeoutMs ?? APPEND_STATEMENT_TIMEOUT_MS;
+    this.statementTimeoutMs = options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS;
     this.wake = merge(this.commits, this.notices, interval(options.pollMs ?? POLL_MS).pipe(map(() => null)));
     const query: Query = (config) => this.query(config);
     const transaction: Transaction = (body) => this.transaction(body);
@@ -299,7 +299,7 @@ export class PostgresEventStore implements EventStore {
           this.self,
           this.writer,
           batch.map((p) => p.request),
-          this.appendTimeoutMs,
+          this.statementTimeoutMs,
           this.faults,
         ),
       );
@@ -356,16 +356,22 @@ export class PostgresEventStore implements EventStore {
 
   private async query<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<R[]> {
     try {
-      return (await this.pool.query<R>(config)).rows;
+      // A server gone silent fails the read as an outage instead of holding its reader (an actor's mailbox) for ever.
+      return (await this.pool.query<R>(this.timed(config))).rows;
     } catch (error) {
       throw asPgUnwritable(error, this.where);
     }
   }
 
+  /** `config` with this store's time limit (pg takes `query_timeout` on a query; its types do not say so). */
+  private timed<C extends pg.QueryConfig>(config: C): C {
+    return Object.assign({ query_timeout: this.statementTimeoutMs }, config);
+  }
+
   /** A named statement (prepared once per connection) answering rows as arrays. */
   private async raw<R extends unknown[]>(name: string, text: string, values: unknown[]): Promise<R[]> {
     try {
-      return (await this.pool.query<R>({ name, text, values, rowMode: 'array' })).rows;
+      return (await this.pool.query<R>(this.timed({ name, text, values, rowMode: 'array' }))).rows;
     } catch (error) {
       throw asPgUnwritable(error, this.where);
     }
