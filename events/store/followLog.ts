@@ -1,5 +1,6 @@
 import { Observable, type Subscription } from 'rxjs';
 import type { DomainEvent } from '../catalog.ts';
+import { LogUnwritableError } from './logUnwritable.ts';
 
 type ReadAll = (after: number, limit: number) => Promise<DomainEvent[]>;
 
@@ -44,7 +45,9 @@ export function followLog(readAll: ReadAll, wake: Observable<Wake>, after: numbe
           }
         } while (wokenWhileReading && !closed);
       } catch (error) {
-        subscriber.error(error);
+        // A log that cannot be read now (a PostgreSQL server restarting, the network gone) is read again
+        // from the same position on the next wake (the poll goes on): a subscriber outlives an outage.
+        if (!(error instanceof LogUnwritableError)) subscriber.error(error);
       } finally {
         reading = false;
       }

@@ -11,7 +11,7 @@ import { freshPostgresLog, withClient } from '../support/postgresLog.ts';
 import { postgresKind } from '../support/storeKinds.ts';
 
 /** A store whose every append transaction waits, its rows written and the write lock held, until `release` is called. */
-async function heldWriter(url: string) {
+async function heldWriter(url: string, options: { idleInTransactionMs?: number } = {}) {
   let release: () => void = () => undefined;
   let held: () => void = () => undefined;
   const isHeld = new Promise<void>((resolve) => {
@@ -26,8 +26,16 @@ async function heldWriter(url: string) {
       await gate;
     },
   };
-  const store = await openPostgresStore(url, { codec: counterCodec, faults });
+  const store = await openPostgresStore(url, { codec: counterCodec, faults, ...options });
   return { store, isHeld, release, close: () => store.close() };
+}
+
+async function until(what: string, ms: number, done: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 const settled = (promise: Promise<unknown>) =>
@@ -96,6 +104,65 @@ describe('PostgreSQL: the global order subscribers follow', () => {
     await Promise.all(writers.map((w) => w.close()));
   });
 
+  it('given a database whose transactions default to serializable, when a transaction waits for the write lock behind another, then it still takes the next seq: the order does not depend on the server default', async () => {
+    // A DBA's `default_transaction_isolation`: a snapshot taken when the lock was asked for would miss the commit it waited for.
+    const log = new URL(await freshPostgresLog());
+    log.searchParams.set('options', `${log.searchParams.get('options')} -c default_transaction_isolation=serializable`);
+    const url = log.toString();
+    const slow = await heldWriter(url);
+    const fast = await postgresKind.open(url);
+
+    const lower = slow.store.append({ expected: { 'counter:slow': 0 }, events: [bumped('counter:slow', 1)] });
+    await slow.isHeld;
+    const higher = fast.append({ expected: { 'counter:fast': 0 }, events: [bumped('counter:fast', 2)] });
+    expect(await settled(higher)).toBe(false);
+    slow.release();
+    const [a, b] = await Promise.all([lower, higher]);
+    await slow.close();
+
+    expect(a).toMatchObject({ ok: true, events: [{ seq: 1, stream: 'counter:slow' }] });
+    expect(b).toMatchObject({ ok: true, events: [{ seq: 2, stream: 'counter:fast' }] });
+  });
+
+  it('given an append transaction in flight, when the server ends its session (a restart, an administrator), then the append fails as an outage to retry, the process goes on, and nothing of it is committed', async () => {
+    const url = await freshPostgresLog();
+    const cut = await heldWriter(url);
+    const appended = cut.store.append({ expected: { 'counter:cut': 0 }, events: [bumped('counter:cut', 1)] });
+    await cut.isHeld;
+    await withClient(url, (admin) =>
+      admin.query(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()`),
+    );
+    // The server's FATAL reaches the connection while the transaction holds it: told to the append, not thrown at the process.
+    await until(
+      'the session ended',
+      5_000,
+      async () => (await withClient(url, (admin) => admin.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory'`))).rowCount === 0,
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    cut.release();
+
+    await expect(appended).rejects.toBeInstanceOf(LogUnwritableError);
+    expect(await cut.store.readAll(0, 10)).toEqual([]);
+  });
+
+  it('given a writer that stops mid-transaction holding the write lock (a board frozen or cut off), then the others append within its idle limit, and nothing of its transaction is committed', async () => {
+    const url = await freshPostgresLog();
+    const frozen = await heldWriter(url, { idleInTransactionMs: 300 });
+    const other = await postgresKind.open(url);
+
+    const stuck = frozen.store.append({ expected: { 'counter:frozen': 0 }, events: [bumped('counter:frozen', 1)] });
+    await frozen.isHeld;
+    const started = Date.now();
+    const next = await other.append({ expected: { 'counter:other': 0 }, events: [bumped('counter:other', 1)] });
+
+    expect(next).toMatchObject({ ok: true, events: [{ seq: 1, stream: 'counter:other' }] });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    frozen.release();
+    // Its session was ended by the server: the append is an outage error to retry, not a commit.
+    await expect(stuck).rejects.toBeInstanceOf(LogUnwritableError);
+    expect((await other.readAll(0, 10)).map((e) => e.stream)).toEqual(['counter:other']);
+  }, 15_000);
+
   it('given a subscriber on another store that never polls, when a commit is made, then NOTIFY wakes it', async () => {
     const url = await freshPostgresLog();
     const reader = await postgresKind.open(url, { pollMs: 600_000 });
@@ -159,6 +226,14 @@ describe('PostgreSQL: what the database holds and refuses', () => {
     await expect(opening).rejects.toBeInstanceOf(LogUnwritableError);
     await expect(opening).rejects.toThrow(/postgres:\/\/runledger:\*\*\*@127\.0\.0\.1:1\/nowhere.*ECONNREFUSED/);
     await expect(opening).rejects.not.toThrow(/secret/);
+  });
+
+  it('given a URL with its password as a parameter (libpq spells it ?password=), when the store cannot open it, then the error names the URL without the password', async () => {
+    const opening = openPostgresStore('postgres://runledger@127.0.0.1:1/nowhere?password=s3cret&sslmode=disable');
+
+    await expect(opening).rejects.toBeInstanceOf(LogUnwritableError);
+    await expect(opening).rejects.toThrow(/127\.0\.0\.1:1\/nowhere.*ECONNREFUSED/);
+    await expect(opening).rejects.not.toThrow(/s3cret/);
   });
 });
 

@@ -98,6 +98,33 @@ export async function startPostgresCluster(options: { durable?: boolean } = {}):
 }
 
 /**
+ * Stops `cluster` when this process ends: on its exit, and on a signal that would end it without one
+ * (SIGTERM from `timeout` or a cancelled CI job, SIGINT, SIGHUP), after which the signal is raised again.
+ * Returns the undoing, for a run that stops the cluster itself.
+ */
+const ENDING_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+
+export function stopOnExit(cluster: PostgresCluster): () => void {
+  const stop = () => cluster.stop();
+  // Node ends on these without an 'exit' event: the server would outlive the run (until the next run's stopAbandoned).
+  const onSignal = (signal: NodeJS.Signals) => {
+    undo();
+    try {
+      stop();
+    } finally {
+      process.kill(process.pid, signal);
+    }
+  };
+  const undo = () => {
+    process.removeListener('exit', stop);
+    for (const signal of ENDING_SIGNALS) process.removeListener(signal, onSignal);
+  };
+  process.once('exit', stop);
+  for (const signal of ENDING_SIGNALS) process.once(signal, onSignal);
+  return undo;
+}
+
+/**
  * Clusters of earlier runs whose process is gone (killed before its teardown): stopped and removed, so
  * a crash leaves no server running past the next run.
  */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { startPostgresCluster } from './postgresCluster.ts';
+import { startPostgresCluster, stopOnExit } from './postgresCluster.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -22,10 +22,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const url = given ?? cluster!.url;
   const prefix = `runledger_test_${randomBytes(4).toString('hex')}_`;
   project.provide('postgres', { url, prefix });
-  const stopOnExit = () => cluster?.stop();
-  process.once('exit', stopOnExit);
+  const undo = cluster ? stopOnExit(cluster) : () => undefined;
   return async () => {
-    process.removeListener('exit', stopOnExit);
+    undo();
     if (cluster) return cluster.stop();
     await dropDatabases(url, prefix);
   };

@@ -23,6 +23,13 @@ export interface LogIdentity {
   readonly channel: string;
 }
 
+/**
+ * How long one statement (of an append transaction, or a read) may go unanswered: above the wait for the
+ * write lock behind a frozen holder (IDLE_IN_TRANSACTION_MS, 5 s), far above a commit's or a page's usual
+ * milliseconds. Past it the statement fails as a lost connection (an outage, retried), never hangs.
+ */
+export const STATEMENT_TIMEOUT_MS = 15_000;
+
 /** The log's head and each named stream's version, as the transaction sees them under the lock. */
 const VERSIONS = `SELECT (SELECT coalesce(max(seq), 0) FROM events),
   coalesce((SELECT array_agg((SELECT coalesce(max(version), 0) FROM events WHERE stream = u.s) ORDER BY u.o)
@@ -59,14 +66,27 @@ export async function commitBatch(
   notice: string,
   writer: string,
   requests: readonly AppendRequest[],
+  timeoutMs: number,
   faults?: PgStoreFaults,
 ): Promise<AppendResult[]> {
   // Four round trips, as a raw transaction would take: the lock goes with BEGIN, the NOTIFY with COMMIT
-  // (both texts are the store's own: a number and an identifier, nothing a caller gave).
-  await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${BigInt(log.lockKey)})`);
+  // (both texts are the store's own: a number and an identifier, nothing a caller gave). READ COMMITTED
+  // whatever the server's default: each statement's snapshot is taken after the lock is granted, so it
+  // sees the commit it waited for (under REPEATABLE READ or SERIALIZABLE the snapshot would predate it).
+  // Each statement has a time limit (`timeoutMs`): a server gone silent (a network dropping packets, no
+  // reset) fails the append as a lost connection, to be retried, instead of holding this store's
+  // commits for ever; the connection is then dropped, and the server rolls the transaction back.
+  const timeout = { query_timeout: timeoutMs };
+  await client.query({ text: `BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(${BigInt(log.lockKey)})`, ...timeout });
   try {
     const streams = streamsOf(requests);
-    const read = await client.query<[number, number[]]>({ name: 'runledger_versions', text: VERSIONS, values: [streams], rowMode: 'array' });
+    const read = await client.query<[number, number[]]>({
+      name: 'runledger_versions',
+      text: VERSIONS,
+      values: [streams],
+      rowMode: 'array',
+      ...timeout,
+    });
     const [head, versions] = read.rows[0]!;
     const versionOf = new Map(streams.map((stream, i) => [stream, versions[i] ?? 0]));
     const guards = guardsOf(requests);
@@ -77,6 +97,7 @@ export async function commitBatch(
             text: GUARD,
             values: [guards.after, writer, guards.kinds],
             rowMode: 'array',
+            ...timeout,
           })
         ).rows.map(([seq, stream, kind]) => ({ seq, stream, kind }))
       : [];
@@ -95,15 +116,16 @@ export async function commitBatch(
           rows.map((e) => e.cause),
           writer,
         ],
+        ...timeout,
       });
     }
     const fault = faults?.failWrites?.() ?? null;
     if (fault) throw fault;
     await faults?.beforeCommit?.();
-    await client.query(rows.length > 0 ? `NOTIFY "${log.channel}", '${quoteLiteral(notice)}'; COMMIT` : 'COMMIT');
+    await client.query({ text: rows.length > 0 ? `NOTIFY "${log.channel}", '${quoteLiteral(notice)}'; COMMIT` : 'COMMIT', ...timeout });
     return results;
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    await client.query({ text: 'ROLLBACK', ...timeout }).catch(() => undefined);
     throw error;
   }
 }

@@ -12,7 +12,18 @@ export interface ConnectionOptions {
   readonly readOnly?: boolean;
   /** Connections in the pool: the group commit holds one at a time, the rest serve reads. */
   readonly max?: number;
+  /** How long a transaction may wait on this process between its statements before the server ends it (see IDLE_IN_TRANSACTION_MS). */
+  readonly idleInTransactionMs?: number;
 }
+
+/**
+ * An append transaction holds the log's write lock, and waits on its process only for the few
+ * microseconds between its statements. A process frozen (stopped, paused) or cut off mid-transaction
+ * would hold the lock, and stop every board's appends, until TCP noticed (hours): the server ends
+ * such a session after this long instead, rolling it back. Well within a lease (10 s), far above any
+ * pause of a live process; the frozen one's commit then fails as a lost connection and is retried.
+ */
+export const IDLE_IN_TRANSACTION_MS = 5_000;
 
 /** The pool the store reads and writes through; `application_name` says who holds a connection (`pg_stat_activity`). */
 export function connectionConfig(url: string, options: ConnectionOptions = {}): pg.PoolConfig {
@@ -23,6 +34,7 @@ export function connectionConfig(url: string, options: ConnectionOptions = {}): 
     types,
     max: options.max ?? 6,
     application_name: 'runledger',
+    idle_in_transaction_session_timeout: options.idleInTransactionMs ?? IDLE_IN_TRANSACTION_MS,
     ...(readOnly ? { options: readOnly.options } : {}),
     // A server that does not answer is an error to report, not a hang.
     connectionTimeoutMillis: 10_000,

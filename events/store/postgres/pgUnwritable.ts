@@ -18,7 +18,11 @@ function pgCauseOf(error: unknown): { cause: UnwritableCause; code: string } | n
   if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'ETIMEDOUT') return { cause: 'io_error', code };
   // pg says a lost or timed-out connection in words only.
   const message = error instanceof Error ? error.message : '';
-  if (/Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message)) {
+  if (
+    /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout/i.test(
+      message,
+    )
+  ) {
     return { cause: 'io_error', code: 'connection_lost' };
   }
   return null;

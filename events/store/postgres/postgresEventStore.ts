@@ -13,7 +13,7 @@ import { checkRequest } from '../planAppends.ts';
 import { type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
 import type { SnapshotPolicy } from '../sqlite/snapshots.ts';
 import { checkLogSchema, migrateToLatest } from './migrations.ts';
-import { commitBatch, type LogIdentity, type PgStoreFaults } from './pgAppend.ts';
+import { commitBatch, type LogIdentity, type PgStoreFaults, STATEMENT_TIMEOUT_MS } from './pgAppend.ts';
 import { connectionConfig } from './pgConnection.ts';
 import { pgCheckpoints, pgSnapshots, type Query, type Transaction } from './pgSnapshots.ts';
 import { asPgUnwritable } from './pgUnwritable.ts';
@@ -33,6 +33,10 @@ export interface PostgresStoreOptions {
   readonly report?: (line: string) => void;
   /** What a read does with a row this version cannot read (see ForeignRowPolicy). */
   readonly foreignRows?: ForeignRowPolicy;
+  /** Only for tests: how long a statement (an append's, a read's) may go unanswered (STATEMENT_TIMEOUT_MS). */
+  readonly statementTimeoutMs?: number;
+  /** Only for tests: how soon the server ends a transaction of this store left waiting (IDLE_IN_TRANSACTION_MS). */
+  readonly idleInTransactionMs?: number;
 }
 
 const COLUMNS = 'seq, stream, version, type, data, at, cause, actor';
@@ -83,7 +87,9 @@ interface PendingAppend {
  */
 export async function openPostgresStore(url: string, options: PostgresStoreOptions & { existing?: boolean } = {}): Promise<PostgresEventStore> {
   const where = redactUrl(url);
-  const pool = new pg.Pool(connectionConfig(url));
+  const pool = new pg.Pool(
+    connectionConfig(url, options.idleInTransactionMs === undefined ? {} : { idleInTransactionMs: options.idleInTransactionMs }),
+  );
   try {
     const identity = await prepare(pool, where, async (client) => {
       if (options.existing) await checkLogSchema(client, where, { older: 'fine' });
@@ -172,6 +178,7 @@ export class PostgresEventStore implements EventStore {
   private outage: LogUnwritableError | null = null;
   private readonly report: (line: string) => void;
   private readonly faults: PgStoreFaults | undefined;
+  private readonly statementTimeoutMs: number;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -185,6 +192,7 @@ export class PostgresEventStore implements EventStore {
     this.codec = options.codec ?? defaultCodec;
     this.rows = new RowDecoder(this.codec, options.foreignRows);
     this.faults = options.faults;
+    this.statementTimeoutMs = options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS;
     this.wake = merge(this.commits, this.notices, interval(options.pollMs ?? POLL_MS).pipe(map(() => null)));
     const query: Query = (config) => this.query(config);
     const transaction: Transaction = (body) => this.transaction(body);
@@ -291,6 +299,7 @@ export class PostgresEventStore implements EventStore {
           this.self,
           this.writer,
           batch.map((p) => p.request),
+          this.statementTimeoutMs,
           this.faults,
         ),
       );
@@ -328,11 +337,18 @@ export class PostgresEventStore implements EventStore {
     } catch (error) {
       throw asPgUnwritable(error, this.where);
     }
+    // The server may end the session while the transaction holds it (a restart, a timeout, an
+    // administrator): its FATAL is an 'error' event of the connection, which the pool listens to only
+    // on idle ones; unheard, it would be thrown at the process. The statement in flight fails with it.
+    const lost = (): void => undefined;
+    client.on('error', lost);
     try {
       const result = await body(client);
+      client.removeListener('error', lost);
       client.release();
       return result;
     } catch (error) {
+      client.removeListener('error', lost);
       client.release(true);
       throw asPgUnwritable(error, this.where);
     }
@@ -340,16 +356,22 @@ export class PostgresEventStore implements EventStore {
 
   private async query<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<R[]> {
     try {
-      return (await this.pool.query<R>(config)).rows;
+      // A server gone silent fails the read as an outage instead of holding its reader (an actor's mailbox) for ever.
+      return (await this.pool.query<R>(this.timed(config))).rows;
     } catch (error) {
       throw asPgUnwritable(error, this.where);
     }
   }
 
+  /** `config` with this store's time limit (pg takes `query_timeout` on a query; its types do not say so). */
+  private timed<C extends pg.QueryConfig>(config: C): C {
+    return Object.assign({ query_timeout: this.statementTimeoutMs }, config);
+  }
+
   /** A named statement (prepared once per connection) answering rows as arrays. */
   private async raw<R extends unknown[]>(name: string, text: string, values: unknown[]): Promise<R[]> {
     try {
-      return (await this.pool.query<R>({ name, text, values, rowMode: 'array' })).rows;
+      return (await this.pool.query<R>(this.timed({ name, text, values, rowMode: 'array' }))).rows;
     } catch (error) {
       throw asPgUnwritable(error, this.where);
     }
