@@ -10,6 +10,7 @@ import type { Execution } from './agents.ts';
 import type { BoardMachine } from './boardMachine.ts';
 import type { ComputerMachine } from './computerMachine.ts';
 import type { SimDisk } from './disk.ts';
+import type { HookInvocation } from './hooks.ts';
 import type { SimNetwork } from './network.ts';
 import type { Scheduler } from './scheduler.ts';
 
@@ -32,6 +33,7 @@ export const INVARIANTS = [
   'drainEndsWithLife', // a life that did not begin a drain never answers 503 draining
   'leaseKept', // a run its live computer heartbeats over a healthy link is never reaped
   'parkedWhileLaneFree', // a parked run is unparked once its lane is free and the frame could reach it
+  'hookAtMostOnce', // no hook runs twice for one event, across the board's lives; one a crash cut is recorded interrupted, an ended one its exit
   'noSpin', // virtual time moves on: no thousand steps within one virtual second (a busy loop), steps never used up
   'liveness', // once faults stop, every run ends within the bound
   'replayAgrees', // `replay` re-derives every decision of every log
@@ -70,6 +72,8 @@ export class Invariants {
   /** Each run's last offer: when, to whom. */
   private readonly offers = new Map<string, { at: number; computers: readonly string[] }>();
   private step = 0;
+  /** Every hook command started, by the seq of the event it answers. */
+  private readonly hooks = new Map<number, HookInvocation>();
 
   constructor(
     private readonly w: {
@@ -183,6 +187,57 @@ export class Invariants {
       execution.startedAt >= until,
       () => `run ${execution.runId} started in ${execution.life} ${until - execution.startedAt} ms before login ${login}'s limit lifts`,
     );
+  }
+
+  /** A hook command starts: the first for its event, whichever board life runs it. */
+  hookInvoked(invocation: HookInvocation): void {
+    const first = this.hooks.get(invocation.effect);
+    if (!first) this.hooks.set(invocation.effect, invocation);
+    this.check(
+      'hookAtMostOnce',
+      !first,
+      () =>
+        `${invocation.hook} for seq ${invocation.effect}${invocation.runId ? ` (run ${invocation.runId})` : ''} started in board#${invocation.life} after it started in board#${first!.life}${first!.cut ? ', which a crash cut' : ''}`,
+    );
+  }
+
+  /** Each hook started is settled once on the board's log: interrupted if a crash cut it, else with the exit it had. */
+  private hooksSettled(): void {
+    let rows: { type: string; data: string }[];
+    try {
+      rows = this.w.board.disk.current
+        .prepare(`SELECT type, data FROM events WHERE stream = 'outbox:hooks' AND type IN ('hook.exited', 'hook.interrupted', 'outbox.interrupted')`)
+        .all() as typeof rows;
+    } catch {
+      return;
+    }
+    const settled = new Map<number, { type: string; exitCode: number | null }[]>();
+    for (const row of rows) {
+      const data = JSON.parse(row.data) as { effect: number; exitCode?: number | null };
+      settled.set(data.effect, [...(settled.get(data.effect) ?? []), { type: row.type, exitCode: data.exitCode ?? null }]);
+    }
+    for (const hook of this.hooks.values()) {
+      // Still running as the world ends (a hang near its end): nothing to say yet.
+      if (!hook.cut && hook.endedAt === null) continue;
+      const records = settled.get(hook.effect) ?? [];
+      // One that ended is recorded with its exit, or interrupted when its life died before that record committed.
+      const lifeDied = this.w.board.life?.number !== hook.life;
+      const want = hook.cut ? 'hook.interrupted' : lifeDied ? 'hook.exited or hook.interrupted' : 'hook.exited';
+      const record = records[0];
+      const ok =
+        records.length === 1 &&
+        (record!.type === 'hook.interrupted'
+          ? hook.cut || lifeDied
+          : !hook.cut && record!.type === 'hook.exited' && record!.exitCode === hook.exitCode);
+      // Its exit not recorded yet by the life that runs it: the record waits for a log that can take it (a full disk just healed).
+      if (records.length === 0 && !lifeDied) continue;
+      this.check(
+        'hookAtMostOnce',
+        ok,
+        () =>
+          `${hook.hook} for seq ${hook.effect} (board#${hook.life}, ${hook.cut ? 'cut by a crash' : `exit ${hook.exitCode}`}) is settled as ${JSON.stringify(records)}, not once as ${want}`,
+      );
+    }
   }
 
   private burstFrom = 0;
@@ -385,6 +440,7 @@ export class Invariants {
   /** Every log replays; every live machine's projections equal their rebuild (its live state checkpointed first). */
   async atEnd(machines: readonly ComputerMachine[], step: number): Promise<Violation | null> {
     this.step = step;
+    this.hooksSettled();
     const lives = [
       { disk: this.w.board.disk, keeper: this.w.board.life?.keeper ?? null },
       ...machines.map((m) => ({ disk: m.disk, keeper: m.life?.ready ? m.life.keeper : null })),

@@ -79,6 +79,8 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
   const shape = root.fork();
   const planPrng = root.fork();
   const runtime = root.fork();
+  // Drawn after the others, so the board's hooks leave every other draw of a seed as it was.
+  const hookDraws = root.fork();
   const small = options.size === 'small';
   const maxSteps = options.steps ?? 20_000;
   const scheduler = new Scheduler();
@@ -95,6 +97,7 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
     () => fuzz,
     LEASE_MS,
     say,
+    { prng: hookDraws, invoked: (invocation) => invariants.hookInvoked(invocation) },
   );
   const executions: Execution[] = [];
   const invariants = new Invariants({ scheduler, network, board, leaseMs: LEASE_MS, say });
