@@ -1,4 +1,5 @@
 import { type RunningChores, startBoardChores } from '../actors/board/chores/boardChores.ts';
+import type { LivenessReader } from '../actors/board/chores/notices/noticeRound.ts';
 import { BoardHost } from '../actors/board/host/boardHost.ts';
 import { type ActorSystem, startActorSystem, stopSystem } from '../actors/runtime/runtime.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
@@ -76,7 +77,14 @@ export class BoardMachine {
     await host.start();
     // The round (tick) every 10 s on the life's clock, hooks run by the simulated hook processes.
     const runHook = simHookRunner({ life: number, clock, prng: this.hooks.prng, invoked: this.hooks.invoked, running: this.runningHooks });
-    const chores = await startBoardChores({ store, clock, hooks: SIM_HOOKS, hookTimeoutMs: SIM_HOOK_TIMEOUT_MS, runHook, log }, 10_000);
+    // A session's liveness, as a driver would read it: running, or at times not readable (its notices wait).
+    const liveness: LivenessReader = {
+      read: async () => {
+        if (this.hooks.prng.chance(0.2)) throw new Error('the sim driver could not read it');
+        return 'running';
+      },
+    };
+    const chores = await startBoardChores({ store, clock, hooks: SIM_HOOKS, hookTimeoutMs: SIM_HOOK_TIMEOUT_MS, runHook, liveness, log }, 10_000);
     this.life = { owner, clock, store, system, host, keeper, chores, number, startedAt: this.scheduler.now };
     return this.life;
   }

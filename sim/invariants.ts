@@ -4,6 +4,7 @@ import { loginOf, type QueueState } from '../actors/lane/queueState.ts';
 import type { RunExecution } from '../actors/run/runState.ts';
 import { rebuildProjections } from '../projections/keeper/rebuild.ts';
 import { projections } from '../projections/keeper/registry.ts';
+import { noticesProjection } from '../projections/notices.ts';
 import { deciders } from '../replay/deciders.ts';
 import { replayLog } from '../replay/replayLog.ts';
 import type { Execution } from './agents.ts';
@@ -34,6 +35,7 @@ export const INVARIANTS = [
   'leaseKept', // a run its live computer heartbeats over a healthy link is never reaped
   'parkedWhileLaneFree', // a parked run is unparked once its lane is free and the frame could reach it
   'hookAtMostOnce', // no hook runs twice for one event, across the board's lives; one a crash cut is recorded interrupted, an ended one its exit
+  'noticesInOrder', // a subscription's notices are filed in the order of what it hears, each once, none skipped
   'noSpin', // virtual time moves on: no thousand steps within one virtual second (a busy loop), steps never used up
   'liveness', // once faults stop, every run ends within the bound
   'replayAgrees', // `replay` re-derives every decision of every log
@@ -189,6 +191,41 @@ export class Invariants {
     );
   }
 
+  /** Each subscription's notices filed so far, by the seq each tells of. */
+  private readonly filed = new Map<string, number[]>();
+
+  private noticeFiled({ subscriptionId, source }: { subscriptionId: string; source: number }): void {
+    const sources = this.filed.get(subscriptionId) ?? [];
+    const last = sources.at(-1) ?? -Infinity;
+    sources.push(source);
+    this.filed.set(subscriptionId, sources);
+    this.check('noticesInOrder', source > last, () => `subscription ${subscriptionId} filed the notice of seq ${source} after that of seq ${last}`);
+  }
+
+  /**
+   * At the end: what each subscription filed is what it hears, from the start, in order, none skipped.
+   * What it hears is the notices index folded over the board's log without its filings (all it ever heard stays due).
+   */
+  private async noticesComplete(): Promise<void> {
+    const snapshot = await this.w.board.disk.snapshot();
+    try {
+      let index = noticesProjection.initial();
+      for (const event of await snapshot.readAll(0, 1_000_000)) if (event.type !== 'notice.filed') index = noticesProjection.evolve(index, event);
+      for (const [subscriptionId, heard] of Object.entries(index.due)) {
+        const filed = this.filed.get(subscriptionId) ?? [];
+        const expected = heard.slice(0, filed.length).map((n) => n.source);
+        this.check(
+          'noticesInOrder',
+          JSON.stringify(expected) === JSON.stringify(filed),
+          () =>
+            `subscription ${subscriptionId} filed the notices of seqs ${filed.join(',')}, though it heard ${heard.map((n) => n.source).join(',')}`,
+        );
+      }
+    } finally {
+      await snapshot.close();
+    }
+  }
+
   /** A hook command starts: the first for its event, whichever board life runs it. */
   hookInvoked(invocation: HookInvocation): void {
     const first = this.hooks.get(invocation.effect);
@@ -298,6 +335,7 @@ export class Invariants {
         const data = JSON.parse(row.data) as { runId: string; computers: string[] };
         this.offers.set(data.runId, { at: row.at, computers: data.computers });
       }
+      if (row.type === 'notice.filed') this.noticeFiled(JSON.parse(row.data) as { subscriptionId: string; source: number });
       if (row.type === 'board.heartbeat.lapsed') this.lapsed(JSON.parse(row.data) as { runId: string }, row.at, machines);
     }
   }
@@ -441,6 +479,7 @@ export class Invariants {
   async atEnd(machines: readonly ComputerMachine[], step: number): Promise<Violation | null> {
     this.step = step;
     this.hooksSettled();
+    await this.noticesComplete();
     const lives = [
       { disk: this.w.board.disk, keeper: this.w.board.life?.keeper ?? null },
       ...machines.map((m) => ({ disk: m.disk, keeper: m.life?.ready ? m.life.keeper : null })),

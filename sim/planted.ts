@@ -1,6 +1,7 @@
 import type { QueueState } from '../actors/lane/queueState.ts';
 import type { Clock } from '../actors/runtime/clock.ts';
 import type { DomainEvent } from '../events/catalog.ts';
+import type { NoticesIndex } from '../projections/notices.ts';
 import type { BoardAnswer } from '../wire/boardClient.ts';
 import type { SimBoardCalls } from './computerMachine.ts';
 
@@ -191,6 +192,29 @@ export const PLANTED: readonly PlantedBug[] = [
             }
           }
           return { ...original, Outbox: TakenAfterTheHook };
+        },
+      },
+    ],
+  },
+  {
+    // A round that, with several notices due for a subscription, files from the second on: the cursor moves past the first, never filed.
+    name: 'a notice skipped when several are due',
+    invariant: 'noticesInOrder',
+    faults: 'none',
+    size: 'small',
+    modules: [
+      {
+        path: 'actors/board/chores/notices/noticeRound.ts',
+        wrap: (original) => {
+          const file = original.fileNotices as (options: unknown, index: NoticesIndex) => Promise<unknown>;
+          return {
+            ...original,
+            fileNotices: (options: unknown, index: NoticesIndex) =>
+              file(options, {
+                ...index,
+                due: Object.fromEntries(Object.entries(index.due).map(([id, due]) => [id, due.length > 1 ? due.slice(1) : due])),
+              }),
+          };
         },
       },
     ],

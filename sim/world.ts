@@ -1,5 +1,7 @@
 import { boardInput } from '../actors/board/boardInputs.ts';
 import { type BoardState, isTerminal } from '../actors/board/boardState.ts';
+import { openSubscription, type SubscriptionRequest } from '../actors/board/chores/notices/subscriptions.ts';
+import { NOTICE_KINDS } from '../actors/board/inbox/noticeKinds.ts';
 import { hashToken } from '../wire/tokens.ts';
 import { BEHAVIOURS, type Execution, FIRST_SIM_PID, simPrompt } from './agents.ts';
 import { BoardMachine } from './boardMachine.ts';
@@ -70,6 +72,11 @@ interface PlannedRun {
 }
 
 const LEASE_MS = 90_000;
+
+const SIM_SUBSCRIPTIONS = (lane: string): SubscriptionRequest[] => [
+  { subscriptionId: 'sub-all', sessionId: 'sim-session-a', kinds: NOTICE_KINDS },
+  { subscriptionId: 'sub-ends', sessionId: 'sim-session-b', lane, kinds: ['run.ended'] },
+];
 
 /** Builds the world a seed names, plays it, and checks it: the whole of one simulated history. */
 export async function runWorld(options: WorldOptions): Promise<WorldResult> {
@@ -278,6 +285,8 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
     for (const machine of computers) {
       await first.host.actor.input(boardInput.computerAdded(machine.id, hashToken(machine.token), first.clock.now()));
     }
+    // Subscriptions whose notices the rounds file into session inboxes: every kind of every lane, and one lane's run ends.
+    for (const subscription of SIM_SUBSCRIPTIONS(lanes[0]!)) await openSubscription(first.store, first.clock, subscription);
     for (const machine of computers) void machine.start();
     await settle();
     const allTerminal = (state: BoardState | null) =>
