@@ -299,7 +299,8 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
       await settle();
       violation = invariants.afterStep(machines(), stepNo, task.label);
       if (violation) break;
-      if (scheduler.now >= healAt && allTerminal(invariants.boardState)) break;
+      // Not while the board is still starting (its start waits out a disk that was full): the world ends with it up.
+      if (scheduler.now >= healAt && board.life && allTerminal(invariants.boardState)) break;
     }
     if (!violation && stepNo >= maxSteps && options.steps === undefined) violation = invariants.spun(stepNo, history.at(-1)?.what ?? '');
     if (!violation && stepNo < maxSteps)
