@@ -77,11 +77,13 @@ export class BoardMachine {
     await host.start();
     // The round (tick) every 10 s on the life's clock, hooks run by the simulated hook processes.
     const runHook = simHookRunner({ life: number, clock, prng: this.hooks.prng, invoked: this.hooks.invoked, running: this.runningHooks });
-    // A session's liveness, as a driver would read it: running, or at times not readable (its notices wait).
+    // A session's liveness, as a driver would read it: running, at times stopped (its notices are withheld
+    // until it runs again), at times not readable (they wait).
     const liveness: LivenessReader = {
       read: async () => {
-        if (this.hooks.prng.chance(0.2)) throw new Error('the sim driver could not read it');
-        return 'running';
+        const roll = this.hooks.prng.next();
+        if (roll < 0.2) throw new Error('the sim driver could not read it');
+        return roll < 0.3 ? 'stopped' : 'running';
       },
     };
     const chores = await startBoardChores({ store, clock, hooks: SIM_HOOKS, hookTimeoutMs: SIM_HOOK_TIMEOUT_MS, runHook, liveness, log }, 10_000);
