@@ -1,3 +1,5 @@
+import { type RunningChores, startBoardChores } from '../actors/board/chores/boardChores.ts';
+import type { LivenessReader } from '../actors/board/chores/notices/noticeRound.ts';
 import { BoardHost } from '../actors/board/host/boardHost.ts';
 import { type ActorSystem, startActorSystem, stopSystem } from '../actors/runtime/runtime.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
@@ -6,7 +8,9 @@ import { ProjectionKeeper } from '../projections/keeper/projectionKeeper.ts';
 import { projections } from '../projections/keeper/registry.ts';
 import type { BoardAnswer } from '../wire/boardClient.ts';
 import { SimDisk } from './disk.ts';
+import { type HookInvocation, SIM_HOOK_TIMEOUT_MS, SIM_HOOKS, simHookRunner } from './hooks.ts';
 import { armNactOn } from './nactTimers.ts';
+import type { Prng } from './prng.ts';
 import type { SimSocket } from './pushLink.ts';
 import { LifeClock, Owner, type Scheduler, type TimerFuzz } from './scheduler.ts';
 
@@ -20,6 +24,7 @@ export interface BoardLife {
   readonly system: ActorSystem;
   readonly host: BoardHost;
   readonly keeper: ProjectionKeeper;
+  readonly chores: RunningChores;
   readonly number: number;
   readonly startedAt: number;
 }
@@ -33,6 +38,8 @@ export class BoardMachine {
   booting = false;
   /** The board ends of the push streams of its current life. */
   sockets: SimSocket[] = [];
+  /** Hook commands of the current life still running: a crash cuts them. */
+  private readonly runningHooks = new Set<HookInvocation>();
 
   constructor(
     private readonly scheduler: Scheduler,
@@ -40,6 +47,8 @@ export class BoardMachine {
     private readonly fuzz: () => TimerFuzz,
     private readonly leaseMs: number,
     private readonly log: (line: string) => void,
+    /** The hook processes' draws, and who hears of each one started (the invariants). */
+    private readonly hooks: { readonly prng: Prng; readonly invoked: (invocation: HookInvocation) => void },
   ) {}
 
   async start(): Promise<BoardLife | null> {
@@ -66,7 +75,19 @@ export class BoardMachine {
     const keeper = new ProjectionKeeper(store, projections, clock, { log });
     await keeper.start();
     await host.start();
-    this.life = { owner, clock, store, system, host, keeper, number, startedAt: this.scheduler.now };
+    // The round (tick) every 10 s on the life's clock, hooks run by the simulated hook processes.
+    const runHook = simHookRunner({ life: number, clock, prng: this.hooks.prng, invoked: this.hooks.invoked, running: this.runningHooks });
+    // A session's liveness, as a driver would read it: running, at times stopped (its notices are withheld
+    // until it runs again), at times not readable (they wait).
+    const liveness: LivenessReader = {
+      read: async () => {
+        const roll = this.hooks.prng.next();
+        if (roll < 0.2) throw new Error('the sim driver could not read it');
+        return roll < 0.3 ? 'stopped' : 'running';
+      },
+    };
+    const chores = await startBoardChores({ store, clock, hooks: SIM_HOOKS, hookTimeoutMs: SIM_HOOK_TIMEOUT_MS, runHook, liveness, log }, 10_000);
+    this.life = { owner, clock, store, system, host, keeper, chores, number, startedAt: this.scheduler.now };
     return this.life;
   }
 
@@ -80,6 +101,9 @@ export class BoardMachine {
     for (const socket of this.sockets) socket.processDied();
     this.sockets = [];
     life.owner.kill();
+    // Their processes may go on, detached, but no life will ever see them end.
+    for (const hook of this.runningHooks) hook.cut = true;
+    this.runningHooks.clear();
     stopSystem(life.system);
   }
 

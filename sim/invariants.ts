@@ -4,12 +4,14 @@ import { loginOf, type QueueState } from '../actors/lane/queueState.ts';
 import type { RunExecution } from '../actors/run/runState.ts';
 import { rebuildProjections } from '../projections/keeper/rebuild.ts';
 import { projections } from '../projections/keeper/registry.ts';
+import { noticesProjection } from '../projections/notices.ts';
 import { deciders } from '../replay/deciders.ts';
 import { replayLog } from '../replay/replayLog.ts';
 import type { Execution } from './agents.ts';
 import type { BoardMachine } from './boardMachine.ts';
 import type { ComputerMachine } from './computerMachine.ts';
 import type { SimDisk } from './disk.ts';
+import type { HookInvocation } from './hooks.ts';
 import type { SimNetwork } from './network.ts';
 import type { Scheduler } from './scheduler.ts';
 
@@ -32,6 +34,8 @@ export const INVARIANTS = [
   'drainEndsWithLife', // a life that did not begin a drain never answers 503 draining
   'leaseKept', // a run its live computer heartbeats over a healthy link is never reaped
   'parkedWhileLaneFree', // a parked run is unparked once its lane is free and the frame could reach it
+  'hookAtMostOnce', // no hook runs twice for one event, across the board's lives; one a crash cut is recorded interrupted, an ended one its exit
+  'noticesInOrder', // a subscription's notices are filed in the order of what it hears, each once, none skipped
   'noSpin', // virtual time moves on: no thousand steps within one virtual second (a busy loop), steps never used up
   'liveness', // once faults stop, every run ends within the bound
   'replayAgrees', // `replay` re-derives every decision of every log
@@ -70,6 +74,8 @@ export class Invariants {
   /** Each run's last offer: when, to whom. */
   private readonly offers = new Map<string, { at: number; computers: readonly string[] }>();
   private step = 0;
+  /** Every hook command started, by the seq of the event it answers. */
+  private readonly hooks = new Map<number, HookInvocation>();
 
   constructor(
     private readonly w: {
@@ -185,6 +191,92 @@ export class Invariants {
     );
   }
 
+  /** Each subscription's notices filed so far, by the seq each tells of. */
+  private readonly filed = new Map<string, number[]>();
+
+  private noticeFiled({ subscriptionId, source }: { subscriptionId: string; source: number }): void {
+    const sources = this.filed.get(subscriptionId) ?? [];
+    const last = sources.at(-1) ?? -Infinity;
+    sources.push(source);
+    this.filed.set(subscriptionId, sources);
+    this.check('noticesInOrder', source > last, () => `subscription ${subscriptionId} filed the notice of seq ${source} after that of seq ${last}`);
+  }
+
+  /**
+   * At the end: what each subscription filed is what it hears, from the start, in order, none skipped.
+   * What it hears is the notices index folded over the board's log without its filings (all it ever heard stays due).
+   */
+  private async noticesComplete(): Promise<void> {
+    const snapshot = await this.w.board.disk.snapshot();
+    try {
+      let index = noticesProjection.initial();
+      for (const event of await snapshot.readAll(0, 1_000_000)) if (event.type !== 'notice.filed') index = noticesProjection.evolve(index, event);
+      for (const [subscriptionId, heard] of Object.entries(index.due)) {
+        const filed = this.filed.get(subscriptionId) ?? [];
+        const expected = heard.slice(0, filed.length).map((n) => n.source);
+        this.check(
+          'noticesInOrder',
+          JSON.stringify(expected) === JSON.stringify(filed),
+          () =>
+            `subscription ${subscriptionId} filed the notices of seqs ${filed.join(',')}, though it heard ${heard.map((n) => n.source).join(',')}`,
+        );
+      }
+    } finally {
+      await snapshot.close();
+    }
+  }
+
+  /** A hook command starts: the first for its event, whichever board life runs it. */
+  hookInvoked(invocation: HookInvocation): void {
+    const first = this.hooks.get(invocation.effect);
+    if (!first) this.hooks.set(invocation.effect, invocation);
+    this.check(
+      'hookAtMostOnce',
+      !first,
+      () =>
+        `${invocation.hook} for seq ${invocation.effect}${invocation.runId ? ` (run ${invocation.runId})` : ''} started in board#${invocation.life} after it started in board#${first!.life}${first!.cut ? ', which a crash cut' : ''}`,
+    );
+  }
+
+  /** Each hook started is settled once on the board's log: interrupted if a crash cut it, else with the exit it had. */
+  private hooksSettled(): void {
+    let rows: { type: string; data: string }[];
+    try {
+      rows = this.w.board.disk.current
+        .prepare(`SELECT type, data FROM events WHERE stream = 'outbox:hooks' AND type IN ('hook.exited', 'hook.interrupted', 'outbox.interrupted')`)
+        .all() as typeof rows;
+    } catch {
+      return;
+    }
+    const settled = new Map<number, { type: string; exitCode: number | null }[]>();
+    for (const row of rows) {
+      const data = JSON.parse(row.data) as { effect: number; exitCode?: number | null };
+      settled.set(data.effect, [...(settled.get(data.effect) ?? []), { type: row.type, exitCode: data.exitCode ?? null }]);
+    }
+    for (const hook of this.hooks.values()) {
+      // Still running as the world ends (a hang near its end): nothing to say yet.
+      if (!hook.cut && hook.endedAt === null) continue;
+      const records = settled.get(hook.effect) ?? [];
+      // One that ended is recorded with its exit, or interrupted when its life died before that record committed.
+      const lifeDied = this.w.board.life?.number !== hook.life;
+      const want = hook.cut ? 'hook.interrupted' : lifeDied ? 'hook.exited or hook.interrupted' : 'hook.exited';
+      const record = records[0];
+      const ok =
+        records.length === 1 &&
+        (record!.type === 'hook.interrupted'
+          ? hook.cut || lifeDied
+          : !hook.cut && record!.type === 'hook.exited' && record!.exitCode === hook.exitCode);
+      // Its exit not recorded yet by the life that runs it: the record waits for a log that can take it (a full disk just healed).
+      if (records.length === 0 && !lifeDied) continue;
+      this.check(
+        'hookAtMostOnce',
+        ok,
+        () =>
+          `${hook.hook} for seq ${hook.effect} (board#${hook.life}, ${hook.cut ? 'cut by a crash' : `exit ${hook.exitCode}`}) is settled as ${JSON.stringify(records)}, not once as ${want}`,
+      );
+    }
+  }
+
   private burstFrom = 0;
   private burst = 0;
 
@@ -243,6 +335,7 @@ export class Invariants {
         const data = JSON.parse(row.data) as { runId: string; computers: string[] };
         this.offers.set(data.runId, { at: row.at, computers: data.computers });
       }
+      if (row.type === 'notice.filed') this.noticeFiled(JSON.parse(row.data) as { subscriptionId: string; source: number });
       if (row.type === 'board.heartbeat.lapsed') this.lapsed(JSON.parse(row.data) as { runId: string }, row.at, machines);
     }
   }
@@ -385,6 +478,8 @@ export class Invariants {
   /** Every log replays; every live machine's projections equal their rebuild (its live state checkpointed first). */
   async atEnd(machines: readonly ComputerMachine[], step: number): Promise<Violation | null> {
     this.step = step;
+    this.hooksSettled();
+    await this.noticesComplete();
     const lives = [
       { disk: this.w.board.disk, keeper: this.w.board.life?.keeper ?? null },
       ...machines.map((m) => ({ disk: m.disk, keeper: m.life?.ready ? m.life.keeper : null })),

@@ -1,6 +1,7 @@
 import type { QueueState } from '../actors/lane/queueState.ts';
 import type { Clock } from '../actors/runtime/clock.ts';
 import type { DomainEvent } from '../events/catalog.ts';
+import type { NoticesIndex } from '../projections/notices.ts';
 import type { BoardAnswer } from '../wire/boardClient.ts';
 import type { SimBoardCalls } from './computerMachine.ts';
 
@@ -23,6 +24,15 @@ export interface PlantedBug {
   readonly lanes?: number;
   readonly wrapBoard?: (computer: string, board: SimBoardCalls) => SimBoardCalls;
 }
+
+/** The outbox's insides a plant reaches (private in TypeScript, there at run time). */
+interface OutboxInsides {
+  readonly consumer: { readonly name: string; effectOf(event: DomainEvent): unknown; perform(effect: unknown, event: DomainEvent): Promise<Outcome> };
+  nextPage(): Promise<DomainEvent[]>;
+  perform(effect: number, event: DomainEvent): Promise<void>;
+  record(record: unknown): Promise<void>;
+}
+type Outcome = { ok: boolean; detail?: string } | { record: unknown };
 
 type WakeAt = (clock: Clock, due: number, fn: (at: number) => void) => () => void;
 type Evolve = (state: QueueState, event: DomainEvent) => QueueState;
@@ -144,6 +154,67 @@ export const PLANTED: readonly PlantedBug[] = [
         wrap: (original) => {
           const decide = original.decideQueue as (...args: unknown[]) => { type: string }[];
           return { ...original, decideQueue: (...args: unknown[]) => decide(...args).filter((d) => d.type !== 'run.unparked') };
+        },
+      },
+    ],
+  },
+  {
+    // A hooks outbox that runs each hook as soon as it reads its event, and records the take only once the
+    // hook has ended: a board crash while a hook runs leaves its event untaken, and the next life runs it again.
+    name: 'a hook whose take is recorded after it runs',
+    invariant: 'hookAtMostOnce',
+    faults: 'board',
+    size: 'small',
+    modules: [
+      {
+        path: 'actors/runtime/outbox.ts',
+        wrap: (original) => {
+          const Base = original.Outbox as new (...args: never[]) => object;
+          const base = Base.prototype as OutboxInsides;
+          class TakenAfterTheHook extends Base {
+            private readonly early = new Map<number, Promise<Outcome>>();
+            async nextPage(this: TakenAfterTheHook & OutboxInsides): Promise<DomainEvent[]> {
+              const page = await base.nextPage.call(this);
+              if (this.consumer.name !== 'hooks') return page;
+              for (const event of page) {
+                const effect = this.consumer.effectOf(event);
+                if (effect !== null && !this.early.has(event.seq)) this.early.set(event.seq, this.consumer.perform(effect, event));
+              }
+              await Promise.all(this.early.values());
+              return page;
+            }
+            async perform(this: TakenAfterTheHook & OutboxInsides, effect: number, event: DomainEvent): Promise<void> {
+              const early = this.early.get(effect);
+              if (!early) return base.perform.call(this, effect, event);
+              this.early.delete(effect);
+              const outcome = await early;
+              await this.record('record' in outcome ? outcome.record : { type: 'outbox.performed', data: { effect, ok: outcome.ok } });
+            }
+          }
+          return { ...original, Outbox: TakenAfterTheHook };
+        },
+      },
+    ],
+  },
+  {
+    // A round that, with several notices due for a subscription, files from the second on: the cursor moves past the first, never filed.
+    name: 'a notice skipped when several are due',
+    invariant: 'noticesInOrder',
+    faults: 'none',
+    size: 'small',
+    modules: [
+      {
+        path: 'actors/board/chores/notices/noticeRound.ts',
+        wrap: (original) => {
+          const file = original.fileNotices as (options: unknown, index: NoticesIndex) => Promise<unknown>;
+          return {
+            ...original,
+            fileNotices: (options: unknown, index: NoticesIndex) =>
+              file(options, {
+                ...index,
+                due: Object.fromEntries(Object.entries(index.due).map(([id, due]) => [id, due.length > 1 ? due.slice(1) : due])),
+              }),
+          };
         },
       },
     ],

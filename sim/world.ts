@@ -1,5 +1,7 @@
 import { boardInput } from '../actors/board/boardInputs.ts';
 import { type BoardState, isTerminal } from '../actors/board/boardState.ts';
+import { openSubscription, type SubscriptionRequest } from '../actors/board/chores/notices/subscriptions.ts';
+import { NOTICE_KINDS } from '../actors/board/inbox/noticeKinds.ts';
 import { hashToken } from '../wire/tokens.ts';
 import { BEHAVIOURS, type Execution, FIRST_SIM_PID, simPrompt } from './agents.ts';
 import { BoardMachine } from './boardMachine.ts';
@@ -71,6 +73,11 @@ interface PlannedRun {
 
 const LEASE_MS = 90_000;
 
+const SIM_SUBSCRIPTIONS = (lane: string): SubscriptionRequest[] => [
+  { subscriptionId: 'sub-all', sessionId: 'sim-session-a', kinds: NOTICE_KINDS },
+  { subscriptionId: 'sub-ends', sessionId: 'sim-session-b', lane, kinds: ['run.ended'] },
+];
+
 /** Builds the world a seed names, plays it, and checks it: the whole of one simulated history. */
 export async function runWorld(options: WorldOptions): Promise<WorldResult> {
   installSettle();
@@ -79,6 +86,8 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
   const shape = root.fork();
   const planPrng = root.fork();
   const runtime = root.fork();
+  // Drawn after the others, so the board's hooks leave every other draw of a seed as it was.
+  const hookDraws = root.fork();
   const small = options.size === 'small';
   const maxSteps = options.steps ?? 20_000;
   const scheduler = new Scheduler();
@@ -95,6 +104,7 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
     () => fuzz,
     LEASE_MS,
     say,
+    { prng: hookDraws, invoked: (invocation) => invariants.hookInvoked(invocation) },
   );
   const executions: Execution[] = [];
   const invariants = new Invariants({ scheduler, network, board, leaseMs: LEASE_MS, say });
@@ -275,6 +285,8 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
     for (const machine of computers) {
       await first.host.actor.input(boardInput.computerAdded(machine.id, hashToken(machine.token), first.clock.now()));
     }
+    // Subscriptions whose notices the rounds file into session inboxes: every kind of every lane, and one lane's run ends.
+    for (const subscription of SIM_SUBSCRIPTIONS(lanes[0]!)) await openSubscription(first.store, first.clock, subscription);
     for (const machine of computers) void machine.start();
     await settle();
     const allTerminal = (state: BoardState | null) =>
@@ -287,7 +299,8 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
       await settle();
       violation = invariants.afterStep(machines(), stepNo, task.label);
       if (violation) break;
-      if (scheduler.now >= healAt && allTerminal(invariants.boardState)) break;
+      // Not while the board is still starting (its start waits out a disk that was full): the world ends with it up.
+      if (scheduler.now >= healAt && board.life && allTerminal(invariants.boardState)) break;
     }
     if (!violation && stepNo >= maxSteps && options.steps === undefined) violation = invariants.spun(stepNo, history.at(-1)?.what ?? '');
     if (!violation && stepNo < maxSteps)

@@ -27,6 +27,11 @@ describe('simulator regressions', () => {
     expect(result.violation).toBeNull();
   });
 
+  it('seed 69 (board, disk): a board whose start waits out its full disk until the faults stop is up before the world ends (sim/world.ts: the end waits for the board)', async () => {
+    const result = await world(69, 'board,disk');
+    expect(result.violation).toBeNull();
+  });
+
   it('seed 25 (twin, unreachable): a run offered only to computers that skipped it (their streams up) is offered again once it stays unclaimed with its lane free (test/board/offers: "offered again")', async () => {
     const result = await world(25, 'twin,unreachable');
     expect(result.violation).toBeNull();

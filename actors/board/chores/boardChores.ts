@@ -11,7 +11,7 @@ import type { AdoptionState } from '../adoption/adoptionState.ts';
 import { type AdoptionBinder, type AdoptionReport, completeAdoptions, logOnlyBinder, type SessionListing } from './adoptions/adoptionRound.ts';
 import { logSessionListing } from './adoptions/sessionListing.ts';
 import type { HookCommands } from './hooks/hookNames.ts';
-import { HookRunner } from './hooks/hookRunner.ts';
+import { HookRunner, type RunHook } from './hooks/hookRunner.ts';
 import { recordTick } from './hooks/tickHook.ts';
 import { fileNotices, type LivenessReader, type NoticeReport, unreadableLiveness } from './notices/noticeRound.ts';
 
@@ -27,6 +27,8 @@ export interface BoardChoresOptions {
   readonly hookTimeoutMs?: number;
   readonly hookCwd?: string;
   readonly log?: (line: string) => void;
+  /** Test seam (sim/): how hook commands are run. */
+  readonly runHook?: RunHook;
 }
 
 export interface ChoresReport {
@@ -54,6 +56,7 @@ export class BoardChores {
       ...(options.hookTimeoutMs !== undefined ? { timeoutMs: options.hookTimeoutMs } : {}),
       ...(options.hookCwd ? { cwd: options.hookCwd } : {}),
       ...(options.log ? { log: options.log } : {}),
+      ...(options.runHook ? { runHook: options.runHook } : {}),
     });
     this.index = new FollowedFold(options.store, [noticesProjection, adoptionsProjection] as readonly AnyProjection[]);
   }

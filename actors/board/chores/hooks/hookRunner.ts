@@ -4,8 +4,11 @@ import { messageOf } from '../../../../events/thrown.ts';
 import type { Clock } from '../../../runtime/clock.ts';
 import { type EffectConsumer, Outbox } from '../../../runtime/outbox.ts';
 import { stderrLog } from '../../../runtime/untilRecorded.ts';
-import { DEFAULT_HOOK_TIMEOUT_MS, type HookOutcome, runHookCommand } from './hookCommand.ts';
-import { type HookCall, type HookCommands, hookOf, hookPayload } from './hookNames.ts';
+import { DEFAULT_HOOK_TIMEOUT_MS, type HookCommandOptions, type HookOutcome, runHookCommand } from './hookCommand.ts';
+import { type HookCall, type HookCommands, type HookPayload, hookOf, hookPayload } from './hookNames.ts';
+
+/** How a hook command is run; `effect` is the seq of the event it answers. */
+export type RunHook = (command: string, payload: HookPayload, options: HookCommandOptions, effect: number) => Promise<HookOutcome>;
 
 /** The hooks consumer's stream: its takes move the hooks cursor, its records say how each hook ended. */
 export const HOOKS_STREAM = 'outbox:hooks';
@@ -18,6 +21,8 @@ export interface HookRunnerOptions {
   /** Where hooks run; the daemon's folder by default of the caller. */
   readonly cwd?: string;
   readonly log?: (line: string) => void;
+  /** Test seam (the simulator's hook processes): how a hook command is run; `/bin/sh -c` by default. */
+  readonly runHook?: RunHook;
 }
 
 /**
@@ -60,11 +65,13 @@ function hookConsumer(options: HookRunnerOptions): EffectConsumer<HookCall> {
       let outcome: HookOutcome;
       try {
         const payload = hookPayload(call, event.at, await laneOf(call, event));
-        outcome = await runHookCommand(options.commands[call.hook]!, payload, {
-          clock: options.clock,
-          timeoutMs: options.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
-          ...(options.cwd ? { cwd: options.cwd } : {}),
-        });
+        const run = options.runHook ?? runHookCommand;
+        outcome = await run(
+          options.commands[call.hook]!,
+          payload,
+          { clock: options.clock, timeoutMs: options.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS, ...(options.cwd ? { cwd: options.cwd } : {}) },
+          event.seq,
+        );
       } catch (error) {
         outcome = { ok: false, exitCode: null, signal: null, error: messageOf(error).slice(0, 500), outputTail: '', durationMs: 0 };
       }
