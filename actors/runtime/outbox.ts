@@ -1,4 +1,5 @@
 import type { Subscription } from 'rxjs';
+import { z } from 'zod';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import type { AppendResult, EventStore } from '../../events/store/eventStore.ts';
 import { messageOf } from '../../events/thrown.ts';
@@ -87,6 +88,29 @@ interface OutboxMark {
   pending: Record<string, number>;
 }
 
+/**
+ * A mark as this version writes it. One of another shape (another version's, a damaged row) is not
+ * read at all: the outbox folds its stream from the start, as before marks, rather than crash its
+ * start or take a cursor it cannot vouch for (an effect past it would be neither done nor interrupted).
+ */
+const OutboxMarkSchema = z.strictObject({
+  version: z.number().int().nonnegative(),
+  cursor: z.number().int().nonnegative(),
+  pending: z.record(z.string().regex(/^[1-9][0-9]*$/), z.number().int().positive()),
+});
+
+function readMark(state: string | undefined): OutboxMark {
+  if (state !== undefined) {
+    try {
+      const mark = OutboxMarkSchema.safeParse(JSON.parse(state));
+      if (mark.success) return mark.data;
+    } catch {
+      // Not JSON: read as no mark.
+    }
+  }
+  return { version: 0, cursor: 0, pending: {} };
+}
+
 function foldMark(mark: OutboxMark, events: readonly DomainEvent[]): OutboxMark {
   for (const event of events) {
     mark.version = event.version;
@@ -157,7 +181,7 @@ export class Outbox<E> {
    */
   async open(startAt?: number): Promise<void> {
     const saved = await this.store.checkpoints.load(this.stream);
-    const from: OutboxMark = saved ? (JSON.parse(saved.state) as OutboxMark) : { version: 0, cursor: 0, pending: {} };
+    const from = readMark(saved?.state);
     const mark = foldMark(from, await this.store.readStream(this.stream, from.version));
     this.mark = structuredClone(mark);
     this.version = mark.version;
