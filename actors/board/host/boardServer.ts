@@ -124,6 +124,10 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
     });
     // An upgrade that fails unexpectedly loses its socket, never the board (an async throw here would end the process).
     server.on('upgrade', (request, socket, head) => {
+      // From here the socket is ours, and Node's server no longer listens for its errors: a client that
+      // resets it (while its token is checked, or after a refusal) would otherwise end the board with an
+      // uncaught ECONNRESET. The socket is gone either way; ws adds its own listener once it upgrades.
+      socket.on('error', () => socket.destroy());
       if (view?.upgrades(request)) view.upgrade(request, socket, head);
       else {
         void api.upgrade(request, socket, head).catch((error: unknown) => {
