@@ -11,22 +11,15 @@ import { cpSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { startDaemon } from '../actors/daemon/startDaemon.ts';
+import type { EventRow } from '../events/codec.ts';
 import { call, startEmbedded } from './embeddedLoad.ts';
 import { type Benchmark, benchDir, median, type Row, runIfMain } from './harness.ts';
 
 const TARGET = 1.5;
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 
-interface TemplateRow {
-  seq: number;
-  stream: string;
-  version: number;
-  type: string;
-  data: string;
-  at: number;
-  cause: number | null;
-  actor: string;
-}
+/** A row of the log as stored, copied with its ids, seqs, versions and times moved on. */
+type TemplateRow = EventRow;
 
 /** Copies the log's own history until it holds `events` events: each copy's ids, seqs, versions and times moved on. */
 export function grow(db: string, events: number): number {

@@ -7,6 +7,7 @@ import { type DomainEvent, codec as defaultCodec } from '../../catalog.ts';
 import type { AnyEventCodec } from '../../codec.ts';
 import type { AppendRequest, AppendResult, CheckpointStore, EventStore, FoldRow, SnapshotStore } from '../eventStore.ts';
 import { followLog, type Wake } from '../followLog.ts';
+import { GroupCommit, type PendingAppend } from '../groupCommit.ts';
 import { redactUrl } from '../logLocation.ts';
 import { LogUnwritableError } from '../logUnwritable.ts';
 import { checkRequest } from '../planAppends.ts';
@@ -42,9 +43,6 @@ export interface PostgresStoreOptions {
 const COLUMNS = 'seq, stream, version, type, data, at, cause, actor';
 const SCAN_CHUNK = 2000;
 const POLL_MS = 500;
-/** A held batch is committed anyway once it has this many appends, or is this old. */
-const HELD_BATCH_MAX = 256;
-const HELD_BATCH_MS = 4;
 const LISTEN_RETRY_MS = 1000;
 /**
  * An entity's name after its owner prefix, and the ids events' data names: each spelled exactly as
@@ -72,12 +70,6 @@ const SQL = {
   /** One lock and one channel per log: a schema of its own is a log of its own, on the same database. */
   identity: `SELECT current_schema(), hashtextextended(current_schema() || '/runledger.events', 0)::text`,
 };
-
-interface PendingAppend {
-  readonly request: AppendRequest;
-  readonly resolve: (result: AppendResult) => void;
-  readonly reject: (error: unknown) => void;
-}
 
 /**
  * Opens (migrating its schema as needed) the log in the PostgreSQL database at `url` (the schema of its
@@ -168,12 +160,8 @@ export class PostgresEventStore implements EventStore {
   private readonly self = randomUUID();
   private listener: pg.Client | null = null;
   private listenRetry: NodeJS.Timeout | null = null;
-  private pending: PendingAppend[] = [];
-  private flushScheduled = false;
-  /** The transaction being committed: one at a time, so a chain's later append sees how its earlier one ended. */
-  private committing: Promise<void> | null = null;
-  private holds = 0;
-  private batchStartedAt = 0;
+  /** One transaction at a time, so a chain's later append sees how its earlier one ended. */
+  private readonly group = new GroupCommit((batch) => this.commit(batch));
   private closed = false;
   private outage: LogUnwritableError | null = null;
   private readonly report: (line: string) => void;
@@ -237,56 +225,16 @@ export class PostgresEventStore implements EventStore {
     } catch (error) {
       return this.refuse(request, error);
     }
-    return new Promise<AppendResult>((resolve, reject) => {
-      if (this.pending.length === 0) this.batchStartedAt = performance.now();
-      this.pending.push({ request, resolve, reject });
-      this.scheduleFlush();
-    });
+    return this.group.append(request);
   }
 
   holdCommits(): () => void {
-    this.holds++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.holds--;
-      if (this.holds === 0 && this.pending.length > 0) this.scheduleFlush();
-    };
-  }
-
-  private scheduleFlush(): void {
-    if (this.flushScheduled || this.committing) return;
-    this.flushScheduled = true;
-    setImmediate(() => this.flush());
+    return this.group.hold();
   }
 
   private refuse(request: AppendRequest, error: unknown): Promise<never> {
     request.chain?.chain.breakAt(request.chain.link);
     return Promise.reject(error);
-  }
-
-  /**
-   * Starts the transaction of every append pending: those of this turn of the event loop, and those
-   * that came while the last transaction committed. One at a time; the next starts when it ends.
-   */
-  private flush(closing = false): void {
-    this.flushScheduled = false;
-    if (this.committing) return;
-    if (!closing && this.holds > 0 && this.pending.length < HELD_BATCH_MAX && performance.now() - this.batchStartedAt < HELD_BATCH_MS) {
-      this.scheduleFlush();
-      return;
-    }
-    const batch = this.pending;
-    this.pending = [];
-    if (batch.length === 0) return;
-    this.committing = this.commit(batch).finally(() => {
-      this.committing = null;
-      if (this.pending.length > 0) {
-        this.batchStartedAt = performance.now();
-        this.scheduleFlush();
-      }
-    });
   }
 
   private async commit(batch: readonly PendingAppend[]): Promise<void> {
@@ -485,10 +433,7 @@ export class PostgresEventStore implements EventStore {
   async close(): Promise<void> {
     if (this.closed) return;
     // What is pending commits now, whoever holds it back: nothing accepted is lost to a close.
-    while (this.committing || this.pending.length > 0) {
-      if (this.committing) await this.committing;
-      else this.flush(true);
-    }
+    await this.group.drain();
     this.closed = true;
     if (this.listenRetry) clearTimeout(this.listenRetry);
     const listener = this.listener;

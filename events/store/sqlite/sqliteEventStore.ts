@@ -7,6 +7,7 @@ import { type DomainEvent, codec as defaultCodec } from '../../catalog.ts';
 import type { AnyEventCodec } from '../../codec.ts';
 import type { AppendRequest, AppendResult, Checkpoint, CheckpointStore, EventStore, FoldRow, SnapshotStore } from '../eventStore.ts';
 import { followLog, type Wake } from '../followLog.ts';
+import { GroupCommit, type PendingAppend } from '../groupCommit.ts';
 import { asLogUnwritable, LogUnwritableError } from '../logUnwritable.ts';
 import { checkRequest } from '../planAppends.ts';
 import { type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
@@ -39,9 +40,6 @@ export interface SqliteStoreOptions {
 
 const COLUMNS = 'seq, stream, version, type, data, at, cause, actor';
 const SCAN_CHUNK = 1000;
-/** A held batch is committed anyway once it has this many appends, or is this old. */
-const HELD_BATCH_MAX = 256;
-const HELD_BATCH_MS = 4;
 /**
  * The events of one entity across owners. Its WHERE must spell the expression exactly as migration
  * 0003 indexed it (a stream's name after its owner prefix), or SQLite scans the whole log instead.
@@ -61,12 +59,6 @@ const STREAM_ENTITY = `substr(stream, instr(stream, '/') + 1)`;
 const selectStreamIdsInRange = `SELECT DISTINCT ${STREAM_ENTITY} FROM events WHERE ${STREAM_ENTITY} >= ? AND ${STREAM_ENTITY} < ? ORDER BY ${STREAM_ENTITY} LIMIT ?`;
 const selectMentionedIdsInRange = (field: 'runId' | 'sessionId') =>
   `SELECT DISTINCT json_extract(data, '$.${field}') FROM events WHERE json_extract(data, '$.${field}') IS NOT NULL AND json_extract(data, '$.${field}') >= ? AND json_extract(data, '$.${field}') < ? ORDER BY json_extract(data, '$.${field}') LIMIT ?`;
-
-interface PendingAppend {
-  readonly request: AppendRequest;
-  readonly resolve: (result: AppendResult) => void;
-  readonly reject: (error: unknown) => void;
-}
 
 /**
  * Opens (creating the folder, the file and the schema as needed) the log at `path`; a log that cannot
@@ -139,11 +131,7 @@ export class SqliteEventStore implements EventStore {
   private readonly selectStreamIds: Database.Statement<[string, string, number], string>;
   /** The ids found in events' data: whatever JSON put there, checked to be text where they are read. */
   private readonly selectMentionedIds: Record<'run' | 'session', Database.Statement<[string, string, number], unknown>>;
-  private pending: PendingAppend[] = [];
-  private flushScheduled = false;
-  /** Writers asking the group commit to wait for their next appends (see `holdCommits`). */
-  private holds = 0;
-  private batchStartedAt = 0;
+  private readonly group = new GroupCommit((batch) => this.commitBatch(batch));
   private closed = false;
   /** Set from a commit that failed for a reason of the machine until one succeeds: the outage, told once. */
   private outage: LogUnwritableError | null = null;
@@ -188,28 +176,11 @@ export class SqliteEventStore implements EventStore {
     } catch (error) {
       return this.refuse(request, error);
     }
-    return new Promise<AppendResult>((resolve, reject) => {
-      if (this.pending.length === 0) this.batchStartedAt = performance.now();
-      this.pending.push({ request, resolve, reject });
-      this.scheduleFlush();
-    });
+    return this.group.append(request);
   }
 
   holdCommits(): () => void {
-    this.holds++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.holds--;
-      if (this.holds === 0 && this.pending.length > 0) this.scheduleFlush();
-    };
-  }
-
-  private scheduleFlush(): void {
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    setImmediate(() => this.flush());
+    return this.group.hold();
   }
 
   /** A failed append breaks its chain here and now, before any later append of the chain is taken. */
@@ -218,20 +189,8 @@ export class SqliteEventStore implements EventStore {
     return Promise.reject(error);
   }
 
-  /**
-   * Commits every append of this turn of the event loop in one transaction: one fsync for all. While a
-   * writer holds commits (more of its inputs are on their way), the batch waits a turn more, unless it
-   * is full or old: a hold can delay a commit by a few milliseconds, never keep it back.
-   */
-  private flush(closing = false): void {
-    this.flushScheduled = false;
-    if (!closing && this.holds > 0 && this.pending.length < HELD_BATCH_MAX && performance.now() - this.batchStartedAt < HELD_BATCH_MS) {
-      this.scheduleFlush();
-      return;
-    }
-    const batch = this.pending;
-    this.pending = [];
-    if (batch.length === 0) return;
+  /** Commits a batch of the group commit in one transaction, synchronously: one fsync for all. */
+  private commitBatch(batch: readonly PendingAppend[]): void {
     let results: AppendResult[];
     try {
       results = commitAppends(
@@ -358,9 +317,10 @@ export class SqliteEventStore implements EventStore {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    // What is pending commits now, whoever holds it back: nothing accepted is lost to a close.
-    this.flush(true);
+    // Nothing is taken from here on; what was accepted commits now, whoever holds it back (the commit
+    // is synchronous: done before the drain's promise is even awaited).
     this.closed = true;
+    await this.group.drain();
     this.commits.complete();
     this.db.close();
   }
