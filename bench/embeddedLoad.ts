@@ -5,35 +5,14 @@
  * the memory bench (memory after N runs against after M) and the throughput bench.
  */
 import { readFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { type Daemon, startDaemon } from '../actors/daemon/startDaemon.ts';
 import { benchDir } from './harness.ts';
+import { callWith } from './httpCall.ts';
 
 const TERMINAL = ['succeeded', 'failed', 'cancelled', 'resolved'] as const;
-const keepAlive = new Agent({ keepAlive: true, maxSockets: 64 });
-
-export function call(
-  url: string,
-  method: 'GET' | 'POST',
-  headers: Record<string, string> = {},
-  body?: string,
-): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      { method, agent: keepAlive, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+export const call = callWith(new Agent({ keepAlive: true, maxSockets: 64 }));
 
 export interface EmbeddedDaemon {
   readonly daemon: Daemon;

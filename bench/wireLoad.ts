@@ -18,7 +18,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +28,7 @@ import pg from 'pg';
 import { ensureBuilt } from '../build.ts';
 import { startPostgresCluster } from '../test/support/postgresCluster.ts';
 import { type Benchmark, type Row, runIfMain } from './harness.ts';
+import { callWith } from './httpCall.ts';
 
 const CLI = fileURLToPath(new URL('../cli/runledger.js', import.meta.url));
 const TARGET_RUNS_PER_S = 200;
@@ -158,24 +159,7 @@ async function computerToken(db: string, id: string): Promise<string> {
  * The load generator shares the two CPUs with what it measures, so it talks over node's own client on
  * kept-alive connections: fetch spends several times the CPU a call.
  */
-const keepAlive = new Agent({ keepAlive: true });
-
-function call(url: string, method: 'GET' | 'POST', headers: Record<string, string> = {}, body?: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      { method, agent: keepAlive, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const call = callWith(new Agent({ keepAlive: true }));
 
 async function runCounts(url: string): Promise<Record<string, number>> {
   const { text } = await call(`${url}/metrics`, 'GET');
