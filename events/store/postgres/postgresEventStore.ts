@@ -325,6 +325,14 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
+  /**
+   * A named statement on a table of the log's database that holds no events (the boards' leases,
+   * liveness and heartbeats, migration 0007), rows as arrays: outside the append path and its lock.
+   */
+  shared<R extends unknown[]>(name: string, text: string, values: unknown[]): Promise<R[]> {
+    return this.raw<R>(name, text, values);
+  }
+
   async readAll(after: number, limit: number): Promise<DomainEvent[]> {
     const events: DomainEvent[] = [];
     // A foreign row skipped leaves room in the page for the rows after it.

@@ -1,0 +1,123 @@
+/**
+ * A board's death on a PostgreSQL log of two boards (SPEC 8): the board holding the chores' lease is
+ * SIGKILLed with the machine of its computer, and the other board takes its chores (reaping, hooks)
+ * and its computers within a lease; a long turn heartbeating to the other board is never reaped by the
+ * holder. Real processes, real PostgreSQL; short leases (`--lease-s 2 --board-lease-s 1`).
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { freshPostgresLog, withClient } from '../support/postgresLog.ts';
+import { tempDir } from '../support/tempStore.ts';
+import {
+  agentFiles,
+  freePort,
+  lines,
+  markerCounts,
+  runCli,
+  startCli,
+  startComputer,
+  submit,
+  waitFor,
+  waitForState,
+  waitForTerminal,
+} from './support/cluster.ts';
+
+async function cli(args: readonly string[]): Promise<string> {
+  const result = await runCli(args);
+  if (result.status !== 0) throw new Error(`runledger ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
+  return result.stdout;
+}
+
+async function startServer(url: string, hookFile: string) {
+  const port = await freePort();
+  const hook = `printf '%s\\n' "$(cat)" >> '${hookFile}'`;
+  const args = ['server', '--db', url, '--port', String(port), '--lease-s', '2', '--board-lease-s', '1', '--hook', `on_run_ended=${hook}`];
+  const process = startCli(args);
+  await process.waitForOutput(/board listening on http:\/\//);
+  return { url: `http://127.0.0.1:${port}`, process };
+}
+
+interface Row {
+  seq: number;
+  type: string;
+  data: Record<string, unknown>;
+  at: number;
+}
+
+const logOf = (url: string) =>
+  withClient(url, async (client) =>
+    (await client.query<{ seq: string; type: string; data: string; at: string }>('SELECT seq, type, data, at FROM events ORDER BY seq')).rows.map(
+      (r): Row => ({ seq: Number(r.seq), type: r.type, data: JSON.parse(r.data) as Record<string, unknown>, at: Number(r.at) }),
+    ),
+  );
+
+describe('a board that dies on a PostgreSQL log of two', () => {
+  it('given the chores’ holder H and a board O, when H is SIGKILLed with its computer mid-turn, then O takes its chores and its computer within a lease, a turn heartbeating to O is never reaped by H, every run ends once, replay and rebuild exit 0', async () => {
+    const url = await freshPostgresLog();
+    const dir = tempDir();
+    const hooks = join(dir, 'hooks.log');
+    const token = (JSON.parse(await cli(['token', 'add', 'test', '--db', url, '--json'])) as { token: string }).token;
+    const [t1, t2] = await Promise.all(
+      ['c1', 'c2'].map(async (id) => (JSON.parse(await cli(['computer', 'add', id, '--db', url, '--json'])) as { token: string }).token),
+    );
+    // H starts first and takes the lease; O finds it held.
+    const h = await startServer(url, hooks);
+    await h.process.waitForOutput(/holds the chores' lease/);
+    const o = await startServer(url, hooks);
+    const agent = agentFiles(dir);
+
+    // c2 (on H only) runs a turn that outlives everything below: its machine dies with H.
+    const c2 = await startComputer({ dir, id: 'c2', server: h.url, token: t2!, agent });
+    const cut = await submit({ url: o.url, token }, 'l2', 'marker=cut sleep=20000');
+    await waitForState(o.url, cut, ['running']);
+    // c1 (on O only) runs a turn longer than the lease: its heartbeats reach O, and H, who reaps, reads them.
+    await startComputer({ dir, id: 'c1', server: o.url, token: t1!, agent });
+    const long = await submit({ url: h.url, token }, 'l1', 'marker=long sleep=3500');
+    expect((await waitForTerminal(o.url, long, 20_000)).state).toBe('succeeded');
+
+    h.process.kill('SIGKILL');
+    c2.process.kill('SIGKILL');
+    const killedAt = Date.now();
+    await o.process.waitForOutput(/holds the chores' lease/, 10_000);
+    const tookOverMs = Date.now() - killedAt;
+    // Recorded offline by O, then reaped by O after the run lease, its lane free for the next turn.
+    const reaped = await waitForTerminal(o.url, cut, 15_000);
+    const reapedMs = Date.now() - killedAt;
+    expect(reaped.state).toBe('resolved');
+    const next = await submit({ url: o.url, token }, 'l2', 'marker=next sleep=100');
+    expect((await waitForTerminal(o.url, next, 15_000)).state).toBe('succeeded');
+
+    const runs = [cut, long, next];
+    expect(markerCounts(agent.markers)).toEqual({ cut: 1, long: 1, next: 1 });
+    const log = await logOf(url);
+    for (const runId of runs) {
+      expect(
+        log.filter((e) => e.type === 'board.run.claimed' && e.data.runId === runId),
+        `claims of ${runId}`,
+      ).toHaveLength(1);
+      expect(
+        log.filter((e) => ['board.run.finished', 'board.run.resolved'].includes(e.type) && e.data.runId === runId),
+        `ends of ${runId}`,
+      ).toHaveLength(1);
+    }
+    const offline = log.find((e) => e.type === 'board.computer.offline' && e.data.computerId === 'c2');
+    expect(offline, 'c2 recorded offline by O').toBeDefined();
+    // The lane's next turn only once the cut one was reaped.
+    const claimOfNext = log.find((e) => e.type === 'board.run.claimed' && e.data.runId === next)!;
+    const endOfCut = log.find((e) => e.type === 'board.run.resolved' && e.data.runId === cut)!;
+    expect(claimOfNext.seq).toBeGreaterThan(endOfCut.seq);
+    // Each run's end hook ran once: the long turn's by H, the others' by O once it held the lease.
+    await waitFor('the end hooks', async () => lines(hooks).length >= 3, 10_000);
+    const ended = lines(hooks).map((l) => (JSON.parse(l) as { run_id: string }).run_id);
+    expect(ended.sort()).toEqual([...runs].sort());
+
+    await o.process.stop();
+    const replay = await runCli(['replay', '--db', url]);
+    const rebuild = await runCli(['rebuild', '--db', url]);
+    expect(replay.status, replay.stdout + replay.stderr).toBe(0);
+    expect(rebuild.status, rebuild.stdout + rebuild.stderr).toBe(0);
+    process.stderr.write(
+      `board failover: lease taken over ${tookOverMs} ms after the SIGKILL, c2 offline at +${offline!.at - killedAt} ms, its turn reaped at +${reapedMs} ms\n`,
+    );
+  });
+});
