@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { AppendLease } from '../../../../events/store/eventStore.ts';
 import type { PostgresEventStore } from '../../../../events/store/postgres/postgresEventStore.ts';
 import { messageOf } from '../../../../events/thrown.ts';
@@ -50,7 +48,8 @@ export interface PostgresPeersOptions {
  * however late, carries its old epoch and is refused in the append's transaction.
  */
 export class PostgresPeers implements BoardPeers {
-  readonly identity = `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
+  /** Its store's writer: `host#incarnation:pid`, unique to this process, the `actor` of every event it writes. */
+  readonly identity: string;
   private readonly leaseMs: number;
   private epoch: number | null = null;
   /** Until when (this process's monotonic clock) the lease is held: measured from before the renewal was sent. */
@@ -66,6 +65,7 @@ export class PostgresPeers implements BoardPeers {
     private readonly options: PostgresPeersOptions,
   ) {
     this.leaseMs = options.leaseMs ?? BOARD_LEASE_MS;
+    this.identity = store.writer;
   }
 
   async start(rounds: PeerRounds): Promise<void> {
