@@ -63,16 +63,14 @@ describe('a board that dies on a PostgreSQL log of two', () => {
     // H starts first and takes the lease; O finds it held.
     const h = await startServer(url, hooks);
     await h.process.waitForOutput(/holds the chores' lease/);
-    const o = await startServer(url, hooks);
     const agent = agentFiles(dir);
-
     // c2 (on H only) runs a turn that outlives everything below: its machine dies with H.
-    const c2 = await startComputer({ dir, id: 'c2', server: h.url, token: t2!, agent });
+    const [o, c2] = await Promise.all([startServer(url, hooks), startComputer({ dir, id: 'c2', server: h.url, token: t2!, agent })]);
     const cut = await submit({ url: o.url, token }, 'l2', 'marker=cut sleep=20000');
     await waitForState(o.url, cut, ['running']);
     // c1 (on O only) runs a turn longer than the lease: its heartbeats reach O, and H, who reaps, reads them.
     await startComputer({ dir, id: 'c1', server: o.url, token: t1!, agent });
-    const long = await submit({ url: h.url, token }, 'l1', 'marker=long sleep=3500');
+    const long = await submit({ url: h.url, token }, 'l1', 'marker=long sleep=2800');
     expect((await waitForTerminal(o.url, long, 20_000)).state).toBe('succeeded');
 
     h.process.kill('SIGKILL');
@@ -112,8 +110,7 @@ describe('a board that dies on a PostgreSQL log of two', () => {
     expect(ended.sort()).toEqual([...runs].sort());
 
     await o.process.stop();
-    const replay = await runCli(['replay', '--db', url]);
-    const rebuild = await runCli(['rebuild', '--db', url]);
+    const [replay, rebuild] = await Promise.all([runCli(['replay', '--db', url]), runCli(['rebuild', '--db', url])]);
     expect(replay.status, replay.stdout + replay.stderr).toBe(0);
     expect(rebuild.status, rebuild.stdout + rebuild.stderr).toBe(0);
     process.stderr.write(

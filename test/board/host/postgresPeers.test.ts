@@ -20,8 +20,11 @@ afterEach(async () => {
   for (const c of opened.splice(0).reverse()) await c.close();
 });
 
+let boards = 0;
+
+/** A board's store and peers: a writer of its own (in one process, two stores would share the process's). */
 async function board(url: string): Promise<{ store: PostgresEventStore; peers: PostgresPeers }> {
-  const store = await openPostgresStore(url, { codec: counterCodec });
+  const store = await openPostgresStore(url, { codec: counterCodec, writer: `test#board${++boards}:${process.pid}` });
   opened.push(store);
   const peers = new PostgresPeers(store, { clock: systemClock, leaseMs: LEASE_MS, log: () => undefined });
   opened.push({ close: () => peers.stop() });

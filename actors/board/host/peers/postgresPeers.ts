@@ -35,22 +35,26 @@ const FORGET_RUNS = 'DELETE FROM run_heartbeats WHERE at < $1 AND NOT (run_id = 
 
 export interface PostgresPeersOptions {
   readonly clock: Clock;
-  /** BOARD_LEASE_MS by default. */
+  /** The board lease: how soon after a board's death another takes its chores and computers (BOARD_LEASE_MS by default). */
   readonly leaseMs?: number;
   readonly log: FailureLog;
 }
 
 /**
- * The boards of one PostgreSQL log (SPEC 8), met in three tables of migration 0007. Every lease/3 a
- * board renews (or takes, once expired) the chores' lease and upserts its liveness row; the holder then
- * runs the boards' own round. A board that stops answering (SIGKILL, a pause) loses the lease one lease
- * later, and its computers are orphaned once its row is a lease old. A chore it appends after that,
- * however late, carries its old epoch and is refused in the append's transaction.
+ * The boards of one PostgreSQL log (SPEC 8), met in three tables of migration 0007. Every quarter of
+ * the board lease a board renews (or takes, once expired) the chores' lease and upserts its liveness
+ * row; the holder then runs the boards' own round. Both rows count for three quarters of the lease, so
+ * a board that stops answering (SIGKILL, a pause) last renewed at most that long before, and the next
+ * renewal of another board after the expiry, within a quarter more, takes its chores and (in the same
+ * round) its computers: within one board lease of its death. A chore it appends after that, however
+ * late, carries its old epoch and is refused in the append's transaction.
  */
 export class PostgresPeers implements BoardPeers {
   /** Its store's writer: `host#incarnation:pid`, unique to this process, the `actor` of every event it writes. */
   readonly identity: string;
-  private readonly leaseMs: number;
+  /** How long a renewal holds the lease, and a liveness row counts: three quarters of the board lease. */
+  private readonly ttlMs: number;
+  private readonly everyMs: number;
   private epoch: number | null = null;
   /** Until when (this process's monotonic clock) the lease is held: measured from before the renewal was sent. */
   private heldUntil = 0;
@@ -64,15 +68,16 @@ export class PostgresPeers implements BoardPeers {
     private readonly store: PostgresEventStore,
     private readonly options: PostgresPeersOptions,
   ) {
-    this.leaseMs = options.leaseMs ?? BOARD_LEASE_MS;
+    const boardLease = options.leaseMs ?? BOARD_LEASE_MS;
+    this.ttlMs = Math.floor((boardLease * 3) / 4);
+    this.everyMs = Math.max(25, Math.floor(boardLease / 4));
     this.identity = store.writer;
   }
 
   async start(rounds: PeerRounds): Promise<void> {
     this.rounds = rounds;
-    const every = Math.max(50, Math.floor(this.leaseMs / 3));
     const loop = () => {
-      this.cancel = this.options.clock.after(every, () => {
+      this.cancel = this.options.clock.after(this.everyMs, () => {
         this.running = this.renew().finally(() => this.cancel !== null && loop());
       });
     };
@@ -106,7 +111,7 @@ export class PostgresPeers implements BoardPeers {
 
   async orphans(connected: readonly string[]): Promise<string[]> {
     if (connected.length === 0) return [];
-    return (await this.store.shared<[string]>('runledger_board_orphans', ORPHANS, [connected, this.leaseMs])).map(([c]) => c);
+    return (await this.store.shared<[string]>('runledger_board_orphans', ORPHANS, [connected, this.ttlMs])).map(([c]) => c);
   }
 
   heard(runId: string, at: number): void {
@@ -117,7 +122,7 @@ export class PostgresPeers implements BoardPeers {
   async lastHeard(open: readonly string[]): Promise<ReadonlyMap<string, number>> {
     await this.flushing;
     const rows = await this.store.shared<[string, string]>('runledger_last_heard', LAST_HEARD, [open]);
-    await this.store.shared('runledger_forget_runs', FORGET_RUNS, [this.options.clock.now() - this.leaseMs, open]);
+    await this.store.shared('runledger_forget_runs', FORGET_RUNS, [this.options.clock.now() - this.ttlMs, open]);
     return new Map(rows.map(([runId, at]) => [runId, Number(at)]));
   }
 
@@ -141,12 +146,12 @@ export class PostgresPeers implements BoardPeers {
   private async renew(): Promise<void> {
     const sent = performance.now();
     try {
-      const taken = await this.store.shared<[string]>('runledger_take_lease', TAKE, [CHORES, this.identity, this.leaseMs]);
+      const taken = await this.store.shared<[string]>('runledger_take_lease', TAKE, [CHORES, this.identity, this.ttlMs]);
       if (taken.length > 0) {
         const epoch = Number(taken[0]![0]);
         if (epoch !== this.epoch) this.options.log(`board ${this.identity}: holds the chores' lease (epoch ${epoch})`);
         this.epoch = epoch;
-        this.heldUntil = sent + this.leaseMs;
+        this.heldUntil = sent + this.ttlMs;
       } else {
         this.epoch = null;
       }
@@ -156,7 +161,7 @@ export class PostgresPeers implements BoardPeers {
       return;
     }
     if (!this.holdsChores()) return;
-    await this.store.shared('runledger_forget_boards', FORGET_BOARDS, [this.leaseMs * 30]).catch(() => undefined);
+    await this.store.shared('runledger_forget_boards', FORGET_BOARDS, [this.ttlMs * 30]).catch(() => undefined);
     await this.rounds?.round().catch((error: unknown) => this.options.log(`board peers: the holder's round failed (${messageOf(error)})`));
   }
 }
