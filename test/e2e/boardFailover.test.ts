@@ -6,50 +6,31 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freshPostgresLog, withClient } from '../support/postgresLog.ts';
+import { freshPostgresLog, postgresLogRows } from '../support/postgresLog.ts';
 import { tempDir } from '../support/tempStore.ts';
 import {
   agentFiles,
-  freePort,
+  cliOk,
   lines,
   markerCounts,
   runCli,
-  startCli,
   startComputer,
+  startPostgresServer,
   submit,
   waitFor,
   waitForState,
   waitForTerminal,
 } from './support/cluster.ts';
 
-async function cli(args: readonly string[]): Promise<string> {
-  const result = await runCli(args);
-  if (result.status !== 0) throw new Error(`runledger ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
-  return result.stdout;
-}
+const cli = cliOk;
 
-async function startServer(url: string, hookFile: string) {
-  const port = await freePort();
+/** Short leases, and every run's end told to a hook that appends its payload to `hookFile`. */
+function startServer(url: string, hookFile: string) {
   const hook = `printf '%s\\n' "$(cat)" >> '${hookFile}'`;
-  const args = ['server', '--db', url, '--port', String(port), '--lease-s', '2', '--board-lease-s', '1', '--hook', `on_run_ended=${hook}`];
-  const process = startCli(args);
-  await process.waitForOutput(/board listening on http:\/\//);
-  return { url: `http://127.0.0.1:${port}`, process };
+  return startPostgresServer(url, ['--lease-s', '2', '--board-lease-s', '1', '--hook', `on_run_ended=${hook}`]);
 }
 
-interface Row {
-  seq: number;
-  type: string;
-  data: Record<string, unknown>;
-  at: number;
-}
-
-const logOf = (url: string) =>
-  withClient(url, async (client) =>
-    (await client.query<{ seq: string; type: string; data: string; at: string }>('SELECT seq, type, data, at FROM events ORDER BY seq')).rows.map(
-      (r): Row => ({ seq: Number(r.seq), type: r.type, data: JSON.parse(r.data) as Record<string, unknown>, at: Number(r.at) }),
-    ),
-  );
+const logOf = postgresLogRows;
 
 describe('a board that dies on a PostgreSQL log of two', () => {
   it('given the chores’ holder H and a board O, when H is SIGKILLed with its computer mid-turn, then O takes its chores and its computer within a lease, a turn heartbeating to O is never reaped by H, every run ends once, replay and rebuild exit 0', async () => {

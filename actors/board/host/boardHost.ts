@@ -149,9 +149,12 @@ export class BoardHost {
    */
   private async closeOrphans(): Promise<void> {
     const { store, clock } = this.options;
-    const connected = await this.actor.read((state) => [...state.connected]);
-    const versions = new Map(await Promise.all(connected.map(async (c) => [c, await store.streamVersion(`computer:${c}`)] as const)));
-    for (const computerId of await this.peers.orphans(connected)) {
+    const seen = await this.peers.orphans(await this.actor.read((state) => [...state.connected]));
+    if (seen.length === 0) return;
+    // Versions first, then the boards again: a computer that connected to a board since was said by it
+    // before it was recorded, so it is either no orphan now or its stream has moved past the version read.
+    const versions = new Map(await Promise.all(seen.map(async (c) => [c, await store.streamVersion(`computer:${c}`)] as const)));
+    for (const computerId of await this.peers.orphans(seen)) {
       if ((await store.streamVersion(`computer:${computerId}`)) !== versions.get(computerId)) continue;
       await this.actor.input(this.chore(boardInput.disconnected(computerId, clock.now())));
     }
