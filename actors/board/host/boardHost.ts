@@ -19,6 +19,7 @@ import { type BoardState, isTerminal } from '../boardState.ts';
 import type { BoardDecision, BoardInput } from '../decideBoard.ts';
 import { LeaseMonitor } from './leaseMonitor.ts';
 import { OfferMonitor } from './offerMonitor.ts';
+import { type BoardPeers, SoleBoard } from './peers/boardPeers.ts';
 import { PushHub } from './pushHub.ts';
 import { RunProgress } from './runProgress.ts';
 import { SubmitTokens } from './submitTokens.ts';
@@ -40,6 +41,8 @@ export interface BoardHostOptions {
   readonly refusedStream?: (computerId: string, incarnation: string | null) => void;
   /** The daemon's log (stderr when not given): what failed outside a request, and went on. */
   readonly log?: FailureLog;
+  /** The other boards of its log (PostgreSQL, SPEC 8): who does the chores, heartbeats heard by any. Alone by default. */
+  readonly peers?: BoardPeers;
 }
 
 const refused = (status: number, code: string, message = code): Answer => ({ status, body: { detail: { error: code, message } } });
@@ -58,9 +61,14 @@ export class BoardHost {
   private readonly offers: OfferMonitor;
   private foreign: Subscription | null = null;
   private readonly submitTokens: SubmitTokens;
+  private readonly peers: BoardPeers;
+  /** Inputs that are chores (a lapse, a stale offer, an orphan's disconnect): appended only under the chores' lease. */
+  private readonly chores = new WeakSet<BoardInput>();
 
   constructor(private readonly options: BoardHostOptions) {
     const { system, store, clock } = options;
+    const peers = options.peers ?? new SoleBoard();
+    this.peers = peers;
     this.submitTokens = new SubmitTokens(store, options.submitToken);
     this.actor = new DecidingActor(system, store, {
       name: 'board',
@@ -71,10 +79,15 @@ export class BoardHost {
       // log (SPEC 8), a decision taken before another board's was seen is refused and taken again.
       guardKinds: BOARD_STREAM_KINDS,
       afterCommit: (state, decisions) => this.afterCommit(state, decisions),
+      leaseFor: (input) => (this.chores.has(input) ? peers.choreLease() : null),
     });
     this.push = new PushHub(
       {
-        connected: async (computerId) => void (await this.actor.input(boardInput.connected(computerId, clock.now()))),
+        connected: async (computerId) => {
+          // Said before it is recorded: the lease holder never takes a computer just connected here for an orphan.
+          await peers.holding(this.push.computers());
+          await this.actor.input(boardInput.connected(computerId, clock.now()));
+        },
         disconnected: async (computerId, lastSeenAt) => void (await this.actor.input(boardInput.disconnected(computerId, clock.now(), lastSeenAt))),
         declined: async (computerId, runId) => void (await this.actor.input(boardInput.declined(runId, computerId, clock.now()))),
         refused: (computerId, incarnation) => options.refusedStream?.(computerId, incarnation),
@@ -85,26 +98,28 @@ export class BoardHost {
     this.lease = new LeaseMonitor(
       clock,
       options.leaseMs ?? 90_000,
-      () => this.actor.read((state) => openClaims(state).filter((claim) => this.mayReap(state, claim.computerId))),
-      async (runId, last) => void (await this.actor.input(boardInput.lapsed(runId, last, clock.now()))),
+      peers,
+      () => this.actor.read(openClaims),
+      async (runId, last) => void (await this.actor.input(this.chore(boardInput.lapsed(runId, last, clock.now())))),
       options.log ?? stderrLog,
     );
     this.offers = new OfferMonitor(
       clock,
-      () => this.actor.read(idleNextTurns),
-      async (runId, since) => void (await this.actor.input(boardInput.stale(runId, since, clock.now()))),
+      // Only the chores' holder offers again (one board's waits, not one per board).
+      () => (peers.holdsChores() ? this.actor.read(idleNextTurns) : Promise.resolve([])),
+      async (runId, since) => void (await this.actor.input(this.chore(boardInput.stale(runId, since, clock.now())))),
       options.log ?? stderrLog,
     );
   }
 
   /**
-   * Connections recorded by a board that stopped are stale: they are closed first. Then the lease
+   * Connections recorded by a board that stopped are stale: they are closed by the chores' holder (this
+   * board alone at its start; on PostgreSQL a lease after that board's last word). Then the lease
    * monitor starts, and board events the actor did not append itself (another process, a one-shot
    * command) make it rehydrate.
    */
   async start(): Promise<void> {
-    const stale = await this.actor.read((state) => [...state.connected]);
-    for (const computerId of stale) await this.actor.input(boardInput.disconnected(computerId, this.options.clock.now()));
+    await this.peers.start({ computers: () => this.push.computers(), round: () => this.closeOrphans() });
     this.lease.start();
     this.offers.start();
     const head = await this.options.store.headSeq();
@@ -118,24 +133,40 @@ export class BoardHost {
     });
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     this.foreign?.unsubscribe();
     this.lease.stop();
     this.offers.stop();
     this.push.close();
+    await this.peers.stop();
     this.actor.stop();
   }
 
-  /** Whether `token` is a submit token this board knows now (the web view's check). */
   /**
-   * Heartbeats come to the board that holds the computer's stream: a claim is reaped by that board, or
-   * by any when its computer is connected to none (each lapse is appended at an expected version, so
-   * one wins). A claim of a computer another board serves is that board's to reap.
+   * Computers recorded connected whose stream no live board holds (their board stopped or died) are
+   * recorded disconnected, so their claims are reaped and their runs offered to others. Each is checked
+   * again on the log just before: one whose stream moved since the boards were read is left for the next round.
    */
-  private mayReap(state: BoardState, computerId: string): boolean {
-    return this.push.holds(computerId) || !state.connected.includes(computerId);
+  private async closeOrphans(): Promise<void> {
+    const { store, clock } = this.options;
+    const seen = await this.peers.orphans(await this.actor.read((state) => [...state.connected]));
+    if (seen.length === 0) return;
+    // Versions first, then the boards again: a computer that connected to a board since was said by it
+    // before it was recorded, so it is either no orphan now or its stream has moved past the version read.
+    const versions = new Map(await Promise.all(seen.map(async (c) => [c, await store.streamVersion(`computer:${c}`)] as const)));
+    for (const computerId of await this.peers.orphans(seen)) {
+      if ((await store.streamVersion(`computer:${computerId}`)) !== versions.get(computerId)) continue;
+      await this.actor.input(this.chore(boardInput.disconnected(computerId, clock.now())));
+    }
   }
 
+  /** `input`, marked as a chore: its append carries the chores' lease (BoardPeers.choreLease). */
+  private chore<T extends BoardInput>(input: T): T {
+    this.chores.add(input);
+    return input;
+  }
+
+  /** Whether `token` is a submit token this board knows now (the web view's check). */
   isSubmitToken(token: string | null): boolean {
     return this.submitTokens.knows(token);
   }
