@@ -24,18 +24,15 @@ export interface RunView {
 /** A live run's view, or null when the state does not hold it (no such run, or one that settled: see `settledView`). */
 export function runView(state: BoardState, runId: string): RunView | null {
   const run = state.runs[runId];
-  if (!run) return null;
-  return {
-    run_id: run.runId,
-    lane: run.lane,
-    state: run.state,
-    ...(run.computerId !== null ? { computer_id: run.computerId } : {}),
-    ...(run.reply !== null ? { reply: run.reply } : {}),
-  };
+  return run ? viewOf({ ...run, error: null }) : null;
 }
 
 /** A settled run's view, from its stream (a terminal run left the state: see `settledRun`). */
 export function settledView(run: SettledRun): RunView {
+  return viewOf(run);
+}
+
+function viewOf(run: Pick<SettledRun, 'runId' | 'lane' | 'computerId' | 'reply' | 'error' | 'usage'> & { state: RunState }): RunView {
   return {
     run_id: run.runId,
     lane: run.lane,
