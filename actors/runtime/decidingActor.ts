@@ -39,6 +39,8 @@ export interface DecidingActorSpec<S, I extends NewDomainEvent = NewDomainEvent,
   readonly queryTimeoutMs?: number;
   /** Times the waits between attempts of an input the log could not take (the system clock by default). */
   readonly clock?: Pick<Clock, 'after'>;
+  /** Draws the jitter of the waits between rounds of conflicts, in [0, 1) (Math.random by default). */
+  readonly random?: () => number;
   /**
    * Stream kinds (owner-less streams) whose events all feed this actor's state, shared across them (the
    * board's): each append is guarded (AppendGuard) so that, with several processes deciding for the
@@ -82,12 +84,14 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
 
   /**
    * Records the input and the decisions taken from it; resolves once they are committed. An input the
-   * log cannot take (disk full, read-only file) is a fact of the world that must not be lost: it is
-   * sent again, and decided again on the state folded from the log, until the log takes it. A request
-   * whose client retries asks `failFast` instead and gets the LogUnwritableError at once.
+   * log cannot take (disk full, read-only file), or refused as stale CONFLICT_RETRIES times in a row
+   * (other boards on the log, SPEC 8), is a fact of the world that must not be lost: it is sent again,
+   * and decided again on the state folded from the log, until the log takes it (untilRecorded). A
+   * request whose client retries asks `failFast` instead and gets the LogUnwritableError or the
+   * StaleVersionError at once.
    */
   input(input: I, options: InputOptions = {}): Promise<StepOutcome<S, I, D>> {
-    return recordedUnlessFailFast(this.clock, options, () => this.decideOnce(input));
+    return recordedUnlessFailFast(this.clock, options, () => this.decideOnce(input), this.spec.random);
   }
 
   /**
