@@ -2,7 +2,8 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { DecidingActor } from '../../actors/runtime/decidingActor.ts';
 import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
-import type { EventStore } from '../../events/store/eventStore.ts';
+import { appendOrThrow, type EventStore } from '../../events/store/eventStore.ts';
+import { foldLog } from '../../projections/foldLog.ts';
 import { type CounterState, counterDecider } from '../fixtures/counter/counterDecider.ts';
 import { asInput, withCounters } from '../fixtures/counter/counterEvents.ts';
 import { T0 } from '../support/events.ts';
@@ -76,5 +77,49 @@ describe('a decision on state shared by many streams, two processes deciding for
     expect(next).toMatchObject({ ok: true, decisions: [{ type: 'counter.bumped', data: { total: 3 } }] });
     const totals = withCounters(await first!.readAll(0, 100)).flatMap((e) => (e.type === 'counter.bumped' ? [e.data.total] : []));
     expect(totals).toEqual([1, 2, 3]);
+  });
+});
+
+describe('a guarded actor refused because another process committed first (PostgreSQL, SPEC 8)', () => {
+  it('given a long log, when its decision is refused by its guard, then it folds only the tail since its committed state, not the log again, and decides on it', async () => {
+    const where = await postgresKind.fresh();
+    const [first, second] = [
+      await postgresKind.open(where, { pollMs: 600_000, writer: 'board-1:1' }),
+      await postgresKind.open(where, { pollMs: 600_000, writer: 'board-2:1' }),
+    ];
+    const history = Array.from({ length: 300 }, (_, i) => ({ stream: 'counter:z', type: 'counter.bumped', data: { total: i + 1 }, at: T0 }));
+    await appendOrThrow(second!, { expected: { 'counter:z': 0 }, events: history });
+    let rowsRead = 0;
+    const counted = Object.create(first!) as EventStore;
+    counted.readAll = async (after, limit) => {
+      const page = await first!.readAll(after, limit);
+      rowsRead += page.length;
+      return page;
+    };
+    const system = startActorSystem({ onError: () => undefined });
+    onTestFinished(() => stopSystem(system));
+    const fold = (state: CounterState, event: DomainEvent) => counterDecider.evolve(state, event);
+    const a = new DecidingActor<CounterState>(system, counted, {
+      name: 'shared-tail',
+      decider: counterDecider,
+      hydrate: async (until) => {
+        let state = counterDecider.initialState(STREAM);
+        await foldLog(counted, 0, (event) => (state = fold(state, event)), { until });
+        return state;
+      },
+      fold,
+      guardKinds: ['counter'],
+    });
+    const b = await sharedCounterActor(second!, 'shared-rival', true);
+    await a.input(asInput({ stream: 'counter:a', type: 'counter.bump.requested', data: { by: 1, limit: 1_000 }, at: T0 + 1 }));
+
+    await b.input(asInput({ stream: 'counter:b', type: 'counter.bump.requested', data: { by: 1, limit: 1_000 }, at: T0 + 2 }));
+    rowsRead = 0;
+    const outcome = await a.input(asInput({ stream: 'counter:a', type: 'counter.bump.requested', data: { by: 1, limit: 1_000 }, at: T0 + 3 }));
+
+    // Refused once (the rival's bump unseen), then decided on the state with it: 300 + 1 + 1 + 1.
+    expect(outcome).toMatchObject({ ok: true, decisions: [{ type: 'counter.bumped', data: { total: 303 } }] });
+    // The rival's input and decision, not the 300 events and its own two again.
+    expect(rowsRead).toBeLessThanOrEqual(4);
   });
 });

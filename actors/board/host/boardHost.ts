@@ -66,10 +66,12 @@ export class BoardHost {
       name: 'board',
       decider: boardDecider,
       clock,
-      hydrate: async () => (await hydrateStates(store, [boardProjection]))[0],
+      hydrate: async (until) => (await hydrateStates(store, [boardProjection], until))[0],
       // Its state is shared by all its streams (lanes, the submission order): with several boards on one
-      // log (SPEC 8), a decision taken before another board's was seen is refused and taken again.
+      // log (SPEC 8), a decision taken before another board's was seen is refused and taken again, on
+      // the state caught up with what was appended since (the fold of the log's tail).
       guardKinds: BOARD_STREAM_KINDS,
+      fold: boardProjection.evolve,
       afterCommit: (state, decisions) => this.afterCommit(state, decisions),
     });
     this.push = new PushHub(
