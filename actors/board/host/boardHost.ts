@@ -16,6 +16,7 @@ import { BOARD_STREAM_KINDS, boardDecider } from '../boardDecider.ts';
 import { boardInput } from '../boardInputs.ts';
 import { cancelAnswer, claimedRunBody, heartbeatAnswer, idleNextTurns, needsLog, openClaims, runView, tokenHashOf } from '../boardQueries.ts';
 import { type BoardState, isTerminal } from '../boardState.ts';
+import { copyBoardState } from '../copyBoardState.ts';
 import type { BoardDecision, BoardInput } from '../decideBoard.ts';
 import { LeaseMonitor } from './leaseMonitor.ts';
 import { OfferMonitor } from './offerMonitor.ts';
@@ -72,6 +73,7 @@ export class BoardHost {
       // the state caught up with what was appended since (the fold of the log's tail).
       guardKinds: BOARD_STREAM_KINDS,
       fold: boardProjection.evolve,
+      copy: copyBoardState,
       afterCommit: (state, decisions) => this.afterCommit(state, decisions),
     });
     this.push = new PushHub(
