@@ -1,19 +1,15 @@
-import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { startBoardServer } from '../../actors/board/host/boardServer.ts';
+import { describe, expect, it, vi } from 'vitest';
 import { claimVerdict, errorCodeOf } from '../../actors/lane/claimAnswer.ts';
-import { systemClock } from '../../actors/runtime/clock.ts';
 import { CONFLICT_RETRIES } from '../../actors/runtime/retryOnConflict.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import { type EventStore, StaleVersionError } from '../../events/store/eventStore.ts';
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
-import { openTempStore } from '../support/tempStore.ts';
+import { liveBoard, SUBMIT } from '../board/host/liveBoard.ts';
 
 /**
  * The real store, except that each submission's append is refused as stale while `contended` holds:
  * what a board sees when other boards on its log keep committing first (SPEC 8), with nothing written.
  */
-function contendedStore(log: SqliteEventStore) {
-  const state = { contended: true, refusals: 0 };
+function contendedStore(log: SqliteEventStore, state: { contended: boolean; refusals: number }): EventStore {
   const store = Object.create(log) as SqliteEventStore;
   store.append = (request) => {
     if (!state.contended || !request.events.some((e) => e.type === 'board.run.submitted')) return log.append(request);
@@ -21,32 +17,20 @@ function contendedStore(log: SqliteEventStore) {
     request.chain?.chain.breakAt(request.chain.link);
     return Promise.resolve({ ok: false, conflict: new StaleVersionError(request.events[0]!.stream, 0, 1) });
   };
-  return { store: store as EventStore, state };
+  return store;
 }
 
 describe('a request whose conflicts outlast the retries (boards that keep committing first)', () => {
   it('is answered 503 log_contended with a Retry-After, as no bug of the board, and taken once the log is quieter', async () => {
-    const log = await openTempStore();
-    const { store, state } = contendedStore(log);
-    const system = startActorSystem({ onError: () => undefined });
-    onTestFinished(() => stopSystem(system));
-    const server = await startBoardServer({
-      system,
-      store,
-      clock: systemClock,
-      host: '127.0.0.1',
-      port: 0,
-      boardSecret: 'secret',
-      submitToken: 'submit',
-    });
-    onTestFinished(() => server.close());
-    const warnings = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    const state = { contended: true, refusals: 0 };
+    const board = await liveBoard([], { wrap: (log) => contendedStore(log, state) });
     const submit = () =>
-      fetch(`${server.url}/v1/runs`, {
+      fetch(`${board.url}/v1/runs`, {
         method: 'POST',
-        headers: { authorization: 'Bearer submit', 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${SUBMIT}`, 'content-type': 'application/json' },
         body: JSON.stringify({ lane: 'L', prompt: 'p' }),
       });
+    const warnings = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
 
     const refused = await submit();
     const body = await refused.json();
@@ -61,7 +45,7 @@ describe('a request whose conflicts outlast the retries (boards that keep commit
     // Decided CONFLICT_RETRIES + 1 times, then answered: the client retries, not the board.
     expect(state.refusals).toBe(CONFLICT_RETRIES + 1);
     expect(accepted.status).toBe(201);
-    expect((await log.readAll(0, 1_000)).filter((e) => e.type === 'board.run.submitted')).toHaveLength(1);
+    expect((await board.log()).filter((e) => e.type === 'board.run.submitted')).toHaveLength(1);
     expect(warnings).not.toHaveBeenCalled();
   });
 

@@ -43,28 +43,44 @@ describe.each(storeKinds)('a decision on stale state never commits, on $name', (
   });
 });
 
-/** A counter over every counter stream: its state is shared by them all, as the board's is by its lanes and runs. */
-async function sharedCounterActor(store: EventStore, name: string, guarded: boolean) {
+const fold = (state: CounterState, event: DomainEvent) => counterDecider.evolve(state, event);
+
+/**
+ * A counter over every counter stream: its state is shared by them all, as the board's is by its lanes
+ * and runs. `tailFolds`: folded through the head it is given, it keeps its committed state and folds
+ * the log's tail onto it when refused (the board's way).
+ */
+async function sharedCounterActor(store: EventStore, name: string, guarded: boolean, tailFolds = false) {
   const system = startActorSystem({ onError: () => undefined });
   onTestFinished(() => stopSystem(system));
+  const hydrateThrough = async (until: number) => {
+    let state = counterDecider.initialState(STREAM);
+    await foldLog(store, 0, (event) => (state = fold(state, event)), { until });
+    return state;
+  };
   const actor = new DecidingActor<CounterState>(system, store, {
     name,
     decider: counterDecider,
-    hydrate: async () => foldOf(await store.readAll(0, 10_000)),
+    hydrate: tailFolds ? hydrateThrough : async () => foldOf(await store.readAll(0, 10_000)),
+    ...(tailFolds ? { fold } : {}),
     ...(guarded ? { guardKinds: ['counter'] } : {}),
   });
   await actor.read(() => null);
   return actor;
 }
 
+/** Two processes' worth of stores on one fresh PostgreSQL log: each writes as a writer of its own. */
+async function twoProcessesOnOneLog(): Promise<EventStore[]> {
+  const where = await postgresKind.fresh();
+  return [
+    await postgresKind.open(where, { pollMs: 600_000, writer: 'board-1:1' }),
+    await postgresKind.open(where, { pollMs: 600_000, writer: 'board-2:1' }),
+  ];
+}
+
 describe('a decision on state shared by many streams, two processes deciding for it (PostgreSQL, SPEC 8)', () => {
   it('given two writers of one shared state on different streams, when one decides after the other committed unseen, then its append is refused by its guard, and it decides again on the log as it is', async () => {
-    const where = await postgresKind.fresh();
-    // Two processes' worth: each store writes as a writer of its own.
-    const [first, second] = [
-      await postgresKind.open(where, { pollMs: 600_000, writer: 'board-1:1' }),
-      await postgresKind.open(where, { pollMs: 600_000, writer: 'board-2:1' }),
-    ];
+    const [first, second] = await twoProcessesOnOneLog();
     const a = await sharedCounterActor(first!, 'shared-1', true);
     const b = await sharedCounterActor(second!, 'shared-2', true);
 
@@ -82,11 +98,7 @@ describe('a decision on state shared by many streams, two processes deciding for
 
 describe('a guarded actor refused because another process committed first (PostgreSQL, SPEC 8)', () => {
   it('given a long log, when its decision is refused by its guard, then it folds only the tail since its committed state, not the log again, and decides on it', async () => {
-    const where = await postgresKind.fresh();
-    const [first, second] = [
-      await postgresKind.open(where, { pollMs: 600_000, writer: 'board-1:1' }),
-      await postgresKind.open(where, { pollMs: 600_000, writer: 'board-2:1' }),
-    ];
+    const [first, second] = await twoProcessesOnOneLog();
     const history = Array.from({ length: 300 }, (_, i) => ({ stream: 'counter:z', type: 'counter.bumped', data: { total: i + 1 }, at: T0 }));
     await appendOrThrow(second!, { expected: { 'counter:z': 0 }, events: history });
     let rowsRead = 0;
@@ -96,20 +108,7 @@ describe('a guarded actor refused because another process committed first (Postg
       rowsRead += page.length;
       return page;
     };
-    const system = startActorSystem({ onError: () => undefined });
-    onTestFinished(() => stopSystem(system));
-    const fold = (state: CounterState, event: DomainEvent) => counterDecider.evolve(state, event);
-    const a = new DecidingActor<CounterState>(system, counted, {
-      name: 'shared-tail',
-      decider: counterDecider,
-      hydrate: async (until) => {
-        let state = counterDecider.initialState(STREAM);
-        await foldLog(counted, 0, (event) => (state = fold(state, event)), { until });
-        return state;
-      },
-      fold,
-      guardKinds: ['counter'],
-    });
+    const a = await sharedCounterActor(counted, 'shared-tail', true, true);
     const b = await sharedCounterActor(second!, 'shared-rival', true);
     await a.input(asInput({ stream: 'counter:a', type: 'counter.bump.requested', data: { by: 1, limit: 1_000 }, at: T0 + 1 }));
 
