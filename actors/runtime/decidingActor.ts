@@ -1,6 +1,5 @@
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import { AppendChain, type EventStore, StaleVersionError } from '../../events/store/eventStore.ts';
-import { foldLog } from '../../projections/foldLog.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { type DecidedAppend, decideAppend, type Recorded, recorded, type StepOutcome } from './decideAndAppend.ts';
 import type { Decider } from './decider.ts';
@@ -29,11 +28,20 @@ interface Held<S> {
    */
   knownThrough: number;
   /**
-   * With `fold` and `guardKinds`: the state as committed (none of the decisions folded ahead), exactly
+   * With `tailFold` and `guardKinds`: the state as committed (none of the decisions folded ahead), exactly
    * through `seq`. A refused append is caught up from it by the log's tail since `seq`, instead of a fold
    * of the whole log (see refold). Shared by the generations of one incarnation.
    */
   readonly committed: { state: S; seq: number } | null;
+}
+
+export interface TailFold<S> {
+  /** Folds any event of the log into the state, ignoring those outside its scope (the projection's evolve). */
+  readonly fold: (state: S, event: DomainEvent) => S;
+  /** Visits the log's events after `after`, in order, and answers the last seq visited (`after` when none): `foldLog` on the store. */
+  readonly readAfter: (after: number, visit: (event: DomainEvent) => void) => Promise<number>;
+  /** A copy of the state sharing nothing `fold` changes in place (`structuredClone` is slow on a large state). */
+  readonly copy: (state: S) => S;
 }
 
 export interface DecidingActorSpec<S, I extends NewDomainEvent = NewDomainEvent, D extends NewDomainEvent = NewDomainEvent> {
@@ -41,17 +49,14 @@ export interface DecidingActorSpec<S, I extends NewDomainEvent = NewDomainEvent,
   readonly decider: Decider<S, I, D>;
   /**
    * Builds the state from the log (a projection's checkpoint and tail): on start and after a crash.
-   * `until` is the log's head as the actor read it; with `fold`, the state must be folded exactly through it.
+   * `until` is the log's head as the actor read it; with `tailFold`, the state must be folded exactly through it.
    */
   readonly hydrate: (until: number) => Promise<S>;
   /**
-   * Folds any event of the log into the state, ignoring those outside its scope (the projection's
-   * evolve). With `guardKinds`, it lets a refused actor fold only what was appended since its committed
-   * state rather than the whole log again: two busy boards on one log refuse each other all the time.
+   * With `guardKinds`: how a refused actor folds only what was appended since its committed state
+   * rather than the whole log again (two busy boards on one log refuse each other all the time).
    */
-  readonly fold?: (state: S, event: DomainEvent) => S;
-  /** With `fold`: a copy of the state sharing nothing `fold` changes in place (`structuredClone` by default, slow on a large state). */
-  readonly copy?: (state: S) => S;
+  readonly tailFold?: TailFold<S>;
   /** Effects of committed decisions; never called for a refused append. */
   readonly afterCommit?: (state: S, decisions: readonly Recorded<D>[], input: Recorded<I>) => void;
   readonly queryTimeoutMs?: number;
@@ -171,7 +176,8 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
     await this.inFlight;
     const hydratedThrough = await this.store.headSeq();
     const state = await this.spec.hydrate(hydratedThrough);
-    const committed = this.spec.fold && this.spec.guardKinds ? { state: this.copy(state), seq: hydratedThrough } : null;
+    const tail = this.spec.guardKinds ? this.spec.tailFold : undefined;
+    const committed = tail ? { state: tail.copy(state), seq: hydratedThrough } : null;
     return this.generation(state, hydratedThrough, committed);
   }
 
@@ -187,18 +193,14 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
    */
   private async refold(held: Held<S>): Promise<Held<S>> {
     const { committed } = held;
-    const fold = this.spec.fold;
-    if (!committed || !fold) return this.hydrate();
+    const tail = this.spec.tailFold;
+    if (!committed || !tail) return this.hydrate();
     this.holdCommits(false);
     await this.inFlight;
-    committed.seq = await foldLog(this.store, committed.seq, (event) => {
-      committed.state = fold(committed.state, event);
+    committed.seq = await tail.readAfter(committed.seq, (event) => {
+      committed.state = tail.fold(committed.state, event);
     });
-    return this.generation(this.copy(committed.state), committed.seq, committed);
-  }
-
-  private copy(state: S): S {
-    return this.spec.copy ? this.spec.copy(state) : structuredClone(state);
+    return this.generation(tail.copy(committed.state), committed.seq, committed);
   }
 
   /** The held state once its appends in flight are answered; folded again from the log if one was refused. */
@@ -296,9 +298,10 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
         // Committed past its guard: nobody else's event of those kinds came before it, so the state holds all through it.
         if (guard) held.knownThrough = Math.max(held.knownThrough, result.events.at(-1)?.seq ?? 0);
         const { committed } = held;
-        if (committed && this.spec.fold) {
+        const tail = this.spec.tailFold;
+        if (committed && tail) {
           // In commit order; nobody else's event of its kinds lies between (the guard): the committed state moves on to its last seq.
-          for (const event of result.events) committed.state = this.spec.fold(committed.state, event as DomainEvent);
+          for (const event of result.events) committed.state = tail.fold(committed.state, event as DomainEvent);
           committed.seq = Math.max(committed.seq, result.events.at(-1)?.seq ?? 0);
         }
         const { input: recordedInput, decisions } = recorded<I, D>(result.events);

@@ -1,7 +1,7 @@
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import { StaleVersionError } from '../../events/store/eventStore.ts';
 import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
-import { fullJitterMs } from '../../wire/backoff.ts';
+import { fullJitterMs } from './backoff.ts';
 import type { Clock } from './clock.ts';
 
 /** The waits between attempts: from a blink to a few seconds, so a freed disk is used within 5 s. */

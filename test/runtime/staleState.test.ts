@@ -62,7 +62,9 @@ async function sharedCounterActor(store: EventStore, name: string, guarded: bool
     name,
     decider: counterDecider,
     hydrate: tailFolds ? hydrateThrough : async () => foldOf(await store.readAll(0, 10_000)),
-    ...(tailFolds ? { fold } : {}),
+    ...(tailFolds
+      ? { tailFold: { fold, readAfter: (after: number, visit: (event: DomainEvent) => void) => foldLog(store, after, visit), copy: structuredClone } }
+      : {}),
     ...(guarded ? { guardKinds: ['counter'] } : {}),
   });
   await actor.read(() => null);

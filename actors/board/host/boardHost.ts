@@ -5,6 +5,7 @@ import type { EventStore } from '../../../events/store/eventStore.ts';
 import type { Usage } from '../../../events/usage.ts';
 import { idsStartingWith } from '../../../projections/audit/runIdPrefix.ts';
 import { boardProjection } from '../../../projections/board.ts';
+import { foldLog } from '../../../projections/foldLog.ts';
 import { hydrateStates } from '../../../projections/hydrate.ts';
 import { hashToken, runToken, sameSecret } from '../../../wire/tokens.ts';
 import type { Clock } from '../../runtime/clock.ts';
@@ -72,8 +73,7 @@ export class BoardHost {
       // log (SPEC 8), a decision taken before another board's was seen is refused and taken again, on
       // the state caught up with what was appended since (the fold of the log's tail).
       guardKinds: BOARD_STREAM_KINDS,
-      fold: boardProjection.evolve,
-      copy: copyBoardState,
+      tailFold: { fold: boardProjection.evolve, readAfter: (after, visit) => foldLog(store, after, visit), copy: copyBoardState },
       afterCommit: (state, decisions) => this.afterCommit(state, decisions),
     });
     this.push = new PushHub(
