@@ -222,7 +222,7 @@ export async function measureWireLoad(options: WireLoadOptions = {}, log: (line:
     const started = Date.now();
     const submitOne = async (i: number) => {
       const at = Date.now();
-      // As a client does: a submit the board could not decide (507, or 500 when two boards kept
+      // As a client does: a submit the board could not decide (507, or 503 log_contended when two boards kept
       // overtaking each other) is sent again with the same Idempotency-Key, so it is recorded once.
       for (let attempt = 0; ; attempt++) {
         const response = await call(
@@ -401,7 +401,7 @@ export const wireLoadPostgres: Benchmark = {
       const url = await freshPostgresSchema(given ?? cluster!.url);
       const rows = await runWireLoadBench({ quick: options.quick, postgres: url }, (line) => process.stderr.write(`  [wireLoadPostgres] ${line}\n`));
       // Reported beside the SQLite board's, not held to its target yet: two boards deciding at once refuse
-      // each other's stale decisions, and each refusal folds the board's state again (README, PostgreSQL).
+      // each other's stale decisions, and each refusal waits out the board's appends in flight (README, PostgreSQL).
       return rows.map((row, i) => ({
         ...row,
         benchmark: row.benchmark.replace('wire load', 'wire load, 2 boards on PostgreSQL'),

@@ -47,11 +47,15 @@ export async function hydrateProjections(store: EventStore, projections: readonl
 export type StatesOf<P extends readonly AnyProjection[]> = { -readonly [K in keyof P]: P[K] extends Projection<infer S> ? S : never };
 
 /**
- * The states of `projections`, hydrated in one pass and each typed by its own projection:
+ * The states of `projections`, hydrated in one pass (through `until` when given) and each typed by its own projection:
  * `const [board] = await hydrateStates(store, [boardProjection])`.
  */
-export async function hydrateStates<const P extends readonly AnyProjection[]>(store: EventStore, projections: P): Promise<StatesOf<P>> {
-  const folded = await hydrateProjections(store, projections);
+export async function hydrateStates<const P extends readonly AnyProjection[]>(
+  store: EventStore,
+  projections: P,
+  until?: number,
+): Promise<StatesOf<P>> {
+  const folded = await hydrateProjections(store, projections, until);
   // Each state was folded by the projection at the same index, so it is of that projection's type.
   return projections.map((projection) => folded.get(projection.name)!.state) as StatesOf<P>;
 }

@@ -7,6 +7,8 @@ export class HttpError extends Error {
     readonly status: number,
     readonly code: string,
     message: string = code,
+    /** Headers the answer carries besides its body (a 503's `Retry-After`). */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
   }
@@ -55,14 +57,14 @@ function readBody(request: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
-export function sendJson(response: ServerResponse, status: number, body: unknown): void {
+export function sendJson(response: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
   const text = JSON.stringify(body);
-  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  response.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
   response.end(text);
 }
 
 export function sendError(response: ServerResponse, error: HttpError): void {
-  sendJson(response, error.status, { detail: { error: error.code, message: error.message } });
+  sendJson(response, error.status, { detail: { error: error.code, message: error.message } }, error.headers);
 }
 
 export function bearerOf(request: IncomingMessage): string | null {

@@ -1,9 +1,9 @@
 import WebSocket from 'ws';
 import { z } from 'zod';
+import { fullJitterMs } from '../actors/runtime/backoff.ts';
 import type { Clock } from '../actors/runtime/clock.ts';
 import { type FailureLog, stderrLog } from '../actors/runtime/untilRecorded.ts';
 import { messageOf } from '../events/thrown.ts';
-import { fullJitterMs } from './backoff.ts';
 import { BoardServers } from './boardServers.ts';
 import { MAX_FRAME_BYTES } from './frames.ts';
 import { CONNECTED_ELSEWHERE, INCARNATION_HEADER } from './incarnation.ts';

@@ -42,9 +42,10 @@ export class RunActors {
   private readonly settled = new Set<string>();
 
   /**
-   * Every input of a run is a fact of the world (an agent's exit, a board's answer, a timer): one the
-   * log cannot take is sent again until it does (unless `failFast`), and one refused as stale is
-   * decided again (retryOnConflict), each time on the state the reset actor folds anew from the log.
+   * Every input of a run is a fact of the world (an agent's exit, a board's answer, a timer): one refused
+   * as stale is decided again (retryOnConflict), each time on the state the reset actor folds anew from
+   * the log, and one the log cannot take, or still refused after those retries, is sent again until it
+   * is recorded (untilRecorded), unless `failFast`.
    */
   input(runId: string, input: RunInput, options: InputOptions = {}): Promise<RunOutcome> {
     return recordedUnlessFailFast(this.clock, options, () =>

@@ -27,18 +27,43 @@ interface Held<S> {
    * each guarded append's last, as its commit found nobody else's since): what the next guard checks after.
    */
   knownThrough: number;
+  /**
+   * With `tailFold` and `guardKinds`: the state as committed (none of the decisions folded ahead), exactly
+   * through `seq`. A refused append is caught up from it by the log's tail since `seq`, instead of a fold
+   * of the whole log (see refold). Shared by the generations of one incarnation.
+   */
+  readonly committed: { state: S; seq: number } | null;
+}
+
+export interface TailFold<S> {
+  /** Folds any event of the log into the state, ignoring those outside its scope (the projection's evolve). */
+  readonly fold: (state: S, event: DomainEvent) => S;
+  /** Visits the log's events after `after`, in order, and answers the last seq visited (`after` when none): `foldLog` on the store. */
+  readonly readAfter: (after: number, visit: (event: DomainEvent) => void) => Promise<number>;
+  /** A copy of the state sharing nothing `fold` changes in place (`structuredClone` is slow on a large state). */
+  readonly copy: (state: S) => S;
 }
 
 export interface DecidingActorSpec<S, I extends NewDomainEvent = NewDomainEvent, D extends NewDomainEvent = NewDomainEvent> {
   readonly name: string;
   readonly decider: Decider<S, I, D>;
-  /** Builds the state from the log (a projection's checkpoint and tail): on start and after a crash. */
-  readonly hydrate: () => Promise<S>;
+  /**
+   * Builds the state from the log (a projection's checkpoint and tail): on start and after a crash.
+   * `until` is the log's head as the actor read it; with `tailFold`, the state must be folded exactly through it.
+   */
+  readonly hydrate: (until: number) => Promise<S>;
+  /**
+   * With `guardKinds`: how a refused actor folds only what was appended since its committed state
+   * rather than the whole log again (two busy boards on one log refuse each other all the time).
+   */
+  readonly tailFold?: TailFold<S>;
   /** Effects of committed decisions; never called for a refused append. */
   readonly afterCommit?: (state: S, decisions: readonly Recorded<D>[], input: Recorded<I>) => void;
   readonly queryTimeoutMs?: number;
   /** Times the waits between attempts of an input the log could not take (the system clock by default). */
   readonly clock?: Pick<Clock, 'after'>;
+  /** Draws the jitter of the waits between rounds of conflicts, in [0, 1) (Math.random by default). */
+  readonly random?: () => number;
   /**
    * Stream kinds (owner-less streams) whose events all feed this actor's state, shared across them (the
    * board's): each append is guarded (AppendGuard) so that, with several processes deciding for the
@@ -84,12 +109,14 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
 
   /**
    * Records the input and the decisions taken from it; resolves once they are committed. An input the
-   * log cannot take (disk full, read-only file) is a fact of the world that must not be lost: it is
-   * sent again, and decided again on the state folded from the log, until the log takes it. A request
-   * whose client retries asks `failFast` instead and gets the LogUnwritableError at once.
+   * log cannot take (disk full, read-only file), or refused as stale CONFLICT_RETRIES times in a row
+   * (other boards on the log, SPEC 8), is a fact of the world that must not be lost: it is sent again,
+   * and decided again on the state folded from the log, until the log takes it (untilRecorded). A
+   * request whose client retries asks `failFast` instead and gets the LogUnwritableError or the
+   * StaleVersionError at once.
    */
   input(input: I, options: InputOptions = {}): Promise<StepOutcome<S, I, D>> {
-    return recordedUnlessFailFast(this.clock, options, () => this.decideOnce(input));
+    return recordedUnlessFailFast(this.clock, options, () => this.decideOnce(input), this.spec.random);
   }
 
   /**
@@ -150,7 +177,32 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
     this.holdCommits(false);
     await this.inFlight;
     const hydratedThrough = await this.store.headSeq();
-    return { state: await this.spec.hydrate(), hydratedThrough, versions: new Map(), chain: new AppendChain(), knownThrough: hydratedThrough };
+    const state = await this.spec.hydrate(hydratedThrough);
+    const tail = this.spec.guardKinds ? this.spec.tailFold : undefined;
+    const committed = tail ? { state: tail.copy(state), seq: hydratedThrough } : null;
+    return this.generation(state, hydratedThrough, committed);
+  }
+
+  private generation(state: S, through: number, committed: Held<S>['committed']): Held<S> {
+    return { state, hydratedThrough: through, versions: new Map(), chain: new AppendChain(), knownThrough: through, committed };
+  }
+
+  /**
+   * The state again from the log once the appends in flight are answered: the committed state with
+   * the log's tail since it folded in (another board's events, what else was written meanwhile), or, for
+   * an actor that keeps none, the whole fold (hydrate). The committed state never passes another
+   * process's event of its kinds unfolded: each of its own commits that moved it on was guarded.
+   */
+  private async refold(held: Held<S>): Promise<Held<S>> {
+    const { committed } = held;
+    const tail = this.spec.tailFold;
+    if (!committed || !tail) return this.hydrate();
+    this.holdCommits(false);
+    await this.inFlight;
+    committed.seq = await tail.readAfter(committed.seq, (event) => {
+      committed.state = tail.fold(committed.state, event);
+    });
+    return this.generation(tail.copy(committed.state), committed.seq, committed);
   }
 
   /** The held state once its appends in flight are answered; folded again from the log if one was refused. */
@@ -158,7 +210,7 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
     // Waiting for a commit while holding it back would wait out the hold's time limit.
     this.holdCommits(false);
     await this.inFlight;
-    return held.chain.broken ? this.hydrate() : held;
+    return held.chain.broken ? this.refold(held) : held;
   }
 
   private async receive(held: Held<S>, message: Message<S, I, D>): Promise<Held<S>> {
@@ -177,7 +229,9 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
         const { seq, stream, version } = message.event;
         // Folded in at hydration, or written (or read) by this actor since: nothing new.
         if (seq <= held.hydratedThrough || (held.versions.get(stream) ?? 0) >= version) return held;
-        return this.hydrate();
+        // Another writer of this process (a one-shot command) passes no guard of this actor's: its event
+        // may lie behind the committed state's seq, so the state is folded anew; another process's is in the tail.
+        return message.event.actor === this.store.writer ? this.hydrate() : this.refold(held);
       }
       case 'input': {
         this.waiting = Math.max(0, this.waiting - 1);
@@ -246,6 +300,13 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
         if (!result.ok) return reply(replyTo, result.conflict);
         // Committed past its guard: nobody else's event of those kinds came before it, so the state holds all through it.
         if (guard) held.knownThrough = Math.max(held.knownThrough, result.events.at(-1)?.seq ?? 0);
+        const { committed } = held;
+        const tail = this.spec.tailFold;
+        if (committed && tail) {
+          // In commit order; nobody else's event of its kinds lies between (the guard): the committed state moves on to its last seq.
+          for (const event of result.events) committed.state = tail.fold(committed.state, event as DomainEvent);
+          committed.seq = Math.max(committed.seq, result.events.at(-1)?.seq ?? 0);
+        }
         const { input: recordedInput, decisions } = recorded<I, D>(result.events);
         reply(replyTo, { ok: true, state: held.state, input: recordedInput, decisions });
         try {

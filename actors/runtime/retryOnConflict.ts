@@ -7,7 +7,8 @@ import { StaleVersionError } from '../../events/store/eventStore.ts';
  * `adopt` or `subscribe`, a second round), and each retry first reads what they wrote, so one retry
  * per rival is enough and five leave room for several at once. Five in a row is no longer a race one
  * more read resolves but a stream written faster than this writer decides: the asker is then told (a
- * 409, a skipped round, "kept changing; try again") instead of being kept spinning. Five was already
+ * 503, a skipped round, "kept changing; try again") instead of being kept spinning, and a fact of the
+ * world (a connection, a timer, an exit) waits a jittered while and goes again (untilRecorded). Five was already
  * the session closer's and the adoption round's count; the others had drifted to 0, 3, 4 and 9.
  */
 export const CONFLICT_RETRIES = 5;

@@ -21,12 +21,13 @@ import { openTempStore } from '../support/tempStore.ts';
  * The real store with a rival writer that always wins: before each append it commits `rival` to the
  * append's first stream, so every attempt, however freshly rehydrated, is refused as stale.
  */
-function racedStore(log: SqliteEventStore, rival: (stream: string) => NewEvent) {
+function racedStore(log: SqliteEventStore, rival: (stream: string) => NewEvent, wins = Number.POSITIVE_INFINITY) {
   const attempts: AppendRequest[] = [];
+  let won = 0;
   const append = async (request: AppendRequest) => {
     attempts.push(request);
     const stream = request.events[0]!.stream;
-    expect(await log.append({ expected: { [stream]: 'any' }, events: [rival(stream)] })).toMatchObject({ ok: true });
+    if (won++ < wins) expect(await log.append({ expected: { [stream]: 'any' }, events: [rival(stream)] })).toMatchObject({ ok: true });
     return log.append(request);
   };
   const store = new Proxy(log, {
@@ -81,7 +82,7 @@ describe('one retry policy for a stale version, in every actor', () => {
     expect(calls).toBe(CONFLICT_RETRIES * 2 + 1);
   });
 
-  it('given a rival that always writes first, then the deciding actor (board, queue) tries CONFLICT_RETRIES + 1 times, each on the rehydrated state, and refuses with the conflict', async () => {
+  it('given a rival that always writes first, then the deciding actor (board, queue) asked to fail fast tries CONFLICT_RETRIES + 1 times, each on the rehydrated state, and refuses with the conflict', async () => {
     const log = await openTempStore();
     const { store, attempts } = racedStore(log, heartbeat);
     const { system, crashes } = actorSystem();
@@ -91,20 +92,20 @@ describe('one retry policy for a stale version, in every actor', () => {
       hydrate: async () => (await log.readStream(RUN)).reduce((state, event) => runDecider.evolve(state, event), runDecider.initialState(RUN)),
     });
 
-    await expect(actor.input(handedOver)).rejects.toBeInstanceOf(StaleVersionError);
+    await expect(actor.input(handedOver, { failFast: true })).rejects.toBeInstanceOf(StaleVersionError);
     expect(attempts).toHaveLength(CONFLICT_RETRIES + 1);
     // Each attempt expected the version the log had after the rival's write before it: it was rehydrated.
     expect(attempts.map((a) => a.expected[RUN])).toEqual(Array.from({ length: CONFLICT_RETRIES + 1 }, (_, i) => i));
     expect(crashes).toEqual([]);
   });
 
-  it('given a rival that always writes first, then the run actor tries CONFLICT_RETRIES + 1 times, each on the rehydrated state, and refuses with the conflict', async () => {
+  it('given a rival that always writes first, then the run actor asked to fail fast tries CONFLICT_RETRIES + 1 times, each on the rehydrated state, and refuses with the conflict', async () => {
     const log = await openTempStore();
     const { store, attempts } = racedStore(log, heartbeat);
     const { system, crashes } = actorSystem();
     const runs = new RunActors(system, store, 'c1', () => {});
 
-    await expect(runs.input('r1', handedOver)).rejects.toBeInstanceOf(StaleVersionError);
+    await expect(runs.input('r1', handedOver, { failFast: true })).rejects.toBeInstanceOf(StaleVersionError);
     expect(attempts).toHaveLength(CONFLICT_RETRIES + 1);
     expect(attempts.map((a) => a.expected[RUN])).toEqual(Array.from({ length: CONFLICT_RETRIES + 1 }, (_, i) => i));
     // A conflict is no crash: the actor folds its run again from the log, quietly.
@@ -148,5 +149,75 @@ describe('one retry policy for a stale version, in every actor', () => {
     await expect(requestAdoption(store, new FakeClock(T0), 'L', 's1')).rejects.toThrow('lane L kept changing; try again');
     expect(attempts).toHaveLength(CONFLICT_RETRIES + 1);
     expect(attempts.map((a) => a.expected['lane:L'])).toEqual(Array.from({ length: CONFLICT_RETRIES + 1 }, (_, i) => i));
+  });
+});
+
+/** Waits (bounded, on real turns of the event loop) until a retry waits on the fake clock, or `settled` says it is over. */
+async function retryWaiting(clock: FakeClock, settled: () => boolean): Promise<void> {
+  for (let turn = 0; turn < 2_000 && clock.pendingTimers() === 0 && !settled(); turn++) await new Promise((resolve) => setTimeout(resolve, 1));
+  expect(clock.pendingTimers() > 0 || settled()).toBe(true);
+}
+
+/**
+ * Drives `input` to its end on `clock`: each wait between rounds of conflicts is measured (the clock
+ * moves 10 ms at a time while one waits), so the test reads the backoff the input got.
+ */
+async function waitsUntilSettled<T>(clock: FakeClock, input: Promise<T>): Promise<{ outcome: T; waits: number[] }> {
+  let settled = false;
+  const done = input.finally(() => (settled = true));
+  const waits: number[] = [];
+  for (let round = 0; round < 50; round++) {
+    await retryWaiting(clock, () => settled);
+    if (settled) break;
+    const before = clock.now();
+    for (let step = 0; clock.pendingTimers() > 0 && step < 1_000; step++) clock.advance(10);
+    waits.push(clock.now() - before);
+  }
+  return { outcome: await done, waits };
+}
+
+describe('an input from the world (a connection, a timer, a lapse, an exit) whose conflicts outlast the retries', () => {
+  const rounds = 3;
+
+  it('given rivals that win 3 × (CONFLICT_RETRIES + 1) times, then the deciding actor waits a jittered, growing time on its clock between rounds and records it once', async () => {
+    const log = await openTempStore();
+    const { store, attempts } = racedStore(log, heartbeat, rounds * (CONFLICT_RETRIES + 1));
+    const { system, crashes } = actorSystem();
+    const clock = new FakeClock(T0);
+    const draws = [0.5, 0.99, 0.25];
+    const actor = new DecidingActor<RunExecution>(system, store, {
+      name: 'raced',
+      decider: runDecider,
+      clock,
+      random: () => draws.shift() ?? 0,
+      hydrate: async () => (await log.readStream(RUN)).reduce((state, event) => runDecider.evolve(state, event), runDecider.initialState(RUN)),
+    });
+
+    const { outcome, waits } = await waitsUntilSettled(clock, actor.input(handedOver));
+
+    expect(outcome.ok).toBe(true);
+    expect(attempts).toHaveLength(rounds * (CONFLICT_RETRIES + 1) + 1);
+    // Full jitter below 100 ms, 200 ms, 400 ms (the draws 0.5, 0.99, 0.25), measured to the clock's 10 ms steps.
+    expect(waits).toEqual([50, 200, 100]);
+    const handed = (await log.readStream(RUN)).filter((e) => e.type === 'run.handed.over');
+    expect(handed).toHaveLength(1);
+    expect(crashes).toEqual([]);
+  });
+
+  it('given rivals that win 3 × (CONFLICT_RETRIES + 1) times, then the run actor records it once after waiting on its clock', async () => {
+    const log = await openTempStore();
+    const { store, attempts } = racedStore(log, heartbeat, rounds * (CONFLICT_RETRIES + 1));
+    const { system, crashes } = actorSystem();
+    const clock = new FakeClock(T0);
+    const runs = new RunActors(system, store, 'c1', () => {}, clock);
+
+    const { outcome, waits } = await waitsUntilSettled(clock, runs.input('r1', handedOver));
+
+    expect(outcome.ok).toBe(true);
+    expect(attempts).toHaveLength(rounds * (CONFLICT_RETRIES + 1) + 1);
+    expect(waits).toHaveLength(rounds);
+    expect((await log.readStream(RUN)).filter((e) => e.type === 'run.handed.over')).toHaveLength(1);
+    expect(crashes).toEqual([]);
+    runs.stop('r1');
   });
 });

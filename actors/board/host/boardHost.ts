@@ -5,6 +5,7 @@ import type { EventStore } from '../../../events/store/eventStore.ts';
 import type { Usage } from '../../../events/usage.ts';
 import { idsStartingWith, LOOKUP_LIMIT } from '../../../projections/audit/runIdPrefix.ts';
 import { boardProjection } from '../../../projections/board.ts';
+import { foldLog } from '../../../projections/foldLog.ts';
 import { hydrateStates } from '../../../projections/hydrate.ts';
 import { hashToken, runToken, sameSecret } from '../../../wire/tokens.ts';
 import type { Clock } from '../../runtime/clock.ts';
@@ -16,6 +17,7 @@ import { BOARD_STREAM_KINDS, boardDecider } from '../boardDecider.ts';
 import { boardInput } from '../boardInputs.ts';
 import { cancelAnswer, claimedRunBody, heartbeatAnswer, idleNextTurns, openClaims, runView, settledView, tokenHashOf } from '../boardQueries.ts';
 import { type BoardState, initialBoardState, isTerminal } from '../boardState.ts';
+import { copyBoardState } from '../copyBoardState.ts';
 import type { BoardDecision, BoardInput } from '../decideBoard.ts';
 import { pastOf, type RunPast, type SettledRun, settledRun } from '../settledRun.ts';
 import { LeaseMonitor } from './leaseMonitor.ts';
@@ -75,10 +77,12 @@ export class BoardHost {
       name: 'board',
       decider: boardDecider,
       clock,
-      hydrate: async () => (await hydrateStates(store, [boardProjection]))[0],
+      hydrate: async (until) => (await hydrateStates(store, [boardProjection], until))[0],
       // Its state is shared by all its streams (lanes, the submission order): with several boards on one
-      // log (SPEC 8), a decision taken before another board's was seen is refused and taken again.
+      // log (SPEC 8), a decision taken before another board's was seen is refused and taken again, on
+      // the state caught up with what was appended since (the fold of the log's tail).
       guardKinds: BOARD_STREAM_KINDS,
+      tailFold: { fold: boardProjection.evolve, readAfter: (after, visit) => foldLog(store, after, visit), copy: copyBoardState },
       afterCommit: (state, decisions) => this.afterCommit(state, decisions),
       leaseFor: (input) => (this.chores.has(input) ? peers.choreLease() : null),
     });

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { TimeoutSeconds } from '../../../events/boardEvents.ts';
 import { isSafeId, SAFE_ID_RULE } from '../../../events/idRule.ts';
 import { SafeId } from '../../../events/safeId.ts';
+import { StaleVersionError } from '../../../events/store/eventStore.ts';
 import { LogUnwritableError } from '../../../events/store/logUnwritable.ts';
 import type { UsageTally } from '../../../projections/usage.ts';
 import { bearerOf, HttpError, readJson, sendError, sendJson } from '../../../wire/http.ts';
@@ -150,7 +151,7 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
       } catch (error) {
         const refusal = refusalOf(error);
         // The daemon's own log says which file and why; the client hears the cause, not the path.
-        if (!(error instanceof HttpError) && !(error instanceof LogUnwritableError))
+        if (!(error instanceof HttpError) && !(error instanceof LogUnwritableError) && !(error instanceof StaleVersionError))
           process.emitWarning(`board request failed: ${(error instanceof Error ? error.stack : undefined) ?? error}`);
         // A failure of the board's own (5xx) is recorded whoever asked: it is not the caller's traffic.
         options.rejected(
@@ -197,10 +198,21 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
   };
 }
 
-/** What a failed request answers: its own refusal, 507 when the log cannot be written (SPEC 1), else 500. */
+/**
+ * A request decided CONFLICT_RETRIES + 1 times, each refused because another writer (a board on the same
+ * PostgreSQL log, SPEC 8) committed first: nothing was recorded, and a moment later it goes through.
+ * Its client retries a 5xx (the computer's claim and completion, SPEC 7); 503 with a Retry-After says
+ * when, and the code says why, unlike a 500.
+ */
+const CONTENDED = new HttpError(503, 'log_contended', 'other writers kept changing what this request decides on; nothing was recorded: try again', {
+  'retry-after': '1',
+});
+
+/** What a failed request answers: its own refusal, 507 when the log cannot be written (SPEC 1), 503 when contended, else 500. */
 function refusalOf(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
   if (error instanceof LogUnwritableError) return new HttpError(507, 'log_unwritable', error.publicReason);
+  if (error instanceof StaleVersionError) return CONTENDED;
   return new HttpError(500, 'internal', 'the board could not answer this request');
 }
 

@@ -10,8 +10,10 @@ const types = {
 export interface ConnectionOptions {
   /** Every transaction read-only (`replay`, `rebuild`, `audit`): PostgreSQL itself refuses each write. */
   readonly readOnly?: boolean;
-  /** Connections in the pool: the group commit holds one at a time, the rest serve reads. */
+  /** Connections in the pool (6 by default): the reads' pool; the appends' has one (see APPEND_CONNECTIONS). */
   readonly max?: number;
+  /** What the pool is for, after `runledger` in `application_name` (`pg_stat_activity` tells reads from appends). */
+  readonly purpose?: string;
   /** How long a transaction may wait on this process between its statements before the server ends it (see IDLE_IN_TRANSACTION_MS). */
   readonly idleInTransactionMs?: number;
 }
@@ -25,7 +27,14 @@ export interface ConnectionOptions {
  */
 export const IDLE_IN_TRANSACTION_MS = 5_000;
 
-/** The pool the store reads and writes through; `application_name` says who holds a connection (`pg_stat_activity`). */
+/**
+ * The appends' own pool: the group commit runs one transaction at a time, so one connection, which no
+ * read can take. Sharing the reads' pool, a burst of reads (status, the web view, a replay's pages)
+ * held every connection and each commit queued behind them, and with it every decision of the board.
+ */
+export const APPEND_CONNECTIONS = 1;
+
+/** A pool the store reads or appends through; `application_name` says who holds a connection and why (`pg_stat_activity`). */
 export function connectionConfig(url: string, options: ConnectionOptions = {}): pg.PoolConfig {
   const readOnly = options.readOnly ? withOption(url, '-c default_transaction_read_only=on') : null;
   return {
@@ -33,7 +42,7 @@ export function connectionConfig(url: string, options: ConnectionOptions = {}): 
     connectionString: readOnly ? readOnly.url : url,
     types,
     max: options.max ?? 6,
-    application_name: 'runledger',
+    application_name: options.purpose ? `runledger ${options.purpose}` : 'runledger',
     idle_in_transaction_session_timeout: options.idleInTransactionMs ?? IDLE_IN_TRANSACTION_MS,
     ...(readOnly ? { options: readOnly.options } : {}),
     // A server that does not answer is an error to report, not a hang.

@@ -15,7 +15,7 @@ import { type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDe
 import type { SnapshotPolicy } from '../sqlite/snapshots.ts';
 import { checkLogSchema, migrateToLatest } from './migrations.ts';
 import { commitBatch, type LogIdentity, type PgStoreFaults, STATEMENT_TIMEOUT_MS } from './pgAppend.ts';
-import { connectionConfig } from './pgConnection.ts';
+import { APPEND_CONNECTIONS, connectionConfig } from './pgConnection.ts';
 import { pgCheckpoints, pgSnapshots, type Query, type Transaction } from './pgSnapshots.ts';
 import { asPgUnwritable } from './pgUnwritable.ts';
 
@@ -79,9 +79,11 @@ const SQL = {
  */
 export async function openPostgresStore(url: string, options: PostgresStoreOptions & { existing?: boolean } = {}): Promise<PostgresEventStore> {
   const where = redactUrl(url);
-  const pool = new pg.Pool(
-    connectionConfig(url, options.idleInTransactionMs === undefined ? {} : { idleInTransactionMs: options.idleInTransactionMs }),
-  );
+  const idle = options.idleInTransactionMs === undefined ? {} : { idleInTransactionMs: options.idleInTransactionMs };
+  const pool = new pg.Pool(connectionConfig(url, idle));
+  const appends = new pg.Pool(connectionConfig(url, { ...idle, max: APPEND_CONNECTIONS, purpose: 'appends' }));
+  // An idle connection the server drops is told here, not thrown at the process: the next append reconnects.
+  appends.on('error', () => undefined);
   try {
     const identity = await prepare(pool, where, async (client) => {
       if (options.existing) await checkLogSchema(client, where, { older: 'fine' });
@@ -90,11 +92,11 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     await migrateToLatest(new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) }), identity.schema).catch((error) => {
       throw asPgUnwritable(error, where);
     });
-    const store = new PostgresEventStore(pool, where, identity, options);
+    const store = new PostgresEventStore(pool, where, identity, options, appends);
     await store.listen(url);
     return store;
   } catch (error) {
-    await pool.end().catch(() => undefined);
+    await Promise.all([pool.end().catch(() => undefined), appends.end().catch(() => undefined)]);
     throw error;
   }
 }
@@ -174,6 +176,8 @@ export class PostgresEventStore implements EventStore {
     readonly where: string,
     private readonly log: LogIdentity,
     options: PostgresStoreOptions = {},
+    /** The group commit's own connection (APPEND_CONNECTIONS); the reads' pool for a store opened only to read. */
+    private readonly appends: pg.Pool = pool,
   ) {
     this.writer = options.writer ?? sharedLogWriter();
     this.report = options.report ?? ((line) => console.error(line));
@@ -183,7 +187,7 @@ export class PostgresEventStore implements EventStore {
     this.statementTimeoutMs = options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS;
     this.wake = merge(this.commits, this.notices, interval(options.pollMs ?? POLL_MS).pipe(map(() => null)));
     const query: Query = (config) => this.query(config);
-    const transaction: Transaction = (body) => this.transaction(body);
+    const transaction: Transaction = (body) => this.transaction(this.pool, body);
     const snapshots = pgSnapshots(query, transaction, options.snapshots);
     this.snapshots = snapshots;
     this.checkpoints = pgCheckpoints(query, (c) => snapshots.archive(c));
@@ -240,7 +244,7 @@ export class PostgresEventStore implements EventStore {
   private async commit(batch: readonly PendingAppend[]): Promise<void> {
     let results: AppendResult[];
     try {
-      results = await this.transaction((client) =>
+      results = await this.transaction(this.appends, (client) =>
         commitBatch(
           client,
           this.log,
@@ -277,11 +281,11 @@ export class PostgresEventStore implements EventStore {
     if (committed.length) this.commits.next(committed);
   }
 
-  /** `body` in one transaction on a connection of the pool; a connection that failed is dropped, not reused. */
-  private async transaction<T>(body: (client: pg.ClientBase) => Promise<T>): Promise<T> {
+  /** `body` in one transaction on a connection of `pool`; a connection that failed is dropped, not reused. */
+  private async transaction<T>(pool: pg.Pool, body: (client: pg.ClientBase) => Promise<T>): Promise<T> {
     let client: pg.PoolClient;
     try {
-      client = await this.pool.connect();
+      client = await pool.connect();
     } catch (error) {
       throw asPgUnwritable(error, this.where);
     }
@@ -450,5 +454,6 @@ export class PostgresEventStore implements EventStore {
     this.notices.complete();
     await listener?.end().catch(() => undefined);
     await this.pool.end();
+    if (this.appends !== this.pool) await this.appends.end();
   }
 }

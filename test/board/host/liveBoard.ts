@@ -6,7 +6,8 @@ import { type BoardServerOptions, startBoardServer } from '../../../actors/board
 import { systemClock } from '../../../actors/runtime/clock.ts';
 import { startActorSystem, stopSystem } from '../../../actors/runtime/runtime.ts';
 import type { DomainEvent } from '../../../events/catalog.ts';
-import type { SqliteStoreOptions } from '../../../events/store/sqlite/sqliteEventStore.ts';
+import type { EventStore } from '../../../events/store/eventStore.ts';
+import type { SqliteEventStore, SqliteStoreOptions } from '../../../events/store/sqlite/sqliteEventStore.ts';
 import { openTempStore, tempDbPath } from '../../support/tempStore.ts';
 
 export const SUBMIT = 'submit-token';
@@ -17,15 +18,19 @@ export const SUBMIT = 'submit-token';
  */
 export async function liveBoard(
   computers: string[] = [],
-  options: Partial<Pick<BoardServerOptions, 'clock'>> & Pick<SqliteStoreOptions, 'faults'> = {},
+  options: Partial<Pick<BoardServerOptions, 'clock'>> &
+    Pick<SqliteStoreOptions, 'faults'> & {
+      /** The board's view of its log: the store, or one standing in front of it (refusing appends, say). */
+      wrap?: (store: SqliteEventStore) => EventStore;
+    } = {},
 ) {
-  const { faults, ...serverOptions } = options;
+  const { faults, wrap, ...serverOptions } = options;
   const path = tempDbPath();
   const store = await openTempStore(path, { sync: 'normal', ...(faults ? { faults, report: () => undefined } : {}) });
   const system = startActorSystem({ onError: () => {} });
   const server = await startBoardServer({
     system,
-    store,
+    store: wrap ? wrap(store) : store,
     clock: systemClock,
     host: '127.0.0.1',
     port: 0,
