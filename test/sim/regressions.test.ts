@@ -8,8 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { parseFaults } from '../../sim/faults.ts';
 import { runWorld } from '../../sim/world.ts';
 
-const world = (seed: number, faults: string, maxOutageMs?: number) =>
-  runWorld({ seed, faults: parseFaults(faults), size: 'small', ...(maxOutageMs === undefined ? {} : { maxOutageMs }) });
+const world = (seed: number, faults: string, maxOutageMs?: number, boards: 1 | 2 = 1) =>
+  runWorld({ seed, faults: parseFaults(faults), size: 'small', boards, ...(maxOutageMs === undefined ? {} : { maxOutageMs }) });
 
 describe('simulator regressions', () => {
   it('seed 3 (crash, disk, board): a completion taken just before a crash is sent by the next life with the same host:pid (test/runtime/outbox: "a container\'s pid 1")', async () => {
@@ -34,6 +34,11 @@ describe('simulator regressions', () => {
 
   it('seed 25 (twin, unreachable): a run offered only to computers that skipped it (their streams up) is offered again once it stays unclaimed with its lane free (test/board/offers: "offered again")', async () => {
     const result = await world(25, 'twin,unreachable');
+    expect(result.violation).toBeNull();
+  });
+
+  it('seed 222, two boards (every fault): a completion sent just before its clock stepped back is in flight, not a wait with no timer (sim/invariants.ts: completionInFlight)', async () => {
+    const result = await world(222, 'all', undefined, 2);
     expect(result.violation).toBeNull();
   });
 });
