@@ -74,8 +74,10 @@ export class BoardHost {
     });
     this.push = new PushHub(
       {
-        connected: async (computerId) => void (await this.actor.input(boardInput.connected(computerId, clock.now()))),
-        disconnected: async (computerId, lastSeenAt) => void (await this.actor.input(boardInput.disconnected(computerId, clock.now(), lastSeenAt))),
+        // Each says which board holds (or held) the stream: a late close from a board the computer left ends nothing (SPEC 8).
+        connected: async (computerId) => void (await this.actor.input(boardInput.connected(computerId, clock.now(), store.writer))),
+        disconnected: async (computerId, lastSeenAt) =>
+          void (await this.actor.input(boardInput.disconnected(computerId, clock.now(), lastSeenAt, store.writer))),
         declined: async (computerId, runId) => void (await this.actor.input(boardInput.declined(runId, computerId, clock.now()))),
         refused: (computerId, incarnation) => options.refusedStream?.(computerId, incarnation),
       },
