@@ -37,8 +37,24 @@ describe('simulator regressions', () => {
     expect(result.violation).toBeNull();
   });
 
+  // A known bug, pinned as it stands until the chores' lease lands (SPEC 8; then this world holds, and the
+  // expectation becomes `toBeNull()`): board2 dies and restarts beside board1, and its start records every
+  // computer disconnected, those whose streams board1 holds included (BoardHost.start closes every
+  // connection as stale). The run submitted next is offered to no computer, and waits for ever.
+  it("seed 18, two boards (one board killed and restarted): KNOWN BUG until the lease lands, a restarting board ends the live board's connections", async () => {
+    const plan = [{ at: 32_779, kind: 'board' as const, target: 'board2', forMs: 54_000, amount: 0 }];
+    const result = await runWorld({ seed: 18, faults: parseFaults('all'), size: 'small', boards: 2, plan, keepRuns: [1] });
+    expect(result.violation?.invariant).toBe('liveness');
+    expect(result.violation?.detail).toMatch(/runs not ended within the bound: \w+ queued/);
+  });
+
   it('seed 222, two boards (every fault): a completion sent just before its clock stepped back is in flight, not a wait with no timer (sim/invariants.ts: completionInFlight)', async () => {
     const result = await world(222, 'all', undefined, 2);
+    expect(result.violation).toBeNull();
+  });
+
+  it('seed 6, two boards (net, cut, split): a late close from the board a computer left ends nothing, so that board does not reap its live run (test/board/twoBoardStreams)', async () => {
+    const result = await world(6, 'net,cut,split', undefined, 2);
     expect(result.violation).toBeNull();
   });
 });
