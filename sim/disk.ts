@@ -43,8 +43,13 @@ export class SimDisk {
 
   /** A read-only view of the committed log, for the checks (replay, rebuild): a copy, so nothing live is touched. */
   async snapshot(): Promise<SqliteEventStore> {
-    return new SqliteEventStore(new Database(this.current.serialize()), { pollMs: 2 ** 31 - 1, foreignRows: 'fail' });
+    return snapshotOf(this.current);
   }
+}
+
+/** A read-only view of a committed log, for the checks (replay, rebuild): a copy, so nothing live is touched. */
+export function snapshotOf(db: Database.Database): SqliteEventStore {
+  return new SqliteEventStore(new Database(db.serialize()), { pollMs: 2 ** 31 - 1, foreignRows: 'fail' });
 }
 
 let empty: Buffer | null = null;

@@ -3,6 +3,7 @@ import { isTerminal } from '../actors/board/boardState.ts';
 import { loginOf, type QueueState } from '../actors/lane/queueState.ts';
 import type { RunExecution } from '../actors/run/runState.ts';
 import { codec } from '../events/catalog.ts';
+import type { EventRow } from '../events/codec.ts';
 import { RowDecoder } from '../events/store/rowDecoder.ts';
 import { boardProjection } from '../projections/board.ts';
 import { rebuildProjections } from '../projections/keeper/rebuild.ts';
@@ -54,17 +55,6 @@ const PROMPT_MS = 8_000;
 
 /** A log the invariants read: a machine's disk, or the boards' log. */
 type Log = Pick<SimDisk, 'name' | 'current'>;
-
-interface LogRow {
-  seq: number;
-  stream: string;
-  version: number;
-  type: string;
-  data: string;
-  at: number;
-  cause: number | null;
-  actor: string;
-}
 
 interface DiskScan {
   seen: number;
@@ -317,7 +307,7 @@ export class Invariants {
     return found;
   }
 
-  private newRows(disk: Log): LogRow[] {
+  private newRows(disk: Log): EventRow[] {
     let scan = this.scans.get(disk.name);
     if (!scan) {
       scan = { seen: 0, drainedThisLife: false };
@@ -334,7 +324,7 @@ export class Invariants {
       scan.db = current;
       scan.select = current.prepare('SELECT seq, stream, version, type, data, at, cause, actor FROM events WHERE seq > ? ORDER BY seq');
     }
-    const rows = scan.select!.all(scan.seen) as LogRow[];
+    const rows = scan.select!.all(scan.seen) as EventRow[];
     if (rows.length) scan.seen = rows.at(-1)!.seq;
     return rows;
   }

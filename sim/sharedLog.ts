@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { Subject } from 'rxjs';
 import type { EventStore } from '../events/store/eventStore.ts';
 import { SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
-import { emptyLog, withoutHolds } from './disk.ts';
+import { emptyLog, snapshotOf, withoutHolds } from './disk.ts';
 import type { Prng } from './prng.ts';
 import type { Owner, Scheduler } from './scheduler.ts';
 
@@ -78,6 +78,6 @@ export class SharedLog {
 
   /** A read-only view of the committed log, for the checks (replay, rebuild): a copy, so nothing live is touched. */
   async snapshot(): Promise<SqliteEventStore> {
-    return new SqliteEventStore(new Database(this.current.serialize()), { pollMs: 2 ** 31 - 1, foreignRows: 'fail' });
+    return snapshotOf(this.current);
   }
 }

@@ -52,7 +52,7 @@ describe('simulator regressions', () => {
   // SPEC 8; then `toBeNull()`): a twin of c1 takes c1's stream on board1, c1's own stream moves to board2,
   // and board2, which never heard the run's heartbeats (each board keeps those it hears, in memory), reaps
   // it at once as lapsed since its claim, though c1 executes it and heartbeats it to board1.
-  it('seed 343, two boards (every fault): KNOWN BUG until the lease lands, a board that never heard a run\'s heartbeats reaps it once its computer\'s stream moves there', async () => {
+  it("seed 343, two boards (every fault): KNOWN BUG until the lease lands, a board that never heard a run's heartbeats reaps it once its computer's stream moves there", async () => {
     const result = await world(343, 'all', undefined, 2);
     expect(result.violation?.invariant).toBe('leaseKept');
   });
