@@ -80,8 +80,4 @@ export class SimBoards {
   writing(writer: string): BoardMachine | null {
     return this.machines.find((m) => m.writer === writer) ?? null;
   }
-
-  crashAll(): void {
-    for (const machine of this.machines) machine.crash();
-  }
 }
