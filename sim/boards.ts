@@ -22,7 +22,8 @@ export interface BoardsOptions {
 /**
  * The world's boards, wired in one place: one on its own disk, or two sharing one log, each running the
  * full board (HTTP API, push hub, lease monitor, projections) and, as main does today, its own chores
- * (reaping, hooks, notices): a lease row that lets one board alone run them would be taken here.
+ * (reaping, hooks, notices): the chores' lease that lets one board alone run them (BoardPeers, SPEC 8)
+ * would be handed to each BoardHost from here, one peers of the shared log for both boards.
  */
 export class SimBoards {
   readonly machines: readonly BoardMachine[];

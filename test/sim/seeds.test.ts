@@ -18,7 +18,8 @@ const options = { faults: parseFaults('all'), size: 'small' as const, shrink: fa
  * that restarts beside a live one today records every computer disconnected, those the live board holds
  * included (BoardHost.start, the stale connections; seeds 18, 36, 43, … of `--boards 2 --faults all`),
  * and the heartbeats a board hears are its own (leaseMonitor.ts): both are the chores' lease's to fix
- * (SPEC 8), after which `board` joins these faults and a drawn seed is played here too.
+ * (SPEC 8; main's BoardPeers, to be wired for the shared log in sim/boards.ts), after which `board` joins
+ * these faults and a drawn seed is played here too.
  */
 const TWO_BOARDS = Array.from({ length: 10 }, (_, i) => i + 1);
 const twoBoards = {
