@@ -12,6 +12,8 @@ export const MAX_TEXT_CHARS = 4 * 1024 * 1024;
 const text = z.string().max(MAX_TEXT_CHARS);
 const at = z.number().int().nonnegative();
 const idempotencyKey = z.string().min(1).max(255);
+/** The board a push stream is held by (its log writer, `host:pid`): several boards share a log (SPEC 8). Absent from older versions. */
+const board = z.string().min(1).max(300);
 /** One life of a computer's daemon, drawn at its start (SPEC section 7). */
 const incarnation = SafeId;
 /** A run's budget as the wire carries it (`timeout_s`): checked at every edge that reads one. */
@@ -70,9 +72,12 @@ export const boardEvents = eventGroup(
    * `pushedFromState`: its frames are read from the board's state, not recorded run by run. Inputs of
    * older versions lack it, and their recorded per-run offers are re-derived as they were taken.
    */
-  defineEvent('board.computer.connected', z.strictObject({ computerId, pushedFromState: z.literal(true).optional() })),
-  /** `lastSeenAt`: the last sign of life on its stream (a pong, an ack) when the board knew it. */
-  defineEvent('board.computer.disconnected', z.strictObject({ computerId, lastSeenAt: at.optional() })),
+  defineEvent('board.computer.connected', z.strictObject({ computerId, pushedFromState: z.literal(true).optional(), board: board.optional() })),
+  /**
+   * `lastSeenAt`: the last sign of life on its stream (a pong, an ack) when the board knew it. `board`: the
+   * board whose stream closed; a close of a stream the computer has since opened on another board changes nothing.
+   */
+  defineEvent('board.computer.disconnected', z.strictObject({ computerId, lastSeenAt: at.optional(), board: board.optional() })),
   /** `incarnation`: the claiming daemon's life (header `Runledger-Incarnation`); absent from older computers. */
   defineEvent('board.claim.requested', z.strictObject({ runId, computerId, incarnation: incarnation.optional(), past: RunPastSchema.optional() })),
   /** A frame acked 503 `draining`: the computer takes no new work in this life (SPEC section 4). */
@@ -127,7 +132,8 @@ export const boardEvents = eventGroup(
   /** Reaped: the holder's heartbeats stopped for longer than the lease. */
   defineEvent('board.run.resolved', z.strictObject({ runId, computerId, lastHeartbeatAt: at, reason })),
   defineEvent('board.computer.registered', z.strictObject({ computerId, tokenHash: z.string().min(1).max(200), reason })),
-  defineEvent('board.computer.online', z.strictObject({ computerId, reason })),
+  /** `board`: the board that holds its stream (absent from older versions, and from one board alone at its start). */
+  defineEvent('board.computer.online', z.strictObject({ computerId, reason, board: board.optional() })),
   defineEvent('board.computer.offline', z.strictObject({ computerId, lastSeenAt: at.optional(), reason })),
   /** It declined a frame because it drains: offered nothing more until it connects again. */
   defineEvent('board.computer.draining', z.strictObject({ computerId, reason })),

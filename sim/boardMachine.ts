@@ -7,7 +7,7 @@ import { LogUnwritableError } from '../events/store/logUnwritable.ts';
 import { ProjectionKeeper } from '../projections/keeper/projectionKeeper.ts';
 import { projections } from '../projections/keeper/registry.ts';
 import type { BoardAnswer } from '../wire/boardClient.ts';
-import { SimDisk } from './disk.ts';
+import type { SimDisk } from './disk.ts';
 import { type HookInvocation, SIM_HOOK_TIMEOUT_MS, SIM_HOOKS, simHookRunner } from './hooks.ts';
 import { armNactOn } from './nactTimers.ts';
 import type { Prng } from './prng.ts';
@@ -29,9 +29,20 @@ export interface BoardLife {
   readonly startedAt: number;
 }
 
-/** The board's machine: its disk outlives its lives; a life is a BoardHost (actors, push hub, leases) on it. */
+/**
+ * Where a board's log is: a disk of its own (one board), or the log it shares with the other boards
+ * (sim/sharedLog.ts: PostgreSQL, SPEC 8), on which each life writes as a writer of its own.
+ */
+export interface BoardLog {
+  readonly name: string;
+  full: boolean;
+  readonly current: SimDisk['current'];
+  snapshot: SimDisk['snapshot'];
+  open(report: (line: string) => void, owner: Owner, board: string, writer: string): Promise<EventStore>;
+}
+
+/** The board's machine: its log outlives its lives; a life is a BoardHost (actors, push hub, leases) on it. */
 export class BoardMachine {
-  readonly disk = new SimDisk('board', 'board-host:1');
   life: BoardLife | null = null;
   lives = 0;
   /** A life is starting (its start may wait out a full disk): no second one starts beside it. */
@@ -42,6 +53,11 @@ export class BoardMachine {
   private readonly runningHooks = new Set<HookInvocation>();
 
   constructor(
+    /** `board`, or `board1`, `board2`, … when several share one log. */
+    readonly name: string,
+    readonly disk: BoardLog,
+    /** The number of each life started: unique across the boards of a world (a hook names the life that ran it). */
+    private readonly nextLife: () => number,
     private readonly scheduler: Scheduler,
     private readonly skew: () => number,
     private readonly fuzz: () => TimerFuzz,
@@ -63,12 +79,27 @@ export class BoardMachine {
     }
   }
 
+  /** Its URL in a computer's `--server` list. */
+  get url(): string {
+    return `http://${this.name}.sim:7420`;
+  }
+
+  /**
+   * What it writes as (the log's `actor` column): a restarted board is the same host and pid as far as
+   * the log can tell, so its outboxes know the takes of its earlier lives for their own
+   * (actors/runtime/outbox.ts), as a board restarted on its machine probes them gone.
+   */
+  get writer(): string {
+    return `${this.name}-host:1`;
+  }
+
   private async boot(): Promise<BoardLife> {
-    const number = ++this.lives;
-    const owner = new Owner(`board#${number}`);
+    this.lives++;
+    const number = this.nextLife();
+    const owner = new Owner(`${this.name}#${number}`);
     const clock = new LifeClock(this.scheduler, owner, this.skew, this.fuzz);
-    const log = (line: string) => owner.alive && this.log(`board#${number}: ${line}`);
-    const store = await this.disk.open(log);
+    const log = (line: string) => owner.alive && this.log(`${this.name}#${number}: ${line}`);
+    const store = await this.disk.open(log, owner, this.name, this.writer);
     const system = startActorSystem({ onError: (r) => log(`actor ${r.actor}: ${r.phase} failed (${r.decision}): ${(r.error as Error)?.message}`) });
     armNactOn(system.name, clock);
     const host = new BoardHost({ system, store, clock, boardSecret: BOARD_SECRET, submitToken: SUBMIT_TOKEN, leaseMs: this.leaseMs, log });

@@ -5,9 +5,11 @@ import type { EventStore } from '../events/store/eventStore.ts';
 import { ProjectionKeeper } from '../projections/keeper/projectionKeeper.ts';
 import { projections } from '../projections/keeper/registry.ts';
 import type { BoardAnswer } from '../wire/boardClient.ts';
+import type { BoardServers } from '../wire/boardServers.ts';
 import type { PushConnect } from '../wire/pushStreamClient.ts';
 import { type AgentsWorld, type SimLogin, simAgentStarter } from './agents.ts';
-import type { BoardMachine, BoardRequest } from './boardMachine.ts';
+import type { BoardRequest } from './boardMachine.ts';
+import type { SimBoards } from './boards.ts';
 import { SimDisk } from './disk.ts';
 import { armNactOn } from './nactTimers.ts';
 import type { SimNetwork } from './network.ts';
@@ -38,7 +40,7 @@ export interface ComputerLife {
 export interface ComputerWorld extends AgentsWorld {
   readonly scheduler: Scheduler;
   readonly network: SimNetwork;
-  readonly board: BoardMachine;
+  readonly boards: SimBoards;
   readonly prng: Prng;
   readonly fuzz: () => TimerFuzz;
   log(line: string): void;
@@ -77,8 +79,10 @@ export class ComputerMachine {
     readonly token: string,
     private readonly world: ComputerWorld,
     private readonly slots: number,
+    /** Of several boards, the one its `--server` list names first. */
+    private readonly firstBoard = 0,
   ) {
-    this.disk = new SimDisk(machine, `${machine}:1`);
+    this.disk = new SimDisk(machine);
   }
 
   async start(): Promise<ComputerLife | null> {
@@ -104,7 +108,9 @@ export class ComputerMachine {
     const system = startActorSystem({ onError: (r) => log(`actor ${r.actor}: ${r.phase} failed (${r.decision}): ${(r.error as Error)?.message}`) });
     armNactOn(system.name, clock);
     const incarnation = world.prng.uuid();
-    const calls = this.boardCalls(owner);
+    // Its `--server` list: the push stream moves on when its board drops it, and the calls follow (wire/boardServers.ts).
+    const servers = world.boards.servers(this.firstBoard);
+    const calls = this.boardCalls(owner, servers);
     const board = world.wrapBoard ? world.wrapBoard(this.id, calls) : calls;
     const random = world.prng.fork();
     const computer = new Computer({
@@ -112,7 +118,7 @@ export class ComputerMachine {
       store,
       clock,
       computer: this.id,
-      server: 'http://board.sim:7420',
+      server: servers,
       token: this.token,
       exec: 'claude',
       workspaceRoot: `/tmp/runledger-sim/${this.machine}`,
@@ -198,8 +204,8 @@ export class ComputerMachine {
     for (const socket of this.sockets) socket.cut();
   }
 
-  private boardCalls(owner: Owner): SimBoardCalls {
-    const call = (request: BoardRequest) => this.call(owner, request);
+  private boardCalls(owner: Owner, servers: BoardServers): SimBoardCalls {
+    const call = (request: BoardRequest) => this.call(owner, servers.current(), request);
     return {
       claim: (runId, incarnation) => call({ kind: 'claim', computer: this.id, token: this.token, runId, ...(incarnation ? { incarnation } : {}) }),
       heartbeat: (runId, token) => call({ kind: 'heartbeat', runId, token }),
@@ -214,8 +220,9 @@ export class ComputerMachine {
    * client's timeout passes), the board may be down or unreachable (refused at once), the answer may be
    * lost after the board acted on the request.
    */
-  private call(owner: Owner, request: BoardRequest): Promise<BoardAnswer> {
-    const { network, scheduler, board } = this.world;
+  private call(owner: Owner, url: string, request: BoardRequest): Promise<BoardAnswer> {
+    const { network, scheduler } = this.world;
+    const board = this.world.boards.at(url);
     if (!owner.alive) return new Promise<never>(() => undefined);
     return new Promise<BoardAnswer>((resolve) => {
       let answered = false;
@@ -225,7 +232,7 @@ export class ComputerMachine {
         resolve(value);
       };
       scheduler.at(scheduler.now + CALL_TIMEOUT_MS, owner, `timeout ${request.kind}`, () => answer({ status: 0 }));
-      if (network.isUnreachable(this.id)) {
+      if (network.isUnreachable(this.id, board.name)) {
         network.send(this.id, [owner], `refused ${request.kind}`, () => answer({ status: 0 }), 0, true);
         return;
       }
@@ -253,14 +260,15 @@ export class ComputerMachine {
 
   /** The push stream's connect: a SimSocket pair across the network, attached to the board's push hub. */
   private connector(owner: Owner): PushConnect {
-    return (_url, options) => {
-      const { network, board } = this.world;
+    return (url, options) => {
+      const { network } = this.world;
+      const board = this.world.boards.at(url);
       const client = new SimSocket(network, this.id, [owner], 'computer');
       if (!owner.alive) return client.asWebSocket();
       this.sockets = this.sockets.filter((s) => s.readyState !== 3);
       this.sockets.push(client);
       const refused = () => network.send(this.id, [owner], 'connect refused', () => client.closeHere(1006, ''), 0, true);
-      if (network.isUnreachable(this.id)) {
+      if (network.isUnreachable(this.id, board.name)) {
         refused();
         return client.asWebSocket();
       }
@@ -270,7 +278,7 @@ export class ComputerMachine {
         'connect',
         () => {
           const boardLife = board.life;
-          if (!boardLife || network.isUnreachable(this.id)) return refused();
+          if (!boardLife || network.isUnreachable(this.id, board.name)) return refused();
           const server = new SimSocket(network, this.id, [boardLife.owner, owner], 'board');
           server.readyState = 1;
           board.sockets.push(server);

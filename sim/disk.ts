@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import type { EventStore } from '../events/store/eventStore.ts';
+import type { AppendRequest, EventStore } from '../events/store/eventStore.ts';
 import { openSqliteStore, SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
 
 /**
@@ -15,13 +15,10 @@ export class SimDisk {
   /** Commits refused because the disk was full. */
   refusals = 0;
 
-  constructor(
-    readonly name: string,
-    private readonly writer: string,
-  ) {}
+  constructor(readonly name: string) {}
 
   /** Opens the log for a new life: the image left by the last one, or a fresh log. */
-  async open(report: (line: string) => void): Promise<EventStore> {
+  async open(report: (line: string) => void, _owner?: unknown, _machine?: string, writer = `${this.name}:1`): Promise<EventStore> {
     const faults = {
       failWrites: () => {
         if (!this.full) return null;
@@ -30,7 +27,7 @@ export class SimDisk {
       },
     };
     // The sim has no other process on the file: the poll that looks for their appends would only be noise.
-    const options = { pollMs: 2 ** 31 - 1, writer: this.writer, faults, report, foreignRows: 'fail' as const };
+    const options = { pollMs: 2 ** 31 - 1, writer, faults, report, foreignRows: 'fail' as const };
     // A fresh disk starts from a migrated empty log, made once per process (the migrations cost more than a world's appends).
     const image = this.db === null ? await emptyLog() : this.db.serialize();
     const store = new SqliteEventStore(new Database(image), options);
@@ -46,13 +43,19 @@ export class SimDisk {
 
   /** A read-only view of the committed log, for the checks (replay, rebuild): a copy, so nothing live is touched. */
   async snapshot(): Promise<SqliteEventStore> {
-    return new SqliteEventStore(new Database(this.current.serialize()), { pollMs: 2 ** 31 - 1, foreignRows: 'fail' });
+    return snapshotOf(this.current);
   }
+}
+
+/** A read-only view of a committed log, for the checks (replay, rebuild): a copy, so nothing live is touched. */
+export function snapshotOf(db: Database.Database): SqliteEventStore {
+  return new SqliteEventStore(new Database(db.serialize()), { pollMs: 2 ** 31 - 1, foreignRows: 'fail' });
 }
 
 let empty: Buffer | null = null;
 
-async function emptyLog(): Promise<Buffer> {
+/** A migrated empty log's image. */
+export async function emptyLog(): Promise<Buffer> {
   if (!empty) {
     const store = await openSqliteStore(':memory:', { pollMs: 2 ** 31 - 1 });
     empty = store.db.serialize();
@@ -66,10 +69,17 @@ async function emptyLog(): Promise<Buffer> {
  * time), which would let real time decide which appends share a commit. Unheld, a batch is what one
  * turn of the event loop appended: a function of the world alone.
  */
-function withoutHolds(store: SqliteEventStore): EventStore {
+export function withoutHolds(store: SqliteEventStore, committed?: () => void): EventStore {
   return new Proxy(store, {
     get(target, property, receiver) {
       if (property === 'holdCommits') return () => () => undefined;
+      // Who hears of each append that committed rows (the shared log's NOTIFY).
+      if (property === 'append' && committed)
+        return (request: AppendRequest) =>
+          target.append(request).then((result) => {
+            if (result.ok && result.events.length > 0) committed();
+            return result;
+          });
       const value = Reflect.get(target, property, receiver);
       return typeof value === 'function' ? value.bind(target) : value;
     },

@@ -12,6 +12,7 @@ export const FAULT_KINDS = [
   'unreachable', // the board cannot be reached from a computer for a while
   'disk', // a machine's log cannot be written for a while
   'timers', // timers fire a little early or late (all world long)
+  'split', // of two boards, one is cut off from every computer for a while (its database still reachable)
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -19,7 +20,7 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
 export interface Fault {
   readonly at: number;
   readonly kind: Exclude<FaultKind, 'timers'>;
-  /** The machine it strikes: a computer's id, or `board`. */
+  /** The machine it strikes: a computer's id, or `board` (the board, of two the log they share), `board1`, `board2`. */
   readonly target: string;
   readonly forMs: number;
   /** Kind-specific: a skew in ms, a loss rate in percent. */
@@ -37,15 +38,33 @@ export function parseFaults(list: string): Set<FaultKind> {
   return new Set(kinds as FaultKind[]);
 }
 
-/** Draws a plan of faults within `windowMs` from the enabled kinds. */
-export function drawPlan(prng: Prng, kinds: ReadonlySet<FaultKind>, computers: readonly string[], windowMs: number): Fault[] {
-  const usable = [...kinds].filter((k): k is Fault['kind'] => k !== 'timers');
+/**
+ * Draws a plan of faults within `windowMs` from the enabled kinds. `boards`: `['board']`, or the names of
+ * the boards that share one log (a board fault, a split, strikes one of them); with one board, the plan
+ * is drawn as it always was.
+ */
+export function drawPlan(
+  prng: Prng,
+  kinds: ReadonlySet<FaultKind>,
+  computers: readonly string[],
+  windowMs: number,
+  boards: readonly string[] = ['board'],
+): Fault[] {
+  const several = boards.length > 1;
+  const usable = [...kinds].filter((k): k is Fault['kind'] => k !== 'timers' && (several || k !== 'split'));
   if (usable.length === 0) return [];
   const count = prng.int(1, 6);
   const plan: Fault[] = [];
   for (let i = 0; i < count; i++) {
     const kind = prng.pick(usable);
-    const target = kind === 'board' ? 'board' : kind === 'disk' && prng.chance(0.4) ? 'board' : prng.pick(computers);
+    const target =
+      kind === 'board' || kind === 'split'
+        ? several
+          ? prng.pick(boards)
+          : 'board'
+        : kind === 'disk' && prng.chance(0.4)
+          ? 'board'
+          : prng.pick(computers);
     const forMs = kind === 'disk' ? prng.int(1, 120) * 1_000 : kind === 'skew' ? 0 : prng.int(1, 90) * 1_000;
     // A net fault: HTTP calls that crawl (3 s at most each way), or, more often, a whole link that crawls, loses and repeats.
     const amount = kind === 'skew' ? prng.int(-3_000, 3_000) : kind === 'net' ? (prng.chance(0.4) ? 0 : prng.int(5, 60)) : 0;

@@ -1,13 +1,17 @@
 import type { BoardState } from '../actors/board/boardState.ts';
 import { loginOf, type QueueState } from '../actors/lane/queueState.ts';
 import type { RunExecution } from '../actors/run/runState.ts';
+import { codec } from '../events/catalog.ts';
+import type { EventRow } from '../events/codec.ts';
+import { RowDecoder } from '../events/store/rowDecoder.ts';
+import { boardProjection } from '../projections/board.ts';
 import { rebuildProjections } from '../projections/keeper/rebuild.ts';
 import { projections } from '../projections/keeper/registry.ts';
 import { noticesProjection } from '../projections/notices.ts';
 import { deciders } from '../replay/deciders.ts';
 import { replayLog } from '../replay/replayLog.ts';
 import type { Execution } from './agents.ts';
-import type { BoardMachine } from './boardMachine.ts';
+import type { SimBoards } from './boards.ts';
 import type { ComputerMachine } from './computerMachine.ts';
 import type { SimDisk } from './disk.ts';
 import type { HookInvocation } from './hooks.ts';
@@ -48,6 +52,9 @@ const SPIN_STEPS = 1_000;
 /** Slack for a frame to reach a computer and its claim to be decided, ms: a slow link takes up to 3 s each way. */
 const PROMPT_MS = 8_000;
 
+/** A log the invariants read: a machine's disk, or the boards' log. */
+type Log = Pick<SimDisk, 'name' | 'current'>;
+
 interface DiskScan {
   seen: number;
   drainedThisLife: boolean;
@@ -62,7 +69,9 @@ interface DiskScan {
  */
 export class Invariants {
   readonly counts: Record<string, number> = Object.fromEntries(INVARIANTS.map((n) => [n, 0]));
+  /** The board's state as the log has it (folded here, whichever board wrote what): every board's, once it caught up. */
   boardState: BoardState | null = null;
+  private readonly decoder = new RowDecoder(codec, 'fail');
   private pending: Violation | null = null;
   private readonly scans = new Map<string, DiskScan>();
   private readonly claims = new Map<string, string>();
@@ -82,7 +91,7 @@ export class Invariants {
     private readonly w: {
       scheduler: Scheduler;
       network: SimNetwork;
-      board: BoardMachine;
+      boards: SimBoards;
       leaseMs: number;
       say: (line: string) => void;
     },
@@ -203,7 +212,7 @@ export class Invariants {
    * What it hears is the notices index folded over the board's log without its filings (all it ever heard stays due).
    */
   private async noticesComplete(): Promise<void> {
-    const snapshot = await this.w.board.disk.snapshot();
+    const snapshot = await this.w.boards.log.snapshot();
     try {
       let index = noticesProjection.initial();
       for (const event of await snapshot.readAll(0, 1_000_000)) if (event.type !== 'notice.filed') index = noticesProjection.evolve(index, event);
@@ -238,7 +247,7 @@ export class Invariants {
   private hooksSettled(): void {
     let rows: { type: string; data: string }[];
     try {
-      rows = this.w.board.disk.current
+      rows = this.w.boards.log.current
         .prepare(`SELECT type, data FROM events WHERE stream = 'outbox:hooks' AND type IN ('hook.exited', 'hook.interrupted', 'outbox.interrupted')`)
         .all() as typeof rows;
     } catch {
@@ -254,7 +263,7 @@ export class Invariants {
       if (!hook.cut && hook.endedAt === null) continue;
       const records = settled.get(hook.effect) ?? [];
       // One that ended is recorded with its exit, or interrupted when its life died before that record committed.
-      const lifeDied = this.w.board.life?.number !== hook.life;
+      const lifeDied = this.w.boards.lifeNumbered(hook.life) === null;
       const want = hook.cut ? 'hook.interrupted' : lifeDied ? 'hook.exited or hook.interrupted' : 'hook.exited';
       const record = records[0];
       const ok =
@@ -285,8 +294,6 @@ export class Invariants {
     }
     this.burst++;
     this.check('noSpin', this.burst <= SPIN_STEPS, () => `${SPIN_STEPS} steps within one virtual second, the last: ${what} (a busy loop)`);
-    const boardLife = this.w.board.life;
-    if (boardLife) this.boardState = boardLife.keeper.state<BoardState>('board');
     this.scanBoard(machines);
     for (const machine of machines) this.scanComputer(machine);
     this.trackBoard();
@@ -296,7 +303,7 @@ export class Invariants {
     return found;
   }
 
-  private newRows(disk: SimDisk): { seq: number; stream: string; type: string; data: string; at: number }[] {
+  private newRows(disk: Log): EventRow[] {
     let scan = this.scans.get(disk.name);
     if (!scan) {
       scan = { seen: 0, drainedThisLife: false };
@@ -311,9 +318,9 @@ export class Invariants {
     // One prepared statement per database (a life's), not one per step.
     if (scan.db !== current) {
       scan.db = current;
-      scan.select = current.prepare('SELECT seq, stream, type, data, at FROM events WHERE seq > ? ORDER BY seq');
+      scan.select = current.prepare('SELECT seq, stream, version, type, data, at, cause, actor FROM events WHERE seq > ? ORDER BY seq');
     }
-    const rows = scan.select!.all(scan.seen) as { seq: number; stream: string; type: string; data: string; at: number }[];
+    const rows = scan.select!.all(scan.seen) as EventRow[];
     if (rows.length) scan.seen = rows.at(-1)!.seq;
     return rows;
   }
@@ -324,7 +331,9 @@ export class Invariants {
   }
 
   private scanBoard(machines: readonly ComputerMachine[]): void {
-    for (const row of this.newRows(this.w.board.disk)) {
+    for (const row of this.newRows(this.w.boards.log)) {
+      const event = this.decoder.decode([row.seq, row.stream, row.version, row.type, row.data, row.at, row.cause, row.actor]);
+      if (event) this.boardState = boardProjection.evolve(this.boardState ?? boardProjection.initial(), event);
       if (row.type === 'board.run.finished' || row.type === 'board.run.cancelled' || row.type === 'board.run.resolved') {
         this.settled.add((JSON.parse(row.data) as { runId: string }).runId);
       }
@@ -340,16 +349,17 @@ export class Invariants {
         this.offers.set(data.runId, { at: row.at, computers: data.computers });
       }
       if (row.type === 'notice.filed') this.noticeFiled(JSON.parse(row.data) as { subscriptionId: string; source: number });
-      if (row.type === 'board.heartbeat.lapsed') this.lapsed(JSON.parse(row.data) as { runId: string }, row.at, machines);
+      if (row.type === 'board.heartbeat.lapsed') this.lapsed(JSON.parse(row.data) as { runId: string }, row.at, row.actor, machines);
     }
   }
 
   /** A lapse is a finding only when nothing in the world excuses it: a live holder, a healthy link, lives older than the lease. */
-  private lapsed({ runId }: { runId: string }, at: number, machines: readonly ComputerMachine[]): void {
+  private lapsed({ runId }: { runId: string }, at: number, writer: string, machines: readonly ComputerMachine[]): void {
     // From the claim recorded (the reaped run may have left the board's state already).
     const holder = this.claims.get(runId)?.split('/')[0] ?? null;
     const window = at - this.w.leaseMs - 35_000;
-    const board = this.w.board.life;
+    // The board that reaped it: its life must have been up for the whole lease to have heard the heartbeats.
+    const board = this.w.boards.writing(writer)?.life ?? null;
     const keeping = machines.find(
       (m) =>
         m.id === holder &&
@@ -432,7 +442,7 @@ export class Invariants {
       // Only a run the board offered to this computer again once its lane was free: that frame should have unparked it.
       if (!offer?.computers.includes(machine.id) || offer.at < freeSince) continue;
       const from = Math.max(offer.at, since, life.startedAt);
-      const healthy = !this.w.network.impairedBetween(machine.id, from - PROMPT_MS, this.now) && this.diskQuiet(this.w.board.disk.name) && quiet;
+      const healthy = !this.w.network.impairedBetween(machine.id, from - PROMPT_MS, this.now) && this.diskQuiet(this.w.boards.log.name) && quiet;
       if (!healthy) continue;
       this.check(
         'parkedWhileLaneFree',
@@ -450,11 +460,26 @@ export class Invariants {
     if (!quiet) return;
     for (const [runId, run] of Object.entries(executions)) {
       if (run.phase !== 'completing' || run.completionNotBefore <= now) continue;
+      // Its next attempt is in flight already (a clock stepped back since it was sent): nothing waits.
+      if (this.completionInFlight(machine, runId)) continue;
       this.check(
         'wakeupForEveryWait',
         this.w.scheduler.hasTimerFor(life.owner, run.completionNotBefore),
         () => `${life.name}: the completion of run ${runId} is due at ${run.completionNotBefore} with no timer armed for it`,
       );
+    }
+  }
+
+  /** Whether the run's last record on the machine is a completion sent (its answer not yet recorded). */
+  private completionInFlight(machine: ComputerMachine, runId: string): boolean {
+    try {
+      const last = machine.disk.current
+        .prepare('SELECT type FROM events WHERE stream = ? ORDER BY seq DESC LIMIT 1')
+        .pluck()
+        .get(`${machine.id}/run:${runId}`);
+      return last === 'run.completion.requested';
+    } catch {
+      return false;
     }
   }
 
@@ -469,9 +494,10 @@ export class Invariants {
     this.step = step;
     const state = this.boardState;
     const open = runIds.filter((id) => !this.settledOnBoard(id));
-    this.check('liveness', open.length === 0 && this.w.board.life !== null, () =>
-      this.w.board.life === null
-        ? 'the board is down at the end'
+    const up = this.w.boards.anyLife() !== null;
+    this.check('liveness', open.length === 0 && up, () =>
+      !up
+        ? 'every board is down at the end'
         : `runs not ended within the bound: ${open.map((id) => `${id.slice(0, 8)} ${state?.runs[id]?.state ?? 'never submitted'}`).join(', ')}`,
     );
     const found = this.pending;
@@ -484,20 +510,23 @@ export class Invariants {
     this.step = step;
     this.hooksSettled();
     await this.noticesComplete();
+    // Each board's live projections are checked against the rebuild of the log they share (its checkpoint first), the log replayed once.
+    const boardKeepers = this.w.boards.machines.flatMap((m) => (m.life ? [m.life.keeper] : []));
     const lives = [
-      { disk: this.w.board.disk, keeper: this.w.board.life?.keeper ?? null },
-      ...machines.map((m) => ({ disk: m.disk, keeper: m.life?.ready ? m.life.keeper : null })),
+      ...(boardKeepers.length ? boardKeepers : [null]).map((keeper, i) => ({ disk: this.w.boards.log, keeper, replay: i === 0 })),
+      ...machines.map((m) => ({ disk: m.disk, keeper: m.life?.ready ? m.life.keeper : null, replay: true })),
     ];
-    for (const { disk, keeper } of lives) if (keeper && !disk.full) await keeper.checkpoint();
-    for (const { disk, keeper } of lives) {
+    for (const { disk, keeper, replay } of lives) {
+      if (keeper && !disk.full) await keeper.checkpoint();
       const snapshot = await disk.snapshot();
       try {
-        const report = await replayLog(snapshot, deciders);
-        this.check('replayAgrees', report.ok, () =>
-          report.ok
-            ? ''
-            : `${disk.name}: seq ${report.input.seq} (${report.input.type}) decides otherwise than recorded: ${JSON.stringify(report).slice(0, 600)}`,
-        );
+        const report = replay ? await replayLog(snapshot, deciders) : null;
+        if (report)
+          this.check('replayAgrees', report.ok, () =>
+            report.ok
+              ? ''
+              : `${disk.name}: seq ${report.input.seq} (${report.input.type}) decides otherwise than recorded: ${JSON.stringify(report).slice(0, 600)}`,
+          );
         if (!keeper || disk.full) continue;
         const reports = await rebuildProjections(snapshot, projections);
         const differs = reports.find((r) => !r.equal);
@@ -516,7 +545,7 @@ export class Invariants {
   }
 
   /** A log's rows as determinism compares them: the writer's host and pid (of this process) left out. */
-  rowsOf(disk: SimDisk): string[] {
+  rowsOf(disk: Log): string[] {
     let rows: { seq: number; stream: string; type: string; data: string; at: number; cause: number | null }[];
     try {
       rows = disk.current.prepare('SELECT seq, stream, type, data, at, cause FROM events ORDER BY seq').all() as typeof rows;

@@ -64,12 +64,23 @@ export class SimNetwork {
     }
   }
 
-  /** Whether `computer`'s link was impaired at any time in [from, to]. */
+  /** Whether `computer`'s link was impaired at any time in [from, to], or a board was cut off then (any: its calls may have gone there). */
   impairedBetween(computer: string, from: number, to: number): boolean {
-    const history = this.history.get(computer);
-    if (!history) return false;
-    if (history.since !== null && history.since <= to) return true;
-    return history.spans.some(([a, b]) => a <= to && b >= from);
+    return [computer, ...this.boards].some((name) => {
+      const history = this.history.get(name);
+      if (!history) return false;
+      if (history.since !== null && history.since <= to) return true;
+      return history.spans.some(([a, b]) => a <= to && b >= from);
+    });
+  }
+
+  /** The boards (of several on one log) that a fault cut off from every computer at some time. */
+  private readonly boards = new Set<string>();
+
+  /** A board cut off from the network (or back on it): no computer reaches it, its streams broken. */
+  cutOff(board: string, unreachable: boolean): void {
+    this.boards.add(board);
+    this.set(board, { unreachable });
   }
 
   /** The one-way delay of a message on this link, ms. */
@@ -104,7 +115,8 @@ export class SimNetwork {
     return this.prng.chance(p);
   }
 
-  isUnreachable(computer: string): boolean {
-    return this.link(computer).unreachable;
+  /** Whether `computer` cannot reach the board (`board`, of several, when named). */
+  isUnreachable(computer: string, board?: string): boolean {
+    return this.link(computer).unreachable || (board !== undefined && this.boards.has(board) && this.link(board).unreachable);
   }
 }

@@ -22,6 +22,8 @@ export interface PlantedBug {
   readonly modules?: readonly { readonly path: string; readonly wrap: (original: Record<string, unknown>) => Record<string, unknown> }[];
   /** This many lanes instead of the seed's (one: every turn of the workload contends). */
   readonly lanes?: number;
+  /** Two boards on one log: a bug only several boards can show. */
+  readonly boards?: 2;
   readonly wrapBoard?: (computer: string, board: SimBoardCalls) => SimBoardCalls;
 }
 
@@ -35,9 +37,34 @@ interface OutboxInsides {
 type Outcome = { ok: boolean; detail?: string } | { record: unknown };
 
 type WakeAt = (clock: Clock, due: number, fn: (at: number) => void) => () => void;
+type ActorClass = new (system: unknown, store: unknown, spec: { guardKinds?: readonly string[] }) => object;
 type Evolve = (state: QueueState, event: DomainEvent) => QueueState;
 
 export const PLANTED: readonly PlantedBug[] = [
+  {
+    // A board that decides on its cached fold: its appends go without their guard (AppendGuard), so with two
+    // boards on one log a decision taken before the other board's commit was seen is recorded, not refused.
+    name: 'a board that skips the stale-state guard (two boards)',
+    invariant: 'replayAgrees',
+    faults: 'net,cut,split',
+    size: 'small',
+    boards: 2,
+    modules: [
+      {
+        path: 'actors/runtime/decidingActor.ts',
+        wrap: (original) => {
+          const Base = original.DecidingActor as ActorClass;
+          class Unguarded extends Base {
+            constructor(system: unknown, store: unknown, spec: { guardKinds?: readonly string[] }) {
+              const { guardKinds: _, ...unguarded } = spec;
+              super(system, store, unguarded);
+            }
+          }
+          return { ...original, DecidingActor: Unguarded };
+        },
+      },
+    ],
+  },
   {
     // The bug of issue 12: one timer, no re-check; a timer Node fires a millisecond early ends a wait the decider then ignores as early.
     name: 'a timer that fires early is dropped',

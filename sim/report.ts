@@ -7,6 +7,8 @@ import { runWorld, type WorldOptions, type WorldResult } from './world.ts';
 export interface RunOptions {
   readonly faults: ReadonlySet<FaultKind>;
   readonly size?: 'small' | 'normal';
+  /** Two boards on one shared log instead of one. */
+  readonly boards?: 1 | 2;
   readonly steps?: number;
   readonly plan?: readonly Fault[];
   readonly keepRuns?: readonly number[];
@@ -60,6 +62,7 @@ export async function runSeeds(seeds: readonly number[], options: RunOptions): P
       seed,
       faults: options.faults,
       ...(options.size ? { size: options.size } : {}),
+      ...(options.boards ? { boards: options.boards } : {}),
       ...(options.steps !== undefined ? { steps: options.steps } : {}),
     };
     const result = await runWorld({
@@ -101,6 +104,7 @@ function describeFailure(result: WorldResult, keepRuns: readonly number[] | null
   const named = ids.length ? result.rows.filter((row) => ids.some((id) => row.includes(id))) : [];
   const events = [...new Set([...named, ...before.slice(-15)])].map((row) => row.slice(0, 300));
   const args = [`--seed ${result.seed}`, `--faults ${[...options.faults].join(',') || 'none'}`, `--size ${options.size ?? 'normal'}`];
+  if (options.boards === 2) args.push('--boards 2');
   if (keepRuns) args.push(`--runs ${keepRuns.join(',')}`);
   args.push(`--plan '${JSON.stringify(result.plan)}'`);
   return {

@@ -4,7 +4,8 @@ import { openSubscription, type SubscriptionRequest } from '../actors/board/chor
 import { NOTICE_KINDS } from '../actors/board/inbox/noticeKinds.ts';
 import { hashToken } from '../wire/tokens.ts';
 import { BEHAVIOURS, type Execution, FIRST_SIM_PID, simPrompt } from './agents.ts';
-import { BoardMachine } from './boardMachine.ts';
+import type { BoardLife } from './boardMachine.ts';
+import { SimBoards } from './boards.ts';
 import { ComputerMachine, type ComputerWorld, type SimBoardCalls } from './computerMachine.ts';
 import { describeFault, drawPlan, type Fault, type FaultKind } from './faults.ts';
 import { Invariants, type Violation } from './invariants.ts';
@@ -35,6 +36,8 @@ export interface WorldOptions {
   readonly keepRows?: boolean;
   /** Outages (a link unreachable, a disk full) last at most this long: CI's profile, see sim/README section. */
   readonly maxOutageMs?: number;
+  /** Two boards on one shared log (PostgreSQL, SPEC 8) instead of one on its own disk. */
+  readonly boards?: 1 | 2;
 }
 
 export interface Step {
@@ -98,20 +101,22 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
     if (options.keepLog) log.push(`${((scheduler.now - start) / 1000).toFixed(3)} ${line}`);
   };
   const fuzz: TimerFuzz = options.faults.has('timers') ? fuzzyTimers(runtime.fork()) : exactTimers;
-  const board = new BoardMachine(
+  const boards = new SimBoards({
+    count: options.boards ?? 1,
     scheduler,
-    () => 0,
-    () => fuzz,
-    LEASE_MS,
+    fuzz: () => fuzz,
+    leaseMs: LEASE_MS,
     say,
-    { prng: hookDraws, invoked: (invocation) => invariants.hookInvoked(invocation) },
-  );
+    hooks: { prng: hookDraws, invoked: (invocation) => invariants.hookInvoked(invocation) },
+    // Drawn after every other fork, and only with two boards: a world of one board draws as it always did.
+    prng: () => root.fork(),
+  });
   const executions: Execution[] = [];
-  const invariants = new Invariants({ scheduler, network, board, leaseMs: LEASE_MS, say });
+  const invariants = new Invariants({ scheduler, network, boards, leaseMs: LEASE_MS, say });
   const world: ComputerWorld = {
     scheduler,
     network,
-    board,
+    boards,
     prng: runtime,
     fuzz: () => fuzz,
     log: say,
@@ -125,7 +130,8 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
   const computerCount = shape.int(2, 3);
   const computers = Array.from(
     { length: computerCount },
-    (_, i) => new ComputerMachine(`c${i + 1}`, `c${i + 1}`, `token-c${i + 1}`, world, shape.int(1, 2)),
+    // With two boards, c1's `--server` list starts with board1, c2's with board2, c3's with board1.
+    (_, i) => new ComputerMachine(`c${i + 1}`, `c${i + 1}`, `token-c${i + 1}`, world, shape.int(1, 2), i % boards.machines.length),
   );
   const twins: ComputerMachine[] = [];
   const machines = () => [...computers, ...twins];
@@ -148,7 +154,13 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
     runs = runs.filter((_, i) => keep.has(i));
   }
   const ids = computers.map((c) => c.id);
-  const drawnPlan = drawPlan(planPrng, options.faults, ids, windowMs);
+  const drawnPlan = drawPlan(
+    planPrng,
+    options.faults,
+    ids,
+    windowMs,
+    boards.machines.map((b) => b.name),
+  );
   const outage = options.maxOutageMs;
   const plan =
     options.plan ??
@@ -165,10 +177,12 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
   let stepNo = 0;
   const note = (what: string) => history.push({ n: stepNo, at: scheduler.now - start, what });
 
-  // Outside callers (a user submitting, cancelling) retry while the board cannot take them.
-  const callBoard = (what: string, attempt: (life: NonNullable<BoardMachine['life']>) => Promise<unknown>) => {
+  // Outside callers (a user submitting, cancelling) retry while the board cannot take them; of two boards,
+  // each call goes to the next in turn (a load balancer's round robin), a retry to the next again.
+  let turn = 0;
+  const callBoard = (what: string, attempt: (life: BoardLife) => Promise<unknown>) => {
     const tryIt = () => {
-      const life = board.life;
+      const life = boards.machines[turn++ % boards.machines.length]!.life;
       if (!life) return void scheduler.at(scheduler.now + 2_000, client, `retry ${what}`, tryIt);
       attempt(life).catch(() => scheduler.at(scheduler.now + 2_000, client, `retry ${what}`, tryIt));
     };
@@ -233,11 +247,22 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
       case 'skew':
         computerOf(fault.target).skewMs += fault.amount;
         return;
-      case 'board':
+      case 'board': {
+        // Of two boards, one dies with calls in flight (and streams, and hooks); the other goes on.
+        const board = boards.named(fault.target);
         if (!board.life) return;
         board.crash();
-        scheduler.at(scheduler.now + Math.max(1_000, fault.forMs / 10), faultOwner, 'restart board', startBoard);
+        scheduler.at(scheduler.now + Math.max(1_000, fault.forMs / 10), faultOwner, `restart ${board.name}`, () => startBoard(board));
         return;
+      }
+      case 'split': {
+        // A board cut off from every computer (its database still reachable): its streams break, computers fail over.
+        const board = boards.named(fault.target);
+        network.cutOff(board.name, true);
+        for (const socket of board.sockets) socket.cut();
+        heal(`split ${board.name}`, () => network.cutOff(board.name, false));
+        return;
+      }
       case 'net':
         // Lossy: the whole link crawls, loses and repeats; else only its HTTP calls crawl (an overloaded front end).
         if (fault.amount) network.set(fault.target, { loss: fault.amount / 100, slowMs: 2_000, dup: 0.2 });
@@ -252,7 +277,7 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
         heal(`unreachable ${fault.target}`, () => network.set(fault.target, { unreachable: false }));
         return;
       case 'disk': {
-        const disk = fault.target === 'board' ? board.disk : computerOf(fault.target).disk;
+        const disk = fault.target === 'board' ? boards.log : computerOf(fault.target).disk;
         disk.full = true;
         invariants.diskFull(disk.name);
         heal(`disk ${disk.name}`, () => {
@@ -268,25 +293,28 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
   // Once faults stop: links healthy, disks writable, every machine that is down started again.
   scheduler.at(healAt, faultOwner, 'faults stop', () => {
     for (const id of ids) network.set(id, { loss: 0, slowMs: 0, callSlowMs: 0, dup: 0, unreachable: false });
-    for (const machine of [board.disk, ...machines().map((m) => m.disk)]) machine.full = false;
-    if (!board.life) startBoard();
+    if (boards.several) for (const board of boards.machines) network.cutOff(board.name, false);
+    for (const machine of [boards.log, ...machines().map((m) => m.disk)]) machine.full = false;
+    for (const board of boards.machines) if (!board.life) startBoard(board);
     for (const machine of computers) if (!machine.life) restart(machine, 0);
     for (const twin of twins) if (twin.life) void twin.drain(10_000);
   });
 
-  function startBoard() {
+  function startBoard(board: SimBoards['machines'][number]) {
     if (board.life) return;
-    void board.start().catch((e: Error) => say(`board: start failed: ${e.message}`));
+    void board.start().catch((e: Error) => say(`${board.name}: start failed: ${e.message}`));
   }
 
   let violation: Violation | null = null;
   try {
-    const first = (await board.start())!;
+    const first = (await boards.machines[0]!.start())!;
     for (const machine of computers) {
       await first.host.actor.input(boardInput.computerAdded(machine.id, hashToken(machine.token), first.clock.now()));
     }
     // Subscriptions whose notices the rounds file into session inboxes: every kind of every lane, and one lane's run ends.
     for (const subscription of SIM_SUBSCRIPTIONS(lanes[0]!)) await openSubscription(first.store, first.clock, subscription);
+    // The other board starts on the log as the first left it.
+    for (const board of boards.machines.slice(1)) await board.start();
     for (const machine of computers) void machine.start();
     await settle();
     // Settled runs leave the board's state (issue 16): their ends are read from the board's log.
@@ -300,7 +328,7 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
       violation = invariants.afterStep(machines(), stepNo, task.label);
       if (violation) break;
       // Not while the board is still starting (its start waits out a disk that was full): the world ends with it up.
-      if (scheduler.now >= healAt && board.life && allTerminal(invariants.boardState)) break;
+      if (scheduler.now >= healAt && boards.machines.every((b) => b.life) && allTerminal(invariants.boardState)) break;
     }
     if (!violation && stepNo >= maxSteps && options.steps === undefined) violation = invariants.spun(stepNo, history.at(-1)?.what ?? '');
     if (!violation && stepNo < maxSteps)
@@ -316,14 +344,16 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
       machine.crash();
       if (system) forgetNactSystem(system.name);
     }
-    const boardSystem = board.life?.system;
-    board.crash();
-    if (boardSystem) forgetNactSystem(boardSystem.name);
+    for (const board of boards.machines) {
+      const boardSystem = board.life?.system;
+      board.crash();
+      if (boardSystem) forgetNactSystem(boardSystem.name);
+    }
     client.kill();
     faultOwner.kill();
     network.owner.kill();
   }
-  const rows = options.keepRows || violation ? [board.disk, ...machines().map((m) => m.disk)].flatMap((disk) => invariants.rowsOf(disk)) : [];
+  const rows = options.keepRows || violation ? [boards.log, ...machines().map((m) => m.disk)].flatMap((disk) => invariants.rowsOf(disk)) : [];
   return {
     seed: options.seed,
     ok: violation === null,

@@ -1,6 +1,6 @@
 import { exhausted } from '../../events/exhaustive.ts';
 import { decider } from '../runtime/decider.ts';
-import { type BoardState, initialBoardState, isConnected } from './boardState.ts';
+import { type BoardState, closedElsewhere, initialBoardState, isConnected } from './boardState.ts';
 import { BOARD_INPUTS, type BoardDecision, type BoardInput, decideBoard, marksRunning, raced } from './decideBoard.ts';
 import { evolveBoard } from './evolveBoard.ts';
 
@@ -38,7 +38,7 @@ export const boardDecider = decider<BoardState, BoardInput, BoardDecision>({
       case 'board.run.started':
         return !marksRunning(state, input.data.runId, input.data.computerId);
       case 'board.computer.disconnected':
-        return !isConnected(state, input.data.computerId);
+        return !isConnected(state, input.data.computerId) || closedElsewhere(state, input.data.computerId, input.data.board);
       case 'board.offer.stale':
       case 'board.offer.declined':
         // A stale offer of a run claimed meanwhile, a decline that changes nothing (the computer already drains, nobody new to offer the run to) is not recorded.

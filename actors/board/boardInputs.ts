@@ -22,16 +22,18 @@ export const boardInput = {
     data: { computerId, tokenHash },
     at,
   }),
-  connected: (computerId: string, at: number): NewEventOf<'board.computer.connected'> => ({
+  /** `board`: the board whose push hub holds the stream (its log writer). */
+  connected: (computerId: string, at: number, board?: string): NewEventOf<'board.computer.connected'> => ({
     stream: `computer:${computerId}`,
     type: 'board.computer.connected',
-    data: { computerId, pushedFromState: true },
+    data: { computerId, pushedFromState: true, ...(board === undefined ? {} : { board }) },
     at,
   }),
-  disconnected: (computerId: string, at: number, lastSeenAt?: number): NewEventOf<'board.computer.disconnected'> => ({
+  /** `board`: the board whose stream closed; none when any connection is to end (a board's start closing the stale ones). */
+  disconnected: (computerId: string, at: number, lastSeenAt?: number, board?: string): NewEventOf<'board.computer.disconnected'> => ({
     stream: `computer:${computerId}`,
     type: 'board.computer.disconnected',
-    data: { computerId, ...(lastSeenAt === undefined ? {} : { lastSeenAt }) },
+    data: { computerId, ...(lastSeenAt === undefined ? {} : { lastSeenAt }), ...(board === undefined ? {} : { board }) },
     at,
   }),
   claim: (runId: string, computerId: string, at: number, incarnation?: string, past?: RunPast): NewEventOf<'board.claim.requested'> => ({

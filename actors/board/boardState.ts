@@ -51,6 +51,8 @@ export interface BoardComputer {
   connectedAt: number | null;
   /** When it was last heard from before its stream closed (a pong, an ack, or the close itself). */
   lastSeenAt: number | null;
+  /** The board that holds its stream, while it is connected, when that board said (SPEC 8: several boards on one log). */
+  via?: string;
 }
 
 /**
@@ -104,6 +106,15 @@ const TERMINAL: ReadonlySet<RunState> = new Set(['succeeded', 'failed', 'cancell
 
 export function isTerminal(state: RunState): boolean {
   return TERMINAL.has(state);
+}
+
+/**
+ * Whether a close reported by `board` is of a stream the computer has since opened on another board (a
+ * late close, from the board it left): that board's connection stands.
+ */
+export function closedElsewhere(state: BoardState, computerId: string, board: string | undefined): boolean {
+  const via = state.computers[computerId]?.via;
+  return board !== undefined && via !== undefined && via !== board;
 }
 
 export function isConnected(state: BoardState, computerId: string): boolean {

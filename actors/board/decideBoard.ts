@@ -1,7 +1,7 @@
 import { CANCELLED_BY_USER } from '../../events/boardEvents.ts';
 import type { EventData, EventType, NewEventOf } from '../../events/catalog.ts';
 import { exhausted } from '../../events/exhaustive.ts';
-import { type BoardRun, type BoardState, isConnected, isTerminal } from './boardState.ts';
+import { type BoardRun, type BoardState, closedElsewhere, isConnected, isTerminal } from './boardState.ts';
 import { offer, offersOnDecline, offersOnDisconnect, offersOnTurnEnd, offerTargets, runsPushedOnConnect } from './offers.ts';
 import type { RunPast } from './settledRun.ts';
 
@@ -89,11 +89,12 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
       const pushed = runs.length;
       // With nothing to push, worded as older versions did, so their logs still replay.
       const reason = `connected to the push stream${pushed === 0 ? '' : `: pushed ${pushed} unclaimed run${pushed === 1 ? '' : 's'}`}`;
-      return [{ stream: `computer:${computerId}`, at, type: 'board.computer.online', data: { computerId, reason } }];
+      const via = input.data.board === undefined ? {} : { board: input.data.board };
+      return [{ stream: `computer:${computerId}`, at, type: 'board.computer.online', data: { computerId, reason, ...via } }];
     }
     case 'board.computer.disconnected': {
       const { computerId, lastSeenAt } = input.data;
-      if (!isConnected(state, computerId)) return [];
+      if (!isConnected(state, computerId) || closedElsewhere(state, computerId, input.data.board)) return [];
       return [
         {
           stream: `computer:${computerId}`,

@@ -109,7 +109,10 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       for (const run of runsPushedOnConnect(state, computerId)) markOffered(state, run, computerId);
       insertSorted(state.connected, computerId);
       delete state.draining[computerId];
-      state.computers[computerId]!.connectedAt = event.at;
+      const computer = state.computers[computerId]!;
+      computer.connectedAt = event.at;
+      if (event.data.board === undefined) delete computer.via;
+      else computer.via = event.data.board;
       break;
     }
     case 'board.computer.offline': {
@@ -120,6 +123,7 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       const computer = state.computers[computerId]!;
       computer.connectedAt = null;
       computer.lastSeenAt = lastSeenAt ?? event.at;
+      delete computer.via;
       break;
     }
     case 'board.computer.draining':

@@ -20,8 +20,11 @@ export interface ComputerOptions {
   readonly store: EventStore;
   readonly clock: Clock;
   readonly computer: string;
-  /** The board, `http://host:port`, and this computer's token. */
-  readonly server: string;
+  /**
+   * The board, `http://host:port` (or the boards of one log, comma-separated), and this computer's token.
+   * A caller that must know where the calls go now (the simulator routes them) hands the BoardServers.
+   */
+  readonly server: string | BoardServers;
   readonly token: string;
   readonly exec: string;
   readonly workspaceRoot: string;
@@ -65,7 +68,7 @@ export class Computer {
     const { system, store, clock, computer } = options;
     this.incarnation = options.incarnation ?? randomUUID();
     // `--server URL1,URL2,…`: boards of one log; the stream moves on when one drops, the calls follow it.
-    const servers = BoardServers.parse(options.server);
+    const servers = typeof options.server === 'string' ? BoardServers.parse(options.server) : options.server;
     const ownClient = options.board ? null : new BoardClient(servers, computer, options.token);
     const board = options.board ?? ownClient!;
     this.closeClient = () => ownClient?.close();
@@ -140,14 +143,14 @@ export class Computer {
       ...(options.random ? { random: options.random } : {}),
       onConnectedElsewhere: (reason) => {
         const message =
-          `another daemon is connected to ${options.server} as computer ${computer} (${reason}): stop it, or give this one its own id ` +
+          `another daemon is connected to ${servers} as computer ${computer} (${reason}): stop it, or give this one its own id ` +
           '(runledger computer add ID on the board, then --computer ID --token T)';
         log(message);
         options.onConnectedElsewhere?.(message);
       },
       // Retrying would be refused the same way (SPEC 7 stops a computer refused 4409 likewise): say why, and stop.
       onRefused: (status) => {
-        const message = refusedStreamMessage(options.server, computer, status, options.tokenSource ?? 'the token given');
+        const message = refusedStreamMessage(servers.toString(), computer, status, options.tokenSource ?? 'the token given');
         log(message);
         options.onRefused?.(message);
       },

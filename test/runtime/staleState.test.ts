@@ -3,9 +3,10 @@ import { DecidingActor } from '../../actors/runtime/decidingActor.ts';
 import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import { appendOrThrow, type EventStore } from '../../events/store/eventStore.ts';
+import { openSqliteStore, SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { foldLog } from '../../projections/foldLog.ts';
 import { type CounterState, counterDecider } from '../fixtures/counter/counterDecider.ts';
-import { asInput, withCounters } from '../fixtures/counter/counterEvents.ts';
+import { asInput, counterCodec, withCounters } from '../fixtures/counter/counterEvents.ts';
 import { T0 } from '../support/events.ts';
 import { postgresKind, storeKinds } from '../support/storeKinds.ts';
 
@@ -81,21 +82,37 @@ async function twoProcessesOnOneLog(): Promise<EventStore[]> {
 }
 
 describe('a decision on state shared by many streams, two processes deciding for it (PostgreSQL, SPEC 8)', () => {
-  it('given two writers of one shared state on different streams, when one decides after the other committed unseen, then its append is refused by its guard, and it decides again on the log as it is', async () => {
-    const [first, second] = await twoProcessesOnOneLog();
-    const a = await sharedCounterActor(first!, 'shared-1', true);
-    const b = await sharedCounterActor(second!, 'shared-2', true);
+  const twoWriters = {
+    postgres: async (): Promise<[EventStore, EventStore]> => {
+      const [first, second] = await twoProcessesOnOneLog();
+      return [first!, second!];
+    },
+    // The simulator's two boards: two handles on one SQLite log, checking guards as PostgreSQL does.
+    'sqlite, guards checked': async (): Promise<[EventStore, EventStore]> => {
+      const first = await openSqliteStore(':memory:', { pollMs: 600_000, writer: 'board-1:1', codec: counterCodec, checkGuards: true });
+      const second = new SqliteEventStore(first.db, { pollMs: 600_000, writer: 'board-2:1', codec: counterCodec, checkGuards: true });
+      onTestFinished(() => first.close());
+      return [first, second];
+    },
+  };
+  it.each(Object.entries(twoWriters))(
+    'on %s: given two writers of one shared state on different streams, when one decides after the other committed unseen, then its append is refused by its guard, and it decides again on the log as it is',
+    async (_name, open) => {
+      const [first, second] = await open();
+      const a = await sharedCounterActor(first!, 'shared-1', true);
+      const b = await sharedCounterActor(second!, 'shared-2', true);
 
-    await b.input(asInput({ stream: 'counter:b', type: 'counter.bump.requested', data: { by: 1, limit: 100 }, at: T0 + 1 }));
-    const outcome = await a.input(asInput({ stream: 'counter:a', type: 'counter.bump.requested', data: { by: 1, limit: 100 }, at: T0 + 2 }));
-    // Its own appends since do not count against it: the next is decided on its state as it stands.
-    const next = await a.input(asInput({ stream: 'counter:a', type: 'counter.bump.requested', data: { by: 1, limit: 100 }, at: T0 + 3 }));
+      await b.input(asInput({ stream: 'counter:b', type: 'counter.bump.requested', data: { by: 1, limit: 100 }, at: T0 + 1 }));
+      const outcome = await a.input(asInput({ stream: 'counter:a', type: 'counter.bump.requested', data: { by: 1, limit: 100 }, at: T0 + 2 }));
+      // Its own appends since do not count against it: the next is decided on its state as it stands.
+      const next = await a.input(asInput({ stream: 'counter:a', type: 'counter.bump.requested', data: { by: 1, limit: 100 }, at: T0 + 3 }));
 
-    expect(outcome).toMatchObject({ ok: true, decisions: [{ type: 'counter.bumped', data: { total: 2 } }] });
-    expect(next).toMatchObject({ ok: true, decisions: [{ type: 'counter.bumped', data: { total: 3 } }] });
-    const totals = withCounters(await first!.readAll(0, 100)).flatMap((e) => (e.type === 'counter.bumped' ? [e.data.total] : []));
-    expect(totals).toEqual([1, 2, 3]);
-  });
+      expect(outcome).toMatchObject({ ok: true, decisions: [{ type: 'counter.bumped', data: { total: 2 } }] });
+      expect(next).toMatchObject({ ok: true, decisions: [{ type: 'counter.bumped', data: { total: 3 } }] });
+      const totals = withCounters(await first!.readAll(0, 100)).flatMap((e) => (e.type === 'counter.bumped' ? [e.data.total] : []));
+      expect(totals).toEqual([1, 2, 3]);
+    },
+  );
 });
 
 describe('a guarded actor refused because another process committed first (PostgreSQL, SPEC 8)', () => {

@@ -88,12 +88,14 @@ export class BoardHost {
     });
     this.push = new PushHub(
       {
+        // Each says which board holds (or held) the stream: a late close from a board the computer left ends nothing (SPEC 8).
         connected: async (computerId) => {
           // Said before it is recorded: the lease holder never takes a computer just connected here for an orphan.
           await peers.holding(this.push.computers());
-          await this.actor.input(boardInput.connected(computerId, clock.now()));
+          await this.actor.input(boardInput.connected(computerId, clock.now(), store.writer));
         },
-        disconnected: async (computerId, lastSeenAt) => void (await this.actor.input(boardInput.disconnected(computerId, clock.now(), lastSeenAt))),
+        disconnected: async (computerId, lastSeenAt) =>
+          void (await this.actor.input(boardInput.disconnected(computerId, clock.now(), lastSeenAt, store.writer))),
         declined: async (computerId, runId) => void (await this.actor.input(boardInput.declined(runId, computerId, clock.now()))),
         refused: (computerId, incarnation) => options.refusedStream?.(computerId, incarnation),
       },

@@ -1,11 +1,13 @@
 import type Database from 'better-sqlite3';
 import type { AppendRequest, AppendResult } from '../eventStore.ts';
-import { planAppends } from '../planAppends.ts';
+import { type GuardRow, guardsOf, planAppends } from '../planAppends.ts';
 
 export interface PreparedAppend {
   readonly insert: Database.Statement<[number, string, number, string, string, number, number | null, string]>;
   readonly streamVersion: Database.Statement<[string], number | null>;
   readonly headSeq: Database.Statement<[], number | null>;
+  /** The guard's query (see GUARD), when this store checks guards; null when it ignores them. */
+  readonly guard: Database.Statement<[number, string, string], [number, string, string]> | null;
   /**
    * `appendAll` wrapped in a transaction once per connection: better-sqlite3's `db.transaction()` builds
    * four wrappers and defines their properties on every call, which cost a third of a single append.
@@ -22,8 +24,20 @@ export interface StoreFaults {
   failWrites(): Error | null;
 }
 
-export function prepareAppendStatements(db: Database.Database, faults?: StoreFaults): PreparedAppend {
+/** A stream's kind, the text before its first `:` (PostgreSQL's `split_part(stream, ':', 1)`). */
+const KIND = `CASE instr(stream, ':') WHEN 0 THEN stream ELSE substr(stream, 1, instr(stream, ':') - 1) END`;
+/**
+ * PostgreSQL's guard query (events/store/postgres/pgAppend.ts) in SQLite's words: the newest event of
+ * another writer of each guarded kind (owner-less streams) since the oldest guarded state. A bare
+ * column beside `max(seq)` is read from the row that has it, as PostgreSQL's `array_agg(... DESC)[1]`.
+ */
+const GUARD = `SELECT max(seq), stream, ${KIND} FROM events
+  WHERE seq > ? AND actor <> ? AND instr(stream, '/') = 0 AND ${KIND} IN (SELECT value FROM json_each(?))
+  GROUP BY ${KIND}`;
+
+export function prepareAppendStatements(db: Database.Database, faults?: StoreFaults, checkGuards = false): PreparedAppend {
   const statements = {
+    guard: checkGuards ? db.prepare<[number, string, string], [number, string, string]>(GUARD).raw(true) : null,
     insert: db.prepare<[number, string, number, string, string, number, number | null, string]>(
       'INSERT INTO events (seq, stream, version, type, data, at, cause, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
@@ -52,11 +66,24 @@ export function commitAppends(statements: PreparedAppend, writer: string, reques
 
 /** The body of `commitAppends`' transaction: the batch planned on the versions read under the write lock, then its rows written. */
 function appendAll(
-  statements: Pick<PreparedAppend, 'insert' | 'streamVersion' | 'headSeq'>,
+  statements: Pick<PreparedAppend, 'insert' | 'streamVersion' | 'headSeq' | 'guard'>,
   writer: string,
   requests: readonly AppendRequest[],
 ): AppendResult[] {
-  const { results, rows } = planAppends(statements.headSeq.get() ?? 0, (stream) => statements.streamVersion.get(stream) ?? 0, writer, requests);
+  const { results, rows } = planAppends(
+    statements.headSeq.get() ?? 0,
+    (stream) => statements.streamVersion.get(stream) ?? 0,
+    writer,
+    requests,
+    foreignRows(statements.guard, writer, requests),
+  );
   for (const e of rows) statements.insert.run(e.seq, e.stream, e.version, e.type, JSON.stringify(e.data), e.at, e.cause, writer);
   return results;
+}
+
+/** Other writers' events that break a guard of the batch, read under the write lock (none when guards are ignored). */
+function foreignRows(guard: PreparedAppend['guard'], writer: string, requests: readonly AppendRequest[]): GuardRow[] {
+  const guards = guard ? guardsOf(requests) : null;
+  if (!guard || !guards) return [];
+  return guard.all(guards.after, writer, JSON.stringify(guards.kinds)).map(([seq, stream, kind]) => ({ seq, stream, kind }));
 }

@@ -36,6 +36,17 @@ export interface SqliteStoreOptions {
   readonly report?: (line: string) => void;
   /** What a read does with a row this version cannot read (see ForeignRowPolicy). */
   readonly foreignRows?: ForeignRowPolicy;
+  /**
+   * Check appends' guards (AppendGuard) inside the write transaction, as the PostgreSQL store does: for
+   * a log on which several writers decide for one scope. A board's log file has one board (its lock
+   * file), so it is off; the simulator's two boards share one log and turn it on.
+   */
+  readonly checkGuards?: boolean;
+  /**
+   * What else wakes its subscribers, besides its own commits and the poll: another writer's commit
+   * announced (the simulator's NOTIFY between two boards on one log).
+   */
+  readonly wakes?: Observable<unknown>;
 }
 
 const COLUMNS = 'seq, stream, version, type, data, at, cause, actor';
@@ -146,7 +157,7 @@ export class SqliteEventStore implements EventStore {
     this.report = options.report ?? ((line) => console.error(line));
     this.codec = options.codec ?? defaultCodec;
     this.rows = new RowDecoder(this.codec, options.foreignRows);
-    this.statements = prepareAppendStatements(db, options.faults);
+    this.statements = prepareAppendStatements(db, options.faults, options.checkGuards === true);
     this.selectAfter = db.prepare<[number, number], RawRow>(`SELECT ${COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`).raw(true);
     this.selectFoldRows = db
       .prepare<[number, number], RawFoldRow>('SELECT seq, stream, type, data, at, cause FROM events WHERE seq > ? ORDER BY seq LIMIT ?')
@@ -163,7 +174,8 @@ export class SqliteEventStore implements EventStore {
       run: db.prepare<[string, string, number], unknown>(selectMentionedIdsInRange('runId')).pluck(true),
       session: db.prepare<[string, string, number], unknown>(selectMentionedIdsInRange('sessionId')).pluck(true),
     };
-    this.wake = merge(this.commits, interval(options.pollMs ?? 250).pipe(map(() => null)));
+    const ticks = [interval(options.pollMs ?? 250), ...(options.wakes ? [options.wakes] : [])].map((t) => t.pipe(map((): Wake => null)));
+    this.wake = merge(this.commits, ...ticks);
     const snapshots = sqliteSnapshots(db, options.snapshots);
     this.snapshots = snapshots;
     this.checkpoints = sqliteCheckpoints(db, (c) => snapshots.archive(c));

@@ -1,0 +1,83 @@
+import Database from 'better-sqlite3';
+import { Subject } from 'rxjs';
+import type { EventStore } from '../events/store/eventStore.ts';
+import { SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
+import { emptyLog, snapshotOf, withoutHolds } from './disk.ts';
+import type { Prng } from './prng.ts';
+import type { Owner, Scheduler } from './scheduler.ts';
+
+/** One board life's connection to the shared log. */
+interface Handle {
+  readonly owner: Owner;
+  readonly board: string;
+  readonly wakes: Subject<null>;
+}
+
+/**
+ * The one log several boards share, as PostgreSQL is for `runledger server` on several machines (SPEC 8):
+ * one in-memory SQLite database, each board life a store handle of its own on it, with a writer of its
+ * own (its `host:pid`). Appends are serialised by the database (SQLite's write transaction stands for
+ * the advisory lock), checked at expected versions and, as on PostgreSQL, against their guards inside
+ * that transaction. A commit wakes the other handles' subscribers a few ms later (LISTEN/NOTIFY, through
+ * the scheduler); no poll. A life that dies loses its connection: nothing it had queued commits after.
+ * A full database refuses every handle's commits.
+ */
+export class SharedLog {
+  private db: Database.Database | null = null;
+  private readonly handles: Handle[] = [];
+  /** While true, every commit fails with SQLITE_FULL. */
+  full = false;
+  refusals = 0;
+
+  constructor(
+    readonly name: string,
+    private readonly scheduler: Scheduler,
+    private readonly prng: Prng,
+  ) {}
+
+  /** A connection for one board life, writing as `writer`. */
+  async open(report: (line: string) => void, owner: Owner, board: string, writer: string): Promise<EventStore> {
+    if (!this.db) this.db = new Database(await emptyLog());
+    const handle: Handle = { owner, board, wakes: new Subject<null>() };
+    this.handles.push(handle);
+    const faults = {
+      failWrites: () => {
+        // SIGKILLed: its connection is gone, the server rolls back what it had begun.
+        if (!owner.alive) return new Database.SqliteError('the connection of a dead process', 'SQLITE_IOERR');
+        if (!this.full) return null;
+        this.refusals++;
+        return new Database.SqliteError('database or disk is full', 'SQLITE_FULL');
+      },
+    };
+    const store = new SqliteEventStore(this.db, {
+      pollMs: 2 ** 31 - 1,
+      writer,
+      faults,
+      report,
+      foreignRows: 'fail',
+      checkGuards: true,
+      wakes: handle.wakes,
+    });
+    return withoutHolds(store, () => this.notify(handle));
+  }
+
+  /** A commit is announced to every other live connection (NOTIFY, delivered at COMMIT, a moment later). */
+  private notify(from: Handle): void {
+    for (let i = this.handles.length - 1; i >= 0; i--) if (!this.handles[i]!.owner.alive) this.handles.splice(i, 1);
+    for (const handle of this.handles) {
+      if (handle === from) continue;
+      this.scheduler.at(this.scheduler.now + this.prng.int(1, 20), handle.owner, `notify ${handle.board}`, () => handle.wakes.next(null));
+    }
+  }
+
+  /** The log as it stands (committed rows only). */
+  get current(): Database.Database {
+    if (!this.db) throw new Error(`log ${this.name} was never opened`);
+    return this.db;
+  }
+
+  /** A read-only view of the committed log, for the checks (replay, rebuild): a copy, so nothing live is touched. */
+  async snapshot(): Promise<SqliteEventStore> {
+    return snapshotOf(this.current);
+  }
+}
