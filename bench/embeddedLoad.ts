@@ -39,6 +39,22 @@ export async function startEmbedded(
   });
   const url = daemon.url!;
   const token = readFileSync(join(dir, 'token'), 'utf8').trim();
+  return {
+    daemon,
+    url,
+    db,
+    load: loadDriver(url, token),
+    async close() {
+      await daemon.close();
+    },
+  };
+}
+
+/**
+ * The load itself, against a board at `url` with its submit token: in this process (the benches) or
+ * in another (the profile, so that its samples are the daemon's alone). Each call submits `runs` more.
+ */
+export function loadDriver(url: string, token: string): EmbeddedDaemon['load'] {
   let submitted = 0;
   const ended = async () => {
     const { text } = await call(`${url}/metrics`, 'GET');
@@ -47,39 +63,31 @@ export async function startEmbedded(
       if ((TERMINAL as readonly string[]).includes(m[1]!)) n += Number(m[2]);
     return n;
   };
-  return {
-    daemon,
-    url,
-    db,
-    async load(runs, { lanes = 40, concurrency = 16 } = {}) {
-      const target = submitted + runs;
-      const started = performance.now();
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: concurrency }, async () => {
-          while (next < runs) {
-            const i = submitted + next++;
-            const r = await call(
-              `${url}/v1/runs`,
-              'POST',
-              { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-              JSON.stringify({ lane: `lane-${i % lanes}`, prompt: `run ${i}` }),
-            );
-            if (r.status !== 201) throw new Error(`submit ${i} answered ${r.status}: ${r.text}`);
-          }
-        }),
-      );
-      submitted = target;
-      const deadline = Date.now() + Math.max(60_000, runs * 200);
-      for (;;) {
-        if ((await ended()) >= target) break;
-        if (Date.now() > deadline) throw new Error(`only ${await ended()} of ${target} runs ended in time`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      return (performance.now() - started) / 1000;
-    },
-    async close() {
-      await daemon.close();
-    },
+  return async (runs, { lanes = 40, concurrency = 16 } = {}) => {
+    const target = submitted + runs;
+    const started = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < runs) {
+          const i = submitted + next++;
+          const r = await call(
+            `${url}/v1/runs`,
+            'POST',
+            { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            JSON.stringify({ lane: `lane-${i % lanes}`, prompt: `run ${i}` }),
+          );
+          if (r.status !== 201) throw new Error(`submit ${i} answered ${r.status}: ${r.text}`);
+        }
+      }),
+    );
+    submitted = target;
+    const deadline = Date.now() + Math.max(60_000, runs * 200);
+    for (;;) {
+      if ((await ended()) >= target) break;
+      if (Date.now() > deadline) throw new Error(`only ${await ended()} of ${target} runs ended in time`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return (performance.now() - started) / 1000;
   };
 }

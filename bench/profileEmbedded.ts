@@ -1,0 +1,117 @@
+/**
+ * The embedded daemon's CPU profile under the throughput bench's load (issue 16): `runledger daemon`
+ * (`--slots 8`, a no-op agent `true`) runs in a child process, profiled from inside by the inspector,
+ * while this process submits the runs over 40 lanes, so that every sample is the daemon's. Prints
+ * where the loop's time goes by area and the top functions by self time (bench/cpuProfileSummary.ts);
+ * the raw profile is kept for Chrome DevTools.
+ *
+ *   node --import tsx bench/profileEmbedded.ts [--runs N] [--rounds R] [--out FILE.md]
+ *
+ * With `--rounds R` the profile is taken R times (R × N runs, one daemon) and the tables are of the
+ * round with the median wall time; `npm run bench` does not run it.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type CpuProfile, markdown, summarise } from './cpuProfileSummary.ts';
+import { loadDriver, startEmbedded } from './embeddedLoad.ts';
+import { benchDir, cleanUp, runIfMain } from './harness.ts';
+
+const SAMPLING_US = 500;
+
+type Command = { readonly do: 'start' } | { readonly do: 'stop'; readonly file: string } | { readonly do: 'close' };
+type Reply = { readonly url: string; readonly token: string } | { readonly done: string };
+
+/** The child: the daemon, and a profiler it starts and stops on the parent's word. */
+async function daemonSide(): Promise<void> {
+  const embedded = await startEmbedded('profile', { slots: 8 });
+  const token = readFileSync(join(embedded.db, '..', 'token'), 'utf8').trim();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: SAMPLING_US });
+  const reply = (r: Reply) => process.send!(r);
+  process.on('message', async (command: Command) => {
+    if (command.do === 'start') {
+      await session.post('Profiler.start');
+      reply({ done: 'start' });
+    } else if (command.do === 'stop') {
+      const { profile } = await session.post('Profiler.stop');
+      writeFileSync(command.file, JSON.stringify(profile));
+      reply({ done: 'stop' });
+    } else {
+      session.disconnect();
+      await embedded.close();
+      cleanUp();
+      process.exit(0);
+    }
+  });
+  reply({ url: embedded.url, token });
+}
+
+function ask(child: ChildProcess, command: Command): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const onExit = (code: number | null) => reject(new Error(`the profiled daemon exited (${code}) before answering ${command.do}`));
+    child.once('exit', onExit);
+    child.once('message', (reply: Reply) => {
+      child.off('exit', onExit);
+      resolve(reply);
+    });
+    child.send(command);
+  });
+}
+
+function option(argv: readonly string[], name: string, fallback: string): string {
+  const at = argv.indexOf(name);
+  return at >= 0 && argv[at + 1] !== undefined ? argv[at + 1]! : fallback;
+}
+
+async function main(argv: string[]): Promise<number> {
+  if (argv.includes('--daemon')) {
+    await daemonSide();
+    return new Promise(() => {}); // lives until the parent says close
+  }
+  const runs = Number(option(argv, '--runs', '1000'));
+  const rounds = Number(option(argv, '--rounds', '3'));
+  const out = option(argv, '--out', '');
+  const child = fork(fileURLToPath(import.meta.url), ['--daemon'], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  try {
+    const ready = await new Promise<Reply>((resolve, reject) => {
+      child.once('message', resolve);
+      child.once('exit', (code) => reject(new Error(`the profiled daemon exited (${code}) before it listened`)));
+    });
+    if (!('url' in ready)) throw new Error('the profiled daemon answered before it listened');
+    const load = loadDriver(ready.url, ready.token);
+    await load(100); // warm-up: code compiled, lanes known
+    const taken: { file: string; s: number }[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const file = join(benchDir(), `embedded-${round}.cpuprofile`);
+      await ask(child, { do: 'start' });
+      const s = await load(runs);
+      await ask(child, { do: 'stop', file });
+      taken.push({ file, s });
+      process.stderr.write(`  round ${round + 1}: ${runs} runs in ${s.toFixed(2)} s (${(runs / s).toFixed(0)} runs/s)\n`);
+    }
+    const median = [...taken].sort((a, b) => a.s - b.s)[Math.floor(taken.length / 2)]!;
+    const profile = JSON.parse(readFileSync(median.file, 'utf8')) as CpuProfile;
+    const kept = join(tmpdir(), `runledger-embedded-${process.pid}.cpuprofile`);
+    writeFileSync(kept, JSON.stringify(profile));
+    const table = [
+      `embedded daemon profile (--slots 8, no-op agent, ${runs} runs a round over 40 lanes, median of ${rounds} rounds, sampled every ${SAMPLING_US} µs)`,
+      `rounds: ${taken.map((t) => `${(runs / t.s).toFixed(0)}`).join(', ')} runs/s; raw profile: ${kept}`,
+      '',
+      markdown(summarise(profile), runs),
+    ].join('\n');
+    console.log(table);
+    if (out) writeFileSync(out, `${table}\n`);
+    return 0;
+  } finally {
+    if (child.exitCode === null) await ask(child, { do: 'close' }).catch(() => {});
+    cleanUp();
+  }
+}
+
+runIfMain(import.meta.url, main);
