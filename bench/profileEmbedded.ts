@@ -13,7 +13,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type CpuProfile, markdown, summarise } from './cpuProfileSummary.ts';
@@ -23,7 +23,7 @@ import { benchDir, cleanUp, runIfMain } from './harness.ts';
 const SAMPLING_US = 500;
 
 type Command = { readonly do: 'start' } | { readonly do: 'stop'; readonly file: string } | { readonly do: 'close' };
-type Reply = { readonly url: string; readonly token: string } | { readonly done: string };
+type Reply = { readonly url: string; readonly token: string } | { readonly done: string; readonly cpuMs?: number };
 
 /** The child: the daemon, and a profiler it starts and stops on the parent's word. */
 async function daemonSide(): Promise<void> {
@@ -34,14 +34,19 @@ async function daemonSide(): Promise<void> {
   await session.post('Profiler.enable');
   await session.post('Profiler.setSamplingInterval', { interval: SAMPLING_US });
   const reply = (r: Reply) => process.send!(r);
+  let cpuAtStart = process.cpuUsage();
   process.on('message', async (command: Command) => {
     if (command.do === 'start') {
       await session.post('Profiler.start');
+      cpuAtStart = process.cpuUsage();
       reply({ done: 'start' });
     } else if (command.do === 'stop') {
+      // The daemon's CPU (user + system, all its threads) over the round: far less moved by other
+      // processes on the machine than its wall time is.
+      const used = process.cpuUsage(cpuAtStart);
       const { profile } = await session.post('Profiler.stop');
       writeFileSync(command.file, JSON.stringify(profile));
-      reply({ done: 'stop' });
+      reply({ done: 'stop', cpuMs: (used.user + used.system) / 1000 });
     } else {
       session.disconnect();
       await embedded.close();
@@ -86,14 +91,17 @@ async function main(argv: string[]): Promise<number> {
     if (!('url' in ready)) throw new Error('the profiled daemon answered before it listened');
     const load = loadDriver(ready.url, ready.token);
     await load(100); // warm-up: code compiled, lanes known
-    const taken: { file: string; s: number }[] = [];
+    const taken: { file: string; s: number; cpuMs: number }[] = [];
     for (let round = 0; round < rounds; round++) {
       const file = join(benchDir(), `embedded-${round}.cpuprofile`);
       await ask(child, { do: 'start' });
       const s = await load(runs);
-      await ask(child, { do: 'stop', file });
-      taken.push({ file, s });
-      process.stderr.write(`  round ${round + 1}: ${runs} runs in ${s.toFixed(2)} s (${(runs / s).toFixed(0)} runs/s)\n`);
+      const stopped = await ask(child, { do: 'stop', file });
+      const cpuMs = 'cpuMs' in stopped ? (stopped.cpuMs ?? 0) : 0;
+      taken.push({ file, s, cpuMs });
+      process.stderr.write(
+        `  round ${round + 1}: ${runs} runs in ${s.toFixed(2)} s (${(runs / s).toFixed(0)} runs/s), daemon CPU ${(cpuMs / runs).toFixed(2)} ms a run\n`,
+      );
     }
     const median = [...taken].sort((a, b) => a.s - b.s)[Math.floor(taken.length / 2)]!;
     const profile = JSON.parse(readFileSync(median.file, 'utf8')) as CpuProfile;
@@ -101,7 +109,7 @@ async function main(argv: string[]): Promise<number> {
     writeFileSync(kept, JSON.stringify(profile));
     const table = [
       `embedded daemon profile (--slots 8, no-op agent, ${runs} runs a round over 40 lanes, median of ${rounds} rounds, sampled every ${SAMPLING_US} µs)`,
-      `rounds: ${taken.map((t) => `${(runs / t.s).toFixed(0)}`).join(', ')} runs/s; raw profile: ${kept}`,
+      `rounds: ${taken.map((t) => `${(runs / t.s).toFixed(0)}`).join(', ')} runs/s; daemon CPU a run (user + system): ${taken.map((t) => (t.cpuMs / runs).toFixed(2)).join(', ')} ms; load average ${loadavg()[0]!.toFixed(2)}; raw profile: ${kept}`,
       '',
       markdown(summarise(profile), runs),
     ].join('\n');
