@@ -20,8 +20,26 @@ type Worded<R> = R extends { type: infer T; data: infer D } ? { readonly type: T
 /** A settling record as a consumer words it: the outbox adds its stream and time. */
 export type EffectRecord = Worded<Extract<NewDomainEvent, { data: { effect: number } }>>;
 
-/** How an effect ended: recorded as `outbox.performed`, or in the consumer's own words. */
-export type Outcome = { readonly ok: boolean; readonly detail?: string } | { readonly record: EffectRecord };
+/**
+ * How an effect ended: recorded as `outbox.performed`, or in the consumer's own words, or (`answered`)
+ * by the input the effect itself recorded (a claim's answer, a process's start, a completion's
+ * answer): for a consumer whose takes are implicit, that input settles it and nothing more is written.
+ */
+export type Outcome = { readonly ok: boolean; readonly detail?: string } | { readonly record: EffectRecord } | { readonly answered: string };
+
+/**
+ * Takes without an `outbox.taken`, for a consumer whose effects are decided only by the process that
+ * performs them (a computer's: one process holds its log, `processLock.ts`): the commit of the
+ * decision is its take, by its writer, and an effect is settled by the input that answers it, so
+ * nothing is written for either on the way of a run. After a crash the next life finds the dead
+ * life's effects that no input settled and settles them as the delivery says, as for an explicit take.
+ */
+export interface ImplicitTakes {
+  /** What an effect is about (its run's stream, say): an input `settles` names it. */
+  key(effect: DomainEvent): string;
+  /** The key of the effects this event settles (those before it), or null. */
+  settles(event: DomainEvent): string | null;
+}
 
 function settles(event: DomainEvent): event is SettlingEvent {
   return 'effect' in event.data;
@@ -52,6 +70,8 @@ export interface EffectConsumer<E> {
    */
   needed?(effect: E, event: DomainEvent): Promise<boolean>;
   perform(effect: E, event: DomainEvent): Promise<Outcome>;
+  /** Takes recorded by the decisions themselves (see ImplicitTakes); `needed` is then not asked. */
+  readonly implicit?: ImplicitTakes;
   /**
    * The record of an at-most-once effect whose taker (`take` is its take) died before recording its
    * end, when `outbox.interrupted` does not say enough; `event` is undefined when this version cannot
@@ -164,6 +184,13 @@ export class Outbox<E> {
   /** The mark last saved (or read on opening), and whether a save is under way. */
   private mark: OutboxMark = { version: 0, cursor: 0, pending: {} };
   private marking = false;
+  /**
+   * With implicit takes: the effects up to the cursor that nothing has settled yet, each with its key
+   * and the seq of its take (the effect itself, or an older version's `outbox.taken`), and where this
+   * life began: an effect its writer committed after that is this process's own.
+   */
+  private readonly pending = new Map<number, { readonly key: string | null; readonly take: number }>();
+  private lifeFrom = 0;
 
   constructor(
     private readonly store: EventStore,
@@ -179,12 +206,13 @@ export class Outbox<E> {
    * Loads the cursor, and settles effects that a dead process took but never finished. `startAt`
    * sets where a consumer that never ran begins (the present, for hooks: history is not replayed).
    */
-  async open(startAt?: number): Promise<void> {
+  async open(startAt?: number, lifeFrom?: number): Promise<void> {
     const saved = await this.store.checkpoints.load(this.stream);
     const from = readMark(saved?.state);
     const mark = foldMark(from, await this.store.readStream(this.stream, from.version));
     this.mark = structuredClone(mark);
     this.version = mark.version;
+    if (this.consumer.implicit) return this.openImplicit(mark, lifeFrom ?? (await this.store.headSeq()));
     this.moveTo(mark.cursor);
     const pending = new Map<number, DomainEvent>();
     for (const [effect, takeSeq] of Object.entries(mark.pending)) {
@@ -206,15 +234,59 @@ export class Outbox<E> {
         return this.open(startAt);
       }
     }
+    if (!(await this.settleLeftovers(pending))) return this.open(startAt);
+  }
+
+  /**
+   * Opens an outbox whose takes are the decisions themselves: reads the log from the mark's cursor up to
+   * this life (`lifeFrom`: every event after it is this process's or later) for effects no input settled,
+   * and settles those of a dead taker. Every effect of this life is then read by the drains, from `lifeFrom` on.
+   */
+  private async openImplicit(mark: OutboxMark, lifeFrom: number): Promise<void> {
+    const implicit = this.consumer.implicit!;
+    this.lifeFrom = lifeFrom;
+    this.pending.clear();
+    for (const [effect, take] of Object.entries(mark.pending)) {
+      const event = await this.readAt(Number(effect));
+      this.pending.set(Number(effect), { key: event ? implicit.key(event) : null, take });
+    }
+    let cursor = Math.max(this.cursor, mark.cursor);
+    while (cursor < lifeFrom) {
+      const page = await this.store.readAll(cursor, PAGE);
+      if (page.length === 0) break;
+      for (const event of page) {
+        if (event.seq > lifeFrom) break;
+        this.settleBy(event);
+        if (this.consumer.effectOf(event) !== null) this.pending.set(event.seq, { key: implicit.key(event), take: event.seq });
+      }
+      cursor = page[page.length - 1]!.seq;
+    }
+    this.moveTo(lifeFrom);
+    const leftovers = new Map<number, DomainEvent>();
+    for (const [effect, { take }] of this.pending) {
+      const taken = await this.readAt(take);
+      if (taken) leftovers.set(effect, taken);
+    }
+    if (!(await this.settleLeftovers(leftovers))) return this.open(undefined, lifeFrom);
+  }
+
+  /**
+   * Settles the effects whose taker died before their end was recorded (`pending`: each with its take):
+   * an at-least-once one is performed again, an at-most-once one recorded as interrupted. False when
+   * another process recorded first: the outbox then opens again.
+   */
+  private async settleLeftovers(pending: ReadonlyMap<number, DomainEvent>): Promise<boolean> {
     for (const [effect, taken] of pending) {
       if (!this.takerIsGone(taken)) continue;
-      const [read] = await this.store.readAll(effect - 1, 1);
       // A row this version cannot read is skipped: what the read finds then is a later event, not this effect.
-      const event = read?.seq === effect ? read : undefined;
+      const event = await this.readAt(effect);
       if (this.consumer.delivery === 'at-least-once') {
         // One this version cannot read (a newer runledger took it, and the store has named the row) stays
         // taken and unsettled: it is not lost, and a version that can read it performs it when it opens.
-        if (event) await this.perform(effect, event);
+        if (event) {
+          await this.perform(effect, event);
+          this.pending.delete(effect);
+        }
         continue;
       }
       const record = this.consumer.interrupted?.(effect, event, taken) ?? {
@@ -225,9 +297,28 @@ export class Outbox<E> {
       const result = await this.write(() =>
         this.store.append({ expected: { [this.stream]: this.version }, events: [{ stream: this.stream, ...record, at: this.now() }] }),
       );
-      if (!result.ok) return this.open(startAt);
+      if (!result.ok) return false;
       this.version = result.events[0]!.version;
+      this.pending.delete(effect);
     }
+    return true;
+  }
+
+  /** The event at `seq`, or undefined when this version cannot read its row. */
+  private async readAt(seq: number): Promise<DomainEvent | undefined> {
+    const [read] = await this.store.readAll(seq - 1, 1);
+    return read?.seq === seq ? read : undefined;
+  }
+
+  /** With implicit takes: the effects `event` settles are no longer pending (one of its own records, or an input answering them). */
+  private settleBy(event: DomainEvent): void {
+    if (event.stream === this.stream) {
+      if (settles(event)) this.pending.delete(event.data.effect);
+      return;
+    }
+    const key = this.consumer.implicit?.settles(event) ?? null;
+    if (key === null) return;
+    for (const [effect, pending] of this.pending) if (pending.key === key && effect < event.seq) this.pending.delete(effect);
   }
 
   /**
@@ -250,6 +341,14 @@ export class Outbox<E> {
     this.marking = true;
     try {
       const cursor = this.cursor;
+      if (this.consumer.implicit) {
+        // What is pending is known in memory, up to the cursor: nothing to fold.
+        const pending = Object.fromEntries([...this.pending].map(([effect, { take }]) => [String(effect), take]));
+        const mark: OutboxMark = { version: this.version, cursor, pending };
+        await this.store.checkpoints.save({ name: this.stream, seq: cursor, state: JSON.stringify(mark) });
+        this.mark = mark;
+        return;
+      }
       const mark = foldMark(structuredClone(this.mark), await this.store.readStream(this.stream, this.mark.version));
       mark.cursor = Math.max(mark.cursor, cursor);
       await this.store.checkpoints.save({ name: this.stream, seq: mark.cursor, state: JSON.stringify(mark) });
@@ -303,8 +402,12 @@ export class Outbox<E> {
           while (!this.stopped) {
             const page = await this.nextPage();
             if (page.length === 0) break;
-            const effects = await this.worthTaking(page);
             const through = page[page.length - 1]!.seq;
+            if (this.consumer.implicit) {
+              await this.startOwn(page, through);
+              continue;
+            }
+            const effects = await this.worthTaking(page);
             if (effects.length === 0) {
               // Nothing to take: the cursor moves in memory only. Writing a take here would append an
               // event past the cursor for every page read, and the outbox would chase its own tail.
@@ -349,6 +452,26 @@ export class Outbox<E> {
     return this.running;
   }
 
+  /**
+   * With implicit takes: a page's effects are taken already (by their commit); those of this life are
+   * started, any other writer's left pending for its taker, and what the page settles is settled.
+   */
+  private async startOwn(page: readonly DomainEvent[], through: number): Promise<void> {
+    const implicit = this.consumer.implicit!;
+    const own: DomainEvent[] = [];
+    for (const event of page) {
+      this.settleBy(event);
+      if (this.consumer.effectOf(event) === null) continue;
+      this.pending.set(event.seq, { key: implicit.key(event), take: event.seq });
+      if (event.actor === this.store.writer && event.seq > this.lifeFrom) own.push(event);
+    }
+    this.moveTo(through);
+    for (const event of own) {
+      while (this.inFlight.size >= (this.consumer.concurrency ?? 1)) await Promise.race(this.inFlight);
+      this.start(event);
+    }
+  }
+
   /** The events of a page that call for an effect, and one that is needed. */
   private async worthTaking(page: readonly DomainEvent[]): Promise<DomainEvent[]> {
     const effects: DomainEvent[] = [];
@@ -391,11 +514,19 @@ export class Outbox<E> {
         // The feed hands over every readable event past the cursor in order (a row the store skips
         // leaves a gap in seqs, not in the feed), so with nothing queued this one is the next.
         if (!this.running && this.fed.length === 0 && this.consumer.effectOf(event) === null) {
+          if (this.consumer.implicit) this.settleBy(event);
           this.cursor = event.seq;
           this.markDue();
           return;
         }
         this.fed.push(event);
+        if (this.consumer.implicit) {
+          // The feed hands a commit over before the deciding actor hears back from its append: its effects
+          // start once the actor has acted on it (its drain, or this one after the commit's microtasks), so
+          // a consumer reading what the actor knows (a run's phase) reads it as of the decision.
+          this.drainSoon();
+          return;
+        }
         // In the background nobody waits for a drain either: what fails it is told.
         const background = this.consumer.background;
         if (background) this.drain().catch((error: unknown) => background.log(`outbox ${this.consumer.name}: ${messageOf(error)}`));
@@ -403,6 +534,17 @@ export class Outbox<E> {
       },
       // A feed that failed hands over nothing more: drains read the log again.
       error: () => (this.following = false),
+    });
+  }
+
+  private drainScheduled = false;
+
+  private drainSoon(): void {
+    if (this.drainScheduled) return;
+    this.drainScheduled = true;
+    setImmediate(() => {
+      this.drainScheduled = false;
+      void this.drain();
     });
   }
 
@@ -431,6 +573,11 @@ export class Outbox<E> {
       outcome = wanted === null ? { ok: true, detail: 'nothing to do' } : await this.consumer.perform(wanted, event);
     } catch (error) {
       outcome = { ok: false, detail: messageOf(error) };
+    }
+    if ('answered' in outcome) {
+      // The input the effect recorded settles it; an explicit take needs its record still.
+      if (this.consumer.implicit) return;
+      outcome = { ok: true, detail: outcome.answered };
     }
     await this.record(
       'record' in outcome
@@ -485,7 +632,8 @@ export class Outbox<E> {
   }
 
   private takerIsGone(taken: DomainEvent): boolean {
-    if (taken.actor === this.store.writer) return taken.version < this.firstOwnTake;
+    // Implicit takes before this life (and an older version's takes then) by this writer are an earlier process's of the same `host:pid`.
+    if (taken.actor === this.store.writer) return this.consumer.implicit ? taken.seq <= this.lifeFrom : taken.version < this.firstOwnTake;
     return writerIsGone(writerOf(taken.actor));
   }
 }
