@@ -4,9 +4,10 @@
  * bookkeeping for the computer's own effects: its claims, spawns and completions are taken by the
  * commit that decided them and settled by the input that answers them.
  */
-import Database from 'better-sqlite3';
+
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import type { Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { startDaemon } from '../../actors/daemon/startDaemon.ts';
