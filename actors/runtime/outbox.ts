@@ -1,21 +1,15 @@
 import type { Subscription } from 'rxjs';
-import { z } from 'zod';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import type { AppendResult, EventStore } from '../../events/store/eventStore.ts';
 import { messageOf } from '../../events/thrown.ts';
 import { type Clock, systemClock } from './clock.ts';
+import { foldMark, type OutboxMark, readMark, settles } from './outboxMark.ts';
 import { writerIsGone } from './processes.ts';
 import { type FailureLog, untilRecorded } from './untilRecorded.ts';
 import { writerOf } from './writer.ts';
 
 export type Delivery = 'at-least-once' | 'at-most-once';
 
-/**
- * An event of an outbox's stream that settles one effect (`data.effect`, its seq): how it ended, or
- * that its taker died before that. The outbox's own are `outbox.performed` and `outbox.interrupted`;
- * a consumer may say more in its own (a hook's says how its command exited).
- */
-type SettlingEvent = Extract<DomainEvent, { data: { effect: number } }>;
 type Worded<R> = R extends { type: infer T; data: infer D } ? { readonly type: T; readonly data: D } : never;
 /** A settling record as a consumer words it: the outbox adds its stream and time. */
 export type EffectRecord = Worded<Extract<NewDomainEvent, { data: { effect: number } }>>;
@@ -39,10 +33,6 @@ export interface ImplicitTakes {
   key(effect: DomainEvent): string;
   /** The key of the effects this event settles (those before it), or null. */
   settles(event: DomainEvent): string | null;
-}
-
-function settles(event: DomainEvent): event is SettlingEvent {
-  return 'effect' in event.data;
 }
 
 /**
@@ -94,55 +84,6 @@ const PAGE = 500;
  * many events for it, and a daemon saves one mark an outbox every this many events.
  */
 export const MARK_EVERY = 5_000;
-
-/**
- * What an outbox knows on opening, as of `version` of its stream (its own fold of it, kept in the
- * checkpoints under the stream's name so a start reads only the stream's tail): every event up to
- * `cursor` was taken or calls for nothing here, and the effects taken and not yet settled, each with
- * the seq of its take. `cursor` may be past the last take: an event that calls for nothing is read
- * past in memory, and only this mark remembers it (from the log alone: `effectOf` and `needed` are).
- */
-interface OutboxMark {
-  version: number;
-  cursor: number;
-  pending: Record<string, number>;
-}
-
-/**
- * A mark as this version writes it. One of another shape (another version's, a damaged row) is not
- * read at all: the outbox folds its stream from the start, as before marks, rather than crash its
- * start or take a cursor it cannot vouch for (an effect past it would be neither done nor interrupted).
- */
-const OutboxMarkSchema = z.strictObject({
-  version: z.number().int().nonnegative(),
-  cursor: z.number().int().nonnegative(),
-  pending: z.record(z.string().regex(/^[1-9][0-9]*$/), z.number().int().positive()),
-});
-
-function readMark(state: string | undefined): OutboxMark {
-  if (state !== undefined) {
-    try {
-      const mark = OutboxMarkSchema.safeParse(JSON.parse(state));
-      if (mark.success) return mark.data;
-    } catch {
-      // Not JSON: read as no mark.
-    }
-  }
-  return { version: 0, cursor: 0, pending: {} };
-}
-
-function foldMark(mark: OutboxMark, events: readonly DomainEvent[]): OutboxMark {
-  for (const event of events) {
-    mark.version = event.version;
-    if (event.type === 'outbox.taken') {
-      mark.cursor = Math.max(mark.cursor, event.data.through);
-      for (const effect of event.data.effects) mark.pending[effect] = event.seq;
-    } else if (settles(event)) {
-      delete mark.pending[event.data.effect];
-    }
-  }
-  return mark;
-}
 
 /**
  * For consumers whose effects each belong to one run (a claim, a spawn, a kill, a completion): those
