@@ -146,6 +146,8 @@ export class Outbox<E> {
   /**
    * Loads the cursor, and settles effects that a dead process took but never finished. `startAt`
    * sets where a consumer that never ran begins (the present, for hooks: history is not replayed).
+   * `lifeFrom` (implicit takes only): the log's head before this process wrote anything, so its own
+   * effects are told from a dead life's of the same `host:pid`; the head at opening when not given.
    */
   async open(startAt?: number, lifeFrom?: number): Promise<void> {
     const saved = await this.store.checkpoints.load(this.stream);
@@ -209,6 +211,8 @@ export class Outbox<E> {
       if (taken) leftovers.set(effect, taken);
     }
     if (!(await this.settleLeftovers(leftovers))) return this.open(undefined, lifeFrom);
+    // Where this life began is where the next start reads from, however this one ends (a SIGKILL saves nothing).
+    if (this.cursor > this.mark.cursor) await this.saveMark();
   }
 
   /**
