@@ -61,6 +61,28 @@ export function grow(db: string, events: number): number {
   }
 }
 
+/**
+ * Waits (bounded) until the computer's queue has settled every run it queued: a run the board finished
+ * is ended in the queue a moment later, and a template cut before that would leave, in every copy `grow`
+ * makes, one more run running in a shared lane, a history no daemon writes (a loaded machine did so).
+ */
+async function queueSettled(db: string): Promise<void> {
+  const sqlite = new Database(db, { readonly: true, fileMustExist: true });
+  try {
+    const count = sqlite.prepare<[], { queued: number; settled: number }>(
+      `SELECT sum(type = 'run.queued') AS queued, sum(type IN ('run.ended', 'run.skipped', 'run.withdrawn')) AS settled FROM events`,
+    );
+    for (const deadline = Date.now() + 30_000; ; ) {
+      const { queued, settled } = count.get()!;
+      if (settled >= queued) return;
+      if (Date.now() > deadline) throw new Error(`the template's queue settled ${settled} of its ${queued} runs within 30 s`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  } finally {
+    sqlite.close();
+  }
+}
+
 /** Seconds until the daemon serves, and until a run submitted then is done. */
 async function restart(db: string): Promise<{ ready: number; runDone: number }> {
   const started = performance.now();
@@ -101,6 +123,7 @@ export async function measureRestart(
   const rounds = options.rounds ?? 3;
   const template = await startEmbedded('restart-template');
   await template.load(300);
+  await queueSettled(template.db);
   await template.close();
   // The whole folder: the log, its token files and the computer's.
   const large = join(benchDir(), `restart-large-${Date.now()}`);

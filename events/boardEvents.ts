@@ -36,6 +36,18 @@ export const RunStateSchema = z.enum(['queued', 'claimed', 'running', 'succeeded
 export const FinishedStateSchema = z.enum(['succeeded', 'failed', 'cancelled']);
 
 /** Which request a refusal or a repeated answer speaks of: the server maps each to its HTTP call. */
+/**
+ * What the board's host read of a run before it recorded a request about it (issue 16): settled runs
+ * leave the board's state, so a request about one carries what the log says of it, for the decision
+ * (and its replay) to be a function of the input. `live`: the state held it when the host looked;
+ * null: the log has no such run; else the run's end. Absent in requests recorded by older versions.
+ */
+export const RunPastSchema = z.union([
+  z.literal('live'),
+  z.null(),
+  z.strictObject({ state: z.enum(['succeeded', 'failed', 'cancelled', 'resolved']), computerId: computerId.nullable() }),
+]);
+
 export const BoardRequestSchema = z.enum(['submit', 'claim', 'cancel', 'reply', 'complete', 'computer.add', 'connect']);
 
 /**
@@ -62,7 +74,7 @@ export const boardEvents = eventGroup(
   /** `lastSeenAt`: the last sign of life on its stream (a pong, an ack) when the board knew it. */
   defineEvent('board.computer.disconnected', z.strictObject({ computerId, lastSeenAt: at.optional() })),
   /** `incarnation`: the claiming daemon's life (header `Runledger-Incarnation`); absent from older computers. */
-  defineEvent('board.claim.requested', z.strictObject({ runId, computerId, incarnation: incarnation.optional() })),
+  defineEvent('board.claim.requested', z.strictObject({ runId, computerId, incarnation: incarnation.optional(), past: RunPastSchema.optional() })),
   /** A frame acked 503 `draining`: the computer takes no new work in this life (SPEC section 4). */
   defineEvent('board.offer.declined', z.strictObject({ runId, computerId, reason: z.enum(['draining']) })),
   /** From the lease monitor (in memory): heartbeats themselves are not recorded, only their absence. */
@@ -74,12 +86,15 @@ export const boardEvents = eventGroup(
    */
   defineEvent('board.offer.stale', z.strictObject({ runId, unclaimedSince: at })),
   /** `pushed`: the board pushes the cancel to the holder's stream; older boards left it to the next heartbeat. */
-  defineEvent('board.cancel.requested', z.strictObject({ runId, pushed: z.literal(true).optional() })),
+  defineEvent('board.cancel.requested', z.strictObject({ runId, pushed: z.literal(true).optional(), past: RunPastSchema.optional() })),
   /** The first heartbeat (or reply) of a claimed run: it is running. */
   defineEvent('board.run.started', z.strictObject({ runId, computerId })),
-  defineEvent('board.reply.received', z.strictObject({ runId, computerId, text })),
+  defineEvent('board.reply.received', z.strictObject({ runId, computerId, text, past: RunPastSchema.optional() })),
   /** `usage`: what the turn cost as its computer sent it (SPEC section 7); older computers and logs send none. */
-  defineEvent('board.completion.received', z.strictObject({ runId, computerId, ok: z.boolean(), error: text.optional(), usage: Usage.optional() })),
+  defineEvent(
+    'board.completion.received',
+    z.strictObject({ runId, computerId, ok: z.boolean(), error: text.optional(), usage: Usage.optional(), past: RunPastSchema.optional() }),
+  ),
 
   // Decisions.
   defineEvent(

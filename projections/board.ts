@@ -8,7 +8,8 @@ export const boardProjection: Projection<BoardState> = {
   // 2: an adoption moves its lane to the session's computer. 3: runs pushed and unclaimed, per computer.
   // 4: a claim's incarnation, draining computers, when each computer connected and was last seen.
   // 5: a terminal run keeps neither its prompt (unless keyed) nor its reply.
-  version: 5,
+  // 6: a terminal run leaves the state (issue 16); idempotency keys keep their run's body; settled counts.
+  version: 6,
   initial: () => boardDecider.initialState('board'),
   evolve(state, event) {
     return boardDecider.scopeOf(event) === null ? state : boardDecider.evolve(state, event);

@@ -1,5 +1,4 @@
 import type { BoardState } from '../actors/board/boardState.ts';
-import { isTerminal } from '../actors/board/boardState.ts';
 import { loginOf, type QueueState } from '../actors/lane/queueState.ts';
 import type { RunExecution } from '../actors/run/runState.ts';
 import { rebuildProjections } from '../projections/keeper/rebuild.ts';
@@ -67,6 +66,8 @@ export class Invariants {
   private pending: Violation | null = null;
   private readonly scans = new Map<string, DiskScan>();
   private readonly claims = new Map<string, string>();
+  /** Runs the board's log says ended (finished, cancelled, reaped). */
+  private readonly settled = new Set<string>();
   private readonly fullChanged = new Map<string, number>();
   private readonly full = new Set<string>();
   private readonly laneFreeSince = new Map<string, number>();
@@ -116,12 +117,7 @@ export class Invariants {
     this.executedAgain(execution, others, alive, machine);
     if (machine) this.limitHolds(execution, machine);
     const overlapping = others.find(
-      (e) =>
-        e.lane === execution.lane &&
-        e.runId !== execution.runId &&
-        e.endedAt === null &&
-        alive.has(e.life) &&
-        !(this.boardState?.runs[e.runId] && isTerminal(this.boardState.runs[e.runId]!.state)),
+      (e) => e.lane === execution.lane && e.runId !== execution.runId && e.endedAt === null && alive.has(e.life) && !this.settledOnBoard(e.runId),
     );
     this.check(
       'laneTurnsApart',
@@ -322,8 +318,16 @@ export class Invariants {
     return rows;
   }
 
+  /** Whether the board's log says the run ended: a settled run leaves the board's state (issue 16). */
+  settledOnBoard(runId: string): boolean {
+    return this.settled.has(runId);
+  }
+
   private scanBoard(machines: readonly ComputerMachine[]): void {
     for (const row of this.newRows(this.w.board.disk)) {
+      if (row.type === 'board.run.finished' || row.type === 'board.run.cancelled' || row.type === 'board.run.resolved') {
+        this.settled.add((JSON.parse(row.data) as { runId: string }).runId);
+      }
       if (row.type === 'board.run.claimed') {
         const data = JSON.parse(row.data) as { runId: string; computerId: string; incarnation?: string };
         const holder = `${data.computerId}/${data.incarnation ?? '-'}`;
@@ -342,7 +346,8 @@ export class Invariants {
 
   /** A lapse is a finding only when nothing in the world excuses it: a live holder, a healthy link, lives older than the lease. */
   private lapsed({ runId }: { runId: string }, at: number, machines: readonly ComputerMachine[]): void {
-    const holder = this.boardState?.runs[runId]?.computerId ?? null;
+    // From the claim recorded (the reaped run may have left the board's state already).
+    const holder = this.claims.get(runId)?.split('/')[0] ?? null;
     const window = at - this.w.leaseMs - 35_000;
     const board = this.w.board.life;
     const keeping = machines.find(
@@ -392,11 +397,10 @@ export class Invariants {
   private trackBoard(): void {
     const state = this.boardState;
     if (!state) return;
-    const busy = new Set<string>();
-    for (const run of Object.values(state.runs)) if (run.computerId !== null && !isTerminal(run.state)) busy.add(run.lane);
-    for (const run of Object.values(state.runs)) {
-      if (busy.has(run.lane)) this.laneFreeSince.delete(run.lane);
-      else if (!this.laneFreeSince.has(run.lane)) this.laneFreeSince.set(run.lane, this.now);
+    // A lane is busy while a run of it is claimed and not terminal: its holder (lanes stay in the state, settled runs do not).
+    for (const [lane, queue] of Object.entries(state.lanes)) {
+      if (queue.holder !== null) this.laneFreeSince.delete(lane);
+      else if (!this.laneFreeSince.has(lane)) this.laneFreeSince.set(lane, this.now);
     }
     const connected = new Set(state.connected);
     for (const id of [...this.connectedSince.keys()]) if (!connected.has(id)) this.connectedSince.delete(id);
@@ -464,7 +468,7 @@ export class Invariants {
   liveness(runIds: readonly string[], step: number, _machines: readonly ComputerMachine[]): Violation | null {
     this.step = step;
     const state = this.boardState;
-    const open = runIds.filter((id) => !state?.runs[id] || !isTerminal(state.runs[id]!.state));
+    const open = runIds.filter((id) => !this.settledOnBoard(id));
     this.check('liveness', open.length === 0 && this.w.board.life !== null, () =>
       this.w.board.life === null
         ? 'the board is down at the end'

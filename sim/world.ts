@@ -1,5 +1,5 @@
 import { boardInput } from '../actors/board/boardInputs.ts';
-import { type BoardState, isTerminal } from '../actors/board/boardState.ts';
+import type { BoardState } from '../actors/board/boardState.ts';
 import { openSubscription, type SubscriptionRequest } from '../actors/board/chores/notices/subscriptions.ts';
 import { NOTICE_KINDS } from '../actors/board/inbox/noticeKinds.ts';
 import { hashToken } from '../wire/tokens.ts';
@@ -289,8 +289,8 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
     for (const subscription of SIM_SUBSCRIPTIONS(lanes[0]!)) await openSubscription(first.store, first.clock, subscription);
     for (const machine of computers) void machine.start();
     await settle();
-    const allTerminal = (state: BoardState | null) =>
-      state !== null && runs.every((r) => state.runs[r.runId] && isTerminal(state.runs[r.runId]!.state));
+    // Settled runs leave the board's state (issue 16): their ends are read from the board's log.
+    const allTerminal = (state: BoardState | null) => state !== null && runs.every((r) => invariants.settledOnBoard(r.runId));
     for (; stepNo < maxSteps; stepNo++) {
       const task = scheduler.take(deadline());
       if (!task) break;

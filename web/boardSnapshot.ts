@@ -1,6 +1,8 @@
 import { type BoardState, isTerminal } from '../actors/board/boardState.ts';
+import { settledRun } from '../actors/board/settledRun.ts';
 import { WAITS_FOR_EARLIER_TURN } from '../actors/lane/decideQueue.ts';
 import type { QueueState } from '../actors/lane/queueState.ts';
+import type { DomainEvent } from '../events/catalog.ts';
 import { type StatusView, statusView } from '../projections/statusView.ts';
 import type { LastDayUsage, UsageState } from '../projections/usage.ts';
 
@@ -339,9 +341,11 @@ export interface RunFacts {
   readonly error: string | null;
 }
 
-export function runFacts(board: BoardState, runId: string): RunFacts | null {
-  const run = board.runs[runId];
+/** `events`: the run's own events, for a run that settled and left the board's state (see `settledRun`). */
+export function runFacts(board: BoardState, runId: string, events: readonly DomainEvent[] = []): RunFacts | null {
+  const run = board.runs[runId] ?? settledRun(events);
   if (!run) return null;
+  const error = 'error' in run ? run.error : null;
   return {
     runId,
     lane: run.lane,
@@ -349,6 +353,6 @@ export function runFacts(board: BoardState, runId: string): RunFacts | null {
     computerId: run.computerId,
     submittedAt: run.submittedAt,
     claimedAt: run.claimedAt,
-    error: run.error === null ? null : run.error.slice(0, 300),
+    error: error === null ? null : error.slice(0, 300),
   };
 }

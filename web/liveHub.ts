@@ -4,6 +4,7 @@ import { map, merge, Subject, type Subscription } from 'rxjs';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { RunProgress } from '../actors/board/host/runProgress.ts';
 import type { FailureLog } from '../actors/runtime/untilRecorded.ts';
+import type { DomainEvent } from '../events/catalog.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
 import { messageOf } from '../events/thrown.ts';
 import { evolveRunRecord, initialRunRecord, type RunRecord } from '../projections/audit/runRecord.ts';
@@ -34,6 +35,8 @@ interface Page {
   lastSeq: number;
   /** Run pages: the run as its events so far tell it. */
   record: RunRecord | null;
+  /** Run pages: its events so far, for its facts once it settled and left the board's state (one run's history). */
+  events?: DomainEvent[];
   alive: boolean;
 }
 
@@ -41,7 +44,8 @@ export interface LiveHubOptions {
   readonly store: Pick<EventStore, 'headSeq' | 'readAll' | 'readEntity'>;
   readonly feed: LiveFeed;
   readonly snapshot: () => BoardSnapshot;
-  readonly runFacts: (runId: string) => RunFacts | null;
+  /** `events`: the run's own, for one that settled and left the board's state. */
+  readonly runFacts: (runId: string, events?: readonly DomainEvent[]) => RunFacts | null;
   /** The daemon's log: a page whose start could not be read from the log is told there. */
   readonly log: FailureLog;
   /** What each open run's agent is doing (in the board's memory, not the log): sent to its pages as it changes. */
@@ -125,9 +129,10 @@ export class LiveHub {
     const entries = events.map(timelineEntry);
     page.lastSeq = entries.at(-1)?.seq ?? 0;
     page.record = events.reduce(evolveRunRecord, initialRunRecord(runId));
+    page.events = [...events];
     const record = pageRecord(page.record);
     const progress = this.options.progress?.of(runId) ?? null;
-    this.send(page, JSON.stringify({ type: 'hello', view: 'run', runId, run: this.options.runFacts(runId), record, entries, progress }));
+    this.send(page, JSON.stringify({ type: 'hello', view: 'run', runId, run: this.options.runFacts(runId, events), record, entries, progress }));
     page.ready = true;
   }
 
@@ -170,12 +175,13 @@ export class LiveHub {
     this.runFeed = this.options.feed
       .runEntries((runId) => this.runPages.has(runId))
       .subscribe(({ runId, events }) => {
-        const run = this.options.runFacts(runId);
         for (const page of this.runPages.get(runId) ?? []) {
           if (!page.ready) continue;
           const fresh = events.filter((e) => e.seq > page.lastSeq);
           if (fresh.length === 0) continue;
           page.lastSeq = fresh.at(-1)!.seq;
+          page.events?.push(...fresh);
+          const run = this.options.runFacts(runId, page.events);
           page.record = fresh.reduce(evolveRunRecord, page.record ?? initialRunRecord(runId));
           const record = pageRecord(page.record);
           this.send(page, JSON.stringify({ type: 'entries', runId, run, record, entries: fresh.map(timelineEntry) }));

@@ -89,7 +89,7 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
           clock.now(),
           { waitWarnMs, becameNext },
         ),
-      runFacts: (runId) => runFacts(projections.state<BoardState>('board'), runId),
+      runFacts: (runId, events) => runFacts(projections.state<BoardState>('board'), runId, events),
       log: options.log ?? stderrLog,
       ...(access.progress ? { progress: access.progress } : {}),
     });

@@ -1,7 +1,7 @@
 import { exhausted } from '../../events/exhaustive.ts';
 import { decider } from '../runtime/decider.ts';
 import { type BoardState, initialBoardState, isConnected } from './boardState.ts';
-import { BOARD_INPUTS, type BoardDecision, type BoardInput, decideBoard, marksRunning } from './decideBoard.ts';
+import { BOARD_INPUTS, type BoardDecision, type BoardInput, decideBoard, marksRunning, raced } from './decideBoard.ts';
 import { evolveBoard } from './evolveBoard.ts';
 
 /** One board per log file: every board event folds into this one scope. */
@@ -43,13 +43,15 @@ export const boardDecider = decider<BoardState, BoardInput, BoardDecision>({
       case 'board.offer.declined':
         // A stale offer of a run claimed meanwhile, a decline that changes nothing (the computer already drains, nobody new to offer the run to) is not recorded.
         return decideBoard(state, input).length === 0;
-      case 'board.run.submitted':
-      case 'board.computer.added':
-      case 'board.computer.connected':
       case 'board.claim.requested':
       case 'board.cancel.requested':
       case 'board.reply.received':
       case 'board.completion.received':
+        // Answered, if only by a refusal, unless the run settled after the host looked (see `raced`).
+        return raced(state, input);
+      case 'board.run.submitted':
+      case 'board.computer.added':
+      case 'board.computer.connected':
         // A request is always answered, if only by a refusal.
         return false;
       default:

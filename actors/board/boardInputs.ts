@@ -1,5 +1,9 @@
 import type { EventData, NewEventOf } from '../../events/catalog.ts';
 import type { Usage } from '../../events/usage.ts';
+import type { RunPast } from './settledRun.ts';
+
+/** What the host read of the run first (see RunPastSchema); left out by callers that name no past (tests, older paths). */
+const pastField = (past: RunPast | undefined) => (past === undefined ? {} : { past });
 
 /**
  * The board's inputs as the server records them, each in its stream: a run's requests in
@@ -30,10 +34,10 @@ export const boardInput = {
     data: { computerId, ...(lastSeenAt === undefined ? {} : { lastSeenAt }) },
     at,
   }),
-  claim: (runId: string, computerId: string, at: number, incarnation?: string): NewEventOf<'board.claim.requested'> => ({
+  claim: (runId: string, computerId: string, at: number, incarnation?: string, past?: RunPast): NewEventOf<'board.claim.requested'> => ({
     stream: `run:${runId}`,
     type: 'board.claim.requested',
-    data: { runId, computerId, ...(incarnation === undefined ? {} : { incarnation }) },
+    data: { runId, computerId, ...(incarnation === undefined ? {} : { incarnation }), ...pastField(past) },
     at,
   }),
   declined: (runId: string, computerId: string, at: number): NewEventOf<'board.offer.declined'> => ({
@@ -54,10 +58,10 @@ export const boardInput = {
     data: { runId, lastHeartbeatAt },
     at,
   }),
-  cancel: (runId: string, at: number): NewEventOf<'board.cancel.requested'> => ({
+  cancel: (runId: string, at: number, past?: RunPast): NewEventOf<'board.cancel.requested'> => ({
     stream: `run:${runId}`,
     type: 'board.cancel.requested',
-    data: { runId, pushed: true },
+    data: { runId, pushed: true, ...pastField(past) },
     at,
   }),
   started: (runId: string, computerId: string, at: number): NewEventOf<'board.run.started'> => ({
@@ -66,10 +70,10 @@ export const boardInput = {
     data: { runId, computerId },
     at,
   }),
-  reply: (runId: string, computerId: string, text: string, at: number): NewEventOf<'board.reply.received'> => ({
+  reply: (runId: string, computerId: string, text: string, at: number, past?: RunPast): NewEventOf<'board.reply.received'> => ({
     stream: `run:${runId}`,
     type: 'board.reply.received',
-    data: { runId, computerId, text },
+    data: { runId, computerId, text, ...pastField(past) },
     at,
   }),
   completion: (
@@ -79,10 +83,11 @@ export const boardInput = {
     error: string | undefined,
     at: number,
     usage?: Usage,
+    past?: RunPast,
   ): NewEventOf<'board.completion.received'> => ({
     stream: `run:${runId}`,
     type: 'board.completion.received',
-    data: { runId, computerId, ok, ...(error === undefined ? {} : { error }), ...(usage === undefined ? {} : { usage }) },
+    data: { runId, computerId, ok, ...(error === undefined ? {} : { error }), ...(usage === undefined ? {} : { usage }), ...pastField(past) },
     at,
   }),
 };

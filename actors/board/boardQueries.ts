@@ -1,5 +1,6 @@
 import { type UsageBody, usageToWire } from '../../wire/usage.ts';
 import { type BoardState, isConnected, isTerminal, type RunState, workers } from './boardState.ts';
+import type { RunPast, SettledRun } from './settledRun.ts';
 
 /**
  * What the server reads from the board's state to answer a request without deciding anything:
@@ -20,29 +21,27 @@ export interface RunView {
   progress?: string;
 }
 
-/**
- * `fromLog`: what the state no longer holds of a terminal run, read from the log (its reply: see
- * `needsLog`).
- */
-export function runView(state: BoardState, runId: string, fromLog: { readonly reply: string | null } | null = null): RunView | null {
+/** A live run's view, or null when the state does not hold it (no such run, or one that settled: see `settledView`). */
+export function runView(state: BoardState, runId: string): RunView | null {
   const run = state.runs[runId];
-  if (!run) return null;
-  const reply = fromLog?.reply ?? run.reply;
+  return run ? viewOf({ ...run, error: null }) : null;
+}
+
+/** A settled run's view, from its stream (a terminal run left the state: see `settledRun`). */
+export function settledView(run: SettledRun): RunView {
+  return viewOf(run);
+}
+
+function viewOf(run: Pick<SettledRun, 'runId' | 'lane' | 'computerId' | 'reply' | 'error' | 'usage'> & { state: RunState }): RunView {
   return {
     run_id: run.runId,
     lane: run.lane,
     state: run.state,
     ...(run.computerId !== null ? { computer_id: run.computerId } : {}),
-    ...(reply !== null ? { reply } : {}),
+    ...(run.reply !== null ? { reply: run.reply } : {}),
     ...(run.error !== null ? { error: run.error } : {}),
     ...(run.usage ? { usage: usageToWire(run.usage) ?? {} } : {}),
   };
-}
-
-/** Whether `runView` of the run wants what the state dropped once it was terminal (its reply) from the log. */
-export function needsLog(state: BoardState, runId: string): boolean {
-  const run = state.runs[runId];
-  return run !== undefined && isTerminal(run.state);
 }
 
 /** The run as the claim answer carries it: `{run: {run_id, lane, prompt, agent_id, timeout_s}}`. */
@@ -66,8 +65,9 @@ export interface CancelAnswer {
   detail: string;
 }
 
-export function cancelAnswer(state: BoardState, runId: string): CancelAnswer | null {
-  const run = state.runs[runId];
+/** `settled`: the run's end from its stream, once it left the state (cancelled unclaimed, or finished meanwhile). */
+export function cancelAnswer(state: BoardState, runId: string, settled: SettledRun | null = null): CancelAnswer | null {
+  const run = state.runs[runId] ?? settled;
   if (!run) return null;
   if (run.computerId === null) return { run_id: runId, state: run.state, detail: 'withdrawn before it was claimed' };
   // Terminal already: its holder finished it between the cancel and this read.
@@ -123,9 +123,13 @@ export type HeartbeatAnswer =
   | { readonly status: 200; readonly cancelRequested: boolean; readonly markRunning: boolean }
   | { readonly status: 404 | 409 | 410; readonly code: string };
 
-export function heartbeatAnswer(state: BoardState, runId: string, computerId: string): HeartbeatAnswer {
+/** `past`: what the log says of a run the state does not hold (see `settledRun`); undefined: not looked up. */
+export function heartbeatAnswer(state: BoardState, runId: string, computerId: string, past?: Exclude<RunPast, 'live'>): HeartbeatAnswer {
   const run = state.runs[runId];
-  if (!run) return { status: 404, code: 'unknown_run' };
+  if (!run) {
+    if (!past) return { status: 404, code: 'unknown_run' };
+    return past.computerId === computerId ? { status: 410, code: 'resolved' } : { status: 409, code: 'not_holder' };
+  }
   if (run.computerId !== computerId) return { status: 409, code: 'not_holder' };
   if (isTerminal(run.state)) return { status: 410, code: 'resolved' };
   return { status: 200, cancelRequested: run.cancelRequested, markRunning: run.state === 'claimed' };

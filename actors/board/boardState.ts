@@ -1,13 +1,11 @@
 import type { z } from 'zod';
 import type { RunStateSchema } from '../../events/boardEvents.ts';
-import type { Usage } from '../../events/usage.ts';
 
 export type RunState = z.infer<typeof RunStateSchema>;
 
 export interface BoardRun {
   readonly runId: string;
   readonly lane: string;
-  /** Emptied once the run is terminal, unless an idempotency key names it (see `keyed`). */
   prompt: string;
   readonly agentId: string | null;
   readonly timeoutS: number | null;
@@ -23,13 +21,17 @@ export interface BoardRun {
   cancelRequested: boolean;
   /** Computers its frame was pushed to, sorted: a cancel before the claim is announced to each. */
   offeredTo: string[];
-  /** Null again once the run is terminal: a finished run's reply is read from the log. */
+  /** Its last reply while it runs (a terminal run leaves the state: its end is read from its stream, see `settledRun`). */
   reply: string | null;
-  error: string | null;
-  /** What its turn cost, as its completion said (absent when it said nothing, and in older states). */
-  usage?: Usage;
-  /** Submitted with an idempotency key: its body stays, for a submission with the key again to be compared with. */
-  keyed?: true;
+}
+
+/** What an idempotency key names: the run it created, and its body, for a submission with the key again to be compared with. */
+export interface KeyedSubmission {
+  readonly runId: string;
+  readonly lane: string;
+  readonly prompt: string;
+  readonly agentId: string | null;
+  readonly timeoutS: number | null;
 }
 
 export interface BoardLane {
@@ -53,6 +55,7 @@ export interface BoardComputer {
 
 /**
  * The board's state (SPEC section 7): plain JSON, so it is checkpointed as the `board` projection.
+ * It holds what is live: a run leaves `runs` once it is terminal (see `settledRun` for what then).
  * Indexes keep the hot paths off whole-state scans: a lane's queue by lane id, the lanes that have
  * unclaimed runs, the claimed runs that are not terminal, the connected computers.
  */
@@ -65,8 +68,13 @@ export interface BoardState {
   waiting: Record<string, true>;
   /** Claimed runs not yet terminal: what the lease monitor watches. */
   open: Record<string, true>;
-  /** Idempotency key → the run it created. */
-  idempotency: Record<string, string>;
+  /**
+   * Idempotency key → the run it created. Kept after the run settled (SPEC 7: the key answers the
+   * first run for good): it grows with keyed submissions only.
+   */
+  idempotency: Record<string, KeyedSubmission>;
+  /** Runs that settled and left `runs`, counted by their end (for `/metrics`). */
+  settled: Partial<Record<RunState, number>>;
   computers: Record<string, BoardComputer>;
   /** Connected computers, sorted. */
   connected: string[];
@@ -77,7 +85,19 @@ export interface BoardState {
 }
 
 export function initialBoardState(): BoardState {
-  return { submitted: 0, runs: {}, lanes: {}, waiting: {}, open: {}, idempotency: {}, computers: {}, connected: [], draining: {}, pushed: {} };
+  return {
+    submitted: 0,
+    runs: {},
+    lanes: {},
+    waiting: {},
+    open: {},
+    idempotency: {},
+    settled: {},
+    computers: {},
+    connected: [],
+    draining: {},
+    pushed: {},
+  };
 }
 
 const TERMINAL: ReadonlySet<RunState> = new Set(['succeeded', 'failed', 'cancelled', 'resolved']);

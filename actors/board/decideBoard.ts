@@ -3,6 +3,7 @@ import type { EventData, EventType, NewEventOf } from '../../events/catalog.ts';
 import { exhausted } from '../../events/exhaustive.ts';
 import { type BoardRun, type BoardState, isConnected, isTerminal } from './boardState.ts';
 import { offer, offersOnDecline, offersOnDisconnect, offersOnTurnEnd, offerTargets, runsPushedOnConnect } from './offers.ts';
+import type { RunPast } from './settledRun.ts';
 
 /** The requests the board decides on, each as the server recorded it (see `boardInput`). */
 export const BOARD_INPUTS = [
@@ -127,7 +128,7 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
       ];
     }
     case 'board.cancel.requested':
-      return cancel(state, input.data.runId, input.data.pushed === true, at, refuse);
+      return cancel(state, input.data, at, refuse);
     case 'board.run.started': {
       const { runId, computerId } = input.data;
       if (!marksRunning(state, runId, computerId)) return [];
@@ -135,7 +136,7 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
     }
     case 'board.reply.received': {
       const { runId, computerId, text } = input.data;
-      const refused = checkHolder(state, 'reply', runId, computerId, refuse);
+      const refused = checkHolder(state, 'reply', input.data, refuse);
       if (refused) return refused;
       return [{ stream: `run:${runId}`, at, type: 'board.run.replied', data: { runId, computerId, text } }];
     }
@@ -154,12 +155,12 @@ export function marksRunning(state: BoardState, runId: string, computerId: strin
 
 function submit(state: BoardState, data: EventData<'board.run.submitted'>, at: number, refuse: Refuse): Decision[] {
   const { runId, lane, prompt, agentId, timeoutS, idempotencyKey } = data;
-  const earlier = idempotencyKey === undefined ? undefined : state.idempotency[idempotencyKey];
-  if (earlier !== undefined) {
+  const keyed = idempotencyKey === undefined ? undefined : state.idempotency[idempotencyKey];
+  if (keyed !== undefined) {
+    const earlier = keyed.runId;
     // A key names one submission: the same body again is a retry, another body is a mistake to say aloud.
     // (Recorded by an older version, which answered any body with the first run: replayed as taken.)
-    const first = state.runs[earlier]!;
-    const differs = !data.bodyChecked ? [] : (['lane', 'prompt', 'agentId', 'timeoutS'] as const).filter((field) => first[field] !== data[field]);
+    const differs = !data.bodyChecked ? [] : (['lane', 'prompt', 'agentId', 'timeoutS'] as const).filter((field) => keyed[field] !== data[field]);
     if (differs.length > 0) {
       const fields = differs.map((field) => WIRE_NAMES[field]).join(', ');
       return refuse(
@@ -199,12 +200,13 @@ function claim(state: BoardState, data: EventData<'board.claim.requested'>, at: 
   const ids = { runId, computerId };
   if (!state.computers[computerId])
     return refuse('claim', ids, { status: 404, code: 'unknown_computer', reason: `no computer ${computerId} on this board` });
-  const run = state.runs[runId];
-  if (!run) return refuse('claim', ids, { status: 404, code: 'unknown_run', reason: `no run ${runId} on this board` });
-  if (isTerminal(run.state)) {
-    const how = run.state === 'cancelled' && run.computerId === null ? 'was cancelled before it was claimed' : `is ${run.state}`;
+  const known = runOf(state, runId, data.past);
+  if (!known) return refuse('claim', ids, { status: 404, code: 'unknown_run', reason: `no run ${runId} on this board` });
+  if (isTerminal(known.state)) {
+    const how = known.state === 'cancelled' && known.computerId === null ? 'was cancelled before it was claimed' : `is ${known.state}`;
     return refuse('claim', ids, { status: 410, code: 'gone', reason: `run ${runId} ${how}` });
   }
+  const run = state.runs[runId]!;
   if (run.computerId === computerId && run.incarnation !== null && incarnation !== undefined && incarnation !== run.incarnation) {
     // Two daemons joined as one computer (a copied config): only the life that claimed it runs it.
     return refuse('claim', ids, {
@@ -271,11 +273,14 @@ function decline(state: BoardState, runId: string, computerId: string, at: numbe
   return [...draining, ...offersOnDecline(state, run, computerId, at)];
 }
 
-function cancel(state: BoardState, runId: string, pushed: boolean, at: number, refuse: Refuse): Decision[] {
-  const run = state.runs[runId];
-  if (!run) return refuse('cancel', { runId }, { status: 404, code: 'unknown_run', reason: `no run ${runId} on this board` });
-  if (isTerminal(run.state))
-    return refuse('cancel', { runId }, { status: 409, code: 'already_terminal', reason: `run ${runId} is already ${run.state}` });
+function cancel(state: BoardState, data: EventData<'board.cancel.requested'>, at: number, refuse: Refuse): Decision[] {
+  const { runId } = data;
+  const pushed = data.pushed === true;
+  const known = runOf(state, runId, data.past);
+  if (!known) return refuse('cancel', { runId }, { status: 404, code: 'unknown_run', reason: `no run ${runId} on this board` });
+  if (isTerminal(known.state))
+    return refuse('cancel', { runId }, { status: 409, code: 'already_terminal', reason: `run ${runId} is already ${known.state}` });
+  const run = state.runs[runId]!;
   if (run.computerId === null) {
     const reason = run.offeredTo.length
       ? `cancelled before it was claimed: announced to ${run.offeredTo.join(', ')}`
@@ -302,7 +307,7 @@ function cancel(state: BoardState, runId: string, pushed: boolean, at: number, r
 function complete(state: BoardState, data: EventData<'board.completion.received'>, at: number, refuse: Refuse): Decision[] {
   const { runId, computerId, ok, error } = data;
   const usage = data.usage ? { usage: data.usage } : {};
-  const refused = checkHolder(state, 'complete', runId, computerId, refuse);
+  const refused = checkHolder(state, 'complete', data, refuse);
   if (refused) return refused;
   const run = state.runs[runId]!;
   const finished: Decision = ok
@@ -329,8 +334,13 @@ function complete(state: BoardState, data: EventData<'board.completion.received'
 }
 
 /** A reply or a completion comes from the computer holding the claim, for a run not yet terminal. */
-function checkHolder(state: BoardState, request: 'reply' | 'complete', runId: string, computerId: string, refuse: Refuse): Decision[] | null {
-  const run: BoardRun | undefined = state.runs[runId];
+function checkHolder(
+  state: BoardState,
+  request: 'reply' | 'complete',
+  { runId, computerId, past }: { runId: string; computerId: string; past?: RunPast | undefined },
+  refuse: Refuse,
+): Decision[] | null {
+  const run = runOf(state, runId, past);
   const ids = { runId, computerId };
   if (!run) return refuse(request, ids, { status: 404, code: 'unknown_run', reason: `no run ${runId} on this board` });
   if (run.computerId !== computerId) {
@@ -339,6 +349,29 @@ function checkHolder(state: BoardState, request: 'reply' | 'complete', runId: st
   }
   if (isTerminal(run.state)) return refuse(request, ids, { status: 409, code: 'already_terminal', reason: `run ${runId} is already ${run.state}` });
   return null;
+}
+
+/** What a request reads of its run: its state and holder, live from the state or, once it settled, as the input recorded its end. */
+type KnownRun = Pick<BoardRun, 'runId' | 'state' | 'computerId'>;
+
+/**
+ * The run a request names: live in the state, or settled as the host read it from the run's stream
+ * and recorded it on the input (`past`, see RunPastSchema), so that the decision stays a function of
+ * (state, input) and `replay` re-derives it from the recorded input alone. Undefined: no such run
+ * (or a request recorded by an older version, whose state still held every run it answered about).
+ */
+function runOf(state: BoardState, runId: string, past: RunPast | undefined): KnownRun | undefined {
+  const live = state.runs[runId];
+  if (live) return live;
+  return past && past !== 'live' ? { runId, state: past.state, computerId: past.computerId } : undefined;
+}
+
+/**
+ * A request the host recorded as about a live run that settled before it was decided (a completion
+ * between the host's look and the decision): not recorded, the host reads the run's end and asks again.
+ */
+export function raced(state: BoardState, input: { data: { runId: string; past?: RunPast | undefined } }): boolean {
+  return input.data.past === 'live' && !state.runs[input.data.runId];
 }
 
 function firstLine(text: string): string {

@@ -1,4 +1,3 @@
-import { CANCELLED_BY_USER } from '../../events/boardEvents.ts';
 import type { DomainEvent, TypesOutside } from '../../events/catalog.ts';
 import { ignoreRest } from '../../events/exhaustive.ts';
 import { type BoardLane, type BoardRun, type BoardState, sortedIndex } from './boardState.ts';
@@ -28,10 +27,8 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
         cancelRequested: false,
         offeredTo: [],
         reply: null,
-        error: null,
-        ...(idempotencyKey === undefined ? {} : { keyed: true as const }),
       };
-      if (idempotencyKey !== undefined) state.idempotency[idempotencyKey] = runId;
+      if (idempotencyKey !== undefined) state.idempotency[idempotencyKey] = { runId, lane, prompt, agentId, timeoutS };
       const queue = (state.lanes[lane] ??= { unclaimed: [], holder: null, waiters: [], lastComputer: null });
       queue.unclaimed.push(runId);
       state.waiting[lane] = true;
@@ -78,26 +75,21 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       const run = state.runs[event.data.runId]!;
       leaveUnclaimed(state, run);
       run.state = 'cancelled';
-      // The same marker a computer completes a cancelled run with: every cancelled run reads alike.
-      run.error = CANCELLED_BY_USER;
-      slim(run);
+      settle(state, run);
       break;
     }
     case 'board.run.finished': {
       const run = state.runs[event.data.runId]!;
       run.state = event.data.state;
-      run.error = event.data.error ?? null;
-      if (event.data.usage) run.usage = event.data.usage;
       endTurn(state, run);
-      slim(run);
+      settle(state, run);
       break;
     }
     case 'board.run.resolved': {
       const run = state.runs[event.data.runId]!;
       run.state = 'resolved';
-      run.error = event.data.reason;
       endTurn(state, run);
-      slim(run);
+      settle(state, run);
       break;
     }
     case 'board.request.refused':
@@ -166,14 +158,14 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
 }
 
 /**
- * A terminal run keeps only what a later request about it is decided on (its state and holder; its
- * body when an idempotency key may name it again), not its prompt and reply: those are in the log,
- * where `GET /v1/runs/{id}` reads a finished run's reply. The board's state then grows by a few
- * fields a run, not by what its users wrote.
+ * A terminal run leaves the state (issue 16): the state holds what is live, so a board's start and
+ * its checkpoints cost what is live, not every run ever handled. What a later request or `GET` wants
+ * of it (its end, holder, reply, usage) is in its stream, read through the stream's index
+ * (`settledRun`); only its count by state stays, for `/metrics`.
  */
-function slim(run: BoardRun): void {
-  run.reply = null;
-  if (!run.keyed) run.prompt = '';
+function settle(state: BoardState, run: BoardRun): void {
+  delete state.runs[run.runId];
+  state.settled[run.state] = (state.settled[run.state] ?? 0) + 1;
 }
 
 /** `run` was pushed to `computer`: it counts among what the computer has waiting, once. */

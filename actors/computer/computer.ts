@@ -178,7 +178,7 @@ export class Computer {
       },
       lifeFrom,
     );
-    const queue = await this.queue.state();
+    const queue = await this.queue.read(({ slots, loginCapacity }) => ({ slots, loginCapacity }));
     const slots = this.options.slots ?? 1;
     const loginCapacity = this.options.loginCapacity ?? {};
     if (queue.slots !== slots || JSON.stringify(queue.loginCapacity) !== JSON.stringify(loginCapacity)) {
@@ -199,9 +199,10 @@ export class Computer {
    * claim and the hand-over) start now; those whose execution already ended free their slot.
    */
   private async resumeClaimedRuns(): Promise<void> {
-    const queue = await this.queue.state();
+    // A copy of the runs it holds only, not of its ledger of every run handled here (a start would grow with the log).
+    const runs = await this.queue.read((queue) => structuredClone(Object.values(queue.runs)));
     const live = new Set(this.runs.liveRuns());
-    for (const run of Object.values(queue.runs)) {
+    for (const run of runs) {
       if (run.status === 'running' && this.runs.phaseOf(run.runId) === 'limited') {
         await this.settleLimit(run.runId, run.lane);
         continue;

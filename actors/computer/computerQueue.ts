@@ -78,12 +78,19 @@ export class ComputerQueue {
     if (first) await this.input(first);
     await this.outbox.open(undefined, from);
     this.opened = true;
-    await this.state();
+    // Waits for the actor to have taken what came before (a read in its turn), copying nothing: a copy of
+    // the whole queue (its ledger of every run handled here) cost a start time that grew with the log.
+    await this.actor.read(() => null);
     this.following = this.outbox.follow();
   }
 
   input(input: QueueInput): Promise<StepOutcome<QueueState, QueueInput, QueueDecision>> {
     return this.actor.input(input);
+  }
+
+  /** What `read` takes of the queue as of now, in the actor's turn: the live state, to copy what is kept. */
+  read<R>(read: (queue: Readonly<QueueState>) => R): Promise<R> {
+    return this.actor.read(read);
   }
 
   /** A copy of the queue as of now, for `status` and tests. */

@@ -19,6 +19,8 @@ import { type BoardState, isTerminal } from '../board/boardState.ts';
 import { driverLiveness, type RunningChores, startBoardChores } from '../board/chores/boardChores.ts';
 import type { HookCommands } from '../board/chores/hooks/hookNames.ts';
 import { type BoardServer, startBoardServer } from '../board/host/boardServer.ts';
+import { leasedStore } from '../board/host/peers/leasedStore.ts';
+import { PostgresPeers } from '../board/host/peers/postgresPeers.ts';
 import { Computer } from '../computer/computer.ts';
 import { type DrainReport, drainComputer } from '../computer/drainComputer.ts';
 import { boardLockPath, computerLockPath, takeProcessLock } from '../computer/processLock.ts';
@@ -39,6 +41,8 @@ export interface DaemonOptions {
   readonly timeoutS?: number;
   readonly drainS?: number;
   readonly leaseS?: number;
+  /** On PostgreSQL: how long a silent board keeps its chores and computers before another board takes them (BOARD_LEASE_MS). */
+  readonly boardLeaseS?: number;
   /** The board's hooks (`--hook NAME=COMMAND`): run once each, after the commit that decided them. */
   readonly hooks?: HookCommands;
   /** Session close (SPEC section 5): a round every `tickS` (default 10), `quietS` (default 120), the driver (default exec). */
@@ -136,6 +140,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     if (server === null) {
       // Boards on one PostgreSQL database are many by design (SPEC 8); on one SQLite file, one.
       if (!(store instanceof PostgresEventStore)) releases.push(takeProcessLock(boardLockPath(db), `a board on ${db}`));
+      // Several boards share the chores (one holds their lease) and the runs' heartbeats; one alone has nobody to share with.
+      const peers =
+        store instanceof PostgresEventStore
+          ? new PostgresPeers(store, { clock, log, ...(options.boardLeaseS !== undefined ? { leaseMs: options.boardLeaseS * 1000 } : {}) })
+          : null;
       const secrets =
         store instanceof PostgresEventStore
           ? { submitToken: null, boardSecret: await store.boardSecret() }
@@ -148,6 +157,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         port: options.port ?? 7420,
         ...secrets,
         ...(options.leaseS !== undefined ? { leaseMs: options.leaseS * 1000 } : {}),
+        ...(peers ? { peers } : {}),
         status: () => statusView(keeper.state('board'), keeper.state('queue'), clock.now(), keeper.state('usage')),
         usage: () => keeper.state<UsageState>('usage').logins,
         web: webView({ store, clock, projections: keeper, log }),
@@ -159,7 +169,15 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       log(`board listening on ${board.url} (log ${named}); the live view: ${board.url}/`);
       // Adoptions, notices, the tick and the hooks, every round; liveness is read through this daemon's own session driver.
       chores = await startBoardChores(
-        { store, clock, hooks: options.hooks ?? {}, liveness: driverLiveness(() => sessions?.driver ?? null), hookCwd: folder, log },
+        {
+          store: peers ? leasedStore(store, () => peers.choreLease()) : store,
+          ...(peers ? { mayRun: () => peers.holdsChores() } : {}),
+          clock,
+          hooks: options.hooks ?? {},
+          liveness: driverLiveness(() => sessions?.driver ?? null),
+          hookCwd: folder,
+          log,
+        },
         (options.tickS ?? 10) * 1000,
       );
       if (computerId !== null && token === null) {

@@ -1,5 +1,5 @@
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
-import { AppendChain, type EventStore, StaleVersionError } from '../../events/store/eventStore.ts';
+import { AppendChain, type AppendLease, type EventStore, StaleVersionError } from '../../events/store/eventStore.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { type DecidedAppend, decideAppend, type Recorded, recorded, type StepOutcome } from './decideAndAppend.ts';
 import type { Decider } from './decider.ts';
@@ -46,6 +46,8 @@ export interface DecidingActorSpec<S, I extends NewDomainEvent = NewDomainEvent,
    * again on the state folded afresh.
    */
   readonly guardKinds?: readonly string[];
+  /** The lease an input's append must hold (a chore done once across processes, SPEC 8): none for most. */
+  readonly leaseFor?: (input: I) => AppendLease | null;
 }
 
 /**
@@ -238,7 +240,8 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
     held.state = decided.state;
     const link = held.chain.next();
     const guard = this.spec.guardKinds ? { kinds: this.spec.guardKinds, after: held.knownThrough } : null;
-    const answered = this.store.append({ expected, events, chain: link, ...(guard ? { guard } : {}) }).then(
+    const lease = this.spec.leaseFor?.(input) ?? null;
+    const answered = this.store.append({ expected, events, chain: link, ...(guard ? { guard } : {}), ...(lease ? { lease } : {}) }).then(
       (result) => {
         if (!result.ok) return reply(replyTo, result.conflict);
         // Committed past its guard: nobody else's event of those kinds came before it, so the state holds all through it.

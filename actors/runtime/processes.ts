@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { PROCESS_INCARNATION } from '../../events/store/processWriter.ts';
 import { codeOf } from '../../events/thrown.ts';
 import type { Writer } from './writer.ts';
 
@@ -38,11 +39,15 @@ function sameHost(host: string): boolean {
 
 /**
  * Whether a writer's process still runs, where that can be read: on this host only (a pid elsewhere
- * means nothing here), so null for another host's. A writer of this host with no pid runs nowhere.
+ * means nothing here), so null for another host's. A writer of this host with no pid runs nowhere, and
+ * one naming this process's pid with another incarnation is a former life of it.
  */
 export function writerIsAlive(writer: Writer): boolean | null {
   if (!sameHost(writer.host)) return null;
-  return writer.pid !== null && isProcessAlive(writer.pid);
+  if (writer.pid === null) return false;
+  // This process's pid in another life (a container restarted, its board pid 1 again): that life is over.
+  if (writer.incarnation !== undefined && writer.pid === process.pid) return writer.incarnation === PROCESS_INCARNATION;
+  return isProcessAlive(writer.pid);
 }
 
 /** A writer of this host whose process no longer runs. One on another host cannot be probed: it is not gone as far as this host can tell. */

@@ -55,6 +55,7 @@ export async function server(o: ServerOptions, command: CommandUnknownOpts): Pro
     port: o.port,
     host: o.host,
     leaseS: o.leaseS,
+    boardLeaseS: o.boardLeaseS,
     sync: o.sync,
     exec: '',
     boardOnly: true,

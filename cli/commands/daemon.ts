@@ -52,6 +52,12 @@ const server = () =>
     .option('--port <port>', 'the board port (0: one the system picks)', int('--port', 0), 7420)
     .option('--host <host>', 'the board address', '127.0.0.1')
     .option('--lease-s <s>', 'heartbeat silence after which a claimed run is reaped', int('--lease-s', 1), 90)
+    .option(
+      '--board-lease-s <s>',
+      'on PostgreSQL: silence after which another board takes a board’s chores and computers',
+      int('--board-lease-s', 1),
+      10,
+    )
     .option('--hook <name=command>', HOOK, collect)
     .addOption(new Option('--sync <mode>', 'full survives power loss, normal a crash').choices(['full', 'normal']).default('full'))
     .option('--log-json', 'log decisions as JSON lines (pino) instead of sentences');

@@ -83,6 +83,19 @@ export interface AppendRequest {
    * log has one board (its lock file), and ignores it.
    */
   readonly guard?: AppendGuard;
+  /**
+   * A chore that must be done once (SPEC 8: reaping, hooks, notices): refused, as stale, unless the
+   * lease row `name` is held by `holder` at `epoch`, unexpired, when the append's transaction checks it
+   * (under the write lock). So a board that lost its lease while paused commits none of its chores. A
+   * SQLite log has one board, which always holds it, and ignores it.
+   */
+  readonly lease?: AppendLease;
+}
+
+export interface AppendLease {
+  readonly name: string;
+  readonly holder: string;
+  readonly epoch: number;
 }
 
 export interface AppendGuard {
@@ -140,6 +153,8 @@ export class StaleVersionError extends Error {
     message = `stream ${stream} is at version ${actual}, not the expected ${expected}: nothing was written`,
     /** Refused only because an earlier append of its chain did not commit: no other writer is involved. */
     readonly brokenChain = false,
+    /** Refused because its lease (AppendLease) is not held: reading the log again changes nothing. */
+    readonly leaseLost = false,
   ) {
     super(message);
   }

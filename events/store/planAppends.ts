@@ -1,6 +1,6 @@
 import type { AnyEventCodec } from '../codec.ts';
 import type { NewEvent, StoredEvent } from '../envelope.ts';
-import { type AppendRequest, type AppendResult, StaleVersionError } from './eventStore.ts';
+import { type AppendLease, type AppendRequest, type AppendResult, StaleVersionError } from './eventStore.ts';
 
 /**
  * What a batch of appends writes, decided inside the store's write transaction from the log's head and
@@ -15,6 +15,8 @@ export function planAppends(
   requests: readonly AppendRequest[],
   /** Events of other writers that break a request's guard (see AppendGuard), or none when the store checks no guard. */
   foreign: readonly GuardRow[] = [],
+  /** The lease rows as the transaction sees them (see AppendLease), or none when the store checks no lease. */
+  leases: ReadonlyMap<string, LeaseRow> | null = null,
 ): { results: AppendResult[]; rows: StoredEvent[] } {
   const versions = new Map<string, number>();
   const currentVersion = (stream: string): number => {
@@ -29,6 +31,13 @@ export function planAppends(
   const results = requests.map((request): AppendResult => {
     const chain = request.chain;
     if (chain && !chain.chain.holds(chain.link)) return { ok: false, conflict: StaleVersionError.afterBrokenChain(request) };
+    const lost = leases && request.lease ? leaseLost(request.lease, leases.get(request.lease.name)) : null;
+    if (lost !== null) {
+      chain?.chain.breakAt(chain.link);
+      const [stream = '', expected] = Object.entries(request.expected)[0] ?? [];
+      const version = currentVersion(stream);
+      return { ok: false, conflict: new StaleVersionError(stream, typeof expected === 'number' ? expected : version, version, lost, false, true) };
+    }
     const breaking = request.guard ? foreign.find((row) => row.seq > request.guard!.after && request.guard!.kinds.includes(row.kind)) : undefined;
     if (breaking) {
       chain?.chain.breakAt(chain.link);
@@ -70,6 +79,27 @@ function resolveCause(cause: NewEvent['cause'], earlier: readonly StoredEvent[])
   const target = earlier[cause.inBatch];
   if (!target) throw new Error(`cause refers to event ${cause.inBatch} of its append, which comes later or does not exist`);
   return target.seq;
+}
+
+/** A lease row as an append transaction reads it: `live` when it had not expired at that moment (the database's clock). */
+export interface LeaseRow {
+  readonly holder: string;
+  readonly epoch: number;
+  readonly live: boolean;
+}
+
+/** Why `lease` is not held according to `row` (null: it is). */
+function leaseLost(lease: AppendLease, row: LeaseRow | undefined): string | null {
+  if (row === undefined) return `the lease ${lease.name} was never taken: nothing was written`;
+  if (row.holder !== lease.holder || row.epoch !== lease.epoch)
+    return `the lease ${lease.name} is held by ${row.holder} at epoch ${row.epoch}, not by ${lease.holder} at epoch ${lease.epoch}: nothing was written`;
+  if (!row.live) return `the lease ${lease.name} of ${lease.holder} (epoch ${lease.epoch}) expired before this append: nothing was written`;
+  return null;
+}
+
+/** The lease names a batch's requests carry (see AppendLease): none when no request has one. */
+export function leasesOf(requests: readonly AppendRequest[]): string[] {
+  return [...new Set(requests.flatMap((r) => (r.lease ? [r.lease.name] : [])))];
 }
 
 /** An event of another writer in a guarded kind (see AppendGuard): its seq, stream and the stream's kind. */

@@ -10,20 +10,30 @@ import { rebuildProjections } from '../../projections/keeper/rebuild.ts';
 import { projections } from '../../projections/keeper/registry.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
-import { json, type Recorded, recordedHistory } from '../support/deciderSpec.ts';
+import { json, type Recorded, recordedHistory, type StepModel } from '../support/deciderSpec.ts';
 import { openTempStore } from '../support/tempStore.ts';
 import { BoardModel } from './boardModel.ts';
 import { computersArb, ScenarioWriter, type Step, stepArb } from './boardScenario.ts';
+import { StreamLog, withPast } from './boardSpec.ts';
 
 function runInMemory(
   computers: number,
   steps: readonly Step[],
 ): { history: Recorded<BoardInput, BoardDecision>[]; state: BoardState; model: BoardModel } {
   const writer = new ScenarioWriter(computers);
-  const model = new BoardModel();
-  const recorded = recordedHistory(boardDecider, initialBoardState(), model);
-  for (const input of writer.setup()) recorded.apply(input);
-  for (const step of steps) recorded.apply(writer.next(step, recorded.state));
+  // Requests about a run carry what the host read of it, a settled run's end from its stream (BoardHost.decideAbout).
+  const log = new StreamLog();
+  const model = new BoardModel((runId) => log.settled(runId));
+  const logged: StepModel<BoardState, BoardInput, BoardDecision> = {
+    observe(input, decisions, state) {
+      if (decisions !== null) log.record([input, ...decisions]);
+      model.observe(input, decisions, state);
+    },
+  };
+  const recorded = recordedHistory(boardDecider, initialBoardState(), logged);
+  const apply = (raw: BoardInput) => recorded.apply(withPast(recorded.state, raw, (runId) => log.stream(`run:${runId}`)) as BoardInput);
+  for (const input of writer.setup()) apply(input);
+  for (const step of steps) apply(writer.next(step, recorded.state));
   const { history, state } = recorded;
   return { history, state, model };
 }

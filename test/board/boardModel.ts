@@ -1,7 +1,8 @@
 import { requestAnswer } from '../../actors/board/boardAnswers.ts';
-import { cancelRequested, openClaims, runView } from '../../actors/board/boardQueries.ts';
+import { cancelRequested, openClaims, runView, settledView } from '../../actors/board/boardQueries.ts';
 import type { BoardState, RunState } from '../../actors/board/boardState.ts';
 import type { BoardDecision, BoardInput } from '../../actors/board/decideBoard.ts';
+import type { SettledRun } from '../../actors/board/settledRun.ts';
 
 interface ModelRun {
   readonly runId: string;
@@ -32,6 +33,9 @@ const TERMINAL = new Set<RunState>(['succeeded', 'failed', 'cancelled', 'resolve
  * it knows nothing of the board's indexes.
  */
 export class BoardModel {
+  /** `settled`: a run's end as its stream tells it, for the runs that left the board's state. */
+  constructor(private readonly settled: (runId: string) => SettledRun | null = () => null) {}
+
   private readonly runs = new Map<string, ModelRun>();
   private readonly connected = new Set<string>();
   private readonly draining = new Set<string>();
@@ -170,7 +174,11 @@ export class BoardModel {
   private compare(state: BoardState): void {
     const open: string[] = [];
     for (const run of this.runs.values()) {
-      const view = runView(state, run.runId);
+      // The state holds what is live (issue 16): a settled run has left it, and its stream tells its end.
+      if (TERMINAL.has(run.state) === (state.runs[run.runId] !== undefined))
+        fail(`run ${run.runId} is ${run.state} by its decisions, ${state.runs[run.runId] ? 'in' : 'not in'} the board's state`);
+      const settled = this.settled(run.runId);
+      const view = runView(state, run.runId) ?? (settled ? settledView(settled) : null);
       if (view?.state !== run.state) fail(`run ${run.runId} reads ${view?.state} on the board, ${run.state} by its decisions`);
       if ((view.computer_id ?? null) !== run.holder)
         fail(`run ${run.runId} held by ${view.computer_id} on the board, ${run.holder} by its decisions`);

@@ -1,9 +1,11 @@
 import { framesOf } from '../../actors/board/boardAnswers.ts';
 import { boardDecider } from '../../actors/board/boardDecider.ts';
 import { boardInput } from '../../actors/board/boardInputs.ts';
+import { type RunView, runView, settledView } from '../../actors/board/boardQueries.ts';
 import { type BoardState, initialBoardState } from '../../actors/board/boardState.ts';
 import type { BoardDecision, BoardInput } from '../../actors/board/decideBoard.ts';
-import type { NewDomainEvent } from '../../events/catalog.ts';
+import { pastOf, type SettledRun, settledRun } from '../../actors/board/settledRun.ts';
+import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import { exhausted } from '../../events/exhaustive.ts';
 import { deciderSpec } from '../support/deciderSpec.ts';
 
@@ -42,9 +44,79 @@ export function computersOnline(...computerIds: string[]): BoardInput[] {
   return computerIds.flatMap((c) => [input.added(c), input.connected(c)]);
 }
 
-/** given / when / then for the board decider (see deciderSpec): inputs, or events it only folds (an adoption). */
+/**
+ * given / when / then for the board decider (see deciderSpec): inputs, or events it only folds (an
+ * adoption). A request about a run is handed over as the host hands it (`BoardHost.decideAbout`): with
+ * what the host read of the run first, `live` from the state or its end from its stream (`past`), the
+ * streams being every event given and decided so far. `view` is `GET /v1/runs/{id}`'s body.
+ */
 export function boardSpec(...given: NewDomainEvent[]) {
-  return deciderSpec(boardDecider, initialBoardState(), given);
+  const log = new StreamLog();
+  const spec = deciderSpec(boardDecider, initialBoardState(), []);
+  const logged = (stream: string) => log.stream(stream);
+  const record = (events: readonly NewDomainEvent[]) => log.record(events);
+  const when = (event: NewDomainEvent) => {
+    const asked = withPast(spec.state, event, (runId) => logged(`run:${runId}`));
+    const decisions = spec.when(asked as BoardInput);
+    record(decisions === null ? [] : [asked, ...decisions]);
+    return decisions;
+  };
+  for (const event of given) {
+    if (boardDecider.isInput(event)) when(event);
+    else {
+      spec.when(event as BoardInput);
+      record([event]);
+    }
+  }
+  return {
+    when: (event: BoardInput) => when(event),
+    get state() {
+      return spec.state;
+    },
+    view(runId: string): RunView | null {
+      const live = runView(spec.state, runId);
+      if (live) return live;
+      const settled = settledRun(logged(`run:${runId}`));
+      return settled ? settledView(settled) : null;
+    },
+    /** The run's end as its stream tells it (a settled run has left the state). */
+    settled: (runId: string) => settledRun(logged(`run:${runId}`)),
+  };
+}
+
+/** Every event given and decided, by stream: what the host reads a settled run's end from. */
+export class StreamLog {
+  private readonly streams = new Map<string, NewDomainEvent[]>();
+
+  record(events: readonly NewDomainEvent[]): void {
+    for (const event of events) (this.streams.get(event.stream) ?? this.streams.set(event.stream, []).get(event.stream)!).push(event);
+  }
+
+  /** Its events, as `settledRun` reads them (it needs no seq). */
+  stream(stream: string): DomainEvent[] {
+    return (this.streams.get(stream) ?? []) as DomainEvent[];
+  }
+
+  settled(runId: string): SettledRun | null {
+    return settledRun(this.stream(`run:${runId}`));
+  }
+}
+
+/** A request about a run, with `past` as the host reads it (a request that names one already keeps it). */
+export function withPast(state: BoardState, event: NewDomainEvent, stream: (runId: string) => DomainEvent[]): NewDomainEvent {
+  switch (event.type) {
+    case 'board.claim.requested':
+    case 'board.cancel.requested':
+    case 'board.reply.received':
+    case 'board.completion.received': {
+      if (event.data.past !== undefined) return event;
+      const { runId } = event.data;
+      const past = state.runs[runId] ? 'live' : pastOf(settledRun(stream(runId)));
+      return { ...event, data: { ...event.data, past } } as NewDomainEvent;
+    }
+    default:
+      return event;
+  }
 }
 
 /** Decisions reduced to what a rule speaks of. */

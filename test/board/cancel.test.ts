@@ -46,7 +46,13 @@ describe('board: cancel', () => {
   it('the cancel answer says what the board decided: stopping on its holder, or withdrawn before it was claimed', () => {
     const spec = boardSpec(...computersOnline('c1'), submit('r1', 'A'), claim('r1', 'c1'), submit('r2', 'B'), cancel('r1', 1), cancel('r2', 1));
     expect(cancelAnswer(spec.state, 'r1')).toEqual({ run_id: 'r1', state: 'claimed', computer_id: 'c1', detail: 'stopping on c1' });
-    expect(cancelAnswer(spec.state, 'r2')).toEqual({ run_id: 'r2', state: 'cancelled', detail: 'withdrawn before it was claimed' });
+    // Withdrawn before its claim, it settled and left the state: the host answers from its stream.
+    expect(cancelAnswer(spec.state, 'r2')).toBeNull();
+    expect(cancelAnswer(spec.state, 'r2', spec.settled('r2'))).toEqual({
+      run_id: 'r2',
+      state: 'cancelled',
+      detail: 'withdrawn before it was claimed',
+    });
     expect(cancelAnswer(spec.state, 'ghost')).toBeNull();
   });
 
@@ -55,7 +61,7 @@ describe('board: cancel', () => {
     const decisions = spec.when(cancel('r1', 1));
     expect(summary(decisions)).toEqual(['cancelled r1 → c1,c2']);
     expect(requestAnswer(decisions!)).toEqual({ status: 202, runId: 'r1' });
-    expect(runView(spec.state, 'r1')).toEqual({ run_id: 'r1', lane: 'A', state: 'cancelled', error: 'cancelled_by_user' });
+    expect(spec.view('r1')).toEqual({ run_id: 'r1', lane: 'A', state: 'cancelled', error: 'cancelled_by_user' });
     expect(spec.state.waiting).toEqual({});
   });
 
@@ -82,7 +88,7 @@ describe('board: cancel', () => {
 
     // The daemon completes it with the marker: cancelled, and the cancel is no longer pending.
     expect(summary(spec.when(complete('r1', 'c1', false, 'cancelled_by_user', 3)))).toEqual(['finished r1 cancelled']);
-    expect(runView(spec.state, 'r1')).toEqual({ run_id: 'r1', lane: 'A', state: 'cancelled', computer_id: 'c1', error: 'cancelled_by_user' });
+    expect(spec.view('r1')).toEqual({ run_id: 'r1', lane: 'A', state: 'cancelled', computer_id: 'c1', error: 'cancelled_by_user' });
     expect(cancelRequested(spec.state, 'r1')).toBe(false);
   });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { requestAnswer } from '../../actors/board/boardAnswers.ts';
 import { claimedRunBody, heartbeatAnswer, holder, openClaims, runView } from '../../actors/board/boardQueries.ts';
+import { pastOf } from '../../actors/board/settledRun.ts';
 import { boardSpec, computersOnline, input, summary, T0 } from './boardSpec.ts';
 
 const { submit, claim, complete, lapsed, started, cancel } = input;
@@ -115,8 +116,8 @@ describe('board: leases', () => {
       lastHeartbeatAt: T0 + 30_000,
       reason: 'reaped: no heartbeat from c1 since 2026-01-01T00:00:30.000Z (95 s)',
     });
-    expect(runView(spec.state, 'r1')).toMatchObject({ state: 'resolved', computer_id: 'c1' });
-    expect(heartbeatAnswer(spec.state, 'r1', 'c1')).toEqual({ status: 410, code: 'resolved' });
+    expect(spec.view('r1')).toMatchObject({ state: 'resolved', computer_id: 'c1' });
+    expect(heartbeatAnswer(spec.state, 'r1', 'c1', pastOf(spec.settled('r1')) ?? undefined)).toEqual({ status: 410, code: 'resolved' });
     expect(holder(spec.state, 'r1')).toBeNull();
     expect(openClaims(spec.state)).toEqual([]);
     expect(summary(spec.when(claim('r2', 'c2', 126_000)))).toEqual(['claimed r2 by c2']);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { requestAnswer } from '../../actors/board/boardAnswers.ts';
-import { heartbeatAnswer, needsLog, runView } from '../../actors/board/boardQueries.ts';
+import { heartbeatAnswer, runView } from '../../actors/board/boardQueries.ts';
+import { pastOf } from '../../actors/board/settledRun.ts';
 import { boardSpec, computersOnline, input, summary } from './boardSpec.ts';
 
 const { submit, claim, complete, reply } = input;
@@ -13,11 +14,14 @@ describe('board: replies and completions', () => {
     const done = spec.when(complete('r1', 'c1', true, undefined, 1));
     expect(summary(done)).toEqual(['finished r1 succeeded']);
     expect(requestAnswer(done!)).toEqual({ status: 200, runId: 'r1' });
-    expect(runView(spec.state, 'r1')).toEqual({ run_id: 'r1', lane: 'A', state: 'succeeded', computer_id: 'c1' });
+    expect(spec.view('r1')).toEqual({ run_id: 'r1', lane: 'A', state: 'succeeded', computer_id: 'c1' });
     const twice = spec.when(complete('r1', 'c1', false, 'boom', 2));
     expect(summary(twice)).toEqual(['refused complete 409 already_terminal']);
-    expect(runView(spec.state, 'r1')).toMatchObject({ state: 'succeeded' });
-    expect(heartbeatAnswer(spec.state, 'r1', 'c1')).toEqual({ status: 410, code: 'resolved' });
+    expect(spec.view('r1')).toMatchObject({ state: 'succeeded' });
+    // Settled, it left the state: its heartbeat is answered from its end in the log.
+    expect(spec.state.runs.r1).toBeUndefined();
+    expect(heartbeatAnswer(spec.state, 'r1', 'c1', pastOf(spec.settled('r1')) ?? undefined)).toEqual({ status: 410, code: 'resolved' });
+    expect(heartbeatAnswer(spec.state, 'r1', 'c2', pastOf(spec.settled('r1')) ?? undefined)).toEqual({ status: 409, code: 'not_holder' });
   });
 
   it('given a claimed run, when another computer completes it, then it is refused 409 and the run goes on', () => {
@@ -37,7 +41,7 @@ describe('board: replies and completions', () => {
   it('given a failed completion, then the run failed with its error; only the exact marker means cancelled', () => {
     const spec = boardSpec(...computersOnline('c1'), submit('r1', 'A'), submit('r2', 'B'), claim('r1', 'c1'), claim('r2', 'c1'));
     expect(summary(spec.when(complete('r1', 'c1', false, 'timed out after 2 h\n…tail')))).toEqual(['finished r1 failed']);
-    expect(runView(spec.state, 'r1')).toMatchObject({ state: 'failed', error: 'timed out after 2 h\n…tail' });
+    expect(spec.view('r1')).toMatchObject({ state: 'failed', error: 'timed out after 2 h\n…tail' });
     expect(summary(spec.when(complete('r2', 'c1', false, 'cancelled_by_user ')))).toEqual(['finished r2 failed']);
   });
 
@@ -49,10 +53,10 @@ describe('board: replies and completions', () => {
     expect(runView(spec.state, 'r1')).toEqual({ run_id: 'r1', lane: 'A', state: 'running', computer_id: 'c1', reply: 'first' });
     spec.when(reply('r1', 'c1', 'second', 2));
     spec.when(complete('r1', 'c1', true, undefined, 3));
-    // Terminal: the state keeps neither its prompt nor its reply (issue 16); GET reads the reply from the log.
-    expect(spec.state.runs.r1).toMatchObject({ prompt: '', reply: null });
-    expect(needsLog(spec.state, 'r1')).toBe(true);
-    expect(runView(spec.state, 'r1', { reply: 'second' })).toEqual({
+    // Terminal: the run left the state (issue 16); GET reads it, its last reply included, from its stream.
+    expect(spec.state.runs.r1).toBeUndefined();
+    expect(runView(spec.state, 'r1')).toBeNull();
+    expect(spec.view('r1')).toEqual({
       run_id: 'r1',
       lane: 'A',
       state: 'succeeded',
@@ -67,6 +71,6 @@ describe('board: replies and completions', () => {
     spec.when(complete('r1', 'c1', true));
     expect(summary(spec.when(reply('r1', 'c1', 'late')))).toEqual(['refused reply 409 already_terminal']);
     expect(summary(spec.when(reply('ghost', 'c1', 'x')))).toEqual(['refused reply 404 unknown_run']);
-    expect(runView(spec.state, 'r1')).not.toHaveProperty('reply');
+    expect(spec.view('r1')).not.toHaveProperty('reply');
   });
 });

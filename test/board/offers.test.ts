@@ -140,14 +140,15 @@ describe('board: submissions', () => {
     expect(runView(spec.state, 'r8')).toBeNull();
   });
 
-  it('given a keyed run that finished, then its body stays for the key to be compared with, while an unkeyed finished run keeps no prompt', () => {
+  it('given a keyed run that finished, then its body stays under its key to be compared with, while both runs left the state', () => {
     const { submit: sub, claim, complete } = input;
     const spec = boardSpec(...computersOnline('c1'), sub('r1', 'A', 0, { idempotencyKey: 'key-1', prompt: 'p' }), sub('r2', 'B', 0, { prompt: 'q' }));
     for (const runId of ['r1', 'r2']) {
       spec.when(claim(runId, 'c1', 1));
       spec.when(complete(runId, 'c1', true, undefined, 2));
     }
-    expect(spec.state.runs.r2).toMatchObject({ state: 'succeeded', prompt: '', reply: null });
+    expect(spec.state.runs).toEqual({});
+    expect(spec.state.idempotency['key-1']).toEqual({ runId: 'r1', lane: 'A', prompt: 'p', agentId: null, timeoutS: null });
     expect(summary(spec.when(sub('r8', 'A', 3, { idempotencyKey: 'key-1', prompt: 'another' })))).toEqual([
       'refused submit 422 idempotency_key_reused',
     ]);

@@ -5,52 +5,25 @@
  * lane's turns never overlap, and a board that decided on state older than the other's commit decides again.
  */
 import { describe, expect, it } from 'vitest';
-import { freshPostgresLog, withClient } from '../support/postgresLog.ts';
+import { freshPostgresLog, postgresLogRows } from '../support/postgresLog.ts';
 import { tempDir } from '../support/tempStore.ts';
 import {
   agentFiles,
-  freePort,
+  cliOk,
   markerCounts,
   runCli,
-  startCli,
   startComputer,
+  startPostgresServer,
   submit,
   waitFor,
   waitForState,
   waitForTerminal,
 } from './support/cluster.ts';
 
-async function startServer(url: string) {
-  const port = await freePort();
-  const process = startCli(['server', '--db', url, '--port', String(port)]);
-  await process.waitForOutput(/board listening on http:\/\//);
-  return { url: `http://127.0.0.1:${port}`, process };
-}
+const startServer = (url: string) => startPostgresServer(url);
+const cli = cliOk;
 
-async function cli(args: readonly string[]): Promise<string> {
-  const result = await runCli(args);
-  if (result.status !== 0) throw new Error(`runledger ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
-  return result.stdout;
-}
-
-interface Row {
-  seq: number;
-  stream: string;
-  type: string;
-  data: Record<string, unknown>;
-  at: number;
-}
-
-const logOf = (url: string) =>
-  withClient(url, async (client) =>
-    (
-      await client.query<{ seq: string; stream: string; type: string; data: string; at: string }>(
-        'SELECT seq, stream, type, data, at FROM events ORDER BY seq',
-      )
-    ).rows.map(
-      (r): Row => ({ seq: Number(r.seq), stream: r.stream, type: r.type, data: JSON.parse(r.data) as Record<string, unknown>, at: Number(r.at) }),
-    ),
-  );
+const logOf = postgresLogRows;
 
 describe('two boards on one PostgreSQL log', () => {
   it('given a computer on each board, when turns of shared lanes are submitted to both at once, then each is granted and run once, a lane’s turns never overlap, and replay and rebuild exit 0', async () => {

@@ -47,3 +47,28 @@ function withDatabase(url: string, name: string): string {
   parsed.pathname = `/${name}`;
   return parsed.toString();
 }
+
+/** A row of a PostgreSQL log as the end-to-end tests read it: its data parsed. */
+export interface PostgresLogRow {
+  readonly seq: number;
+  readonly stream: string;
+  readonly type: string;
+  readonly data: Record<string, unknown>;
+  readonly at: number;
+}
+
+/** Every row of the log at `url`, in seq order. */
+export const postgresLogRows = (url: string): Promise<PostgresLogRow[]> =>
+  withClient(url, async (client) =>
+    (
+      await client.query<{ seq: string; stream: string; type: string; data: string; at: string }>(
+        'SELECT seq, stream, type, data, at FROM events ORDER BY seq',
+      )
+    ).rows.map((r) => ({
+      seq: Number(r.seq),
+      stream: r.stream,
+      type: r.type,
+      data: JSON.parse(r.data) as Record<string, unknown>,
+      at: Number(r.at),
+    })),
+  );

@@ -28,7 +28,6 @@ function boardWith(runIds: string[], connected: string[]): BoardState {
       cancelRequested: false,
       offeredTo: [],
       reply: null,
-      error: null,
     };
     board.runs[runId] = run;
   });

@@ -29,6 +29,11 @@ export interface BoardChoresOptions {
   readonly log?: (line: string) => void;
   /** Test seam (sim/): how hook commands are run. */
   readonly runHook?: RunHook;
+  /**
+   * Whether this board does the chores now (the holder of the chores' lease, on a log of several boards,
+   * whose `store` then carries the lease on each append): always, on a board alone.
+   */
+  readonly mayRun?: () => boolean;
 }
 
 export interface ChoresReport {
@@ -103,21 +108,47 @@ export interface RunningChores {
   stop(settleMs?: number): Promise<void>;
 }
 
+/** How often a board that may not do the chores asks again whether it may (it took the lease over). */
+const LEASE_WATCH_MS = 1_000;
+
 /**
  * The board's chores as the daemon and the server run them: a round every `everyMs`, and hooks taken
- * as soon as their decisions commit (between rounds too).
+ * as soon as their decisions commit (between rounds too), while `mayRun` says so. A board that takes
+ * the lease over starts them within LEASE_WATCH_MS (its first round at once: what the last holder left
+ * is taken now); one that lost it stops taking hooks, and takes them up again from the log if it holds it again.
  */
 export async function startBoardChores(options: BoardChoresOptions, everyMs: number): Promise<RunningChores> {
+  const mayRun = options.mayRun ?? (() => true);
   const chores = new BoardChores(options);
-  await chores.start();
-  const following = chores.hooks.active ? chores.hooks.follow() : null;
+  let following: { unsubscribe(): void } | null = null;
+  let started = false;
+  let lastRound = Number.NEGATIVE_INFINITY;
+  const begin = async () => {
+    await chores.start();
+    following = chores.hooks.active ? chores.hooks.follow() : null;
+    started = true;
+  };
+  const end = () => {
+    following?.unsubscribe();
+    following = null;
+    started = false;
+  };
+  if (mayRun()) await begin();
+  lastRound = options.clock.now();
   let cancel: (() => void) | null = null;
   let stopped = false;
   let running: Promise<unknown> = Promise.resolve();
+  const step = async () => {
+    if (!mayRun()) return end();
+    const fresh = !started;
+    if (fresh) await begin();
+    if (!fresh && options.clock.now() - lastRound < everyMs) return;
+    lastRound = options.clock.now();
+    await chores.round();
+  };
   const loop = () => {
-    cancel = options.clock.after(everyMs, () => {
-      running = chores
-        .round()
+    cancel = options.clock.after(options.mayRun ? Math.min(everyMs, LEASE_WATCH_MS) : everyMs, () => {
+      running = step()
         .catch((error) => options.log?.(`board round failed: ${messageOf(error)}`))
         .finally(() => {
           if (!stopped) loop();
@@ -130,7 +161,7 @@ export async function startBoardChores(options: BoardChoresOptions, everyMs: num
     async stop(settleMs = 5_000) {
       stopped = true;
       cancel?.();
-      following?.unsubscribe();
+      end();
       await running;
       await chores.stop(settleMs);
     },

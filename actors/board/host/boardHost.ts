@@ -3,7 +3,7 @@ import type { Subscription } from 'rxjs';
 import type { DomainEvent } from '../../../events/catalog.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
 import type { Usage } from '../../../events/usage.ts';
-import { idsStartingWith } from '../../../projections/audit/runIdPrefix.ts';
+import { idsStartingWith, LOOKUP_LIMIT } from '../../../projections/audit/runIdPrefix.ts';
 import { boardProjection } from '../../../projections/board.ts';
 import { hydrateStates } from '../../../projections/hydrate.ts';
 import { hashToken, runToken, sameSecret } from '../../../wire/tokens.ts';
@@ -14,11 +14,13 @@ import { type FailureLog, stderrLog } from '../../runtime/untilRecorded.ts';
 import { framesOf, type RequestAnswer, requestAnswer } from '../boardAnswers.ts';
 import { BOARD_STREAM_KINDS, boardDecider } from '../boardDecider.ts';
 import { boardInput } from '../boardInputs.ts';
-import { cancelAnswer, claimedRunBody, heartbeatAnswer, idleNextTurns, needsLog, openClaims, runView, tokenHashOf } from '../boardQueries.ts';
-import { type BoardState, isTerminal } from '../boardState.ts';
+import { cancelAnswer, claimedRunBody, heartbeatAnswer, idleNextTurns, openClaims, runView, settledView, tokenHashOf } from '../boardQueries.ts';
+import { type BoardState, initialBoardState, isTerminal } from '../boardState.ts';
 import type { BoardDecision, BoardInput } from '../decideBoard.ts';
+import { pastOf, type RunPast, type SettledRun, settledRun } from '../settledRun.ts';
 import { LeaseMonitor } from './leaseMonitor.ts';
 import { OfferMonitor } from './offerMonitor.ts';
+import { type BoardPeers, SoleBoard } from './peers/boardPeers.ts';
 import { PushHub } from './pushHub.ts';
 import { RunProgress } from './runProgress.ts';
 import { SubmitTokens } from './submitTokens.ts';
@@ -40,6 +42,8 @@ export interface BoardHostOptions {
   readonly refusedStream?: (computerId: string, incarnation: string | null) => void;
   /** The daemon's log (stderr when not given): what failed outside a request, and went on. */
   readonly log?: FailureLog;
+  /** The other boards of its log (PostgreSQL, SPEC 8): who does the chores, heartbeats heard by any. Alone by default. */
+  readonly peers?: BoardPeers;
 }
 
 const refused = (status: number, code: string, message = code): Answer => ({ status, body: { detail: { error: code, message } } });
@@ -58,9 +62,14 @@ export class BoardHost {
   private readonly offers: OfferMonitor;
   private foreign: Subscription | null = null;
   private readonly submitTokens: SubmitTokens;
+  private readonly peers: BoardPeers;
+  /** Inputs that are chores (a lapse, a stale offer, an orphan's disconnect): appended only under the chores' lease. */
+  private readonly chores = new WeakSet<BoardInput>();
 
   constructor(private readonly options: BoardHostOptions) {
     const { system, store, clock } = options;
+    const peers = options.peers ?? new SoleBoard();
+    this.peers = peers;
     this.submitTokens = new SubmitTokens(store, options.submitToken);
     this.actor = new DecidingActor(system, store, {
       name: 'board',
@@ -71,10 +80,15 @@ export class BoardHost {
       // log (SPEC 8), a decision taken before another board's was seen is refused and taken again.
       guardKinds: BOARD_STREAM_KINDS,
       afterCommit: (state, decisions) => this.afterCommit(state, decisions),
+      leaseFor: (input) => (this.chores.has(input) ? peers.choreLease() : null),
     });
     this.push = new PushHub(
       {
-        connected: async (computerId) => void (await this.actor.input(boardInput.connected(computerId, clock.now()))),
+        connected: async (computerId) => {
+          // Said before it is recorded: the lease holder never takes a computer just connected here for an orphan.
+          await peers.holding(this.push.computers());
+          await this.actor.input(boardInput.connected(computerId, clock.now()));
+        },
         disconnected: async (computerId, lastSeenAt) => void (await this.actor.input(boardInput.disconnected(computerId, clock.now(), lastSeenAt))),
         declined: async (computerId, runId) => void (await this.actor.input(boardInput.declined(runId, computerId, clock.now()))),
         refused: (computerId, incarnation) => options.refusedStream?.(computerId, incarnation),
@@ -85,26 +99,28 @@ export class BoardHost {
     this.lease = new LeaseMonitor(
       clock,
       options.leaseMs ?? 90_000,
-      () => this.actor.read((state) => openClaims(state).filter((claim) => this.mayReap(state, claim.computerId))),
-      async (runId, last) => void (await this.actor.input(boardInput.lapsed(runId, last, clock.now()))),
+      peers,
+      () => this.actor.read(openClaims),
+      async (runId, last) => void (await this.actor.input(this.chore(boardInput.lapsed(runId, last, clock.now())))),
       options.log ?? stderrLog,
     );
     this.offers = new OfferMonitor(
       clock,
-      () => this.actor.read(idleNextTurns),
-      async (runId, since) => void (await this.actor.input(boardInput.stale(runId, since, clock.now()))),
+      // Only the chores' holder offers again (one board's waits, not one per board).
+      () => (peers.holdsChores() ? this.actor.read(idleNextTurns) : Promise.resolve([])),
+      async (runId, since) => void (await this.actor.input(this.chore(boardInput.stale(runId, since, clock.now())))),
       options.log ?? stderrLog,
     );
   }
 
   /**
-   * Connections recorded by a board that stopped are stale: they are closed first. Then the lease
+   * Connections recorded by a board that stopped are stale: they are closed by the chores' holder (this
+   * board alone at its start; on PostgreSQL a lease after that board's last word). Then the lease
    * monitor starts, and board events the actor did not append itself (another process, a one-shot
    * command) make it rehydrate.
    */
   async start(): Promise<void> {
-    const stale = await this.actor.read((state) => [...state.connected]);
-    for (const computerId of stale) await this.actor.input(boardInput.disconnected(computerId, this.options.clock.now()));
+    await this.peers.start({ computers: () => this.push.computers(), round: () => this.closeOrphans() });
     this.lease.start();
     this.offers.start();
     const head = await this.options.store.headSeq();
@@ -118,24 +134,40 @@ export class BoardHost {
     });
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     this.foreign?.unsubscribe();
     this.lease.stop();
     this.offers.stop();
     this.push.close();
+    await this.peers.stop();
     this.actor.stop();
   }
 
-  /** Whether `token` is a submit token this board knows now (the web view's check). */
   /**
-   * Heartbeats come to the board that holds the computer's stream: a claim is reaped by that board, or
-   * by any when its computer is connected to none (each lapse is appended at an expected version, so
-   * one wins). A claim of a computer another board serves is that board's to reap.
+   * Computers recorded connected whose stream no live board holds (their board stopped or died) are
+   * recorded disconnected, so their claims are reaped and their runs offered to others. Each is checked
+   * again on the log just before: one whose stream moved since the boards were read is left for the next round.
    */
-  private mayReap(state: BoardState, computerId: string): boolean {
-    return this.push.holds(computerId) || !state.connected.includes(computerId);
+  private async closeOrphans(): Promise<void> {
+    const { store, clock } = this.options;
+    const seen = await this.peers.orphans(await this.actor.read((state) => [...state.connected]));
+    if (seen.length === 0) return;
+    // Versions first, then the boards again: a computer that connected to a board since was said by it
+    // before it was recorded, so it is either no orphan now or its stream has moved past the version read.
+    const versions = new Map(await Promise.all(seen.map(async (c) => [c, await store.streamVersion(`computer:${c}`)] as const)));
+    for (const computerId of await this.peers.orphans(seen)) {
+      if ((await store.streamVersion(`computer:${computerId}`)) !== versions.get(computerId)) continue;
+      await this.actor.input(this.chore(boardInput.disconnected(computerId, clock.now())));
+    }
   }
 
+  /** `input`, marked as a chore: its append carries the chores' lease (BoardPeers.choreLease). */
+  private chore<T extends BoardInput>(input: T): T {
+    this.chores.add(input);
+    return input;
+  }
+
+  /** Whether `token` is a submit token this board knows now (the web view's check). */
   isSubmitToken(token: string | null): boolean {
     return this.submitTokens.knows(token);
   }
@@ -173,7 +205,7 @@ export class BoardHost {
 
   /** `incarnation`: the claiming daemon's life, from `Runledger-Incarnation` (absent from older computers). */
   async claim(computerId: string, runId: string, incarnation?: string): Promise<Answer> {
-    const answer = await this.decide(boardInput.claim(runId, computerId, this.options.clock.now(), incarnation));
+    const answer = await this.decideAbout(runId, (past) => boardInput.claim(runId, computerId, this.options.clock.now(), incarnation, past));
     if ('code' in answer) return refused(answer.status, answer.code, answer.reason);
     this.lease.touch(runId);
     const run = await this.actor.read((state) => claimedRunBody(state, runId));
@@ -183,7 +215,9 @@ export class BoardHost {
   /** The computer a run token speaks for: the run's holder, if the token is the one its claim got. */
   async runTokenHolder(runId: string, token: string | null): Promise<string | null> {
     if (token === null) return null;
-    const computerId = await this.actor.read((state) => state.runs[runId]?.computerId ?? null);
+    const live = await this.actor.read((state) => state.runs[runId]?.computerId ?? (state.runs[runId] ? null : undefined));
+    // A settled run's holder (a completion sent again gets its 409) is in its stream.
+    const computerId = live === undefined ? ((await this.settledRun(runId))?.computerId ?? null) : live;
     if (computerId === null) return null;
     return sameSecret(token, runToken(this.options.boardSecret, runId, computerId)) ? computerId : null;
   }
@@ -193,7 +227,8 @@ export class BoardHost {
    * their `progress` is kept in memory (RunProgress), never in the log.
    */
   async heartbeat(runId: string, computerId: string, progress?: string): Promise<Answer> {
-    const answer = await this.actor.read((state) => heartbeatAnswer(state, runId, computerId));
+    let answer = await this.actor.read((state) => heartbeatAnswer(state, runId, computerId));
+    if (answer.status === 404) answer = heartbeatAnswer(initialBoardState(), runId, computerId, pastOf(await this.settledRun(runId)) ?? undefined);
     if (answer.status !== 200) return refused(answer.status, answer.code);
     this.lease.touch(runId);
     if (progress !== undefined) this.progress.heard(runId, progress, this.options.clock.now());
@@ -202,50 +237,75 @@ export class BoardHost {
   }
 
   async reply(runId: string, computerId: string, text: string): Promise<Answer> {
-    const answer = await this.decide(boardInput.reply(runId, computerId, text, this.options.clock.now()));
+    const answer = await this.decideAbout(runId, (past) => boardInput.reply(runId, computerId, text, this.options.clock.now(), past));
     return 'code' in answer ? refused(answer.status, answer.code, answer.reason) : { status: 200, body: { ok: true } };
   }
 
   async complete(runId: string, computerId: string, ok: boolean, error?: string, usage?: Usage): Promise<Answer> {
-    const answer = await this.decide(boardInput.completion(runId, computerId, ok, error, this.options.clock.now(), usage));
+    const answer = await this.decideAbout(runId, (past) =>
+      boardInput.completion(runId, computerId, ok, error, this.options.clock.now(), usage, past),
+    );
     return 'code' in answer ? refused(answer.status, answer.code, answer.reason) : { status: 200, body: { ok: true } };
   }
 
   async cancel(runId: string): Promise<Answer> {
-    const answer = await this.decide(boardInput.cancel(runId, this.options.clock.now()));
+    const answer = await this.decideAbout(runId, (past) => boardInput.cancel(runId, this.options.clock.now(), past));
     if ('code' in answer) return refused(answer.status, answer.code, answer.reason);
     // What was decided, in words the CLI prints: `stopping on c1`, `withdrawn before it was claimed`.
-    const body = await this.actor.read((state) => cancelAnswer(state, runId));
+    let body = await this.actor.read((state) => cancelAnswer(state, runId));
+    // Withdrawn before its claim, the run settled at once and left the state: its end is in its stream.
+    if (!body) body = cancelAnswer(initialBoardState(), runId, await this.settledRun(runId));
     return { status: 202, body: body ?? { run_id: runId } };
   }
 
   async run(runId: string): Promise<Answer> {
-    // A terminal run's reply is in the log only (its last `board.run.replied`), read through its stream;
-    // terminal is for good, so the second read finds it terminal too.
-    const first = await this.actor.read((state) => (needsLog(state, runId) ? 'terminal' : runView(state, runId)));
-    let view = first === 'terminal' ? null : first;
-    if (first === 'terminal') {
-      const fromLog = { reply: lastReply(await this.options.store.readStream(`run:${runId}`)) };
-      view = await this.actor.read((state) => runView(state, runId, fromLog));
-    }
+    // A settled run left the state: it is read from its stream (settled is for good).
+    const live = await this.actor.read((state) => runView(state, runId));
+    const settled = live ? null : await this.settledRun(runId);
+    const view = live ?? (settled ? settledView(settled) : null);
     if (!view) return refused(404, 'unknown_run', `no run ${runId}`);
     const progress = this.progress.of(runId);
     return { status: 200, body: progress && !isTerminal(view.state) ? { ...view, progress: progress.text } : view };
   }
 
-  /** `GET /v1/runs?prefix=P`: the ids of the runs that start with `prefix`, sorted, a few. */
+  /** `GET /v1/runs?prefix=P`: the ids of the runs that start with `prefix`, sorted, a few (settled ones from the log's index). */
   async runsStartingWith(prefix: string): Promise<Answer> {
-    const runIds = await this.actor.read((state) => idsStartingWith(Object.keys(state.runs), prefix));
+    const live = await this.actor.read((state) => idsStartingWith(Object.keys(state.runs), prefix));
+    const logged = await this.options.store.entityIdsStartingWith('run', prefix, LOOKUP_LIMIT);
+    const runIds = [...new Set([...live, ...logged])].sort().slice(0, LOOKUP_LIMIT);
     return { status: 200, body: { run_ids: runIds } };
   }
 
-  /** Counts for `/metrics`, read in one pass over the runs. */
+  /** Counts for `/metrics`: the live runs in one pass, the settled ones as the state counted them. */
   async counts(): Promise<{ runs: Record<string, number>; connected: number; open: number }> {
     return this.actor.read((state) => {
-      const runs: Record<string, number> = {};
+      const runs: Record<string, number> = { ...state.settled };
       for (const run of Object.values(state.runs)) runs[run.state] = (runs[run.state] ?? 0) + 1;
       return { runs, connected: state.connected.length, open: Object.keys(state.open).length };
     });
+  }
+
+  /** A settled run's end, from its stream (indexed): what the state no longer holds of it. */
+  private async settledRun(runId: string): Promise<SettledRun | null> {
+    return settledRun(await this.options.store.readStream(`run:${runId}`));
+  }
+
+  /**
+   * A request about one run, recorded with what the host read of it first (see RunPastSchema): `live`
+   * when the state holds it, else its end from its stream. A run that settled between the look and the
+   * decision makes the board ignore the input (`raced`): looked at again, it is then read from the log.
+   */
+  private async decideAbout(runId: string, make: (past: RunPast) => BoardInput): Promise<RequestAnswer> {
+    for (;;) {
+      const live = await this.actor.read((state) => state.runs[runId] !== undefined);
+      const past: RunPast = live ? 'live' : pastOf(await this.settledRun(runId));
+      const outcome = await this.actor.input(make(past), { failFast: true });
+      if (!outcome.ok) throw outcome.conflict;
+      if (outcome.input === null && live) continue;
+      const answer = requestAnswer(outcome.decisions);
+      if (!answer) throw new Error(`the board decided nothing for a request about run ${runId}`);
+      return answer;
+    }
   }
 
   /** A request's input: a log that cannot take it fails the request at once (507), and its client retries. */
@@ -263,9 +323,4 @@ export class BoardHost {
       if (decision.type === 'board.run.finished' || decision.type === 'board.run.resolved') this.progress.ended(decision.data.runId);
     }
   }
-}
-
-function lastReply(events: readonly DomainEvent[]): string | null {
-  const replied = events.findLast((e) => e.type === 'board.run.replied');
-  return replied?.type === 'board.run.replied' ? replied.data.text : null;
 }

@@ -11,6 +11,7 @@ import type { ActorSystem } from '../../runtime/runtime.ts';
 import { type FailureLog, stderrLog } from '../../runtime/untilRecorded.ts';
 import { BoardHost } from './boardHost.ts';
 import { boardApi } from './httpApi.ts';
+import type { BoardPeers } from './peers/boardPeers.ts';
 import { RefusalCounter } from './refusalCounter.ts';
 import type { RunProgress } from './runProgress.ts';
 
@@ -23,6 +24,8 @@ export interface BoardServerOptions {
   readonly boardSecret: string;
   readonly submitToken: string | null;
   readonly leaseMs?: number;
+  /** The other boards of its log (PostgreSQL); alone by default. */
+  readonly peers?: BoardPeers;
   readonly status?: () => unknown;
   /** Usage totals per login since the log began, for `/metrics` (the usage projection's). */
   readonly usage?: () => Record<string, UsageTally>;
@@ -90,6 +93,7 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
     boardSecret: options.boardSecret,
     submitToken: options.submitToken,
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+    ...(options.peers ? { peers: options.peers } : {}),
     log,
     refusedStream: (computerId, incarnation) =>
       record(
@@ -145,7 +149,7 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
   } catch (error) {
     // The port is taken, the address refused, the web view could not start: what started for this
     // board stops, or its follower would go on reading a log the daemon is about to close.
-    board.stop();
+    await board.stop();
     await anonymous.flush();
     web?.close();
     throw error;
@@ -161,7 +165,7 @@ function listeningBoard(server: Server, board: BoardHost, web: WebRoutes | undef
     url: `http://${host}:${address.port}`,
     board,
     async close() {
-      board.stop();
+      await board.stop();
       // What was counted and not yet recorded is recorded before the log closes.
       await flush();
       web?.close();

@@ -116,6 +116,11 @@ export class PushHub {
     });
   }
 
+  /** The computers whose push streams this board holds. */
+  computers(): string[] {
+    return [...this.sockets.keys()];
+  }
+
   /** Whether this board holds `computerId`'s push stream (its heartbeats and claims come here too). */
   holds(computerId: string): boolean {
     return this.sockets.has(computerId);

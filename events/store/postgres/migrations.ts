@@ -82,6 +82,29 @@ const migrations: Record<string, Migration> = {
       await sql`CREATE TABLE board_secrets (name text COLLATE "C" PRIMARY KEY, value text NOT NULL)`.execute(db);
     },
   },
+  '0007_board_leases': {
+    // What several boards on one database share that is no event (SPEC 8): tables of their own, never in
+    // the log (which grows with decisions, not with time), rewritten in place.
+    async up(db: Kysely<unknown>) {
+      // The chores that must be done once: whoever holds the row (unexpired) does them; `epoch` grows at
+      // each change of holder, and a chore's append is checked against it in its transaction (pgAppend.ts).
+      await sql`CREATE TABLE board_leases (
+        name text COLLATE "C" PRIMARY KEY,
+        holder text COLLATE "C" NOT NULL,
+        epoch bigint NOT NULL,
+        expires_at timestamptz NOT NULL
+      )`.execute(db);
+      // A row per board process alive (its identity): the computers whose push streams it holds, and when
+      // it last said so; the lease holder records a board's computers disconnected once its row is stale.
+      await sql`CREATE TABLE board_processes (
+        identity text COLLATE "C" PRIMARY KEY,
+        computers text[] NOT NULL,
+        beat_at timestamptz NOT NULL
+      )`.execute(db);
+      // The last heartbeat of each open run, whichever board it reached, for the reaper (the lease holder).
+      await sql`CREATE TABLE run_heartbeats (run_id text COLLATE "C" PRIMARY KEY, at bigint NOT NULL)`.execute(db);
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

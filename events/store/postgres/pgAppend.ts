@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { AppendRequest, AppendResult } from '../eventStore.ts';
-import { guardsOf, planAppends, streamsOf } from '../planAppends.ts';
+import { guardsOf, type LeaseRow, leasesOf, planAppends, streamsOf } from '../planAppends.ts';
 
 /**
  * Faults a test injects into the commit path (never set in production). `failWrites` is asked inside
@@ -41,6 +41,11 @@ const VERSIONS = `SELECT (SELECT coalesce(max(seq), 0) FROM events),
 const GUARD = `SELECT max(seq), (array_agg(stream ORDER BY seq DESC))[1], split_part(stream, ':', 1) FROM events
   WHERE seq > $1 AND actor <> $2 AND strpos(stream, '/') = 0 AND split_part(stream, ':', 1) = ANY($3::text[])
   GROUP BY split_part(stream, ':', 1)`;
+/**
+ * The lease rows the batch's chores name (migration 0007), and whether each is unexpired now: read under
+ * the write lock, so a lease taken over after this read can only commit its chores after this commit.
+ */
+const LEASES = `SELECT name, holder, epoch, expires_at > clock_timestamp() FROM board_leases WHERE name = ANY($1::text[])`;
 /** Every row of the batch in one statement (arrays, one per column). */
 const INSERT = `INSERT INTO events (seq, stream, version, type, data, at, cause, actor)
   SELECT s, st, v, t, d, a, c, $8 FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::text[], $6::bigint[], $7::bigint[]) AS r(s, st, v, t, d, a, c)`;
@@ -101,7 +106,21 @@ export async function commitBatch(
           })
         ).rows.map(([seq, stream, kind]) => ({ seq, stream, kind }))
       : [];
-    const { results, rows } = planAppends(head, (stream) => versionOf.get(stream) ?? 0, writer, requests, foreign);
+    const leaseNames = leasesOf(requests);
+    const leases = leaseNames.length
+      ? new Map(
+          (
+            await client.query<[string, string, string, boolean]>({
+              name: 'runledger_leases',
+              text: LEASES,
+              values: [leaseNames],
+              rowMode: 'array',
+              ...timeout,
+            })
+          ).rows.map(([name, holder, epoch, live]): [string, LeaseRow] => [name, { holder, epoch: Number(epoch), live }]),
+        )
+      : null;
+    const { results, rows } = planAppends(head, (stream) => versionOf.get(stream) ?? 0, writer, requests, foreign, leases);
     if (rows.length > 0) {
       await client.query({
         name: 'runledger_insert',

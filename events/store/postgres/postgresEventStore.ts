@@ -1,5 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { interval, map, merge, type Observable, Subject } from 'rxjs';
@@ -11,6 +10,7 @@ import { GroupCommit, type PendingAppend } from '../groupCommit.ts';
 import { redactUrl } from '../logLocation.ts';
 import { LogUnwritableError } from '../logUnwritable.ts';
 import { checkRequest } from '../planAppends.ts';
+import { sharedLogWriter } from '../processWriter.ts';
 import { type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
 import type { SnapshotPolicy } from '../sqlite/snapshots.ts';
 import { checkLogSchema, migrateToLatest } from './migrations.ts';
@@ -24,7 +24,7 @@ export interface PostgresStoreOptions {
   readonly pollMs?: number;
   /** The event types it reads and writes: the catalog's by default (a test's store adds its fixtures' to them). */
   readonly codec?: AnyEventCodec;
-  /** Defaults to this process's `host:pid`. */
+  /** Defaults to this process's `host#incarnation:pid` (sharedLogWriter). */
   readonly writer?: string;
   /** How often checkpoints are also kept as snapshots, and how many are kept (see SnapshotStore). */
   readonly snapshots?: SnapshotPolicy;
@@ -175,7 +175,7 @@ export class PostgresEventStore implements EventStore {
     private readonly log: LogIdentity,
     options: PostgresStoreOptions = {},
   ) {
-    this.writer = options.writer ?? `${hostname()}:${process.pid}`;
+    this.writer = options.writer ?? sharedLogWriter();
     this.report = options.report ?? ((line) => console.error(line));
     this.codec = options.codec ?? defaultCodec;
     this.rows = new RowDecoder(this.codec, options.foreignRows);
@@ -323,6 +323,14 @@ export class PostgresEventStore implements EventStore {
     } catch (error) {
       throw asPgUnwritable(error, this.where);
     }
+  }
+
+  /**
+   * A named statement on a table of the log's database that holds no events (the boards' leases,
+   * liveness and heartbeats, migration 0007), rows as arrays: outside the append path and its lock.
+   */
+  shared<R extends unknown[]>(name: string, text: string, values: unknown[]): Promise<R[]> {
+    return this.raw<R>(name, text, values);
   }
 
   async readAll(after: number, limit: number): Promise<DomainEvent[]> {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { OpenClaim } from '../../../actors/board/boardQueries.ts';
 import { LeaseMonitor } from '../../../actors/board/host/leaseMonitor.ts';
+import { SoleBoard } from '../../../actors/board/host/peers/boardPeers.ts';
 import { FakeClock } from '../../../actors/runtime/clock.ts';
 
 const LEASE_MS = 600;
@@ -16,6 +17,7 @@ function monitorOf(read: () => Promise<OpenClaim[]>, lapse: (runId: string) => P
   const monitor = new LeaseMonitor(
     clock,
     LEASE_MS,
+    new SoleBoard(),
     read,
     async (runId) => {
       lapsed.push(runId);
@@ -98,6 +100,7 @@ describe('the lease monitor tells a round it could not do, and goes on', () => {
     const monitor = new LeaseMonitor(
       clock,
       LEASE_MS,
+      new SoleBoard(),
       async () => [{ runId: 'r1', computerId: 'c1', claimedAt: 0 }],
       async (_runId, last) => {
         seen.push(last - t0);

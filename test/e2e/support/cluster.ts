@@ -134,6 +134,21 @@ export async function runCli(args: readonly string[], ms = 30_000): Promise<{ st
   return { status: code, stdout: run.stdout, stderr: run.stderr };
 }
 
+/** `runledger …` that must succeed: its stdout, or an error with its stderr. */
+export async function cliOk(args: readonly string[]): Promise<string> {
+  const result = await runCli(args);
+  if (result.status !== 0) throw new Error(`runledger ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
+  return result.stdout;
+}
+
+/** `runledger server --db URL` (a PostgreSQL log: several at once) on a free port, once it listens. */
+export async function startPostgresServer(url: string, args: readonly string[] = []): Promise<{ url: string; process: CliProcess }> {
+  const port = await freePort();
+  const process = startCli(['server', '--db', url, '--port', String(port), ...args]);
+  await process.waitForOutput(/board listening on http:\/\//);
+  return { url: `http://127.0.0.1:${port}`, process };
+}
+
 // ---------------------------------------------------------------------------------------------------
 // The board
 

@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { Outbox } from '../../../actors/runtime/outbox.ts';
 import { writerIsAlive, writerIsGone } from '../../../actors/runtime/processes.ts';
 import { writerOf } from '../../../actors/runtime/writer.ts';
+import { PROCESS_INCARNATION, sharedLogWriter } from '../../../events/store/processWriter.ts';
 import { counterEventOf } from '../../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../../fixtures/counter/counterStore.ts';
 import { bumped, milestone } from '../../support/events.ts';
@@ -55,6 +56,13 @@ describe('a writer `host:pid` whose host name holds colons', () => {
     expect(performed).toEqual([]);
   });
 
+  it('given this host is "a:b" and a take by a former life of this process (a:b#LIFE:PID, the same pid: a container restarted), when the outbox opens, then it is recorded interrupted; by this life, left', async () => {
+    host.name = 'a:b';
+    const former = await takenBy(`a:b#0ld11fe:${process.pid}`);
+    expect(former.types).toEqual(['outbox.taken', 'outbox.interrupted']);
+    expect((await takenBy(`a:b#${PROCESS_INCARNATION}:${process.pid}`)).types).toEqual(['outbox.taken']);
+  });
+
   it('given this host is "a" and a take by a:b:PID (another host, whose pid means nothing here), when the outbox opens, then the take is left to its taker', async () => {
     host.name = 'a';
     const { types } = await takenBy(`a:b:${process.pid}`);
@@ -69,6 +77,15 @@ describe('writerOf and writerIsGone', () => {
     expect(writerOf('h:0')).toEqual({ host: 'h', pid: null });
     expect(writerOf('h:x')).toEqual({ host: 'h', pid: null });
     expect(writerOf('h')).toEqual({ host: 'h', pid: null });
+    expect(writerOf('a:b#3f9c:42')).toEqual({ host: 'a:b', pid: 42, incarnation: '3f9c' });
+  });
+
+  it('given a writer of this host naming this process’s pid in another life (a container restarted as pid 1), then it is gone; in this life, alive', () => {
+    host.name = 'a:b';
+    expect(writerIsGone(writerOf(`a:b#0ld11fe:${process.pid}`))).toBe(true);
+    expect(writerIsAlive(writerOf(`a:b#${PROCESS_INCARNATION}:${process.pid}`))).toBe(true);
+    expect(writerIsAlive(writerOf(sharedLogWriter()))).toBe(true);
+    expect(writerIsAlive(writerOf(`c#${PROCESS_INCARNATION}:${process.pid}`))).toBeNull();
   });
 
   it("given writers of this host and of another, then only this host's are probed", () => {

@@ -1,0 +1,30 @@
+import type { AppendLease, AppendRequest, AppendResult, EventStore } from '../../../../events/store/eventStore.ts';
+
+/** A chore's append by a board that does not hold the chores' lease (any longer): thrown, never retried as a conflict. */
+export class ChoresLeaseLostError extends Error {
+  override readonly name = 'ChoresLeaseLostError';
+}
+
+/**
+ * The store as the board's chores (hooks, notices, adoptions, the tick) write it on a log shared by
+ * several boards: every append carries the chores' lease, checked in its transaction, and one made
+ * without it, or refused because it was lost meanwhile, is thrown: a chore's round or take ends there,
+ * where a conflict would be read again and tried again (an outbox would spin on it).
+ */
+export function leasedStore(store: EventStore, lease: () => AppendLease | null): EventStore {
+  const append = async (request: AppendRequest): Promise<AppendResult> => {
+    const held = lease();
+    if (held === null || held.epoch === 0)
+      throw new ChoresLeaseLostError(`board ${held?.holder ?? ''} does not hold the chores' lease: the chore is left to its holder`);
+    const result = await store.append({ ...request, lease: held });
+    if (!result.ok && result.conflict.leaseLost) throw new ChoresLeaseLostError(result.conflict.message);
+    return result;
+  };
+  return new Proxy(store, {
+    get(target, property) {
+      if (property === 'append') return append;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}

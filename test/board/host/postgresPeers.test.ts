@@ -1,0 +1,118 @@
+/**
+ * The boards of one PostgreSQL log (SPEC 8, migration 0007), two stores of one log standing for two
+ * board processes: the chores' lease is checked in the append's own transaction, so a holder that was
+ * paused past its lease (or lost it to the other board) commits no chore; heartbeats heard by one board
+ * are read by the other; a computer is orphaned once no live board says it holds it.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { PostgresPeers } from '../../../actors/board/host/peers/postgresPeers.ts';
+import { systemClock } from '../../../actors/runtime/clock.ts';
+import type { AppendLease } from '../../../events/store/eventStore.ts';
+import { openPostgresStore, type PostgresEventStore } from '../../../events/store/postgres/postgresEventStore.ts';
+import { counterCodec } from '../../fixtures/counter/counterEvents.ts';
+import { bumped } from '../../support/events.ts';
+import { freshPostgresLog } from '../../support/postgresLog.ts';
+
+const LEASE_MS = 300;
+const opened: { close(): Promise<unknown> }[] = [];
+
+afterEach(async () => {
+  for (const c of opened.splice(0).reverse()) await c.close();
+});
+
+let boards = 0;
+
+/** A board's store and peers: a writer of its own (in one process, two stores would share the process's). */
+async function board(url: string): Promise<{ store: PostgresEventStore; peers: PostgresPeers }> {
+  const store = await openPostgresStore(url, { codec: counterCodec, writer: `test#board${++boards}:${process.pid}` });
+  opened.push(store);
+  const peers = new PostgresPeers(store, { clock: systemClock, leaseMs: LEASE_MS, log: () => undefined });
+  opened.push({ close: () => peers.stop() });
+  return { store, peers };
+}
+
+const rounds = { computers: () => [], round: async () => undefined };
+
+async function until(what: string, done: () => boolean | Promise<boolean>, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+const chore = (store: PostgresEventStore, lease: AppendLease, total: number) =>
+  store.append({ expected: { 'counter:c': 'any' }, events: [bumped('counter:c', total)], lease });
+
+describe('the chores’ lease of the boards of one PostgreSQL log', () => {
+  it('given a holder paused past its lease and taken over, when it appends a chore with its old epoch, then its transaction refuses it and writes nothing; the new holder’s goes through', async () => {
+    const url = await freshPostgresLog();
+    const a = await board(url);
+    const b = await board(url);
+    await a.peers.start(rounds);
+    expect(a.peers.holdsChores()).toBe(true);
+    const paused = a.peers.choreLease();
+    expect((await chore(a.store, paused, 1)).ok).toBe(true);
+    // A stops renewing (a pause, a frozen VM): B takes the lease once it has expired.
+    await a.peers.stop();
+    await b.peers.start(rounds);
+    await until('B to take the lease over', () => b.peers.holdsChores());
+    expect(b.peers.choreLease().epoch).toBe(paused.epoch + 1);
+
+    const late = await chore(a.store, paused, 2);
+    expect(late.ok).toBe(false);
+    if (late.ok) return;
+    expect(late.conflict.leaseLost).toBe(true);
+    expect(late.conflict.message).toContain(`held by ${b.peers.identity} at epoch ${paused.epoch + 1}`);
+    expect((await chore(b.store, b.peers.choreLease(), 3)).ok).toBe(true);
+    expect((await a.store.readStream('counter:c')).map((e) => e.data)).toEqual([{ total: 1 }, { total: 3 }]);
+  });
+
+  it('given a holder whose lease expired with nobody taking it, when it appends a chore, then it is refused as expired; renewed, the same epoch goes through', async () => {
+    const url = await freshPostgresLog();
+    const a = await board(url);
+    await a.peers.start(rounds);
+    const lease = a.peers.choreLease();
+    await a.peers.stop();
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 50));
+    const late = await chore(a.store, lease, 1);
+    expect(late.ok || late.conflict.message).toContain('expired before this append');
+    // Not a holder as far as it knows either: what it would carry is no epoch at all.
+    expect(a.peers.choreLease().epoch).toBe(0);
+    const again = await board(url);
+    await again.peers.start(rounds);
+    expect((await chore(again.store, again.peers.choreLease(), 2)).ok).toBe(true);
+  });
+
+  it('given a heartbeat heard by one board, when the other reaps, then it reads it; a row of a run no longer open is forgotten after a lease', async () => {
+    const url = await freshPostgresLog();
+    const a = await board(url);
+    const b = await board(url);
+    const now = Date.now();
+    a.peers.heard('r1', now);
+    a.peers.heard('r2', now - 10 * LEASE_MS);
+    await until('the heartbeats to be written', async () => (await b.peers.lastHeard(['r1', 'r2'])).size === 2);
+    expect(await b.peers.lastHeard(['r1', 'r2'])).toEqual(
+      new Map([
+        ['r1', now],
+        ['r2', now - 10 * LEASE_MS],
+      ]),
+    );
+    // r2 ended long ago: forgotten; r1 is kept a lease (its claim may not be folded yet).
+    await b.peers.lastHeard([]);
+    expect(await b.peers.lastHeard(['r1', 'r2'])).toEqual(new Map([['r1', now]]));
+  });
+
+  it('given a computer held by a live board, when the holder asks for orphans, then only computers no live board holds are; a silent board’s are, one lease on', async () => {
+    const url = await freshPostgresLog();
+    const a = await board(url);
+    const b = await board(url);
+    await a.peers.holding(['c1']);
+    expect(await b.peers.orphans(['c1', 'c2'])).toEqual(['c2']);
+    await until('a’s row to be a lease old', async () => (await b.peers.orphans(['c1', 'c2'])).length === 2);
+    // A board that stops says so: its computers are orphaned at once.
+    await a.peers.holding(['c1']);
+    await a.peers.stop();
+    expect(await b.peers.orphans(['c1'])).toEqual(['c1']);
+  });
+});
