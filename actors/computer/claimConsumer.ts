@@ -61,6 +61,12 @@ export function claimConsumer(
     name: `claims-${computer}`,
     delivery: 'at-least-once',
     concurrency: RUN_EFFECTS_AT_ONCE,
+    // Taken by the queue's decision that starts it (one process holds a computer's log), settled by its answer.
+    implicit: {
+      key: (effect) => `${effect.stream} ${effect.type === 'run.claim.started' ? effect.data.runId : ''}`,
+      settles: (event) =>
+        event.type === 'claim.answered' && parseStream(event.stream).owner === computer ? `${event.stream} ${event.data.runId}` : null,
+    },
     effectOf: (event: DomainEvent) =>
       event.type === 'run.claim.started' && parseStream(event.stream).owner === computer
         ? { runId: event.data.runId, stream: event.stream, incarnation: event.data.incarnation }
@@ -75,12 +81,13 @@ export function claimConsumer(
         answer = await board.claim(runId, incarnation);
       } catch (error) {
         await answered({ stream, runId, status: 0, code: CLAIM_THREW });
+        // Recorded by the outbox too: the answer does not carry the message.
         return { ok: false, detail: `the claim call threw: ${messageOf(error)}` };
       }
       const code = errorCodeOf(answer.body);
       if (answer.status !== 200 && answer.status !== 201) {
         await answered({ stream, runId, status: answer.status, ...(code ? { code } : {}) });
-        return { ok: true, detail: `answered ${answer.status}${code ? ` ${code}` : ''}` };
+        return { answered: `answered ${answer.status}${code ? ` ${code}` : ''}` };
       }
       const read = readClaimAnswer(runId, answer.body);
       if (!read.ok) {
@@ -94,12 +101,12 @@ export function claimConsumer(
         // as failed with it, rather than held until the board's lease reaps it.
         granted({ runId, lane: null, runToken, skills: [] });
         await answered({ stream, runId, status: answer.status, invalid: problem });
-        return { ok: true, detail: `answered ${answer.status}, refused: ${problem}` };
+        return { answered: `answered ${answer.status}, refused: ${problem}` };
       }
       const { claim } = read;
       granted(claim);
       await answered({ stream, runId, status: answer.status, skills: claim.skills.map((s) => s.key), run: claim.run });
-      return { ok: true, detail: `answered ${answer.status}` };
+      return { answered: `answered ${answer.status}` };
     },
   };
 }

@@ -168,13 +168,19 @@ export class Computer {
 
   async start(): Promise<void> {
     const { clock, computer } = this.options;
+    // Where this life begins in the log: its effects are taken by the decisions that call for them, and
+    // those of the last life before this seq that no input settled are settled as the outboxes open.
+    const lifeFrom = await this.options.store.headSeq();
     // Recorded first: it ends what the last life left (its drain), before anything else is decided.
-    await this.queue.start({
-      stream: `${computer}/computer:${computer}`,
-      type: 'computer.started',
-      data: { incarnation: this.incarnation, host: hostname().slice(0, 255) || 'unknown', pid: process.pid },
-      at: clock.now(),
-    });
+    await this.queue.start(
+      {
+        stream: `${computer}/computer:${computer}`,
+        type: 'computer.started',
+        data: { incarnation: this.incarnation, host: hostname().slice(0, 255) || 'unknown', pid: process.pid },
+        at: clock.now(),
+      },
+      lifeFrom,
+    );
     const queue = await this.queue.read(({ slots, loginCapacity }) => ({ slots, loginCapacity }));
     const slots = this.options.slots ?? 1;
     const loginCapacity = this.options.loginCapacity ?? {};
@@ -186,7 +192,7 @@ export class Computer {
         at: clock.now(),
       });
     }
-    await this.runs.start();
+    await this.runs.start(lifeFrom);
     await this.resumeClaimedRuns();
     this.push.start();
   }

@@ -71,10 +71,12 @@ export class ComputerQueue {
    * Records `first` (this life's `computer.started`), then settles claims a previous process left half
    * done, then follows the log for new ones. First, so that an answer to a claim of the last life is
    * decided in this one (no longer draining); the claims it decides wait for the outbox to open.
+   * `lifeFrom`: the log's head before this life wrote anything (read at `open` when not given).
    */
-  async start(first?: QueueInput): Promise<void> {
+  async start(first?: QueueInput, lifeFrom?: number): Promise<void> {
+    const from = lifeFrom ?? (await this.store.headSeq());
     if (first) await this.input(first);
-    await this.outbox.open();
+    await this.outbox.open(undefined, from);
     this.opened = true;
     // Waits for the actor to have taken what came before (a read in its turn), copying nothing: a copy of
     // the whole queue (its ledger of every run handled here) cost a start time that grew with the log.

@@ -160,7 +160,9 @@ export class ComputerRuns {
    * is not run again (its group is killed if alive, and it is completed as failed); completions
    * waiting for a retry get their timer back. Then effects flow and heartbeats start.
    */
-  async start(): Promise<void> {
+  async start(lifeFrom?: number): Promise<void> {
+    // Before this life wrote anything: its own effects are those after it (see Outbox.open).
+    const from = lifeFrom ?? (await this.options.store.headSeq());
     const [executions, laneSessions] = await hydrateStates(this.options.store, [executionsProjection, laneSessionsProjection]);
     const runs = executions[this.options.computer] ?? {};
     this.laneSessions = { ...(laneSessions[this.options.computer] ?? {}) };
@@ -171,7 +173,7 @@ export class ComputerRuns {
       this.phases.set(runId, run.phase);
       if (run.lane !== null) this.lanes.set(runId, run.lane);
     }
-    for (const outbox of this.outboxes) await outbox.open();
+    for (const outbox of this.outboxes) await outbox.open(undefined, from);
     for (const [runId, run] of Object.entries(runs)) {
       if (run.phase === 'executing' || run.phase === 'requested') {
         const alive = run.pid !== null && groupAlive(run.pid);

@@ -13,7 +13,7 @@ import { type AgentKind, readerFor } from '../run/outputReaders.ts';
 import { agentKindOf, turnCommand } from '../run/resume.ts';
 import { INTERRUPTED_BY_RESTART } from '../run/runState.ts';
 import type { Clock } from '../runtime/clock.ts';
-import { type EffectConsumer, RUN_EFFECTS_AT_ONCE } from '../runtime/outbox.ts';
+import { type EffectConsumer, type ImplicitTakes, RUN_EFFECTS_AT_ONCE } from '../runtime/outbox.ts';
 import { groupAlive, signalGroup } from '../runtime/processes.ts';
 import { type FailureLog, unrecorded } from '../runtime/untilRecorded.ts';
 import { markHanded, noticePrefix, unreadNotices } from './unreadNotices.ts';
@@ -55,6 +55,17 @@ const ownRun = (computer: string, event: DomainEvent) => {
 };
 
 /**
+ * Takes implicit in the run's own decisions (one process holds a computer's log), settled by the first of
+ * `answers` the run's stream records after the effect; an effect no answer settles is recorded by the outbox.
+ */
+function settledInRun(computer: string, answers: readonly DomainEvent['type'][]): ImplicitTakes {
+  return {
+    key: (effect) => effect.stream,
+    settles: (event) => (answers.includes(event.type) && ownRun(computer, event) ? event.stream : null),
+  };
+}
+
+/**
  * Spawning is done at most once: a crash between taking it and recording the process leaves it
  * interrupted, and the restart completes the run as failed rather than running it a second time.
  */
@@ -73,6 +84,8 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
     name: `spawns-${ctx.computer}`,
     delivery: 'at-most-once',
     concurrency: RUN_EFFECTS_AT_ONCE,
+    // A spawn's end is its process's start, or its exit (one that could not start).
+    implicit: settledInRun(ctx.computer, ['run.process.began', 'run.process.exited']),
     effectOf: (event) => (event.type === 'run.execution.requested' && ownRun(ctx.computer, event) ? event : null),
     async perform(event) {
       if (event.type !== 'run.execution.requested') return { ok: false, detail: 'not a spawn' };
@@ -84,7 +97,7 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
       const at = () => ctx.clock.now();
       if (prompt === null) {
         await ctx.input(runId, exitedInput(stream, runId, at(), 'failed_to_start', 'the claim answer carried no prompt'));
-        return { ok: false, detail: 'no prompt' };
+        return { answered: 'no prompt' };
       }
       const workspace = join(ctx.workspaceRoot, lane);
       mkdirSync(workspace, { recursive: true });
@@ -148,7 +161,8 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
           void ctx.input(runId, announced).catch(unrecorded(ctx.log, announced));
         });
       }
-      return { ok: handle.pid !== null, detail: handle.pid === null ? 'the command could not start' : `pid ${handle.pid}` };
+      // Its start is recorded (or, for a command that could not start, its exit is on its way): that input settles it.
+      return { answered: handle.pid === null ? 'the command could not start' : `pid ${handle.pid}` };
     },
   };
 }
@@ -159,6 +173,8 @@ export function killConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEvent
     name: `kills-${ctx.computer}`,
     delivery: 'at-most-once',
     concurrency: RUN_EFFECTS_AT_ONCE,
+    // No input says a kill was sent (the exit may come before it, or never): its end is recorded by the outbox.
+    implicit: settledInRun(ctx.computer, []),
     effectOf: (event) => (event.type === 'run.kill.requested' && ownRun(ctx.computer, event) ? event : null),
     async perform(event) {
       if (event.type !== 'run.kill.requested') return { ok: false };
@@ -194,6 +210,7 @@ export function completionConsumer(ctx: RunEffectsContext): EffectConsumer<Domai
     name: `completions-${ctx.computer}`,
     delivery: 'at-least-once',
     concurrency: RUN_EFFECTS_AT_ONCE,
+    implicit: settledInRun(ctx.computer, ['run.completion.answered', 'run.reply.refused']),
     effectOf: (event) => (event.type === 'run.completion.requested' && ownRun(ctx.computer, event) ? event : null),
     async perform(event) {
       if (event.type !== 'run.completion.requested') return { ok: false };
@@ -206,12 +223,12 @@ export function completionConsumer(ctx: RunEffectsContext): EffectConsumer<Domai
         const replied = reply !== null && result.ok ? await ctx.board.reply(runId, token, reply) : { status: 200 };
         if (REPLY_REFUSED.has(replied.status)) {
           await ctx.input(runId, { stream, type: 'run.reply.refused', data: { runId, status: replied.status }, at: ctx.clock.now() });
-          return { ok: false, detail: `the reply was refused (${replied.status})` };
+          return { answered: `the reply was refused (${replied.status})` };
         }
         status = replied.status === 200 || replied.status === 409 ? await completeOnce(ctx, runId, token, result, usage) : replied.status;
       }
       await ctx.input(runId, { stream, type: 'run.completion.answered', data: { runId, status }, at: ctx.clock.now() });
-      return { ok: status === 200, detail: `answered ${status}` };
+      return { answered: `answered ${status}` };
     },
   };
 }

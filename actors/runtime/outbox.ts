@@ -1,30 +1,38 @@
 import type { Subscription } from 'rxjs';
-import { z } from 'zod';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import type { AppendResult, EventStore } from '../../events/store/eventStore.ts';
 import { messageOf } from '../../events/thrown.ts';
 import { type Clock, systemClock } from './clock.ts';
+import { foldMark, type OutboxMark, readMark, settles } from './outboxMark.ts';
 import { writerIsGone } from './processes.ts';
 import { type FailureLog, untilRecorded } from './untilRecorded.ts';
 import { writerOf } from './writer.ts';
 
 export type Delivery = 'at-least-once' | 'at-most-once';
 
-/**
- * An event of an outbox's stream that settles one effect (`data.effect`, its seq): how it ended, or
- * that its taker died before that. The outbox's own are `outbox.performed` and `outbox.interrupted`;
- * a consumer may say more in its own (a hook's says how its command exited).
- */
-type SettlingEvent = Extract<DomainEvent, { data: { effect: number } }>;
 type Worded<R> = R extends { type: infer T; data: infer D } ? { readonly type: T; readonly data: D } : never;
 /** A settling record as a consumer words it: the outbox adds its stream and time. */
 export type EffectRecord = Worded<Extract<NewDomainEvent, { data: { effect: number } }>>;
 
-/** How an effect ended: recorded as `outbox.performed`, or in the consumer's own words. */
-export type Outcome = { readonly ok: boolean; readonly detail?: string } | { readonly record: EffectRecord };
+/**
+ * How an effect ended: recorded as `outbox.performed`, or in the consumer's own words, or (`answered`)
+ * by the input the effect itself recorded (a claim's answer, a process's start, a completion's
+ * answer): for a consumer whose takes are implicit, that input settles it and nothing more is written.
+ */
+export type Outcome = { readonly ok: boolean; readonly detail?: string } | { readonly record: EffectRecord } | { readonly answered: string };
 
-function settles(event: DomainEvent): event is SettlingEvent {
-  return 'effect' in event.data;
+/**
+ * Takes without an `outbox.taken`, for a consumer whose effects are decided only by the process that
+ * performs them (a computer's: one process holds its log, `processLock.ts`): the commit of the
+ * decision is its take, by its writer, and an effect is settled by the input that answers it, so
+ * nothing is written for either on the way of a run. After a crash the next life finds the dead
+ * life's effects that no input settled and settles them as the delivery says, as for an explicit take.
+ */
+export interface ImplicitTakes {
+  /** What an effect is about (its run's stream, say): an input `settles` names it. */
+  key(effect: DomainEvent): string;
+  /** The key of the effects this event settles (those before it), or null. */
+  settles(event: DomainEvent): string | null;
 }
 
 /**
@@ -52,6 +60,8 @@ export interface EffectConsumer<E> {
    */
   needed?(effect: E, event: DomainEvent): Promise<boolean>;
   perform(effect: E, event: DomainEvent): Promise<Outcome>;
+  /** Takes recorded by the decisions themselves (see ImplicitTakes); `needed` is then not asked. */
+  readonly implicit?: ImplicitTakes;
   /**
    * The record of an at-most-once effect whose taker (`take` is its take) died before recording its
    * end, when `outbox.interrupted` does not say enough; `event` is undefined when this version cannot
@@ -74,55 +84,6 @@ const PAGE = 500;
  * many events for it, and a daemon saves one mark an outbox every this many events.
  */
 export const MARK_EVERY = 5_000;
-
-/**
- * What an outbox knows on opening, as of `version` of its stream (its own fold of it, kept in the
- * checkpoints under the stream's name so a start reads only the stream's tail): every event up to
- * `cursor` was taken or calls for nothing here, and the effects taken and not yet settled, each with
- * the seq of its take. `cursor` may be past the last take: an event that calls for nothing is read
- * past in memory, and only this mark remembers it (from the log alone: `effectOf` and `needed` are).
- */
-interface OutboxMark {
-  version: number;
-  cursor: number;
-  pending: Record<string, number>;
-}
-
-/**
- * A mark as this version writes it. One of another shape (another version's, a damaged row) is not
- * read at all: the outbox folds its stream from the start, as before marks, rather than crash its
- * start or take a cursor it cannot vouch for (an effect past it would be neither done nor interrupted).
- */
-const OutboxMarkSchema = z.strictObject({
-  version: z.number().int().nonnegative(),
-  cursor: z.number().int().nonnegative(),
-  pending: z.record(z.string().regex(/^[1-9][0-9]*$/), z.number().int().positive()),
-});
-
-function readMark(state: string | undefined): OutboxMark {
-  if (state !== undefined) {
-    try {
-      const mark = OutboxMarkSchema.safeParse(JSON.parse(state));
-      if (mark.success) return mark.data;
-    } catch {
-      // Not JSON: read as no mark.
-    }
-  }
-  return { version: 0, cursor: 0, pending: {} };
-}
-
-function foldMark(mark: OutboxMark, events: readonly DomainEvent[]): OutboxMark {
-  for (const event of events) {
-    mark.version = event.version;
-    if (event.type === 'outbox.taken') {
-      mark.cursor = Math.max(mark.cursor, event.data.through);
-      for (const effect of event.data.effects) mark.pending[effect] = event.seq;
-    } else if (settles(event)) {
-      delete mark.pending[event.data.effect];
-    }
-  }
-  return mark;
-}
 
 /**
  * For consumers whose effects each belong to one run (a claim, a spawn, a kill, a completion): those
@@ -164,6 +125,13 @@ export class Outbox<E> {
   /** The mark last saved (or read on opening), and whether a save is under way. */
   private mark: OutboxMark = { version: 0, cursor: 0, pending: {} };
   private marking = false;
+  /**
+   * With implicit takes: the effects up to the cursor that nothing has settled yet, each with its key
+   * and the seq of its take (the effect itself, or an older version's `outbox.taken`), and where this
+   * life began: an effect its writer committed after that is this process's own.
+   */
+  private readonly pending = new Map<number, { readonly key: string | null; readonly take: number }>();
+  private lifeFrom = 0;
 
   constructor(
     private readonly store: EventStore,
@@ -178,13 +146,16 @@ export class Outbox<E> {
   /**
    * Loads the cursor, and settles effects that a dead process took but never finished. `startAt`
    * sets where a consumer that never ran begins (the present, for hooks: history is not replayed).
+   * `lifeFrom` (implicit takes only): the log's head before this process wrote anything, so its own
+   * effects are told from a dead life's of the same `host:pid`; the head at opening when not given.
    */
-  async open(startAt?: number): Promise<void> {
+  async open(startAt?: number, lifeFrom?: number): Promise<void> {
     const saved = await this.store.checkpoints.load(this.stream);
     const from = readMark(saved?.state);
     const mark = foldMark(from, await this.store.readStream(this.stream, from.version));
     this.mark = structuredClone(mark);
     this.version = mark.version;
+    if (this.consumer.implicit) return this.openImplicit(mark, lifeFrom ?? (await this.store.headSeq()));
     this.moveTo(mark.cursor);
     const pending = new Map<number, DomainEvent>();
     for (const [effect, takeSeq] of Object.entries(mark.pending)) {
@@ -206,15 +177,61 @@ export class Outbox<E> {
         return this.open(startAt);
       }
     }
+    if (!(await this.settleLeftovers(pending))) return this.open(startAt);
+  }
+
+  /**
+   * Opens an outbox whose takes are the decisions themselves: reads the log from the mark's cursor up to
+   * this life (`lifeFrom`: every event after it is this process's or later) for effects no input settled,
+   * and settles those of a dead taker. Every effect of this life is then read by the drains, from `lifeFrom` on.
+   */
+  private async openImplicit(mark: OutboxMark, lifeFrom: number): Promise<void> {
+    const implicit = this.consumer.implicit!;
+    this.lifeFrom = lifeFrom;
+    this.pending.clear();
+    for (const [effect, take] of Object.entries(mark.pending)) {
+      const event = await this.readAt(Number(effect));
+      this.pending.set(Number(effect), { key: event ? implicit.key(event) : null, take });
+    }
+    let cursor = Math.max(this.cursor, mark.cursor);
+    while (cursor < lifeFrom) {
+      const page = await this.store.readAll(cursor, PAGE);
+      if (page.length === 0) break;
+      for (const event of page) {
+        if (event.seq > lifeFrom) break;
+        this.settleBy(event);
+        if (this.consumer.effectOf(event) !== null) this.pending.set(event.seq, { key: implicit.key(event), take: event.seq });
+      }
+      cursor = page[page.length - 1]!.seq;
+    }
+    this.moveTo(lifeFrom);
+    const leftovers = new Map<number, DomainEvent>();
+    for (const [effect, { take }] of this.pending) {
+      const taken = await this.readAt(take);
+      if (taken) leftovers.set(effect, taken);
+    }
+    if (!(await this.settleLeftovers(leftovers))) return this.open(undefined, lifeFrom);
+    // Where this life began is where the next start reads from, however this one ends (a SIGKILL saves nothing).
+    if (this.cursor > this.mark.cursor) await this.saveMark();
+  }
+
+  /**
+   * Settles the effects whose taker died before their end was recorded (`pending`: each with its take):
+   * an at-least-once one is performed again, an at-most-once one recorded as interrupted. False when
+   * another process recorded first: the outbox then opens again.
+   */
+  private async settleLeftovers(pending: ReadonlyMap<number, DomainEvent>): Promise<boolean> {
     for (const [effect, taken] of pending) {
       if (!this.takerIsGone(taken)) continue;
-      const [read] = await this.store.readAll(effect - 1, 1);
       // A row this version cannot read is skipped: what the read finds then is a later event, not this effect.
-      const event = read?.seq === effect ? read : undefined;
+      const event = await this.readAt(effect);
       if (this.consumer.delivery === 'at-least-once') {
         // One this version cannot read (a newer runledger took it, and the store has named the row) stays
         // taken and unsettled: it is not lost, and a version that can read it performs it when it opens.
-        if (event) await this.perform(effect, event);
+        if (event) {
+          await this.perform(effect, event);
+          this.pending.delete(effect);
+        }
         continue;
       }
       const record = this.consumer.interrupted?.(effect, event, taken) ?? {
@@ -225,9 +242,28 @@ export class Outbox<E> {
       const result = await this.write(() =>
         this.store.append({ expected: { [this.stream]: this.version }, events: [{ stream: this.stream, ...record, at: this.now() }] }),
       );
-      if (!result.ok) return this.open(startAt);
+      if (!result.ok) return false;
       this.version = result.events[0]!.version;
+      this.pending.delete(effect);
     }
+    return true;
+  }
+
+  /** The event at `seq`, or undefined when this version cannot read its row. */
+  private async readAt(seq: number): Promise<DomainEvent | undefined> {
+    const [read] = await this.store.readAll(seq - 1, 1);
+    return read?.seq === seq ? read : undefined;
+  }
+
+  /** With implicit takes: the effects `event` settles are no longer pending (one of its own records, or an input answering them). */
+  private settleBy(event: DomainEvent): void {
+    if (event.stream === this.stream) {
+      if (settles(event)) this.pending.delete(event.data.effect);
+      return;
+    }
+    const key = this.consumer.implicit?.settles(event) ?? null;
+    if (key === null) return;
+    for (const [effect, pending] of this.pending) if (pending.key === key && effect < event.seq) this.pending.delete(effect);
   }
 
   /**
@@ -250,6 +286,14 @@ export class Outbox<E> {
     this.marking = true;
     try {
       const cursor = this.cursor;
+      if (this.consumer.implicit) {
+        // What is pending is known in memory, up to the cursor: nothing to fold.
+        const pending = Object.fromEntries([...this.pending].map(([effect, { take }]) => [String(effect), take]));
+        const mark: OutboxMark = { version: this.version, cursor, pending };
+        await this.store.checkpoints.save({ name: this.stream, seq: cursor, state: JSON.stringify(mark) });
+        this.mark = mark;
+        return;
+      }
       const mark = foldMark(structuredClone(this.mark), await this.store.readStream(this.stream, this.mark.version));
       mark.cursor = Math.max(mark.cursor, cursor);
       await this.store.checkpoints.save({ name: this.stream, seq: mark.cursor, state: JSON.stringify(mark) });
@@ -303,8 +347,12 @@ export class Outbox<E> {
           while (!this.stopped) {
             const page = await this.nextPage();
             if (page.length === 0) break;
-            const effects = await this.worthTaking(page);
             const through = page[page.length - 1]!.seq;
+            if (this.consumer.implicit) {
+              await this.startOwn(page, through);
+              continue;
+            }
+            const effects = await this.worthTaking(page);
             if (effects.length === 0) {
               // Nothing to take: the cursor moves in memory only. Writing a take here would append an
               // event past the cursor for every page read, and the outbox would chase its own tail.
@@ -349,6 +397,26 @@ export class Outbox<E> {
     return this.running;
   }
 
+  /**
+   * With implicit takes: a page's effects are taken already (by their commit); those of this life are
+   * started, any other writer's left pending for its taker, and what the page settles is settled.
+   */
+  private async startOwn(page: readonly DomainEvent[], through: number): Promise<void> {
+    const implicit = this.consumer.implicit!;
+    const own: DomainEvent[] = [];
+    for (const event of page) {
+      this.settleBy(event);
+      if (this.consumer.effectOf(event) === null) continue;
+      this.pending.set(event.seq, { key: implicit.key(event), take: event.seq });
+      if (event.actor === this.store.writer && event.seq > this.lifeFrom) own.push(event);
+    }
+    this.moveTo(through);
+    for (const event of own) {
+      while (this.inFlight.size >= (this.consumer.concurrency ?? 1)) await Promise.race(this.inFlight);
+      this.start(event);
+    }
+  }
+
   /** The events of a page that call for an effect, and one that is needed. */
   private async worthTaking(page: readonly DomainEvent[]): Promise<DomainEvent[]> {
     const effects: DomainEvent[] = [];
@@ -391,11 +459,19 @@ export class Outbox<E> {
         // The feed hands over every readable event past the cursor in order (a row the store skips
         // leaves a gap in seqs, not in the feed), so with nothing queued this one is the next.
         if (!this.running && this.fed.length === 0 && this.consumer.effectOf(event) === null) {
+          if (this.consumer.implicit) this.settleBy(event);
           this.cursor = event.seq;
           this.markDue();
           return;
         }
         this.fed.push(event);
+        if (this.consumer.implicit) {
+          // The feed hands a commit over before the deciding actor hears back from its append: its effects
+          // start once the actor has acted on it (its drain, or this one after the commit's microtasks), so
+          // a consumer reading what the actor knows (a run's phase) reads it as of the decision.
+          this.drainSoon();
+          return;
+        }
         // In the background nobody waits for a drain either: what fails it is told.
         const background = this.consumer.background;
         if (background) this.drain().catch((error: unknown) => background.log(`outbox ${this.consumer.name}: ${messageOf(error)}`));
@@ -403,6 +479,17 @@ export class Outbox<E> {
       },
       // A feed that failed hands over nothing more: drains read the log again.
       error: () => (this.following = false),
+    });
+  }
+
+  private drainScheduled = false;
+
+  private drainSoon(): void {
+    if (this.drainScheduled) return;
+    this.drainScheduled = true;
+    setImmediate(() => {
+      this.drainScheduled = false;
+      void this.drain();
     });
   }
 
@@ -431,6 +518,11 @@ export class Outbox<E> {
       outcome = wanted === null ? { ok: true, detail: 'nothing to do' } : await this.consumer.perform(wanted, event);
     } catch (error) {
       outcome = { ok: false, detail: messageOf(error) };
+    }
+    if ('answered' in outcome) {
+      // The input the effect recorded settles it; an explicit take needs its record still.
+      if (this.consumer.implicit) return;
+      outcome = { ok: true, detail: outcome.answered };
     }
     await this.record(
       'record' in outcome
@@ -485,7 +577,8 @@ export class Outbox<E> {
   }
 
   private takerIsGone(taken: DomainEvent): boolean {
-    if (taken.actor === this.store.writer) return taken.version < this.firstOwnTake;
+    // Implicit takes before this life (and an older version's takes then) by this writer are an earlier process's of the same `host:pid`.
+    if (taken.actor === this.store.writer) return this.consumer.implicit ? taken.seq <= this.lifeFrom : taken.version < this.firstOwnTake;
     return writerIsGone(writerOf(taken.actor));
   }
 }

@@ -1,4 +1,5 @@
 import type { AnyProjection } from '../../projections/projection.ts';
+import { checkOutboxMarks, type MarkCheck } from '../../projections/snapshot/checkOutboxMarks.ts';
 import { type ProjectionCheck, type RebuildCheck, rebuildAndCheck } from '../../projections/snapshot/checkSnapshots.ts';
 import { storedDeciderProjections } from '../../replay/deciderStates.ts';
 import type { RebuildOptions } from '../commands/rebuild.ts';
@@ -13,7 +14,10 @@ export async function rebuild(options: RebuildOptions, { codec, deciders, projec
   try {
     // The deciders' states, which `replay` snapshots, are checked like any projection.
     const all: AnyProjection[] = [...projections, ...storedDeciderProjections(deciders)];
-    const result = await rebuildAndCheck(store, all, { write: options.write ?? false, checkpointed: new Set(projections) });
+    const rebuilt = await rebuildAndCheck(store, all, { write: options.write ?? false, checkpointed: new Set(projections) });
+    // The outboxes' marks are checked against the log as well: their cursors move in them (SPEC 2).
+    const marks = await checkOutboxMarks(store);
+    const result = { ...rebuilt, ok: rebuilt.ok && marks.every((m) => m.problem === undefined), marks };
     print(options, result, () => formatRebuild(result));
     process.exitCode = result.ok ? 0 : 1;
   } catch (error) {
@@ -23,8 +27,8 @@ export async function rebuild(options: RebuildOptions, { codec, deciders, projec
   }
 }
 
-function formatRebuild(result: RebuildCheck): string {
-  const lines = result.projections.map(line);
+function formatRebuild(result: RebuildCheck & { readonly marks: readonly MarkCheck[] }): string {
+  const lines = [...result.projections.map(line), ...result.marks.map(markLine)];
   if (result.firstDifference) {
     const d = result.firstDifference;
     lines.push(`first difference: ${d.projection}, its ${d.source === 'checkpoint' ? 'checkpoint' : 'snapshot'} at seq ${d.seq}`);
@@ -37,6 +41,12 @@ function formatRebuild(result: RebuildCheck): string {
     );
   }
   return lines.join('\n');
+}
+
+function markLine(m: MarkCheck): string {
+  if (m.problem !== undefined) return `✗ ${m.mark}: its mark at seq ${m.seq} disagrees with the log: ${m.problem}`;
+  if (m.unread) return `✓ ${m.mark}: its mark at seq ${m.seq} is of another shape, never read (its stream is folded from the start)`;
+  return `✓ ${m.mark}: its mark at seq ${m.seq} agrees with the log`;
 }
 
 function line(r: ProjectionCheck): string {

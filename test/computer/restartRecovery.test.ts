@@ -38,3 +38,34 @@ describe('a computer restarted over a run that was executing', () => {
     expect(await replayLog(after, deciders)).toMatchObject({ ok: true });
   });
 });
+
+describe('a computer restarted while a completion was on its way to the board', () => {
+  it('given the completion was taken by its decision and never answered, then the next life sends it again and the run settles once, with no outbox bookkeeping', async () => {
+    const path = tempDbPath();
+    const clock = new FakeClock();
+    const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'quick', timeoutS: 0 });
+    board.holdCompletions('r1');
+    const workspaceRoot = tempDir();
+
+    const before = await openTempStore(path);
+    const first = await startRuns(before, clock, board, { exec: 'echo ok', workspaceRoot });
+    await first.claimAndHandOver('r1');
+    await waitForEvent(before, 'r1', 'run.completion.requested');
+    await until(() => board.callsOf('r1', 'complete').length === 1, 10_000, 'the completion was never sent');
+    first.crash();
+    // The first call is never answered, as to a killed daemon; the next life's calls are.
+    board.holdCompletions('r1')();
+
+    const after = await openTempStore(path);
+    await startRuns(after, clock, board, { exec: 'echo ok', workspaceRoot });
+    expect(await waitForEvent(after, 'r1', 'run.settled')).toMatchObject({ data: { reported: true } });
+    const calls = board.callsOf('r1', 'complete');
+    expect(calls).toHaveLength(2);
+    expect(calls[1]).toMatchObject({ result: { ok: true } });
+    const log = await after.readAll(0, 1_000);
+    expect(log.filter((e) => e.type === 'run.settled')).toHaveLength(1);
+    expect(log.filter((e) => e.type === 'run.process.began')).toHaveLength(1);
+    expect(log.filter((e) => e.stream.startsWith('outbox:'))).toEqual([]);
+    expect(await replayLog(after, deciders)).toMatchObject({ ok: true });
+  });
+});
