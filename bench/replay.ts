@@ -12,9 +12,9 @@
  *   npx tsx bench/replay.ts [--quick] [--rounds N]
  */
 import { boardInput } from '../actors/board/boardInputs.ts';
-import type { AnyDecider } from '../actors/runtime/decider.ts';
+import type { AnyDecider, InputRecall } from '../actors/runtime/decider.ts';
 import { decideStep } from '../actors/runtime/decideStep.ts';
-import type { NewDomainEvent } from '../events/catalog.ts';
+import type { DomainEvent, NewDomainEvent } from '../events/catalog.ts';
 import { SNAPSHOT_EVERY } from '../events/store/sqlite/snapshots.ts';
 import { openSqliteStore, type SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
 import { hydrateProjections } from '../projections/hydrate.ts';
@@ -121,12 +121,25 @@ export async function generateReplayLog(total: number, seed = 7): Promise<{ path
     }
     const scope = decider.scopeOf(input)!;
     const key = `${decider.name} ${scope}`;
-    const result = decideStep(decider, states.has(key) ? states.get(key) : decider.initialState(scope), input);
+    const state = states.has(key) ? states.get(key) : decider.initialState(scope);
+    // A request about a run that settled records the run's end, as the host reads it from the log.
+    const recall = recallOf(decider);
+    const recorded = recall ? recall.fill(state, input, seq + 1) : input;
+    const result = decideStep(decider, state, recorded);
     if (!result) return null;
     states.set(key, result.state);
-    const cause = write(input, null);
-    for (const decision of result.decisions) write(decision, cause);
+    const cause = write(recorded, null);
+    recall?.note({ ...recorded, seq: cause } as DomainEvent);
+    for (const decision of result.decisions) {
+      const written = write(decision, cause);
+      recall?.note({ ...decision, seq: written } as DomainEvent);
+    }
     return result.decisions;
+  };
+  const recalls = new Map<AnyDecider, InputRecall<unknown, NewDomainEvent> | null>();
+  const recallOf = (decider: AnyDecider): InputRecall<unknown, NewDomainEvent> | null => {
+    if (!recalls.has(decider)) recalls.set(decider, decider.recall?.() ?? null);
+    return recalls.get(decider)!;
   };
 
   const later = (input: NewDomainEvent, ms: number): void => agenda.add({ ...input, at: input.at + ms } as NewDomainEvent);

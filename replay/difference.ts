@@ -1,4 +1,4 @@
-import type { AnyDecider } from '../actors/runtime/decider.ts';
+import type { AnyDecider, InputRecall } from '../actors/runtime/decider.ts';
 import type { DomainEvent, NewDomainEvent } from '../events/catalog.ts';
 import { type DecisionView, sameDecision, view, whereTheyDiffer } from './compare.ts';
 import type { ScopedStates } from './deciderStates.ts';
@@ -47,6 +47,8 @@ export interface Lane {
   /** The last seq folded into `states` before this replay began. */
   from: number;
   scopes: ReadonlySet<string> | null;
+  /** What this replay keeps of the log for the decider's older inputs (see InputRecall), if it has any. */
+  readonly recall: InputRecall<unknown, NewDomainEvent> | null;
 }
 
 /** An input re-decided, its recorded decisions still coming in. */

@@ -73,6 +73,7 @@ export class Replayer {
         states: start?.states ?? {},
         from: start?.seq ?? 0,
         scopes: options.only?.scopes.get(decider) ?? null,
+        recall: decider.recall?.() ?? null,
       };
     });
     this.scopes = this.lanes.map(() => null);
@@ -215,7 +216,8 @@ export class Replayer {
     this.decode(event);
     const scope = this.scopes[index]!;
     const state = this.stateOf(lane, scope);
-    const input = event as NewDomainEvent;
+    // An input of an older version is decided as the host would have recorded it now (its one upcast).
+    const input = lane.recall ? lane.recall.fill(state, event as NewDomainEvent, event.seq) : (event as NewDomainEvent);
     const ignored = this.afterADifference(() => lane.decider.ignores?.(state, input) ?? false, false);
     // An ignored input is a difference already; its state may be a retired one's, too little to decide from.
     const answers = ignored ? [] : this.afterADifference(() => lane.decider.decide(state, input), []);
@@ -322,6 +324,7 @@ export class Replayer {
       const lane = this.lanes[i]!;
       if (event.seq <= lane.from || (lane.scopes !== null && !lane.scopes.has(scope))) continue;
       this.decode(event);
+      lane.recall?.note(event);
       const state = this.stateOf(lane, scope);
       lane.states[scope] = this.afterADifference(() => lane.retire(lane.decider.evolve(state, event)), state);
     }

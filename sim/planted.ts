@@ -122,7 +122,12 @@ export const PLANTED: readonly PlantedBug[] = [
           const inputs = original.boardInput as Record<string, (...args: unknown[]) => unknown>;
           return {
             ...original,
-            boardInput: { ...inputs, claim: (runId: unknown, computerId: unknown, at: unknown) => inputs.claim!(runId, computerId, at) },
+            // The claimer's life left out, what the host read of the run (`past`) kept: only the life is unchecked.
+            boardInput: {
+              ...inputs,
+              claim: (runId: unknown, computerId: unknown, at: unknown, _incarnation: unknown, past: unknown) =>
+                inputs.claim!(runId, computerId, at, undefined, past),
+            },
           };
         },
       },

@@ -3,6 +3,7 @@ import { decider } from '../runtime/decider.ts';
 import { type BoardState, closedElsewhere, initialBoardState, isConnected } from './boardState.ts';
 import { BOARD_INPUTS, type BoardDecision, type BoardInput, decideBoard, marksRunning, raced } from './decideBoard.ts';
 import { evolveBoard } from './evolveBoard.ts';
+import { pastRecall } from './pastRecall.ts';
 
 /** One board per log file: every board event folds into this one scope. */
 export const BOARD_SCOPE = 'board';
@@ -59,4 +60,5 @@ export const boardDecider = decider<BoardState, BoardInput, BoardDecision>({
     }
   },
   evolve: evolveBoard,
+  recall: pastRecall,
 });

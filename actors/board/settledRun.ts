@@ -24,48 +24,69 @@ export interface SettledRun {
   readonly claimedAt: number | null;
 }
 
+/** A run's stream folded so far, event by event (`foldRunStream`): what `settledOf` reads its end from. */
+export interface RunFold {
+  lane: string | null;
+  runId: string;
+  computerId: string | null;
+  reply: string | null;
+  submittedAt: number;
+  claimedAt: number | null;
+  end: { state: SettledState; error: string | null; usage?: Usage } | null;
+}
+
+export function emptyRunFold(): RunFold {
+  return { lane: null, runId: '', computerId: null, reply: null, submittedAt: 0, claimedAt: null, end: null };
+}
+
 /**
- * Folds one run's stream into its end, or null when the stream holds no run that settled (no such
- * run, or one still live). The same facts `evolveBoard` folded into the run before it left the state.
+ * One event of a run's stream folded in: the same facts `evolveBoard` folded into the run before it
+ * left the state. One fold for the host's read of a stream and for replay's recall of older inputs.
  */
-export function settledRun(events: readonly DomainEvent[]): SettledRun | null {
-  let lane: string | null = null;
-  let runId = '';
-  let computerId: string | null = null;
-  let reply: string | null = null;
-  let submittedAt = 0;
-  let claimedAt: number | null = null;
-  let end: { state: SettledState; error: string | null; usage?: Usage } | null = null;
-  for (const event of events) {
-    // A computer's copy of the run (`c1/run:<id>`, in `readEntity`'s answer) is not the board's.
-    if (event.stream.indexOf('/') !== -1) continue;
-    switch (event.type) {
-      case 'board.run.queued':
-        ({ runId, lane } = event.data);
-        submittedAt = event.at;
-        break;
-      case 'board.run.claimed':
-        computerId = event.data.computerId;
-        claimedAt = event.at;
-        break;
-      case 'board.run.replied':
-        reply = event.data.text;
-        break;
-      case 'board.run.cancelled':
-        end = { state: 'cancelled', error: CANCELLED_BY_USER };
-        break;
-      case 'board.run.finished':
-        end = { state: event.data.state, error: event.data.error ?? null, ...(event.data.usage ? { usage: event.data.usage } : {}) };
-        break;
-      case 'board.run.resolved':
-        end = { state: 'resolved', error: event.data.reason };
-        break;
-      default:
-        break;
-    }
+export function foldRunStream(fold: RunFold, event: DomainEvent): void {
+  // A computer's copy of the run (`c1/run:<id>`, in `readEntity`'s answer) is not the board's.
+  if (event.stream.indexOf('/') !== -1) return;
+  switch (event.type) {
+    case 'board.run.queued':
+      fold.runId = event.data.runId;
+      fold.lane = event.data.lane;
+      fold.submittedAt = event.at;
+      break;
+    case 'board.run.claimed':
+      fold.computerId = event.data.computerId;
+      fold.claimedAt = event.at;
+      break;
+    case 'board.run.replied':
+      fold.reply = event.data.text;
+      break;
+    case 'board.run.cancelled':
+      fold.end = { state: 'cancelled', error: CANCELLED_BY_USER };
+      break;
+    case 'board.run.finished':
+      fold.end = { state: event.data.state, error: event.data.error ?? null, ...(event.data.usage ? { usage: event.data.usage } : {}) };
+      break;
+    case 'board.run.resolved':
+      fold.end = { state: 'resolved', error: event.data.reason };
+      break;
+    default:
+      break;
   }
+}
+
+/** The run's end as folded, or null while the fold holds no run that settled (no such run, or one still live). */
+export function settledOf({ lane, end, runId, computerId, reply, submittedAt, claimedAt }: RunFold): SettledRun | null {
   if (lane === null || end === null) return null;
   return { runId, lane, computerId, reply, submittedAt, claimedAt, ...end };
+}
+
+/**
+ * Folds one run's stream into its end, or null when the stream holds no run that settled (no such
+ * run, or one still live).
+ */
+export function settledRun(events: readonly DomainEvent[]): SettledRun | null {
+  const fold = emptyRunFold();
+  for (const event of events) foldRunStream(fold, event);
+  return settledOf(fold);
 }
 
 /** What a request about a run not in the state records of it: its end, or null when the log has no such run. */

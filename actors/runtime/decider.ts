@@ -35,6 +35,22 @@ export interface Decider<S, I extends NewDomainEvent = NewDomainEvent, D extends
    */
   ignores?(state: S, input: I): boolean;
   evolve(state: S, event: DomainEvent): S;
+  /**
+   * Replay only, for logs of older versions: a fresh recall (one per replay) that upcasts an input
+   * recorded without something a newer host reads from the log and records on it (see InputRecall).
+   */
+  recall?(): InputRecall<S, I>;
+}
+
+/**
+ * What a replay keeps of the log to give an older input what the host now records on it, as the host
+ * would have read it then: `note` sees every event of the decider's scopes in log order (the input's
+ * own decisions too, after it), `fill` the input at `seq` before it is decided, from what was noted
+ * before `seq`. An input that already has it is given back as it is.
+ */
+export interface InputRecall<S, I> {
+  note(event: DomainEvent): void;
+  fill(state: S, input: I, seq: number): I;
 }
 
 /** A decider as written: everything but `isInput`, which `decider` derives from `inputs`. */

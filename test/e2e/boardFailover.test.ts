@@ -53,6 +53,10 @@ describe('a board that dies on a PostgreSQL log of two', () => {
     await startComputer({ dir, id: 'c1', server: o.url, token: t1!, agent });
     const long = await submit({ url: h.url, token }, 'l1', 'marker=long sleep=2800');
     expect((await waitForTerminal(o.url, long, 20_000)).state).toBe('succeeded');
+    // H, the holder, takes the long turn's end hook once it reads its end: killed between that take and
+    // the hook's start, H leaves it recorded interrupted by O, never run (hooks run at most once, SPEC 5).
+    // So H is killed only once its hook has run: the test does not race H's take.
+    await waitFor('the long turn’s end hook, run by H', async () => lines(hooks).length >= 1, 10_000);
 
     h.process.kill('SIGKILL');
     c2.process.kill('SIGKILL');

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../events/catalog.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { deciders } from '../../replay/deciders.ts';
+import { replayEntity } from '../../replay/replayEntity.ts';
 import { replayLog } from '../../replay/replayLog.ts';
 import { tempDir } from '../support/tempStore.ts';
 
@@ -26,6 +27,15 @@ const OLDER_IDEMPOTENCY = fileURLToPath(new URL('../fixtures/scenarios/olderIdem
  * stand-in) and two submits to one lane, the second resuming the first's session.
  */
 const OLDER_USAGE = fileURLToPath(new URL('../fixtures/scenarios/olderUsage.db', import.meta.url));
+
+/**
+ * A board log written by the version before settled runs left the board's state (main at 48c2f01),
+ * whose requests about a settled run carry no `past` (its state still held the run): through the real
+ * deciders (test/fixtures/scenarios/recorder.ts, as record.ts does), r1 claimed by c1 and succeeded,
+ * then its completion sent again, a late reply, claims by c2 and c1 and a cancel; r2 cancelled before
+ * any claim, then claimed and cancelled again; r3 reaped, then its completion and a claim arrived late.
+ */
+const OLDER_SETTLED = fileURLToPath(new URL('../fixtures/scenarios/olderSettled.db', import.meta.url));
 
 /** Replays a copy of `fixture` (opening a log brings its schema forward), after `check` has read it. */
 async function replaysWhole(fixture: string, check: (log: DomainEvent[]) => void): Promise<void> {
@@ -60,5 +70,29 @@ describe('a board log of an older version', () => {
       expect(log.filter((e) => e.type === 'run.process.exited' && e.data.usage !== undefined)).toHaveLength(2);
       expect(log.filter((e) => e.type === 'run.completion.requested').map((e) => 'usage' in e.data)).toEqual([false, false]);
     });
+  });
+
+  it('replays: requests about a settled run, recorded before they carried its past, are decided from its end earlier in the log, whole and run by run', async () => {
+    await replaysWhole(OLDER_SETTLED, (log) => {
+      const requests = ['board.claim.requested', 'board.cancel.requested', 'board.reply.received', 'board.completion.received'];
+      expect(log.filter((e) => requests.includes(e.type)).some((e) => 'past' in e.data)).toBe(false);
+      expect(log.filter((e) => e.type === 'board.request.refused').map((e) => e.data.code)).toEqual([
+        ...['already_terminal', 'already_terminal', 'gone', 'gone', 'already_terminal'],
+        ...['gone', 'already_terminal'],
+        ...['already_terminal', 'gone'],
+      ]);
+    });
+    const path = join(tempDir(), 'board.db');
+    copyFileSync(OLDER_SETTLED, path);
+    const store = await openSqliteStore(path);
+    try {
+      for (const runId of ['r1', 'r2', 'r3']) {
+        const report = (await replayEntity(store, deciders, 'run', runId))!;
+        expect(report.difference, runId).toBeNull();
+        expect(report.ok, runId).toBe(true);
+      }
+    } finally {
+      await store.close();
+    }
   });
 });
