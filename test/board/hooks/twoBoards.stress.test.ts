@@ -37,7 +37,18 @@ describe('two board processes on one file', () => {
     const hook = `printf '%s %s\\n' "$PPID" "$(cat)" >> '${hooksFile}'`;
     const hooks = { on_run_claimed: hook, on_run_started: hook, on_run_ended: hook, on_tick: hook };
     const config = (name: string) =>
-      JSON.stringify({ name, hooks, lanes: LANES, listed: { A1: 'c1', A2: 'c2' }, bindsFile, generateMs: 3_000, runForMs: 4_500, adoptEvery: 4 });
+      JSON.stringify({
+        name,
+        hooks,
+        lanes: LANES,
+        listed: { A1: 'c1', A2: 'c2' },
+        bindsFile,
+        generateMs: 3_000,
+        generateRounds: 24,
+        runForMs: 4_500,
+        minRounds: 30,
+        adoptEvery: 4,
+      });
 
     const boards = [startChild('hooks/rounds.ts', [db, config('p')]), startChild('hooks/rounds.ts', [db, config('q')])];
     await Promise.all(boards.map((b) => b.waitForLine((line) => line === 'ready')));
