@@ -1,4 +1,5 @@
 import { StaleVersionError } from '../../events/store/eventStore.ts';
+import { LeaseLostError } from '../../events/store/leaseLost.ts';
 
 /**
  * How many times an input refused for a stale version is decided again, by every actor and command
@@ -17,7 +18,8 @@ export const CONFLICT_RETRIES = 5;
  * The one retry loop for a stale-version conflict. `attempt` must start from the log: fold what was
  * appended since (or rehydrate), decide again and append, answering the conflict instead of throwing
  * it. An append refused only because an earlier one of its chain broke is retried without counting:
- * no other writer is involved, and the next attempt starts a chain of its own.
+ * no other writer is involved, and the next attempt starts a chain of its own. One refused because its
+ * lease is not held is no conflict: it is thrown as a LeaseLostError, which no caller waits out.
  */
 export async function retryOnConflict<T>(
   attempt: () => Promise<T | StaleVersionError>,
@@ -27,6 +29,7 @@ export async function retryOnConflict<T>(
   for (let conflicts = 0; ; ) {
     const outcome = await attempt();
     if (!(outcome instanceof StaleVersionError)) return outcome;
+    if (outcome.leaseLost) throw new LeaseLostError(outcome.message);
     if (!outcome.brokenChain && conflicts++ >= CONFLICT_RETRIES) throw exhausted(outcome);
   }
 }

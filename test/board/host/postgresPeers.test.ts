@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { PostgresPeers } from '../../../actors/board/host/peers/postgresPeers.ts';
-import { systemClock } from '../../../actors/runtime/clock.ts';
+import { type Clock, systemClock } from '../../../actors/runtime/clock.ts';
 import type { AppendLease } from '../../../events/store/eventStore.ts';
 import { openPostgresStore, type PostgresEventStore } from '../../../events/store/postgres/postgresEventStore.ts';
 import { counterCodec } from '../../fixtures/counter/counterEvents.ts';
@@ -14,6 +14,8 @@ import { bumped } from '../../support/events.ts';
 import { freshPostgresLog } from '../../support/postgresLog.ts';
 
 const LEASE_MS = 300;
+/** How far apart two boards' readings of one moment may be once compared through the database's clock. */
+const CLOCKS_COMPARED_MS = 2_000;
 const opened: { close(): Promise<unknown> }[] = [];
 
 afterEach(async () => {
@@ -23,10 +25,10 @@ afterEach(async () => {
 let boards = 0;
 
 /** A board's store and peers: a writer of its own (in one process, two stores would share the process's). */
-async function board(url: string): Promise<{ store: PostgresEventStore; peers: PostgresPeers }> {
+async function board(url: string, clock: Clock = systemClock): Promise<{ store: PostgresEventStore; peers: PostgresPeers }> {
   const store = await openPostgresStore(url, { codec: counterCodec, writer: `test#board${++boards}:${process.pid}` });
   opened.push(store);
-  const peers = new PostgresPeers(store, { clock: systemClock, leaseMs: LEASE_MS, log: () => undefined });
+  const peers = new PostgresPeers(store, { clock, leaseMs: LEASE_MS, log: () => undefined });
   opened.push({ close: () => peers.stop() });
   return { store, peers };
 }
@@ -92,15 +94,31 @@ describe('the chores’ lease of the boards of one PostgreSQL log', () => {
     a.peers.heard('r1', now);
     a.peers.heard('r2', now - 10 * LEASE_MS);
     await until('the heartbeats to be written', async () => (await b.peers.lastHeard(['r1', 'r2'])).size === 2);
-    expect(await b.peers.lastHeard(['r1', 'r2'])).toEqual(
-      new Map([
-        ['r1', now],
-        ['r2', now - 10 * LEASE_MS],
-      ]),
-    );
+    // Read in b's clock through the database's: as exact as the two clocks' comparison (a round trip).
+    const heard = await b.peers.lastHeard(['r1', 'r2']);
+    expect([...heard.keys()].sort()).toEqual(['r1', 'r2']);
+    expect(Math.abs(heard.get('r1')! - now)).toBeLessThan(CLOCKS_COMPARED_MS);
+    expect(Math.abs(heard.get('r2')! - (now - 10 * LEASE_MS))).toBeLessThan(CLOCKS_COMPARED_MS);
     // r2 ended long ago: forgotten; r1 is kept a lease (its claim may not be folded yet).
     await b.peers.lastHeard([]);
-    expect(await b.peers.lastHeard(['r1', 'r2'])).toEqual(new Map([['r1', now]]));
+    expect([...(await b.peers.lastHeard(['r1', 'r2'])).keys()]).toEqual(['r1']);
+  });
+
+  it('given two boards whose clocks are two minutes apart, when one hears a heartbeat, then the other reads it as just heard in its own clock, and keeps its row', async () => {
+    // The reaper compares a heartbeat with its own clock: read in the hearing board's clock, a run heard
+    // on a board two minutes behind would look two minutes silent, and be reaped while it runs.
+    const url = await freshPostgresLog();
+    const behind: Clock = { now: () => Date.now() - 120_000, after: systemClock.after };
+    const ahead: Clock = { now: () => Date.now() + 120_000, after: systemClock.after };
+    const hearer = await board(url, behind);
+    const reaper = await board(url, ahead);
+    hearer.peers.heard('r1', behind.now());
+    await until('the heartbeat to be written', async () => (await reaper.peers.lastHeard(['r1'])).size === 1);
+    const last = (await reaper.peers.lastHeard(['r1'])).get('r1')!;
+    expect(Math.abs(ahead.now() - last)).toBeLessThan(CLOCKS_COMPARED_MS + 1_000);
+    // Not a run that ended a lease ago in the reaper's clock: its row stays (its claim may not be folded yet).
+    await reaper.peers.lastHeard([]);
+    expect([...(await reaper.peers.lastHeard(['r1'])).keys()]).toEqual(['r1']);
   });
 
   it('given a computer held by a live board, when the holder asks for orphans, then only computers no live board holds are; a silent board’s are, one lease on', async () => {

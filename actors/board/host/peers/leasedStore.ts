@@ -1,9 +1,5 @@
 import type { AppendLease, AppendRequest, AppendResult, EventStore } from '../../../../events/store/eventStore.ts';
-
-/** A chore's append by a board that does not hold the chores' lease (any longer): thrown, never retried as a conflict. */
-export class ChoresLeaseLostError extends Error {
-  override readonly name = 'ChoresLeaseLostError';
-}
+import { LeaseLostError } from '../../../../events/store/leaseLost.ts';
 
 /**
  * The store as the board's chores (hooks, notices, adoptions, the tick) write it on a log shared by
@@ -15,9 +11,9 @@ export function leasedStore(store: EventStore, lease: () => AppendLease | null):
   const append = async (request: AppendRequest): Promise<AppendResult> => {
     const held = lease();
     if (held === null || held.epoch === 0)
-      throw new ChoresLeaseLostError(`board ${held?.holder ?? ''} does not hold the chores' lease: the chore is left to its holder`);
+      throw new LeaseLostError(`board ${held?.holder ?? ''} does not hold the chores' lease: the chore is left to its holder`);
     const result = await store.append({ ...request, lease: held });
-    if (!result.ok && result.conflict.leaseLost) throw new ChoresLeaseLostError(result.conflict.message);
+    if (!result.ok && result.conflict.leaseLost) throw new LeaseLostError(result.conflict.message);
     return result;
   };
   return new Proxy(store, {

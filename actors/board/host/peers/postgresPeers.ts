@@ -30,6 +30,8 @@ const ORPHANS = `SELECT c FROM unnest($1::text[]) AS u(c) WHERE NOT EXISTS (
 const HEARD = `INSERT INTO run_heartbeats (run_id, at) SELECT * FROM unnest($1::text[], $2::bigint[])
   ON CONFLICT (run_id) DO UPDATE SET at = greatest(run_heartbeats.at, excluded.at)`;
 const LAST_HEARD = 'SELECT run_id, at FROM run_heartbeats WHERE run_id = ANY($1::text[])';
+/** The database's clock, in ms: the one clock the boards of several machines share. */
+const DB_NOW = 'SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8';
 /** Rows of runs no longer open: left a lease behind, so a heartbeat upserted as its claim commits is kept. */
 const FORGET_RUNS = 'DELETE FROM run_heartbeats WHERE at < $1 AND NOT (run_id = ANY($2::text[]))';
 
@@ -62,6 +64,12 @@ export class PostgresPeers implements BoardPeers {
   private rounds: PeerRounds | null = null;
   private readonly pending = new Map<string, number>();
   private flushing: Promise<void> | null = null;
+  /**
+   * This board's clock minus the database's (ms), measured at each renewal: heartbeats are kept in the
+   * database's clock, so a reaper compares a heartbeat heard on a board whose clock is minutes apart
+   * from its own with its own clock, not with the other's (it would reap a live run, or keep a dead one).
+   */
+  private offset: number | null = null;
   private running: Promise<void> = Promise.resolve();
 
   constructor(
@@ -121,9 +129,10 @@ export class PostgresPeers implements BoardPeers {
 
   async lastHeard(open: readonly string[]): Promise<ReadonlyMap<string, number>> {
     await this.flushing;
+    const offset = await this.clockOffset();
     const rows = await this.store.shared<[string, string]>('runledger_last_heard', LAST_HEARD, [open]);
-    await this.store.shared('runledger_forget_runs', FORGET_RUNS, [this.options.clock.now() - this.ttlMs, open]);
-    return new Map(rows.map(([runId, at]) => [runId, Number(at)]));
+    await this.store.shared('runledger_forget_runs', FORGET_RUNS, [this.options.clock.now() - offset - this.ttlMs, open]);
+    return new Map(rows.map(([runId, at]) => [runId, Number(at) + offset]));
   }
 
   /** Writes the heartbeats heard since the last write, one statement at a time (those heard meanwhile go in the next). */
@@ -132,7 +141,8 @@ export class PostgresPeers implements BoardPeers {
       const batch = [...this.pending];
       this.pending.clear();
       try {
-        await this.store.shared('runledger_heard', HEARD, [batch.map(([runId]) => runId), batch.map(([, at]) => at)]);
+        const offset = await this.clockOffset();
+        await this.store.shared('runledger_heard', HEARD, [batch.map(([runId]) => runId), batch.map(([, at]) => at - offset)]);
       } catch (error) {
         // Kept for the next write, unless newer ones came; a reaper meanwhile sees the older beat.
         for (const [runId, at] of batch) if (!this.pending.has(runId)) this.pending.set(runId, at);
@@ -141,6 +151,20 @@ export class PostgresPeers implements BoardPeers {
       }
     }
     this.flushing = null;
+  }
+
+  /** The last offset measured (see `offset`), or one measured now before the first renewal. */
+  private async clockOffset(): Promise<number> {
+    return this.offset ?? this.measureOffset();
+  }
+
+  /** The database's clock read between two readings of this board's: their midpoint, less a round trip's error. */
+  private async measureOffset(): Promise<number> {
+    const before = this.options.clock.now();
+    const [row] = await this.store.shared<[number]>('runledger_db_now', DB_NOW, []);
+    const after = this.options.clock.now();
+    this.offset = Math.round((before + after) / 2 - Number(row![0]));
+    return this.offset;
   }
 
   private async renew(): Promise<void> {
@@ -156,6 +180,7 @@ export class PostgresPeers implements BoardPeers {
         this.epoch = null;
       }
       await this.holding(this.rounds?.computers() ?? []);
+      await this.measureOffset();
     } catch (error) {
       this.options.log(`board peers: the lease could not be renewed (${messageOf(error)}); trying again next round`);
       return;
