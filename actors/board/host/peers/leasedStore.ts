@@ -1,4 +1,5 @@
 import type { AppendLease, AppendRequest, AppendResult, EventStore } from '../../../../events/store/eventStore.ts';
+import type { BoardPeers } from './boardPeers.ts';
 
 /** A chore's append by a board that does not hold the chores' lease (any longer): thrown, never retried as a conflict. */
 export class ChoresLeaseLostError extends Error {
@@ -27,4 +28,12 @@ export function leasedStore(store: EventStore, lease: () => AppendLease | null):
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
+}
+
+/**
+ * What a board's chores (startBoardChores) run on: with peers, the store under their lease and only
+ * while this board holds it; alone (null), the store as it is, always.
+ */
+export function choresOn(store: EventStore, peers: BoardPeers | null): { store: EventStore; mayRun?: () => boolean } {
+  return peers ? { store: leasedStore(store, () => peers.choreLease()), mayRun: () => peers.holdsChores() } : { store };
 }
