@@ -75,7 +75,10 @@ export class SimPeerTables {
       gone: (identity) => run(true, () => void s.gone.run(identity)),
       forgetBoards: (ms) => run(true, () => void s.forgetBoards.run(this.now() - ms)),
       orphans: (connected, ttl) => run(false, () => s.orphans.all(JSON.stringify(connected), this.now() - ttl)),
-      heard: (beats) => run(true, () => beats.forEach(([runId, at]) => s.heard.run(runId, at))),
+      heard: (beats) =>
+        run(true, () => {
+          for (const [runId, at] of beats) s.heard.run(runId, at);
+        }),
       lastHeard: (open) => run(false, () => new Map(s.lastHeard.all(JSON.stringify(open)))),
       forgetRuns: (before, open) => run(true, () => void s.forgetRuns.run(before, JSON.stringify(open))),
     };
