@@ -67,6 +67,22 @@ describe('simulator regressions', () => {
     expect(result.violation?.detail).toMatch(/cut by a crash\) is settled as \[\], not once as hook.interrupted/);
   });
 
+  // A known bug of this base, pinned as it stands (then `toBeNull()`): the shared log full for 9 s refuses the
+  // lease's renewals too, so the holder loses the chores' lease; once it is taken again a run stays queued,
+  // offered to nobody, for ever (not met when the full log leaves the peer tables writable: the lease's loss
+  // and retaking is the cause, not the full log itself). Not yet understood further.
+  it("seed 25, two boards (crash, cut, disk): KNOWN BUG, a run is left queued for ever after a full log cost the chores' lease", async () => {
+    const plan = [
+      { at: 73_495, kind: 'crash' as const, target: 'c3', forMs: 6_000, amount: 0 },
+      { at: 95_343, kind: 'cut' as const, target: 'c2', forMs: 15_000, amount: 0 },
+      { at: 99_395, kind: 'disk' as const, target: 'board', forMs: 9_000, amount: 0 },
+    ];
+    const faults = parseFaults('crash,stop,twin,skew,net,cut,unreachable,disk,timers,split');
+    const result = await runWorld({ seed: 25, faults, size: 'small', boards: 2, plan, keepRuns: [1] });
+    expect(result.violation?.invariant).toBe('liveness');
+    expect(result.violation?.detail).toMatch(/runs not ended within the bound: \w+ queued/);
+  });
+
   it('seed 222, two boards (every fault): a completion sent just before its clock stepped back is in flight, not a wait with no timer (sim/invariants.ts: completionInFlight)', async () => {
     const result = await world(222, 'all', undefined, 2);
     expect(result.violation).toBeNull();
