@@ -1,6 +1,8 @@
 import { type RunningChores, startBoardChores } from '../actors/board/chores/boardChores.ts';
 import type { LivenessReader } from '../actors/board/chores/notices/noticeRound.ts';
 import { BoardHost } from '../actors/board/host/boardHost.ts';
+import type { BoardPeers } from '../actors/board/host/peers/boardPeers.ts';
+import { choresOn } from '../actors/board/host/peers/leasedStore.ts';
 import { type ActorSystem, startActorSystem, stopSystem } from '../actors/runtime/runtime.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
 import { LogUnwritableError } from '../events/store/logUnwritable.ts';
@@ -41,6 +43,14 @@ export interface BoardLog {
   open(report: (line: string) => void, owner: Owner, board: string, writer: string): Promise<EventStore>;
 }
 
+/** The other boards of a life's log (SPEC 8), met as `identity`; none for a board alone on its disk. */
+export type PeersOf = (life: {
+  readonly owner: Owner;
+  readonly clock: LifeClock;
+  readonly identity: string;
+  readonly log: (line: string) => void;
+}) => BoardPeers;
+
 /** The board's machine: its log outlives its lives; a life is a BoardHost (actors, push hub, leases) on it. */
 export class BoardMachine {
   life: BoardLife | null = null;
@@ -65,6 +75,8 @@ export class BoardMachine {
     private readonly log: (line: string) => void,
     /** The hook processes' draws, and who hears of each one started (the invariants). */
     private readonly hooks: { readonly prng: Prng; readonly invoked: (invocation: HookInvocation) => void },
+    /** Its peers on a shared log (sim/boards.ts), or null: it is alone (SoleBoard). */
+    private readonly peersOf: PeersOf | null = null,
   ) {}
 
   async start(): Promise<BoardLife | null> {
@@ -102,7 +114,18 @@ export class BoardMachine {
     const store = await this.disk.open(log, owner, this.name, this.writer);
     const system = startActorSystem({ onError: (r) => log(`actor ${r.actor}: ${r.phase} failed (${r.decision}): ${(r.error as Error)?.message}`) });
     armNactOn(system.name, clock);
-    const host = new BoardHost({ system, store, clock, boardSecret: BOARD_SECRET, submitToken: SUBMIT_TOKEN, leaseMs: this.leaseMs, log });
+    // Unique to this life, as `host#incarnation:pid` is to a server process (its writer is not: see `writer`).
+    const peers = this.peersOf?.({ owner, clock, identity: `${this.writer}#${number}`, log }) ?? null;
+    const host = new BoardHost({
+      system,
+      store,
+      clock,
+      boardSecret: BOARD_SECRET,
+      submitToken: SUBMIT_TOKEN,
+      leaseMs: this.leaseMs,
+      log,
+      ...(peers ? { peers } : {}),
+    });
     const keeper = new ProjectionKeeper(store, projections, clock, { log });
     await keeper.start();
     await host.start();
@@ -117,7 +140,10 @@ export class BoardMachine {
         return roll < 0.3 ? 'stopped' : 'running';
       },
     };
-    const chores = await startBoardChores({ store, clock, hooks: SIM_HOOKS, hookTimeoutMs: SIM_HOOK_TIMEOUT_MS, runHook, liveness, log }, 10_000);
+    const chores = await startBoardChores(
+      { ...choresOn(store, peers), clock, hooks: SIM_HOOKS, hookTimeoutMs: SIM_HOOK_TIMEOUT_MS, runHook, liveness, log },
+      10_000,
+    );
     this.life = { owner, clock, store, system, host, keeper, chores, number, startedAt: this.scheduler.now };
     return this.life;
   }

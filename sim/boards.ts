@@ -1,5 +1,5 @@
 import { BoardServers } from '../wire/boardServers.ts';
-import { type BoardLife, type BoardLog, BoardMachine } from './boardMachine.ts';
+import { type BoardLife, type BoardLog, BoardMachine, type PeersOf } from './boardMachine.ts';
 import { SimDisk } from './disk.ts';
 import type { HookInvocation } from './hooks.ts';
 import type { Prng } from './prng.ts';
@@ -20,10 +20,10 @@ export interface BoardsOptions {
 }
 
 /**
- * The world's boards, wired in one place: one on its own disk, or two sharing one log, each running the
- * full board (HTTP API, push hub, lease monitor, projections) and, as main does today, its own chores
- * (reaping, hooks, notices): the chores' lease that lets one board alone run them (BoardPeers, SPEC 8)
- * would be handed to each BoardHost from here, one peers of the shared log for both boards.
+ * The world's boards, wired in one place: one on its own disk (alone: SoleBoard), or two sharing one
+ * log, each running the full board (HTTP API, push hub, lease monitor, projections) with the peers of
+ * that log (SPEC 8, as `runledger server` on PostgreSQL): one holds the chores' lease and alone does
+ * the chores (reaping, offers again, hooks, notices, orphaned computers), on the heartbeats any board heard.
  */
 export class SimBoards {
   readonly machines: readonly BoardMachine[];
@@ -33,13 +33,16 @@ export class SimBoards {
 
   constructor(o: BoardsOptions) {
     const nextLife = () => ++this.lifeCount;
-    const machine = (name: string, log: BoardLog) => new BoardMachine(name, log, nextLife, o.scheduler, () => 0, o.fuzz, o.leaseMs, o.say, o.hooks);
+    const machine = (name: string, log: BoardLog, peersOf: PeersOf | null = null) =>
+      new BoardMachine(name, log, nextLife, o.scheduler, () => 0, o.fuzz, o.leaseMs, o.say, o.hooks, peersOf);
     if (o.count === 1) {
       this.log = new SimDisk('board');
       this.machines = [machine('board', this.log)];
     } else {
-      this.log = new SharedLog('board', o.scheduler, o.prng());
-      this.machines = [machine('board1', this.log), machine('board2', this.log)];
+      const shared = new SharedLog('board', o.scheduler, o.prng());
+      const peersOf: PeersOf = ({ owner, clock, identity, log }) => shared.peers(owner, identity, { clock, log });
+      this.log = shared;
+      this.machines = [machine('board1', shared, peersOf), machine('board2', shared, peersOf)];
     }
   }
 

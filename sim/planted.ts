@@ -66,6 +66,34 @@ export const PLANTED: readonly PlantedBug[] = [
     ],
   },
   {
+    // A board whose reaper reads only the heartbeats it heard itself (each board's in its memory, as a
+    // SoleBoard's): once a computer's stream moves to the lease holder, a run heartbeated to the other
+    // board is reaped as lapsed since its claim, though its computer runs it.
+    name: 'a lease holder that reaps on the heartbeats it heard itself (two boards)',
+    invariant: 'leaseKept',
+    faults: 'net,cut,split',
+    size: 'small',
+    boards: 2,
+    modules: [
+      {
+        path: 'actors/board/host/peers/leasedPeers.ts',
+        wrap: (original) => {
+          const Base = original.LeasedPeers as new (...args: unknown[]) => { heard(runId: string, at: number): void };
+          class OwnHeartbeats extends Base {
+            private readonly own = new Map<string, number>();
+            override heard(runId: string, at: number): void {
+              this.own.set(runId, Math.max(at, this.own.get(runId) ?? at));
+            }
+            async lastHeard(): Promise<ReadonlyMap<string, number>> {
+              return this.own;
+            }
+          }
+          return { ...original, LeasedPeers: OwnHeartbeats };
+        },
+      },
+    ],
+  },
+  {
     // The bug of issue 12: one timer, no re-check; a timer Node fires a millisecond early ends a wait the decider then ignores as early.
     name: 'a timer that fires early is dropped',
     invariant: 'wakeupForEveryWait',

@@ -1,8 +1,10 @@
 import Database from 'better-sqlite3';
 import { Subject } from 'rxjs';
+import { LeasedPeers, type LeasedPeersOptions } from '../actors/board/host/peers/leasedPeers.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
 import { SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
 import { emptyLog, snapshotOf, withoutHolds } from './disk.ts';
+import { SimPeerTables } from './peerTables.ts';
 import type { Prng } from './prng.ts';
 import type { Owner, Scheduler } from './scheduler.ts';
 
@@ -20,10 +22,13 @@ interface Handle {
  * the advisory lock), checked at expected versions and, as on PostgreSQL, against their guards inside
  * that transaction. A commit wakes the other handles' subscribers a few ms later (LISTEN/NOTIFY, through
  * the scheduler); no poll. A life that dies loses its connection: nothing it had queued commits after.
- * A full database refuses every handle's commits.
+ * A full database refuses every handle's commits. Beside the events, the boards meet in PostgreSQL's
+ * peer tables (sim/peerTables.ts): the chores' lease, whose epoch each chore's append checks in its
+ * transaction, the boards' liveness rows and the runs' heartbeats.
  */
 export class SharedLog {
   private db: Database.Database | null = null;
+  private tables: SimPeerTables | null = null;
   private readonly handles: Handle[] = [];
   /** While true, every commit fails with SQLITE_FULL. */
   full = false;
@@ -37,7 +42,10 @@ export class SharedLog {
 
   /** A connection for one board life, writing as `writer`. */
   async open(report: (line: string) => void, owner: Owner, board: string, writer: string): Promise<EventStore> {
-    if (!this.db) this.db = new Database(await emptyLog());
+    if (!this.db) {
+      this.db = new Database(await emptyLog());
+      this.tables = new SimPeerTables(this.db, () => this.scheduler.now);
+    }
     const handle: Handle = { owner, board, wakes: new Subject<null>() };
     this.handles.push(handle);
     const faults = {
@@ -56,9 +64,24 @@ export class SharedLog {
       report,
       foreignRows: 'fail',
       checkGuards: true,
+      leases: this.tables!.leases,
       wakes: handle.wakes,
     });
     return withoutHolds(store, () => this.notify(handle));
+  }
+
+  /**
+   * The peers of one board life (what `runledger server` on PostgreSQL builds, SPEC 8) on the tables of
+   * this log, holding the lease as `identity`: its statements fail once the life is dead, its writes while
+   * the database is full. Held on the world's time, which a paused process does not stop.
+   */
+  peers(owner: Owner, identity: string, options: Omit<LeasedPeersOptions, 'monotonic'>): LeasedPeers {
+    if (!this.tables) throw new Error(`log ${this.name} was never opened`);
+    const connection = this.tables.connection((writes) => {
+      if (!owner.alive) return new Database.SqliteError('the connection of a dead process', 'SQLITE_IOERR');
+      return writes && this.full ? new Database.SqliteError('database or disk is full', 'SQLITE_FULL') : null;
+    });
+    return new LeasedPeers(connection, identity, { ...options, monotonic: () => this.scheduler.now });
   }
 
   /** A commit is announced to every other live connection (NOTIFY, delivered at COMMIT, a moment later). */

@@ -19,7 +19,7 @@ import { type BoardState, isTerminal } from '../board/boardState.ts';
 import { driverLiveness, type RunningChores, startBoardChores } from '../board/chores/boardChores.ts';
 import type { HookCommands } from '../board/chores/hooks/hookNames.ts';
 import { type BoardServer, startBoardServer } from '../board/host/boardServer.ts';
-import { leasedStore } from '../board/host/peers/leasedStore.ts';
+import { choresOn } from '../board/host/peers/leasedStore.ts';
 import { PostgresPeers } from '../board/host/peers/postgresPeers.ts';
 import { Computer } from '../computer/computer.ts';
 import { type DrainReport, drainComputer } from '../computer/drainComputer.ts';
@@ -170,8 +170,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       // Adoptions, notices, the tick and the hooks, every round; liveness is read through this daemon's own session driver.
       chores = await startBoardChores(
         {
-          store: peers ? leasedStore(store, () => peers.choreLease()) : store,
-          ...(peers ? { mayRun: () => peers.holdsChores() } : {}),
+          ...choresOn(store, peers),
           clock,
           hooks: options.hooks ?? {},
           liveness: driverLiveness(() => sessions?.driver ?? null),

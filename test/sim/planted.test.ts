@@ -1,5 +1,5 @@
 /**
- * The simulator can fail: each planted bug (three that issue 12 fixed, three more that are plausible, one
+ * The simulator can fail: each planted bug (three that issue 12 fixed, four more that are plausible, two
  * of them only two boards on one log can show) is
  * found within a stated number of seeds, by the invariant named for it. A bug in a module is planted by
  * swapping the module for the test (vi.doMock); the heartbeat one by the simulator's own wrapper around

@@ -37,25 +37,50 @@ describe('simulator regressions', () => {
     expect(result.violation).toBeNull();
   });
 
-  // A known bug of this base, pinned as it stands until the simulator's boards share the chores' lease (SPEC 8:
-  // main's BoardPeers, wired in sim/boards.ts with a peers of the shared log; then this world holds, and the
-  // expectation becomes `toBeNull()`): board2 dies and restarts beside board1, and its start records every
-  // computer disconnected, those whose streams board1 holds included (BoardHost.start closes every
-  // connection as stale). The run submitted next is offered to no computer, and waits for ever.
-  it("seed 18, two boards (one board killed and restarted): KNOWN BUG until the sim's boards share the lease, a restarting board ends the live board's connections", async () => {
+  // Seen red before the sim's boards shared the chores' lease (BoardPeers of the shared log, sim/boards.ts):
+  // board2 dies and restarts beside board1, and its start recorded every computer disconnected, those whose
+  // streams board1 holds included. Now only the lease's holder closes connections, and only those no live
+  // board's liveness row holds: the run submitted next is offered and ends.
+  it("seed 18, two boards (one board killed and restarted): a restarting board leaves the live board's connections alone (sim/peerTables.ts: the orphans no liveness row holds)", async () => {
     const plan = [{ at: 32_779, kind: 'board' as const, target: 'board2', forMs: 54_000, amount: 0 }];
     const result = await runWorld({ seed: 18, faults: parseFaults('all'), size: 'small', boards: 2, plan, keepRuns: [1] });
-    expect(result.violation?.invariant).toBe('liveness');
-    expect(result.violation?.detail).toMatch(/runs not ended within the bound: \w+ queued/);
+    expect(result.violation).toBeNull();
   });
 
-  // A known bug of this base, pinned as it stands until run heartbeats are shared between the boards (main's
-  // BoardPeers.heard/lastHeard, wired in sim/boards.ts; then `toBeNull()`): a twin of c1 takes c1's stream on board1, c1's own stream moves to board2,
-  // and board2, which never heard the run's heartbeats (each board keeps those it hears, in memory), reaps
-  // it at once as lapsed since its claim, though c1 executes it and heartbeats it to board1.
-  it("seed 343, two boards (every fault): KNOWN BUG until the sim's boards share the lease, a board that never heard a run's heartbeats reaps it once its computer's stream moves there", async () => {
+  // Seen red before the boards shared the runs' heartbeats (BoardPeers.heard/lastHeard on the shared log's
+  // run_heartbeats): a twin of c1 takes c1's stream on board1, c1's own stream moves to board2, and board2,
+  // which never heard the run's heartbeats, reaped it at once though c1 heartbeats it to board1.
+  it("seed 343, two boards (every fault): a run heartbeated to one board is not reaped by the other (the lease holder reads every board's heartbeats)", async () => {
     const result = await world(343, 'all', undefined, 2);
-    expect(result.violation?.invariant).toBe('leaseKept');
+    expect(result.violation).toBeNull();
+  });
+
+  // A known bug of this base, pinned as it stands (then `toBeNull()`): board1, the chores' holder, takes a
+  // hook and dies while it runs; board2 takes the lease over, but its hook outbox cannot tell the take's
+  // writer gone (another host's process cannot be probed: actors/runtime/outbox.ts, takerIsGone), and board1's
+  // next life, which would know it for its own, is not the holder: the hook is never recorded interrupted.
+  // The same holds for boards on PostgreSQL on several hosts; the fix is the board's liveness rows (SPEC 8).
+  it('seed 23, two boards (a board killed): KNOWN BUG, a hook cut by the death of the lease holder is not recorded interrupted by the next holder', async () => {
+    const plan = [{ at: 21_868, kind: 'board' as const, target: 'board1', forMs: 68_000, amount: 0 }];
+    const result = await runWorld({ seed: 23, faults: parseFaults('all'), size: 'small', boards: 2, plan, keepRuns: [0] });
+    expect(result.violation?.invariant).toBe('hookAtMostOnce');
+    expect(result.violation?.detail).toMatch(/cut by a crash\) is settled as \[\], not once as hook.interrupted/);
+  });
+
+  // A known bug of this base, pinned as it stands (then `toBeNull()`): the shared log full for 9 s refuses the
+  // lease's renewals too, so the holder loses the chores' lease; once it is taken again a run stays queued,
+  // offered to nobody, for ever (not met when the full log leaves the peer tables writable: the lease's loss
+  // and retaking is the cause, not the full log itself). Not yet understood further.
+  it("seed 25, two boards (crash, cut, disk): KNOWN BUG, a run is left queued for ever after a full log cost the chores' lease", async () => {
+    const plan = [
+      { at: 73_495, kind: 'crash' as const, target: 'c3', forMs: 6_000, amount: 0 },
+      { at: 95_343, kind: 'cut' as const, target: 'c2', forMs: 15_000, amount: 0 },
+      { at: 99_395, kind: 'disk' as const, target: 'board', forMs: 9_000, amount: 0 },
+    ];
+    const faults = parseFaults('crash,stop,twin,skew,net,cut,unreachable,disk,timers,split');
+    const result = await runWorld({ seed: 25, faults, size: 'small', boards: 2, plan, keepRuns: [1] });
+    expect(result.violation?.invariant).toBe('liveness');
+    expect(result.violation?.detail).toMatch(/runs not ended within the bound: \w+ queued/);
   });
 
   it('seed 222, two boards (every fault): a completion sent just before its clock stepped back is in flight, not a wait with no timer (sim/invariants.ts: completionInFlight)', async () => {

@@ -14,20 +14,16 @@ import { formatFailure, runSeeds } from '../../sim/report.ts';
 const FIXED = Array.from({ length: 200 }, (_, i) => i + 1);
 const options = { faults: parseFaults('all'), size: 'small' as const, shrink: false };
 /**
- * Two boards on one log (SPEC 8): a few fixed seeds, every fault but a board's death and restart. A board
- * that restarts beside a live one today records every computer disconnected, those the live board holds
- * included (BoardHost.start, the stale connections; seeds 18, 36, 43, … of `--boards 2 --faults all`),
- * and the heartbeats a board hears are its own (leaseMonitor.ts): both are the chores' lease's to fix
- * (SPEC 8; main's BoardPeers, to be wired for the shared log in sim/boards.ts), after which `board` joins
- * these faults and a drawn seed is played here too.
+ * Two boards on one log (SPEC 8), sharing the chores' lease and the runs' heartbeats as on PostgreSQL
+ * (sim/boards.ts): a few fixed seeds with every fault, a board's death and restart included, and one
+ * drawn for this run with every fault but `board` and `disk`. Two known bugs of the lease's loss are met
+ * by about one small world in twenty-five with either (the regressions' seeds 23 and 25: a hook cut by the
+ * holder's death never recorded interrupted; a run left queued after a full log cost the lease), so a
+ * drawn seed with them would fail now and then: they join once those are fixed (80 of 80 held without).
  */
 const TWO_BOARDS = Array.from({ length: 10 }, (_, i) => i + 1);
-const twoBoards = {
-  faults: parseFaults('crash,stop,twin,skew,net,cut,unreachable,disk,timers,split'),
-  size: 'small' as const,
-  boards: 2 as const,
-  shrink: false,
-};
+const twoBoards = { faults: parseFaults('all'), size: 'small' as const, boards: 2 as const, shrink: false };
+const drawnTwoBoards = { ...twoBoards, faults: parseFaults('crash,stop,twin,skew,net,cut,unreachable,timers,split') };
 
 describe('the simulator over many seeds', () => {
   it('given 200 fixed seeds and one drawn for this run, then every world keeps every invariant', async () => {
@@ -44,11 +40,20 @@ describe('the simulator over many seeds', () => {
     for (const [name, n] of Object.entries(summary.checks)) expect(n, name).toBeGreaterThan(0);
   }, 60_000);
 
-  it('given 10 fixed seeds of two boards on one log, then every world keeps every invariant', async () => {
-    const summary = await runSeeds(TWO_BOARDS, twoBoards);
-    if (summary.failure) console.log(formatFailure(summary.failure));
-    console.log(`simulator, two boards: ${summary.seeds} seeds, ${summary.steps} steps, ${summary.seedsPerSecond} seeds/s`);
-    expect(summary.failure?.invariant ?? null).toBeNull();
-    expect(summary.seeds).toBe(10);
+  it('given 10 fixed seeds of two boards on one log and one drawn for this run, then every world keeps every invariant', async () => {
+    const drawn = randomInt(1_000, 2 ** 31 - 1);
+    console.log(
+      `simulator, two boards: this run's drawn seed is ${drawn} (replay: npm run sim -- --seed ${drawn} --size small --boards 2 --faults crash,stop,twin,skew,net,cut,unreachable,timers,split)`,
+    );
+    for (const [seeds, options] of [
+      [TWO_BOARDS, twoBoards],
+      [[drawn], drawnTwoBoards],
+    ] as const) {
+      const summary = await runSeeds(seeds, options);
+      if (summary.failure) console.log(formatFailure(summary.failure));
+      console.log(`simulator, two boards: ${summary.seeds} seeds, ${summary.steps} steps, ${summary.seedsPerSecond} seeds/s`);
+      expect(summary.failure?.invariant ?? null).toBeNull();
+      expect(summary.seeds).toBe(seeds.length);
+    }
   }, 60_000);
 });

@@ -8,8 +8,8 @@ import type { BoardPeers } from './peers/boardPeers.ts';
  * Heartbeats are kept out of the log (it grows with decisions, not with time): in memory on a board
  * alone, in a table every board of a PostgreSQL log writes (BoardPeers). What the log records is their
  * absence, as a `board.heartbeat.lapsed` input with the last heartbeat seen, recorded by the board that
- * holds the chores' lease, whichever board heard the run. After a restart every open claim gets a
- * fresh lease from the moment the board came back, unless a heartbeat was heard since.
+ * holds the chores' lease, whichever board heard the run. After a restart, or once it holds the lease
+ * again after a break, every open claim gets a fresh lease from that moment, unless a heartbeat was heard since.
  */
 export class LeaseMonitor {
   private cancel: (() => void) | null = null;
@@ -26,9 +26,17 @@ export class LeaseMonitor {
 
   start(): void {
     const every = Math.max(50, Math.min(5_000, Math.floor(this.leaseMs / 6)));
-    const startedAt = this.clock.now();
+    // Since when it has held the chores without a break: from its start, then from each round that finds
+    // the lease held again. Meanwhile it read no heartbeats, and on a shared log those of a board whose
+    // writes failed (the database full, the cause of the lease's loss) may reach the table only now.
+    let heldSince: number | null = this.clock.now();
     const tick = async () => {
-      if (!this.heartbeats.holdsChores()) return;
+      if (!this.heartbeats.holdsChores()) {
+        heldSince = null;
+        return;
+      }
+      heldSince ??= this.clock.now();
+      const startedAt = heldSince;
       let open: OpenClaim[];
       let heard: ReadonlyMap<string, number>;
       try {

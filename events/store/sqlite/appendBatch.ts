@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { AppendRequest, AppendResult } from '../eventStore.ts';
-import { type GuardRow, guardsOf, planAppends } from '../planAppends.ts';
+import { type GuardRow, guardsOf, type LeaseRow, leasesOf, planAppends } from '../planAppends.ts';
 
 export interface PreparedAppend {
   readonly insert: Database.Statement<[number, string, number, string, string, number, number | null, string]>;
@@ -8,6 +8,8 @@ export interface PreparedAppend {
   readonly headSeq: Database.Statement<[], number | null>;
   /** The guard's query (see GUARD), when this store checks guards; null when it ignores them. */
   readonly guard: Database.Statement<[number, string, string], [number, string, string]> | null;
+  /** The lease rows a batch's chores name, read inside its transaction (see LeaseReader); null when leases are not checked. */
+  readonly leases: LeaseReader | null;
   /**
    * `appendAll` wrapped in a transaction once per connection: better-sqlite3's `db.transaction()` builds
    * four wrappers and defines their properties on every call, which cost a third of a single append.
@@ -35,8 +37,20 @@ const GUARD = `SELECT max(seq), stream, ${KIND} FROM events
   WHERE seq > ? AND actor <> ? AND instr(stream, '/') = 0 AND ${KIND} IN (SELECT value FROM json_each(?))
   GROUP BY ${KIND}`;
 
-export function prepareAppendStatements(db: Database.Database, faults?: StoreFaults, checkGuards = false): PreparedAppend {
+/**
+ * The lease rows named (AppendLease), as the append's write transaction sees them: a log shared by
+ * several boards keeps them beside its events (the simulator's, as PostgreSQL's board_leases).
+ */
+export type LeaseReader = (names: readonly string[]) => ReadonlyMap<string, LeaseRow>;
+
+export function prepareAppendStatements(
+  db: Database.Database,
+  faults?: StoreFaults,
+  checkGuards = false,
+  leases: LeaseReader | null = null,
+): PreparedAppend {
   const statements = {
+    leases,
     guard: checkGuards ? db.prepare<[number, string, string], [number, string, string]>(GUARD).raw(true) : null,
     insert: db.prepare<[number, string, number, string, string, number, number | null, string]>(
       'INSERT INTO events (seq, stream, version, type, data, at, cause, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
@@ -66,7 +80,7 @@ export function commitAppends(statements: PreparedAppend, writer: string, reques
 
 /** The body of `commitAppends`' transaction: the batch planned on the versions read under the write lock, then its rows written. */
 function appendAll(
-  statements: Pick<PreparedAppend, 'insert' | 'streamVersion' | 'headSeq' | 'guard'>,
+  statements: Pick<PreparedAppend, 'insert' | 'streamVersion' | 'headSeq' | 'guard' | 'leases'>,
   writer: string,
   requests: readonly AppendRequest[],
 ): AppendResult[] {
@@ -76,6 +90,7 @@ function appendAll(
     writer,
     requests,
     foreignRows(statements.guard, writer, requests),
+    leaseRows(statements.leases, requests),
   );
   for (const e of rows) statements.insert.run(e.seq, e.stream, e.version, e.type, JSON.stringify(e.data), e.at, e.cause, writer);
   return results;
@@ -86,4 +101,10 @@ function foreignRows(guard: PreparedAppend['guard'], writer: string, requests: r
   const guards = guard ? guardsOf(requests) : null;
   if (!guard || !guards) return [];
   return guard.all(guards.after, writer, JSON.stringify(guards.kinds)).map(([seq, stream, kind]) => ({ seq, stream, kind }));
+}
+
+/** The lease rows the batch's chores name, read under the write lock (null when leases are not checked, or none is named). */
+function leaseRows(leases: LeaseReader | null, requests: readonly AppendRequest[]): ReadonlyMap<string, LeaseRow> | null {
+  const names = leases ? leasesOf(requests) : [];
+  return leases && names.length > 0 ? leases(names) : null;
 }

@@ -11,7 +11,7 @@ import { GroupCommit, type PendingAppend } from '../groupCommit.ts';
 import { asLogUnwritable, LogUnwritableError } from '../logUnwritable.ts';
 import { checkRequest } from '../planAppends.ts';
 import { type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
-import { commitAppends, type PreparedAppend, prepareAppendStatements, type StoreFaults } from './appendBatch.ts';
+import { commitAppends, type LeaseReader, type PreparedAppend, prepareAppendStatements, type StoreFaults } from './appendBatch.ts';
 import { prepareLogFile } from './logFile.ts';
 import { checkLogSchema, migrateToLatest, NotALogError } from './migrations.ts';
 import { type SnapshotPolicy, sqliteSnapshots } from './snapshots.ts';
@@ -42,6 +42,11 @@ export interface SqliteStoreOptions {
    * file), so it is off; the simulator's two boards share one log and turn it on.
    */
   readonly checkGuards?: boolean;
+  /**
+   * With `checkGuards`: where the lease rows chores' appends name (AppendLease) are read, inside the
+   * write transaction, as the PostgreSQL store reads board_leases. Without it leases are not checked.
+   */
+  readonly leases?: LeaseReader;
   /**
    * What else wakes its subscribers, besides its own commits and the poll: another writer's commit
    * announced (the simulator's NOTIFY between two boards on one log).
@@ -157,7 +162,12 @@ export class SqliteEventStore implements EventStore {
     this.report = options.report ?? ((line) => console.error(line));
     this.codec = options.codec ?? defaultCodec;
     this.rows = new RowDecoder(this.codec, options.foreignRows);
-    this.statements = prepareAppendStatements(db, options.faults, options.checkGuards === true);
+    this.statements = prepareAppendStatements(
+      db,
+      options.faults,
+      options.checkGuards === true,
+      options.checkGuards ? (options.leases ?? null) : null,
+    );
     this.selectAfter = db.prepare<[number, number], RawRow>(`SELECT ${COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`).raw(true);
     this.selectFoldRows = db
       .prepare<[number, number], RawFoldRow>('SELECT seq, stream, type, data, at, cause FROM events WHERE seq > ? ORDER BY seq LIMIT ?')

@@ -122,3 +122,36 @@ describe('the lease monitor tells a round it could not do, and goes on', () => {
     expect(seen).toEqual([300, 300]);
   });
 });
+
+describe('the lease monitor of a board that holds the chores again', () => {
+  it('given a lease lost for longer than a run lease (the shared heartbeats unwritten meanwhile), when it holds again, then each claim gets a fresh lease from then', async () => {
+    const clock = new FakeClock();
+    const t0 = clock.now();
+    let holds = true;
+    const lapsed: [string, number][] = [];
+    // The shared table as a database that refused writes left it: the last beat it took is the claim's.
+    const peers = { holdsChores: () => holds, heard: () => undefined, lastHeard: async () => new Map([['r1', t0]]) };
+    const monitor = new LeaseMonitor(
+      clock,
+      LEASE_MS,
+      peers,
+      async () => [{ runId: 'r1', computerId: 'c1', claimedAt: t0 }],
+      async (runId, last) => void lapsed.push([runId, last - t0]),
+      () => {},
+    );
+    const round = async () => {
+      clock.advance(ROUND_MS);
+      await settle();
+    };
+    monitor.start();
+    holds = false;
+    for (let i = 0; i < (2 * LEASE_MS) / ROUND_MS; i++) await round();
+    holds = true;
+    // Within a lease of holding again, heartbeats written since can still reach the table: nothing is reaped.
+    for (let i = 0; i < LEASE_MS / ROUND_MS - 1; i++) await round();
+    expect(lapsed).toEqual([]);
+    for (let i = 0; i < 3; i++) await round();
+    monitor.stop();
+    expect(lapsed[0]).toEqual(['r1', 2 * LEASE_MS + ROUND_MS]);
+  });
+});

@@ -1,5 +1,6 @@
 import type { AppendLease, AppendRequest, AppendResult, EventStore } from '../../../../events/store/eventStore.ts';
 import { LeaseLostError } from '../../../../events/store/leaseLost.ts';
+import type { BoardPeers } from './boardPeers.ts';
 
 /**
  * The store as the board's chores (hooks, notices, adoptions, the tick) write it on a log shared by
@@ -23,4 +24,12 @@ export function leasedStore(store: EventStore, lease: () => AppendLease | null):
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
+}
+
+/**
+ * What a board's chores (startBoardChores) run on: with peers, the store under their lease and only
+ * while this board holds it; alone (null), the store as it is, always.
+ */
+export function choresOn(store: EventStore, peers: BoardPeers | null): { store: EventStore; mayRun?: () => boolean } {
+  return peers ? { store: leasedStore(store, () => peers.choreLease()), mayRun: () => peers.holdsChores() } : { store };
 }
