@@ -34,8 +34,7 @@ export async function drainComputer(
   const deadline = clock.now() + drainMs;
   let killed = false;
   let stopped = 0;
-  // A claim in flight is waited for too: if the board grants it, the run is the daemon's to complete.
-  while (computer.runs.runsToDrain().length > 0 || (await computer.queue.claimsInFlight()) > 0) {
+  while (await somethingLeft(computer)) {
     if (clock.now() >= deadline) {
       if (!killed) {
         stopped = computer.runs.runsToDrain().length;
@@ -51,4 +50,16 @@ export async function drainComputer(
   }
   computer.push.stop();
   return { computer: id, finished: Math.max(0, running - stopped), stopped };
+}
+
+/**
+ * Whether a run or a claim is still owed its end. A claim in flight is waited for too: if the board
+ * grants it, the run is the daemon's to complete. The claims are counted first: the count is read in
+ * the queue's actor once its appends in flight are committed, and a claim answered meanwhile has its
+ * run handed over (live) by then. Runs looked at before that count could miss it, and end the drain
+ * before its completion is sent.
+ */
+async function somethingLeft(computer: Computer): Promise<boolean> {
+  const claims = await computer.queue.claimsInFlight();
+  return claims > 0 || computer.runs.runsToDrain().length > 0;
 }

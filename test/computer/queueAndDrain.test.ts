@@ -111,6 +111,37 @@ describe('a computer with a stand-in board', () => {
     expect(computer.runs.liveRuns()).toEqual([]);
   });
 
+  it('given a claim answered while the drain counts the claims in flight, then the drain still waits for its run: it ends only once the run is completed with the shutdown marker', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock();
+    const board = new StandInBoard().offer('b1', { lane: 'B', prompt: 'p' });
+    const releaseClaim = board.holdClaim('b1');
+    const releaseCompletion = board.holdCompletions('b1');
+    const { computer, frame } = await startComputer(store, clock, board, nodeAgent('echo.mjs'));
+
+    await frame('run.requested', 'b1', 'B');
+    await vi.waitFor(() => expect(board.callsOf('b1', 'claim').length).toBe(1));
+    // The order the race needs, every time: the drain's second look at the claims in flight is answered
+    // only once the granted claim's run is handed over (its answer committed while the look waited),
+    // and its completion is answered only at a later look: a drain that ends at the second has not waited for it.
+    const count = computer.queue.claimsInFlight.bind(computer.queue);
+    let looks = 0;
+    computer.queue.claimsInFlight = async () => {
+      looks++;
+      if (looks === 2) {
+        releaseClaim();
+        await vi.waitFor(() => expect(board.callsOf('b1', 'complete')).toHaveLength(1));
+      }
+      if (looks === 3) releaseCompletion();
+      return count();
+    };
+    const pause = () => new Promise<void>((r) => setTimeout(r, 5));
+    await drainComputer(computer, clock, 60_000, () => {}, 'shutdown signal', pause);
+    expect(board.callsOf('b1', 'complete')).toMatchObject([{ result: { ok: false, error: SHUTDOWN_BEFORE_START } }]);
+    expect((await store.readStream(runStream('b1'))).at(-1)).toMatchObject({ type: 'run.settled', data: { reported: true } });
+    expect(computer.runs.liveRuns()).toEqual([]);
+  });
+
   it("given two runs of one lane and a completion the board is slow to answer, then the second is claimed only once the first's completion is answered: never busy, never parked", async () => {
     const store = await openTempStore();
     const clock = new FakeClock();
