@@ -42,6 +42,11 @@ export const queueEvents = eventGroup(
       agentId: SafeId.optional(),
       /** The computer the board addressed, when it said. */
       computerId: SafeId.optional(),
+      /**
+       * What the computer found of the run before deciding (see HandledLookup): `live` in its queue, else
+       * how it last handled it, from the log (null: never). Absent in frames recorded by older versions.
+       */
+      handled: z.union([z.literal('live'), z.null(), z.enum(['skipped', 'withdrawn', 'ended'])]).optional(),
     }),
   ),
   /** A frame that could not be read: recorded, answered 400, never fatal. */

@@ -6,7 +6,8 @@ import type { Projection } from './projection.ts';
 export const queueProjection: Projection<Record<string, QueueState>> = {
   name: 'queue',
   // 2: a frame addressed to another computer no longer marks a claim in flight as resent.
-  version: 2,
+  // 3: no ledger of every run handled (issue 16): a frame records what the log says of its run.
+  version: 3,
   initial: () => ({}),
   evolve(state, event) {
     const computer = queueDecider.scopeOf(event);

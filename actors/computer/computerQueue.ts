@@ -4,6 +4,7 @@ import type { EventStore } from '../../events/store/eventStore.ts';
 import { hydrateStates } from '../../projections/hydrate.ts';
 import { queueProjection } from '../../projections/queue.ts';
 import type { QueueDecision, QueueInput } from '../lane/decideQueue.ts';
+import { type HandledLookup, handledOf, readsHandled } from '../lane/handledRun.ts';
 import { queueDecider } from '../lane/queueDecider.ts';
 import { initialQueueState, type QueueState } from '../lane/queueState.ts';
 import { type Clock, wakeAt } from '../runtime/clock.ts';
@@ -78,14 +79,26 @@ export class ComputerQueue {
     if (first) await this.input(first);
     await this.outbox.open(undefined, from);
     this.opened = true;
-    // Waits for the actor to have taken what came before (a read in its turn), copying nothing: a copy of
-    // the whole queue (its ledger of every run handled here) cost a start time that grew with the log.
+    // Waits for the actor to have taken what came before (a read in its turn), copying nothing.
     await this.actor.read(() => null);
     this.following = this.outbox.follow();
   }
 
-  input(input: QueueInput): Promise<StepOutcome<QueueState, QueueInput, QueueDecision>> {
-    return this.actor.input(input);
+  /**
+   * A frame that reads whether its run was handled here is recorded with what the shell found of it
+   * (see HandledLookup): `live` in the queue, else from the run's events in the log (indexed). One whose
+   * run settled between the look and the decision is ignored (`racedFrame`): looked at again.
+   */
+  async input(input: QueueInput): Promise<StepOutcome<QueueState, QueueInput, QueueDecision>> {
+    if (input.type !== 'frame.received' || input.data.handled !== undefined || !readsHandled(input.data)) return this.actor.input(input);
+    const { runId } = input.data;
+    for (;;) {
+      const live = await this.actor.read((queue) => queue.runs[runId] !== undefined);
+      const handled: HandledLookup = live ? 'live' : handledOf(await this.store.readEntity(`run:${runId}`), this.computer, runId);
+      const outcome = await this.actor.input({ ...input, data: { ...input.data, handled } });
+      if (outcome.ok && outcome.input === null && live) continue;
+      return outcome;
+    }
   }
 
   /** What `read` takes of the queue as of now, in the actor's turn: the live state, to copy what is kept. */

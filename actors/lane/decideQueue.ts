@@ -2,6 +2,7 @@ import type { EventData, EventType, NewEventOf } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import { exhausted } from '../../events/exhaustive.ts';
 import { busyBackoffMs, claimRetryMs, claimVerdict, MAX_CLAIM_ATTEMPTS } from './claimAnswer.ts';
+import { handledHere } from './handledRun.ts';
 import { candidateOf, isParked, limitOf, limitWaitMs, loginOf, type QueueState } from './queueState.ts';
 import { readyInOrder } from './readyHeap.ts';
 
@@ -128,7 +129,7 @@ function answerFrame(state: QueueState, frame: EventData<'frame.received'>, comp
       ];
     }
     if (run) return [ack(202, 'already claimed: its cancel comes with its heartbeat')];
-    return [ack(state.handled[frame.runId] ? 202 : 200, 'not queued here')];
+    return [ack(handledHere(frame) ? 202 : 200, 'not queued here')];
   }
   if (frame.kind === 'run.cancel_requested') {
     // Its run actor decides the cancel (the computer hands the frame to it); the queue only answers the board.
@@ -151,7 +152,7 @@ function answerFrame(state: QueueState, frame: EventData<'frame.received'>, comp
     }
     return [ack(202, run.status === 'claiming' ? 'resent while its claim is in flight: remembered' : `already ${run.status} here`)];
   }
-  const handled = state.handled[frame.runId];
+  const handled = handledHere(frame);
   if (handled) return [ack(202, `already handled here (${handled})`)];
   if (state.draining) return [ack(503, 'draining')];
   if (!frame.lane) return [ack(400, 'a run.requested frame needs a lane')];

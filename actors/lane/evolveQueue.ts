@@ -1,7 +1,7 @@
 import type { DomainEvent, TypesOutside } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import { ignoreRest } from '../../events/exhaustive.ts';
-import { candidateOf, type HandledOutcome, loginOf, type QueueState } from './queueState.ts';
+import { candidateOf, loginOf, type QueueState } from './queueState.ts';
 import { popReady, pushReady } from './readyHeap.ts';
 
 /** Folds one event into a computer's queue. Updates `state` in place (see Projection) and returns it. */
@@ -117,17 +117,17 @@ export function evolveQueue(state: QueueState, event: DomainEvent): QueueState {
       break;
     }
     case 'run.skipped':
-      settle(state, event.data.runId, event.data.retry ? null : 'skipped', at);
+      settle(state, event.data.runId, at);
       break;
     case 'run.withdrawn':
-      settle(state, event.data.runId, 'withdrawn', at);
+      settle(state, event.data.runId, at);
       break;
     case 'run.ended': {
       // A turn of the login that ended well: its limits are no longer consecutive.
       const run = state.runs[event.data.runId];
       const limit = run && state.loginLimits?.[loginOf(run)];
       if (event.data.ok && limit && limit.until <= at) delete state.loginLimits![loginOf(run)];
-      settle(state, event.data.runId, 'ended', at);
+      settle(state, event.data.runId, at);
       break;
     }
     // Inputs whose effect is in their decisions, and the answers to frames.
@@ -167,9 +167,11 @@ function backToWaiting(state: QueueState, runId: string) {
   return run;
 }
 
-/** `outcome` null: the run leaves the queue without entering the ledger (a skip for a passing reason). */
-function settle(state: QueueState, runId: string, outcome: HandledOutcome | null, at: number): void {
-  if (outcome !== null) state.handled[runId] = outcome;
+/**
+ * The run leaves the queue, and with it the state: how it ended is in the log, where the shell looks it
+ * up for a later frame of it (see HandledLookup), so the state stays bounded by what is live (issue 16).
+ */
+function settle(state: QueueState, runId: string, at: number): void {
   const run = state.runs[runId];
   if (!run) return;
   const queue = state.lanes[run.lane]!;

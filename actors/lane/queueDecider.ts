@@ -3,6 +3,7 @@ import { queueEvents } from '../../events/queueEvents.ts';
 import { decider } from '../runtime/decider.ts';
 import { decideQueue, pickNextRuns, QUEUE_INPUTS, type QueueDecision, type QueueInput } from './decideQueue.ts';
 import { evolveQueue } from './evolveQueue.ts';
+import { racedFrame } from './handledRun.ts';
 import { initialQueueState, type QueueState } from './queueState.ts';
 
 /** One computer's queue: which run starts next, and what a claim's answer does to it. */
@@ -41,11 +42,13 @@ export const queueDecider = decider<QueueState, QueueInput, QueueDecision>({
       case 'run.start.failed':
       case 'run.execution.ended':
         return !state.runs[input.data.runId];
+      case 'frame.received':
+        // Decided, if only acknowledged, unless its run settled after the shell looked (see `racedFrame`).
+        return racedFrame(state, input.data);
       case 'computer.started':
       case 'computer.configured':
       case 'scheduler.held':
       case 'drain.started':
-      case 'frame.received':
       case 'frame.refused':
         return false;
       default:

@@ -1,6 +1,6 @@
 import type { ReadyEntry } from './readyHeap.ts';
 
-/** Where a run stands on this computer. A run leaves `runs` once it is handled (see `handled`). */
+/** Where a run stands on this computer. A run leaves `runs` once it is handled (see HandledLookup). */
 export type RunStatus = 'waiting' | 'claiming' | 'running';
 
 export interface QueuedRun {
@@ -45,6 +45,7 @@ export interface LaneQueue {
   active: string | null;
 }
 
+/** How a run left this computer's queue for good (a frame of it is then not queued again, see HandledLookup). */
 export type HandledOutcome = 'skipped' | 'withdrawn' | 'ended';
 
 /** The queue projection of one computer (SPEC section 2), and the state its queue decider reads. */
@@ -64,8 +65,6 @@ export interface QueueState {
   /** Slots in use: runs claiming or running. */
   inUse: number;
   loginsInUse: Record<string, number>;
-  /** The ledger of runs already handled here: a frame for one of them is not queued again. */
-  handled: Record<string, HandledOutcome>;
   /** Logins whose agent said their usage limit was reached (absent in states folded by older versions: none). */
   loginLimits?: Record<string, LoginLimit>;
 }
@@ -83,7 +82,6 @@ export function initialQueueState(): QueueState {
     ready: [],
     inUse: 0,
     loginsInUse: {},
-    handled: {},
     // No `loginLimits` until a login meets its limit: a state folded by an older version has none either,
     // so `rebuild` finds its stored checkpoints equal to a fold from seq 0.
   };

@@ -4,9 +4,11 @@
  * to end: it is completed as failed with that reason, never left for the board's lease to reap, and
  * its slot goes to the next run.
  */
+
 import { describe, expect, it, vi } from 'vitest';
 import { readClaimAnswer } from '../../actors/computer/claimConsumer.ts';
 import { Computer } from '../../actors/computer/computer.ts';
+import { handledOf } from '../../actors/lane/handledRun.ts';
 import { FakeClock } from '../../actors/runtime/clock.ts';
 import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import { deciders } from '../../replay/deciders.ts';
@@ -76,7 +78,8 @@ describe('a granted claim whose answer is refused', () => {
       const answered = (await store.readStream('c1/lane:A')).find((e) => e.type === 'claim.answered' && e.data.runId === 'r1');
       expect(answered?.data).toMatchObject({ status: 200, invalid: expect.stringMatching(/^run\.timeout_s: /) });
       expect(board.callsOf('r1', 'reply')).toEqual([]);
-      await vi.waitFor(async () => expect((await computer.queue.state()).handled).toEqual({ r1: 'ended', r2: 'ended' }), { timeout: 5_000 });
+      await vi.waitFor(async () => expect((await computer.queue.state()).runs).toEqual({}), { timeout: 5_000 });
+      for (const runId of ['r1', 'r2']) expect(handledOf(await store.readEntity(`run:${runId}`), 'c1', runId)).toBe('ended');
     } finally {
       computer.stop();
       stopSystem(system);

@@ -11,6 +11,7 @@ import { queueProjection } from '../../projections/queue.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
 import { json, type Recorded, recordedHistory, trail } from '../support/deciderSpec.ts';
+import { withHandled } from '../support/handledShell.ts';
 import { QueueModel } from '../support/queueInvariants.ts';
 import { ScenarioWriter, type Setup, type Step, setupArb, stepArb } from '../support/queueScenario.ts';
 import { COMPUTER } from '../support/queueSpec.ts';
@@ -25,7 +26,14 @@ function runInMemory(setup: Setup, steps: readonly Step[]): { history: Recorded<
   apply(writer.configure());
   for (const step of steps) {
     const input = writer.next(step, recorded.state);
-    if (input) apply(input);
+    if (input)
+      apply(
+        withHandled(
+          recorded.state,
+          input,
+          history.flatMap((r) => r.decisions ?? []),
+        ),
+      );
   }
   // The runtime's part: every claim granted, every run ended, every timer fired when due.
   const limit = 20 * (model.queued + 5);

@@ -106,7 +106,7 @@ describe('snapshots: projection states kept at intervals of the log', () => {
     await store.close();
     const seq = written[1]!;
     const raw = new Database(path);
-    raw.prepare(`update projection_snapshots set state = json_set(state, '$.c1.slots', 7) where name = ? and seq = ?`).run('queue@2', seq);
+    raw.prepare(`update projection_snapshots set state = json_set(state, '$.c1.slots', 7) where name = ? and seq = ?`).run('queue@3', seq);
     raw
       .prepare(`update projection_snapshots set state = json_set(state, '$."c1/run:r4".phase', 'new') where name = ? and seq = ?`)
       .run('decider:run@2', written[2]!);

@@ -15,11 +15,16 @@ export function deciderSpec<S, I extends NewDomainEvent, D extends NewDomainEven
   decider: Decider<S, I, D>,
   initial: NoInfer<S>,
   given: readonly NewDomainEvent[],
+  /** The shell's part, when it records on an input what it read first: given the state and every decision so far. */
+  shell?: (state: NoInfer<S>, event: NewDomainEvent, decided: readonly D[]) => NewDomainEvent,
 ) {
   let state = initial;
-  const apply = (event: NewDomainEvent): readonly D[] | null => {
+  const decided: D[] = [];
+  const apply = (given: NewDomainEvent): readonly D[] | null => {
+    const event = shell ? shell(state, given, decided) : given;
     const step = typedStep(decider, state, event);
     if (step) state = step.state;
+    if (step && shell) decided.push(...step.decisions);
     return step ? step.decisions : null;
   };
   for (const event of given) apply(event);

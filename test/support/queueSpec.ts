@@ -3,6 +3,7 @@ import { queueDecider } from '../../actors/lane/queueDecider.ts';
 import { initialQueueState } from '../../actors/lane/queueState.ts';
 import type { NewEventOf } from '../../events/catalog.ts';
 import { deciderSpec } from './deciderSpec.ts';
+import { withHandled } from './handledShell.ts';
 
 export const COMPUTER = 'c1';
 export const T0 = Date.UTC(2026, 0, 1);
@@ -82,7 +83,7 @@ export const input = {
 
 /** given / when / then for the queue decider (see deciderSpec). */
 export function queueSpec(...given: QueueInput[]) {
-  return deciderSpec(queueDecider, initialQueueState(), given);
+  return deciderSpec(queueDecider, initialQueueState(), given, withHandled);
 }
 
 /** Decisions reduced to what a rule speaks of: `type run` plus the data that matters. */

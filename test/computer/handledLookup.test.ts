@@ -1,0 +1,70 @@
+/**
+ * The queue keeps no ledger of the runs it handled (issue 16): a frame resent for one of them, in a
+ * later life of the daemon, is told apart by what the log says of its run, looked up through the
+ * run's index before the frame is decided and recorded on it (`handled`), so replay re-derives it.
+ */
+import { describe, expect, it, vi } from 'vitest';
+import type { BoardClaims } from '../../actors/computer/claimConsumer.ts';
+import { ComputerQueue } from '../../actors/computer/computerQueue.ts';
+import { FakeClock } from '../../actors/runtime/clock.ts';
+import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import type { NewEventOf } from '../../events/catalog.ts';
+import type { EventStore } from '../../events/store/eventStore.ts';
+import { deciders } from '../../replay/deciders.ts';
+import { replayLog } from '../../replay/replayLog.ts';
+import { openTempStore, tempDbPath } from '../support/tempStore.ts';
+
+class GrantingBoard implements BoardClaims {
+  readonly calls: string[] = [];
+  async claim(runId: string) {
+    this.calls.push(runId);
+    return { status: 200, body: { run: { run_id: runId, lane: 'A', prompt: 'hi', agent_id: null, timeout_s: null }, run_token: 't', skills: [] } };
+  }
+}
+
+function frame(clock: FakeClock, runId: string, id: string): NewEventOf<'frame.received'> {
+  return { stream: 'c1/lane:A', type: 'frame.received', data: { frameId: id, kind: 'run.requested', runId, lane: 'A' }, at: clock.now() };
+}
+
+async function startQueue(store: EventStore, clock: FakeClock, board: BoardClaims, acks: string[]) {
+  const system = startActorSystem({ onError: () => {} });
+  const queue = new ComputerQueue(system, store, clock, 'c1', board, {
+    acknowledge: (frameId, status, reason) => acks.push(`${frameId} ${status} ${reason}`),
+  });
+  await queue.start();
+  const stop = () => {
+    queue.stop();
+    stopSystem(system);
+  };
+  return { queue, stop };
+}
+
+describe('a frame resent for a run handled in an earlier life', () => {
+  it('is acknowledged as handled and not queued or claimed again, its lookup recorded on it, and the log replays', async () => {
+    const path = tempDbPath();
+    const clock = new FakeClock();
+    const board = new GrantingBoard();
+    const acks: string[] = [];
+    const first = await openTempStore(path);
+    const life1 = await startQueue(first, clock, board, acks);
+    await life1.queue.input({ stream: 'c1/computer:c1', type: 'computer.configured', data: { slots: 1, loginCapacity: {} }, at: clock.now() });
+    await life1.queue.input(frame(clock, 'r1', 'f1'));
+    await vi.waitFor(async () => expect((await life1.queue.state()).runs.r1?.status).toBe('running'), { timeout: 5_000 });
+    await life1.queue.input({ stream: 'c1/computer:c1', type: 'run.execution.ended', data: { runId: 'r1', ok: true }, at: clock.now() });
+    expect((await life1.queue.state()).runs).toEqual({});
+    life1.stop();
+    await first.close();
+
+    const store = await openTempStore(path);
+    const life2 = await startQueue(store, clock, board, acks);
+    await life2.queue.input(frame(clock, 'r1', 'f2'));
+    await life2.queue.input(frame(clock, 'r2', 'f3'));
+    await vi.waitFor(() => expect(board.calls).toEqual(['r1', 'r2']), { timeout: 5_000 });
+    expect(acks).toEqual(['f1 202 queued', 'f2 202 already handled here (ended)', 'f3 202 queued']);
+    const recorded = (await store.readStream('c1/lane:A')).filter((e) => e.type === 'frame.received').map((e) => e.data.handled);
+    expect(recorded).toEqual([null, 'ended', null]);
+    life2.stop();
+    expect(await replayLog(store, deciders)).toMatchObject({ ok: true });
+    await store.close();
+  });
+});
