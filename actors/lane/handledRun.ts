@@ -23,11 +23,18 @@ export function handledOf(events: readonly NewDomainEvent[], computer: string, r
   let outcome: HandledOutcome | null = null;
   for (const event of events) {
     if (!event.stream.startsWith(prefix)) continue;
-    if (event.type === 'run.skipped' && event.data.runId === runId && !event.data.retry) outcome = 'skipped';
-    else if (event.type === 'run.withdrawn' && event.data.runId === runId) outcome = 'withdrawn';
-    else if (event.type === 'run.ended' && event.data.runId === runId) outcome = 'ended';
+    const end = endOf(event);
+    if (end !== null && end.runId === runId) outcome = end.outcome;
   }
   return outcome;
+}
+
+/** The queue's end of a run that `event` is, if it is one (a skip for a passing reason, `retry`, is none). */
+export function endOf(event: NewDomainEvent): { readonly runId: string; readonly outcome: HandledOutcome } | null {
+  if (event.type === 'run.skipped') return event.data.retry ? null : { runId: event.data.runId, outcome: 'skipped' };
+  if (event.type === 'run.withdrawn') return { runId: event.data.runId, outcome: 'withdrawn' };
+  if (event.type === 'run.ended') return { runId: event.data.runId, outcome: 'ended' };
+  return null;
 }
 
 /**

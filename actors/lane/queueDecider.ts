@@ -3,6 +3,7 @@ import { queueEvents } from '../../events/queueEvents.ts';
 import { decider } from '../runtime/decider.ts';
 import { decideQueue, pickNextRuns, QUEUE_INPUTS, type QueueDecision, type QueueInput } from './decideQueue.ts';
 import { evolveQueue } from './evolveQueue.ts';
+import { handledRecall } from './handledRecall.ts';
 import { racedFrame } from './handledRun.ts';
 import { initialQueueState, type QueueState } from './queueState.ts';
 
@@ -23,6 +24,8 @@ export const queueDecider = decider<QueueState, QueueInput, QueueDecision>({
   initialState: initialQueueState,
   decide: decideQueue,
   react: pickNextRuns,
+  // Frames of older versions carry no `handled`: replay gives them what the shell would have read.
+  recall: handledRecall,
   ignores(state, input) {
     switch (input.type) {
       case 'timer.fired': {
