@@ -10,7 +10,7 @@ export async function submit(o: SubmitOptions): Promise<void> {
   const prompt = readPrompt('submit', o.prompt);
   const body = { lane: o.lane, prompt, ...(o.agent ? { agent_id: o.agent } : {}), ...(o.timeoutS !== undefined ? { timeout_s: o.timeoutS } : {}) };
   const answer = await boardCall(o, 'POST', '/v1/runs', body, o.idempotencyKey ? { 'idempotency-key': o.idempotencyKey } : {});
-  if (answer.status !== 201) throw new Error(refusal(answer.status, answer.body));
+  if (answer.status !== 201) throw new Error(refusal(answer));
   print(o, answer.body, () => String(answer.body?.run_id));
 }
 
@@ -18,7 +18,7 @@ export async function submit(o: SubmitOptions): Promise<void> {
 export async function cancel(runId: string, o: CancelOptions): Promise<void> {
   runId = await runIdOnBoard(o, runId); // a unique prefix (SPEC 6) becomes the whole id
   const answer = await boardCall(o, 'POST', `/v1/runs/${encodeURIComponent(runId)}/cancel`, {});
-  if (answer.status !== 202) throw new Error(refusal(answer.status, answer.body));
+  if (answer.status !== 202) throw new Error(refusal(answer));
   // An older board answers only `{run_id}`: it accepted, and says no more.
   const detail = typeof answer.body?.detail === 'string' ? answer.body.detail : 'accepted';
   print(o, { run_id: runId, ...answer.body, detail }, () => `cancel of ${runId}: ${detail}`);
@@ -33,6 +33,6 @@ export async function show(runId: string, o: ShowOptions): Promise<void> {
   runId = await runIdOnBoard(o, runId); // a unique prefix (SPEC 6) becomes the whole id
   if (o.follow) return (await import('./followRun.ts')).followRun(runId, o);
   const answer = await boardCall(o, 'GET', `/v1/runs/${encodeURIComponent(runId)}`);
-  if (answer.status !== 200) throw new Error(refusal(answer.status, answer.body));
+  if (answer.status !== 200) throw new Error(refusal(answer));
   print(o, answer.body, () => JSON.stringify(answer.body, null, 2));
 }

@@ -40,7 +40,7 @@ export async function followRun(runId: string, o: ShowOptions): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS));
   }
   const answer = await boardCall(o, 'GET', `/v1/runs/${encodeURIComponent(runId)}`);
-  if (answer.status !== 200) throw new Error(refusal(answer.status, answer.body));
+  if (answer.status !== 200) throw new Error(refusal(answer));
   const view = answer.body ?? {};
   const state = String(view.state);
   print(o, { type: 'end', ...view }, () => endLine(runId, view));

@@ -11,9 +11,50 @@ export interface ClientOptions {
   json?: boolean;
 }
 
-/** One call to the board's API with the submit token; a refusal becomes an error that says why. */
-export async function boardCall(options: ClientOptions, method: 'GET' | 'POST', path: string, body?: unknown, headers: Record<string, string> = {}) {
+/** A board's answer to one call: its status and body, and how many times the call was sent. */
+export interface BoardAnswer {
+  readonly status: number;
+  readonly body: Record<string, unknown> | undefined;
+  readonly tries: number;
+}
+
+/** How often a call the board answered `503 log_contended` is sent in all, and the longest wait its `Retry-After` may ask. */
+const CONTENDED_TRIES = 5;
+const CONTENDED_WAIT_MAX_S = 5;
+
+/**
+ * One call to the board's API with the submit token; a refusal becomes an error that says why. A
+ * `503 log_contended` (other boards of its log kept changing what the call decides on) recorded
+ * nothing, so the same call is sent again after the `Retry-After` the board asked, a few times: a
+ * POST's idempotency key, if any, goes with it each time. Any other answer is the caller's.
+ */
+export async function boardCall(
+  options: ClientOptions,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<BoardAnswer> {
   const token = method === 'GET' && !options.token ? null : submitToken(options);
+  for (let tries = 1; ; tries++) {
+    const { answer, retryAfterS } = await callOnce(options, token, method, path, body, headers);
+    if (!isContended(answer) || tries === CONTENDED_TRIES) return { ...answer, tries };
+    await new Promise((resolve) => setTimeout(resolve, Math.min(retryAfterS, CONTENDED_WAIT_MAX_S) * 1000));
+  }
+}
+
+function isContended(answer: { status: number; body: Record<string, unknown> | undefined }): boolean {
+  return answer.status === 503 && (answer.body?.detail as { error?: unknown } | undefined)?.error === 'log_contended';
+}
+
+async function callOnce(
+  options: ClientOptions,
+  token: string | null,
+  method: 'GET' | 'POST',
+  path: string,
+  body: unknown,
+  headers: Record<string, string>,
+): Promise<{ answer: Omit<BoardAnswer, 'tries'>; retryAfterS: number }> {
   let response: Response;
   try {
     response = await fetch(`${options.server}${path}`, {
@@ -40,7 +81,12 @@ export async function boardCall(options: ClientOptions, method: 'GET' | 'POST', 
     // Not JSON (a proxy's error page, a board too old): the text is shown as it came.
     parsed = text;
   }
-  return { status: response.status, body: parsed as Record<string, unknown> | undefined };
+  // Seconds (the board sends 1); a date or nothing is taken as the board's own 1.
+  const retryAfter = Number(response.headers.get('retry-after') ?? Number.NaN);
+  return {
+    answer: { status: response.status, body: parsed as Record<string, unknown> | undefined },
+    retryAfterS: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : 1,
+  };
 }
 
 /** `--token` (or `RUNLEDGER_TOKEN`), else the token file beside a SQLite board's log; a board on PostgreSQL has none (SPEC 8). */
@@ -68,7 +114,8 @@ export function tokenRefused(options: ClientOptions, token: string | null): stri
   );
 }
 
-export function refusal(status: number, body: unknown): string {
+export function refusal({ status, body, tries }: BoardAnswer): string {
   const detail = (body as { detail?: { error?: string; message?: string } } | undefined)?.detail;
-  return `the board answered ${status}${detail?.error ? ` ${detail.error}` : ''}${detail?.message && detail.message !== detail.error ? `: ${detail.message}` : ''}`;
+  const said = `the board answered ${status}${detail?.error ? ` ${detail.error}` : ''}${detail?.message && detail.message !== detail.error ? `: ${detail.message}` : ''}`;
+  return tries > 1 ? `${said} (${tries} tries)` : said;
 }

@@ -13,7 +13,7 @@ const PrefixAnswer = z.object({ run_ids: z.array(z.string()) });
 export async function runIdOnBoard(options: ClientOptions, input: string): Promise<string> {
   const runId = await resolveRunId(input, async (prefix) => {
     const answer = await boardCall(options, 'GET', `/v1/runs?prefix=${encodeURIComponent(prefix)}`);
-    if (answer.status !== 200) throw new Error(refusal(answer.status, answer.body));
+    if (answer.status !== 200) throw new Error(refusal(answer));
     const parsed = PrefixAnswer.safeParse(answer.body);
     if (!parsed.success)
       throw new Error(`the board at ${options.server} answered the run ids starting with ${prefix} with something else: ${parsed.error.message}`);

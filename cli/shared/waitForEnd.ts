@@ -12,7 +12,7 @@ export async function waitForEnd(options: ClientOptions, runId: string, waitS: n
   const deadline = Date.now() + waitS * 1000;
   for (;;) {
     const answer = await boardCall(options, 'GET', `/v1/runs/${encodeURIComponent(runId)}`);
-    if (answer.status !== 200) throw new Error(refusal(answer.status, answer.body));
+    if (answer.status !== 200) throw new Error(refusal(answer));
     const view = answer.body ?? {};
     if (isTerminal(view.state as RunState)) return { view, ended: true };
     if (Date.now() >= deadline) return { view, ended: false };
