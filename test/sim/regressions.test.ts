@@ -82,6 +82,19 @@ describe('simulator regressions', () => {
     expect(result.violation).toBeNull();
   });
 
+  // Seen red before a computer's start left alone the retry timer armed while its outboxes opened
+  // (test/computer/restartRetryTimer): c2 crashed with its completion in flight; the next life's resend, whose run
+  // token's claim timed out on a lossy link, failed and armed its retry; the start then put back the timer of the
+  // retry the log held when it began, already due, and the completion was never sent again.
+  it('seed 34, two boards (crash, net): a completion resent as a computer starts, and failed, is retried (its timer armed)', async () => {
+    const plan = [
+      { at: 27_065, kind: 'net' as const, target: 'c2', forMs: 90_000, amount: 60 },
+      { at: 55_593, kind: 'crash' as const, target: 'c2', forMs: 6_000, amount: 0 },
+    ];
+    const result = await runWorld({ seed: 34, faults: parseFaults('crash,net'), size: 'small', boards: 2, plan, keepRuns: [0] });
+    expect(result.violation).toBeNull();
+  });
+
   it('seed 222, two boards (every fault): a completion sent just before its clock stepped back is in flight, not a wait with no timer (sim/invariants.ts: completionInFlight)', async () => {
     const result = await world(222, 'all', undefined, 2);
     expect(result.violation).toBeNull();
