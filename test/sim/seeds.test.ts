@@ -20,8 +20,7 @@ const options = { faults: parseFaults('all'), size: 'small' as const, shrink: fa
  * the lease's loss, met by about one small world in twenty-five with either: a run left queued after a
  * full log cost the lease (the regressions' seed 25) is fixed; a hook cut by the holder's death never
  * recorded interrupted (seed 23, met with `board`: 18 of 600 small worlds with every fault) is not yet,
- * so both join once it is (with `disk` and without `board`, 399 of 400 small worlds held: the one that
- * broke, seed 34, breaks with `crash,net` alone).
+ * so both join once it is (with `disk` and without `board`, 400 of 400 small worlds held).
  */
 const TWO_BOARDS = Array.from({ length: 10 }, (_, i) => i + 1);
 const twoBoards = { faults: parseFaults('all'), size: 'small' as const, boards: 2 as const, shrink: false };
