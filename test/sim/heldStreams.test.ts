@@ -77,8 +77,31 @@ async function twoBoards() {
   board1.sockets.push(server);
   life.host.push.attach('c1', 'c1-life-1', server.asWebSocket());
   await runUntil(2_000);
-  return { boards, board1, board2, lines, runUntil, online, end, client, computer };
+  /**
+   * The log full from 5.5 s to 15.5 s: board1 last renewed the lease and its row at 5.0 s, so both are stale
+   * from 12.5 s, and board2 renews first once the log is writable (16.0 s), before board1 (17.5 s).
+   */
+  const leaseLostToAFullLog = async () => {
+    await runUntil(5_500);
+    boards.log.full = true;
+    await runUntil(15_500);
+    boards.log.full = false;
+  };
+  return { boards, board1, board2, lines, runUntil, leaseLostToAFullLog, online, end, client, computer };
 }
+
+/** `test` on a world of two boards, ended (every life killed) whatever happens. */
+async function withTwoBoards(test: (w: Awaited<ReturnType<typeof twoBoards>>) => Promise<void>): Promise<void> {
+  const w = await twoBoards();
+  try {
+    await test(w);
+  } finally {
+    w.end();
+  }
+}
+
+/** The types of c1's online and offline records when it was taken offline and recorded connected again. */
+const AGAIN = ['board.computer.online', 'board.computer.offline', 'board.computer.online'];
 
 /** Whether the board holds c1 connected through board1 now (each board's own state). */
 const connectedVia = async (board: SimBoards['machines'][number]) =>
@@ -86,14 +109,9 @@ const connectedVia = async (board: SimBoards['machines'][number]) =>
 
 describe('a push stream a live board holds, recorded offline by the other boardâ€™s orphan round', () => {
   it('given board1 holding c1â€™s stream and a log full long enough for board2 to take the lease and orphan c1, then board1 records c1 connected again at once, and it stays so', async () => {
-    const w = await twoBoards();
-    try {
+    await withTwoBoards(async (w) => {
       expect((await w.online()).map((e) => e.type)).toEqual(['board.computer.online']);
-      // board1 last renewed at 5.0 s: its lease and its row are stale from 12.5 s; board2 renews first after the log is writable (16.0 s).
-      await w.runUntil(5_500);
-      w.boards.log.full = true;
-      await w.runUntil(15_500);
-      w.boards.log.full = false;
+      await w.leaseLostToAFullLog();
       await w.runUntil(16_500);
       // What the seed met: board2's round recorded c1 offline, though board1 holds its stream.
       const orphaned = (await w.online()).at(1);
@@ -102,23 +120,17 @@ describe('a push stream a live board holds, recorded offline by the other boardâ
 
       // At once: before board1's own next renewal (17.5 s).
       await w.runUntil(17_400);
-      expect((await w.online()).map((e) => e.type)).toEqual(['board.computer.online', 'board.computer.offline', 'board.computer.online']);
+      expect((await w.online()).map((e) => e.type)).toEqual(AGAIN);
       await w.runUntil(60_000);
       expect((await w.online()).length).toBe(3);
       expect(await connectedVia(w.board2)).toBe(BOARD1);
       expect(await connectedVia(w.board1)).toBe(BOARD1);
-    } finally {
-      w.end();
-    }
+    });
   });
 
   it('given the offline recorded just before the log is full again (board1 cannot say it holds c1), then c1 is recorded connected again once the log takes it (its next renewal)', async () => {
-    const w = await twoBoards();
-    try {
-      await w.runUntil(5_500);
-      w.boards.log.full = true;
-      await w.runUntil(15_500);
-      w.boards.log.full = false;
+    await withTwoBoards(async (w) => {
+      await w.leaseLostToAFullLog();
       // The moment board2's orphan round commits c1's offline, the log is full again for 5 s.
       await w.runUntil(20_000, async () => (await w.online()).length === 2);
       expect((await w.online()).at(1)?.type, w.lines.join('\n')).toBe('board.computer.offline');
@@ -128,23 +140,17 @@ describe('a push stream a live board holds, recorded offline by the other boardâ
       w.boards.log.full = false;
       // board1's renewals fall at 2.5 s steps: the first after the log is writable (22.5 s) writes its row and records c1 again.
       await w.runUntil(23_000);
-      expect((await w.online()).map((e) => e.type)).toEqual(['board.computer.online', 'board.computer.offline', 'board.computer.online']);
+      expect((await w.online()).map((e) => e.type)).toEqual(AGAIN);
       await w.runUntil(60_000);
       expect(await connectedVia(w.board2)).toBe(BOARD1);
-    } finally {
-      w.end();
-    }
+    });
   });
 
   it('given c1â€™s process gone silent (its socket half-open on board1: pings unanswered), when board2 orphans it, then board1 does not record it connected again, and its close at the ping timeout changes nothing', async () => {
-    const w = await twoBoards();
-    try {
+    await withTwoBoards(async (w) => {
       // Frozen: nothing reaches c1 or comes from it, and no close is sent (a pulled cable, a paused VM).
       w.computer.kill();
-      await w.runUntil(5_500);
-      w.boards.log.full = true;
-      await w.runUntil(15_500);
-      w.boards.log.full = false;
+      await w.leaseLostToAFullLog();
       await w.runUntil(60_000);
       // The ping at 10 s went unanswered when board2's round took c1 offline (16 s); board1 cut it at 30 s.
       expect(
@@ -152,8 +158,6 @@ describe('a push stream a live board holds, recorded offline by the other boardâ
         w.lines.join('\n'),
       ).toEqual(['board.computer.online', 'board.computer.offline']);
       expect(w.board1.life!.host.push.holds('c1')).toBe(false);
-    } finally {
-      w.end();
-    }
+    });
   });
 });
