@@ -183,7 +183,8 @@ export class ComputerRuns {
           data: { runId, pid: run.pid, alive },
           at: this.options.clock.now(),
         });
-      } else if (run.phase === 'completing' && run.completionNotBefore > 0) {
+      } else if (run.phase === 'completing' && run.completionNotBefore > 0 && !this.timers.has(runId) && this.phases.get(runId) === 'completing') {
+        // Unless a decision since the outboxes opened (the resent completion's answer) armed its own, or settled it.
         this.armCompletionTimer(runId, run.completionNotBefore);
       }
     }

@@ -156,7 +156,10 @@ describe.skipIf(!hasChromium)('the history, the run page and the folded lanes in
     expect(await row.count()).toBe(1);
     expect((await row.locator('.copies li').allTextContents()).map((t) => t.split(' ')[0])).toEqual(expect.arrayContaining(['local', 'c2']));
     expect(await page.locator(`#lanes section[data-lane="fold"] tr[data-run="${first}"]`).count()).toBe(1);
-    expect(await page.locator('#lanes section[data-lane="fold"] caption').textContent()).toMatch(/2 runs: 1 running, 1 (parked|queued)/);
+    // Polled: a computer may be asking for the next turn's claim (`claiming`) before it is told to wait.
+    await expect
+      .poll(() => page.locator('#lanes section[data-lane="fold"] caption').textContent(), { timeout: 5_000 })
+      .toMatch(/2 runs: 1 running, 1 (parked|queued)/);
     await page.screenshot({ path: join(SCREENS, 'board.png'), fullPage: true });
     await waitFor('the fold turns to finish', async () => (await runState(board, next)) === 'succeeded', 20_000);
     expect(errors).toEqual([]);

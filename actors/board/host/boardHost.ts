@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Subscription } from 'rxjs';
 import type { DomainEvent } from '../../../events/catalog.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
+import { messageOf } from '../../../events/thrown.ts';
 import type { Usage } from '../../../events/usage.ts';
 import { idsStartingWith, LOOKUP_LIMIT } from '../../../projections/audit/runIdPrefix.ts';
 import { boardProjection } from '../../../projections/board.ts';
@@ -16,7 +17,7 @@ import { framesOf, type RequestAnswer, requestAnswer } from '../boardAnswers.ts'
 import { BOARD_STREAM_KINDS, boardDecider } from '../boardDecider.ts';
 import { boardInput } from '../boardInputs.ts';
 import { cancelAnswer, claimedRunBody, heartbeatAnswer, idleNextTurns, openClaims, runView, settledView, tokenHashOf } from '../boardQueries.ts';
-import { type BoardState, initialBoardState, isTerminal } from '../boardState.ts';
+import { type BoardState, initialBoardState, isConnected, isTerminal } from '../boardState.ts';
 import { copyBoardState } from '../copyBoardState.ts';
 import type { BoardDecision, BoardInput } from '../decideBoard.ts';
 import { pastOf, type RunPast, type SettledRun, settledRun } from '../settledRun.ts';
@@ -126,7 +127,11 @@ export class BoardHost {
    * command) make it rehydrate.
    */
   async start(): Promise<void> {
-    await this.peers.start({ computers: () => this.push.computers(), round: () => this.closeOrphans() });
+    await this.peers.start({
+      computers: () => this.push.computers(),
+      round: () => this.closeOrphans(),
+      streams: () => void this.connectHeldAgain(),
+    });
     this.lease.start();
     this.offers.start();
     const head = await this.options.store.headSeq();
@@ -135,6 +140,8 @@ export class BoardHost {
       if (event.type === 'token.added') void this.submitTokens.refresh();
       if (boardDecider.scopeOf(event) === null) return;
       this.actor.observe(event);
+      // Another board's orphan round (or a one-shot command) took offline a computer whose stream this one holds.
+      if (event.type === 'board.computer.offline') this.connectAgain(event.data.computerId);
       // Another board on the same log (PostgreSQL, SPEC 8) decided it: its frames go down the streams this one holds.
       if (event.actor !== this.options.store.writer) void this.actor.read((state) => this.push.send(framesOf(event, state)));
     });
@@ -165,6 +172,30 @@ export class BoardHost {
       if ((await store.streamVersion(`computer:${computerId}`)) !== versions.get(computerId)) continue;
       await this.actor.input(this.chore(boardInput.disconnected(computerId, clock.now())));
     }
+  }
+
+  /**
+   * The log is made to say again what this board's sockets say: a computer whose stream it holds, and
+   * which the log has offline, is recorded connected again (its stream never closed, so the computer
+   * will not connect again of its own, and no run would be offered to it).
+   */
+  private connectAgain(computerId: string): void {
+    if (!this.push.holds(computerId)) return;
+    this.push.connectAgain(computerId, () => this.actor.read((state) => !isConnected(state, computerId)));
+  }
+
+  /** Each stream this board holds whose computer the log has offline (one read of the state for all) is connected again. */
+  private async connectHeldAgain(): Promise<void> {
+    const held = this.push.computers();
+    const lost = await this.actor
+      .read((state) => held.filter((computerId) => !isConnected(state, computerId)))
+      .catch((error: unknown) => {
+        (this.options.log ?? stderrLog)(
+          `board: the streams it holds could not be checked against the log (${messageOf(error)}); checked again next round`,
+        );
+        return [];
+      });
+    for (const computerId of lost) this.connectAgain(computerId);
   }
 
   /** `input`, marked as a chore: its append carries the chores' lease (BoardPeers.choreLease). */

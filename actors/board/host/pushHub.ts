@@ -57,6 +57,8 @@ export class PushHub {
   private stopPinger: () => void;
   /** Per computer id, the last of its inputs handed to the board: the next one waits for it. */
   private readonly recording = new Map<string, Promise<void>>();
+  /** The computers whose connect is queued to be recorded again (connectAgain). */
+  private readonly again = new Set<string>();
 
   constructor(
     private readonly events: PushHubEvents,
@@ -114,6 +116,24 @@ export class PushHub {
       this.unrecorded(`the connect of computer ${computerId}`)(error);
       ws.close(1011, 'the board could not record the connection');
     });
+  }
+
+  /**
+   * The log no longer has `computerId` connected though this hub holds its stream (another board's orphan
+   * round took this board for dead while its writes failed): its connect is handed to the board again, in
+   * the order of the computer's inputs, unless by then the stream closed or was replaced, stopped
+   * answering its pings, or `stillLost` (read at that turn) says the log has it connected again. One at a
+   * time per computer; one that fails is left to the next call (this board's next lease renewal).
+   */
+  connectAgain(computerId: string, stillLost: () => Promise<boolean>): void {
+    const entry = this.sockets.get(computerId);
+    if (entry === undefined || this.again.has(computerId)) return;
+    this.again.add(computerId);
+    void this.inOrder(computerId, async () => {
+      this.again.delete(computerId);
+      const live = this.sockets.get(computerId) === entry && entry.ws.readyState === WebSocket.OPEN && entry.missed === 0;
+      if (live && (await stillLost())) await this.events.connected(computerId);
+    }).catch(this.unrecorded(`the connect of computer ${computerId} again`));
   }
 
   /** The computers whose push streams this board holds. */

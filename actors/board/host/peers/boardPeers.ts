@@ -33,6 +33,12 @@ export interface PeerRounds {
   readonly computers: () => readonly string[];
   /** The lease holder's chores of the boards' own (recording orphaned computers disconnected). */
   readonly round: () => Promise<void>;
+  /**
+   * Every board's own round, after each renewal that wrote its liveness row, holder or not: the streams it
+   * holds that the log has offline are recorded connected again. Not awaited: what it records may wait
+   * for the log, and the renewals must go on meanwhile.
+   */
+  readonly streams?: () => void;
 }
 
 /**

@@ -188,6 +188,8 @@ export class LeasedPeers implements BoardPeers {
       this.options.log(`board peers: the lease could not be renewed (${messageOf(error)}); trying again next round`);
       return;
     }
+    // Its row now says which streams it holds, so no holder's round takes them for orphans: the log may say so too.
+    this.rounds?.streams?.();
     if (!this.holdsChores()) return;
     await this.tables.forgetBoards(this.ttlMs * 30).catch(() => undefined);
     await this.rounds?.round().catch((error: unknown) => this.options.log(`board peers: the holder's round failed (${messageOf(error)})`));
