@@ -87,9 +87,19 @@ export const executionEvents = eventGroup(
   defineEvent('run.claim.refused', z.strictObject({ runId, lane: SafeId, problem: z.string().min(1).max(500) })),
 
   // Decisions.
+  /**
+   * `budgetS`: on the first request of a run started from its queue's `run.claimed` (no `run.handed.over`
+   * before it), the budget the deadline was drawn from; `resume` is then the lane's session it started with.
+   */
   defineEvent(
     'run.execution.requested',
-    z.strictObject({ runId, lane: SafeId, deadlineAt: z.number().int().nullable(), resume: sessionId.nullable() }),
+    z.strictObject({
+      runId,
+      lane: SafeId,
+      deadlineAt: z.number().int().nullable(),
+      resume: sessionId.nullable(),
+      budgetS: z.number().nonnegative().optional(),
+    }),
   ),
   defineEvent('run.cancel.decided', z.strictObject({ runId, reason })),
   /**

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import type { DomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { messageOf } from '../../events/thrown.ts';
 import { BoardClient } from '../../wire/boardClient.ts';
@@ -11,7 +12,7 @@ import { agentKindOf } from '../run/resume.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { ActorSystem } from '../runtime/runtime.ts';
 import { stderrLog } from '../runtime/untilRecorded.ts';
-import { ComputerQueue } from './computerQueue.ts';
+import { ComputerQueue, type QueueEffects } from './computerQueue.ts';
 import { ComputerRuns, type ComputerRunsOptions } from './computerRuns.ts';
 import { writeSkills } from './skills.ts';
 
@@ -120,10 +121,11 @@ export class Computer {
       {
         acknowledge: (frameId, status, reason) => this.push.acknowledge(frameId, status, reason),
         log: failures,
-        claimed: (runId, lane, { run, invalid }) => {
-          const handOver = invalid !== undefined ? this.runs.refuseClaim(runId, lane, invalid) : run ? this.runs.handOver(runId, lane, run) : null;
-          void handOver?.catch((error) => log(`run ${runId} could not be handed over: ${messageOf(error)}`));
+        claimed: (claimed, answer) => {
+          const { runId } = claimed.data;
+          void this.startClaimed(claimed, answer)?.catch((error) => log(`run ${runId} could not be handed over: ${messageOf(error)}`));
         },
+        startOf: (lane, timeoutS) => this.runs.startOf(lane, timeoutS),
         limitOver: (runId) => {
           void this.runs.limitOver(runId).catch((error) => log(`run ${runId} could not run again after its usage limit: ${messageOf(error)}`));
         },
@@ -224,8 +226,9 @@ export class Computer {
         continue;
       }
       if (run.status !== 'running' || live.has(run.runId)) continue;
+      // Not live, yet its run wrote something: it was handed over, and has settled.
       const events = await store.readStream(`${computer}/run:${run.runId}`);
-      if (events.some((e) => e.type === 'run.handed.over')) {
+      if (events.length > 0) {
         await this.queue.input({
           stream: laneStream,
           type: 'run.execution.ended',
@@ -234,11 +237,26 @@ export class Computer {
         });
         continue;
       }
-      const answer = (await store.readStream(laneStream)).findLast((e) => e.type === 'claim.answered' && e.data.runId === run.runId);
-      if (answer?.type !== 'claim.answered') continue;
-      if (answer.data.invalid !== undefined) await this.runs.refuseClaim(run.runId, run.lane, answer.data.invalid);
-      else if (answer.data.run) await this.runs.handOver(run.runId, run.lane, answer.data.run);
+      // Claimed, never started (the last life stopped between its queue's commit and its run's decision): started now.
+      const lane = await store.readStream(laneStream);
+      const answer = lane.findLast((e) => e.type === 'claim.answered' && e.data.runId === run.runId);
+      const claimed = lane.findLast((e) => e.type === 'run.claimed' && e.data.runId === run.runId);
+      if (answer?.type === 'claim.answered' && claimed?.type === 'run.claimed') await this.startClaimed(claimed, answer.data);
     }
+  }
+
+  /**
+   * A granted claim's run starts from the queue's `run.claimed` (one that carries its start: else an
+   * older version's, handed over as it did), or, its answer refused, is completed as failed.
+   */
+  private startClaimed(
+    claimed: Extract<DomainEvent, { type: 'run.claimed' }>,
+    answer: Parameters<NonNullable<QueueEffects['claimed']>>[1],
+  ): Promise<void> | null {
+    const { runId, lane } = claimed.data;
+    if (answer.invalid !== undefined) return this.runs.refuseClaim(runId, lane, answer.invalid);
+    if (!answer.run) return null;
+    return claimed.data.start ? this.runs.claimed(claimed, answer.run.prompt) : this.runs.handOver(runId, lane, answer.run);
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { Subscription } from 'rxjs';
 import { z } from 'zod';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
+import type { RunStart } from '../../events/queueEvents.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { messageOf } from '../../events/thrown.ts';
 import { executionsProjection } from '../../projections/executions.ts';
@@ -125,22 +126,42 @@ export class ComputerRuns {
   }
 
   /**
-   * The queue claimed a run: it starts now, resuming its lane's session. While the daemon drains it
-   * never starts (a claim that was in flight when the drain began can still be granted): it is
-   * completed with the shutdown marker instead.
+   * The queue claimed a run (`run.claimed`, committed): it starts now, with the budget and lane's
+   * session its claim's answer recorded. While the daemon drains it never starts (a claim that was in
+   * flight when the drain began can still be granted): it is completed with the shutdown marker instead.
+   */
+  async claimed(claimed: Extract<DomainEvent, { type: 'run.claimed' }>, prompt: string): Promise<void> {
+    const { runId, lane } = claimed.data;
+    if (await this.shutDownBeforeStart(runId, lane)) return;
+    this.prompts.set(runId, prompt);
+    // Its queue's committed decision is the run's input (SPEC 3): nothing is appended but what it decides.
+    await this.actors.message(runId, claimed);
+  }
+
+  /**
+   * A run whose queue's claim carries no `start` (an older version recorded it, and stopped before the
+   * hand-over): handed over by an input of its own, with what the host reads now, as that version did.
    */
   async handOver(runId: string, lane: string, run: { prompt: string; timeoutS: number | null }): Promise<void> {
+    if (await this.shutDownBeforeStart(runId, lane)) return;
+    const { budgetS, laneSession } = this.startOf(lane, run.timeoutS);
+    this.prompts.set(runId, run.prompt);
+    const data = { runId, lane, budgetS, laneSession };
+    await this.input(runId, { stream: this.stream(runId), type: 'run.handed.over', data, at: this.options.clock.now() });
+  }
+
+  /** What a run of `lane` starts with, as read now: its budget (the board's, else the default) and its lane's session. */
+  startOf(lane: string, timeoutS: number | null): RunStart {
+    return { budgetS: timeoutS ?? this.options.defaultTimeoutS ?? DEFAULT_TIMEOUT_S, laneSession: this.laneSessions[lane] ?? null };
+  }
+
+  /** Holds the granted run here; while the daemon drains it never starts, and is completed with the shutdown marker (true). */
+  private async shutDownBeforeStart(runId: string, lane: string): Promise<boolean> {
     this.live.add(runId);
     this.lanes.set(runId, lane);
-    const at = this.options.clock.now();
-    if (this.draining) {
-      await this.input(runId, { stream: this.stream(runId), type: 'run.shutdown.before.start', data: { runId }, at });
-      return;
-    }
-    const laneSession = this.laneSessions[lane] ?? null;
-    const budgetS = run.timeoutS ?? this.options.defaultTimeoutS ?? DEFAULT_TIMEOUT_S;
-    this.prompts.set(runId, run.prompt);
-    await this.input(runId, { stream: this.stream(runId), type: 'run.handed.over', data: { runId, lane, budgetS, laneSession }, at });
+    if (!this.draining) return false;
+    await this.input(runId, { stream: this.stream(runId), type: 'run.shutdown.before.start', data: { runId }, at: this.options.clock.now() });
+    return true;
   }
 
   /** A granted claim whose answer was refused (`problem` names the field): completed as failed, never run. */

@@ -167,7 +167,7 @@ function answerFrame(state: QueueState, frame: EventData<'frame.received'>, comp
 }
 
 function answerClaim(state: QueueState, answer: EventData<'claim.answered'>, at: number, on: On): Decision[] {
-  const { runId, status, code, skills } = answer;
+  const { runId, status, code, skills, start } = answer;
   const run = state.runs[runId];
   // A late answer (the run was withdrawn or settled meanwhile) decides nothing.
   if (run?.status !== 'claiming') return [];
@@ -177,7 +177,8 @@ function answerClaim(state: QueueState, answer: EventData<'claim.answered'>, at:
   const verdict = claimVerdict(status, code);
   switch (verdict.kind) {
     case 'claimed':
-      return [on(runId, { type: 'run.claimed', data: { runId, lane: run.lane, skills: skills ?? [] } })];
+      // What the host read for its start goes on with it: the run actor starts the run from this decision.
+      return [on(runId, { type: 'run.claimed', data: { runId, lane: run.lane, skills: skills ?? [], ...(start ? { start } : {}) } })];
     case 'busy': {
       if (state.draining) return skip('skipped: its conversation is busy and this computer is draining', true);
       if (run.resentWhileClaiming) {

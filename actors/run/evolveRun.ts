@@ -17,6 +17,12 @@ export function evolveRun(state: RunExecution, event: DomainEvent): RunExecution
       state.lane = event.data.lane;
       break;
     case 'run.execution.requested':
+      // The first request of a run started from its queue's `run.claimed`: what a hand-over held.
+      if (event.data.budgetS !== undefined) {
+        state.lane = event.data.lane;
+        state.session = event.data.resume;
+        state.budgetMs = budgetMsOf(event.data.budgetS);
+      }
       state.phase = 'requested';
       state.deadlineAt = event.data.deadlineAt;
       state.resuming = event.data.resume;

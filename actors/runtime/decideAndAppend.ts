@@ -66,13 +66,18 @@ export async function decideAppend<S, I extends NewDomainEvent, D extends NewDom
   const step = decideStep(decider, state, asInputOf(decider, input));
   if (!step) return null;
   const events: [I, ...NewEvent[]] = [input, ...step.decisions.map((d) => ({ ...d, cause: { inBatch: 0 } }))];
+  return { state: step.state, decisions: step.decisions, expected: await expectedOf(events, versions, versionOf), events };
+}
+
+/** Each stream of an append at the version this actor last saw it (`versions`, filled from `versionOf` for one it has not). */
+async function expectedOf(events: readonly NewEvent[], versions: Map<string, number>, versionOf: VersionOf): Promise<Record<string, number>> {
   const expected: Record<string, number> = {};
   for (const { stream } of events) {
     if (Object.hasOwn(expected, stream)) continue;
     if (!versions.has(stream)) versions.set(stream, await versionOf(stream));
     expected[stream] = versions.get(stream)!;
   }
-  return { state: step.state, decisions: step.decisions, expected, events };
+  return expected;
 }
 
 /**
@@ -98,4 +103,29 @@ export async function decideAndAppend<S, I extends NewDomainEvent, D extends New
   if (!result.ok) return result;
   for (const event of result.events) versions.set(event.stream, event.version);
   return { ok: true, state: decided.state, ...recorded<I, D>(result.events) };
+}
+
+/**
+ * One step of an actor whose input is another actor's committed decision (a message, see
+ * `Decider.messageScopeOf`): decided as an input is, but only the decisions are appended, each with the
+ * message's seq as its cause, and the message is not folded into this state (it is in none of its streams).
+ * Nothing is appended when the decider ignores it or decides nothing.
+ */
+export async function decideMessageAndAppend<S, I extends NewDomainEvent, D extends NewDomainEvent>(
+  store: EventStore,
+  decider: Decider<S, I, D>,
+  state: S,
+  message: Recorded<I>,
+  versions: Map<string, number>,
+  versionOf: VersionOf,
+): Promise<StepOutcome<S, I, D>> {
+  if (decider.messageScopeOf?.(message) == null)
+    throw new Error(`${message.type} at seq ${message.seq} is not a message the ${decider.name} decider takes`);
+  const step = decideStep(decider, state, message as unknown as I, true);
+  if (!step || step.decisions.length === 0) return { ok: true, state: step?.state ?? state, input: null, decisions: [] };
+  const events = step.decisions.map((d) => ({ ...d, cause: message.seq }));
+  const result = await store.append({ expected: await expectedOf(events, versions, versionOf), events });
+  if (!result.ok) return result;
+  for (const event of result.events) versions.set(event.stream, event.version);
+  return { ok: true, state: step.state, input: message, decisions: result.events as readonly Recorded<D>[] };
 }

@@ -1,6 +1,6 @@
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
-import { decideAndAppend, type StepOutcome } from './decideAndAppend.ts';
+import { decideAndAppend, decideMessageAndAppend, type Recorded, type StepOutcome } from './decideAndAppend.ts';
 import type { Decider } from './decider.ts';
 import { type ReplyTo, reply } from './runtime.ts';
 
@@ -20,10 +20,15 @@ export async function stepInActor<S, I extends NewDomainEvent, D extends NewDoma
   held: { state: S; readonly versions: Map<string, number> },
   input: NoInfer<I>,
   replyTo: ReplyTo<StepOutcome<S, I, D> | Error>,
+  /** The input is another actor's committed decision, already in the log (see `Decider.messageScopeOf`). */
+  message = false,
 ): Promise<Committed<S, I, D>> {
   let outcome: StepOutcome<S, I, D>;
+  const versionOf = (stream: string) => store.streamVersion(stream);
   try {
-    outcome = await decideAndAppend(store, decider, held.state, input, held.versions, (s) => store.streamVersion(s));
+    outcome = message
+      ? await decideMessageAndAppend(store, decider, held.state, input as unknown as Recorded<I>, held.versions, versionOf)
+      : await decideAndAppend(store, decider, held.state, input, held.versions, versionOf);
   } catch (error) {
     reply(replyTo, error as Error);
     throw error;

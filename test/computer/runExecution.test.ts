@@ -94,7 +94,8 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     const events = await store.readStream(runStream('r1'));
     const requested = events.filter((e) => e.type === 'run.execution.requested').map((e) => e.data);
     expect(requested).toEqual([
-      { runId: 'r1', lane: 'L', deadlineAt: clock.now() + 600_000, resume: 'stale-session' },
+      // The first, decided from its queue's claim, records the budget its deadline came from.
+      { runId: 'r1', lane: 'L', deadlineAt: clock.now() + 600_000, resume: 'stale-session', budgetS: 600 },
       { runId: 'r1', lane: 'L', deadlineAt: clock.now() + 600_000, resume: null },
     ]);
     expect(events.filter((e) => e.type === 'run.process.began').map((e) => e.data.resuming)).toEqual(['stale-session', null]);

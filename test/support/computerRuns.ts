@@ -88,10 +88,39 @@ export async function startRuns(
       const answer = await board.claim(runId);
       const body = answer.body as { run: { lane: string; prompt: string; timeout_s: number | null }; run_token: string };
       runs.rememberToken(runId, body.run_token);
-      await runs.handOver(runId, body.run.lane, { prompt: body.run.prompt, timeoutS: body.run.timeout_s });
+      await runs.claimed(await recordClaimed(store, runs, runId, body.run.lane, body.run.timeout_s, clock.now()), body.run.prompt);
     },
     crash: stop,
   };
+}
+
+/**
+ * Records the queue's decisions up to a granted run's `run.claimed` as its queue makes them (no queue
+ * here: queued, claim started, claimed), in its lane's stream, the claim carrying what the host reads
+ * for its start. The run actor starts the run from it.
+ */
+export async function recordClaimed(
+  store: EventStore,
+  runs: ComputerRuns,
+  runId: string,
+  lane: string,
+  timeoutS: number | null,
+  at: number,
+  computer = 'c1',
+): Promise<Extract<DomainEvent, { type: 'run.claimed' }>> {
+  const stream = `${computer}/lane:${lane}`;
+  const data = { runId, lane, skills: [], start: runs.startOf(lane, timeoutS) };
+  const arrival = await store.headSeq();
+  const result = await store.append({
+    expected: { [stream]: await store.streamVersion(stream) },
+    events: [
+      { stream, type: 'run.queued', data: { runId, lane, agentId: null, arrival }, at },
+      { stream, type: 'run.claim.started', data: { runId, attempt: 1 }, at },
+      { stream, type: 'run.claimed', data, at },
+    ],
+  });
+  if (!result.ok) throw result.conflict;
+  return result.events[2] as Extract<DomainEvent, { type: 'run.claimed' }>;
 }
 
 /** SIGKILLs every process group any run of the log began: nothing a test started outlives it. */
