@@ -100,14 +100,7 @@ export class Computer {
         complete: (runId, token, result, usage) => board.complete(runId, token, result, usage),
       },
       log: failures,
-      executionEnded: async (runId, lane, ok, reason) => {
-        await this.queue.input({
-          stream: lane ? `${computer}/lane:${lane}` : `${computer}/computer:${computer}`,
-          type: 'run.execution.ended',
-          data: { runId, ok, ...(reason ? { reason: reason.slice(0, 500) } : {}) },
-          at: clock.now(),
-        });
-      },
+      ended: (ended) => this.queue.message(ended),
       limitReached: async (runId, lane, limit) => {
         await this.queue.input({ stream: `${computer}/lane:${lane}`, type: 'run.limit.reported', data: { runId, ...limit }, at: clock.now() });
       },
@@ -212,29 +205,18 @@ export class Computer {
         await this.settleLimit(run.runId, run.lane);
         continue;
       }
-      const { computer, store, clock } = this.options;
+      const { computer, store } = this.options;
       const laneStream = `${computer}/lane:${run.lane}`;
       // Waiting out a usage limit, but settled (cancelled, resolved) in a life that stopped before its
       // queue heard: told now, or its lane (and, at the reset, a slot) would be held for ever.
       if (run.claimHeld && !live.has(run.runId)) {
-        await this.queue.input({
-          stream: laneStream,
-          type: 'run.execution.ended',
-          data: { runId: run.runId, ok: false, reason: 'ended before a restart' },
-          at: clock.now(),
-        });
+        await this.endedBeforeRestart(run.runId, laneStream);
         continue;
       }
       if (run.status !== 'running' || live.has(run.runId)) continue;
       // Not live, yet its run wrote something: it was handed over, and has settled.
-      const events = await store.readStream(`${computer}/run:${run.runId}`);
-      if (events.length > 0) {
-        await this.queue.input({
-          stream: laneStream,
-          type: 'run.execution.ended',
-          data: { runId: run.runId, ok: false, reason: 'ended before a restart' },
-          at: clock.now(),
-        });
+      if ((await store.lastOfStream(`${computer}/run:${run.runId}`)) !== null) {
+        await this.endedBeforeRestart(run.runId, laneStream);
         continue;
       }
       // Claimed, never started (the last life stopped between its queue's commit and its run's decision): started now.
@@ -243,6 +225,22 @@ export class Computer {
       const claimed = lane.findLast((e) => e.type === 'run.claimed' && e.data.runId === run.runId);
       if (answer?.type === 'claim.answered' && claimed?.type === 'run.claimed') await this.startClaimed(claimed, answer.data);
     }
+  }
+
+  /**
+   * A run that settled in a life that stopped before its queue decided its end: its queue takes its
+   * committed settle now, as it would have then. A stream holding none (a log this version cannot read
+   * an end from) is told by an input of its own, as older versions did.
+   */
+  private async endedBeforeRestart(runId: string, laneStream: string): Promise<void> {
+    const { computer, store, clock } = this.options;
+    const end = (await store.readStream(`${computer}/run:${runId}`)).findLast((e) => e.type === 'run.settled');
+    if (end?.type === 'run.settled') {
+      await this.queue.message(end);
+      return;
+    }
+    const data = { runId, ok: false, reason: 'ended before a restart' };
+    await this.queue.input({ stream: laneStream, type: 'run.execution.ended', data, at: clock.now() });
   }
 
   /**

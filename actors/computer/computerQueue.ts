@@ -108,6 +108,14 @@ export class ComputerQueue {
     }
   }
 
+  /**
+   * A run's committed end (`run.settled`, or a paused completion): the queue's input as it is (SPEC 3),
+   * deciding the run's end there and what starts next; nothing is appended but those decisions.
+   */
+  message(ended: Recorded<NewEventOf<'run.settled' | 'run.completion.paused'>>): Promise<StepOutcome<QueueState, QueueInput, QueueDecision>> {
+    return this.actor.message(ended);
+  }
+
   /** What `read` takes of the queue as of now, in the actor's turn: the live state, to copy what is kept. */
   read<R>(read: (queue: Readonly<QueueState>) => R): Promise<R> {
     return this.actor.read(read);

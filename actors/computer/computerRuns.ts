@@ -32,6 +32,9 @@ export const PROGRESS_BEAT_MS = 1_000;
 /** A heartbeat's answer that asks the run to stop (SPEC section 7: `{cancel_requested: true}`). */
 const CancelRequested = z.object({ cancel_requested: z.literal(true) });
 
+/** A run's decision that ends its hold on its slot and lane, as committed. */
+export type RunEnd = Extract<DomainEvent, { type: 'run.settled' | 'run.completion.paused' }>;
+
 export interface ComputerRunsOptions {
   readonly system: ActorSystem;
   readonly store: EventStore;
@@ -55,8 +58,8 @@ export interface ComputerRunsOptions {
   readonly log?: FailureLog;
   /** Test seam (the simulator's agent processes): how an agent is started. */
   readonly startAgent?: RunEffectsContext['startAgent'];
-  /** Tells the queue a run no longer needs its slot and lane. */
-  readonly executionEnded: (runId: string, lane: string | null, ok: boolean, reason?: string) => Promise<void>;
+  /** Hands the queue a run's committed end (its settle, or its paused completion): it no longer needs its slot and lane. */
+  readonly ended: (ended: RunEnd) => Promise<unknown>;
   /** Tells the queue a run's agent stopped at its login's usage limit: the queue decides when it runs again. */
   readonly limitReached?: (runId: string, lane: string, limit: { words: string; resetAt?: number }) => Promise<void>;
 }
@@ -160,7 +163,8 @@ export class ComputerRuns {
     this.live.add(runId);
     this.lanes.set(runId, lane);
     if (!this.draining) return false;
-    await this.input(runId, { stream: this.stream(runId), type: 'run.shutdown.before.start', data: { runId }, at: this.options.clock.now() });
+    // Its lane recorded: its queue reads this run's end from its settle (RunExecution.endTold).
+    await this.input(runId, { stream: this.stream(runId), type: 'run.shutdown.before.start', data: { runId, lane }, at: this.options.clock.now() });
     return true;
   }
 
@@ -317,7 +321,7 @@ export class ComputerRuns {
           break;
         case 'run.completion.paused':
           // Unreported, yet no longer executing: the slot and lane go to the next run.
-          this.tellQueue(runId, run.lane, run.result?.ok ?? false, run.result?.error ?? decision.data.reason);
+          this.tellQueue(runId, decision);
           break;
         case 'run.completion.retrying':
           this.armCompletionTimer(runId, decision.data.notBefore);
@@ -339,7 +343,7 @@ export class ComputerRuns {
           this.prompts.delete(runId);
           this.forgetProgress(runId);
           // Told already (a paused completion): nothing more is told of a settled run, so it is forgotten.
-          if (!this.endedForQueue.delete(runId)) this.tellQueue(runId, run.lane, run.result?.ok ?? false, run.result?.error ?? decision.data.reason);
+          if (!this.endedForQueue.delete(runId)) this.tellQueue(runId, decision);
           break;
         default:
           break;
@@ -349,11 +353,14 @@ export class ComputerRuns {
     if (effects) for (const outbox of this.outboxes) void outbox.drain();
   }
 
-  /** The queue frees the run's slot and lane once, when the run no longer executes. */
-  private tellQueue(runId: string, lane: string | null, ok: boolean, reason?: string): void {
+  /**
+   * The queue frees the run's slot and lane once, when the run no longer executes: the run's committed
+   * decision is its input (SPEC 3), which carries the result the queue reads (see RunExecution.endTold).
+   */
+  private tellQueue(runId: string, ended: RunEnd): void {
     if (this.endedForQueue.has(runId)) return;
     this.endedForQueue.add(runId);
-    void this.options.executionEnded(runId, lane, ok, reason).then(
+    void this.options.ended(ended).then(
       // A settled run is told no more: its mark goes, or every run ever handled would keep one.
       () => {
         if (!this.live.has(runId)) this.endedForQueue.delete(runId);
@@ -361,7 +368,7 @@ export class ComputerRuns {
       (error: Error) => {
         // Told again by the next settle of the run (a restart's resume, a later decision).
         this.endedForQueue.delete(runId);
-        this.failures(`run.execution.ended of run ${runId} could not be recorded: ${error.message}`);
+        this.failures(`the end of run ${runId} (seq ${ended.seq}) could not be decided by its queue: ${error.message}`);
       },
     );
   }

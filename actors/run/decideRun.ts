@@ -61,7 +61,7 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
   const stream = input.type === 'run.claimed' ? claimedRunStream(input) : input.stream;
   const runId = input.type === 'run.claimed' ? input.data.runId : parseStream(input.stream).id;
   const at = input.at;
-  const on: On = (type, data) => ({ stream, type, data, at });
+  const on: On = (type, data) => ({ stream, type, data: endOf(state, type, data), at });
   // The lane's session memory is written in the run's own stream (the run actor writes only there);
   // the lane-sessions projection gathers it by lane. A run remembers or forgets a session only once it
   // was handed over, which gave it its lane (hence `state.lane!` in these).
@@ -166,6 +166,16 @@ interface Helpers {
   onLane?: On;
   complete?: (result: Result, reply?: string | null, usage?: Usage) => Decision;
   runId: string;
+}
+
+/**
+ * The run's end as its queue reads it: a settle or a paused completion of a run whose queue takes it as
+ * its input (`endTold`) carries the result it came to, if any (the queue frees its slot and lane, saying
+ * how it went). Other decisions, and those of runs an older version handed over, are as given.
+ */
+function endOf<T extends DecisionType>(state: RunExecution, type: T, data: EventData<T>): EventData<T> {
+  if (!state.endTold || state.result === null || (type !== 'run.settled' && type !== 'run.completion.paused')) return data;
+  return Object.hasOwn(data as object, 'result') ? data : { ...data, result: state.result };
 }
 
 /**

@@ -105,12 +105,36 @@ export async function decideAndAppend<S, I extends NewDomainEvent, D extends New
   return { ok: true, state: decided.state, ...recorded<I, D>(result.events) };
 }
 
+/** A message decided (see `Decider.messageScopeOf`): only its decisions are appended, each caused by the message. */
+export interface DecidedMessage<S, D extends NewDomainEvent = NewDomainEvent> {
+  readonly state: S;
+  readonly decisions: readonly D[];
+  readonly expected: Record<string, number>;
+  readonly events: readonly NewEvent[];
+}
+
 /**
- * One step of an actor whose input is another actor's committed decision (a message, see
- * `Decider.messageScopeOf`): decided as an input is, but only the decisions are appended, each with the
- * message's seq as its cause, and the message is not folded into this state (it is in none of its streams).
- * Nothing is appended when the decider ignores it or decides nothing.
+ * The decide half of a step whose input is another actor's committed decision (a message): decided as
+ * an input is (decideStep), but the message is not folded into this state (it is in none of its
+ * streams) and not appended again; the append holds the decisions, each with the message's seq as
+ * its cause. Null when the decider ignores it or decides nothing: nothing is appended.
  */
+export async function decideMessageAppend<S, I extends NewDomainEvent, D extends NewDomainEvent>(
+  decider: Decider<S, I, D>,
+  state: S,
+  message: Recorded<I>,
+  versions: Map<string, number>,
+  versionOf: VersionOf,
+): Promise<DecidedMessage<S, D> | null> {
+  if (decider.messageScopeOf?.(message) == null)
+    throw new Error(`${message.type} at seq ${message.seq} is not a message the ${decider.name} decider takes`);
+  const step = decideStep(decider, state, message as unknown as I, true);
+  if (!step || step.decisions.length === 0) return null;
+  const events = step.decisions.map((d) => ({ ...d, cause: message.seq }));
+  return { state: step.state, decisions: step.decisions, expected: await expectedOf(events, versions, versionOf), events };
+}
+
+/** `decideMessageAppend`, then the append, waiting for its commit (as `decideAndAppend` does for an input). */
 export async function decideMessageAndAppend<S, I extends NewDomainEvent, D extends NewDomainEvent>(
   store: EventStore,
   decider: Decider<S, I, D>,
@@ -119,13 +143,10 @@ export async function decideMessageAndAppend<S, I extends NewDomainEvent, D exte
   versions: Map<string, number>,
   versionOf: VersionOf,
 ): Promise<StepOutcome<S, I, D>> {
-  if (decider.messageScopeOf?.(message) == null)
-    throw new Error(`${message.type} at seq ${message.seq} is not a message the ${decider.name} decider takes`);
-  const step = decideStep(decider, state, message as unknown as I, true);
-  if (!step || step.decisions.length === 0) return { ok: true, state: step?.state ?? state, input: null, decisions: [] };
-  const events = step.decisions.map((d) => ({ ...d, cause: message.seq }));
-  const result = await store.append({ expected: await expectedOf(events, versions, versionOf), events });
+  const decided = await decideMessageAppend(decider, state, message, versions, versionOf);
+  if (!decided) return { ok: true, state, input: null, decisions: [] };
+  const result = await store.append({ expected: decided.expected, events: decided.events });
   if (!result.ok) return result;
   for (const event of result.events) versions.set(event.stream, event.version);
-  return { ok: true, state: step.state, input: message, decisions: result.events as readonly Recorded<D>[] };
+  return { ok: true, state: decided.state, input: message, decisions: result.events as readonly Recorded<D>[] };
 }

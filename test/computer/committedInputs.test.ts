@@ -90,3 +90,51 @@ describe("a run started from its queue's committed claim", () => {
     expect(await replayLog(after, deciders)).toMatchObject({ ok: true });
   });
 });
+
+describe("a run's end, read by its queue from the run's committed settle", () => {
+  it('given a run that settles, then its queue frees the slot and lane from `run.settled` itself, which carries the result: no `run.execution.ended`, and the log replays', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock();
+    const board = new StandInBoard().offer('r1', { lane: 'A', prompt: 'p' }).offer('r2', { lane: 'A', prompt: 'q' });
+    const { frame } = await startComputer(store, clock, board, 'echo ok');
+
+    await frame('run.requested', 'r1', 'A');
+    await frame('run.requested', 'r2', 'A');
+    await settledOn(store, 'r1');
+    await settledOn(store, 'r2');
+    const log = await all(store);
+    expect(log.map((e) => e.type)).not.toContain('run.execution.ended');
+    const settled = log.find((e) => e.type === 'run.settled' && e.data.runId === 'r1')!;
+    expect(settled.data).toMatchObject({ reported: true, result: { ok: true } });
+    const ended = log.filter((e) => e.type === 'run.ended' && e.data.runId === 'r1');
+    expect(ended).toMatchObject([{ stream: 'c1/lane:A', cause: settled.seq, data: { ok: true, reason: 'finished' } }]);
+    // The lane's next turn is claimed by the same decision: it shares the settle as its cause.
+    expect(log.find((e) => e.type === 'run.claim.started' && e.data.runId === 'r2')).toMatchObject({ cause: settled.seq });
+    expect(await replayLog(store, deciders)).toMatchObject({ ok: true });
+  });
+
+  it("given the daemon stopped between the run's commit of `run.settled` and its queue's decision, then the next life frees the lane from that settle, once, and the lane's next turn runs", async () => {
+    const path = tempDbPath();
+    const clock = new FakeClock();
+    const board = new StandInBoard().offer('r1', { lane: 'A', prompt: 'p' }).offer('r2', { lane: 'A', prompt: 'q' });
+    const before = await openTempStore(path);
+    const first = await startComputer(before, clock, board, 'echo ok');
+    // The crash comes right after the run's settle: its queue never hears of it in this life.
+    vi.spyOn(first.computer.queue, 'message').mockImplementation(async () => ({ ok: true, state: null as never, input: null, decisions: [] }));
+    await first.frame('run.requested', 'r1', 'A');
+    await first.frame('run.requested', 'r2', 'A');
+    await settledOn(before, 'r1');
+    first.crash();
+    expect((await all(before)).filter((e) => e.type === 'run.ended')).toEqual([]);
+
+    const after = await openTempStore(path);
+    await startComputer(after, clock, board, 'echo ok');
+    await settledOn(after, 'r2');
+    const log = await all(after);
+    const settled = log.find((e) => e.type === 'run.settled' && e.data.runId === 'r1')!;
+    expect(log.filter((e) => e.type === 'run.ended' && e.data.runId === 'r1')).toMatchObject([{ cause: settled.seq, data: { ok: true } }]);
+    expect(board.callsOf('r1', 'complete')).toHaveLength(1);
+    expect(board.callsOf('r2', 'complete')).toMatchObject([{ result: { ok: true } }]);
+    expect(await replayLog(after, deciders)).toMatchObject({ ok: true });
+  });
+});

@@ -70,6 +70,10 @@ describe('a computer with a stand-in board', () => {
     expect(b1.map((e) => e.type)).not.toContain('run.process.began');
     expect(board.callsOf('b1', 'complete')).toMatchObject([{ result: { ok: false, error: SHUTDOWN_BEFORE_START } }]);
     expect(b1.at(-1)).toMatchObject({ type: 'run.settled', data: { reported: true } });
+    // Its queue reads why it ended from that settle, its own input.
+    const ended = async () => (await all(store)).filter((e) => e.type === 'run.ended' && e.data.runId === 'b1');
+    await vi.waitFor(async () => expect(await ended()).toHaveLength(1));
+    expect(await ended()).toMatchObject([{ cause: b1.at(-1)!.seq, data: { ok: false, reason: `failed: ${SHUTDOWN_BEFORE_START}` } }]);
     expect(board.callsOf('b2')).toEqual([]);
     expect(computer.runs.liveRuns()).toEqual([]);
   });

@@ -6,7 +6,7 @@ import { ComputerRuns, type ComputerRunsOptions } from '../../actors/computer/co
 import { shellQuote } from '../../actors/run/resume.ts';
 import type { Clock } from '../../actors/runtime/clock.ts';
 import { type ActorSystem, startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
-import type { DomainEvent } from '../../events/catalog.ts';
+import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import type { StandInBoard } from './standInBoard.ts';
 import { tempDir } from './tempStore.ts';
@@ -63,7 +63,7 @@ export async function startRuns(
     workspaceRoot,
     heartbeatMs: 30_000,
     killGraceMs: 5_000,
-    executionEnded: async () => {},
+    ended: async () => {},
     ...options,
     board,
   });
@@ -111,16 +111,20 @@ export async function recordClaimed(
   const stream = `${computer}/lane:${lane}`;
   const data = { runId, lane, skills: [], start: runs.startOf(lane, timeoutS) };
   const arrival = await store.headSeq();
+  // A test that wrote the claim's start itself (its life, say) keeps it.
+  const started = (await store.readStream(stream)).some((e) => e.type === 'run.claim.started' && e.data.runId === runId);
+  const before: NewDomainEvent[] = started
+    ? []
+    : [
+        { stream, type: 'run.queued', data: { runId, lane, agentId: null, arrival }, at },
+        { stream, type: 'run.claim.started', data: { runId, attempt: 1 }, at },
+      ];
   const result = await store.append({
     expected: { [stream]: await store.streamVersion(stream) },
-    events: [
-      { stream, type: 'run.queued', data: { runId, lane, agentId: null, arrival }, at },
-      { stream, type: 'run.claim.started', data: { runId, attempt: 1 }, at },
-      { stream, type: 'run.claimed', data, at },
-    ],
+    events: [...before, { stream, type: 'run.claimed', data, at }],
   });
   if (!result.ok) throw result.conflict;
-  return result.events[2] as Extract<DomainEvent, { type: 'run.claimed' }>;
+  return result.events.at(-1) as Extract<DomainEvent, { type: 'run.claimed' }>;
 }
 
 /** SIGKILLs every process group any run of the log began: nothing a test started outlives it. */
