@@ -4,11 +4,13 @@
  * `run.handed.over`), carrying what the host read for the start (budget, lane's session). A crash
  * between the first actor's commit and the second's decision leaves the decision to the next life, once.
  */
+import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
 import { FakeClock } from '../../actors/runtime/clock.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { deciders } from '../../replay/deciders.ts';
+import { replayEntity } from '../../replay/replayEntity.ts';
 import { replayLog } from '../../replay/replayLog.ts';
 import { runStream } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
@@ -111,6 +113,13 @@ describe("a run's end, read by its queue from the run's committed settle", () =>
     // The lane's next turn is claimed by the same decision: it shares the settle as its cause.
     expect(log.find((e) => e.type === 'run.claim.started' && e.data.runId === 'r2')).toMatchObject({ cause: settled.seq });
     expect(await replayLog(store, deciders)).toMatchObject({ ok: true });
+    // `replay --run` re-decides them too: each message where its decisions were taken.
+    const r1 = (await replayEntity(store, deciders, 'run', 'r1'))!;
+    expect(r1.ok).toBe(true);
+    expect(r1.steps.map((step) => `${step.decider} ${step.input.type} → ${step.recorded.map((e) => e.type).join(', ')}`)).toEqual(
+      expect.arrayContaining(['run run.claimed → run.execution.requested', 'queue run.settled → run.ended, run.claim.started']),
+    );
+    expect(r1.steps.every((step) => step.difference === null)).toBe(true);
   });
 
   it("given the daemon stopped between the run's commit of `run.settled` and its queue's decision, then the next life frees the lane from that settle, once, and the lane's next turn runs", async () => {
@@ -136,5 +145,28 @@ describe("a run's end, read by its queue from the run's committed settle", () =>
     expect(board.callsOf('r1', 'complete')).toHaveLength(1);
     expect(board.callsOf('r2', 'complete')).toMatchObject([{ result: { ok: true } }]);
     expect(await replayLog(after, deciders)).toMatchObject({ ok: true });
+  });
+
+  it("given a message's decision changed in the log, then replay names it: the settle's queue decision is re-derived where it was taken", async () => {
+    const path = tempDbPath();
+    const clock = new FakeClock();
+    const board = new StandInBoard().offer('r1', { lane: 'A', prompt: 'p' });
+    const store = await openTempStore(path);
+    const { frame, crash } = await startComputer(store, clock, board, 'echo ok');
+    await frame('run.requested', 'r1', 'A');
+    await vi.waitFor(async () => expect((await all(store)).map((e) => e.type)).toContain('run.ended'), { timeout: 10_000 });
+    crash();
+    const ended = (await all(store)).find((e) => e.type === 'run.ended')!;
+    await store.close();
+    const db = new Database(path);
+    // As a tamperer would: the append-only triggers dropped first.
+    db.exec('DROP TRIGGER events_no_update; DROP TRIGGER events_no_delete;');
+    db.prepare(`UPDATE events SET data = json_set(data, '$.reason', 'tampered') WHERE seq = ?`).run(ended.seq);
+    db.close();
+
+    const tampered = await openTempStore(path);
+    const report = await replayLog(tampered, deciders);
+    expect(report).toMatchObject({ ok: false, seq: ended.seq, kind: 'differs', decider: 'queue' });
+    await tampered.close();
   });
 });
