@@ -242,6 +242,14 @@ export class Replayer {
     const state = this.stateOf(lane, scope);
     // An input of an older version is decided as the host would have recorded it now (its one upcast).
     const input = lane.recall ? lane.recall.fill(state, event as NewDomainEvent, event.seq) : (event as NewDomainEvent);
+    const open = this.decide(lane, scope, event, input);
+    this.fold(event);
+    this.reactIfDue(open);
+  }
+
+  /** Re-decides an input (or a message) against its scope's state now, and opens it for its recorded decisions. */
+  private decide(lane: Lane, scope: string, event: DomainEvent, input: NewDomainEvent): OpenInput {
+    const state = this.stateOf(lane, scope);
     const ignored = this.afterADifference(() => lane.decider.ignores?.(state, input) ?? false, false);
     // An ignored input is a difference already; its state may be a retired one's, too little to decide from.
     const answers = ignored ? [] : this.afterADifference(() => lane.decider.decide(state, input), []);
@@ -257,8 +265,7 @@ export class Replayer {
       differs: false,
     };
     this.open = open;
-    this.fold(event);
-    this.reactIfDue(open);
+    return open;
   }
 
   /** Keeps an event that is a message of a decider (see `pending`), once it is read whole. */
@@ -281,23 +288,7 @@ export class Replayer {
   /** A message re-decided where its first recorded decision comes: against its decider's state now, never folded into it. */
   private decideMessage({ lane, scope, event }: { readonly lane: Lane; readonly scope: string; readonly event: DomainEvent }): OpenInput {
     this.forget(lane, scope, event.seq);
-    const state = this.stateOf(lane, scope);
-    const message = event as NewDomainEvent;
-    const ignored = this.afterADifference(() => lane.decider.ignores?.(state, message) ?? false, false);
-    const answers = ignored ? [] : this.afterADifference(() => lane.decider.decide(state, message), []);
-    const open: OpenInput = {
-      input: event,
-      lane,
-      scope,
-      rederived: answers,
-      recorded: [],
-      answers: answers.length,
-      reacted: false,
-      ignored,
-      differs: false,
-    };
-    this.open = open;
-    return open;
+    return this.decide(lane, scope, event, event as NewDomainEvent);
   }
 
   /** Drops the messages of a scope its decider now ignores: in its state as folded, none would be decided any more. */

@@ -96,13 +96,31 @@ export async function decideAndAppend<S, I extends NewDomainEvent, D extends New
   input: NoInfer<I>,
   versions: Map<string, number>,
   versionOf: VersionOf,
+  /** The input is another actor's committed decision (see `decideMessageAppend`): only its decisions are appended. */
+  message = false,
 ): Promise<StepOutcome<S, I, D>> {
+  if (message) {
+    const recordedMessage = input as unknown as Recorded<I>;
+    const decided = await decideMessageAppend(decider, state, recordedMessage, versions, versionOf);
+    if (!decided) return { ok: true, state, input: null, decisions: [] };
+    const result = await commit(store, decided, versions);
+    return result.ok ? { ok: true, state: decided.state, input: recordedMessage, decisions: result.events as readonly Recorded<D>[] } : result;
+  }
   const decided = await decideAppend(decider, state, input, versions, versionOf);
   if (!decided) return { ok: true, state, input: null, decisions: [] };
+  const result = await commit(store, decided, versions);
+  return result.ok ? { ok: true, state: decided.state, ...recorded<I, D>(result.events) } : result;
+}
+
+/** Appends what was decided and waits for the commit; each stream's version moves on with it. */
+async function commit(
+  store: EventStore,
+  decided: { readonly expected: Record<string, number>; readonly events: readonly NewEvent[] },
+  versions: Map<string, number>,
+) {
   const result = await store.append({ expected: decided.expected, events: decided.events });
-  if (!result.ok) return result;
-  for (const event of result.events) versions.set(event.stream, event.version);
-  return { ok: true, state: decided.state, ...recorded<I, D>(result.events) };
+  if (result.ok) for (const event of result.events) versions.set(event.stream, event.version);
+  return result;
 }
 
 /** A message decided (see `Decider.messageScopeOf`): only its decisions are appended, each caused by the message. */
@@ -132,21 +150,4 @@ export async function decideMessageAppend<S, I extends NewDomainEvent, D extends
   if (!step || step.decisions.length === 0) return null;
   const events = step.decisions.map((d) => ({ ...d, cause: message.seq }));
   return { state: step.state, decisions: step.decisions, expected: await expectedOf(events, versions, versionOf), events };
-}
-
-/** `decideMessageAppend`, then the append, waiting for its commit (as `decideAndAppend` does for an input). */
-export async function decideMessageAndAppend<S, I extends NewDomainEvent, D extends NewDomainEvent>(
-  store: EventStore,
-  decider: Decider<S, I, D>,
-  state: S,
-  message: Recorded<I>,
-  versions: Map<string, number>,
-  versionOf: VersionOf,
-): Promise<StepOutcome<S, I, D>> {
-  const decided = await decideMessageAppend(decider, state, message, versions, versionOf);
-  if (!decided) return { ok: true, state, input: null, decisions: [] };
-  const result = await store.append({ expected: decided.expected, events: decided.events });
-  if (!result.ok) return result;
-  for (const event of result.events) versions.set(event.stream, event.version);
-  return { ok: true, state: decided.state, input: message, decisions: result.events as readonly Recorded<D>[] };
 }

@@ -1,6 +1,6 @@
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
-import { decideAndAppend, decideMessageAndAppend, type Recorded, type StepOutcome } from './decideAndAppend.ts';
+import { decideAndAppend, type StepOutcome } from './decideAndAppend.ts';
 import type { Decider } from './decider.ts';
 import { type ReplyTo, reply } from './runtime.ts';
 
@@ -26,9 +26,7 @@ export async function stepInActor<S, I extends NewDomainEvent, D extends NewDoma
   let outcome: StepOutcome<S, I, D>;
   const versionOf = (stream: string) => store.streamVersion(stream);
   try {
-    outcome = message
-      ? await decideMessageAndAppend(store, decider, held.state, input as unknown as Recorded<I>, held.versions, versionOf)
-      : await decideAndAppend(store, decider, held.state, input, held.versions, versionOf);
+    outcome = await decideAndAppend(store, decider, held.state, input, held.versions, versionOf, message);
   } catch (error) {
     reply(replyTo, error as Error);
     throw error;

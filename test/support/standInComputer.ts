@@ -45,7 +45,7 @@ export async function startComputer(store: EventStore, clock: Clock, board: Stan
   let frames = 0;
   const frame = (kind: string, runId: string, lane?: string) =>
     computer.queue.input(
-      frameInput('c1', JSON.stringify({ id: `f${++frames}`, kind, data: { run_id: runId, ...(lane ? { lane } : {}) } }), clock.now()),
+      frameInput('c1', JSON.stringify({ id: `f${++frames}-${runId}`, kind, data: { run_id: runId, ...(lane ? { lane } : {}) } }), clock.now()),
     );
   return { computer, frame, crash };
 }
