@@ -35,6 +35,8 @@ interface Pending {
   readonly at: number;
   readonly order: number;
   readonly input: NewDomainEvent;
+  /** The seq of a decision another actor takes as its input (a message): it is not written again. */
+  readonly message?: number;
 }
 
 /** A min-heap of inputs by time (then by the order they were scheduled in). */
@@ -42,8 +44,8 @@ class Agenda {
   private readonly heap: Pending[] = [];
   private order = 0;
 
-  add(input: NewDomainEvent): void {
-    const item = { at: input.at, order: this.order++, input };
+  add(input: NewDomainEvent, message?: number): void {
+    const item = { at: input.at, order: this.order++, input, ...(message === undefined ? {} : { message }) };
     const h = this.heap;
     h.push(item);
     for (let i = h.length - 1; i > 0; ) {
@@ -81,6 +83,9 @@ function before(a: Pending, b: Pending): boolean {
 
 type Fate = 'ok' | 'failed' | 'cancelled' | 'lapsed';
 
+/** A decision as written, with its seq: what a message (another decider's input) is decided from. */
+type Written = NewDomainEvent & { readonly seq: number };
+
 /**
  * Generates a log as a board and three computers would write it, decision by decision through the
  * real deciders (so it replays), written with raw INSERTs in large transactions. Each decision's
@@ -112,7 +117,17 @@ export async function generateReplayLog(total: number, seed = 7): Promise<{ path
     insert.run(++seq, event.stream, version, event.type, JSON.stringify(event.data), event.at, cause, 'bench:1');
     return seq;
   };
-  const step = (input: NewDomainEvent): readonly NewDomainEvent[] | null => {
+  /** A committed decision another decider takes as its input: only what it decides is written, caused by it. */
+  const stepMessage = (message: NewDomainEvent, seqOf: number): readonly Written[] | null => {
+    const decider = deciders.find((d) => d.messageScopeOf?.({ ...message, seq: seqOf } as DomainEvent) != null)!;
+    const scope = decider.messageScopeOf!({ ...message, seq: seqOf } as DomainEvent)!;
+    const key = `${decider.name} ${scope}`;
+    const result = decideStep(decider, states.has(key) ? states.get(key) : decider.initialState(scope), message, true);
+    if (!result) return null;
+    states.set(key, result.state);
+    return result.decisions.map((decision) => ({ ...decision, seq: write(decision, seqOf) }));
+  };
+  const step = (input: NewDomainEvent): readonly Written[] | null => {
     let decider = deciderOf.get(input.type);
     if (!decider) {
       decider = deciders.find((d) => d.isInput(input) && d.scopeOf(input) !== null);
@@ -130,11 +145,11 @@ export async function generateReplayLog(total: number, seed = 7): Promise<{ path
     states.set(key, result.state);
     const cause = write(recorded, null);
     recall?.note({ ...recorded, seq: cause } as DomainEvent);
-    for (const decision of result.decisions) {
+    return result.decisions.map((decision) => {
       const written = write(decision, cause);
       recall?.note({ ...decision, seq: written } as DomainEvent);
-    }
-    return result.decisions;
+      return { ...decision, seq: written };
+    });
   };
   const recalls = new Map<AnyDecider, InputRecall<unknown, NewDomainEvent> | null>();
   const recallOf = (decider: AnyDecider): InputRecall<unknown, NewDomainEvent> | null => {
@@ -165,7 +180,7 @@ export async function generateReplayLog(total: number, seed = 7): Promise<{ path
   };
 
   /** What the world does after each decision: the next inputs, at their times. */
-  const effects = (input: NewDomainEvent, decisions: readonly NewDomainEvent[]): void => {
+  const effects = (input: NewDomainEvent, decisions: readonly Written[]): void => {
     const at = input.at;
     for (const d of decisions) {
       switch (d.type) {
@@ -192,16 +207,11 @@ export async function generateReplayLog(total: number, seed = 7): Promise<{ path
         case 'run.parked':
           agenda.add({ stream: d.stream, type: 'timer.fired', data: { runId: d.data.runId }, at: d.data.notBefore });
           break;
-        case 'run.claimed': {
-          const c = d.stream.slice(0, d.stream.indexOf('/'));
-          agenda.add({
-            stream: `${c}/run:${d.data.runId}`,
-            type: 'run.handed.over',
-            data: { runId: d.data.runId, lane: d.data.lane, budgetS: 3600, laneSession: sessions.get(`${c}/${d.data.lane}`) ?? null },
-            at: at + 5,
-          });
+        // The run starts from its queue's claim, and its queue frees the lane from its settle: each the
+        // other actor's input as committed (a message), not an input written again.
+        case 'run.claimed':
+          agenda.add(d, d.seq);
           break;
-        }
         case 'run.execution.requested':
           spawn(d.stream, d.data.runId, d.data.resume, at);
           break;
@@ -211,17 +221,9 @@ export async function generateReplayLog(total: number, seed = 7): Promise<{ path
           agenda.add(boardInput.completion(d.data.runId, c, ok, error, at + 20));
           break;
         }
-        case 'run.settled': {
-          const c = d.stream.slice(0, d.stream.indexOf('/'));
-          const lane = laneOf.get(d.data.runId) ?? 'L0';
-          agenda.add({
-            stream: `${c}/lane:${lane}`,
-            type: 'run.execution.ended',
-            data: { runId: d.data.runId, ok: fates.get(d.data.runId) === 'ok' },
-            at: at + 5,
-          });
+        case 'run.settled':
+          agenda.add(d, d.seq);
           break;
-        }
         case 'lane.session.remembered':
           sessions.set(`${d.stream.slice(0, d.stream.indexOf('/'))}/${d.data.lane}`, d.data.sessionId);
           break;
@@ -239,8 +241,10 @@ export async function generateReplayLog(total: number, seed = 7): Promise<{ path
       const lane = laneOf.get(runId) ?? 'L0';
       const stream = `${computerId}/lane:${lane}`;
       const claimed = answer.type === 'board.run.claimed' || answer.type === 'board.request.repeated';
+      // What the host reads for the run's start is recorded with the answer.
+      const start = { budgetS: 3600, laneSession: sessions.get(`${computerId}/${lane}`) ?? null };
       const data = claimed
-        ? { runId, status: 200, skills: [], run: { prompt: `turn ${runId}`, agentId: null, timeoutS: 3600 } }
+        ? { runId, status: 200, skills: [], run: { prompt: `turn ${runId}`, agentId: null, timeoutS: 3600 }, start }
         : answer.type === 'board.request.refused'
           ? { runId, status: answer.data.status, code: answer.data.code }
           : null;
@@ -321,7 +325,7 @@ export async function generateReplayLog(total: number, seed = 7): Promise<{ path
         const next = agenda.take()!;
         // One submission is always due: the next is drawn as this one comes in, so time only moves on.
         if (next.input.type === 'board.run.submitted') submit();
-        const decisions = step(next.input);
+        const decisions = next.message === undefined ? step(next.input) : stepMessage(next.input, next.message);
         if (decisions) effects(next.input, decisions);
       }
     });

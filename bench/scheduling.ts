@@ -72,7 +72,9 @@ class Workload {
   next(): NewDomainEvent {
     if (this.kind === 'ended') {
       const runId = this.oldest(this.running);
-      return { stream: stream(runId), type: 'run.execution.ended', data: { runId, ok: true }, at: this.tick() };
+      // The run's own settle, which its queue takes as its input (a message): it frees the slot and lane.
+      const data = { runId, reported: true, reason: 'the board acknowledged its completion', result: { ok: true } };
+      return { stream: stream(runId), type: 'run.settled', data, at: this.tick() };
     }
     const runId = this.oldest(this.claiming);
     return { stream: stream(runId), type: 'claim.answered', data: { runId, status: 409, code: 'conversation_busy' }, at: this.tick() };
@@ -90,7 +92,7 @@ class Workload {
   }
 
   step(input: NewDomainEvent): readonly NewDomainEvent[] {
-    const step = decideStep(queueDecider, this.state, input);
+    const step = decideStep(queueDecider, this.state, input, input.type === 'run.settled');
     if (!step) throw new Error(`the bench input ${input.type} was ignored`);
     this.state = step.state;
     for (const d of step.decisions) this.track(d);

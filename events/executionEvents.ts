@@ -77,7 +77,8 @@ export const executionEvents = eventGroup(
   defineEvent('run.completion.due', z.strictObject({ runId })),
   /** Found at start-up: its process began but no exit was recorded (the daemon died meanwhile). */
   defineEvent('run.found.interrupted', z.strictObject({ runId, pid: z.number().int().nullable(), alive: z.boolean() })),
-  defineEvent('run.shutdown.before.start', z.strictObject({ runId })),
+  /** `lane`: recorded by versions whose queue reads the run's end from its settle (absent in older logs). */
+  defineEvent('run.shutdown.before.start', z.strictObject({ runId, lane: SafeId.optional() })),
   /**
    * A run that waited out its login's usage limit was given a slot again by its computer's queue
    * (`run.limit.resumed`): it runs again, resuming the session its agent announced.
@@ -87,9 +88,19 @@ export const executionEvents = eventGroup(
   defineEvent('run.claim.refused', z.strictObject({ runId, lane: SafeId, problem: z.string().min(1).max(500) })),
 
   // Decisions.
+  /**
+   * `budgetS`: on the first request of a run started from its queue's `run.claimed` (no `run.handed.over`
+   * before it), the budget the deadline was drawn from; `resume` is then the lane's session it started with.
+   */
   defineEvent(
     'run.execution.requested',
-    z.strictObject({ runId, lane: SafeId, deadlineAt: z.number().int().nullable(), resume: sessionId.nullable() }),
+    z.strictObject({
+      runId,
+      lane: SafeId,
+      deadlineAt: z.number().int().nullable(),
+      resume: sessionId.nullable(),
+      budgetS: z.number().nonnegative().optional(),
+    }),
   ),
   defineEvent('run.cancel.decided', z.strictObject({ runId, reason })),
   /**
@@ -121,8 +132,11 @@ export const executionEvents = eventGroup(
    * heartbeated, so its lease holds) and is reported again when its frame is redelivered or the
    * daemon restarts.
    */
-  defineEvent('run.completion.paused', z.strictObject({ runId, attempts: z.number().int().positive(), reason })),
-  /** `result`: the outcome of a local turn, which has no completion to carry it. */
+  defineEvent('run.completion.paused', z.strictObject({ runId, attempts: z.number().int().positive(), reason, result: result.optional() })),
+  /**
+   * `result`: the outcome of a local turn, which has no completion to carry it; and of a run whose queue
+   * takes this decision (or a paused completion) as its input, to free its slot and lane (see RunExecution.endTold).
+   */
   defineEvent('run.settled', z.strictObject({ runId, reported: z.boolean(), reason, result: result.optional() })),
   defineEvent('lane.session.remembered', z.strictObject({ lane: SafeId, sessionId, runId })),
   defineEvent('lane.session.forgotten', z.strictObject({ lane: SafeId, sessionId, runId, reason })),

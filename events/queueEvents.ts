@@ -8,6 +8,15 @@ export const Incarnation = SafeId;
 const reason = z.string().min(1);
 
 /**
+ * What a granted run starts with, as the host read it when its claim was answered: its budget in
+ * seconds (0 = none; the board's, else the daemon's default) and the session its lane's last turn
+ * left to resume (null: a fresh turn). Recorded on the answer, carried by the queue's `run.claimed`,
+ * read by the run's actor, which starts the run from that decision.
+ */
+export const RunStart = z.strictObject({ budgetS: z.number().nonnegative(), laneSession: z.string().min(1).max(200).nullable() });
+export type RunStart = z.infer<typeof RunStart>;
+
+/**
  * The computer's queue (SPEC section 4, "Queue and lanes", "Claims", "Frames and acks"). Inputs are
  * what the world told the computer; decisions are what its queue decided, each with a reason a person
  * can read in `runledger audit`. A run's queue events live in its lane's stream,
@@ -64,6 +73,8 @@ export const queueEvents = eventGroup(
       run: z.strictObject({ prompt: z.string(), agentId: SafeId.nullable(), timeoutS: z.number().nonnegative().nullable() }).optional(),
       /** A 200 whose answer was refused, naming the field (`run.timeout_s: ...`): the run is completed as failed with it. */
       invalid: z.string().min(1).max(500).optional(),
+      /** What the host read to start a granted run, recorded with its answer (absent in older logs: see RunStart). */
+      start: RunStart.optional(),
     }),
   ),
   defineEvent('timer.fired', z.strictObject({ runId })),
@@ -87,7 +98,12 @@ export const queueEvents = eventGroup(
   defineEvent('run.queued', z.strictObject({ runId, lane: SafeId, agentId: SafeId.nullable(), arrival: z.number().int().nonnegative() })),
   /** `incarnation`: the life that claims it, which a claim repeated after a restart still names (absent in older logs). */
   defineEvent('run.claim.started', z.strictObject({ runId, attempt: z.number().int().positive(), incarnation: Incarnation.optional() })),
-  defineEvent('run.claimed', z.strictObject({ runId, lane: SafeId, skills: z.array(SafeId) })),
+  /**
+   * `start`: what its run decides its start from, for the run actor takes this decision as its input
+   * (SPEC 3: actors talk by the log). Absent in older logs, whose runs were handed over by an input of
+   * their own (`run.handed.over`): the shape tells which version wrote it.
+   */
+  defineEvent('run.claimed', z.strictObject({ runId, lane: SafeId, skills: z.array(SafeId), start: RunStart.optional() })),
   defineEvent(
     'run.parked',
     z.strictObject({ runId, busyWaits: z.number().int().positive(), notBefore: z.number().int().nonnegative(), reason, logged: z.boolean() }),

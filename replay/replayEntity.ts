@@ -52,15 +52,18 @@ export async function replayEntity(
   const bySeq = new Map(events.map((e) => [e.seq, e]));
   const targets = new Map<number, Target>();
   const undecided: number[] = [];
+  /** A message's decisions come in an append of their own, later: it is decided once the feed reaches the first. */
+  const decidedAt = new Map<number, number>();
   for (const event of events) {
     const input = event.cause === null ? event : (bySeq.get(event.cause) ?? (await store.readAll(event.cause - 1, 1))[0]);
-    if (!input || input.cause !== null) {
+    // An input, or another actor's committed decision taken as one (a message: see Decider.messageScopeOf).
+    const target = !input ? null : input.cause === null ? targetOf(deciders, input) : messageTargetOf(deciders, input);
+    if (!input || !target) {
       undecided.push(event.seq);
       continue;
     }
-    const target = targetOf(deciders, input);
-    if (target) targets.set(input.seq, target);
-    else undecided.push(event.seq);
+    targets.set(input.seq, target);
+    if (input.cause !== null) decidedAt.set(input.seq, Math.min(decidedAt.get(input.seq) ?? event.seq, event.seq));
   }
   const order = [...targets.keys()].sort((a, b) => a - b);
   const needed = new Map<AnyDecider, Set<string>>();
@@ -89,14 +92,15 @@ export async function replayEntity(
   let to = from;
   let read = 0;
   for (const seq of order) {
-    if (seq <= replayer.lastSeq) continue;
+    const until = decidedAt.get(seq) ?? seq;
+    if (until <= replayer.lastSeq) continue;
     const jump = jumpTarget(snapshotSeqs, seq - 1);
-    if (jump > replayer.lastSeq + jumpMin) {
+    if (seq > replayer.lastSeq && jump > replayer.lastSeq + jumpMin) {
       replayer.jump(await loadStarts(store, deciders, needed, jump));
       loaded.push(jump);
     }
     const before = replayer.lastSeq;
-    to = await feed(store, replayer, { until: seq, ...(options.onPage ? { onPage: options.onPage } : {}) });
+    to = await feed(store, replayer, { until, ...(options.onPage ? { onPage: options.onPage } : {}) });
     read += Math.max(0, replayer.lastSeq - before);
   }
   to = Math.max(to, replayer.lastSeq);
@@ -128,6 +132,14 @@ export async function replayEntity(
 function isOwnStream(scope: string, kind: string, id: string): boolean {
   const stream = parseStream(scope);
   return stream.kind === kind && stream.id === id;
+}
+
+function messageTargetOf(deciders: readonly AnyDecider[], message: DomainEvent): Target | null {
+  for (const decider of deciders) {
+    const scope = decider.messageScopeOf?.(message) ?? null;
+    if (scope !== null) return { decider, scope };
+  }
+  return null;
 }
 
 function targetOf(deciders: readonly AnyDecider[], input: DomainEvent): Target | null {

@@ -60,6 +60,15 @@ export class Replayer {
   private malformed = false;
   private readonly codec: AnyEventCodec;
   private readonly types: TypeNames;
+  /**
+   * Messages (another actor's committed decisions a decider takes as its input, see
+   * `Decider.messageScopeOf`) not decided yet, by seq: decided where the first decision citing one
+   * comes, on the state as it is then, as the actor decided it. Each is dropped once decided, or once
+   * its decider would ignore it (kept by scope for that look), so the map holds only what is in flight.
+   */
+  private readonly pending = new Map<number, { readonly lane: Lane; readonly scope: string; readonly event: DomainEvent }>();
+  private readonly pendingByScope = new Map<Lane, Map<string, number[]>>();
+  private readonly messageTypes: (ReadonlySet<string> | null)[];
 
   constructor(
     deciders: readonly AnyDecider[],
@@ -77,6 +86,7 @@ export class Replayer {
       };
     });
     this.scopes = this.lanes.map(() => null);
+    this.messageTypes = this.lanes.map((lane) => (lane.decider.messages?.length ? new Set<string>(lane.decider.messages) : null));
     this.codec = options.codec ?? catalogCodec;
     this.types = typesOf(this.codec);
     this.start = earliest(this.lanes);
@@ -155,6 +165,11 @@ export class Replayer {
     this.decoded = text === null;
     this.malformed = false;
     this.scopeAll(event);
+    this.visitScoped(event);
+    this.noteMessage(event);
+  }
+
+  private visitScoped(event: DomainEvent): void {
     const cause = event.cause;
     if (cause !== null) {
       const open = this.open;
@@ -166,6 +181,15 @@ export class Replayer {
         return;
       }
       this.close();
+      const message = this.pending.get(cause);
+      if (message !== undefined && (!this.options.only || this.options.only.inputs.has(cause))) {
+        const opened = this.decideMessage(message);
+        this.record(opened, event);
+        this.decisions++;
+        this.fold(event);
+        this.reactIfDue(opened);
+        return;
+      }
       // A decision of an input this replay did not decide: one before its start, one it was not asked
       // about, or one whose decider's snapshot already holds it.
       const started = cause > this.start;
@@ -218,6 +242,14 @@ export class Replayer {
     const state = this.stateOf(lane, scope);
     // An input of an older version is decided as the host would have recorded it now (its one upcast).
     const input = lane.recall ? lane.recall.fill(state, event as NewDomainEvent, event.seq) : (event as NewDomainEvent);
+    const open = this.decide(lane, scope, event, input);
+    this.fold(event);
+    this.reactIfDue(open);
+  }
+
+  /** Re-decides an input (or a message) against its scope's state now, and opens it for its recorded decisions. */
+  private decide(lane: Lane, scope: string, event: DomainEvent, input: NewDomainEvent): OpenInput {
+    const state = this.stateOf(lane, scope);
     const ignored = this.afterADifference(() => lane.decider.ignores?.(state, input) ?? false, false);
     // An ignored input is a difference already; its state may be a retired one's, too little to decide from.
     const answers = ignored ? [] : this.afterADifference(() => lane.decider.decide(state, input), []);
@@ -233,8 +265,49 @@ export class Replayer {
       differs: false,
     };
     this.open = open;
-    this.fold(event);
-    this.reactIfDue(open);
+    return open;
+  }
+
+  /** Keeps an event that is a message of a decider (see `pending`), once it is read whole. */
+  private noteMessage(event: DomainEvent): void {
+    if (this.malformed) return;
+    for (let i = 0; i < this.lanes.length; i++) {
+      if (!this.messageTypes[i]?.has(event.type)) continue;
+      const lane = this.lanes[i]!;
+      if (event.seq <= lane.from) continue;
+      this.decode(event);
+      const scope = lane.decider.messageScopeOf!(event);
+      if (scope === null || (lane.scopes !== null && !lane.scopes.has(scope))) continue;
+      this.pending.set(event.seq, { lane, scope, event });
+      const byScope = this.pendingByScope.get(lane) ?? this.pendingByScope.set(lane, new Map()).get(lane)!;
+      byScope.set(scope, [...(byScope.get(scope) ?? []), event.seq]);
+      this.dropIgnored(lane, scope);
+    }
+  }
+
+  /** A message re-decided where its first recorded decision comes: against its decider's state now, never folded into it. */
+  private decideMessage({ lane, scope, event }: { readonly lane: Lane; readonly scope: string; readonly event: DomainEvent }): OpenInput {
+    this.forget(lane, scope, event.seq);
+    return this.decide(lane, scope, event, event as NewDomainEvent);
+  }
+
+  /** Drops the messages of a scope its decider now ignores: in its state as folded, none would be decided any more. */
+  private dropIgnored(lane: Lane, scope: string): void {
+    const seqs = this.pendingByScope.get(lane)?.get(scope);
+    if (!seqs) return;
+    const state = this.stateOf(lane, scope);
+    for (const seq of seqs) {
+      const message = this.pending.get(seq)!.event as NewDomainEvent;
+      if (this.afterADifference(() => lane.decider.ignores?.(state, message) ?? false, true)) this.forget(lane, scope, seq);
+    }
+  }
+
+  private forget(lane: Lane, scope: string, seq: number): void {
+    this.pending.delete(seq);
+    const byScope = this.pendingByScope.get(lane);
+    const left = byScope?.get(scope)?.filter((s) => s !== seq) ?? [];
+    if (left.length) byScope!.set(scope, left);
+    else byScope?.delete(scope);
   }
 
   /** Closes the last input: its decisions are all in (the log ended, or the next append began). */
@@ -327,6 +400,7 @@ export class Replayer {
       lane.recall?.note(event);
       const state = this.stateOf(lane, scope);
       lane.states[scope] = this.afterADifference(() => lane.retire(lane.decider.evolve(state, event)), state);
+      if (this.pendingByScope.get(lane)?.has(scope)) this.dropIgnored(lane, scope);
     }
   }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import type { DomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { messageOf } from '../../events/thrown.ts';
 import { BoardClient } from '../../wire/boardClient.ts';
@@ -11,7 +12,7 @@ import { agentKindOf } from '../run/resume.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { ActorSystem } from '../runtime/runtime.ts';
 import { stderrLog } from '../runtime/untilRecorded.ts';
-import { ComputerQueue } from './computerQueue.ts';
+import { ComputerQueue, type QueueEffects } from './computerQueue.ts';
 import { ComputerRuns, type ComputerRunsOptions } from './computerRuns.ts';
 import { writeSkills } from './skills.ts';
 
@@ -99,14 +100,7 @@ export class Computer {
         complete: (runId, token, result, usage) => board.complete(runId, token, result, usage),
       },
       log: failures,
-      executionEnded: async (runId, lane, ok, reason) => {
-        await this.queue.input({
-          stream: lane ? `${computer}/lane:${lane}` : `${computer}/computer:${computer}`,
-          type: 'run.execution.ended',
-          data: { runId, ok, ...(reason ? { reason: reason.slice(0, 500) } : {}) },
-          at: clock.now(),
-        });
-      },
+      ended: (ended) => this.queue.message(ended),
       limitReached: async (runId, lane, limit) => {
         await this.queue.input({ stream: `${computer}/lane:${lane}`, type: 'run.limit.reported', data: { runId, ...limit }, at: clock.now() });
       },
@@ -120,10 +114,11 @@ export class Computer {
       {
         acknowledge: (frameId, status, reason) => this.push.acknowledge(frameId, status, reason),
         log: failures,
-        claimed: (runId, lane, { run, invalid }) => {
-          const handOver = invalid !== undefined ? this.runs.refuseClaim(runId, lane, invalid) : run ? this.runs.handOver(runId, lane, run) : null;
-          void handOver?.catch((error) => log(`run ${runId} could not be handed over: ${messageOf(error)}`));
+        claimed: (claimed, answer) => {
+          const { runId } = claimed.data;
+          void this.startClaimed(claimed, answer)?.catch((error) => log(`run ${runId} could not be handed over: ${messageOf(error)}`));
         },
+        startOf: (lane, timeoutS) => this.runs.startOf(lane, timeoutS),
         limitOver: (runId) => {
           void this.runs.limitOver(runId).catch((error) => log(`run ${runId} could not run again after its usage limit: ${messageOf(error)}`));
         },
@@ -210,35 +205,56 @@ export class Computer {
         await this.settleLimit(run.runId, run.lane);
         continue;
       }
-      const { computer, store, clock } = this.options;
+      const { computer, store } = this.options;
       const laneStream = `${computer}/lane:${run.lane}`;
       // Waiting out a usage limit, but settled (cancelled, resolved) in a life that stopped before its
       // queue heard: told now, or its lane (and, at the reset, a slot) would be held for ever.
       if (run.claimHeld && !live.has(run.runId)) {
-        await this.queue.input({
-          stream: laneStream,
-          type: 'run.execution.ended',
-          data: { runId: run.runId, ok: false, reason: 'ended before a restart' },
-          at: clock.now(),
-        });
+        await this.endedBeforeRestart(run.runId, laneStream);
         continue;
       }
       if (run.status !== 'running' || live.has(run.runId)) continue;
-      const events = await store.readStream(`${computer}/run:${run.runId}`);
-      if (events.some((e) => e.type === 'run.handed.over')) {
-        await this.queue.input({
-          stream: laneStream,
-          type: 'run.execution.ended',
-          data: { runId: run.runId, ok: false, reason: 'ended before a restart' },
-          at: clock.now(),
-        });
+      // Not live, yet its run wrote something: it was handed over, and has settled.
+      if ((await store.lastOfStream(`${computer}/run:${run.runId}`)) !== null) {
+        await this.endedBeforeRestart(run.runId, laneStream);
         continue;
       }
-      const answer = (await store.readStream(laneStream)).findLast((e) => e.type === 'claim.answered' && e.data.runId === run.runId);
-      if (answer?.type !== 'claim.answered') continue;
-      if (answer.data.invalid !== undefined) await this.runs.refuseClaim(run.runId, run.lane, answer.data.invalid);
-      else if (answer.data.run) await this.runs.handOver(run.runId, run.lane, answer.data.run);
+      // Claimed, never started (the last life stopped between its queue's commit and its run's decision): started now.
+      const lane = await store.readStream(laneStream);
+      const answer = lane.findLast((e) => e.type === 'claim.answered' && e.data.runId === run.runId);
+      const claimed = lane.findLast((e) => e.type === 'run.claimed' && e.data.runId === run.runId);
+      if (answer?.type === 'claim.answered' && claimed?.type === 'run.claimed') await this.startClaimed(claimed, answer.data);
     }
+  }
+
+  /**
+   * A run that settled in a life that stopped before its queue decided its end: its queue takes its
+   * committed settle now, as it would have then. A stream holding none (a log this version cannot read
+   * an end from) is told by an input of its own, as older versions did.
+   */
+  private async endedBeforeRestart(runId: string, laneStream: string): Promise<void> {
+    const { computer, store, clock } = this.options;
+    const end = (await store.readStream(`${computer}/run:${runId}`)).findLast((e) => e.type === 'run.settled');
+    if (end?.type === 'run.settled') {
+      await this.queue.message(end);
+      return;
+    }
+    const data = { runId, ok: false, reason: 'ended before a restart' };
+    await this.queue.input({ stream: laneStream, type: 'run.execution.ended', data, at: clock.now() });
+  }
+
+  /**
+   * A granted claim's run starts from the queue's `run.claimed` (one that carries its start: else an
+   * older version's, handed over as it did), or, its answer refused, is completed as failed.
+   */
+  private startClaimed(
+    claimed: Extract<DomainEvent, { type: 'run.claimed' }>,
+    answer: Parameters<NonNullable<QueueEffects['claimed']>>[1],
+  ): Promise<void> | null {
+    const { runId, lane } = claimed.data;
+    if (answer.invalid !== undefined) return this.runs.refuseClaim(runId, lane, answer.invalid);
+    if (!answer.run) return null;
+    return claimed.data.start ? this.runs.claimed(claimed, answer.run.prompt) : this.runs.handOver(runId, lane, answer.run);
   }
 
   /**

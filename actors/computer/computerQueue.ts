@@ -1,5 +1,7 @@
 import type { Subscription } from 'rxjs';
-import type { DomainEvent } from '../../events/catalog.ts';
+import type { DomainEvent, NewEventOf } from '../../events/catalog.ts';
+import { parseStream } from '../../events/envelope.ts';
+import type { RunStart } from '../../events/queueEvents.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { hydrateStates } from '../../projections/hydrate.ts';
 import { queueProjection } from '../../projections/queue.ts';
@@ -8,7 +10,7 @@ import { type HandledLookup, handledOf, readsHandled } from '../lane/handledRun.
 import { queueDecider } from '../lane/queueDecider.ts';
 import { initialQueueState, type QueueState } from '../lane/queueState.ts';
 import { type Clock, wakeAt } from '../runtime/clock.ts';
-import type { StepOutcome } from '../runtime/decideAndAppend.ts';
+import type { Recorded, StepOutcome } from '../runtime/decideAndAppend.ts';
 import { DecidingActor } from '../runtime/decidingActor.ts';
 import { Outbox } from '../runtime/outbox.ts';
 import type { ActorSystem } from '../runtime/runtime.ts';
@@ -22,7 +24,12 @@ export interface QueueEffects {
    * A claim was granted: the run starts, with the budget the board gave it (null: the default), or,
    * when its answer was refused (`invalid` names the field), is completed as failed with that reason.
    */
-  claimed?(runId: string, lane: string, answer: { run?: { prompt: string; timeoutS: number | null }; invalid?: string }): void;
+  claimed?(claimed: Recorded<NewEventOf<'run.claimed'>>, answer: { run?: { prompt: string; timeoutS: number | null }; invalid?: string }): void;
+  /**
+   * What a granted run of `lane` will start with, as the host reads it now (its budget, its lane's
+   * session): recorded with the claim's answer, so the queue's `run.claimed` carries it to the run.
+   */
+  startOf?(lane: string, timeoutS: number | null): RunStart;
   /** A run that waited out its login's usage limit has a slot again (`run.limit.resumed`): it runs again. */
   limitOver?(runId: string): void;
   /** Where an input sent without waiting (a timer's) is told when it could not be recorded; stderr by default. */
@@ -101,6 +108,14 @@ export class ComputerQueue {
     }
   }
 
+  /**
+   * A run's committed end (`run.settled`, or a paused completion): the queue's input as it is (SPEC 3),
+   * deciding the run's end there and what starts next; nothing is appended but those decisions.
+   */
+  message(ended: Recorded<NewEventOf<'run.settled' | 'run.completion.paused'>>): Promise<StepOutcome<QueueState, QueueInput, QueueDecision>> {
+    return this.actor.message(ended);
+  }
+
   /** What `read` takes of the queue as of now, in the actor's turn: the live state, to copy what is kept. */
   read<R>(read: (queue: Readonly<QueueState>) => R): Promise<R> {
     return this.actor.read(read);
@@ -163,7 +178,7 @@ export class ComputerQueue {
           this.effects.limitOver?.(decision.data.runId);
           break;
         case 'run.claimed':
-          if (input.type === 'claim.answered') this.effects.claimed?.(decision.data.runId, decision.data.lane, input.data);
+          if (input.type === 'claim.answered') this.effects.claimed?.(decision, input.data);
           break;
         default:
           break;
@@ -204,6 +219,8 @@ export class ComputerQueue {
   }
 
   private async answerClaim({ stream, ...answer }: ClaimAnswer): Promise<void> {
-    await this.input({ stream, type: 'claim.answered', data: answer, at: this.clock.now() });
+    // Read as the answer is recorded, and recorded with it: what the run's start reads (SPEC 1).
+    const start = answer.run && answer.invalid === undefined ? this.effects.startOf?.(parseStream(stream).id, answer.run.timeoutS) : undefined;
+    await this.input({ stream, type: 'claim.answered', data: start ? { ...answer, start } : answer, at: this.clock.now() });
   }
 }

@@ -1,6 +1,7 @@
 import type { Subscription } from 'rxjs';
 import { z } from 'zod';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
+import type { RunStart } from '../../events/queueEvents.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { messageOf } from '../../events/thrown.ts';
 import { executionsProjection } from '../../projections/executions.ts';
@@ -31,6 +32,9 @@ export const PROGRESS_BEAT_MS = 1_000;
 /** A heartbeat's answer that asks the run to stop (SPEC section 7: `{cancel_requested: true}`). */
 const CancelRequested = z.object({ cancel_requested: z.literal(true) });
 
+/** A run's decision that ends its hold on its slot and lane, as committed. */
+export type RunEnd = Extract<DomainEvent, { type: 'run.settled' | 'run.completion.paused' }>;
+
 export interface ComputerRunsOptions {
   readonly system: ActorSystem;
   readonly store: EventStore;
@@ -54,8 +58,8 @@ export interface ComputerRunsOptions {
   readonly log?: FailureLog;
   /** Test seam (the simulator's agent processes): how an agent is started. */
   readonly startAgent?: RunEffectsContext['startAgent'];
-  /** Tells the queue a run no longer needs its slot and lane. */
-  readonly executionEnded: (runId: string, lane: string | null, ok: boolean, reason?: string) => Promise<void>;
+  /** Hands the queue a run's committed end (its settle, or its paused completion): it no longer needs its slot and lane. */
+  readonly ended: (ended: RunEnd) => Promise<unknown>;
   /** Tells the queue a run's agent stopped at its login's usage limit: the queue decides when it runs again. */
   readonly limitReached?: (runId: string, lane: string, limit: { words: string; resetAt?: number }) => Promise<void>;
 }
@@ -125,22 +129,43 @@ export class ComputerRuns {
   }
 
   /**
-   * The queue claimed a run: it starts now, resuming its lane's session. While the daemon drains it
-   * never starts (a claim that was in flight when the drain began can still be granted): it is
-   * completed with the shutdown marker instead.
+   * The queue claimed a run (`run.claimed`, committed): it starts now, with the budget and lane's
+   * session its claim's answer recorded. While the daemon drains it never starts (a claim that was in
+   * flight when the drain began can still be granted): it is completed with the shutdown marker instead.
+   */
+  async claimed(claimed: Extract<DomainEvent, { type: 'run.claimed' }>, prompt: string): Promise<void> {
+    const { runId, lane } = claimed.data;
+    if (await this.shutDownBeforeStart(runId, lane)) return;
+    this.prompts.set(runId, prompt);
+    // Its queue's committed decision is the run's input (SPEC 3): nothing is appended but what it decides.
+    await this.actors.message(runId, claimed);
+  }
+
+  /**
+   * A run whose queue's claim carries no `start` (an older version recorded it, and stopped before the
+   * hand-over): handed over by an input of its own, with what the host reads now, as that version did.
    */
   async handOver(runId: string, lane: string, run: { prompt: string; timeoutS: number | null }): Promise<void> {
+    if (await this.shutDownBeforeStart(runId, lane)) return;
+    const { budgetS, laneSession } = this.startOf(lane, run.timeoutS);
+    this.prompts.set(runId, run.prompt);
+    const data = { runId, lane, budgetS, laneSession };
+    await this.input(runId, { stream: this.stream(runId), type: 'run.handed.over', data, at: this.options.clock.now() });
+  }
+
+  /** What a run of `lane` starts with, as read now: its budget (the board's, else the default) and its lane's session. */
+  startOf(lane: string, timeoutS: number | null): RunStart {
+    return { budgetS: timeoutS ?? this.options.defaultTimeoutS ?? DEFAULT_TIMEOUT_S, laneSession: this.laneSessions[lane] ?? null };
+  }
+
+  /** Holds the granted run here; while the daemon drains it never starts, and is completed with the shutdown marker (true). */
+  private async shutDownBeforeStart(runId: string, lane: string): Promise<boolean> {
     this.live.add(runId);
     this.lanes.set(runId, lane);
-    const at = this.options.clock.now();
-    if (this.draining) {
-      await this.input(runId, { stream: this.stream(runId), type: 'run.shutdown.before.start', data: { runId }, at });
-      return;
-    }
-    const laneSession = this.laneSessions[lane] ?? null;
-    const budgetS = run.timeoutS ?? this.options.defaultTimeoutS ?? DEFAULT_TIMEOUT_S;
-    this.prompts.set(runId, run.prompt);
-    await this.input(runId, { stream: this.stream(runId), type: 'run.handed.over', data: { runId, lane, budgetS, laneSession }, at });
+    if (!this.draining) return false;
+    // Its lane recorded: its queue reads this run's end from its settle (RunExecution.endTold).
+    await this.input(runId, { stream: this.stream(runId), type: 'run.shutdown.before.start', data: { runId, lane }, at: this.options.clock.now() });
+    return true;
   }
 
   /** A granted claim whose answer was refused (`problem` names the field): completed as failed, never run. */
@@ -297,7 +322,7 @@ export class ComputerRuns {
           break;
         case 'run.completion.paused':
           // Unreported, yet no longer executing: the slot and lane go to the next run.
-          this.tellQueue(runId, run.lane, run.result?.ok ?? false, run.result?.error ?? decision.data.reason);
+          this.tellQueue(runId, decision);
           break;
         case 'run.completion.retrying':
           this.armCompletionTimer(runId, decision.data.notBefore);
@@ -319,7 +344,7 @@ export class ComputerRuns {
           this.prompts.delete(runId);
           this.forgetProgress(runId);
           // Told already (a paused completion): nothing more is told of a settled run, so it is forgotten.
-          if (!this.endedForQueue.delete(runId)) this.tellQueue(runId, run.lane, run.result?.ok ?? false, run.result?.error ?? decision.data.reason);
+          if (!this.endedForQueue.delete(runId)) this.tellQueue(runId, decision);
           break;
         default:
           break;
@@ -329,11 +354,14 @@ export class ComputerRuns {
     if (effects) for (const outbox of this.outboxes) void outbox.drain();
   }
 
-  /** The queue frees the run's slot and lane once, when the run no longer executes. */
-  private tellQueue(runId: string, lane: string | null, ok: boolean, reason?: string): void {
+  /**
+   * The queue frees the run's slot and lane once, when the run no longer executes: the run's committed
+   * decision is its input (SPEC 3), which carries the result the queue reads (see RunExecution.endTold).
+   */
+  private tellQueue(runId: string, ended: RunEnd): void {
     if (this.endedForQueue.has(runId)) return;
     this.endedForQueue.add(runId);
-    void this.options.executionEnded(runId, lane, ok, reason).then(
+    void this.options.ended(ended).then(
       // A settled run is told no more: its mark goes, or every run ever handled would keep one.
       () => {
         if (!this.live.has(runId)) this.endedForQueue.delete(runId);
@@ -341,7 +369,7 @@ export class ComputerRuns {
       (error: Error) => {
         // Told again by the next settle of the run (a restart's resume, a later decision).
         this.endedForQueue.delete(runId);
-        this.failures(`run.execution.ended of run ${runId} could not be recorded: ${error.message}`);
+        this.failures(`the end of run ${runId} (seq ${ended.seq}) could not be decided by its queue: ${error.message}`);
       },
     );
   }

@@ -21,7 +21,12 @@ export const QUEUE_INPUTS = [
   'run.limit.reported',
   'login.limit.due',
 ] as const satisfies readonly EventType[];
-export type QueueInput = NewEventOf<(typeof QUEUE_INPUTS)[number]>;
+/**
+ * Its runs' committed decisions the queue takes as its input (see `Decider.messageScopeOf`): a run that
+ * settled, or whose completion was paused unreported, no longer needs its slot and lane.
+ */
+export const QUEUE_MESSAGES = ['run.settled', 'run.completion.paused'] as const satisfies readonly EventType[];
+export type QueueInput = NewEventOf<(typeof QUEUE_INPUTS)[number] | (typeof QUEUE_MESSAGES)[number]>;
 
 /** What the queue decides about its runs, each in its lane's stream (see `decisionsOn`), and its answers to frames. */
 export type QueueDecision = NewEventOf<
@@ -93,7 +98,14 @@ export function decideQueue(state: QueueState, input: Input): Decision[] {
     case 'run.execution.ended': {
       const { runId, ok, reason } = input.data;
       if (!state.runs[runId]) return [];
-      return [on(runId, { type: 'run.ended', data: { runId, ok, reason: ok ? 'finished' : `failed${reason ? `: ${reason}` : ''}` } })];
+      return [ended(runId, ok, reason, on)];
+    }
+    case 'run.settled':
+    case 'run.completion.paused': {
+      // Its run's own decision: the result it came to, else (none: resolved before it ran) why it ended.
+      const { runId, result, reason } = input.data;
+      if (!state.runs[runId]) return [];
+      return [ended(runId, result?.ok ?? false, (result?.error ?? reason).slice(0, 500), on)];
     }
     case 'run.limit.reported':
       return answerLimit(state, input.data, input.at, on);
@@ -108,6 +120,11 @@ export function decideQueue(state: QueueState, input: Input): Decision[] {
     default:
       return exhausted(input, []);
   }
+}
+
+/** The run no longer needs its slot and lane: how it went, in the words the audit shows. */
+function ended(runId: string, ok: boolean, reason: string | undefined, on: On): Decision {
+  return on(runId, { type: 'run.ended', data: { runId, ok, reason: ok ? 'finished' : `failed${reason ? `: ${reason}` : ''}` } });
 }
 
 function answerFrame(state: QueueState, frame: EventData<'frame.received'>, computer: string, at: number, on: On): Decision[] {
@@ -167,7 +184,7 @@ function answerFrame(state: QueueState, frame: EventData<'frame.received'>, comp
 }
 
 function answerClaim(state: QueueState, answer: EventData<'claim.answered'>, at: number, on: On): Decision[] {
-  const { runId, status, code, skills } = answer;
+  const { runId, status, code, skills, start } = answer;
   const run = state.runs[runId];
   // A late answer (the run was withdrawn or settled meanwhile) decides nothing.
   if (run?.status !== 'claiming') return [];
@@ -177,7 +194,8 @@ function answerClaim(state: QueueState, answer: EventData<'claim.answered'>, at:
   const verdict = claimVerdict(status, code);
   switch (verdict.kind) {
     case 'claimed':
-      return [on(runId, { type: 'run.claimed', data: { runId, lane: run.lane, skills: skills ?? [] } })];
+      // What the host read for its start goes on with it: the run actor starts the run from this decision.
+      return [on(runId, { type: 'run.claimed', data: { runId, lane: run.lane, skills: skills ?? [], ...(start ? { start } : {}) } })];
     case 'busy': {
       if (state.draining) return skip('skipped: its conversation is busy and this computer is draining', true);
       if (run.resentWhileClaiming) {

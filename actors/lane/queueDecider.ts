@@ -1,7 +1,8 @@
+import { parseStream } from '../../events/envelope.ts';
 import { exhausted } from '../../events/exhaustive.ts';
 import { queueEvents } from '../../events/queueEvents.ts';
 import { decider } from '../runtime/decider.ts';
-import { decideQueue, pickNextRuns, QUEUE_INPUTS, type QueueDecision, type QueueInput } from './decideQueue.ts';
+import { decideQueue, pickNextRuns, QUEUE_INPUTS, QUEUE_MESSAGES, type QueueDecision, type QueueInput } from './decideQueue.ts';
 import { evolveQueue } from './evolveQueue.ts';
 import { handledRecall } from './handledRecall.ts';
 import { racedFrame } from './handledRun.ts';
@@ -20,6 +21,15 @@ export const queueDecider = decider<QueueState, QueueInput, QueueDecision>({
     const slash = stream.indexOf('/');
     if (slash === -1) return null;
     return stream.startsWith('lane:', slash + 1) || stream.startsWith('computer:', slash + 1) ? stream.slice(0, slash) : null;
+  },
+  // Its runs' settles (and paused completions) free their slot and lane: decisions of the run actor in
+  // `<computer>/run:<id>`, read as the queue's input. In logs of older versions each was followed by the
+  // queue's own input, `run.execution.ended`, which is decided there (nothing cites the settle then).
+  messages: QUEUE_MESSAGES,
+  messageScopeOf(event) {
+    if (event.type !== 'run.settled' && event.type !== 'run.completion.paused') return null;
+    const { owner, kind } = parseStream(event.stream);
+    return owner !== null && kind === 'run' ? owner : null;
   },
   initialState: initialQueueState,
   decide: decideQueue,
@@ -44,6 +54,8 @@ export const queueDecider = decider<QueueState, QueueInput, QueueDecision>({
       }
       case 'run.start.failed':
       case 'run.execution.ended':
+      case 'run.settled':
+      case 'run.completion.paused':
         return !state.runs[input.data.runId];
       case 'frame.received':
         // Decided, if only acknowledged, unless its run settled after the shell looked (see `racedFrame`).

@@ -23,7 +23,17 @@ export const RUN_INPUTS = [
   'run.claim.refused',
   'run.limit.over',
 ] as const satisfies readonly EventType[];
-export type RunInput = NewEventOf<(typeof RUN_INPUTS)[number]>;
+/**
+ * Its queue's committed decisions a run actor takes as its input (see `Decider.messageScopeOf`): the
+ * run starts from its `run.claimed`, which carries what the host read for it (`start`).
+ */
+export const RUN_MESSAGES = ['run.claimed'] as const satisfies readonly EventType[];
+export type RunInput = NewEventOf<(typeof RUN_INPUTS)[number] | (typeof RUN_MESSAGES)[number]>;
+
+/** The run stream a `run.claimed` (in its lane's stream, `c1/lane:L`) starts: `c1/run:<id>`. */
+export function claimedRunStream(claimed: { readonly stream: string; readonly data: { readonly runId: string } }): string {
+  return `${parseStream(claimed.stream).owner ?? ''}/run:${claimed.data.runId}`;
+}
 
 type DecisionType =
   | 'run.execution.requested'
@@ -47,9 +57,11 @@ type On = <T extends DecisionType>(type: T, data: EventData<T>) => NewEvent<T, E
 
 /** A claimed run's decisions (SPEC section 4, "Execution" to "Completion"). Pure. */
 export function decideRun(state: RunExecution, input: RunInput): Decision[] {
-  const { id: runId } = parseStream(input.stream);
+  // Its queue's `run.claimed` is in the lane's stream: the run's decisions go in the run's own.
+  const stream = input.type === 'run.claimed' ? claimedRunStream(input) : input.stream;
+  const runId = input.type === 'run.claimed' ? input.data.runId : parseStream(input.stream).id;
   const at = input.at;
-  const on: On = (type, data) => ({ stream: input.stream, type, data, at });
+  const on: On = (type, data) => ({ stream, type, data: endOf(state, type, data), at });
   // The lane's session memory is written in the run's own stream (the run actor writes only there);
   // the lane-sessions projection gathers it by lane. A run remembers or forgets a session only once it
   // was handed over, which gave it its lane (hence `state.lane!` in these).
@@ -60,10 +72,11 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
   switch (input.type) {
     case 'run.handed.over': {
       const { lane, budgetS, laneSession } = input.data;
-      if (state.cancelRequested) return [complete({ ok: false, error: CANCELLED_MARKER })];
-      if (state.resolved) return [on('run.settled', { runId, reported: false, reason: 'resolved on the board before it started: nothing posted' })];
-      return [on('run.execution.requested', { runId, lane, deadlineAt: deadlineOf(at, budgetS), resume: laneSession })];
+      return start(state, { lane, budgetS, laneSession }, at, false, { on, complete, runId });
     }
+    case 'run.claimed':
+      // A message: messageScopeOf takes only a `run.claimed` that carries its start.
+      return start(state, { lane: input.data.lane, ...input.data.start! }, at, true, { on, complete, runId });
     case 'run.process.began':
       // A cancel or a resolution that came while it was being spawned stops it now.
       if (state.resolved || state.cancelRequested) {
@@ -153,6 +166,34 @@ interface Helpers {
   onLane?: On;
   complete?: (result: Result, reply?: string | null, usage?: Usage) => Decision;
   runId: string;
+}
+
+/**
+ * The run's end as its queue reads it: a settle or a paused completion of a run whose queue takes it as
+ * its input (`endTold`) carries the result it came to, if any (the queue frees its slot and lane, saying
+ * how it went). Other decisions, and those of runs an older version handed over, are as given.
+ */
+function endOf<T extends DecisionType>(state: RunExecution, type: T, data: EventData<T>): EventData<T> {
+  if (!state.endTold || state.result === null || (type !== 'run.settled' && type !== 'run.completion.paused')) return data;
+  return Object.hasOwn(data as object, 'result') ? data : { ...data, result: state.result };
+}
+
+/**
+ * A claimed run starts: spawned with its budget's deadline, resuming its lane's session. Started from its
+ * queue's `run.claimed`, its request records the budget (the state reads it back from there); from an
+ * older version's `run.handed.over`, the input had it.
+ */
+function start(
+  state: RunExecution,
+  { lane, budgetS, laneSession }: { lane: string; budgetS: number; laneSession: string | null },
+  at: number,
+  fromClaim: boolean,
+  { on, complete, runId }: Required<Pick<Helpers, 'on' | 'complete' | 'runId'>>,
+): Decision[] {
+  if (state.cancelRequested) return [complete({ ok: false, error: CANCELLED_MARKER })];
+  if (state.resolved) return [on('run.settled', { runId, reported: false, reason: 'resolved on the board before it started: nothing posted' })];
+  const deadlineAt = deadlineOf(at, budgetS);
+  return [on('run.execution.requested', { runId, lane, deadlineAt, resume: laneSession, ...(fromClaim ? { budgetS } : {}) })];
 }
 
 /** A cancel from the board, pushed or read from a heartbeat answer: decided once, whichever comes first. */

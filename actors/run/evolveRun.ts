@@ -16,7 +16,20 @@ export function evolveRun(state: RunExecution, event: DomainEvent): RunExecution
     case 'run.claim.refused':
       state.lane = event.data.lane;
       break;
+    case 'run.shutdown.before.start':
+      if (event.data.lane !== undefined) {
+        state.lane = event.data.lane;
+        state.endTold = true;
+      }
+      break;
     case 'run.execution.requested':
+      // The first request of a run started from its queue's `run.claimed`: what a hand-over held.
+      if (event.data.budgetS !== undefined) {
+        state.lane = event.data.lane;
+        state.session = event.data.resume;
+        state.budgetMs = budgetMsOf(event.data.budgetS);
+        state.endTold = true;
+      }
       state.phase = 'requested';
       state.deadlineAt = event.data.deadlineAt;
       state.resuming = event.data.resume;
@@ -71,7 +84,6 @@ export function evolveRun(state: RunExecution, event: DomainEvent): RunExecution
     case 'run.reply.refused':
     case 'run.completion.due':
     case 'run.found.interrupted':
-    case 'run.shutdown.before.start':
     case 'run.limit.over':
     case 'run.kill.requested':
     case 'lane.session.remembered':

@@ -12,7 +12,8 @@ import { runDecider } from './runDecider.ts';
 import type { RunExecution } from './runState.ts';
 
 type RunOutcome = StepOutcome<RunExecution, RunInput, RunDecision>;
-type Message = { readonly input: RunInput; readonly replyTo: ReplyTo<RunOutcome | Error> };
+/** `message`: the input is its queue's committed decision (`run.claimed`), not appended again. */
+type Message = { readonly input: RunInput; readonly message?: boolean; readonly replyTo: ReplyTo<RunOutcome | Error> };
 
 interface RunActorState {
   state: RunExecution;
@@ -48,11 +49,23 @@ export class RunActors {
    * is recorded (untilRecorded), unless `failFast`.
    */
   input(runId: string, input: RunInput, options: InputOptions = {}): Promise<RunOutcome> {
+    return this.ask(runId, input, false, options);
+  }
+
+  /**
+   * Its queue's committed decision that starts the run (`run.claimed`, see `Decider.messageScopeOf`):
+   * decided as an input is, retried the same way, but only the decisions are appended, caused by it.
+   */
+  message(runId: string, claimed: Extract<DomainEvent, { type: 'run.claimed' }>, options: InputOptions = {}): Promise<RunOutcome> {
+    return this.ask(runId, claimed, true, options);
+  }
+
+  private ask(runId: string, input: RunInput, message: boolean, options: InputOptions): Promise<RunOutcome> {
     return recordedUnlessFailFast(this.clock, options, () =>
       retryOnConflict(async () => {
         this.asking.set(runId, (this.asking.get(runId) ?? 0) + 1);
         try {
-          const outcome = await query(this.ref(runId), (replyTo) => ({ input, replyTo }), QUERY_TIMEOUT_MS);
+          const outcome = await query(this.ref(runId), (replyTo) => ({ input, message, replyTo }), QUERY_TIMEOUT_MS);
           if (outcome instanceof StaleVersionError) return outcome;
           if (outcome instanceof Error) throw outcome;
           return outcome;
@@ -118,7 +131,7 @@ export class RunActors {
 
   private async receive(runId: string, state: RunActorState, message: Message): Promise<RunActorState> {
     try {
-      const outcome = await stepInActor(this.store, runDecider, state, message.input, message.replyTo);
+      const outcome = await stepInActor(this.store, runDecider, state, message.input, message.replyTo, message.message === true);
       if (outcome.decisions.length) this.afterCommit(runId, state.state, outcome.decisions);
       if (state.state.phase === 'settled') this.settled.add(runId);
       else this.settled.delete(runId);

@@ -2,7 +2,7 @@ import { parseStream } from '../../events/envelope.ts';
 import { executionEvents } from '../../events/executionEvents.ts';
 import { exhausted } from '../../events/exhaustive.ts';
 import { decider } from '../runtime/decider.ts';
-import { decideRun, RUN_INPUTS, type RunDecision, type RunInput } from './decideRun.ts';
+import { claimedRunStream, decideRun, RUN_INPUTS, RUN_MESSAGES, type RunDecision, type RunInput } from './decideRun.ts';
 import { evolveRun } from './evolveRun.ts';
 import { initialRunExecution, type RunExecution } from './runState.ts';
 
@@ -15,12 +15,17 @@ export const runDecider = decider<RunExecution, RunInput, RunDecision>({
     const { owner, kind } = parseStream(event.stream);
     return owner !== null && kind === 'run' ? event.stream : null;
   },
+  // Its queue's claim is the run's start, when it carries what the host read for it; an older one's
+  // run was handed over by an input of its own (`run.handed.over`), decided instead.
+  messages: RUN_MESSAGES,
+  messageScopeOf: (event) => (event.type === 'run.claimed' && event.data.start !== undefined ? claimedRunStream(event) : null),
   initialState: initialRunExecution,
   decide: decideRun,
   ignores(state, input) {
     if (state.phase === 'settled') return true;
     switch (input.type) {
       case 'run.handed.over':
+      case 'run.claimed':
       case 'run.claim.refused':
         return state.phase !== 'new';
       case 'run.process.began':

@@ -30,6 +30,13 @@ export interface RunExecution {
   reply: string | null;
   /** What the turn cost, posted with its completion; absent when its agent said nothing (and in older states). */
   usage?: Usage;
+  /**
+   * Its queue takes its settle (or its paused completion) as its input, which then carries its result
+   * for the queue to read: set for a run started from its queue's `run.claimed`, or shut down before its
+   * start, by this version. Absent for runs an older version handed over, whose queue was told by an
+   * input of its own (`run.execution.ended`): their settles replay as they were decided, without it.
+   */
+  endTold?: true;
 }
 
 export function initialRunExecution(): RunExecution {

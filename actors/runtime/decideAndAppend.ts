@@ -66,13 +66,18 @@ export async function decideAppend<S, I extends NewDomainEvent, D extends NewDom
   const step = decideStep(decider, state, asInputOf(decider, input));
   if (!step) return null;
   const events: [I, ...NewEvent[]] = [input, ...step.decisions.map((d) => ({ ...d, cause: { inBatch: 0 } }))];
+  return { state: step.state, decisions: step.decisions, expected: await expectedOf(events, versions, versionOf), events };
+}
+
+/** Each stream of an append at the version this actor last saw it (`versions`, filled from `versionOf` for one it has not). */
+async function expectedOf(events: readonly NewEvent[], versions: Map<string, number>, versionOf: VersionOf): Promise<Record<string, number>> {
   const expected: Record<string, number> = {};
   for (const { stream } of events) {
     if (Object.hasOwn(expected, stream)) continue;
     if (!versions.has(stream)) versions.set(stream, await versionOf(stream));
     expected[stream] = versions.get(stream)!;
   }
-  return { state: step.state, decisions: step.decisions, expected, events };
+  return expected;
 }
 
 /**
@@ -91,11 +96,58 @@ export async function decideAndAppend<S, I extends NewDomainEvent, D extends New
   input: NoInfer<I>,
   versions: Map<string, number>,
   versionOf: VersionOf,
+  /** The input is another actor's committed decision (see `decideMessageAppend`): only its decisions are appended. */
+  message = false,
 ): Promise<StepOutcome<S, I, D>> {
+  if (message) {
+    const recordedMessage = input as unknown as Recorded<I>;
+    const decided = await decideMessageAppend(decider, state, recordedMessage, versions, versionOf);
+    if (!decided) return { ok: true, state, input: null, decisions: [] };
+    const result = await commit(store, decided, versions);
+    return result.ok ? { ok: true, state: decided.state, input: recordedMessage, decisions: result.events as readonly Recorded<D>[] } : result;
+  }
   const decided = await decideAppend(decider, state, input, versions, versionOf);
   if (!decided) return { ok: true, state, input: null, decisions: [] };
+  const result = await commit(store, decided, versions);
+  return result.ok ? { ok: true, state: decided.state, ...recorded<I, D>(result.events) } : result;
+}
+
+/** Appends what was decided and waits for the commit; each stream's version moves on with it. */
+async function commit(
+  store: EventStore,
+  decided: { readonly expected: Record<string, number>; readonly events: readonly NewEvent[] },
+  versions: Map<string, number>,
+) {
   const result = await store.append({ expected: decided.expected, events: decided.events });
-  if (!result.ok) return result;
-  for (const event of result.events) versions.set(event.stream, event.version);
-  return { ok: true, state: decided.state, ...recorded<I, D>(result.events) };
+  if (result.ok) for (const event of result.events) versions.set(event.stream, event.version);
+  return result;
+}
+
+/** A message decided (see `Decider.messageScopeOf`): only its decisions are appended, each caused by the message. */
+export interface DecidedMessage<S, D extends NewDomainEvent = NewDomainEvent> {
+  readonly state: S;
+  readonly decisions: readonly D[];
+  readonly expected: Record<string, number>;
+  readonly events: readonly NewEvent[];
+}
+
+/**
+ * The decide half of a step whose input is another actor's committed decision (a message): decided as
+ * an input is (decideStep), but the message is not folded into this state (it is in none of its
+ * streams) and not appended again; the append holds the decisions, each with the message's seq as
+ * its cause. Null when the decider ignores it or decides nothing: nothing is appended.
+ */
+export async function decideMessageAppend<S, I extends NewDomainEvent, D extends NewDomainEvent>(
+  decider: Decider<S, I, D>,
+  state: S,
+  message: Recorded<I>,
+  versions: Map<string, number>,
+  versionOf: VersionOf,
+): Promise<DecidedMessage<S, D> | null> {
+  if (decider.messageScopeOf?.(message) == null)
+    throw new Error(`${message.type} at seq ${message.seq} is not a message the ${decider.name} decider takes`);
+  const step = decideStep(decider, state, message as unknown as I, true);
+  if (!step || step.decisions.length === 0) return null;
+  const events = step.decisions.map((d) => ({ ...d, cause: message.seq }));
+  return { state: step.state, decisions: step.decisions, expected: await expectedOf(events, versions, versionOf), events };
 }

@@ -21,6 +21,16 @@ export interface Decider<S, I extends NewDomainEvent = NewDomainEvent, D extends
   scopeOf(event: Pick<DomainEvent, 'stream' | 'type'>): string | null;
   /** Whether the event's type is one of `inputs` (built from them by `decider`). */
   isInput(event: Pick<DomainEvent, 'type'>): boolean;
+  /**
+   * Another actor's committed decisions this decider takes as its input (SPEC 3: actors talk by the
+   * log): already in the log, they are not appended again; the decisions taken from one are appended
+   * on their own, each with that decision's seq as its `cause`, and it is not folded into this state
+   * (it is in none of its streams). Null for an event that is none of its messages: another type, or
+   * an older shape that lacks what it decides from (its older input, recorded then, is decided instead).
+   */
+  messageScopeOf?(event: DomainEvent): string | null;
+  /** The types `messageScopeOf` may answer for (the others it never takes): what a replay reads the data of. */
+  readonly messages?: readonly I['type'][];
   initialState(scope: string): S;
   decide(state: S, input: I): D[];
   /**

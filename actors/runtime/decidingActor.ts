@@ -1,14 +1,22 @@
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import { AppendChain, type AppendLease, type EventStore, StaleVersionError } from '../../events/store/eventStore.ts';
 import { type Clock, systemClock } from './clock.ts';
-import { type DecidedAppend, decideAppend, type Recorded, recorded, type StepOutcome } from './decideAndAppend.ts';
+import {
+  type DecidedAppend,
+  type DecidedMessage,
+  decideAppend,
+  decideMessageAppend,
+  type Recorded,
+  recorded,
+  type StepOutcome,
+} from './decideAndAppend.ts';
 import type { Decider } from './decider.ts';
 import { retryOnConflict } from './retryOnConflict.ts';
 import { type ActorRef, type ActorSystem, dispatch, query, type ReplyTo, reply, spawnActor, stop } from './runtime.ts';
 import { type InputOptions, recordedUnlessFailFast } from './untilRecorded.ts';
 
 type Message<S, I extends NewDomainEvent, D extends NewDomainEvent> =
-  | { readonly kind: 'input'; readonly input: I; readonly replyTo: ReplyTo<StepOutcome<S, I, D> | Error> }
+  | { readonly kind: 'input'; readonly input: I; readonly message: boolean; readonly replyTo: ReplyTo<StepOutcome<S, I, D> | Error> }
   | { readonly kind: 'read'; readonly read: (state: S) => unknown; readonly replyTo: ReplyTo<unknown> }
   | { readonly kind: 'rehydrate'; readonly replyTo: ReplyTo<true> }
   | { readonly kind: 'observe'; readonly event: DomainEvent };
@@ -116,19 +124,27 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
    * StaleVersionError at once.
    */
   input(input: I, options: InputOptions = {}): Promise<StepOutcome<S, I, D>> {
-    return recordedUnlessFailFast(this.clock, options, () => this.decideOnce(input), this.spec.random);
+    return recordedUnlessFailFast(this.clock, options, () => this.decideOnce(input, false), this.spec.random);
+  }
+
+  /**
+   * Another actor's committed decision this actor takes as its input (see `Decider.messageScopeOf`):
+   * decided and retried as an input is, but only its decisions are appended, each caused by it.
+   */
+  message(message: Recorded<I>, options: InputOptions = {}): Promise<StepOutcome<S, I, D>> {
+    return recordedUnlessFailFast(this.clock, options, () => this.decideOnce(message as unknown as I, true), this.spec.random);
   }
 
   /**
    * One decision of the input, decided again on a conflict (retryOnConflict): the refused append broke
    * the actor's chain, so it takes the input again on the state rehydrated from the log.
    */
-  private decideOnce(input: I): Promise<StepOutcome<S, I, D>> {
+  private decideOnce(input: I, message: boolean): Promise<StepOutcome<S, I, D>> {
     return retryOnConflict(async () => {
       this.waiting++;
       let outcome: StepOutcome<S, I, D> | Error;
       try {
-        outcome = await query(this.ref, (replyTo) => ({ kind: 'input' as const, input, replyTo }), this.timeoutMs);
+        outcome = await query(this.ref, (replyTo) => ({ kind: 'input' as const, input, message, replyTo }), this.timeoutMs);
       } catch (error) {
         // Never taken (the actor is stopped) or not answered in time: either way it no longer waits.
         this.waiting = Math.max(0, this.waiting - 1);
@@ -236,7 +252,7 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
       case 'input': {
         this.waiting = Math.max(0, this.waiting - 1);
         const current = held.chain.broken ? await this.settle(held) : held;
-        await this.decideAhead(current, message.input, message.replyTo);
+        await this.decideAhead(current, message.input, message.replyTo, message.message);
         this.holdCommits(this.waiting > 0);
         return current;
       }
@@ -268,10 +284,13 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
    * Decides and folds the input now, and hands its append to the store without waiting for the
    * commit: the asker is answered, and `afterCommit` runs, when the commit is known, in commit order.
    */
-  private async decideAhead(held: Held<S>, input: I, replyTo: ReplyTo<StepOutcome<S, I, D> | Error>): Promise<void> {
-    let decided: DecidedAppend<S, I, D> | null;
+  private async decideAhead(held: Held<S>, input: I, replyTo: ReplyTo<StepOutcome<S, I, D> | Error>, message: boolean): Promise<void> {
+    let decided: DecidedAppend<S, I, D> | DecidedMessage<S, D> | null;
+    const versionOf = (stream: string) => this.versionAsFolded(held, stream);
     try {
-      decided = await decideAppend(this.spec.decider, held.state, input, held.versions, (stream) => this.versionAsFolded(held, stream));
+      decided = message
+        ? await decideMessageAppend(this.spec.decider, held.state, input as unknown as Recorded<I>, held.versions, versionOf)
+        : await decideAppend(this.spec.decider, held.state, input, held.versions, versionOf);
     } catch (error) {
       if (error instanceof StaleVersionError) {
         // Decided on state older than the log: nothing is appended; the chain breaks, so the retry
@@ -307,7 +326,10 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
           for (const event of result.events) committed.state = tail.fold(committed.state, event as DomainEvent);
           committed.seq = Math.max(committed.seq, result.events.at(-1)?.seq ?? 0);
         }
-        const { input: recordedInput, decisions } = recorded<I, D>(result.events);
+        // A message is in the log already: the append holds its decisions only.
+        const { input: recordedInput, decisions } = message
+          ? { input: input as unknown as Recorded<I>, decisions: result.events as readonly Recorded<D>[] }
+          : recorded<I, D>(result.events);
         reply(replyTo, { ok: true, state: held.state, input: recordedInput, decisions });
         try {
           this.spec.afterCommit?.(held.state, decisions, recordedInput);

@@ -20,10 +20,13 @@ export async function stepInActor<S, I extends NewDomainEvent, D extends NewDoma
   held: { state: S; readonly versions: Map<string, number> },
   input: NoInfer<I>,
   replyTo: ReplyTo<StepOutcome<S, I, D> | Error>,
+  /** The input is another actor's committed decision, already in the log (see `Decider.messageScopeOf`). */
+  message = false,
 ): Promise<Committed<S, I, D>> {
   let outcome: StepOutcome<S, I, D>;
+  const versionOf = (stream: string) => store.streamVersion(stream);
   try {
-    outcome = await decideAndAppend(store, decider, held.state, input, held.versions, (s) => store.streamVersion(s));
+    outcome = await decideAndAppend(store, decider, held.state, input, held.versions, versionOf, message);
   } catch (error) {
     reply(replyTo, error as Error);
     throw error;

@@ -64,8 +64,10 @@ function sentence(event: DomainEvent): string {
       return `queued in lane ${event.data.lane}${event.data.agentId ? ` for agent ${event.data.agentId}` : ''} (arrival ${event.data.arrival})`;
     case 'run.claim.started':
       return `claiming it from the board (attempt ${event.data.attempt})`;
-    case 'run.claimed':
-      return `claimed${event.data.skills.length ? `, with skills ${event.data.skills.join(', ')}` : ''}`;
+    case 'run.claimed': {
+      const { skills, start } = event.data;
+      return `claimed${skills.length ? `, with skills ${skills.join(', ')}` : ''}${start ? `: handed to its run (${startWords(start.budgetS, start.laneSession)})` : ''}`;
+    }
     case 'run.parked':
       return `${event.data.reason} (until ${clock(event.data.notBefore)}, wait ${event.data.busyWaits})`;
     case 'run.claim.retrying':
@@ -85,7 +87,7 @@ function sentence(event: DomainEvent): string {
     case 'run.handed.over': {
       const { budgetS, laneSession, local } = event.data;
       const what = local ? 'a local turn of `runledger run`, to be run here' : 'handed over to be run';
-      return `${what} (${budgetS === 0 ? 'no time limit' : `budget ${budgetS} s`}${laneSession ? `, its lane's session ${laneSession}` : ''})`;
+      return `${what} (${startWords(budgetS, laneSession)})`;
     }
     case 'run.process.began':
       return `the agent's process began (pid ${event.data.pid}${event.data.resuming ? `, resuming session ${event.data.resuming}` : ''})`;
@@ -117,8 +119,9 @@ function sentence(event: DomainEvent): string {
 
     // A run's execution on its computer: decisions.
     case 'run.execution.requested': {
-      const { deadlineAt, resume } = event.data;
-      return `to be run${deadlineAt === null ? ', no time limit' : `, deadline ${clock(deadlineAt)}`}${resume ? `, resuming session ${resume}` : ''}`;
+      const { deadlineAt, resume, budgetS } = event.data;
+      const budget = budgetS === undefined || budgetS === 0 ? '' : ` (budget ${budgetS} s)`;
+      return `to be run${deadlineAt === null ? ', no time limit' : `, deadline ${clock(deadlineAt)}${budget}`}${resume ? `, resuming session ${resume}` : ''}`;
     }
     case 'run.cancel.decided':
     case 'run.resolved.elsewhere':
@@ -354,4 +357,9 @@ function oneLine(text: string): string {
  */
 function sayOnce(head: string, reason: string): string {
   return reason === head || reason.startsWith(`${head} `) || reason.startsWith(`${head}:`) ? reason : `${head}: ${reason}`;
+}
+
+/** A run's start as its hand-over (or its queue's claim) recorded it: its budget, and the lane's session it resumes. */
+function startWords(budgetS: number, laneSession: string | null): string {
+  return `${budgetS === 0 ? 'no time limit' : `budget ${budgetS} s`}${laneSession ? `, its lane's session ${laneSession}` : ''}`;
 }

@@ -1,50 +1,13 @@
-import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { Computer } from '../../actors/computer/computer.ts';
+import { describe, expect, it, vi } from 'vitest';
 import { drainComputer } from '../../actors/computer/drainComputer.ts';
 import { SHUTDOWN_BEFORE_START } from '../../actors/run/runState.ts';
-import { type Clock, FakeClock } from '../../actors/runtime/clock.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import { FakeClock } from '../../actors/runtime/clock.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
-import { frameInput } from '../../wire/frames.ts';
-import { killEveryGroup, nodeAgent, runStream } from '../support/computerRuns.ts';
+import { nodeAgent, runStream } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
-import { openTempStore, tempDir } from '../support/tempStore.ts';
-
-/**
- * The whole computer (queue, runs, effects) on a real log, with a stand-in board; frames are given
- * to it exactly as its push stream gives them.
- */
-async function startComputer(store: EventStore, clock: Clock, board: StandInBoard, exec: string) {
-  const system = startActorSystem({ onError: () => {} });
-  const computer = new Computer({
-    system,
-    store,
-    clock,
-    board,
-    exec,
-    computer: 'c1',
-    server: 'http://127.0.0.1:9',
-    token: 'unused',
-    workspaceRoot: tempDir(),
-    heartbeatMs: 1_000,
-  });
-  await computer.start();
-  // No board listens: the stand-in answers the calls, and frames come in through `frame` below.
-  computer.push.stop();
-  onTestFinished(async () => {
-    computer.stop();
-    computer.runs.killAll();
-    stopSystem(system);
-    await killEveryGroup(store);
-  });
-  let frames = 0;
-  const frame = (kind: string, runId: string, lane?: string) =>
-    computer.queue.input(
-      frameInput('c1', JSON.stringify({ id: `f${++frames}`, kind, data: { run_id: runId, ...(lane ? { lane } : {}) } }), clock.now()),
-    );
-  return { computer, frame };
-}
+import { startComputer } from '../support/standInComputer.ts';
+import { openTempStore } from '../support/tempStore.ts';
 
 async function all(store: EventStore): Promise<DomainEvent[]> {
   return store.readAll(0, 100_000);
@@ -107,6 +70,10 @@ describe('a computer with a stand-in board', () => {
     expect(b1.map((e) => e.type)).not.toContain('run.process.began');
     expect(board.callsOf('b1', 'complete')).toMatchObject([{ result: { ok: false, error: SHUTDOWN_BEFORE_START } }]);
     expect(b1.at(-1)).toMatchObject({ type: 'run.settled', data: { reported: true } });
+    // Its queue reads why it ended from that settle, its own input.
+    const ended = async () => (await all(store)).filter((e) => e.type === 'run.ended' && e.data.runId === 'b1');
+    await vi.waitFor(async () => expect(await ended()).toHaveLength(1));
+    expect(await ended()).toMatchObject([{ cause: b1.at(-1)!.seq, data: { ok: false, reason: `failed: ${SHUTDOWN_BEFORE_START}` } }]);
     expect(board.callsOf('b2')).toEqual([]);
     expect(computer.runs.liveRuns()).toEqual([]);
   });

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
+import type { RunEnd } from '../../actors/computer/computerRuns.ts';
 import { CANCELLED_MARKER } from '../../actors/run/runState.ts';
 import { FakeClock } from '../../actors/runtime/clock.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
@@ -94,7 +95,8 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     const events = await store.readStream(runStream('r1'));
     const requested = events.filter((e) => e.type === 'run.execution.requested').map((e) => e.data);
     expect(requested).toEqual([
-      { runId: 'r1', lane: 'L', deadlineAt: clock.now() + 600_000, resume: 'stale-session' },
+      // The first, decided from its queue's claim, records the budget its deadline came from.
+      { runId: 'r1', lane: 'L', deadlineAt: clock.now() + 600_000, resume: 'stale-session', budgetS: 600 },
       { runId: 'r1', lane: 'L', deadlineAt: clock.now() + 600_000, resume: null },
     ]);
     expect(events.filter((e) => e.type === 'run.process.began').map((e) => e.data.resuming)).toEqual(['stale-session', null]);
@@ -217,8 +219,8 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     const clock = new FakeClock();
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'hello' });
     board.failCompletions('r1', ...Array<number>(9).fill(503));
-    const executionEnded = vi.fn(async (..._args: unknown[]) => {});
-    const { claimAndHandOver, runs } = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), heartbeatMs: 60_000, executionEnded });
+    const ended = vi.fn(async (_ended: RunEnd) => {});
+    const { claimAndHandOver, runs } = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), heartbeatMs: 60_000, ended });
 
     await claimAndHandOver('r1');
     const completions = () => board.callsOf('r1', 'complete').length;
@@ -227,7 +229,7 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
       await waitForRetry(store, 'r1', i + 1);
       // The board keeps the lane's turn open until a completion reaches it: all through the retries the
       // run keeps its slot and lane, or the lane's next run would be claimed only to be told busy.
-      expect(executionEnded).not.toHaveBeenCalled();
+      expect(ended).not.toHaveBeenCalled();
       clock.advance(wait * 1_000);
       await vi.waitFor(() => expect(completions()).toBe(i + 2), { timeout: 5_000 });
     }
@@ -236,13 +238,11 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     });
     // Given up as unreported: the slot and lane go back now (a redelivery may still report it), with
     // what the execution itself came to: it succeeded, only its report is missing.
-    await vi.waitFor(() => expect(executionEnded).toHaveBeenCalledTimes(1));
-    expect(executionEnded).toHaveBeenCalledWith(
-      'r1',
-      'L',
-      true,
-      expect.stringMatching(/^the board did not acknowledge its completion after 9 attempts/),
-    );
+    await vi.waitFor(() => expect(ended).toHaveBeenCalledTimes(1));
+    expect(ended.mock.calls[0]![0]).toMatchObject({
+      type: 'run.completion.paused',
+      data: { result: { ok: true }, reason: expect.stringMatching(/^the board did not acknowledge its completion after 9 attempts/) },
+    });
     expect(runs.liveRuns()).toEqual(['r1']);
     clock.advance(60_000);
     expect(board.callsOf('r1', 'heartbeat').length).toBeGreaterThan(0);
@@ -253,7 +253,7 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     expect(runs.liveRuns()).toEqual([]);
     // Settling later does not free the slot a second time.
     await new Promise((r) => setTimeout(r, 50));
-    expect(executionEnded).toHaveBeenCalledTimes(1);
+    expect(ended).toHaveBeenCalledTimes(1);
     expect(await replayLog(store, deciders)).toMatchObject({ ok: true });
   });
 
@@ -262,36 +262,36 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     const clock = new FakeClock();
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'hello' });
     const release = board.holdCompletions('r1');
-    const executionEnded = vi.fn(async (..._args: unknown[]) => {});
-    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), executionEnded });
+    const ended = vi.fn(async (_ended: RunEnd) => {});
+    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), ended });
 
     await claimAndHandOver('r1');
     await vi.waitFor(() => expect(board.callsOf('r1', 'complete')).toHaveLength(1), { timeout: 10_000 });
     await new Promise((r) => setTimeout(r, 100));
-    expect(executionEnded).not.toHaveBeenCalled();
+    expect(ended).not.toHaveBeenCalled();
 
     release();
     expect(await settled(store, 'r1')).toMatchObject({ reported: true });
-    await vi.waitFor(() => expect(executionEnded).toHaveBeenCalledTimes(1));
+    await vi.waitFor(() => expect(ended).toHaveBeenCalledTimes(1));
     // The queue records how the run ended (run.ended ok/reason, shown by audit): a run that succeeded
     // and was acknowledged ended well, whatever the settle's own reason says.
-    expect(executionEnded.mock.calls[0]!.slice(0, 3)).toEqual(['r1', 'L', true]);
+    expect(ended.mock.calls[0]![0]).toMatchObject({ type: 'run.settled', data: { runId: 'r1', result: { ok: true } } });
   });
 
   it("given a run that failed, when the board acknowledges its completion, then the queue is told it failed, with the run's error", async () => {
     const store = await openTempStore();
     const clock = new FakeClock();
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'hello' });
-    const executionEnded = vi.fn(async (..._args: unknown[]) => {});
-    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs', '3'), executionEnded });
+    const ended = vi.fn(async (_ended: RunEnd) => {});
+    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs', '3'), ended });
 
     await claimAndHandOver('r1');
     expect(await settled(store, 'r1')).toMatchObject({ reported: true });
     const [complete] = board.callsOf('r1', 'complete');
     const error = complete?.call === 'complete' ? complete.result.error : undefined;
     expect(error).toEqual(expect.any(String));
-    await vi.waitFor(() => expect(executionEnded).toHaveBeenCalledTimes(1));
-    expect(executionEnded).toHaveBeenCalledWith('r1', 'L', false, error);
+    await vi.waitFor(() => expect(ended).toHaveBeenCalledTimes(1));
+    expect(ended.mock.calls[0]![0]).toMatchObject({ type: 'run.settled', data: { runId: 'r1', result: { ok: false, error } } });
   });
 });
 

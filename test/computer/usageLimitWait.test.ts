@@ -7,18 +7,16 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { Computer } from '../../actors/computer/computer.ts';
+import { describe, expect, it, vi } from 'vitest';
 import { CANCELLED_MARKER } from '../../actors/run/runState.ts';
 import { FakeClock } from '../../actors/runtime/clock.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
-import { frameInput } from '../../wire/frames.ts';
 import { until } from '../run/execution/agents.ts';
-import { claudeAgent, killEveryGroup, runStream, startRuns, waitForEvent } from '../support/computerRuns.ts';
+import { claudeAgent, runStream, startRuns, waitForEvent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
+import { startComputer as startStandIn } from '../support/standInComputer.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';
 
 /** The stand-in keeps its limit in its home (here the lane's workspace): limited until `until` (ms). */
@@ -156,37 +154,12 @@ describe('a run waiting out its usage limit on its computer', () => {
 
 describe('a computer restarted over a run that waited out its limit', () => {
   async function startComputer(store: EventStore, clock: FakeClock, board: StandInBoard, workspaceRoot: string) {
-    const system = startActorSystem({ onError: () => {} });
-    const computer = new Computer({
-      system,
-      store,
-      clock,
-      board,
-      exec: claudeAgent('claude-cli.mjs'),
-      computer: 'c1',
-      server: 'http://127.0.0.1:9',
-      token: 'unused',
-      workspaceRoot,
-      heartbeatMs: 1_000,
-    });
-    await computer.start();
-    // No board listens: the stand-in answers the calls, and frames come in as the push stream gives them.
-    computer.push.stop();
+    const { computer, frame, crash } = await startStandIn(store, clock, board, claudeAgent('claude-cli.mjs'), workspaceRoot);
     const stop = () => {
-      computer.stop();
+      crash();
       computer.runs.killAll();
-      stopSystem(system);
     };
-    onTestFinished(async () => {
-      stop();
-      await killEveryGroup(store);
-    });
-    let frames = 0;
-    const offer = (runId: string, lane: string) =>
-      computer.queue.input(
-        frameInput('c1', JSON.stringify({ id: `f${++frames}-${runId}`, kind: 'run.requested', data: { run_id: runId, lane } }), clock.now()),
-      );
-    return { computer, offer, stop };
+    return { computer, offer: (runId: string, lane: string) => frame('run.requested', runId, lane), stop };
   }
 
   it('given it settled but its queue never heard (a kill between the two), then its slot and lane are freed at the start, not held for ever', async () => {

@@ -6,7 +6,7 @@ import { ComputerRuns, type ComputerRunsOptions } from '../../actors/computer/co
 import { shellQuote } from '../../actors/run/resume.ts';
 import type { Clock } from '../../actors/runtime/clock.ts';
 import { type ActorSystem, startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
-import type { DomainEvent } from '../../events/catalog.ts';
+import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import type { StandInBoard } from './standInBoard.ts';
 import { tempDir } from './tempStore.ts';
@@ -63,7 +63,7 @@ export async function startRuns(
     workspaceRoot,
     heartbeatMs: 30_000,
     killGraceMs: 5_000,
-    executionEnded: async () => {},
+    ended: async () => {},
     ...options,
     board,
   });
@@ -88,10 +88,43 @@ export async function startRuns(
       const answer = await board.claim(runId);
       const body = answer.body as { run: { lane: string; prompt: string; timeout_s: number | null }; run_token: string };
       runs.rememberToken(runId, body.run_token);
-      await runs.handOver(runId, body.run.lane, { prompt: body.run.prompt, timeoutS: body.run.timeout_s });
+      await runs.claimed(await recordClaimed(store, runs, runId, body.run.lane, body.run.timeout_s, clock.now()), body.run.prompt);
     },
     crash: stop,
   };
+}
+
+/**
+ * Records the queue's decisions up to a granted run's `run.claimed` as its queue makes them (no queue
+ * here: queued, claim started, claimed), in its lane's stream, the claim carrying what the host reads
+ * for its start. The run actor starts the run from it.
+ */
+export async function recordClaimed(
+  store: EventStore,
+  runs: ComputerRuns,
+  runId: string,
+  lane: string,
+  timeoutS: number | null,
+  at: number,
+  computer = 'c1',
+): Promise<Extract<DomainEvent, { type: 'run.claimed' }>> {
+  const stream = `${computer}/lane:${lane}`;
+  const data = { runId, lane, skills: [], start: runs.startOf(lane, timeoutS) };
+  const arrival = await store.headSeq();
+  // A test that wrote the claim's start itself (its life, say) keeps it.
+  const started = (await store.readStream(stream)).some((e) => e.type === 'run.claim.started' && e.data.runId === runId);
+  const before: NewDomainEvent[] = started
+    ? []
+    : [
+        { stream, type: 'run.queued', data: { runId, lane, agentId: null, arrival }, at },
+        { stream, type: 'run.claim.started', data: { runId, attempt: 1 }, at },
+      ];
+  const result = await store.append({
+    expected: { [stream]: await store.streamVersion(stream) },
+    events: [...before, { stream, type: 'run.claimed', data, at }],
+  });
+  if (!result.ok) throw result.conflict;
+  return result.events.at(-1) as Extract<DomainEvent, { type: 'run.claimed' }>;
 }
 
 /** SIGKILLs every process group any run of the log began: nothing a test started outlives it. */

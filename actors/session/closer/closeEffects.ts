@@ -96,7 +96,8 @@ export async function sessionOfRun(store: EventStore, stream: string, runId: str
   let announced: string | null = null;
   let exited = false;
   for (const event of await store.readStream(stream)) {
-    if (event.type === 'run.handed.over') lane = event.data.lane;
+    // Its lane: from its hand-over (older logs, local turns), else from the request its queue's claim started.
+    if (event.type === 'run.handed.over' || event.type === 'run.execution.requested') lane = event.data.lane;
     else if (event.type === 'run.process.began') {
       began = { pid: event.data.pid, resuming: event.data.resuming, at: event.at };
       exited = false;
