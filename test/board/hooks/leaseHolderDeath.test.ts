@@ -144,21 +144,29 @@ async function sharedLog() {
 const settling = (stream: readonly { type: string; data: unknown }[], effect: number) =>
   stream.filter((e) => (e.data as { effect?: number }).effect === effect).map((e) => e.type);
 
+/**
+ * Holder A takes a hook and starts it, then freezes (its clock stops: dead, or paused); B's renewals take
+ * the lease once A's has expired, and B's chores settle A's take.
+ */
+async function takenThenTakenOver() {
+  const log = await sharedLog();
+  const a = await log.board('a-host', 1);
+  const b = await log.board('b-host', 2);
+  expect(a.peers.holdsChores()).toBe(true);
+  expect(b.peers.holdsChores()).toBe(false);
+  const { finished } = await appendRun(a.store, 'r1', 'L');
+  await until("A's hook to start", () => a.started.length === 1);
+  expect(a.started).toEqual([finished]);
+  await log.run(b, LEASE_MS * 2);
+  expect(b.peers.holdsChores()).toBe(true);
+  await until('B to record the hook interrupted', async () => settling(await log.hooksStream(), finished).length > 0);
+  return { log, a, b, finished };
+}
+
 describe("a hook whose taker, the chores' lease holder, dies or pauses (SPEC 1 and 8)", () => {
   it('given holder A took a hook and died while it ran, when B takes the lease over, then B records it interrupted once and never runs it; a restarted A does not run it either', async () => {
-    const log = await sharedLog();
-    const a = await log.board('a-host', 1);
-    const b = await log.board('b-host', 2);
-    expect(a.peers.holdsChores()).toBe(true);
-    expect(b.peers.holdsChores()).toBe(false);
-    const { finished } = await appendRun(a.store, 'r1', 'L');
-    await until("A's hook to start", () => a.started.length === 1);
-    expect(a.started).toEqual([finished]);
-
-    // A dies: its clock never moves again. B's renewals take the lease once A's has expired.
-    await log.run(b, LEASE_MS * 2);
-    expect(b.peers.holdsChores()).toBe(true);
-    await until('B to record the hook interrupted', async () => settling(await log.hooksStream(), finished).length > 0);
+    // A dies: its clock never moves again.
+    const { log, b, finished } = await takenThenTakenOver();
     const stream = await log.hooksStream();
     expect(settling(stream, finished)).toEqual(['hook.interrupted']);
     expect(stream.find((e) => e.type === 'hook.interrupted')!.actor).toBe('b-host:1');
@@ -173,15 +181,7 @@ describe("a hook whose taker, the chores' lease holder, dies or pauses (SPEC 1 a
   });
 
   it('given holder A paused while its hook ran and B took the lease over, when A wakes and its hook exits, then its end is not recorded: the hook is settled once, as interrupted by B', async () => {
-    const log = await sharedLog();
-    const a = await log.board('a-host', 1);
-    const b = await log.board('b-host', 2);
-    const { finished } = await appendRun(a.store, 'r1', 'L');
-    await until("A's hook to start", () => a.started.length === 1);
-
-    await log.run(b, LEASE_MS * 2);
-    await until('B to record the hook interrupted', async () => settling(await log.hooksStream(), finished).length > 0);
-
+    const { log, a, b, finished } = await takenThenTakenOver();
     // A wakes beside B: its renewals find B holding the lease, and its hook exits.
     await log.run([a, b], LEASE_MS);
     expect(a.peers.holdsChores()).toBe(false);
@@ -192,14 +192,7 @@ describe("a hook whose taker, the chores' lease holder, dies or pauses (SPEC 1 a
   });
 
   it('given holder A paused while its hook ran, B took the lease over and died, when A wakes, holds the lease again (a later epoch) and its hook exits, then its end is not recorded beside B’s interruption', async () => {
-    const log = await sharedLog();
-    const a = await log.board('a-host', 1);
-    const b = await log.board('b-host', 2);
-    const { finished } = await appendRun(a.store, 'r1', 'L');
-    await until("A's hook to start", () => a.started.length === 1);
-    await log.run(b, LEASE_MS * 2);
-    await until('B to record the hook interrupted', async () => settling(await log.hooksStream(), finished).length > 0);
-
+    const { log, a, b, finished } = await takenThenTakenOver();
     // B dies (its clock stops); A wakes and takes the lease once B's has expired: an epoch of its own again.
     await log.run(a, LEASE_MS * 2);
     expect(a.peers.choreLease().epoch).toBe(3);
