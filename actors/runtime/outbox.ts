@@ -390,6 +390,12 @@ export class Outbox<E> {
             // (the store keeps the order of appends), so they are counted in the version it expects.
             // A take the log could not write took nothing: the same page is taken again once it can.
             const lease = this.consumer.lease?.() ?? null;
+            // This process's own from before its take commits: an opening meanwhile (the chores taken up again
+            // at the same epoch) must not find the take committed and not yet its own, and settle it (EpochTakes).
+            if (lease) for (const event of effects) this.takenUnder.set(event.seq, lease);
+            const untake = () => {
+              for (const event of effects) this.takenUnder.delete(event.seq);
+            };
             const taken = await this.write(async () => {
               const result = await this.store.append({
                 expected: { [this.stream]: this.version + this.recordsInFlight },
@@ -410,8 +416,12 @@ export class Outbox<E> {
                 this.firstOwnTake = Math.min(this.firstOwnTake, this.version);
               }
               return result;
+            }).catch((error: unknown) => {
+              untake();
+              throw error;
             });
             if (!taken.ok) {
+              untake();
               // Another process moved the cursor first: it owns those effects. Start again from its cursor,
               // the page handed back to the feed (what the other process took is dropped from it as stale).
               if (this.following) this.fed = [...page, ...this.fed];
@@ -419,7 +429,6 @@ export class Outbox<E> {
               continue;
             }
             this.moveTo(through);
-            if (lease) for (const event of effects) this.takenUnder.set(event.seq, lease);
             for (const event of effects) {
               while (this.inFlight.size >= (this.consumer.concurrency ?? 1)) await Promise.race(this.inFlight);
               this.start(event);
