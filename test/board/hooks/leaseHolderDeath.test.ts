@@ -19,6 +19,7 @@ import { choresOn } from '../../../actors/board/host/peers/leasedStore.ts';
 import { FakeClock } from '../../../actors/runtime/clock.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
 import { SqliteEventStore } from '../../../events/store/sqlite/sqliteEventStore.ts';
+import { describeEvent } from '../../../projections/audit/describeEvent.ts';
 import { emptyLog, withoutHolds } from '../../../sim/disk.ts';
 import { SimPeerTables } from '../../../sim/peerTables.ts';
 import { appendRun } from '../../fixtures/hooks/boardLog.ts';
@@ -170,6 +171,9 @@ describe("a hook whose taker, the chores' lease holder, dies or pauses (SPEC 1 a
     const stream = await log.hooksStream();
     expect(settling(stream, finished)).toEqual(['hook.interrupted']);
     expect(stream.find((e) => e.type === 'hook.interrupted')!.actor).toBe('b-host:1');
+    // The take names the epoch it was made under, and the audit says so.
+    const take = stream.find((e) => e.type === 'outbox.taken' && e.data.effects.includes(finished))!;
+    expect(describeEvent(take)).toMatch(/^the outbox took 1 effect \(through seq \d+, under the chores' lease epoch 1\)$/);
     expect(b.started).toEqual([]);
 
     // B dies too; A restarts (the same host:pid, a new life) and takes the lease: settled already, not run again.
