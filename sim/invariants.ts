@@ -243,18 +243,35 @@ export class Invariants {
     );
   }
 
-  /** Each hook started is settled once on the board's log: interrupted if a crash cut it, else with the exit it had. */
+  /**
+   * Each hook started is settled once on the board's log: interrupted if a crash cut it, else with the exit
+   * it had. Of two boards, a hook is recorded only under the chores' lease epoch it was taken under: one
+   * whose board lost that epoch before its exit was recorded (a full log cost it the lease) is recorded
+   * interrupted by the next holder, its board alive or not.
+   */
   private hooksSettled(): void {
     let rows: { type: string; data: string }[];
+    let leaseEpoch: number | null = null;
     try {
-      rows = this.w.boards.log.current
-        .prepare(`SELECT type, data FROM events WHERE stream = 'outbox:hooks' AND type IN ('hook.exited', 'hook.interrupted', 'outbox.interrupted')`)
+      const log = this.w.boards.log.current;
+      rows = log
+        .prepare(
+          `SELECT type, data FROM events WHERE stream = 'outbox:hooks' AND type IN ('hook.exited', 'hook.interrupted', 'outbox.interrupted', 'outbox.taken')`,
+        )
         .all() as typeof rows;
+      if (this.w.boards.several)
+        leaseEpoch = (log.prepare(`SELECT epoch FROM board_leases WHERE name = 'chores'`).pluck().get() as number | undefined) ?? null;
     } catch {
       return;
     }
     const settled = new Map<number, { type: string; exitCode: number | null }[]>();
+    const takenUnder = new Map<number, number>();
     for (const row of rows) {
+      if (row.type === 'outbox.taken') {
+        const take = JSON.parse(row.data) as { effects: number[]; epoch?: number };
+        for (const effect of take.effects) if (take.epoch !== undefined) takenUnder.set(effect, take.epoch);
+        continue;
+      }
       const data = JSON.parse(row.data) as { effect: number; exitCode?: number | null };
       settled.set(data.effect, [...(settled.get(data.effect) ?? []), { type: row.type, exitCode: data.exitCode ?? null }]);
     }
@@ -262,17 +279,18 @@ export class Invariants {
       // Still running as the world ends (a hang near its end): nothing to say yet.
       if (!hook.cut && hook.endedAt === null) continue;
       const records = settled.get(hook.effect) ?? [];
-      // One that ended is recorded with its exit, or interrupted when its life died before that record committed.
-      const lifeDied = this.w.boards.lifeNumbered(hook.life) === null;
-      const want = hook.cut ? 'hook.interrupted' : lifeDied ? 'hook.exited or hook.interrupted' : 'hook.exited';
+      // One that ended is recorded with its exit, or interrupted when its life died, or lost the epoch it took it under, before that record committed.
+      const epoch = takenUnder.get(hook.effect);
+      const takerGone = this.w.boards.lifeNumbered(hook.life) === null || (epoch !== undefined && leaseEpoch !== null && leaseEpoch !== epoch);
+      const want = hook.cut ? 'hook.interrupted' : takerGone ? 'hook.exited or hook.interrupted' : 'hook.exited';
       const record = records[0];
       const ok =
         records.length === 1 &&
         (record!.type === 'hook.interrupted'
-          ? hook.cut || lifeDied
+          ? hook.cut || takerGone
           : !hook.cut && record!.type === 'hook.exited' && record!.exitCode === hook.exitCode);
       // Its exit not recorded yet by the life that runs it: the record waits for a log that can take it (a full disk just healed).
-      if (records.length === 0 && !lifeDied) continue;
+      if (records.length === 0 && !takerGone) continue;
       this.check(
         'hookAtMostOnce',
         ok,

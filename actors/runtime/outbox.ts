@@ -1,11 +1,12 @@
 import type { Subscription } from 'rxjs';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
-import type { AppendResult, EventStore } from '../../events/store/eventStore.ts';
+import type { AppendLease, AppendResult, EventStore } from '../../events/store/eventStore.ts';
+import { LeaseLostError } from '../../events/store/leaseLost.ts';
 import { messageOf } from '../../events/thrown.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { foldMark, type OutboxMark, readMark, settles } from './outboxMark.ts';
 import { writerIsGone } from './processes.ts';
-import { type FailureLog, untilRecorded } from './untilRecorded.ts';
+import { type FailureLog, recordWaitMs, untilRecorded } from './untilRecorded.ts';
 import { writerOf } from './writer.ts';
 
 export type Delivery = 'at-least-once' | 'at-most-once';
@@ -59,7 +60,13 @@ export interface EffectConsumer<E> {
    * recorded. For effects that most often turn out to be nothing (a settled run that ran in no session).
    */
   needed?(effect: E, event: DomainEvent): Promise<boolean>;
-  perform(effect: E, event: DomainEvent): Promise<Outcome>;
+  /**
+   * `mayStart` (given by the outbox) says whether this process may still start the effect: false once the
+   * lease it was taken under is no longer this process's (always true without a lease). Asked last, just before what cannot
+   * be undone (a hook's spawn), with nothing awaited between: the holder of the next epoch may have
+   * recorded the effect interrupted already, and it must not run after that.
+   */
+  perform(effect: E, event: DomainEvent, mayStart?: () => boolean): Promise<Outcome>;
   /** Takes recorded by the decisions themselves (see ImplicitTakes); `needed` is then not asked. */
   readonly implicit?: ImplicitTakes;
   /**
@@ -75,7 +82,25 @@ export interface EffectConsumer<E> {
    * effects, and such a failure fails the drain.
    */
   readonly background?: { readonly log: FailureLog };
+  /**
+   * The lease this process holds now (epoch 0: none), on a log several boards share (SPEC 8: a board's
+   * chores): see EpochTakes. Without it, a take's taker is told gone by probing its process.
+   */
+  readonly lease?: () => AppendLease | null;
 }
+
+/*
+ * EpochTakes: an outbox with a `lease` takes its effects under the lease's epoch (in the take's append,
+ * checked in its transaction, and named in it), starts each only while that epoch is still the one it
+ * holds, and records its end under that same epoch (the record refused once it is no longer the lease's).
+ * So a holder of any other epoch can settle a take of an earlier one that nothing settled as interrupted,
+ * whoever took it and whether or not it still runs (a process on another host cannot be probed; a
+ * paused one wakes to find the lease gone): the taker, if it lives, can neither start that effect after
+ * nor record a second end for it. A take of the epoch this process holds is its own (the epoch grows at
+ * each change of holder): gone only when it is not performing it. Liveness rows (board_processes) would
+ * not do: a paused board's row goes stale and fresh again, and a live board that lost the lease could
+ * record its end beside the next holder's interruption, or, refused, leave the effect settled by nobody.
+ */
 
 const PAGE = 500;
 
@@ -132,6 +157,8 @@ export class Outbox<E> {
    */
   private readonly pending = new Map<number, { readonly key: string | null; readonly take: number }>();
   private lifeFrom = 0;
+  /** With a lease (EpochTakes): the effects this process took and has not settled, each with the lease it took them under. */
+  private readonly takenUnder = new Map<number, AppendLease>();
 
   constructor(
     private readonly store: EventStore,
@@ -222,7 +249,7 @@ export class Outbox<E> {
    */
   private async settleLeftovers(pending: ReadonlyMap<number, DomainEvent>): Promise<boolean> {
     for (const [effect, taken] of pending) {
-      if (!this.takerIsGone(taken)) continue;
+      if (!this.takerIsGone(effect, taken)) continue;
       // A row this version cannot read is skipped: what the read finds then is a later event, not this effect.
       const event = await this.readAt(effect);
       if (this.consumer.delivery === 'at-least-once') {
@@ -362,10 +389,26 @@ export class Outbox<E> {
             // Records this process has appended and not yet heard back about commit before this take
             // (the store keeps the order of appends), so they are counted in the version it expects.
             // A take the log could not write took nothing: the same page is taken again once it can.
+            const lease = this.consumer.lease?.() ?? null;
+            // This process's own from before its take commits: an opening meanwhile (the chores taken up again
+            // at the same epoch) must not find the take committed and not yet its own, and settle it (EpochTakes).
+            if (lease) for (const event of effects) this.takenUnder.set(event.seq, lease);
+            const untake = () => {
+              for (const event of effects) this.takenUnder.delete(event.seq);
+            };
             const taken = await this.write(async () => {
               const result = await this.store.append({
                 expected: { [this.stream]: this.version + this.recordsInFlight },
-                events: [{ stream: this.stream, type: 'outbox.taken', data: { through, effects: effects.map((e) => e.seq) }, at: this.now() }],
+                events: [
+                  {
+                    stream: this.stream,
+                    type: 'outbox.taken',
+                    data: { through, effects: effects.map((e) => e.seq), ...(lease && lease.epoch > 0 ? { epoch: lease.epoch } : {}) },
+                    at: this.now(),
+                  },
+                ],
+                // Checked in the take's transaction: an epoch that is no longer the lease's takes nothing.
+                ...(lease ? { lease } : {}),
               });
               // Known as soon as it commits: a record answered right after it must find it counted.
               if (result.ok) {
@@ -373,8 +416,12 @@ export class Outbox<E> {
                 this.firstOwnTake = Math.min(this.firstOwnTake, this.version);
               }
               return result;
+            }).catch((error: unknown) => {
+              untake();
+              throw error;
             });
             if (!taken.ok) {
+              untake();
               // Another process moved the cursor first: it owns those effects. Start again from its cursor,
               // the page handed back to the feed (what the other process took is dropped from it as stale).
               if (this.following) this.fed = [...page, ...this.fed];
@@ -515,7 +562,7 @@ export class Outbox<E> {
     const wanted = this.consumer.effectOf(event);
     let outcome: Outcome;
     try {
-      outcome = wanted === null ? { ok: true, detail: 'nothing to do' } : await this.consumer.perform(wanted, event);
+      outcome = wanted === null ? { ok: true, detail: 'nothing to do' } : await this.consumer.perform(wanted, event, () => this.mayStart(effect));
     } catch (error) {
       outcome = { ok: false, detail: messageOf(error) };
     }
@@ -524,14 +571,54 @@ export class Outbox<E> {
       if (this.consumer.implicit) return;
       outcome = { ok: true, detail: outcome.answered };
     }
-    await this.record(
+    const record: EffectRecord =
       'record' in outcome
         ? outcome.record
-        : { type: 'outbox.performed', data: { effect, ok: outcome.ok, ...(outcome.detail ? { detail: outcome.detail } : {}) } },
+        : { type: 'outbox.performed', data: { effect, ok: outcome.ok, ...(outcome.detail ? { detail: outcome.detail } : {}) } };
+    const lease = this.takenUnder.get(effect);
+    try {
+      if (lease) await this.recordUnder(lease, record);
+      else await this.record(record);
+    } finally {
+      this.takenUnder.delete(effect);
+    }
+  }
+
+  /** Whether the effect `effect` may still be started by this process (EpochTakes): its take's epoch is the one it holds. */
+  private mayStart(effect: number): boolean {
+    const lease = this.takenUnder.get(effect);
+    if (!lease) return true;
+    const held = this.consumer.lease?.();
+    return held?.epoch === lease.epoch && held.holder === lease.holder;
+  }
+
+  /**
+   * The record of an effect taken under `lease` (EpochTakes), appended under that lease: while this process
+   * does not hold the lease (it lapsed: a pause, an outage), it waits, as the epoch may come back to it
+   * (renewed with nobody taking it over) and the record commit then; once it holds another epoch, or stops,
+   * the take's epoch is over and the record is given up (told to the background log): the holder of the
+   * next epoch records the effect interrupted, and no effect is settled twice.
+   */
+  private async recordUnder(lease: AppendLease, record: EffectRecord): Promise<void> {
+    for (let waits = 0; !this.stopped; waits++) {
+      const held = this.consumer.lease?.();
+      if (held && held.epoch > 0 && held.epoch !== lease.epoch) break;
+      if (held?.epoch === lease.epoch) {
+        try {
+          return await this.record(record, lease);
+        } catch (error) {
+          if (!(error instanceof LeaseLostError)) throw error;
+        }
+      }
+      await new Promise<void>((resolve) => this.clock.after(recordWaitMs(waits), resolve));
+    }
+    if (this.stopped) return;
+    this.consumer.background?.log(
+      `outbox ${this.consumer.name}: the end of the effect of seq ${record.data.effect} is not recorded: the chores' lease it was taken under (epoch ${lease.epoch}) is another's now, whose holder records it interrupted`,
     );
   }
 
-  private async record(record: EffectRecord): Promise<void> {
+  private async record(record: EffectRecord, lease?: AppendLease): Promise<void> {
     // The effect is done: its record waits for a log that can take it, and the effect is not done again.
     // A record waiting out an outage is not in flight: a take meanwhile does not count it.
     await this.write(async () => {
@@ -541,6 +628,7 @@ export class Outbox<E> {
         result = await this.store.append({
           expected: { [this.stream]: 'any' },
           events: [{ stream: this.stream, ...record, at: this.now() }],
+          ...(lease ? { lease } : {}),
         });
       } finally {
         this.recordsInFlight--;
@@ -576,7 +664,14 @@ export class Outbox<E> {
     this.markDue();
   }
 
-  private takerIsGone(taken: DomainEvent): boolean {
+  private takerIsGone(effect: number, taken: DomainEvent): boolean {
+    const epoch = taken.type === 'outbox.taken' ? taken.data.epoch : undefined;
+    const held = this.consumer.lease?.();
+    if (held && epoch !== undefined) {
+      // Not holding the lease now, this process could record nothing anyway: the holder will (EpochTakes).
+      if (held.epoch === 0) return false;
+      return held.epoch !== epoch || !this.takenUnder.has(effect);
+    }
     // Implicit takes before this life (and an older version's takes then) by this writer are an earlier process's of the same `host:pid`.
     if (taken.actor === this.store.writer) return this.consumer.implicit ? taken.seq <= this.lifeFrom : taken.version < this.firstOwnTake;
     return writerIsGone(writerOf(taken.actor));

@@ -23,13 +23,18 @@ const LONGEST_WAIT_MS = 5_000;
  * Both waits are on `clock`. Any other error is not the machine's and is thrown. (The store itself says
  * when an outage begins and ends, once each, however many writers wait it out.)
  */
+/** The wait before attempt `attempt + 1` at a fact the log could not take yet: doubling from a blink to a few seconds. */
+export function recordWaitMs(attempt: number): number {
+  return Math.min(FIRST_WAIT_MS * 2 ** attempt, LONGEST_WAIT_MS);
+}
+
 export async function untilRecorded<T>(clock: Pick<Clock, 'after'>, attempt: () => Promise<T>, random: () => number = Math.random): Promise<T> {
   for (let unwritable = 0, contended = 0; ; ) {
     let wait: number;
     try {
       return await attempt();
     } catch (error) {
-      if (error instanceof LogUnwritableError) wait = Math.min(FIRST_WAIT_MS * 2 ** unwritable++, LONGEST_WAIT_MS);
+      if (error instanceof LogUnwritableError) wait = recordWaitMs(unwritable++);
       else if (error instanceof StaleVersionError) wait = fullJitterMs(contended++, random(), FIRST_WAIT_MS, LONGEST_WAIT_MS);
       else throw error;
     }

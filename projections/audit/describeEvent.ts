@@ -15,7 +15,7 @@ function sentence(event: DomainEvent): string {
   switch (event.type) {
     // The outbox.
     case 'outbox.taken':
-      return `the outbox took ${plural(event.data.effects.length, 'effect')} (through seq ${event.data.through})`;
+      return `the outbox took ${plural(event.data.effects.length, 'effect')} (through seq ${event.data.through}${event.data.epoch === undefined ? '' : `, under the chores' lease epoch ${event.data.epoch}`})`;
     case 'outbox.performed':
       return `effect seq ${event.data.effect} ${event.data.ok ? 'performed' : 'failed'}${event.data.detail ? `: ${event.data.detail}` : ''}`;
     case 'outbox.interrupted':

@@ -1,4 +1,4 @@
-import type { EventStore } from '../../../events/store/eventStore.ts';
+import type { AppendLease, EventStore } from '../../../events/store/eventStore.ts';
 import { messageOf } from '../../../events/thrown.ts';
 import { adoptionsProjection } from '../../../projections/adoptions.ts';
 import { foldLog } from '../../../projections/foldLog.ts';
@@ -34,6 +34,8 @@ export interface BoardChoresOptions {
    * whose `store` then carries the lease on each append): always, on a board alone.
    */
   readonly mayRun?: () => boolean;
+  /** The chores' lease `store` carries (with `mayRun`): hooks are taken, run and recorded under its epoch (outbox.ts, EpochTakes). */
+  readonly lease?: () => AppendLease | null;
 }
 
 export interface ChoresReport {
@@ -62,6 +64,7 @@ export class BoardChores {
       ...(options.hookCwd ? { cwd: options.hookCwd } : {}),
       ...(options.log ? { log: options.log } : {}),
       ...(options.runHook ? { runHook: options.runHook } : {}),
+      ...(options.lease ? { lease: options.lease } : {}),
     });
     this.index = new FollowedFold(options.store, [noticesProjection, adoptionsProjection] as readonly AnyProjection[]);
   }
@@ -116,14 +119,20 @@ const LEASE_WATCH_MS = 1_000;
  * as soon as their decisions commit (between rounds too), while `mayRun` says so. A board that takes
  * the lease over starts them within LEASE_WATCH_MS (its first round at once: what the last holder left
  * is taken now); one that lost it stops taking hooks, and takes them up again from the log if it holds it again.
+ * A board that holds another epoch than the one it started them under (it lost the lease and took it
+ * back between two looks) starts them again too: the takes of the epochs between are settled on opening.
  */
 export async function startBoardChores(options: BoardChoresOptions, everyMs: number): Promise<RunningChores> {
   const mayRun = options.mayRun ?? (() => true);
   const chores = new BoardChores(options);
   let following: { unsubscribe(): void } | null = null;
   let started = false;
+  /** The lease's epoch the chores were started under (0: none, or no lease). */
+  let startedUnder = 0;
+  const epoch = () => options.lease?.()?.epoch ?? 0;
   let lastRound = Number.NEGATIVE_INFINITY;
   const begin = async () => {
+    startedUnder = epoch();
     await chores.start();
     following = chores.hooks.active ? chores.hooks.follow() : null;
     started = true;
@@ -140,6 +149,7 @@ export async function startBoardChores(options: BoardChoresOptions, everyMs: num
   let running: Promise<unknown> = Promise.resolve();
   const step = async () => {
     if (!mayRun()) return end();
+    if (started && epoch() !== startedUnder) end();
     const fresh = !started;
     if (fresh) await begin();
     if (!fresh && options.clock.now() - lastRound < everyMs) return;

@@ -1,8 +1,8 @@
 import type { DomainEvent } from '../../../../events/catalog.ts';
-import type { EventStore } from '../../../../events/store/eventStore.ts';
+import type { AppendLease, EventStore } from '../../../../events/store/eventStore.ts';
 import { messageOf } from '../../../../events/thrown.ts';
 import type { Clock } from '../../../runtime/clock.ts';
-import { type EffectConsumer, Outbox } from '../../../runtime/outbox.ts';
+import { type EffectConsumer, type EffectRecord, Outbox } from '../../../runtime/outbox.ts';
 import { stderrLog } from '../../../runtime/untilRecorded.ts';
 import { DEFAULT_HOOK_TIMEOUT_MS, type HookCommandOptions, type HookOutcome, runHookCommand } from './hookCommand.ts';
 import { type HookCall, type HookCommands, type HookPayload, hookOf, hookPayload } from './hookNames.ts';
@@ -23,6 +23,8 @@ export interface HookRunnerOptions {
   readonly log?: (line: string) => void;
   /** Test seam (the simulator's hook processes): how a hook command is run; `/bin/sh -c` by default. */
   readonly runHook?: RunHook;
+  /** On a log of several boards: the chores' lease, which each hook is taken, started and recorded under (outbox.ts, EpochTakes). */
+  readonly lease?: () => AppendLease | null;
 }
 
 /**
@@ -32,7 +34,9 @@ export interface HookRunnerOptions {
  * each in the background (a slow hook holds up neither the round nor the other hooks), and each one's
  * exit is recorded (`hook.exited`). A hook whose taker died before its exit was recorded is recorded
  * `hook.interrupted` by the next start, and not run again: a hook command is not known to be safe to
- * repeat. `drain` resolves with how many hooks it started (not when they end); `settle` waits for them.
+ * repeat. On a log of several boards, a hook is run and its exit recorded only under the epoch of the
+ * chores' lease it was taken under, and the holder of a later epoch records it interrupted (a taker
+ * that was only paused starts nothing after, nor records its exit). `drain` resolves with how many hooks it started (not when they end); `settle` waits for them.
  */
 export class HookRunner extends Outbox<HookCall> {
   constructor(private readonly options: HookRunnerOptions) {
@@ -57,14 +61,20 @@ function hookConsumer(options: HookRunnerOptions): EffectConsumer<HookCall> {
     // Every hook due runs at once, each in the background.
     concurrency: Number.POSITIVE_INFINITY,
     background: { log: options.log ?? stderrLog },
+    ...(options.lease ? { lease: options.lease } : {}),
     effectOf(event) {
       const call = hookOf(event);
       return call !== null && options.commands[call.hook] ? call : null;
     },
-    async perform(call, event) {
+    async perform(call, event, mayStart) {
       let outcome: HookOutcome;
       try {
         const payload = hookPayload(call, event.at, await laneOf(call, event));
+        // Nothing awaited from here to the spawn: a taker paused since its take, whose epoch another board
+        // holds now, starts nothing (that board may have recorded it interrupted already). Its record says
+        // so, under the take's epoch: committed only if this board holds that epoch again.
+        if (mayStart && !mayStart())
+          return { record: interruptedRecord(event.seq, call, "not started: the chores' lease it was taken under was lost first") };
         const run = options.runHook ?? runHookCommand;
         outcome = await run(
           options.commands[call.hook]!,
@@ -90,9 +100,13 @@ function hookConsumer(options: HookRunnerOptions): EffectConsumer<HookCall> {
       // Only events that call for a hook are ever taken, and the log never changes under a seq.
       const call = hookOf(event);
       if (call === null) throw new Error(`the hooks take of seq ${take.seq} names seq ${effect}, which calls for no hook`);
-      return { type: 'hook.interrupted', data: { effect, hook: call.hook, ...ids(call), detail } };
+      return interruptedRecord(effect, call, detail);
     },
   };
+}
+
+function interruptedRecord(effect: number, call: HookCall, detail: string): EffectRecord {
+  return { type: 'hook.interrupted', data: { effect, hook: call.hook, ...ids(call), detail } };
 }
 
 /** The lane a run or a session belongs to, from its own stream: a run's never changes, so it is kept. */

@@ -10,7 +10,8 @@ import type { BoardPeers } from './boardPeers.ts';
  */
 export function leasedStore(store: EventStore, lease: () => AppendLease | null): EventStore {
   const append = async (request: AppendRequest): Promise<AppendResult> => {
-    const held = lease();
+    // A request naming its lease keeps it: an effect's record is appended under the epoch of its take (outbox.ts, EpochTakes).
+    const held = request.lease ?? lease();
     if (held === null || held.epoch === 0)
       throw new LeaseLostError(`board ${held?.holder ?? ''} does not hold the chores' lease: the chore is left to its holder`);
     const result = await store.append({ ...request, lease: held });
@@ -28,8 +29,14 @@ export function leasedStore(store: EventStore, lease: () => AppendLease | null):
 
 /**
  * What a board's chores (startBoardChores) run on: with peers, the store under their lease and only
- * while this board holds it; alone (null), the store as it is, always.
+ * while this board holds it, and the lease itself (what its hooks are taken under); alone (null), the
+ * store as it is, always.
  */
-export function choresOn(store: EventStore, peers: BoardPeers | null): { store: EventStore; mayRun?: () => boolean } {
-  return peers ? { store: leasedStore(store, () => peers.choreLease()), mayRun: () => peers.holdsChores() } : { store };
+export function choresOn(
+  store: EventStore,
+  peers: BoardPeers | null,
+): { store: EventStore; mayRun?: () => boolean; lease?: () => AppendLease | null } {
+  if (!peers) return { store };
+  const lease = () => peers.choreLease();
+  return { store: leasedStore(store, lease), mayRun: () => peers.holdsChores(), lease };
 }
