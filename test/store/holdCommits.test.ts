@@ -30,9 +30,13 @@ function frozenClock() {
   };
 }
 
-/** A fresh store, its transactions counted from here on. */
+/**
+ * A fresh store, its transactions counted from here on. Without the fsync of `--sync full` (its own
+ * rules are in durableWatermark.test.ts): a commit is answered in the turn it is made, so the turns
+ * counted here are the batching's alone.
+ */
 async function freshStore(): Promise<SqliteEventStore> {
-  const store = await openCounterStore();
+  const store = await openCounterStore(tempDbPath(), { sync: 'normal' });
   transactions.length = 0;
   return store;
 }
