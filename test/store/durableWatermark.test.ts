@@ -9,6 +9,7 @@ import { nextTurn } from '../support/countTransactions.ts';
 import { bumped, oneTo } from '../support/events.ts';
 import { record } from '../support/observe.ts';
 import { tempDbPath } from '../support/tempStore.ts';
+import { type Tracked, tracked } from '../support/tracked.ts';
 
 /**
  * An fsync the test lets end: each of the store's fsyncs waits at the fault seam until `release()`
@@ -45,15 +46,6 @@ function slowFsync() {
       gates[n - 1]!.open(error);
     },
   };
-}
-
-function tracked(result: Promise<AppendResult>) {
-  const entry = { settled: false, result };
-  result.then(
-    () => (entry.settled = true),
-    () => (entry.settled = true),
-  );
-  return entry;
 }
 
 /** What the file holds, read by a connection of its own: what a power cut would find after the fsync. */
@@ -100,7 +92,7 @@ describe('--sync full: nothing is answered or followed before its fsync has ende
     await disk.entered(1);
 
     // Over several turns, while the first fsync has not ended: none of them is answered yet.
-    const later: ReturnType<typeof tracked>[] = [];
+    const later: Tracked<AppendResult>[] = [];
     for (const n of [2, 3, 4]) {
       later.push(tracked(store.append({ expected: { 'counter:a': n - 1 }, events: [bumped('counter:a', n)] })));
       await nextTurn();
