@@ -247,7 +247,7 @@ export class SqliteEventStore implements EventStore {
   /**
    * Commits a batch of the group commit in one transaction, synchronously; under `--sync full` it is
    * answered once an fsync begun after its commit has ended, off the main thread: one fsync for all.
-   * The group commit starts the next batch only then, so the appends made meanwhile gather into it and
+   * The group commit starts the next batch a turn after that, so the appends made meanwhile gather into it and
    * a chain's later append sees how its earlier one ended, durable or not.
    */
   private commitBatch(batch: readonly PendingAppend[]): void | Promise<void> {
@@ -277,6 +277,9 @@ export class SqliteEventStore implements EventStore {
       () => {
         this.undurableFrom = Number.POSITIVE_INFINITY;
         this.answer(batch, results, committed);
+        // The writers its answers wake (each run's next step) append a turn later: the next batch waits
+        // that turn for them, so that the next fsync covers them too (eventsPerRun: 3.4 fsyncs a run, 3.1 so).
+        return new Promise<void>((resolve) => setImmediate(resolve));
       },
       (failure: unknown) => this.fail(batch, this.breakOnFailedSync(failure)),
     );
