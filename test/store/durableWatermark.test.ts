@@ -61,7 +61,7 @@ function seqsInFile(path: string): number[] {
 const eio = () => Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
 
 describe('--sync full: nothing is answered or followed before its fsync has ended (the durable watermark)', () => {
-  it('given a slow fsync, when an append commits, then neither its promise nor a subscriber nor a read in seq order sees it before the fsync ends', async () => {
+  it('given a slow fsync, when an append commits, then neither its promise nor a subscriber nor any read of events sees it before the fsync ends', async () => {
     const path = tempDbPath();
     const disk = slowFsync();
     const store = await openCounterStore(path, { faults: disk.faults });
@@ -77,12 +77,20 @@ describe('--sync full: nothing is answered or followed before its fsync has ende
     expect(seen.items).toEqual([]);
     expect(await store.readAll(0, 10)).toEqual([]);
     expect(await store.headSeq()).toBe(0);
+    expect(await store.readStream('counter:a')).toEqual([]);
+    expect(await store.streamVersion('counter:a')).toBe(0);
+    expect(await store.lastOfStream('counter:a')).toBeNull();
+    expect(await store.readEntity('counter:a')).toEqual([]);
 
     disk.release(1);
     expect(await first.result).toMatchObject({ ok: true, events: [{ seq: 1 }] });
     await seen.untilCount(1);
     expect((await store.readAll(0, 10)).map((e) => e.seq)).toEqual([1]);
     expect(await store.headSeq()).toBe(1);
+    expect((await store.readStream('counter:a')).map((e) => e.seq)).toEqual([1]);
+    expect(await store.streamVersion('counter:a')).toBe(1);
+    expect(await store.lastOfStream('counter:a')).toMatchObject({ seq: 1 });
+    expect((await store.readEntity('counter:a')).map((e) => e.seq)).toEqual([1]);
   });
 
   it('given an fsync in flight, when more appends are made meanwhile, then they gather into the next batch: one transaction and one fsync for all', async () => {

@@ -146,8 +146,9 @@ export class SqliteEventStore implements EventStore {
   // SQLite does not type its answers, so these are declared here, once, beside the SQL.
   private readonly selectAfter: Database.Statement<[number, number, number], RawRow>;
   private readonly selectFoldRows: Database.Statement<[number, number, number], RawFoldRow>;
-  private readonly selectStream: Database.Statement<[string, number], RawRow>;
-  private readonly selectStreamBackwards: Database.Statement<[string], RawRow>;
+  private readonly selectStream: Database.Statement<[string, number, number], RawRow>;
+  private readonly selectStreamBackwards: Database.Statement<[string, number], RawRow>;
+  private readonly selectStreamVersion: Database.Statement<[string, number], number>;
   private readonly selectRunMentions: Database.Statement<[string, string], RawRow>;
   private readonly selectSessionMentions: Database.Statement<[string, string], RawRow>;
   private readonly selectEntity: Database.Statement<[string], RawRow>;
@@ -160,8 +161,10 @@ export class SqliteEventStore implements EventStore {
   private outage: LogUnwritableError | null = null;
   /**
    * The durable watermark: the first seq this store committed whose fsync has not ended yet (none:
-   * infinity). Reads in seq order (`readAll`, `scanRows`, `headSeq`: what subscribers and followers
-   * see) stop before it, so nothing reaches them before it is on disk.
+   * infinity). Every read of events stops before it (subscribers, followers, a stream's events and its
+   * version), so nothing reaches anyone before it is on disk; only the write transaction's own version
+   * check sees past it. A stream's version read meanwhile may be stale: its append is then refused and
+   * retried, as after another writer's.
    */
   private undurableFrom = Number.POSITIVE_INFINITY;
   /**
@@ -200,9 +203,15 @@ export class SqliteEventStore implements EventStore {
       )
       .raw(true);
     this.selectStream = db
-      .prepare<[string, number], RawRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND version > ? ORDER BY version`)
+      .prepare<[string, number, number], RawRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND version > ? AND seq < ? ORDER BY version`)
       .raw(true);
-    this.selectStreamBackwards = db.prepare<[string], RawRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? ORDER BY version DESC`).raw(true);
+    this.selectStreamBackwards = db
+      .prepare<[string, number], RawRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND seq < ? ORDER BY version DESC`)
+      .raw(true);
+    // Backwards down the stream's index past the rows not yet durable (a few at most), not max(version) over all of them.
+    this.selectStreamVersion = db
+      .prepare<[string, number], number>('SELECT version FROM events WHERE stream = ? AND seq < ? ORDER BY version DESC LIMIT 1')
+      .pluck(true);
     this.selectEntity = db.prepare<[string], RawRow>(SELECT_ENTITY).raw(true);
     this.selectRunMentions = db.prepare<[string, string], RawRow>(selectMentions('runId')).raw(true);
     this.selectSessionMentions = db.prepare<[string, string], RawRow>(selectMentions('sessionId')).raw(true);
@@ -247,8 +256,8 @@ export class SqliteEventStore implements EventStore {
   /**
    * Commits a batch of the group commit in one transaction, synchronously; under `--sync full` it is
    * answered once an fsync begun after its commit has ended, off the main thread: one fsync for all.
-   * The group commit starts the next batch a turn after that, so the appends made meanwhile gather into it and
-   * a chain's later append sees how its earlier one ended, durable or not.
+   * The group commit starts the next batch a turn after that, so the appends made meanwhile gather
+   * into it and a chain's later append sees how its earlier one ended, durable or not.
    */
   private commitBatch(batch: readonly PendingAppend[]): void | Promise<void> {
     if (this.broken) return this.fail(batch, this.broken);
@@ -278,7 +287,8 @@ export class SqliteEventStore implements EventStore {
         this.undurableFrom = Number.POSITIVE_INFINITY;
         this.answer(batch, results, committed);
         // The writers its answers wake (each run's next step) append a turn later: the next batch waits
-        // that turn for them, so that the next fsync covers them too (eventsPerRun: 3.4 fsyncs a run, 3.1 so).
+        // that turn for them, so that the next fsync covers them too (eventsPerRun --quick: about 3.4
+        // fsyncs a run without the wait, 3.1 with it).
         return new Promise<void>((resolve) => setImmediate(resolve));
       },
       (failure: unknown) => this.fail(batch, this.breakOnFailedSync(failure)),
@@ -367,7 +377,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readStream(stream: string, after = 0): Promise<DomainEvent[]> {
-    return this.rows.decodeAll(this.selectStream.all(stream, after));
+    return this.rows.decodeAll(this.selectStream.all(stream, after, this.durableBound()));
   }
 
   async readEntity(kindAndId: string): Promise<DomainEvent[]> {
@@ -378,7 +388,9 @@ export class SqliteEventStore implements EventStore {
         : kind === 'session'
           ? this.selectSessionMentions.all(kindAndId, id)
           : this.selectEntity.all(kindAndId);
-    return this.rows.decodeAll(rows);
+    // In seq order: those not yet durable are its last rows.
+    const bound = this.durableBound();
+    return this.rows.decodeAll(bound === Number.MAX_SAFE_INTEGER ? rows : rows.filter((row) => row[0] < bound));
   }
 
   async entityIdsStartingWith(kind: 'run' | 'session', prefix: string, limit: number): Promise<string[]> {
@@ -389,7 +401,7 @@ export class SqliteEventStore implements EventStore {
 
   async lastOfStream(stream: string): Promise<DomainEvent | null> {
     // Backwards past any foreign rows at its end: usually one row read.
-    for (const row of this.selectStreamBackwards.iterate(stream)) {
+    for (const row of this.selectStreamBackwards.iterate(stream, this.durableBound())) {
       const event = this.rows.decode(row);
       if (event) return event;
     }
@@ -397,7 +409,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   async streamVersion(stream: string): Promise<number> {
-    return this.statements.streamVersion.get(stream) ?? 0;
+    return this.selectStreamVersion.get(stream, this.durableBound()) ?? 0;
   }
 
   async headSeq(): Promise<number> {
