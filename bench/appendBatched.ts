@@ -5,7 +5,7 @@
  */
 import type { NewEvent } from '../events/envelope.ts';
 import { StaleVersionError } from '../events/store/eventStore.ts';
-import { type Benchmark, disposeStore, freshStore, interleaved, progress, type Row, ratioRow, type Side } from './harness.ts';
+import { type Benchmark, baselineStore, disposeStore, freshStore, interleaved, progress, type Row, ratioRow, type Side } from './harness.ts';
 
 const STREAM = 'counter:batched';
 const AT = 1_700_000_000_000;
@@ -35,7 +35,7 @@ async function subject(): Promise<Side> {
 }
 
 async function baseline(): Promise<Side> {
-  const { store, path } = await freshStore('batched-baseline', 'full');
+  const { store, path } = await baselineStore('batched-baseline', 'full');
   const db = store.db;
   const version = db.prepare<[string], number | null>('SELECT max(version) FROM events WHERE stream = ?').pluck();
   // seq NULL: SQLite assigns max(seq) + 1, safe with another process writing, as the store's seq is.

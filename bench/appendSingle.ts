@@ -5,7 +5,18 @@
  */
 import { StaleVersionError } from '../events/store/eventStore.ts';
 import type { SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
-import { type Benchmark, disposeStore, freshStore, interleaved, progress, type Row, ratioRow, type Side, type Sync } from './harness.ts';
+import {
+  type Benchmark,
+  baselineStore,
+  disposeStore,
+  freshStore,
+  interleaved,
+  progress,
+  type Row,
+  ratioRow,
+  type Side,
+  type Sync,
+} from './harness.ts';
 
 const STREAM = 'counter:single';
 const AT = 1_700_000_000_000;
@@ -31,7 +42,7 @@ async function subject(sync: Sync, perChunk: number): Promise<Side> {
 }
 
 async function baseline(sync: Sync, perChunk: number): Promise<Side> {
-  const { store, path } = await freshStore('single-baseline', sync);
+  const { store, path } = await baselineStore('single-baseline', sync);
   const db = store.db;
   const version = db.prepare<[string], number | null>('SELECT max(version) FROM events WHERE stream = ?').pluck();
   // seq NULL: SQLite assigns max(seq) + 1, safe with another process writing, as the store's seq is.

@@ -6,7 +6,7 @@
  * INSERT + fsync) per decision, by raw better-sqlite3.
  */
 import { StaleVersionError } from '../events/store/eventStore.ts';
-import { type Benchmark, disposeStore, freshStore, now, paired, progress, type Row, ratioRow } from './harness.ts';
+import { type Benchmark, baselineStore, disposeStore, freshStore, now, paired, progress, type Row, ratioRow } from './harness.ts';
 
 const AT = 1_700_000_000_000;
 
@@ -55,7 +55,7 @@ async function subject({ actors, perActor }: Size): Promise<{ rate: number; tran
 }
 
 async function baseline({ actors, perActor }: Size): Promise<number> {
-  const { store, path } = await freshStore('group-baseline', 'full');
+  const { store, path } = await baselineStore('group-baseline', 'full');
   try {
     const db = store.db;
     const version = db.prepare<[string], number | null>('SELECT max(version) FROM events WHERE stream = ?').pluck();

@@ -98,6 +98,17 @@ export async function freshStore(label: string, sync: Sync): Promise<{ store: Sq
   return { store, path };
 }
 
+/**
+ * A fresh store whose connection a raw baseline writes through by hand, syncing as SQLite itself does
+ * for `sync` (FULL: an fsync in each commit, on the main thread), not as the store does (its own fsync
+ * of `--sync full` is off the connection: see WalSync).
+ */
+export async function baselineStore(label: string, sync: Sync): Promise<{ store: SqliteEventStore; path: string }> {
+  const fresh = await freshStore(label, sync);
+  fresh.store.db.pragma(`synchronous = ${sync === 'full' ? 'FULL' : 'NORMAL'}`);
+  return fresh;
+}
+
 export async function disposeStore(store: SqliteEventStore, path: string): Promise<void> {
   await store.close();
   removeLog(path);

@@ -16,8 +16,11 @@ const HELD_BATCH_MS = 4;
  * while the last transaction commits) go to `commit` as one batch, one transaction, one fsync for all.
  * While a writer holds commits (more of its inputs are on their way), a batch waits a turn more, unless
  * it is full or old: a hold can delay a commit by a few milliseconds, never keep it back. One batch at
- * a time: `commit` may be synchronous (SQLite) or return the promise of its transaction (PostgreSQL),
- * and the next batch starts when it has ended, so a chain's later append sees how its earlier one ended.
+ * a time: `commit` may be synchronous (SQLite under `--sync normal`) or return the promise of its
+ * transaction (PostgreSQL) or of its fsync (SQLite under `--sync full`), and the next batch starts when
+ * it has ended, so a chain's later append sees how its earlier one ended. While one is in flight the
+ * main thread is free and the appends it takes gather into the next batch: under load one fsync covers
+ * many appends.
  */
 export class GroupCommit {
   private pending: PendingAppend[] = [];

@@ -1,10 +1,10 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import type { AppendResult } from '../../events/store/eventStore.ts';
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { nextTurn, transactions } from '../support/countTransactions.ts';
 import { bumped, oneTo } from '../support/events.ts';
 import { tempDbPath } from '../support/tempStore.ts';
+import { tracked } from '../support/tracked.ts';
 
 vi.mock('../../events/store/sqlite/appendBatch.ts', async (original) =>
   (await import('../support/countTransactions.ts')).countingAppendBatch(original),
@@ -30,21 +30,15 @@ function frozenClock() {
   };
 }
 
-/** A fresh store, its transactions counted from here on. */
+/**
+ * A fresh store, its transactions counted from here on. Without the fsync of `--sync full` (its own
+ * rules are in durableWatermark.test.ts): a commit is answered in the turn it is made, so the turns
+ * counted here are the batching's alone.
+ */
 async function freshStore(): Promise<SqliteEventStore> {
-  const store = await openCounterStore();
+  const store = await openCounterStore(tempDbPath(), { sync: 'normal' });
   transactions.length = 0;
   return store;
-}
-
-/** An append whose settling the test can look at without awaiting it. */
-function tracked(result: Promise<AppendResult>) {
-  const entry = { settled: false, result };
-  result.then(
-    () => (entry.settled = true),
-    () => (entry.settled = true),
-  );
-  return entry;
 }
 
 /** The n-th append to counter:a, its total n: unchecked, so that any number of them can share a batch. */

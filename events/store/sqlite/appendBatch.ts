@@ -23,7 +23,7 @@ export interface PreparedAppend {
  * the failure goes through the same rollback as a real full disk.
  */
 export interface StoreFaults {
-  failWrites(): Error | null;
+  failWrites?(): Error | null;
 }
 
 /** A stream's kind, the text before its first `:` (PostgreSQL's `split_part(stream, ':', 1)`). */
@@ -62,7 +62,7 @@ export function prepareAppendStatements(
     ...statements,
     appendAll: db.transaction((writer: string, requests: readonly AppendRequest[]) => {
       const results = appendAll(statements, writer, requests);
-      const fault = faults?.failWrites() ?? null;
+      const fault = faults?.failWrites?.() ?? null;
       if (fault) throw fault;
       return results;
     }),
