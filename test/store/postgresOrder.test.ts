@@ -30,6 +30,15 @@ async function heldWriter(url: string, options: { idleInTransactionMs?: number }
   return { store, isHeld, release, close: () => store.close() };
 }
 
+/**
+ * A pg_locks row of the advisory lock the appends of the log on the search_path take (its key, as the
+ * store derives it: postgresEventStore's SQL.identity), held by another session. A bigint key is kept
+ * as its high and low 32 bits, `classid` and `objid`, with `objsubid` 1.
+ */
+const HOLDS_THIS_LOGS_LOCK = `locktype = 'advisory' AND objsubid = 1 AND granted AND pid <> pg_backend_pid()
+  AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND ((classid::bigint << 32) | objid::bigint) = hashtextextended(current_schema() || '/runledger.events', 0)`;
+
 async function until(what: string, ms: number, done: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await done())) {
@@ -129,14 +138,14 @@ describe('PostgreSQL: the global order subscribers follow', () => {
     const cut = await heldWriter(url);
     const appended = cut.store.append({ expected: { 'counter:cut': 0 }, events: [bumped('counter:cut', 1)] });
     await cut.isHeld;
-    await withClient(url, (admin) =>
-      admin.query(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()`),
-    );
+    // Only the session holding this log's append lock: other test files append to logs of the same
+    // cluster meanwhile (and kysely's migrator holds advisory locks too), and theirs must live on.
+    await withClient(url, (admin) => admin.query(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE ${HOLDS_THIS_LOGS_LOCK}`));
     // The server's FATAL reaches the connection while the transaction holds it: told to the append, not thrown at the process.
     await until(
       'the session ended',
       5_000,
-      async () => (await withClient(url, (admin) => admin.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory'`))).rowCount === 0,
+      async () => (await withClient(url, (admin) => admin.query(`SELECT 1 FROM pg_locks WHERE ${HOLDS_THIS_LOGS_LOCK}`))).rowCount === 0,
     );
     await new Promise((resolve) => setImmediate(resolve));
     cut.release();
