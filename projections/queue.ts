@@ -7,7 +7,8 @@ export const queueProjection: Projection<Record<string, QueueState>> = {
   name: 'queue',
   // 2: a frame addressed to another computer no longer marks a claim in flight as resent.
   // 3: no ledger of every run handled (issue 16): a frame records what the log says of its run.
-  version: 3,
+  // 4: a fired timer ends its run's wait (notBefore 0), so an input folded after it with an earlier `at` cannot undo it.
+  version: 4,
   initial: () => ({}),
   evolve(state, event) {
     const computer = queueDecider.scopeOf(event);

@@ -113,7 +113,13 @@ export function evolveQueue(state: QueueState, event: DomainEvent): QueueState {
     }
     case 'timer.fired': {
       const run = state.runs[event.data.runId];
-      if (run) offerLane(state, run.lane, at);
+      if (!run) break;
+      // Its wait is over, whatever the `at` of what is folded next: a message carries its decision's
+      // `at`, which may be earlier than this timer's. Judged due only by time, the run would read as
+      // not due yet then, its lane would be dropped from the ready heap as stale, and no timer is left
+      // to put it back (issue 17: a lane's next turn left queued for ever after a 503).
+      if (run.status === 'waiting' && run.notBefore <= at) run.notBefore = 0;
+      offerLane(state, run.lane, at);
       break;
     }
     case 'run.skipped':

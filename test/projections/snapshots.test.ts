@@ -4,6 +4,7 @@ import type { DomainEvent } from '../../events/catalog.ts';
 import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { projections } from '../../projections/keeper/registry.ts';
 import { type AnyProjection, checkpointName, type Projection } from '../../projections/projection.ts';
+import { queueProjection } from '../../projections/queue.ts';
 import { rebuildAndCheck } from '../../projections/snapshot/checkSnapshots.ts';
 import { projectionOf, storedDeciderProjections } from '../../replay/deciderStates.ts';
 import { deciders } from '../../replay/deciders.ts';
@@ -106,7 +107,9 @@ describe('snapshots: projection states kept at intervals of the log', () => {
     await store.close();
     const seq = written[1]!;
     const raw = new Database(path);
-    raw.prepare(`update projection_snapshots set state = json_set(state, '$.c1.slots', 7) where name = ? and seq = ?`).run('queue@3', seq);
+    raw
+      .prepare(`update projection_snapshots set state = json_set(state, '$.c1.slots', 7) where name = ? and seq = ?`)
+      .run(`queue@${queueProjection.version}`, seq);
     raw
       .prepare(`update projection_snapshots set state = json_set(state, '$."c1/run:r4".phase', 'new') where name = ? and seq = ?`)
       .run('decider:run@2', written[2]!);

@@ -44,6 +44,12 @@ export class QueueModel {
       const forUs = input.data.computerId === undefined || input.data.computerId === this.computer;
       if (run?.status === 'claiming' && forUs) run.resent = true;
     }
+    // A timer that fired ends its run's wait: the run is due from then on, whatever `at` comes next
+    // (a message carries its decision's, maybe earlier), so checkNoIdleSlot judges it from here.
+    if (decisions !== null && input.type === 'timer.fired') {
+      const run = this.runs.get(input.data.runId);
+      if (run?.status === 'waiting' && run.notBefore <= input.at) run.notBefore = 0;
+    }
     for (const decision of decisions ?? []) this.decided(decision);
     this.compare(state, input.at);
     this.checkNoIdleSlot(input.at);

@@ -27,7 +27,7 @@ export type Step =
   | { kind: 'cancel'; pick: number; advance: number }
   | { kind: 'answer'; pick: number; reply: number; advance: number }
   | { kind: 'timer'; pick: number; when: 'early' | 'due' | 'late' | 'stray'; advance: number }
-  | { kind: 'ended'; pick: number; ok: boolean; advance: number }
+  | { kind: 'ended'; pick: number; ok: boolean; advance: number; back: number }
   | { kind: 'startFailed'; pick: number; advance: number }
   | { kind: 'held'; held: boolean; advance: number };
 
@@ -48,6 +48,11 @@ const advance = fc.oneof(
   { arbitrary: fc.integer({ min: 40_000, max: 130_000 }), weight: 1 },
 );
 const pick = fc.nat({ max: 1_000 });
+/**
+ * How long before the latest input a run's end is stamped: its settle is a message that carries its
+ * decision's `at`, which may be earlier than an input the queue folded before it (issue 17).
+ */
+const back = fc.oneof({ arbitrary: fc.constant(0), weight: 3 }, { arbitrary: fc.integer({ min: 1, max: 3_000 }), weight: 1 });
 /** Whom a frame is addressed to: mostly unsaid, now and then this computer by name, or another one. */
 const to = fc.nat({ max: 5 });
 const ADDRESSEES = [undefined, undefined, undefined, undefined, COMPUTER, 'c2'] as const;
@@ -66,7 +71,7 @@ export const stepArb: fc.Arbitrary<Step> = fc.oneof(
     }),
     weight: 4,
   },
-  { arbitrary: fc.record({ kind: fc.constant('ended' as const), pick, ok: fc.boolean(), advance }), weight: 4 },
+  { arbitrary: fc.record({ kind: fc.constant('ended' as const), pick, ok: fc.boolean(), advance, back }), weight: 4 },
   { arbitrary: fc.record({ kind: fc.constant('startFailed' as const), pick, advance }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('held' as const), held: fc.boolean(), advance }), weight: 1 },
 );
@@ -79,7 +84,7 @@ export const setupArb: fc.Arbitrary<Setup> = fc.record({
 
 /** Turns abstract steps into inputs, one at a time, reading the queue the inputs before built. */
 export class ScenarioWriter {
-  /** ms after T0, never going back. */
+  /** ms after T0, never going back (a run's end may be stamped before it: see `back`). */
   now = 0;
   private readonly known: string[] = [];
   private made = 0;
@@ -138,7 +143,7 @@ export class ScenarioWriter {
       }
       case 'ended': {
         const run = among(runs.filter((r) => r.status === 'running'));
-        return run ? input.ended(run.runId, this.now, step.ok) : null;
+        return run ? input.ended(run.runId, Math.max(0, this.now - step.back), step.ok) : null;
       }
       case 'startFailed': {
         const run = among(runs.filter((r) => r.status === 'running'));
