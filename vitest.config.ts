@@ -6,9 +6,10 @@ export default defineConfig({
     // The tests run the CLI as a user does, from the built files: built first, when stale. One
     // throwaway PostgreSQL for the run (or RUNLEDGER_TEST_PG_URL's server): the store suite runs on both stores.
     globalSetup: ['test/support/buildOnce.ts', 'test/support/postgresSetup.ts'],
-    // Real processes, sockets and SQLite files: generous, but bounded.
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Real processes, sockets and SQLite files: generous, but bounded. No test takes a third of it on
+    // a quiet machine (the longest, about 12 s, are given their own), so one at twice the load still ends in time.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     pool: 'forks',
     // Two at a time on the 2-core machines it runs on: most files wait on real processes and sockets,
     // so one file's waits are the other's CPU (the default, one fewer than the cores, runs them one by one).

@@ -52,13 +52,18 @@ describe('a usage limit, through a daemon', () => {
     const until = Number(wait.data.notBefore);
     expect(until).toBeGreaterThan(wait.at);
 
-    // While it waits, the status says the login is limited, with the agent's words; alice starts nothing, bob does.
-    const [status, vetoed, other] = await Promise.all([
-      fetch(`${daemon.url}/v1/status`, { headers: { authorization: `Bearer ${daemon.token}` } }).then((r) => r.json()),
+    // While it waits, the status says the login is limited, with the agent's words (once its projection has
+    // read what the log file already shows); alice starts nothing, bob does.
+    type Status = { computers: Record<string, { limits: Record<string, unknown> } | undefined> };
+    const [limit, vetoed, other] = await Promise.all([
+      waitFor('the status to show alice limited', async () => {
+        const status = (await (await fetch(`${daemon.url}/v1/status`, { headers: { authorization: `Bearer ${daemon.token}` } })).json()) as Status;
+        return status.computers.local?.limits.alice;
+      }),
       submitAs(daemon, 'other', 'hi', 'alice'),
       submitAs(daemon, 'third', 'hi', 'bob'),
     ]);
-    expect(status.computers.local.limits.alice).toEqual({ until, words: wait.data.words });
+    expect(limit).toEqual({ until, words: wait.data.words });
     expect(await waitForTerminal(daemon.url, other)).toMatchObject({ state: 'succeeded' });
 
     const answered = await waitForTerminal(daemon.url, limited);
