@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { interval, map, merge, type Observable, Subject } from 'rxjs';
+import { filter, interval, map, merge, type Observable, Subject, share } from 'rxjs';
 import { type DomainEvent, codec as defaultCodec } from '../../catalog.ts';
 import type { AnyEventCodec } from '../../codec.ts';
 import { codeOf } from '../../thrown.ts';
@@ -220,7 +220,20 @@ export class SqliteEventStore implements EventStore {
       run: db.prepare<[string, string, number], unknown>(selectMentionedIdsInRange('runId')).pluck(true),
       session: db.prepare<[string, string, number], unknown>(selectMentionedIdsInRange('sessionId')).pluck(true),
     };
-    const ticks = [interval(options.pollMs ?? 250), ...(options.wakes ? [options.wakes] : [])].map((t) => t.pipe(map((): Wake => null)));
+    // Another process's commits (a CLI adding a computer, a second daemon on the file) are looked for every
+    // `pollMs` by SQLite's data_version, which moves only when another connection commits: one timer for
+    // all subscribers, and a wake only when it moved, so an idle daemon reads nothing.
+    const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck(true);
+    let seen = dataVersion.get();
+    const moved = (): boolean => {
+      if (this.closed) return false;
+      const now = dataVersion.get();
+      if (now === seen) return false;
+      seen = now;
+      return true;
+    };
+    const foreign = interval(options.pollMs ?? 250).pipe(filter(moved), share());
+    const ticks = [foreign, ...(options.wakes ? [options.wakes] : [])].map((t) => t.pipe(map((): Wake => null)));
     this.wake = merge(this.commits, ...ticks);
     const snapshots = sqliteSnapshots(db, options.snapshots);
     this.snapshots = snapshots;
