@@ -83,7 +83,10 @@ describe('the everyday commands: runs, show, lane', () => {
     await waitForState(url, runs.failed, ['failed']);
     // Live: a turn of `talk` held at its first tool call (until gate-1), and the lane's next turn behind it.
     runs.running = await submit('talk', 'work in STEPS=1');
-    await waitFor('the held turn to say what it does', async () => (await getRun(url, runs.running)).progress === 'Bash: echo step 1');
+    await waitFor(
+      'the held turn to say what it does',
+      async () => ((await getRun(url, runs.running)) as { progress?: string }).progress === 'Bash: echo step 1',
+    );
     runs.queued = await submit('talk', 'after that');
     runs.cancelled = await submit('later', 'never mind');
     const cancel = await fetch(`${url}/v1/runs/${runs.cancelled}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
