@@ -1,4 +1,5 @@
 import type { RunRow } from '../../actors/board/host/runListing.ts';
+import { LIVE_STATES } from '../../events/runStates.ts';
 import { duration } from '../../projections/audit/summaryView.ts';
 import { roundCost, usageWords } from '../../projections/usage.ts';
 import { usageFromWire } from '../../wire/usage.ts';
@@ -9,6 +10,8 @@ import { usageFromWire } from '../../wire/usage.ts';
  */
 
 export const UNKNOWN = '–';
+
+const LIVE: ReadonlySet<string> = new Set(LIVE_STATES);
 
 /** The start of a run id, as the narration prints it: enough to name the run again (`show`, `cancel`). */
 export function shortId(runId: string): string {
@@ -84,7 +87,7 @@ export function runText(row: RunRow): string {
     ['started', row.started_at === undefined ? undefined : when(row.started_at, true)],
     ['finished', row.finished_at === undefined ? undefined : when(row.finished_at, true)],
     ['took', row.duration_ms === undefined ? undefined : took(row)],
-    ['cost', usageSaid(row)],
+    ['cost', row.usage === undefined && LIVE.has(row.state) ? 'not known until it ends' : usageSaid(row)],
     ['doing', row.progress],
   ];
   const shown = facts.filter((fact): fact is [string, string] => fact[1] !== undefined);

@@ -243,11 +243,13 @@ describe('the everyday commands: runs, show, lane', () => {
   });
 
   it('show prints the run for a person: state, lane, computer, times, took, cost, prompt, reply; --json is the board’s GET /v1/runs/{id}, as before', async () => {
-    const [shown, asJson, failed, cancelled] = await Promise.all([
+    const [shown, asJson, failed, cancelled, running, waiting] = await Promise.all([
       cli(['show', runs.hello.slice(0, 8)]),
       cli(['show', runs.hello, '--json']),
       cli(['show', runs.failed]),
       cli(['show', runs.cancelled]),
+      cli(['show', runs.running]),
+      cli(['show', runs.queued]),
     ]);
 
     expect(shown.stderr).toBe('');
@@ -264,6 +266,9 @@ describe('the everyday commands: runs, show, lane', () => {
     expect(cancelled.stdout).toContain('\ncomputer   none\n');
     expect(cancelled.stdout).toContain('\ncost       unknown (its agent reported none)\n');
     expect(cancelled.stdout).not.toContain('took');
+    expect(running.stdout).toMatch(/\nstate {6}running\n(.*\n)*cost {7}not known until it ends\ndoing {6}Bash: echo step 1\n/);
+    expect(waiting.stdout).toContain('\ncomputer   none yet\n');
+    expect(waiting.stdout).not.toContain('started');
   });
 
   it('lane: the conversation as a transcript, oldest turn first, each prompt then its reply; --json the same as a list; --last; a lane with no run is a finding (exit 1)', async () => {

@@ -170,7 +170,7 @@ export function rowOf(record: RunRecord, texts: RunListQuery['texts'], progress:
     ['computer_id', record.computer],
     ['submitted_at', time(record.submittedAt)],
     ['claimed_at', time(record.claimedAt)],
-    ['started_at', time(record.startedAt ?? record.processBeganAt)],
+    ['started_at', time(record.processBeganAt ?? record.startedAt)],
     ['finished_at', time(record.finishedAt)],
     ['duration_ms', duration],
     ['usage', usage],
