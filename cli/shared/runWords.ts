@@ -77,7 +77,7 @@ export function columns(header: readonly string[], rows: readonly (readonly stri
 }
 
 /** One run for a person (`runledger show`): its facts, one a line, then its prompt, and its reply or error, whole. */
-export function runText(row: RunRow): string {
+export function runText(row: Omit<RunRow, 'prompt'> & { prompt: string | undefined }): string {
   const facts: [string, string | undefined][] = [
     ['run', row.run_id],
     ['state', row.state],

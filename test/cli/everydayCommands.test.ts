@@ -5,11 +5,14 @@
  * as before); `show --follow` prints the agent's activity and then the reply; `lane` prints a lane's
  * conversation oldest turn first. Bad filters are refused naming them: exit 2, and 400 on the API.
  */
+
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CliProcess, freePort, getRun, startCli, waitFor, waitForState } from '../e2e/support/cluster.ts';
+import { CliProcess, freePort, getRun, runCli, startCli, waitFor, waitForState } from '../e2e/support/cluster.ts';
 import { agentBin } from '../fixtures/agents/bin.ts';
 
 interface Row {
@@ -315,5 +318,36 @@ describe('the everyday commands: runs, show, lane', () => {
     expect(follow.stdout).toMatch(/\n\nreply:\nturn 3 \(claude-sonnet-4-5\): work in STEPS=1\n\nrun \S+ ended succeeded \(cost \$0\.0123/);
     expect(lines.at(-1)).toBe(`run ${runs.running} ended succeeded (cost $0.0123, tokens: 12 in, 7 out, 3000 cached)`);
     await waitForState(url, runs.queued, ['succeeded']);
+  });
+
+  it('against a board older than the list: runs says to upgrade the board (exit 2); show falls back to what GET /v1/runs/{id} says', async () => {
+    const runId = 'c0ffee00-0000-4000-8000-000000000001';
+    // What a board of the last release answers: the prefix lookup, the run's view, and no list or details route.
+    const old = createServer((request, response) => {
+      const at = new URL(request.url ?? '/', 'http://board');
+      const send = (status: number, body: unknown) => response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      if (at.pathname === '/v1/runs' && at.searchParams.has('prefix')) return send(200, { run_ids: [runId] });
+      if (at.pathname === '/v1/runs') return send(400, { detail: { error: 'invalid_prefix', message: 'GET /v1/runs wants ?prefix=' } });
+      if (at.pathname === `/v1/runs/${runId}`) return send(200, { run_id: runId, lane: 'talk', state: 'succeeded', computer_id: 'c1', reply: 'hi' });
+      return send(404, { detail: { error: 'not_found', message: `no route GET ${at.pathname}` } });
+    });
+    await new Promise<void>((resolve) => old.listen(0, '127.0.0.1', resolve));
+    const oldUrl = `http://127.0.0.1:${(old.address() as AddressInfo).port}`;
+    try {
+      const [listed, shown] = await Promise.all([
+        runCli(['runs', '--server', oldUrl, '--db', join(dir, 'board', 'runledger.db')]),
+        runCli(['show', runId.slice(0, 8), '--server', oldUrl, '--db', join(dir, 'board', 'runledger.db')]),
+      ]);
+      expect(listed.status).toBe(2);
+      expect(listed.stderr).toBe(
+        `runledger: the board at ${oldUrl} is older than this runledger and lists no runs (GET /v1/runs): upgrade the board\n`,
+      );
+      expect(shown.stderr).toBe('');
+      expect(shown.status).toBe(0);
+      expect(shown.stdout).toContain(`run       ${runId}\nstate     succeeded\nlane      talk\ncomputer  c1\n`);
+      expect(shown.stdout).toContain('\n\nreply:\nhi\n(the board at');
+    } finally {
+      old.close();
+    }
   });
 });
