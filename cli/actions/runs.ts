@@ -1,12 +1,12 @@
 import type { RunRow } from '../../actors/board/host/runListing.ts';
 import type { LaneOptions, RunsOptions } from '../commands/client.ts';
-import { boardRuns } from '../shared/boardRuns.ts';
+import { boardRuns, type RunFilters } from '../shared/boardRuns.ts';
 import { print } from '../shared/options.ts';
 import { columns, cost, lineWidth, shortId, stateOn, took, UNKNOWN, when } from '../shared/runWords.ts';
 
 /** `runledger runs`: the board's runs, newest first (live ones first), as a table or a JSON list. */
 export async function runs(o: RunsOptions): Promise<void> {
-  const filters = { lane: o.lane, state: o.state, computer: o.computer };
+  const filters = { lane: o.lane, state: o.state, computer: o.computer, q: o.text };
   const rows = await boardRuns(o, filters, o.limit);
   print(o, rows, () => {
     if (rows.length === 0) return `no runs${filtersSaid(filters)} on the board at ${o.server}`;
@@ -25,11 +25,12 @@ export async function runs(o: RunsOptions): Promise<void> {
   });
 }
 
-function filtersSaid(filters: { lane?: string | undefined; state?: string | undefined; computer?: string | undefined }): string {
+function filtersSaid(filters: RunFilters): string {
   const said = [
     filters.lane === undefined ? null : `in lane ${filters.lane}`,
     filters.state === undefined ? null : filters.state,
     filters.computer === undefined ? null : `claimed by ${filters.computer}`,
+    filters.q === undefined ? null : `with "${filters.q}" in them`,
   ].filter((part) => part !== null);
   return said.length === 0 ? '' : ` ${said.join(', ')}`;
 }

@@ -48,6 +48,7 @@ const runs = () =>
     .option('--lane <lane>', `only the runs of this lane (${ID_RULE_HELP})`, safeId('--lane'))
     .addOption(new Option('--state <state>', 'only the runs in this state').choices(RUN_STATES))
     .option('--computer <id>', `only the runs this computer claimed (${ID_RULE_HELP})`, safeId('--computer'))
+    .option('--text <words>', 'only the runs whose prompt, reply or error contains these words, in any case (at most 200 characters)')
     .option('--limit <n>', 'how many runs to show at most', int('--limit', 1), 20);
 
 const lane = () =>
@@ -91,9 +92,12 @@ export function showCommand() {
 }
 
 export function runsCommand() {
-  return helpAfter(runs(), ['runledger runs', 'runledger runs --lane alice --state failed --limit 5', 'runledger runs --computer c1 --json']).action(
-    async (options) => (await import('../actions/runs.ts')).runs(options),
-  );
+  return helpAfter(runs(), [
+    'runledger runs',
+    'runledger runs --lane alice --state failed --limit 5',
+    'runledger runs --text "last deploy"',
+    'runledger runs --computer c1 --json',
+  ]).action(async (options) => (await import('../actions/runs.ts')).runs(options));
 }
 
 export function laneCommand() {

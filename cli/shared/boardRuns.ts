@@ -28,6 +28,8 @@ export interface RunFilters {
   readonly lane?: string | undefined;
   readonly state?: string | undefined;
   readonly computer?: string | undefined;
+  /** Text the prompt, reply or error contains. */
+  readonly q?: string | undefined;
 }
 
 /**

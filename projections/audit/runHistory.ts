@@ -154,7 +154,7 @@ export function excerpt(text: string | null): string {
 
 export const DEFAULT_LIMIT = 25;
 export const MAX_LIMIT = 100;
-const MAX_TEXT = 200;
+export const MAX_SEARCH_TEXT = 200;
 
 /**
  * `?state=&lane=&computer=&q=&before=&limit=` of the history's JSON route, each optional, checked:
@@ -173,7 +173,7 @@ export function historyQueryOf(params: URLSearchParams, isSafeId: (id: string) =
     if (id !== null && !isSafeId(id)) return { error: `${name} must be a ${name} id, matching ${idRule}` };
   }
   const text = given('q');
-  if (text !== null && text.length > MAX_TEXT) return { error: `q (the text searched for) must be at most ${MAX_TEXT} characters` };
+  if (text !== null && text.length > MAX_SEARCH_TEXT) return { error: `q (the text searched for) must be at most ${MAX_SEARCH_TEXT} characters` };
   const number = (name: string, max: number) => {
     const raw = given(name);
     if (raw === null) return null;

@@ -148,7 +148,7 @@ describe('the everyday commands: runs, show, lane', () => {
   });
 
   it('runs --json: each filter (lane, state, computer, limit) narrows the list, newest first', async () => {
-    const [talk, running, failed, local, nobody, two, all] = await Promise.all([
+    const [talk, running, failed, local, nobody, two, all, deploy, steps] = await Promise.all([
       json(['runs', '--lane', 'talk']),
       json(['runs', '--state', 'running']),
       json(['runs', '--state', 'failed']),
@@ -156,6 +156,8 @@ describe('the everyday commands: runs, show, lane', () => {
       json(['runs', '--computer', 'nobody']),
       json(['runs', '--limit', '2']),
       json(['runs', '--limit', '1000']),
+      json(['runs', '--text', 'LAST DEPLOY']),
+      json(['runs', '--text', 'steps=1']),
     ]);
 
     expect(talk.map((r) => r.run_id)).toEqual([runs.queued, runs.running, runs.andThen, runs.hello]);
@@ -170,6 +172,9 @@ describe('the everyday commands: runs, show, lane', () => {
     expect(nobody).toEqual([]);
     expect(two.map((r) => r.run_id)).toEqual([runs.queued, runs.running]);
     expect(all).toHaveLength(6);
+    // Text in the prompt, the reply or the error, in any case: finished and live runs alike.
+    expect(deploy.map((r) => r.run_id)).toEqual([runs.hello]);
+    expect(steps.map((r) => r.run_id)).toEqual([runs.running]);
     // Unknown is absent, not zero: the cancelled run reported no cost, and took no time on any computer.
     const cancelled = all.find((r) => r.run_id === runs.cancelled)!;
     expect(cancelled).not.toHaveProperty('usage');
@@ -225,6 +230,7 @@ describe('the everyday commands: runs, show, lane', () => {
         'before=yesterday',
         'texts=all',
         'sate=failed',
+        `q=${'x'.repeat(201)}`,
         'prefix=abcdef&lane=talk',
       ].map(async (query) => {
         const response = await fetch(`${url}/v1/runs?${query}`);
@@ -241,7 +247,8 @@ describe('the everyday commands: runs, show, lane', () => {
     expect(said['limit=101']).toBe('limit must be a whole number from 1 to 100, not "101"');
     expect(said['before=yesterday']).toContain('before must be the `next` of the page before');
     expect(said['texts=all']).toBe('texts must be excerpt or whole, not "all"');
-    expect(said['sate=failed']).toBe('GET /v1/runs takes lane, state, computer, limit, before, texts (or prefix alone), not "sate"');
+    expect(said[`q=${'x'.repeat(201)}`]).toBe('q (the text searched for) must be at most 200 characters');
+    expect(said['sate=failed']).toBe('GET /v1/runs takes lane, state, computer, q, limit, before, texts (or prefix alone), not "sate"');
     expect(said['prefix=abcdef&lane=talk']).toContain('takes no other parameter');
   });
 

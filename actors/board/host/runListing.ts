@@ -1,13 +1,13 @@
 import { isSafeId, SAFE_ID_RULE } from '../../../events/idRule.ts';
 import { FINISHED_STATES, LIVE_STATES, RUN_STATES } from '../../../events/runStates.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
-import { excerpt, historyRuns, MAX_LIMIT } from '../../../projections/audit/runHistory.ts';
+import { excerpt, historyRuns, MAX_LIMIT, MAX_SEARCH_TEXT } from '../../../projections/audit/runHistory.ts';
 import { durationOf, type RunRecord, runRecordOf } from '../../../projections/audit/runRecord.ts';
 import { type UsageBody, usageToWire } from '../../../wire/usage.ts';
 import { type BoardState, isTerminal, type RunState } from '../boardState.ts';
 
 /**
- * `GET /v1/runs?lane=&state=&computer=&limit=&before=&texts=`: the board's runs, newest first, live
+ * `GET /v1/runs?lane=&state=&computer=&q=&limit=&before=&texts=`: the board's runs, newest first, live
  * and finished alike. The live ones (queued, claimed, running) come first, newest submitted first:
  * they have not finished, so they are newer than any run that has; then the finished ones, newest
  * finished first, read from the log as the web view's history reads them. Nothing is kept between
@@ -21,6 +21,8 @@ export interface RunListQuery {
   readonly lane: string | null;
   readonly state: (typeof RUN_STATES)[number] | null;
   readonly computer: string | null;
+  /** A text its prompt, reply or error contains, in any case: how a run whose id was lost is found. */
+  readonly text: string | null;
   readonly limit: number;
   readonly before: RunCursor | null;
   /** `excerpt`: the first 300 characters of each text (a list); `whole`: every text whole (a transcript). */
@@ -59,7 +61,7 @@ export interface RunListPage {
 export const DEFAULT_LIST_LIMIT = 25;
 /** A page of whole texts ends once its texts pass this many characters (it holds one run at least). */
 const WHOLE_PAGE_CHARACTERS = 8 * 1024 * 1024;
-const PARAMETERS = ['lane', 'state', 'computer', 'limit', 'before', 'texts'];
+const PARAMETERS = ['lane', 'state', 'computer', 'q', 'limit', 'before', 'texts'];
 
 /** The query of `GET /v1/runs` (without `prefix`), each parameter checked: a bad one is named with what it takes. */
 export function runListQueryOf(params: URLSearchParams): RunListQuery | { error: string } {
@@ -79,6 +81,8 @@ export function runListQueryOf(params: URLSearchParams): RunListQuery | { error:
     const id = given(name);
     if (id !== null && !isSafeId(id)) return { error: `${name} must be a ${name} id, matching ${SAFE_ID_RULE}, not ${quoted(id)}` };
   }
+  const text = given('q');
+  if (text !== null && text.length > MAX_SEARCH_TEXT) return { error: `q (the text searched for) must be at most ${MAX_SEARCH_TEXT} characters` };
   const limitText = given('limit');
   const limit = limitText === null ? DEFAULT_LIST_LIMIT : Number(limitText);
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIMIT)
@@ -88,7 +92,7 @@ export function runListQueryOf(params: URLSearchParams): RunListQuery | { error:
   if (before === undefined) return { error: `before must be the \`next\` of the page before, not ${quoted(beforeText ?? '')}` };
   const texts = given('texts') ?? 'excerpt';
   if (texts !== 'excerpt' && texts !== 'whole') return { error: `texts must be excerpt or whole, not ${quoted(texts)}` };
-  return { lane: given('lane'), state: state as RunListQuery['state'], computer: given('computer'), limit, before, texts };
+  return { lane: given('lane'), state: state as RunListQuery['state'], computer: given('computer'), text, limit, before, texts };
 }
 
 /** `live-N` or `N` (a seq), as `next` gives them; undefined for anything else. */
@@ -134,7 +138,7 @@ export async function listRuns(sources: ListingSources, query: RunListQuery): Pr
       state: query.state,
       lane: query.lane,
       computer: query.computer,
-      text: null,
+      text: query.text,
       before: query.before !== null && 'finished' in query.before ? query.before.finished : null,
       limit: query.limit - rows.length,
     },
@@ -149,11 +153,13 @@ export async function listRuns(sources: ListingSources, query: RunListQuery): Pr
 /** The live runs the query wants, newest submitted first, below a submission order. */
 function liveRuns(state: BoardState, query: RunListQuery, below: number): { runId: string; order: number }[] {
   const runs: { runId: string; order: number }[] = [];
+  const text = query.text?.toLowerCase() ?? null;
   for (const run of Object.values(state.runs)) {
     if (isTerminal(run.state) || run.submittedOrder >= below) continue;
     if (query.state !== null && run.state !== query.state) continue;
     if (query.lane !== null && run.lane !== query.lane) continue;
     if (query.computer !== null && run.computerId !== query.computer) continue;
+    if (text !== null && ![run.prompt, run.reply].some((t) => t?.toLowerCase().includes(text))) continue;
     runs.push({ runId: run.runId, order: run.submittedOrder });
   }
   return runs.sort((a, b) => b.order - a.order);

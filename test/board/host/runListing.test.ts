@@ -9,7 +9,7 @@ import { type BoardRun, initialBoardState } from '../../../actors/board/boardSta
 import { listRuns, type RunListQuery } from '../../../actors/board/host/runListing.ts';
 import type { DomainEvent } from '../../../events/catalog.ts';
 
-const ANY: RunListQuery = { lane: null, state: null, computer: null, limit: 25, before: null, texts: 'excerpt' };
+const ANY: RunListQuery = { lane: null, state: null, computer: null, text: null, limit: 25, before: null, texts: 'excerpt' };
 
 type Row = Omit<DomainEvent, 'version' | 'cause' | 'actor'>;
 
