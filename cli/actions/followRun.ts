@@ -17,9 +17,10 @@ interface Seen {
 
 /**
  * `runledger show --follow RUN`: a line per change of the run (its state, and what its agent is doing,
- * the heartbeats' `progress`), until it is terminal; then its reply and how it ended (with --json, the run as the board has it). It follows the
- * same live socket as the run's web page (`/v1/live?run=ID`), so a change is printed as the board
- * hears it, not at a polling interval. Exit 0 when the run succeeded, 1 when it ended otherwise.
+ * the heartbeats' `progress`), until it is terminal; then its reply and how it ended (with --json, the
+ * run as the board has it). It follows the same live socket as the run's web page (`/v1/live?run=ID`),
+ * so a change is printed as the board hears it, not at a polling interval. Exit 0 when the run
+ * succeeded, 1 when it ended otherwise.
  */
 export async function followRun(runId: string, o: ShowOptions): Promise<void> {
   const seen: Seen = { state: null, progress: null };

@@ -41,7 +41,11 @@ function filtersSaid(filters: RunFilters): string {
  * mistyped lane is said so, not shown as an empty conversation.
  */
 export async function lane(laneId: string, o: LaneOptions): Promise<void> {
-  const turns = (await boardRuns(o, { lane: laneId }, o.last ?? Number.POSITIVE_INFINITY, true)).reverse();
+  // The board lists them newest first (finished ones by when they finished); a conversation reads in
+  // the order its turns were asked, which a run cancelled while an earlier turn ran does not keep.
+  const turns = (await boardRuns(o, { lane: laneId }, o.last ?? Number.POSITIVE_INFINITY, true))
+    .reverse()
+    .sort((a, b) => (a.submitted_at ?? '').localeCompare(b.submitted_at ?? ''));
   if (turns.length === 0) {
     if (o.json) print(o, [], () => '');
     process.stderr.write(`runledger: the board at ${o.server} has no run in lane ${laneId}\n`);

@@ -1,7 +1,7 @@
 import { Command, Option, type OptionValues } from '@commander-js/extra-typings';
 import { RUN_STATES } from '../../events/runStates.ts';
 import { DB_OPTION, DEFAULT_SERVER, helpAfter, ID_RULE_HELP, type OptionsOf } from '../shared/options.ts';
-import { int, safeId, serverUrl } from '../shared/parse.ts';
+import { int, safeId, serverUrl, text } from '../shared/parse.ts';
 
 const withBoard = <Args extends unknown[], Opts extends OptionValues, Globals extends OptionValues>(command: Command<Args, Opts, Globals>) =>
   command
@@ -48,7 +48,11 @@ const runs = () =>
     .option('--lane <lane>', `only the runs of this lane (${ID_RULE_HELP})`, safeId('--lane'))
     .addOption(new Option('--state <state>', 'only the runs in this state').choices(RUN_STATES))
     .option('--computer <id>', `only the runs this computer claimed (${ID_RULE_HELP})`, safeId('--computer'))
-    .option('--text <words>', 'only the runs whose prompt, reply or error contains these words, in any case (at most 200 characters)')
+    .option(
+      '--text <words>',
+      'only the runs whose prompt, reply or error contains these words, in any case (at most 200 characters)',
+      text('--text', 200),
+    )
     .option('--limit <n>', 'how many runs to show at most', int('--limit', 1), 20);
 
 const lane = () =>

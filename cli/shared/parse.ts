@@ -24,6 +24,14 @@ export function safeId(name: string) {
   };
 }
 
+/** A text option of 1 to `max` characters. */
+export function text(name: string, max: number) {
+  return (value: string): string => {
+    if (value.trim() === '' || value.length > max) throw new InvalidArgumentError(`${name} wants 1 to ${max} characters, not ${value.length}`);
+    return value;
+  };
+}
+
 /** A whole-number option bounded above too (SPEC section 4, "Bounds"). */
 export function atMost(name: string, max: number, parse: (text: string) => number) {
   return (text: string): number => {

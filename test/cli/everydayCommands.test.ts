@@ -205,12 +205,15 @@ describe('the everyday commands: runs, show, lane', () => {
   });
 
   it('bad filters are refused naming them: exit 2 from the CLI, 400 invalid_query from the API', async () => {
-    const [state, laneId, computer, limit] = await Promise.all([
+    const [state, laneId, computer, limit, words] = await Promise.all([
       cli(['runs', '--state', 'done']),
       cli(['runs', '--lane', 'no/such']),
       cli(['runs', '--computer', 'a b']),
       cli(['runs', '--limit', '0']),
+      cli(['runs', '--text', 'x'.repeat(201)]),
     ]);
+    expect(words.status).toBe(2);
+    expect(words.stderr).toContain('--text wants 1 to 200 characters, not 201');
     expect(state.status).toBe(2);
     expect(state.stderr).toContain("option '--state <state>' argument 'done' is invalid. Allowed choices are queued, claimed, running, succeeded");
     expect(laneId.status).toBe(2);
