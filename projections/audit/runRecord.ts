@@ -129,12 +129,14 @@ export function evolveRunRecord(record: RunRecord, event: DomainEvent): RunRecor
 }
 
 /**
- * How long its agent took: from its process's start to its exit when its computer's events say, else
- * from its start on the board to its end there; null while it has not both started and ended.
+ * How long its agent took: from its process's start to its exit when its computer's events are in this
+ * log; else, as the board saw it, from its start (its first heartbeat) or, for a turn that ended before
+ * its first heartbeat came, from its claim, to its end. Null while it has not both begun and ended.
  */
 export function durationOf(record: RunRecord): number | null {
   if (record.processBeganAt !== null && record.processExitedAt !== null) return Math.max(0, record.processExitedAt - record.processBeganAt);
-  if (record.startedAt !== null && record.finishedAt !== null) return Math.max(0, record.finishedAt - record.startedAt);
+  const began = record.startedAt ?? record.claimedAt;
+  if (began !== null && record.finishedAt !== null) return Math.max(0, record.finishedAt - began);
   return null;
 }
 

@@ -39,7 +39,7 @@ export interface RunRow {
   claimed_at?: string;
   started_at?: string;
   finished_at?: string;
-  /** How long its agent took: its process's start to its exit, else its start to its end on the board. */
+  /** How long its agent took: its process's start to its exit, else its start (or claim) to its end on the board. */
   duration_ms?: number;
   /** As its completion reported it; absent when no agent said (unknown, not zero). */
   usage?: UsageBody;
