@@ -2,7 +2,7 @@ import { Command, CommanderError, type CommandUnknownOpts } from '@commander-js/
 import packageJson from '../package.json' with { type: 'json' };
 import { adoptCommand } from './commands/adopt.ts';
 import { auditCommand } from './commands/audit.ts';
-import { cancelCommand, showCommand, statusCommand, submitCommand } from './commands/client.ts';
+import { cancelCommand, laneCommand, runsCommand, showCommand, statusCommand, submitCommand } from './commands/client.ts';
 import { computerCommand } from './commands/computer.ts';
 import { daemonCommand, serverCommand } from './commands/daemon.ts';
 import { doctorCommand } from './commands/doctor.ts';
@@ -30,6 +30,8 @@ const program = new Command('runledger')
   .addCommand(cancelCommand())
   .addCommand(statusCommand())
   .addCommand(showCommand())
+  .addCommand(runsCommand())
+  .addCommand(laneCommand())
   .addCommand(auditCommand())
   .addCommand(replayCommand())
   .addCommand(rebuildCommand())

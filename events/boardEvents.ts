@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MAX_TIMEOUT_S } from './bounds.ts';
 import { defineEvent, eventGroup } from './define.ts';
+import { RUN_STATES } from './runStates.ts';
 import { SafeId } from './safeId.ts';
 import { Usage } from './usage.ts';
 
@@ -34,7 +35,7 @@ const submission = {
 export const CANCELLED_BY_USER = 'cancelled_by_user';
 
 /** Where a run stands on the board: the `state` of `GET /v1/runs/{run_id}` (SPEC section 7). */
-export const RunStateSchema = z.enum(['queued', 'claimed', 'running', 'succeeded', 'failed', 'cancelled', 'resolved']);
+export const RunStateSchema = z.enum(RUN_STATES);
 export const FinishedStateSchema = z.enum(['succeeded', 'failed', 'cancelled']);
 
 /** Which request a refusal or a repeated answer speaks of: the server maps each to its HTTP call. */

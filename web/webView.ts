@@ -9,12 +9,12 @@ import { type FailureLog, stderrLog } from '../actors/runtime/untilRecorded.ts';
 import { isSafeId, SAFE_ID_RULE } from '../events/idRule.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
 import { messageOf } from '../events/thrown.ts';
+import { historyPage, historyQueryOf } from '../projections/audit/runHistory.ts';
 import { noRunStartsWith, RunIdPrefixError, resolveRunIdAmong } from '../projections/audit/runIdPrefix.ts';
 import type { UsageState } from '../projections/usage.ts';
 import { boardSnapshot, runFacts, WAIT_WARN_MS } from './boardSnapshot.ts';
 import { LiveFeed } from './liveFeed.ts';
 import { LiveHub, type LiveTarget } from './liveHub.ts';
-import { historyPage, historyQueryOf } from './runHistory.ts';
 import { ViewerAccess } from './webAccess.ts';
 
 export interface WebViewOptions {

@@ -1,8 +1,11 @@
+import type { RunRow } from '../../actors/board/host/runListing.ts';
 import type { CancelOptions, ShowOptions, SubmitOptions } from '../commands/client.ts';
 import { boardCall, refusal } from '../shared/boardCall.ts';
+import { runDetails } from '../shared/boardRuns.ts';
 import { print } from '../shared/options.ts';
 import { readPrompt } from '../shared/prompt.ts';
 import { runIdOnBoard } from '../shared/runIdArgument.ts';
+import { runText } from '../shared/runWords.ts';
 import { waitForEnd } from '../shared/waitForEnd.ts';
 
 /** `runledger submit`: one run to the board (the prompt from --prompt or stdin); prints its id. */
@@ -32,7 +35,16 @@ export async function cancel(runId: string, o: CancelOptions): Promise<void> {
 export async function show(runId: string, o: ShowOptions): Promise<void> {
   runId = await runIdOnBoard(o, runId); // a unique prefix (SPEC 6) becomes the whole id
   if (o.follow) return (await import('./followRun.ts')).followRun(runId, o);
+  const details = o.json ? null : await runDetails(o, runId);
+  if (details !== null) return print(o, details, () => runText(details));
+  // --json: the board's own view (`GET /v1/runs/{run_id}`), as scripts have read it all along; for a
+  // person, what a board older than the details route says of it (no prompt, no times).
   const answer = await boardCall(o, 'GET', `/v1/runs/${encodeURIComponent(runId)}`);
   if (answer.status !== 200) throw new Error(refusal(answer));
-  print(o, answer.body, () => JSON.stringify(answer.body, null, 2));
+  print(
+    o,
+    answer.body,
+    () =>
+      `${runText({ ...(answer.body as unknown as RunRow), prompt: undefined })}\n(the board at ${o.server} is older than this runledger: it gives no prompt or times)`,
+  );
 }

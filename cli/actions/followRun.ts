@@ -17,9 +17,10 @@ interface Seen {
 
 /**
  * `runledger show --follow RUN`: a line per change of the run (its state, and what its agent is doing,
- * the heartbeats' `progress`), until it is terminal; then the run as the board has it. It follows the
- * same live socket as the run's web page (`/v1/live?run=ID`), so a change is printed as the board
- * hears it, not at a polling interval. Exit 0 when the run succeeded, 1 when it ended otherwise.
+ * the heartbeats' `progress`), until it is terminal; then its reply and how it ended (with --json, the
+ * run as the board has it). It follows the same live socket as the run's web page (`/v1/live?run=ID`),
+ * so a change is printed as the board hears it, not at a polling interval. Exit 0 when the run
+ * succeeded, 1 when it ended otherwise.
  */
 export async function followRun(runId: string, o: ShowOptions): Promise<void> {
   const seen: Seen = { state: null, progress: null };
@@ -43,7 +44,9 @@ export async function followRun(runId: string, o: ShowOptions): Promise<void> {
   if (answer.status !== 200) throw new Error(refusal(answer));
   const view = answer.body ?? {};
   const state = String(view.state);
-  print(o, { type: 'end', ...view }, () => endLine(runId, view));
+  // Its reply (what a person followed it for) ahead of the line that says how it ended: that one stays last.
+  const reply = typeof view.reply === 'string' && view.reply.trim() !== '' ? `\nreply:\n${view.reply.replace(/\n+$/, '')}\n\n` : '';
+  print(o, { type: 'end', ...view }, () => `${reply}${endLine(runId, view)}`);
   process.exitCode = state === 'succeeded' ? 0 : 1;
 }
 

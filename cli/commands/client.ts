@@ -1,6 +1,7 @@
 import { Command, Option, type OptionValues } from '@commander-js/extra-typings';
+import { RUN_STATES } from '../../events/runStates.ts';
 import { DB_OPTION, DEFAULT_SERVER, helpAfter, ID_RULE_HELP, type OptionsOf } from '../shared/options.ts';
-import { int, serverUrl } from '../shared/parse.ts';
+import { int, safeId, serverUrl, text } from '../shared/parse.ts';
 
 const withBoard = <Args extends unknown[], Opts extends OptionValues, Globals extends OptionValues>(command: Command<Args, Opts, Globals>) =>
   command
@@ -32,15 +33,43 @@ const cancel = () =>
 
 const show = () =>
   withBoard(new Command('show'))
-    .description('one run as the board has it')
+    .description(
+      "one run as the board has it: its state, lane, computer, times, cost, prompt, and reply or error (--json: the board's GET /v1/runs/{run_id})",
+    )
     .argument('<run-id>', 'the run: its id, or a unique prefix of it (6 characters or more)')
-    .option('--follow', 'print a line per change (its state, what its agent is doing) until it ends, then the run (exit 0 only when it succeeded)');
+    .option(
+      '--follow',
+      'print a line per change (its state, what its agent is doing) until it ends, then how it ended and its reply (exit 0 only when it succeeded)',
+    );
+
+const runs = () =>
+  withBoard(new Command('runs'))
+    .description('the runs on the board, newest first, live and finished alike: id, lane, state, computer, finished, took, cost, prompt')
+    .option('--lane <lane>', `only the runs of this lane (${ID_RULE_HELP})`, safeId('--lane'))
+    .addOption(new Option('--state <state>', 'only the runs in this state').choices(RUN_STATES))
+    .option('--computer <id>', `only the runs this computer claimed (${ID_RULE_HELP})`, safeId('--computer'))
+    .option(
+      '--text <words>',
+      'only the runs whose prompt, reply or error contains these words, in any case (at most 200 characters)',
+      text('--text', 200),
+    )
+    .option('--limit <n>', 'how many runs to show at most', int('--limit', 1), 20);
+
+const lane = () =>
+  withBoard(new Command('lane'))
+    .description(
+      "a lane's conversation as a transcript, oldest turn first: each prompt, then its reply or error, with its state, computer, time and cost",
+    )
+    .argument('<lane>', `the lane (${ID_RULE_HELP})`, safeId('lane'))
+    .option('--last <n>', 'only its last N turns', int('--last', 1));
 
 const status = () => withBoard(new Command('status')).description('live: queue per lane, running, parked with their notBefore, claims');
 
 export type SubmitOptions = OptionsOf<ReturnType<typeof submit>>;
 export type CancelOptions = OptionsOf<ReturnType<typeof cancel>>;
 export type ShowOptions = OptionsOf<ReturnType<typeof show>>;
+export type RunsOptions = OptionsOf<ReturnType<typeof runs>>;
+export type LaneOptions = OptionsOf<ReturnType<typeof lane>>;
 export type StatusOptions = OptionsOf<ReturnType<typeof status>>;
 
 // The board's clients; what they do is in ../actions/client.ts and ../actions/status.ts, loaded when one runs.
@@ -64,6 +93,21 @@ export function showCommand() {
     ['runledger show 2397a925', 'runledger show 2397a925 --follow'],
     'with --follow, the run ended otherwise than succeeded',
   ).action(async (runId, options) => (await import('../actions/client.ts')).show(runId, options));
+}
+
+export function runsCommand() {
+  return helpAfter(runs(), [
+    'runledger runs',
+    'runledger runs --lane alice --state failed --limit 5',
+    'runledger runs --text "last deploy"',
+    'runledger runs --computer c1 --json',
+  ]).action(async (options) => (await import('../actions/runs.ts')).runs(options));
+}
+
+export function laneCommand() {
+  return helpAfter(lane(), ['runledger lane alice', 'runledger lane alice --last 3 --json'], 'the board has no run of that lane').action(
+    async (laneId, options) => (await import('../actions/runs.ts')).lane(laneId, options),
+  );
 }
 
 /** Apart from the others: a glance at the board loads no schema (`runledger status` starts in ~2x a bare node). */

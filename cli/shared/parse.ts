@@ -1,4 +1,5 @@
 import { type CommandUnknownOpts, InvalidArgumentError } from '@commander-js/extra-typings';
+import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
 
 /**
  * Parsers of option text, for the command definitions: loaded at every start, so none of them needs
@@ -11,6 +12,22 @@ export function int(name: string, min: number) {
   return (text: string): number => {
     const value = Number(text);
     if (!Number.isSafeInteger(value) || value < min) throw new InvalidArgumentError(`${name} wants a whole number ≥ ${min}, not "${text}"`);
+    return value;
+  };
+}
+
+/** An option or argument that takes an id (a lane, a computer): the id rule, checked without a schema. */
+export function safeId(name: string) {
+  return (text: string): string => {
+    if (!isSafeId(text)) throw new InvalidArgumentError(`${name} wants an id matching ${SAFE_ID_RULE}, not "${text}"`);
+    return text;
+  };
+}
+
+/** A text option of 1 to `max` characters. */
+export function text(name: string, max: number) {
+  return (value: string): string => {
+    if (value.trim() === '' || value.length > max) throw new InvalidArgumentError(`${name} wants 1 to ${max} characters, not ${value.length}`);
     return value;
   };
 }

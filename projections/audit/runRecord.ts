@@ -19,6 +19,12 @@ export interface RunRecord {
   /** Its first heartbeat on the board (`board.run.running`), else its process's start on a computer. */
   startedAt: number | null;
   finishedAt: number | null;
+  /**
+   * Its agent's process: when the first began and the last exited on its computer, as the computer
+   * recorded them (null while its events are not in this log): how long the agent took.
+   */
+  processBeganAt: number | null;
+  processExitedAt: number | null;
   reply: string | null;
   error: string | null;
   /** The end of its agent's stderr, as its computer recorded it when the process exited. */
@@ -44,6 +50,8 @@ export function initialRunRecord(runId: string): RunRecord {
     claimedAt: null,
     startedAt: null,
     finishedAt: null,
+    processBeganAt: null,
+    processExitedAt: null,
     reply: null,
     error: null,
     stderrTail: null,
@@ -84,12 +92,14 @@ export function evolveRunRecord(record: RunRecord, event: DomainEvent): RunRecor
     case 'run.process.began':
       // The computer's side of the start: the board hears of it with the first heartbeat.
       if (record.startedAt === null) record.startedAt = event.at;
+      record.processBeganAt ??= event.at;
       record.phases.running ??= event.seq;
       break;
     case 'board.run.replied':
       record.reply = event.data.text;
       break;
     case 'run.process.exited':
+      record.processExitedAt = event.at;
       record.stderrTail = event.data.stderrTail || record.stderrTail;
       record.reply ??= event.data.reply;
       record.usage ??= event.data.usage ?? null;
@@ -116,6 +126,18 @@ export function evolveRunRecord(record: RunRecord, event: DomainEvent): RunRecor
       break;
   }
   return record;
+}
+
+/**
+ * How long its agent took: from its process's start to its exit when its computer's events are in this
+ * log; else, as the board saw it, from its start (its first heartbeat) or, for a turn that ended before
+ * its first heartbeat came, from its claim, to its end. Null while it has not both begun and ended.
+ */
+export function durationOf(record: RunRecord): number | null {
+  if (record.processBeganAt !== null && record.processExitedAt !== null) return Math.max(0, record.processExitedAt - record.processBeganAt);
+  const began = record.startedAt ?? record.claimedAt;
+  if (began !== null && record.finishedAt !== null) return Math.max(0, record.finishedAt - began);
+  return null;
 }
 
 export function runRecordOf(runId: string, events: readonly DomainEvent[]): RunRecord {

@@ -60,6 +60,21 @@ describe('a board on PostgreSQL, through the CLI (SPEC 8)', () => {
       ),
     );
 
+    // The everyday commands read a board on PostgreSQL as any other: its runs, a lane's conversation.
+    const [listed, conversation] = await Promise.all([
+      runAsync(['runs', '--server', board.url, '--db', url, '--json']),
+      runAsync(['lane', 'a', '--server', board.url, '--db', url, '--json']),
+    ]);
+    expect(listed.status, listed.stderr).toBe(0);
+    const rows = json<{ run_id: string; state: string; computer_id?: string; duration_ms?: number }[]>(listed.stdout);
+    expect(rows.map((row) => row.run_id).sort()).toEqual([...runs].sort());
+    expect(
+      rows.every((row) => row.state === 'succeeded' && row.computer_id === 'c1' && row.duration_ms !== undefined),
+      listed.stdout,
+    ).toBe(true);
+    expect(conversation.status, conversation.stderr).toBe(0);
+    expect(json<{ run_id: string; prompt: string }[]>(conversation.stdout)).toEqual([expect.objectContaining({ run_id: runs[0], prompt: 'first' })]);
+
     const [replay, rebuild, audit, summary] = await Promise.all([
       runAsync(['replay', '--db', url]),
       runAsync(['rebuild', '--db', url]),

@@ -70,7 +70,7 @@ describe('runledger starts with what the command needs', () => {
         loaded.filter(
           (m) =>
             m.startsWith('dist/') &&
-            !/^dist\/(cli\/main\.js|cli\/shared\/(options|parse)\.js|cli\/commands\/|actors\/run\/budget\.js|events\/(bounds|idRule)\.js|package\.json)/.test(
+            !/^dist\/(cli\/main\.js|cli\/shared\/(options|parse)\.js|cli\/commands\/|actors\/run\/budget\.js|events\/(bounds|idRule|runStates)\.js|package\.json)/.test(
               m,
             ),
         ),
@@ -97,6 +97,8 @@ describe('the help of every command', () => {
     'cancel',
     'status',
     'show',
+    'runs',
+    'lane',
     'audit',
     'replay',
     'rebuild',

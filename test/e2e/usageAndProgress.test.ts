@@ -29,7 +29,7 @@ describe('usage and live progress of a real agent', () => {
     const first = await waitForTerminal(daemon.url, await submit(daemon, 'talk', 'hello'));
     expect(first, daemon.process.describe()).toMatchObject({ state: 'succeeded', usage: CLAUDE_USAGE });
 
-    const shown = await runCli(['show', first.run_id, ...board]);
+    const shown = await runCli(['show', first.run_id, ...board, '--json']);
     expect(shown.status, shown.stderr).toBe(0);
     expect(JSON.parse(shown.stdout)).toMatchObject({ usage: CLAUDE_USAGE });
     const audit = await runCli(['audit', first.run_id, '--db', db]);

@@ -43,6 +43,7 @@ const NOT_PURE: ReadonlyMap<string, string> = new Map([
   ['projections/foldLog.ts', 'reads the log from the store it is handed, to fold it'],
   ['projections/firstDifference.ts', "the snapshot check's deep comparison (node:util's isDeepStrictEqual); no fold uses it"],
   ['projections/audit/runTimeline.ts', "reads a run's events from the store"],
+  ['projections/audit/runHistory.ts', 'reads the log backwards, and the runs it finds, from the store it is handed'],
   ['projections/keeper/', 'keeps the folds up to date: follows the log, saves checkpoints'],
   ['projections/snapshot/', 'checks and reads the snapshots in the store'],
 ]);

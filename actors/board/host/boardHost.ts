@@ -5,6 +5,7 @@ import type { EventStore } from '../../../events/store/eventStore.ts';
 import { messageOf } from '../../../events/thrown.ts';
 import type { Usage } from '../../../events/usage.ts';
 import { idsStartingWith, LOOKUP_LIMIT } from '../../../projections/audit/runIdPrefix.ts';
+import { runRecordOf } from '../../../projections/audit/runRecord.ts';
 import { boardProjection } from '../../../projections/board.ts';
 import { foldLog } from '../../../projections/foldLog.ts';
 import { hydrateStates } from '../../../projections/hydrate.ts';
@@ -25,6 +26,7 @@ import { LeaseMonitor } from './leaseMonitor.ts';
 import { OfferMonitor } from './offerMonitor.ts';
 import { type BoardPeers, SoleBoard } from './peers/boardPeers.ts';
 import { PushHub } from './pushHub.ts';
+import { listRuns, type RunListQuery, rowOf } from './runListing.ts';
 import { RunProgress } from './runProgress.ts';
 import { SubmitTokens } from './submitTokens.ts';
 
@@ -311,6 +313,23 @@ export class BoardHost {
     const logged = await this.options.store.entityIdsStartingWith('run', prefix, LOOKUP_LIMIT);
     const runIds = [...new Set([...live, ...logged])].sort().slice(0, LOOKUP_LIMIT);
     return { status: 200, body: { run_ids: runIds } };
+  }
+
+  /** `GET /v1/runs?lane=&state=&computer=&limit=&before=&texts=`: a page of the runs, live and finished, newest first. */
+  async runs(query: RunListQuery): Promise<Answer> {
+    const sources = {
+      board: <T>(read: (state: BoardState) => T) => this.actor.read(read),
+      store: this.options.store,
+      progress: (runId: string) => this.progress.of(runId)?.text ?? null,
+    };
+    return { status: 200, body: await listRuns(sources, query) };
+  }
+
+  /** `GET /v1/runs/{run_id}/details`: the run as a person reads it (its prompt, times, cost, texts whole), from its own events. */
+  async details(runId: string): Promise<Answer> {
+    const record = runRecordOf(runId, await this.options.store.readEntity(`run:${runId}`));
+    if (record.state === null) return refused(404, 'unknown_run', `no run ${runId}`);
+    return { status: 200, body: rowOf(record, 'whole', this.progress.of(runId)?.text ?? null) };
   }
 
   /** Counts for `/metrics`: the live runs in one pass, the settled ones as the state counted them. */

@@ -12,6 +12,7 @@ import { INCARNATION_HEADER } from '../../../wire/incarnation.ts';
 import { UsageBody, usageFromWire } from '../../../wire/usage.ts';
 import type { Answer, BoardHost } from './boardHost.ts';
 import { addressedToLoopback, HOST_NOT_ALLOWED } from './loopbackHost.ts';
+import { runListQueryOf } from './runListing.ts';
 
 const TEXT = 4 * 1024 * 1024;
 const BIG_BODY = 5 * 1024 * 1024;
@@ -95,9 +96,17 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
       return { status: 200, body: options.status() };
     }
     if (method === 'GET' && path === '/v1/runs') {
-      // The runs a prefix starts (SPEC 6: commands take a unique prefix of a run id).
       if (!options.openReads) await submitter(request);
-      return host.runsStartingWith(prefixOf(request));
+      const params = new URL(request.url ?? '/', 'http://board.invalid').searchParams;
+      // The runs a prefix starts (SPEC 6: commands take a unique prefix of a run id).
+      if (params.has('prefix')) return host.runsStartingWith(prefixOf(params));
+      const query = runListQueryOf(params);
+      if ('error' in query) throw new HttpError(400, 'invalid_query', query.error);
+      return host.runs(query);
+    }
+    if (method === 'GET' && (m = path.match(/^\/v1\/runs\/([^/]+)\/details$/))) {
+      if (!options.openReads) await submitter(request);
+      return host.details(runId(m[1]!));
     }
     if (method === 'GET' && (m = path.match(/^\/v1\/runs\/([^/]+)$/))) {
       if (!options.openReads) await submitter(request);
@@ -246,9 +255,16 @@ function safeDecode(raw: string): string | null {
   }
 }
 
-/** `?prefix=P` of `GET /v1/runs`: the start of a run id, checked like an id. */
-function prefixOf(request: IncomingMessage): string {
-  const prefix = new URL(request.url ?? '/', 'http://board.invalid').searchParams.get('prefix');
+/** `?prefix=P` of `GET /v1/runs`: the start of a run id, checked like an id; alone, as the list's filters do not apply to it. */
+function prefixOf(params: URLSearchParams): string {
+  const prefix = params.get('prefix');
+  const others = [...params.keys()].filter((name) => name !== 'prefix');
+  if (others.length > 0)
+    throw new HttpError(
+      400,
+      'invalid_query',
+      `GET /v1/runs?prefix= takes no other parameter: ${JSON.stringify(others[0]!.slice(0, 40))} is one too many`,
+    );
   if (!isSafeId(prefix)) throw new HttpError(400, 'invalid_prefix', `GET /v1/runs wants ?prefix= the start of a run id, matching ${SAFE_ID_RULE}`);
   return prefix;
 }

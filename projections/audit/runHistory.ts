@@ -1,9 +1,7 @@
-import type { DomainEvent } from '../events/catalog.ts';
-import type { EventStore } from '../events/store/eventStore.ts';
-import { FINISHING_TYPES, type RunRecord, runRecordOf } from '../projections/audit/runRecord.ts';
-
-/** The states a finished run can end in on the board (SPEC 7). */
-export const FINISHED_STATES = ['succeeded', 'failed', 'cancelled', 'resolved'] as const;
+import type { DomainEvent } from '../../events/catalog.ts';
+import { FINISHED_STATES } from '../../events/runStates.ts';
+import type { EventStore } from '../../events/store/eventStore.ts';
+import { FINISHING_TYPES, type RunRecord, runRecordOf } from './runRecord.ts';
 
 export interface HistoryQuery {
   readonly state: string | null;
@@ -57,18 +55,39 @@ export const SCAN_BUDGET = 20_000;
 export const RUN_BUDGET = 500;
 const EXCERPT = 300;
 
+/** A finished run the history found: its record, read from its own events, and the event that finished it. */
+export interface FoundRun {
+  readonly record: RunRecord;
+  readonly finishing: DomainEvent;
+}
+
 /**
  * A page of the history of finished runs, newest first: a paged read of the log backwards from
  * `before`, finding the events that end runs and reading each such run's own events (through the
  * store's entity index). Nothing is kept between pages: the history costs the board no memory.
  */
 export async function historyPage(store: Pick<EventStore, 'headSeq' | 'readAll' | 'readEntity'>, query: HistoryQuery): Promise<HistoryPage> {
-  const runs: HistoryRow[] = [];
+  const found = await historyRuns(store, query);
+  return { runs: found.runs.map(({ record, finishing }) => rowOf(record, finishing)), next: found.next, partial: found.partial };
+}
+
+/**
+ * The finished runs of a page of the history, as their records: what `historyPage` shows as rows and
+ * the board's `GET /v1/runs` lists. `full`: the page ends early, with `next`, once the texts of the runs
+ * it holds (prompt, reply, error) pass this many characters, so a page of whole texts stays bounded.
+ */
+export async function historyRuns(
+  store: Pick<EventStore, 'headSeq' | 'readAll' | 'readEntity'>,
+  query: HistoryQuery,
+  full = Number.POSITIVE_INFINITY,
+): Promise<{ runs: FoundRun[]; next: number | null; partial: boolean }> {
+  const runs: FoundRun[] = [];
   const seen = new Set<string>();
   const text = query.text?.toLowerCase() ?? null;
   let upper = query.before ?? (await store.headSeq()) + 1;
   let budget = SCAN_BUDGET;
   let runsRead = 0;
+  let characters = 0;
   while (upper > 1 && budget > 0) {
     const after = Math.max(0, upper - 1 - Math.min(WINDOW, budget));
     const events = (await store.readAll(after, upper - 1 - after)).filter((e) => e.seq < upper);
@@ -83,9 +102,10 @@ export async function historyPage(store: Pick<EventStore, 'headSeq' | 'readAll' 
       if (runsRead++ === RUN_BUDGET) return { runs, next: event.seq + 1, partial: true };
       const record = runRecordOf(runId, await store.readEntity(`run:${runId}`));
       if (!matches(record, query, text)) continue;
-      runs.push(rowOf(record, event));
       // One past the page, so that `next` is given only when an older page has something to show.
-      if (runs.length > query.limit) return { runs: runs.slice(0, query.limit), next: runs[query.limit - 1]!.seq, partial: false };
+      if (runs.length === query.limit || characters > full) return { runs, next: runs.at(-1)!.finishing.seq, partial: false };
+      runs.push({ record, finishing: event });
+      characters += (record.prompt?.length ?? 0) + (record.reply?.length ?? 0) + (record.error?.length ?? 0);
     }
     upper = after + 1;
   }
@@ -126,14 +146,15 @@ function rowOf(record: RunRecord, finishing: DomainEvent): HistoryRow {
   };
 }
 
-function excerpt(text: string | null): string {
+/** The start of a text, cut with an ellipsis when longer: what a list shows of a prompt or a reply. */
+export function excerpt(text: string | null): string {
   if (text === null) return '';
   return text.length > EXCERPT ? `${text.slice(0, EXCERPT)}…` : text;
 }
 
 export const DEFAULT_LIMIT = 25;
 export const MAX_LIMIT = 100;
-const MAX_TEXT = 200;
+export const MAX_SEARCH_TEXT = 200;
 
 /**
  * `?state=&lane=&computer=&q=&before=&limit=` of the history's JSON route, each optional, checked:
@@ -152,7 +173,7 @@ export function historyQueryOf(params: URLSearchParams, isSafeId: (id: string) =
     if (id !== null && !isSafeId(id)) return { error: `${name} must be a ${name} id, matching ${idRule}` };
   }
   const text = given('q');
-  if (text !== null && text.length > MAX_TEXT) return { error: `q (the text searched for) must be at most ${MAX_TEXT} characters` };
+  if (text !== null && text.length > MAX_SEARCH_TEXT) return { error: `q (the text searched for) must be at most ${MAX_SEARCH_TEXT} characters` };
   const number = (name: string, max: number) => {
     const raw = given(name);
     if (raw === null) return null;
