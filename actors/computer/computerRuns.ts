@@ -20,6 +20,7 @@ import { groupAlive } from '../runtime/processes.ts';
 import type { ActorSystem } from '../runtime/runtime.ts';
 import { type FailureLog, stderrLog, unrecorded } from '../runtime/untilRecorded.ts';
 import { runTokenIn } from './claimConsumer.ts';
+import type { RunToken } from './runEffects.ts';
 import { agentSettingsOf, claimIncarnation, completionConsumer, killConsumer, type RunEffectsContext, spawnConsumer } from './runEffects.ts';
 
 /**
@@ -107,7 +108,7 @@ export class ComputerRuns {
       workspaceRoot: options.workspaceRoot,
       handles: this.handles,
       input: (runId, input) => this.input(runId, input),
-      runToken: (runId) => this.runToken(runId),
+      runToken: (runId) => this.tokenOrGone(runId),
       phaseOf: (runId) => this.phases.get(runId) ?? null,
       promptOf: (runId) => this.prompts.get(runId) ?? null,
       board: options.board,
@@ -388,16 +389,11 @@ export class ComputerRuns {
   }
 
   /**
-   * The run token: remembered from the claim, else claimed again (the board answers the same token),
-   * in the name of the life that claimed it: another life of this computer would be `claimed_elsewhere`.
+   * The run token: remembered from the claim, else claimed again (the board answers the same token), in
+   * the name of the life that claimed it (another life of this computer would be `claimed_elsewhere`);
+   * `gone` when the board answers that claim 410: the run is terminal there; null when it cannot be had now.
    */
-  private async runToken(runId: string): Promise<string | null> {
-    const known = await this.tokenOrGone(runId);
-    return typeof known === 'string' ? known : null;
-  }
-
-  /** The run token, or `gone` when the board answers the claim again 410: the run is terminal there. */
-  private async tokenOrGone(runId: string): Promise<string | 'gone' | null> {
+  private async tokenOrGone(runId: string): Promise<RunToken> {
     const known = this.tokens.get(runId);
     if (known) return known;
     const lane = this.lanes.get(runId);
@@ -459,7 +455,7 @@ export class ComputerRuns {
   }
 
   private async heartbeat(runId: string): Promise<void> {
-    let token: string | 'gone' | null;
+    let token: RunToken;
     try {
       token = await this.tokenOrGone(runId);
     } catch (error) {

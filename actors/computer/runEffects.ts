@@ -32,7 +32,8 @@ export interface RunEffectsContext {
   /** Live processes of this daemon, by run. */
   readonly handles: Map<string, AgentHandle>;
   readonly input: (runId: string, input: RunInput) => Promise<unknown>;
-  readonly runToken: (runId: string) => Promise<string | null>;
+  /** The run's token for its calls to the board; `gone` once the board holds the run as terminal (410). */
+  readonly runToken: (runId: string) => Promise<RunToken>;
   /** The run's phase as its actor last decided, or null for a run this daemon does not hold. */
   readonly phaseOf: (runId: string) => string | null;
   /** The prompt its claim carried, while the daemon that claimed it still runs. */
@@ -201,6 +202,9 @@ export function killConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEvent
   };
 }
 
+/** A run's token, `gone` when the board answered its claim again 410 (terminal there), null when it cannot be had now. */
+export type RunToken = string | 'gone' | null;
+
 /**
  * Completions are calls to the board, idempotent on run_id: at least once. The reply goes first, so a
  * completed run's reply is never missing.
@@ -218,8 +222,9 @@ export function completionConsumer(ctx: RunEffectsContext): EffectConsumer<Domai
       const usage = usageToWire(event.data.usage);
       const stream = `${ctx.computer}/run:${runId}`;
       const token = await ctx.runToken(runId);
-      let status = 0;
-      if (token !== null) {
+      // Terminal on the board (a completion it took before a crash cut the answer): answered as the board would.
+      let status = token === 'gone' ? 410 : 0;
+      if (token !== null && token !== 'gone') {
         const replied = reply !== null && result.ok ? await ctx.board.reply(runId, token, reply) : { status: 200 };
         if (REPLY_REFUSED.has(replied.status)) {
           await ctx.input(runId, { stream, type: 'run.reply.refused', data: { runId, status: replied.status }, at: ctx.clock.now() });
