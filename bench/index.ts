@@ -7,6 +7,7 @@ import { cpus, loadavg } from 'node:os';
 import { ensureBuilt } from '../build.ts';
 import { appendBatched } from './appendBatched.ts';
 import { appendSingle } from './appendSingle.ts';
+import { crashRestart } from './crashRestart.ts';
 import { embeddedThroughput } from './embeddedThroughput.ts';
 import { eventsPerRun } from './eventsPerRun.ts';
 import { groupCommit } from './groupCommit.ts';
@@ -34,6 +35,7 @@ const benchmarks: readonly Benchmark[] = [
   replay,
   memoryFlat,
   restartTime,
+  crashRestart,
   toolsOnLargeLog,
   eventsPerRun,
   embeddedThroughput,

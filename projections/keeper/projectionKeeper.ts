@@ -7,14 +7,24 @@ import { type Folded, hydrateProjections, saveCheckpoints } from '../hydrate.ts'
 import type { AnyProjection } from '../projection.ts';
 
 /**
- * Keeps every projection current by following the log, and checkpoints them now and then, so the next
- * start (and `status`, `replay --until`) folds only the tail past the last checkpoint.
+ * Events folded between two checkpoints at most. A daemon killed at any moment (power loss, OOM) starts
+ * again by folding the tail past its last checkpoint, once for each reader that hydrates from them: by
+ * time alone, a busy minute's tail (70,000 events after 3,500 runs) took 15 s. The states are small
+ * (a few KB: finished runs are forgotten), so a save every thousand events costs little.
+ */
+export const CHECKPOINT_EVERY_EVENTS = 1_000;
+
+/**
+ * Keeps every projection current by following the log, and checkpoints them every minute and every
+ * CHECKPOINT_EVERY_EVENTS events, so the next start (and `status`, `replay --until`) folds only a short
+ * tail past the last checkpoint, whatever the log's length and however the last life ended.
  */
 export class ProjectionKeeper {
   private folded = new Map<string, Folded>();
   private subscription: Subscription | null = null;
   private cancelTimer: (() => void) | null = null;
   private savedAt = 0;
+  private saving = false;
   private readonly checkpointEveryMs: number;
   /** The daemon's log (stderr when not given): a checkpoint not saved, which is only late. */
   private readonly log: FailureLog;
@@ -32,12 +42,14 @@ export class ProjectionKeeper {
   async start(): Promise<void> {
     this.folded = await hydrateProjections(this.store, this.projections);
     const from = Math.min(...[...this.folded.values()].map((f) => f.seq));
+    this.savedAt = Math.max(0, ...[...this.folded.values()].map((f) => f.seq));
     this.subscription = this.store.subscribe(from).subscribe((event) => {
       for (const f of this.folded.values()) {
         if (event.seq <= f.seq) continue;
         f.state = f.projection.evolve(f.state, event);
         f.seq = event.seq;
       }
+      if (event.seq - this.savedAt >= CHECKPOINT_EVERY_EVENTS && !this.saving) void this.checkpoint().catch(this.notSaved('the next one saves it'));
     });
     const loop = () => {
       // A checkpoint the log cannot take now (a full disk) is only late: the next round saves it.
@@ -58,9 +70,14 @@ export class ProjectionKeeper {
 
   async checkpoint(): Promise<void> {
     const head = Math.max(0, ...[...this.folded.values()].map((f) => f.seq));
-    if (head === this.savedAt) return;
-    await saveCheckpoints(this.store, this.folded.values());
-    this.savedAt = head;
+    if (head === this.savedAt || this.saving) return;
+    this.saving = true;
+    try {
+      await saveCheckpoints(this.store, this.folded.values());
+      this.savedAt = head;
+    } finally {
+      this.saving = false;
+    }
   }
 
   async stop(): Promise<void> {
