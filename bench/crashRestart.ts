@@ -88,6 +88,22 @@ function rssMb(pid: number): number {
   return Number(kb) / 1024;
 }
 
+/**
+ * Runs `runs` more and waits until no run of the board is left unfinished (the load driver counts the
+ * terminal runs of the whole log against what it submitted itself, so a later life's would end early).
+ */
+async function load(life: Life, runs: number): Promise<void> {
+  await loadDriver(life.url, life.token)(runs);
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const { text } = await call(`${life.url}/metrics`, 'GET');
+    const open = [...text.matchAll(/^runledger_runs\{state="(queued|claimed|running)"\} (\d+)$/gm)].reduce((n, m) => n + Number(m[2]), 0);
+    if (open === 0) return;
+    if (Date.now() > deadline) throw new Error(`${open} runs still unfinished after 120 s`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 async function kill(life: Life): Promise<void> {
   const exited = new Promise((resolve) => life.child.once('exit', resolve));
   life.child.kill('SIGKILL');
@@ -106,7 +122,7 @@ export async function measureCrashRestart(options: { quick?: boolean } = {}, log
   mkdirSync(dir, { recursive: true });
   const db = join(dir, 'runledger.db');
   const life1 = await startLife(db);
-  await loadDriver(life1.url, life1.token)(first);
+  await load(life1, first);
   // Idle a moment so that the RSS is that of a daemon at rest, as after the other life's runs.
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   const rss1 = rssMb(life1.child.pid!);
@@ -114,7 +130,7 @@ export async function measureCrashRestart(options: { quick?: boolean } = {}, log
   await kill(life1);
   const life2 = await startLife(db);
   log(`life 2: first run done ${life2.firstRunDone.toFixed(2)} s after its spawn`);
-  await loadDriver(life2.url, life2.token)(more);
+  await load(life2, more);
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   const rss2 = rssMb(life2.child.pid!);
   log(`life 2: ${more + 1} runs, RSS ${rss2.toFixed(0)} MB; SIGKILL`);
