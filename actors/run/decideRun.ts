@@ -3,6 +3,7 @@ import type { NewEvent } from '../../events/envelope.ts';
 import { parseStream } from '../../events/envelope.ts';
 import { exhausted } from '../../events/exhaustive.ts';
 import type { Usage } from '../../events/usage.ts';
+import { type ChangeSummary, summaryOf } from '../../events/workspace.ts';
 import { deadlineOf, roundedDuration } from './budget.ts';
 import { sessionAfter, sessionMomentOf, shouldRetryFresh } from './resume.ts';
 import { CANCELLED_MARKER, COMPLETION_RETRY_S, INTERRUPTED_BY_RESTART, type RunExecution, SHUTDOWN_BEFORE_START } from './runState.ts';
@@ -22,6 +23,8 @@ export const RUN_INPUTS = [
   'run.shutdown.before.start',
   'run.claim.refused',
   'run.limit.over',
+  'run.workspace.prepared',
+  'run.workspace.failed',
 ] as const satisfies readonly EventType[];
 /**
  * Its queue's committed decisions a run actor takes as its input (see `Decider.messageScopeOf`): the
@@ -36,6 +39,7 @@ export function claimedRunStream(claimed: { readonly stream: string; readonly da
 }
 
 type DecisionType =
+  | 'run.workspace.requested'
   | 'run.execution.requested'
   | 'run.kill.requested'
   | 'run.cancel.decided'
@@ -66,8 +70,15 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
   // the lane-sessions projection gathers it by lane. A run remembers or forgets a session only once it
   // was handed over, which gave it its lane (hence `state.lane!` in these).
   const onLane = on;
-  const complete = (result: Result, reply: string | null = null, usage?: Usage): Decision =>
-    on('run.completion.requested', { runId, attempt: state.completionAttempts + 1, result, reply, ...(usage ? { usage } : {}) });
+  const complete = (result: Result, reply: string | null = null, usage?: Usage, changes?: ChangeSummary): Decision =>
+    on('run.completion.requested', {
+      runId,
+      attempt: state.completionAttempts + 1,
+      result,
+      reply,
+      ...(usage ? { usage } : {}),
+      ...(changes ? { changes } : {}),
+    });
 
   switch (input.type) {
     case 'run.handed.over': {
@@ -132,7 +143,24 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
       ];
     }
     case 'run.completion.due':
-      return [complete(state.result ?? { ok: false, error: 'no result recorded' }, state.reply, state.usage)];
+      return [complete(state.result ?? { ok: false, error: 'no result recorded' }, state.reply, state.usage, state.changes)];
+    case 'run.workspace.prepared': {
+      // Its worktree is ready and its HEAD recorded: the turn runs there, its changes read against that HEAD.
+      const { repo, path, head } = input.data;
+      return [
+        on('run.execution.requested', {
+          runId,
+          lane: state.lane!,
+          deadlineAt: state.deadlineAt,
+          resume: state.resuming,
+          workspace: { repo, path, head },
+        }),
+      ];
+    }
+    case 'run.workspace.failed': {
+      const result = { ok: false, error: input.data.error };
+      return [state.local ? settleLocal(result, on, runId) : complete(result)];
+    }
     case 'run.found.interrupted': {
       const kill =
         input.data.alive && input.data.pid !== null ? [on('run.kill.requested', { runId, pid: input.data.pid, reason: INTERRUPTED_BY_RESTART })] : [];
@@ -151,6 +179,7 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
           lane: state.lane!,
           deadlineAt: state.budgetLeftMs === null || state.budgetLeftMs === undefined ? null : at + state.budgetLeftMs,
           resume: state.announced ?? state.session,
+          ...(state.workspace ? { workspace: state.workspace } : {}),
         }),
       ];
     case 'run.claim.refused':
@@ -161,10 +190,12 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
   }
 }
 
+type RunStartWorkspace = NonNullable<NonNullable<EventData<'run.claimed'>['start']>['workspace']>;
+
 interface Helpers {
   on: On;
   onLane?: On;
-  complete?: (result: Result, reply?: string | null, usage?: Usage) => Decision;
+  complete?: (result: Result, reply?: string | null, usage?: Usage, changes?: ChangeSummary) => Decision;
   runId: string;
 }
 
@@ -185,7 +216,7 @@ function endOf<T extends DecisionType>(state: RunExecution, type: T, data: Event
  */
 function start(
   state: RunExecution,
-  { lane, budgetS, laneSession }: { lane: string; budgetS: number; laneSession: string | null },
+  { lane, budgetS, laneSession, workspace }: { lane: string; budgetS: number; laneSession: string | null; workspace?: RunStartWorkspace },
   at: number,
   fromClaim: boolean,
   { on, complete, runId }: Required<Pick<Helpers, 'on' | 'complete' | 'runId'>>,
@@ -193,6 +224,11 @@ function start(
   if (state.cancelRequested) return [complete({ ok: false, error: CANCELLED_MARKER })];
   if (state.resolved) return [on('run.settled', { runId, reported: false, reason: 'resolved on the board before it started: nothing posted' })];
   const deadlineAt = deadlineOf(at, budgetS);
+  // A run in a repository first has its lane's worktree made or found; it is requested from that answer.
+  if (workspace) {
+    const { repo, base } = workspace;
+    return [on('run.workspace.requested', { runId, lane, repo, ...(base === undefined ? {} : { base }), deadlineAt, resume: laneSession, budgetS })];
+  }
   return [on('run.execution.requested', { runId, lane, deadlineAt, resume: laneSession, ...(fromClaim ? { budgetS } : {}) })];
 }
 
@@ -207,7 +243,7 @@ function decideCancel(
   if (state.phase === 'executing' && state.pid !== null)
     return [decided, on('run.kill.requested', { runId, pid: state.pid, reason: CANCELLED_MARKER })];
   // Claimed but not started (or waiting out a usage limit): it never starts again, and is completed with the marker.
-  if (state.phase === 'new' || state.phase === 'handed' || state.phase === 'limited')
+  if (state.phase === 'new' || state.phase === 'handed' || state.phase === 'preparing' || state.phase === 'limited')
     return [decided, complete({ ok: false, error: CANCELLED_MARKER })];
   return [decided];
 }
@@ -280,7 +316,15 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
         }),
       );
     // A process ran, so the run was handed over and has its lane.
-    decisions.push(h.on('run.execution.requested', { runId: h.runId, lane: state.lane!, deadlineAt: state.deadlineAt, resume: null }));
+    decisions.push(
+      h.on('run.execution.requested', {
+        runId: h.runId,
+        lane: state.lane!,
+        deadlineAt: state.deadlineAt,
+        resume: null,
+        ...(state.workspace ? { workspace: state.workspace } : {}),
+      }),
+    );
     return decisions;
   }
 
@@ -300,7 +344,7 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
     return [...decisions, h.on('run.settled', { runId: h.runId, reported: false, reason: 'resolved on the board: nothing posted' })];
   const outcome = resultOf(state, exit);
   if (state.local) return [...decisions, settleLocal(outcome, h.on, h.runId)];
-  return [...decisions, h.complete(outcome, outcome.ok ? exit.reply : null, exit.usage)];
+  return [...decisions, h.complete(outcome, outcome.ok ? exit.reply : null, exit.usage, exit.changes && summaryOf(exit.changes))];
 }
 
 /**
@@ -334,6 +378,8 @@ function resultOf(state: RunExecution, exit: EventData<'run.process.exited'>): R
       error: `the agent exited with ${exit.exitCode === null ? `signal ${exit.signal}` : `code ${exit.exitCode}`}${exit.stderrTail ? `: ${exit.stderrTail.slice(-2000)}` : ''}`,
     };
   }
+  // What the turn changed could not be read (its repository was moved or deleted under it): its work is not on the record.
+  if (exit.changesError !== undefined) return { ok: false, error: exit.changesError };
   if (exit.reply === null || exit.reply.trim() === '') return { ok: false, error: 'the agent exited without a usable reply' };
   return { ok: true };
 }

@@ -50,6 +50,9 @@ export const runDecider = decider<RunExecution, RunInput, RunDecision>({
         return false;
       case 'run.limit.over':
         return state.phase !== 'limited';
+      case 'run.workspace.prepared':
+      case 'run.workspace.failed':
+        return state.phase !== 'preparing';
       default:
         return exhausted(input, false);
     }

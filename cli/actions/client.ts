@@ -8,7 +8,14 @@ import { waitForEnd } from '../shared/waitForEnd.ts';
 /** `runledger submit`: one run to the board (the prompt from --prompt or stdin); prints its id. */
 export async function submit(o: SubmitOptions): Promise<void> {
   const prompt = readPrompt('submit', o.prompt);
-  const body = { lane: o.lane, prompt, ...(o.agent ? { agent_id: o.agent } : {}), ...(o.timeoutS !== undefined ? { timeout_s: o.timeoutS } : {}) };
+  const body = {
+    lane: o.lane,
+    prompt,
+    ...(o.agent ? { agent_id: o.agent } : {}),
+    ...(o.timeoutS !== undefined ? { timeout_s: o.timeoutS } : {}),
+    ...(o.repo !== undefined ? { repo: o.repo } : {}),
+    ...(o.base !== undefined ? { base: o.base } : {}),
+  };
   const answer = await boardCall(o, 'POST', '/v1/runs', body, o.idempotencyKey ? { 'idempotency-key': o.idempotencyKey } : {});
   if (answer.status !== 201) throw new Error(refusal(answer));
   print(o, answer.body, () => String(answer.body?.run_id));

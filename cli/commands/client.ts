@@ -21,7 +21,9 @@ const submit = () =>
     .option('--prompt <text>', 'the prompt (default: stdin; in a terminal, type it and end with Ctrl-D)')
     .option('--agent <id>', `the agent login to run it on (${ID_RULE_HELP})`)
     .option('--timeout-s <s>', 'its budget in seconds (0 = none)', int('--timeout-s', 0))
-    .option('--idempotency-key <key>', 'a retry with the same key submits nothing new');
+    .option('--idempotency-key <key>', 'a retry with the same key submits nothing new')
+    .option('--repo <name>', "the repository it works in, as its computers name it (daemon --repo NAME=PATH); default: the computer's first")
+    .option('--base <ref>', "where its lane's new branch starts (a branch, tag or commit of the repository); default: the repository's HEAD");
 
 const cancel = () =>
   withBoard(new Command('cancel'))

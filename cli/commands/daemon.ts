@@ -42,6 +42,15 @@ const daemon = () =>
     )
     .option('--computer <id>', `this computer's id (${ID_RULE_HELP})`, 'local')
     .option('--token <token>', "this computer's token, with --server (`runledger computer add ID` on the board prints it)")
+    .option(
+      '--repo <[name=]path>',
+      "a git repository the lanes work in, each lane in a worktree of its own on branch runledger/LANE (repeatable; NAME defaults to the folder's name; the first, or the one named default, serves runs that name none)",
+      collect,
+    )
+    .option(
+      '--push',
+      "push a lane's branch to the repository's origin after each turn that changed it, and start a lane new to this computer from origin's branch",
+    )
     .option('--log-json', 'log decisions as JSON lines (pino) instead of sentences')
     .option('--demo', 'run a second computer (demo-2) and submit a few runs, to watch them queue, park, run and complete');
 

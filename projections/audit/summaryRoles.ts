@@ -50,6 +50,7 @@ const UNCOUNTED = [
   'outbox.interrupted',
   'frame.acknowledged',
   'run.claimed',
+  'run.workspace.requested',
   'run.execution.requested',
   'run.cancel.decided',
   'run.kill.requested',
