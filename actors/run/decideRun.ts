@@ -366,6 +366,9 @@ function resultOf(state: RunExecution, exit: EventData<'run.process.exited'>): R
   }
   if (exit.outcome === 'killed') return { ok: false, error: `killed before it finished${salvage}` };
   if (exit.outcome === 'failed_to_start') return { ok: false, error: `the agent command could not start: ${exit.stderrTail || 'unknown error'}` };
+  // What the turn changed could not be read (its repository was moved or deleted under it): its work is not on
+  // the record, and that is the cause to name, ahead of whatever the agent made of a repository gone from under it.
+  if (exit.changesError !== undefined) return { ok: false, error: exit.changesError };
   // The agent's terminal event said the turn failed: its words, whatever the exit code (Codex has been
   // seen exiting 0 after a failed turn).
   if (exit.agentError !== undefined) {
@@ -378,8 +381,6 @@ function resultOf(state: RunExecution, exit: EventData<'run.process.exited'>): R
       error: `the agent exited with ${exit.exitCode === null ? `signal ${exit.signal}` : `code ${exit.exitCode}`}${exit.stderrTail ? `: ${exit.stderrTail.slice(-2000)}` : ''}`,
     };
   }
-  // What the turn changed could not be read (its repository was moved or deleted under it): its work is not on the record.
-  if (exit.changesError !== undefined) return { ok: false, error: exit.changesError };
   if (exit.reply === null || exit.reply.trim() === '') return { ok: false, error: 'the agent exited without a usable reply' };
   return { ok: true };
 }
