@@ -41,5 +41,9 @@ export async function show(runId: string, o: ShowOptions): Promise<void> {
   if (o.follow) return (await import('./followRun.ts')).followRun(runId, o);
   const answer = await boardCall(o, 'GET', `/v1/runs/${encodeURIComponent(runId)}`);
   if (answer.status !== 200) throw new Error(refusal(answer));
+  if (o.diff) {
+    const computer = typeof answer.body?.computer_id === 'string' ? answer.body.computer_id : null;
+    return (await import('./showDiff.ts')).showDiff(runId, o, computer);
+  }
   print(o, answer.body, () => JSON.stringify(answer.body, null, 2));
 }

@@ -36,7 +36,8 @@ const show = () =>
   withBoard(new Command('show'))
     .description('one run as the board has it')
     .argument('<run-id>', 'the run: its id, or a unique prefix of it (6 characters or more)')
-    .option('--follow', 'print a line per change (its state, what its agent is doing) until it ends, then the run (exit 0 only when it succeeded)');
+    .option('--follow', 'print a line per change (its state, what its agent is doing) until it ends, then the run (exit 0 only when it succeeded)')
+    .option('--diff', "print the diff its turn left in its lane's worktree (from the log at --db, its computer's), its summary on stderr");
 
 const status = () => withBoard(new Command('status')).description('live: queue per lane, running, parked with their notBefore, claims');
 
@@ -63,7 +64,7 @@ export function cancelCommand() {
 export function showCommand() {
   return helpAfter(
     show(),
-    ['runledger show 2397a925', 'runledger show 2397a925 --follow'],
+    ['runledger show 2397a925', 'runledger show 2397a925 --follow', 'runledger show 2397a925 --diff | less'],
     'with --follow, the run ended otherwise than succeeded',
   ).action(async (runId, options) => (await import('../actions/client.ts')).show(runId, options));
 }
