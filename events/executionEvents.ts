@@ -93,6 +93,8 @@ export const executionEvents = eventGroup(
       repaired: z.string().min(1).max(1000).optional(),
     }),
   ),
+  /** What `git push origin` said of the lane's branch; a failure is recorded and the run completed all the same (its work is on the branch here). */
+  defineEvent('run.branch.pushed', z.strictObject({ runId, ok: z.boolean(), detail: z.string().min(1).max(4096) })),
   /** The lane's worktree could not be had (no such repository here, a base that does not exist, a repository gone): the run fails with `error`. */
   defineEvent('run.workspace.failed', z.strictObject({ runId, repo: RepoName.nullable(), error: z.string().min(1).max(4096) })),
   /** Only answers that change something are recorded: a cancel asked for, or the run resolved. */
@@ -132,6 +134,23 @@ export const executionEvents = eventGroup(
       deadlineAt: z.number().int().nullable(),
       resume: sessionId.nullable(),
       budgetS: z.number().nonnegative(),
+      /** The lane's branch goes to `origin` after a turn that committed to it (`--push`). */
+      push: z.literal(true).optional(),
+    }),
+  ),
+  /**
+   * A turn that committed to its lane's branch, on a daemon that pushes (`--push`): the branch goes to
+   * the repository's `origin` before the run is completed, so the lane's next turn, wherever it runs,
+   * starts from it. `completion` is what the run is then completed with.
+   */
+  defineEvent(
+    'run.branch.push.requested',
+    z.strictObject({
+      runId,
+      repo: RepoName,
+      path: z.string().min(1).max(4096),
+      branch: z.string().min(1).max(300),
+      completion: z.strictObject({ result, reply: z.string().nullable(), usage: Usage.optional(), changes: ChangeSummary.optional() }),
     }),
   ),
   /**

@@ -54,6 +54,11 @@ export type TurnChanges = z.infer<typeof TurnChanges>;
 export const Workspace = z.strictObject({ repo: RepoName, path: z.string().min(1).max(4096), head: CommitSha });
 export type Workspace = z.infer<typeof Workspace>;
 
+/** The branch a lane's work is on, in every repository and on every computer. */
+export function laneBranch(lane: string): string {
+  return `runledger/${lane}`;
+}
+
 /** The summary of what a turn changed, without the diff: what the completion carries to the board. */
 export function summaryOf(changes: TurnChanges): ChangeSummary {
   const { base, head, filesChanged, insertions, deletions, commits, commitCount, uncommittedFiles } = changes;

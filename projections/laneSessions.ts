@@ -37,6 +37,7 @@ type Unread =
   | TypesOutside<'execution' | 'adoption'>
   | (typeof RUN_INPUTS)[number]
   | 'run.workspace.requested'
+  | 'run.branch.push.requested'
   | 'run.execution.requested'
   | 'run.cancel.decided'
   | 'run.kill.requested'

@@ -135,6 +135,8 @@ type Unread =
   | 'run.limit.over'
   | 'run.limit.reached'
   | 'run.workspace.requested'
+  | 'run.branch.push.requested'
+  | 'run.branch.pushed'
   | 'run.workspace.prepared'
   | 'run.workspace.failed'
   | 'run.execution.requested'

@@ -27,6 +27,7 @@ import {
   claimIncarnation,
   completionConsumer,
   killConsumer,
+  pushConsumer,
   type RunEffectsContext,
   spawnConsumer,
   workspaceConsumer,
@@ -138,7 +139,7 @@ export class ComputerRuns {
       ...(options.startAgent ? { startAgent: options.startAgent } : {}),
     };
     const now = () => clock.now();
-    this.outboxes = [workspaceConsumer(ctx), spawnConsumer(ctx), killConsumer(ctx), completionConsumer(ctx)].map(
+    this.outboxes = [workspaceConsumer(ctx), spawnConsumer(ctx), killConsumer(ctx), pushConsumer(ctx), completionConsumer(ctx)].map(
       (c) => new Outbox(store, c, now, clock),
     );
   }
@@ -185,7 +186,10 @@ export class ComputerRuns {
     const start = { budgetS: timeoutS ?? this.options.defaultTimeoutS ?? DEFAULT_TIMEOUT_S, laneSession: this.laneSessions[lane] ?? null };
     const repo = asked.repo ?? this.options.repos?.defaultName ?? null;
     if (repo === null && asked.base === undefined) return start;
-    return { ...start, workspace: { repo, ...(asked.base === undefined ? {} : { base: asked.base }) } };
+    return {
+      ...start,
+      workspace: { repo, ...(asked.base === undefined ? {} : { base: asked.base }), ...(this.options.push ? { push: true as const } : {}) },
+    };
   }
 
   /** Holds the granted run here; while the daemon drains it never starts, and is completed with the shutdown marker (true). */
@@ -343,6 +347,7 @@ export class ComputerRuns {
           if (this.laneSessions[decision.data.lane] === decision.data.sessionId) delete this.laneSessions[decision.data.lane];
           break;
         case 'run.workspace.requested':
+        case 'run.branch.push.requested':
         case 'run.execution.requested':
         case 'run.kill.requested':
           effects = true;

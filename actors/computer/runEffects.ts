@@ -20,7 +20,7 @@ import { groupAlive, signalGroup } from '../runtime/processes.ts';
 import { type FailureLog, unrecorded } from '../runtime/untilRecorded.ts';
 import { NO_REPOSITORIES, type Repositories } from '../workspace/repositories.ts';
 import { readTurnChanges } from '../workspace/turnChanges.ts';
-import { prepareWorktree, worktreePath } from '../workspace/worktrees.ts';
+import { prepareWorktree, pushBranch, worktreePath } from '../workspace/worktrees.ts';
 import { markHanded, noticePrefix, unreadNotices } from './unreadNotices.ts';
 
 export interface RunEffectsContext {
@@ -229,6 +229,33 @@ export function workspaceConsumer(ctx: RunEffectsContext): EffectConsumer<Domain
       } catch (error) {
         return failed(messageOf(error).slice(0, 4000));
       }
+    },
+  };
+}
+
+/**
+ * `--push`: a turn that committed to its lane's branch has it pushed to `origin` before its completion
+ * is decided. A push again is harmless (origin has it already), so a crash between the push and its
+ * recorded answer pushes again at the next start: at least once.
+ */
+export function pushConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEvent> {
+  return {
+    name: `pushes-${ctx.computer}`,
+    delivery: 'at-least-once',
+    concurrency: RUN_EFFECTS_AT_ONCE,
+    implicit: settledInRun(ctx.computer, ['run.branch.pushed']),
+    effectOf: (event) => (event.type === 'run.branch.push.requested' && ownRun(ctx.computer, event) ? event : null),
+    async perform(event) {
+      if (event.type !== 'run.branch.push.requested') return { ok: false, detail: 'not a push' };
+      const { runId, repo: name, branch } = event.data;
+      if (ctx.phaseOf(runId) !== 'pushing') return { ok: false, detail: `not pushed: the run is ${ctx.phaseOf(runId) ?? 'settled'}` };
+      const repo = ctx.repos?.byName.get(name);
+      const pushed = repo
+        ? await pushBranch(repo, branch).catch((error: unknown) => ({ ok: false, detail: messageOf(error) }))
+        : { ok: false, detail: `repository ${name} is no longer one of this daemon's (--repo)` };
+      const data = { runId, ok: pushed.ok, detail: pushed.detail.slice(0, 4000) };
+      await ctx.input(runId, { stream: `${ctx.computer}/run:${runId}`, type: 'run.branch.pushed', data, at: ctx.clock.now() });
+      return { answered: pushed.detail };
     },
   };
 }

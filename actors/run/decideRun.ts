@@ -3,7 +3,7 @@ import type { NewEvent } from '../../events/envelope.ts';
 import { parseStream } from '../../events/envelope.ts';
 import { exhausted } from '../../events/exhaustive.ts';
 import type { Usage } from '../../events/usage.ts';
-import { type ChangeSummary, summaryOf } from '../../events/workspace.ts';
+import { type ChangeSummary, laneBranch, summaryOf } from '../../events/workspace.ts';
 import { deadlineOf, roundedDuration } from './budget.ts';
 import { sessionAfter, sessionMomentOf, shouldRetryFresh } from './resume.ts';
 import { CANCELLED_MARKER, COMPLETION_RETRY_S, INTERRUPTED_BY_RESTART, type RunExecution, SHUTDOWN_BEFORE_START } from './runState.ts';
@@ -25,6 +25,7 @@ export const RUN_INPUTS = [
   'run.limit.over',
   'run.workspace.prepared',
   'run.workspace.failed',
+  'run.branch.pushed',
 ] as const satisfies readonly EventType[];
 /**
  * Its queue's committed decisions a run actor takes as its input (see `Decider.messageScopeOf`): the
@@ -40,6 +41,7 @@ export function claimedRunStream(claimed: { readonly stream: string; readonly da
 
 type DecisionType =
   | 'run.workspace.requested'
+  | 'run.branch.push.requested'
   | 'run.execution.requested'
   | 'run.kill.requested'
   | 'run.cancel.decided'
@@ -157,6 +159,9 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
         }),
       ];
     }
+    case 'run.branch.pushed':
+      // Pushed or not, the turn is over: its work is on the lane's branch here either way (the audit says how the push went).
+      return [complete(state.result ?? { ok: false, error: 'no result recorded' }, state.reply, state.usage, state.changes)];
     case 'run.workspace.failed': {
       const result = { ok: false, error: input.data.error };
       return [state.local ? settleLocal(result, on, runId) : complete(result)];
@@ -226,8 +231,19 @@ function start(
   const deadlineAt = deadlineOf(at, budgetS);
   // A run in a repository first has its lane's worktree made or found; it is requested from that answer.
   if (workspace) {
-    const { repo, base } = workspace;
-    return [on('run.workspace.requested', { runId, lane, repo, ...(base === undefined ? {} : { base }), deadlineAt, resume: laneSession, budgetS })];
+    const { repo, base, push } = workspace;
+    return [
+      on('run.workspace.requested', {
+        runId,
+        lane,
+        repo,
+        ...(base === undefined ? {} : { base }),
+        deadlineAt,
+        resume: laneSession,
+        budgetS,
+        ...(push ? { push } : {}),
+      }),
+    ];
   }
   return [on('run.execution.requested', { runId, lane, deadlineAt, resume: laneSession, ...(fromClaim ? { budgetS } : {}) })];
 }
@@ -344,7 +360,16 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
     return [...decisions, h.on('run.settled', { runId: h.runId, reported: false, reason: 'resolved on the board: nothing posted' })];
   const outcome = resultOf(state, exit);
   if (state.local) return [...decisions, settleLocal(outcome, h.on, h.runId)];
-  return [...decisions, h.complete(outcome, outcome.ok ? exit.reply : null, exit.usage, exit.changes && summaryOf(exit.changes))];
+  const changes = exit.changes && summaryOf(exit.changes);
+  const replyText = outcome.ok ? exit.reply : null;
+  // A turn that committed to its lane's branch, on a daemon that pushes: the branch goes to origin first,
+  // so the lane's next turn, wherever it is claimed once this one is completed, starts from it.
+  if (state.push && state.workspace && changes && changes.commitCount > 0 && !state.local) {
+    const { repo, path } = state.workspace;
+    const completion = { result: outcome, reply: replyText, ...(exit.usage ? { usage: exit.usage } : {}), changes };
+    return [...decisions, h.on('run.branch.push.requested', { runId: h.runId, repo, path, branch: laneBranch(state.lane!), completion })];
+  }
+  return [...decisions, h.complete(outcome, replyText, exit.usage, changes)];
 }
 
 /**

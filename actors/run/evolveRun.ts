@@ -31,7 +31,18 @@ export function evolveRun(state: RunExecution, event: DomainEvent): RunExecution
       state.budgetMs = budgetMsOf(event.data.budgetS);
       state.deadlineAt = event.data.deadlineAt;
       state.endTold = true;
+      if (event.data.push) state.push = true;
       break;
+    case 'run.branch.push.requested': {
+      const { result, reply, usage, changes } = event.data.completion;
+      state.phase = 'pushing';
+      state.pid = null;
+      state.result = result;
+      state.reply = reply;
+      if (usage) state.usage = usage;
+      if (changes) state.changes = changes;
+      break;
+    }
     case 'run.execution.requested':
       if (event.data.workspace) state.workspace = event.data.workspace;
       // The first request of a run started from its queue's `run.claimed`: what a hand-over held.
@@ -94,6 +105,7 @@ export function evolveRun(state: RunExecution, event: DomainEvent): RunExecution
     case 'run.cancel.pushed':
     case 'run.workspace.prepared':
     case 'run.workspace.failed':
+    case 'run.branch.pushed':
     case 'run.completion.answered':
     case 'run.reply.refused':
     case 'run.completion.due':

@@ -53,6 +53,8 @@ export const runDecider = decider<RunExecution, RunInput, RunDecision>({
       case 'run.workspace.prepared':
       case 'run.workspace.failed':
         return state.phase !== 'preparing';
+      case 'run.branch.pushed':
+        return state.phase !== 'pushing';
       default:
         return exhausted(input, false);
     }

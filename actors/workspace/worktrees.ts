@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, realpathSync, renameSync, rmdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { laneBranch } from '../../events/workspace.ts';
 import { GitError, gitOk, onRepository, runGit } from './git.ts';
 import type { Repository } from './repositories.ts';
 
@@ -9,10 +10,7 @@ import type { Repository } from './repositories.ts';
  * here runs on the repository's queue (`onRepository`): one git command on it at a time in this process.
  */
 
-/** The branch a lane's work is on, in every repository and on every computer. */
-export function laneBranch(lane: string): string {
-  return `runledger/${lane}`;
-}
+export { laneBranch };
 
 /**
  * Where a lane's worktree of `repo` is: beside the lanes' plain folders, under a folder whose name no
@@ -188,4 +186,24 @@ function canonical(path: string): string {
     existing = dirname(existing);
   }
   return join(realpathSync(existing), ...rest);
+}
+
+/**
+ * `--push`: the lane's branch to the repository's `origin`, as it is in the repository (whatever the
+ * worktree has checked out). Never forced: a branch another computer moved meanwhile is refused by
+ * origin, and that is said, not overwritten.
+ */
+export function pushBranch(repo: Repository, branch: string): Promise<{ ok: boolean; detail: string }> {
+  return onRepository(repo.gitDir, async () => {
+    const ref = `refs/heads/${branch}`;
+    const sha = await runGit(repo.path, ['rev-parse', '--verify', '--quiet', ref]);
+    if (sha.code !== 0) return { ok: false, detail: `repository ${repo.name} (${repo.path}) has no branch ${branch}` };
+    const pushed = await runGit(repo.path, ['push', '--quiet', '--porcelain', 'origin', `${ref}:${ref}`]);
+    if (pushed.code !== 0)
+      return {
+        ok: false,
+        detail: `git push origin ${branch} failed in repository ${repo.name}: ${pushed.stderr.split('\n').filter(Boolean).slice(-2).join(' ') || 'git said nothing'}`,
+      };
+    return { ok: true, detail: `${branch} at ${sha.stdout.trim().slice(0, 12)}` };
+  });
 }

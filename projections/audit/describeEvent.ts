@@ -101,6 +101,8 @@ function sentence(event: DomainEvent): string {
       const how = made ? `made on branch ${branch}${from ? ` from ${from}` : ''}` : `kept from an earlier turn, on ${branch}`;
       return `its worktree of repository ${repo} is ready at ${path} (${how}); HEAD before the turn: ${head.slice(0, 12)}${repaired ? `; repaired: ${repaired}` : ''}`;
     }
+    case 'run.branch.pushed':
+      return event.data.ok ? `its lane's branch was pushed to origin: ${event.data.detail}` : `its lane's branch could not be pushed to origin: ${event.data.detail}`;
     case 'run.workspace.failed':
       return `its worktree${event.data.repo ? ` of repository ${event.data.repo}` : ''} could not be had: ${event.data.error}`;
     case 'run.cancel.pushed':
@@ -131,6 +133,8 @@ function sentence(event: DomainEvent): string {
       const where = repo === null ? 'a repository' : `repository ${repo}`;
       return `to be run in lane ${lane}'s worktree of ${where}${base ? ` (a new branch starts from ${base})` : ''}: made or found first`;
     }
+    case 'run.branch.push.requested':
+      return `its turn committed to ${event.data.branch}: the branch goes to origin before the run is completed`;
     case 'run.execution.requested': {
       const { deadlineAt, resume, budgetS } = event.data;
       const budget = budgetS === undefined || budgetS === 0 ? '' : ` (budget ${budgetS} s)`;

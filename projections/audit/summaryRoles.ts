@@ -51,6 +51,7 @@ const UNCOUNTED = [
   'frame.acknowledged',
   'run.claimed',
   'run.workspace.requested',
+  'run.branch.push.requested',
   'run.execution.requested',
   'run.cancel.decided',
   'run.kill.requested',

@@ -15,7 +15,7 @@ const at = (ms: number) => T0 + ms;
 const BASE = 'a'.repeat(40);
 const HEAD = 'b'.repeat(40);
 
-const claimed = (workspace: { repo: string | null; base?: string }): NewEventOf<'run.claimed'> => ({
+const claimed = (workspace: { repo: string | null; base?: string; push?: true }): NewEventOf<'run.claimed'> => ({
   stream: 'c1/lane:L',
   type: 'run.claimed',
   data: { runId: 'r1', lane: 'L', skills: [], start: { budgetS: 60, laneSession: 's1', workspace } },
@@ -56,7 +56,7 @@ const exited = (over: Partial<NewEventOf<'run.process.exited'>['data']> = {}): N
 });
 
 /** The run started from its queue's claim (a message, decided directly), then its inputs. */
-function started(workspace: { repo: string | null; base?: string }, ...given: RunInput[]) {
+function started(workspace: { repo: string | null; base?: string; push?: true }, ...given: RunInput[]) {
   const decisions = decideRun(initialRunExecution(), claimed(workspace));
   return { decisions, spec: deciderSpec(runDecider, initialRunExecution(), [...decisions, ...given]) };
 }
@@ -112,5 +112,23 @@ describe('a run in a repository', () => {
     const spec = started({ repo: 'app' }, prepared, began).spec;
     const decisions = spec.when(exited({ exitCode: 1, reply: null, stderrTail: 'No conversation found with session ID: s1' }));
     expect(decisionOf(decisions, 'run.execution.requested').data.workspace).toEqual({ repo: 'app', path: '/w/app.worktrees/L', head: BASE });
+  });
+
+  it('given --push and a turn that committed, then its branch goes to origin before it is completed, with what the exit said', () => {
+    const spec = started({ repo: 'app', push: true }, prepared, began).spec;
+    const decisions = spec.when(exited({ changes }));
+    const push = decisionOf(decisions, 'run.branch.push.requested');
+    expect(push.data).toMatchObject({
+      repo: 'app',
+      path: '/w/app.worktrees/L',
+      branch: 'runledger/L',
+      completion: { result: { ok: true }, reply: 'done' },
+    });
+    expect(decisions!.map((d) => d.type)).not.toContain('run.completion.requested');
+    const pushed = spec.when({ stream, type: 'run.branch.pushed', data: { runId: 'r1', ok: false, detail: 'rejected' }, at: at(1200) });
+    expect(decisionOf(pushed, 'run.completion.requested').data).toMatchObject({ result: { ok: true }, reply: 'done', changes: { commitCount: 1 } });
+    // A turn that committed nothing is completed at once.
+    const quiet = started({ repo: 'app', push: true }, prepared, began).spec.when(exited({ changes: { ...changes, commits: [], commitCount: 0 } }));
+    expect(quiet!.map((d) => d.type)).toEqual(['run.completion.requested']);
   });
 });
