@@ -20,7 +20,7 @@ export const RunStart = z.strictObject({
   /**
    * The repository the run works in, as the host chose it: the run's own, else this computer's default
    * (`repo` null: the run asked for a `base` and there is none); absent: the lane's plain folder. `push`:
- * the daemon pushes lanes' branches to `origin` (`--push`).
+   * the daemon pushes lanes' branches to `origin` (`--push`).
    */
   workspace: z.strictObject({ repo: RepoName.nullable(), base: BaseRef.optional(), push: z.literal(true).optional() }).optional(),
 });

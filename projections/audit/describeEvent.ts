@@ -102,7 +102,9 @@ function sentence(event: DomainEvent): string {
       return `its worktree of repository ${repo} is ready at ${path} (${how}); HEAD before the turn: ${head.slice(0, 12)}${repaired ? `; repaired: ${repaired}` : ''}`;
     }
     case 'run.branch.pushed':
-      return event.data.ok ? `its lane's branch was pushed to origin: ${event.data.detail}` : `its lane's branch could not be pushed to origin: ${event.data.detail}`;
+      return event.data.ok
+        ? `its lane's branch was pushed to origin: ${event.data.detail}`
+        : `its lane's branch could not be pushed to origin: ${event.data.detail}`;
     case 'run.workspace.failed':
       return `its worktree${event.data.repo ? ` of repository ${event.data.repo}` : ''} could not be had: ${event.data.error}`;
     case 'run.cancel.pushed':
