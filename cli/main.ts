@@ -6,6 +6,7 @@ import { cancelCommand, showCommand, statusCommand, submitCommand } from './comm
 import { computerCommand } from './commands/computer.ts';
 import { daemonCommand, serverCommand } from './commands/daemon.ts';
 import { doctorCommand } from './commands/doctor.ts';
+import { laneCommand } from './commands/lane.ts';
 import { rebuildCommand } from './commands/rebuild.ts';
 import { replayCommand } from './commands/replay.ts';
 import { runCommand } from './commands/run.ts';
@@ -35,6 +36,7 @@ const program = new Command('runledger')
   .addCommand(rebuildCommand())
   .addCommand(tickCommand())
   .addCommand(adoptCommand())
+  .addCommand(laneCommand())
   .addCommand(subscribeCommand())
   .addCommand(unsubscribeCommand())
   .addHelpText('after', `\nExample:\n  $ runledger daemon --demo\n  $ runledger submit --lane alice --prompt "and then?"\n\n${EXIT_CODES}`);
