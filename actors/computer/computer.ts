@@ -33,6 +33,8 @@ export interface ComputerOptions {
   readonly repos?: ComputerRunsOptions['repos'];
   /** `--push`: lanes' branches pushed to `origin` after each turn that changed them. */
   readonly push?: boolean;
+  /** `--worktree-idle-days`, in ms: worktrees of lanes idle this long are closed. */
+  readonly worktreeIdleMs?: number;
   readonly slots?: number;
   readonly loginCapacity?: Record<string, number>;
   readonly heartbeatMs?: number;
@@ -94,6 +96,8 @@ export class Computer {
       workspaceRoot: options.workspaceRoot,
       ...(options.repos ? { repos: options.repos } : {}),
       ...(options.push ? { push: true } : {}),
+      ...(options.worktreeIdleMs !== undefined ? { worktreeIdleMs: options.worktreeIdleMs } : {}),
+      ...(options.log ? { say: options.log } : {}),
       ...(options.defaultTimeoutS !== undefined ? { defaultTimeoutS: options.defaultTimeoutS } : {}),
       ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
       ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),

@@ -20,6 +20,7 @@ import { Outbox } from '../runtime/outbox.ts';
 import { groupAlive } from '../runtime/processes.ts';
 import type { ActorSystem } from '../runtime/runtime.ts';
 import { type FailureLog, stderrLog, unrecorded } from '../runtime/untilRecorded.ts';
+import { closeIdleWorktrees } from '../workspace/idleWorktrees.ts';
 import { NO_REPOSITORIES, type Repositories } from '../workspace/repositories.ts';
 import { runTokenIn } from './claimConsumer.ts';
 import {
@@ -57,6 +58,10 @@ export interface ComputerRunsOptions {
   readonly repos?: Repositories;
   /** `--push`: lanes' branches pushed to `origin` after each turn that changed them. */
   readonly push?: boolean;
+  /** `--worktree-idle-days`: worktrees of lanes idle this long are closed (none: kept). */
+  readonly worktreeIdleMs?: number;
+  /** The daemon's narration, for what it does on its own (an idle worktree closed). */
+  readonly say?: (line: string) => void;
   /** The budget of runs that carry none (`--timeout-s`); 0 = none. */
   readonly defaultTimeoutS?: number;
   readonly heartbeatMs?: number;
@@ -111,6 +116,7 @@ export class ComputerRuns {
   private readonly outboxes: Outbox<DomainEvent>[];
   private readonly subscriptions: Subscription[] = [];
   private stopHeartbeats: (() => void) | null = null;
+  private idleTimer: (() => void) | null = null;
   private stopped = false;
   private started = false;
   private draining = false;
@@ -259,6 +265,7 @@ export class ComputerRuns {
     await Promise.all(this.outboxes.map((o) => o.drain()));
     this.started = true;
     this.scheduleHeartbeats();
+    this.scheduleIdleWorktrees();
   }
 
   /**
@@ -319,6 +326,7 @@ export class ComputerRuns {
 
   stop(): void {
     this.stopped = true;
+    this.idleTimer?.();
     this.stopHeartbeats?.();
     for (const cancel of this.timers.values()) cancel();
     for (const beat of this.progressBeats.values()) beat.cancel?.();
@@ -459,6 +467,31 @@ export class ComputerRuns {
       this.stopHeartbeats = this.options.clock.after(every, beat);
     };
     this.stopHeartbeats = this.options.clock.after(every, beat);
+  }
+
+  /** `--worktree-idle-days`: looked at once at the start, then every hour (or a quarter of the idle time, if shorter). */
+  private scheduleIdleWorktrees(): void {
+    const { worktreeIdleMs, repos, clock, computer, store } = this.options;
+    if (worktreeIdleMs === undefined || !repos || repos.byName.size === 0) return;
+    const every = Math.max(1_000, Math.min(60 * 60_000, Math.floor(worktreeIdleMs / 4)));
+    const busyLanes = () => new Set(this.lanes.values());
+    const round = () => {
+      if (this.stopped) return;
+      void closeIdleWorktrees({
+        workspaceRoot: this.options.workspaceRoot,
+        repos,
+        idleMs: worktreeIdleMs,
+        now: () => clock.now(),
+        lastActivity: async (lane) => (await store.lastOfStream(`${computer}/lane:${lane}`))?.at ?? null,
+        busy: (lane) => busyLanes().has(lane),
+        log: this.options.say ?? this.failures,
+      })
+        .catch((error: unknown) => this.failures(`idle worktrees could not be looked at: ${messageOf(error)}`))
+        .finally(() => {
+          if (!this.stopped) this.idleTimer = clock.after(every, round);
+        });
+    };
+    round();
   }
 
   /** An extra heartbeat carries a changed progress line at once, or a second after the last extra one. */

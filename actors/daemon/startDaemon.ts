@@ -69,6 +69,8 @@ export interface DaemonOptions {
   readonly repos?: Repositories;
   /** `--push`: lanes' branches pushed to `origin` after each turn that changed them. */
   readonly push?: boolean;
+  /** `--worktree-idle-days`: worktrees of lanes idle this many days are closed (fractions allowed; none: kept). */
+  readonly worktreeIdleDays?: number;
   /** Only for tests: failures injected into the log's commits (a full disk). */
   readonly storeFaults?: StoreFaults;
 }
@@ -203,6 +205,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         workspaceRoot: join(folder, 'workspaces', computerId),
         ...(options.repos ? { repos: options.repos } : {}),
         ...(options.push ? { push: true } : {}),
+        ...(options.worktreeIdleDays !== undefined ? { worktreeIdleMs: Math.round(options.worktreeIdleDays * 86_400_000) } : {}),
         slots: options.slots ?? 1,
         ...(options.loginCapacity ? { loginCapacity: options.loginCapacity } : {}),
         heartbeatMs: (options.heartbeatS ?? 30) * 1000,

@@ -25,12 +25,20 @@ export async function daemon(o: DaemonOptions, command: CommandUnknownOpts): Pro
   }
   const hooks = hookCommands(o.hook ?? [], command);
   const repos = await repositories(o.repo ?? [], command);
+  if (o.worktreeIdleDays !== undefined && repos.defaultName === null)
+    refuseOption(
+      command,
+      '--worktree-idle-days <n>',
+      String(o.worktreeIdleDays),
+      'it closes worktrees of the repositories given with --repo: give one',
+    );
   if (o.push && repos.defaultName === null)
     refuseOption(command, '--push', 'on', "it pushes lanes' branches of the repositories given with --repo: give one");
   await runUntilSignalled(o.logJson, o.demo, {
     db: o.db,
     repos,
     ...(o.push ? { push: true } : {}),
+    ...(o.worktreeIdleDays !== undefined ? { worktreeIdleDays: o.worktreeIdleDays } : {}),
     exec: o.exec,
     slots: o.slots,
     loginCapacity: o.login ?? {},

@@ -48,6 +48,11 @@ const daemon = () =>
       collect,
     )
     .option(
+      '--worktree-idle-days <n>',
+      'close the worktree of a lane idle for N days (uncommitted changes committed to its branch first; the branch kept)',
+      positiveNumber('--worktree-idle-days'),
+    )
+    .option(
       '--push',
       "push a lane's branch to the repository's origin after each turn that changed it, and start a lane new to this computer from origin's branch",
     )
@@ -88,6 +93,15 @@ export function serverCommand() {
     'runledger server --port 7420 --db /var/lib/runledger/runledger.db',
     'runledger server --host 0.0.0.0 --db postgres://runledger@db.example/runledger',
   ]).action(async (options, command) => (await import('../actions/daemon.ts')).server(options, command));
+}
+
+/** A number of days above 0, fractions allowed (`0.5`: twelve hours). */
+function positiveNumber(name: string) {
+  return (text: string): number => {
+    const value = Number(text);
+    if (!Number.isFinite(value) || value <= 0) throw new InvalidArgumentError(`${name} wants a number of days above 0, not "${text}"`);
+    return value;
+  };
 }
 
 const LOGIN = new RegExp(`^(${SAFE_ID_PART})=(\\d+)$`);

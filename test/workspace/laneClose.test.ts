@@ -41,4 +41,20 @@ describe('lane close', () => {
     await daemon.process.stop('SIGTERM');
     await checkLogs([db]);
   });
+
+  it('--worktree-idle-days: a lane idle that long has its worktree closed by the daemon, its branch kept; its next turn goes on', async () => {
+    const dir = tempDir();
+    const app = makeRepo(dir, 'app');
+    const db = join(dir, 'home', 'runledger.db');
+    const tree = join(dir, 'home', 'workspaces', 'local', 'app.worktrees', 'bob');
+    // About 2.6 s: the daemon looks every second.
+    const daemon = await startRepoDaemon(db, [`app=${app}`], ['--worktree-idle-days', '0.00003']);
+    await daemon.process.waitForOutput(/push stream connected/);
+    expect(await turn(daemon, { lane: 'bob', prompt: 'write wip.txt half' })).toMatchObject({ state: 'succeeded' });
+    await daemon.process.waitForOutput(/lane bob: idle since .* its worktree .* was closed: its uncommitted changes committed/, 20_000);
+    expect(existsSync(tree)).toBe(false);
+    expect(git(app, 'show', 'runledger/bob:wip.txt')).toBe('half');
+    expect((await turn(daemon, { lane: 'bob', prompt: 'look' })).reply).toContain('files=README.md,wip.txt');
+    await daemon.process.stop('SIGTERM');
+  });
 });
