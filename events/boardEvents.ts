@@ -4,6 +4,7 @@ import { defineEvent, eventGroup } from './define.ts';
 import { RUN_STATES } from './runStates.ts';
 import { SafeId } from './safeId.ts';
 import { Usage } from './usage.ts';
+import { BaseRef, ChangeSummary, RepoName } from './workspace.ts';
 
 const runId = SafeId;
 const computerId = SafeId;
@@ -29,6 +30,13 @@ const submission = {
   /** The run's budget in seconds; 0 = no local limit, null = the computer's default. */
   timeoutS: z.number().nonnegative().finite().nullable(),
   idempotencyKey: idempotencyKey.optional(),
+  /**
+   * The repository the run works in, by the name its computers give it (`--repo NAME=PATH`), and the
+   * ref its lane's new branch starts from. The board checks their form only: which repositories a
+   * computer has is the computer's to say (one that has no such repository fails the run, naming it).
+   */
+  repo: RepoName.optional(),
+  base: BaseRef.optional(),
 };
 
 /** The exact completion error of a run its user cancelled (SPEC section 4). */
@@ -99,7 +107,16 @@ export const boardEvents = eventGroup(
   /** `usage`: what the turn cost as its computer sent it (SPEC section 7); older computers and logs send none. */
   defineEvent(
     'board.completion.received',
-    z.strictObject({ runId, computerId, ok: z.boolean(), error: text.optional(), usage: Usage.optional(), past: RunPastSchema.optional() }),
+    z.strictObject({
+      runId,
+      computerId,
+      ok: z.boolean(),
+      error: text.optional(),
+      usage: Usage.optional(),
+      past: RunPastSchema.optional(),
+      /** What the turn changed in its worktree, as its computer sent it (absent: a plain folder, older computers). */
+      changes: ChangeSummary.optional(),
+    }),
   ),
 
   // Decisions.
@@ -125,10 +142,18 @@ export const boardEvents = eventGroup(
   /** An unclaimed run cancelled at once: a `run.cancelled` frame to push to each of `offeredTo`. */
   defineEvent('board.run.cancelled', z.strictObject({ runId, offeredTo: z.array(computerId), reason })),
   defineEvent('board.run.replied', z.strictObject({ runId, computerId, text })),
-  /** `usage`: the completion's, kept with the run (absent when it sent none). */
+  /** `usage`, `changes`: the completion's, kept with the run (absent when it sent none). */
   defineEvent(
     'board.run.finished',
-    z.strictObject({ runId, computerId, state: FinishedStateSchema, error: text.optional(), reason, usage: Usage.optional() }),
+    z.strictObject({
+      runId,
+      computerId,
+      state: FinishedStateSchema,
+      error: text.optional(),
+      reason,
+      usage: Usage.optional(),
+      changes: ChangeSummary.optional(),
+    }),
   ),
   /** Reaped: the holder's heartbeats stopped for longer than the lease. */
   defineEvent('board.run.resolved', z.strictObject({ runId, computerId, lastHeartbeatAt: at, reason })),

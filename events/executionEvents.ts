@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
 import { SafeId } from './safeId.ts';
 import { Usage } from './usage.ts';
+import { BaseRef, ChangeSummary, CommitSha, RepoName, TurnChanges, Workspace } from './workspace.ts';
 
 const runId = SafeId;
 const reason = z.string().min(1);
@@ -65,8 +66,37 @@ export const executionEvents = eventGroup(
        * here, so a replay decides the wait from this and never reads the words again.
        */
       usageLimit: z.strictObject({ words: z.string().min(1).max(1000), resetAt: z.number().int().optional() }).optional(),
+      /**
+       * A turn in a worktree: what it changed against the HEAD recorded before it, as git said once the
+       * process ended (optional: turns in plain folders, and older logs, have none); or why git could
+       * not say (`changesError`: the repository was moved or deleted meanwhile), which fails the turn.
+       */
+      changes: TurnChanges.optional(),
+      changesError: z.string().min(1).max(4096).optional(),
     }),
   ),
+  /**
+   * The lane's worktree is ready for the turn: where it is, its branch, and its HEAD before the turn
+   * (what the turn's changes are read against). `made`: made for this turn (else kept from an earlier
+   * one); `from`: what a new branch started from; `repaired`: what a crash had left that was set right.
+   */
+  defineEvent(
+    'run.workspace.prepared',
+    z.strictObject({
+      runId,
+      repo: RepoName,
+      path: z.string().min(1).max(4096),
+      branch: z.string().min(1).max(300),
+      head: CommitSha,
+      made: z.boolean(),
+      from: z.string().min(1).max(300).optional(),
+      repaired: z.string().min(1).max(1000).optional(),
+    }),
+  ),
+  /** What `git push origin` said of the lane's branch; a failure is recorded and the run completed all the same (its work is on the branch here). */
+  defineEvent('run.branch.pushed', z.strictObject({ runId, ok: z.boolean(), detail: z.string().min(1).max(4096) })),
+  /** The lane's worktree could not be had (no such repository here, a base that does not exist, a repository gone): the run fails with `error`. */
+  defineEvent('run.workspace.failed', z.strictObject({ runId, repo: RepoName.nullable(), error: z.string().min(1).max(4096) })),
   /** Only answers that change something are recorded: a cancel asked for, or the run resolved. */
   defineEvent('run.heartbeat.answered', z.strictObject({ runId, status: z.number().int().min(0).max(599), cancelRequested: z.boolean() })),
   /** The board pushed `run.cancel_requested` for it (frame `frameId`): decided as a heartbeat's `cancel_requested` is. */
@@ -89,6 +119,41 @@ export const executionEvents = eventGroup(
 
   // Decisions.
   /**
+   * A run in a repository (its own, or the computer's default) starts by having its lane's worktree
+   * made or found (an effect): `repo` null when the run named none and the computer has no default
+   * although it asked for a `base`. Carries what its `run.execution.requested` will: its deadline, the
+   * session it resumes and its budget.
+   */
+  defineEvent(
+    'run.workspace.requested',
+    z.strictObject({
+      runId,
+      lane: SafeId,
+      repo: RepoName.nullable(),
+      base: BaseRef.optional(),
+      deadlineAt: z.number().int().nullable(),
+      resume: sessionId.nullable(),
+      budgetS: z.number().nonnegative(),
+      /** The lane's branch goes to `origin` after a turn that committed to it (`--push`). */
+      push: z.literal(true).optional(),
+    }),
+  ),
+  /**
+   * A turn that committed to its lane's branch, on a daemon that pushes (`--push`): the branch goes to
+   * the repository's `origin` before the run is completed, so the lane's next turn, wherever it runs,
+   * starts from it. `completion` is what the run is then completed with.
+   */
+  defineEvent(
+    'run.branch.push.requested',
+    z.strictObject({
+      runId,
+      repo: RepoName,
+      path: z.string().min(1).max(4096),
+      branch: z.string().min(1).max(300),
+      completion: z.strictObject({ result, reply: z.string().nullable(), usage: Usage.optional(), changes: ChangeSummary.optional() }),
+    }),
+  ),
+  /**
    * `budgetS`: on the first request of a run started from its queue's `run.claimed` (no `run.handed.over`
    * before it), the budget the deadline was drawn from; `resume` is then the lane's session it started with.
    */
@@ -100,6 +165,8 @@ export const executionEvents = eventGroup(
       deadlineAt: z.number().int().nullable(),
       resume: sessionId.nullable(),
       budgetS: z.number().nonnegative().optional(),
+      /** The worktree it runs in (absent: the lane's plain folder). */
+      workspace: Workspace.optional(),
     }),
   ),
   defineEvent('run.cancel.decided', z.strictObject({ runId, reason })),
@@ -122,9 +189,17 @@ export const executionEvents = eventGroup(
   defineEvent('run.kill.requested', z.strictObject({ runId, pid: z.number().int().positive(), reason })),
   defineEvent('run.resolved.elsewhere', z.strictObject({ runId, reason })),
   /** `usage`: what the turn cost as its exit recorded it, posted with the completion (optional: older logs lack it). */
+  /** `changes`: what a turn in a worktree changed, as its exit recorded it, posted with the completion. */
   defineEvent(
     'run.completion.requested',
-    z.strictObject({ runId, attempt: z.number().int().positive(), result, reply: z.string().nullable(), usage: Usage.optional() }),
+    z.strictObject({
+      runId,
+      attempt: z.number().int().positive(),
+      result,
+      reply: z.string().nullable(),
+      usage: Usage.optional(),
+      changes: ChangeSummary.optional(),
+    }),
   ),
   defineEvent('run.completion.retrying', z.strictObject({ runId, attempt: z.number().int().positive(), notBefore: z.number().int(), reason })),
   /**

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
 import { SafeId } from './safeId.ts';
+import { BaseRef, RepoName } from './workspace.ts';
 
 const runId = SafeId;
 /** A life of a daemon (a random UUID), as the board reads it from `Runledger-Incarnation`: the same alphabet. */
@@ -13,7 +14,16 @@ const reason = z.string().min(1);
  * left to resume (null: a fresh turn). Recorded on the answer, carried by the queue's `run.claimed`,
  * read by the run's actor, which starts the run from that decision.
  */
-export const RunStart = z.strictObject({ budgetS: z.number().nonnegative(), laneSession: z.string().min(1).max(200).nullable() });
+export const RunStart = z.strictObject({
+  budgetS: z.number().nonnegative(),
+  laneSession: z.string().min(1).max(200).nullable(),
+  /**
+   * The repository the run works in, as the host chose it: the run's own, else this computer's default
+   * (`repo` null: the run asked for a `base` and there is none); absent: the lane's plain folder. `push`:
+   * the daemon pushes lanes' branches to `origin` (`--push`).
+   */
+  workspace: z.strictObject({ repo: RepoName.nullable(), base: BaseRef.optional(), push: z.literal(true).optional() }).optional(),
+});
 export type RunStart = z.infer<typeof RunStart>;
 
 /**
@@ -70,7 +80,16 @@ export const queueEvents = eventGroup(
       code: z.string().max(200).optional(),
       skills: z.array(SafeId).optional(),
       /** What the board said to run, on a 200. The run token is not recorded: a re-claim returns it. */
-      run: z.strictObject({ prompt: z.string(), agentId: SafeId.nullable(), timeoutS: z.number().nonnegative().nullable() }).optional(),
+      run: z
+        .strictObject({
+          prompt: z.string(),
+          agentId: SafeId.nullable(),
+          timeoutS: z.number().nonnegative().nullable(),
+          /** The repository and base ref the run was submitted with (absent: none, and in older logs). */
+          repo: RepoName.optional(),
+          base: BaseRef.optional(),
+        })
+        .optional(),
       /** A 200 whose answer was refused, naming the field (`run.timeout_s: ...`): the run is completed as failed with it. */
       invalid: z.string().min(1).max(500).optional(),
       /** What the host read to start a granted run, recorded with its answer (absent in older logs: see RunStart). */

@@ -36,6 +36,8 @@ export const laneSessionsProjection: Projection<Record<string, Record<string, st
 type Unread =
   | TypesOutside<'execution' | 'adoption'>
   | (typeof RUN_INPUTS)[number]
+  | 'run.workspace.requested'
+  | 'run.branch.push.requested'
   | 'run.execution.requested'
   | 'run.cancel.decided'
   | 'run.kill.requested'

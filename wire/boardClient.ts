@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { BoardServers } from './boardServers.ts';
+import type { ChangesBody } from './changes.ts';
 import { INCARNATION_HEADER } from './incarnation.ts';
 import type { UsageBody } from './usage.ts';
 
@@ -44,9 +45,19 @@ export class BoardClient {
     return this.post(`/v1/runs/${encodeURIComponent(runId)}/reply`, runToken, { text });
   }
 
-  /** `usage` (SPEC section 7) goes only when there is one: a board that predates it refuses the field. */
-  complete(runId: string, runToken: string, result: { ok: boolean; error?: string }, usage?: UsageBody | null): Promise<BoardAnswer> {
-    return this.post(`/v1/runs/${encodeURIComponent(runId)}/complete`, runToken, usage ? { ...result, usage } : result);
+  /** `usage` and `changes` go only when there is one: a board that predates them refuses the field. */
+  complete(
+    runId: string,
+    runToken: string,
+    result: { ok: boolean; error?: string },
+    usage?: UsageBody | null,
+    changes?: ChangesBody | null,
+  ): Promise<BoardAnswer> {
+    return this.post(`/v1/runs/${encodeURIComponent(runId)}/complete`, runToken, {
+      ...result,
+      ...(usage ? { usage } : {}),
+      ...(changes ? { changes } : {}),
+    });
   }
 
   /**

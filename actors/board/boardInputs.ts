@@ -1,5 +1,6 @@
 import type { EventData, NewEventOf } from '../../events/catalog.ts';
 import type { Usage } from '../../events/usage.ts';
+import type { ChangeSummary } from '../../events/workspace.ts';
 import type { RunPast } from './settledRun.ts';
 
 /** What the host read of the run first (see RunPastSchema); left out by callers that name no past (tests, older paths). */
@@ -86,10 +87,19 @@ export const boardInput = {
     at: number,
     usage?: Usage,
     past?: RunPast,
+    changes?: ChangeSummary,
   ): NewEventOf<'board.completion.received'> => ({
     stream: `run:${runId}`,
     type: 'board.completion.received',
-    data: { runId, computerId, ok, ...(error === undefined ? {} : { error }), ...(usage === undefined ? {} : { usage }), ...pastField(past) },
+    data: {
+      runId,
+      computerId,
+      ok,
+      ...(error === undefined ? {} : { error }),
+      ...(usage === undefined ? {} : { usage }),
+      ...pastField(past),
+      ...(changes === undefined ? {} : { changes }),
+    },
     at,
   }),
 };

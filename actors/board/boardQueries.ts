@@ -1,3 +1,4 @@
+import { type ChangesBody, changesToWire } from '../../wire/changes.ts';
 import { type UsageBody, usageToWire } from '../../wire/usage.ts';
 import { type BoardState, isConnected, isTerminal, type RunState, workers } from './boardState.ts';
 import type { RunPast, SettledRun } from './settledRun.ts';
@@ -17,6 +18,8 @@ export interface RunView {
   error?: string;
   /** SPEC section 7 `usage`, as its completion sent it. */
   usage?: UsageBody;
+  /** What its turn changed in its worktree (README "Workspaces in a repository"), once it finished. */
+  changes?: ChangesBody;
   /** What its agent is doing now, while it runs: kept in the board's memory only (see RunProgress). */
   progress?: string;
 }
@@ -32,7 +35,7 @@ export function settledView(run: SettledRun): RunView {
   return viewOf(run);
 }
 
-function viewOf(run: Pick<SettledRun, 'runId' | 'lane' | 'computerId' | 'reply' | 'error' | 'usage'> & { state: RunState }): RunView {
+function viewOf(run: Pick<SettledRun, 'runId' | 'lane' | 'computerId' | 'reply' | 'error' | 'usage' | 'changes'> & { state: RunState }): RunView {
   return {
     run_id: run.runId,
     lane: run.lane,
@@ -41,6 +44,7 @@ function viewOf(run: Pick<SettledRun, 'runId' | 'lane' | 'computerId' | 'reply' 
     ...(run.reply !== null ? { reply: run.reply } : {}),
     ...(run.error !== null ? { error: run.error } : {}),
     ...(run.usage ? { usage: usageToWire(run.usage) ?? {} } : {}),
+    ...(run.changes ? { changes: changesToWire(run.changes) } : {}),
   };
 }
 
@@ -48,7 +52,15 @@ function viewOf(run: Pick<SettledRun, 'runId' | 'lane' | 'computerId' | 'reply' 
 export function claimedRunBody(state: BoardState, runId: string) {
   const run = state.runs[runId];
   if (!run) return null;
-  return { run_id: run.runId, lane: run.lane, prompt: run.prompt, agent_id: run.agentId, timeout_s: run.timeoutS };
+  return {
+    run_id: run.runId,
+    lane: run.lane,
+    prompt: run.prompt,
+    agent_id: run.agentId,
+    timeout_s: run.timeoutS,
+    ...(run.repo === undefined ? {} : { repo: run.repo }),
+    ...(run.base === undefined ? {} : { base: run.base }),
+  };
 }
 
 /** True while a cancel of a claimed run waits for its holder: the heartbeat answer's `cancel_requested`. */

@@ -9,6 +9,9 @@ export interface BoardRun {
   prompt: string;
   readonly agentId: string | null;
   readonly timeoutS: number | null;
+  /** The repository it works in and its base ref, as submitted (absent: none given). */
+  readonly repo?: string;
+  readonly base?: string;
   /** Submission order: of two runs of a lane, the smaller one is the earlier turn. */
   readonly submittedOrder: number;
   readonly submittedAt: number;
@@ -32,6 +35,8 @@ export interface KeyedSubmission {
   readonly prompt: string;
   readonly agentId: string | null;
   readonly timeoutS: number | null;
+  readonly repo?: string;
+  readonly base?: string;
 }
 
 export interface BoardLane {

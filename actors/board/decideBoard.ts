@@ -44,7 +44,7 @@ export type BoardDecision = NewEventOf<
 
 type Input = BoardInput;
 /** A submission's fields as its caller named them, for a refusal that says which differ. */
-const WIRE_NAMES = { lane: 'lane', prompt: 'prompt', agentId: 'agent_id', timeoutS: 'timeout_s' } as const;
+const WIRE_NAMES = { lane: 'lane', prompt: 'prompt', agentId: 'agent_id', timeoutS: 'timeout_s', repo: 'repo', base: 'base' } as const;
 type Decision = BoardDecision;
 type Request = EventData<'board.request.refused'>['request'];
 type Refusal = Omit<EventData<'board.request.refused'>, 'request' | 'runId' | 'computerId'>;
@@ -155,13 +155,15 @@ export function marksRunning(state: BoardState, runId: string, computerId: strin
 }
 
 function submit(state: BoardState, data: EventData<'board.run.submitted'>, at: number, refuse: Refuse): Decision[] {
-  const { runId, lane, prompt, agentId, timeoutS, idempotencyKey } = data;
+  const { runId, lane, prompt, agentId, timeoutS, idempotencyKey, repo, base } = data;
   const keyed = idempotencyKey === undefined ? undefined : state.idempotency[idempotencyKey];
   if (keyed !== undefined) {
     const earlier = keyed.runId;
     // A key names one submission: the same body again is a retry, another body is a mistake to say aloud.
     // (Recorded by an older version, which answered any body with the first run: replayed as taken.)
-    const differs = !data.bodyChecked ? [] : (['lane', 'prompt', 'agentId', 'timeoutS'] as const).filter((field) => keyed[field] !== data[field]);
+    const differs = !data.bodyChecked
+      ? []
+      : (['lane', 'prompt', 'agentId', 'timeoutS', 'repo', 'base'] as const).filter((field) => keyed[field] !== data[field]);
     if (differs.length > 0) {
       const fields = differs.map((field) => WIRE_NAMES[field]).join(', ');
       return refuse(
@@ -189,7 +191,17 @@ function submit(state: BoardState, data: EventData<'board.run.submitted'>, at: n
     stream: `run:${runId}`,
     at,
     type: 'board.run.queued',
-    data: { runId, lane, prompt, agentId, timeoutS, submittedOrder: state.submitted, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) },
+    data: {
+      runId,
+      lane,
+      prompt,
+      agentId,
+      timeoutS,
+      submittedOrder: state.submitted,
+      ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+      ...(repo === undefined ? {} : { repo }),
+      ...(base === undefined ? {} : { base }),
+    },
   };
   const targets = offerTargets(state, lane);
   return [queued, ...offer({ runId, lane, agentId }, targets.computers, at, `submitted: offered ${targets.why}`)];
@@ -307,7 +319,7 @@ function cancel(state: BoardState, data: EventData<'board.cancel.requested'>, at
 
 function complete(state: BoardState, data: EventData<'board.completion.received'>, at: number, refuse: Refuse): Decision[] {
   const { runId, computerId, ok, error } = data;
-  const usage = data.usage ? { usage: data.usage } : {};
+  const usage = { ...(data.usage ? { usage: data.usage } : {}), ...(data.changes ? { changes: data.changes } : {}) };
   const refused = checkHolder(state, 'complete', data, refuse);
   if (refused) return refused;
   const run = state.runs[runId]!;

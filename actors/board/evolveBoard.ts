@@ -10,7 +10,8 @@ import { runsPushedOnConnect } from './offers.ts';
 export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
   switch (event.type) {
     case 'board.run.queued': {
-      const { runId, lane, prompt, agentId, timeoutS, submittedOrder, idempotencyKey } = event.data;
+      const { runId, lane, prompt, agentId, timeoutS, submittedOrder, idempotencyKey, repo, base } = event.data;
+      const where = { ...(repo === undefined ? {} : { repo }), ...(base === undefined ? {} : { base }) };
       state.submitted = Math.max(state.submitted, submittedOrder + 1);
       state.runs[runId] = {
         runId,
@@ -18,6 +19,7 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
         prompt,
         agentId,
         timeoutS,
+        ...where,
         submittedOrder,
         submittedAt: event.at,
         state: 'queued',
@@ -28,7 +30,7 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
         offeredTo: [],
         reply: null,
       };
-      if (idempotencyKey !== undefined) state.idempotency[idempotencyKey] = { runId, lane, prompt, agentId, timeoutS };
+      if (idempotencyKey !== undefined) state.idempotency[idempotencyKey] = { runId, lane, prompt, agentId, timeoutS, ...where };
       const queue = (state.lanes[lane] ??= { unclaimed: [], holder: null, waiters: [], lastComputer: null });
       queue.unclaimed.push(runId);
       state.waiting[lane] = true;

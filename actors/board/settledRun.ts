@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { CANCELLED_BY_USER, type RunPastSchema } from '../../events/boardEvents.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
 import type { Usage } from '../../events/usage.ts';
+import type { ChangeSummary } from '../../events/workspace.ts';
 
 export type RunPast = z.infer<typeof RunPastSchema>;
 export type SettledState = 'succeeded' | 'failed' | 'cancelled' | 'resolved';
@@ -20,6 +21,8 @@ export interface SettledRun {
   readonly reply: string | null;
   readonly error: string | null;
   readonly usage?: Usage;
+  /** What its turn changed in its worktree, as its completion said. */
+  readonly changes?: ChangeSummary;
   readonly submittedAt: number;
   readonly claimedAt: number | null;
 }
@@ -32,7 +35,7 @@ export interface RunFold {
   reply: string | null;
   submittedAt: number;
   claimedAt: number | null;
-  end: { state: SettledState; error: string | null; usage?: Usage } | null;
+  end: { state: SettledState; error: string | null; usage?: Usage; changes?: ChangeSummary } | null;
 }
 
 export function emptyRunFold(): RunFold {
@@ -63,7 +66,12 @@ export function foldRunStream(fold: RunFold, event: DomainEvent): void {
       fold.end = { state: 'cancelled', error: CANCELLED_BY_USER };
       break;
     case 'board.run.finished':
-      fold.end = { state: event.data.state, error: event.data.error ?? null, ...(event.data.usage ? { usage: event.data.usage } : {}) };
+      fold.end = {
+        state: event.data.state,
+        error: event.data.error ?? null,
+        ...(event.data.usage ? { usage: event.data.usage } : {}),
+        ...(event.data.changes ? { changes: event.data.changes } : {}),
+      };
       break;
     case 'board.run.resolved':
       fold.end = { state: 'resolved', error: event.data.reason };

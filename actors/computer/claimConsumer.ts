@@ -4,6 +4,7 @@ import type { DomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import { SafeId } from '../../events/safeId.ts';
 import { messageOf } from '../../events/thrown.ts';
+import { BaseRef, RepoName } from '../../events/workspace.ts';
 import { errorCodeOf } from '../lane/claimAnswer.ts';
 import { type EffectConsumer, RUN_EFFECTS_AT_ONCE } from '../runtime/outbox.ts';
 import { parseSkills, type Skill } from './skills.ts';
@@ -24,7 +25,7 @@ export interface ClaimAnswer {
   readonly status: number;
   readonly code?: string;
   readonly skills?: string[];
-  readonly run?: { prompt: string; agentId: string | null; timeoutS: number | null };
+  readonly run?: { prompt: string; agentId: string | null; timeoutS: number | null; repo?: string; base?: string };
   /** A granted claim whose answer was refused, naming the field: the run is completed as failed with it. */
   readonly invalid?: string;
 }
@@ -121,6 +122,8 @@ const GrantedBody = z.object({
     agent_id: safeIdOrNull,
     lane: safeIdOrNull,
     timeout_s: TimeoutSeconds.nullable().optional(),
+    repo: RepoName.nullable().optional(),
+    base: BaseRef.nullable().optional(),
   }),
   skills: z.unknown().optional(),
 });
@@ -161,7 +164,13 @@ export function readClaimAnswer(runId: string, body: unknown): ReadClaim {
       lane: run.lane ?? null,
       runToken: parsed.data.run_token,
       skills,
-      run: { prompt: run.prompt, agentId: run.agent_id ?? null, timeoutS: run.timeout_s ?? null },
+      run: {
+        prompt: run.prompt,
+        agentId: run.agent_id ?? null,
+        timeoutS: run.timeout_s ?? null,
+        ...(run.repo ? { repo: run.repo } : {}),
+        ...(run.base ? { base: run.base } : {}),
+      },
     },
   };
 }

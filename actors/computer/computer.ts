@@ -29,6 +29,12 @@ export interface ComputerOptions {
   readonly token: string;
   readonly exec: string;
   readonly workspaceRoot: string;
+  /** The repositories its lanes work in (`--repo`, checked at start); none: plain folders. */
+  readonly repos?: ComputerRunsOptions['repos'];
+  /** `--push`: lanes' branches pushed to `origin` after each turn that changed them. */
+  readonly push?: boolean;
+  /** `--worktree-idle-days`, in ms: worktrees of lanes idle this long are closed. */
+  readonly worktreeIdleMs?: number;
   readonly slots?: number;
   readonly loginCapacity?: Record<string, number>;
   readonly heartbeatMs?: number;
@@ -88,6 +94,10 @@ export class Computer {
       computer,
       exec: options.exec,
       workspaceRoot: options.workspaceRoot,
+      ...(options.repos ? { repos: options.repos } : {}),
+      ...(options.push ? { push: true } : {}),
+      ...(options.worktreeIdleMs !== undefined ? { worktreeIdleMs: options.worktreeIdleMs } : {}),
+      ...(options.log ? { say: options.log } : {}),
       ...(options.defaultTimeoutS !== undefined ? { defaultTimeoutS: options.defaultTimeoutS } : {}),
       ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
       ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
@@ -97,7 +107,7 @@ export class Computer {
         claim: (runId, incarnation) => board.claim(runId, incarnation),
         heartbeat: (runId, token, progress) => board.heartbeat(runId, token, progress),
         reply: (runId, token, text) => board.reply(runId, token, text),
-        complete: (runId, token, result, usage) => board.complete(runId, token, result, usage),
+        complete: (runId, token, result, usage, changes) => board.complete(runId, token, result, usage, changes),
       },
       log: failures,
       ended: (ended) => this.queue.message(ended),
@@ -118,7 +128,7 @@ export class Computer {
           const { runId } = claimed.data;
           void this.startClaimed(claimed, answer)?.catch((error) => log(`run ${runId} could not be handed over: ${messageOf(error)}`));
         },
-        startOf: (lane, timeoutS) => this.runs.startOf(lane, timeoutS),
+        startOf: (lane, timeoutS, asked) => this.runs.startOf(lane, timeoutS, asked),
         limitOver: (runId) => {
           void this.runs.limitOver(runId).catch((error) => log(`run ${runId} could not run again after its usage limit: ${messageOf(error)}`));
         },

@@ -29,7 +29,7 @@ export interface QueueEffects {
    * What a granted run of `lane` will start with, as the host reads it now (its budget, its lane's
    * session): recorded with the claim's answer, so the queue's `run.claimed` carries it to the run.
    */
-  startOf?(lane: string, timeoutS: number | null): RunStart;
+  startOf?(lane: string, timeoutS: number | null, asked?: { repo?: string; base?: string }): RunStart;
   /** A run that waited out its login's usage limit has a slot again (`run.limit.resumed`): it runs again. */
   limitOver?(runId: string): void;
   /** Where an input sent without waiting (a timer's) is told when it could not be recorded; stderr by default. */
@@ -220,7 +220,9 @@ export class ComputerQueue {
 
   private async answerClaim({ stream, ...answer }: ClaimAnswer): Promise<void> {
     // Read as the answer is recorded, and recorded with it: what the run's start reads (SPEC 1).
-    const start = answer.run && answer.invalid === undefined ? this.effects.startOf?.(parseStream(stream).id, answer.run.timeoutS) : undefined;
+    const run = answer.invalid === undefined ? answer.run : undefined;
+    const asked = run ? { ...(run.repo ? { repo: run.repo } : {}), ...(run.base ? { base: run.base } : {}) } : {};
+    const start = run ? this.effects.startOf?.(parseStream(stream).id, run.timeoutS, asked) : undefined;
     await this.input({ stream, type: 'claim.answered', data: start ? { ...answer, start } : answer, at: this.clock.now() });
   }
 }

@@ -8,6 +8,7 @@ import { executionsProjection } from '../../projections/executions.ts';
 import { hydrateStates } from '../../projections/hydrate.ts';
 import { laneSessionsProjection } from '../../projections/laneSessions.ts';
 import type { BoardAnswer } from '../../wire/boardClient.ts';
+import type { ChangesBody } from '../../wire/changes.ts';
 import type { UsageBody } from '../../wire/usage.ts';
 import { DEFAULT_TIMEOUT_S } from '../run/budget.ts';
 import type { RunInput } from '../run/decideRun.ts';
@@ -19,9 +20,20 @@ import { Outbox } from '../runtime/outbox.ts';
 import { groupAlive } from '../runtime/processes.ts';
 import type { ActorSystem } from '../runtime/runtime.ts';
 import { type FailureLog, stderrLog, unrecorded } from '../runtime/untilRecorded.ts';
+import { closeIdleWorktrees } from '../workspace/idleWorktrees.ts';
+import { NO_REPOSITORIES, type Repositories } from '../workspace/repositories.ts';
 import { runTokenIn } from './claimConsumer.ts';
-import type { RunToken } from './runEffects.ts';
-import { agentSettingsOf, claimIncarnation, completionConsumer, killConsumer, type RunEffectsContext, spawnConsumer } from './runEffects.ts';
+import {
+  agentSettingsOf,
+  claimIncarnation,
+  completionConsumer,
+  killConsumer,
+  pushConsumer,
+  type RunEffectsContext,
+  type RunToken,
+  spawnConsumer,
+  workspaceConsumer,
+} from './runEffects.ts';
 
 /**
  * A run's progress reaches the board on its heartbeat. Heartbeats go every 30 s, so a change of it
@@ -43,6 +55,14 @@ export interface ComputerRunsOptions {
   readonly computer: string;
   readonly exec: string;
   readonly workspaceRoot: string;
+  /** The repositories its lanes work in (`--repo`); none by default (plain folders). */
+  readonly repos?: Repositories;
+  /** `--push`: lanes' branches pushed to `origin` after each turn that changed them. */
+  readonly push?: boolean;
+  /** `--worktree-idle-days`: worktrees of lanes idle this long are closed (none: kept). */
+  readonly worktreeIdleMs?: number;
+  /** The daemon's narration, for what it does on its own (an idle worktree closed). */
+  readonly say?: (line: string) => void;
   /** The budget of runs that carry none (`--timeout-s`); 0 = none. */
   readonly defaultTimeoutS?: number;
   readonly heartbeatMs?: number;
@@ -53,7 +73,13 @@ export interface ComputerRunsOptions {
     claim(runId: string, incarnation?: string): Promise<BoardAnswer>;
     heartbeat(runId: string, token: string, progress?: string): Promise<BoardAnswer>;
     reply(runId: string, token: string, text: string): Promise<BoardAnswer>;
-    complete(runId: string, token: string, result: { ok: boolean; error?: string }, usage?: UsageBody | null): Promise<BoardAnswer>;
+    complete(
+      runId: string,
+      token: string,
+      result: { ok: boolean; error?: string },
+      usage?: UsageBody | null,
+      changes?: ChangesBody | null,
+    ): Promise<BoardAnswer>;
   };
   /** Where an input sent without waiting (an agent's exit, a timer's) is told when it could not be recorded; stderr by default. */
   readonly log?: FailureLog;
@@ -91,6 +117,7 @@ export class ComputerRuns {
   private readonly outboxes: Outbox<DomainEvent>[];
   private readonly subscriptions: Subscription[] = [];
   private stopHeartbeats: (() => void) | null = null;
+  private idleTimer: (() => void) | null = null;
   private stopped = false;
   private started = false;
   private draining = false;
@@ -106,6 +133,8 @@ export class ComputerRuns {
       clock,
       ...agentSettingsOf(options),
       workspaceRoot: options.workspaceRoot,
+      repos: options.repos ?? NO_REPOSITORIES,
+      push: options.push === true,
       handles: this.handles,
       input: (runId, input) => this.input(runId, input),
       runToken: (runId) => this.tokenOrGone(runId),
@@ -117,7 +146,9 @@ export class ComputerRuns {
       ...(options.startAgent ? { startAgent: options.startAgent } : {}),
     };
     const now = () => clock.now();
-    this.outboxes = [spawnConsumer(ctx), killConsumer(ctx), completionConsumer(ctx)].map((c) => new Outbox(store, c, now, clock));
+    this.outboxes = [workspaceConsumer(ctx), spawnConsumer(ctx), killConsumer(ctx), pushConsumer(ctx), completionConsumer(ctx)].map(
+      (c) => new Outbox(store, c, now, clock),
+    );
   }
 
   /** Remembers the run token a claim returned: it is never written to the log. */
@@ -154,9 +185,18 @@ export class ComputerRuns {
     await this.input(runId, { stream: this.stream(runId), type: 'run.handed.over', data, at: this.options.clock.now() });
   }
 
-  /** What a run of `lane` starts with, as read now: its budget (the board's, else the default) and its lane's session. */
-  startOf(lane: string, timeoutS: number | null): RunStart {
-    return { budgetS: timeoutS ?? this.options.defaultTimeoutS ?? DEFAULT_TIMEOUT_S, laneSession: this.laneSessions[lane] ?? null };
+  /**
+   * What a run of `lane` starts with, as read now: its budget (the board's, else the default), its lane's
+   * session, and the repository it works in (its own, else this computer's default; none: a plain folder).
+   */
+  startOf(lane: string, timeoutS: number | null, asked: { repo?: string; base?: string } = {}): RunStart {
+    const start = { budgetS: timeoutS ?? this.options.defaultTimeoutS ?? DEFAULT_TIMEOUT_S, laneSession: this.laneSessions[lane] ?? null };
+    const repo = asked.repo ?? this.options.repos?.defaultName ?? null;
+    if (repo === null && asked.base === undefined) return start;
+    return {
+      ...start,
+      workspace: { repo, ...(asked.base === undefined ? {} : { base: asked.base }), ...(this.options.push ? { push: true as const } : {}) },
+    };
   }
 
   /** Holds the granted run here; while the daemon drains it never starts, and is completed with the shutdown marker (true). */
@@ -226,6 +266,7 @@ export class ComputerRuns {
     await Promise.all(this.outboxes.map((o) => o.drain()));
     this.started = true;
     this.scheduleHeartbeats();
+    this.scheduleIdleWorktrees();
   }
 
   /**
@@ -286,6 +327,7 @@ export class ComputerRuns {
 
   stop(): void {
     this.stopped = true;
+    this.idleTimer?.();
     this.stopHeartbeats?.();
     for (const cancel of this.timers.values()) cancel();
     for (const beat of this.progressBeats.values()) beat.cancel?.();
@@ -313,6 +355,8 @@ export class ComputerRuns {
         case 'lane.session.forgotten':
           if (this.laneSessions[decision.data.lane] === decision.data.sessionId) delete this.laneSessions[decision.data.lane];
           break;
+        case 'run.workspace.requested':
+        case 'run.branch.push.requested':
         case 'run.execution.requested':
         case 'run.kill.requested':
           effects = true;
@@ -419,6 +463,31 @@ export class ComputerRuns {
       this.stopHeartbeats = this.options.clock.after(every, beat);
     };
     this.stopHeartbeats = this.options.clock.after(every, beat);
+  }
+
+  /** `--worktree-idle-days`: looked at once at the start, then every hour (or a quarter of the idle time, if shorter). */
+  private scheduleIdleWorktrees(): void {
+    const { worktreeIdleMs, repos, clock, computer, store } = this.options;
+    if (worktreeIdleMs === undefined || !repos || repos.byName.size === 0) return;
+    const every = Math.max(1_000, Math.min(60 * 60_000, Math.floor(worktreeIdleMs / 4)));
+    const busyLanes = () => new Set(this.lanes.values());
+    const round = () => {
+      if (this.stopped) return;
+      void closeIdleWorktrees({
+        workspaceRoot: this.options.workspaceRoot,
+        repos,
+        idleMs: worktreeIdleMs,
+        now: () => clock.now(),
+        lastActivity: async (lane) => (await store.lastOfStream(`${computer}/lane:${lane}`))?.at ?? null,
+        busy: (lane) => busyLanes().has(lane),
+        log: this.options.say ?? this.failures,
+      })
+        .catch((error: unknown) => this.failures(`idle worktrees could not be looked at: ${messageOf(error)}`))
+        .finally(() => {
+          if (!this.stopped) this.idleTimer = clock.after(every, round);
+        });
+    };
+    round();
   }
 
   /** An extra heartbeat carries a changed progress line at once, or a second after the last extra one. */

@@ -4,7 +4,9 @@ import type { DomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { messageOf } from '../../events/thrown.ts';
+import type { TurnChanges } from '../../events/workspace.ts';
 import type { BoardAnswer } from '../../wire/boardClient.ts';
+import { type ChangesBody, changesToWire } from '../../wire/changes.ts';
 import { type UsageBody, usageToWire } from '../../wire/usage.ts';
 import { budgetWords, remainingMs } from '../run/budget.ts';
 import type { RunInput } from '../run/decideRun.ts';
@@ -16,6 +18,9 @@ import type { Clock } from '../runtime/clock.ts';
 import { type EffectConsumer, type ImplicitTakes, RUN_EFFECTS_AT_ONCE } from '../runtime/outbox.ts';
 import { groupAlive, signalGroup } from '../runtime/processes.ts';
 import { type FailureLog, unrecorded } from '../runtime/untilRecorded.ts';
+import { NO_REPOSITORIES, type Repositories } from '../workspace/repositories.ts';
+import { readTurnChanges } from '../workspace/turnChanges.ts';
+import { prepareWorktree, pushBranch, worktreePath } from '../workspace/worktrees.ts';
 import { markHanded, noticePrefix, unreadNotices } from './unreadNotices.ts';
 
 export interface RunEffectsContext {
@@ -26,6 +31,10 @@ export interface RunEffectsContext {
   readonly exec: string;
   readonly kind: AgentKind;
   readonly workspaceRoot: string;
+  /** The repositories its lanes work in (`--repo`), each lane in a worktree of its own. */
+  readonly repos?: Repositories;
+  /** `--push`: a lane's branch goes to `origin` after each turn that changed it, and is fetched from there first. */
+  readonly push?: boolean;
   readonly killGraceMs: number;
   /** Whether the prompt opens with the budget sentence (`--budget-note`, on unless turned off). */
   readonly budgetNote: boolean;
@@ -44,7 +53,13 @@ export interface RunEffectsContext {
   readonly progress?: (runId: string, line: string) => void;
   readonly board: {
     reply(runId: string, token: string, text: string): Promise<BoardAnswer>;
-    complete(runId: string, token: string, result: { ok: boolean; error?: string }, usage?: UsageBody | null): Promise<BoardAnswer>;
+    complete(
+      runId: string,
+      token: string,
+      result: { ok: boolean; error?: string },
+      usage?: UsageBody | null,
+      changes?: ChangesBody | null,
+    ): Promise<BoardAnswer>;
   };
   /** Test seam (the simulator's agent processes): how an agent is started; the launcher's by default. */
   readonly startAgent?: typeof startAgent;
@@ -100,8 +115,9 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
         await ctx.input(runId, exitedInput(stream, runId, at(), 'failed_to_start', 'the claim answer carried no prompt'));
         return { answered: 'no prompt' };
       }
-      const workspace = join(ctx.workspaceRoot, lane);
-      mkdirSync(workspace, { recursive: true });
+      const worktree = event.data.workspace;
+      const workspace = worktree?.path ?? join(ctx.workspaceRoot, lane);
+      if (!worktree) mkdirSync(workspace, { recursive: true });
       const turn = turnCommand(ctx.exec, ctx.kind, resume);
       // Notices filed into the session's inbox since its last turn go ahead of the prompt (SPEC 5).
       const unread = turn.resuming ? await unreadNotices(ctx.store, turn.resuming) : { notices: [], through: 0 };
@@ -128,6 +144,8 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
       }
       void Promise.all([handle.result, began]).then(async ([result]) => {
         ctx.handles.delete(runId);
+        // What the turn changed, as git says it now the process is over: recorded with its exit.
+        const changes = worktree ? await changesOf(ctx, worktree) : {};
         const exited: RunInput = {
           stream,
           type: 'run.process.exited',
@@ -142,6 +160,7 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
             ...(result.agentError === null ? {} : { agentError: result.agentError.slice(0, 4 * 1024) }),
             ...(result.usage === null ? {} : { usage: result.usage }),
             ...(result.usageLimit === null ? {} : { usageLimit: result.usageLimit }),
+            ...changes,
           },
           at: at(),
         };
@@ -166,6 +185,95 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
       return { answered: handle.pid === null ? 'the command could not start' : `pid ${handle.pid}` };
     },
   };
+}
+
+/**
+ * A run in a repository has its lane's worktree made (or found, or repaired) before its spawn is
+ * decided, and its HEAD read: the answer is the run's input, recorded before anything is decided from
+ * it. Doing it again is harmless (a ready worktree is found as it is), so a crash between the two
+ * does it again at the next start: at least once.
+ */
+export function workspaceConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEvent> {
+  return {
+    name: `workspaces-${ctx.computer}`,
+    delivery: 'at-least-once',
+    concurrency: RUN_EFFECTS_AT_ONCE,
+    implicit: settledInRun(ctx.computer, ['run.workspace.prepared', 'run.workspace.failed']),
+    effectOf: (event) => (event.type === 'run.workspace.requested' && ownRun(ctx.computer, event) ? event : null),
+    async perform(event) {
+      if (event.type !== 'run.workspace.requested') return { ok: false, detail: 'not a workspace' };
+      const { runId, lane, repo: name, base } = event.data;
+      if (ctx.phaseOf(runId) !== 'preparing') return { ok: false, detail: `not prepared: the run is ${ctx.phaseOf(runId) ?? 'settled'}` };
+      const stream = `${ctx.computer}/run:${runId}`;
+      const repos = ctx.repos ?? NO_REPOSITORIES;
+      const repo = name === null ? undefined : repos.byName.get(name);
+      const failed = async (error: string) => {
+        await ctx.input(runId, { stream, type: 'run.workspace.failed', data: { runId, repo: name, error }, at: ctx.clock.now() });
+        return { answered: error };
+      };
+      if (repo === undefined) {
+        const known = [...repos.byName.keys()];
+        const has = known.length ? `it has ${known.join(', ')}` : 'it was started without --repo';
+        return failed(
+          name === null
+            ? `the run asks for base ${base ?? '?'} but names no repository, and computer ${ctx.computer} has no default one (${has}): submit with --repo NAME`
+            : `computer ${ctx.computer} has no repository named ${name} (${has}): start its daemon with --repo ${name}=PATH, or submit with another --repo`,
+        );
+      }
+      try {
+        const path = worktreePath(ctx.workspaceRoot, repo.name, lane);
+        const ready = await prepareWorktree(repo, { lane, path, ...(base === undefined ? {} : { base }), fromOrigin: ctx.push === true });
+        const { branch, head, made, from, repaired } = ready;
+        const data = { runId, repo: repo.name, path, branch, head, made, ...(from ? { from } : {}), ...(repaired ? { repaired } : {}) };
+        await ctx.input(runId, { stream, type: 'run.workspace.prepared', data, at: ctx.clock.now() });
+        return { answered: `worktree ${path} at ${head.slice(0, 12)}` };
+      } catch (error) {
+        return failed(messageOf(error).slice(0, 4000));
+      }
+    },
+  };
+}
+
+/**
+ * `--push`: a turn that committed to its lane's branch has it pushed to `origin` before its completion
+ * is decided. A push again is harmless (origin has it already), so a crash between the push and its
+ * recorded answer pushes again at the next start: at least once.
+ */
+export function pushConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEvent> {
+  return {
+    name: `pushes-${ctx.computer}`,
+    delivery: 'at-least-once',
+    concurrency: RUN_EFFECTS_AT_ONCE,
+    implicit: settledInRun(ctx.computer, ['run.branch.pushed']),
+    effectOf: (event) => (event.type === 'run.branch.push.requested' && ownRun(ctx.computer, event) ? event : null),
+    async perform(event) {
+      if (event.type !== 'run.branch.push.requested') return { ok: false, detail: 'not a push' };
+      const { runId, repo: name, branch } = event.data;
+      if (ctx.phaseOf(runId) !== 'pushing') return { ok: false, detail: `not pushed: the run is ${ctx.phaseOf(runId) ?? 'settled'}` };
+      const repo = ctx.repos?.byName.get(name);
+      const pushed = repo
+        ? await pushBranch(repo, branch).catch((error: unknown) => ({ ok: false, detail: messageOf(error) }))
+        : { ok: false, detail: `repository ${name} is no longer one of this daemon's (--repo)` };
+      const data = { runId, ok: pushed.ok, detail: pushed.detail.slice(0, 4000) };
+      await ctx.input(runId, { stream: `${ctx.computer}/run:${runId}`, type: 'run.branch.pushed', data, at: ctx.clock.now() });
+      return { answered: pushed.detail };
+    },
+  };
+}
+
+/** The turn's changes for its exit, or why they could not be read (which fails the turn: its work would be off the record). */
+async function changesOf(
+  ctx: RunEffectsContext,
+  worktree: { repo: string; path: string; head: string },
+): Promise<{ changes: TurnChanges } | { changesError: string }> {
+  const repo = ctx.repos?.byName.get(worktree.repo);
+  if (!repo)
+    return { changesError: `repository ${worktree.repo} is no longer one of this daemon's (--repo): what the turn changed could not be read` };
+  try {
+    return { changes: await readTurnChanges(repo, worktree.path, worktree.head) };
+  } catch (error) {
+    return { changesError: messageOf(error).slice(0, 4000) };
+  }
 }
 
 /** A kill happens at most once; the process group gets TERM, then KILL after the grace. */
@@ -220,6 +328,7 @@ export function completionConsumer(ctx: RunEffectsContext): EffectConsumer<Domai
       if (event.type !== 'run.completion.requested') return { ok: false };
       const { runId, result, reply } = event.data;
       const usage = usageToWire(event.data.usage);
+      const changes = event.data.changes ? changesToWire(event.data.changes) : null;
       const stream = `${ctx.computer}/run:${runId}`;
       const token = await ctx.runToken(runId);
       // Terminal on the board (a completion it took before a crash cut the answer): answered as the board would.
@@ -230,7 +339,7 @@ export function completionConsumer(ctx: RunEffectsContext): EffectConsumer<Domai
           await ctx.input(runId, { stream, type: 'run.reply.refused', data: { runId, status: replied.status }, at: ctx.clock.now() });
           return { answered: `the reply was refused (${replied.status})` };
         }
-        status = replied.status === 200 || replied.status === 409 ? await completeOnce(ctx, runId, token, result, usage) : replied.status;
+        status = replied.status === 200 || replied.status === 409 ? await completeOnce(ctx, runId, token, result, usage, changes) : replied.status;
       }
       await ctx.input(runId, { stream, type: 'run.completion.answered', data: { runId, status }, at: ctx.clock.now() });
       return { answered: `answered ${status}` };
@@ -239,8 +348,9 @@ export function completionConsumer(ctx: RunEffectsContext): EffectConsumer<Domai
 }
 
 /**
- * The completion call. A board older than `usage` (SPEC section 7) refuses the field (422): the run is
- * then reported without it rather than retried into a pause, as its outcome matters more than its cost.
+ * The completion call. A board older than `usage` or `changes` refuses the field (422): the run is
+ * then reported without them rather than retried into a pause, as its outcome matters more than its
+ * cost or its summary (the diff stays in this computer's log either way).
  */
 async function completeOnce(
   ctx: RunEffectsContext,
@@ -248,9 +358,11 @@ async function completeOnce(
   token: string,
   result: { ok: boolean; error?: string },
   usage: UsageBody | null,
+  changes: ChangesBody | null,
 ): Promise<number> {
-  const answer = await ctx.board.complete(runId, token, result, usage);
-  if (answer.status !== 422 || usage === null || !JSON.stringify(answer.body ?? '').includes('usage')) return answer.status;
+  const answer = await ctx.board.complete(runId, token, result, usage, changes);
+  const refusedField = (field: string) => JSON.stringify(answer.body ?? '').includes(field);
+  if (answer.status !== 422 || !((usage !== null && refusedField('usage')) || (changes !== null && refusedField('changes')))) return answer.status;
   return (await ctx.board.complete(runId, token, result)).status;
 }
 

@@ -27,6 +27,7 @@ import { boardLockPath, computerLockPath, takeProcessLock } from '../computer/pr
 import { type Clock, systemClock } from '../runtime/clock.ts';
 import { startActorSystem, stopSystem } from '../runtime/runtime.ts';
 import { type DriverName, SessionCloser } from '../session/closer/sessionCloser.ts';
+import type { Repositories } from '../workspace/repositories.ts';
 
 export interface DaemonOptions {
   readonly db: string;
@@ -64,6 +65,12 @@ export interface DaemonOptions {
   readonly onRefused?: (message: string) => void;
   /** The budget sentence ahead of each prompt (`--budget-note`); on by default. */
   readonly budgetNote?: boolean;
+  /** The repositories the computer's lanes work in (`--repo`, checked by the caller); none: plain folders. */
+  readonly repos?: Repositories;
+  /** `--push`: lanes' branches pushed to `origin` after each turn that changed them. */
+  readonly push?: boolean;
+  /** `--worktree-idle-days`: worktrees of lanes idle this many days are closed (fractions allowed; none: kept). */
+  readonly worktreeIdleDays?: number;
   /** Only for tests: failures injected into the log's commits (a full disk). */
   readonly storeFaults?: StoreFaults;
 }
@@ -196,6 +203,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         token,
         exec: options.exec,
         workspaceRoot: join(folder, 'workspaces', computerId),
+        ...(options.repos ? { repos: options.repos } : {}),
+        ...(options.push ? { push: true } : {}),
+        ...(options.worktreeIdleDays !== undefined ? { worktreeIdleMs: Math.round(options.worktreeIdleDays * 86_400_000) } : {}),
         slots: options.slots ?? 1,
         ...(options.loginCapacity ? { loginCapacity: options.loginCapacity } : {}),
         heartbeatMs: (options.heartbeatS ?? 30) * 1000,

@@ -3,6 +3,7 @@ import type { NewEvent } from '../../events/envelope.ts';
 import { parseStream } from '../../events/envelope.ts';
 import { exhausted } from '../../events/exhaustive.ts';
 import type { Usage } from '../../events/usage.ts';
+import { type ChangeSummary, laneBranch, summaryOf } from '../../events/workspace.ts';
 import { deadlineOf, roundedDuration } from './budget.ts';
 import { sessionAfter, sessionMomentOf, shouldRetryFresh } from './resume.ts';
 import { CANCELLED_MARKER, COMPLETION_RETRY_S, INTERRUPTED_BY_RESTART, type RunExecution, SHUTDOWN_BEFORE_START } from './runState.ts';
@@ -22,6 +23,9 @@ export const RUN_INPUTS = [
   'run.shutdown.before.start',
   'run.claim.refused',
   'run.limit.over',
+  'run.workspace.prepared',
+  'run.workspace.failed',
+  'run.branch.pushed',
 ] as const satisfies readonly EventType[];
 /**
  * Its queue's committed decisions a run actor takes as its input (see `Decider.messageScopeOf`): the
@@ -36,6 +40,8 @@ export function claimedRunStream(claimed: { readonly stream: string; readonly da
 }
 
 type DecisionType =
+  | 'run.workspace.requested'
+  | 'run.branch.push.requested'
   | 'run.execution.requested'
   | 'run.kill.requested'
   | 'run.cancel.decided'
@@ -66,8 +72,15 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
   // the lane-sessions projection gathers it by lane. A run remembers or forgets a session only once it
   // was handed over, which gave it its lane (hence `state.lane!` in these).
   const onLane = on;
-  const complete = (result: Result, reply: string | null = null, usage?: Usage): Decision =>
-    on('run.completion.requested', { runId, attempt: state.completionAttempts + 1, result, reply, ...(usage ? { usage } : {}) });
+  const complete = (result: Result, reply: string | null = null, usage?: Usage, changes?: ChangeSummary): Decision =>
+    on('run.completion.requested', {
+      runId,
+      attempt: state.completionAttempts + 1,
+      result,
+      reply,
+      ...(usage ? { usage } : {}),
+      ...(changes ? { changes } : {}),
+    });
 
   switch (input.type) {
     case 'run.handed.over': {
@@ -132,7 +145,27 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
       ];
     }
     case 'run.completion.due':
-      return [complete(state.result ?? { ok: false, error: 'no result recorded' }, state.reply, state.usage)];
+      return [complete(state.result ?? { ok: false, error: 'no result recorded' }, state.reply, state.usage, state.changes)];
+    case 'run.workspace.prepared': {
+      // Its worktree is ready and its HEAD recorded: the turn runs there, its changes read against that HEAD.
+      const { repo, path, head } = input.data;
+      return [
+        on('run.execution.requested', {
+          runId,
+          lane: state.lane!,
+          deadlineAt: state.deadlineAt,
+          resume: state.resuming,
+          workspace: { repo, path, head },
+        }),
+      ];
+    }
+    case 'run.branch.pushed':
+      // Pushed or not, the turn is over: its work is on the lane's branch here either way (the audit says how the push went).
+      return [complete(state.result ?? { ok: false, error: 'no result recorded' }, state.reply, state.usage, state.changes)];
+    case 'run.workspace.failed': {
+      const result = { ok: false, error: input.data.error };
+      return [state.local ? settleLocal(result, on, runId) : complete(result)];
+    }
     case 'run.found.interrupted': {
       const kill =
         input.data.alive && input.data.pid !== null ? [on('run.kill.requested', { runId, pid: input.data.pid, reason: INTERRUPTED_BY_RESTART })] : [];
@@ -151,6 +184,7 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
           lane: state.lane!,
           deadlineAt: state.budgetLeftMs === null || state.budgetLeftMs === undefined ? null : at + state.budgetLeftMs,
           resume: state.announced ?? state.session,
+          ...(state.workspace ? { workspace: state.workspace } : {}),
         }),
       ];
     case 'run.claim.refused':
@@ -161,10 +195,12 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
   }
 }
 
+type RunStartWorkspace = NonNullable<NonNullable<EventData<'run.claimed'>['start']>['workspace']>;
+
 interface Helpers {
   on: On;
   onLane?: On;
-  complete?: (result: Result, reply?: string | null, usage?: Usage) => Decision;
+  complete?: (result: Result, reply?: string | null, usage?: Usage, changes?: ChangeSummary) => Decision;
   runId: string;
 }
 
@@ -185,7 +221,7 @@ function endOf<T extends DecisionType>(state: RunExecution, type: T, data: Event
  */
 function start(
   state: RunExecution,
-  { lane, budgetS, laneSession }: { lane: string; budgetS: number; laneSession: string | null },
+  { lane, budgetS, laneSession, workspace }: { lane: string; budgetS: number; laneSession: string | null; workspace?: RunStartWorkspace },
   at: number,
   fromClaim: boolean,
   { on, complete, runId }: Required<Pick<Helpers, 'on' | 'complete' | 'runId'>>,
@@ -193,6 +229,22 @@ function start(
   if (state.cancelRequested) return [complete({ ok: false, error: CANCELLED_MARKER })];
   if (state.resolved) return [on('run.settled', { runId, reported: false, reason: 'resolved on the board before it started: nothing posted' })];
   const deadlineAt = deadlineOf(at, budgetS);
+  // A run in a repository first has its lane's worktree made or found; it is requested from that answer.
+  if (workspace) {
+    const { repo, base, push } = workspace;
+    return [
+      on('run.workspace.requested', {
+        runId,
+        lane,
+        repo,
+        ...(base === undefined ? {} : { base }),
+        deadlineAt,
+        resume: laneSession,
+        budgetS,
+        ...(push ? { push } : {}),
+      }),
+    ];
+  }
   return [on('run.execution.requested', { runId, lane, deadlineAt, resume: laneSession, ...(fromClaim ? { budgetS } : {}) })];
 }
 
@@ -207,7 +259,7 @@ function decideCancel(
   if (state.phase === 'executing' && state.pid !== null)
     return [decided, on('run.kill.requested', { runId, pid: state.pid, reason: CANCELLED_MARKER })];
   // Claimed but not started (or waiting out a usage limit): it never starts again, and is completed with the marker.
-  if (state.phase === 'new' || state.phase === 'handed' || state.phase === 'limited')
+  if (state.phase === 'new' || state.phase === 'handed' || state.phase === 'preparing' || state.phase === 'limited')
     return [decided, complete({ ok: false, error: CANCELLED_MARKER })];
   return [decided];
 }
@@ -280,7 +332,15 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
         }),
       );
     // A process ran, so the run was handed over and has its lane.
-    decisions.push(h.on('run.execution.requested', { runId: h.runId, lane: state.lane!, deadlineAt: state.deadlineAt, resume: null }));
+    decisions.push(
+      h.on('run.execution.requested', {
+        runId: h.runId,
+        lane: state.lane!,
+        deadlineAt: state.deadlineAt,
+        resume: null,
+        ...(state.workspace ? { workspace: state.workspace } : {}),
+      }),
+    );
     return decisions;
   }
 
@@ -300,7 +360,16 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
     return [...decisions, h.on('run.settled', { runId: h.runId, reported: false, reason: 'resolved on the board: nothing posted' })];
   const outcome = resultOf(state, exit);
   if (state.local) return [...decisions, settleLocal(outcome, h.on, h.runId)];
-  return [...decisions, h.complete(outcome, outcome.ok ? exit.reply : null, exit.usage)];
+  const changes = exit.changes && summaryOf(exit.changes);
+  const replyText = outcome.ok ? exit.reply : null;
+  // A turn that committed to its lane's branch, on a daemon that pushes: the branch goes to origin first,
+  // so the lane's next turn, wherever it is claimed once this one is completed, starts from it.
+  if (state.push && state.workspace && changes && changes.commitCount > 0 && !state.local) {
+    const { repo, path } = state.workspace;
+    const completion = { result: outcome, reply: replyText, ...(exit.usage ? { usage: exit.usage } : {}), changes };
+    return [...decisions, h.on('run.branch.push.requested', { runId: h.runId, repo, path, branch: laneBranch(state.lane!), completion })];
+  }
+  return [...decisions, h.complete(outcome, replyText, exit.usage, changes)];
 }
 
 /**
@@ -322,6 +391,9 @@ function resultOf(state: RunExecution, exit: EventData<'run.process.exited'>): R
   }
   if (exit.outcome === 'killed') return { ok: false, error: `killed before it finished${salvage}` };
   if (exit.outcome === 'failed_to_start') return { ok: false, error: `the agent command could not start: ${exit.stderrTail || 'unknown error'}` };
+  // What the turn changed could not be read (its repository was moved or deleted under it): its work is not on
+  // the record, and that is the cause to name, ahead of whatever the agent made of a repository gone from under it.
+  if (exit.changesError !== undefined) return { ok: false, error: exit.changesError };
   // The agent's terminal event said the turn failed: its words, whatever the exit code (Codex has been
   // seen exiting 0 after a failed turn).
   if (exit.agentError !== undefined) {

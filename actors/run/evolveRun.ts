@@ -22,7 +22,29 @@ export function evolveRun(state: RunExecution, event: DomainEvent): RunExecution
         state.endTold = true;
       }
       break;
+    case 'run.workspace.requested':
+      // What a request started from the queue's `run.claimed` holds (below), held while its worktree is made.
+      state.phase = 'preparing';
+      state.lane = event.data.lane;
+      state.session = event.data.resume;
+      state.resuming = event.data.resume;
+      state.budgetMs = budgetMsOf(event.data.budgetS);
+      state.deadlineAt = event.data.deadlineAt;
+      state.endTold = true;
+      if (event.data.push) state.push = true;
+      break;
+    case 'run.branch.push.requested': {
+      const { result, reply, usage, changes } = event.data.completion;
+      state.phase = 'pushing';
+      state.pid = null;
+      state.result = result;
+      state.reply = reply;
+      if (usage) state.usage = usage;
+      if (changes) state.changes = changes;
+      break;
+    }
     case 'run.execution.requested':
+      if (event.data.workspace) state.workspace = event.data.workspace;
       // The first request of a run started from its queue's `run.claimed`: what a hand-over held.
       if (event.data.budgetS !== undefined) {
         state.lane = event.data.lane;
@@ -65,6 +87,7 @@ export function evolveRun(state: RunExecution, event: DomainEvent): RunExecution
       state.result = event.data.result;
       state.reply = event.data.reply;
       if (event.data.usage) state.usage = event.data.usage;
+      if (event.data.changes) state.changes = event.data.changes;
       break;
     case 'run.completion.paused':
       // Due again from now on, whenever a redelivery (or a restart) asks.
@@ -80,6 +103,9 @@ export function evolveRun(state: RunExecution, event: DomainEvent): RunExecution
     // Inputs whose effect is in their decisions, decisions for the process's shell, and the lane's memory it keeps.
     case 'run.heartbeat.answered':
     case 'run.cancel.pushed':
+    case 'run.workspace.prepared':
+    case 'run.workspace.failed':
+    case 'run.branch.pushed':
     case 'run.completion.answered':
     case 'run.reply.refused':
     case 'run.completion.due':

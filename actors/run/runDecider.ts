@@ -50,6 +50,11 @@ export const runDecider = decider<RunExecution, RunInput, RunDecision>({
         return false;
       case 'run.limit.over':
         return state.phase !== 'limited';
+      case 'run.workspace.prepared':
+      case 'run.workspace.failed':
+        return state.phase !== 'preparing';
+      case 'run.branch.pushed':
+        return state.phase !== 'pushing';
       default:
         return exhausted(input, false);
     }

@@ -1,11 +1,14 @@
 import type { Usage } from '../../events/usage.ts';
+import type { ChangeSummary, Workspace } from '../../events/workspace.ts';
 
 /**
  * A claimed run on its computer, from hand-over to settlement. `phase` moves forward only:
  * handed over → requested (spawn decided) → executing → completing → settled; but for `limited`: its
- * agent stopped at the login's usage limit, and it waits (claimed, heartbeated) to be requested again.
+ * agent stopped at the login's usage limit, and it waits (claimed, heartbeated) to be requested again;
+ * and `preparing`: a run in a repository waits for its lane's worktree before its spawn is requested;
+ * `pushing`: its turn committed to the lane's branch, which goes to `origin` before it is completed.
  */
-export type RunPhase = 'new' | 'handed' | 'requested' | 'executing' | 'limited' | 'completing' | 'settled';
+export type RunPhase = 'new' | 'handed' | 'preparing' | 'requested' | 'executing' | 'limited' | 'pushing' | 'completing' | 'settled';
 
 export interface RunExecution {
   phase: RunPhase;
@@ -30,6 +33,12 @@ export interface RunExecution {
   reply: string | null;
   /** What the turn cost, posted with its completion; absent when its agent said nothing (and in older states). */
   usage?: Usage;
+  /** The worktree the run works in, once prepared (absent: the lane's plain folder, and in older states). */
+  workspace?: Workspace;
+  /** What its turn changed in its worktree, posted with its completion (absent: none recorded). */
+  changes?: ChangeSummary;
+  /** Its lane's branch is pushed to `origin` after a turn that committed to it (`--push`). */
+  push?: true;
   /**
    * Its queue takes its settle (or its paused completion) as its input, which then carries its result
    * for the queue to read: set for a run started from its queue's `run.claimed`, or shut down before its

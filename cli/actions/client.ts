@@ -11,7 +11,14 @@ import { waitForEnd } from '../shared/waitForEnd.ts';
 /** `runledger submit`: one run to the board (the prompt from --prompt or stdin); prints its id. */
 export async function submit(o: SubmitOptions): Promise<void> {
   const prompt = readPrompt('submit', o.prompt);
-  const body = { lane: o.lane, prompt, ...(o.agent ? { agent_id: o.agent } : {}), ...(o.timeoutS !== undefined ? { timeout_s: o.timeoutS } : {}) };
+  const body = {
+    lane: o.lane,
+    prompt,
+    ...(o.agent ? { agent_id: o.agent } : {}),
+    ...(o.timeoutS !== undefined ? { timeout_s: o.timeoutS } : {}),
+    ...(o.repo !== undefined ? { repo: o.repo } : {}),
+    ...(o.base !== undefined ? { base: o.base } : {}),
+  };
   const answer = await boardCall(o, 'POST', '/v1/runs', body, o.idempotencyKey ? { 'idempotency-key': o.idempotencyKey } : {});
   if (answer.status !== 201) throw new Error(refusal(answer));
   print(o, answer.body, () => String(answer.body?.run_id));
@@ -35,12 +42,16 @@ export async function cancel(runId: string, o: CancelOptions): Promise<void> {
 export async function show(runId: string, o: ShowOptions): Promise<void> {
   runId = await runIdOnBoard(o, runId); // a unique prefix (SPEC 6) becomes the whole id
   if (o.follow) return (await import('./followRun.ts')).followRun(runId, o);
-  const details = o.json ? null : await runDetails(o, runId);
+  const details = o.json || o.diff ? null : await runDetails(o, runId);
   if (details !== null) return print(o, details, () => runText(details));
   // --json: the board's own view (`GET /v1/runs/{run_id}`), as scripts have read it all along; for a
   // person, what a board older than the details route says of it (no prompt, no times).
   const answer = await boardCall(o, 'GET', `/v1/runs/${encodeURIComponent(runId)}`);
   if (answer.status !== 200) throw new Error(refusal(answer));
+  if (o.diff) {
+    const computer = typeof answer.body?.computer_id === 'string' ? answer.body.computer_id : null;
+    return (await import('./showDiff.ts')).showDiff(runId, o, computer);
+  }
   print(
     o,
     answer.body,

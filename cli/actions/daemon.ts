@@ -2,6 +2,7 @@ import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { type HookCommands, parseHook } from '../../actors/board/chores/hooks/hookNames.ts';
 import type { DrainReport } from '../../actors/computer/drainComputer.ts';
 import { type Daemon, type ShutdownReport, startDaemon } from '../../actors/daemon/startDaemon.ts';
+import { checkRepositories, parseRepoOption, type Repositories } from '../../actors/workspace/repositories.ts';
 import { isPostgresUrl, redactUrl } from '../../events/store/logLocation.ts';
 import { openStore } from '../../events/store/open/openStore.ts';
 import type { DaemonOptions, ServerOptions } from '../commands/daemon.ts';
@@ -23,8 +24,21 @@ export async function daemon(o: DaemonOptions, command: CommandUnknownOpts): Pro
     );
   }
   const hooks = hookCommands(o.hook ?? [], command);
+  const repos = await repositories(o.repo ?? [], command);
+  if (o.worktreeIdleDays !== undefined && repos.defaultName === null)
+    refuseOption(
+      command,
+      '--worktree-idle-days <n>',
+      String(o.worktreeIdleDays),
+      'it closes worktrees of the repositories given with --repo: give one',
+    );
+  if (o.push && repos.defaultName === null)
+    refuseOption(command, '--push', 'on', "it pushes lanes' branches of the repositories given with --repo: give one");
   await runUntilSignalled(o.logJson, o.demo, {
     db: o.db,
+    repos,
+    ...(o.push ? { push: true } : {}),
+    ...(o.worktreeIdleDays !== undefined ? { worktreeIdleDays: o.worktreeIdleDays } : {}),
     exec: o.exec,
     slots: o.slots,
     loginCapacity: o.login ?? {},
@@ -173,6 +187,25 @@ async function headOf(db: string): Promise<number> {
     return await store.headSeq();
   } finally {
     await store.close();
+  }
+}
+
+/**
+ * `--repo [NAME=]PATH`, repeatable: each must be a git repository's checkout with a commit, checked
+ * before anything starts, so a daemon given a wrong path refuses to start (exit 2), naming it.
+ */
+async function repositories(texts: readonly string[], command: CommandUnknownOpts): Promise<Repositories> {
+  const given = texts.map((text) => {
+    try {
+      return parseRepoOption(text);
+    } catch (error) {
+      return refuseOption(command, '--repo <[name=]path>', text, (error as Error).message);
+    }
+  });
+  try {
+    return await checkRepositories(given);
+  } catch (error) {
+    return refuseOption(command, '--repo <[name=]path>', texts.join(' '), (error as Error).message);
   }
 }
 

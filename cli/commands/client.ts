@@ -2,6 +2,7 @@ import { Command, Option, type OptionValues } from '@commander-js/extra-typings'
 import { RUN_STATES } from '../../events/runStates.ts';
 import { DB_OPTION, DEFAULT_SERVER, helpAfter, ID_RULE_HELP, type OptionsOf } from '../shared/options.ts';
 import { int, safeId, serverUrl, text } from '../shared/parse.ts';
+import { laneCloseCommand } from './lane.ts';
 
 const withBoard = <Args extends unknown[], Opts extends OptionValues, Globals extends OptionValues>(command: Command<Args, Opts, Globals>) =>
   command
@@ -22,7 +23,9 @@ const submit = () =>
     .option('--prompt <text>', 'the prompt (default: stdin; in a terminal, type it and end with Ctrl-D)')
     .option('--agent <id>', `the agent login to run it on (${ID_RULE_HELP})`)
     .option('--timeout-s <s>', 'its budget in seconds (0 = none)', int('--timeout-s', 0))
-    .option('--idempotency-key <key>', 'a retry with the same key submits nothing new');
+    .option('--idempotency-key <key>', 'a retry with the same key submits nothing new')
+    .option('--repo <name>', "the repository it works in, as its computers name it (daemon --repo NAME=PATH); default: the computer's first")
+    .option('--base <ref>', "where its lane's new branch starts (a branch, tag or commit of the repository); default: the repository's HEAD");
 
 const cancel = () =>
   withBoard(new Command('cancel'))
@@ -40,7 +43,8 @@ const show = () =>
     .option(
       '--follow',
       'print a line per change (its state, what its agent is doing) until it ends, then how it ended and its reply (exit 0 only when it succeeded)',
-    );
+    )
+    .option('--diff', "print the diff its turn left in its lane's worktree (from the log at --db, its computer's), its summary on stderr");
 
 const runs = () =>
   withBoard(new Command('runs'))
@@ -90,7 +94,7 @@ export function cancelCommand() {
 export function showCommand() {
   return helpAfter(
     show(),
-    ['runledger show 2397a925', 'runledger show 2397a925 --follow'],
+    ['runledger show 2397a925', 'runledger show 2397a925 --follow', 'runledger show 2397a925 --diff | less'],
     'with --follow, the run ended otherwise than succeeded',
   ).action(async (runId, options) => (await import('../actions/client.ts')).show(runId, options));
 }
@@ -105,9 +109,13 @@ export function runsCommand() {
 }
 
 export function laneCommand() {
-  return helpAfter(lane(), ['runledger lane alice', 'runledger lane alice --last 3 --json'], 'the board has no run of that lane').action(
-    async (laneId, options) => (await import('../actions/runs.ts')).lane(laneId, options),
-  );
+  return helpAfter(
+    lane(),
+    ['runledger lane alice', 'runledger lane alice --last 3 --json', 'runledger lane close alice'],
+    'the board has no run of that lane',
+  )
+    .addCommand(laneCloseCommand())
+    .action(async (laneId, options) => (await import('../actions/runs.ts')).lane(laneId, options));
 }
 
 /** Apart from the others: a glance at the board loads no schema (`runledger status` starts in ~2x a bare node). */

@@ -42,6 +42,20 @@ const daemon = () =>
     )
     .option('--computer <id>', `this computer's id (${ID_RULE_HELP})`, 'local')
     .option('--token <token>', "this computer's token, with --server (`runledger computer add ID` on the board prints it)")
+    .option(
+      '--repo <[name=]path>',
+      "a git repository the lanes work in, each lane in a worktree of its own on branch runledger/LANE (repeatable; NAME defaults to the folder's name; the first, or the one named default, serves runs that name none)",
+      collect,
+    )
+    .option(
+      '--worktree-idle-days <n>',
+      'close the worktree of a lane idle for N days (uncommitted changes committed to its branch first; the branch kept)',
+      positiveNumber('--worktree-idle-days'),
+    )
+    .option(
+      '--push',
+      "push a lane's branch to the repository's origin after each turn that changed it, and start a lane new to this computer from origin's branch",
+    )
     .option('--log-json', 'log decisions as JSON lines (pino) instead of sentences')
     .option('--demo', 'run a second computer (demo-2) and submit a few runs, to watch them queue, park, run and complete');
 
@@ -79,6 +93,15 @@ export function serverCommand() {
     'runledger server --port 7420 --db /var/lib/runledger/runledger.db',
     'runledger server --host 0.0.0.0 --db postgres://runledger@db.example/runledger',
   ]).action(async (options, command) => (await import('../actions/daemon.ts')).server(options, command));
+}
+
+/** A number of days above 0, fractions allowed (`0.5`: twelve hours). */
+function positiveNumber(name: string) {
+  return (text: string): number => {
+    const value = Number(text);
+    if (!Number.isFinite(value) || value <= 0) throw new InvalidArgumentError(`${name} wants a number of days above 0, not "${text}"`);
+    return value;
+  };
 }
 
 const LOGIN = new RegExp(`^(${SAFE_ID_PART})=(\\d+)$`);

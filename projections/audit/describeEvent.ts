@@ -1,5 +1,6 @@
 import type { DomainEvent, EventData } from '../../events/catalog.ts';
 import type { Usage } from '../../events/usage.ts';
+import { describeChanges, MAX_DIFF_BYTES } from '../../events/workspace.ts';
 import { usageWords } from '../usage.ts';
 
 /**
@@ -94,7 +95,18 @@ function sentence(event: DomainEvent): string {
     case 'run.session.announced':
       return `the agent announced its session ${event.data.sessionId}`;
     case 'run.process.exited':
-      return withUsage(processExit(event.data), event.data.usage);
+      return withChanges(withUsage(processExit(event.data), event.data.usage), event.data);
+    case 'run.workspace.prepared': {
+      const { repo, path, branch, head, made, from, repaired } = event.data;
+      const how = made ? `made on branch ${branch}${from ? ` from ${from}` : ''}` : `kept from an earlier turn, on ${branch}`;
+      return `its worktree of repository ${repo} is ready at ${path} (${how}); HEAD before the turn: ${head.slice(0, 12)}${repaired ? `; repaired: ${repaired}` : ''}`;
+    }
+    case 'run.branch.pushed':
+      return event.data.ok
+        ? `its lane's branch was pushed to origin: ${event.data.detail}`
+        : `its lane's branch could not be pushed to origin: ${event.data.detail}`;
+    case 'run.workspace.failed':
+      return `its worktree${event.data.repo ? ` of repository ${event.data.repo}` : ''} could not be had: ${event.data.error}`;
     case 'run.cancel.pushed':
       return `the board pushed a cancel (frame ${event.data.frameId})`;
     case 'run.heartbeat.answered': {
@@ -118,6 +130,13 @@ function sentence(event: DomainEvent): string {
       return 'the daemon shut down before this run started';
 
     // A run's execution on its computer: decisions.
+    case 'run.workspace.requested': {
+      const { repo, base, lane } = event.data;
+      const where = repo === null ? 'a repository' : `repository ${repo}`;
+      return `to be run in lane ${lane}'s worktree of ${where}${base ? ` (a new branch starts from ${base})` : ''}: made or found first`;
+    }
+    case 'run.branch.push.requested':
+      return `its turn committed to ${event.data.branch}: the branch goes to origin before the run is completed`;
     case 'run.execution.requested': {
       const { deadlineAt, resume, budgetS } = event.data;
       const budget = budgetS === undefined || budgetS === 0 ? '' : ` (budget ${budgetS} s)`;
@@ -310,6 +329,14 @@ function sentence(event: DomainEvent): string {
       return `an event of type ${(unknown as DomainEvent).type}`;
     }
   }
+}
+
+/** What a turn in a worktree changed, after what happened: "changed nothing" is said too. */
+function withChanges(text: string, exit: EventData<'run.process.exited'>): string {
+  if (exit.changesError !== undefined) return `${text}; what it changed could not be read: ${exit.changesError}`;
+  if (!exit.changes) return text;
+  const cut = exit.changes.diffCut ? ` (diff of ${exit.changes.diffBytes} bytes, cut at ${MAX_DIFF_BYTES} in the log)` : '';
+  return `${text}; in its worktree the turn ${describeChanges(exit.changes)}${cut}`;
 }
 
 /** What the turn cost, after what happened, when its agent said. */

@@ -50,6 +50,8 @@ const UNCOUNTED = [
   'outbox.interrupted',
   'frame.acknowledged',
   'run.claimed',
+  'run.workspace.requested',
+  'run.branch.push.requested',
   'run.execution.requested',
   'run.cancel.decided',
   'run.kill.requested',

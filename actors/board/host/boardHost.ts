@@ -4,6 +4,7 @@ import type { DomainEvent } from '../../../events/catalog.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
 import { messageOf } from '../../../events/thrown.ts';
 import type { Usage } from '../../../events/usage.ts';
+import type { ChangeSummary } from '../../../events/workspace.ts';
 import { idsStartingWith, LOOKUP_LIMIT } from '../../../projections/audit/runIdPrefix.ts';
 import { runRecordOf } from '../../../projections/audit/runRecord.ts';
 import { boardProjection } from '../../../projections/board.ts';
@@ -224,7 +225,7 @@ export class BoardHost {
   }
 
   async submit(
-    body: { lane: string; prompt: string; agent_id?: string | null; timeout_s?: number | null },
+    body: { lane: string; prompt: string; agent_id?: string | null; timeout_s?: number | null; repo?: string | null; base?: string | null },
     idempotencyKey?: string,
   ): Promise<Answer> {
     const input = boardInput.submitted(
@@ -235,6 +236,8 @@ export class BoardHost {
         agentId: body.agent_id ?? null,
         timeoutS: body.timeout_s ?? null,
         ...(idempotencyKey ? { idempotencyKey } : {}),
+        ...(body.repo ? { repo: body.repo } : {}),
+        ...(body.base ? { base: body.base } : {}),
       },
       this.options.clock.now(),
     );
@@ -280,9 +283,9 @@ export class BoardHost {
     return 'code' in answer ? refused(answer.status, answer.code, answer.reason) : { status: 200, body: { ok: true } };
   }
 
-  async complete(runId: string, computerId: string, ok: boolean, error?: string, usage?: Usage): Promise<Answer> {
+  async complete(runId: string, computerId: string, ok: boolean, error?: string, usage?: Usage, changes?: ChangeSummary): Promise<Answer> {
     const answer = await this.decideAbout(runId, (past) =>
-      boardInput.completion(runId, computerId, ok, error, this.options.clock.now(), usage, past),
+      boardInput.completion(runId, computerId, ok, error, this.options.clock.now(), usage, past, changes),
     );
     return 'code' in answer ? refused(answer.status, answer.code, answer.reason) : { status: 200, body: { ok: true } };
   }

@@ -6,7 +6,9 @@ import { isSafeId, SAFE_ID_RULE } from '../../../events/idRule.ts';
 import { SafeId } from '../../../events/safeId.ts';
 import { StaleVersionError } from '../../../events/store/eventStore.ts';
 import { LogUnwritableError } from '../../../events/store/logUnwritable.ts';
+import { BaseRef, RepoName } from '../../../events/workspace.ts';
 import type { UsageTally } from '../../../projections/usage.ts';
+import { ChangesBody, changesFromWire } from '../../../wire/changes.ts';
 import { bearerOf, HttpError, readJson, sendError, sendJson } from '../../../wire/http.ts';
 import { INCARNATION_HEADER } from '../../../wire/incarnation.ts';
 import { UsageBody, usageFromWire } from '../../../wire/usage.ts';
@@ -23,10 +25,17 @@ const SubmitBody = z.strictObject({
   prompt: z.string().min(1).max(TEXT),
   agent_id: SafeId.nullable().optional(),
   timeout_s: TimeoutSeconds.nullable().optional(),
+  repo: RepoName.nullable().optional(),
+  base: BaseRef.nullable().optional(),
 });
 const HeartbeatBody = z.strictObject({ progress: z.string().max(4096).optional() });
 const ReplyBody = z.strictObject({ text: z.string().max(TEXT) });
-const CompleteBody = z.strictObject({ ok: z.boolean(), error: z.string().max(TEXT).optional(), usage: UsageBody.optional() });
+const CompleteBody = z.strictObject({
+  ok: z.boolean(),
+  error: z.string().max(TEXT).optional(),
+  usage: UsageBody.optional(),
+  changes: ChangesBody.optional(),
+});
 const Empty = z.strictObject({});
 
 export interface ApiOptions {
@@ -142,7 +151,7 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
       }
       if (m[2] === 'reply') return host.reply(id, computerId, (await readJson(request, ReplyBody, BIG_BODY)).text);
       const body = await readJson(request, CompleteBody, BIG_BODY);
-      return host.complete(id, computerId, body.ok, body.error, usageFromWire(body.usage));
+      return host.complete(id, computerId, body.ok, body.error, usageFromWire(body.usage), body.changes && changesFromWire(body.changes));
     }
     throw new HttpError(404, 'not_found', `no route ${method} ${path}`);
   };

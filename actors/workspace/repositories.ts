@@ -1,0 +1,60 @@
+import { existsSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
+import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
+import { runGit } from './git.ts';
+
+/**
+ * The team's repositories a computer's lanes work in (`daemon --repo [NAME=]PATH`, repeatable): each
+ * checked once at start, so a daemon given a path that is no repository refuses to start, naming it.
+ */
+export interface Repository {
+  readonly name: string;
+  /** The top of its main checkout, absolute. */
+  readonly path: string;
+  /** Its common git folder, absolute: what git commands on it are serialised by (see `onRepository`). */
+  readonly gitDir: string;
+}
+
+export interface Repositories {
+  readonly byName: ReadonlyMap<string, Repository>;
+  /** The one a run that names none works in: the one named `default`, else the first given; null with none. */
+  readonly defaultName: string | null;
+}
+
+export const NO_REPOSITORIES: Repositories = { byName: new Map(), defaultName: null };
+
+/** `--repo [NAME=]PATH` as typed: NAME defaults to the folder's name. Throws a message naming what is wrong. */
+export function parseRepoOption(text: string): { name: string; path: string } {
+  const eq = text.indexOf('=');
+  const named = eq > 0 && isSafeId(text.slice(0, eq));
+  const path = named ? text.slice(eq + 1) : text;
+  if (path === '') throw new Error(`--repo wants [NAME=]PATH, not "${text}"`);
+  const name = named ? text.slice(0, eq) : basename(resolve(path));
+  if (!isSafeId(name))
+    throw new Error(`--repo ${text}: the repository's name "${name}" does not match ${SAFE_ID_RULE}; name it: --repo NAME=${path}`);
+  return { name, path: resolve(path) };
+}
+
+/** Checks each repository (a git work tree with a commit); the first problem throws, naming it and what to do. */
+export async function checkRepositories(given: readonly { name: string; path: string }[]): Promise<Repositories> {
+  const byName = new Map<string, Repository>();
+  for (const { name, path } of given) {
+    if (byName.has(name)) throw new Error(`--repo: two repositories are named "${name}"; name one otherwise: --repo OTHER=${path}`);
+    byName.set(name, await checkRepository(name, path));
+  }
+  const names = [...byName.keys()];
+  return { byName, defaultName: byName.has('default') ? 'default' : (names[0] ?? null) };
+}
+
+export async function checkRepository(name: string, path: string): Promise<Repository> {
+  if (!existsSync(path)) throw new Error(`--repo ${name}=${path}: no such folder; give the path of a git repository's checkout`);
+  const answer = await runGit(path, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir']);
+  const [top, gitDir] = answer.stdout.trim().split('\n');
+  if (answer.code !== 0 || !top || !gitDir)
+    throw new Error(
+      `--repo ${name}=${path} is not a git repository's checkout (git says: ${answer.stderr.split('\n').at(-1) || 'nothing'}); give the folder of a clone`,
+    );
+  const head = await runGit(top, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']);
+  if (head.code !== 0) throw new Error(`--repo ${name}=${path}: the repository has no commit yet; make a first commit, then start the daemon`);
+  return { name, path: top, gitDir };
+}

@@ -1,0 +1,135 @@
+/**
+ * Bad inputs around the lanes' worktrees (README "Workspaces in a repository"): each is a clear error
+ * naming the thing, and the daemon goes on serving the other lanes and repositories.
+ */
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkLogs, runCli, waitFor } from '../e2e/support/cluster.ts';
+import { tempDir } from '../support/tempStore.ts';
+import { GIT_AGENT, git, makeRepo, post, startRepoDaemon, turn } from './support.ts';
+
+describe('bad inputs around worktrees', () => {
+  it('a --repo that is no repository, or one with no commit, refuses to start (exit 2) naming it', async () => {
+    const dir = tempDir();
+    const plain = join(dir, 'plain');
+    mkdirSync(plain);
+    const empty = join(dir, 'empty');
+    mkdirSync(empty);
+    git(empty, 'init', '-q');
+    const db = join(dir, 'runledger.db');
+    const [notRepo, missing, noCommit] = await Promise.all([
+      runCli(['daemon', '--db', db, '--port', '0', '--exec', GIT_AGENT, '--repo', `app=${plain}`]),
+      runCli(['daemon', '--db', db, '--port', '0', '--exec', GIT_AGENT, '--repo', join(dir, 'nowhere')]),
+      runCli(['daemon', '--db', db, '--port', '0', '--exec', GIT_AGENT, '--repo', empty]),
+    ]);
+    expect(notRepo.status).toBe(2);
+    expect(notRepo.stderr).toContain(`--repo app=${plain} is not a git repository's checkout`);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toContain(`${join(dir, 'nowhere')}: no such folder`);
+    expect(noCommit.status).toBe(2);
+    expect(noCommit.stderr).toContain('the repository has no commit yet');
+    // Nothing was started: no log was made.
+    expect(existsSync(db)).toBe(false);
+  });
+
+  it('an unknown repository, a missing base ref, a repository moved away: each run fails naming it, and the other lanes go on', async () => {
+    const dir = tempDir();
+    const app = makeRepo(dir, 'app');
+    const lib = makeRepo(dir, 'lib');
+    const db = join(dir, 'home', 'runledger.db');
+    const daemon = await startRepoDaemon(db, [app, lib], ['--slots', '2']);
+    await daemon.process.waitForOutput(/push stream connected/);
+
+    // The board checks the fields' form: 422 naming the field.
+    const badBase = await post(daemon, { lane: 'x', prompt: 'p', base: '--upload-pack=evil' });
+    expect(badBase.status).toBe(422);
+    expect(JSON.stringify(badBase.body)).toContain('base');
+    const badRepo = await post(daemon, { lane: 'x', prompt: 'p', repo: '../etc' });
+    expect(badRepo.status).toBe(422);
+    expect(JSON.stringify(badRepo.body)).toContain('repo');
+
+    const [unknown, noBase] = await Promise.all([
+      turn(daemon, { lane: 'u', prompt: 'write a.txt a', repo: 'nope' }),
+      turn(daemon, { lane: 'b', prompt: 'write a.txt a', base: 'no-such-branch' }),
+    ]);
+    expect(unknown).toMatchObject({ state: 'failed' });
+    expect(unknown.error).toContain('computer local has no repository named nope (it has app, lib)');
+    expect(noBase).toMatchObject({ state: 'failed' });
+    expect(noBase.error).toContain('the base ref "no-such-branch" does not exist in repository app');
+    // Neither touched the repository: no branch, no worktree.
+    expect(git(app, 'branch', '--list', 'runledger/*')).toBe('');
+
+    // A base that exists: the lane's branch starts there.
+    git(app, 'checkout', '-q', '-b', 'feature');
+    writeFileSync(join(app, 'feature.txt'), 'f\n');
+    git(app, 'add', '-A');
+    git(app, 'commit', '-q', '-m', 'feature');
+    git(app, 'checkout', '-q', 'main');
+    const fromFeature = await turn(daemon, { lane: 'f', prompt: 'look', base: 'feature' });
+    expect(fromFeature.reply).toContain('files=README.md,feature.txt');
+    expect(fromFeature.changes?.base).toBe(git(app, 'rev-parse', 'feature'));
+
+    // lib is moved away under the running daemon: its lane's turn fails naming it; app's lanes go on.
+    renameSync(lib, join(dir, 'lib-moved'));
+    const [moved, fine] = await Promise.all([
+      turn(daemon, { lane: 'm', prompt: 'write a.txt a', repo: 'lib' }),
+      turn(daemon, { lane: 'ok', prompt: 'write a.txt a' }),
+    ]);
+    expect(moved).toMatchObject({ state: 'failed' });
+    expect(moved.error).toContain(`repository lib is no longer at ${lib} (moved or deleted while the daemon runs)`);
+    expect(fine).toMatchObject({ state: 'succeeded' });
+
+    // app moved during a turn: what the turn changed cannot be read, and the turn fails naming it.
+    const laneTree = join(dir, 'home', 'workspaces', 'local', 'app.worktrees', 'during');
+    const during = turn(daemon, { lane: 'during', prompt: 'write started.txt x\nsleep 1500' });
+    await waitFor('the agent to start', () => existsSync(join(laneTree, 'started.txt')));
+    renameSync(app, join(dir, 'app-moved'));
+    const cut = await during;
+    expect(cut).toMatchObject({ state: 'failed' });
+    expect(cut.error).toContain(`repository app is no longer at ${app}`);
+    renameSync(join(dir, 'app-moved'), app);
+    expect(await turn(daemon, { lane: 'during', prompt: 'look' })).toMatchObject({ state: 'succeeded' });
+    await daemon.process.stop('SIGTERM');
+    await checkLogs([db]);
+  });
+
+  it('a worktree left half-made (its folder gone, a stray folder in its place, still "initializing"), or a branch made earlier: repaired or reused at the next turn', async () => {
+    const dir = tempDir();
+    const app = makeRepo(dir, 'app');
+    const db = join(dir, 'home', 'runledger.db');
+    const trees = join(dir, 'home', 'workspaces', 'local', 'app.worktrees');
+    // A branch from an earlier life (or another computer, or a person): the lane goes on from it.
+    git(app, 'branch', 'runledger/old', 'main');
+    git(app, 'worktree', 'add', '-q', join(dir, 'elsewhere'), 'runledger/old');
+    writeFileSync(join(dir, 'elsewhere', 'old.txt'), 'old\n');
+    git(join(dir, 'elsewhere'), 'add', '-A');
+    git(join(dir, 'elsewhere'), 'commit', '-q', '-m', 'old work');
+    git(app, 'worktree', 'remove', join(dir, 'elsewhere'));
+    const daemon = await startRepoDaemon(db, [`app=${app}`]);
+    await daemon.process.waitForOutput(/push stream connected/);
+    expect((await turn(daemon, { lane: 'old', prompt: 'look' })).reply).toContain('branch=runledger/old files=README.md,old.txt');
+
+    // Its folder deleted: the stale registration is pruned and the worktree made again, on the lane's branch.
+    expect(await turn(daemon, { lane: 'gone', prompt: 'write g.txt g\ncommit g' })).toMatchObject({ state: 'succeeded' });
+    rmSync(join(trees, 'gone'), { recursive: true, force: true });
+    const again = await turn(daemon, { lane: 'gone', prompt: 'look' });
+    expect(again.reply).toContain('files=README.md,g.txt');
+
+    // A folder git does not know in its place: set aside, never deleted.
+    mkdirSync(join(trees, 'stray'), { recursive: true });
+    writeFileSync(join(trees, 'stray', 'keep.txt'), 'someone’s\n');
+    expect((await turn(daemon, { lane: 'stray', prompt: 'look' })).reply).toContain('files=README.md');
+    expect(existsSync(join(trees, 'stray.unregistered', 'keep.txt'))).toBe(true);
+
+    // A crash inside `git worktree add`: registered, locked "initializing", its checkout unfinished.
+    git(app, 'worktree', 'add', '-q', '-b', 'runledger/crash', join(trees, 'crash'), 'main');
+    writeFileSync(join(app, '.git', 'worktrees', 'crash', 'locked'), 'initializing');
+    rmSync(join(trees, 'crash', 'README.md'));
+    const repaired = await turn(daemon, { lane: 'crash', prompt: 'look' });
+    expect(repaired.reply).toContain('files=README.md');
+    expect(repaired.changes).toMatchObject({ files_changed: 0 });
+    await daemon.process.stop('SIGTERM');
+    await checkLogs([db]);
+  });
+});
