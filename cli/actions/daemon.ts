@@ -1,9 +1,12 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { type HookCommands, parseHook } from '../../actors/board/chores/hooks/hookNames.ts';
 import type { DrainReport } from '../../actors/computer/drainComputer.ts';
 import { type Daemon, type ShutdownReport, startDaemon } from '../../actors/daemon/startDaemon.ts';
 import { isPostgresUrl, redactUrl } from '../../events/store/logLocation.ts';
 import { openStore } from '../../events/store/open/openStore.ts';
+import { messageOf } from '../../events/thrown.ts';
 import type { DaemonOptions, ServerOptions } from '../commands/daemon.ts';
 import { startDemoComputer } from '../shared/demoComputer.ts';
 import { submitDemoRuns } from '../shared/demoRuns.ts';
@@ -23,6 +26,7 @@ export async function daemon(o: DaemonOptions, command: CommandUnknownOpts): Pro
     );
   }
   const hooks = hookCommands(o.hook ?? [], command);
+  const token = computerToken(o, command);
   await runUntilSignalled(o.logJson, o.demo, {
     db: o.db,
     exec: o.exec,
@@ -43,8 +47,35 @@ export async function daemon(o: DaemonOptions, command: CommandUnknownOpts): Pro
     budgetNote: o.budgetNote === 'on',
     ...(o.tmuxSocket ? { tmuxSocket: o.tmuxSocket } : {}),
     ...(o.server ? { server: o.server } : {}),
-    ...(o.token ? { token: o.token } : {}),
+    ...token,
   });
+}
+
+/**
+ * This computer's token: `--token T`, else `--token-file F`, else `RUNLEDGER_COMPUTER_TOKEN`. A token
+ * typed on the command line is seen by every local user in `ps`; a file or the environment is not.
+ * The environment's is read only to join a board (`--server`): a daemon running its own board
+ * registers its computer with a token of its own, beside its log.
+ */
+function computerToken(o: DaemonOptions, command: CommandUnknownOpts): { token: string; tokenSource: string } | Record<string, never> {
+  const typed = command.getOptionValueSource('token') === 'cli';
+  if (o.tokenFile !== undefined) {
+    if (typed) refuseOption(command, '--token-file <file>', o.tokenFile, 'give the computer token one way: --token-file or --token, not both');
+    const path = resolve(o.tokenFile);
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8').trim();
+    } catch (error) {
+      throw new Error(
+        `--token-file ${path}: cannot read it (${messageOf(error)}): give the file \`runledger computer add ID\` printed the token into`,
+      );
+    }
+    if (text === '') throw new Error(`--token-file ${path} is empty: put in it the token \`runledger computer add ID\` printed`);
+    return { token: text, tokenSource: `the token in ${path} (--token-file)` };
+  }
+  if (o.token === undefined || o.token === '') return {};
+  if (typed) return { token: o.token, tokenSource: 'the token given with --token' };
+  return o.server ? { token: o.token, tokenSource: 'the token in RUNLEDGER_COMPUTER_TOKEN' } : {};
 }
 
 /** `runledger server`: the board alone, as long-lived as the daemon. */

@@ -1,15 +1,16 @@
 import { Command, InvalidArgumentError, Option } from '@commander-js/extra-typings';
 import { MAX_TIMEOUT_S } from '../../events/bounds.ts';
 import { SAFE_ID_PART, SAFE_ID_RULE } from '../../events/idRule.ts';
-import { BUDGET_NOTE, DB_OPTION, DEMO_EXEC, helpAfter, ID_RULE_HELP, type OptionsOf } from '../shared/options.ts';
+import { BUDGET_NOTE, DEMO_EXEC, helpAfter, ID_RULE_HELP, type OptionsOf, withLog } from '../shared/options.ts';
 import { atMost, collect, int, serverUrls } from '../shared/parse.ts';
 
 const HOOK = 'run COMMAND (JSON on stdin) for on_run_claimed, on_run_started, on_run_ended, on_session_closed or on_tick (repeatable)';
 
 const daemon = () =>
-  new Command('daemon')
-    .description('board and computer in one process on one SQLite file (or, with --server, a computer joining a board)')
-    .addOption(DB_OPTION('the SQLite log (a computer keeps its log in a file; a board on PostgreSQL is `runledger server`)'))
+  withLog(
+    new Command('daemon').description('board and computer in one process on one SQLite file (or, with --server, a computer joining a board)'),
+    'the SQLite log (a computer keeps its log in a file; a board on PostgreSQL is `runledger server`)',
+  )
     .option('--exec <command>', 'the agent command line (prompt on stdin)', DEMO_EXEC)
     .option('--slots <n>', 'runs at once', int('--slots', 1), 1)
     .option('--login <name=n>', 'at most N runs at once on agent login NAME (repeatable)', collectLogin)
@@ -41,14 +42,18 @@ const daemon = () =>
       serverUrls,
     )
     .option('--computer <id>', `this computer's id (${ID_RULE_HELP})`, 'local')
-    .option('--token <token>', "this computer's token, with --server (`runledger computer add ID` on the board prints it)")
+    .addOption(
+      new Option(
+        '--token <token>',
+        "this computer's token, with --server (`runledger computer add ID` on the board prints it); seen by every local user in `ps`: prefer --token-file or RUNLEDGER_COMPUTER_TOKEN",
+      ).env('RUNLEDGER_COMPUTER_TOKEN'),
+    )
+    .option('--token-file <file>', "with --server: the file holding this computer's token (mode 0600), read at start")
     .option('--log-json', 'log decisions as JSON lines (pino) instead of sentences')
     .option('--demo', 'run a second computer (demo-2) and submit a few runs, to watch them queue, park, run and complete');
 
 const server = () =>
-  new Command('server')
-    .description('the board alone: HTTP API and push stream (several of them on one PostgreSQL database)')
-    .addOption(DB_OPTION())
+  withLog(new Command('server').description('the board alone: HTTP API and push stream (several of them on one PostgreSQL database)'))
     .option('--port <port>', 'the board port (0: one the system picks)', int('--port', 0), 7420)
     .option('--host <host>', 'the board address', '127.0.0.1')
     .option('--lease-s <s>', 'heartbeat silence after which a claimed run is reaped', int('--lease-s', 1), 90)
@@ -70,7 +75,7 @@ export function daemonCommand() {
   return helpAfter(daemon(), [
     'runledger daemon --demo',
     'runledger daemon --exec "claude -p --output-format stream-json --verbose" --slots 2',
-    'runledger daemon --server http://board.example:7420 --computer c2 --token "$(cat c2.token)"',
+    'runledger daemon --server http://board.example:7420 --computer c2 --token-file ~/.config/runledger/c2.token --exec claude',
   ]).action(async (options, command) => (await import('../actions/daemon.ts')).daemon(options, command));
 }
 
