@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option } from '@commander-js/extra-typings';
 import { MAX_TIMEOUT_S } from '../../events/bounds.ts';
 import { SAFE_ID_PART, SAFE_ID_RULE } from '../../events/idRule.ts';
-import { BUDGET_NOTE, DEMO_EXEC, helpAfter, ID_RULE_HELP, type OptionsOf, withLog } from '../shared/options.ts';
+import { BUDGET_NOTE, helpAfter, ID_RULE_HELP, type OptionsOf, withLog } from '../shared/options.ts';
 import { atMost, collect, int, serverUrls } from '../shared/parse.ts';
 
 const HOOK = 'run COMMAND (JSON on stdin) for on_run_claimed, on_run_started, on_run_ended, on_session_closed or on_tick (repeatable)';
@@ -11,7 +11,7 @@ const daemon = () =>
     new Command('daemon').description('board and computer in one process on one SQLite file (or, with --server, a computer joining a board)'),
     'the SQLite log (a computer keeps its log in a file; a board on PostgreSQL is `runledger server`)',
   )
-    .option('--exec <command>', 'the agent command line (prompt on stdin)', DEMO_EXEC)
+    .option('--exec <command>', 'the agent command line (prompt on stdin), e.g. claude or "codex exec": required, unless --demo')
     .option('--slots <n>', 'runs at once', int('--slots', 1), 1)
     .option('--login <name=n>', 'at most N runs at once on agent login NAME (repeatable)', collectLogin)
     .option('--port <port>', 'the board port (0: one the system picks)', int('--port', 0), 7420)
@@ -50,7 +50,10 @@ const daemon = () =>
     )
     .option('--token-file <file>', "with --server: the file holding this computer's token (mode 0600), read at start")
     .option('--log-json', 'log decisions as JSON lines (pino) instead of sentences')
-    .option('--demo', 'run a second computer (demo-2) and submit a few runs, to watch them queue, park, run and complete');
+    .option(
+      '--demo',
+      'try runledger out: the demo agent (unless --exec), a second computer (demo-2) and a few runs, to watch them queue, park, run and complete',
+    );
 
 const server = () =>
   withLog(new Command('server').description('the board alone: HTTP API and push stream (several of them on one PostgreSQL database)'))
