@@ -9,6 +9,7 @@ import { doctorCommand } from './commands/doctor.ts';
 import { rebuildCommand } from './commands/rebuild.ts';
 import { replayCommand } from './commands/replay.ts';
 import { runCommand } from './commands/run.ts';
+import { serviceCommand } from './commands/service.ts';
 import { subscribeCommand, unsubscribeCommand } from './commands/subscribe.ts';
 import { tickCommand } from './commands/tick.ts';
 import { tokenCommand } from './commands/token.ts';
@@ -37,6 +38,7 @@ const program = new Command('runledger')
   .addCommand(adoptCommand())
   .addCommand(subscribeCommand())
   .addCommand(unsubscribeCommand())
+  .addCommand(serviceCommand())
   .addHelpText('after', `\nExample:\n  $ runledger daemon --demo\n  $ runledger submit --lane alice --prompt "and then?"\n\n${EXIT_CODES}`);
 
 // A usage error (an unknown option, a value refused) is a usage error like any other: exit 2, not

@@ -71,6 +71,9 @@ const server = () =>
     .option('--log-json', 'log decisions as JSON lines (pino) instead of sentences');
 
 export type DaemonOptions = OptionsOf<ReturnType<typeof daemon>>;
+
+/** The daemon's options without its action: `service print` checks the arguments it puts in a unit with them, and reads their defaults. */
+export const daemonDefinition = daemon;
 export type ServerOptions = OptionsOf<ReturnType<typeof server>>;
 
 /** `runledger daemon` and `runledger server`; what they do is in ../actions/daemon.ts, loaded when one runs. */
