@@ -2,6 +2,7 @@ import { Command, CommanderError, type CommandUnknownOpts } from '@commander-js/
 import packageJson from '../package.json' with { type: 'json' };
 import { adoptCommand } from './commands/adopt.ts';
 import { auditCommand } from './commands/audit.ts';
+import { backupCommand } from './commands/backup.ts';
 import { cancelCommand, showCommand, statusCommand, submitCommand } from './commands/client.ts';
 import { computerCommand } from './commands/computer.ts';
 import { daemonCommand, serverCommand } from './commands/daemon.ts';
@@ -34,6 +35,7 @@ const program = new Command('runledger')
   .addCommand(auditCommand())
   .addCommand(replayCommand())
   .addCommand(rebuildCommand())
+  .addCommand(backupCommand())
   .addCommand(tickCommand())
   .addCommand(adoptCommand())
   .addCommand(subscribeCommand())

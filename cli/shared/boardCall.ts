@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { isPostgresUrl, redactUrl } from '../../events/store/logLocation.ts';
 import { messageOf } from '../../events/thrown.ts';
 import { readSubmitToken, tokenPaths } from '../../wire/tokens.ts';
+import { howChosen } from './options.ts';
 
 export interface ClientOptions {
   server: string;
@@ -103,7 +104,7 @@ function submitToken(options: ClientOptions): string {
       `a board on PostgreSQL (--db ${redactUrl(db)}) keeps no token file: pass --token T or set RUNLEDGER_TOKEN (\`runledger token add NAME --db URL\` makes one)`,
     );
   }
-  return readSubmitToken(db, undefined, options.dbHow);
+  return readSubmitToken(db, undefined, howChosen(options));
 }
 
 /** A 401 says which token was sent, from where, and what to do: a token file of another board's folder is the usual cause. */
@@ -115,7 +116,7 @@ export function tokenRefused(options: ClientOptions, token: string | null): stri
     return `${board} refused the submit token given with --token or RUNLEDGER_TOKEN (401): pass the one in the \`token\` file beside that board's log, or one \`runledger token add\` made for it`;
   const file = tokenPaths(resolve(options.db)).submitToken;
   return (
-    `${board} refused the submit token read from ${file} (401): that file is the token of the board whose log is ${resolve(options.db)} , ${options.dbHow ?? 'given with --db'}); ` +
+    `${board} refused the submit token read from ${file} (401): that file is the token of the board whose log is ${resolve(options.db)} , ${howChosen(options)}); ` +
     'give --db the log of the board at --server (its folder holds its token), or --token'
   );
 }

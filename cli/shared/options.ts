@@ -75,6 +75,11 @@ function chooseLogOf(command: CommandUnknownOpts): void {
   if (choice.note !== null) process.stderr.write(`runledger: ${choice.note}\n`);
 }
 
+/** How a command's log was chosen, for a message naming it ("given with --db", "from RUNLEDGER_HOME=..."). */
+export function howChosen(options: { db: string; dbHow?: string }): string {
+  return options.dbHow ?? 'given with --db';
+}
+
 export function withDb<Args extends unknown[], Opts extends OptionValues, Globals extends OptionValues>(command: Command<Args, Opts, Globals>) {
   return withLog(command).option('--json', 'print results as JSON, for scripts');
 }
