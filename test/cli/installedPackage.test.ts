@@ -147,7 +147,24 @@ describe('runledger as an installed package', () => {
     expect(status.status, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toBeTypeOf('object');
 
+    // The live log backed up, and the copy verified, by the installed tools.
+    const copy = join(userFolder('backups'), 'copy.db');
+    const backedUp = await installed(['backup', copy, '--db', db], elsewhere, env);
+    expect(backedUp.status, backedUp.stderr).toBe(0);
+    const replayed = await installed(['replay', '--db', copy], elsewhere, env);
+    expect(replayed.status, replayed.stdout + replayed.stderr).toBe(0);
+
     daemon.signal('SIGTERM');
     expect((await daemon.exit()).code, daemon.output).toBe(0);
   }, 60_000);
+
+  it('given it installed, then the service unit it prints runs the installed launcher with this node', async () => {
+    const home = userFolder('home-service');
+    const printed = await installed(['service', 'print', '--user', '--', '--exec', 'cat'], userFolder('elsewhere'), userEnv(home));
+    expect(printed.status, printed.stderr).toBe(0);
+    expect(printed.stdout).toContain(
+      `\nExecStart=${process.execPath} ${join(prefix, 'lib/node_modules/runledger/cli/runledger.js')} daemon --exec cat\n`,
+    );
+    expect(printed.stdout).toContain(`\nEnvironment=RUNLEDGER_HOME=${join(home, '.local/share/runledger')}\n`);
+  });
 });
