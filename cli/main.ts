@@ -2,6 +2,7 @@ import { Command, CommanderError, type CommandUnknownOpts } from '@commander-js/
 import packageJson from '../package.json' with { type: 'json' };
 import { adoptCommand } from './commands/adopt.ts';
 import { auditCommand } from './commands/audit.ts';
+import { backupCommand } from './commands/backup.ts';
 import { cancelCommand, laneCommand, runsCommand, showCommand, statusCommand, submitCommand } from './commands/client.ts';
 import { computerCommand } from './commands/computer.ts';
 import { daemonCommand, serverCommand } from './commands/daemon.ts';
@@ -9,6 +10,7 @@ import { doctorCommand } from './commands/doctor.ts';
 import { rebuildCommand } from './commands/rebuild.ts';
 import { replayCommand } from './commands/replay.ts';
 import { runCommand } from './commands/run.ts';
+import { serviceCommand } from './commands/service.ts';
 import { subscribeCommand, unsubscribeCommand } from './commands/subscribe.ts';
 import { tickCommand } from './commands/tick.ts';
 import { tokenCommand } from './commands/token.ts';
@@ -35,10 +37,12 @@ const program = new Command('runledger')
   .addCommand(auditCommand())
   .addCommand(replayCommand())
   .addCommand(rebuildCommand())
+  .addCommand(backupCommand())
   .addCommand(tickCommand())
   .addCommand(adoptCommand())
   .addCommand(subscribeCommand())
   .addCommand(unsubscribeCommand())
+  .addCommand(serviceCommand())
   .addHelpText('after', `\nExample:\n  $ runledger daemon --demo\n  $ runledger submit --lane alice --prompt "and then?"\n\n${EXIT_CODES}`);
 
 // A usage error (an unknown option, a value refused) is a usage error like any other: exit 2, not

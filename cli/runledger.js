@@ -5,6 +5,10 @@
 // In a checkout whose sources changed since that build (an edit, a `git pull`), running dist/ would run
 // the old code without a word: a quick look at modification times (a few ms) sends it to the build,
 // which compares the sources' fingerprint and rebuilds only what really changed (about 2 s, said on stderr).
+//
+// That look belongs to a checkout only: one is known by build.ts beside this folder. An installed
+// package (`npm install -g`) ships dist/ built and neither build.ts nor the sources nor the compiler,
+// so it runs dist/ as it is and never tries to build.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -28,7 +32,8 @@ function newestInput() {
 }
 
 const fingerprint = `${root}dist/.inputs`;
-if (existsSync(builder) && (!existsSync(fingerprint) || newestInput() > statSync(fingerprint).mtimeMs)) {
+const checkout = existsSync(builder);
+if (checkout && (!existsSync(fingerprint) || newestInput() > statSync(fingerprint).mtimeMs)) {
   const built = spawnSync(process.execPath, ['--import', 'tsx', builder, '--if-stale'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   if (built.status !== 0) {
     process.stderr.write('runledger: the sources changed since dist/ was built, and building them failed (above): fix it, or run `npm run build`\n');
@@ -36,7 +41,11 @@ if (existsSync(builder) && (!existsSync(fingerprint) || newestInput() > statSync
   }
 }
 if (!existsSync(main)) {
-  process.stderr.write('runledger: not built (no dist/cli/main.js): run `npm run build` here (`npm ci` runs it)\n');
+  process.stderr.write(
+    checkout
+      ? 'runledger: not built (no dist/cli/main.js): run `npm run build` here (`npm ci` runs it)\n'
+      : `runledger: this installation in ${root} has no dist/cli/main.js (a package packed without its build): install runledger again from a package made by \`npm pack\`\n`,
+  );
   process.exit(2);
 }
 await import(main.href);

@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 /**
  * Secrets stay out of the log: computer tokens are stored as hashes, run tokens are derived from a
@@ -41,12 +41,20 @@ export function tokenPaths(dbPath: string): { submitToken: string; boardSecret: 
   return { submitToken: join(folder, 'token'), boardSecret: join(folder, 'board.secret') };
 }
 
-/** The submit token for CLI commands: `--token`, else the file beside the database, else a clear error. */
-export function readSubmitToken(dbPath: string, explicit?: string): string {
+/**
+ * The submit token for CLI commands: `--token`, else the file beside the database, else an error that
+ * names the file, the log it is beside and how that log was chosen (`how`: "given with --db", "from RUNLEDGER_HOME=...").
+ */
+export function readSubmitToken(dbPath: string, explicit?: string, how = 'given with --db'): string {
   if (explicit) return explicit;
-  const path = tokenPaths(dbPath).submitToken;
+  const log = resolve(dbPath);
+  const path = tokenPaths(log).submitToken;
   if (!existsSync(path)) {
-    throw new Error(`no submit token at ${path}: start \`runledger daemon\` or \`runledger server\` once (it creates it), or pass --token`);
+    throw new Error(
+      `no submit token at ${path} (beside the log ${log}, ${how}): no board has started on that log. ` +
+        'Give the log of the board you mean (--db FILE, or RUNLEDGER_HOME / RUNLEDGER_DB as its daemon had them), ' +
+        'or its token (--token T or RUNLEDGER_TOKEN; `runledger token add NAME` makes one); a board started once on a log creates its file',
+    );
   }
   return readFileSync(path, 'utf8').trim();
 }

@@ -55,6 +55,8 @@ export interface DaemonOptions {
   readonly server?: string;
   readonly computer?: string;
   readonly token?: string;
+  /** Where `token` came from, for the message of a refusal ("the token in /etc/runledger/c2.token (--token-file)"). */
+  readonly tokenSource?: string;
   /** Run the board only (`runledger server`). */
   readonly boardOnly?: boolean;
   readonly clock?: Clock;
@@ -141,7 +143,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   try {
     let server = options.server ?? null;
     let token = options.token ?? null;
-    let tokenSource = 'the token given with --token';
+    let tokenSource = options.tokenSource ?? 'the token given with --token';
     const computerId = options.boardOnly ? null : (options.computer ?? 'local');
     await keeper.start();
     if (server === null) {
@@ -192,7 +194,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       }
     }
     if (computerId !== null) {
-      if (token === null) throw new Error('--server needs --computer ID and --token T (from `runledger computer add ID` on the board)');
+      if (token === null)
+        throw new Error(
+          '--server needs --computer ID and its token: --token-file FILE or RUNLEDGER_COMPUTER_TOKEN (kept out of `ps`), or --token T (from `runledger computer add ID` on the board)',
+        );
       releases.push(takeProcessLock(computerLockPath(db, computerId), `computer ${computerId} on ${db}`));
       computer = new Computer({
         system,

@@ -1,15 +1,21 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { type HookCommands, parseHook } from '../../actors/board/chores/hooks/hookNames.ts';
 import type { DrainReport } from '../../actors/computer/drainComputer.ts';
 import { type Daemon, type ShutdownReport, startDaemon } from '../../actors/daemon/startDaemon.ts';
+import { simpleCommand } from '../../actors/run/commandLine.ts';
 import { checkRepositories, parseRepoOption, type Repositories } from '../../actors/workspace/repositories.ts';
 import { isPostgresUrl, redactUrl } from '../../events/store/logLocation.ts';
 import { openStore } from '../../events/store/open/openStore.ts';
+import { messageOf } from '../../events/thrown.ts';
 import type { DaemonOptions, ServerOptions } from '../commands/daemon.ts';
+import { findAgentProgram } from '../shared/agentProgram.ts';
 import { startDemoComputer } from '../shared/demoComputer.ts';
 import { submitDemoRuns } from '../shared/demoRuns.ts';
 import { narrate } from '../shared/narrator.ts';
 import { logLocation } from '../shared/openLog.ts';
+import { DEMO_EXEC } from '../shared/options.ts';
 import { refuseOption } from '../shared/parse.ts';
 import { stdoutLines } from '../shared/stdoutLines.ts';
 
@@ -34,12 +40,14 @@ export async function daemon(o: DaemonOptions, command: CommandUnknownOpts): Pro
     );
   if (o.push && repos.defaultName === null)
     refuseOption(command, '--push', 'on', "it pushes lanes' branches of the repositories given with --repo: give one");
+  const token = computerToken(o, command);
+  const exec = agentCommand(o);
   await runUntilSignalled(o.logJson, o.demo, {
     db: o.db,
     repos,
     ...(o.push ? { push: true } : {}),
     ...(o.worktreeIdleDays !== undefined ? { worktreeIdleDays: o.worktreeIdleDays } : {}),
-    exec: o.exec,
+    exec,
     slots: o.slots,
     loginCapacity: o.login ?? {},
     port: o.port,
@@ -57,8 +65,65 @@ export async function daemon(o: DaemonOptions, command: CommandUnknownOpts): Pro
     budgetNote: o.budgetNote === 'on',
     ...(o.tmuxSocket ? { tmuxSocket: o.tmuxSocket } : {}),
     ...(o.server ? { server: o.server } : {}),
-    ...(o.token ? { token: o.token } : {}),
+    ...token,
   });
+}
+
+/**
+ * The agent's command line. Without `--exec` the daemon refuses rather than stand in for the agent:
+ * a team's real prompts answered by the demo agent would be recorded as succeeded. The demo agent runs
+ * only under `--demo`. The program is looked for now, as each turn will start it (the doctor's
+ * check), so a missing agent stops the start with how to install it instead of failing every run.
+ */
+function agentCommand(o: DaemonOptions): string {
+  if (o.exec === undefined) {
+    if (o.demo) return DEMO_EXEC;
+    throw new Error(
+      'no agent to run: give --exec COMMAND (e.g. --exec claude or --exec "codex exec"; `runledger doctor --exec COMMAND` checks one first), ' +
+        'or --demo to try runledger out with its demo agent',
+    );
+  }
+  const program = simpleCommand(o.exec).words[0];
+  if (program === undefined) throw new Error(`--exec "${o.exec}" names no program: give the agent's command line, e.g. --exec claude`);
+  // A relative path is read from each lane's workspace, which may be a repository holding it: no lane, no check.
+  if (program.text.includes('/') && !isAbsolute(program.text)) return o.exec;
+  const found = findAgentProgram(o.exec, program, nearestFolder(join(dirname(resolve(o.db)), 'workspaces', o.computer)));
+  if (!found.found) throw new Error(`cannot run the agent of --exec "${o.exec}": ${found.detail}; ${found.fix}, then start the daemon again`);
+  return o.exec;
+}
+
+/** `path`, or the nearest folder above it that exists (the workspaces are made with the first run). */
+function nearestFolder(path: string): string {
+  let folder = path;
+  while (!existsSync(folder) && dirname(folder) !== folder) folder = dirname(folder);
+  return folder;
+}
+
+/**
+ * This computer's token: `--token T`, else `--token-file F`, else `RUNLEDGER_COMPUTER_TOKEN`. A token
+ * typed on the command line is seen by every local user in `ps`; a file or the environment is not.
+ * The environment's is read only to join a board (`--server`): a daemon running its own board
+ * registers its computer with a token of its own, beside its log.
+ */
+function computerToken(o: DaemonOptions, command: CommandUnknownOpts): { token: string; tokenSource: string } | Record<string, never> {
+  const typed = command.getOptionValueSource('token') === 'cli';
+  if (o.tokenFile !== undefined) {
+    if (typed) refuseOption(command, '--token-file <file>', o.tokenFile, 'give the computer token one way: --token-file or --token, not both');
+    const path = resolve(o.tokenFile);
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8').trim();
+    } catch (error) {
+      throw new Error(
+        `--token-file ${path}: cannot read it (${messageOf(error)}): give the file \`runledger computer add ID\` printed the token into`,
+      );
+    }
+    if (text === '') throw new Error(`--token-file ${path} is empty: put in it the token \`runledger computer add ID\` printed`);
+    return { token: text, tokenSource: `the token in ${path} (--token-file)` };
+  }
+  if (o.token === undefined || o.token === '') return {};
+  if (typed) return { token: o.token, tokenSource: 'the token given with --token' };
+  return o.server ? { token: o.token, tokenSource: 'the token in RUNLEDGER_COMPUTER_TOKEN' } : {};
 }
 
 /** `runledger server`: the board alone, as long-lived as the daemon. */

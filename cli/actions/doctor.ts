@@ -1,16 +1,16 @@
-import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { type LocalTurnResult, startLocalTurn } from '../../actors/computer/localTurn.ts';
 import { agentSettingsOf } from '../../actors/computer/runEffects.ts';
 import type { AgentResult } from '../../actors/run/agentResult.ts';
-import { programName, simpleCommand, type Word } from '../../actors/run/commandLine.ts';
+import { simpleCommand, type Word } from '../../actors/run/commandLine.ts';
 import type { AgentKind } from '../../actors/run/outputReaders.ts';
 import { turnCommand } from '../../actors/run/resume.ts';
 import { systemClock } from '../../actors/runtime/clock.ts';
 import { messageOf } from '../../events/thrown.ts';
 import type { DoctorOptions } from '../commands/doctor.ts';
+import { findAgentProgram } from '../shared/agentProgram.ts';
 import { type Finding, KIND_WORDS, looksLikeEvents, quote, troubleOf } from './doctorAdvice.ts';
 import { untilDone } from './run.ts';
 
@@ -72,7 +72,8 @@ async function runChecks(o: DoctorOptions, kind: AgentKind, program: Word, works
       if (!checks.some((c) => c.check === check)) checks.push({ check, status: 'skipped', detail: why });
     return checks;
   };
-  checks.push(programCheck(o.exec, program, workspace));
+  const found = findAgentProgram(o.exec, program, workspace);
+  checks.push({ check: 'program', status: found.found ? 'ok' : 'failed', detail: found.detail, ...(found.fix ? { fix: found.fix } : {}) });
   if (checks[0]!.status === 'failed') return skipRest('the program was not found');
 
   const first = await turn(o, scratch, PROMPTS[0], null);
@@ -105,39 +106,6 @@ async function runChecks(o: DoctorOptions, kind: AgentKind, program: Word, works
   if (signalled.value) return skipRest('stopped (Ctrl-C or a signal)');
   checks.push(resumeCheck(o, kind, session, await turn(o, scratch, PROMPTS[1], session)));
   return checks;
-}
-
-/** Where the program is, looked up by the shell that will run it, in the folder it will run in. */
-function programCheck(exec: string, program: Word, workspace: string): Check {
-  const typed = exec.slice(program.start, program.end);
-  const found = spawnSync('/bin/sh', ['-c', `command -v ${typed}`], { cwd: workspace, encoding: 'utf8', timeout: 10_000 });
-  const where = found.status === 0 ? (found.stdout.trim().split('\n')[0] ?? '') : '';
-  if (where !== '' && !where.includes('/')) return { check: 'program', status: 'ok', detail: `${program.text} is a shell builtin` };
-  if (where !== '') {
-    const path = resolve(workspace, where);
-    if (isExecutableFile(path)) return { check: 'program', status: 'ok', detail: `${program.text} is ${path}` };
-    return { check: 'program', status: 'failed', detail: `not executable: ${path}`, fix: `make it executable (chmod +x ${path})` };
-  }
-  const name = programName({ words: [program], end: program.end });
-  const fix = program.text.includes('/')
-    ? program.text.startsWith('/')
-      ? 'no such file: check the path'
-      : "a relative path is read from the lane's workspace, where the daemon runs each turn: give it as an absolute path"
-    : name === 'claude'
-      ? "install Claude Code (npm install -g @anthropic-ai/claude-code, or its native installer) or put the folder holding claude on the daemon's PATH"
-      : name === 'codex'
-        ? "install Codex (npm install -g @openai/codex, or brew install codex) or put the folder holding codex on the daemon's PATH"
-        : `install ${name} or put the folder holding it on the daemon's PATH (the command runs with /bin/sh -c)`;
-  return { check: 'program', status: 'failed', detail: `not found: ${program.text}${program.text.includes('/') ? '' : ' (looked up on PATH)'}`, fix };
-}
-
-function isExecutableFile(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
 }
 
 interface Turn {

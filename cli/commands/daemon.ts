@@ -1,16 +1,17 @@
 import { Command, InvalidArgumentError, Option } from '@commander-js/extra-typings';
 import { MAX_TIMEOUT_S } from '../../events/bounds.ts';
 import { SAFE_ID_PART, SAFE_ID_RULE } from '../../events/idRule.ts';
-import { BUDGET_NOTE, DB_OPTION, DEMO_EXEC, helpAfter, ID_RULE_HELP, type OptionsOf } from '../shared/options.ts';
+import { BUDGET_NOTE, helpAfter, ID_RULE_HELP, type OptionsOf, withLog } from '../shared/options.ts';
 import { atMost, collect, int, serverUrls } from '../shared/parse.ts';
 
 const HOOK = 'run COMMAND (JSON on stdin) for on_run_claimed, on_run_started, on_run_ended, on_session_closed or on_tick (repeatable)';
 
 const daemon = () =>
-  new Command('daemon')
-    .description('board and computer in one process on one SQLite file (or, with --server, a computer joining a board)')
-    .addOption(DB_OPTION('the SQLite log (a computer keeps its log in a file; a board on PostgreSQL is `runledger server`)'))
-    .option('--exec <command>', 'the agent command line (prompt on stdin)', DEMO_EXEC)
+  withLog(
+    new Command('daemon').description('board and computer in one process on one SQLite file (or, with --server, a computer joining a board)'),
+    'the SQLite log (a computer keeps its log in a file; a board on PostgreSQL is `runledger server`)',
+  )
+    .option('--exec <command>', 'the agent command line (prompt on stdin), e.g. claude or "codex exec": required, unless --demo')
     .option('--slots <n>', 'runs at once', int('--slots', 1), 1)
     .option('--login <name=n>', 'at most N runs at once on agent login NAME (repeatable)', collectLogin)
     .option('--port <port>', 'the board port (0: one the system picks)', int('--port', 0), 7420)
@@ -41,7 +42,13 @@ const daemon = () =>
       serverUrls,
     )
     .option('--computer <id>', `this computer's id (${ID_RULE_HELP})`, 'local')
-    .option('--token <token>', "this computer's token, with --server (`runledger computer add ID` on the board prints it)")
+    .addOption(
+      new Option(
+        '--token <token>',
+        "this computer's token, with --server (`runledger computer add ID` on the board prints it); seen by every local user in `ps`: prefer --token-file or RUNLEDGER_COMPUTER_TOKEN",
+      ).env('RUNLEDGER_COMPUTER_TOKEN'),
+    )
+    .option('--token-file <file>', "with --server: the file holding this computer's token (mode 0600), read at start")
     .option(
       '--repo <[name=]path>',
       "a git repository the lanes work in, each lane in a worktree of its own on branch runledger/LANE (repeatable; NAME defaults to the folder's name; the first, or the one named default, serves runs that name none)",
@@ -57,12 +64,13 @@ const daemon = () =>
       "push a lane's branch to the repository's origin after each turn that changed it, and start a lane new to this computer from origin's branch",
     )
     .option('--log-json', 'log decisions as JSON lines (pino) instead of sentences')
-    .option('--demo', 'run a second computer (demo-2) and submit a few runs, to watch them queue, park, run and complete');
+    .option(
+      '--demo',
+      'try runledger out: the demo agent (unless --exec), a second computer (demo-2) and a few runs, to watch them queue, park, run and complete',
+    );
 
 const server = () =>
-  new Command('server')
-    .description('the board alone: HTTP API and push stream (several of them on one PostgreSQL database)')
-    .addOption(DB_OPTION())
+  withLog(new Command('server').description('the board alone: HTTP API and push stream (several of them on one PostgreSQL database)'))
     .option('--port <port>', 'the board port (0: one the system picks)', int('--port', 0), 7420)
     .option('--host <host>', 'the board address', '127.0.0.1')
     .option('--lease-s <s>', 'heartbeat silence after which a claimed run is reaped', int('--lease-s', 1), 90)
@@ -77,6 +85,9 @@ const server = () =>
     .option('--log-json', 'log decisions as JSON lines (pino) instead of sentences');
 
 export type DaemonOptions = OptionsOf<ReturnType<typeof daemon>>;
+
+/** The daemon's options without its action: `service print` checks the arguments it puts in a unit with them, and reads their defaults. */
+export const daemonDefinition = daemon;
 export type ServerOptions = OptionsOf<ReturnType<typeof server>>;
 
 /** `runledger daemon` and `runledger server`; what they do is in ../actions/daemon.ts, loaded when one runs. */
@@ -84,7 +95,7 @@ export function daemonCommand() {
   return helpAfter(daemon(), [
     'runledger daemon --demo',
     'runledger daemon --exec "claude -p --output-format stream-json --verbose" --slots 2',
-    'runledger daemon --server http://board.example:7420 --computer c2 --token "$(cat c2.token)"',
+    'runledger daemon --server http://board.example:7420 --computer c2 --token-file ~/.config/runledger/c2.token --exec claude',
   ]).action(async (options, command) => (await import('../actions/daemon.ts')).daemon(options, command));
 }
 

@@ -1,11 +1,15 @@
 import { Command } from '@commander-js/extra-typings';
 import { MAX_TIMEOUT_S } from '../../events/bounds.ts';
-import { DEFAULT_DB, DEMO_EXEC, helpAfter, type OptionsOf } from '../shared/options.ts';
+import { DEMO_EXEC, helpAfter, type OptionsOf, withLog } from '../shared/options.ts';
 import { atMost, int } from '../shared/parse.ts';
 
 const doctor = () =>
-  new Command('doctor')
-    .description('check an agent command as the daemon will run it (program, answer format, session, resume), writing nothing; says what to fix')
+  withLog(
+    new Command('doctor').description(
+      'check an agent command as the daemon will run it (program, answer format, session, resume), writing nothing; says what to fix',
+    ),
+    "the daemon's log: the turns run in a scratch folder beside its workspaces, removed afterwards",
+  )
     .option('--exec <command>', 'the agent command line, as given to `runledger daemon --exec`', DEMO_EXEC)
     .option(
       '--timeout-s <s>',
@@ -13,7 +17,6 @@ const doctor = () =>
       atMost('--timeout-s', MAX_TIMEOUT_S, int('--timeout-s', 0)),
       120,
     )
-    .option('--db <file>', "the daemon's log: the turns run in a scratch folder beside its workspaces, removed afterwards", DEFAULT_DB)
     .option('--json', 'print the checks as JSON, for scripts');
 
 export type DoctorOptions = OptionsOf<ReturnType<typeof doctor>>;

@@ -1,18 +1,16 @@
 import { Command } from '@commander-js/extra-typings';
 import { DEFAULT_TIMEOUT_S } from '../../actors/run/budget.ts';
-import { BUDGET_NOTE, DEFAULT_DB, DEMO_EXEC, helpAfter, ID_RULE_HELP, type OptionsOf } from '../shared/options.ts';
+import { BUDGET_NOTE, DEMO_EXEC, helpAfter, ID_RULE_HELP, type OptionsOf, withLog } from '../shared/options.ts';
 import { int } from '../shared/parse.ts';
 
 const run = () =>
-  new Command('run')
-    .description('run one turn locally, exactly as the daemon would, and print the reply')
+  withLog(new Command('run').description('run one turn locally, exactly as the daemon would, and print the reply'), 'the SQLite log')
     .requiredOption('--lane <lane>', `the conversation it is a turn of (${ID_RULE_HELP})`)
     .option('--prompt <text>', 'the prompt (default: stdin; in a terminal, type it and end with Ctrl-D)')
     .option('--dry-run', 'write nothing: no log, no session record, no resumed session')
     .option('--exec <command>', 'the agent command line (prompt on stdin)', DEMO_EXEC)
     .option('--timeout-s <s>', 'the budget in seconds (0 = none)', int('--timeout-s', 0), DEFAULT_TIMEOUT_S)
     .addOption(BUDGET_NOTE())
-    .option('--db <file>', 'the SQLite log', DEFAULT_DB)
     .option('--json', 'print the result as JSON, for scripts');
 
 export type RunOptions = OptionsOf<ReturnType<typeof run>>;

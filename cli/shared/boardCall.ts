@@ -2,12 +2,14 @@ import { resolve } from 'node:path';
 import { isPostgresUrl, redactUrl } from '../../events/store/logLocation.ts';
 import { messageOf } from '../../events/thrown.ts';
 import { readSubmitToken, tokenPaths } from '../../wire/tokens.ts';
-import { DEFAULT_DB } from './options.ts';
+import { howChosen } from './options.ts';
 
 export interface ClientOptions {
   server: string;
   token?: string;
   db: string;
+  /** How `db` was chosen (set with it: ./options.ts withLog). */
+  dbHow?: string;
   json?: boolean;
 }
 
@@ -69,7 +71,7 @@ async function callOnce(
     });
   } catch (error) {
     throw new Error(
-      `the board at ${options.server} did not answer (${messageOf(error)}): is \`runledger daemon\` running? (--server sets another address)`,
+      `the board at ${options.server} did not answer (${messageOf(error)}): is \`runledger daemon\` running? (--server or RUNLEDGER_SERVER sets another address)`,
     );
   }
   if (response.status === 401) throw new Error(tokenRefused(options, token));
@@ -89,15 +91,20 @@ async function callOnce(
   };
 }
 
-/** `--token` (or `RUNLEDGER_TOKEN`), else the token file beside a SQLite board's log; a board on PostgreSQL has none (SPEC 8). */
+/**
+ * `--token` (or `RUNLEDGER_TOKEN`), else the token file beside a SQLite board's log; a board on
+ * PostgreSQL has none. A missing file is named with how its log was chosen: a command run with
+ * another home than the daemon's looks in another folder.
+ */
 function submitToken(options: ClientOptions): string {
-  const db = options.db ?? DEFAULT_DB;
-  if (!options.token && isPostgresUrl(db)) {
+  if (options.token) return options.token;
+  const { db } = options;
+  if (isPostgresUrl(db)) {
     throw new Error(
       `a board on PostgreSQL (--db ${redactUrl(db)}) keeps no token file: pass --token T or set RUNLEDGER_TOKEN (\`runledger token add NAME --db URL\` makes one)`,
     );
   }
-  return readSubmitToken(db, options.token);
+  return readSubmitToken(db, undefined, howChosen(options));
 }
 
 /** A 401 says which token was sent, from where, and what to do: a token file of another board's folder is the usual cause. */
@@ -107,9 +114,9 @@ export function tokenRefused(options: ClientOptions, token: string | null): stri
     return `${board} wants a token even for reads (it listens beyond loopback): pass --token, or --db with the log of that board (its folder holds the token)`;
   if (options.token)
     return `${board} refused the submit token given with --token or RUNLEDGER_TOKEN (401): pass the one in the \`token\` file beside that board's log, or one \`runledger token add\` made for it`;
-  const file = tokenPaths(resolve(options.db ?? DEFAULT_DB)).submitToken;
+  const file = tokenPaths(resolve(options.db)).submitToken;
   return (
-    `${board} refused the submit token read from ${file} (401): that file is the token of the board whose log is ${resolve(options.db ?? DEFAULT_DB)}; ` +
+    `${board} refused the submit token read from ${file} (401): that file is the token of the board whose log is ${resolve(options.db)} , ${howChosen(options)}); ` +
     'give --db the log of the board at --server (its folder holds its token), or --token'
   );
 }

@@ -1,18 +1,20 @@
-import { type Command, Option, type OptionValues } from '@commander-js/extra-typings';
+import { type Command, type CommandUnknownOpts, Option, type OptionValues } from '@commander-js/extra-typings';
 import { SAFE_ID_RULE } from '../../events/idRule.ts';
+import { chooseLog, HOME_ORDER } from './home.ts';
 
 /**
  * What the command definitions share. Every start loads the definitions (`--help` lists them all), so
  * this file and they import nothing heavy: no store, no schemas; an action loads those with its command.
  */
 
-export const DEFAULT_DB = './.runledger/runledger.db';
 export const DEFAULT_SERVER = 'http://127.0.0.1:7420';
 /** The daemon's default agent, so `run` and `daemon` run the same thing unless told otherwise. */
 export const DEMO_EXEC = `node ${new URL('./demoAgent.mjs', import.meta.url).pathname}`;
 
 export interface DbOptions {
   db: string;
+  /** How `db` was chosen ("given with --db", "from RUNLEDGER_HOME=...", ...), set with it (withLog), for the messages that name the log. */
+  dbHow?: string;
   json?: boolean;
   sync?: 'full' | 'normal';
 }
@@ -53,14 +55,33 @@ export const BUDGET_NOTE = () =>
 export type OptionsOf<C extends { opts(): OptionValues }> = ReturnType<C['opts']>;
 
 /**
- * `--db`: the log, a SQLite file or a `postgres://` URL (SPEC 8); `RUNLEDGER_DB` when not given.
- * `sqliteOnly` for the commands that run a computer (its log is always the embedded file).
+ * `--db`: the log, a SQLite file or a `postgres://` URL, for `command`; when it is not given, the one
+ * home every command finds from any folder (./home.ts), resolved once before the action runs: the
+ * action gets the log's location in `db` and how it was chosen in `dbHow`.
  */
-export const DB_OPTION = (what = 'the log: a SQLite file, or a postgres:// URL (a board on PostgreSQL)') =>
-  new Option('--db <file-or-url>', what).env('RUNLEDGER_DB').default(DEFAULT_DB);
+export function withLog<Args extends unknown[], Opts extends OptionValues, Globals extends OptionValues>(
+  command: Command<Args, Opts, Globals>,
+  what = 'the log: a SQLite file, or a postgres:// URL (a board on PostgreSQL)',
+) {
+  // The default's value is never used: the hook below sets the chosen log in its place.
+  return command.addOption(new Option('--db <file-or-url>', what).default('', HOME_ORDER)).hook('preAction', chooseLogOf);
+}
+
+function chooseLogOf(command: CommandUnknownOpts): void {
+  const given = command.getOptionValueSource('db') === 'cli' ? (command.getOptionValue('db') as string) : undefined;
+  const choice = chooseLog(given, process.env, process.cwd());
+  command.setOptionValueWithSource('db', choice.db, given === undefined ? 'default' : 'cli');
+  command.setOptionValue('dbHow', choice.how);
+  if (choice.note !== null) process.stderr.write(`runledger: ${choice.note}\n`);
+}
+
+/** How a command's log was chosen, for a message naming it ("given with --db", "from RUNLEDGER_HOME=..."). */
+export function howChosen(options: { db: string; dbHow?: string }): string {
+  return options.dbHow ?? 'given with --db';
+}
 
 export function withDb<Args extends unknown[], Opts extends OptionValues, Globals extends OptionValues>(command: Command<Args, Opts, Globals>) {
-  return command.addOption(DB_OPTION()).option('--json', 'print results as JSON, for scripts');
+  return withLog(command).option('--json', 'print results as JSON, for scripts');
 }
 
 /** Prints `value` as JSON or through `human`, whichever the user asked for. */

@@ -46,7 +46,7 @@ describe('a computer whose token the board refuses', () => {
     const dir = tempDir();
     const remote = await board(join(dir, 'board', 'runledger.db'));
     const result = await runCli(
-      ['daemon', '--db', join(dir, 'c9', 'runledger.db'), '--server', remote.url!, '--computer', 'c9', '--token', 'not-its-token'],
+      ['daemon', '--db', join(dir, 'c9', 'runledger.db'), '--server', remote.url!, '--computer', 'c9', '--token', 'not-its-token', '--exec', 'true'],
       20_000,
     );
     expect(result.status).toBe(2);
@@ -161,7 +161,7 @@ describe('shutdown narration', () => {
   it.each(['SIGINT', 'SIGTERM'] as const)(
     'on %s the draining line names the computer and the last line says it stopped and what it left',
     async (signal) => {
-      const daemon = await DaemonProcess.start(join(tempDir(), 'runledger.db'), []);
+      const daemon = await DaemonProcess.start(join(tempDir(), 'runledger.db'), ['--exec', 'true']);
       daemon.signal(signal);
       expect((await daemon.exit()).code).toBe(0);
       expect(daemon.output).toMatch(/computer local draining \(shutdown signal\): nothing new starts; no turn is running/);

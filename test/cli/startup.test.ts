@@ -40,7 +40,8 @@ describe('runledger starts with what the command needs', () => {
     expect(isBuilt()).toBe(true);
   });
 
-  it('a checkout that was never built says so and how to build it, exit 2', () => {
+  // A checkout (build.ts beside cli/) builds what is missing: test/cli/staleBuild.test.ts.
+  it('an installation without its built files (no build.ts, no dist/) says so and to install it again, exit 2, never trying to build', () => {
     const folder = mkdtempSync(join(tmpdir(), 'runledger-unbuilt-'));
     try {
       mkdirSync(join(folder, 'cli'));
@@ -49,7 +50,7 @@ describe('runledger starts with what the command needs', () => {
       expect(result).toMatchObject({
         status: 2,
         stdout: '',
-        stderr: 'runledger: not built (no dist/cli/main.js): run `npm run build` here (`npm ci` runs it)\n',
+        stderr: `runledger: this installation in ${folder}/ has no dist/cli/main.js (a package packed without its build): install runledger again from a package made by \`npm pack\`\n`,
       });
     } finally {
       rmSync(folder, { recursive: true, force: true });
@@ -70,7 +71,7 @@ describe('runledger starts with what the command needs', () => {
         loaded.filter(
           (m) =>
             m.startsWith('dist/') &&
-            !/^dist\/(cli\/main\.js|cli\/shared\/(options|parse)\.js|cli\/commands\/|actors\/run\/budget\.js|events\/(bounds|idRule|runStates)\.js|package\.json)/.test(
+            !/^dist\/(cli\/main\.js|cli\/shared\/(options|parse|home)\.js|cli\/commands\/|actors\/run\/budget\.js|events\/(bounds|idRule|runStates)\.js|package\.json)/.test(
               m,
             ),
         ),

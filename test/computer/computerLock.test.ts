@@ -11,7 +11,7 @@ const joining = (db: string) => startDaemon({ db, exec: 'true', server: BOARD, c
 describe('the computer lock is per log file, not per folder (SPEC section 4, "Restart")', () => {
   it('given a daemon running as c1 on one log, then c1 starts on another log of the same folder, and not on the same log', async () => {
     const dir = tempDir();
-    const other = startCli(['daemon', '--server', BOARD, '--computer', 'c1', '--token', 't', '--db', join(dir, 'a.db')]);
+    const other = startCli(['daemon', '--server', BOARD, '--computer', 'c1', '--token', 't', '--db', join(dir, 'a.db'), '--exec', 'true']);
     await other.waitForOutput(/computer c1 started/);
 
     const beside = await joining(join(dir, 'b.db'));

@@ -22,7 +22,7 @@ describe('runledger daemon on a port that is taken', () => {
     const db = join(tempDir(), 'taken.db');
 
     // Long enough for the log's poll (250 ms) to come round after the failed start.
-    const run = await runCli(['daemon', '--db', db, '--port', String(port)], 15_000);
+    const run = await runCli(['daemon', '--db', db, '--port', String(port), '--exec', 'true'], 15_000);
 
     expect(run.status).not.toBe(0);
     expect(run.stderr).toContain(`runledger: port ${port} on 127.0.0.1 is taken (EADDRINUSE`);

@@ -7,6 +7,13 @@ import { repoRoot } from './processes.ts';
 
 const cli = join(repoRoot, 'cli/runledger.js');
 
+/** Another `runledger` than the checkout's (an installed one: `bin`), from another folder, with another environment. */
+export interface HowStarted {
+  readonly bin?: string;
+  readonly cwd?: string;
+  readonly env?: NodeJS.ProcessEnv;
+}
+
 /**
  * `runledger daemon` as a user starts it: a process of its own on a real log, its board on a port the
  * system picks. Killed (SIGKILL) when the test ends if still alive, and so is every agent process
@@ -20,16 +27,20 @@ export class DaemonProcess {
   private constructor(
     readonly db: string,
     args: readonly string[],
+    how: HowStarted,
   ) {
-    this.child = spawn(process.execPath, [cli, 'daemon', '--db', db, '--port', '0', ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const argv = ['daemon', '--db', db, '--port', '0', ...args];
+    this.child = how.bin
+      ? spawn(how.bin, argv, { cwd: how.cwd ?? repoRoot, env: how.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(process.execPath, [cli, ...argv], { cwd: how.cwd ?? repoRoot, env: how.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (this.out += chunk));
     this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (this.out += chunk));
     this.exited = new Promise((resolve) => this.child.on('exit', (code, signal) => resolve({ code, signal })));
   }
 
   /** Starts a daemon and resolves once its computer is connected to its board. */
-  static async start(db: string, args: readonly string[]): Promise<DaemonProcess> {
-    const daemon = new DaemonProcess(db, args);
+  static async start(db: string, args: readonly string[], how: HowStarted = {}): Promise<DaemonProcess> {
+    const daemon = new DaemonProcess(db, args, how);
     onTestFinished(() => {
       daemon.signal('SIGKILL');
       killAgentsOf(db);

@@ -63,8 +63,9 @@ export class CliProcess {
   constructor(
     readonly args: readonly string[],
     env: Record<string, string> = {},
+    cwd: string = repoRoot,
   ) {
-    this.child = spawn(process.execPath, [cli, ...args], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, [cli, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (this.out += chunk));
     this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (this.err += chunk));
     this.exited = new Promise((resolve) => this.child.on('exit', (code, signal) => resolve({ code, signal })));
@@ -116,8 +117,9 @@ export class CliProcess {
   }
 }
 
-export function startCli(args: readonly string[], env: Record<string, string> = {}): CliProcess {
-  const process = new CliProcess(args, env);
+/** `env` is added to this process's; `cwd`, the folder it runs in, is the checkout's unless given. */
+export function startCli(args: readonly string[], env: Record<string, string> = {}, cwd?: string): CliProcess {
+  const process = new CliProcess(args, env, cwd);
   onTestFinished(async () => {
     process.kill('SIGKILL');
     await process.exited;
@@ -126,8 +128,12 @@ export function startCli(args: readonly string[], env: Record<string, string> = 
 }
 
 /** A short-lived `runledger …` to completion (async, so several can run side by side). */
-export async function runCli(args: readonly string[], ms = 30_000): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const run = startCli(args);
+export async function runCli(
+  args: readonly string[],
+  ms = 30_000,
+  how: { env?: Record<string, string>; cwd?: string } = {},
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const run = startCli(args, how.env, how.cwd);
   const timer = setTimeout(() => run.kill('SIGKILL'), ms);
   const { code } = await run.exited;
   clearTimeout(timer);

@@ -1,0 +1,52 @@
+/**
+ * Issue 26: no silent stand-in. A daemon started without `--exec` used to run the demo agent, so a
+ * team's real prompts were answered "You asked: ..." and recorded succeeded; one started with an agent
+ * that is not installed started cleanly, then failed every run with exit 127. Both now refuse at
+ * start, exit 2, saying what to give or install, before anything is written.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../e2e/support/cluster.ts';
+import { tempDir } from '../support/tempStore.ts';
+
+/** A PATH with node and the shell's tools, and no agent on it. */
+const BARE_PATH = { PATH: `${dirname(process.execPath)}:/usr/bin:/bin` };
+
+describe('runledger daemon and its agent', () => {
+  it.each([
+    ['its own board', [] as string[]],
+    ['joining a board', ['--server', 'http://127.0.0.1:9', '--computer', 'c1', '--token', 't']],
+  ])('given no --exec (%s), then it refuses naming --exec and --demo, exit 2, and writes nothing', async (_, args) => {
+    const db = join(tempDir(), 'log', 'runledger.db');
+    const result = await runCli(['daemon', '--db', db, '--port', '0', ...args]);
+    expect(result).toMatchObject({
+      status: 2,
+      stdout: '',
+      stderr:
+        'runledger: no agent to run: give --exec COMMAND (e.g. --exec claude or --exec "codex exec"; `runledger doctor --exec COMMAND` checks one first), ' +
+        'or --demo to try runledger out with its demo agent\n',
+    });
+    expect(existsSync(dirname(db))).toBe(false);
+  });
+
+  it.each([
+    ['nosuchagent', "not found: nosuchagent (looked up on PATH); install nosuchagent or put the folder holding it on the daemon's PATH"],
+    [
+      'claude -p --output-format stream-json --verbose',
+      'not found: claude (looked up on PATH); install Claude Code (npm install -g @anthropic-ai/claude-code',
+    ],
+    ['codex exec', 'not found: codex (looked up on PATH); install Codex (npm install -g @openai/codex'],
+    ['/opt/nowhere/agent', 'not found: /opt/nowhere/agent; no such file: check the path'],
+  ])(
+    'given --exec "%s" whose program is not there, then it refuses naming the program and how to install it, exit 2, and writes nothing',
+    async (exec, said) => {
+      const db = join(tempDir(), 'log', 'runledger.db');
+      const result = await runCli(['daemon', '--db', db, '--port', '0', '--exec', exec], 20_000, { env: BARE_PATH });
+      expect(result.status).toBe(2);
+      expect(result.stderr).toContain(`runledger: cannot run the agent of --exec "${exec}": ${said}`);
+      expect(result.stderr).toMatch(/then start the daemon again\n$/);
+      expect(existsSync(dirname(db))).toBe(false);
+    },
+  );
+});
