@@ -1,22 +1,5 @@
-import {
-  auditTime,
-  buffer,
-  connect,
-  debounceTime,
-  defer,
-  filter,
-  groupBy,
-  map,
-  merge,
-  mergeMap,
-  type Observable,
-  type OperatorFunction,
-  retry,
-  share,
-  switchMap,
-} from 'rxjs';
+import { auditTime, buffer, connect, debounceTime, filter, groupBy, map, merge, mergeMap, type Observable, type OperatorFunction } from 'rxjs';
 import type { DomainEvent } from '../events/catalog.ts';
-import type { EventStore } from '../events/store/eventStore.ts';
 import { type EventSummary, runOf, summarize } from './eventSummary.ts';
 
 /** Events that arrive together go out together: one message per burst, at most every 100 ms. */
@@ -36,29 +19,21 @@ export function batched<T>(ms: number): OperatorFunction<T, T[]> {
 }
 
 /**
- * The log as the web view reads it: one subscription to the store from its head, shared by every
- * page and held only while some page is open (a daemon nobody watches reads nothing twice). An
- * event the store cannot read ends that subscription; it is taken up again from the head, and the
- * pages, which get a fresh snapshot with every status, lose nothing they show.
+ * The log as the web view reads it: the events the daemon's projections have folded (ProjectionKeeper's
+ * `folds`), in order, as they fold them, and nothing before. Every page's status is read from those
+ * projections, so it is sent after what called for it is in them: a subscription of the view's own
+ * would hear of another writer's commit at its own poll, maybe before the projections do, and the last
+ * status of a burst would then show the state before it until the next event (for seconds on a quiet board).
  */
 export class LiveFeed {
-  readonly events: Observable<DomainEvent>;
-
-  constructor(store: Pick<EventStore, 'headSeq' | 'subscribe'>) {
-    // The head is read when the first page subscribes; a page reads what came before it itself.
-    this.events = defer(() => store.headSeq()).pipe(
-      switchMap((head) => store.subscribe(head)),
-      retry({ delay: 1_000 }),
-      share(),
-    );
-  }
+  constructor(readonly events: Observable<DomainEvent>) {}
 
   /** For the board page: every event as a one-line summary, in batches. */
   summaries(): Observable<EventSummary[]> {
     return this.events.pipe(map(summarize), batched(BATCH_MS));
   }
 
-  /** When the board page's status should be sent again: after a burst of events, or after `nudges`. */
+  /** When the board page's status should be sent again: after a burst of events folded, or after `nudges`. */
   snapshotTimes(nudges: Observable<unknown>): Observable<unknown> {
     return merge(this.events, nudges).pipe(auditTime(SNAPSHOT_MS));
   }

@@ -1,11 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { Observable } from 'rxjs';
 import type { BoardState } from '../actors/board/boardState.ts';
 import type { WebAccess, WebRoutes } from '../actors/board/host/boardServer.ts';
 import type { QueueState } from '../actors/lane/queueState.ts';
 import type { Clock } from '../actors/runtime/clock.ts';
 import { type FailureLog, stderrLog } from '../actors/runtime/untilRecorded.ts';
+import type { DomainEvent } from '../events/catalog.ts';
 import { isSafeId, SAFE_ID_RULE } from '../events/idRule.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
 import { messageOf } from '../events/thrown.ts';
@@ -20,8 +22,11 @@ import { ViewerAccess } from './webAccess.ts';
 export interface WebViewOptions {
   readonly store: EventStore;
   readonly clock: Clock;
-  /** The live projections (the daemon's ProjectionKeeper): read at once, never kept. */
-  readonly projections: { state<S>(name: string): S };
+  /**
+   * The live projections (the daemon's ProjectionKeeper): read at once, never kept; the live pages
+   * follow the events they have folded (`folds`), so what a page is sent is read after them.
+   */
+  readonly projections: { state<S>(name: string): S; readonly folds: Observable<DomainEvent> };
   /** The daemon's log (stderr when not given): a live page the board could not serve. */
   readonly log?: FailureLog;
   /**
@@ -77,7 +82,7 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
     const becameNext = new Map<string, number>();
     const hub = new LiveHub({
       store: options.store,
-      feed: new LiveFeed(options.store),
+      feed: new LiveFeed(projections.folds),
       snapshot: () =>
         boardSnapshot(
           {

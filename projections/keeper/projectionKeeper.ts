@@ -1,6 +1,7 @@
-import type { Subscription } from 'rxjs';
+import { type Observable, Subject, type Subscription } from 'rxjs';
 import type { Clock } from '../../actors/runtime/clock.ts';
 import { type FailureLog, stderrLog } from '../../actors/runtime/untilRecorded.ts';
+import type { DomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { messageOf } from '../../events/thrown.ts';
 import { type Folded, hydrateProjections, saveCheckpoints } from '../hydrate.ts';
@@ -28,6 +29,14 @@ export class ProjectionKeeper {
   private readonly checkpointEveryMs: number;
   /** The daemon's log (stderr when not given): a checkpoint not saved, which is only late. */
   private readonly log: FailureLog;
+  private readonly foldedEvents = new Subject<DomainEvent>();
+  /**
+   * Each event of the log, in order, once every projection has folded it. A reader that follows the log
+   * to read `state` after it (the web view's live pages) follows this, never a subscription of its own:
+   * two followers of one log do not hear of a commit at the same moment (another writer's commit reaches
+   * each at its own poll), so a reader woken by one may read the other's projections before they hold it.
+   */
+  readonly folds: Observable<DomainEvent> = this.foldedEvents.asObservable();
 
   constructor(
     private readonly store: EventStore,
@@ -49,6 +58,7 @@ export class ProjectionKeeper {
         f.state = f.projection.evolve(f.state, event);
         f.seq = event.seq;
       }
+      this.foldedEvents.next(event);
       if (event.seq - this.savedAt >= CHECKPOINT_EVERY_EVENTS && !this.saving) void this.checkpoint().catch(this.notSaved('the next one saves it'));
     });
     const loop = () => {
@@ -83,6 +93,7 @@ export class ProjectionKeeper {
   async stop(): Promise<void> {
     this.cancelTimer?.();
     this.subscription?.unsubscribe();
+    this.foldedEvents.complete();
     // Not saved now, the next start folds a little more of the log: the daemon stops either way.
     await this.checkpoint().catch(this.notSaved('the next start folds from the last one'));
   }
