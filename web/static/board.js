@@ -1,8 +1,10 @@
 // The board page (`/`): lanes, open claims, sessions, computers and the newest decisions, kept live.
+import { newLaneBox } from './actions.js';
 import {
   badge,
   el,
   follow,
+  laneLink,
   replaceKeepingFocus,
   runLink,
   serverNow,
@@ -93,7 +95,7 @@ function renderLanes(snapshot, shown) {
         { class: 'lane', 'aria-labelledby': `lane-${lane.lane}`, 'data-lane': lane.lane },
         table({
           className: 'lane-runs',
-          caption: [el('h3', { id: `lane-${lane.lane}` }, 'Lane ', el('code', {}, lane.lane)), el('span', { class: 'caption-note' }, note)],
+          caption: [el('h3', { id: `lane-${lane.lane}` }, 'Lane ', laneLink(lane.lane)), el('span', { class: 'caption-note' }, note)],
           columns: ['Run', 'State', 'Held by', 'Why', 'Claimed again'],
           rows,
         }),
@@ -169,7 +171,7 @@ function renderClaims(snapshot) {
           'tr',
           {},
           el('th', { scope: 'row' }, runLink(claim.runId)),
-          el('td', {}, el('code', {}, claim.lane)),
+          el('td', {}, laneLink(claim.lane)),
           el('td', {}, claim.computerId),
           el('td', {}, utcTime(claim.claimedAt)),
           el('td', {}, el('span', { role: 'timer', 'data-since': claim.claimedAt })),
@@ -200,7 +202,7 @@ function renderSessions(snapshot) {
           {},
           el('th', { scope: 'row' }, el('code', {}, s.sessionId)),
           el('td', {}, s.computer),
-          el('td', {}, el('code', {}, s.lane)),
+          el('td', {}, laneLink(s.lane)),
           el(
             'td',
             {},
@@ -274,7 +276,7 @@ function renderUsage(snapshot) {
         el(
           'tr',
           { 'data-usage': `${kind}:${id}` },
-          el('th', { scope: 'row' }, `${kind} `, el('code', {}, id)),
+          el('th', { scope: 'row' }, `${kind} `, kind === 'lane' ? laneLink(id) : el('code', {}, id)),
           el('td', {}, String(t.runs)),
           el('td', {}, `$${Math.round(t.costUsd * 10_000) / 10_000}`),
           el('td', {}, String(t.inputTokens)),
@@ -344,5 +346,6 @@ follow('', {
     }
   },
 });
+document.getElementById('new-lane-box').replaceChildren(newLaneBox());
 tick = startTicking();
 setInterval(renderStuck, 1000);

@@ -1,6 +1,6 @@
 // The history page (`/history`): finished runs, newest first, a page at a time, filtered by the
 // query of its own address (lane, state, computer, q, before), which its form and links set.
-import { badge, el, runLink, table, took, utcTime } from './live.js';
+import { badge, el, laneLink, runLink, table, took, utcTime } from './live.js';
 
 const FILTERS = ['lane', 'state', 'computer', 'q'];
 const params = new URLSearchParams(location.search);
@@ -36,7 +36,7 @@ function row(run) {
     { 'data-run': run.runId, 'data-state': run.state, 'data-seq': run.seq },
     el('th', { scope: 'row' }, runLink(run.runId)),
     el('td', {}, badge(run.state)),
-    el('td', {}, run.lane ? el('code', {}, run.lane) : el('span', { class: 'muted' }, '?')),
+    el('td', {}, run.lane ? laneLink(run.lane) : el('span', { class: 'muted' }, '?')),
     el('td', {}, run.computer ?? el('span', { class: 'muted' }, 'none')),
     el('td', { class: 'when' }, utcTime(run.finishedAt), el('span', { class: 'muted' }, ` ${new Date(run.finishedAt).toISOString().slice(0, 10)}`)),
     el('td', { class: 'when' }, elapsed === null ? el('span', { class: 'muted' }, '—') : took(elapsed)),

@@ -1,5 +1,6 @@
 // A run's page (`/runs/{id}`): what the board knows of it, and its timeline, kept live.
-import { badge, el, follow, shortId, showConnection, startTicking, took, utcTime } from './live.js';
+import { turnActions } from './actions.js';
+import { badge, costText, el, follow, laneLink, shortId, showConnection, startTicking, took, utcTime } from './live.js';
 
 const runId = decodeURIComponent(location.pathname.split('/').pop());
 let entries = [];
@@ -46,9 +47,17 @@ function renderFacts() {
   }
   const r = record;
   const item = (term, id, ...value) => [el('dt', {}, term), el('dd', { id: `fact-${id}` }, ...value)];
-  const began = r.startedAt ?? r.claimedAt;
+  // How long its agent ran: its process's start to its exit (the board's claim and first heartbeat
+  // come before it, its completion after), counted on from its start while it runs.
+  const began = r.processBeganAt ?? r.startedAt;
+  const ranFor =
+    r.durationMs !== null && r.durationMs !== undefined
+      ? took(r.durationMs)
+      : r.finishedAt === null && began !== null
+        ? span(began, null)
+        : el('span', { class: 'muted' }, '—');
   facts.replaceChildren(
-    ...item('Lane', 'lane', el('code', {}, r.lane)),
+    ...item('Lane', 'lane', laneLink(r.lane)),
     ...item('State', 'state', r.state ? badge(r.state) : el('span', { class: 'muted' }, 'unknown')),
     ...item('Computer', 'computer', r.computer ?? el('span', { class: 'muted' }, 'none yet')),
     ...(r.exit ? item('Its process', 'exit', r.exit) : []),
@@ -56,15 +65,32 @@ function renderFacts() {
       ? item('Doing now', 'progress', progress.text, el('span', { class: 'muted' }, ` (since ${new Date(progress.at).toISOString().slice(11, 19)})`))
       : []),
     ...(r.usage ? item('Usage', 'usage', usageText(r.usage)) : []),
+    ...(r.finishedAt !== null ? item('Cost', 'cost', costText(r.usage?.costUsd)) : []),
     ...item('Submitted', 'submitted', when(r.submittedAt)),
     ...item('Claimed', 'claimed', when(r.claimedAt)),
     ...item('Started', 'started', when(r.startedAt)),
     ...item('Finished', 'finished', when(r.finishedAt)),
     ...item('Queued for', 'queued-for', span(r.submittedAt, r.claimedAt ?? r.finishedAt)),
-    ...item('Ran for', 'ran-for', began === null ? el('span', { class: 'muted' }, '—') : span(began, r.finishedAt)),
+    ...item('Ran for', 'ran-for', ranFor),
     ...item('Total', 'total', span(r.submittedAt, r.finishedAt)),
   );
   tick();
+}
+
+/** Cancel while it is open, run its prompt again once it ended: the lane page's buttons. */
+function renderActions() {
+  const host = document.getElementById('actions');
+  if (!record || record.lane === null || record.state === null) {
+    host.replaceChildren();
+    return;
+  }
+  const shown = host.dataset.state;
+  if (shown === record.state) return;
+  host.dataset.state = record.state;
+  host.replaceChildren(turnActions({ run_id: record.runId, state: record.state, lane: record.lane }));
+  const crumb = document.getElementById('crumb-lane');
+  crumb.replaceChildren(el('a', { href: `/lanes/${encodeURIComponent(record.lane)}` }, `Lane ${record.lane}`));
+  crumb.hidden = false;
 }
 
 function renderTexts() {
@@ -191,6 +217,7 @@ follow(`?run=${encodeURIComponent(runId)}`, {
       record = message.record;
       progress = message.progress ?? null;
       renderFacts();
+      renderActions();
       renderTexts();
       renderTimeline();
       const last = entries.at(-1);
@@ -202,6 +229,7 @@ follow(`?run=${encodeURIComponent(runId)}`, {
       entries = entries.concat(fresh);
       record = message.record;
       renderFacts();
+      renderActions();
       renderTexts();
       renderTimeline(new Set(fresh.map((e) => e.seq)));
       say(`${fresh.length} new entr${fresh.length === 1 ? 'y' : 'ies'}; the latest: ${fresh.at(-1).reason}.`);

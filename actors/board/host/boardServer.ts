@@ -13,6 +13,7 @@ import { BoardHost } from './boardHost.ts';
 import { boardApi } from './httpApi.ts';
 import type { BoardPeers } from './peers/boardPeers.ts';
 import { RefusalCounter } from './refusalCounter.ts';
+import type { RunListPage, RunListQuery } from './runListing.ts';
 import type { RunProgress } from './runProgress.ts';
 
 export interface BoardServerOptions {
@@ -42,6 +43,8 @@ export interface WebAccess {
   readonly rejected: (method: string, path: string, status: number, code: string, reason: string) => void;
   /** What each open run's agent is doing (heartbeats' `progress`, in memory): the run page shows it live. */
   readonly progress?: Pick<RunProgress, 'of' | 'changed'>;
+  /** The runs as `GET /v1/runs` lists them: a lane page's turns. */
+  readonly listRuns?: (query: RunListQuery) => Promise<RunListPage>;
 }
 
 /** GET pages that are not API routes, and WebSocket upgrades of their own. */
@@ -120,6 +123,7 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
       isSubmitToken: (token) => board.isSubmitToken(token),
       rejected: (m, p, s, c, r) => rejected(m, p, s, c, r, true),
       progress: board.progress,
+      listRuns: (query) => board.listRuns(query),
     });
     const view = web;
     const server: Server = createServer((request, response) => {
