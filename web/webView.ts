@@ -13,7 +13,8 @@ import { isSafeId, SAFE_ID_RULE } from '../events/idRule.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
 import { messageOf } from '../events/thrown.ts';
 import { historyPage, historyQueryOf } from '../projections/audit/runHistory.ts';
-import { noRunStartsWith, RunIdPrefixError, resolveRunIdAmong } from '../projections/audit/runIdPrefix.ts';
+import { idsStartingWith, LOOKUP_LIMIT, noRunStartsWith, RunIdPrefixError, resolveRunId } from '../projections/audit/runIdPrefix.ts';
+import type { CloseState } from '../projections/close.ts';
 import type { UsageState } from '../projections/usage.ts';
 import { HttpError, readJson, sendJson } from '../wire/http.ts';
 import { boardSnapshot, runFacts, WAIT_WARN_MS } from './boardSnapshot.ts';
@@ -92,6 +93,7 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
             queues: projections.state<Record<string, QueueState>>('queue'),
             laneSessions: projections.state<Record<string, Record<string, string>>>('lane-sessions'),
             usage: projections.state<UsageState>('usage'),
+            closes: projections.state<CloseState>('close'),
           },
           clock.now(),
           { waitWarnMs, becameNext },
@@ -164,17 +166,15 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
           return;
         }
         if (run) {
-          const given = decoded(run[1]!);
-          const found = runPageOf(given, () => Object.keys(projections.state<BoardState>('board').runs));
-          if ('status' in found) {
-            sendPage(response, found.status, htmlPage(found.page), request.method === 'HEAD');
-            return;
-          }
-          if (found.runId !== given) {
-            // A prefix (SPEC 6): the page of the run it names, under its whole id.
-            response.writeHead(302, { location: `/runs/${found.runId}`, ...HEADERS }).end();
-            return;
-          }
+          void sendRunPage(decoded(run[1]!), {
+            live: () => Object.keys(projections.state<BoardState>('board').runs),
+            logged: (prefix) => options.store.entityIdsStartingWith('run', prefix, LOOKUP_LIMIT),
+            response,
+            page: files.get(page)!,
+            headOnly: request.method === 'HEAD',
+            log: options.log ?? stderrLog,
+          });
+          return;
         }
         sendPage(response, 200, files.get(page)!, request.method === 'HEAD');
       },
@@ -279,13 +279,53 @@ function waitWarnFromEnv(): number | null {
   return Number(raw) * 1000;
 }
 
-/**
- * The run `/runs/<given>` shows: given whole or by a unique prefix (SPEC 6), else a page saying why
- * not: too short, the start of several runs (each linked), or of none.
- */
-function runPageOf(given: string, runIds: () => Iterable<string>): { runId: string } | { status: number; page: string } {
+interface RunPageRequest {
+  /** The runs the board holds now (live). */
+  readonly live: () => Iterable<string>;
+  /** The runs of the log starting with a prefix (finished ones included), from the store's index. */
+  readonly logged: (prefix: string) => Promise<string[]>;
+  readonly response: ServerResponse;
+  readonly page: { type: string; body: Buffer };
+  readonly headOnly: boolean;
+  readonly log: FailureLog;
+}
+
+/** `/runs/<given>`: the run page, a redirect from a prefix to the whole id, or a page saying why neither. */
+async function sendRunPage(given: string, request: RunPageRequest): Promise<void> {
+  const { response, headOnly } = request;
+  let found: { runId: string } | { status: number; page: string };
   try {
-    const runId = resolveRunIdAmong(given, runIds());
+    found = await runPageOf(given, request);
+  } catch (error) {
+    request.log(`web view: run ids starting with ${given} could not be read from the log (${messageOf(error)})`);
+    found = { status: 500, page: refusalPage('The log could not be read to find this run: the daemon log says why; reload to try again.') };
+  }
+  if ('status' in found) {
+    sendPage(response, found.status, htmlPage(found.page), headOnly);
+    return;
+  }
+  if (found.runId !== given) {
+    // A prefix: the page of the run it names, under its whole id.
+    response.writeHead(302, { location: `/runs/${found.runId}`, ...HEADERS }).end();
+    return;
+  }
+  sendPage(response, 200, request.page, headOnly);
+}
+
+/**
+ * The run `/runs/<given>` shows: given whole or by a unique prefix (README: every command takes a
+ * unique prefix of a run id), live or finished (a finished run has left the board's state, so the
+ * log's index of run streams is asked too), else a page saying why not: too short, the start of
+ * several runs (each linked), or of none.
+ */
+async function runPageOf(
+  given: string,
+  sources: Pick<RunPageRequest, 'live' | 'logged'>,
+): Promise<{ runId: string } | { status: number; page: string }> {
+  try {
+    const runId = await resolveRunId(given, async (prefix, limit) =>
+      [...new Set([...idsStartingWith(sources.live(), prefix, limit), ...(await sources.logged(prefix))])].sort().slice(0, limit),
+    );
     return runId === null ? { status: 404, page: refusalPage(`There is no such run here: ${noRunStartsWith(given)}.`) } : { runId };
   } catch (error) {
     if (!(error instanceof RunIdPrefixError)) throw error;

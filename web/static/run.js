@@ -208,6 +208,24 @@ function say(text) {
   document.getElementById('summary').textContent = text;
 }
 
+/**
+ * The run in one sentence. A finished run is summed up by its end on the board, not by the latest
+ * entry: another computer that was offered it may log its own stale copy's skip after the run
+ * succeeded. While it is open, the latest entry of the board or of the computer holding it.
+ */
+function summary(fresh) {
+  const count = `${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}`;
+  if (entries.length === 0) return 'No entries yet; new ones appear as they are written.';
+  const r = record;
+  if (r && r.finishedAt !== null && r.state !== null) {
+    const end = entries.find((e) => e.seq === r.phases?.finished);
+    return `It ${r.state === 'resolved' ? 'was resolved' : r.state}${r.computer ? ` on ${r.computer}` : ''}${end ? `: ${end.reason}` : ''} (${count}).`;
+  }
+  const own = (e) => e.owner === null || e.owner === undefined || r?.computer === null || r?.computer === undefined || e.owner === r.computer;
+  const latest = [...entries].reverse().find(own) ?? entries.at(-1);
+  return fresh ? `${fresh} new entr${fresh === 1 ? 'y' : 'ies'}; the latest: ${latest.reason}.` : `${count}; the latest: ${latest.reason}.`;
+}
+
 follow(`?run=${encodeURIComponent(runId)}`, {
   onState: showConnection,
   onMessage(message) {
@@ -220,8 +238,7 @@ follow(`?run=${encodeURIComponent(runId)}`, {
       renderActions();
       renderTexts();
       renderTimeline();
-      const last = entries.at(-1);
-      say(entries.length === 0 ? 'No entries yet; new ones appear as they are written.' : `${entries.length} entries; the latest: ${last.reason}.`);
+      say(summary(0));
     } else if (message.type === 'entries') {
       const fresh = message.entries.filter((e) => e.seq > lastSeq);
       if (fresh.length === 0) return;
@@ -232,7 +249,7 @@ follow(`?run=${encodeURIComponent(runId)}`, {
       renderActions();
       renderTexts();
       renderTimeline(new Set(fresh.map((e) => e.seq)));
-      say(`${fresh.length} new entr${fresh.length === 1 ? 'y' : 'ies'}; the latest: ${fresh.at(-1).reason}.`);
+      say(summary(fresh.length));
     } else if (message.type === 'progress') {
       progress = message.progress;
       renderFacts();
