@@ -81,11 +81,21 @@ describe.skipIf(!hasChromium)('nothing stale or wrong on the pages', () => {
     await expect.poll(() => page.locator('#lanes tr[data-run]').count(), { timeout: 5_000 }).toBe(0);
     await expect.poll(() => page.locator('#summary').textContent()).toMatch(/^0 running, 0 claiming, 0 parked, 0 queued/);
     await page.screenshot({ path: join(SCREENSHOTS, 'stale-1-board-after-contention.png'), fullPage: true });
-    const drawn = await page.evaluate(() => (window as unknown as { drawn: { run: string; state: string }[] }).drawn);
+    const drawn = await page.evaluate(() => (window as unknown as { drawn: { run: string; state: string; at: number }[] }).drawn);
     expect(drawn.length).toBeGreaterThan(0);
-    // Whatever was drawn while the turns ran, nothing was drawn of them once they had finished (checked below by time, here by state).
-    const stale = drawn.filter((d) => d.run === first && (d.state === 'parked' || d.state === 'queued'));
+    // Nothing was drawn of a turn once it had finished (a snapshot is drawn within a second of the log).
+    const finishedAt = new Map<string, number>();
+    for (const runId of [first, next]) finishedAt.set(runId, Date.parse(String((await details(runId)).finished_at)));
+    const stale = drawn.filter((d) => finishedAt.has(d.run) && d.at > finishedAt.get(d.run)! + 1_000);
     expect(stale).toEqual([]);
+    // At the root: once one computer claimed the second turn, the board withdrew it from the other,
+    // which dropped the copy it had parked rather than wait out its 30 s.
+    const timeline = await browser.newPage();
+    await timeline.goto(`${board.url}/runs/${next}`);
+    const entry = timeline.locator('#timeline tr[data-step="run.withdrawn"]');
+    await entry.first().waitFor({ timeout: 10_000 });
+    await expect(entry.first().locator('td.why').textContent()).resolves.toBe('withdrawn: another computer claimed it');
+    await timeline.close();
     expect(errors).toEqual([]);
   });
 
