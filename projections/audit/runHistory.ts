@@ -24,6 +24,8 @@ export interface HistoryRow {
   readonly claimedAt: number | null;
   readonly startedAt: number | null;
   readonly finishedAt: number;
+  /** What its agent reported it cost; null when it reported none (unknown, not zero). */
+  readonly costUsd: number | null;
   /** The seq of the event that finished it: the cursor past this row. */
   readonly seq: number;
   readonly prompt: string;
@@ -139,6 +141,7 @@ function rowOf(record: RunRecord, finishing: DomainEvent): HistoryRow {
     claimedAt: record.claimedAt,
     startedAt: record.startedAt,
     finishedAt: record.finishedAt ?? finishing.at,
+    costUsd: record.usage?.costUsd ?? null,
     seq: finishing.seq,
     prompt: excerpt(record.prompt),
     reply: excerpt(record.reply),

@@ -193,14 +193,31 @@ describe.skipIf(!hasChromium)('the control panel in headless Chromium', () => {
     expect(errors).toEqual([]);
   });
 
+  it('takes each run into the history as it finishes, with its cost, without a reload', async () => {
+    await page.goto(`${board.url}/history`);
+    await expect.poll(() => page.locator('#connection').getAttribute('data-state')).toBe('live');
+    await page.locator('#history table').waitFor({ timeout: 10_000 });
+    await page.evaluate(() => ((window as unknown as { marker: string }).marker = 'not reloaded'));
+    const runId = await submit(board, 'later', 'finished while the history is open');
+    const row = page.locator(`#history tr[data-run="${runId}"]`);
+    await row.waitFor({ timeout: 10_000 });
+    await expect(page.locator('#history tbody tr').first().getAttribute('data-run')).resolves.toBe(runId);
+    await expect(row.locator('td.cost').textContent()).resolves.toBe('$0.0123');
+    expect(await page.evaluate(() => (window as unknown as { marker: string }).marker)).toBe('not reloaded');
+    await page.screenshot({ path: join(SCREENSHOTS, 'panel-5-history-live.png'), fullPage: true });
+    expect(errors).toEqual([]);
+  });
+
   it('fits a 390-pixel-wide screen without scrolling sideways', async () => {
     const phone = await context.newPage();
     await phone.setViewportSize({ width: 390, height: 844 });
+    const listed = (await (await fetch(`${board.url}/v1/runs?lane=chat&limit=1`)).json()) as { runs: { run_id: string }[] };
     for (const [path, name] of [
       ['/', 'board'],
       ['/lanes/chat', 'lane'],
       ['/history', 'history'],
-    ] as const) {
+      [`/runs/${listed.runs[0]!.run_id}`, 'run'],
+    ]) {
       await phone.goto(`${board.url}${path}`);
       await phone.locator('main').waitFor();
       await phone.waitForLoadState('networkidle').catch(() => undefined);
@@ -209,7 +226,7 @@ describe.skipIf(!hasChromium)('the control panel in headless Chromium', () => {
         scroll: document.documentElement.scrollWidth,
         width: document.documentElement.clientWidth,
       }));
-      await phone.screenshot({ path: join(SCREENSHOTS, `panel-390-${name}.png`), fullPage: true });
+      await phone.screenshot({ path: join(SCREENSHOTS, `panel-390-${name}.png`) });
       expect({ path, scroll }).toEqual({ path, scroll: width });
     }
     await phone.close();
