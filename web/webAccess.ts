@@ -52,8 +52,9 @@ export class ViewerAccess {
     return this.access.isSubmitToken(cookieOf(request, TOKEN_COOKIE));
   }
 
-  isSubmitToken(token: string | null): boolean {
-    return this.access.isSubmitToken(token);
+  /** Whether `token` is a submit token, one recorded a moment ago by another process included. */
+  acceptsSubmitToken(token: string | null): Promise<boolean> {
+    return this.access.acceptsSubmitToken?.(token) ?? Promise.resolve(this.access.isSubmitToken(token));
   }
 
   /** For a page opened with `?token=`: a cookie that stands for it, and where to go without the token. */

@@ -242,7 +242,7 @@ async function signIn(viewers: ViewerAccess, request: IncomingMessage, response:
     if (!(error instanceof HttpError)) throw error;
     return refuse(error.status, error.code, `sign in with {"token": "<submit token>"}: ${error.message}`);
   }
-  if (!viewers.isSubmitToken(token))
+  if (!(await viewers.acceptsSubmitToken(token)))
     return refuse(
       401,
       'unauthorized',

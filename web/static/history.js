@@ -29,7 +29,6 @@ function filtersSaid() {
 }
 
 function row(run) {
-  const elapsed = run.submittedAt === null ? null : run.finishedAt - run.submittedAt;
   const said = run.error ? el('span', { class: 'error-text' }, run.error) : run.reply;
   return el(
     'tr',
@@ -39,7 +38,12 @@ function row(run) {
     el('td', {}, run.lane ? laneLink(run.lane) : el('span', { class: 'muted' }, '?')),
     el('td', {}, run.computer ?? el('span', { class: 'muted' }, 'none')),
     el('td', { class: 'when' }, utcTime(run.finishedAt), el('span', { class: 'muted' }, ` ${new Date(run.finishedAt).toISOString().slice(0, 10)}`)),
-    el('td', { class: 'when' }, elapsed === null ? el('span', { class: 'muted' }, '—') : took(elapsed)),
+    // How long its agent ran (its process's start to its exit), as the run page's "Ran for" says it.
+    el(
+      'td',
+      { class: 'when ran-for' },
+      run.durationMs === null || run.durationMs === undefined ? el('span', { class: 'muted' }, '—') : took(run.durationMs),
+    ),
     el(
       'td',
       { class: 'cost', 'data-cost': run.costUsd ?? '' },
@@ -103,7 +107,7 @@ async function load() {
     host.replaceChildren(
       table({
         caption: `${page.runs.length} finished run${page.runs.length === 1 ? '' : 's'}${filtersSaid()}, newest first${older ? ' (an older page)' : ''}`,
-        columns: ['Run', 'State', 'Lane', 'Computer', 'Finished (UTC)', 'Took', 'Cost', 'Prompt', 'Reply or error'],
+        columns: ['Run', 'State', 'Lane', 'Computer', 'Finished (UTC)', 'Ran for', 'Cost', 'Prompt', 'Reply or error'],
         rows: page.runs.map(row),
         className: 'history',
       }),

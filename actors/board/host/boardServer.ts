@@ -40,6 +40,8 @@ export interface BoardServerOptions {
 export interface WebAccess {
   readonly openReads: boolean;
   isSubmitToken(token: string | null): boolean;
+  /** The same, asking the log for a token another process recorded a moment ago (`runledger token add`): the sign-in's check. */
+  acceptsSubmitToken?(token: string | null): Promise<boolean>;
   readonly rejected: (method: string, path: string, status: number, code: string, reason: string) => void;
   /** What each open run's agent is doing (heartbeats' `progress`, in memory): the run page shows it live. */
   readonly progress?: Pick<RunProgress, 'of' | 'changed'>;
@@ -121,6 +123,7 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
     web = options.web?.({
       openReads,
       isSubmitToken: (token) => board.isSubmitToken(token),
+      acceptsSubmitToken: (token) => board.acceptsSubmitToken(token),
       rejected: (m, p, s, c, r) => rejected(m, p, s, c, r, true),
       progress: board.progress,
       listRuns: (query) => board.listRuns(query),
