@@ -38,7 +38,8 @@ export class ViewerAccess {
       ok: false,
       status: 401,
       code: 'unauthorized',
-      reason: 'this board is not on loopback: open the page once as /?token=<submit token> (the token file beside the log)',
+      reason:
+        'this board is not on loopback: sign in below with its submit token (the token file beside its log), or open the page once as /?token=<submit token>',
     };
   }
 

@@ -148,7 +148,10 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
         const verdict = viewers.check(request, url);
         if (!verdict.ok) {
           viewers.rejected(request, verdict);
-          sendPage(response, verdict.status, htmlPage(refusalPage(verdict.reason)), request.method === 'HEAD');
+          // Asked for the token (401): the page's own sign-in form, which trades it for the cookie and reloads.
+          const more =
+            verdict.status === 401 ? '<div id="sign-in-box" class="send-box"></div><script type="module" src="/static/signin.js"></script>' : '';
+          sendPage(response, verdict.status, htmlPage(refusalPage(verdict.reason, more)), request.method === 'HEAD');
           return;
         }
         if (url.pathname === HISTORY_DATA) {
