@@ -7,6 +7,11 @@ import type { Projection } from './projection.ts';
 /** What runs cost, summed: how many reported a usage, and the sum of each field they reported. */
 export interface UsageTally {
   runs: number;
+  /**
+   * How many of them reported a cost: an agent that reports tokens only (Codex) adds nothing to
+   * `costUsd`, and a sum of no costs is unknown, not $0.
+   */
+  costRuns: number;
   costUsd: number;
   inputTokens: number;
   outputTokens: number;
@@ -39,11 +44,12 @@ export const HOUR_MS = 3_600_000;
 export const DAY_HOURS = 24;
 
 export function emptyTally(): UsageTally {
-  return { runs: 0, costUsd: 0, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
+  return { runs: 0, costRuns: 0, costUsd: 0, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
 }
 
 function add(tally: UsageTally, usage: Usage): void {
   tally.runs++;
+  if (usage.costUsd !== undefined) tally.costRuns++;
   for (const field of USAGE_FIELDS) tally[field] += usage[field] ?? 0;
 }
 
@@ -55,7 +61,8 @@ const hourOf = (at: number) => Math.floor(at / HOUR_MS) * HOUR_MS;
 
 export const usageProjection: Projection<UsageState> = {
   name: 'usage',
-  version: 1,
+  // 2: tallies count the runs that reported a cost (`costRuns`).
+  version: 2,
   initial: () => ({ logins: {}, hours: {}, open: {}, counted: 0 }),
   evolve(state, event: DomainEvent) {
     switch (event.type) {
@@ -130,13 +137,21 @@ function sumLastDay(state: UsageState, hour: number): LastDayUsage {
 
 function merge(into: UsageTally, tally: UsageTally): void {
   into.runs += tally.runs;
+  into.costRuns += tally.costRuns;
   for (const field of USAGE_FIELDS) into[field] += tally[field];
 }
 
 /** A tally in words: `3 run(s): $0.0369, 36 in / 21 out / 9000 cached tokens`. */
 export function tallyWords(tally: UsageTally): string {
   const tokens = `${tally.inputTokens} in / ${tally.outputTokens} out / ${tally.cachedInputTokens} cached tokens`;
-  return `${tally.runs} run(s): $${roundCost(tally.costUsd)}, ${tokens}`;
+  return `${tally.runs} run(s): ${tallyCost(tally)}, ${tokens}`;
+}
+
+/** A tally's cost: `$0.0369`, `$0.0123 (2 runs of unknown cost)`, or `cost unknown` when none reported one. */
+export function tallyCost(tally: UsageTally): string {
+  if (tally.costRuns === 0) return 'cost unknown';
+  const unknown = tally.runs - tally.costRuns;
+  return `$${roundCost(tally.costUsd)}${unknown > 0 ? ` (${unknown} run${unknown === 1 ? '' : 's'} of unknown cost)` : ''}`;
 }
 
 /** Costs to 4 decimals (a turn costs cents), without float dust. */

@@ -2,7 +2,9 @@ import { type BoardState, isTerminal } from '../actors/board/boardState.ts';
 import { settledRun } from '../actors/board/settledRun.ts';
 import { WAITS_FOR_EARLIER_TURN } from '../actors/lane/decideQueue.ts';
 import type { QueueState } from '../actors/lane/queueState.ts';
+import type { SessionClose } from '../actors/session/sessionState.ts';
 import type { DomainEvent } from '../events/catalog.ts';
+import type { CloseState } from '../projections/close.ts';
 import { type StatusView, statusView } from '../projections/statusView.ts';
 import type { LastDayUsage, UsageState } from '../projections/usage.ts';
 
@@ -115,9 +117,25 @@ export interface SnapshotSources {
   /** The session each lane's next turn resumes, by computer then lane. */
   readonly laneSessions: Record<string, Record<string, string>>;
   readonly usage?: UsageState;
+  /** Each computer's session closes (the close projection), for the close state of each session. */
+  readonly closes?: CloseState;
 }
 
 const ROWS_PER_LANE = 50;
+
+/** A session's close as the log records it (its latest close, when it had several), or null while none is recorded. */
+function closeOf(closes: CloseState[string] | undefined, sessionId: string): SessionView['close'] {
+  let latest: SessionClose | null = null;
+  for (const close of Object.values(closes ?? {})) {
+    if (close.sessionId !== sessionId) continue;
+    if (latest === null || (close.intendedAt ?? 0) >= (latest.intendedAt ?? 0)) latest = close;
+  }
+  if (latest === null) return null;
+  if (latest.confirmedAt !== null) return { state: 'closed', why: 'its process stopped; the next turn of its lane resumes it' };
+  if (latest.failedAt !== null) return { state: 'close failed', why: latest.failure };
+  if (latest.open) return { state: latest.deferred ? 'closing, deferred' : 'closing', why: latest.deferred };
+  return null;
+}
 
 /**
  * The board page's content, from the same status view `runledger status` prints, lane by lane: the
@@ -133,7 +151,8 @@ export function boardSnapshot(sources: SnapshotSources, at: number, options: Sna
 
   for (const [computer, view] of Object.entries(status.computers)) {
     for (const [lane, l] of Object.entries(view.lanes)) {
-      if (l.active) {
+      if (l.active && isStale(board, l.active.runId, computer)) held.add(l.active.runId);
+      else if (l.active) {
         held.add(l.active.runId);
         const running = l.active.status === 'running';
         add(lane, {
@@ -146,6 +165,7 @@ export function boardSnapshot(sources: SnapshotSources, at: number, options: Sna
       }
       l.waiting.forEach((w, place) => {
         held.add(w.runId);
+        if (isStale(board, w.runId, computer)) return;
         const why = (text: string) => text + elsewhere(board, w.runId, computer);
         if (w.limitedUntil !== undefined)
           add(lane, {
@@ -217,19 +237,22 @@ export function boardSnapshot(sources: SnapshotSources, at: number, options: Sna
 
   const sessions: SessionView[] = [];
   for (const [computer, lanes] of Object.entries(sources.laneSessions)) {
-    for (const [lane, sessionId] of Object.entries(lanes)) sessions.push({ computer, lane, sessionId, close: null });
+    for (const [lane, sessionId] of Object.entries(lanes))
+      sessions.push({ computer, lane, sessionId, close: closeOf(sources.closes?.[computer], sessionId) });
   }
 
   const ids = new Set([...Object.keys(board.computers), ...status.board.connected, ...Object.keys(status.computers)]);
   const computers = [...ids].sort().map((id): ComputerView => {
     const queue = status.computers[id];
+    const connected = status.board.connected.includes(id);
     return {
       id,
-      connected: status.board.connected.includes(id),
+      connected,
       slots: queue?.slots ?? null,
       inUse: queue?.inUse ?? null,
       held: queue?.held ?? false,
-      draining: queue?.draining ?? false,
+      // Draining ends with the daemon's life: a computer that drained and stopped is offline, not draining for ever.
+      draining: connected && (queue?.draining ?? false),
       limits: Object.entries(queue?.limits ?? {}).map(([login, limit]) => ({ login, ...limit })),
     };
   });
@@ -246,6 +269,19 @@ export function boardSnapshot(sources: SnapshotSources, at: number, options: Sna
     longestWait: longestWait(board, status, options.waitWarnMs, at, options.becameNext ?? new Map()),
     ...(status.usage ? { usage: status.usage } : {}),
   };
+}
+
+/**
+ * A computer's copy of a run that the board already settled, or gave to another computer: that
+ * computer's queue keeps it until its own claim is answered or its timer runs out, but the run waits
+ * for nothing there, and a page that showed it (as "parked" on the losing computer, or counted it
+ * among the waiting) would say what is not so. A run the board no longer holds has settled (in one
+ * log, every run a computer queued was the board's first). The run's own row and page say where it is.
+ */
+function isStale(board: BoardState, runId: string, computer: string): boolean {
+  const run = board.runs[runId];
+  if (!run || isTerminal(run.state)) return true;
+  return run.state !== 'queued' && run.computerId !== null && run.computerId !== computer;
 }
 
 const RANK: Record<RunPlace['state'], number> = { running: 0, claimed: 0, claiming: 1, parked: 2, retrying: 3, queued: 4 };

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { map, merge, Subject, type Subscription } from 'rxjs';
 import { WebSocket, WebSocketServer } from 'ws';
+import type { RunRow } from '../actors/board/host/runListing.ts';
 import type { RunProgress } from '../actors/board/host/runProgress.ts';
 import type { FailureLog } from '../actors/runtime/untilRecorded.ts';
 import type { DomainEvent } from '../events/catalog.ts';
@@ -10,8 +11,8 @@ import { messageOf } from '../events/thrown.ts';
 import { evolveRunRecord, initialRunRecord, type RunRecord } from '../projections/audit/runRecord.ts';
 import { timelineEntry } from '../projections/audit/runTimeline.ts';
 import type { BoardSnapshot, RunFacts } from './boardSnapshot.ts';
-import { type EventSummary, summarize } from './eventSummary.ts';
-import type { LiveFeed } from './liveFeed.ts';
+import { type EventSummary, runOf, summarize } from './eventSummary.ts';
+import { BATCH_MS, batched, type LiveFeed } from './liveFeed.ts';
 import { pageRecord } from './pageRecord.ts';
 
 /** What a board page is sent of the past when it connects: the newest decisions (and bookkeeping), this many of each. */
@@ -24,7 +25,16 @@ const MAX_EVENTS_PER_MESSAGE = 100;
 const MAX_BUFFERED_BYTES = 2 * 1024 * 1024;
 const PING_MS = 30_000;
 
-export type LiveTarget = { readonly view: 'board' } | { readonly view: 'run'; readonly runId: string };
+export type LiveTarget =
+  | { readonly view: 'board' }
+  | { readonly view: 'run'; readonly runId: string }
+  | { readonly view: 'lane'; readonly lane: string };
+
+/** A lane page's turns: the newest ones, oldest first, and whether older ones were left out. */
+export interface LaneTurns {
+  readonly turns: readonly RunRow[];
+  readonly older: boolean;
+}
 
 interface Page {
   readonly ws: WebSocket;
@@ -37,6 +47,8 @@ interface Page {
   record: RunRecord | null;
   /** Run pages: its events so far, for its facts once it settled and left the board's state (one run's history). */
   events?: DomainEvent[];
+  /** Lane pages: the runs its turns show, so that an event about one of them redraws them. */
+  runIds?: Set<string>;
   alive: boolean;
 }
 
@@ -50,12 +62,15 @@ export interface LiveHubOptions {
   readonly log: FailureLog;
   /** What each open run's agent is doing (in the board's memory, not the log): sent to its pages as it changes. */
   readonly progress?: Pick<RunProgress, 'of' | 'changed'>;
+  /** A lane's conversation as its page shows it; lane pages are refused without it. */
+  readonly laneTurns?: (lane: string) => Promise<LaneTurns>;
 }
 
 /**
  * The live socket of the web view (`/v1/live`): a board page gets a hello (a status snapshot and the
  * log's tail), then each batch of event summaries and a fresh snapshot after each burst; a run page
- * gets its timeline, then its new entries. Pages only listen: anything they send is ignored.
+ * gets its timeline, then its new entries; a lane page its turns, then them again after each burst of
+ * events about the lane or one of its runs. Pages only listen: anything they send is ignored.
  */
 export class LiveHub {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1024 });
@@ -64,6 +79,10 @@ export class LiveHub {
   private readonly joined = new Subject<void>();
   private boardFeed: Subscription | null = null;
   private runFeed: Subscription | null = null;
+  private readonly lanePages = new Map<string, Set<Page>>();
+  private laneFeed: Subscription | null = null;
+  /** Lanes whose turns are being read, and those to read again once that read is done (one read at a time per lane). */
+  private readonly laneReads = new Map<string, { again: boolean }>();
   private readonly progressFeed: Subscription | undefined;
   private readonly pinger: NodeJS.Timeout;
 
@@ -72,8 +91,8 @@ export class LiveHub {
     this.pinger.unref();
     // A run nobody watches costs a lookup per change; a watched one's pages get `{type: "progress"}`.
     this.progressFeed = options.progress?.changed.subscribe(({ runId, progress }) => {
-      const pages = this.runPages.get(runId);
-      if (!pages) return;
+      const pages = [...(this.runPages.get(runId) ?? []), ...[...this.lanePages.values()].flatMap((s) => [...s].filter((p) => p.runIds?.has(runId)))];
+      if (pages.length === 0) return;
       const text = JSON.stringify({ type: 'progress', runId, progress });
       for (const page of pages) if (page.ready) this.send(page, text);
     });
@@ -100,6 +119,7 @@ export class LiveHub {
     this.progressFeed?.unsubscribe();
     this.boardFeed?.unsubscribe();
     this.runFeed?.unsubscribe();
+    this.laneFeed?.unsubscribe();
     // Going away (1001): the pages reconnect with their usual backoff and find the board again when it is back.
     for (const ws of this.wss.clients) {
       ws.close(1001, 'the board is shutting down');
@@ -121,6 +141,17 @@ export class LiveHub {
       this.joined.next();
       return;
     }
+    if (page.target.view === 'lane') {
+      const { lane } = page.target;
+      (this.lanePages.get(lane) ?? this.lanePages.set(lane, new Set()).get(lane)!).add(page);
+      this.followLanes();
+      // Read after joining the feed, as for the board page: a turn is in this read or redrawn after it.
+      const turns = await this.turnsOf(lane);
+      page.runIds = new Set(turns.turns.map((t) => t.run_id));
+      this.send(page, JSON.stringify({ type: 'hello', view: 'lane', lane, ...turns }));
+      page.ready = true;
+      return;
+    }
     const { runId } = page.target;
     const watchers = this.runPages.get(runId) ?? this.runPages.set(runId, new Set()).get(runId)!;
     watchers.add(page);
@@ -137,6 +168,16 @@ export class LiveHub {
   }
 
   private leave(page: Page): void {
+    if (page.target.view === 'lane') {
+      const pages = this.lanePages.get(page.target.lane);
+      pages?.delete(page);
+      if (pages?.size === 0) this.lanePages.delete(page.target.lane);
+      if (this.lanePages.size === 0) {
+        this.laneFeed?.unsubscribe();
+        this.laneFeed = null;
+      }
+      return;
+    }
     if (page.target.view === 'board') {
       this.boardPages.delete(page);
       if (this.boardPages.size === 0) {
@@ -189,6 +230,54 @@ export class LiveHub {
       });
   }
 
+  /** Lane pages: each burst of events redraws the lanes it touches (a submission to it, or an event about a run it shows). */
+  private followLanes(): void {
+    if (this.laneFeed) return;
+    this.laneFeed = this.options.feed.events.pipe(batched(BATCH_MS)).subscribe((events) => {
+      const touched = new Set<string>();
+      for (const event of events) {
+        const { lane } = summarize(event);
+        if (lane !== null && this.lanePages.has(lane)) touched.add(lane);
+        const runId = runOf(event);
+        if (runId === null) continue;
+        for (const [name, pages] of this.lanePages) if ([...pages].some((p) => p.runIds?.has(runId))) touched.add(name);
+      }
+      for (const lane of touched) void this.redrawLane(lane);
+    });
+  }
+
+  /** Reads a lane's turns again and sends them to its pages; a burst during the read reads once more after it. */
+  private async redrawLane(lane: string): Promise<void> {
+    const reading = this.laneReads.get(lane);
+    if (reading) {
+      reading.again = true;
+      return;
+    }
+    const state = { again: true };
+    this.laneReads.set(lane, state);
+    try {
+      while (state.again) {
+        state.again = false;
+        const turns = await this.turnsOf(lane);
+        const text = JSON.stringify({ type: 'turns', lane, ...turns });
+        for (const page of this.lanePages.get(lane) ?? []) {
+          if (!page.ready) continue;
+          page.runIds = new Set(turns.turns.map((t) => t.run_id));
+          this.send(page, text);
+        }
+      }
+    } catch (error) {
+      this.options.log(`web view: lane ${lane}'s turns could not be read (${messageOf(error)}); its pages show them again with the next event`);
+    } finally {
+      this.laneReads.delete(lane);
+    }
+  }
+
+  private turnsOf(lane: string): Promise<LaneTurns> {
+    const read = this.options.laneTurns;
+    return read ? read(lane) : Promise.resolve({ turns: [], older: false });
+  }
+
   private broadcast(text: string): void {
     for (const page of this.boardPages) if (page.ready) this.send(page, text);
   }
@@ -204,7 +293,8 @@ export class LiveHub {
   }
 
   private ping(): void {
-    for (const page of [...this.boardPages, ...[...this.runPages.values()].flatMap((s) => [...s])]) {
+    const pages = [...this.boardPages, ...[...this.runPages.values(), ...this.lanePages.values()].flatMap((s) => [...s])];
+    for (const page of pages) {
       if (!page.alive) {
         page.ws.terminate();
         continue;

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { WebAccess } from '../actors/board/host/boardServer.ts';
+import { cookieOf, fromOwnOrigin, submitTokenOf, TOKEN_COOKIE } from '../actors/board/host/browserWrites.ts';
 import { addressedToLoopback, HOST_NOT_ALLOWED } from '../actors/board/host/loopbackHost.ts';
-import { bearerOf } from '../wire/http.ts';
 
 export type Verdict = { readonly ok: true } | { readonly ok: false; readonly status: number; readonly code: string; readonly reason: string };
 
@@ -31,28 +31,31 @@ export class ViewerAccess {
       if (!addressedToLoopback(request)) return { ok: false, ...HOST_NOT_ALLOWED };
       return { ok: true };
     }
-    if (this.access.isSubmitToken(bearerOf(request)) || this.access.isSubmitToken(url.searchParams.get('token'))) return { ok: true };
+    if (this.access.isSubmitToken(submitTokenOf(request)) || this.access.isSubmitToken(url.searchParams.get('token'))) return { ok: true };
     const viewer = cookieOf(request, COOKIE);
     if (viewer !== null && this.viewers.has(viewer)) return { ok: true };
     return {
       ok: false,
       status: 401,
       code: 'unauthorized',
-      reason: 'this board is not on loopback: open the page once as /?token=<submit token> (the token file beside the log)',
+      reason:
+        'this board is not on loopback: sign in below with its submit token (the token file beside its log), or open the page once as /?token=<submit token>',
     };
   }
 
   /** A live socket must come from this board's own pages: browsers do not hold WebSockets to their origin. */
   sameOrigin(request: IncomingMessage): boolean {
-    const origin = request.headers.origin;
-    if (origin === undefined) return true;
-    try {
-      return new URL(origin).host === request.headers.host;
-    } catch (error) {
-      // An Origin that is no URL (`null` from a sandboxed frame) is no page of this board's.
-      if (error instanceof TypeError) return false;
-      throw error;
-    }
+    return fromOwnOrigin(request);
+  }
+
+  /** Whether the request carries the sign-in cookie of a submit token this board knows. */
+  signedIn(request: IncomingMessage): boolean {
+    return this.access.isSubmitToken(cookieOf(request, TOKEN_COOKIE));
+  }
+
+  /** Whether `token` is a submit token, one recorded a moment ago by another process included. */
+  acceptsSubmitToken(token: string | null): Promise<boolean> {
+    return this.access.acceptsSubmitToken?.(token) ?? Promise.resolve(this.access.isSubmitToken(token));
   }
 
   /** For a page opened with `?token=`: a cookie that stands for it, and where to go without the token. */
@@ -71,12 +74,4 @@ export class ViewerAccess {
     // The path without its query: a wrong token in `?token=` must not reach the log.
     this.access.rejected(request.method ?? 'GET', (request.url ?? '').split('?')[0]!.slice(0, 300), verdict.status, verdict.code, verdict.reason);
   }
-}
-
-function cookieOf(request: IncomingMessage, name: string): string | null {
-  for (const part of (request.headers.cookie ?? '').split(';')) {
-    const [key, ...value] = part.trim().split('=');
-    if (key === name) return value.join('=');
-  }
-  return null;
 }

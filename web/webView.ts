@@ -2,8 +2,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Observable } from 'rxjs';
+import { z } from 'zod';
 import type { BoardState } from '../actors/board/boardState.ts';
 import type { WebAccess, WebRoutes } from '../actors/board/host/boardServer.ts';
+import { CROSS_SITE, fromOwnOrigin, SIGNED_OUT_COOKIE, tokenCookie } from '../actors/board/host/browserWrites.ts';
+import { addressedToLoopback, HOST_NOT_ALLOWED } from '../actors/board/host/loopbackHost.ts';
 import type { QueueState } from '../actors/lane/queueState.ts';
 import type { Clock } from '../actors/runtime/clock.ts';
 import { type FailureLog, stderrLog } from '../actors/runtime/untilRecorded.ts';
@@ -12,9 +15,12 @@ import { isSafeId, SAFE_ID_RULE } from '../events/idRule.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
 import { messageOf } from '../events/thrown.ts';
 import { historyPage, historyQueryOf } from '../projections/audit/runHistory.ts';
-import { noRunStartsWith, RunIdPrefixError, resolveRunIdAmong } from '../projections/audit/runIdPrefix.ts';
+import { idsStartingWith, LOOKUP_LIMIT, noRunStartsWith, RunIdPrefixError, resolveRunId } from '../projections/audit/runIdPrefix.ts';
+import type { CloseState } from '../projections/close.ts';
 import type { UsageState } from '../projections/usage.ts';
+import { HttpError, readJson, sendJson } from '../wire/http.ts';
 import { boardSnapshot, runFacts, WAIT_WARN_MS } from './boardSnapshot.ts';
+import { laneTurns } from './laneTurns.ts';
 import { LiveFeed } from './liveFeed.ts';
 import { LiveHub, type LiveTarget } from './liveHub.ts';
 import { ViewerAccess } from './webAccess.ts';
@@ -56,6 +62,7 @@ const LIVE_PATH = '/v1/live';
 /** The history of finished runs as JSON, for the history page: a read of the log, not of the board's state. */
 const HISTORY_DATA = '/history/runs';
 const RUN_PAGE = /^\/runs\/([^/]+)$/;
+const LANE_PAGE = /^\/lanes\/([^/]+)$/;
 
 /** The files of `static/`, read once: served as they are, by name, and nothing else from the disk. */
 function staticFiles(): Map<string, { type: string; body: Buffer }> {
@@ -69,8 +76,9 @@ function staticFiles(): Map<string, { type: string; body: Buffer }> {
 }
 
 /**
- * The read-only web view, served beside the API on the board's port: `/` (lanes, claims, sessions,
- * computers), `/runs/{id}` (a run's timeline; a unique prefix of the id leads there) and `/static/*`,
+ * The web view, served beside the API on the board's port: `/` (lanes, claims, sessions, computers),
+ * `/runs/{id}` (a run's timeline; a unique prefix of the id leads there), `/lanes/{lane}` (a lane's
+ * conversation, turn by turn) and `/static/*`,
  * plus the live socket `/v1/live` the pages follow the log on. Reads follow the API's rule (see ViewerAccess).
  */
 export function webView(options: WebViewOptions): (access: WebAccess) => WebRoutes {
@@ -90,6 +98,7 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
             queues: projections.state<Record<string, QueueState>>('queue'),
             laneSessions: projections.state<Record<string, Record<string, string>>>('lane-sessions'),
             usage: projections.state<UsageState>('usage'),
+            closes: projections.state<CloseState>('close'),
           },
           clock.now(),
           { waitWarnMs, becameNext },
@@ -97,6 +106,7 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
       runFacts: (runId, events) => runFacts(projections.state<BoardState>('board'), runId, events),
       log: options.log ?? stderrLog,
       ...(access.progress ? { progress: access.progress } : {}),
+      ...(access.listRuns ? { laneTurns: (lane: string) => laneTurns(access.listRuns!, lane) } : {}),
     });
 
     const pageOf = (path: string): string | null => {
@@ -104,19 +114,25 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
       if (path === '/history') return 'history.html';
       if (path === HISTORY_DATA) return HISTORY_DATA;
       if (RUN_PAGE.test(path)) return 'run.html';
+      if (LANE_PAGE.test(path)) return 'lane.html';
       if (path.startsWith('/static/')) return path.slice('/static/'.length);
       return null;
     };
 
     return {
       handles(request) {
-        if (request.method !== 'GET' && request.method !== 'HEAD') return false;
         const path = urlOf(request).pathname;
+        if (path === SESSION_PATH) return true;
+        if (request.method !== 'GET' && request.method !== 'HEAD') return false;
         return path === '/favicon.ico' || pageOf(path) !== null;
       },
 
       handle(request, response) {
         const url = urlOf(request);
+        if (url.pathname === SESSION_PATH) {
+          void signIn(viewers, request, response);
+          return;
+        }
         if (url.pathname === '/favicon.ico') {
           response.writeHead(301, { location: '/static/favicon.svg' }).end();
           return;
@@ -137,11 +153,19 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
         const verdict = viewers.check(request, url);
         if (!verdict.ok) {
           viewers.rejected(request, verdict);
-          sendPage(response, verdict.status, htmlPage(refusalPage(verdict.reason)), request.method === 'HEAD');
+          // Asked for the token (401): the page's own sign-in form, which trades it for the cookie and reloads.
+          const more =
+            verdict.status === 401 ? '<div id="sign-in-box" class="send-box"></div><script type="module" src="/static/signin.js"></script>' : '';
+          sendPage(response, verdict.status, htmlPage(refusalPage(verdict.reason, more)), request.method === 'HEAD');
           return;
         }
         if (url.pathname === HISTORY_DATA) {
           void sendHistory(options.store, url, response, request.method === 'HEAD', options.log ?? stderrLog);
+          return;
+        }
+        const lane = url.pathname.match(LANE_PAGE);
+        if (lane && !isSafeId(decoded(lane[1]!))) {
+          sendPage(response, 404, htmlPage(refusalPage(`There is no such lane here: lane ids match ${SAFE_ID_RULE}.`)), request.method === 'HEAD');
           return;
         }
         const run = url.pathname.match(RUN_PAGE);
@@ -150,17 +174,15 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
           return;
         }
         if (run) {
-          const given = decoded(run[1]!);
-          const found = runPageOf(given, () => Object.keys(projections.state<BoardState>('board').runs));
-          if ('status' in found) {
-            sendPage(response, found.status, htmlPage(found.page), request.method === 'HEAD');
-            return;
-          }
-          if (found.runId !== given) {
-            // A prefix (SPEC 6): the page of the run it names, under its whole id.
-            response.writeHead(302, { location: `/runs/${found.runId}`, ...HEADERS }).end();
-            return;
-          }
+          void sendRunPage(decoded(run[1]!), {
+            live: () => Object.keys(projections.state<BoardState>('board').runs),
+            logged: (prefix) => options.store.entityIdsStartingWith('run', prefix, LOOKUP_LIMIT),
+            response,
+            page: files.get(page)!,
+            headOnly: request.method === 'HEAD',
+            log: options.log ?? stderrLog,
+          });
+          return;
         }
         sendPage(response, 200, files.get(page)!, request.method === 'HEAD');
       },
@@ -172,17 +194,20 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
       upgrade(request, socket, head) {
         const url = urlOf(request);
         const run = url.searchParams.get('run');
+        const lane = url.searchParams.get('lane');
         let verdict = viewers.check(request, url);
         if (verdict.ok && !viewers.sameOrigin(request))
           verdict = { ok: false, status: 403, code: 'cross_origin', reason: "the live view is for this board's own pages" };
         if (verdict.ok && run !== null && !isSafeId(run))
           verdict = { ok: false, status: 400, code: 'invalid_id', reason: `run ids match ${SAFE_ID_RULE}` };
+        if (verdict.ok && lane !== null && !isSafeId(lane))
+          verdict = { ok: false, status: 400, code: 'invalid_id', reason: `lane ids match ${SAFE_ID_RULE}` };
         if (!verdict.ok) {
           viewers.rejected(request, verdict);
           refuseUpgrade(socket, verdict.status, verdict.code);
           return;
         }
-        const target: LiveTarget = run === null ? { view: 'board' } : { view: 'run', runId: run };
+        const target: LiveTarget = run !== null ? { view: 'run', runId: run } : lane !== null ? { view: 'lane', lane } : { view: 'board' };
         hub.accept(request, socket, head, target);
       },
 
@@ -191,6 +216,47 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
       },
     };
   };
+}
+
+/** The sign-in: `GET` says whether this browser is signed in, `POST {token}` signs it in, `DELETE` signs it out. */
+const SESSION_PATH = '/session';
+const SignInBody = z.strictObject({ token: z.string().min(1).max(200) });
+
+/**
+ * The page asks for a submit token once and trades it for the sign-in cookie (see browserWrites.ts),
+ * with which its writes go to the API as the CLI's do. Signing in and out are writes too: from
+ * another site's page they are refused (a page that signed a visitor in with its own token would
+ * have the visitor's turns sent under it).
+ */
+async function signIn(viewers: ViewerAccess, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const refuse = (status: number, code: string, reason: string) => {
+    viewers.rejected(request, { ok: false, status, code, reason });
+    if (!request.complete) request.resume();
+    sendJson(response, status, { detail: { error: code, message: reason } }, HEADERS);
+  };
+  const method = request.method ?? 'GET';
+  if (viewers.openReads && !addressedToLoopback(request)) return refuse(HOST_NOT_ALLOWED.status, HOST_NOT_ALLOWED.code, HOST_NOT_ALLOWED.reason);
+  if (method === 'GET' || method === 'HEAD') return sendJson(response, 200, { signed_in: viewers.signedIn(request) }, HEADERS);
+  if (method !== 'POST' && method !== 'DELETE') return refuse(405, 'method_not_allowed', `${SESSION_PATH} takes GET, POST {token} or DELETE`);
+  if (!fromOwnOrigin(request)) return refuse(CROSS_SITE.status, CROSS_SITE.code, CROSS_SITE.reason);
+  if (method === 'DELETE') {
+    response.writeHead(204, { 'set-cookie': SIGNED_OUT_COOKIE, ...HEADERS }).end();
+    return;
+  }
+  let token: string;
+  try {
+    token = (await readJson(request, SignInBody, 4096)).token.trim();
+  } catch (error) {
+    if (!(error instanceof HttpError)) throw error;
+    return refuse(error.status, error.code, `sign in with {"token": "<submit token>"}: ${error.message}`);
+  }
+  if (!(await viewers.acceptsSubmitToken(token)))
+    return refuse(
+      401,
+      'unauthorized',
+      'that is not a submit token of this board: use the `token` file beside its log, or one `runledger token add` printed',
+    );
+  response.writeHead(204, { 'set-cookie': tokenCookie(token), ...HEADERS }).end();
 }
 
 /** `GET /history/runs?state=&lane=&computer=&q=&before=&limit=`: a page of finished runs, newest first. */
@@ -221,13 +287,53 @@ function waitWarnFromEnv(): number | null {
   return Number(raw) * 1000;
 }
 
-/**
- * The run `/runs/<given>` shows: given whole or by a unique prefix (SPEC 6), else a page saying why
- * not: too short, the start of several runs (each linked), or of none.
- */
-function runPageOf(given: string, runIds: () => Iterable<string>): { runId: string } | { status: number; page: string } {
+interface RunPageRequest {
+  /** The runs the board holds now (live). */
+  readonly live: () => Iterable<string>;
+  /** The runs of the log starting with a prefix (finished ones included), from the store's index. */
+  readonly logged: (prefix: string) => Promise<string[]>;
+  readonly response: ServerResponse;
+  readonly page: { type: string; body: Buffer };
+  readonly headOnly: boolean;
+  readonly log: FailureLog;
+}
+
+/** `/runs/<given>`: the run page, a redirect from a prefix to the whole id, or a page saying why neither. */
+async function sendRunPage(given: string, request: RunPageRequest): Promise<void> {
+  const { response, headOnly } = request;
+  let found: { runId: string } | { status: number; page: string };
   try {
-    const runId = resolveRunIdAmong(given, runIds());
+    found = await runPageOf(given, request);
+  } catch (error) {
+    request.log(`web view: run ids starting with ${given} could not be read from the log (${messageOf(error)})`);
+    found = { status: 500, page: refusalPage('The log could not be read to find this run: the daemon log says why; reload to try again.') };
+  }
+  if ('status' in found) {
+    sendPage(response, found.status, htmlPage(found.page), headOnly);
+    return;
+  }
+  if (found.runId !== given) {
+    // A prefix: the page of the run it names, under its whole id.
+    response.writeHead(302, { location: `/runs/${found.runId}`, ...HEADERS }).end();
+    return;
+  }
+  sendPage(response, 200, request.page, headOnly);
+}
+
+/**
+ * The run `/runs/<given>` shows: given whole or by a unique prefix (README: every command takes a
+ * unique prefix of a run id), live or finished (a finished run has left the board's state, so the
+ * log's index of run streams is asked too), else a page saying why not: too short, the start of
+ * several runs (each linked), or of none.
+ */
+async function runPageOf(
+  given: string,
+  sources: Pick<RunPageRequest, 'live' | 'logged'>,
+): Promise<{ runId: string } | { status: number; page: string }> {
+  try {
+    const runId = await resolveRunId(given, async (prefix, limit) =>
+      [...new Set([...idsStartingWith(sources.live(), prefix, limit), ...(await sources.logged(prefix))])].sort().slice(0, limit),
+    );
     return runId === null ? { status: 404, page: refusalPage(`There is no such run here: ${noRunStartsWith(given)}.`) } : { runId };
   } catch (error) {
     if (!(error instanceof RunIdPrefixError)) throw error;

@@ -52,7 +52,7 @@ export interface PushFrame {
         /** `agent_id` when the run names one: the computer's queue counts (and limits) runs per login by it. */
         readonly data: { run_id: string; lane: string; computer_id: string; agent_id?: string };
       }
-    | { readonly id: string; readonly kind: 'run.cancelled' | 'run.cancel_requested'; readonly data: { run_id: string } };
+    | { readonly id: string; readonly kind: 'run.cancelled' | 'run.cancel_requested' | 'run.withdrawn'; readonly data: { run_id: string } };
 }
 
 const loginOf = (agentId: string | null) => (agentId === null ? {} : { agent_id: agentId });
@@ -99,6 +99,19 @@ export function framesOf(decision: Pick<NewDomainEvent, 'type' | 'data'> & { rea
           data: { run_id: event.data.runId, lane: event.data.lane, computer_id: computerId, ...loginOf(event.data.agentId) },
         },
       }));
+    case 'board.run.claimed': {
+      // Withdrawn at once from the other computers it was offered to: each would otherwise keep its copy
+      // waiting (parked behind the lane's open turn, or queued) until its own claim is refused or its
+      // timer runs out, and a page reading its queue would show a run that waits for nothing. The frame
+      // is derived from the claim, not recorded: the board's log, and its replay, are as they were.
+      const run = state.runs[event.data.runId];
+      return (run?.offeredTo ?? [])
+        .filter((computerId) => computerId !== event.data.computerId)
+        .map((computerId) => ({
+          computerId,
+          frame: { id: `${event.seq}-${computerId}`, kind: 'run.withdrawn', data: { run_id: event.data.runId } },
+        }));
+    }
     case 'board.run.cancelled':
       return event.data.offeredTo.map((computerId) => ({
         computerId,

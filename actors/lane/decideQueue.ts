@@ -148,6 +148,19 @@ function answerFrame(state: QueueState, frame: EventData<'frame.received'>, comp
     if (run) return [ack(202, 'already claimed: its cancel comes with its heartbeat')];
     return [ack(handledHere(frame) ? 202 : 200, 'not queued here')];
   }
+  if (frame.kind === 'run.withdrawn') {
+    // Another computer claimed it: a copy waiting here (queued, parked, or waiting to retry its claim)
+    // leaves the queue now, rather than when its own claim is refused or its timer runs out.
+    if (run?.status === 'waiting' && !run.claimHeld) {
+      return [
+        ack(202, 'withdrawn: another computer claimed it'),
+        on(frame.runId, { type: 'run.withdrawn', data: { runId: frame.runId, reason: 'withdrawn: another computer claimed it' } }),
+      ];
+    }
+    if (run?.status === 'claiming') return [ack(202, "its claim is in flight: the board's answer settles it")];
+    if (run) return [ack(200, `ignored: run ${frame.runId} is ${run.status} here`)];
+    return [ack(200, `ignored: run ${frame.runId} is not queued here`)];
+  }
   if (frame.kind === 'run.cancel_requested') {
     // Its run actor decides the cancel (the computer hands the frame to it); the queue only answers the board.
     if (run?.status === 'running') return [ack(202, 'held here: handed to its run, which stops it')];

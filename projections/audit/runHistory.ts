@@ -1,7 +1,7 @@
 import type { DomainEvent } from '../../events/catalog.ts';
 import { FINISHED_STATES } from '../../events/runStates.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
-import { FINISHING_TYPES, type RunRecord, runRecordOf } from './runRecord.ts';
+import { durationOf, FINISHING_TYPES, type RunRecord, runRecordOf } from './runRecord.ts';
 
 export interface HistoryQuery {
   readonly state: string | null;
@@ -24,6 +24,10 @@ export interface HistoryRow {
   readonly claimedAt: number | null;
   readonly startedAt: number | null;
   readonly finishedAt: number;
+  /** How long its agent took (see durationOf: its process's start to its exit); null when not known. */
+  readonly durationMs: number | null;
+  /** What its agent reported it cost; null when it reported none (unknown, not zero). */
+  readonly costUsd: number | null;
   /** The seq of the event that finished it: the cursor past this row. */
   readonly seq: number;
   readonly prompt: string;
@@ -139,6 +143,8 @@ function rowOf(record: RunRecord, finishing: DomainEvent): HistoryRow {
     claimedAt: record.claimedAt,
     startedAt: record.startedAt,
     finishedAt: record.finishedAt ?? finishing.at,
+    durationMs: durationOf(record),
+    costUsd: record.usage?.costUsd ?? null,
     seq: finishing.seq,
     prompt: excerpt(record.prompt),
     reply: excerpt(record.reply),

@@ -113,6 +113,19 @@ describe('board: offers', () => {
   });
 });
 
+describe('board: withdrawing a claimed run', () => {
+  it('given a run offered to three computers, when one claims it, then it is withdrawn from the other two at once (a frame each, not recorded)', () => {
+    const spec = boardSpec(...computersOnline('c1', 'c2', 'c3'));
+    spec.when(submit('r1', 'A'));
+    const claimed = spec.when(claim('r1', 'c2', 1));
+    expect(summary(claimed)).toEqual(['claimed r1 by c2']);
+    expect(framesOf({ ...claimed![0]!, seq: 11 }, spec.state)).toEqual([
+      { computerId: 'c1', frame: { id: '11-c1', kind: 'run.withdrawn', data: { run_id: 'r1' } } },
+      { computerId: 'c3', frame: { id: '11-c3', kind: 'run.withdrawn', data: { run_id: 'r1' } } },
+    ]);
+  });
+});
+
 describe('board: submissions', () => {
   it('given a submission with an idempotency key, when the same key comes again, then no new run: the answer names the first', () => {
     const spec = boardSpec(...computersOnline('c1'), submit('r1', 'A', 0, { idempotencyKey: 'key-1', prompt: 'p' }));

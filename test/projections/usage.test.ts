@@ -31,8 +31,8 @@ describe('the usage projection', () => {
       finished('r3', day0 + 2 * HOUR_MS + 5),
     ]);
     expect(state.logins).toEqual({
-      default: { runs: 1, costUsd: 0.5, inputTokens: 10, outputTokens: 0, cachedInputTokens: 0 },
-      team: { runs: 1, costUsd: 0.25, inputTokens: 0, outputTokens: 3, cachedInputTokens: 100 },
+      default: { runs: 1, costRuns: 1, costUsd: 0.5, inputTokens: 10, outputTokens: 0, cachedInputTokens: 0 },
+      team: { runs: 1, costRuns: 1, costUsd: 0.25, inputTokens: 0, outputTokens: 3, cachedInputTokens: 100 },
     });
     expect(state.open).toEqual({});
     const soon = lastDayUsage(state, day0 + 3 * HOUR_MS);
@@ -41,7 +41,7 @@ describe('the usage projection', () => {
     expect(soon.logins.team?.runs).toBe(1);
     // 23 hours and a bit after the first hour ends: the first hour has left the day, the second not yet.
     const later = lastDayUsage(state, day0 + 24 * HOUR_MS + 1);
-    expect(later.logins).toEqual({ team: { runs: 1, costUsd: 0.25, inputTokens: 0, outputTokens: 3, cachedInputTokens: 100 } });
+    expect(later.logins).toEqual({ team: { runs: 1, costRuns: 1, costUsd: 0.25, inputTokens: 0, outputTokens: 3, cachedInputTokens: 100 } });
     expect(later.lanes).toEqual({ bob: later.logins.team });
   });
 

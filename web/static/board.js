@@ -1,8 +1,11 @@
 // The board page (`/`): lanes, open claims, sessions, computers and the newest decisions, kept live.
+import { newLaneBox } from './actions.js';
 import {
   badge,
+  costText,
   el,
   follow,
+  laneLink,
   replaceKeepingFocus,
   runLink,
   serverNow,
@@ -93,7 +96,7 @@ function renderLanes(snapshot, shown) {
         { class: 'lane', 'aria-labelledby': `lane-${lane.lane}`, 'data-lane': lane.lane },
         table({
           className: 'lane-runs',
-          caption: [el('h3', { id: `lane-${lane.lane}` }, 'Lane ', el('code', {}, lane.lane)), el('span', { class: 'caption-note' }, note)],
+          caption: [el('h3', { id: `lane-${lane.lane}` }, 'Lane ', laneLink(lane.lane)), el('span', { class: 'caption-note' }, note)],
           columns: ['Run', 'State', 'Held by', 'Why', 'Claimed again'],
           rows,
         }),
@@ -169,7 +172,7 @@ function renderClaims(snapshot) {
           'tr',
           {},
           el('th', { scope: 'row' }, runLink(claim.runId)),
-          el('td', {}, el('code', {}, claim.lane)),
+          el('td', {}, laneLink(claim.lane)),
           el('td', {}, claim.computerId),
           el('td', {}, utcTime(claim.claimedAt)),
           el('td', {}, el('span', { role: 'timer', 'data-since': claim.claimedAt })),
@@ -184,7 +187,7 @@ function renderSessions(snapshot) {
   const note = el(
     'p',
     { class: 'hint' },
-    'Close decisions (requested, claimed, deferred and why, confirmed, failed) show in each session’s row once the log records them; this version of runledger records none yet.',
+    'A session is closed between turns (its process stopped) and kept: the next turn of its lane resumes it. Each row says its latest close as the log records it (closing, deferred and why, closed, failed).',
   );
   if (snapshot.sessions.length === 0) {
     host.replaceChildren(el('p', { class: 'empty' }, 'No sessions yet: a session appears here once an agent announces one for a lane.'), note);
@@ -200,11 +203,11 @@ function renderSessions(snapshot) {
           {},
           el('th', { scope: 'row' }, el('code', {}, s.sessionId)),
           el('td', {}, s.computer),
-          el('td', {}, el('code', {}, s.lane)),
+          el('td', {}, laneLink(s.lane)),
           el(
             'td',
             {},
-            s.close ? `${s.close.state}${s.close.why ? `: ${s.close.why}` : ''}` : el('span', { class: 'muted' }, 'open: no close recorded'),
+            s.close ? `${s.close.state}${s.close.why ? `: ${s.close.why}` : ''}` : el('span', { class: 'muted' }, 'open: no close recorded yet'),
           ),
         ),
       ),
@@ -238,7 +241,13 @@ function renderComputers(snapshot) {
           el(
             'td',
             {},
-            c.draining ? 'draining: nothing new starts' : c.held ? 'held: nothing starts' : 'taking runs',
+            !c.connected
+              ? 'offline: takes nothing until its daemon connects again'
+              : c.draining
+                ? 'draining: nothing new starts'
+                : c.held
+                  ? 'held: nothing starts'
+                  : 'taking runs',
             // A login at its usage limit starts nothing on it until then, in its agent's words.
             ...(c.limits ?? []).map((limit) =>
               el('div', { class: 'login-limit' }, `login ${limit.login}: at its usage limit until `, utcTime(limit.until), ` — “${limit.words}”`),
@@ -248,6 +257,13 @@ function renderComputers(snapshot) {
       ),
     }),
   );
+}
+
+/** What a tally cost: unknown when none of its runs reported a cost (a Codex turn reports tokens only), never $0. */
+function tallyCost(t) {
+  if (!t.costRuns) return el('span', { class: 'muted' }, 'unknown');
+  const unknown = t.runs - t.costRuns;
+  return [costText(t.costUsd), unknown > 0 ? el('span', { class: 'muted' }, ` (${unknown} unknown)`) : null];
 }
 
 /** The last day's usage, per login then per lane (SPEC 7 `usage`, as the completions reported it). */
@@ -274,9 +290,9 @@ function renderUsage(snapshot) {
         el(
           'tr',
           { 'data-usage': `${kind}:${id}` },
-          el('th', { scope: 'row' }, `${kind} `, el('code', {}, id)),
+          el('th', { scope: 'row' }, `${kind} `, kind === 'lane' ? laneLink(id) : el('code', {}, id)),
           el('td', {}, String(t.runs)),
-          el('td', {}, `$${Math.round(t.costUsd * 10_000) / 10_000}`),
+          el('td', {}, tallyCost(t)),
           el('td', {}, String(t.inputTokens)),
           el('td', {}, String(t.outputTokens)),
           el('td', {}, String(t.cachedInputTokens)),
@@ -344,5 +360,6 @@ follow('', {
     }
   },
 });
+document.getElementById('new-lane-box').replaceChildren(newLaneBox());
 tick = startTicking();
 setInterval(renderStuck, 1000);

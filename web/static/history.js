@@ -1,6 +1,6 @@
 // The history page (`/history`): finished runs, newest first, a page at a time, filtered by the
 // query of its own address (lane, state, computer, q, before), which its form and links set.
-import { badge, el, runLink, table, took, utcTime } from './live.js';
+import { badge, costText, el, follow, laneLink, runLink, showConnection, table, took, utcTime } from './live.js';
 
 const FILTERS = ['lane', 'state', 'computer', 'q'];
 const params = new URLSearchParams(location.search);
@@ -29,20 +29,49 @@ function filtersSaid() {
 }
 
 function row(run) {
-  const elapsed = run.submittedAt === null ? null : run.finishedAt - run.submittedAt;
   const said = run.error ? el('span', { class: 'error-text' }, run.error) : run.reply;
   return el(
     'tr',
     { 'data-run': run.runId, 'data-state': run.state, 'data-seq': run.seq },
     el('th', { scope: 'row' }, runLink(run.runId)),
     el('td', {}, badge(run.state)),
-    el('td', {}, run.lane ? el('code', {}, run.lane) : el('span', { class: 'muted' }, '?')),
+    el('td', {}, run.lane ? laneLink(run.lane) : el('span', { class: 'muted' }, '?')),
     el('td', {}, run.computer ?? el('span', { class: 'muted' }, 'none')),
     el('td', { class: 'when' }, utcTime(run.finishedAt), el('span', { class: 'muted' }, ` ${new Date(run.finishedAt).toISOString().slice(0, 10)}`)),
-    el('td', { class: 'when' }, elapsed === null ? el('span', { class: 'muted' }, '—') : took(elapsed)),
+    // How long its agent ran (its process's start to its exit), as the run page's "Ran for" says it.
+    el(
+      'td',
+      { class: 'when ran-for' },
+      run.durationMs === null || run.durationMs === undefined ? el('span', { class: 'muted' }, '—') : took(run.durationMs),
+    ),
+    el(
+      'td',
+      { class: 'cost', 'data-cost': run.costUsd ?? '' },
+      run.costUsd === null || run.costUsd === undefined ? el('span', { class: 'muted' }, 'unknown') : costText(run.costUsd),
+    ),
     el('td', { class: 'text' }, run.prompt),
     el('td', { class: 'text' }, said || el('span', { class: 'muted' }, '—')),
   );
+}
+
+/** The log's entries that end a run: the newest page is read again when one comes. */
+const FINISHING = new Set(['board.run.finished', 'board.run.resolved', 'board.run.cancelled']);
+let loading = null;
+let again = false;
+
+/** Reads the page again, once at a time: runs that finish while it reads are read once more after. */
+function reload() {
+  if (loading) {
+    again = true;
+    return;
+  }
+  loading = load().finally(() => {
+    loading = null;
+    if (again) {
+      again = false;
+      reload();
+    }
+  });
 }
 
 async function load() {
@@ -78,7 +107,7 @@ async function load() {
     host.replaceChildren(
       table({
         caption: `${page.runs.length} finished run${page.runs.length === 1 ? '' : 's'}${filtersSaid()}, newest first${older ? ' (an older page)' : ''}`,
-        columns: ['Run', 'State', 'Lane', 'Computer', 'Finished (UTC)', 'Took', 'Prompt', 'Reply or error'],
+        columns: ['Run', 'State', 'Lane', 'Computer', 'Finished (UTC)', 'Ran for', 'Cost', 'Prompt', 'Reply or error'],
         rows: page.runs.map(row),
         className: 'history',
       }),
@@ -102,4 +131,14 @@ async function load() {
   pager.replaceChildren(...links.flatMap((link, i) => (i ? [' · ', link] : [link])));
 }
 
-void load();
+reload();
+// The newest page follows the log (the board page's live socket): each run that finishes comes in at
+// its top. An older page (`before`) is a fixed slice of the past and is not redrawn.
+follow('', {
+  onState: showConnection,
+  onMessage(message) {
+    if (params.get('before') !== null) return;
+    if (message.type === 'hello') reload();
+    else if (message.type === 'events' && message.events.some((e) => FINISHING.has(e.step))) reload();
+  },
+});

@@ -175,3 +175,18 @@ export function table({ caption, columns, rows, className }) {
 export function badge(state) {
   return el('span', { class: `badge state-${state}` }, state);
 }
+
+/** A link to a lane's page (its conversation); its text is the lane's name. */
+export function laneLink(lane) {
+  return el('a', { href: `/lanes/${encodeURIComponent(lane)}`, class: 'lane-link', title: `lane ${lane}: its conversation` }, el('code', {}, lane));
+}
+
+/**
+ * What a turn cost, as its agent reported it (`usage.cost_usd` of the API, `costUsd` of a record):
+ * "$0.0123", or "cost unknown" when no agent said (a Codex turn reports tokens, not dollars). Never
+ * "$0" for a cost nobody knows.
+ */
+export function costText(usd) {
+  if (usd === undefined || usd === null) return 'cost unknown';
+  return `$${Math.round(usd * 10_000) / 10_000}`;
+}

@@ -1,5 +1,6 @@
 // A run's page (`/runs/{id}`): what the board knows of it, and its timeline, kept live.
-import { badge, el, follow, shortId, showConnection, startTicking, took, utcTime } from './live.js';
+import { turnActions } from './actions.js';
+import { badge, costText, el, follow, laneLink, shortId, showConnection, startTicking, took, utcTime } from './live.js';
 
 const runId = decodeURIComponent(location.pathname.split('/').pop());
 let entries = [];
@@ -46,9 +47,17 @@ function renderFacts() {
   }
   const r = record;
   const item = (term, id, ...value) => [el('dt', {}, term), el('dd', { id: `fact-${id}` }, ...value)];
-  const began = r.startedAt ?? r.claimedAt;
+  // How long its agent ran: its process's start to its exit (the board's claim and first heartbeat
+  // come before it, its completion after), counted on from its start while it runs.
+  const began = r.processBeganAt ?? r.startedAt;
+  const ranFor =
+    r.durationMs !== null && r.durationMs !== undefined
+      ? took(r.durationMs)
+      : r.finishedAt === null && began !== null
+        ? span(began, null)
+        : el('span', { class: 'muted' }, '—');
   facts.replaceChildren(
-    ...item('Lane', 'lane', el('code', {}, r.lane)),
+    ...item('Lane', 'lane', laneLink(r.lane)),
     ...item('State', 'state', r.state ? badge(r.state) : el('span', { class: 'muted' }, 'unknown')),
     ...item('Computer', 'computer', r.computer ?? el('span', { class: 'muted' }, 'none yet')),
     ...(r.exit ? item('Its process', 'exit', r.exit) : []),
@@ -56,15 +65,32 @@ function renderFacts() {
       ? item('Doing now', 'progress', progress.text, el('span', { class: 'muted' }, ` (since ${new Date(progress.at).toISOString().slice(11, 19)})`))
       : []),
     ...(r.usage ? item('Usage', 'usage', usageText(r.usage)) : []),
+    ...(r.finishedAt !== null ? item('Cost', 'cost', costText(r.usage?.costUsd)) : []),
     ...item('Submitted', 'submitted', when(r.submittedAt)),
     ...item('Claimed', 'claimed', when(r.claimedAt)),
     ...item('Started', 'started', when(r.startedAt)),
     ...item('Finished', 'finished', when(r.finishedAt)),
     ...item('Queued for', 'queued-for', span(r.submittedAt, r.claimedAt ?? r.finishedAt)),
-    ...item('Ran for', 'ran-for', began === null ? el('span', { class: 'muted' }, '—') : span(began, r.finishedAt)),
+    ...item('Ran for', 'ran-for', ranFor),
     ...item('Total', 'total', span(r.submittedAt, r.finishedAt)),
   );
   tick();
+}
+
+/** Cancel while it is open, run its prompt again once it ended: the lane page's buttons. */
+function renderActions() {
+  const host = document.getElementById('actions');
+  if (!record || record.lane === null || record.state === null) {
+    host.replaceChildren();
+    return;
+  }
+  const shown = host.dataset.state;
+  if (shown === record.state) return;
+  host.dataset.state = record.state;
+  host.replaceChildren(turnActions({ run_id: record.runId, state: record.state, lane: record.lane }));
+  const crumb = document.getElementById('crumb-lane');
+  crumb.replaceChildren(el('a', { href: `/lanes/${encodeURIComponent(record.lane)}` }, `Lane ${record.lane}`));
+  crumb.hidden = false;
 }
 
 function renderTexts() {
@@ -182,6 +208,24 @@ function say(text) {
   document.getElementById('summary').textContent = text;
 }
 
+/**
+ * The run in one sentence. A finished run is summed up by its end on the board, not by the latest
+ * entry: another computer that was offered it may log its own stale copy's skip after the run
+ * succeeded. While it is open, the latest entry of the board or of the computer holding it.
+ */
+function summary(fresh) {
+  const count = `${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}`;
+  if (entries.length === 0) return 'No entries yet; new ones appear as they are written.';
+  const r = record;
+  if (r && r.finishedAt !== null && r.state !== null) {
+    const end = entries.find((e) => e.seq === r.phases?.finished);
+    return `It ${r.state === 'resolved' ? 'was resolved' : r.state}${r.computer ? ` on ${r.computer}` : ''}${end ? `: ${end.reason}` : ''} (${count}).`;
+  }
+  const own = (e) => e.owner === null || e.owner === undefined || r?.computer === null || r?.computer === undefined || e.owner === r.computer;
+  const latest = [...entries].reverse().find(own) ?? entries.at(-1);
+  return fresh ? `${fresh} new entr${fresh === 1 ? 'y' : 'ies'}; the latest: ${latest.reason}.` : `${count}; the latest: ${latest.reason}.`;
+}
+
 follow(`?run=${encodeURIComponent(runId)}`, {
   onState: showConnection,
   onMessage(message) {
@@ -191,10 +235,10 @@ follow(`?run=${encodeURIComponent(runId)}`, {
       record = message.record;
       progress = message.progress ?? null;
       renderFacts();
+      renderActions();
       renderTexts();
       renderTimeline();
-      const last = entries.at(-1);
-      say(entries.length === 0 ? 'No entries yet; new ones appear as they are written.' : `${entries.length} entries; the latest: ${last.reason}.`);
+      say(summary(0));
     } else if (message.type === 'entries') {
       const fresh = message.entries.filter((e) => e.seq > lastSeq);
       if (fresh.length === 0) return;
@@ -202,9 +246,10 @@ follow(`?run=${encodeURIComponent(runId)}`, {
       entries = entries.concat(fresh);
       record = message.record;
       renderFacts();
+      renderActions();
       renderTexts();
       renderTimeline(new Set(fresh.map((e) => e.seq)));
-      say(`${fresh.length} new entr${fresh.length === 1 ? 'y' : 'ies'}; the latest: ${fresh.at(-1).reason}.`);
+      say(summary(fresh.length));
     } else if (message.type === 'progress') {
       progress = message.progress;
       renderFacts();

@@ -27,7 +27,7 @@ import { LeaseMonitor } from './leaseMonitor.ts';
 import { OfferMonitor } from './offerMonitor.ts';
 import { type BoardPeers, SoleBoard } from './peers/boardPeers.ts';
 import { PushHub } from './pushHub.ts';
-import { listRuns, type RunListQuery, rowOf } from './runListing.ts';
+import { listRuns, type RunListPage, type RunListQuery, rowOf } from './runListing.ts';
 import { RunProgress } from './runProgress.ts';
 import { SubmitTokens } from './submitTokens.ts';
 
@@ -320,12 +320,17 @@ export class BoardHost {
 
   /** `GET /v1/runs?lane=&state=&computer=&limit=&before=&texts=`: a page of the runs, live and finished, newest first. */
   async runs(query: RunListQuery): Promise<Answer> {
+    return { status: 200, body: await this.listRuns(query) };
+  }
+
+  /** A page of the runs (see `runs`), for the web view's lane page as for the API. */
+  listRuns(query: RunListQuery): Promise<RunListPage> {
     const sources = {
       board: <T>(read: (state: BoardState) => T) => this.actor.read(read),
       store: this.options.store,
       progress: (runId: string) => this.progress.of(runId)?.text ?? null,
     };
-    return { status: 200, body: await listRuns(sources, query) };
+    return listRuns(sources, query);
   }
 
   /** `GET /v1/runs/{run_id}/details`: the run as a person reads it (its prompt, times, cost, texts whole), from its own events. */

@@ -13,6 +13,7 @@ import { BoardHost } from './boardHost.ts';
 import { boardApi } from './httpApi.ts';
 import type { BoardPeers } from './peers/boardPeers.ts';
 import { RefusalCounter } from './refusalCounter.ts';
+import type { RunListPage, RunListQuery } from './runListing.ts';
 import type { RunProgress } from './runProgress.ts';
 
 export interface BoardServerOptions {
@@ -39,9 +40,13 @@ export interface BoardServerOptions {
 export interface WebAccess {
   readonly openReads: boolean;
   isSubmitToken(token: string | null): boolean;
+  /** The same, asking the log for a token another process recorded a moment ago (`runledger token add`): the sign-in's check. */
+  acceptsSubmitToken?(token: string | null): Promise<boolean>;
   readonly rejected: (method: string, path: string, status: number, code: string, reason: string) => void;
   /** What each open run's agent is doing (heartbeats' `progress`, in memory): the run page shows it live. */
   readonly progress?: Pick<RunProgress, 'of' | 'changed'>;
+  /** The runs as `GET /v1/runs` lists them: a lane page's turns. */
+  readonly listRuns?: (query: RunListQuery) => Promise<RunListPage>;
 }
 
 /** GET pages that are not API routes, and WebSocket upgrades of their own. */
@@ -118,8 +123,10 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
     web = options.web?.({
       openReads,
       isSubmitToken: (token) => board.isSubmitToken(token),
+      acceptsSubmitToken: (token) => board.acceptsSubmitToken(token),
       rejected: (m, p, s, c, r) => rejected(m, p, s, c, r, true),
       progress: board.progress,
+      listRuns: (query) => board.listRuns(query),
     });
     const view = web;
     const server: Server = createServer((request, response) => {

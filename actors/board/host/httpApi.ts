@@ -13,6 +13,7 @@ import { bearerOf, HttpError, readJson, sendError, sendJson } from '../../../wir
 import { INCARNATION_HEADER } from '../../../wire/incarnation.ts';
 import { UsageBody, usageFromWire } from '../../../wire/usage.ts';
 import type { Answer, BoardHost } from './boardHost.ts';
+import { CROSS_SITE, fromOwnOrigin, submitTokenOf } from './browserWrites.ts';
 import { addressedToLoopback, HOST_NOT_ALLOWED } from './loopbackHost.ts';
 import { runListQueryOf } from './runListing.ts';
 
@@ -78,7 +79,7 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
     return id;
   };
   const submitter = async (request: IncomingMessage) => {
-    if (!(await host.acceptsSubmitToken(bearerOf(request)))) throw UNAUTHORIZED;
+    if (!(await host.acceptsSubmitToken(submitTokenOf(request)))) throw UNAUTHORIZED;
     trusted.add(request);
   };
   const runHolder = async (request: IncomingMessage, id: string) => {
@@ -98,6 +99,8 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
     let m: RegExpMatchArray | null;
     if (options.openReads && !addressedToLoopback(request))
       throw new HttpError(HOST_NOT_ALLOWED.status, HOST_NOT_ALLOWED.code, HOST_NOT_ALLOWED.reason);
+    // A browser's write from a page of another site is refused whatever it carries (see fromOwnOrigin).
+    if (method !== 'GET' && method !== 'HEAD' && !fromOwnOrigin(request)) throw new HttpError(CROSS_SITE.status, CROSS_SITE.code, CROSS_SITE.reason);
     if (method === 'GET' && path === '/healthz') return { status: 200, body: { ok: true } };
     if (method === 'GET' && path === '/metrics') return { text: (await metrics(host)) + usageMetrics(options.usage?.() ?? {}) };
     if (method === 'GET' && path === '/v1/status' && options.status) {
