@@ -22,6 +22,8 @@ const program = new Command('runledger')
   .description('runs AI-agent turns for a team, and can explain every decision it ever took')
   .version(packageJson.version, '-V, --version', 'print the version of runledger')
   .showHelpAfterError()
+  // A command's options are its own wherever they stand (`lane close LANE --db F` is close's --db, not lane's).
+  .enablePositionalOptions()
   .addCommand(daemonCommand())
   .addCommand(serverCommand())
   .addCommand(computerCommand())

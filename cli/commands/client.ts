@@ -117,6 +117,7 @@ export function laneCommand() {
     ['runledger lane alice', 'runledger lane alice --last 3 --json', 'runledger lane close alice'],
     'the board has no run of that lane',
   )
+    .enablePositionalOptions()
     .addCommand(laneCloseCommand())
     .action(async (laneId, options) => (await import('../actions/runs.ts')).lane(laneId, options));
 }

@@ -71,6 +71,18 @@ it('a_live_status_is_read_after_the_projections_folded_what_called_for_it', asyn
   cleanups.push(() => keeper.stop());
   const queue = () => keeper.state<Record<string, QueueState>>('queue').c2?.runs[RUN]?.status;
 
+  // The board took the run in (a copy of a run the board does not hold is not shown).
+  await writer.append({
+    expected: { [`run:${RUN}`]: 0 },
+    events: [
+      {
+        stream: `run:${RUN}`,
+        type: 'board.run.queued',
+        data: { runId: RUN, lane: LANE, prompt: 'hi', agentId: null, timeoutS: null, submittedOrder: 0 },
+        at: Date.now(),
+      },
+    ],
+  });
   await append(writer, [
     { type: 'run.queued', data: { runId: RUN, lane: LANE, agentId: null, arrival: 0 } },
     { type: 'run.claim.started', data: { runId: RUN, attempt: 1 } },
