@@ -176,7 +176,11 @@ describe('a full disk under a running daemon', () => {
 
   it('every run ends once with its real reply once the log takes writes again, without a restart (a real 2 MB tmpfs filled, then freed)', async (t) => {
     const disk = smallDisk(2);
-    if ('skip' in disk) return t.skip(disk.skip);
+    if ('skip' in disk) {
+      // Said in the suite's output, not only in a skip count: the injected case above still ran.
+      console.warn(`diskFull: the real-tmpfs case is skipped on this machine: ${disk.skip}`);
+      return t.skip(disk.skip);
+    }
     await runsThroughAnOutage('tmpfs', join(disk.dir, 'runledger.db'), fillerOf(disk.dir));
   }, 120_000);
 });
