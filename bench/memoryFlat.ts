@@ -63,7 +63,7 @@ export async function runMemoryBench(options: { quick?: boolean } = {}, log?: (l
   const heapGrowth = f.heapMb[1] - f.heapMb[0];
   return [
     {
-      benchmark: `memory: embedded daemon, ${f.more} runs after ${f.warmUp}`,
+      benchmark: `memory: embedded daemon in this process, one life, --sync full: ${f.more} runs after ${f.warmUp}`,
       subject: `RSS +${rssGrowth.toFixed(1)} MB`,
       baseline: `RSS ${f.rssMb[0].toFixed(0)} MB after ${f.warmUp}`,
       ratio: `heap +${heapGrowth.toFixed(1)} MB`,

@@ -156,7 +156,7 @@ export async function runRestartBench(options: { quick?: boolean; events?: numbe
   const ratio = f.large.runDone / f.small.runDone;
   return [
     {
-      benchmark: `restart: embedded daemon on a ${Math.round(f.events / 1000)}k-event log vs an empty one`,
+      benchmark: `restart: embedded daemon in this process, clean stop (fresh checkpoints), on a ${Math.round(f.events / 1000)}k-event log vs an empty one`,
       subject: `${f.large.runDone.toFixed(2)} s to a run done`,
       baseline: `${f.small.runDone.toFixed(2)} s`,
       ratio: ratio.toFixed(2),
