@@ -10,8 +10,7 @@
  */
 import { cpSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type DaemonLife, killLife, spawnDaemon } from './daemonProcess.ts';
-import { call, loadDriver } from './embeddedLoad.ts';
+import { killLife, loadUntilIdle, spawnDaemon } from './daemonProcess.ts';
 import { type Benchmark, benchDir, median, type Row, runIfMain } from './harness.ts';
 
 const DAEMON_ARGS = ['--exec', 'true', '--slots', '8', '--budget-note', 'off'];
@@ -21,22 +20,6 @@ const MEMORY_TARGET_MB = 25;
 function rssMb(pid: number): number {
   const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
   return Number(kb) / 1024;
-}
-
-/**
- * Runs `runs` more and waits until no run of the board is left unfinished (the load driver counts the
- * terminal runs of the whole log against what it submitted itself, so a later life's would end early).
- */
-async function load(life: DaemonLife, runs: number): Promise<void> {
-  await loadDriver(life.url, life.token)(runs);
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const { text } = await call(`${life.url}/metrics`, 'GET');
-    const open = [...text.matchAll(/^runledger_runs\{state="(queued|claimed|running)"\} (\d+)$/gm)].reduce((n, m) => n + Number(m[2]), 0);
-    if (open === 0) return;
-    if (Date.now() > deadline) throw new Error(`${open} runs still unfinished after 120 s`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 export interface CrashFigures {
@@ -63,7 +46,7 @@ export async function measureCrashRestart(
   mkdirSync(dir, { recursive: true });
   const db = join(dir, 'runledger.db');
   const life1 = await spawnDaemon(db, DAEMON_ARGS);
-  await load(life1, first);
+  await loadUntilIdle(life1, first);
   // Idle a moment so that the RSS is that of a daemon at rest, as after the other life's runs.
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   const rss1 = rssMb(life1.child.pid!);
@@ -73,7 +56,7 @@ export async function measureCrashRestart(
   const small = `${dir}-small`;
   cpSync(dir, small, { recursive: true });
   const life2 = await spawnDaemon(db, DAEMON_ARGS);
-  await load(life2, more);
+  await loadUntilIdle(life2, more);
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   const rss2 = rssMb(life2.child.pid!);
   log(`life 2: ${more + 1} more runs, RSS ${rss2.toFixed(0)} MB; SIGKILL`);

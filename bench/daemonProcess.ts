@@ -7,7 +7,7 @@ import { openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { call } from './embeddedLoad.ts';
+import { call, loadDriver } from './embeddedLoad.ts';
 
 const MAIN = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const TERMINAL = /"state":"(succeeded|failed|cancelled|resolved)"/;
@@ -85,4 +85,20 @@ export async function killLife(life: DaemonLife, signal: NodeJS.Signals = 'SIGKI
   const exited = new Promise((resolve) => life.child.once('exit', resolve));
   life.child.kill(signal);
   await exited;
+}
+
+/**
+ * Runs `runs` more and waits until no run of the board is left unfinished (the load driver counts the
+ * terminal runs of the whole log against what it submitted itself, so a later life's would end early).
+ */
+export async function loadUntilIdle(life: DaemonLife, runs: number): Promise<void> {
+  await loadDriver(life.url, life.token)(runs);
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const { text } = await call(`${life.url}/metrics`, 'GET');
+    const open = [...text.matchAll(/^runledger_runs\{state="(queued|claimed|running)"\} (\d+)$/gm)].reduce((n, m) => n + Number(m[2]), 0);
+    if (open === 0) return;
+    if (Date.now() > deadline) throw new Error(`${open} runs still unfinished after 120 s`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }

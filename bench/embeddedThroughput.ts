@@ -1,27 +1,36 @@
 /**
- * The embedded daemon end to end against bare spawning (issue 16): runs/s of `runledger daemon` (board
- * and computer in this process, `--slots 8`, a no-op agent `true`, runs submitted over HTTP over 40
- * lanes) against spawning `/bin/sh -c true` directly, 8 at a time, in rounds that alternate the two.
- * Target: ≥ 0.5 of bare spawning.
+ * The embedded daemon end to end against bare spawning (issues 16, 25), two rows, each in rounds that
+ * alternate the two sides, `--sync full`, 8 slots, runs submitted over HTTP over 40 lanes:
+ * - in this process: `startDaemon` with a no-op agent `true`, against spawning `/bin/sh -c true`;
+ * - as a user runs it: the CLI's `runledger daemon` in a process of its own, with an agent that reads
+ *   its prompt and replies (`sh -c 'cat >/dev/null; echo ok'`), against spawning that agent with the
+ *   prompt on its stdin and its reply read.
+ * Target: ≥ 0.5 of bare spawning in both.
  *
  *   node --expose-gc --import tsx bench/embeddedThroughput.ts [--quick] [--cpu-prof]
  */
 import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { killLife, loadUntilIdle, spawnDaemon } from './daemonProcess.ts';
 import { startEmbedded } from './embeddedLoad.ts';
-import { type Benchmark, paired, progress, type Row, ratioRow, runIfMain } from './harness.ts';
+import { type Benchmark, benchDir, paired, progress, type Row, ratioRow, runIfMain } from './harness.ts';
 
 const SLOTS = 8;
 const TARGET = 0.5;
 
-/** Runs/s of `runs` bare spawns of the agent, `SLOTS` at a time. */
-async function bareSpawns(runs: number): Promise<number> {
+/** The agent that reads its prompt and replies, as a shell command line. */
+const REPLYING = 'cat >/dev/null; echo ok';
+
+/** Runs/s of `runs` bare spawns of the agent (`script`, run by /bin/sh), `SLOTS` at a time. */
+async function bareSpawns(runs: number, script = 'true'): Promise<number> {
   const started = performance.now();
   let next = 0;
   await Promise.all(
     Array.from({ length: SLOTS }, async () => {
       while (next++ < runs) {
         await new Promise<void>((resolve, reject) => {
-          const child = spawn('/bin/sh', ['-c', 'true'], { stdio: ['pipe', 'pipe', 'pipe'] });
+          const child = spawn('/bin/sh', ['-c', script], { stdio: ['pipe', 'pipe', 'pipe'] });
           // `true` never reads it: a write to its closed stdin is no failure of the run.
           child.stdin.on('error', () => {});
           child.stdin.end('prompt');
@@ -50,15 +59,45 @@ export async function runThroughputBench(options: { quick?: boolean; rounds?: nu
     );
     return [
       ratioRow(
-        `embedded daemon: runs/s vs bare spawn, ${SLOTS} at a time`,
+        `embedded daemon in this process: runs/s vs bare spawn, ${SLOTS} at a time`,
         'runs/s',
         p,
         TARGET,
         `${runs} runs a round of a no-op agent over 40 lanes`,
       ),
+      await throughCli(runs, options.rounds ?? (options.quick ? 2 : 3), log),
     ];
   } finally {
     await embedded.close();
+  }
+}
+
+/** The second row: the CLI's daemon in its own process, with the replying agent. */
+async function throughCli(runs: number, rounds: number, log?: (line: string) => void): Promise<Row> {
+  const dir = join(benchDir(), `throughput-cli-${process.hrtime.bigint()}`);
+  mkdirSync(dir, { recursive: true });
+  const life = await spawnDaemon(join(dir, 'runledger.db'), ['--exec', `sh -c '${REPLYING}'`, '--slots', String(SLOTS), '--budget-note', 'off']);
+  try {
+    await loadUntilIdle(life, 100);
+    const p = await paired(
+      rounds,
+      async () => {
+        const started = performance.now();
+        await loadUntilIdle(life, runs);
+        return runs / ((performance.now() - started) / 1000);
+      },
+      () => bareSpawns(runs, REPLYING),
+      log,
+    );
+    return ratioRow(
+      `runledger daemon (its own process) with a replying agent: runs/s vs bare spawn, ${SLOTS} at a time`,
+      'runs/s',
+      p,
+      TARGET,
+      `${runs} runs a round over 40 lanes; the agent: sh -c '${REPLYING}'`,
+    );
+  } finally {
+    await killLife(life, 'SIGTERM');
   }
 }
 
