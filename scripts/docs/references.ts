@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -113,7 +114,7 @@ function describeCommand(command: CommandUnknownOpts, title: string): string[] {
 function helpAfter(command: CommandUnknownOpts): string {
   let text = '';
   const context = { error: false, command, write: (chunk: string) => (text += chunk) };
-  for (const listener of command.listeners('afterHelp')) (listener as (c: typeof context) => void)(context);
+  for (const listener of (command as unknown as EventEmitter).listeners('afterHelp')) (listener as (c: typeof context) => void)(context);
   return text.trim();
 }
 
