@@ -48,7 +48,7 @@ export interface WireLoadOptions {
   readonly timeoutMs?: number;
   /**
    * A PostgreSQL log (`postgres://…`, a fresh one): two boards on it instead of one on SQLite, each
-   * computer on one (`--server` naming both), the submits shared between them (SPEC 8).
+   * computer on one (`--server` naming both), the submits shared between them (docs/rules.md#postgresql-board).
    */
   readonly postgres?: string;
 }

@@ -11,7 +11,7 @@ const reason = z.string().min(1).max(1_000);
 const lock = z.string().min(3).max(300);
 
 /**
- * Adoption (SPEC section 5): binding a live session to a lane, so that the lane's next turns run in
+ * Adoption (docs/rules.md#sessions-hooks-notifications): binding a live session to a lane, so that the lane's next turns run in
  * it. Every event is in the board's `lane:<id>`. The request, its release, its claim and its outcome
  * are the lane's "answers": a request is open while it is the lane's latest answer (or a claim of it
  * that no longer holds). Each is appended at the lane stream's version as read, so of two rounds that

@@ -14,9 +14,9 @@ export const MAX_TEXT_CHARS = 4 * 1024 * 1024;
 const text = z.string().max(MAX_TEXT_CHARS);
 const at = z.number().int().nonnegative();
 const idempotencyKey = z.string().min(1).max(255);
-/** The board a push stream is held by (its log writer, `host:pid`): several boards share a log (SPEC 8). Absent from older versions. */
+/** The board a push stream is held by (its log writer, `host:pid`): several boards share a log (docs/rules.md#postgresql-board). Absent from older versions. */
 const board = z.string().min(1).max(300);
-/** One life of a computer's daemon, drawn at its start (SPEC section 7). */
+/** One life of a computer's daemon, drawn at its start (docs/rules.md#wire-and-cli). */
 const incarnation = SafeId;
 /** A run's budget as the wire carries it (`timeout_s`): checked at every edge that reads one. */
 export const TimeoutSeconds = z.number().int().min(0).max(MAX_TIMEOUT_S);
@@ -39,10 +39,10 @@ const submission = {
   base: BaseRef.optional(),
 };
 
-/** The exact completion error of a run its user cancelled (SPEC section 4). */
+/** The exact completion error of a run its user cancelled (docs/rules.md#computer-behaviour). */
 export const CANCELLED_BY_USER = 'cancelled_by_user';
 
-/** Where a run stands on the board: the `state` of `GET /v1/runs/{run_id}` (SPEC section 7). */
+/** Where a run stands on the board: the `state` of `GET /v1/runs/{run_id}` (docs/rules.md#wire-and-cli). */
 export const RunStateSchema = z.enum(RUN_STATES);
 export const FinishedStateSchema = z.enum(['succeeded', 'failed', 'cancelled']);
 
@@ -62,7 +62,7 @@ export const RunPastSchema = z.union([
 export const BoardRequestSchema = z.enum(['submit', 'claim', 'cancel', 'reply', 'complete', 'computer.add', 'connect']);
 
 /**
- * The board (SPEC sections 1, 7): inputs are requests the server took in and what the lease monitor
+ * The board (docs/rules.md#the-log and docs/rules.md#wire-and-cli): inputs are requests the server took in and what the lease monitor
  * saw, recorded before anything is decided from them; decisions carry what the server answers and
  * what it pushes. Streams: `run:<id>` for a run's own events, `computer:<id>` for a computer's.
  * Run tokens and computer tokens never enter the log: a run token is derived outside from a board
@@ -89,7 +89,7 @@ export const boardEvents = eventGroup(
   defineEvent('board.computer.disconnected', z.strictObject({ computerId, lastSeenAt: at.optional(), board: board.optional() })),
   /** `incarnation`: the claiming daemon's life (header `Runledger-Incarnation`); absent from older computers. */
   defineEvent('board.claim.requested', z.strictObject({ runId, computerId, incarnation: incarnation.optional(), past: RunPastSchema.optional() })),
-  /** A frame acked 503 `draining`: the computer takes no new work in this life (SPEC section 4). */
+  /** A frame acked 503 `draining`: the computer takes no new work in this life (docs/rules.md#computer-behaviour). */
   defineEvent('board.offer.declined', z.strictObject({ runId, computerId, reason: z.enum(['draining']) })),
   /** From the lease monitor (in memory): heartbeats themselves are not recorded, only their absence. */
   defineEvent('board.heartbeat.lapsed', z.strictObject({ runId, lastHeartbeatAt: at })),
@@ -104,7 +104,7 @@ export const boardEvents = eventGroup(
   /** The first heartbeat (or reply) of a claimed run: it is running. */
   defineEvent('board.run.started', z.strictObject({ runId, computerId })),
   defineEvent('board.reply.received', z.strictObject({ runId, computerId, text, past: RunPastSchema.optional() })),
-  /** `usage`: what the turn cost as its computer sent it (SPEC section 7); older computers and logs send none. */
+  /** `usage`: what the turn cost as its computer sent it (docs/rules.md#wire-and-cli); older computers and logs send none. */
   defineEvent(
     'board.completion.received',
     z.strictObject({

@@ -17,7 +17,7 @@ export class InvalidEventError extends Error {
 
 /**
  * A row of the log this version cannot read: a type it does not know (a newer runledger wrote it) or
- * a known type whose data does not have its shape. Readers skip it; who reads names it (SPEC 1).
+ * a known type whose data does not have its shape. Readers skip it; who reads names it (docs/rules.md#the-log).
  */
 export interface ForeignRow {
   readonly seq: number;

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 
 /**
  * One event type: its name, the schema of its data, and the older shapes it once had. Older shapes
- * are upcast on read and never rewritten in the log (SPEC section 1).
+ * are upcast on read and never rewritten in the log (docs/rules.md#the-log).
  */
 export interface EventDefinition<T extends string = string, S extends z.ZodType = z.ZodType> {
   readonly type: T;

@@ -19,7 +19,7 @@ export const edgeEvents = eventGroup(
   ),
   /**
    * Requests refused before their caller proved a token, counted instead of recorded one by one, so
-   * that nobody without a token makes the log grow by more than one event a minute (SPEC section 1).
+   * that nobody without a token makes the log grow by more than one event a minute (docs/rules.md#the-log).
    * `reasons`: how many of each code; `first_at`, `last_at`: the window's first and last refusal.
    */
   defineEvent(

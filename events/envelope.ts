@@ -2,7 +2,7 @@ import { SAFE_ID_PART } from './idRule.ts';
 
 /**
  * The shapes every event has, whatever its type: as proposed by a decider (`NewEvent`) and as read
- * back from the log (`StoredEvent`). The columns mirror SPEC section 1 one to one.
+ * back from the log (`StoredEvent`). The columns mirror docs/rules.md#the-log one to one.
  */
 
 /** A decision's cause: the seq of a committed event, or an earlier event of the same append. */

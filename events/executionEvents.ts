@@ -17,7 +17,7 @@ const result = z.strictObject({
 });
 
 /**
- * A claimed run's life on its computer (SPEC section 4, "Execution", "Heartbeats, cancel,
+ * A claimed run's life on its computer (docs/rules.md#computer-behaviour, "Execution", "Heartbeats, cancel,
  * resolution", "Completion"): in `<computer>/run:<id>`, and the lane's session in `<computer>/lane:<id>`.
  */
 export const executionEvents = eventGroup(

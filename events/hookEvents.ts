@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
 import { SafeId } from './safeId.ts';
 
-/** The hooks a board runs (SPEC section 5, "Hooks and notifications"). */
+/** The hooks a board runs (docs/rules.md#sessions-hooks-notifications, "Hooks and notifications"). */
 export const HookNameSchema = z.enum(['on_run_claimed', 'on_run_started', 'on_run_ended', 'on_session_closed', 'on_tick']);
 
 const seq = z.number().int().positive();

@@ -1,6 +1,6 @@
 /**
  * The one rule for an id (a run, lane, computer, session, subscription, incarnation): it may name a
- * folder, a path segment and the id part of a stream name (SPEC section 6), so nothing escapes the
+ * folder, a path segment and the id part of a stream name (docs/rules.md#tools), so nothing escapes the
  * workspace and nothing needs escaping. Written out here only; everything else derives from it.
  * No zod here: the CLI's option definitions check ids without loading the schemas (start time).
  */

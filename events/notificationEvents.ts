@@ -45,7 +45,7 @@ export const SessionRecordSchema = z.enum(['live', 'ended', 'unknown']);
 export const LivenessSchema = z.enum(['running', 'stopped', 'gone', 'unreadable']);
 
 /**
- * A session's inbox, `inbox:<sessionId>` (SPEC section 5): its subscriptions, the notices filed for
+ * A session's inbox, `inbox:<sessionId>` (docs/rules.md#sessions-hooks-notifications): its subscriptions, the notices filed for
  * it, what the board reported while it could not file, and which notices were handed to its agent.
  * A stream of its own: filing contends only with other filings and handings of this session, and each
  * filing is appended at the inbox's version as the round read it, so no notice is filed twice.

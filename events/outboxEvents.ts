@@ -14,7 +14,7 @@ export const outboxEvents = eventGroup(
       through: z.number().int().nonnegative(),
       effects: z.array(seq),
       /**
-       * On a log of several boards (SPEC 8): the epoch of the chores' lease the take was made under, which
+       * On a log of several boards (docs/rules.md#postgresql-board): the epoch of the chores' lease the take was made under, which
        * its effects are started and settled under; absent on a log of one board, and in older logs.
        */
       epoch: z.number().int().positive().optional(),

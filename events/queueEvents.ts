@@ -27,7 +27,7 @@ export const RunStart = z.strictObject({
 export type RunStart = z.infer<typeof RunStart>;
 
 /**
- * The computer's queue (SPEC section 4, "Queue and lanes", "Claims", "Frames and acks"). Inputs are
+ * The computer's queue (docs/rules.md#computer-behaviour, "Queue and lanes", "Claims", "Frames and acks"). Inputs are
  * what the world told the computer; decisions are what its queue decided, each with a reason a person
  * can read in `runledger audit`. A run's queue events live in its lane's stream,
  * `<computer>/lane:<lane>` (the queue actor writes them all); what concerns no known lane (a bad
@@ -44,7 +44,7 @@ export const queueEvents = eventGroup(
     }),
   ),
   /**
-   * One life of the daemon begins (SPEC section 4, "Incarnations"): what belonged to the life before
+   * One life of the daemon begins (docs/rules.md#computer-behaviour, "Incarnations"): what belonged to the life before
    * (its drain, its shutdown) ends here. `incarnation` is drawn at random by the starting process and
    * sent to the board with this life's claims and push stream.
    */
@@ -119,7 +119,7 @@ export const queueEvents = eventGroup(
   defineEvent('run.claim.started', z.strictObject({ runId, attempt: z.number().int().positive(), incarnation: Incarnation.optional() })),
   /**
    * `start`: what its run decides its start from, for the run actor takes this decision as its input
-   * (SPEC 3: actors talk by the log). Absent in older logs, whose runs were handed over by an input of
+   * (docs/rules.md#actors: actors talk by the log). Absent in older logs, whose runs were handed over by an input of
    * their own (`run.handed.over`): the shape tells which version wrote it.
    */
   defineEvent('run.claimed', z.strictObject({ runId, lane: SafeId, skills: z.array(SafeId), start: RunStart.optional() })),

@@ -37,7 +37,7 @@ export type Activity = z.infer<typeof ActivitySchema>;
 const CloseSettingsSchema = z.strictObject({ quietMs: ms, gapMs: ms, launchWindowMs: ms });
 
 /**
- * Closing the sessions that live on a computer (SPEC section 5, "Session close"), in
+ * Closing the sessions that live on a computer (docs/rules.md#sessions-hooks-notifications, "Session close"), in
  * `<computer>/session:<key>`, written only by that session's actor. Every event names its
  * `sessionId`, so `runledger audit SESSION_ID` finds all of them.
  */

@@ -2,11 +2,11 @@ import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
 import { SafeId } from './safeId.ts';
 
-/** The stream every submit token added is recorded in (SPEC 8): read whole by a board that meets a token it does not know. */
+/** The stream every submit token added is recorded in (docs/rules.md#postgresql-board): read whole by a board that meets a token it does not know. */
 export const SUBMIT_TOKENS_STREAM = 'tokens:submit';
 
 /**
- * Submit tokens made with `runledger token add NAME` (SPEC 8), on either store: only the token's hash
+ * Submit tokens made with `runledger token add NAME` (docs/rules.md#postgresql-board), on either store: only the token's hash
  * is recorded (SHA-256 of 256 random bits, as computer tokens are), never the token. A board takes a
  * submit token whose hash is recorded here, beside the token file of a SQLite board.
  */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * What a turn cost, as its agent reported it (SPEC section 7 `usage`): recorded with the run's exit on
+ * What a turn cost, as its agent reported it (docs/rules.md#wire-and-cli `usage`): recorded with the run's exit on
  * its computer, sent on `complete`, kept by the board. Every field is optional: plain agents and older
  * logs have none, and an agent may report tokens without a cost (Codex).
  */

@@ -2,7 +2,7 @@ import { boardDecider } from '../actors/board/boardDecider.ts';
 import type { BoardState } from '../actors/board/boardState.ts';
 import type { Projection } from './projection.ts';
 
-/** The board's runs, lanes and computers (SPEC section 7): what `GET /v1/runs/{id}` and the lease monitor read. */
+/** The board's runs, lanes and computers (docs/rules.md#wire-and-cli): what `GET /v1/runs/{id}` and the lease monitor read. */
 export const boardProjection: Projection<BoardState> = {
   name: 'board',
   // 2: an adoption moves its lane to the session's computer. 3: runs pushed and unclaimed, per computer.

@@ -8,7 +8,7 @@ import type { Projection } from './projection.ts';
 export type CloseState = Record<string, Record<string, SessionClose>>;
 
 /**
- * Per session (SPEC section 2, "close"): close requested, claimed (lock, expiry), deferred and why,
+ * Per session (docs/rules.md#projections, "close"): close requested, claimed (lock, expiry), deferred and why,
  * the unread watch, confirmed, failed for good, attempts. What a round reads to find the open closes,
  * and what `status` can show.
  */

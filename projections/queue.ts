@@ -2,7 +2,7 @@ import { queueDecider } from '../actors/lane/queueDecider.ts';
 import type { QueueState } from '../actors/lane/queueState.ts';
 import type { Projection } from './projection.ts';
 
-/** Every computer's queue in the log (SPEC section 2), by computer id: the scheduler's own fold. */
+/** Every computer's queue in the log (docs/rules.md#projections), by computer id: the scheduler's own fold. */
 export const queueProjection: Projection<Record<string, QueueState>> = {
   name: 'queue',
   // 2: a frame addressed to another computer no longer marks a claim in flight as resent.

@@ -24,7 +24,7 @@ export interface UsageHour {
 }
 
 /**
- * Usage as the board's completions reported it (SPEC section 7 `usage`): totals per login since the log
+ * Usage as the board's completions reported it (docs/rules.md#wire-and-cli `usage`): totals per login since the log
  * began (the `/metrics` counters), and per hour, per lane and per login, for the last day only, so that
  * `status` answers "over the last day" by adding at most 24 buckets: nothing is written for it and
  * nothing is scanned. A run's lane and login are read from its queuing and kept only until it ends.

@@ -33,7 +33,7 @@ export interface BoardLife {
 
 /**
  * Where a board's log is: a disk of its own (one board), or the log it shares with the other boards
- * (sim/sharedLog.ts: PostgreSQL, SPEC 8), on which each life writes as a writer of its own.
+ * (sim/sharedLog.ts: PostgreSQL, docs/rules.md#postgresql-board), on which each life writes as a writer of its own.
  */
 export interface BoardLog {
   readonly name: string;
@@ -43,7 +43,7 @@ export interface BoardLog {
   open(report: (line: string) => void, owner: Owner, board: string, writer: string): Promise<EventStore>;
 }
 
-/** The other boards of a life's log (SPEC 8), met as `identity`; none for a board alone on its disk. */
+/** The other boards of a life's log (docs/rules.md#postgresql-board), met as `identity`; none for a board alone on its disk. */
 export type PeersOf = (life: {
   readonly owner: Owner;
   readonly clock: LifeClock;

@@ -7,7 +7,7 @@ import type { Scheduler, TimerFuzz } from './scheduler.ts';
 import { SharedLog } from './sharedLog.ts';
 
 export interface BoardsOptions {
-  /** One board on a disk of its own (SQLite), or two on one shared log (PostgreSQL, SPEC 8). */
+  /** One board on a disk of its own (SQLite), or two on one shared log (PostgreSQL, docs/rules.md#postgresql-board). */
   readonly count: 1 | 2;
   readonly scheduler: Scheduler;
   readonly fuzz: () => TimerFuzz;
@@ -22,7 +22,7 @@ export interface BoardsOptions {
 /**
  * The world's boards, wired in one place: one on its own disk (alone: SoleBoard), or two sharing one
  * log, each running the full board (HTTP API, push hub, lease monitor, projections) with the peers of
- * that log (SPEC 8, as `runledger server` on PostgreSQL): one holds the chores' lease and alone does
+ * that log (docs/rules.md#postgresql-board, as `runledger server` on PostgreSQL): one holds the chores' lease and alone does
  * the chores (reaping, offers again, hooks, notices, orphaned computers), on the heartbeats any board heard.
  */
 export class SimBoards {

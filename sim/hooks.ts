@@ -25,7 +25,7 @@ export interface HookInvocation {
   /** Set when it ended while its life still ran (what its exit record must say); null while it runs or once cut. */
   exitCode: number | null;
   endedAt: number | null;
-  /** Its board life died while it ran: its end can never be recorded (SPEC 1: recorded interrupted, never run again). */
+  /** Its board life died while it ran: its end can never be recorded (docs/rules.md#the-log: recorded interrupted, never run again). */
   cut: boolean;
 }
 

@@ -16,7 +16,7 @@ interface Handle {
 }
 
 /**
- * The one log several boards share, as PostgreSQL is for `runledger server` on several machines (SPEC 8):
+ * The one log several boards share, as PostgreSQL is for `runledger server` on several machines (docs/rules.md#postgresql-board):
  * one in-memory SQLite database, each board life a store handle of its own on it, with a writer of its
  * own (its `host:pid`). Appends are serialised by the database (SQLite's write transaction stands for
  * the advisory lock), checked at expected versions and, as on PostgreSQL, against their guards inside
@@ -71,7 +71,7 @@ export class SharedLog {
   }
 
   /**
-   * The peers of one board life (what `runledger server` on PostgreSQL builds, SPEC 8) on the tables of
+   * The peers of one board life (what `runledger server` on PostgreSQL builds, docs/rules.md#postgresql-board) on the tables of
    * this log, holding the lease as `identity`: its statements fail once the life is dead, its writes while
    * the database is full. Held on the world's time, which a paused process does not stop.
    */

@@ -36,7 +36,7 @@ export interface WorldOptions {
   readonly keepRows?: boolean;
   /** Outages (a link unreachable, a disk full) last at most this long: CI's profile, see sim/README section. */
   readonly maxOutageMs?: number;
-  /** Two boards on one shared log (PostgreSQL, SPEC 8) instead of one on its own disk. */
+  /** Two boards on one shared log (PostgreSQL, docs/rules.md#postgresql-board) instead of one on its own disk. */
   readonly boards?: 1 | 2;
 }
 

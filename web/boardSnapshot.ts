@@ -27,7 +27,7 @@ export interface LaneRow {
   readonly runId: string;
   /** The furthest any copy has gone (a run parked on one computer and queued on another is parked). */
   readonly state: RunPlace['state'];
-  /** The board's state of it (SPEC 7), or null when the board in this log has no such run. */
+  /** The board's state of it (docs/rules.md#wire-and-cli), or null when the board in this log has no such run. */
   readonly board: string | null;
   /** Each computer's copy, furthest first; a run only the board knows of has one with `computer` null. */
   readonly copies: readonly RunPlace[];

@@ -10,7 +10,7 @@ const COOKIE = 'runledger_view';
 const MAX_VIEWERS = 1000;
 
 /**
- * Who may read the web view: the API's rule (SPEC section 6), read for a browser. On loopback anyone
+ * Who may read the web view: the API's rule (docs/rules.md#tools), read for a browser. On loopback anyone
  * on this machine, as long as the page was asked for by a loopback name (a page of another site that
  * renamed itself to 127.0.0.1, DNS rebinding, is refused). Elsewhere the submit token: once in the
  * `?token=` of a link, which trades it for a view cookie so the token leaves the address bar and the

@@ -6,7 +6,7 @@ import { INCARNATION_HEADER } from './incarnation.ts';
 import type { UsageBody } from './usage.ts';
 
 /**
- * The computer's HTTP calls to the board (SPEC section 7). Every answer comes back as a status and a
+ * The computer's HTTP calls to the board (docs/rules.md#wire-and-cli). Every answer comes back as a status and a
  * parsed body, never as a throw: status 0 is a network error, for the deciders to classify.
  */
 export interface BoardAnswer {
@@ -29,7 +29,7 @@ export class BoardClient {
   }
 
   /**
-   * `incarnation`: the life of the daemon that started the claim (SPEC section 7): the board grants a
+   * `incarnation`: the life of the daemon that started the claim (docs/rules.md#wire-and-cli): the board grants a
    * run to one life only, so a twin with the same id and token is told `claimed_elsewhere`.
    */
   claim(runId: string, incarnation?: string): Promise<BoardAnswer> {

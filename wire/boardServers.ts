@@ -1,5 +1,5 @@
 /**
- * The boards a computer may talk to (`--server URL1,URL2,…`, SPEC 8): all serve one log, so any of
+ * The boards a computer may talk to (`--server URL1,URL2,…`, docs/rules.md#postgresql-board): all serve one log, so any of
  * them will do. The push stream moves to the next when its connection to the current one drops or
  * cannot be made; the HTTP calls (claims, heartbeats, completions) follow it, so a computer's
  * heartbeats reach the board that holds its stream, the one that reaps its claims.

@@ -9,7 +9,7 @@ import { SAFE_ID, SAFE_ID_RULE } from '../events/idRule.ts';
 /** Frames above this size close the connection (WebSocket 1009); the computer reconnects. */
 export const MAX_FRAME_BYTES = 256 * 1024;
 
-/** A push frame from the board (SPEC section 7). Extra fields are tolerated: the board may grow. */
+/** A push frame from the board (docs/rules.md#wire-and-cli). Extra fields are tolerated: the board may grow. */
 const FrameId = z.object({ id: z.string() });
 const PushFrame = z.object({
   id: z.string().min(1).max(200),

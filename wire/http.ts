@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 
-/** An answer that is not 2xx, with the machine-readable code of SPEC section 7 (`{detail: {error}}`). */
+/** An answer that is not 2xx, with the machine-readable code of docs/rules.md#wire-and-cli (`{detail: {error}}`). */
 export class HttpError extends Error {
   constructor(
     readonly status: number,

@@ -1,5 +1,5 @@
 /**
- * What the board and the computer agree on about a daemon's life (SPEC section 7), defined once for
+ * What the board and the computer agree on about a daemon's life (docs/rules.md#wire-and-cli), defined once for
  * both sides of the wire.
  */
 

@@ -9,7 +9,7 @@ import { MAX_FRAME_BYTES } from './frames.ts';
 import { CONNECTED_ELSEWHERE, INCARNATION_HEADER } from './incarnation.ts';
 
 export interface PushStreamOptions {
-  /** `http://host:port` of the board, or the boards of one log: a drop moves the stream to the next (SPEC 8). */
+  /** `http://host:port` of the board, or the boards of one log: a drop moves the stream to the next (docs/rules.md#postgresql-board). */
   readonly server: string | BoardServers;
   readonly computer: string;
   readonly token: string;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { USAGE_FIELDS, type Usage } from '../events/usage.ts';
 
 /**
- * `usage` as the wire carries it (SPEC section 7): `{cost_usd?, input_tokens?, output_tokens?,
+ * `usage` as the wire carries it (docs/rules.md#wire-and-cli): `{cost_usd?, input_tokens?, output_tokens?,
  * cached_input_tokens?}`, on `complete` and in `GET /v1/runs/{run_id}`. The bounds refuse what no turn
  * can cost (a cost over $100,000, tokens over ten billion or not whole), naming the field: a number
  * like that is a bug of the sender's, not a fact to keep. The computer drops such a field before

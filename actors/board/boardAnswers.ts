@@ -42,7 +42,7 @@ export function requestAnswer(decisions: readonly Pick<NewDomainEvent, 'type' | 
   }
 }
 
-/** A frame the server pushes on one computer's stream (SPEC section 7). */
+/** A frame the server pushes on one computer's stream (docs/rules.md#wire-and-cli). */
 export interface PushFrame {
   readonly computerId: string;
   readonly frame:

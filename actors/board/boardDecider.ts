@@ -12,7 +12,7 @@ export const BOARD_STREAM_KINDS = ['run', 'lane', 'computer', 'board'] as const;
 const BOARD_STREAM_PREFIXES = BOARD_STREAM_KINDS.map((kind) => `${kind}:`);
 
 /**
- * The board (SPEC section 7): takes runs in, offers them to computers, grants each claim to exactly
+ * The board (docs/rules.md#wire-and-cli): takes runs in, offers them to computers, grants each claim to exactly
  * one computer, serialises a lane's turns, reaps lapsed leases, takes cancels and completions. Its
  * streams carry no owner prefix (`run:<id>`, `computer:<id>`); `c1/run:<id>` is a computer's.
  */

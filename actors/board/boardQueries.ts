@@ -16,7 +16,7 @@ export interface RunView {
   computer_id?: string;
   reply?: string;
   error?: string;
-  /** SPEC section 7 `usage`, as its completion sent it. */
+  /** docs/rules.md#wire-and-cli `usage`, as its completion sent it. */
   usage?: UsageBody;
   /** What its turn changed in its worktree (README "Workspaces in a repository"), once it finished. */
   changes?: ChangesBody;

@@ -56,12 +56,12 @@ export interface BoardComputer {
   connectedAt: number | null;
   /** When it was last heard from before its stream closed (a pong, an ack, or the close itself). */
   lastSeenAt: number | null;
-  /** The board that holds its stream, while it is connected, when that board said (SPEC 8: several boards on one log). */
+  /** The board that holds its stream, while it is connected, when that board said (docs/rules.md#postgresql-board: several boards on one log). */
   via?: string;
 }
 
 /**
- * The board's state (SPEC section 7): plain JSON, so it is checkpointed as the `board` projection.
+ * The board's state (docs/rules.md#wire-and-cli): plain JSON, so it is checkpointed as the `board` projection.
  * It holds what is live: a run leaves `runs` once it is terminal (see `settledRun` for what then).
  * Indexes keep the hot paths off whole-state scans: a lane's queue by lane id, the lanes that have
  * unclaimed runs, the claimed runs that are not terminal, the connected computers.
@@ -76,7 +76,7 @@ export interface BoardState {
   /** Claimed runs not yet terminal: what the lease monitor watches. */
   open: Record<string, true>;
   /**
-   * Idempotency key → the run it created. Kept after the run settled (SPEC 7: the key answers the
+   * Idempotency key → the run it created. Kept after the run settled (docs/rules.md#wire-and-cli: the key answers the
    * first run for good): it grows with keyed submissions only.
    */
   idempotency: Record<string, KeyedSubmission>;

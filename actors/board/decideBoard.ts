@@ -52,7 +52,7 @@ type Refusal = Omit<EventData<'board.request.refused'>, 'request' | 'runId' | 'c
 type Refuse = (request: Request, ids: { runId?: string; computerId?: string }, refusal: Refusal) => Decision[];
 
 /**
- * The board's answer to one input (SPEC section 7). Pure: reads `state` and `input.at`, changes
+ * The board's answer to one input (docs/rules.md#wire-and-cli). Pure: reads `state` and `input.at`, changes
  * neither. A request's first decision is always its answer (see `requestAnswer`); offers follow it.
  */
 export function decideBoard(state: BoardState, input: Input): Decision[] {
@@ -273,7 +273,7 @@ function offerAgain(state: BoardState, runId: string, since: number, at: number)
 }
 
 /**
- * A connected computer declined an unclaimed run's frame because it drains (SPEC section 4): it is
+ * A connected computer declined an unclaimed run's frame because it drains (docs/rules.md#computer-behaviour): it is
  * offered nothing more in this life, and the run goes to another computer at once. Nothing to do (a
  * run claimed or gone meanwhile, a second decline with nobody new to offer it to) decides nothing.
  */

@@ -16,7 +16,7 @@ export interface Targets {
 export const BACKLOG = 8;
 
 /**
- * Who a lane's runs are pushed to (SPEC section 7), among the connected computers that take work (a
+ * Who a lane's runs are pushed to (docs/rules.md#wire-and-cli), among the connected computers that take work (a
  * draining one takes none). While the computer that ran the lane's last turn is connected, to it only (its sessions live there). A lane with runs already pushed and unclaimed
  * keeps their computers, so its turns are not spread. A new lane goes to every connected computer
  * with room (fewer than BACKLOG runs waiting): the first one free claims it. When none has room, to the
@@ -67,7 +67,7 @@ export function offer(run: Pick<BoardRun, 'runId' | 'lane' | 'agentId'>, compute
  * The runs a connecting computer is pushed, oldest first: every unclaimed run, except those of lanes
  * whose last computer is another connected one taking work (they stay with it). Read from the state,
  * when `board.computer.online` is folded and when its frames are sent, and never recorded run by run:
- * a computer that reconnects costs one event however long the queue (SPEC section 1).
+ * a computer that reconnects costs one event however long the queue (docs/rules.md#the-log).
  */
 export function runsPushedOnConnect(state: BoardState, computerId: string): BoardRun[] {
   const runs: BoardRun[] = [];

@@ -114,7 +114,7 @@ export function claimConsumer(
 
 const safeIdOrNull = SafeId.nullable().optional().catch(null);
 
-/** A 200 to a claim (SPEC section 7). An agent or lane that could name no folder is dropped, not refused. */
+/** A 200 to a claim (docs/rules.md#wire-and-cli). An agent or lane that could name no folder is dropped, not refused. */
 const GrantedBody = z.object({
   run_token: z.string().min(1),
   run: z.object({

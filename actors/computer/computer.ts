@@ -45,7 +45,7 @@ export interface ComputerOptions {
   /** Where the token came from (`--token`, a file), for the message when the board refuses it. */
   readonly tokenSource?: string;
   readonly log?: (line: string) => void;
-  /** This life of the daemon (SPEC section 4, "Incarnations"); a fresh random one by default. */
+  /** This life of the daemon (docs/rules.md#computer-behaviour, "Incarnations"); a fresh random one by default. */
   readonly incarnation?: string;
   /** Another daemon is connected to the board as this computer: this one must stop (the CLI exits 2). */
   readonly onConnectedElsewhere?: (message: string) => void;
@@ -153,7 +153,7 @@ export class Computer {
         log(message);
         options.onConnectedElsewhere?.(message);
       },
-      // Retrying would be refused the same way (SPEC 7 stops a computer refused 4409 likewise): say why, and stop.
+      // Retrying would be refused the same way (docs/rules.md#wire-and-cli stops a computer refused 4409 likewise): say why, and stop.
       onRefused: (status) => {
         const message = refusedStreamMessage(servers.toString(), computer, status, options.tokenSource ?? 'the token given');
         log(message);

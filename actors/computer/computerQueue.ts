@@ -109,7 +109,7 @@ export class ComputerQueue {
   }
 
   /**
-   * A run's committed end (`run.settled`, or a paused completion): the queue's input as it is (SPEC 3),
+   * A run's committed end (`run.settled`, or a paused completion): the queue's input as it is (docs/rules.md#actors),
    * deciding the run's end there and what starts next; nothing is appended but those decisions.
    */
   message(ended: Recorded<NewEventOf<'run.settled' | 'run.completion.paused'>>): Promise<StepOutcome<QueueState, QueueInput, QueueDecision>> {
@@ -219,7 +219,7 @@ export class ComputerQueue {
   }
 
   private async answerClaim({ stream, ...answer }: ClaimAnswer): Promise<void> {
-    // Read as the answer is recorded, and recorded with it: what the run's start reads (SPEC 1).
+    // Read as the answer is recorded, and recorded with it: what the run's start reads (docs/rules.md#the-log).
     const run = answer.invalid === undefined ? answer.run : undefined;
     const asked = run ? { ...(run.repo ? { repo: run.repo } : {}), ...(run.base ? { base: run.base } : {}) } : {};
     const start = run ? this.effects.startOf?.(parseStream(stream).id, run.timeoutS, asked) : undefined;

@@ -42,7 +42,7 @@ import {
  */
 export const PROGRESS_BEAT_MS = 1_000;
 
-/** A heartbeat's answer that asks the run to stop (SPEC section 7: `{cancel_requested: true}`). */
+/** A heartbeat's answer that asks the run to stop (docs/rules.md#wire-and-cli: `{cancel_requested: true}`). */
 const CancelRequested = z.object({ cancel_requested: z.literal(true) });
 
 /** A run's decision that ends its hold on its slot and lane, as committed. */
@@ -169,7 +169,7 @@ export class ComputerRuns {
     const { runId, lane } = claimed.data;
     if (await this.shutDownBeforeStart(runId, lane)) return;
     this.prompts.set(runId, prompt);
-    // Its queue's committed decision is the run's input (SPEC 3): nothing is appended but what it decides.
+    // Its queue's committed decision is the run's input (docs/rules.md#actors): nothing is appended but what it decides.
     await this.actors.message(runId, claimed);
   }
 
@@ -276,7 +276,7 @@ export class ComputerRuns {
   async limitOver(runId: string): Promise<void> {
     if (!this.started) return;
     // The board is asked first: it may have reaped the run while no daemon heartbeated it (stopped
-    // through the wait), and a run it gave up is never run again (SPEC 4, "resolved server-side").
+    // through the wait), and a run it gave up is never run again (docs/rules.md#computer-behaviour, "resolved server-side").
     await this.heartbeat(runId);
     // Nothing starts while the daemon drains (its slot came back as the drain began): it stays claimed,
     // and the next start, seeing its queue gave it the slot, runs it (see Computer.settleLimit).
@@ -401,7 +401,7 @@ export class ComputerRuns {
 
   /**
    * The queue frees the run's slot and lane once, when the run no longer executes: the run's committed
-   * decision is its input (SPEC 3), which carries the result the queue reads (see RunExecution.endTold).
+   * decision is its input (docs/rules.md#actors), which carries the result the queue reads (see RunExecution.endTold).
    */
   private tellQueue(runId: string, ended: RunEnd): void {
     if (this.endedForQueue.has(runId)) return;

@@ -9,7 +9,7 @@ export interface DrainReport {
 }
 
 /**
- * Shutdown (SPEC section 4, "Completion"): nothing new is claimed or started, executing runs get
+ * Shutdown (docs/rules.md#computer-behaviour, "Completion"): nothing new is claimed or started, executing runs get
  * `drainMs` to finish, then their process groups are killed; resolves once every run is settled (but
  * those waiting out a usage limit: they stay claimed in the log, for the next start).
  * The push stream stays open meanwhile, so a frame that arrives is answered 503 `draining` (the

@@ -14,7 +14,7 @@ import { stderrLog } from '../runtime/untilRecorded.ts';
 import { agentSettingsOf, type RunEffectsContext, spawnConsumer } from './runEffects.ts';
 
 /**
- * One turn run on this machine by `runledger run` (SPEC section 4, "Execution"), exactly as the
+ * One turn run on this machine by `runledger run` (docs/rules.md#computer-behaviour, "Execution"), exactly as the
  * daemon's computer runs a claimed one: the same run decider (budget, one deadline, a refused resume
  * retried fresh, session memory) and the same spawn (budget words, resume arguments, the output
  * reader the command needs). What differs is only that no board holds it: it is handed over as

@@ -4,7 +4,7 @@ import { codeOf } from '../../events/thrown.ts';
 import { isProcessAlive } from '../runtime/processes.ts';
 
 /**
- * One daemon per computer id per log file (SPEC section 4, "Restart"): a lock file holding the
+ * One daemon per computer id per log file (docs/rules.md#computer-behaviour, "Restart"): a lock file holding the
  * owner's pid. A lock whose process is gone is taken over; a live one refuses the newcomer.
  */
 export function takeProcessLock(path: string, what: string): () => void {

@@ -119,7 +119,7 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
       const workspace = worktree?.path ?? join(ctx.workspaceRoot, lane);
       if (!worktree) mkdirSync(workspace, { recursive: true });
       const turn = turnCommand(ctx.exec, ctx.kind, resume);
-      // Notices filed into the session's inbox since its last turn go ahead of the prompt (SPEC 5).
+      // Notices filed into the session's inbox since its last turn go ahead of the prompt (docs/rules.md#sessions-hooks-notifications).
       const unread = turn.resuming ? await unreadNotices(ctx.store, turn.resuming) : { notices: [], through: 0 };
       const budget = remainingMs(deadlineAt, event.at);
       const reader = readerFor(ctx.kind);

@@ -46,7 +46,7 @@ export interface DaemonOptions {
   readonly boardLeaseS?: number;
   /** The board's hooks (`--hook NAME=COMMAND`): run once each, after the commit that decided them. */
   readonly hooks?: HookCommands;
-  /** Session close (SPEC section 5): a round every `tickS` (default 10), `quietS` (default 120), the driver (default exec). */
+  /** Session close (docs/rules.md#sessions-hooks-notifications): a round every `tickS` (default 10), `quietS` (default 120), the driver (default exec). */
   readonly tickS?: number;
   readonly quietS?: number;
   readonly sessionDriver?: DriverName;
@@ -111,7 +111,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     (() => {
       // no log given (tests, an embedding): nothing is narrated
     });
-  // A board on PostgreSQL (SPEC 8) is `runledger server`: a computer keeps its log in a file of its own.
+  // A board on PostgreSQL (docs/rules.md#postgresql-board) is `runledger server`: a computer keeps its log in a file of its own.
   const onPostgres = isPostgresUrl(options.db);
   if (onPostgres && !options.boardOnly) {
     throw new Error(
@@ -147,7 +147,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const computerId = options.boardOnly ? null : (options.computer ?? 'local');
     await keeper.start();
     if (server === null) {
-      // Boards on one PostgreSQL database are many by design (SPEC 8); on one SQLite file, one.
+      // Boards on one PostgreSQL database are many by design (docs/rules.md#postgresql-board); on one SQLite file, one.
       if (!(store instanceof PostgresEventStore)) releases.push(takeProcessLock(boardLockPath(db), `a board on ${db}`));
       // Several boards share the chores (one holds their lease) and the runs' heartbeats; one alone has nobody to share with.
       const peers =

@@ -1,4 +1,4 @@
-/** What a claim's HTTP answer means for the run (SPEC section 4, "Claims"). */
+/** What a claim's HTTP answer means for the run (docs/rules.md#computer-behaviour, "Claims"). */
 export type ClaimVerdict =
   | { kind: 'claimed' }
   | { kind: 'busy' }

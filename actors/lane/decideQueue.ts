@@ -71,7 +71,7 @@ function decisionsOn(state: QueueState, input: Input): On {
 }
 
 /**
- * The queue's answer to one input (SPEC section 4). Pure: reads `state` and `input.at`, changes
+ * The queue's answer to one input (docs/rules.md#computer-behaviour). Pure: reads `state` and `input.at`, changes
  * neither. Which runs start next is `pickNextRuns`, asked once these answers are folded.
  */
 export function decideQueue(state: QueueState, input: Input): Decision[] {
@@ -248,7 +248,7 @@ function answerClaim(state: QueueState, answer: EventData<'claim.answered'>, at:
 }
 
 /**
- * The agent of a running run stopped at its login's usage limit (SPEC 4): the run goes back to its
+ * The agent of a running run stopped at its login's usage limit (docs/rules.md#computer-behaviour): the run goes back to its
  * place, still claimed and holding its lane's turn, until the reset the agent gave, or 15 min doubling
  * to 2 h with the login's consecutive limits when it gave none; the login starts nothing until then.
  * A second run of the same login reporting the same limit waits with it and is not said again.

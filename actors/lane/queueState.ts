@@ -48,7 +48,7 @@ export interface LaneQueue {
 /** How a run left this computer's queue for good (a frame of it is then not queued again, see HandledLookup). */
 export type HandledOutcome = 'skipped' | 'withdrawn' | 'ended';
 
-/** The queue projection of one computer (SPEC section 2), and the state its queue decider reads. */
+/** The queue projection of one computer (docs/rules.md#projections), and the state its queue decider reads. */
 export interface QueueState {
   slots: number;
   loginCapacity: Record<string, number>;
@@ -93,7 +93,7 @@ export function limitOf(state: QueueState, login: string, at: number): LoginLimi
   return limit && limit.until > at ? limit : null;
 }
 
-/** With no reset time said: 15 min, doubling with each consecutive limit of the login, at most 2 h (SPEC 4). */
+/** With no reset time said: 15 min, doubling with each consecutive limit of the login, at most 2 h (docs/rules.md#computer-behaviour). */
 export function limitWaitMs(strikes: number): number {
   return Math.min(15 * 60_000 * 2 ** Math.max(0, strikes - 1), 2 * 3_600_000);
 }

@@ -1,7 +1,7 @@
 import { asObject, type Json } from './jsonLines.ts';
 
 /**
- * What an agent is doing, in one short line, from its own stream (SPEC 7 heartbeat `progress`): its
+ * What an agent is doing, in one short line, from its own stream (docs/rules.md#wire-and-cli heartbeat `progress`): its
  * latest tool call or message. Claude Code's `assistant` messages carry `tool_use` blocks (`name`,
  * `input`) and `text`; Codex's `item.started` / `item.completed` carry `command_execution`
  * (`command`, `exit_code`), `file_change`, `mcp_tool_call`, `web_search` and `agent_message` items.

@@ -1,5 +1,5 @@
 /**
- * A run's time budget (SPEC section 4, "Execution"): one deadline for the whole run, and the
+ * A run's time budget (docs/rules.md#computer-behaviour, "Execution"): one deadline for the whole run, and the
  * sentence of the prompt that tells the agent about it.
  */
 

@@ -1,6 +1,6 @@
 /**
  * The words of a shell command line, with where each one sits in it, so that arguments can be put
- * into a user's `--exec` line (SPEC section 4, "Execution") without rewriting what they typed: their
+ * into a user's `--exec` line (docs/rules.md#computer-behaviour, "Execution") without rewriting what they typed: their
  * quoting, variables and redirections stay exactly as written. Only the first simple command is
  * read (up to the first unquoted operator); its words are what the agent's program gets. Pure.
  */

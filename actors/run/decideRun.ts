@@ -61,7 +61,7 @@ type Result = { ok: boolean; error?: string };
 /** A decision of type `T` in the input's stream, at its time. */
 type On = <T extends DecisionType>(type: T, data: EventData<T>) => NewEvent<T, EventData<T>>;
 
-/** A claimed run's decisions (SPEC section 4, "Execution" to "Completion"). Pure. */
+/** A claimed run's decisions (docs/rules.md#computer-behaviour, "Execution" to "Completion"). Pure. */
 export function decideRun(state: RunExecution, input: RunInput): Decision[] {
   // Its queue's `run.claimed` is in the lane's stream: the run's decisions go in the run's own.
   const stream = input.type === 'run.claimed' ? claimedRunStream(input) : input.stream;
@@ -289,7 +289,7 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
   const decisions: Decision[] = [];
   const remembered = state.announced ?? state.session;
 
-  // The login's usage limit stopped it (SPEC 4): not a failure. It keeps its session and its claim and
+  // The login's usage limit stopped it (docs/rules.md#computer-behaviour): not a failure. It keeps its session and its claim and
   // goes back to its queue, which decides when it runs again. A local turn has no queue: it fails, with the words.
   const limit = exit.usageLimit;
   if (limit !== undefined && exit.outcome === 'exited' && !state.resolved && !state.cancelRequested && !state.local) {

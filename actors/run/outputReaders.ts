@@ -5,7 +5,7 @@ import { decodeWhole, TailBuffer, utf8Boundary } from './tailBuffer.ts';
 import { believableReset, type UsageLimit, usageLimitIn } from './usageLimit.ts';
 
 /**
- * Readers of an agent's stdout, fed chunk by chunk as the process prints (SPEC section 4,
+ * Readers of an agent's stdout, fed chunk by chunk as the process prints (docs/rules.md#computer-behaviour,
  * "Execution"). Each one tells, at any moment: the session id the agent announced, the reply so far,
  * and the tail of the answer it was writing (salvaged when the run is stopped); and at the end, the
  * final reply. Nothing here keeps the whole stdout: the reply is capped, the tail is bounded, and a

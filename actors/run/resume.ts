@@ -3,7 +3,7 @@ import { insertAt, programName, type SimpleCommand, simpleCommand } from './comm
 import type { AgentKind } from './outputReaders.ts';
 
 /**
- * Resuming a lane's agent session (SPEC section 4, "Execution"): the command line of a resumed turn,
+ * Resuming a lane's agent session (docs/rules.md#computer-behaviour, "Execution"): the command line of a resumed turn,
  * how to tell that the agent refused to resume, and when the lane remembers or forgets its session.
  *
  * The convention, for a command template configured with `--exec`:
@@ -38,7 +38,7 @@ export interface TurnCommand {
 }
 
 /**
- * The command line of one turn (SPEC section 4, "Execution"). A command whose program is `claude`
+ * The command line of one turn (docs/rules.md#computer-behaviour, "Execution"). A command whose program is `claude`
  * runs Claude Code headless: `-p --output-format stream-json --verbose`, whichever are missing, go
  * right after the program, and a resumed turn ends with `--resume <id>`. A `codex` command runs
  * `codex exec --json` (`exec` after the program, `--json` after `exec`, where missing), resumed

@@ -1,5 +1,5 @@
 /**
- * A login's usage or rate limit, as Claude Code and Codex say it (SPEC section 4, "Execution"): the
+ * A login's usage or rate limit, as Claude Code and Codex say it (docs/rules.md#computer-behaviour, "Execution"): the
  * agent's words and, where they say, when it resets. Pure: the time "now" and the machine's time zone
  * (the CLIs print wall-clock times in it) are given; the daemon records what is read here with the
  * run's exit, so a replay reads the recorded `resetAt`, never the text again.

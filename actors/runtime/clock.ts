@@ -24,7 +24,7 @@ export const systemClock: Clock = {
 };
 
 /**
- * Calls `fn` once, when `clock.now()` has reached `due` (SPEC section 4, "Timers"). Node measures its
+ * Calls `fn` once, when `clock.now()` has reached `due` (docs/rules.md#computer-behaviour, "Timers"). Node measures its
  * timers on a monotonic clock and fires them while Date.now() can still be a millisecond short, and a
  * decider reading the input's `at` would ignore such a wake-up as early, leaving the wait to last for
  * ever. So a wake-up before its time re-arms for the rest; a wait longer than a timer holds (a budget of

@@ -22,7 +22,7 @@ export interface Decider<S, I extends NewDomainEvent = NewDomainEvent, D extends
   /** Whether the event's type is one of `inputs` (built from them by `decider`). */
   isInput(event: Pick<DomainEvent, 'type'>): boolean;
   /**
-   * Another actor's committed decisions this decider takes as its input (SPEC 3: actors talk by the
+   * Another actor's committed decisions this decider takes as its input (docs/rules.md#actors: actors talk by the
    * log): already in the log, they are not appended again; the decisions taken from one are appended
    * on their own, each with that decision's seq as its `cause`, and it is not folded into this state
    * (it is in none of its streams). Null for an event that is none of its messages: another type, or

@@ -79,7 +79,7 @@ export interface DecidingActorSpec<S, I extends NewDomainEvent = NewDomainEvent,
    * again on the state folded afresh.
    */
   readonly guardKinds?: readonly string[];
-  /** The lease an input's append must hold (a chore done once across processes, SPEC 8): none for most. */
+  /** The lease an input's append must hold (a chore done once across processes, docs/rules.md#postgresql-board): none for most. */
   readonly leaseFor?: (input: I) => AppendLease | null;
 }
 
@@ -118,7 +118,7 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
   /**
    * Records the input and the decisions taken from it; resolves once they are committed. An input the
    * log cannot take (disk full, read-only file), or refused as stale CONFLICT_RETRIES times in a row
-   * (other boards on the log, SPEC 8), is a fact of the world that must not be lost: it is sent again,
+   * (other boards on the log, docs/rules.md#postgresql-board), is a fact of the world that must not be lost: it is sent again,
    * and decided again on the state folded from the log, until the log takes it (untilRecorded). A
    * request whose client retries asks `failFast` instead and gets the LogUnwritableError or the
    * StaleVersionError at once.
@@ -261,7 +261,7 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
 
   /**
    * The version of a stream this actor has not written since it folded its state: the log's, when the
-   * state holds every event of it. One appended after the fold (another board on the same log, SPEC 8)
+   * state holds every event of it. One appended after the fold (another board on the same log, docs/rules.md#postgresql-board)
    * means the state is older than the log: deciding on it and appending at the log's version would
    * record a decision taken on stale state, so the decision is refused (StaleVersionError) instead.
    */

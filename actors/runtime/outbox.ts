@@ -83,7 +83,7 @@ export interface EffectConsumer<E> {
    */
   readonly background?: { readonly log: FailureLog };
   /**
-   * The lease this process holds now (epoch 0: none), on a log several boards share (SPEC 8: a board's
+   * The lease this process holds now (epoch 0: none), on a log several boards share (docs/rules.md#postgresql-board: a board's
    * chores): see EpochTakes. Without it, a take's taker is told gone by probing its process.
    */
   readonly lease?: () => AppendLease | null;

@@ -17,7 +17,7 @@ const LONGEST_WAIT_MS = 5_000;
  *   from the log, where the fact already stands, and deciders take a repeated fact as a repeat). The
  *   wait doubles up to a few seconds.
  * - a StaleVersionError is a conflict still standing after CONFLICT_RETRIES decisions in a row: other
- *   writers (another board on the same PostgreSQL log, SPEC 8) kept appending to its streams. The wait
+ *   writers (another board on the same PostgreSQL log, docs/rules.md#postgresql-board) kept appending to its streams. The wait
  *   is drawn below the same doubling cap (full jitter, `random` in [0, 1)), so the rivals that refused
  *   each other spread out instead of meeting again on the next tick.
  * Both waits are on `clock`. Any other error is not the machine's and is thrown. (The store itself says

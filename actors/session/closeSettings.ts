@@ -1,4 +1,4 @@
-/** The close's numbers (SPEC section 5), all in ms. */
+/** The close's numbers (docs/rules.md#sessions-hooks-notifications), all in ms. */
 export interface CloseSettings {
   /** How often a round runs. */
   readonly tickMs: number;

@@ -31,7 +31,7 @@ type On = <T extends DecisionType>(type: T, data: EventData<T>) => NewEvent<T, E
 /** The turns a reading finds in progress: a close never cuts them. */
 const IN_TURN = new Set(['working', 'needs_input']);
 
-/** A session's close (SPEC section 5, "Session close"). Pure: time is the input's `at`. */
+/** A session's close (docs/rules.md#sessions-hooks-notifications, "Session close"). Pure: time is the input's `at`. */
 export function decideSession(state: SessionClose, input: SessionInput): Decision[] {
   const at = input.at;
   const on: On = (type, data) => ({ stream: input.stream, type, data, at });

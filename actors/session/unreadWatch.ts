@@ -1,7 +1,7 @@
 import type { UnreadWatch } from '../../events/sessionEvents.ts';
 
 /**
- * The watch on a session that publishes no turn (SPEC section 5). It goes on from the one held while
+ * The watch on a session that publishes no turn (docs/rules.md#sessions-hooks-notifications). It goes on from the one held while
  * the record's last write (`mark`) is the same and the readings come no more than `gapMs` apart;
  * otherwise it starts again at this reading. Rounds further apart than `gap` are no watch at all: a
  * daemon that slept through an hour has watched nothing, whatever the clock says.

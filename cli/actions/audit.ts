@@ -44,7 +44,7 @@ export async function audit(id: string | undefined, options: AuditOptions): Prom
 }
 
 /**
- * The run `id` names (whole, or a unique prefix: SPEC 6), else the session of that whole id. A prefix
+ * The run `id` names (whole, or a unique prefix: docs/rules.md#tools), else the session of that whole id. A prefix
  * too short or ambiguous for a run is refused, unless it is a session's whole id.
  */
 async function auditedTimeline(store: Pick<EventStore, 'readEntity' | 'entityIdsStartingWith'>, id: string): Promise<Timeline | null> {

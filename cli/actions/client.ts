@@ -26,7 +26,7 @@ export async function submit(o: SubmitOptions): Promise<void> {
 
 /** `runledger cancel RUN`: says what the board did; with --wait, waits for the run's end. */
 export async function cancel(runId: string, o: CancelOptions): Promise<void> {
-  runId = await runIdOnBoard(o, runId); // a unique prefix (SPEC 6) becomes the whole id
+  runId = await runIdOnBoard(o, runId); // a unique prefix (docs/rules.md#tools) becomes the whole id
   const answer = await boardCall(o, 'POST', `/v1/runs/${encodeURIComponent(runId)}/cancel`, {});
   if (answer.status !== 202) throw new Error(refusal(answer));
   // An older board answers only `{run_id}`: it accepted, and says no more.
@@ -40,7 +40,7 @@ export async function cancel(runId: string, o: CancelOptions): Promise<void> {
 
 /** `runledger show RUN`: one run as the board has it. */
 export async function show(runId: string, o: ShowOptions): Promise<void> {
-  runId = await runIdOnBoard(o, runId); // a unique prefix (SPEC 6) becomes the whole id
+  runId = await runIdOnBoard(o, runId); // a unique prefix (docs/rules.md#tools) becomes the whole id
   if (o.follow) return (await import('./followRun.ts')).followRun(runId, o);
   const details = o.json || o.diff ? null : await runDetails(o, runId);
   if (details !== null) return print(o, details, () => runText(details));

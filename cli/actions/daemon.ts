@@ -177,7 +177,7 @@ async function runUntilSignalled(json: boolean | undefined, demo: boolean | unde
         },
       );
   };
-  // A twin connected as this computer: retrying would only take turns with it (SPEC section 7). The
+  // A twin connected as this computer: retrying would only take turns with it (docs/rules.md#wire-and-cli). The
   // turns this life runs are its own (claimed in its name): they finish and are reported, then exit 2.
   const started = startDaemon({
     ...options,

@@ -15,7 +15,7 @@ export async function rebuild(options: RebuildOptions, { codec, deciders, projec
     // The deciders' states, which `replay` snapshots, are checked like any projection.
     const all: AnyProjection[] = [...projections, ...storedDeciderProjections(deciders)];
     const rebuilt = await rebuildAndCheck(store, all, { write: options.write ?? false, checkpointed: new Set(projections) });
-    // The outboxes' marks are checked against the log as well: their cursors move in them (SPEC 2).
+    // The outboxes' marks are checked against the log as well: their cursors move in them (docs/rules.md#projections).
     const marks = await checkOutboxMarks(store);
     const result = { ...rebuilt, ok: rebuilt.ok && marks.every((m) => m.problem === undefined), marks };
     print(options, result, () => formatRebuild(result));

@@ -8,7 +8,7 @@ const add = () =>
 
 export type TokenAddOptions = OptionsOf<ReturnType<typeof add>>;
 
-/** `runledger token add NAME` (SPEC 8); what it does is in ../actions/token.ts, loaded when it runs. */
+/** `runledger token add NAME` (docs/rules.md#postgresql-board); what it does is in ../actions/token.ts, loaded when it runs. */
 export function tokenCommand() {
   return new Command('token')
     .description('submit tokens of a board (the only ones a board on PostgreSQL takes)')

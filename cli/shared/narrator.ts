@@ -38,9 +38,9 @@ const TOLD = new Set([
 ]);
 
 function told(event: DomainEvent): boolean {
-  // A parked run is told once, on its first wait (SPEC: logged on the first wait only).
+  // A parked run is told once, on its first wait (docs/rules.md#computer-behaviour: logged on the first wait only).
   if (event.type === 'run.parked') return event.data.logged;
-  // A login's usage limit likewise, with the agent's words, on the first run that met it (SPEC 4).
+  // A login's usage limit likewise, with the agent's words, on the first run that met it (docs/rules.md#computer-behaviour).
   if (event.type === 'run.limit.waiting') return event.data.logged;
   return TOLD.has(event.type);
 }

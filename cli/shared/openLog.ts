@@ -52,7 +52,7 @@ export function openLogToRead(options: DbOptions, foreignRows: ForeignRowPolicy 
 
 /**
  * `replay` and `rebuild` vouch for the whole log: a row this version cannot read (opened with
- * `foreignRows: 'fail'`) ends them with exit 1 naming its seq (SPEC 1). Anything else goes up.
+ * `foreignRows: 'fail'`) ends them with exit 1 naming its seq (docs/rules.md#the-log). Anything else goes up.
  */
 export function failOnForeignRow(options: { json?: boolean }, error: unknown): void {
   if (!(error instanceof InvalidEventError) || error.seq === null) throw error;

@@ -32,7 +32,7 @@ export function text(name: string, max: number) {
   };
 }
 
-/** A whole-number option bounded above too (SPEC section 4, "Bounds"). */
+/** A whole-number option bounded above too (docs/rules.md#computer-behaviour, "Bounds"). */
 export function atMost(name: string, max: number, parse: (text: string) => number) {
   return (text: string): number => {
     const value = parse(text);
@@ -42,7 +42,7 @@ export function atMost(name: string, max: number, parse: (text: string) => numbe
 }
 
 /**
- * `--server URL`: a whole http:// or https:// URL (SPEC 7 names it a URL). Without a scheme it is
+ * `--server URL`: a whole http:// or https:// URL (docs/rules.md#wire-and-cli names it a URL). Without a scheme it is
  * refused, not guessed: `localhost:7420` parses as scheme `localhost:`, and guessing http:// would
  * send the token in clear to a board that may be meant for https://.
  */
@@ -59,7 +59,7 @@ export function serverUrl(text: string): string {
   return text.replace(/\/+$/, '');
 }
 
-/** `daemon --server URL1,URL2,…`: boards of one log (SPEC 8), each checked as `serverUrl` checks one. */
+/** `daemon --server URL1,URL2,…`: boards of one log (docs/rules.md#postgresql-board), each checked as `serverUrl` checks one. */
 export function serverUrls(text: string): string {
   const urls = text.split(',').map((url) => url.trim());
   if (urls.some((url) => url === '')) throw new InvalidArgumentError(`--server wants URLs separated by commas, with none empty, not "${text}"`);

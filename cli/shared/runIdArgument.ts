@@ -7,7 +7,7 @@ import { boardCall, type ClientOptions, refusal } from './boardCall.ts';
 const PrefixAnswer = z.object({ run_ids: z.array(z.string()) });
 
 /**
- * The whole id of the run a board command names by its id or a unique prefix (SPEC 6), asked of the
+ * The whole id of the run a board command names by its id or a unique prefix (docs/rules.md#tools), asked of the
  * board; no run has or starts with it: an error saying so.
  */
 export async function runIdOnBoard(options: ClientOptions, input: string): Promise<string> {

@@ -79,12 +79,12 @@ export interface AppendRequest {
    * A decision taken on state shared by many streams (the board's lanes, its submission order): refused,
    * as stale, if another writer committed an event of an owner-less stream of one of `kinds` after seq
    * `after` (the state holds everything of those kinds through `after`, and this writer's own events).
-   * Checked by a store on which several processes decide for one scope (PostgreSQL, SPEC 8); a SQLite
+   * Checked by a store on which several processes decide for one scope (PostgreSQL, docs/rules.md#postgresql-board); a SQLite
    * log has one board (its lock file), and ignores it.
    */
   readonly guard?: AppendGuard;
   /**
-   * A chore that must be done once (SPEC 8: reaping, hooks, notices): refused, as stale, unless the
+   * A chore that must be done once (docs/rules.md#postgresql-board: reaping, hooks, notices): refused, as stale, unless the
    * lease row `name` is held by `holder` at `epoch`, unexpired, when the append's transaction checks it
    * (under the write lock). So a board that lost its lease while paused commits none of its chores. A
    * SQLite log has one board, which always holds it, and ignores it.

@@ -6,7 +6,7 @@ export const PROCESS_INCARNATION = randomBytes(6).toString('hex');
 
 /**
  * The writer (`actor` column) of a store on a log several processes on several machines write (a
- * PostgreSQL log's boards, SPEC 8): `host#incarnation:pid`. Boards in containers may share a host name
+ * PostgreSQL log's boards, docs/rules.md#postgresql-board): `host#incarnation:pid`. Boards in containers may share a host name
  * and pid 1; with the incarnation recorded in each event, no board takes another's events, claims or
  * takes for its own, nor a former life's (the same container restarted) for its own.
  */

@@ -2,7 +2,7 @@ import type { DomainEvent } from '../catalog.ts';
 import { type AnyEventCodec, type DecodedData, describeForeignRow, type ForeignRow, InvalidEventError } from '../codec.ts';
 import { messageOf } from '../thrown.ts';
 
-/** A row of `events` in its column order (SPEC 1): what each store's reads hand the decoder. */
+/** A row of `events` in its column order (docs/rules.md#the-log): what each store's reads hand the decoder. */
 export type RawRow = [seq: number, stream: string, version: number, type: string, data: string, at: number, cause: number | null, actor: string];
 
 /**

@@ -1,7 +1,7 @@
 import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
 
 /**
- * A run named by a unique prefix of its id (SPEC section 6): the narration prints 8 characters, and
+ * A run named by a unique prefix of its id (docs/rules.md#tools): the narration prints 8 characters, and
  * every command (and the web view's `/runs/<prefix>`) takes any unique start of 6 or more.
  */
 export const MIN_PREFIX = 6;

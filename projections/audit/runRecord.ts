@@ -10,7 +10,7 @@ export interface RunRecord {
   readonly runId: string;
   lane: string | null;
   prompt: string | null;
-  /** The board's state of it (SPEC 7 `state`); null while the log holds no board decision about it. */
+  /** The board's state of it (docs/rules.md#wire-and-cli `state`); null while the log holds no board decision about it. */
   state: string | null;
   /** The computer that held its claim. */
   computer: string | null;
@@ -31,7 +31,7 @@ export interface RunRecord {
   stderrTail: string | null;
   /** How its process ended there: `exited 0`, `timed_out`, … */
   exit: string | null;
-  /** What its turn cost: the board's record of it, else its computer's (SPEC 7 `usage`); null when no agent said. */
+  /** What its turn cost: the board's record of it, else its computer's (docs/rules.md#wire-and-cli `usage`); null when no agent said. */
   usage: Usage | null;
   /** Where each phase starts in the log: the run page groups its timeline by them. */
   phases: { claimed: number | null; running: number | null; finished: number | null };

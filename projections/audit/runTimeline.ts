@@ -4,7 +4,7 @@ import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { describeEvent } from './describeEvent.ts';
 
-/** Ids that may name a folder (SPEC section 6); an audit of anything else is refused before any read. */
+/** Ids that may name a folder (docs/rules.md#tools); an audit of anything else is refused before any read. */
 
 export type AuditedKind = 'run' | 'session';
 

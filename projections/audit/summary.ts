@@ -59,7 +59,7 @@ export interface AuditSummary {
   lanes: Record<string, LaneTimes>;
   /** By `<computer>/<run>`. */
   waiting: Record<string, Waiting>;
-  /** Session closes (SPEC section 5): intended, confirmed, deferred (each deferral, by reason), failed for good (by reason). */
+  /** Session closes (docs/rules.md#sessions-hooks-notifications): intended, confirmed, deferred (each deferral, by reason), failed for good (by reason). */
   sessions: { intended: number; closed: number; closesDeferred: Tally; closesFailed: Tally };
   adoptions: { requested: number; adopted: number; failed: number; released: number };
   /** Hook runs: delivered (exited well), failed, cut by a crash; by hook name. */

@@ -12,7 +12,7 @@ export interface MarkCheck {
 }
 
 /**
- * Checks each outbox's mark (SPEC 2, the cursors row: a cursor moves in its mark too) against the log:
+ * Checks each outbox's mark (docs/rules.md#projections, the cursors row: a cursor moves in its mark too) against the log:
  * what a mark says can only be behind the log, never ahead of it or contrary to it. Its version is one
  * its stream reached; its cursor is within the log and at or past every take its version folds; each
  * effect it holds pending is at or before its cursor, was taken by the event it names (the effect

@@ -28,7 +28,7 @@ const REQUESTS = new Set([
 const TERMINAL = new Set<RunState>(['succeeded', 'failed', 'cancelled', 'resolved']);
 
 /**
- * SPEC section 7's rules as a model kept from the decisions alone, checked against every decision as
+ * docs/rules.md#wire-and-cli's rules as a model kept from the decisions alone, checked against every decision as
  * it is taken and against the board's own state after every step. It is the rule, not the code:
  * it knows nothing of the board's indexes.
  */

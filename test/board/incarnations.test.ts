@@ -5,7 +5,7 @@ import { boardSpec, computersOnline, input, summary } from './boardSpec.ts';
 
 const { submit, claim } = input;
 
-/** Two daemons joined as one computer (a copied config): each life of a daemon has its own incarnation (SPEC section 7). */
+/** Two daemons joined as one computer (a copied config): each life of a daemon has its own incarnation (docs/rules.md#wire-and-cli). */
 describe('board: incarnations of one computer', () => {
   it('a run held by one incarnation of a computer is claimed_elsewhere for another incarnation of it', () => {
     const spec = boardSpec(...computersOnline('c1'), submit('r1', 'A'));

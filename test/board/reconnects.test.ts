@@ -6,7 +6,7 @@ import { boardSpec, computersOnline, input, pushed, summary, T0 } from './boardS
 
 const { submit, claim, connected, disconnected, added, cancel, draining } = input;
 
-describe('board: a reconnect costs O(1) events (SPEC section 1, growth is bounded)', () => {
+describe('board: a reconnect costs O(1) events (docs/rules.md#the-log, growth is bounded)', () => {
   it('a computer that reconnects 200 times with 100 runs queued adds at most 3 events a reconnect, and is pushed every unclaimed run each time', () => {
     const runs = Array.from({ length: 100 }, (_, i) => submit(`r${i}`, `L${i % 7}`, i));
     const spec = boardSpec(added('c1'), ...runs);
@@ -44,7 +44,7 @@ describe('board: a reconnect costs O(1) events (SPEC section 1, growth is bounde
   });
 });
 
-describe('board: a draining computer (a 503 `draining` ack, SPEC section 4)', () => {
+describe('board: a draining computer (a 503 `draining` ack, docs/rules.md#computer-behaviour)', () => {
   it('a run a draining computer declines is offered at once to another connected computer, and the draining one is offered nothing more until it reconnects', () => {
     const spec = boardSpec(...computersOnline('c1'), submit('a0', 'A'), claim('a0', 'c1', 1), input.complete('a0', 'c1', true, undefined, 2));
     spec.when(added('c2'));

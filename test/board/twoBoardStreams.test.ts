@@ -1,5 +1,5 @@
 /**
- * Two boards on one log (SPEC 8): a computer's push stream moves from one to the other (a cut, a split,
+ * Two boards on one log (docs/rules.md#postgresql-board): a computer's push stream moves from one to the other (a cut, a split,
  * a board that dies), and the board it left records the close only later. That late close must not end
  * the connection the other board now holds: found by the simulator's two-board world (a run reaped
  * though its computer heartbeated it, once the board it left saw it as connected to nobody).

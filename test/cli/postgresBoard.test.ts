@@ -26,7 +26,7 @@ function runAsync(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise
 }
 const ECHO = `node ${join(repoRoot, 'test/fixtures/agents/echo.mjs')}`;
 
-describe('a board on PostgreSQL, through the CLI (SPEC 8)', () => {
+describe('a board on PostgreSQL, through the CLI (docs/rules.md#postgresql-board)', () => {
   it('given runledger server --db URL, then token add prints a token once, submit takes it by --token or RUNLEDGER_TOKEN (none by file), a computer runs the run, and replay, rebuild and audit exit 0 on the URL', async () => {
     const url = await freshPostgresLog();
     const added = runledger(['token', 'add', 'ci', '--db', url, '--json']);

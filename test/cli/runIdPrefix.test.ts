@@ -1,5 +1,5 @@
 /**
- * SPEC 6: every command that takes a run id takes a unique prefix of it (6 characters or more); an
+ * docs/rules.md#tools: every command that takes a run id takes a unique prefix of it (6 characters or more); an
  * ambiguous one is refused listing the candidates. The board's commands ask the board, the log's read it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';

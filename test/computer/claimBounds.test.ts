@@ -1,5 +1,5 @@
 /**
- * A claim answer is read at the edge (SPEC section 4, "Bounds"): a `run.timeout_s` that is not an
+ * A claim answer is read at the edge (docs/rules.md#computer-behaviour, "Bounds"): a `run.timeout_s` that is not an
  * integer 0..2,592,000 is refused naming the field. The board granted the run, so it is the computer's
  * to end: it is completed as failed with that reason, never left for the board's lease to reap, and
  * its slot goes to the next run.

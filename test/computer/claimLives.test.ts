@@ -1,5 +1,5 @@
 /**
- * A claim speaks for the life that may hold its run (SPEC section 4, "Incarnations"): a retry of it in
+ * A claim speaks for the life that may hold its run (docs/rules.md#computer-behaviour, "Incarnations"): a retry of it in
  * a later life of the daemon still names the life of the first claim, which the board may have granted.
  */
 import { describe, expect, it, vi } from 'vitest';

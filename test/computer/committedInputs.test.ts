@@ -1,5 +1,5 @@
 /**
- * Actors talk by the log (SPEC 3, issue 16): a decision one actor committed is the next actor's input,
+ * Actors talk by the log (docs/rules.md#actors, issue 16): a decision one actor committed is the next actor's input,
  * not re-recorded as an input of its own. The queue's `run.claimed` starts the run (no
  * `run.handed.over`), carrying what the host read for the start (budget, lane's session). A crash
  * between the first actor's commit and the second's decision leaves the decision to the next life, once.

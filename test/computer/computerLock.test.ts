@@ -8,7 +8,7 @@ import { tempDir } from '../support/tempStore.ts';
 const BOARD = 'http://127.0.0.1:9';
 const joining = (db: string) => startDaemon({ db, exec: 'true', server: BOARD, computer: 'c1', token: 't' });
 
-describe('the computer lock is per log file, not per folder (SPEC section 4, "Restart")', () => {
+describe('the computer lock is per log file, not per folder (docs/rules.md#computer-behaviour, "Restart")', () => {
   it('given a daemon running as c1 on one log, then c1 starts on another log of the same folder, and not on the same log', async () => {
     const dir = tempDir();
     const other = startCli(['daemon', '--server', BOARD, '--computer', 'c1', '--token', 't', '--db', join(dir, 'a.db'), '--exec', 'true']);

@@ -1,5 +1,5 @@
 /**
- * A daemon's lives on one log, through the real CLI (SPEC section 4, "Incarnations" and "Shutdown"):
+ * A daemon's lives on one log, through the real CLI (docs/rules.md#computer-behaviour, "Incarnations" and "Shutdown"):
  * a daemon stopped by a signal and started again takes new work at once, and a Ctrl-C in its
  * terminal (SIGINT to its whole foreground process group) reaches the daemon only.
  */

@@ -1,6 +1,6 @@
 /**
  * Every wait the computer arms ends in the decision it waits for, however early the runtime fires it
- * (SPEC section 4, "Timers"): Node's timers can fire while Date.now() is a millisecond short.
+ * (docs/rules.md#computer-behaviour, "Timers"): Node's timers can fire while Date.now() is a millisecond short.
  */
 import { describe, expect, it, vi } from 'vitest';
 import type { BoardClaims } from '../../actors/computer/claimConsumer.ts';

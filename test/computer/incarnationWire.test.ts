@@ -1,5 +1,5 @@
 /**
- * The computer's side of one life per computer id (SPEC section 7): its claims and its push stream
+ * The computer's side of one life per computer id (docs/rules.md#wire-and-cli): its claims and its push stream
  * name the daemon's incarnation, a claim a restart repeats names the life that started it, and a stream
  * the board refuses with 4409 stops the daemon (exit 2) instead of taking turns with its twin.
  * The board here is a raw HTTP and WebSocket server on loopback that records what it was sent.

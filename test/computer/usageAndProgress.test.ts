@@ -10,7 +10,7 @@ import { openTempStore } from '../support/tempStore.ts';
 
 const CLAUDE_USAGE = { cost_usd: 0.0123, input_tokens: 12, output_tokens: 7, cached_input_tokens: 3000 };
 
-/** A claimed run's usage and progress on its way to the board (SPEC 7), with the Claude Code stand-in. */
+/** A claimed run's usage and progress on its way to the board (docs/rules.md#wire-and-cli), with the Claude Code stand-in. */
 describe("a run's usage and progress, sent by its computer", () => {
   it('usage goes with the completion; a board older than usage refuses it (422), and the run is reported without it', async () => {
     const store = await openTempStore();

@@ -1,5 +1,5 @@
 /**
- * A run waiting out its login's usage limit on its computer (SPEC section 4, "Execution" and
+ * A run waiting out its login's usage limit on its computer (docs/rules.md#computer-behaviour, "Execution" and
  * "Heartbeats"), with the Claude Code stand-in and a fake clock: it is not completed, it is
  * heartbeated all the while (still claimed), its queue is told the agent's words and reset, and once
  * given a slot again it runs the same turn in the session its agent announced and its reply is posted.

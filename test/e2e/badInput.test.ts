@@ -1,5 +1,5 @@
 /**
- * Bad input at every edge of the wire (SPEC sections 6, 7), against real processes on loopback: the
+ * Bad input at every edge of the wire (docs/rules.md#tools and docs/rules.md#wire-and-cli), against real processes on loopback: the
  * board refuses each bad request with the right status, records it, and keeps serving; a computer
  * answers each bad frame 400, records it, and stays connected, except for a frame over the size
  * limit, which closes the connection (1009) and is followed by a reconnect.
@@ -177,7 +177,7 @@ describe('the board, fed bad input on loopback', () => {
     expect((await fetch(`${board.url}/v1/runs/${after}`)).status).toBe(200);
     const rejections = sent.filter((s) => s.status >= 400 && ![409].includes(s.status));
     // Refusals of callers that proved a token are recorded one by one; the others are counted in one
-    // summary a minute, recorded at the latest when the board stops (SPEC section 1).
+    // summary a minute, recorded at the latest when the board stops (docs/rules.md#the-log).
     const trusted = new Set([
       'malformed JSON',
       'an unknown field',

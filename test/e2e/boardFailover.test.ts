@@ -1,5 +1,5 @@
 /**
- * A board's death on a PostgreSQL log of two boards (SPEC 8): the board holding the chores' lease is
+ * A board's death on a PostgreSQL log of two boards (docs/rules.md#postgresql-board): the board holding the chores' lease is
  * SIGKILLed with the machine of its computer, and the other board takes its chores (reaping, hooks)
  * and its computers within a lease; a long turn heartbeating to the other board is never reaped by the
  * holder. Real processes, real PostgreSQL; short leases (`--lease-s 2 --board-lease-s 1`).
@@ -54,7 +54,7 @@ describe('a board that dies on a PostgreSQL log of two', () => {
     const long = await submit({ url: h.url, token }, 'l1', 'marker=long sleep=2800');
     expect((await waitForTerminal(o.url, long, 20_000)).state).toBe('succeeded');
     // H, the holder, takes the long turn's end hook once it reads its end: killed between that take and
-    // the hook's start, H leaves it recorded interrupted by O, never run (hooks run at most once, SPEC 5).
+    // the hook's start, H leaves it recorded interrupted by O, never run (hooks run at most once, docs/rules.md#sessions-hooks-notifications).
     // So H is killed only once its hook has run: the test does not race H's take.
     await waitFor('the long turn’s end hook, run by H', async () => lines(hooks).length >= 1, 10_000);
 

@@ -1,5 +1,5 @@
 /**
- * Cancel per SPEC section 4, through the published entry point: the board pushes
+ * Cancel per docs/rules.md#computer-behaviour, through the published entry point: the board pushes
  * `run.cancel_requested` to the computer holding the run, so an executing run stops within a second
  * or two, long before the computer's next heartbeat (30 s here) would have told it.
  */

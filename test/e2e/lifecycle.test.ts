@@ -1,5 +1,5 @@
 /**
- * Lives of a daemon on one log, through the real CLI (SPEC section 4, "Incarnations", "Shutdown"):
+ * Lives of a daemon on one log, through the real CLI (docs/rules.md#computer-behaviour, "Incarnations", "Shutdown"):
  * stopped alternately by SIGINT and SIGTERM, some lives idle and some with a run executing across
  * the stop; every life runs new work, nothing runs twice, and the final logs replay and rebuild.
  */

@@ -1,5 +1,5 @@
 /**
- * Real agents as users type them (SPEC section 4, "Execution"), through a real daemon: `--exec claude`,
+ * Real agents as users type them (docs/rules.md#computer-behaviour, "Execution"), through a real daemon: `--exec claude`,
  * `claude -p --model X`, `codex` and `codex exec --skip-git-repo-check`, each run by stand-ins that
  * behave as the CLIs do (a terminal UI fails on a pipe, print mode refuses stream-json without
  * --verbose, real event shapes), named `claude` and `codex` first on PATH. The reply posted is the
@@ -39,7 +39,7 @@ describe('real agents, as typed', () => {
 
       const first = await turn('hello');
       expect(first, daemon.process.describe()).toMatchObject({ state: 'succeeded', reply: `turn 1 (${model}): hello` });
-      // What the turn cost, as the agent's terminal event said, on GET /v1/runs/{id} (SPEC 7 usage).
+      // What the turn cost, as the agent's terminal event said, on GET /v1/runs/{id} (docs/rules.md#wire-and-cli usage).
       expect((first as { usage?: unknown }).usage).toEqual(
         agent === 'claude'
           ? { cost_usd: 0.0123, input_tokens: 12, output_tokens: 7, cached_input_tokens: 3000 }

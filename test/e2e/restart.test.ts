@@ -1,6 +1,6 @@
 /**
  * `runledger daemon` (board and computer in one process, one log) SIGKILLed mid-run and started
- * again on the same log (SPEC section 4, "Restart"): the run that was executing is never executed a
+ * again on the same log (docs/rules.md#computer-behaviour, "Restart"): the run that was executing is never executed a
  * second time, later runs complete, and the log lost nothing.
  */
 import { join } from 'node:path';

@@ -1,6 +1,6 @@
 /**
  * Two daemons joining one board as one computer (a copied config: same id, same token, each its own
- * log on its own machine). SPEC section 7: the board keeps one push stream per computer id, so the
+ * log on its own machine). docs/rules.md#wire-and-cli: the board keeps one push stream per computer id, so the
  * second is refused (4409) and exits 2 saying so, and every run is executed once.
  */
 import { join } from 'node:path';

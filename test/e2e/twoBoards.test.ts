@@ -1,6 +1,6 @@
 /**
  * Two boards (`runledger server --db postgres://…`) on one PostgreSQL log, each a process of its own,
- * and a computer on each (SPEC 8): a run submitted to either board is pushed by the board that holds
+ * and a computer on each (docs/rules.md#postgresql-board): a run submitted to either board is pushed by the board that holds
  * its computer's stream, every run is granted and run exactly once whichever board the claims reach, a
  * lane's turns never overlap, and a board that decided on state older than the other's commit decides again.
  */

@@ -1,6 +1,6 @@
 /**
  * One board (`runledger server`) and two computers (`runledger daemon --server`), each a process of
- * its own with a log of its own, on loopback (SPEC section 7): claims are granted once, turns of a
+ * its own with a log of its own, on loopback (docs/rules.md#wire-and-cli): claims are granted once, turns of a
  * lane are serialised with a park and a resend, and a computer that dies mid-run is reaped.
  */
 import { describe, expect, it } from 'vitest';

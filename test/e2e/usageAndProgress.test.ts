@@ -1,5 +1,5 @@
 /**
- * Usage and live progress of real agents, end to end (SPEC section 7 `usage`, heartbeat `progress`),
+ * Usage and live progress of real agents, end to end (docs/rules.md#wire-and-cli `usage`, heartbeat `progress`),
  * through a daemon running the Claude Code stand-in as `--exec claude`: the cost and tokens its result
  * reported reach `GET /v1/runs/{id}`, `runledger show`, `audit`, `status` (per login and lane over the
  * last day) and `/metrics`; what the agent is doing reaches `GET /v1/runs/{id}` and `runledger show

@@ -1,5 +1,5 @@
 /**
- * A login's usage limit through a real daemon (SPEC section 4, "Execution"), with the stand-ins of
+ * A login's usage limit through a real daemon (docs/rules.md#computer-behaviour, "Execution"), with the stand-ins of
  * Claude Code and Codex printing their limits as the CLIs do, the reset three seconds ahead: the run is
  * not failed but waits, still claimed, until the reset its agent gave; its login starts nothing
  * meanwhile while another login's run goes on; then it runs again, resuming its session, and its reply

@@ -4,15 +4,15 @@ import { STREAM_NAME } from '../../events/envelope.ts';
 import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
 import { SafeId } from '../../events/safeId.ts';
 
-/** The rule as SPEC section 6 writes it: the one place in the tests that spells it out. */
-const SPEC_RULE = /^[A-Za-z0-9-]{1,64}$/;
+/** The rule as docs/rules.md#tools writes it: the one place in the tests that spells it out. */
+const ID_RULE = /^[A-Za-z0-9-]{1,64}$/;
 
 describe('the id rule: one schema, one predicate, one text', () => {
-  it('given any string, then the schema, the predicate and the rule of SPEC section 6 agree on it', () => {
+  it('given any string, then the schema, the predicate and the rule of docs/rules.md#tools agree on it', () => {
     const alphabet = fc.constantFrom(...'aZ09-_.:/ %é\n'.split(''));
     fc.assert(
       fc.property(fc.oneof(fc.string(), fc.string({ unit: alphabet, maxLength: 70 })), (text) => {
-        const expected = SPEC_RULE.test(text);
+        const expected = ID_RULE.test(text);
         expect(isSafeId(text)).toBe(expected);
         expect(SafeId.safeParse(text).success).toBe(expected);
       }),

@@ -92,7 +92,7 @@ async function submit(daemon: Daemon, token: string, lane: string, prompt: strin
 
 /**
  * Runs RUNS turns (each agent sleeps 1.5 s, then answers `done <marker>`); once two execute, the disk
- * fills until those two agents have exited, then it is freed. Checks every rule of SPEC 1 on the way.
+ * fills until those two agents have exited, then it is freed. Checks every rule of docs/rules.md#the-log on the way.
  */
 async function runsThroughAnOutage(name: string, db: string, outage: Outage, storeFaults?: { failWrites(): Error | null }): Promise<void> {
   const [markersBefore, pidsBefore] = [lines(MARKERS).length, lines(PIDS).length];

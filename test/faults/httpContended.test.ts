@@ -7,7 +7,7 @@ import { liveBoard, SUBMIT } from '../board/host/liveBoard.ts';
 
 /**
  * The real store, except that each submission's append is refused as stale while `contended` holds:
- * what a board sees when other boards on its log keep committing first (SPEC 8), with nothing written.
+ * what a board sees when other boards on its log keep committing first (docs/rules.md#postgresql-board), with nothing written.
  */
 function contendedStore(log: SqliteEventStore, state: { contended: boolean; refusals: number }): EventStore {
   const store = Object.create(log) as SqliteEventStore;
@@ -49,7 +49,7 @@ describe('a request whose conflicts outlast the retries (boards that keep commit
     expect(warnings).not.toHaveBeenCalled();
   });
 
-  it('is one a computer retries (SPEC 7: any 5xx), for a claim as for a completion', () => {
+  it('is one a computer retries (docs/rules.md#wire-and-cli: any 5xx), for a claim as for a completion', () => {
     const answer = { detail: { error: 'log_contended', message: '…' } };
     expect(claimVerdict(503, errorCodeOf(answer))).toEqual({ kind: 'retry' });
   });

@@ -6,7 +6,7 @@ import { COMPUTER, input, queueSpec, summary, T0 } from '../support/queueSpec.ts
 
 const { configured, frame, answer, ended } = input;
 
-/** The board's push of a cancel of a run this computer holds (SPEC section 4). */
+/** The board's push of a cancel of a run this computer holds (docs/rules.md#computer-behaviour). */
 const cancelRequested = (runId: string, at = 0): NewEventOf<'frame.received'> => ({
   stream: `${COMPUTER}/computer:${COMPUTER}`,
   type: 'frame.received',

@@ -4,7 +4,7 @@ import { COMPUTER, input, queueSpec, summary, T0 } from '../support/queueSpec.ts
 
 const { configured, held, drain, frame, answer } = input;
 
-/** The start of one life of the daemon (SPEC section 4, "Incarnations"). */
+/** The start of one life of the daemon (docs/rules.md#computer-behaviour, "Incarnations"). */
 function started(incarnation: string, at = 0): QueueInput {
   return { stream: `${COMPUTER}/computer:${COMPUTER}`, type: 'computer.started', data: { incarnation, host: 'box', pid: 4242 }, at: T0 + at };
 }

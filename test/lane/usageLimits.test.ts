@@ -1,5 +1,5 @@
 /**
- * A login's usage limit on a computer's queue (SPEC section 4, "Execution"): not a failure of the turn.
+ * A login's usage limit on a computer's queue (docs/rules.md#computer-behaviour, "Execution"): not a failure of the turn.
  * The run goes back to its place, still claimed, until the reset its agent gave (or 15 min doubling to
  * 2 h with the login's consecutive limits when it gave none), and the login starts nothing until then;
  * the wait is said once, with the agent's words.

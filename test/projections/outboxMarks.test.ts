@@ -1,5 +1,5 @@
 /**
- * `runledger rebuild` checks the outboxes' marks too (SPEC 2, the cursors row): a cursor moves in its
+ * `runledger rebuild` checks the outboxes' marks too (docs/rules.md#projections, the cursors row): a cursor moves in its
  * mark (past events that call for nothing), so a mark the log contradicts would start an outbox past an
  * effect never done, or hold one pending that has ended. Such a mark fails the rebuild, named.
  */

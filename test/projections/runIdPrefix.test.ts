@@ -8,7 +8,7 @@ import { openTempStore } from '../support/tempStore.ts';
 const RUNS = ['0a1b2c3d-0000-4000-8000-000000000001', '0a1b2c3d-0000-4000-8000-000000000002', '7f3e9a10-0000-4000-8000-000000000003', 'r1', 'r10'];
 const lookup = async (prefix: string, limit: number) => idsStartingWith(RUNS, prefix, limit);
 
-describe('a run id by a unique prefix (SPEC 6)', () => {
+describe('a run id by a unique prefix (docs/rules.md#tools)', () => {
   it('a unique prefix of 6 or more characters names its run', async () => {
     expect(await resolveRunId('7f3e9a', lookup)).toBe(RUNS[2]);
     expect(await resolveRunId('7f3e9a10', lookup)).toBe(RUNS[2]);

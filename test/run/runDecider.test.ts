@@ -105,7 +105,7 @@ describe('a claimed run on its computer', () => {
     expect(decisionOf(decisions, 'run.completion.requested').data).toEqual({ runId: 'r1', attempt: 1, result: { ok: true }, reply: 'done' });
   });
 
-  it('given an exit that recorded usage, then its completion carries it, a retry after a failed one too (SPEC 7 usage on complete)', () => {
+  it('given an exit that recorded usage, then its completion carries it, a retry after a failed one too (docs/rules.md#wire-and-cli usage on complete)', () => {
     const usage = { costUsd: 0.0123, inputTokens: 12 };
     const s = spec(input.handed(), input.began());
     expect(decisionOf(s.when(input.exited({ usage })), 'run.completion.requested').data).toEqual({

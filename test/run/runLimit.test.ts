@@ -1,5 +1,5 @@
 /**
- * A claimed run whose agent stopped at its login's usage limit (SPEC section 4, "Execution"): not a
+ * A claimed run whose agent stopped at its login's usage limit (docs/rules.md#computer-behaviour, "Execution"): not a
  * failure of the turn. It keeps its claim and its session, waits (heartbeated) for its queue to give it
  * a slot again, then runs the same turn again with what its budget had left (the budget counts time
  * spent executing only). A cancel while it waits completes it with the marker.

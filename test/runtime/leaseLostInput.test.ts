@@ -1,5 +1,5 @@
 /**
- * An input whose append must hold a lease (a board's chore, SPEC 8) and is refused because the lease is
+ * An input whose append must hold a lease (a board's chore, docs/rules.md#postgresql-board) and is refused because the lease is
  * not held: no rival's append to read and decide after, so deciding again changes nothing. It is thrown
  * at once, never waited out as a conflict: the holder's own round (orphaned computers recorded
  * disconnected inside the lease renewal) would otherwise wait for a lease only its next renewal can

@@ -81,7 +81,7 @@ async function twoProcessesOnOneLog(): Promise<EventStore[]> {
   ];
 }
 
-describe('a decision on state shared by many streams, two processes deciding for it (PostgreSQL, SPEC 8)', () => {
+describe('a decision on state shared by many streams, two processes deciding for it (PostgreSQL, docs/rules.md#postgresql-board)', () => {
   const twoWriters = {
     postgres: async (): Promise<[EventStore, EventStore]> => {
       const [first, second] = await twoProcessesOnOneLog();
@@ -115,7 +115,7 @@ describe('a decision on state shared by many streams, two processes deciding for
   );
 });
 
-describe('a guarded actor refused because another process committed first (PostgreSQL, SPEC 8)', () => {
+describe('a guarded actor refused because another process committed first (PostgreSQL, docs/rules.md#postgresql-board)', () => {
   it('given a long log, when its decision is refused by its guard, then it folds only the tail since its committed state, not the log again, and decides on it', async () => {
     const [first, second] = await twoProcessesOnOneLog();
     const history = Array.from({ length: 300 }, (_, i) => ({ stream: 'counter:z', type: 'counter.bumped', data: { total: i + 1 }, at: T0 }));

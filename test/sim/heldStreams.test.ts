@@ -1,5 +1,5 @@
 /**
- * The log's view of who is online follows the push streams the boards hold (SPEC 8, seed 25 in the
+ * The log's view of who is online follows the push streams the boards hold (docs/rules.md#postgresql-board, seed 25 in the
  * regressions): two boards on the simulator's shared log, one computer whose stream board1 holds and
  * keeps open. A full log keeps board1 from renewing the chores' lease and its liveness row; board2 takes
  * the lease once it has expired and, finding no fresh row that holds c1, records c1 offline in its

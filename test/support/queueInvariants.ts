@@ -21,7 +21,7 @@ interface ModelRun {
 const TERMINAL = new Set(['run.ended', 'run.skipped', 'run.withdrawn']);
 
 /**
- * SPEC section 4's rules as a model kept from the decisions alone, checked against every decision as it
+ * docs/rules.md#computer-behaviour's rules as a model kept from the decisions alone, checked against every decision as it
  * is taken and against the decider's own state after every step. It knows nothing of the ready heap:
  * it is the rule, not the implementation.
  */

@@ -21,7 +21,7 @@ interface Offered {
 }
 
 /**
- * The four board calls a computer makes (SPEC section 7), answered the way the board answers them,
+ * The four board calls a computer makes (docs/rules.md#wire-and-cli), answered the way the board answers them,
  * with the knobs a test needs: a cancel asked for, a run resolved elsewhere, completions that fail
  * for a while, a claim held until the test lets it through. Everything outside the machine is faked
  * here and nothing else: the log, the actors and the agent processes stay real.
@@ -87,7 +87,7 @@ export class StandInBoard {
   }
 
   /**
-   * Serialises each lane's turns as the board does (SPEC section 7): from the grant of a run's claim
+   * Serialises each lane's turns as the board does (docs/rules.md#wire-and-cli): from the grant of a run's claim
    * until the board has answered its completion (or the run is resolved), a claim of another run of
    * its lane is answered `409 conversation_busy`.
    */
@@ -97,7 +97,7 @@ export class StandInBoard {
   }
 
   /**
-   * Holds each granted run for the life that claimed it, as the board does (SPEC section 7): a claim of
+   * Holds each granted run for the life that claimed it, as the board does (docs/rules.md#wire-and-cli): a claim of
    * it naming another incarnation is answered `409 claimed_elsewhere`.
    */
   holdPerLife(): this {
@@ -105,7 +105,7 @@ export class StandInBoard {
     return this;
   }
 
-  /** Answers as a board older than SPEC 7's `usage` does: a completion carrying it is 422 naming the field. */
+  /** Answers as a board older than docs/rules.md#wire-and-cli's `usage` does: a completion carrying it is 422 naming the field. */
   predateUsage(): this {
     this.usageRefused = true;
     return this;
@@ -125,7 +125,7 @@ export class StandInBoard {
     await this.held.get(runId);
     const run = this.offered.get(runId);
     if (!run) return { status: 404, body: { detail: { error: 'not_found' } } };
-    // A terminal run is gone, even for its holder (SPEC 7).
+    // A terminal run is gone, even for its holder (docs/rules.md#wire-and-cli).
     if (this.resolved.has(runId)) return { status: 410, body: { detail: { error: 'gone' } } };
     if (this.holders) {
       const holder = this.holders.get(runId);

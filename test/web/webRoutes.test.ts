@@ -1,6 +1,6 @@
 /**
  * The web view's routes and live socket without a browser: what is served, to whom (the API's read
- * rule, SPEC section 6), and what the socket says first and then as the log grows.
+ * rule, docs/rules.md#tools), and what the socket says first and then as the log grows.
  */
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -154,7 +154,7 @@ describe('the web view off loopback (runledger server --host 0.0.0.0)', () => {
     expect(await page.first).toMatchObject({ type: 'hello', view: 'board' });
     page.ws.close();
 
-    // Refusals of callers without a token are counted like the API's (SPEC section 1), once the window
+    // Refusals of callers without a token are counted like the API's (docs/rules.md#the-log), once the window
     // ends or the board stops, and nothing of the query that carried a token is kept.
     await board.restart();
     const refused = (await board.daemon().store.readStream('board:main')).filter((e) => e.type === 'board.requests.refused');
@@ -163,7 +163,7 @@ describe('the web view off loopback (runledger server --host 0.0.0.0)', () => {
   });
 });
 
-describe('a run page by a unique prefix of its id (SPEC 6)', () => {
+describe('a run page by a unique prefix of its id (docs/rules.md#tools)', () => {
   const TWIN_1 = 'a1b2c3d4-0000-4000-8000-000000000001';
   const TWIN_2 = 'a1b2c3d4-0000-4000-8000-000000000002';
   const LONE = 'f00dfeed-0000-4000-8000-000000000003';

@@ -73,8 +73,8 @@ async function within(ms: number, call: Promise<BoardAnswer>): Promise<BoardAnsw
   }
 }
 
-describe("the board client: the computer's four calls over HTTP (SPEC section 7)", () => {
-  it('given a board, when each of the four calls is made, then it posts JSON to its SPEC path with the right bearer token, and hands back the status and the parsed body', async () => {
+describe("the board client: the computer's four calls over HTTP (docs/rules.md#wire-and-cli)", () => {
+  it('given a board, when each of the four calls is made, then it posts JSON to its documented path (docs/http-api.md) with the right bearer token, and hands back the status and the parsed body', async () => {
     const board = await startBoard((request, response) => {
       if (request.url?.endsWith('/claim')) return json(response, 201, { run: { run_id: 'r/1' }, run_token: 'run-secret', skills: [] });
       if (request.url?.endsWith('/heartbeat')) return json(response, 200, { cancel_requested: true });

@@ -266,7 +266,7 @@ function tallyCost(t) {
   return [costText(t.costUsd), unknown > 0 ? el('span', { class: 'muted' }, ` (${unknown} unknown)`) : null];
 }
 
-/** The last day's usage, per login then per lane (SPEC 7 `usage`, as the completions reported it). */
+/** The last day's usage, per login then per lane (docs/rules.md#wire-and-cli `usage`, as the completions reported it). */
 function renderUsage(snapshot) {
   const host = document.getElementById('usage');
   const usage = snapshot.usage;

@@ -14,7 +14,7 @@ export type AdoptionDecision = NewEventOf<DecisionType>;
 type Decision = AdoptionDecision;
 
 /**
- * Adoption (SPEC section 5): a request to bind a live session to a lane is open while it is the lane's
+ * Adoption (docs/rules.md#sessions-hooks-notifications): a request to bind a live session to a lane is open while it is the lane's
  * latest answer, or while the latest is a claim of it that no longer holds (its process died, or it
  * expired). A round reads where the session is listed and, from that reading, claims the request
  * before it writes anything outside the board; only the claiming round binds, and the bind's outcome is

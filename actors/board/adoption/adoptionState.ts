@@ -1,4 +1,4 @@
-/** The lane's answers to adoption requests (SPEC section 5, "Adoption"). */
+/** The lane's answers to adoption requests (docs/rules.md#sessions-hooks-notifications, "Adoption"). */
 export type AdoptionAnswer = 'requested' | 'released' | 'claimed' | 'adopted' | 'failed';
 
 export interface AdoptionRequest {

@@ -46,7 +46,7 @@ export interface ChoresReport {
 }
 
 /**
- * The board's part of a round that is not a session's close (SPEC section 5): adoptions, then
+ * The board's part of a round that is not a session's close (docs/rules.md#sessions-hooks-notifications): adoptions, then
  * notifications, then the tick, then the hooks all of it called for. Everything is claimed by an
  * append at an expected version, so two processes running rounds on one file (the daemon's, and a
  * one-shot `runledger tick`) never act twice on one adoption, one notice or one hook.

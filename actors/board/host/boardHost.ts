@@ -48,7 +48,7 @@ export interface BoardHostOptions {
   readonly refusedStream?: (computerId: string, incarnation: string | null) => void;
   /** The daemon's log (stderr when not given): what failed outside a request, and went on. */
   readonly log?: FailureLog;
-  /** The other boards of its log (PostgreSQL, SPEC 8): who does the chores, heartbeats heard by any. Alone by default. */
+  /** The other boards of its log (PostgreSQL, docs/rules.md#postgresql-board): who does the chores, heartbeats heard by any. Alone by default. */
   readonly peers?: BoardPeers;
 }
 
@@ -56,7 +56,7 @@ const refused = (status: number, code: string, message = code): Answer => ({ sta
 
 /**
  * The board as a service: each request becomes an input of the board actor, and its answer is read
- * from the decisions taken (SPEC section 7). Frames follow the commit; heartbeats touch the lease in
+ * from the decisions taken (docs/rules.md#wire-and-cli). Frames follow the commit; heartbeats touch the lease in
  * memory; tokens are checked here, before anything is recorded.
  */
 export class BoardHost {
@@ -83,7 +83,7 @@ export class BoardHost {
       clock,
       hydrate: async (until) => (await hydrateStates(store, [boardProjection], until))[0],
       // Its state is shared by all its streams (lanes, the submission order): with several boards on one
-      // log (SPEC 8), a decision taken before another board's was seen is refused and taken again, on
+      // log (docs/rules.md#postgresql-board), a decision taken before another board's was seen is refused and taken again, on
       // the state caught up with what was appended since (the fold of the log's tail).
       guardKinds: BOARD_STREAM_KINDS,
       tailFold: { fold: boardProjection.evolve, readAfter: (after, visit) => foldLog(store, after, visit), copy: copyBoardState },
@@ -92,7 +92,7 @@ export class BoardHost {
     });
     this.push = new PushHub(
       {
-        // Each says which board holds (or held) the stream: a late close from a board the computer left ends nothing (SPEC 8).
+        // Each says which board holds (or held) the stream: a late close from a board the computer left ends nothing (docs/rules.md#postgresql-board).
         connected: async (computerId) => {
           // Said before it is recorded: the lease holder never takes a computer just connected here for an orphan.
           await peers.holding(this.push.computers());
@@ -145,7 +145,7 @@ export class BoardHost {
       this.actor.observe(event);
       // Another board's orphan round (or a one-shot command) took offline a computer whose stream this one holds.
       if (event.type === 'board.computer.offline') this.connectAgain(event.data.computerId);
-      // Another board on the same log (PostgreSQL, SPEC 8) decided it: its frames go down the streams this one holds.
+      // Another board on the same log (PostgreSQL, docs/rules.md#postgresql-board) decided it: its frames go down the streams this one holds.
       if (event.actor !== this.options.store.writer) void this.actor.read((state) => this.push.send(framesOf(event, state)));
     });
   }

@@ -36,7 +36,7 @@ export interface BoardServerOptions {
   readonly log?: FailureLog;
 }
 
-/** What a web view needs from the board to apply the API's read rule (SPEC section 6). */
+/** What a web view needs from the board to apply the API's read rule (docs/rules.md#tools). */
 export interface WebAccess {
   readonly openReads: boolean;
   isSubmitToken(token: string | null): boolean;

@@ -40,11 +40,11 @@ const CompleteBody = z.strictObject({
 const Empty = z.strictObject({});
 
 export interface ApiOptions {
-  /** Reads need no token while the board listens on loopback only (SPEC section 6). */
+  /** Reads need no token while the board listens on loopback only (docs/rules.md#tools). */
   readonly openReads: boolean;
   /**
    * Records a request refused at the edge (bad token, bad body, bad id). `anonymous`: its caller had
-   * not proved a token, so it is counted rather than recorded on its own (SPEC section 1).
+   * not proved a token, so it is counted rather than recorded on its own (docs/rules.md#the-log).
    */
   readonly rejected: (method: string, path: string, status: number, code: string, reason: string, anonymous: boolean) => void;
   /** The live status `runledger status` shows (queues, parked runs, claims). */
@@ -55,7 +55,7 @@ export interface ApiOptions {
 
 const UNAUTHORIZED = new HttpError(401, 'unauthorized', 'a valid token is required');
 
-/** The daemon's life from `Runledger-Incarnation` (SPEC section 7): absent from older computers, checked when sent. */
+/** The daemon's life from `Runledger-Incarnation` (docs/rules.md#wire-and-cli): absent from older computers, checked when sent. */
 function incarnationOf(request: IncomingMessage): string | undefined {
   const value = request.headers[INCARNATION_HEADER];
   if (value === undefined) return undefined;
@@ -66,7 +66,7 @@ function incarnationOf(request: IncomingMessage): string | undefined {
 }
 
 /**
- * The board's HTTP API (SPEC section 7, fixed): routes, tokens and body shapes are checked here, and
+ * The board's HTTP API (docs/rules.md#wire-and-cli, fixed): routes, tokens and body shapes are checked here, and
  * each good request becomes a board input. A refusal names what was wrong, never whose secret.
  */
 export function boardApi(host: BoardHost, options: ApiOptions) {
@@ -110,7 +110,7 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
     if (method === 'GET' && path === '/v1/runs') {
       if (!options.openReads) await submitter(request);
       const params = new URL(request.url ?? '/', 'http://board.invalid').searchParams;
-      // The runs a prefix starts (SPEC 6: commands take a unique prefix of a run id).
+      // The runs a prefix starts (docs/rules.md#tools: commands take a unique prefix of a run id).
       if (params.has('prefix')) return host.runsStartingWith(prefixOf(params));
       const query = runListQueryOf(params);
       if ('error' in query) throw new HttpError(400, 'invalid_query', query.error);
@@ -221,15 +221,15 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
 
 /**
  * A request decided CONFLICT_RETRIES + 1 times, each refused because another writer (a board on the same
- * PostgreSQL log, SPEC 8) committed first: nothing was recorded, and a moment later it goes through.
- * Its client retries a 5xx (the computer's claim and completion, SPEC 7); 503 with a Retry-After says
+ * PostgreSQL log, docs/rules.md#postgresql-board) committed first: nothing was recorded, and a moment later it goes through.
+ * Its client retries a 5xx (the computer's claim and completion, docs/rules.md#wire-and-cli); 503 with a Retry-After says
  * when, and the code says why, unlike a 500.
  */
 const CONTENDED = new HttpError(503, 'log_contended', 'other writers kept changing what this request decides on; nothing was recorded: try again', {
   'retry-after': '1',
 });
 
-/** What a failed request answers: its own refusal, 507 when the log cannot be written (SPEC 1), 503 when contended, else 500. */
+/** What a failed request answers: its own refusal, 507 when the log cannot be written (docs/rules.md#the-log), 503 when contended, else 500. */
 function refusalOf(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
   if (error instanceof LogUnwritableError) return new HttpError(507, 'log_unwritable', error.publicReason);

@@ -3,7 +3,7 @@ import type { Clock } from '../../runtime/clock.ts';
 
 export type RefusalSummary = EventData<'board.requests.refused'>;
 
-/** A minute: nobody without a token makes the log grow by more than one event in it (SPEC section 1). */
+/** A minute: nobody without a token makes the log grow by more than one event in it (docs/rules.md#the-log). */
 export const REFUSAL_WINDOW_MS = 60_000;
 
 /**

@@ -14,7 +14,7 @@ export interface ProgressChange {
 }
 
 /**
- * What each running run's agent is doing, from the `progress` of its heartbeats (SPEC 7), kept in the
+ * What each running run's agent is doing, from the `progress` of its heartbeats (docs/rules.md#wire-and-cli), kept in the
  * board's memory only: progress changes no decision, so nothing is appended for it and the log does
  * not grow with time. An entry lives while its run is open (the board drops it when the run ends), so
  * this holds at most one short line per open claim. The run's page and `runledger show --follow`

@@ -4,7 +4,7 @@ import { hashToken, sameSecret } from '../../../wire/tokens.ts';
 
 /**
  * The submit tokens a board takes: the token file of a SQLite board (none on PostgreSQL) and every
- * token `runledger token add` recorded (SPEC 8), by hash. Those are read from the log when the board
+ * token `runledger token add` recorded (docs/rules.md#postgresql-board), by hash. Those are read from the log when the board
  * starts, as they commit (`observe`), and again before a token nobody knows is refused: one added by
  * another process a moment ago is taken at once, whichever board the request reaches.
  */

@@ -15,7 +15,7 @@ type Decision = InboxDecision;
 const INBOX_TYPES = new Set<string>([...INPUTS, 'notice.filed', 'inbox.waiting', 'inbox.withheld'] satisfies EventType[]);
 
 /**
- * A session's notifications (SPEC section 5, "Hooks and notifications"). A round reads what the
+ * A session's notifications (docs/rules.md#sessions-hooks-notifications, "Hooks and notifications"). A round reads what the
  * session's subscriptions hear past their cursors, with the board's record of the session and, when
  * that record does not say it is live, a reading of its liveness; the notices are filed in order,
  * each moving its subscription's cursor past its event in the same append. A session recorded ended

@@ -6,7 +6,7 @@ import { TailBuffer } from '../tailBuffer.ts';
 import { type AgentLauncher, sharedLauncher } from './launcher.ts';
 
 /**
- * The agent command as a process (SPEC section 4, "Execution" and "Heartbeats, cancel, resolution").
+ * The agent command as a process (docs/rules.md#computer-behaviour, "Execution" and "Heartbeats, cancel, resolution").
  * It runs in a process group of its own, so stopping it reaches whatever it started (a shell, the
  * agent, the agent's tools): a group left behind would keep working, and writing, after its run
  * was reported over.

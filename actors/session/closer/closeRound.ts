@@ -30,7 +30,7 @@ export interface RoundOutcome {
 }
 
 /**
- * One round over a computer's open closes (SPEC section 5): each is claimed in the transaction that
+ * One round over a computer's open closes (docs/rules.md#sessions-hooks-notifications): each is claimed in the transaction that
  * finds it open, then read, last, just before the kill, and decided from that reading. A close
  * another live process claimed is left to it, and nothing is recorded of it here.
  */

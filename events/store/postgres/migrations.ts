@@ -83,7 +83,7 @@ const migrations: Record<string, Migration> = {
     },
   },
   '0007_board_leases': {
-    // What several boards on one database share that is no event (SPEC 8): tables of their own, never in
+    // What several boards on one database share that is no event (docs/rules.md#postgresql-board): tables of their own, never in
     // the log (which grows with decisions, not with time), rewritten in place.
     async up(db: Kysely<unknown>) {
       // The chores that must be done once: whoever holds the row (unexpired) does them; `epoch` grows at

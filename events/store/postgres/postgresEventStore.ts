@@ -426,7 +426,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * The board secret run tokens are derived from (SPEC 7's run tokens), the same for every board on
+   * The board secret run tokens are derived from (docs/rules.md#wire-and-cli's run tokens), the same for every board on
    * this database: made by the first that asks, kept in `board_secrets` (migration 0006), never logged.
    */
   async boardSecret(): Promise<string> {

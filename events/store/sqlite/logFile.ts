@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { codeOf, messageOf } from '../../thrown.ts';
 import { asLogUnwritable, LogUnwritableError } from '../logUnwritable.ts';
 
-/** Only the owner may read the log: it holds prompts and replies (SPEC 1). */
+/** Only the owner may read the log: it holds prompts and replies (docs/rules.md#the-log). */
 const PRIVATE = 0o600;
 /** SQLite's companions of a WAL-mode log; SQLite creates them with the log's own mode. */
 const COMPANIONS = ['-wal', '-shm'];

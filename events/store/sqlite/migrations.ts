@@ -4,7 +4,7 @@ import { messageOf } from '../../thrown.ts';
 
 /**
  * The schema, as kysely migrations: a file made by an older runledger is brought forward on open.
- * `events` is exactly SPEC section 1's table; triggers make it append-only for every writer,
+ * `events` is exactly docs/rules.md#the-log's table; triggers make it append-only for every writer,
  * the stock `sqlite3` shell included.
  */
 const migrations: Record<string, Migration> = {
@@ -86,7 +86,7 @@ export async function migrateToLatest<DB>(db: Kysely<DB>): Promise<void> {
   }
 }
 
-/** The columns of SPEC section 1's `events` table: a file without them all is not a runledger log. */
+/** The columns of docs/rules.md#the-log's `events` table: a file without them all is not a runledger log. */
 const EVENT_COLUMNS = ['seq', 'stream', 'version', 'type', 'data', 'at', 'cause', 'actor'];
 
 /** A file given as a log that is none this version can read: names the file and why. */

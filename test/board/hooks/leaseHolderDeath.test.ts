@@ -1,6 +1,6 @@
 /**
- * A hook taken by the holder of the chores' lease (SPEC 8), on a log several boards share, whose holder
- * dies or pauses while the hook is due (SPEC 1: at most once; one cut is recorded interrupted, never run
+ * A hook taken by the holder of the chores' lease (docs/rules.md#postgresql-board), on a log several boards share, whose holder
+ * dies or pauses while the hook is due (docs/rules.md#the-log: at most once; one cut is recorded interrupted, never run
  * again). The taker is on another host, so no process probe can say it is gone: the lease's epoch does.
  * A take is made under an epoch and its hook started and its end recorded only under that same epoch, so
  * a holder of a later epoch records every take of an earlier one that nothing settled as interrupted, and
@@ -164,7 +164,7 @@ async function takenThenTakenOver() {
   return { log, a, b, finished };
 }
 
-describe("a hook whose taker, the chores' lease holder, dies or pauses (SPEC 1 and 8)", () => {
+describe("a hook whose taker, the chores' lease holder, dies or pauses (docs/rules.md#the-log and docs/rules.md#postgresql-board)", () => {
   it('given holder A took a hook and died while it ran, when B takes the lease over, then B records it interrupted once and never runs it; a restarted A does not run it either', async () => {
     // A dies: its clock never moves again.
     const { log, b, finished } = await takenThenTakenOver();

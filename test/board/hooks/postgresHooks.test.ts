@@ -1,5 +1,5 @@
 /**
- * The hooks of two boards on one PostgreSQL log (SPEC 1 and 8): a hook is taken under the chores' lease
+ * The hooks of two boards on one PostgreSQL log (docs/rules.md#the-log and docs/rules.md#postgresql-board): a hook is taken under the chores' lease
  * epoch (named in its take, checked in the take's transaction, board_leases of migration 0007), so when
  * its taker stops renewing the lease (dead, or paused), the board that takes the lease over records it
  * interrupted and runs nothing, though it cannot probe the taker's process; a taker that wakes, holding

@@ -4,7 +4,7 @@ import { REFUSAL_WINDOW_MS } from '../../../actors/board/host/refusalCounter.ts'
 import { FakeClock } from '../../../actors/runtime/clock.ts';
 import { liveBoard, ofType, openStream, SUBMIT, until } from './liveBoard.ts';
 
-/** The board's HTTP edge (SPEC sections 1, 4, 7) against a real server on 127.0.0.1. */
+/** The board's HTTP edge (docs/rules.md#the-log, docs/rules.md#computer-behaviour and docs/rules.md#wire-and-cli) against a real server on 127.0.0.1. */
 describe("the board API: claims carry the computer's incarnation", () => {
   it('a claim of a run held by another incarnation of the same computer is 409 claimed_elsewhere; the same incarnation gets 200 and the same run token', async () => {
     const board = await liveBoard(['c1']);
@@ -120,7 +120,7 @@ describe('the board API: DNS rebinding', () => {
   });
 });
 
-describe('the board API: anonymous refusals are counted, not recorded one by one (SPEC section 1)', () => {
+describe('the board API: anonymous refusals are counted, not recorded one by one (docs/rules.md#the-log)', () => {
   it('500 wrong-token requests within a minute add one summary event, with their count and reasons', async () => {
     const board = await liveBoard(['c1']);
     const before = (await board.log()).length;

@@ -1,5 +1,5 @@
 /**
- * The boards of one PostgreSQL log (SPEC 8, migration 0007), two stores of one log standing for two
+ * The boards of one PostgreSQL log (docs/rules.md#postgresql-board, migration 0007), two stores of one log standing for two
  * board processes: the chores' lease is checked in the append's own transaction, so a holder that was
  * paused past its lease (or lost it to the other board) commits no chore; heartbeats heard by one board
  * are read by the other; a computer is orphaned once no live board says it holds it.

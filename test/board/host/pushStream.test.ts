@@ -5,7 +5,7 @@ import { PING_MS } from '../../../actors/board/host/pushHub.ts';
 import { FakeClock } from '../../../actors/runtime/clock.ts';
 import { liveBoard, ofType, openStream, until } from './liveBoard.ts';
 
-/** The push stream of SPEC section 7 against a real board on 127.0.0.1: real WebSocket clients. */
+/** The push stream of docs/rules.md#wire-and-cli against a real board on 127.0.0.1: real WebSocket clients. */
 describe('the push stream: one per computer id', () => {
   it('a second connection of a computer while the first is live is closed 4409 computer_connected_elsewhere, and the first keeps its stream', async () => {
     const board = await liveBoard(['c1']);
@@ -124,7 +124,7 @@ describe('the push stream: one per computer id', () => {
   });
 });
 
-describe('the push stream: a reconnect costs O(1) events (SPEC section 1)', () => {
+describe('the push stream: a reconnect costs O(1) events (docs/rules.md#the-log)', () => {
   it('50 reconnects of a computer with 100 runs queued add at most 3 events each, and each is pushed every queued run', async () => {
     const board = await liveBoard(['c1']);
     for (let i = 0; i < 100; i++) await board.submit(`L${i % 9}`);
@@ -143,7 +143,7 @@ describe('the push stream: a reconnect costs O(1) events (SPEC section 1)', () =
   });
 });
 
-describe('the push stream: a 503 draining ack (SPEC section 4)', () => {
+describe('the push stream: a 503 draining ack (docs/rules.md#computer-behaviour)', () => {
   it('makes the board offer the run to another connected computer at once, and offer the draining one nothing more until it reconnects', async () => {
     const board = await liveBoard(['c1', 'c2']);
     const c1 = openStream(board, 'c1', 'life-1');

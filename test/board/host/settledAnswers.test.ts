@@ -6,7 +6,7 @@ import { type LiveBoard, liveBoard, ofType, SUBMIT } from './liveBoard.ts';
 
 /**
  * Settled runs leave the board's state (issue 16); every answer about one is the same as while the
- * state held it (SPEC 7), read from its stream, and the same again from a board started afresh on the log.
+ * state held it (docs/rules.md#wire-and-cli), read from its stream, and the same again from a board started afresh on the log.
  */
 describe('the board API: a settled run, answered from its stream', () => {
   /** A run claimed by c1, replied to, completed with usage; and a run cancelled before its claim. */
@@ -39,7 +39,7 @@ describe('the board API: a settled run, answered from its stream', () => {
       state: 'cancelled',
       error: 'cancelled_by_user',
     });
-    // A completion or a reply sent again, a heartbeat, a claim, a cancel of a finished run: as SPEC 7 says.
+    // A completion or a reply sent again, a heartbeat, a claim, a cancel of a finished run: as docs/rules.md#wire-and-cli says.
     expect((await call('POST', `/v1/runs/${done}/complete`, { token, body: { ok: false, error: 'again' } })).status).toBe(409);
     expect((await call('POST', `/v1/runs/${done}/reply`, { token, body: { text: 'late' } })).status).toBe(409);
     expect(await call('POST', `/v1/runs/${done}/heartbeat`, { token, body: {} })).toMatchObject({
@@ -53,7 +53,7 @@ describe('the board API: a settled run, answered from its stream', () => {
     expect((await call('GET', '/v1/runs/00000000-0000-4000-8000-000000000000')).status).toBe(404);
   }
 
-  it('answers a finished run and a withdrawn one as SPEC 7 says, and so does a board started again on the log', async () => {
+  it('answers a finished run and a withdrawn one as docs/rules.md#wire-and-cli says, and so does a board started again on the log', async () => {
     const board = await liveBoard(['c1']);
     const runs = await settledRuns(board);
     await expectSettledAnswers(board.call, board.tokens.c1!, runs);

@@ -3,7 +3,7 @@ import { usageMetrics } from '../../../actors/board/host/httpApi.ts';
 import { emptyTally } from '../../../projections/usage.ts';
 import { liveBoard, ofType } from './liveBoard.ts';
 
-/** SPEC section 7: `usage` on complete and on GET /v1/runs/{id}; the heartbeat's `progress?`, in memory only. */
+/** docs/rules.md#wire-and-cli: `usage` on complete and on GET /v1/runs/{id}; the heartbeat's `progress?`, in memory only. */
 describe('the board API: usage and progress', () => {
   const claimed = async (board: Awaited<ReturnType<typeof liveBoard>>) => {
     const runId = await board.submit('A');

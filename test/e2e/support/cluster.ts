@@ -1,5 +1,5 @@
 /**
- * Real processes on loopback for the end-to-end tests (SPEC section 7): `runledger server`, `daemon`
+ * Real processes on loopback for the end-to-end tests (docs/rules.md#wire-and-cli): `runledger server`, `daemon`
  * and `computer add` run through the published entry point, each test in its own folder, on ports
  * picked free. Everything a test starts is killed when it ends, agents its SIGKILLed daemons left
  * behind included. Waits poll the board or a file, bounded; nothing sleeps a fixed time.

@@ -257,7 +257,7 @@ describe('readerFor and capReply', () => {
  * exec events (codex-rs/exec/src/exec_events.rs: turn.completed.usage, turn.failed.error.message,
  * a fatal `error` {message}).
  */
-describe("the turn's outcome and usage, from the agent's own terminal event (SPEC 4)", () => {
+describe("the turn's outcome and usage, from the agent's own terminal event (docs/rules.md#computer-behaviour)", () => {
   const claudeInit = json({ type: 'system', subtype: 'init', session_id: 'c-1', model: 'claude-sonnet-4-5', tools: ['Bash'] });
   const claudeResult = (over: Record<string, unknown>) =>
     json({

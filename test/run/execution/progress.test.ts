@@ -5,7 +5,7 @@ import { claudeStreamJsonReader, codexJsonReader, plainReader } from '../../../a
 const json = (event: unknown): string => `${JSON.stringify(event)}\n`;
 const assistant = (...content: unknown[]) => json({ type: 'assistant', session_id: 's1', message: { role: 'assistant', content } });
 
-/** The heartbeat's `progress` (SPEC 7): what the agent is doing, from its own stream, one short line. */
+/** The heartbeat's `progress` (docs/rules.md#wire-and-cli): what the agent is doing, from its own stream, one short line. */
 describe('progress: the agent’s latest tool call or message', () => {
   it('Claude: a tool_use names the tool and what it acts on; a text message is what it says; each change is told once', () => {
     const reader = claudeStreamJsonReader();

@@ -68,7 +68,7 @@ describe('the command line of a turn', () => {
   });
 });
 
-describe('real agents run headless, as the user typed them (SPEC 4)', () => {
+describe('real agents run headless, as the user typed them (docs/rules.md#computer-behaviour)', () => {
   const fresh: [string, string][] = [
     ['claude', 'claude -p --output-format stream-json --verbose'],
     ['/usr/local/bin/claude', '/usr/local/bin/claude -p --output-format stream-json --verbose'],

@@ -17,7 +17,7 @@ export interface HookCall {
 }
 
 /**
- * The board's decisions each hook answers (SPEC section 5): a run claimed, marked running (its first
+ * The board's decisions each hook answers (docs/rules.md#sessions-hooks-notifications): a run claimed, marked running (its first
  * heartbeat), ended (finished, reaped, or cancelled before anyone claimed it), a session's close
  * confirmed, a round's tick. Pure: the same event always calls for the same hook.
  */

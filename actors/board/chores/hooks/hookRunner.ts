@@ -28,7 +28,7 @@ export interface HookRunnerOptions {
 }
 
 /**
- * Runs the board's hooks (SPEC section 5), at most once each: the outbox's consumer `hooks`. The
+ * Runs the board's hooks (docs/rules.md#sessions-hooks-notifications), at most once each: the outbox's consumer `hooks`. The
  * events that call for a configured hook are taken, and the hooks cursor moved past them, in one
  * append to `outbox:hooks`, so no hook is ever taken twice. The hooks run once the take has committed,
  * each in the background (a slow hook holds up neither the round nor the other hooks), and each one's

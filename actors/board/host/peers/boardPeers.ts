@@ -1,7 +1,7 @@
 import type { AppendLease } from '../../../../events/store/eventStore.ts';
 
 /**
- * What a board shares with the other boards of its log (SPEC 8), and the one answer a board on a
+ * What a board shares with the other boards of its log (docs/rules.md#postgresql-board), and the one answer a board on a
  * SQLite file gives alone (`SoleBoard`): who does the chores that must run once, which computers no
  * live board holds, and every run's last heartbeat whichever board heard it.
  */

@@ -4,7 +4,7 @@ import type { Clock } from '../../../runtime/clock.ts';
 import type { FailureLog } from '../../../runtime/untilRecorded.ts';
 import type { BoardPeers, PeerRounds } from './boardPeers.ts';
 
-/** How long a board's chores and computers wait for it before another board takes them (SPEC 8). */
+/** How long a board's chores and computers wait for it before another board takes them (docs/rules.md#postgresql-board). */
 export const BOARD_LEASE_MS = 10_000;
 /** The one lease of a log's boards: its chores (reaping, offers, hooks, notices, orphaned computers). */
 export const CHORES = 'chores';
@@ -45,7 +45,7 @@ export interface LeasedPeersOptions {
 }
 
 /**
- * The boards of one shared log (SPEC 8), met in the tables of PeerTables. Every quarter of the board
+ * The boards of one shared log (docs/rules.md#postgresql-board), met in the tables of PeerTables. Every quarter of the board
  * lease a board renews (or takes, once expired) the chores' lease and upserts its liveness row; the
  * holder then runs the boards' own round. Both rows count for three quarters of the lease, so a board
  * that stops answering (SIGKILL, a pause) last renewed at most that long before, and the next renewal

@@ -45,7 +45,7 @@ function postgresTables(store: PostgresEventStore): PeerTables {
   };
 }
 
-/** The boards of one PostgreSQL log (SPEC 8): LeasedPeers on migration 0007's tables, as its store's writer (`host#incarnation:pid`). */
+/** The boards of one PostgreSQL log (docs/rules.md#postgresql-board): LeasedPeers on migration 0007's tables, as its store's writer (`host#incarnation:pid`). */
 export class PostgresPeers extends LeasedPeers {
   constructor(store: PostgresEventStore, options: PostgresPeersOptions) {
     super(postgresTables(store), store.writer, options);
