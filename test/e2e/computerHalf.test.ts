@@ -93,8 +93,6 @@ describe("the board shows a remote computer's half of each run", () => {
 
     // The run page: the timeline with the computer's half, and the stderr tail its computer recorded.
     const runPage = (await hello(board.url, `?run=${failed}`)) as { record: { stderrTail: string | null }; entries: Entry[] };
-    if (!runPage.record.stderrTail)
-      console.log(JSON.stringify(readLog(computers[holder].db).filter((r) => r.type === 'run.process.exited')), JSON.stringify(runPage.record));
     expect(runPage.record.stderrTail).toContain('remote-oops');
     expect(runPage.entries.some((e) => e.owner === holder)).toBe(true);
 
