@@ -24,7 +24,7 @@ describe('run tokens bound to the claiming life', () => {
     expect(own).not.toBe(computers);
     // The same life asking again gets the same token; its twin, with or without an incarnation, is refused.
     expect((await board.call('POST', `/v1/computers/c1/runs/${runId}/claim`, { token: c1, body: {}, headers: LIFE })).body.run_token).toBe(own);
-    for (const headers of [{ 'runledger-incarnation': 'life-b' }, {}]) {
+    for (const headers of [{ 'runledger-incarnation': 'life-b' }, {}] as Record<string, string>[]) {
       const twin = await board.call('POST', `/v1/computers/c1/runs/${runId}/claim`, { token: c1, body: {}, headers });
       expect(twin).toMatchObject({ status: 409, body: { detail: { error: 'claimed_elsewhere' } } });
     }
