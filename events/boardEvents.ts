@@ -81,14 +81,36 @@ export const boardEvents = eventGroup(
    * `pushedFromState`: its frames are read from the board's state, not recorded run by run. Inputs of
    * older versions lack it, and their recorded per-run offers are re-derived as they were taken.
    */
-  defineEvent('board.computer.connected', z.strictObject({ computerId, pushedFromState: z.literal(true).optional(), board: board.optional() })),
+  /**
+   * `incarnation`: the life of the daemon on the stream (null: an older computer sent none). Its presence
+   * marks an input decided under one push stream per computer across boards: a computer whose stream
+   * another board holds is refused, unless it is the same life moving, or `over` names that board as one
+   * the receiving board found holding no live stream (dead or stopped: its hold lapsed). Older inputs lack both.
+   */
+  defineEvent(
+    'board.computer.connected',
+    z.strictObject({
+      computerId,
+      pushedFromState: z.literal(true).optional(),
+      board: board.optional(),
+      incarnation: incarnation.nullable().optional(),
+      over: board.optional(),
+    }),
+  ),
   /**
    * `lastSeenAt`: the last sign of life on its stream (a pong, an ack) when the board knew it. `board`: the
    * board whose stream closed; a close of a stream the computer has since opened on another board changes nothing.
    */
   defineEvent('board.computer.disconnected', z.strictObject({ computerId, lastSeenAt: at.optional(), board: board.optional() })),
-  /** `incarnation`: the claiming daemon's life (header `Runledger-Incarnation`); absent from older computers. */
-  defineEvent('board.claim.requested', z.strictObject({ runId, computerId, incarnation: incarnation.optional(), past: RunPastSchema.optional() })),
+  /**
+   * `incarnation`: the claiming daemon's life (header `Runledger-Incarnation`); absent from older computers.
+   * `bound`: decided under the rule that a claim without an incarnation is a life of its own (it never gets
+   * a run another life holds) and that the run token is bound to the claiming life; older inputs lack it.
+   */
+  defineEvent(
+    'board.claim.requested',
+    z.strictObject({ runId, computerId, incarnation: incarnation.optional(), past: RunPastSchema.optional(), bound: z.literal(true).optional() }),
+  ),
   /** A frame acked 503 `draining`: the computer takes no new work in this life (docs/rules.md#computer-behaviour). */
   defineEvent('board.offer.declined', z.strictObject({ runId, computerId, reason: z.enum(['draining']) })),
   /** From the lease monitor (in memory): heartbeats themselves are not recorded, only their absence. */
@@ -135,7 +157,11 @@ export const boardEvents = eventGroup(
     'board.run.offered',
     z.strictObject({ runId, lane: SafeId, agentId: SafeId.nullable(), computers: z.array(computerId).min(1), reason }),
   ),
-  defineEvent('board.run.claimed', z.strictObject({ runId, computerId, incarnation: incarnation.optional(), reason })),
+  /** `bound`: its run token is bound to `incarnation` (none: to a claim without one); absent, the token is the computer's (older claims). */
+  defineEvent(
+    'board.run.claimed',
+    z.strictObject({ runId, computerId, incarnation: incarnation.optional(), reason, bound: z.literal(true).optional() }),
+  ),
   defineEvent('board.run.running', z.strictObject({ runId, computerId, reason })),
   /** A claimed run's cancel: pushed to its holder as `run.cancel_requested`; its heartbeat answer is the fallback. */
   defineEvent('board.run.cancel.requested', z.strictObject({ runId, computerId, reason })),
@@ -158,8 +184,11 @@ export const boardEvents = eventGroup(
   /** Reaped: the holder's heartbeats stopped for longer than the lease. */
   defineEvent('board.run.resolved', z.strictObject({ runId, computerId, lastHeartbeatAt: at, reason })),
   defineEvent('board.computer.registered', z.strictObject({ computerId, tokenHash: z.string().min(1).max(200), reason })),
-  /** `board`: the board that holds its stream (absent from older versions, and from one board alone at its start). */
-  defineEvent('board.computer.online', z.strictObject({ computerId, reason, board: board.optional() })),
+  /**
+   * `board`: the board that holds its stream (absent from older versions, and from one board alone at its
+   * start). `incarnation`: the daemon's life on that stream (absent: an older computer or version).
+   */
+  defineEvent('board.computer.online', z.strictObject({ computerId, reason, board: board.optional(), incarnation: incarnation.optional() })),
   defineEvent('board.computer.offline', z.strictObject({ computerId, lastSeenAt: at.optional(), reason })),
   /** It declined a frame because it drains: offered nothing more until it connects again. */
   defineEvent('board.computer.draining', z.strictObject({ computerId, reason })),

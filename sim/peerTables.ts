@@ -21,6 +21,8 @@ const GONE = 'DELETE FROM board_processes WHERE identity = ?';
 const FORGET_BOARDS = 'DELETE FROM board_processes WHERE beat_at < ?';
 const ORPHANS = `SELECT u.value FROM json_each(?) AS u WHERE NOT EXISTS (
   SELECT 1 FROM board_processes AS p, json_each(p.computers) AS c WHERE c.value = u.value AND p.beat_at > ?)`;
+const HELD_ELSEWHERE = `SELECT 1 FROM board_processes AS p, json_each(p.computers) AS c
+  WHERE p.identity <> ? AND c.value = ? AND p.beat_at > ? LIMIT 1`;
 const HEARD = `INSERT INTO run_heartbeats (run_id, at) VALUES (?, ?)
   ON CONFLICT (run_id) DO UPDATE SET at = max(run_heartbeats.at, excluded.at)`;
 const LAST_HEARD = 'SELECT run_id, at FROM run_heartbeats WHERE run_id IN (SELECT value FROM json_each(?))';
@@ -43,6 +45,7 @@ export class SimPeerTables {
       gone: db.prepare<[string]>(GONE),
       forgetBoards: db.prepare<[number]>(FORGET_BOARDS),
       orphans: db.prepare<[string, number], string>(ORPHANS).pluck(),
+      heldElsewhere: db.prepare<[string, string, number]>(HELD_ELSEWHERE).pluck(),
       heard: db.prepare<[string, number]>(HEARD),
       lastHeard: db.prepare<[string], [string, number]>(LAST_HEARD).raw(true),
       forgetRuns: db.prepare<[number, string]>(FORGET_RUNS),
@@ -75,6 +78,7 @@ export class SimPeerTables {
       gone: (identity) => run(true, () => void s.gone.run(identity)),
       forgetBoards: (ms) => run(true, () => void s.forgetBoards.run(this.now() - ms)),
       orphans: (connected, ttl) => run(false, () => s.orphans.all(JSON.stringify(connected), this.now() - ttl)),
+      heldElsewhere: (computerId, identity, ttl) => run(false, () => s.heldElsewhere.get(identity, computerId, this.now() - ttl) !== undefined),
       heard: (beats) =>
         run(true, () => {
           for (const [runId, at] of beats) s.heard.run(runId, at);

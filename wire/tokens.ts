@@ -21,9 +21,15 @@ export function sameSecret(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** A run's token: the same for the same claim every time, so a repeated claim gets it again. */
-export function runToken(boardSecret: string, runId: string, computerId: string): string {
-  return createHmac('sha256', boardSecret).update(`${runId}\n${computerId}`).digest('base64url');
+/**
+ * A run's token: the same for the same claim every time, so a repeated claim gets it again. `life`
+ * binds it to the daemon life that claimed the run (null: a claim that named none, a life of its own),
+ * so two daemons joined as one computer never hold each other's tokens; without it (runs claimed before
+ * tokens were bound) it is the computer's. Ids have no newline, so the two forms never meet.
+ */
+export function runToken(boardSecret: string, runId: string, computerId: string, life?: { incarnation: string | null }): string {
+  const claim = life === undefined ? `${runId}\n${computerId}` : `bound\n${runId}\n${computerId}\n${life.incarnation ?? ''}`;
+  return createHmac('sha256', boardSecret).update(claim).digest('base64url');
 }
 
 /** Reads a secret file, creating it (mode 0600) with a fresh token on first use. */

@@ -23,11 +23,25 @@ export const boardInput = {
     data: { computerId, tokenHash },
     at,
   }),
-  /** `board`: the board whose push hub holds the stream (its log writer). */
-  connected: (computerId: string, at: number, board?: string): NewEventOf<'board.computer.connected'> => ({
+  /**
+   * `board`: the board whose push hub holds the stream (its log writer). `life`: the daemon's incarnation on
+   * it (null: none sent), and `over`, the board the log had the computer on whose hold this board found lapsed.
+   */
+  connected: (
+    computerId: string,
+    at: number,
+    board?: string,
+    life?: { incarnation: string | null; over?: string },
+  ): NewEventOf<'board.computer.connected'> => ({
     stream: `computer:${computerId}`,
     type: 'board.computer.connected',
-    data: { computerId, pushedFromState: true, ...(board === undefined ? {} : { board }) },
+    data: {
+      computerId,
+      pushedFromState: true,
+      ...(board === undefined ? {} : { board }),
+      ...(life === undefined ? {} : { incarnation: life.incarnation }),
+      ...(life?.over === undefined ? {} : { over: life.over }),
+    },
     at,
   }),
   /** `board`: the board whose stream closed; none when any connection is to end (a board's start closing the stale ones). */
@@ -40,7 +54,7 @@ export const boardInput = {
   claim: (runId: string, computerId: string, at: number, incarnation?: string, past?: RunPast): NewEventOf<'board.claim.requested'> => ({
     stream: `run:${runId}`,
     type: 'board.claim.requested',
-    data: { runId, computerId, ...(incarnation === undefined ? {} : { incarnation }), ...pastField(past) },
+    data: { runId, computerId, ...(incarnation === undefined ? {} : { incarnation }), ...pastField(past), bound: true },
     at,
   }),
   declined: (runId: string, computerId: string, at: number): NewEventOf<'board.offer.declined'> => ({

@@ -20,6 +20,8 @@ export interface BoardRun {
   computerId: string | null;
   /** The life of its holder's daemon the claim was granted to (null: an older computer sent none). */
   incarnation: string | null;
+  /** Its run token is bound to `incarnation` (claims decided since tokens were; absent: the computer's token of older claims). */
+  bound?: true;
   claimedAt: number | null;
   cancelRequested: boolean;
   /** Computers its frame was pushed to, sorted: a cancel before the claim is announced to each. */
@@ -58,6 +60,8 @@ export interface BoardComputer {
   lastSeenAt: number | null;
   /** The board that holds its stream, while it is connected, when that board said (docs/rules.md#postgresql-board: several boards on one log). */
   via?: string;
+  /** The daemon's life on that stream, while it is connected, when its board recorded one. */
+  incarnation?: string;
 }
 
 /**
@@ -120,6 +124,26 @@ export function isTerminal(state: RunState): boolean {
 export function closedElsewhere(state: BoardState, computerId: string, board: string | undefined): boolean {
   const via = state.computers[computerId]?.via;
   return board !== undefined && via !== undefined && via !== board;
+}
+
+/**
+ * Whether a connection of `computerId`'s daemon life `incarnation` to `board` meets a stream the log has
+ * held on another board by another life (or by an unnamed one): the one push stream a computer has,
+ * across the boards of its log, unless that board's hold lapsed (`over` names it).
+ */
+export function connectedElsewhere(
+  state: BoardState,
+  computerId: string,
+  board: string | undefined,
+  incarnation: string | null,
+  over: string | undefined,
+): boolean {
+  if (!isConnected(state, computerId)) return false;
+  const computer = state.computers[computerId]!;
+  const via = computer.via;
+  if (via === undefined || board === undefined || via === board) return false;
+  if (incarnation !== null && computer.incarnation === incarnation) return false;
+  return over !== via;
 }
 
 export function isConnected(state: BoardState, computerId: string): boolean {

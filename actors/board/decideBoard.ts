@@ -1,7 +1,7 @@
 import { CANCELLED_BY_USER } from '../../events/boardEvents.ts';
 import type { EventData, EventType, NewEventOf } from '../../events/catalog.ts';
 import { exhausted } from '../../events/exhaustive.ts';
-import { type BoardRun, type BoardState, closedElsewhere, isConnected, isTerminal } from './boardState.ts';
+import { type BoardRun, type BoardState, closedElsewhere, connectedElsewhere, isConnected, isTerminal } from './boardState.ts';
 import { offer, offersOnDecline, offersOnDisconnect, offersOnTurnEnd, offerTargets, runsPushedOnConnect } from './offers.ts';
 import type { RunPast } from './settledRun.ts';
 
@@ -75,6 +75,22 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
       if (!state.computers[computerId]) {
         return refuse('connect', { computerId }, { status: 404, code: 'unknown_computer', reason: `no computer ${computerId} on this board` });
       }
+      const { incarnation, over } = input.data;
+      // Inputs of older versions carry no incarnation key: decided as they were, every connection taken.
+      if (incarnation !== undefined && connectedElsewhere(state, computerId, input.data.board, incarnation, over)) {
+        // The log, not a board's memory, says where a computer is connected: two boards that each let in one
+        // of two daemons with the same id have one of them refused here, at the append.
+        const elsewhere = state.computers[computerId]!;
+        return refuse(
+          'connect',
+          { computerId },
+          {
+            status: 409,
+            code: 'computer_connected_elsewhere',
+            reason: `computer ${computerId} is connected to board ${elsewhere.via}${elsewhere.incarnation === undefined ? '' : ` (incarnation ${elsewhere.incarnation})`}`,
+          },
+        );
+      }
       const runs = runsPushedOnConnect(state, computerId);
       if (!input.data.pushedFromState) {
         // Recorded by an older version, which offered each run in an event of its own: replayed as taken.
@@ -90,7 +106,8 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
       // With nothing to push, worded as older versions did, so their logs still replay.
       const reason = `connected to the push stream${pushed === 0 ? '' : `: pushed ${pushed} unclaimed run${pushed === 1 ? '' : 's'}`}`;
       const via = input.data.board === undefined ? {} : { board: input.data.board };
-      return [{ stream: `computer:${computerId}`, at, type: 'board.computer.online', data: { computerId, reason, ...via } }];
+      const life = typeof incarnation === 'string' ? { incarnation } : {};
+      return [{ stream: `computer:${computerId}`, at, type: 'board.computer.online', data: { computerId, reason, ...via, ...life } }];
     }
     case 'board.computer.disconnected': {
       const { computerId, lastSeenAt } = input.data;
@@ -220,12 +237,17 @@ function claim(state: BoardState, data: EventData<'board.claim.requested'>, at: 
     return refuse('claim', ids, { status: 410, code: 'gone', reason: `run ${runId} ${how}` });
   }
   const run = state.runs[runId]!;
-  if (run.computerId === computerId && run.incarnation !== null && incarnation !== undefined && incarnation !== run.incarnation) {
+  // Under `bound`, a claim without an incarnation is a life of its own (null), never another's; older
+  // inputs skipped the check when either side had none, and are re-derived as they were.
+  const otherLife = data.bound
+    ? (incarnation ?? null) !== run.incarnation
+    : run.incarnation !== null && incarnation !== undefined && incarnation !== run.incarnation;
+  if (run.computerId === computerId && otherLife) {
     // Two daemons joined as one computer (a copied config): only the life that claimed it runs it.
     return refuse('claim', ids, {
       status: 409,
       code: 'claimed_elsewhere',
-      reason: `run ${runId} is claimed by another incarnation of computer ${computerId} (${run.incarnation}, not ${incarnation})`,
+      reason: `run ${runId} is claimed by another incarnation of computer ${computerId} (${run.incarnation ?? 'one that sent none'}, not ${incarnation ?? 'a claim without one'})`,
     });
   }
   if (run.computerId === computerId) {
@@ -255,7 +277,13 @@ function claim(state: BoardState, data: EventData<'board.claim.requested'>, at: 
       stream: `run:${runId}`,
       at,
       type: 'board.run.claimed',
-      data: { runId, computerId, ...(incarnation === undefined ? {} : { incarnation }), reason: `claimed by ${computerId}` },
+      data: {
+        runId,
+        computerId,
+        ...(incarnation === undefined ? {} : { incarnation }),
+        reason: `claimed by ${computerId}`,
+        ...(data.bound ? { bound: true as const } : {}),
+      },
     },
   ];
 }

@@ -48,6 +48,7 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       run.state = 'claimed';
       run.computerId = computerId;
       run.incarnation = event.data.incarnation ?? null;
+      if (event.data.bound) run.bound = true;
       run.claimedAt = event.at;
       lane.holder = runId;
       lane.lastComputer = computerId;
@@ -115,6 +116,8 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       computer.connectedAt = event.at;
       if (event.data.board === undefined) delete computer.via;
       else computer.via = event.data.board;
+      if (event.data.incarnation === undefined) delete computer.incarnation;
+      else computer.incarnation = event.data.incarnation;
       break;
     }
     case 'board.computer.offline': {
@@ -126,6 +129,7 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       computer.connectedAt = null;
       computer.lastSeenAt = lastSeenAt ?? event.at;
       delete computer.via;
+      delete computer.incarnation;
       break;
     }
     case 'board.computer.draining':

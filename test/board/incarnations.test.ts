@@ -22,16 +22,34 @@ describe('board: incarnations of one computer', () => {
     expect(summary(spec.when(claim('r1', 'c1', 2, 'life-a')))).toEqual(['repeated claim 200']);
   });
 
-  it('a claim or a holder without an incarnation (an older computer) is granted again, as before', () => {
+  it('a claim without an incarnation is a life of its own: never granted a run another incarnation holds, nor the other way round', () => {
     const spec = boardSpec(...computersOnline('c1'), submit('r1', 'A'), submit('r2', 'B'), claim('r1', 'c1', 1), claim('r2', 'c1', 1, 'life-a'));
-    expect(summary(spec.when(claim('r1', 'c1', 2, 'life-b')))).toEqual(['repeated claim 200']);
-    expect(summary(spec.when(claim('r2', 'c1', 2)))).toEqual(['repeated claim 200']);
+    const headerless = spec.when(claim('r2', 'c1', 2));
+    expect(summary(headerless)).toEqual(['refused claim 409 claimed_elsewhere']);
+    expect(headerless![0]!.data).toMatchObject({
+      reason: 'run r2 is claimed by another incarnation of computer c1 (life-a, not a claim without one)',
+    });
+    expect(summary(spec.when(claim('r1', 'c1', 2, 'life-b')))).toEqual(['refused claim 409 claimed_elsewhere']);
+    // The same (nameless) life asking again: its answer was lost.
+    expect(summary(spec.when(claim('r1', 'c1', 3)))).toEqual(['repeated claim 200']);
+  });
+
+  it('claims recorded before that rule (no `bound`) are re-derived as they were taken: granted again', () => {
+    const unbound = (runId: string, at: number, incarnation?: string) => {
+      const { bound: _, ...data } = claim(runId, 'c1', at, incarnation).data;
+      return { ...claim(runId, 'c1', at, incarnation), data };
+    };
+    const spec = boardSpec(...computersOnline('c1'), submit('r1', 'A'), submit('r2', 'B'), unbound('r1', 1), unbound('r2', 1, 'life-a'));
+    expect(spec.state.runs.r1!.bound).toBeUndefined();
+    expect(summary(spec.when(unbound('r1', 2, 'life-b')))).toEqual(['repeated claim 200']);
+    expect(summary(spec.when(unbound('r2', 2)))).toEqual(['repeated claim 200']);
   });
 
   it('the claim grant records the incarnation it was granted to', () => {
     const spec = boardSpec(...computersOnline('c1'), submit('r1', 'A'));
     const [granted] = spec.when(claim('r1', 'c1', 1, 'life-a'))!;
-    expect(granted!.data).toMatchObject({ runId: 'r1', computerId: 'c1', incarnation: 'life-a' });
+    expect(granted!.data).toMatchObject({ runId: 'r1', computerId: 'c1', incarnation: 'life-a', bound: true });
     expect(spec.state.runs.r1!.incarnation).toBe('life-a');
+    expect(spec.state.runs.r1!.bound).toBe(true);
   });
 });

@@ -22,7 +22,7 @@ import { framesOf, type RequestAnswer, requestAnswer } from '../boardAnswers.ts'
 import { BOARD_STREAM_KINDS, boardDecider } from '../boardDecider.ts';
 import { boardInput } from '../boardInputs.ts';
 import { cancelAnswer, claimedRunBody, heartbeatAnswer, idleNextTurns, openClaims, runView, settledView, tokenHashOf } from '../boardQueries.ts';
-import { type BoardState, initialBoardState, isConnected, isTerminal } from '../boardState.ts';
+import { type BoardRun, type BoardState, connectedElsewhere, initialBoardState, isConnected, isTerminal } from '../boardState.ts';
 import { copyBoardState } from '../copyBoardState.ts';
 import type { BoardDecision, BoardInput } from '../decideBoard.ts';
 import { pastOf, type RunPast, type SettledRun, settledRun } from '../settledRun.ts';
@@ -58,6 +58,28 @@ export interface BoardHostOptions {
 }
 
 const refused = (status: number, code: string, message = code): Answer => ({ status, body: { detail: { error: code, message } } });
+
+/** Who a run's token speaks for: the computer and the life its claim was granted to, and whether the token is bound to that life. */
+interface RunHolder {
+  readonly computerId: string;
+  readonly incarnation: string | null;
+  readonly bound: boolean;
+}
+
+function holderOf(run: BoardRun | undefined): RunHolder | null {
+  if (run?.computerId == null) return null;
+  return { computerId: run.computerId, incarnation: run.incarnation, bound: run.bound === true };
+}
+
+/** A run's holder from its own stream (the board's events, not a computer's copy): its last claim granted. */
+function claimOf(events: readonly DomainEvent[]): RunHolder | null {
+  let holder: RunHolder | null = null;
+  for (const event of events) {
+    if (event.type !== 'board.run.claimed' || event.stream.indexOf('/') !== -1) continue;
+    holder = { computerId: event.data.computerId, incarnation: event.data.incarnation ?? null, bound: event.data.bound === true };
+  }
+  return holder;
+}
 
 /**
  * The board as a service: each request becomes an input of the board actor, and its answer is read
@@ -103,13 +125,21 @@ export class BoardHost {
     this.push = new PushHub(
       {
         // Each says which board holds (or held) the stream: a late close from a board the computer left ends nothing (docs/rules.md#postgresql-board).
-        connected: async (computerId) => {
+        connected: async (computerId, incarnation) => {
+          const place = await this.placement(computerId, incarnation);
+          if (place === 'refused') return false;
           // Said before it is recorded: the lease holder never takes a computer just connected here for an orphan.
           await peers.holding(this.push.computers());
-          await this.actor.input(boardInput.connected(computerId, clock.now(), store.writer));
+          const life = { incarnation, ...(place.over === undefined ? {} : { over: place.over }) };
+          const outcome = await this.actor.input(boardInput.connected(computerId, clock.now(), store.writer, life));
+          // Another board recorded its twin first (both looked while the log had it offline): refused here.
+          return !(outcome.ok && outcome.decisions[0]?.type === 'board.request.refused');
         },
-        disconnected: async (computerId, lastSeenAt) =>
-          void (await this.actor.input(boardInput.disconnected(computerId, clock.now(), lastSeenAt, store.writer))),
+        disconnected: async (computerId, lastSeenAt) => {
+          // Said at once, so another board takes the computer's next life without waiting for this one's next beat.
+          await peers.holding(this.push.computers()).catch(() => undefined);
+          await this.actor.input(boardInput.disconnected(computerId, clock.now(), lastSeenAt, store.writer));
+        },
         declined: async (computerId, runId) => void (await this.actor.input(boardInput.declined(runId, computerId, clock.now()))),
         refused: (computerId, incarnation) => options.refusedStream?.(computerId, incarnation),
       },
@@ -155,6 +185,10 @@ export class BoardHost {
       this.actor.observe(event);
       // Another board's orphan round (or a one-shot command) took offline a computer whose stream this one holds.
       if (event.type === 'board.computer.offline') this.connectAgain(event.data.computerId);
+      // Another board took a computer whose stream this one holds: the log says where it is connected.
+      if (event.type === 'board.computer.online' && event.data.board !== undefined && event.data.board !== this.options.store.writer) {
+        this.push.connectedElsewhere(event.data.computerId, event.data.incarnation ?? null);
+      }
       // Another board on the same log (PostgreSQL, docs/rules.md#postgresql-board) decided it: its frames go down the streams this one holds.
       if (event.actor !== this.options.store.writer) void this.actor.read((state) => this.push.send(framesOf(event, state)));
     });
@@ -211,6 +245,22 @@ export class BoardHost {
     for (const computerId of lost) this.connectAgain(computerId);
   }
 
+  /**
+   * Whether `computerId`'s daemon life `incarnation` may open its stream here: `refused` when the log has
+   * its stream on another board (by another life, or one that named none) and a live board other than this
+   * one still holds it; else `over` names the board the log had it on whose hold lapsed (it died, or
+   * dropped the stream), for the decision to take the connection from it. One push stream per computer
+   * holds across the boards of a log this way, and a dead board blocks nobody beyond its lease.
+   */
+  async placement(computerId: string, incarnation: string | null): Promise<'refused' | { over?: string }> {
+    const me = this.options.store.writer;
+    const via = await this.actor.read((state) =>
+      connectedElsewhere(state, computerId, me, incarnation, undefined) ? (state.computers[computerId]!.via ?? null) : null,
+    );
+    if (via === null) return {};
+    return (await this.peers.heldElsewhere(computerId)) ? 'refused' : { over: via };
+  }
+
   /** `input`, marked as a chore: its append carries the chores' lease (BoardPeers.choreLease). */
   private chore<T extends BoardInput>(input: T): T {
     this.chores.add(input);
@@ -260,18 +310,26 @@ export class BoardHost {
     const answer = await this.decideAbout(runId, (past) => boardInput.claim(runId, computerId, this.options.clock.now(), incarnation, past));
     if ('code' in answer) return refused(answer.status, answer.code, answer.reason);
     this.lease.touch(runId);
-    const run = await this.actor.read((state) => claimedRunBody(state, runId));
-    return { status: 200, body: { run, run_token: runToken(this.options.boardSecret, runId, computerId), skills: [] } };
+    const [run, holder] = await this.actor.read((state) => [claimedRunBody(state, runId), holderOf(state.runs[runId])] as const);
+    // Granted, the run is held by this computer and this life (`holder` is null only if it settled meanwhile).
+    const token = this.tokenOf(runId, holder ?? { computerId, incarnation: incarnation ?? null, bound: true });
+    return { status: 200, body: { run, run_token: token, skills: [] } };
   }
 
   /** The computer a run token speaks for: the run's holder, if the token is the one its claim got. */
   async runTokenHolder(runId: string, token: string | null): Promise<string | null> {
     if (token === null) return null;
-    const live = await this.actor.read((state) => state.runs[runId]?.computerId ?? (state.runs[runId] ? null : undefined));
+    const live = await this.actor.read((state) => (state.runs[runId] ? holderOf(state.runs[runId]) : undefined));
     // A settled run's holder (a completion sent again gets its 409) is in its stream.
-    const computerId = live === undefined ? ((await this.settledRun(runId))?.computerId ?? null) : live;
-    if (computerId === null) return null;
-    return sameSecret(token, runToken(this.options.boardSecret, runId, computerId)) ? computerId : null;
+    const holder = live === undefined ? claimOf(await this.options.store.readStream(`run:${runId}`)) : live;
+    if (holder === null) return null;
+    return sameSecret(token, this.tokenOf(runId, holder)) ? holder.computerId : null;
+  }
+
+  /** The token a run's claim got: bound to the claiming life, or (claims decided before tokens were bound) the computer's. */
+  private tokenOf(runId: string, holder: RunHolder): string {
+    const life = holder.bound ? { incarnation: holder.incarnation } : undefined;
+    return runToken(this.options.boardSecret, runId, holder.computerId, life);
   }
 
   /**
@@ -411,6 +469,8 @@ export class BoardHost {
 
   private afterCommit(state: BoardState, decisions: readonly DomainEvent[]): void {
     for (const decision of decisions) {
+      // Its connection recorded here, the computer's socket takes frames: the runs pushed to it on connect first.
+      if (decision.type === 'board.computer.online' && decision.data.board === this.options.store.writer) this.push.admit(decision.data.computerId);
       this.push.send(framesOf(decision, state));
       if (decision.type === 'board.run.finished' || decision.type === 'board.run.resolved') this.progress.ended(decision.data.runId);
     }

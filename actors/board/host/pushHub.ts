@@ -33,10 +33,16 @@ interface Live {
   missed: number;
   /** Frame id → run id of the `run.requested` frames sent and not acked: what a 503 ack declines. */
   readonly unacked: Map<string, string>;
+  /**
+   * Its connection is recorded (`admit`): until then no frame goes down it, for the log may yet say its
+   * computer is connected to another board, and a twin must not be offered that computer's runs.
+   */
+  admitted: boolean;
 }
 
 export interface PushHubEvents {
-  connected(computerId: string): Promise<void>;
+  /** `incarnation`: the life on the socket. Resolves `false` when the log has the computer's stream on another board: the socket is refused. */
+  connected(computerId: string, incarnation: string | null): Promise<boolean>;
   disconnected(computerId: string, lastSeenAt: number): Promise<void>;
   /** A `run.requested` frame acked 503 `draining`. Other acks change nothing on the board. */
   declined(computerId: string, runId: string): Promise<void>;
@@ -92,7 +98,7 @@ export class PushHub {
       this.events.refused(computerId, incarnation);
       return;
     }
-    const entry: Live = { ws, incarnation, lastSeenAt: this.clock.now(), missed: 0, unacked: new Map() };
+    const entry: Live = { ws, incarnation, lastSeenAt: this.clock.now(), missed: 0, unacked: new Map(), admitted: false };
     this.sockets.set(computerId, entry);
     // The same life again: its old socket is half-open, and its close must not take the computer offline.
     older?.ws.terminate();
@@ -112,10 +118,39 @@ export class PushHub {
         this.unrecorded(`the disconnect of computer ${computerId}`),
       );
     });
-    void this.inOrder(computerId, () => this.events.connected(computerId)).catch((error: unknown) => {
-      this.unrecorded(`the connect of computer ${computerId}`)(error);
-      ws.close(1011, 'the board could not record the connection');
-    });
+    void this.inOrder(computerId, () => this.events.connected(computerId, incarnation)).then(
+      (taken) => {
+        if (taken) return;
+        // Another board holds its stream, as the log says: refused as a twin on this board would be.
+        ws.close(CONNECTED_ELSEWHERE.code, CONNECTED_ELSEWHERE.reason);
+        this.events.refused(computerId, incarnation);
+      },
+      (error: unknown) => {
+        this.unrecorded(`the connect of computer ${computerId}`)(error);
+        ws.close(1011, 'the board could not record the connection');
+      },
+    );
+  }
+
+  /**
+   * The log has `computerId` connected to another board now. The same life moved there (its socket here
+   * is half-open): it is dropped. Another life: the log's word stands, and this one is refused (4409).
+   */
+  connectedElsewhere(computerId: string, incarnation: string | null): void {
+    const entry = this.sockets.get(computerId);
+    if (entry === undefined) return;
+    if (incarnation !== null && entry.incarnation === incarnation) {
+      entry.ws.terminate();
+      return;
+    }
+    entry.ws.close(CONNECTED_ELSEWHERE.code, CONNECTED_ELSEWHERE.reason);
+    this.events.refused(computerId, entry.incarnation);
+  }
+
+  /** The log has `computerId` connected through this board: frames go down its socket from now on. */
+  admit(computerId: string): void {
+    const entry = this.sockets.get(computerId);
+    if (entry !== undefined) entry.admitted = true;
   }
 
   /**
@@ -132,7 +167,10 @@ export class PushHub {
     void this.inOrder(computerId, async () => {
       this.again.delete(computerId);
       const live = this.sockets.get(computerId) === entry && entry.ws.readyState === WebSocket.OPEN && entry.missed === 0;
-      if (live && (await stillLost())) await this.events.connected(computerId);
+      if (live && (await stillLost()) && !(await this.events.connected(computerId, entry.incarnation))) {
+        entry.ws.close(CONNECTED_ELSEWHERE.code, CONNECTED_ELSEWHERE.reason);
+        this.events.refused(computerId, entry.incarnation);
+      }
     }).catch(this.unrecorded(`the connect of computer ${computerId} again`));
   }
 
@@ -149,7 +187,7 @@ export class PushHub {
   send(frames: readonly PushFrame[]): void {
     for (const { computerId, frame } of frames) {
       const entry = this.sockets.get(computerId);
-      if (entry?.ws.readyState !== WebSocket.OPEN) continue;
+      if (entry?.ws.readyState !== WebSocket.OPEN || !entry.admitted) continue;
       if (frame.kind === 'run.requested') {
         entry.unacked.set(frame.id, frame.data.run_id);
         if (entry.unacked.size > MAX_UNACKED) entry.unacked.delete(entry.unacked.keys().next().value!);
@@ -201,12 +239,15 @@ export class PushHub {
    * the log takes it, so without this a disconnect retried through an outage could be recorded after
    * the reconnect that followed it, and mark a live computer offline for good.
    */
-  private inOrder(computerId: string, input: () => Promise<void>): Promise<void> {
+  private inOrder<T>(computerId: string, input: () => Promise<T>): Promise<T> {
     const next = (this.recording.get(computerId) ?? Promise.resolve()).then(input);
     // A failure is this input's caller's to handle: the next input runs after it either way.
-    const tail = next.catch(() => {
-      // this input's caller handles its failure
-    });
+    const tail = next.then(
+      () => undefined,
+      () => {
+        // this input's caller handles its failure
+      },
+    );
     this.recording.set(computerId, tail);
     void tail.then(() => {
       if (this.recording.get(computerId) === tail) this.recording.delete(computerId);

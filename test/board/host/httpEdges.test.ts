@@ -22,8 +22,8 @@ describe("the board API: claims carry the computer's incarnation", () => {
     const again = await claim('life-a');
     expect(again.status).toBe(200);
     expect(again.body.run_token).toBe(first.body.run_token);
-    // An older computer sends none: answered as before.
-    expect((await claim()).status).toBe(200);
+    // A claim that names none (an older computer) is a life of its own: never granted another life's run.
+    expect(await claim()).toMatchObject({ status: 409, body: { detail: { error: 'claimed_elsewhere' } } });
     const requested = ofType(await board.log(), 'board.claim.requested').map((e) => (e.data as { incarnation?: string }).incarnation);
     expect(requested).toEqual(['life-a', 'life-b', 'life-a', undefined]);
   });

@@ -12,7 +12,10 @@ async function hubWithStubs(disconnectedHeld: Promise<void>) {
   const lines: string[] = [];
   const hub = new PushHub(
     {
-      connected: async (id) => void calls.push(`connected ${id}`),
+      connected: async (id) => {
+        calls.push(`connected ${id}`);
+        return true;
+      },
       disconnected: async (id) => {
         calls.push(`disconnected ${id} begins`);
         // Still being retried against a log that cannot be written.

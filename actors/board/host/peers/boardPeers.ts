@@ -22,6 +22,8 @@ export interface BoardPeers {
   holding(computers: readonly string[]): Promise<void>;
   /** Of the computers recorded connected, those no live board holds the stream of. */
   orphans(connected: readonly string[]): Promise<string[]>;
+  /** Whether a live board other than this one says it holds `computerId`'s stream. */
+  heldElsewhere(computerId: string): Promise<boolean>;
   /** A heartbeat (or a claim) of `runId`, heard by this board at `at`. */
   heard(runId: string, at: number): void;
   /** The last heartbeat of each of `open` heard by any board; runs no longer open are forgotten. */
@@ -76,6 +78,11 @@ export class SoleBoard implements BoardPeers {
   async orphans(connected: readonly string[]): Promise<string[]> {
     const held = new Set(this.computers());
     return connected.filter((computerId) => !held.has(computerId));
+  }
+
+  async heldElsewhere(): Promise<boolean> {
+    // No other board: a stream recorded on one is a stopped board's.
+    return false;
   }
 
   heard(runId: string, at: number): void {

@@ -25,6 +25,8 @@ export interface PeerTables {
   forgetBoards(ms: number): Promise<void>;
   /** Of `connected`, those no liveness row newer than `ttlMs` holds. */
   orphans(connected: readonly string[], ttlMs: number): Promise<string[]>;
+  /** Whether a liveness row newer than `ttlMs`, other than `identity`'s, holds `computerId`. */
+  heldElsewhere(computerId: string, identity: string, ttlMs: number): Promise<boolean>;
   /** Upserts each run's last heartbeat (the greatest kept). */
   heard(beats: readonly (readonly [string, number])[]): Promise<void>;
   /** The last heartbeat of each of `open` that has a row. */
@@ -123,6 +125,10 @@ export class LeasedPeers implements BoardPeers {
   async orphans(connected: readonly string[]): Promise<string[]> {
     if (connected.length === 0) return [];
     return this.tables.orphans(connected, this.ttlMs);
+  }
+
+  async heldElsewhere(computerId: string): Promise<boolean> {
+    return this.tables.heldElsewhere(computerId, this.identity, this.ttlMs);
   }
 
   heard(runId: string, at: number): void {

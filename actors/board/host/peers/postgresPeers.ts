@@ -17,6 +17,8 @@ const GONE = 'DELETE FROM board_processes WHERE identity = $1';
 const FORGET_BOARDS = `DELETE FROM board_processes WHERE beat_at < clock_timestamp() - $1 * interval '1 millisecond'`;
 const ORPHANS = `SELECT c FROM unnest($1::text[]) AS u(c) WHERE NOT EXISTS (
   SELECT 1 FROM board_processes WHERE u.c = ANY(computers) AND beat_at > clock_timestamp() - $2 * interval '1 millisecond')`;
+const HELD_ELSEWHERE = `SELECT 1 FROM board_processes WHERE identity <> $2 AND $1 = ANY(computers)
+  AND beat_at > clock_timestamp() - $3 * interval '1 millisecond' LIMIT 1`;
 const HEARD = `INSERT INTO run_heartbeats (run_id, at) SELECT * FROM unnest($1::text[], $2::bigint[])
   ON CONFLICT (run_id) DO UPDATE SET at = greatest(run_heartbeats.at, excluded.at)`;
 const LAST_HEARD = 'SELECT run_id, at FROM run_heartbeats WHERE run_id = ANY($1::text[])';
@@ -37,6 +39,8 @@ function postgresTables(store: PostgresEventStore): PeerTables {
     gone: async (identity) => void (await store.shared('runledger_board_gone', GONE, [identity])),
     forgetBoards: async (ms) => void (await store.shared('runledger_forget_boards', FORGET_BOARDS, [ms])),
     orphans: async (connected, ttlMs) => (await store.shared<[string]>('runledger_board_orphans', ORPHANS, [connected, ttlMs])).map(([c]) => c),
+    heldElsewhere: async (computerId, identity, ttlMs) =>
+      (await store.shared('runledger_held_elsewhere', HELD_ELSEWHERE, [computerId, identity, ttlMs])).length > 0,
     heard: async (beats) => void (await store.shared('runledger_heard', HEARD, [beats.map(([runId]) => runId), beats.map(([, at]) => at)])),
     lastHeard: async (open) =>
       new Map((await store.shared<[string, string]>('runledger_last_heard', LAST_HEARD, [open])).map(([runId, at]) => [runId, Number(at)])),
