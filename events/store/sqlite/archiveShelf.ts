@@ -26,11 +26,11 @@ function stemOf(path: string): string {
 
 /** A sealed segment's seqs, from its name; null for any other file of the folder (a temp file). */
 export function parseSegmentName(path: string, file: string): { from: number; to: number } | null {
-  const match = new RegExp(`^${escape(stemOf(path))}-(\\d+)-(\\d+)\\.db$`).exec(file);
+  const match = new RegExp(`^${escapeRegExp(stemOf(path))}-(\\d+)-(\\d+)\\.db$`).exec(file);
   return match ? { from: Number(match[1]), to: Number(match[2]) } : null;
 }
 
-const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 interface Segment {
   readonly from: number;
