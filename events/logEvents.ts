@@ -17,6 +17,6 @@ const segment = {
  * they left the live log; a segment is deleted only by an explicit setting, recorded before the unlink.
  */
 export const logEvents = eventGroup(
-  defineEvent('log.archived', z.strictObject({ ...segment, events: z.number().int().nonnegative(), retainDays: z.number().int().positive() })),
-  defineEvent('log.archive.deleted', z.strictObject({ ...segment, afterDays: z.number().int().positive() })),
+  defineEvent('log.archived', z.strictObject({ ...segment, events: z.number().int().nonnegative(), retainDays: z.number().positive() })),
+  defineEvent('log.archive.deleted', z.strictObject({ ...segment, afterDays: z.number().positive() })),
 );
