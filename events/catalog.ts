@@ -6,6 +6,7 @@ import { edgeEvents } from './edgeEvents.ts';
 import type { NewEvent, StoredEvent } from './envelope.ts';
 import { executionEvents } from './executionEvents.ts';
 import { hookEvents } from './hookEvents.ts';
+import { logEvents } from './logEvents.ts';
 import { notificationEvents } from './notificationEvents.ts';
 import { outboxEvents } from './outboxEvents.ts';
 import { queueEvents } from './queueEvents.ts';
@@ -24,6 +25,7 @@ export const eventDefinitions = {
   ...notificationEvents,
   ...adoptionEvents,
   ...tokenEvents,
+  ...logEvents,
 };
 
 type Definitions = typeof eventDefinitions;
@@ -54,6 +56,7 @@ interface EventGroups {
   notification: typeof notificationEvents;
   adoption: typeof adoptionEvents;
   token: typeof tokenEvents;
+  log: typeof logEvents;
 }
 export type EventGroup = keyof EventGroups;
 /** Every type of the groups `G`. */

@@ -32,6 +32,7 @@ import { type Clock, systemClock } from '../runtime/clock.ts';
 import { startActorSystem, stopSystem } from '../runtime/runtime.ts';
 import { type DriverName, SessionCloser } from '../session/closer/sessionCloser.ts';
 import type { Repositories } from '../workspace/repositories.ts';
+import { startRetention } from './retentionChore.ts';
 
 export interface DaemonOptions {
   readonly db: string;
@@ -83,6 +84,9 @@ export interface DaemonOptions {
   readonly push?: boolean;
   /** `--worktree-idle-days`: worktrees of lanes idle this many days are closed (fractions allowed; none: kept). */
   readonly worktreeIdleDays?: number;
+  /** `--retain-days`, `--delete-archives-after-days` (docs/retention.md); none: the log keeps everything. */
+  readonly retainDays?: number;
+  readonly deleteArchivesAfterDays?: number;
   /** Only for tests: failures injected into the log's commits (a full disk). */
   readonly storeFaults?: StoreFaults;
 }
@@ -146,6 +150,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   });
   const releases: (() => void)[] = [];
   const keeper = new ProjectionKeeper(store, projections, clock, { log });
+  let stopRetention: (() => Promise<void>) | null = null;
   let board: BoardServer | null = null;
   let computer: Computer | null = null;
   let sessions: SessionCloser | null = null;
@@ -158,6 +163,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     let tokenSource = options.tokenSource ?? 'the token given with --token';
     const computerId = options.boardOnly ? null : (options.computer ?? 'local');
     await keeper.start();
+    if (options.retainDays !== undefined) {
+      const settings = {
+        retainDays: options.retainDays,
+        ...(options.deleteArchivesAfterDays !== undefined ? { deleteAfterDays: options.deleteArchivesAfterDays } : {}),
+      };
+      stopRetention = await startRetention(store, db, settings, clock, log);
+    }
     if (server === null) {
       // Boards on one PostgreSQL database are many by design (docs/rules.md#postgresql-board); on one SQLite file, one.
       if (!(store instanceof PostgresEventStore)) releases.push(takeProcessLock(boardLockPath(db), `a board on ${db}`));
@@ -262,6 +274,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     reportClient?.close();
     sessions?.stop();
     await chores?.stop(0);
+    await stopRetention?.();
     computer?.stop();
     await board?.close();
     for (const release of releases) release();
@@ -273,6 +286,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
   const close = async () => {
     await chores?.stop();
+    await stopRetention?.();
     sessions?.stop();
     await sessions?.settled();
     computer?.stop();

@@ -47,6 +47,8 @@ export async function daemon(o: DaemonOptions, command: CommandUnknownOpts): Pro
     repos,
     ...(o.push ? { push: true } : {}),
     ...(o.worktreeIdleDays !== undefined ? { worktreeIdleDays: o.worktreeIdleDays } : {}),
+    ...(o.retainDays !== undefined ? { retainDays: o.retainDays } : {}),
+    ...(o.deleteArchivesAfterDays !== undefined ? { deleteArchivesAfterDays: o.deleteArchivesAfterDays } : {}),
     exec,
     slots: o.slots,
     loginCapacity: o.login ?? {},
@@ -139,6 +141,8 @@ export async function server(o: ServerOptions, command: CommandUnknownOpts): Pro
     exec: '',
     boardOnly: true,
     hooks,
+    ...(o.retainDays !== undefined ? { retainDays: o.retainDays } : {}),
+    ...(o.deleteArchivesAfterDays !== undefined ? { deleteArchivesAfterDays: o.deleteArchivesAfterDays } : {}),
   });
 }
 

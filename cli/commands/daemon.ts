@@ -63,6 +63,16 @@ const daemon = () =>
       '--push',
       "push a lane's branch to the repository's origin after each turn that changed it, and start a lane new to this computer from origin's branch",
     )
+    .option(
+      '--retain-days <n>',
+      'move the history of runs and sessions that ended more than N days ago to archive/ beside the log (every tool still reads it); default: keep all live',
+      positiveNumber('--retain-days'),
+    )
+    .option(
+      '--delete-archives-after-days <m>',
+      'delete archived history older than M days (recorded in the log); default: never',
+      positiveNumber('--delete-archives-after-days'),
+    )
     .option('--log-json', 'log decisions as JSON lines (pino) instead of sentences')
     .option(
       '--demo',
@@ -82,6 +92,16 @@ const server = () =>
     )
     .option('--hook <name=command>', HOOK, collect)
     .addOption(new Option('--sync <mode>', 'full survives power loss, normal a crash').choices(['full', 'normal']).default('full'))
+    .option(
+      '--retain-days <n>',
+      'move the history of runs and sessions that ended more than N days ago to archive/ beside the log (every tool still reads it); default: keep all live',
+      positiveNumber('--retain-days'),
+    )
+    .option(
+      '--delete-archives-after-days <m>',
+      'delete archived history older than M days (recorded in the log); default: never',
+      positiveNumber('--delete-archives-after-days'),
+    )
     .option('--log-json', 'log decisions as JSON lines (pino) instead of sentences');
 
 export type DaemonOptions = OptionsOf<ReturnType<typeof daemon>>;

@@ -324,6 +324,12 @@ function sentence(event: DomainEvent): string {
     case 'token.added':
       return `submit token ${event.data.name} added (its hash only is kept)`;
 
+    case 'log.archived':
+      return `events ${event.data.from}..${event.data.to} left the live log for archive/${event.data.file} (older than ${event.data.retainDays} days)`;
+
+    case 'log.archive.deleted':
+      return `archive/${event.data.file} (events ${event.data.from}..${event.data.to}) deleted, older than ${event.data.afterDays} days`;
+
     default: {
       const unknown: never = event;
       return `an event of type ${(unknown as DomainEvent).type}`;

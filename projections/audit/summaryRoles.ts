@@ -89,6 +89,8 @@ const UNCOUNTED = [
   'adoption.claimed',
   'adoption.waiting',
   'token.added',
+  'log.archived',
+  'log.archive.deleted',
 ] as const satisfies readonly EventType[];
 
 export type CountedIn<R extends keyof typeof COUNTED> = (typeof COUNTED)[R][number];

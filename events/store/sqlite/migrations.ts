@@ -73,6 +73,18 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0006_events_archived_prefix': {
+    // Retention (docs/retention.md): a whole prefix of rows may leave the live log once it is sealed in
+    // an archive segment and a `log.archived` row records it; every other delete is still refused. The
+    // partial index makes the trigger's look-up of the latest record one step, not a scan.
+    async up(db: Kysely<unknown>) {
+      await sql`CREATE INDEX IF NOT EXISTS events_archived ON events (seq) WHERE type = 'log.archived'`.execute(db);
+      await sql`DROP TRIGGER IF EXISTS events_no_delete`.execute(db);
+      await sql`CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+        WHEN OLD.seq > coalesce((SELECT json_extract(data, '$.to') FROM events WHERE type = 'log.archived' ORDER BY seq DESC LIMIT 1), 0)
+        BEGIN SELECT RAISE(ABORT, 'events is append-only: rows are never deleted, except a prefix recorded as archived'); END`.execute(db);
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -13,6 +13,7 @@ import { asLogUnwritable, LogUnwritableError } from '../logUnwritable.ts';
 import { checkRequest } from '../planAppends.ts';
 import { type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
 import { commitAppends, type LeaseReader, type PreparedAppend, prepareAppendStatements, type StoreFaults } from './appendBatch.ts';
+import { ArchiveShelf, type RawFoldRow } from './archiveShelf.ts';
 import { prepareLogFile } from './logFile.ts';
 import { checkLogSchema, migrateToLatest, NotALogError } from './migrations.ts';
 import { type SnapshotPolicy, sqliteSnapshots } from './snapshots.ts';
@@ -105,7 +106,7 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
     // kysely only runs the migrations: every read and write of the log is a prepared better-sqlite3 statement.
     await migrateToLatest(new Kysely<unknown>({ dialect: new SqliteDialect({ database: db }) }));
     const durable = options.sync === 'normal' || path === ':memory:' ? null : new WalSync(`${path}-wal`, options.faults);
-    return new SqliteEventStore(db, options, durable);
+    return new SqliteEventStore(db, options, durable, path === ':memory:' ? null : new ArchiveShelf(path));
   } catch (error) {
     db.close();
     throw asLogUnwritable(error, path);
@@ -123,7 +124,7 @@ export async function openSqliteStoreToRead(path: string, options: Omit<SqliteSt
   try {
     checkLogSchema(db, path, { older: 'refused' });
     db.pragma('busy_timeout = 10000');
-    return new SqliteEventStore(db, options);
+    return new SqliteEventStore(db, options, null, new ArchiveShelf(path));
   } catch (error) {
     db.close();
     throw error;
@@ -152,6 +153,7 @@ export class SqliteEventStore implements EventStore {
   private readonly selectRunMentions: Database.Statement<[string, string], RawRow>;
   private readonly selectSessionMentions: Database.Statement<[string, string], RawRow>;
   private readonly selectEntity: Database.Statement<[string], RawRow>;
+  private readonly selectLiveFirst: Database.Statement<[], number>;
   private readonly selectStreamIds: Database.Statement<[string, string, number], string>;
   /** The ids found in events' data: whatever JSON put there, checked to be text where they are read. */
   private readonly selectMentionedIds: Record<'run' | 'session', Database.Statement<[string, string, number], unknown>>;
@@ -183,6 +185,11 @@ export class SqliteEventStore implements EventStore {
     options: SqliteStoreOptions = {},
     /** The fsync of `--sync full` (see WalSync); null when each commit is answered as soon as it ends. */
     private readonly durable: WalSync | null = null,
+    /**
+     * The sealed segments that left the live log (docs/retention.md): every read of older events reads
+     * through them, so no reader, nor an append's version, ever sees the live log's cut.
+     */
+    readonly archives: ArchiveShelf | null = null,
   ) {
     this.writer = options.writer ?? `${hostname()}:${process.pid}`;
     this.report = options.report ?? ((line) => console.error(line));
@@ -213,6 +220,7 @@ export class SqliteEventStore implements EventStore {
       .prepare<[string, number], number>('SELECT version FROM events WHERE stream = ? AND seq < ? ORDER BY version DESC LIMIT 1')
       .pluck(true);
     this.selectEntity = db.prepare<[string], RawRow>(SELECT_ENTITY).raw(true);
+    this.selectLiveFirst = db.prepare<[], number>('SELECT seq FROM events ORDER BY seq LIMIT 1').pluck(true);
     this.selectRunMentions = db.prepare<[string, string], RawRow>(selectMentions('runId')).raw(true);
     this.selectSessionMentions = db.prepare<[string, string], RawRow>(selectMentions('sessionId')).raw(true);
     this.selectStreamIds = db.prepare<[string, string, number], string>(selectStreamIdsInRange).pluck(true);
@@ -355,7 +363,7 @@ export class SqliteEventStore implements EventStore {
     const events: DomainEvent[] = [];
     for (let last = after; ; ) {
       const wanted = limit - events.length;
-      const rows = this.selectAfter.all(last, this.durableBound(), wanted);
+      const rows = this.rowsAfter(last, wanted, this.selectAfter, (below) => this.archives!.rowsAfter(last, below, wanted));
       for (const row of rows) {
         const event = this.rows.decode(row);
         if (event) events.push(event);
@@ -372,7 +380,7 @@ export class SqliteEventStore implements EventStore {
     // Chunks of rows: few alive at once, so the garbage collector has little to move.
     while (count < limit) {
       const chunk = Math.min(SCAN_CHUNK, limit - count);
-      const rows = this.selectFoldRows.all(last, this.durableBound(), chunk);
+      const rows = this.rowsAfter(last, chunk, this.selectFoldRows, (below) => this.archives!.foldRowsAfter(last, below, chunk));
       for (const [seq, stream, type, data, at, cause] of rows) {
         row.seq = seq;
         row.stream = stream;
@@ -389,8 +397,36 @@ export class SqliteEventStore implements EventStore {
     return count;
   }
 
+  /**
+   * The live log's first seq (infinity when it has no row): what is below it is in the archives.
+   * SQLite's INTEGER PRIMARY KEY makes this one step down the table's b-tree.
+   */
+  private liveFirst(): number {
+    return this.selectLiveFirst.get() ?? Number.MAX_SAFE_INTEGER;
+  }
+
+  /** Rows with `seq > after` in seq order, at most `limit`: the archives' first when `after` is below the live log's first row. */
+  private rowsAfter<R extends [number, ...unknown[]]>(
+    after: number,
+    limit: number,
+    live: Database.Statement<[number, number, number], R>,
+    archived: (below: number) => R[],
+  ): R[] {
+    const first = this.archives ? this.liveFirst() : 0;
+    if (after >= first - 1) return live.all(after, this.durableBound(), limit);
+    const rows = archived(first);
+    if (rows.length >= limit) return rows;
+    return rows.concat(live.all(Math.max(after, first - 1), this.durableBound(), limit - rows.length));
+  }
+
   async readStream(stream: string, after = 0): Promise<DomainEvent[]> {
-    return this.rows.decodeAll(this.selectStream.all(stream, after, this.durableBound()));
+    const live = this.selectStream.all(stream, after, this.durableBound());
+    // Its older versions left with an archived segment: read them there, then the live ones.
+    if (this.archives && (live.length === 0 || live[0]![2] > after + 1)) {
+      const archived = this.archives.streamRows(stream, after, this.liveFirst());
+      if (archived.length) return this.rows.decodeAll([...archived, ...live]);
+    }
+    return this.rows.decodeAll(live);
   }
 
   async readEntity(kindAndId: string): Promise<DomainEvent[]> {
@@ -401,15 +437,19 @@ export class SqliteEventStore implements EventStore {
         : kind === 'session'
           ? this.selectSessionMentions.all(kindAndId, id)
           : this.selectEntity.all(kindAndId);
-    // In seq order: those not yet durable are its last rows.
+    // In seq order: those not yet durable are its last rows; the archived ones come before all of them.
     const bound = this.durableBound();
-    return this.rows.decodeAll(bound === Number.MAX_SAFE_INTEGER ? rows : rows.filter((row) => row[0] < bound));
+    const live = bound === Number.MAX_SAFE_INTEGER ? rows : rows.filter((row) => row[0] < bound);
+    const archived = this.archives ? this.archives.entityRows(kindAndId, this.liveFirst()) : [];
+    return this.rows.decodeAll(archived.length ? [...archived, ...live] : live);
   }
 
   async entityIdsStartingWith(kind: 'run' | 'session', prefix: string, limit: number): Promise<string[]> {
     const named = this.selectStreamIds.all(`${kind}:${prefix}`, `${kind}:${prefix}${ID_RANGE_END}`, limit);
     const mentioned = this.selectMentionedIds[kind].all(prefix, `${prefix}${ID_RANGE_END}`, limit);
-    return mergeEntityIds(kind, prefix, limit, named, mentioned);
+    if (!this.archives) return mergeEntityIds(kind, prefix, limit, named, mentioned);
+    const archived = this.archives.entityIds(kind, prefix, ID_RANGE_END, limit, this.liveFirst());
+    return mergeEntityIds(kind, prefix, limit, [...archived.named, ...named], [...archived.mentioned, ...mentioned]);
   }
 
   async lastOfStream(stream: string): Promise<DomainEvent | null> {
@@ -418,11 +458,20 @@ export class SqliteEventStore implements EventStore {
       const event = this.rows.decode(row);
       if (event) return event;
     }
+    for (const row of this.archives?.streamBackwards(stream, this.liveFirst()) ?? []) {
+      const event = this.rows.decode(row);
+      if (event) return event;
+    }
     return null;
   }
 
   async streamVersion(stream: string): Promise<number> {
-    return this.selectStreamVersion.get(stream, this.durableBound()) ?? 0;
+    const live = this.selectStreamVersion.get(stream, this.durableBound());
+    if (live !== undefined || !this.archives) return live ?? 0;
+    // A stream whose rows all left the live log: its version is the archive's, never 0 again, so an
+    // append cannot reuse a version an archived row holds (the UNIQUE index sees only the live rows).
+    for (const row of this.archives.streamBackwards(stream, this.liveFirst())) return row[2];
+    return 0;
   }
 
   async headSeq(): Promise<number> {
@@ -446,12 +495,10 @@ export class SqliteEventStore implements EventStore {
     await this.group.drain();
     this.commits.complete();
     this.db.close();
+    this.archives?.close();
     await this.durable?.close();
   }
 }
-
-/** The columns a fold reads (`selectFoldRows`), in its order. */
-type RawFoldRow = [seq: number, stream: string, type: string, data: string, at: number, cause: number | null];
 
 function sqliteCheckpoints(db: Database.Database, archive: (checkpoint: Checkpoint) => void): CheckpointStore {
   const load = db.prepare<[string], Checkpoint>('SELECT name, seq, state FROM projection_checkpoints WHERE name = ?');

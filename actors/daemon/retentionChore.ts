@@ -1,0 +1,59 @@
+import type { EventStore } from '../../events/store/eventStore.ts';
+import { archiveOnce, recoverArchives } from '../../events/store/sqlite/archiveSegments.ts';
+import { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import type { Clock } from '../runtime/clock.ts';
+
+/** A day's cut is found within the hour it becomes due; a round that finds nothing reads the live log once. */
+const ROUND_MS = 3_600_000;
+
+export interface RetentionSettings {
+  /** `--retain-days`: runs and sessions that ended this many days ago leave the live log. */
+  readonly retainDays: number;
+  /** `--delete-archives-after-days`: only when given are segments ever deleted. */
+  readonly deleteAfterDays?: number;
+}
+
+/**
+ * Retention as a chore of the process that writes a SQLite log (docs/retention.md): at start, what a
+ * crash left half done is finished or undone, then a round runs; then one an hour. Returns its stop.
+ */
+export async function startRetention(
+  store: EventStore,
+  path: string,
+  settings: RetentionSettings,
+  clock: Clock,
+  log: (line: string) => void,
+): Promise<() => Promise<void>> {
+  if (!(store instanceof SqliteEventStore)) {
+    throw new Error('--retain-days keeps archives of a SQLite log only; on PostgreSQL it is designed (docs/retention.md) but not built yet');
+  }
+  for (const line of await recoverArchives(store, path, clock.now())) log(`retention: ${line}`);
+  let running: Promise<void> = Promise.resolve();
+  let cancel: (() => void) | null = null;
+  let stopped = false;
+  const round = async (): Promise<void> => {
+    try {
+      const written = await archiveOnce(store, path, {
+        retainDays: settings.retainDays,
+        ...(settings.deleteAfterDays !== undefined ? { deleteAfterDays: settings.deleteAfterDays } : {}),
+        now: clock.now(),
+      });
+      if (written) log(`retention: events ${written.from}..${written.to} (${written.events}) moved to archive/${written.file}`);
+    } catch (error) {
+      // Nothing left the live log that is not durably archived: the next round tries again.
+      log(`retention: archiving failed, nothing was lost, next round in an hour: ${(error as Error).message}`);
+    }
+  };
+  const schedule = (): void => {
+    if (stopped) return;
+    cancel = clock.after(ROUND_MS, () => {
+      running = round().then(schedule);
+    });
+  };
+  running = round().then(schedule);
+  return async () => {
+    stopped = true;
+    cancel?.();
+    await running;
+  };
+}
