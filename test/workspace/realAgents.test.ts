@@ -6,7 +6,7 @@
  * worktree is a git repository to it. The models are stand-ins on 127.0.0.1
  * (test/fixtures/agents/modelApis.ts); everything else is the real thing.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventsOf, readLog, startBoard } from '../e2e/support/cluster.ts';
@@ -23,14 +23,14 @@ afterAll(() => apis.close());
 
 // What a team would type: Claude Code may edit files in its folder, Codex may write in its workspace.
 const cases = [
-  { agent: 'claude', exec: 'claude --permission-mode acceptEdits', api: 'anthropic' },
-  { agent: 'codex', exec: 'codex --sandbox workspace-write', api: 'openai' },
+  { agent: 'claude', exec: 'claude --permission-mode acceptEdits', api: 'anthropic', skills: '.claude/skills' },
+  { agent: 'codex', exec: 'codex --sandbox workspace-write', api: 'openai', skills: '.codex/skills' },
 ] as const;
 
 describe('the real agent CLIs in a lane’s worktree', () => {
   it.each(cases)(
-    '--exec $exec: writes a file in its worktree, the changes are recorded, the next turn resumes there',
-    async ({ agent, exec, api }) => {
+    '--exec $exec: sees the lane’s skill and writes a file in its worktree, the changes are recorded, the next turn resumes there',
+    async ({ agent, exec, api, skills }) => {
       const dir = tempDir();
       const repo = makeRepo(dir);
       const agents = realAgentBin(dir, apis);
@@ -44,6 +44,10 @@ describe('the real agent CLIs in a lane’s worktree', () => {
       const lane = `${agent}-lane`;
       const tree = join(dir, 'home', 'workspaces', 'local', 'app.worktrees', lane);
       const asked = apis.requests.length;
+      // A skill the lane's claim brought, where the computer writes it: the lane's plain folder.
+      const skill = join(dir, 'home', 'workspaces', 'local', lane, skills, `${agent}-skill`);
+      mkdirSync(skill, { recursive: true });
+      writeFileSync(join(skill, 'SKILL.md'), `---\nname: ${agent}-skill\ndescription: the lane's skill for ${agent}\n---\nSay hi.\n`);
 
       const first = await turn(daemon, { lane, prompt: `WRITE notes.txt written by ${agent}` });
       expect(first, daemon.process.describe()).toMatchObject({ state: 'succeeded', reply: 'wrote notes.txt' });
@@ -61,6 +65,9 @@ describe('the real agent CLIs in a lane’s worktree', () => {
       expect(git(tree, 'rev-parse', '--abbrev-ref', 'HEAD')).toBe(`runledger/${lane}`);
       expect(existsSync(join(repo, 'notes.txt'))).toBe(false);
       expect(apis.requests.slice(asked).every((r) => r.api === api)).toBe(true);
+      // The agent saw the lane's skill in its worktree, and it is not part of the turn's changes.
+      expect(apis.requests.slice(asked).some((r) => JSON.stringify(r.body).includes(`the lane's skill for ${agent}`))).toBe(true);
+      expect(existsSync(join(tree, skills, `${agent}-skill`, 'SKILL.md'))).toBe(true);
 
       const log = readLog(db);
       const session = eventsOf(log, 'run.session.announced', first.runId)[0]?.data.sessionId;
