@@ -2,7 +2,7 @@
  * What a turn changed, on its run's page, in headless Chromium: a real daemon in this process works in
  * a lane's worktree of a real repository (the git agent writes, commits, and leaves a change
  * uncommitted); the page shows the summary (files changed, insertions, deletions, commits, what is left
- * uncommitted, from which commit to which) and the diff, live. A run outside a repository shows none.
+ * uncommitted, from which commit to which) and the diff, live; its lane page says it in a line per turn.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -77,6 +77,12 @@ describe.skipIf(!hasChromium)('a run’s changes on its page', () => {
     await page.goto(`${board.url}/runs/${idle}`);
     await waitFor('the idle run to succeed', async () => (await runState(board, idle)) === 'succeeded');
     await expect.poll(() => page.locator('#changes-summary').textContent(), { timeout: 10_000 }).toBe('It changed nothing.');
+
+    // The lane page says what each turn changed, beside what it cost.
+    await page.goto(`${board.url}/lanes/alice`);
+    const fact = page.locator(`li.turn[data-run="${runId}"] [data-fact="changes"]`);
+    await expect.poll(() => fact.textContent(), { timeout: 10_000 }).toBe('changed 1 commit, 2 files (+2 −0), 1 uncommitted');
+    await page.screenshot({ path: join(SCREENSHOTS, 'lane-changes.png'), fullPage: true });
     expect(errors).toEqual([]);
   });
 });
