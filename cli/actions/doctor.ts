@@ -11,6 +11,7 @@ import { systemClock } from '../../actors/runtime/clock.ts';
 import { messageOf } from '../../events/thrown.ts';
 import type { DoctorOptions } from '../commands/doctor.ts';
 import { findAgentProgram } from '../shared/agentProgram.ts';
+import { sandboxFinding } from './codexSandbox.ts';
 import { type Finding, KIND_WORDS, looksLikeEvents, quote, troubleOf } from './doctorAdvice.ts';
 import { addScratchWorktree, checkRepo, removeScratchWorktree } from './doctorRepo.ts';
 import { untilDone } from './run.ts';
@@ -32,7 +33,7 @@ type Status = 'ok' | 'warning' | 'failed' | 'skipped';
 const AGENT_CHECKS = ['program', 'answer', 'session', 'resume'] as const;
 
 interface Check {
-  readonly check: (typeof AGENT_CHECKS)[number] | 'repository' | 'checkout' | 'worktree';
+  readonly check: (typeof AGENT_CHECKS)[number] | 'repository' | 'checkout' | 'worktree' | 'sandbox';
   readonly status: Status;
   readonly detail: string;
   readonly fix?: string;
@@ -71,6 +72,8 @@ export async function doctor(o: DoctorOptions): Promise<void> {
         for (const check of AGENT_CHECKS) checks.push({ check, status: 'skipped', detail: 'no worktree of the repository to run the agent in' });
     } else mkdirSync(workspace, { recursive: true });
     if (o.repo === undefined || worktreeOf !== null) checks.push(...(await runChecks(o, kind, program, workspace, scratch)));
+    // What Codex may do in a lane's worktree: edit it, commit in it.
+    if (worktreeOf !== null && kind === 'codex') checks.push({ check: 'sandbox', ...sandboxFinding(o.exec) });
     report(o, kind, checks);
     process.exitCode = checks.every((c) => c.status !== 'failed') ? 0 : 1;
   } finally {

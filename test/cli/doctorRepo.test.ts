@@ -122,6 +122,11 @@ describe('runledger doctor --repo', () => {
         answer: 'ok',
         session: 'ok',
         resume: 'ok',
+        sandbox: 'warning',
+      });
+      expect(inRepo.of('sandbox')).toMatchObject({
+        detail: "its sandbox is read-only (codex exec's default): it can read the lane's worktree but not edit it",
+        fix: expect.stringContaining('-s workspace-write'),
       });
       expect(inRepo.of('checkout')!.detail).toMatch(/^on main at [0-9a-f]{12}, nothing uncommitted/);
       expect(inRepo.of('answer')!.detail).toContain('"heard: ping"');
