@@ -17,6 +17,7 @@ export function pageRecord(record: RunRecord): RunRecord & { durationMs: number 
     prompt: cut(record.prompt),
     reply: cut(record.reply),
     error: cut(record.error),
+    diff: record.diff === null ? null : { ...record.diff, text: cut(record.diff.text) ?? '' },
     phases: { ...record.phases },
     durationMs: durationOf(record),
   };

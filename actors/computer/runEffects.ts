@@ -21,6 +21,7 @@ import { type FailureLog, unrecorded } from '../runtime/untilRecorded.ts';
 import { NO_REPOSITORIES, type Repositories } from '../workspace/repositories.ts';
 import { readTurnChanges } from '../workspace/turnChanges.ts';
 import { prepareWorktree, pushBranch, worktreePath } from '../workspace/worktrees.ts';
+import { shareSkills } from './skills.ts';
 import { markHanded, noticePrefix, unreadNotices } from './unreadNotices.ts';
 
 export interface RunEffectsContext {
@@ -223,6 +224,12 @@ export function workspaceConsumer(ctx: RunEffectsContext): EffectConsumer<Domain
       try {
         const path = worktreePath(ctx.workspaceRoot, repo.name, lane);
         const ready = await prepareWorktree(repo, { lane, path, ...(base === undefined ? {} : { base }), fromOrigin: ctx.push === true });
+        // Before the turn is decided: the agent finds the lane's skills in the folder it runs in.
+        const skills = await shareSkills(join(ctx.workspaceRoot, lane), path, ctx.kind);
+        if (skills.theRepositorys.length)
+          ctx.log(
+            `run ${runId}: the repository ${repo.name} has skills named ${skills.theRepositorys.join(', ')} already: the lane's own of those names were not copied into its worktree`,
+          );
         const { branch, head, made, from, repaired } = ready;
         const data = { runId, repo: repo.name, path, branch, head, made, ...(from ? { from } : {}), ...(repaired ? { repaired } : {}) };
         await ctx.input(runId, { stream, type: 'run.workspace.prepared', data, at: ctx.clock.now() });

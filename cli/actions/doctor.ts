@@ -11,7 +11,9 @@ import { systemClock } from '../../actors/runtime/clock.ts';
 import { messageOf } from '../../events/thrown.ts';
 import type { DoctorOptions } from '../commands/doctor.ts';
 import { findAgentProgram } from '../shared/agentProgram.ts';
+import { sandboxFinding } from './codexSandbox.ts';
 import { type Finding, KIND_WORDS, looksLikeEvents, quote, troubleOf } from './doctorAdvice.ts';
+import { addScratchWorktree, checkRepo, removeScratchWorktree } from './doctorRepo.ts';
 import { untilDone } from './run.ts';
 
 /**
@@ -20,13 +22,18 @@ import { untilDone } from './run.ts';
  * command building, spawn and output reader; a log in memory, dropped after), so what passes here is
  * what a lane will see: the program is found, a one-word prompt is answered in the format its kind
  * speaks, a session is announced, and a second turn resuming it is accepted, not refused and retried
- * fresh. Exit 0 when every check passed, 1 otherwise; nothing is written to the log.
+ * fresh. With `--repo`, the repository is checked as the daemon will take it, and the turns run in a
+ * scratch worktree of it, as a lane's do (Codex, say, runs only inside a git repository). Exit 0 when
+ * every check passed (a warning says what a setting means, and passes), 1 otherwise; nothing is
+ * written to the log.
  */
 
-type Status = 'ok' | 'failed' | 'skipped';
+type Status = 'ok' | 'warning' | 'failed' | 'skipped';
+
+const AGENT_CHECKS = ['program', 'answer', 'session', 'resume'] as const;
 
 interface Check {
-  readonly check: 'program' | 'answer' | 'session' | 'resume';
+  readonly check: (typeof AGENT_CHECKS)[number] | 'repository' | 'checkout' | 'worktree' | 'sandbox';
   readonly status: Status;
   readonly detail: string;
   readonly fix?: string;
@@ -48,15 +55,31 @@ export async function doctor(o: DoctorOptions): Promise<void> {
   const onSignal = () => (signalled.value = true);
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // The repository whose scratch worktree the turns run in, once it is made: removed in the end.
+  let worktreeOf: string | null = null;
+  const workspace = join(scratch, LANE);
   try {
-    const workspace = join(scratch, LANE);
-    mkdirSync(workspace, { recursive: true });
-    const checks = await runChecks(o, kind, program, workspace, scratch);
+    const checks: Check[] = [];
+    if (o.repo !== undefined) {
+      const repo = await checkRepo(o.repo);
+      checks.push(...repo.findings);
+      if (repo.top !== null) {
+        const made = await addScratchWorktree(repo.top, workspace);
+        checks.push(made);
+        if (made.status === 'ok') worktreeOf = repo.top;
+      }
+      if (worktreeOf === null)
+        for (const check of AGENT_CHECKS) checks.push({ check, status: 'skipped', detail: 'no worktree of the repository to run the agent in' });
+    } else mkdirSync(workspace, { recursive: true });
+    if (o.repo === undefined || worktreeOf !== null) checks.push(...(await runChecks(o, kind, program, workspace, scratch)));
+    // What Codex may do in a lane's worktree: edit it, commit in it.
+    if (worktreeOf !== null && kind === 'codex') checks.push({ check: 'sandbox', ...sandboxFinding(o.exec) });
     report(o, kind, checks);
     process.exitCode = checks.every((c) => c.status !== 'failed') ? 0 : 1;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    if (worktreeOf !== null) await removeScratchWorktree(worktreeOf, workspace);
     rmSync(scratch, { recursive: true, force: true });
   }
 }
@@ -68,8 +91,7 @@ const STOPPED: Finding = { detail: 'stopped (Ctrl-C or a signal) before it answe
 async function runChecks(o: DoctorOptions, kind: AgentKind, program: Word, workspace: string, scratch: string): Promise<Check[]> {
   const checks: Check[] = [];
   const skipRest = (why: string): Check[] => {
-    for (const check of ['program', 'answer', 'session', 'resume'] as const)
-      if (!checks.some((c) => c.check === check)) checks.push({ check, status: 'skipped', detail: why });
+    for (const check of AGENT_CHECKS) if (!checks.some((c) => c.check === check)) checks.push({ check, status: 'skipped', detail: why });
     return checks;
   };
   const found = findAgentProgram(o.exec, program, workspace);
@@ -234,12 +256,15 @@ function report(o: DoctorOptions, kind: AgentKind, checks: readonly Check[]): vo
     process.stdout.write(`${JSON.stringify({ ok, exec: o.exec, kind, command, checks })}\n`);
     return;
   }
-  const lines = [`runledger doctor: --exec ${JSON.stringify(o.exec)}`, `  runs: ${command}  (${KIND_WORDS[kind]})`];
+  const repo = o.repo === undefined ? '' : ` --repo ${JSON.stringify(o.repo)}`;
+  const lines = [`runledger doctor: --exec ${JSON.stringify(o.exec)}${repo}`, `  runs: ${command}  (${KIND_WORDS[kind]})`];
   for (const c of checks) {
     lines.push(`${c.status.padEnd(7)} ${c.check.padEnd(8)} ${c.detail}`);
     if (c.fix) lines.push(`${''.padEnd(16)} fix: ${c.fix}`);
   }
   const failed = checks.filter((c) => c.status === 'failed').length;
-  lines.push(ok ? 'every check passed' : `${failed} check${failed === 1 ? '' : 's'} failed`);
+  const warned = checks.filter((c) => c.status === 'warning').length;
+  const warnings = warned === 0 ? '' : ` (${warned} warning${warned === 1 ? '' : 's'}: read what ${warned === 1 ? 'it means' : 'they mean'})`;
+  lines.push(ok ? `every check passed${warnings}` : `${failed} check${failed === 1 ? '' : 's'} failed`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }

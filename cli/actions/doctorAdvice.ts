@@ -72,8 +72,8 @@ const RULES: readonly { readonly pattern: RegExp; readonly finding: (kind: Agent
     finding: (_kind, words) => ({
       detail: `Codex refused to run outside a git repository: ${words}`,
       fix:
-        'add --skip-git-repo-check to --exec (--exec "codex exec --skip-git-repo-check"), or keep the log (--db) inside a git ' +
-        "repository: each lane's workspace is <folder of --db>/workspaces/<computer>/<lane>",
+        'start the daemon with the repository its lanes work in, --repo PATH: each lane then runs in a git worktree of it, where Codex ' +
+        'runs as it is (`runledger doctor --repo PATH` checks it); or add --skip-git-repo-check (--exec "codex exec --skip-git-repo-check")',
     }),
   },
   {

@@ -6,11 +6,15 @@ import { atMost, int } from '../shared/parse.ts';
 const doctor = () =>
   withLog(
     new Command('doctor').description(
-      'check an agent command as the daemon will run it (program, answer format, session, resume), writing nothing; says what to fix',
+      'check an agent command as the daemon will run it (program, answer format, session, resume), and the repository its lanes work in, writing nothing; says what to fix',
     ),
     "the daemon's log: the turns run in a scratch folder beside its workspaces, removed afterwards",
   )
     .option('--exec <command>', 'the agent command line, as given to `runledger daemon --exec`', DEMO_EXEC)
+    .option(
+      '--repo <path>',
+      "the repository the daemon's lanes work in (daemon --repo): checked, and the agent run in a scratch worktree of it, removed afterwards",
+    )
     .option(
       '--timeout-s <s>',
       `the budget of each of its two turns (0 = none, at most ${MAX_TIMEOUT_S})`,
@@ -25,7 +29,11 @@ export type DoctorOptions = OptionsOf<ReturnType<typeof doctor>>;
 export function doctorCommand() {
   return helpAfter(
     doctor(),
-    ['runledger doctor --exec claude', 'runledger doctor --exec "codex exec --skip-git-repo-check" --json'],
+    [
+      'runledger doctor --exec claude',
+      'runledger doctor --repo ~/src/app --exec codex',
+      'runledger doctor --exec "codex exec --skip-git-repo-check" --json',
+    ],
     'a check failed (each says what to fix)',
   ).action(async (options) => (await import('../actions/doctor.ts')).doctor(options));
 }

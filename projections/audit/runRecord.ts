@@ -1,6 +1,7 @@
 import type { DomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import type { Usage } from '../../events/usage.ts';
+import { type ChangeSummary, summaryOf } from '../../events/workspace.ts';
 
 /**
  * One run as its own events tell it (the board's `run:<id>` and each computer's copy): what the run
@@ -34,6 +35,10 @@ export interface RunRecord {
   exit: string | null;
   /** What its turn cost: the board's record of it, else its computer's (docs/rules.md#wire-and-cli `usage`); null when no agent said. */
   usage: Usage | null;
+  /** What its turn changed in its lane's worktree: the board's record of it, else its computer's; null outside a repository. */
+  changes: ChangeSummary | null;
+  /** The diff it left, when its computer's events are in this log (the board keeps the summary only). */
+  diff: { readonly text: string; readonly bytes: number; readonly cut: boolean } | null;
   /** Where each phase starts in the log: the run page groups its timeline by them. */
   phases: { claimed: number | null; running: number | null; finished: number | null };
   /** The last seq folded: an event at or before it is not folded again. */
@@ -63,6 +68,8 @@ export function initialRunRecord(runId: string): RunRecord {
     stderrTail: null,
     exit: null,
     usage: null,
+    changes: null,
+    diff: null,
     phases: { claimed: null, running: null, finished: null },
     lastSeq: 0,
     lastSeqs: {},
@@ -112,6 +119,10 @@ export function evolveRunRecord(record: RunRecord, event: DomainEvent): RunRecor
       record.stderrTail = event.data.stderrTail || record.stderrTail;
       record.reply ??= event.data.reply;
       record.usage ??= event.data.usage ?? null;
+      if (event.data.changes) {
+        record.changes ??= summaryOf(event.data.changes);
+        record.diff = { text: event.data.changes.diff, bytes: event.data.changes.diffBytes, cut: event.data.changes.diffCut };
+      }
       record.exit = event.data.outcome === 'exited' ? `exited ${event.data.exitCode ?? event.data.signal ?? '?'}` : event.data.outcome;
       break;
     case 'board.run.finished':
@@ -119,6 +130,7 @@ export function evolveRunRecord(record: RunRecord, event: DomainEvent): RunRecor
       record.error = event.data.error ?? null;
       record.computer = event.data.computerId;
       if (event.data.usage) record.usage = event.data.usage;
+      if (event.data.changes) record.changes = event.data.changes;
       finished();
       break;
     case 'board.run.resolved':

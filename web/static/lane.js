@@ -51,6 +51,17 @@ function answer(turn) {
   return el('p', { class: 'muted' }, 'It left no reply.');
 }
 
+/** `changed 1 commit, 2 files (+10 −2)`: what the turn did to its lane's worktree. */
+function changesText(c) {
+  if (c.commit_count === 0 && c.files_changed === 0) return 'changed nothing';
+  const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const parts = [];
+  if (c.commit_count > 0) parts.push(plural(c.commit_count, 'commit'));
+  if (c.files_changed > 0) parts.push(`${plural(c.files_changed, 'file')} (+${c.insertions} −${c.deletions})`);
+  if (c.uncommitted_files > 0) parts.push(`${c.uncommitted_files} uncommitted`);
+  return `changed ${parts.join(', ')}`;
+}
+
 function turnItem(turn, index) {
   const facts = el(
     'p',
@@ -64,6 +75,7 @@ function turnItem(turn, index) {
     el('span', { class: 'fact' }, 'asked ', when(turn.submitted_at)),
     el('span', { class: 'fact', 'data-fact': 'took' }, 'took ', howLong(turn)),
     el('span', { class: 'fact', 'data-fact': 'cost' }, costText(turn.usage?.cost_usd)),
+    turn.changes ? el('span', { class: 'fact', 'data-fact': 'changes' }, changesText(turn.changes)) : null,
   );
   return el(
     'li',

@@ -77,6 +77,65 @@ function renderFacts() {
   tick();
 }
 
+/** `2 commits, 3 files changed (+10 −2), 1 left uncommitted`, or `changed nothing`: as `runledger audit` says it. */
+function changesText(c) {
+  if (c.commitCount === 0 && c.filesChanged === 0) return 'It changed nothing.';
+  const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const parts = [];
+  if (c.commitCount > 0) parts.push(plural(c.commitCount, 'commit'));
+  parts.push(
+    c.filesChanged > 0 ? `${plural(c.filesChanged, 'file')} changed (+${c.insertions} −${c.deletions})` : 'no file differs from where it began',
+  );
+  if (c.uncommittedFiles > 0) parts.push(`${c.uncommittedFiles} left uncommitted`);
+  return `${parts.join(', ')}.`;
+}
+
+/** What a turn in a lane's worktree changed: the summary, its commits, and the diff when this log holds it. */
+function renderChanges() {
+  const section = document.getElementById('changes-section');
+  const c = record?.changes ?? null;
+  section.hidden = c === null;
+  if (c === null) return;
+  const item = (term, id, ...value) => [el('dt', {}, term), el('dd', { id: `changes-${id}` }, ...value)];
+  const sha = (full) => el('code', { title: full }, full.slice(0, 12));
+  const listed = c.commits.length;
+  const commits =
+    c.commitCount === 0
+      ? el('span', { class: 'muted' }, 'none')
+      : el(
+          'ol',
+          { class: 'commit-list' },
+          ...c.commits.map((commit) => el('li', {}, sha(commit.sha), ' ', commit.subject)),
+          ...(c.commitCount > listed ? [el('li', { class: 'muted' }, `and ${c.commitCount - listed} more`)] : []),
+        );
+  const d = record.diff;
+  document
+    .getElementById('changes')
+    .replaceChildren(
+      el('p', { id: 'changes-summary', class: 'changes-summary' }, changesText(c)),
+      el(
+        'dl',
+        { class: 'facts' },
+        ...item('Files changed', 'files', String(c.filesChanged)),
+        ...item('Insertions', 'insertions', el('span', { class: 'added' }, `+${c.insertions}`)),
+        ...item('Deletions', 'deletions', el('span', { class: 'removed' }, `−${c.deletions}`)),
+        ...item('Commits', 'commits', commits),
+        ...item('Left uncommitted', 'uncommitted', `${c.uncommittedFiles} file${c.uncommittedFiles === 1 ? '' : 's'}`),
+        ...item('From', 'base', sha(c.base), el('span', { class: 'muted' }, ' to '), sha(c.head)),
+      ),
+      d === null
+        ? el('p', { class: 'muted' }, `The diff is in its computer's log: runledger show ${shortId(record.runId)} --diff --db <that log>.`)
+        : d.text === ''
+          ? el('p', { class: 'muted' }, 'No diff: nothing differs.')
+          : el(
+              'details',
+              { class: 'text-block diff' },
+              el('summary', {}, `The diff (${d.bytes} bytes${d.cut ? ', cut in the log' : ''})`),
+              el('pre', { id: 'diff', tabindex: '0' }, d.text),
+            ),
+    );
+}
+
 /** Cancel while it is open, run its prompt again once it ended: the lane page's buttons. */
 function renderActions() {
   const host = document.getElementById('actions');
@@ -236,6 +295,7 @@ follow(`?run=${encodeURIComponent(runId)}`, {
       progress = message.progress ?? null;
       renderFacts();
       renderActions();
+      renderChanges();
       renderTexts();
       renderTimeline();
       say(summary(0));
@@ -247,6 +307,7 @@ follow(`?run=${encodeURIComponent(runId)}`, {
       record = message.record;
       renderFacts();
       renderActions();
+      renderChanges();
       renderTexts();
       renderTimeline(new Set(fresh.map((e) => e.seq)));
       say(summary(fresh.length));

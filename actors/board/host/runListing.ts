@@ -3,6 +3,7 @@ import { FINISHED_STATES, LIVE_STATES, RUN_STATES } from '../../../events/runSta
 import type { EventStore } from '../../../events/store/eventStore.ts';
 import { excerpt, historyRuns, MAX_LIMIT, MAX_SEARCH_TEXT } from '../../../projections/audit/runHistory.ts';
 import { durationOf, type RunRecord, runRecordOf } from '../../../projections/audit/runRecord.ts';
+import { type ChangesBody, changesToWire } from '../../../wire/changes.ts';
 import { type UsageBody, usageToWire } from '../../../wire/usage.ts';
 import { type BoardState, isTerminal, type RunState } from '../boardState.ts';
 
@@ -43,6 +44,8 @@ export interface RunRow {
   duration_ms?: number;
   /** As its completion reported it; absent when no agent said (unknown, not zero). */
   usage?: UsageBody;
+  /** What its turn changed in its lane's worktree; absent outside a repository. */
+  changes?: ChangesBody;
   prompt: string;
   reply?: string;
   error?: string;
@@ -180,6 +183,7 @@ export function rowOf(record: RunRecord, texts: RunListQuery['texts'], progress:
     ['finished_at', time(record.finishedAt)],
     ['duration_ms', duration],
     ['usage', usage],
+    ['changes', record.changes === null ? null : changesToWire(record.changes)],
     ['prompt', text(record.prompt) ?? ''],
     ['reply', text(record.reply)],
     ['error', text(record.error)],
