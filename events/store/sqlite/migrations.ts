@@ -87,6 +87,13 @@ const migrations: Record<string, Migration> = {
   },
 };
 
+/**
+ * Migrations that change only how the log is written (a trigger guarding deletes, the index it uses): a
+ * read-only tool reads a log without them as well as with them, so it does not ask for them (it may not
+ * bring a file forward, and every log written before them would be refused).
+ */
+const WRITES_ONLY = new Set(['0006_events_archived_prefix']);
+
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 export async function migrateToLatest<DB>(db: Kysely<DB>): Promise<void> {
@@ -143,7 +150,7 @@ export function checkLogSchema(db: Database.Database, path: string, { older }: {
   const unknown = applied.filter((name) => !Object.hasOwn(migrations, name));
   if (unknown.length)
     throw new NotALogError(path, `its schema is newer than this runledger knows (${unknown.join(', ')}): use the runledger that wrote it`);
-  const behind = Object.keys(migrations).filter((name) => !applied.includes(name));
+  const behind = Object.keys(migrations).filter((name) => !applied.includes(name) && !WRITES_ONLY.has(name));
   if (behind.length && older === 'refused') {
     throw new NotALogError(
       path,
