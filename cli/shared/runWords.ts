@@ -1,7 +1,9 @@
 import type { RunRow } from '../../actors/board/host/runListing.ts';
 import { LIVE_STATES } from '../../events/runStates.ts';
+import { describeChanges } from '../../events/workspace.ts';
 import { duration } from '../../projections/audit/summaryView.ts';
 import { roundCost, usageWords } from '../../projections/usage.ts';
+import { changesFromWire } from '../../wire/changes.ts';
 import { usageFromWire } from '../../wire/usage.ts';
 
 /**
@@ -89,6 +91,8 @@ export function runText(row: Omit<RunRow, 'prompt'> & { prompt: string | undefin
     ['took', row.duration_ms === undefined ? undefined : took(row)],
     ['cost', row.usage === undefined && LIVE.has(row.state) ? 'not known until it ends' : usageSaid(row)],
     ['doing', row.progress],
+    // What its turn changed in its lane's worktree (`show --diff` prints the diff itself).
+    ['changes', row.changes === undefined ? undefined : `${describeChanges(changesFromWire(row.changes))} (show --diff prints it)`],
   ];
   const shown = facts.filter((fact): fact is [string, string] => fact[1] !== undefined);
   const width = Math.max(...shown.map(([name]) => name.length));

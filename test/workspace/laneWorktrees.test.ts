@@ -63,6 +63,9 @@ describe('lanes in worktrees of a repository', () => {
     expect(shown.status, shown.stderr).toBe(0);
     expect(shown.stdout).toContain('+++ b/notes.md');
     expect(shown.stderr).toContain('1 file changed (+1 −0), 1 left uncommitted');
+    // `show` for a person says it among the run's facts.
+    const facts = await runCli(['show', second.runId.slice(0, 8), '--db', db, '--server', daemon.url]);
+    expect(facts.stdout).toMatch(/\nchanges +1 file changed \(\+1 −0\), 1 left uncommitted \(show --diff prints it\)\n/);
     const audited = await runCli(['audit', second.runId, '--db', db]);
     expect(audited.stdout).toContain('in its worktree the turn 1 file changed (+1 −0), 1 left uncommitted');
     expect((await runCli(['audit', third.runId, '--db', db])).stdout).toContain('in its worktree the turn changed nothing');
