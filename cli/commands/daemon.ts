@@ -6,6 +6,17 @@ import { atMost, collect, int, serverUrls } from '../shared/parse.ts';
 
 const HOOK = 'run COMMAND (JSON on stdin) for on_run_claimed, on_run_started, on_run_ended, on_session_closed or on_tick (repeatable)';
 
+/** Retention, the same for the daemon and the server: docs/retention.md. */
+const RETAIN_DAYS = () =>
+  new Option(
+    '--retain-days <n>',
+    'move the history of runs and sessions that ended more than N days ago to archive/ beside the log (every tool still reads it); default: keep all live',
+  ).argParser(positiveNumber('--retain-days'));
+const DELETE_ARCHIVES_AFTER_DAYS = () =>
+  new Option('--delete-archives-after-days <m>', 'delete archived history older than M days (recorded in the log); default: never').argParser(
+    positiveNumber('--delete-archives-after-days'),
+  );
+
 const daemon = () =>
   withLog(
     new Command('daemon').description('board and computer in one process on one SQLite file (or, with --server, a computer joining a board)'),
@@ -63,16 +74,8 @@ const daemon = () =>
       '--push',
       "push a lane's branch to the repository's origin after each turn that changed it, and start a lane new to this computer from origin's branch",
     )
-    .option(
-      '--retain-days <n>',
-      'move the history of runs and sessions that ended more than N days ago to archive/ beside the log (every tool still reads it); default: keep all live',
-      positiveNumber('--retain-days'),
-    )
-    .option(
-      '--delete-archives-after-days <m>',
-      'delete archived history older than M days (recorded in the log); default: never',
-      positiveNumber('--delete-archives-after-days'),
-    )
+    .addOption(RETAIN_DAYS())
+    .addOption(DELETE_ARCHIVES_AFTER_DAYS())
     .option('--log-json', 'log decisions as JSON lines (pino) instead of sentences')
     .option(
       '--demo',
@@ -92,16 +95,8 @@ const server = () =>
     )
     .option('--hook <name=command>', HOOK, collect)
     .addOption(new Option('--sync <mode>', 'full survives power loss, normal a crash').choices(['full', 'normal']).default('full'))
-    .option(
-      '--retain-days <n>',
-      'move the history of runs and sessions that ended more than N days ago to archive/ beside the log (every tool still reads it); default: keep all live',
-      positiveNumber('--retain-days'),
-    )
-    .option(
-      '--delete-archives-after-days <m>',
-      'delete archived history older than M days (recorded in the log); default: never',
-      positiveNumber('--delete-archives-after-days'),
-    )
+    .addOption(RETAIN_DAYS())
+    .addOption(DELETE_ARCHIVES_AFTER_DAYS())
     .option('--log-json', 'log decisions as JSON lines (pino) instead of sentences');
 
 export type DaemonOptions = OptionsOf<ReturnType<typeof daemon>>;
