@@ -8,8 +8,6 @@ import { executionsProjection } from '../../projections/executions.ts';
 import { hydrateStates } from '../../projections/hydrate.ts';
 import { laneSessionsProjection } from '../../projections/laneSessions.ts';
 import type { BoardAnswer } from '../../wire/boardClient.ts';
-import type { ChangesBody } from '../../wire/changes.ts';
-import type { UsageBody } from '../../wire/usage.ts';
 import { DEFAULT_TIMEOUT_S } from '../run/budget.ts';
 import type { RunInput } from '../run/decideRun.ts';
 import type { AgentHandle } from '../run/execution/agentProcess.ts';
@@ -69,17 +67,10 @@ export interface ComputerRunsOptions {
   readonly killGraceMs?: number;
   /** The budget sentence ahead of each prompt; on by default (`--budget-note off` leaves the prompt as given). */
   readonly budgetNote?: boolean;
-  readonly board: {
+  /** The board's calls a run makes: its effects' (reply, complete), and a claim for its token and its heartbeats. */
+  readonly board: RunEffectsContext['board'] & {
     claim(runId: string, incarnation?: string): Promise<BoardAnswer>;
     heartbeat(runId: string, token: string, progress?: string): Promise<BoardAnswer>;
-    reply(runId: string, token: string, text: string): Promise<BoardAnswer>;
-    complete(
-      runId: string,
-      token: string,
-      result: { ok: boolean; error?: string },
-      usage?: UsageBody | null,
-      changes?: ChangesBody | null,
-    ): Promise<BoardAnswer>;
   };
   /** Where an input sent without waiting (an agent's exit, a timer's) is told when it could not be recorded; stderr by default. */
   readonly log?: FailureLog;
