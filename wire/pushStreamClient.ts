@@ -71,11 +71,26 @@ export class PushStreamClient {
     return this.socket?.readyState === WebSocket.OPEN;
   }
 
-  stop(): void {
+  /**
+   * Closes the stream for good. Resolves once its close was heard and said (`onState`), within a second:
+   * a daemon's last line, that it stopped, comes after the line saying its stream went.
+   */
+  stop(): Promise<void> {
     this.stopped = true;
     this.cancelRetry?.();
-    this.socket?.close(1000, 'computer stopping');
+    const socket = this.socket;
     this.socket = null;
+    if (!socket || socket.readyState === WebSocket.CLOSED) return Promise.resolve();
+    const closed = new Promise<void>((resolve) => {
+      const bound = setTimeout(resolve, 1_000).unref();
+      // Listened to after the close handler of connect(), so its line is said first.
+      socket.once('close', () => {
+        clearTimeout(bound);
+        resolve();
+      });
+    });
+    socket.close(1000, 'computer stopping');
+    return closed;
   }
 
   private connect(): void {

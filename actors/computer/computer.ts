@@ -286,7 +286,7 @@ export class Computer {
   }
 
   stop(): void {
-    this.push.stop();
+    void this.push.stop();
     this.runs.stop();
     this.queue.stop();
     this.closeClient();

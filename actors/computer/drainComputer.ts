@@ -48,7 +48,7 @@ export async function drainComputer(
     if (clock.now() >= deadline + 15 * 60_000) break;
     await pause(100);
   }
-  computer.push.stop();
+  await computer.push.stop();
   return { computer: id, finished: Math.max(0, running - stopped), stopped };
 }
 
