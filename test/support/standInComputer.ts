@@ -41,7 +41,7 @@ export async function startComputer(store: EventStore, clock: Clock, board: Stan
   });
   await computer.start();
   // No board listens: the stand-in answers the calls, and frames come in through `frame` below.
-  computer.push.stop();
+  await computer.push.stop();
   let frames = 0;
   const frame = (kind: string, runId: string, lane?: string) =>
     computer.queue.input(
