@@ -130,7 +130,7 @@ describe('replay of a scenario with one decision changed', () => {
       }),
       { numRuns: 100 },
     );
-  }, 15_000);
+  });
 
   it('through the real CLI, a decision that breaks its fold exits 1 naming its seq with both sides, not 2', () => {
     const queued = decisions.find((d) => d.type === 'board.run.queued')!;

@@ -4,7 +4,8 @@
  * its taker stops renewing the lease (dead, or paused), the board that takes the lease over records it
  * interrupted and runs nothing, though it cannot probe the taker's process; a taker that wakes, holding
  * the lease at a later epoch, gives up its hook's end rather than record it beside the interruption.
- * Real time, a short board lease (the boards renew every 75 ms).
+ * Real time, a short board lease (the boards renew every 375 ms): short enough to keep the test quick, and
+ * long enough that a loaded machine does not pass the lease to B before the test stops A.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningChores, startBoardChores } from '../../../actors/board/chores/boardChores.ts';
@@ -17,7 +18,7 @@ import { openPostgresStore, type PostgresEventStore } from '../../../events/stor
 import { appendRun } from '../../fixtures/hooks/boardLog.ts';
 import { freshPostgresLog } from '../../support/postgresLog.ts';
 
-const LEASE_MS = 300;
+const LEASE_MS = 1_500;
 const HOOKS = { on_run_ended: 'notify-ended' };
 const EXITED: HookOutcome = { ok: true, exitCode: 0, signal: null, error: null, outputTail: '', durationMs: 5 };
 const opened: { close(): Promise<unknown> }[] = [];
