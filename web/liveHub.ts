@@ -6,6 +6,7 @@ import type { RunRow } from '../actors/board/host/runListing.ts';
 import type { RunProgress } from '../actors/board/host/runProgress.ts';
 import type { FailureLog } from '../actors/runtime/untilRecorded.ts';
 import type { DomainEvent } from '../events/catalog.ts';
+import { type ComputerEvents, mergeInTime } from '../events/store/computerEvents.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
 import { messageOf } from '../events/thrown.ts';
 import { evolveRunRecord, initialRunRecord, type RunRecord } from '../projections/audit/runRecord.ts';
@@ -62,6 +63,8 @@ export interface LiveHubOptions {
   readonly log: FailureLog;
   /** What each open run's agent is doing (in the board's memory, not the log): sent to its pages as it changes. */
   readonly progress?: Pick<RunProgress, 'of' | 'changed'>;
+  /** The events computers with logs of their own reported (their half of a run), kept apart from the log. */
+  readonly reported?: Pick<ComputerEvents, 'readEntity'>;
   /** A lane's conversation as its page shows it; lane pages are refused without it. */
   readonly laneTurns?: (lane: string) => Promise<LaneTurns>;
 }
@@ -156,9 +159,11 @@ export class LiveHub {
     const watchers = this.runPages.get(runId) ?? this.runPages.set(runId, new Set()).get(runId)!;
     watchers.add(page);
     this.followRuns();
-    const events = await store.readEntity(`run:${runId}`);
+    const own = await store.readEntity(`run:${runId}`);
+    // The log's seqs are what the page follows from; a computer's reported events count in its own log.
+    page.lastSeq = own.at(-1)?.seq ?? 0;
+    const events = mergeInTime(own, (await this.options.reported?.readEntity(`run:${runId}`)) ?? []);
     const entries = events.map(timelineEntry);
-    page.lastSeq = entries.at(-1)?.seq ?? 0;
     page.record = events.reduce(evolveRunRecord, initialRunRecord(runId));
     page.events = [...events];
     const record = pageRecord(page.record);
