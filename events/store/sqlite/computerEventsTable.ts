@@ -47,6 +47,7 @@ export function sqliteComputerEvents(db: Database.Database, foreignRows?: Foreig
   const countOfStream = db
     .prepare<[string, string, string], number>('SELECT count(*) FROM computer_events WHERE entity = ? AND computer = ? AND stream = ?')
     .pluck();
+  const inOwnLog = db.prepare<[string, number], number>('SELECT 1 FROM events WHERE stream = ? AND version = ?').pluck();
   const through = db.prepare<[string], number>('SELECT through FROM computer_reports WHERE computer = ?').pluck();
   const moveThrough = db.prepare<[string, number]>(
     `INSERT INTO computer_reports (computer, through) VALUES (?, ?)
@@ -73,6 +74,9 @@ export function sqliteComputerEvents(db: Database.Database, foreignRows?: Foreig
     let last = (through.get(computer) as number | undefined) ?? 0;
     for (const row of reported) {
       last = Math.max(last, row.seq);
+      // A computer that writes the board's own file (two daemons on one log) reports what the board's log
+      // holds already: kept twice, its events showed twice on the run page.
+      if (inOwnLog.get(row.stream, row.version) !== undefined) continue;
       const { kind, id } = parseStream(row.stream);
       const entity = `${kind}:${id}`;
       if (kind === 'run' || kind === 'session') {
