@@ -15,7 +15,7 @@ const REPORTED_KINDS = new Set(['run', 'lane', 'session', 'computer']);
 const GATHER_MS = 100;
 
 export interface BoardReportOptions {
-  readonly store: Pick<EventStore, 'subscribe' | 'checkpoints'>;
+  readonly store: Pick<EventStore, 'subscribe' | 'checkpoints' | 'readAll'>;
   readonly computer: string;
   readonly send: (events: readonly ReportedRow[]) => Promise<BoardAnswer>;
   readonly clock: Clock;
@@ -40,6 +40,7 @@ export class BoardReport {
   private cancelGather: (() => void) | null = null;
   private subscription: Subscription | null = null;
   private stopped = false;
+  private stopping = false;
   private attempt = 0;
   /** Set when the board keeps no copy (501): nothing more is sent this life. */
   private refused = false;
@@ -62,6 +63,20 @@ export class BoardReport {
   async stop(withinMs = 5_000): Promise<void> {
     this.subscription?.unsubscribe();
     this.cancelGather?.();
+    // What the log holds past what the feed handed over (the drain's last commits, a feed behind): read
+    // here, or it would reach the board only at the next start.
+    if (withinMs > 0 && !this.refused) {
+      for (;;) {
+        const page = await this.options.store.readAll(this.seen, 500).catch(() => []);
+        for (const event of page) this.take(event);
+        if (page.length < 500) break;
+      }
+      this.cancelGather?.();
+      this.cancelGather = null;
+      // A retry's wait is cut short: the stop's bound is what limits it now.
+      this.stopping = true;
+      this.wake?.();
+    }
     if (!this.refused && this.pending.length > 0) {
       let cancel = () => {
         // set below
@@ -72,6 +87,10 @@ export class BoardReport {
     this.stopped = true;
     this.wake?.();
     await this.sending?.catch(() => undefined);
+    if (this.pending.length > 0)
+      this.options.log(
+        `computer ${this.options.computer}: ${this.pending.length} event(s) of its runs did not reach the board before it stopped; its next start sends them`,
+      );
   }
 
   private take(event: DomainEvent): void {
@@ -134,8 +153,10 @@ export class BoardReport {
       );
       return;
     }
-    // Down, busy or refusing for now: the same batch again, later.
-    const waitMs = fullJitterMs(this.attempt++, Math.random(), 500, 30_000);
+    // Down, busy or refusing for now: the same batch again, later (soon while stopping).
+    if (this.attempt === 0)
+      this.options.log(`computer ${this.options.computer}: the board did not take its report (${answer.status || 'no answer'}): it is sent again`);
+    const waitMs = this.stopping ? 100 : fullJitterMs(this.attempt++, Math.random(), 500, 30_000);
     await new Promise<void>((resolve) => {
       const cancel = this.options.clock.after(waitMs, () => {
         this.wake = null;

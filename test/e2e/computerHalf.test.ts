@@ -85,7 +85,9 @@ describe("the board shows a remote computer's half of each run", () => {
     const audit = JSON.parse(await cliOk(['audit', failed, '--db', board.db, '--json'])) as { streams: string[]; entries: Entry[] };
     expect(audit.streams).toEqual(expect.arrayContaining([`run:${failed}`, `${holder}/run:${failed}`]));
     const steps = audit.entries.map((e) => `${e.owner ?? 'board'} ${e.step}`);
-    expect(steps).toEqual(expect.arrayContaining(['board board.run.submitted', `${holder} run.process.exited`, 'board board.run.finished']));
+    expect(steps, computers[holder].process.describe()).toEqual(
+      expect.arrayContaining(['board board.run.submitted', `${holder} run.process.exited`, 'board board.run.finished']),
+    );
     // In time order, the computer's half between the board's submission and its finish.
     expect(audit.entries.map((e) => e.at)).toEqual([...audit.entries.map((e) => e.at)].sort((a, b) => a - b));
     const text = await cliOk(['audit', failed, '--db', board.db]);
