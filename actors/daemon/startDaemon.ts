@@ -247,12 +247,21 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ...(options.onRefused ? { onRefused: options.onRefused } : {}),
         ...(options.budgetNote !== undefined ? { budgetNote: options.budgetNote } : {}),
         tokenSource,
+        // The board is back (its push stream connected again): the report's retry waiting goes at once.
+        onPushConnected: () => report?.boardIsBack(),
       });
       await computer.start();
       if (options.server !== undefined && options.reportToBoard !== false) {
         const client = new BoardClient(BoardServers.parse(server), computerId, token);
         reportClient = client;
-        report = new BoardReport({ store, computer: computerId, send: (events) => client.report(events), clock, log });
+        report = new BoardReport({
+          store,
+          computer: computerId,
+          send: (events) => client.report(events),
+          abandon: () => client.close(),
+          clock,
+          log,
+        });
         await report.start();
       }
       sessions = new SessionCloser({
