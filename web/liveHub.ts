@@ -6,6 +6,7 @@ import type { RunRow } from '../actors/board/host/runListing.ts';
 import type { RunProgress } from '../actors/board/host/runProgress.ts';
 import type { FailureLog } from '../actors/runtime/untilRecorded.ts';
 import type { DomainEvent } from '../events/catalog.ts';
+import { parseStream } from '../events/envelope.ts';
 import { type ComputerEvents, mergeInTime } from '../events/store/computerEvents.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
 import { messageOf } from '../events/thrown.ts';
@@ -42,8 +43,11 @@ interface Page {
   readonly target: LiveTarget;
   /** Nothing is pushed to a page before its hello: what it missed meanwhile is in the hello. */
   ready: boolean;
-  /** Run pages: the last seq sent, so an entry both read and followed is sent once. */
-  lastSeq: number;
+  /**
+   * Run pages: the last seq sent of each owner's events ('' for the board's), so an entry both read and
+   * followed is sent once: a remote computer's reported events count in its own log, not in the board's.
+   */
+  lastSeqs: Record<string, number>;
   /** Run pages: the run as its events so far tell it. */
   record: RunRecord | null;
   /** Run pages: its events so far, for its facts once it settled and left the board's state (one run's history). */
@@ -103,7 +107,7 @@ export class LiveHub {
 
   accept(request: IncomingMessage, socket: Duplex, head: Buffer, target: LiveTarget): void {
     this.wss.handleUpgrade(request, socket, head, (ws) => {
-      const page: Page = { ws, target, ready: false, lastSeq: 0, record: null, alive: true };
+      const page: Page = { ws, target, ready: false, lastSeqs: {}, record: null, alive: true };
       ws.on('pong', () => (page.alive = true));
       // A socket error (the page went away) is followed by its close, handled below.
       ws.on('error', () => {
@@ -160,9 +164,11 @@ export class LiveHub {
     watchers.add(page);
     this.followRuns();
     const own = await store.readEntity(`run:${runId}`);
-    // The log's seqs are what the page follows from; a computer's reported events count in its own log.
-    page.lastSeq = own.at(-1)?.seq ?? 0;
     const events = mergeInTime(own, (await this.options.reported?.readEntity(`run:${runId}`)) ?? []);
+    for (const event of events) {
+      const owner = parseStream(event.stream).owner ?? '';
+      page.lastSeqs[owner] = Math.max(page.lastSeqs[owner] ?? 0, event.seq);
+    }
     const entries = events.map(timelineEntry);
     page.record = events.reduce(evolveRunRecord, initialRunRecord(runId));
     page.events = [...events];
@@ -223,9 +229,8 @@ export class LiveHub {
       .subscribe(({ runId, events }) => {
         for (const page of this.runPages.get(runId) ?? []) {
           if (!page.ready) continue;
-          const fresh = events.filter((e) => e.seq > page.lastSeq);
+          const fresh = freshOf(events, page.lastSeqs);
           if (fresh.length === 0) continue;
-          page.lastSeq = fresh.at(-1)!.seq;
           page.events?.push(...fresh);
           const run = this.options.runFacts(runId, page.events);
           page.record = fresh.reduce(evolveRunRecord, page.record ?? initialRunRecord(runId));
@@ -315,4 +320,16 @@ function newestOfEach(summaries: readonly EventSummary[]): EventSummary[] {
   const decisions = summaries.filter((s) => !s.bookkeeping).slice(-RECENT_EVENTS);
   const bookkeeping = summaries.filter((s) => s.bookkeeping).slice(-RECENT_EVENTS);
   return [...decisions, ...bookkeeping].sort((a, b) => a.seq - b.seq);
+}
+
+/** Of `events`, those past what `lastSeqs` says was sent of their owner; `lastSeqs` moved past them. */
+function freshOf(events: readonly DomainEvent[], lastSeqs: Record<string, number>): DomainEvent[] {
+  const fresh: DomainEvent[] = [];
+  for (const event of events) {
+    const owner = parseStream(event.stream).owner ?? '';
+    if (event.seq <= (lastSeqs[owner] ?? 0)) continue;
+    lastSeqs[owner] = event.seq;
+    fresh.push(event);
+  }
+  return fresh;
 }

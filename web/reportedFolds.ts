@@ -1,6 +1,7 @@
-import type { Observable, Subscription } from 'rxjs';
+import { type Observable, Subject, type Subscription } from 'rxjs';
 import type { QueueState } from '../actors/lane/queueState.ts';
 import type { FailureLog } from '../actors/runtime/untilRecorded.ts';
+import type { DomainEvent } from '../events/catalog.ts';
 import type { ComputerEvents } from '../events/store/computerEvents.ts';
 import { messageOf } from '../events/thrown.ts';
 import { type CloseState, closeProjection } from '../projections/close.ts';
@@ -32,6 +33,13 @@ export class ReportedFolds {
   private reading: Promise<void> | null = null;
   private again = false;
   private readonly subscription: Subscription;
+  private readonly foldedEvents = new Subject<DomainEvent>();
+  /**
+   * Each reported event once it is folded here, in the order kept: the live pages hear of a remote
+   * computer's half as of the board's own events (a freed slot, a run's timeline, a lane's turns),
+   * and the board page's status read after it shows it.
+   */
+  readonly folded: Observable<DomainEvent> = this.foldedEvents.asObservable();
 
   constructor(
     private readonly reported: ComputerEvents,
@@ -65,6 +73,7 @@ export class ReportedFolds {
               closeProjection.evolve(this.state.closes, event);
               this.position = position;
             }
+            for (const { event } of page) this.foldedEvents.next(event);
             if (page.length < PAGE) break;
           }
         } while (this.again);
@@ -79,5 +88,6 @@ export class ReportedFolds {
 
   stop(): void {
     this.subscription.unsubscribe();
+    this.foldedEvents.complete();
   }
 }

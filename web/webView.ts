@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Observable } from 'rxjs';
+import { merge, type Observable } from 'rxjs';
 import { z } from 'zod';
 import type { BoardState } from '../actors/board/boardState.ts';
 import type { WebAccess, WebRoutes } from '../actors/board/host/boardServer.ts';
@@ -97,7 +97,8 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
     const entities = withComputerEvents(options.store, reported);
     const hub = new LiveHub({
       store: options.store,
-      feed: new LiveFeed(projections.folds),
+      // The computers' reported events are heard as the log's are (their fold is read by the snapshot).
+      feed: new LiveFeed(folds ? merge(projections.folds, folds.folded) : projections.folds),
       snapshot: () =>
         boardSnapshot(
           {
