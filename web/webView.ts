@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { merge, type Observable } from 'rxjs';
+import { interval, map, merge, type Observable } from 'rxjs';
 import { z } from 'zod';
 import type { BoardState } from '../actors/board/boardState.ts';
 import type { WebAccess, WebRoutes } from '../actors/board/host/boardServer.ts';
@@ -44,6 +44,8 @@ export interface WebViewOptions {
   readonly waitWarnMs?: number;
   /** The events computers with logs of their own reported, kept apart from the log: their half of each run, their queues and sessions. */
   readonly reported?: ComputerEvents | null;
+  /** Reads `reported` this often too (boards sharing a PostgreSQL log: a computer reports to one of them); only when told of a report otherwise. */
+  readonly reportedPollMs?: number;
 }
 
 const TYPES: Record<string, string> = {
@@ -93,7 +95,9 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
     const waitWarnMs = options.waitWarnMs ?? waitWarnFromEnv() ?? WAIT_WARN_MS;
     const becameNext = new Map<string, number>();
     const reported = options.reported ?? null;
-    const folds = reported && access.reports ? new ReportedFolds(reported, access.reports, options.log ?? stderrLog) : null;
+    const kept =
+      access.reports && options.reportedPollMs ? merge(access.reports, interval(options.reportedPollMs).pipe(map(() => undefined))) : access.reports;
+    const folds = reported && kept ? new ReportedFolds(reported, kept, options.log ?? stderrLog) : null;
     const entities = withComputerEvents(options.store, reported);
     const hub = new LiveHub({
       store: options.store,

@@ -4,6 +4,7 @@ import { describeForeignRow, type ForeignRow } from '../../events/codec.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { isPostgresUrl, redactUrl } from '../../events/store/logLocation.ts';
 import { openStore } from '../../events/store/open/openStore.ts';
+import { postgresComputerEvents } from '../../events/store/postgres/pgComputerEvents.ts';
 import { PostgresEventStore } from '../../events/store/postgres/postgresEventStore.ts';
 import type { StoreFaults } from '../../events/store/sqlite/appendBatch.ts';
 import { sqliteComputerEvents } from '../../events/store/sqlite/computerEventsTable.ts';
@@ -182,8 +183,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         store instanceof PostgresEventStore
           ? { submitToken: null, boardSecret: await store.boardSecret() }
           : { submitToken: secretFile(tokenPaths(db).submitToken), boardSecret: secretFile(tokenPaths(db).boardSecret) };
-      // The computers' reported events, in tables of their own beside the log (none yet on PostgreSQL).
-      const reported = store instanceof SqliteEventStore ? sqliteComputerEvents(store.db, storeOptions.foreignRows) : null;
+      // The computers' reported events, in tables of their own beside the log.
+      const reported =
+        store instanceof PostgresEventStore
+          ? postgresComputerEvents(store, { foreignRows: storeOptions.foreignRows })
+          : store instanceof SqliteEventStore
+            ? sqliteComputerEvents(store.db, storeOptions.foreignRows)
+            : null;
       board = await startBoardServer({
         system,
         store,
@@ -196,7 +202,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ...(peers ? { peers } : {}),
         status: () => statusView(keeper.state('board'), keeper.state('queue'), clock.now(), keeper.state('usage')),
         usage: () => keeper.state<UsageState>('usage').logins,
-        web: webView({ store, clock, projections: keeper, log, reported }),
+        // Boards sharing a PostgreSQL log read what computers reported to the others too.
+        web: webView({ store, clock, projections: keeper, log, reported, ...(store instanceof PostgresEventStore ? { reportedPollMs: 1_000 } : {}) }),
         log,
       }).catch((error: unknown) => {
         throw portTaken(error, options.host ?? '127.0.0.1', options.port ?? 7420);
@@ -259,6 +266,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           computer: computerId,
           send: (events) => client.report(events),
           abandon: () => client.close(),
+          // A stop reads the log once what was appended has committed.
+          ...(store instanceof SqliteEventStore ? { settle: () => store.settle() } : {}),
           clock,
           log,
         });
@@ -299,12 +308,14 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     sessions?.stop();
     await sessions?.settled();
     computer?.stop();
-    // What this computer's last turns recorded reaches the board before it goes (bounded: a board that is down is not waited for).
-    await report?.stop();
-    reportClient?.close();
     await board?.close();
     await keeper.stop();
     stopSystem(system);
+    // Last of what writes: what this computer recorded, its drain's last decisions included (a settle the
+    // queue and the sessions answer after the computer stopped), reaches the board before it goes
+    // (bounded: a board that is down is not waited for; the next start sends what is left).
+    await report?.stop();
+    reportClient?.close();
     await store.close();
     for (const release of releases) release();
   };

@@ -1,5 +1,7 @@
 import { withComputerEvents } from '../../events/store/computerEvents.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
+import { postgresComputerEvents } from '../../events/store/postgres/pgComputerEvents.ts';
+import { PostgresEventStore } from '../../events/store/postgres/postgresEventStore.ts';
 import { sqliteComputerEvents } from '../../events/store/sqlite/computerEventsTable.ts';
 import { NotALogError } from '../../events/store/sqlite/migrations.ts';
 import { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
@@ -36,7 +38,8 @@ export async function audit(id: string | undefined, options: AuditOptions): Prom
       return;
     }
     // On a board, its computers' reported events too: the computer's half of each run, in time order.
-    const reported = store instanceof SqliteEventStore ? sqliteComputerEvents(store.db) : null;
+    const reported =
+      store instanceof SqliteEventStore ? sqliteComputerEvents(store.db) : store instanceof PostgresEventStore ? postgresComputerEvents(store) : null;
     const timeline = await auditedTimeline(withComputerEvents(store, reported), id);
     if (!timeline) {
       fail(`no run or session "${id}" in ${path}: the log holds no event of run:${id} or session:${id}, and ${noRunStartsWith(id)}`);

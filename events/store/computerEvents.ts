@@ -1,4 +1,5 @@
 import type { DomainEvent } from '../catalog.ts';
+import { parseStream } from '../envelope.ts';
 import type { EventStore } from './eventStore.ts';
 
 /** An event of a computer's own log as it reports it to its board: the row as stored there, `data` as a JSON value. */
@@ -83,3 +84,39 @@ export const REPORT_LIMITS = {
   eventBytes: 6 * 1024 * 1024,
   perStream: 1_000,
 } as const;
+
+/** A reported row as a board keeps it: with the entity its stream is of and the run or session its data names. */
+export interface KeptRow extends ReportedRow {
+  readonly entity: string;
+  readonly mentions: string | null;
+}
+
+/**
+ * Of `rows` (one computer's, in seq order), those a board keeps, bounded by REPORT_LIMITS.perStream:
+ * `countOf` says how many events of a run's or session's stream of this computer it holds already.
+ * Every board dialect keeps by this one rule.
+ */
+export function rowsToKeep(rows: readonly ReportedRow[], countOf: (entity: string, stream: string) => number): KeptRow[] {
+  const held = new Map<string, number>();
+  const kept: KeptRow[] = [];
+  for (const row of rows) {
+    const { kind, id } = parseStream(row.stream);
+    const entity = `${kind}:${id}`;
+    if (kind === 'run' || kind === 'session') {
+      const count = held.get(row.stream) ?? countOf(entity, row.stream);
+      if (count >= REPORT_LIMITS.perStream) continue;
+      held.set(row.stream, count + 1);
+    }
+    kept.push({ ...row, entity, mentions: mentionOf(row.data) });
+  }
+  return kept;
+}
+
+/** The run or session an event's data names (a lane's queue decision about a run): `run:<id>`, `session:<id>`, or null. */
+function mentionOf(data: unknown): string | null {
+  if (typeof data !== 'object' || data === null) return null;
+  const { runId, sessionId } = data as { runId?: unknown; sessionId?: unknown };
+  if (typeof runId === 'string') return `run:${runId}`;
+  if (typeof sessionId === 'string') return `session:${sessionId}`;
+  return null;
+}

@@ -417,7 +417,7 @@ export class BoardHost {
    */
   async report(computerId: string, rows: readonly ReportedRow[]): Promise<Answer> {
     const reported = this.options.reported;
-    if (!reported) return refused(501, 'reports_not_kept', "this board keeps no copy of its computers' events (a board on PostgreSQL)");
+    if (!reported) return refused(501, 'reports_not_kept', "this board keeps no copy of its computers' events");
     const kept = rows.filter((row) => parseStream(row.stream).owner === computerId && codec.tryDecodeData(row.type, row.data).ok);
     const through = await reported.record(computerId, kept);
     // Rows passed over still count as heard: the computer's cursor moves past them.

@@ -1,7 +1,6 @@
 import type Database from 'better-sqlite3';
 import { codec, type DomainEvent } from '../../catalog.ts';
-import { parseStream } from '../../envelope.ts';
-import { type ComputerEvents, REPORT_LIMITS, type ReportedRow } from '../computerEvents.ts';
+import { type ComputerEvents, type ReportedRow, rowsToKeep } from '../computerEvents.ts';
 import { asLogUnwritable } from '../logUnwritable.ts';
 import { type ForeignRowPolicy, ID_RANGE_END, type RawRow, RowDecoder } from '../rowDecoder.ts';
 
@@ -70,20 +69,12 @@ export function sqliteComputerEvents(db: Database.Database, foreignRows?: Foreig
   const decode = (row: Row) => rows.decode(row.slice(1) as unknown as RawRow);
 
   const recordAll = db.transaction((computer: string, reported: readonly ReportedRow[]) => {
-    const held = new Map<string, number>();
     let last = (through.get(computer) as number | undefined) ?? 0;
-    for (const row of reported) {
-      last = Math.max(last, row.seq);
-      // A computer that writes the board's own file (two daemons on one log) reports what the board's log
-      // holds already: kept twice, its events showed twice on the run page.
-      if (inOwnLog.get(row.stream, row.version) !== undefined) continue;
-      const { kind, id } = parseStream(row.stream);
-      const entity = `${kind}:${id}`;
-      if (kind === 'run' || kind === 'session') {
-        const count = held.get(row.stream) ?? countOfStream.get(entity, computer, row.stream) ?? 0;
-        if (count >= REPORT_LIMITS.perStream) continue;
-        held.set(row.stream, count + 1);
-      }
+    for (const row of reported) last = Math.max(last, row.seq);
+    // A computer that writes the board's own file (two daemons on one log) reports what the board's log
+    // holds already: kept twice, its events showed twice on the run page.
+    const fresh = reported.filter((row) => inOwnLog.get(row.stream, row.version) === undefined);
+    for (const row of rowsToKeep(fresh, (entity, stream) => countOfStream.get(entity, computer, stream) ?? 0)) {
       insert.run(
         computer,
         row.seq,
@@ -94,8 +85,8 @@ export function sqliteComputerEvents(db: Database.Database, foreignRows?: Foreig
         row.at,
         row.cause,
         row.actor,
-        entity,
-        mentionOf(row.data),
+        row.entity,
+        row.mentions,
       );
     }
     moveThrough.run(computer, last);
@@ -127,13 +118,4 @@ export function sqliteComputerEvents(db: Database.Database, foreignRows?: Foreig
       return found;
     },
   };
-}
-
-/** The run or session an event's data names (a lane's queue decision about a run): `run:<id>`, `session:<id>`, or null. */
-function mentionOf(data: unknown): string | null {
-  if (typeof data !== 'object' || data === null) return null;
-  const { runId, sessionId } = data as { runId?: unknown; sessionId?: unknown };
-  if (typeof runId === 'string') return `run:${runId}`;
-  if (typeof sessionId === 'string') return `session:${sessionId}`;
-  return null;
 }
