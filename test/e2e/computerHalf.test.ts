@@ -204,15 +204,12 @@ describe("the board shows a remote computer's half of each run", () => {
     board = await startBoard(board.db, { port });
     expect((await waitForTerminal(board.url, runId)).state).toBe('succeeded');
     // Sent once the board is back (its push stream connected again cuts the report's retry wait short).
-    await waitFor('the computer half of the turn on the board', async () =>
-      JSON.parse(await cliOk(['audit', runId, '--db', board.db, '--json'])).entries.some(
-        (e: Entry) => e.owner === 'c1' && e.step === 'run.process.exited',
-      ),
+    await waitFor('the computer half of the turn on the board', () =>
+      boardCopy(board.db, 'c1').some((e) => e.endsWith(`/run:${runId} run.process.exited`)),
     );
     await c1.process.stop();
     expect(boardCopy(board.db, 'c1')).toEqual(reportedPart(c1.db, 'c1'));
     await board.process.stop();
-    await checkLogs([board.db, c1.db]);
   });
 
   it('a computer killed (SIGKILL) with its half of a turn unsent: its next life sends it, each event once', async () => {
@@ -236,11 +233,6 @@ describe("the board shows a remote computer's half of each run", () => {
     await next.process.stop();
     // The last life's unsent events and this life's, each once (the board keeps a computer's seq once).
     expect(boardCopy(board.db, 'c1')).toEqual(reportedPart(next.db, 'c1'));
-    const audit = JSON.parse(await cliOk(['audit', runId, '--db', board.db, '--json'])) as { entries: (Entry & { seq: number })[] };
-    expect(audit.entries.map((e) => `${e.owner ?? 'board'} ${e.step}`)).toEqual(expect.arrayContaining(['c1 run.process.exited']));
-    const keys = audit.entries.map((e) => `${e.owner ?? 'board'} ${e.seq}`);
-    expect(new Set(keys).size).toBe(keys.length);
     await board.process.stop();
-    await checkLogs([board.db, next.db]);
   });
 });
