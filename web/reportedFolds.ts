@@ -61,6 +61,8 @@ export class ReportedFolds {
       this.again = true;
       return this.reading;
     }
+    // Its `finally` runs right as its loop ends, in the same step (it always awaits a read first, so
+    // after this assignment): a report told in between cannot find a read that is over as the one under way.
     this.reading = (async () => {
       try {
         do {

@@ -8,13 +8,13 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { runInProcess } from '../support/inProcessCli.ts';
 import { tempDir } from '../support/tempStore.ts';
 import { claudeLikeAgent } from '../web/webSupport.ts';
 import {
   addComputer,
   type BoardProcess,
   checkLogs,
-  cliOk,
   connectedComputers,
   freePort,
   readLog,
@@ -159,7 +159,7 @@ describe("the board shows a remote computer's half of each run", () => {
     // All of it, each event once: the board's copy is the reported part of the computer's log.
     expect(boardCopy(board.db, holder)).toEqual(reportedPart(computers[holder].db, holder));
 
-    const audit = JSON.parse(await cliOk(['audit', failed, '--db', board.db, '--json'])) as { streams: string[]; entries: Entry[] };
+    const audit = JSON.parse((await runInProcess(['audit', failed, '--db', board.db, '--json'])).stdout) as { streams: string[]; entries: Entry[] };
     expect(audit.streams).toEqual(expect.arrayContaining([`run:${failed}`, `${holder}/run:${failed}`]));
     const steps = audit.entries.map((e) => `${e.owner ?? 'board'} ${e.step}`);
     expect(steps, computers[holder].process.describe()).toEqual(
@@ -167,7 +167,7 @@ describe("the board shows a remote computer's half of each run", () => {
     );
     // In time order, the computer's half between the board's submission and its finish.
     expect(audit.entries.map((e) => e.at)).toEqual([...audit.entries.map((e) => e.at)].sort((a, b) => a - b));
-    const text = await cliOk(['audit', failed, '--db', board.db]);
+    const text = (await runInProcess(['audit', failed, '--db', board.db])).stdout;
     expect(text).toContain(`${holder} run.process.exited`);
 
     // The run page: the timeline with the computer's half, and the stderr tail its computer recorded.
@@ -188,7 +188,8 @@ describe("the board shows a remote computer's half of each run", () => {
     expect(boardCopy(board.db, still)).toEqual(reportedPart(computers[still].db, still));
     await board.process.stop();
     await checkLogs([board.db, computers.c1.db, computers.c2.db]);
-  });
+    // Five real processes started one after another (each several seconds on a loaded machine): its own bound.
+  }, 120_000);
 
   it('a board away while a turn ends on its computer: restarted, it gets that half after, each event once', async () => {
     const dir = tempDir();
@@ -210,7 +211,8 @@ describe("the board shows a remote computer's half of each run", () => {
     await c1.process.stop();
     expect(boardCopy(board.db, 'c1')).toEqual(reportedPart(c1.db, 'c1'));
     await board.process.stop();
-  });
+    // Four real processes started one after another (each several seconds on a loaded machine): its own bound.
+  }, 120_000);
 
   it('a computer killed (SIGKILL) with its half of a turn unsent: its next life sends it, each event once', async () => {
     const dir = tempDir();
@@ -234,5 +236,6 @@ describe("the board shows a remote computer's half of each run", () => {
     // The last life's unsent events and this life's, each once (the board keeps a computer's seq once).
     expect(boardCopy(board.db, 'c1')).toEqual(reportedPart(next.db, 'c1'));
     await board.process.stop();
-  });
+    // Five real processes started one after another (each several seconds on a loaded machine): its own bound.
+  }, 120_000);
 });
