@@ -6,6 +6,8 @@ import type { RunRow } from '../actors/board/host/runListing.ts';
 import type { RunProgress } from '../actors/board/host/runProgress.ts';
 import type { FailureLog } from '../actors/runtime/untilRecorded.ts';
 import type { DomainEvent } from '../events/catalog.ts';
+import { parseStream } from '../events/envelope.ts';
+import { type ComputerEvents, mergeInTime } from '../events/store/computerEvents.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
 import { messageOf } from '../events/thrown.ts';
 import { evolveRunRecord, initialRunRecord, type RunRecord } from '../projections/audit/runRecord.ts';
@@ -41,8 +43,11 @@ interface Page {
   readonly target: LiveTarget;
   /** Nothing is pushed to a page before its hello: what it missed meanwhile is in the hello. */
   ready: boolean;
-  /** Run pages: the last seq sent, so an entry both read and followed is sent once. */
-  lastSeq: number;
+  /**
+   * Run pages: the last seq sent of each owner's events ('' for the board's), so an entry both read and
+   * followed is sent once: a remote computer's reported events count in its own log, not in the board's.
+   */
+  lastSeqs: Record<string, number>;
   /** Run pages: the run as its events so far tell it. */
   record: RunRecord | null;
   /** Run pages: its events so far, for its facts once it settled and left the board's state (one run's history). */
@@ -62,6 +67,8 @@ export interface LiveHubOptions {
   readonly log: FailureLog;
   /** What each open run's agent is doing (in the board's memory, not the log): sent to its pages as it changes. */
   readonly progress?: Pick<RunProgress, 'of' | 'changed'>;
+  /** The events computers with logs of their own reported (their half of a run), kept apart from the log. */
+  readonly reported?: Pick<ComputerEvents, 'readEntity'>;
   /** A lane's conversation as its page shows it; lane pages are refused without it. */
   readonly laneTurns?: (lane: string) => Promise<LaneTurns>;
 }
@@ -100,7 +107,7 @@ export class LiveHub {
 
   accept(request: IncomingMessage, socket: Duplex, head: Buffer, target: LiveTarget): void {
     this.wss.handleUpgrade(request, socket, head, (ws) => {
-      const page: Page = { ws, target, ready: false, lastSeq: 0, record: null, alive: true };
+      const page: Page = { ws, target, ready: false, lastSeqs: {}, record: null, alive: true };
       ws.on('pong', () => (page.alive = true));
       // A socket error (the page went away) is followed by its close, handled below.
       ws.on('error', () => {
@@ -156,9 +163,13 @@ export class LiveHub {
     const watchers = this.runPages.get(runId) ?? this.runPages.set(runId, new Set()).get(runId)!;
     watchers.add(page);
     this.followRuns();
-    const events = await store.readEntity(`run:${runId}`);
+    const own = await store.readEntity(`run:${runId}`);
+    const events = mergeInTime(own, (await this.options.reported?.readEntity(`run:${runId}`)) ?? []);
+    for (const event of events) {
+      const owner = parseStream(event.stream).owner ?? '';
+      page.lastSeqs[owner] = Math.max(page.lastSeqs[owner] ?? 0, event.seq);
+    }
     const entries = events.map(timelineEntry);
-    page.lastSeq = entries.at(-1)?.seq ?? 0;
     page.record = events.reduce(evolveRunRecord, initialRunRecord(runId));
     page.events = [...events];
     const record = pageRecord(page.record);
@@ -218,9 +229,8 @@ export class LiveHub {
       .subscribe(({ runId, events }) => {
         for (const page of this.runPages.get(runId) ?? []) {
           if (!page.ready) continue;
-          const fresh = events.filter((e) => e.seq > page.lastSeq);
+          const fresh = freshOf(events, page.lastSeqs);
           if (fresh.length === 0) continue;
-          page.lastSeq = fresh.at(-1)!.seq;
           page.events?.push(...fresh);
           const run = this.options.runFacts(runId, page.events);
           page.record = fresh.reduce(evolveRunRecord, page.record ?? initialRunRecord(runId));
@@ -310,4 +320,16 @@ function newestOfEach(summaries: readonly EventSummary[]): EventSummary[] {
   const decisions = summaries.filter((s) => !s.bookkeeping).slice(-RECENT_EVENTS);
   const bookkeeping = summaries.filter((s) => s.bookkeeping).slice(-RECENT_EVENTS);
   return [...decisions, ...bookkeeping].sort((a, b) => a.seq - b.seq);
+}
+
+/** Of `events`, those past what `lastSeqs` says was sent of their owner; `lastSeqs` moved past them. */
+function freshOf(events: readonly DomainEvent[], lastSeqs: Record<string, number>): DomainEvent[] {
+  const fresh: DomainEvent[] = [];
+  for (const event of events) {
+    const owner = parseStream(event.stream).owner ?? '';
+    if (event.seq <= (lastSeqs[owner] ?? 0)) continue;
+    lastSeqs[owner] = event.seq;
+    fresh.push(event);
+  }
+  return fresh;
 }

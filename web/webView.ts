@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Observable } from 'rxjs';
+import { interval, map, merge, type Observable } from 'rxjs';
 import { z } from 'zod';
 import type { BoardState } from '../actors/board/boardState.ts';
 import type { WebAccess, WebRoutes } from '../actors/board/host/boardServer.ts';
@@ -12,6 +12,7 @@ import type { Clock } from '../actors/runtime/clock.ts';
 import { type FailureLog, stderrLog } from '../actors/runtime/untilRecorded.ts';
 import type { DomainEvent } from '../events/catalog.ts';
 import { isSafeId, SAFE_ID_RULE } from '../events/idRule.ts';
+import { type ComputerEvents, withComputerEvents } from '../events/store/computerEvents.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
 import { messageOf } from '../events/thrown.ts';
 import { historyPage, historyQueryOf } from '../projections/audit/runHistory.ts';
@@ -23,6 +24,7 @@ import { boardSnapshot, runFacts, WAIT_WARN_MS } from './boardSnapshot.ts';
 import { laneTurns } from './laneTurns.ts';
 import { LiveFeed } from './liveFeed.ts';
 import { LiveHub, type LiveTarget } from './liveHub.ts';
+import { ReportedFolds } from './reportedFolds.ts';
 import { ViewerAccess } from './webAccess.ts';
 
 export interface WebViewOptions {
@@ -40,6 +42,10 @@ export interface WebViewOptions {
    * WAIT_WARN_MS unless given, or set in seconds by RUNLEDGER_WAIT_WARN_S.
    */
   readonly waitWarnMs?: number;
+  /** The events computers with logs of their own reported, kept apart from the log: their half of each run, their queues and sessions. */
+  readonly reported?: ComputerEvents | null;
+  /** Reads `reported` this often too (boards sharing a PostgreSQL log: a computer reports to one of them); only when told of a report otherwise. */
+  readonly reportedPollMs?: number;
 }
 
 const TYPES: Record<string, string> = {
@@ -88,23 +94,31 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
     const { projections, clock } = options;
     const waitWarnMs = options.waitWarnMs ?? waitWarnFromEnv() ?? WAIT_WARN_MS;
     const becameNext = new Map<string, number>();
+    const reported = options.reported ?? null;
+    const kept =
+      access.reports && options.reportedPollMs ? merge(access.reports, interval(options.reportedPollMs).pipe(map(() => undefined))) : access.reports;
+    const folds = reported && kept ? new ReportedFolds(reported, kept, options.log ?? stderrLog) : null;
+    const entities = withComputerEvents(options.store, reported);
     const hub = new LiveHub({
       store: options.store,
-      feed: new LiveFeed(projections.folds),
+      // The computers' reported events are heard as the log's are (their fold is read by the snapshot).
+      feed: new LiveFeed(folds ? merge(projections.folds, folds.folded) : projections.folds),
       snapshot: () =>
         boardSnapshot(
           {
             board: projections.state<BoardState>('board'),
-            queues: projections.state<Record<string, QueueState>>('queue'),
-            laneSessions: projections.state<Record<string, Record<string, string>>>('lane-sessions'),
+            // A computer with a log of its own is folded from its reports; one sharing the board's file, from the log.
+            queues: { ...folds?.states().queues, ...projections.state<Record<string, QueueState>>('queue') },
+            laneSessions: { ...folds?.states().laneSessions, ...projections.state<Record<string, Record<string, string>>>('lane-sessions') },
             usage: projections.state<UsageState>('usage'),
-            closes: projections.state<CloseState>('close'),
+            closes: { ...folds?.states().closes, ...projections.state<CloseState>('close') },
           },
           clock.now(),
           { waitWarnMs, becameNext },
         ),
       runFacts: (runId, events) => runFacts(projections.state<BoardState>('board'), runId, events),
       log: options.log ?? stderrLog,
+      ...(reported ? { reported } : {}),
       ...(access.progress ? { progress: access.progress } : {}),
       ...(access.listRuns ? { laneTurns: (lane: string) => laneTurns(access.listRuns!, lane) } : {}),
     });
@@ -160,7 +174,13 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
           return;
         }
         if (url.pathname === HISTORY_DATA) {
-          void sendHistory(options.store, url, response, request.method === 'HEAD', options.log ?? stderrLog);
+          void sendHistory(
+            { ...readsOf(options.store), readEntity: (entity) => entities.readEntity(entity) },
+            url,
+            response,
+            request.method === 'HEAD',
+            options.log ?? stderrLog,
+          );
           return;
         }
         const lane = url.pathname.match(LANE_PAGE);
@@ -176,7 +196,7 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
         if (run) {
           void sendRunPage(decoded(run[1]!), {
             live: () => Object.keys(projections.state<BoardState>('board').runs),
-            logged: (prefix) => options.store.entityIdsStartingWith('run', prefix, LOOKUP_LIMIT),
+            logged: (prefix) => entities.entityIdsStartingWith('run', prefix, LOOKUP_LIMIT),
             response,
             page: files.get(page)!,
             headOnly: request.method === 'HEAD',
@@ -212,6 +232,7 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
       },
 
       close() {
+        folds?.stop();
         hub.close();
       },
     };
@@ -260,7 +281,13 @@ async function signIn(viewers: ViewerAccess, request: IncomingMessage, response:
 }
 
 /** `GET /history/runs?state=&lane=&computer=&q=&before=&limit=`: a page of finished runs, newest first. */
-async function sendHistory(store: EventStore, url: URL, response: ServerResponse, headOnly: boolean, log: FailureLog): Promise<void> {
+async function sendHistory(
+  store: Pick<EventStore, 'headSeq' | 'readAll' | 'readEntity'>,
+  url: URL,
+  response: ServerResponse,
+  headOnly: boolean,
+  log: FailureLog,
+): Promise<void> {
   const query = historyQueryOf(url.searchParams, isSafeId, SAFE_ID_RULE);
   let status = 400;
   let body: unknown = { detail: { error: 'invalid_query', message: 'error' in query ? query.error : '' } };
@@ -386,4 +413,9 @@ function escapeHtml(text: string): string {
 /** A page saying why nothing is shown; `more`: markup of ours to follow the reason (links to pick from). */
 function refusalPage(reason: string, more = ''): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>runledger: not shown</title><link rel="stylesheet" href="/static/app.css"></head><body><main id="main"><h1>Not shown</h1><p>${escapeHtml(reason)}</p>${more}<p><a href="/">Back to the board</a></p></main></body></html>`;
+}
+
+/** The log's reads the history makes, bound to its store. */
+function readsOf(store: EventStore): Pick<EventStore, 'headSeq' | 'readAll'> {
+  return { headSeq: () => store.headSeq(), readAll: (after, limit) => store.readAll(after, limit) };
 }

@@ -60,6 +60,11 @@ export class BoardClient {
     });
   }
 
+  /** A batch of this computer's own events for the board's copy (`POST /v1/computers/{id}/events`): answered `{through}`. */
+  report(events: readonly unknown[]): Promise<BoardAnswer> {
+    return this.post(`/v1/computers/${encodeURIComponent(this.computer)}/events`, this.computerToken, { events });
+  }
+
   /**
    * Node's own client on a keep-alive agent rather than `fetch`: a computer makes several calls a run,
    * and fetch's web-streams machinery cost more CPU a call than the board took to answer it.

@@ -51,6 +51,8 @@ export interface ComputerOptions {
   readonly onConnectedElsewhere?: (message: string) => void;
   /** The board refused this computer's push stream (its token, most often): this one must stop (the CLI exits 2). */
   readonly onRefused?: (message: string) => void;
+  /** Its push stream connected (again): the board is reachable. */
+  readonly onPushConnected?: () => void;
   /** The board's calls; by default HTTP to `server` (tests put a stand-in here). */
   readonly board?: ComputerRunsOptions['board'];
   /** Test seams (sim/): the push stream's socket, its reconnect jitter, and how agents are started. */
@@ -167,7 +169,10 @@ export class Computer {
         if (input.data.kind === 'run.cancel_requested') await this.runs.cancelPushed(input.data.runId, input.data.frameId);
       },
       log: failures,
-      onState: (state, detail) => log(`computer ${computer}: push stream ${state}${detail ? ` (${detail})` : ''}`),
+      onState: (state, detail) => {
+        log(`computer ${computer}: push stream ${state}${detail ? ` (${detail})` : ''}`);
+        if (state === 'connected') options.onPushConnected?.();
+      },
     });
   }
 

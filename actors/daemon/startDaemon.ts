@@ -4,14 +4,18 @@ import { describeForeignRow, type ForeignRow } from '../../events/codec.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { isPostgresUrl, redactUrl } from '../../events/store/logLocation.ts';
 import { openStore } from '../../events/store/open/openStore.ts';
+import { postgresComputerEvents } from '../../events/store/postgres/pgComputerEvents.ts';
 import { PostgresEventStore } from '../../events/store/postgres/postgresEventStore.ts';
 import type { StoreFaults } from '../../events/store/sqlite/appendBatch.ts';
-import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { sqliteComputerEvents } from '../../events/store/sqlite/computerEventsTable.ts';
+import { openSqliteStore, SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { ProjectionKeeper } from '../../projections/keeper/projectionKeeper.ts';
 import { projections } from '../../projections/keeper/registry.ts';
 import { statusView } from '../../projections/statusView.ts';
 import type { UsageState } from '../../projections/usage.ts';
 import { webView } from '../../web/webView.ts';
+import { BoardClient } from '../../wire/boardClient.ts';
+import { BoardServers } from '../../wire/boardServers.ts';
 import { hashToken, secretFile, tokenPaths } from '../../wire/tokens.ts';
 import { boardInput } from '../board/boardInputs.ts';
 import { tokenHashOf } from '../board/boardQueries.ts';
@@ -21,6 +25,7 @@ import type { HookCommands } from '../board/chores/hooks/hookNames.ts';
 import { type BoardServer, startBoardServer } from '../board/host/boardServer.ts';
 import { choresOn } from '../board/host/peers/leasedStore.ts';
 import { PostgresPeers } from '../board/host/peers/postgresPeers.ts';
+import { BoardReport } from '../computer/boardReport.ts';
 import { Computer } from '../computer/computer.ts';
 import { type DrainReport, drainComputer } from '../computer/drainComputer.ts';
 import { boardLockPath, computerLockPath, takeProcessLock } from '../computer/processLock.ts';
@@ -58,6 +63,12 @@ export interface DaemonOptions {
   readonly token?: string;
   /** Where `token` came from, for the message of a refusal ("the token in /etc/runledger/c2.token (--token-file)"). */
   readonly tokenSource?: string;
+  /**
+   * With `server`: whether this computer sends the board a copy of its runs', lanes' and sessions'
+   * events (BoardReport). On by default, as a joining computer's log is its own; off for a computer
+   * that writes the board's own log file (the demo's second), whose board reads them there.
+   */
+  readonly reportToBoard?: boolean;
   /** Run the board only (`runledger server`). */
   readonly boardOnly?: boolean;
   readonly clock?: Clock;
@@ -145,6 +156,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   let computer: Computer | null = null;
   let sessions: SessionCloser | null = null;
   let chores: RunningChores | null = null;
+  let report: BoardReport | null = null;
+  let reportClient: BoardClient | null = null;
   try {
     let server = options.server ?? null;
     let token = options.token ?? null;
@@ -170,9 +183,17 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         store instanceof PostgresEventStore
           ? { submitToken: null, boardSecret: await store.boardSecret() }
           : { submitToken: secretFile(tokenPaths(db).submitToken), boardSecret: secretFile(tokenPaths(db).boardSecret) };
+      // The computers' reported events, in tables of their own beside the log.
+      const reported =
+        store instanceof PostgresEventStore
+          ? postgresComputerEvents(store, { foreignRows: storeOptions.foreignRows })
+          : store instanceof SqliteEventStore
+            ? sqliteComputerEvents(store.db, storeOptions.foreignRows)
+            : null;
       board = await startBoardServer({
         system,
         store,
+        ...(reported ? { reported } : {}),
         clock,
         host: options.host ?? '127.0.0.1',
         port: options.port ?? 7420,
@@ -181,7 +202,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ...(peers ? { peers } : {}),
         status: () => statusView(keeper.state('board'), keeper.state('queue'), clock.now(), keeper.state('usage')),
         usage: () => keeper.state<UsageState>('usage').logins,
-        web: webView({ store, clock, projections: keeper, log }),
+        // Boards sharing a PostgreSQL log read what computers reported to the others too.
+        web: webView({ store, clock, projections: keeper, log, reported, ...(store instanceof PostgresEventStore ? { reportedPollMs: 1_000 } : {}) }),
         log,
       }).catch((error: unknown) => {
         throw portTaken(error, options.host ?? '127.0.0.1', options.port ?? 7420);
@@ -232,8 +254,25 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ...(options.onRefused ? { onRefused: options.onRefused } : {}),
         ...(options.budgetNote !== undefined ? { budgetNote: options.budgetNote } : {}),
         tokenSource,
+        // The board is back (its push stream connected again): the report's retry waiting goes at once.
+        onPushConnected: () => report?.boardIsBack(),
       });
       await computer.start();
+      if (options.server !== undefined && options.reportToBoard !== false) {
+        const client = new BoardClient(BoardServers.parse(server), computerId, token);
+        reportClient = client;
+        report = new BoardReport({
+          store,
+          computer: computerId,
+          send: (events) => client.report(events),
+          abandon: () => client.close(),
+          // A stop reads the log once what was appended has committed.
+          ...(store instanceof SqliteEventStore ? { settle: () => store.settle() } : {}),
+          clock,
+          log,
+        });
+        await report.start();
+      }
       sessions = new SessionCloser({
         system,
         store,
@@ -249,6 +288,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     }
   } catch (error) {
     // Whatever had started stops before the log closes: a follower left running would read it closed.
+    await report?.stop(0);
+    reportClient?.close();
     sessions?.stop();
     await chores?.stop(0);
     await stopRetention?.();
@@ -270,6 +311,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     await board?.close();
     await keeper.stop();
     stopSystem(system);
+    // Last of what writes: what this computer recorded, its drain's last decisions included (a settle the
+    // queue and the sessions answer after the computer stopped), reaches the board before it goes
+    // (bounded: a board that is down is not waited for; the next start sends what is left).
+    await report?.stop();
+    reportClient?.close();
     await store.close();
     for (const release of releases) release();
   };

@@ -1,5 +1,10 @@
+import { withComputerEvents } from '../../events/store/computerEvents.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
+import { postgresComputerEvents } from '../../events/store/postgres/pgComputerEvents.ts';
+import { PostgresEventStore } from '../../events/store/postgres/postgresEventStore.ts';
+import { sqliteComputerEvents } from '../../events/store/sqlite/computerEventsTable.ts';
 import { NotALogError } from '../../events/store/sqlite/migrations.ts';
+import { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { noRunStartsWith, RunIdPrefixError } from '../../projections/audit/runIdPrefix.ts';
 import { checkEntityId, entityTimeline, formatTimeline, type Timeline } from '../../projections/audit/runTimeline.ts';
 import { type AuditSummary, auditSummaryProjection } from '../../projections/audit/summary.ts';
@@ -32,7 +37,10 @@ export async function audit(id: string | undefined, options: AuditOptions): Prom
       print(options, report, () => formatSummary(report));
       return;
     }
-    const timeline = await auditedTimeline(store, id);
+    // On a board, its computers' reported events too: the computer's half of each run, in time order.
+    const reported =
+      store instanceof SqliteEventStore ? sqliteComputerEvents(store.db) : store instanceof PostgresEventStore ? postgresComputerEvents(store) : null;
+    const timeline = await auditedTimeline(withComputerEvents(store, reported), id);
     if (!timeline) {
       fail(`no run or session "${id}" in ${path}: the log holds no event of run:${id} or session:${id}, and ${noRunStartsWith(id)}`);
       return;

@@ -16,7 +16,7 @@ export async function startDemoComputer(daemon: Daemon, options: DaemonOptions, 
   if (!daemon.url || !daemon.board) return null;
   try {
     const token = await localComputerToken(daemon.board, dirname(options.db), DEMO_COMPUTER, options.clock ?? systemClock);
-    const second = await startDaemon({ ...options, server: daemon.url, computer: DEMO_COMPUTER, token, slots: 1, log });
+    const second = await startDaemon({ ...options, server: daemon.url, computer: DEMO_COMPUTER, token, slots: 1, log, reportToBoard: false });
     log(`demo: a second computer, ${DEMO_COMPUTER}, joined the board`);
     return second;
   } catch (error) {

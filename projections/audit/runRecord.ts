@@ -1,4 +1,5 @@
 import type { DomainEvent } from '../../events/catalog.ts';
+import { parseStream } from '../../events/envelope.ts';
 import type { Usage } from '../../events/usage.ts';
 import { type ChangeSummary, summaryOf } from '../../events/workspace.ts';
 
@@ -42,6 +43,11 @@ export interface RunRecord {
   phases: { claimed: number | null; running: number | null; finished: number | null };
   /** The last seq folded: an event at or before it is not folded again. */
   lastSeq: number;
+  /**
+   * The last seq folded of each writer's log, by owner ('' for the board): a remote computer's events
+   * (reported to its board) count in its own log, so its seqs and the board's are not one order.
+   */
+  lastSeqs: Record<string, number>;
 }
 
 export function initialRunRecord(runId: string): RunRecord {
@@ -66,13 +72,16 @@ export function initialRunRecord(runId: string): RunRecord {
     diff: null,
     phases: { claimed: null, running: null, finished: null },
     lastSeq: 0,
+    lastSeqs: {},
   };
 }
 
 /** Folds one event about the run (any other is ignored); updates `record` in place and returns it. */
 export function evolveRunRecord(record: RunRecord, event: DomainEvent): RunRecord {
-  if (event.seq <= record.lastSeq) return record;
-  record.lastSeq = event.seq;
+  const owner = parseStream(event.stream).owner ?? '';
+  if (event.seq <= (record.lastSeqs[owner] ?? 0)) return record;
+  record.lastSeqs[owner] = event.seq;
+  record.lastSeq = Math.max(record.lastSeq, event.seq);
   if (!('runId' in event.data) || event.data.runId !== record.runId) return record;
   const finished = () => {
     record.finishedAt = event.at;

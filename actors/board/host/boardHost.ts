@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { Subscription } from 'rxjs';
+import { Subject, type Subscription } from 'rxjs';
 import type { DomainEvent } from '../../../events/catalog.ts';
+import { codec } from '../../../events/catalog.ts';
+import { parseStream } from '../../../events/envelope.ts';
+import { type ComputerEvents, type EntityReads, type ReportedRow, withComputerEvents } from '../../../events/store/computerEvents.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
 import { messageOf } from '../../../events/thrown.ts';
 import type { Usage } from '../../../events/usage.ts';
@@ -50,6 +53,8 @@ export interface BoardHostOptions {
   readonly log?: FailureLog;
   /** The other boards of its log (PostgreSQL, docs/rules.md#postgresql-board): who does the chores, heartbeats heard by any. Alone by default. */
   readonly peers?: BoardPeers;
+  /** Where the events computers report are kept, apart from the log (none: reports are refused 501). */
+  readonly reported?: ComputerEvents;
 }
 
 const refused = (status: number, code: string, message = code): Answer => ({ status, body: { detail: { error: code, message } } });
@@ -93,11 +98,16 @@ export class BoardHost {
   private readonly peers: BoardPeers;
   /** Inputs that are chores (a lapse, a stale offer, an orphan's disconnect): appended only under the chores' lease. */
   private readonly chores = new WeakSet<BoardInput>();
+  /** A run's events as its readers explain it: the board's log and what its computers reported. */
+  readonly entities: EntityReads;
+  /** The events each report kept, as they are kept: for the folds of each remote computer's queue and sessions. */
+  readonly reports = new Subject<void>();
 
   constructor(private readonly options: BoardHostOptions) {
     const { system, store, clock } = options;
     const peers = options.peers ?? new SoleBoard();
     this.peers = peers;
+    this.entities = withComputerEvents(store, options.reported ?? null);
     this.submitTokens = new SubmitTokens(store, options.submitToken);
     this.actor = new DecidingActor(system, store, {
       name: 'board',
@@ -371,7 +381,7 @@ export class BoardHost {
   /** `GET /v1/runs?prefix=P`: the ids of the runs that start with `prefix`, sorted, a few (settled ones from the log's index). */
   async runsStartingWith(prefix: string): Promise<Answer> {
     const live = await this.actor.read((state) => idsStartingWith(Object.keys(state.runs), prefix));
-    const logged = await this.options.store.entityIdsStartingWith('run', prefix, LOOKUP_LIMIT);
+    const logged = await this.entities.entityIdsStartingWith('run', prefix, LOOKUP_LIMIT);
     const runIds = [...new Set([...live, ...logged])].sort().slice(0, LOOKUP_LIMIT);
     return { status: 200, body: { run_ids: runIds } };
   }
@@ -385,7 +395,7 @@ export class BoardHost {
   listRuns(query: RunListQuery): Promise<RunListPage> {
     const sources = {
       board: <T>(read: (state: BoardState) => T) => this.actor.read(read),
-      store: this.options.store,
+      store: { ...pick(this.options.store), readEntity: (entity: string) => this.entities.readEntity(entity) },
       progress: (runId: string) => this.progress.of(runId)?.text ?? null,
     };
     return listRuns(sources, query);
@@ -393,9 +403,27 @@ export class BoardHost {
 
   /** `GET /v1/runs/{run_id}/details`: the run as a person reads it (its prompt, times, cost, texts whole), from its own events. */
   async details(runId: string): Promise<Answer> {
-    const record = runRecordOf(runId, await this.options.store.readEntity(`run:${runId}`));
+    const record = runRecordOf(runId, await this.entities.readEntity(`run:${runId}`));
     if (record.state === null) return refused(404, 'unknown_run', `no run ${runId}`);
     return { status: 200, body: rowOf(record, 'whole', this.progress.of(runId)?.text ?? null) };
+  }
+
+  /**
+   * `POST /v1/computers/{id}/events`: a computer's report of its own runs', lanes' and sessions' events,
+   * kept apart from the log (nothing is decided from them). Only the computer's own streams are kept,
+   * and only events this version reads (a newer computer's are passed over): a bad row is never a
+   * reason to refuse the batch, which would hold the computer's cursor on it for ever. Answers how far
+   * the board has this computer's events.
+   */
+  async report(computerId: string, rows: readonly ReportedRow[]): Promise<Answer> {
+    const reported = this.options.reported;
+    if (!reported) return refused(501, 'reports_not_kept', "this board keeps no copy of its computers' events");
+    const kept = rows.filter((row) => parseStream(row.stream).owner === computerId && codec.tryDecodeData(row.type, row.data).ok);
+    const through = await reported.record(computerId, kept);
+    // Rows passed over still count as heard: the computer's cursor moves past them.
+    const last = Math.max(through, ...rows.map((row) => row.seq));
+    if (kept.length > 0) this.reports.next();
+    return { status: 200, body: { through: last, kept: kept.length } };
   }
 
   /** Counts for `/metrics`: the live runs in one pass, the settled ones as the state counted them. */
@@ -447,4 +475,9 @@ export class BoardHost {
       if (decision.type === 'board.run.finished' || decision.type === 'board.run.resolved') this.progress.ended(decision.data.runId);
     }
   }
+}
+
+/** A store's reads a run listing makes, bound to it. */
+function pick(store: EventStore): Pick<EventStore, 'headSeq' | 'readAll'> {
+  return { headSeq: () => store.headSeq(), readAll: (after, limit) => store.readAll(after, limit) };
 }

@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { Observable } from 'rxjs';
 import type { NewDomainEvent } from '../../../events/catalog.ts';
+import type { ComputerEvents } from '../../../events/store/computerEvents.ts';
 import type { EventStore } from '../../../events/store/eventStore.ts';
 import { LogUnwritableError } from '../../../events/store/logUnwritable.ts';
 import { messageOf } from '../../../events/thrown.ts';
@@ -27,6 +29,8 @@ export interface BoardServerOptions {
   readonly leaseMs?: number;
   /** The other boards of its log (PostgreSQL); alone by default. */
   readonly peers?: BoardPeers;
+  /** Where the events its computers report are kept, apart from the log (see ComputerEvents). */
+  readonly reported?: ComputerEvents;
   readonly status?: () => unknown;
   /** Usage totals per login since the log began, for `/metrics` (the usage projection's). */
   readonly usage?: () => Record<string, UsageTally>;
@@ -47,6 +51,8 @@ export interface WebAccess {
   readonly progress?: Pick<RunProgress, 'of' | 'changed'>;
   /** The runs as `GET /v1/runs` lists them: a lane page's turns. */
   readonly listRuns?: (query: RunListQuery) => Promise<RunListPage>;
+  /** Told each time a computer's report kept events (see ComputerEvents). */
+  readonly reports?: Observable<void>;
 }
 
 /** GET pages that are not API routes, and WebSocket upgrades of their own. */
@@ -99,6 +105,7 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
     submitToken: options.submitToken,
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
     ...(options.peers ? { peers: options.peers } : {}),
+    ...(options.reported ? { reported: options.reported } : {}),
     log,
     refusedStream: (computerId, incarnation) =>
       record(
@@ -127,6 +134,7 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
       rejected: (m, p, s, c, r) => rejected(m, p, s, c, r, true),
       progress: board.progress,
       listRuns: (query) => board.listRuns(query),
+      reports: board.reports,
     });
     const view = web;
     const server: Server = createServer((request, response) => {

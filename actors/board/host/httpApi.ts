@@ -2,8 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { z } from 'zod';
 import { TimeoutSeconds } from '../../../events/boardEvents.ts';
+import { STREAM_NAME } from '../../../events/envelope.ts';
 import { isSafeId, SAFE_ID_RULE } from '../../../events/idRule.ts';
 import { SafeId } from '../../../events/safeId.ts';
+import { REPORT_LIMITS } from '../../../events/store/computerEvents.ts';
 import { StaleVersionError } from '../../../events/store/eventStore.ts';
 import { LogUnwritableError } from '../../../events/store/logUnwritable.ts';
 import { BaseRef, RepoName } from '../../../events/workspace.ts';
@@ -38,6 +40,23 @@ const CompleteBody = z.strictObject({
   changes: ChangesBody.optional(),
 });
 const Empty = z.strictObject({});
+/** A computer's report of its own events (see ComputerEvents): rows of its log, bounded (REPORT_LIMITS). */
+const ReportBody = z.strictObject({
+  events: z
+    .array(
+      z.strictObject({
+        seq: z.number().int().positive(),
+        stream: z.string().regex(STREAM_NAME),
+        version: z.number().int().positive(),
+        type: z.string().min(1).max(200),
+        data: z.unknown(),
+        at: z.number().int().nonnegative(),
+        cause: z.number().int().positive().nullable(),
+        actor: z.string().max(300),
+      }),
+    )
+    .max(REPORT_LIMITS.batchEvents),
+});
 
 export interface ApiOptions {
   /** Reads need no token while the board listens on loopback only (docs/rules.md#tools). */
@@ -144,6 +163,11 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
       const incarnation = incarnationOf(request);
       await readJson(request, Empty, SMALL_BODY);
       return host.claim(computerId, runId(m[2]!), incarnation);
+    }
+    if (method === 'POST' && (m = path.match(/^\/v1\/computers\/([^/]+)\/events$/))) {
+      const computerId = runId(m[1]!);
+      await computer(request, computerId);
+      return host.report(computerId, (await readJson(request, ReportBody, REPORT_LIMITS.batchBytes)).events);
     }
     if (method === 'POST' && (m = path.match(/^\/v1\/runs\/([^/]+)\/(heartbeat|reply|complete)$/))) {
       const id = runId(m[1]!);

@@ -105,6 +105,31 @@ const migrations: Record<string, Migration> = {
       await sql`CREATE TABLE run_heartbeats (run_id text COLLATE "C" PRIMARY KEY, at bigint NOT NULL)`.execute(db);
     },
   },
+  '0008_computer_events': {
+    // What computers with logs of their own report to their board (ComputerEvents): kept apart from
+    // `events`, never read by replay or the folds. `position` is handed out under a lock of its own
+    // (pgComputerEvents.ts), so it grows in commit order and a reader following it skips none.
+    async up(db: Kysely<unknown>) {
+      await sql`CREATE TABLE computer_events (
+        position bigserial PRIMARY KEY,
+        computer text COLLATE "C" NOT NULL,
+        seq bigint NOT NULL,
+        stream text COLLATE "C" NOT NULL,
+        version integer NOT NULL,
+        type text COLLATE "C" NOT NULL,
+        data text NOT NULL,
+        at bigint NOT NULL,
+        cause bigint,
+        actor text NOT NULL,
+        entity text COLLATE "C" NOT NULL,
+        mentions text COLLATE "C",
+        CONSTRAINT computer_events_computer_seq UNIQUE (computer, seq)
+      )`.execute(db);
+      await sql`CREATE INDEX computer_events_entity ON computer_events (entity, computer)`.execute(db);
+      await sql`CREATE INDEX computer_events_mentions ON computer_events (mentions) WHERE mentions IS NOT NULL`.execute(db);
+      await sql`CREATE TABLE computer_reports (computer text COLLATE "C" PRIMARY KEY, through bigint NOT NULL)`.execute(db);
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -337,6 +337,21 @@ export class PostgresEventStore implements EventStore {
     return this.raw<R>(name, text, values);
   }
 
+  /** `body` in one transaction on a connection of the reads' pool, on tables of the log's database that hold no events (see `shared`). */
+  sharedTransaction<T>(body: (client: pg.ClientBase) => Promise<T>): Promise<T> {
+    return this.transaction(this.pool, async (client) => {
+      await client.query('BEGIN');
+      try {
+        const result = await body(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    });
+  }
+
   async readAll(after: number, limit: number): Promise<DomainEvent[]> {
     const events: DomainEvent[] = [];
     // A foreign row skipped leaves room in the page for the rows after it.

@@ -487,6 +487,11 @@ export class SqliteEventStore implements EventStore {
     return followLog((from, limit) => this.readAll(from, limit), this.wake, after);
   }
 
+  /** Resolves once every append taken so far has committed (or failed): a reader after it sees them. */
+  settle(): Promise<void> {
+    return this.group.drain();
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     // Nothing is taken from here on; what was accepted commits now, whoever holds it back, and is
