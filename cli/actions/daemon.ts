@@ -1,21 +1,19 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { type HookCommands, parseHook } from '../../actors/board/chores/hooks/hookNames.ts';
 import type { DrainReport } from '../../actors/computer/drainComputer.ts';
 import { type Daemon, type ShutdownReport, startDaemon } from '../../actors/daemon/startDaemon.ts';
-import { simpleCommand } from '../../actors/run/commandLine.ts';
 import { checkRepositories, parseRepoOption, type Repositories } from '../../actors/workspace/repositories.ts';
 import { isPostgresUrl, redactUrl } from '../../events/store/logLocation.ts';
 import { openStore } from '../../events/store/open/openStore.ts';
 import { messageOf } from '../../events/thrown.ts';
 import type { DaemonOptions, ServerOptions } from '../commands/daemon.ts';
-import { findAgentProgram } from '../shared/agentProgram.ts';
+import { agentToRun } from '../shared/agentProgram.ts';
 import { startDemoComputer } from '../shared/demoComputer.ts';
 import { submitDemoRuns } from '../shared/demoRuns.ts';
 import { narrate } from '../shared/narrator.ts';
 import { logLocation } from '../shared/openLog.ts';
-import { DEMO_EXEC } from '../shared/options.ts';
 import { refuseOption } from '../shared/parse.ts';
 import { stdoutLines } from '../shared/stdoutLines.ts';
 
@@ -41,7 +39,10 @@ export async function daemon(o: DaemonOptions, command: CommandUnknownOpts): Pro
   if (o.push && repos.defaultName === null)
     refuseOption(command, '--push', 'on', "it pushes lanes' branches of the repositories given with --repo: give one");
   const token = computerToken(o, command);
-  const exec = agentCommand(o);
+  const exec = agentToRun(o, {
+    workspace: join(dirname(resolve(o.db)), 'workspaces', o.computer),
+    again: 'then start the daemon again',
+  });
   await runUntilSignalled(o.logJson, o.demo, {
     db: o.db,
     repos,
@@ -69,36 +70,6 @@ export async function daemon(o: DaemonOptions, command: CommandUnknownOpts): Pro
     ...(o.server ? { server: o.server } : {}),
     ...token,
   });
-}
-
-/**
- * The agent's command line. Without `--exec` the daemon refuses rather than stand in for the agent:
- * a team's real prompts answered by the demo agent would be recorded as succeeded. The demo agent runs
- * only under `--demo`. The program is looked for now, as each turn will start it (the doctor's
- * check), so a missing agent stops the start with how to install it instead of failing every run.
- */
-function agentCommand(o: DaemonOptions): string {
-  if (o.exec === undefined) {
-    if (o.demo) return DEMO_EXEC;
-    throw new Error(
-      'no agent to run: give --exec COMMAND (e.g. --exec claude or --exec "codex exec"; `runledger doctor --exec COMMAND` checks one first), ' +
-        'or --demo to try runledger out with its demo agent',
-    );
-  }
-  const program = simpleCommand(o.exec).words[0];
-  if (program === undefined) throw new Error(`--exec "${o.exec}" names no program: give the agent's command line, e.g. --exec claude`);
-  // A relative path is read from each lane's workspace, which may be a repository holding it: no lane, no check.
-  if (program.text.includes('/') && !isAbsolute(program.text)) return o.exec;
-  const found = findAgentProgram(o.exec, program, nearestFolder(join(dirname(resolve(o.db)), 'workspaces', o.computer)));
-  if (!found.found) throw new Error(`cannot run the agent of --exec "${o.exec}": ${found.detail}; ${found.fix}, then start the daemon again`);
-  return o.exec;
-}
-
-/** `path`, or the nearest folder above it that exists (the workspaces are made with the first run). */
-function nearestFolder(path: string): string {
-  let folder = path;
-  while (!existsSync(folder) && dirname(folder) !== folder) folder = dirname(folder);
-  return folder;
 }
 
 /**
