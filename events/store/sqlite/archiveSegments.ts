@@ -63,7 +63,11 @@ async function writeSegment(store: SqliteEventStore, path: string, options: Rete
   // checkpoint on, so nothing it folds may have left.
   // With none stored, a start folds from seq 1, through the segments.
   const lowestCheckpoint = db.prepare<[], number | null>('SELECT min(seq) FROM projection_checkpoints').pluck().get() ?? Number.POSITIVE_INFINITY;
-  const to = Math.min(finder.cut(), lowestCheckpoint);
+  const archives = store.archives;
+  const to = Math.min(
+    finder.cut((entity) => archives?.holds(entity, first) ?? false),
+    lowestCheckpoint,
+  );
   if (to < first) return null;
 
   const folder = archiveFolder(path);
