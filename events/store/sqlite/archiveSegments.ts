@@ -9,6 +9,7 @@ import { appendOrThrow } from '../eventStore.ts';
 import { CutFinder, horizonOf } from '../retention/chooseCut.ts';
 import { archiveFolder, parseSegmentName, segmentName } from './archiveShelf.ts';
 import { migrateToLatest } from './migrations.ts';
+import { reclaimFreePages } from './reclaimSpace.ts';
 import type { SqliteEventStore } from './sqliteEventStore.ts';
 
 const DAY_MS = 86_400_000;
@@ -32,6 +33,8 @@ export interface ArchiveResult {
   readonly to: number;
   readonly file: string;
   readonly events: number;
+  /** Bytes the live file gave back to the file system after the cut. */
+  readonly freed?: number;
 }
 
 /**
@@ -43,7 +46,9 @@ export interface ArchiveResult {
 export async function archiveOnce(store: SqliteEventStore, path: string, options: RetentionOptions): Promise<ArchiveResult | null> {
   const written = await writeSegment(store, path, options);
   if (options.deleteAfterDays !== undefined) await deleteOldSegments(store, path, options.deleteAfterDays, options.now);
-  return written;
+  // Every round, not only one that cut: a round whose reclaiming failed (a busy file) is made up for.
+  const freed = await reclaimFreePages(store.db);
+  return written ? { ...written, freed } : null;
 }
 
 async function writeSegment(store: SqliteEventStore, path: string, options: RetentionOptions): Promise<ArchiveResult | null> {
