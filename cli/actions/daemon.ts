@@ -28,6 +28,7 @@ export async function daemon(o: DaemonOptions, command: CommandUnknownOpts): Pro
     );
   }
   const hooks = hookCommands(o.hook ?? [], command);
+  checkRetention(o, command);
   const repos = await repositories(o.repo ?? [], command);
   if (o.worktreeIdleDays !== undefined && repos.defaultName === null)
     refuseOption(
@@ -102,6 +103,7 @@ function computerToken(o: DaemonOptions, command: CommandUnknownOpts): { token: 
 /** `runledger server`: the board alone, as long-lived as the daemon. */
 export async function server(o: ServerOptions, command: CommandUnknownOpts): Promise<void> {
   const hooks = hookCommands(o.hook ?? [], command);
+  checkRetention(o, command);
   await runUntilSignalled(o.logJson, false, {
     db: o.db,
     port: o.port,
@@ -247,6 +249,32 @@ async function repositories(texts: readonly string[], command: CommandUnknownOpt
   } catch (error) {
     return refuseOption(command, '--repo <[name=]path>', texts.join(' '), (error as Error).message);
   }
+}
+
+/**
+ * `--retain-days N`, `--delete-archives-after-days M` (docs/retention.md), refused before anything is
+ * opened where they cannot do what they say. On PostgreSQL retention is designed, not built: a board
+ * started with it would keep everything while its operator believes otherwise.
+ */
+function checkRetention(o: Pick<ServerOptions, 'db' | 'retainDays' | 'deleteArchivesAfterDays'>, command: CommandUnknownOpts): void {
+  if (o.retainDays !== undefined && isPostgresUrl(o.db))
+    refuseOption(
+      command,
+      '--retain-days <n>',
+      String(o.retainDays),
+      'Retention keeps archives of a SQLite log only: on a PostgreSQL board, start the server without --retain-days and bound the events table with PostgreSQL tools (docs/retention.md#postgresql)',
+    );
+  const deleteAfter = o.deleteArchivesAfterDays;
+  if (deleteAfter === undefined) return;
+  if (o.retainDays === undefined)
+    refuseOption(command, '--delete-archives-after-days <m>', String(deleteAfter), 'It deletes archives, which only --retain-days makes: give --retain-days N too');
+  if (deleteAfter < o.retainDays)
+    refuseOption(
+      command,
+      '--delete-archives-after-days <m>',
+      String(deleteAfter),
+      `It must be at least --retain-days (${o.retainDays}): an archive is history older than that`,
+    );
 }
 
 /**
