@@ -267,7 +267,12 @@ function checkRetention(o: Pick<ServerOptions, 'db' | 'retainDays' | 'deleteArch
   const deleteAfter = o.deleteArchivesAfterDays;
   if (deleteAfter === undefined) return;
   if (o.retainDays === undefined)
-    refuseOption(command, '--delete-archives-after-days <m>', String(deleteAfter), 'It deletes archives, which only --retain-days makes: give --retain-days N too');
+    refuseOption(
+      command,
+      '--delete-archives-after-days <m>',
+      String(deleteAfter),
+      'It deletes archives, which only --retain-days makes: give --retain-days N too',
+    );
   if (deleteAfter < o.retainDays)
     refuseOption(
       command,

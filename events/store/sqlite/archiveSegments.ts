@@ -6,6 +6,7 @@ import { Kysely, SqliteDialect } from 'kysely';
 import type { DomainEvent } from '../../catalog.ts';
 import { LOG_ARCHIVE_STREAM } from '../../logEvents.ts';
 import { appendOrThrow } from '../eventStore.ts';
+import { segmentRecords } from '../retention/archiveRecords.ts';
 import { CutFinder, horizonOf } from '../retention/chooseCut.ts';
 import { archiveFolder, parseSegmentName, segmentName } from './archiveShelf.ts';
 import { migrateToLatest } from './migrations.ts';
@@ -86,7 +87,8 @@ async function writeSegment(store: SqliteEventStore, path: string, options: Rete
   renameSync(temp, join(folder, file));
   fsyncPath(folder);
   options.before?.('record');
-  await record(store, { from: first, to, file, sha256: sha256Of(join(folder, file)), events, retainDays: options.retainDays }, options.now);
+  const earlier = segmentRecords(await store.readStream(LOG_ARCHIVE_STREAM));
+  await record(store, { from: first, to, file, sha256: sha256Of(join(folder, file)), events, retainDays: options.retainDays, earlier }, options.now);
   options.before?.('remove');
   await removeArchivedRows(store, to, options.before);
   return { from: first, to, file, events };
