@@ -17,6 +17,7 @@ import { postgresAppends } from './postgresAppends.ts';
 import { rebuild } from './rebuild.ts';
 import { replay } from './replay.ts';
 import { restartTime } from './restartTime.ts';
+import { retention } from './retention.ts';
 import { scheduling } from './scheduling.ts';
 import { startTime } from './startTime.ts';
 import { toolsOnLargeLog } from './toolsOnLargeLog.ts';
@@ -35,6 +36,7 @@ const benchmarks: readonly Benchmark[] = [
   replay,
   memoryFlat,
   restartTime,
+  retention,
   crashRestart,
   toolsOnLargeLog,
   eventsPerRun,

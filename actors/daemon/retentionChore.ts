@@ -38,7 +38,10 @@ export async function startRetention(
         ...(settings.deleteAfterDays !== undefined ? { deleteAfterDays: settings.deleteAfterDays } : {}),
         now: clock.now(),
       });
-      if (written) log(`retention: events ${written.from}..${written.to} (${written.events}) moved to archive/${written.file}`);
+      if (written)
+        log(
+          `retention: events ${written.from}..${written.to} (${written.events}) moved to archive/${written.file}; the live log gave back ${Math.round((written.freed ?? 0) / 1024)} KB`,
+        );
     } catch (error) {
       // Nothing left the live log that is not durably archived: the next round tries again.
       log(`retention: archiving failed, nothing was lost, next round in an hour: ${(error as Error).message}`);

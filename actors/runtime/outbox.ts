@@ -112,6 +112,12 @@ const PAGE = 500;
 export const MARK_EVERY = 1_000;
 
 /**
+ * And at least this often while the cursor moves: a quiet daemon's marks would otherwise lag a few days
+ * of its events behind, and retention cuts no further than the lowest mark (docs/retention.md#the-cut).
+ */
+export const MARK_EVERY_MS = 60_000;
+
+/**
  * For consumers whose effects each belong to one run (a claim, a spawn, a kill, a completion): those
  * of different runs do not depend on each other, and a run's own come one at a time from its actor.
  */
@@ -178,6 +184,7 @@ export class Outbox<E> {
    * effects are told from a dead life's of the same `host:pid`; the head at opening when not given.
    */
   async open(startAt?: number, lifeFrom?: number): Promise<void> {
+    this.markByTime();
     const saved = await this.store.checkpoints.load(this.stream);
     const from = readMark(saved?.state);
     const mark = foldMark(from, await this.store.readStream(this.stream, from.version));
@@ -301,6 +308,8 @@ export class Outbox<E> {
    */
   stop(): void {
     this.stopped = true;
+    this.cancelMarkTimer?.();
+    this.cancelMarkTimer = null;
     // Where the cursor got to, for the next start: a mark not saved (the log closing first) is only late.
     if (this.cursor > this.mark.cursor) void this.saveMark();
   }
@@ -331,6 +340,21 @@ export class Outbox<E> {
     } finally {
       this.marking = false;
     }
+  }
+
+  private cancelMarkTimer: (() => void) | null = null;
+
+  /** A mark every MARK_EVERY_MS while the cursor moved, as the projections' checkpoints every minute. */
+  private markByTime(): void {
+    if (this.cancelMarkTimer || this.stopped) return;
+    const arm = () => {
+      this.cancelMarkTimer = this.clock.after(MARK_EVERY_MS, () => {
+        if (this.stopped) return;
+        if (this.cursor > this.mark.cursor && !this.marking) void this.saveMark();
+        arm();
+      });
+    };
+    arm();
   }
 
   private markDue(): void {

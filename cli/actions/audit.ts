@@ -5,6 +5,7 @@ import { PostgresEventStore } from '../../events/store/postgres/postgresEventSto
 import { sqliteComputerEvents } from '../../events/store/sqlite/computerEventsTable.ts';
 import { NotALogError } from '../../events/store/sqlite/migrations.ts';
 import { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { archivedSegments, describeSegment, segmentsHolding } from '../../projections/audit/archivedWhere.ts';
 import { noRunStartsWith, RunIdPrefixError } from '../../projections/audit/runIdPrefix.ts';
 import { checkEntityId, entityTimeline, formatTimeline, type Timeline } from '../../projections/audit/runTimeline.ts';
 import { type AuditSummary, auditSummaryProjection } from '../../projections/audit/summary.ts';
@@ -41,11 +42,19 @@ export async function audit(id: string | undefined, options: AuditOptions): Prom
     const reported =
       store instanceof SqliteEventStore ? sqliteComputerEvents(store.db) : store instanceof PostgresEventStore ? postgresComputerEvents(store) : null;
     const timeline = await auditedTimeline(withComputerEvents(store, reported), id);
+    const segments = await archivedSegments(store);
     if (!timeline) {
-      fail(`no run or session "${id}" in ${path}: the log holds no event of run:${id} or session:${id}, and ${noRunStartsWith(id)}`);
+      // Its history may have been in an archive retention deleted: said, with which, rather than only "no run".
+      const deleted = segments.filter((s) => s.deleted).map((s) => `\n  ${describeSegment(s)}`);
+      const gone = deleted.length ? `; it may have been in an archive deleted since:${deleted.join('')}` : '';
+      fail(`no run or session "${id}" in ${path}: the log holds no event of run:${id} or session:${id}, and ${noRunStartsWith(id)}${gone}`);
       return;
     }
-    print(options, timeline, () => formatTimeline(timeline));
+    const archived = segmentsHolding(
+      segments,
+      timeline.entries.map((e) => e.seq),
+    ).map(describeSegment);
+    print(options, archived.length ? { ...timeline, archived } : timeline, () => [formatTimeline(timeline), ...archived].join('\n'));
   } finally {
     await store.close();
   }

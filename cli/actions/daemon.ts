@@ -1,21 +1,19 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { type HookCommands, parseHook } from '../../actors/board/chores/hooks/hookNames.ts';
 import type { DrainReport } from '../../actors/computer/drainComputer.ts';
 import { type Daemon, type ShutdownReport, startDaemon } from '../../actors/daemon/startDaemon.ts';
-import { simpleCommand } from '../../actors/run/commandLine.ts';
 import { checkRepositories, parseRepoOption, type Repositories } from '../../actors/workspace/repositories.ts';
 import { isPostgresUrl, redactUrl } from '../../events/store/logLocation.ts';
 import { openStore } from '../../events/store/open/openStore.ts';
 import { messageOf } from '../../events/thrown.ts';
 import type { DaemonOptions, ServerOptions } from '../commands/daemon.ts';
-import { findAgentProgram } from '../shared/agentProgram.ts';
+import { agentToRun } from '../shared/agentProgram.ts';
 import { startDemoComputer } from '../shared/demoComputer.ts';
 import { submitDemoRuns } from '../shared/demoRuns.ts';
 import { narrate } from '../shared/narrator.ts';
 import { logLocation } from '../shared/openLog.ts';
-import { DEMO_EXEC } from '../shared/options.ts';
 import { refuseOption } from '../shared/parse.ts';
 import { stdoutLines } from '../shared/stdoutLines.ts';
 
@@ -30,6 +28,7 @@ export async function daemon(o: DaemonOptions, command: CommandUnknownOpts): Pro
     );
   }
   const hooks = hookCommands(o.hook ?? [], command);
+  checkRetention(o, command);
   const repos = await repositories(o.repo ?? [], command);
   if (o.worktreeIdleDays !== undefined && repos.defaultName === null)
     refuseOption(
@@ -41,7 +40,10 @@ export async function daemon(o: DaemonOptions, command: CommandUnknownOpts): Pro
   if (o.push && repos.defaultName === null)
     refuseOption(command, '--push', 'on', "it pushes lanes' branches of the repositories given with --repo: give one");
   const token = computerToken(o, command);
-  const exec = agentCommand(o);
+  const exec = agentToRun(o, {
+    workspace: join(dirname(resolve(o.db)), 'workspaces', o.computer),
+    again: 'then start the daemon again',
+  });
   await runUntilSignalled(o.logJson, o.demo, {
     db: o.db,
     repos,
@@ -69,36 +71,6 @@ export async function daemon(o: DaemonOptions, command: CommandUnknownOpts): Pro
     ...(o.server ? { server: o.server } : {}),
     ...token,
   });
-}
-
-/**
- * The agent's command line. Without `--exec` the daemon refuses rather than stand in for the agent:
- * a team's real prompts answered by the demo agent would be recorded as succeeded. The demo agent runs
- * only under `--demo`. The program is looked for now, as each turn will start it (the doctor's
- * check), so a missing agent stops the start with how to install it instead of failing every run.
- */
-function agentCommand(o: DaemonOptions): string {
-  if (o.exec === undefined) {
-    if (o.demo) return DEMO_EXEC;
-    throw new Error(
-      'no agent to run: give --exec COMMAND (e.g. --exec claude or --exec "codex exec"; `runledger doctor --exec COMMAND` checks one first), ' +
-        'or --demo to try runledger out with its demo agent',
-    );
-  }
-  const program = simpleCommand(o.exec).words[0];
-  if (program === undefined) throw new Error(`--exec "${o.exec}" names no program: give the agent's command line, e.g. --exec claude`);
-  // A relative path is read from each lane's workspace, which may be a repository holding it: no lane, no check.
-  if (program.text.includes('/') && !isAbsolute(program.text)) return o.exec;
-  const found = findAgentProgram(o.exec, program, nearestFolder(join(dirname(resolve(o.db)), 'workspaces', o.computer)));
-  if (!found.found) throw new Error(`cannot run the agent of --exec "${o.exec}": ${found.detail}; ${found.fix}, then start the daemon again`);
-  return o.exec;
-}
-
-/** `path`, or the nearest folder above it that exists (the workspaces are made with the first run). */
-function nearestFolder(path: string): string {
-  let folder = path;
-  while (!existsSync(folder) && dirname(folder) !== folder) folder = dirname(folder);
-  return folder;
 }
 
 /**
@@ -131,6 +103,7 @@ function computerToken(o: DaemonOptions, command: CommandUnknownOpts): { token: 
 /** `runledger server`: the board alone, as long-lived as the daemon. */
 export async function server(o: ServerOptions, command: CommandUnknownOpts): Promise<void> {
   const hooks = hookCommands(o.hook ?? [], command);
+  checkRetention(o, command);
   await runUntilSignalled(o.logJson, false, {
     db: o.db,
     port: o.port,
@@ -276,6 +249,37 @@ async function repositories(texts: readonly string[], command: CommandUnknownOpt
   } catch (error) {
     return refuseOption(command, '--repo <[name=]path>', texts.join(' '), (error as Error).message);
   }
+}
+
+/**
+ * `--retain-days N`, `--delete-archives-after-days M` (docs/retention.md), refused before anything is
+ * opened where they cannot do what they say. On PostgreSQL retention is designed, not built: a board
+ * started with it would keep everything while its operator believes otherwise.
+ */
+function checkRetention(o: Pick<ServerOptions, 'db' | 'retainDays' | 'deleteArchivesAfterDays'>, command: CommandUnknownOpts): void {
+  if (o.retainDays !== undefined && isPostgresUrl(o.db))
+    refuseOption(
+      command,
+      '--retain-days <n>',
+      String(o.retainDays),
+      'Retention keeps archives of a SQLite log only: on a PostgreSQL board, start the server without --retain-days and bound the events table with PostgreSQL tools (docs/retention.md#postgresql)',
+    );
+  const deleteAfter = o.deleteArchivesAfterDays;
+  if (deleteAfter === undefined) return;
+  if (o.retainDays === undefined)
+    refuseOption(
+      command,
+      '--delete-archives-after-days <m>',
+      String(deleteAfter),
+      'It deletes archives, which only --retain-days makes: give --retain-days N too',
+    );
+  if (deleteAfter < o.retainDays)
+    refuseOption(
+      command,
+      '--delete-archives-after-days <m>',
+      String(deleteAfter),
+      `It must be at least --retain-days (${o.retainDays}): an archive is history older than that`,
+    );
 }
 
 /**

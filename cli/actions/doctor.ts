@@ -10,7 +10,7 @@ import { turnCommand } from '../../actors/run/resume.ts';
 import { systemClock } from '../../actors/runtime/clock.ts';
 import { messageOf } from '../../events/thrown.ts';
 import type { DoctorOptions } from '../commands/doctor.ts';
-import { findAgentProgram } from '../shared/agentProgram.ts';
+import { agentToRun, findAgentProgram } from '../shared/agentProgram.ts';
 import { sandboxFinding } from './codexSandbox.ts';
 import { type Finding, KIND_WORDS, looksLikeEvents, quote, troubleOf } from './doctorAdvice.ts';
 import { addScratchWorktree, checkRepo, removeScratchWorktree } from './doctorRepo.ts';
@@ -28,6 +28,9 @@ import { untilDone } from './run.ts';
  * written to the log.
  */
 
+/** The options with the agent chosen (agentToRun): `--exec`, or the demo agent under `--demo`. */
+type Checked = DoctorOptions & { readonly exec: string };
+
 type Status = 'ok' | 'warning' | 'failed' | 'skipped';
 
 const AGENT_CHECKS = ['program', 'answer', 'session', 'resume'] as const;
@@ -43,10 +46,9 @@ interface Check {
 const LANE = 'doctor';
 const PROMPTS = ['ping', 'again'] as const;
 
-export async function doctor(o: DoctorOptions): Promise<void> {
-  const line = simpleCommand(o.exec);
-  const program = line.words[0];
-  if (program === undefined) throw new Error('--exec names no program: give the agent command line, e.g. --exec claude');
+export async function doctor(given: DoctorOptions): Promise<void> {
+  const o = { ...given, exec: agentToRun(given, 'doctor') };
+  const program = simpleCommand(o.exec).words[0]!;
   const { kind } = agentSettingsOf({ exec: o.exec });
   const scratch = scratchFolder(o.db);
   // A Ctrl-C (or SIGTERM) stops the turn running (untilDone) and every check after it: the person
@@ -88,7 +90,7 @@ export async function doctor(o: DoctorOptions): Promise<void> {
 const signalled = { value: false };
 const STOPPED: Finding = { detail: 'stopped (Ctrl-C or a signal) before it answered: not checked' };
 
-async function runChecks(o: DoctorOptions, kind: AgentKind, program: Word, workspace: string, scratch: string): Promise<Check[]> {
+async function runChecks(o: Checked, kind: AgentKind, program: Word, workspace: string, scratch: string): Promise<Check[]> {
   const checks: Check[] = [];
   const skipRest = (why: string): Check[] => {
     for (const check of AGENT_CHECKS) if (!checks.some((c) => c.check === check)) checks.push({ check, status: 'skipped', detail: why });
@@ -138,7 +140,7 @@ interface Turn {
 }
 
 /** One turn exactly as `runledger run --dry-run` runs it: nothing recorded anywhere. */
-async function turn(o: DoctorOptions, scratch: string, prompt: string, laneSession: string | null): Promise<Turn> {
+async function turn(o: Checked, scratch: string, prompt: string, laneSession: string | null): Promise<Turn> {
   const started = performance.now();
   const result = await untilDone(
     startLocalTurn({
@@ -194,7 +196,7 @@ function answerCheck(kind: AgentKind, first: Turn, budgetS: number): Check {
   }
 }
 
-function resumeCheck(o: DoctorOptions, kind: AgentKind, session: string, second: Turn): Check {
+function resumeCheck(o: Checked, kind: AgentKind, session: string, second: Turn): Check {
   const [tried, ...retried] = second.result.processes;
   const command = turnCommand(o.exec, kind, session).command;
   if (tried !== undefined && tried.resuming === session && retried.length > 0) {
@@ -249,7 +251,7 @@ function scratchFolder(db: string): string {
   }
 }
 
-function report(o: DoctorOptions, kind: AgentKind, checks: readonly Check[]): void {
+function report(o: Checked, kind: AgentKind, checks: readonly Check[]): void {
   const ok = checks.every((c) => c.status !== 'failed');
   const command = turnCommand(o.exec, kind, null).command;
   if (o.json) {

@@ -10,9 +10,13 @@ import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { messageOf } from '../../events/thrown.ts';
 import type { RunOptions } from '../commands/run.ts';
+import { agentToRun } from '../shared/agentProgram.ts';
 import { print } from '../shared/options.ts';
 import { refuseOption } from '../shared/parse.ts';
 import { readPrompt } from '../shared/prompt.ts';
+
+/** The options with the agent chosen (agentToRun): `--exec`, or the demo agent under `--demo`. */
+type AgentTurn = RunOptions & { readonly exec: string };
 
 /** Turns of `runledger run` are the daemon's own computer's: they share its lanes' sessions. */
 const COMPUTER = 'local';
@@ -32,8 +36,11 @@ const COMPUTER = 'local';
  */
 export async function run(o: RunOptions, command: CommandUnknownOpts): Promise<void> {
   checkLane(o.lane, command);
+  // Before the prompt is read: a person typing it on stdin learns first that it would not run.
+  const exec = agentToRun(o, { workspace: join(dirname(resolve(o.db)), 'workspaces', COMPUTER, o.lane), again: 'then run it again' });
   const prompt = readPrompt('run', o.prompt);
-  const result = o.dryRun ? await dryRun(o, prompt) : await recordedRun(o, prompt);
+  const turn = { ...o, exec };
+  const result = o.dryRun ? await dryRun(turn, prompt) : await recordedRun(turn, prompt);
   const view = {
     run_id: result.runId,
     ok: result.ok,
@@ -48,7 +55,7 @@ export async function run(o: RunOptions, command: CommandUnknownOpts): Promise<v
   process.exitCode = result.ok ? 0 : 1;
 }
 
-async function recordedRun(o: RunOptions, prompt: string): Promise<LocalTurnResult> {
+async function recordedRun(o: AgentTurn, prompt: string): Promise<LocalTurnResult> {
   const db = resolve(o.db);
   const folder = dirname(db);
   mkdirSync(folder, { recursive: true });
@@ -72,7 +79,7 @@ async function recordedRun(o: RunOptions, prompt: string): Promise<LocalTurnResu
 }
 
 /** The turn as the options say it, recorded in `store` (or nowhere: a dry run). */
-function turnOf(o: RunOptions, prompt: string, where: Pick<LocalTurnOptions, 'store' | 'workspaceRoot' | 'laneSession'>): LocalTurnOptions {
+function turnOf(o: AgentTurn, prompt: string, where: Pick<LocalTurnOptions, 'store' | 'workspaceRoot' | 'laneSession'>): LocalTurnOptions {
   return {
     ...where,
     clock: systemClock,
@@ -86,7 +93,7 @@ function turnOf(o: RunOptions, prompt: string, where: Pick<LocalTurnOptions, 'st
   };
 }
 
-async function dryRun(o: RunOptions, prompt: string): Promise<LocalTurnResult> {
+async function dryRun(o: AgentTurn, prompt: string): Promise<LocalTurnResult> {
   // The lane's workspace when the daemon made one (the agent sees what earlier turns left), else a
   // scratch folder removed afterwards: nothing is created beside the log.
   const root = join(dirname(resolve(o.db)), 'workspaces', COMPUTER);

@@ -1,6 +1,6 @@
 import { Command } from '@commander-js/extra-typings';
 import { MAX_TIMEOUT_S } from '../../events/bounds.ts';
-import { DEMO_EXEC, helpAfter, type OptionsOf, withLog } from '../shared/options.ts';
+import { helpAfter, type OptionsOf, withLog } from '../shared/options.ts';
 import { atMost, int } from '../shared/parse.ts';
 
 const doctor = () =>
@@ -10,7 +10,8 @@ const doctor = () =>
     ),
     "the daemon's log: the turns run in a scratch folder beside its workspaces, removed afterwards",
   )
-    .option('--exec <command>', 'the agent command line, as given to `runledger daemon --exec`', DEMO_EXEC)
+    .option('--exec <command>', 'the agent command line, as given to `runledger daemon --exec`: required, unless --demo')
+    .option('--demo', 'check the demo agent (unless --exec)')
     .option(
       '--repo <path>',
       "the repository the daemon's lanes work in (daemon --repo): checked, and the agent run in a scratch worktree of it, removed afterwards",

@@ -1,7 +1,47 @@
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { programName, type Word } from '../../actors/run/commandLine.ts';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { programName, simpleCommand, type Word } from '../../actors/run/commandLine.ts';
+import { DEMO_EXEC } from './options.ts';
+
+/** What a command that starts an agent was given: `--exec`, `--demo`. */
+export interface AgentGiven {
+  readonly exec?: string | undefined;
+  readonly demo?: boolean | undefined;
+}
+
+/**
+ * The agent command line of `daemon`, `run` and `doctor` (docs/rules.md, "No silent stand-in"). Without
+ * `--exec` they refuse rather than stand in for the agent: a team's real prompts answered by the demo
+ * agent would be recorded as succeeded. The demo agent runs only under `--demo`. `doctor` stops there:
+ * finding the program is one of its checks. The others look for it now, as each turn will start it in
+ * `workspace` (a folder that may not exist yet: its nearest existing parent), so a missing agent stops
+ * the start with how to install it instead of failing every run; `again` says how to try again.
+ */
+export function agentToRun(given: AgentGiven, check: { workspace: string; again: string } | 'doctor'): string {
+  if (given.exec === undefined) {
+    if (given.demo) return DEMO_EXEC;
+    throw new Error(
+      `no agent to ${check === 'doctor' ? 'check' : 'run'}: give --exec COMMAND (e.g. --exec claude or --exec "codex exec"; \`runledger doctor --exec COMMAND\` checks one first), ` +
+        'or --demo to try runledger out with its demo agent',
+    );
+  }
+  const program = simpleCommand(given.exec).words[0];
+  if (program === undefined) throw new Error(`--exec "${given.exec}" names no program: give the agent's command line, e.g. --exec claude`);
+  if (check === 'doctor') return given.exec;
+  // A relative path is read from each lane's workspace, which may be a repository holding it: no lane, no check.
+  if (program.text.includes('/') && !isAbsolute(program.text)) return given.exec;
+  const found = findAgentProgram(given.exec, program, nearestFolder(check.workspace));
+  if (!found.found) throw new Error(`cannot run the agent of --exec "${given.exec}": ${found.detail}; ${found.fix}, ${check.again}`);
+  return given.exec;
+}
+
+/** `path`, or the nearest folder above it that exists (the workspaces are made with the first run). */
+function nearestFolder(path: string): string {
+  let folder = path;
+  while (!existsSync(folder) && dirname(folder) !== folder) folder = dirname(folder);
+  return folder;
+}
 
 /** Whether the agent's program is there, what it is, and when it is not, how to get it. */
 export interface AgentProgram {

@@ -1,5 +1,5 @@
 /**
- * Issue 26: no silent stand-in. A daemon started without `--exec` used to run the demo agent, so a
+ * Issue 26: no silent stand-in, for every command that starts an agent (daemon, run, doctor). A daemon started without `--exec` used to run the demo agent, so a
  * team's real prompts were answered "You asked: ..." and recorded succeeded; one started with an agent
  * that is not installed started cleanly, then failed every run with exit 127. Both now refuse at
  * start, exit 2, saying what to give or install, before anything is written.
@@ -49,4 +49,50 @@ describe('runledger daemon and its agent', () => {
       expect(existsSync(dirname(db))).toBe(false);
     },
   );
+});
+
+const NO_AGENT =
+  'runledger: no agent to run: give --exec COMMAND (e.g. --exec claude or --exec "codex exec"; `runledger doctor --exec COMMAND` checks one first), ' +
+  'or --demo to try runledger out with its demo agent\n';
+
+describe("runledger run and doctor and their agent: the daemon's rule", () => {
+  it.each([
+    ['run', ['run', '--lane', 'x', '--prompt', 'hello']],
+    ['run --dry-run', ['run', '--lane', 'x', '--prompt', 'hello', '--dry-run']],
+    ['doctor', ['doctor']],
+  ])('given no --exec (%s), then it refuses naming --exec and --demo, exit 2, and writes nothing', async (_, args) => {
+    const db = join(tempDir(), 'log', 'runledger.db');
+    const result = await runCli([...args, '--db', db]);
+    expect(result).toMatchObject({
+      status: 2,
+      stdout: '',
+      stderr: NO_AGENT.replace('no agent to run', args[0] === 'doctor' ? 'no agent to check' : 'no agent to run'),
+    });
+    expect(existsSync(dirname(db))).toBe(false);
+  });
+
+  it.each([
+    ['run', []],
+    ['run --dry-run', ['--dry-run']],
+  ])('given --exec nosuchagent (%s), then it refuses naming the program and how to install it, exit 2, and writes nothing', async (_, extra) => {
+    const db = join(tempDir(), 'log', 'runledger.db');
+    const result = await runCli(['run', '--lane', 'x', '--prompt', 'hello', '--exec', 'nosuchagent', ...extra, '--db', db], 20_000, {
+      env: BARE_PATH,
+    });
+    expect(result).toMatchObject({
+      status: 2,
+      stdout: '',
+      stderr:
+        'runledger: cannot run the agent of --exec "nosuchagent": not found: nosuchagent (looked up on PATH); ' +
+        "install nosuchagent or put the folder holding it on the daemon's PATH (the command runs with /bin/sh -c), then run it again\n",
+    });
+    expect(existsSync(dirname(db))).toBe(false);
+  });
+
+  it('runs the demo agent only under --demo', async () => {
+    const db = join(tempDir(), 'log', 'runledger.db');
+    const result = await runCli(['run', '--lane', 'x', '--prompt', 'hello', '--dry-run', '--demo', '--db', db]);
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^You asked: "hello"\. Done in \d+ ms\.\n$/);
+  });
 });

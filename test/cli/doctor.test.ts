@@ -183,6 +183,6 @@ describe('runledger doctor', () => {
   it('given an --exec with no program, then it is a usage error, exit 2', () => {
     const run = doctor(['--exec', '  ']);
     expect(run).toMatchObject({ status: 2, stdout: '' });
-    expect(run.stderr).toContain('--exec names no program');
+    expect(run.stderr).toContain('runledger: --exec "  " names no program: give the agent\'s command line, e.g. --exec claude');
   });
 });

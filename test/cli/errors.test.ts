@@ -108,7 +108,7 @@ describe('a folder given as --db', () => {
 describe('the prompt', () => {
   it.each([
     ['submit', '--server', 'http://127.0.0.1:9'],
-    ['run', '--dry-run'],
+    ['run', '--dry-run', '--demo'],
   ])('runledger %s --prompt "": one sentence, before anything is sent, exit 2', (command, ...rest) => {
     const result = runledger([command!, '--lane', 'x', '--prompt', '  ', ...rest]);
     expect(result).toMatchObject({

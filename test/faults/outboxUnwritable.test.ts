@@ -52,7 +52,9 @@ async function milestones(store: Awaited<ReturnType<typeof faultyLog>>['store'],
   return seqs;
 }
 
-async function retriesWaiting(clock: FakeClock, count: number): Promise<void> {
+/** Until `count` retries wait on the clock, beside the outbox's own timer (its mark, every minute). */
+async function retriesWaiting(clock: FakeClock, retries: number): Promise<void> {
+  const count = retries + 1;
   for (let turn = 0; turn < 2_000 && clock.pendingTimers() < count; turn++) await new Promise((resolve) => setTimeout(resolve, 1));
   expect(clock.pendingTimers()).toBe(count);
 }

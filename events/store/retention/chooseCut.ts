@@ -58,10 +58,15 @@ export class CutFinder {
     this.prefixEnd = row.seq;
   }
 
-  /** The cut: every row at or below it may leave the live log. */
-  cut(): number {
+  /**
+   * The cut: every row at or below it may leave the live log. `archived` says whether an archive holds
+   * rows of a run or session: one that does ended there (no cut leaves an open one's rows behind it),
+   * and its rows seen here came after its end (a computer's late claim, its `run.ended`), which must
+   * not hold this cut, and every later one, back.
+   */
+  cut(archived: (entity: string) => boolean = () => false): number {
     let cut = this.prefixEnd;
-    for (const first of this.open.values()) cut = Math.min(cut, first - 1);
+    for (const [entity, first] of this.open) if (first - 1 < cut && !archived(entity)) cut = first - 1;
     return cut;
   }
 }

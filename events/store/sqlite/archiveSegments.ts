@@ -6,9 +6,11 @@ import { Kysely, SqliteDialect } from 'kysely';
 import type { DomainEvent } from '../../catalog.ts';
 import { LOG_ARCHIVE_STREAM } from '../../logEvents.ts';
 import { appendOrThrow } from '../eventStore.ts';
+import { segmentRecords } from '../retention/archiveRecords.ts';
 import { CutFinder, horizonOf } from '../retention/chooseCut.ts';
 import { archiveFolder, parseSegmentName, segmentName } from './archiveShelf.ts';
 import { migrateToLatest } from './migrations.ts';
+import { reclaimFreePages } from './reclaimSpace.ts';
 import type { SqliteEventStore } from './sqliteEventStore.ts';
 
 const DAY_MS = 86_400_000;
@@ -32,6 +34,8 @@ export interface ArchiveResult {
   readonly to: number;
   readonly file: string;
   readonly events: number;
+  /** Bytes the live file gave back to the file system after the cut. */
+  readonly freed?: number;
 }
 
 /**
@@ -43,7 +47,9 @@ export interface ArchiveResult {
 export async function archiveOnce(store: SqliteEventStore, path: string, options: RetentionOptions): Promise<ArchiveResult | null> {
   const written = await writeSegment(store, path, options);
   if (options.deleteAfterDays !== undefined) await deleteOldSegments(store, path, options.deleteAfterDays, options.now);
-  return written;
+  // Every round, not only one that cut: a round whose reclaiming failed (a busy file) is made up for.
+  const freed = await reclaimFreePages(store.db);
+  return written ? { ...written, freed } : null;
 }
 
 async function writeSegment(store: SqliteEventStore, path: string, options: RetentionOptions): Promise<ArchiveResult | null> {
@@ -63,7 +69,11 @@ async function writeSegment(store: SqliteEventStore, path: string, options: Rete
   // checkpoint on, so nothing it folds may have left.
   // With none stored, a start folds from seq 1, through the segments.
   const lowestCheckpoint = db.prepare<[], number | null>('SELECT min(seq) FROM projection_checkpoints').pluck().get() ?? Number.POSITIVE_INFINITY;
-  const to = Math.min(finder.cut(), lowestCheckpoint);
+  const archives = store.archives;
+  const to = Math.min(
+    finder.cut((entity) => archives?.holds(entity, first) ?? false),
+    lowestCheckpoint,
+  );
   if (to < first) return null;
 
   const folder = archiveFolder(path);
@@ -77,7 +87,8 @@ async function writeSegment(store: SqliteEventStore, path: string, options: Rete
   renameSync(temp, join(folder, file));
   fsyncPath(folder);
   options.before?.('record');
-  await record(store, { from: first, to, file, sha256: sha256Of(join(folder, file)), events, retainDays: options.retainDays }, options.now);
+  const earlier = segmentRecords(await store.readStream(LOG_ARCHIVE_STREAM));
+  await record(store, { from: first, to, file, sha256: sha256Of(join(folder, file)), events, retainDays: options.retainDays, earlier }, options.now);
   options.before?.('remove');
   await removeArchivedRows(store, to, options.before);
   return { from: first, to, file, events };

@@ -51,6 +51,8 @@ interface SegmentStatements {
   readonly entity: Database.Statement<[string, number], RawRow>;
   readonly streamIds: Database.Statement<[string, string, number], string>;
   readonly mentionedIds: Record<'run' | 'session', Database.Statement<[string, string, number], unknown>>;
+  readonly holdsByStream: Database.Statement<[string], number>;
+  readonly holdsByData: Record<'runId' | 'sessionId', Database.Statement<[string], number>>;
 }
 
 /**
@@ -130,6 +132,18 @@ export class ArchiveShelf {
     });
   }
 
+  /** Whether a segment holds a row of the entity (`run:ID`, `session:ID`), newest segment first. */
+  holds(kindAndId: string, below: number): boolean {
+    const field = kindAndId.startsWith('run:') ? 'runId' : 'sessionId';
+    const id = kindAndId.slice(kindAndId.indexOf(':') + 1);
+    for (const segment of [...this.list(below)].reverse()) {
+      if (segment.from >= below) continue;
+      const s = this.open(segment);
+      if (s.holdsByStream.get(kindAndId) !== undefined || s.holdsByData[field].get(id) !== undefined) return true;
+    }
+    return false;
+  }
+
   /** Entity ids in `[low, high)` found in the segments: those with a stream, and those named in data. */
   entityIds(kind: 'run' | 'session', prefix: string, end: string, limit: number, below: number): { named: string[]; mentioned: unknown[] } {
     const named: string[] = [];
@@ -167,6 +181,12 @@ export class ArchiveShelf {
            AND json_extract(data, '$.${field}') >= ? AND json_extract(data, '$.${field}') < ? ORDER BY json_extract(data, '$.${field}') LIMIT ?`,
         )
         .pluck(true);
+    const holds = (field: 'runId' | 'sessionId') =>
+      db
+        .prepare<[string], number>(
+          `SELECT 1 FROM events WHERE json_extract(data, '$.${field}') = ? AND json_extract(data, '$.${field}') IS NOT NULL LIMIT 1`,
+        )
+        .pluck();
     segment.statements = {
       db,
       after: db.prepare<[number, number, number], RawRow>(`SELECT ${COLUMNS} FROM events WHERE seq > ? AND seq < ? ORDER BY seq LIMIT ?`).raw(true),
@@ -190,6 +210,9 @@ export class ArchiveShelf {
         )
         .pluck(true),
       mentionedIds: { run: mentionedIds('runId'), session: mentionedIds('sessionId') },
+      // Through the indexes of migrations 0003 and 0004, as every read of an entity.
+      holdsByStream: db.prepare<[string], number>(`SELECT 1 FROM events WHERE ${STREAM_ENTITY} = ? LIMIT 1`).pluck(),
+      holdsByData: { runId: holds('runId'), sessionId: holds('sessionId') },
     };
     return segment.statements;
   }

@@ -1,0 +1,21 @@
+import { LOG_ARCHIVE_STREAM } from '../../events/logEvents.ts';
+import type { EventStore } from '../../events/store/eventStore.ts';
+import { type SegmentRecord, segmentRecords } from '../../events/store/retention/archiveRecords.ts';
+
+/** Every segment the log records, oldest first (none when retention never ran). */
+export async function archivedSegments(store: Pick<EventStore, 'readStream'>): Promise<SegmentRecord[]> {
+  return segmentRecords(await store.readStream(LOG_ARCHIVE_STREAM));
+}
+
+const utc = (at: number) => new Date(at).toISOString().replace('T', ' ');
+
+/** The segments holding any of `seqs`: where an audited run's older history is kept. */
+export function segmentsHolding(segments: readonly SegmentRecord[], seqs: readonly number[]): SegmentRecord[] {
+  return segments.filter((s) => seqs.some((seq) => seq >= s.from && seq <= s.to));
+}
+
+/** One line a segment: `archived in archive/FILE (events A..B, on DATE)`, and its deletion. */
+export function describeSegment(segment: SegmentRecord): string {
+  const deleted = segment.deleted ? `; deleted on ${utc(segment.deleted.at)} (--delete-archives-after-days ${segment.deleted.afterDays})` : '';
+  return `archived in archive/${segment.file} (events ${segment.from}..${segment.to}, on ${utc(segment.archivedAt)})${deleted}`;
+}
