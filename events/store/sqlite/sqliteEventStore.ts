@@ -15,6 +15,7 @@ import { type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDe
 import { commitAppends, type LeaseReader, type PreparedAppend, prepareAppendStatements, type StoreFaults } from './appendBatch.ts';
 import { ArchiveShelf, type RawFoldRow } from './archiveShelf.ts';
 import { prepareLogFile } from './logFile.ts';
+import { BUSY_TIMEOUT_MS, isLocked, LOCK_PATIENCE_MS, lockRetryWaitMs, lockedLine, OPEN_BUSY_TIMEOUT_MS } from './lockWait.ts';
 import { checkLogSchema, migrateToLatest, NotALogError } from './migrations.ts';
 import { type SnapshotPolicy, sqliteSnapshots } from './snapshots.ts';
 import { type SyncFaults, WalSync } from './walSync.ts';
@@ -98,13 +99,15 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
   try {
     // A file the caller says is a log is checked before the migrations could write their tables in it.
     if (options.existing) checkLogSchema(db, path, { older: 'fine' });
-    db.pragma('busy_timeout = 10000');
+    // Opening may wait for another process's commit, once; from then on a write waits off the main thread (see LockWait).
+    db.pragma(`busy_timeout = ${OPEN_BUSY_TIMEOUT_MS}`);
     db.pragma('journal_mode = WAL');
     // The fsync of `full` is the store's own, off the main thread (WalSync): SQLite's, under FULL, held
     // the event loop for half its busy time.
     db.pragma('synchronous = NORMAL');
     // kysely only runs the migrations: every read and write of the log is a prepared better-sqlite3 statement.
     await migrateToLatest(new Kysely<unknown>({ dialect: new SqliteDialect({ database: db }) }));
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     const durable = options.sync === 'normal' || path === ':memory:' ? null : new WalSync(`${path}-wal`, options.faults);
     return new SqliteEventStore(db, options, durable, path === ':memory:' ? null : new ArchiveShelf(path));
   } catch (error) {
@@ -123,7 +126,7 @@ export async function openSqliteStoreToRead(path: string, options: Omit<SqliteSt
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
     checkLogSchema(db, path, { older: 'refused' });
-    db.pragma('busy_timeout = 10000');
+    db.pragma(`busy_timeout = ${OPEN_BUSY_TIMEOUT_MS}`);
     return new SqliteEventStore(db, options, null, new ArchiveShelf(path));
   } catch (error) {
     db.close();
@@ -269,6 +272,10 @@ export class SqliteEventStore implements EventStore {
     return Promise.reject(error);
   }
 
+  unwritable(): LogUnwritableError | null {
+    return this.broken ?? this.outage;
+  }
+
   /** The fsyncs this store did to make its commits durable (none under `--sync normal`): for the benches. */
   get fsyncs(): number {
     return this.durable?.fsyncs ?? 0;
@@ -280,7 +287,7 @@ export class SqliteEventStore implements EventStore {
    * The group commit starts the next batch a turn after that, so the appends made meanwhile gather
    * into it and a chain's later append sees how its earlier one ended, durable or not.
    */
-  private commitBatch(batch: readonly PendingAppend[]): void | Promise<void> {
+  private commitBatch(batch: readonly PendingAppend[], since = performance.now(), attempt = 0): void | Promise<void> {
     if (this.broken) return this.fail(batch, this.broken);
     let results: AppendResult[];
     try {
@@ -292,9 +299,18 @@ export class SqliteEventStore implements EventStore {
     } catch (failure) {
       // The transaction was rolled back whole: nothing of the batch is kept, and the next may commit.
       const error = asLogUnwritable(failure, this.db.name);
+      // Another process's write lock, held past the short busy wait: waited for off the main thread, a
+      // while, unless an outage is known already (then the writers' own retries wait, and a request is
+      // told 507 at once).
+      if (isLocked(error) && this.outage === null && performance.now() - since < LOCK_PATIENCE_MS) {
+        return new Promise<void>((resolve) => setTimeout(resolve, lockRetryWaitMs(attempt))).then(() =>
+          this.commitBatch(batch, since, attempt + 1),
+        );
+      }
       if (error instanceof LogUnwritableError && this.outage === null) {
         this.outage = error;
-        this.report(`${error.message}; what must be recorded waits and is retried, requests are answered 507 until it can be written again`);
+        const why = isLocked(error) ? lockedLine(this.db.name) : '';
+        this.report(`${error.message}${why}; what must be recorded waits and is retried, requests are answered 507 until it can be written again`);
       }
       return this.fail(batch, error);
     }
