@@ -4,46 +4,15 @@
  * every agent's exit once the lock goes, free every slot, and still exit within its drain time when
  * signalled while the lock is held (docs/rules.md#the-log).
  */
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isRunning, lines, MARKER_AGENT } from '../e2e/support/cluster.ts';
 import { DaemonProcess, logRows, waitUntil } from '../support/daemonProcess.ts';
+import { SqliteShell } from '../support/sqliteShell.ts';
 import { tempDir } from '../support/tempStore.ts';
 
 const HOLD_MS = 15_000;
-
-/** The stock `sqlite3` shell holding the log's write lock (`BEGIN IMMEDIATE`) until `release`. */
-class WriteLockHolder {
-  private out = '';
-  private readonly shell: ChildProcessWithoutNullStreams;
-  private readonly exited: Promise<void>;
-
-  private constructor(db: string) {
-    this.shell = spawn('sqlite3', [db]);
-    this.shell.stdout.setEncoding('utf8').on('data', (chunk: string) => (this.out += chunk));
-    this.shell.stderr.setEncoding('utf8').on('data', (chunk: string) => (this.out += chunk));
-    this.exited = new Promise((resolve) => this.shell.on('exit', () => resolve()));
-    onTestFinished(() => void this.shell.kill('SIGKILL'));
-  }
-
-  /** Resolves once the shell holds the lock (it waits up to 5 s for the daemon's own commits to end). */
-  static async take(db: string): Promise<WriteLockHolder> {
-    const holder = new WriteLockHolder(db);
-    holder.shell.stdin.write(".timeout 5000\nBEGIN IMMEDIATE;\nSELECT 'lock held';\n");
-    await waitUntil('the sqlite3 shell to hold the write lock', () => {
-      if (/Error/.test(holder.out)) throw new Error(`sqlite3 could not take the lock: ${holder.out}`);
-      return holder.out.includes('lock held');
-    });
-    return holder;
-  }
-
-  async release(): Promise<void> {
-    this.shell.stdin.end('COMMIT;\n.quit\n');
-    await this.exited;
-  }
-}
 
 /** `GET /healthz`'s time to answer, in ms (a board that does not answer in 5 s counts 5 s). */
 async function healthLatency(url: string): Promise<number> {
@@ -79,7 +48,7 @@ describe('a log locked from outside by the sqlite3 shell', () => {
     const runs = await submitFour(daemon, 1_500);
     await waitUntil('4 agents executing', () => agents.pids().length === 4);
 
-    const lock = await WriteLockHolder.take(db);
+    const lock = await SqliteShell.open(db, 'write');
     const lockedAt = Date.now();
     let slowest = 0;
     while (Date.now() - lockedAt < HOLD_MS) {
@@ -97,13 +66,15 @@ describe('a log locked from outside by the sqlite3 shell', () => {
       body: JSON.stringify({ lane: 'late', prompt: 'marker=late' }),
     });
     const submitMs = performance.now() - submitAt;
-    await lock.release();
+    await lock.close();
 
     expect(slowest).toBeLessThan(2_000);
     expect(submitMs).toBeLessThan(2_000);
     expect(refused.status).toBe(507);
     expect(await refused.json()).toMatchObject({ detail: { error: 'log_unwritable', message: expect.stringMatching(/locked by another process/) } });
-    expect(daemon.output).toMatch(new RegExp(`the log ${db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} cannot be written: it is locked by another process`));
+    expect(daemon.output).toMatch(
+      new RegExp(`the log ${db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} cannot be written: it is locked by another process`),
+    );
     for (const [i, runId] of runs.entries()) expect(await daemon.terminal(runId, 15_000)).toMatchObject({ state: 'succeeded', reply: `done m${i}` });
     await waitUntil('every slot freed', async () => {
       const status = (await (await fetch(`${daemon.url}/v1/status`)).json()) as { computers: Record<string, { inUse: number }> };
@@ -131,14 +102,14 @@ describe('a log locked from outside by the sqlite3 shell', () => {
     });
     await submitFour(daemon, 1_500);
     await waitUntil('4 agents executing', () => agents.pids().length === 4);
-    const lock = await WriteLockHolder.take(db);
+    const lock = await SqliteShell.open(db, 'write');
     await waitUntil('the agents to exit', () => agents.pids().every((pid) => !isRunning(pid)));
 
     const signalledAt = Date.now();
     daemon.signal('SIGTERM');
     const { code } = await daemon.exit(15_000);
     const took = Date.now() - signalledAt;
-    await lock.release();
+    await lock.close();
 
     expect(code).toBe(0);
     expect(took).toBeLessThan(2_000 + 3_000);

@@ -30,6 +30,8 @@ export function isLocked(error: unknown): error is LogUnwritableError {
 /** What the outage's line adds for a lock: who holds it, where that can be read, and what ends it. */
 export function lockedLine(db: string): string {
   const holders = describeHolders(writeLockHolders(db));
-  const who = holders ? `its write lock is held by ${holders}` : 'another process holds its write lock (a sqlite3 shell inside a transaction, a backup tool)';
+  const who = holders
+    ? `its write lock is held by ${holders}`
+    : 'another process holds its write lock (a sqlite3 shell inside a transaction, a backup tool)';
   return `: ${who}; end that transaction (COMMIT or ROLLBACK) or stop that process`;
 }

@@ -14,10 +14,11 @@ import { checkRequest } from '../planAppends.ts';
 import { type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
 import { commitAppends, type LeaseReader, type PreparedAppend, prepareAppendStatements, type StoreFaults } from './appendBatch.ts';
 import { ArchiveShelf, type RawFoldRow } from './archiveShelf.ts';
+import { BUSY_TIMEOUT_MS, isLocked, LOCK_PATIENCE_MS, lockedLine, lockRetryWaitMs, OPEN_BUSY_TIMEOUT_MS } from './lockWait.ts';
 import { prepareLogFile } from './logFile.ts';
-import { BUSY_TIMEOUT_MS, isLocked, LOCK_PATIENCE_MS, lockRetryWaitMs, lockedLine, OPEN_BUSY_TIMEOUT_MS } from './lockWait.ts';
 import { checkLogSchema, migrateToLatest, NotALogError } from './migrations.ts';
 import { type SnapshotPolicy, sqliteSnapshots } from './snapshots.ts';
+import { WalBound, type WalPolicy } from './walBound.ts';
 import { type SyncFaults, WalSync } from './walSync.ts';
 
 export interface SqliteStoreOptions {
@@ -58,6 +59,8 @@ export interface SqliteStoreOptions {
    * announced (the simulator's NOTIFY between two boards on one log).
    */
   readonly wakes?: Observable<unknown>;
+  /** How big the WAL may grow before the store cuts it back, and how often it looks (see WalBound); for tests. */
+  readonly wal?: WalPolicy;
 }
 
 const COLUMNS = 'seq, stream, version, type, data, at, cause, actor';
@@ -109,7 +112,9 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
     await migrateToLatest(new Kysely<unknown>({ dialect: new SqliteDialect({ database: db }) }));
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     const durable = options.sync === 'normal' || path === ':memory:' ? null : new WalSync(`${path}-wal`, options.faults);
-    return new SqliteEventStore(db, options, durable, path === ':memory:' ? null : new ArchiveShelf(path));
+    if (path === ':memory:') return new SqliteEventStore(db, options, durable);
+    const report = options.report ?? ((line: string) => console.error(line));
+    return new SqliteEventStore(db, options, durable, new ArchiveShelf(path), new WalBound(db, path, report, options.wal));
   } catch (error) {
     db.close();
     throw asLogUnwritable(error, path);
@@ -193,6 +198,8 @@ export class SqliteEventStore implements EventStore {
      * through them, so no reader, nor an append's version, ever sees the live log's cut.
      */
     readonly archives: ArchiveShelf | null = null,
+    /** The WAL kept bounded under a long reader (see WalBound); none for a store that only reads. */
+    private readonly walBound: WalBound | null = null,
   ) {
     this.writer = options.writer ?? `${hostname()}:${process.pid}`;
     this.report = options.report ?? ((line) => console.error(line));
@@ -303,9 +310,7 @@ export class SqliteEventStore implements EventStore {
       // while, unless an outage is known already (then the writers' own retries wait, and a request is
       // told 507 at once).
       if (isLocked(error) && this.outage === null && performance.now() - since < LOCK_PATIENCE_MS) {
-        return new Promise<void>((resolve) => setTimeout(resolve, lockRetryWaitMs(attempt))).then(() =>
-          this.commitBatch(batch, since, attempt + 1),
-        );
+        return new Promise<void>((resolve) => setTimeout(resolve, lockRetryWaitMs(attempt))).then(() => this.commitBatch(batch, since, attempt + 1));
       }
       if (error instanceof LogUnwritableError && this.outage === null) {
         this.outage = error;
@@ -508,6 +513,7 @@ export class SqliteEventStore implements EventStore {
     // Nothing is taken from here on; what was accepted commits now, whoever holds it back, and is
     // answered once its fsync has ended.
     this.closed = true;
+    this.walBound?.stop();
     await this.group.drain();
     this.commits.complete();
     this.db.close();
