@@ -1,7 +1,7 @@
 import { codeOf } from '../thrown.ts';
 
 /** Why the log could not be written, in words a user can act on. */
-export type UnwritableCause = 'disk_full' | 'read_only' | 'io_error' | 'cannot_open' | 'not_permitted' | 'locked';
+export type UnwritableCause = 'disk_full' | 'read_only' | 'io_error' | 'cannot_open' | 'not_permitted' | 'locked' | 'unreachable';
 
 const WORDS: Record<UnwritableCause, string> = {
   disk_full: 'the disk is full',
@@ -10,6 +10,7 @@ const WORDS: Record<UnwritableCause, string> = {
   cannot_open: 'the file cannot be opened',
   not_permitted: 'permission denied',
   locked: 'it is locked by another process',
+  unreachable: 'its database server cannot be reached',
 };
 
 /**
