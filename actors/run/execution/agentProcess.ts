@@ -4,7 +4,7 @@ import type { AgentOutcome, AgentResult } from '../agentResult.ts';
 import type { OutputReader } from '../outputReaders.ts';
 import { TailBuffer } from '../tailBuffer.ts';
 import { type AgentLauncher, sharedLauncher } from './launcher.ts';
-import { AGENT_MARK, findStrays, newAgentMark, type Stray, signalStrays } from './strays.ts';
+import { AGENT_MARK, findStrays, newAgentMark, type Stray, signalStrays, startTicksOf } from './strays.ts';
 
 /**
  * The agent command as a process (docs/rules.md#computer-behaviour, "Execution" and "Heartbeats, cancel, resolution").
@@ -86,7 +86,7 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentHandl
     if (stoppedBy !== null && !graceOver && groupAlive(pid)) return;
     // What it left running (its group, what escaped it) goes before the result is told: see strays.ts.
     sweeping = true;
-    void endStrays(mark, pid, graceMs).then(finish);
+    void startedTicks.then((since) => endStrays(mark, pid, since, graceMs)).then(finish);
   };
   const finish = (strays: readonly Stray[]): void => {
     if (exit === null) return;
@@ -114,6 +114,7 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentHandl
 
   let pid: number | null = null;
   let launchId: number | null = null;
+  let startedTicks: Promise<number> = Promise.resolve(0);
   const launched = await launcher.launch(
     { command: options.command, cwd: options.cwd, env: { ...options.env, [AGENT_MARK]: mark }, prompt: options.prompt },
     {
@@ -149,6 +150,8 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentHandl
   if ('error' in launched) return failedToStart(launched.error, reader, startedAt, clock);
   launchId = launched.id;
   pid = launched.pid;
+  // Read now, while the shell still runs (its descendants start after it); 0 when it is gone already: then every process is looked at.
+  startedTicks = startTicksOf(pid);
 
   function signalOwnGroup(signal: NodeJS.Signals): void {
     if (pid !== null) signalGroup(pid, signal);
@@ -241,13 +244,13 @@ const STRAY_LOOK_MS = 50;
  * grace, and resolves once they are gone (or had their SIGKILL) with those found. Real time, not the
  * injected clock: these are the machine's processes ending, and none is found for an agent that left none.
  */
-async function endStrays(mark: string, pgid: number | null, graceMs: number): Promise<Stray[]> {
+async function endStrays(mark: string, pgid: number | null, sinceTicks: number, graceMs: number): Promise<Stray[]> {
   if (pgid === null) return [];
-  const found = await findStrays(mark, pgid);
+  const found = await findStrays(mark, pgid, sinceTicks);
   if (found.length === 0) return [];
   signalStrays(found, 'SIGTERM');
   const killAt = performance.now() + graceMs;
-  for (let left = found; left.length > 0; left = await findStrays(mark, pgid)) {
+  for (let left = found; left.length > 0; left = await findStrays(mark, pgid, sinceTicks)) {
     if (performance.now() >= killAt) {
       signalStrays(left, 'SIGKILL');
       break;

@@ -37,10 +37,25 @@ interface ProcessInfo {
   readonly ppid: number;
   readonly pgrp: number;
   readonly command: string;
+  /** When it started, in clock ticks since boot (`/proc/<pid>/stat` field 22). */
+  readonly startTicks: number;
 }
 
-/** The live processes (zombies aside) carrying `mark`, in the group `pgid`, or descending from either; never this process. */
-export async function findStrays(mark: string, pgid: number | null): Promise<Stray[]> {
+/**
+ * When the process `pid` started, in clock ticks since boot, or 0 when it cannot be read: taken as
+ * the agent starts, so that at its end only processes started since are read for its mark.
+ */
+export async function startTicksOf(pid: number | null): Promise<number> {
+  if (pid === null) return 0;
+  return (await processInfo(pid))?.startTicks ?? 0;
+}
+
+/**
+ * The live processes (zombies aside) carrying `mark`, in the group `pgid`, or descending from either;
+ * never this process. Only those started at `sinceTicks` or later can be the agent's: the environment
+ * of the others is not read.
+ */
+export async function findStrays(mark: string, pgid: number | null, sinceTicks = 0): Promise<Stray[]> {
   let names: string[];
   try {
     names = await readdir('/proc');
@@ -57,7 +72,7 @@ export async function findStrays(mark: string, pgid: number | null): Promise<Str
         const info = await processInfo(Number(name));
         if (info === null) return;
         all.push(info);
-        if (info.pgrp === pgid || (await carries(info.pid, needle))) taken.add(info.pid);
+        if (info.pgrp === pgid || (info.startTicks >= sinceTicks && (await carries(info.pid, needle)))) taken.add(info.pid);
       }),
   );
   // Their descendants too (a child that cleared its environment in a session of its own), to a fixed point.
@@ -91,9 +106,11 @@ async function processInfo(pid: number): Promise<ProcessInfo | null> {
     // "pid (comm) state ppid pgrp ...": comm may itself hold spaces and parentheses.
     const open = stat.indexOf('(');
     const close = stat.lastIndexOf(')');
-    const [state, ppid, pgrp] = stat.slice(close + 2).split(' ');
+    const fields = stat.slice(close + 2).split(' ');
+    // From field 3 (state) on: state, ppid, pgrp, ..., starttime (field 22, so index 19 here).
+    const [state, ppid, pgrp] = fields;
     if (state === 'Z' || state === 'X') return null;
-    return { pid, ppid: Number(ppid), pgrp: Number(pgrp), command: stat.slice(open + 1, close) };
+    return { pid, ppid: Number(ppid), pgrp: Number(pgrp), command: stat.slice(open + 1, close), startTicks: Number(fields[19]) || 0 };
   } catch {
     // Ended between the listing and the read.
     return null;
