@@ -65,7 +65,7 @@ export async function drainComputer(
   }
   const unwritable = computer.logUnwritable();
   const unrecorded = unwritable === null ? 0 : computer.runs.runsToDrain().length;
-  if (unwritable !== null) {
+  if (unwritable !== null && unrecorded > 0) {
     computer.runs.killAll();
     log(
       `computer ${id}: the drain time is over and ${unwritable.message}: ${unrecorded} run(s) end unrecorded; ` +
@@ -73,7 +73,13 @@ export async function drainComputer(
     );
   }
   await computer.push.stop();
-  return { computer: id, finished: Math.max(0, running - stopped - unrecorded), stopped, unrecorded, why: unwritable?.publicReason ?? null };
+  return {
+    computer: id,
+    finished: Math.max(0, running - stopped - unrecorded),
+    stopped,
+    unrecorded,
+    why: unrecorded > 0 ? (unwritable?.publicReason ?? null) : null,
+  };
 }
 
 const GAVE_UP = Symbol('gave up');
