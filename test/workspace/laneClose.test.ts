@@ -3,7 +3,7 @@
  * branch stays, and what it held uncommitted is committed to the branch first; refused while a turn of
  * the lane is under way. The lane's next turn makes its worktree again, on the same branch.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkLogs, runCli, waitFor } from '../e2e/support/cluster.ts';
@@ -23,11 +23,13 @@ describe('lane close', () => {
     });
 
     // While a turn of the lane runs, the close is refused, naming the run.
-    const running = await submitRun(daemon, { lane: 'alice', prompt: 'write started.txt x\nsleep 1500' });
+    const release = join(dir, 'release');
+    const running = await submitRun(daemon, { lane: 'alice', prompt: `write started.txt x\nawait ${release}` });
     await waitFor('the turn to start', () => existsSync(join(tree, 'started.txt')));
     const refused = await runCli(['lane', 'close', 'alice', '--db', db]);
     expect(refused.status).toBe(2);
     expect(refused.stderr).toContain(`lane alice has a run under way on computer local (run ${running}`);
+    writeFileSync(release, '');
     await waitFor('the turn to end', async () => (await runCli(['lane', 'close', 'alice', '--db', db])).status === 0, 20_000, 300);
 
     expect(existsSync(tree)).toBe(false);
