@@ -74,6 +74,15 @@ export const executionEvents = eventGroup(
        */
       changes: TurnChanges.optional(),
       changesError: z.string().min(1).max(4096).optional(),
+      /**
+       * What the agent left running at its end and had to be killed (a child holding its output, a
+       * grandchild in a session of its own): at most the first 20 (optional: none left, and older logs).
+       */
+      strays: z
+        .array(z.strictObject({ pid: z.number().int().positive(), command: z.string().max(64).nullable() }))
+        .min(1)
+        .max(20)
+        .optional(),
     }),
   ),
   /**

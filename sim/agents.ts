@@ -113,6 +113,7 @@ export function simAgentStarter(options: {
         cancelReason,
         error: null,
         elapsedMs: clock.now() - startedAt,
+        strays: [],
       });
     };
     const later = (delay: number, fn: () => void) => timers.push(clock.after(delay, () => !done && fn()));

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { DomainEvent } from '../../events/catalog.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
+import type { LogUnwritableError } from '../../events/store/logUnwritable.ts';
 import { messageOf } from '../../events/thrown.ts';
 import { BoardClient } from '../../wire/boardClient.ts';
 import { BoardServers } from '../../wire/boardServers.ts';
@@ -285,6 +286,11 @@ export class Computer {
     }
     const { words, resetAt } = reached.data;
     await this.runs.reportLimit(runId, lane, resetAt === undefined ? { words } : { words, resetAt });
+  }
+
+  /** Why its log cannot be written now (see EventStore.unwritable), or null. */
+  logUnwritable(): LogUnwritableError | null {
+    return this.options.store.unwritable();
   }
 
   stop(): void {

@@ -161,6 +161,7 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
             ...(result.agentError === null ? {} : { agentError: result.agentError.slice(0, 4 * 1024) }),
             ...(result.usage === null ? {} : { usage: result.usage }),
             ...(result.usageLimit === null ? {} : { usageLimit: result.usageLimit }),
+            ...(result.strays.length === 0 ? {} : { strays: result.strays.slice(0, 20).map(({ pid, command }) => ({ pid, command })) }),
             ...changes,
           },
           at: at(),

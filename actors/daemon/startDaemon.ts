@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { describeForeignRow, type ForeignRow } from '../../events/codec.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { isPostgresUrl, redactUrl } from '../../events/store/logLocation.ts';
+import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
 import { openStore } from '../../events/store/open/openStore.ts';
 import { postgresComputerEvents } from '../../events/store/postgres/pgComputerEvents.ts';
 import { PostgresEventStore } from '../../events/store/postgres/postgresEventStore.ts';
@@ -147,7 +148,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     ? await openStore(db, storeOptions)
     : await openSqliteStore(db, { ...storeOptions, ...(options.storeFaults ? { faults: options.storeFaults } : {}) });
   const system = startActorSystem({
-    onError: (r) => log(`actor ${r.actor}: ${r.phase} failed (${r.decision}): ${(r.error as Error)?.message ?? r.error}`),
+    // An outage of the log (a full disk, a lock, a server down) is told once by the store, and each
+    // actor it stops folds again at its next message: not once more per actor and per message.
+    onError: (r) => {
+      if (r.error instanceof LogUnwritableError) return;
+      log(`actor ${r.actor}: ${r.phase} failed (${r.decision}): ${(r.error as Error)?.message ?? r.error}`);
+    },
   });
   const releases: (() => void)[] = [];
   const keeper = new ProjectionKeeper(store, projections, clock, { log });

@@ -1,3 +1,4 @@
+import type { Stray } from './execution/strays.ts';
 import type { AgentUsage, FinalReply } from './outputReaders.ts';
 import type { UsageLimit } from './usageLimit.ts';
 
@@ -26,4 +27,6 @@ export interface AgentResult {
   readonly error: string | null;
   /** From start to end on the injected clock. */
   readonly elapsedMs: number;
+  /** What it left running at its end (a child holding its output, a grandchild in a session of its own), and had to be killed. */
+  readonly strays: readonly Stray[];
 }

@@ -4,7 +4,7 @@ import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
 import { type Clock, systemClock } from '../runtime/clock.ts';
 import type { StepOutcome } from '../runtime/decideAndAppend.ts';
 import { retryOnConflict } from '../runtime/retryOnConflict.ts';
-import { type ActorRef, ActorStoppedError, type ActorSystem, child, query, type ReplyTo, stop } from '../runtime/runtime.ts';
+import { type ActorRef, ActorStoppedError, type ActorSystem, child, query, type ReplyTo, reply, stop } from '../runtime/runtime.ts';
 import { stepInActor } from '../runtime/stepInActor.ts';
 import { type InputOptions, recordedUnlessFailFast } from '../runtime/untilRecorded.ts';
 import type { RunDecision, RunInput } from './decideRun.ts';
@@ -114,6 +114,8 @@ export class RunActors {
     return child<RunActorState, Message>(this.system, `run-${this.computer}-${runId}`, {
       hydrate: () => this.hydrate(runId),
       receive: (state, message) => this.receive(runId, state, message),
+      // Its stream could not be read: the asker hears why now (and retries, see `input`), not at its query's timeout.
+      hydrateFailed: (message, error) => reply(message.replyTo, error instanceof Error ? error : new Error(String(error))),
       passivateAfterMs: PASSIVATE_AFTER_MS,
     });
   }

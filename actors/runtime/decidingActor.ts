@@ -18,7 +18,7 @@ import { type InputOptions, recordedUnlessFailFast } from './untilRecorded.ts';
 type Message<S, I extends NewDomainEvent, D extends NewDomainEvent> =
   | { readonly kind: 'input'; readonly input: I; readonly message: boolean; readonly replyTo: ReplyTo<StepOutcome<S, I, D> | Error> }
   | { readonly kind: 'read'; readonly read: (state: S) => unknown; readonly replyTo: ReplyTo<unknown> }
-  | { readonly kind: 'rehydrate'; readonly replyTo: ReplyTo<true> }
+  | { readonly kind: 'rehydrate'; readonly replyTo: ReplyTo<true | Unhydrated> }
   | { readonly kind: 'observe'; readonly event: DomainEvent };
 
 interface Held<S> {
@@ -112,6 +112,7 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
     this.ref = spawnActor<Held<S>, Message<S, I, D>>(system, spec.name, {
       hydrate: () => this.hydrate(),
       receive: (held, message) => this.receive(held, message),
+      hydrateFailed: (message, error) => this.unanswerable(message, error),
     });
   }
 
@@ -158,7 +159,8 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
 
   /** Another writer appended to these streams: drop the state and fold it again from the log. */
   async rehydrate(): Promise<void> {
-    await query(this.ref, (replyTo) => ({ kind: 'rehydrate' as const, replyTo }), this.timeoutMs);
+    const answer = await query(this.ref, (replyTo) => ({ kind: 'rehydrate' as const, replyTo }), this.timeoutMs);
+    if (answer instanceof Unhydrated) throw answer.error;
   }
 
   /**
@@ -171,7 +173,24 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
 
   /** Reads the state inside the actor, between two inputs: `read` must not keep or change it. */
   async read<R>(read: (state: S) => R): Promise<R> {
-    return (await query(this.ref, (replyTo) => ({ kind: 'read' as const, read, replyTo }), this.timeoutMs)) as R;
+    const answer = await query(this.ref, (replyTo) => ({ kind: 'read' as const, read, replyTo }), this.timeoutMs);
+    if (answer instanceof Unhydrated) throw answer.error;
+    return answer as R;
+  }
+
+  /**
+   * The state could not be folded for `message` (the log unreadable: its database server down): its
+   * asker hears why at once, an input the store's own error (a LogUnwritableError: 507, or waited
+   * out), instead of its query timing out 30 s later as a 500.
+   */
+  private unanswerable(message: Message<S, I, D>, error: unknown): void {
+    const failure = error instanceof Error ? error : new Error(String(error));
+    if (message.kind === 'input') {
+      this.waiting = Math.max(0, this.waiting - 1);
+      reply(message.replyTo, failure);
+    } else if (message.kind !== 'observe') {
+      reply(message.replyTo, new Unhydrated(failure));
+    }
   }
 
   stop(): void {
@@ -343,4 +362,9 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
     );
     this.inFlight = Promise.all([this.inFlight, answered]).then(() => undefined);
   }
+}
+
+/** The answer to a read or a rehydrate whose state could not be folded: thrown to its asker. */
+class Unhydrated {
+  constructor(readonly error: Error) {}
 }

@@ -87,6 +87,12 @@ export interface ActorSpec<State, Msg> {
   passivateAfterMs?: number;
   /** Default 'reset'. Escalation is deliberately not offered: siblings stay isolated. */
   onCrash?: (crash: Crash<Msg>) => CrashDecision;
+  /**
+   * The state could not be built for `msg` (the log unreadable: its database server down): the actor
+   * answers its asker now, as it sees fit, rather than leave it to its query's timeout. The actor then
+   * crashes as any other (`onCrash`), and the next message hydrates again.
+   */
+  hydrateFailed?: (msg: Msg, error: unknown) => void;
 }
 
 export class InvalidActorNameError extends Error {}
@@ -295,7 +301,12 @@ function incarnate(cell: Cell): void {
       if (slot.hydrated) state = slot.state;
       else {
         cell.phase = 'hydrate';
-        state = await spec.hydrate(ctx);
+        try {
+          state = await spec.hydrate(ctx);
+        } catch (error) {
+          spec.hydrateFailed?.(msg, error);
+          throw error;
+        }
       }
       cell.phase = 'receive';
       return { hydrated: true, state: await spec.receive(state, msg, ctx) };

@@ -214,8 +214,11 @@ function stoppedLine(
 }
 
 function turnsLeft(d: DrainReport): string {
-  if (d.finished + d.stopped === 0) return 'no turn was running';
-  return `${plural(d.finished, 'turn')} finished, ${plural(d.stopped, 'turn')} stopped at the end of the drain time (completed as failed)`;
+  const unrecorded =
+    d.unrecorded > 0 ? `${plural(d.unrecorded, 'turn')} whose end could not be recorded (${d.why}): the next start completes them as failed` : null;
+  if (d.finished + d.stopped === 0) return unrecorded ?? 'no turn was running';
+  const ended = `${plural(d.finished, 'turn')} finished, ${plural(d.stopped, 'turn')} stopped at the end of the drain time (completed as failed)`;
+  return unrecorded ? `${ended}; ${unrecorded}` : ended;
 }
 
 function plural(n: number, what: string): string {

@@ -1,6 +1,7 @@
 import type { Observable } from 'rxjs';
 import type { DomainEvent } from '../catalog.ts';
 import type { EventRow } from '../codec.ts';
+import type { LogUnwritableError } from './logUnwritable.ts';
 
 /** A row as a fold reads it: the log's bookkeeping (`version`, `actor`) left out. */
 export type FoldRow = Omit<EventRow, 'version' | 'actor'>;
@@ -25,6 +26,11 @@ export interface EventStore {
    * full or a few milliseconds old.
    */
   holdCommits(): () => void;
+  /**
+   * Why the log cannot be written now (a full disk, a lock another process holds, a server down): set
+   * by a commit that failed for a reason of the machine, null again once one goes through.
+   */
+  unwritable(): LogUnwritableError | null;
   /**
    * Events with `seq > after`, in order, at most `limit` of them. Every read of events (this one, the
    * streams, entities, subscriptions) skips a row this version cannot read and names it once, unless

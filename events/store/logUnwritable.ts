@@ -1,7 +1,7 @@
 import { codeOf } from '../thrown.ts';
 
 /** Why the log could not be written, in words a user can act on. */
-export type UnwritableCause = 'disk_full' | 'read_only' | 'io_error' | 'cannot_open' | 'not_permitted';
+export type UnwritableCause = 'disk_full' | 'read_only' | 'io_error' | 'cannot_open' | 'not_permitted' | 'locked' | 'unreachable';
 
 const WORDS: Record<UnwritableCause, string> = {
   disk_full: 'the disk is full',
@@ -9,11 +9,13 @@ const WORDS: Record<UnwritableCause, string> = {
   io_error: 'an I/O error',
   cannot_open: 'the file cannot be opened',
   not_permitted: 'permission denied',
+  locked: 'it is locked by another process',
+  unreachable: 'its database server cannot be reached',
 };
 
 /**
  * The log refused a write for a reason of the machine, not of the data (disk full, read-only file,
- * I/O error): nothing of the write was kept, and the same write may succeed once the machine is
+ * I/O error, another process holding its lock): nothing of the write was kept, and the same write may succeed once the machine is
  * fixed. Names the file and the cause; `code` is the one SQLite or the OS gave.
  */
 export class LogUnwritableError extends Error {
@@ -50,6 +52,9 @@ function unwritableCauseOf(error: unknown): UnwritableCause | null {
   if (code.startsWith('SQLITE_READONLY') || code === 'EROFS') return 'read_only';
   if (code.startsWith('SQLITE_IOERR') || code === 'EIO') return 'io_error';
   if (code.startsWith('SQLITE_CANTOPEN') || code === 'EISDIR' || code === 'ENOTDIR') return 'cannot_open';
+  // Another process holds the file's write lock (a `sqlite3` shell inside BEGIN IMMEDIATE, a backup
+  // tool) past the store's short busy wait: nothing was written, and the write goes through once it lets go.
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return 'locked';
   if (code === 'SQLITE_PERM' || code.startsWith('SQLITE_AUTH') || code === 'EACCES' || code === 'EPERM') return 'not_permitted';
   return null;
 }

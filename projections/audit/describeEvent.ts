@@ -96,7 +96,7 @@ function sentence(event: DomainEvent): string {
     case 'run.session.announced':
       return `the agent announced its session ${event.data.sessionId}`;
     case 'run.process.exited':
-      return withChanges(withUsage(processExit(event.data), event.data.usage), event.data);
+      return withStrays(withChanges(withUsage(processExit(event.data), event.data.usage), event.data), event.data.strays);
     case 'run.workspace.prepared': {
       const { repo, path, branch, head, made, from, repaired } = event.data;
       const how = made ? `made on branch ${branch}${from ? ` from ${from}` : ''}` : `kept from an earlier turn, on ${branch}`;
@@ -346,6 +346,13 @@ function withChanges(text: string, exit: EventData<'run.process.exited'>): strin
   if (!exit.changes) return text;
   const cut = exit.changes.diffCut ? ` (diff of ${exit.changes.diffBytes} bytes, cut at ${MAX_DIFF_BYTES} in the log)` : '';
   return `${text}; in its worktree the turn ${describeChanges(exit.changes)}${cut}`;
+}
+
+/** What the agent left running and had to be killed, when it left anything. */
+function withStrays(text: string, strays: EventData<'run.process.exited'>['strays']): string {
+  if (!strays) return text;
+  const named = strays.map(({ pid, command }) => `${command ?? 'pid'} ${pid}`).join(', ');
+  return `${text}; it left ${strays.length === 1 ? 'a process' : 'processes'} running, killed: ${named}`;
 }
 
 /** What the turn cost, after what happened, when its agent said. */

@@ -138,6 +138,31 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     expect(runs.liveRuns()).toEqual([]);
   });
 
+  it('given an agent that answers and exits leaving a child on its stdout and a setsid grandchild, then both are killed at its end and its recorded exit names them', async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock();
+    const pids = join(tempDir(), 'pids');
+    const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'p' });
+    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: nodeAgent('strays.mjs', pids), killGraceMs: 300 });
+
+    await claimAndHandOver('r1');
+    const [child, escapee] = (await fileOf(pids)).trim().split(' ').map(Number) as [number, number];
+    // The child holds the output open: the run stops waiting for it once the drain time (on the clock) is out.
+    const exited = await vi.waitFor(
+      async () => {
+        clock.advance(2_000);
+        return await waitForEvent(store, 'r1', 'run.process.exited', 50);
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    expect(exited.data).toMatchObject({ outcome: 'exited', exitCode: 0, reply: 'ok' });
+    expect(exited.data.strays?.map((s) => s.pid).sort((a, b) => a - b)).toEqual([child, escapee].sort((a, b) => a - b));
+    expect(exited.data.strays?.every((s) => s.command === 'node')).toBe(true);
+    expect(running(child)).toBe(false);
+    expect(running(escapee)).toBe(false);
+    expect((await settled(store, 'r1')).reported).toBe(true);
+  });
+
   it('given the board resolved it mid-run, then the process is killed and nothing reaches the board: no reply, no completion', async () => {
     const store = await openTempStore();
     const clock = new FakeClock();

@@ -4,6 +4,7 @@ import type { AgentOutcome, AgentResult } from '../agentResult.ts';
 import type { OutputReader } from '../outputReaders.ts';
 import { TailBuffer } from '../tailBuffer.ts';
 import { type AgentLauncher, sharedLauncher } from './launcher.ts';
+import { AGENT_MARK, findStrays, newAgentMark, type Stray, signalStrays, startTicksOf } from './strays.ts';
 
 /**
  * The agent command as a process (docs/rules.md#computer-behaviour, "Execution" and "Heartbeats, cancel, resolution").
@@ -76,11 +77,19 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentHandl
   let resolve!: (result: AgentResult) => void;
   const result = new Promise<AgentResult>((r) => (resolve = r));
 
+  const mark = newAgentMark();
+  let sweeping = false;
   const settle = (): void => {
-    if (settled || exit === null || !outputClosed) return;
+    if (settled || sweeping || exit === null || !outputClosed) return;
     // A stopped group is waited on until it is gone or has had its SIGKILL: a result must not claim
     // the run over while a grandchild that ignored SIGTERM still works.
     if (stoppedBy !== null && !graceOver && groupAlive(pid)) return;
+    // What it left running (its group, what escaped it) goes before the result is told: see strays.ts.
+    sweeping = true;
+    void startedTicks.then((since) => endStrays(mark, pid, since, graceMs)).then(finish);
+  };
+  const finish = (strays: readonly Stray[]): void => {
+    if (exit === null) return;
     settled = true;
     for (const cancel of timers) cancel();
     reader.end();
@@ -99,13 +108,15 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentHandl
       cancelReason,
       error: null,
       elapsedMs: clock.now() - startedAt,
+      strays,
     });
   };
 
   let pid: number | null = null;
   let launchId: number | null = null;
+  let startedTicks: Promise<number> = Promise.resolve(0);
   const launched = await launcher.launch(
-    { command: options.command, cwd: options.cwd, env: options.env, prompt: options.prompt },
+    { command: options.command, cwd: options.cwd, env: { ...options.env, [AGENT_MARK]: mark }, prompt: options.prompt },
     {
       stdout: (chunk) => reader.push(chunk),
       stderr: (chunk) => stderr.push(chunk),
@@ -139,6 +150,8 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentHandl
   if ('error' in launched) return failedToStart(launched.error, reader, startedAt, clock);
   launchId = launched.id;
   pid = launched.pid;
+  // Read now, while the shell still runs (its descendants start after it); 0 when it is gone already: then every process is looked at.
+  startedTicks = startTicksOf(pid);
 
   function signalOwnGroup(signal: NodeJS.Signals): void {
     if (pid !== null) signalGroup(pid, signal);
@@ -212,6 +225,7 @@ function failedToStart(error: string, reader: OutputReader, startedAt: number, c
       cancelReason: null,
       error,
       elapsedMs: clock.now() - startedAt,
+      strays: [],
     }),
     cancel() {
       // nothing started: nothing to stop
@@ -220,6 +234,30 @@ function failedToStart(error: string, reader: OutputReader, startedAt: number, c
       // nothing started: nothing to stop
     },
   };
+}
+
+/** How often the end of a stray is looked for, between its SIGTERM and its SIGKILL. */
+const STRAY_LOOK_MS = 50;
+
+/**
+ * Stops what the agent left running (strays.ts): SIGTERM, then SIGKILL to those still alive after the
+ * grace, and resolves once they are gone (or had their SIGKILL) with those found. Real time, not the
+ * injected clock: these are the machine's processes ending, and none is found for an agent that left none.
+ */
+async function endStrays(mark: string, pgid: number | null, sinceTicks: number, graceMs: number): Promise<Stray[]> {
+  if (pgid === null) return [];
+  const found = await findStrays(mark, pgid, sinceTicks);
+  if (found.length === 0) return [];
+  signalStrays(found, 'SIGTERM');
+  const killAt = performance.now() + graceMs;
+  for (let left = found; left.length > 0; left = await findStrays(mark, pgid, sinceTicks)) {
+    if (performance.now() >= killAt) {
+      signalStrays(left, 'SIGKILL');
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, STRAY_LOOK_MS));
+  }
+  return found;
 }
 
 let zone: string | null = null;

@@ -14,7 +14,7 @@ function pgCauseOf(error: unknown): { cause: UnwritableCause; code: string } | n
   if (code === '58030' || code?.startsWith('08') || code?.startsWith('57P') || code === '53300') return { cause: 'io_error', code };
   if (code === '3D000' || code === '3F000') return { cause: 'cannot_open', code };
   if (code === '42501' || code?.startsWith('28')) return { cause: 'not_permitted', code };
-  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH') return { cause: 'cannot_open', code };
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH') return { cause: 'unreachable', code };
   if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'ETIMEDOUT') return { cause: 'io_error', code };
   // pg says a lost or timed-out connection in words only.
   const message = error instanceof Error ? error.message : '';

@@ -236,6 +236,10 @@ export class PostgresEventStore implements EventStore {
     return this.group.hold();
   }
 
+  unwritable(): LogUnwritableError | null {
+    return this.outage;
+  }
+
   private refuse(request: AppendRequest, error: unknown): Promise<never> {
     request.chain?.chain.breakAt(request.chain.link);
     return Promise.reject(error);

@@ -14,9 +14,11 @@ import { checkRequest } from '../planAppends.ts';
 import { type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
 import { commitAppends, type LeaseReader, type PreparedAppend, prepareAppendStatements, type StoreFaults } from './appendBatch.ts';
 import { ArchiveShelf, type RawFoldRow } from './archiveShelf.ts';
+import { BUSY_TIMEOUT_MS, isLocked, LOCK_PATIENCE_MS, lockedLine, lockRetryWaitMs, OPEN_BUSY_TIMEOUT_MS } from './lockWait.ts';
 import { prepareLogFile } from './logFile.ts';
 import { checkLogSchema, migrateToLatest, NotALogError } from './migrations.ts';
 import { type SnapshotPolicy, sqliteSnapshots } from './snapshots.ts';
+import { WalBound, type WalPolicy } from './walBound.ts';
 import { type SyncFaults, WalSync } from './walSync.ts';
 
 export interface SqliteStoreOptions {
@@ -57,6 +59,8 @@ export interface SqliteStoreOptions {
    * announced (the simulator's NOTIFY between two boards on one log).
    */
   readonly wakes?: Observable<unknown>;
+  /** How big the WAL may grow before the store cuts it back, and how often it looks (see WalBound); for tests. */
+  readonly wal?: WalPolicy;
 }
 
 const COLUMNS = 'seq, stream, version, type, data, at, cause, actor';
@@ -98,15 +102,19 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
   try {
     // A file the caller says is a log is checked before the migrations could write their tables in it.
     if (options.existing) checkLogSchema(db, path, { older: 'fine' });
-    db.pragma('busy_timeout = 10000');
+    // Opening may wait for another process's commit, once; from then on a write waits off the main thread (see LockWait).
+    db.pragma(`busy_timeout = ${OPEN_BUSY_TIMEOUT_MS}`);
     db.pragma('journal_mode = WAL');
     // The fsync of `full` is the store's own, off the main thread (WalSync): SQLite's, under FULL, held
     // the event loop for half its busy time.
     db.pragma('synchronous = NORMAL');
     // kysely only runs the migrations: every read and write of the log is a prepared better-sqlite3 statement.
     await migrateToLatest(new Kysely<unknown>({ dialect: new SqliteDialect({ database: db }) }));
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     const durable = options.sync === 'normal' || path === ':memory:' ? null : new WalSync(`${path}-wal`, options.faults);
-    return new SqliteEventStore(db, options, durable, path === ':memory:' ? null : new ArchiveShelf(path));
+    if (path === ':memory:') return new SqliteEventStore(db, options, durable);
+    const report = options.report ?? ((line: string) => console.error(line));
+    return new SqliteEventStore(db, options, durable, new ArchiveShelf(path), new WalBound(db, path, report, options.wal));
   } catch (error) {
     db.close();
     throw asLogUnwritable(error, path);
@@ -123,7 +131,7 @@ export async function openSqliteStoreToRead(path: string, options: Omit<SqliteSt
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
     checkLogSchema(db, path, { older: 'refused' });
-    db.pragma('busy_timeout = 10000');
+    db.pragma(`busy_timeout = ${OPEN_BUSY_TIMEOUT_MS}`);
     return new SqliteEventStore(db, options, null, new ArchiveShelf(path));
   } catch (error) {
     db.close();
@@ -190,6 +198,8 @@ export class SqliteEventStore implements EventStore {
      * through them, so no reader, nor an append's version, ever sees the live log's cut.
      */
     readonly archives: ArchiveShelf | null = null,
+    /** The WAL kept bounded under a long reader (see WalBound); none for a store that only reads. */
+    private readonly walBound: WalBound | null = null,
   ) {
     this.writer = options.writer ?? `${hostname()}:${process.pid}`;
     this.report = options.report ?? ((line) => console.error(line));
@@ -269,6 +279,10 @@ export class SqliteEventStore implements EventStore {
     return Promise.reject(error);
   }
 
+  unwritable(): LogUnwritableError | null {
+    return this.broken ?? this.outage;
+  }
+
   /** The fsyncs this store did to make its commits durable (none under `--sync normal`): for the benches. */
   get fsyncs(): number {
     return this.durable?.fsyncs ?? 0;
@@ -280,7 +294,7 @@ export class SqliteEventStore implements EventStore {
    * The group commit starts the next batch a turn after that, so the appends made meanwhile gather
    * into it and a chain's later append sees how its earlier one ended, durable or not.
    */
-  private commitBatch(batch: readonly PendingAppend[]): void | Promise<void> {
+  private commitBatch(batch: readonly PendingAppend[], since = performance.now(), attempt = 0): void | Promise<void> {
     if (this.broken) return this.fail(batch, this.broken);
     let results: AppendResult[];
     try {
@@ -292,9 +306,16 @@ export class SqliteEventStore implements EventStore {
     } catch (failure) {
       // The transaction was rolled back whole: nothing of the batch is kept, and the next may commit.
       const error = asLogUnwritable(failure, this.db.name);
+      // Another process's write lock, held past the short busy wait: waited for off the main thread, a
+      // while, unless an outage is known already (then the writers' own retries wait, and a request is
+      // told 507 at once).
+      if (isLocked(error) && this.outage === null && performance.now() - since < LOCK_PATIENCE_MS) {
+        return new Promise<void>((resolve) => setTimeout(resolve, lockRetryWaitMs(attempt))).then(() => this.commitBatch(batch, since, attempt + 1));
+      }
       if (error instanceof LogUnwritableError && this.outage === null) {
         this.outage = error;
-        this.report(`${error.message}; what must be recorded waits and is retried, requests are answered 507 until it can be written again`);
+        const why = isLocked(error) ? lockedLine(this.db.name) : '';
+        this.report(`${error.message}${why}; what must be recorded waits and is retried, requests are answered 507 until it can be written again`);
       }
       return this.fail(batch, error);
     }
@@ -497,6 +518,7 @@ export class SqliteEventStore implements EventStore {
     // Nothing is taken from here on; what was accepted commits now, whoever holds it back, and is
     // answered once its fsync has ended.
     this.closed = true;
+    this.walBound?.stop();
     await this.group.drain();
     this.commits.complete();
     this.db.close();

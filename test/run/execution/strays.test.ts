@@ -1,0 +1,55 @@
+/**
+ * What an agent leaves behind (issue 31): at a run's end everything its agent started is gone, the
+ * process group and what escaped it (a session of its own), and the result says what had to be
+ * killed (docs/rules.md#computer-behaviour, "Execution").
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { plainReader } from '../../../actors/run/outputReaders.ts';
+import { systemClock } from '../../../actors/runtime/clock.ts';
+import { isProcessAlive } from '../../../actors/runtime/processes.ts';
+import { tempDir } from '../../support/tempStore.ts';
+import { agentCommand, bounded, start } from './agents.ts';
+
+function leftBehind(file: string): number[] {
+  if (!existsSync(file)) return [];
+  const pids = readFileSync(file, 'utf8').trim().split(' ').map(Number);
+  onTestFinished(() => {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone, as it should be.
+      }
+    }
+  });
+  return pids;
+}
+
+describe('an agent that leaves processes behind', () => {
+  it('given a child holding its stdout open and a setsid grandchild ignoring SIGTERM, then both are gone when the result is known, and the result names them', async () => {
+    const pidFile = join(tempDir(), 'pids');
+    const agent = await start({
+      command: agentCommand('strays.mjs', pidFile),
+      prompt: 'go',
+      reader: plainReader(),
+      clock: systemClock,
+      deadlineAt: null,
+      killGraceMs: 300,
+      drainMs: 300,
+    });
+    const result = await bounded(agent.result, 10_000, 'the agent did not finish');
+    const [child, escapee] = leftBehind(pidFile) as [number, number];
+
+    expect(result).toMatchObject({ outcome: 'exited', exitCode: 0, reply: { ok: true, text: 'ok' } });
+    expect(isProcessAlive(child)).toBe(false);
+    expect(isProcessAlive(escapee)).toBe(false);
+    expect([...result.strays].sort((a, b) => a.pid - b.pid)).toEqual([child, escapee].sort((a, b) => a - b).map((pid) => ({ pid, command: 'node' })));
+  });
+
+  it('given an agent that leaves nothing behind, then its result names no stray', async () => {
+    const agent = await start({ command: agentCommand('echo.mjs'), prompt: 'hi', reader: plainReader(), clock: systemClock, deadlineAt: null });
+    expect((await bounded(agent.result, 10_000, 'the agent did not finish')).strays).toEqual([]);
+  });
+});
