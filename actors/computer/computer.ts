@@ -7,7 +7,7 @@ import { messageOf } from '../../events/thrown.ts';
 import { BoardClient } from '../../wire/boardClient.ts';
 import { BoardServers } from '../../wire/boardServers.ts';
 import { frameInput } from '../../wire/frames.ts';
-import { type PushConnect, PushStreamClient } from '../../wire/pushStreamClient.ts';
+import { LIVENESS_MS, type PushConnect, PushStreamClient } from '../../wire/pushStreamClient.ts';
 import { agentKindOf } from '../run/resume.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { ActorSystem } from '../runtime/runtime.ts';
@@ -70,6 +70,7 @@ export class Computer {
   /** Drawn here, in the shell, once per start: the deciders only read it back from `computer.started`. */
   readonly incarnation: string;
   private readonly closeClient: () => void;
+  private wasConnected = false;
 
   constructor(private readonly options: ComputerOptions) {
     const { system, store, clock, computer } = options;
@@ -167,7 +168,14 @@ export class Computer {
         if (input.data.kind === 'run.cancel_requested') await this.runs.cancelPushed(input.data.runId, input.data.frameId);
       },
       log: failures,
-      onState: (state, detail) => log(`computer ${computer}: push stream ${state}${detail ? ` (${detail})` : ''}`),
+      // Within a heartbeat's time (3 s at least, 15 s at most): failed over well within the run lease, which is three heartbeats by default.
+      livenessMs: Math.max(3_000, Math.min(LIVENESS_MS, options.heartbeatMs ?? LIVENESS_MS)),
+      onState: (state, detail) => {
+        log(`computer ${computer}: push stream ${state}${detail ? ` (${detail})` : ''}`);
+        // Connected again (to the next board, most often): its runs' leases are renewed there at once.
+        if (state === 'connected' && this.wasConnected) this.runs.beatNow();
+        if (state === 'connected') this.wasConnected = true;
+      },
     });
   }
 
