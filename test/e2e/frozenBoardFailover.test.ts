@@ -16,13 +16,14 @@ describe('a computer on a frozen board of two', () => {
   it('fails over to the other board within the lease, and its turn in flight ends succeeded there with its reply', async () => {
     const url = await freshPostgresLog();
     const dir = tempDir();
-    const token = (JSON.parse(await cliOk(['token', 'add', 'test', '--db', url, '--json'])) as { token: string }).token;
-    const computerToken = (JSON.parse(await cliOk(['computer', 'add', 'c1', '--db', url, '--json'])) as { token: string }).token;
     const args = ['--lease-s', String(LEASE_S), '--board-lease-s', '1'];
-    // The other board first: it holds the chores (the reaping) when the computer's board freezes.
-    const other = await startPostgresServer(url, args);
-    await other.process.waitForOutput(/holds the chores' lease/);
-    const frozen = await startPostgresServer(url, args);
+    const [token, computerToken, other, frozen] = await Promise.all([
+      cliOk(['token', 'add', 'test', '--db', url, '--json']).then((out) => (JSON.parse(out) as { token: string }).token),
+      cliOk(['computer', 'add', 'c1', '--db', url, '--json']).then((out) => (JSON.parse(out) as { token: string }).token),
+      startPostgresServer(url, args),
+      startPostgresServer(url, args),
+    ]);
+    // Whichever held the chores (the reaping), the other board holds them within a board lease of the freeze.
     const agent = agentFiles(dir);
     const computer = await startComputer({ dir, id: 'c1', server: `${frozen.url},${other.url}`, token: computerToken, agent });
     expect(computer.process.stdout).toContain(`push stream connected (to ${frozen.url})`);
