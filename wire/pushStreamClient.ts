@@ -137,7 +137,7 @@ export class PushStreamClient {
     // Frames are handled one at a time, in order: each input commits before the next is read.
     let chain = Promise.resolve();
     let opened = false;
-    let stopWatching = () => {};
+    let stopWatching: () => void = () => undefined;
     // Why the socket was given up for silent, said with its close.
     let silent: string | null = null;
     socket.on('open', () => {
@@ -196,7 +196,7 @@ export class PushStreamClient {
     socket.on('pong', sign);
     socket.on('ping', sign);
     socket.on('message', sign);
-    let cancel = () => {};
+    let cancel: () => void = () => undefined;
     const check = (armedAt: number) => {
       if (socket.readyState !== WebSocket.OPEN) return;
       const now = clock.now();
