@@ -47,7 +47,7 @@ export interface PushStreamOptions {
 export const LIVENESS_MS = 15_000;
 
 /** How the client opens its socket: a `ws` WebSocket, or something that behaves as one (sim/). */
-export type PushConnect = (url: string, options: { headers: Record<string, string>; maxPayload: number }) => WebSocket;
+export type PushConnect = (url: string, options: { headers: Record<string, string>; maxPayload: number; handshakeTimeout: number }) => WebSocket;
 const wsConnect: PushConnect = (url, options) => new WebSocket(url, options);
 
 /**
@@ -108,7 +108,12 @@ export class PushStreamClient {
     const server = this.servers.current();
     const url = `${server.replace(/^http/, 'ws')}/v1/computers/${encodeURIComponent(computer)}/stream`;
     const life: Record<string, string> = this.options.incarnation ? { [INCARNATION_HEADER]: this.options.incarnation } : {};
-    const socket = (this.options.connect ?? wsConnect)(url, { headers: { ...life, authorization: `Bearer ${token}` }, maxPayload: MAX_FRAME_BYTES });
+    // A frozen board accepts the connection (its kernel does) and answers no upgrade: bounded like its silence.
+    const socket = (this.options.connect ?? wsConnect)(url, {
+      headers: { ...life, authorization: `Bearer ${token}` },
+      maxPayload: MAX_FRAME_BYTES,
+      handshakeTimeout: this.options.livenessMs ?? LIVENESS_MS,
+    });
     this.socket = socket;
     // A refusal of the upgrade itself (not a dropped connection): its status decides whether to retry.
     let refusedWith: number | null = null;
