@@ -38,16 +38,17 @@ export interface PushStreamOptions {
   readonly connect?: PushConnect;
   /**
    * How long the board may stay silent (no pong, no ping, no frame) before it is taken for gone and the
-   * stream moves to the next board: a frozen board keeps its socket open and answers nothing (LIVENESS_MS by default).
+   * stream moves to the next board: a frozen board keeps its socket open and answers nothing (LIVENESS_MS by
+   * default). null: not checked (the simulator's worlds, whose histories were drawn without these pings).
    */
-  readonly livenessMs?: number;
+  readonly livenessMs?: number | null;
 }
 
 /** The board's silence after which it is taken for gone, by default. */
 export const LIVENESS_MS = 15_000;
 
 /** How the client opens its socket: a `ws` WebSocket, or something that behaves as one (sim/). */
-export type PushConnect = (url: string, options: { headers: Record<string, string>; maxPayload: number; handshakeTimeout: number }) => WebSocket;
+export type PushConnect = (url: string, options: { headers: Record<string, string>; maxPayload: number; handshakeTimeout?: number }) => WebSocket;
 const wsConnect: PushConnect = (url, options) => new WebSocket(url, options);
 
 /**
@@ -112,7 +113,7 @@ export class PushStreamClient {
     const socket = (this.options.connect ?? wsConnect)(url, {
       headers: { ...life, authorization: `Bearer ${token}` },
       maxPayload: MAX_FRAME_BYTES,
-      handshakeTimeout: this.options.livenessMs ?? LIVENESS_MS,
+      ...(this.options.livenessMs === null ? {} : { handshakeTimeout: this.options.livenessMs ?? LIVENESS_MS }),
     });
     this.socket = socket;
     // A refusal of the upgrade itself (not a dropped connection): its status decides whether to retry.
@@ -148,7 +149,7 @@ export class PushStreamClient {
     socket.on('open', () => {
       opened = true;
       this.attempt = 0;
-      stopWatching = this.watchLiveness(socket, server, (why) => (silent = why));
+      if (this.options.livenessMs !== null) stopWatching = this.watchLiveness(socket, server, (why) => (silent = why));
       // Which board, when there are several to choose from.
       this.options.onState?.('connected', this.servers.urls.length > 1 ? `to ${server}` : undefined);
     });

@@ -55,6 +55,8 @@ export interface ComputerOptions {
   readonly board?: ComputerRunsOptions['board'];
   /** Test seams (sim/): the push stream's socket, its reconnect jitter, and how agents are started. */
   readonly pushConnect?: PushConnect;
+  /** The push stream's liveness check: null turns it off (the simulator's worlds). */
+  readonly livenessMs?: number | null;
   readonly random?: () => number;
   readonly startAgent?: ComputerRunsOptions['startAgent'];
 }
@@ -169,7 +171,8 @@ export class Computer {
       },
       log: failures,
       // Within a heartbeat's time (3 s at least, 15 s at most): failed over well within the run lease, which is three heartbeats by default.
-      livenessMs: Math.max(3_000, Math.min(LIVENESS_MS, options.heartbeatMs ?? LIVENESS_MS)),
+      livenessMs:
+        options.livenessMs === undefined ? Math.max(3_000, Math.min(LIVENESS_MS, options.heartbeatMs ?? LIVENESS_MS)) : options.livenessMs,
       onState: (state, detail) => {
         log(`computer ${computer}: push stream ${state}${detail ? ` (${detail})` : ''}`);
         // Connected again (to the next board, most often): its runs' leases are renewed there at once.
