@@ -72,7 +72,8 @@ export class Computer {
   /** Drawn here, in the shell, once per start: the deciders only read it back from `computer.started`. */
   readonly incarnation: string;
   private readonly closeClient: () => void;
-  private wasConnected = false;
+  /** The board the push stream was last connected to. */
+  private lastBoard: string | null = null;
 
   constructor(private readonly options: ComputerOptions) {
     const { system, store, clock, computer } = options;
@@ -171,13 +172,14 @@ export class Computer {
       },
       log: failures,
       // Within a heartbeat's time (3 s at least, 15 s at most): failed over well within the run lease, which is three heartbeats by default.
-      livenessMs:
-        options.livenessMs === undefined ? Math.max(3_000, Math.min(LIVENESS_MS, options.heartbeatMs ?? LIVENESS_MS)) : options.livenessMs,
+      livenessMs: options.livenessMs === undefined ? Math.max(3_000, Math.min(LIVENESS_MS, options.heartbeatMs ?? LIVENESS_MS)) : options.livenessMs,
       onState: (state, detail) => {
         log(`computer ${computer}: push stream ${state}${detail ? ` (${detail})` : ''}`);
-        // Connected again (to the next board, most often): its runs' leases are renewed there at once.
-        if (state === 'connected' && this.wasConnected) this.runs.beatNow();
-        if (state === 'connected') this.wasConnected = true;
+        if (state !== 'connected') return;
+        // Moved to another board: its runs' leases are renewed there at once (the board left heard none of late).
+        const board = servers.current();
+        if (this.lastBoard !== null && this.lastBoard !== board) this.runs.beatNow();
+        this.lastBoard = board;
       },
     });
   }
