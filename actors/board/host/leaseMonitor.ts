@@ -21,10 +21,10 @@ interface Watched {
  * value itself is only compared with the one read before, never with this board's clock, so a clock
  * stepped on this board, on the board that heard the beat or on the database reaps nothing alive and
  * keeps nothing dead. A claim is first watched from when the monitor first reads it: after a restart, or
- * once it holds the chores again after a break, every open claim gets a fresh lease from then. So does
- * every claim after a round that fires far later than asked: this process was away (frozen, its machine
- * asleep, its event loop held), heard no heartbeat meanwhile, and the computers that sent some are not
- * the silent ones.
+ * once it holds the chores again after a break, every open claim gets a fresh lease from then. A round
+ * that fires far later than asked means this process was away (frozen, its machine asleep, its event
+ * loop held): it heard no heartbeat meanwhile, and the computers that sent some are not the silent ones,
+ * so the time away counts in no lease.
  */
 export class LeaseMonitor {
   private cancel: (() => void) | null = null;
@@ -52,8 +52,10 @@ export class LeaseMonitor {
       const firedAt = this.clock.now();
       const lateMs = firedAt - armedAt - every;
       if (lateMs > awayAfterMs && this.watched.size > 0) {
-        this.log(`lease monitor: this process was away for ${Math.round(lateMs / 1000)} s (frozen or asleep): every open claim gets a fresh lease`);
-        this.watched.clear();
+        // The time away is not counted against anyone: each silence resumes where it stood. (Not a fresh
+        // lease: a loop held up round after round, by load, still reaps the dead, only later.)
+        this.log(`lease monitor: this process was away for ${Math.round(lateMs / 1000)} s (frozen or asleep): not counted in any lease`);
+        for (const [runId, seen] of this.watched) this.watched.set(runId, { beat: seen.beat, since: seen.since + lateMs });
         lastRead = firedAt;
       }
       if (!this.heartbeats.holdsChores()) {
