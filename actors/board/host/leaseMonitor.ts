@@ -83,7 +83,7 @@ export class LeaseMonitor {
         still.add(claim.runId);
         const beat = heard.get(claim.runId);
         const seen = this.watched.get(claim.runId);
-        if (seen === undefined || seen.beat !== beat) {
+        if (seen === undefined || changed(seen.beat, beat)) {
           this.watched.set(claim.runId, { beat, since: at(beat ?? claim.claimedAt) });
           continue;
         }
@@ -97,6 +97,11 @@ export class LeaseMonitor {
       for (const runId of this.watched.keys()) if (!still.has(runId)) this.watched.delete(runId);
       lastRead = readAt;
     };
+    // A shared table's beats come mapped through the clock offset measured at each renewal, which moves by
+    // a round trip's error: only a move larger than that is a new beat (two beats are a second apart at least).
+    const jitterMs = Math.min(500, this.leaseMs / 4);
+    const changed = (before: number | undefined, after: number | undefined) =>
+      before === undefined || after === undefined ? before !== after : Math.abs(after - before) > jitterMs;
     const loop = () => {
       const armedAt = this.clock.now();
       this.cancel = this.clock.after(every, () => void tick(armedAt).finally(() => this.cancel !== null && loop()));

@@ -194,6 +194,18 @@ describe('the lease monitor measures silence on its own clock (docs/architecture
     expect(lapsed).toEqual(['r1']);
   });
 
+  it('a silent run’s last beat, read through a clock offset measured again each round (a few ms apart), is reaped a lease later', async () => {
+    const beats = new Map([['r1', 1_000]]);
+    const { monitor, lapsed, round } = watching(beats);
+    monitor.start();
+    for (let i = 0; i < LEASE_MS / ROUND_MS + 2; i++) {
+      beats.set('r1', 1_000 + (i % 2 === 0 ? 7 : -5));
+      await round();
+    }
+    monitor.stop();
+    expect(lapsed).toEqual(['r1']);
+  });
+
   it('heartbeats stamped an hour ahead do not keep a silent run alive', async () => {
     const beats = new Map([['r1', Date.UTC(2026, 0, 1) + 3_600_000]]);
     const { monitor, lapsed, round } = watching(beats);
