@@ -17,12 +17,11 @@ describe('a computer on a frozen board of two', () => {
     const url = await freshPostgresLog();
     const dir = tempDir();
     const args = ['--lease-s', String(LEASE_S), '--board-lease-s', '1'];
-    const [token, computerToken, other, frozen] = await Promise.all([
+    const [token, computerToken] = await Promise.all([
       cliOk(['token', 'add', 'test', '--db', url, '--json']).then((out) => (JSON.parse(out) as { token: string }).token),
       cliOk(['computer', 'add', 'c1', '--db', url, '--json']).then((out) => (JSON.parse(out) as { token: string }).token),
-      startPostgresServer(url, args),
-      startPostgresServer(url, args),
     ]);
+    const [other, frozen] = await Promise.all([startPostgresServer(url, args), startPostgresServer(url, args)]);
     // Whichever held the chores (the reaping), the other board holds them within a board lease of the freeze.
     const agent = agentFiles(dir);
     const computer = await startComputer({ dir, id: 'c1', server: `${frozen.url},${other.url}`, token: computerToken, agent });
