@@ -129,6 +129,8 @@ export class ComputerMachine {
       log,
       board,
       pushConnect: this.connector(owner),
+      // Its pings would redraw every world's history (and which seed finds a planted bug): not played yet.
+      livenessMs: null,
       random: () => random.next(),
       startAgent: simAgentStarter({
         computer: this.id,

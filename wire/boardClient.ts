@@ -77,13 +77,16 @@ export class BoardClient {
         clearTimeout(deadline);
         resolveOnce(answer);
       };
-      const url = new URL(`${this.servers.current()}${path}`);
+      const board = this.servers.current();
+      const url = new URL(`${board}${path}`);
       const secure = url.protocol === 'https:';
       const request = (secure ? httpsRequest : httpRequest)(
         url,
         {
           method: 'POST',
           agent: secure ? this.agents.https : this.agents.http,
+          // Left for another board meanwhile: ended as a network error, which every caller retries.
+          signal: this.servers.signalOf(board),
           headers: {
             ...extraHeaders,
             authorization: `Bearer ${token}`,

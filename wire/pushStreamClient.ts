@@ -36,15 +36,26 @@ export interface PushStreamOptions {
   readonly random?: () => number;
   /** Test seam (the simulator): opens the socket; `ws`'s own WebSocket by default. */
   readonly connect?: PushConnect;
+  /**
+   * How long the board may stay silent (no pong, no ping, no frame) before it is taken for gone and the
+   * stream moves to the next board: a frozen board keeps its socket open and answers nothing (LIVENESS_MS by
+   * default). null: not checked (the simulator's worlds, whose histories were drawn without these pings).
+   */
+  readonly livenessMs?: number | null;
 }
 
+/** The board's silence after which it is taken for gone, by default. */
+export const LIVENESS_MS = 15_000;
+
 /** How the client opens its socket: a `ws` WebSocket, or something that behaves as one (sim/). */
-export type PushConnect = (url: string, options: { headers: Record<string, string>; maxPayload: number }) => WebSocket;
+export type PushConnect = (url: string, options: { headers: Record<string, string>; maxPayload: number; handshakeTimeout?: number }) => WebSocket;
 const wsConnect: PushConnect = (url, options) => new WebSocket(url, options);
 
 /**
  * The computer's end of the push stream: frames in, acks out, and a reconnect with full-jitter
  * backoff (1 s base, 30 s cap) whenever the connection drops, a frame over the limit included (1009).
+ * It checks the board's liveness itself (pings, see `watchLiveness`): a board that stops answering
+ * without closing (frozen, its machine gone) is left like one that closed.
  */
 export class PushStreamClient {
   private socket: WebSocket | null = null;
@@ -98,7 +109,12 @@ export class PushStreamClient {
     const server = this.servers.current();
     const url = `${server.replace(/^http/, 'ws')}/v1/computers/${encodeURIComponent(computer)}/stream`;
     const life: Record<string, string> = this.options.incarnation ? { [INCARNATION_HEADER]: this.options.incarnation } : {};
-    const socket = (this.options.connect ?? wsConnect)(url, { headers: { ...life, authorization: `Bearer ${token}` }, maxPayload: MAX_FRAME_BYTES });
+    // A frozen board accepts the connection (its kernel does) and answers no upgrade: bounded like its silence.
+    const socket = (this.options.connect ?? wsConnect)(url, {
+      headers: { ...life, authorization: `Bearer ${token}` },
+      maxPayload: MAX_FRAME_BYTES,
+      ...(this.options.livenessMs === null ? {} : { handshakeTimeout: this.options.livenessMs ?? LIVENESS_MS }),
+    });
     this.socket = socket;
     // A refusal of the upgrade itself (not a dropped connection): its status decides whether to retry.
     let refusedWith: number | null = null;
@@ -127,9 +143,13 @@ export class PushStreamClient {
     // Frames are handled one at a time, in order: each input commits before the next is read.
     let chain = Promise.resolve();
     let opened = false;
+    let stopWatching: () => void = () => undefined;
+    // Why the socket was given up for silent, said with its close.
+    let silent: string | null = null;
     socket.on('open', () => {
       opened = true;
       this.attempt = 0;
+      if (this.options.livenessMs !== null) stopWatching = this.watchLiveness(socket, server, (why) => (silent = why));
       // Which board, when there are several to choose from.
       this.options.onState?.('connected', this.servers.urls.length > 1 ? `to ${server}` : undefined);
     });
@@ -144,13 +164,14 @@ export class PushStreamClient {
       // followed by its close
     });
     socket.on('close', (code, reason) => {
+      stopWatching();
       if (this.socket === socket) this.socket = null;
       if (refusedWith !== null && !this.stopped) {
         this.stopped = true;
         this.options.onRefused?.(refusedWith);
         return;
       }
-      this.options.onState?.('disconnected', `${code}${reason.length ? ` ${reason.toString()}` : ''}`);
+      this.options.onState?.('disconnected', silent ?? `${code}${reason.length ? ` ${reason.toString()}` : ''}`);
       if (code === CONNECTED_ELSEWHERE.code && !this.stopped) {
         this.stopped = true;
         this.options.onConnectedElsewhere?.(reason.toString() || 'computer_connected_elsewhere');
@@ -161,6 +182,45 @@ export class PushStreamClient {
       this.servers.failed(server);
       if (!this.stopped) this.scheduleReconnect(opened && this.servers.urls.length > 1);
     });
+  }
+
+  /**
+   * Pings the board a few times per `livenessMs` and gives the socket up (terminate: its close moves the
+   * stream on) once the board has been silent that long. Silence is measured on this process's clock
+   * from the board's last sign of life; a check that fires far later than asked means this process was
+   * away (frozen, asleep), not the board: the board is given a full `livenessMs` again from then.
+   * Returns what stops the checks.
+   */
+  private watchLiveness(socket: WebSocket, server: string, givenUp: (why: string) => void): () => void {
+    const { clock } = this.options;
+    const limit = this.options.livenessMs ?? LIVENESS_MS;
+    const every = Math.max(50, Math.floor(limit / 3));
+    let lastSign = clock.now();
+    const sign = () => {
+      lastSign = clock.now();
+    };
+    socket.on('pong', sign);
+    socket.on('ping', sign);
+    socket.on('message', sign);
+    let cancel: () => void = () => undefined;
+    const check = (armedAt: number) => {
+      if (socket.readyState !== WebSocket.OPEN) return;
+      const now = clock.now();
+      if (now - armedAt > 2 * every) lastSign = now;
+      if (now - lastSign > limit) {
+        givenUp(`the board at ${server} answered nothing for ${Math.round((now - lastSign) / 1000)} s: taken for gone`);
+        socket.terminate();
+        return;
+      }
+      socket.ping();
+      arm();
+    };
+    const arm = () => {
+      const armedAt = clock.now();
+      cancel = clock.after(every, () => check(armedAt));
+    };
+    arm();
+    return () => cancel();
   }
 
   private scheduleReconnect(atOnce = false): void {

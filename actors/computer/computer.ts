@@ -8,7 +8,7 @@ import { messageOf } from '../../events/thrown.ts';
 import { BoardClient } from '../../wire/boardClient.ts';
 import { BoardServers } from '../../wire/boardServers.ts';
 import { frameInput } from '../../wire/frames.ts';
-import { type PushConnect, PushStreamClient } from '../../wire/pushStreamClient.ts';
+import { LIVENESS_MS, type PushConnect, PushStreamClient } from '../../wire/pushStreamClient.ts';
 import { agentKindOf } from '../run/resume.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { ActorSystem } from '../runtime/runtime.ts';
@@ -58,6 +58,8 @@ export interface ComputerOptions {
   readonly board?: ComputerRunsOptions['board'];
   /** Test seams (sim/): the push stream's socket, its reconnect jitter, and how agents are started. */
   readonly pushConnect?: PushConnect;
+  /** The push stream's liveness check: null turns it off (the simulator's worlds). */
+  readonly livenessMs?: number | null;
   readonly random?: () => number;
   readonly startAgent?: ComputerRunsOptions['startAgent'];
 }
@@ -73,6 +75,8 @@ export class Computer {
   /** Drawn here, in the shell, once per start: the deciders only read it back from `computer.started`. */
   readonly incarnation: string;
   private readonly closeClient: () => void;
+  /** The board the push stream was last connected to. */
+  private lastBoard: string | null = null;
 
   constructor(private readonly options: ComputerOptions) {
     const { system, store, clock, computer } = options;
@@ -170,9 +174,16 @@ export class Computer {
         if (input.data.kind === 'run.cancel_requested') await this.runs.cancelPushed(input.data.runId, input.data.frameId);
       },
       log: failures,
+      // Within a heartbeat's time (3 s at least, 15 s at most): failed over well within the run lease, which is three heartbeats by default.
+      livenessMs: options.livenessMs === undefined ? Math.max(3_000, Math.min(LIVENESS_MS, options.heartbeatMs ?? LIVENESS_MS)) : options.livenessMs,
       onState: (state, detail) => {
         log(`computer ${computer}: push stream ${state}${detail ? ` (${detail})` : ''}`);
-        if (state === 'connected') options.onPushConnected?.();
+        if (state !== 'connected') return;
+        options.onPushConnected?.();
+        // Moved to another board: its runs' leases are renewed there at once (the board left heard none of late).
+        const board = servers.current();
+        if (this.lastBoard !== null && this.lastBoard !== board) this.runs.beatNow();
+        this.lastBoard = board;
       },
     });
   }

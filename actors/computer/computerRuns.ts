@@ -442,6 +442,12 @@ export class ComputerRuns {
     return answer.status === 410 ? 'gone' : null;
   }
 
+  /** Every live run is heartbeated now (the stream moved to another board: the lease is renewed there before it can lapse). */
+  beatNow(): void {
+    if (this.stopped) return;
+    for (const runId of this.live) void this.heartbeat(runId);
+  }
+
   /**
    * One loop beats for every live run, each call on its own: a slow or failing board call for one run
    * never delays the others, and no completion retry ever waits on it.

@@ -3,6 +3,7 @@
  * the input's `at`. Tests drive a FakeClock forward instead of sleeping.
  */
 export interface Clock {
+  /** This process's time line, in ms since the epoch: see `processClock`. */
   now(): number;
   /**
    * Calls `fn` about `ms` later; the returned function cancels it. Like Node's timers it may fire a
@@ -14,14 +15,28 @@ export interface Clock {
 /** The longest delay a Node timer holds; a longer one fires after 1 ms. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  after(ms, fn) {
-    const timer = setTimeout(fn, Math.min(MAX_TIMER_MS, Math.max(0, ms)));
-    timer.unref?.();
-    return () => clearTimeout(timer);
-  },
-};
+/**
+ * A process's time line (docs/architecture.md#time): the wall clock read once, when the process starts,
+ * carried on by the monotonic clock. Every duration read from it (a lease, a budget, a timer, two `at`s
+ * of one process) is true whatever the wall clock does meanwhile: a step of it by hand or by NTP moves
+ * no deadline and reaps nothing. Its stamps stay the wall time as long as the wall clock only runs (NTP
+ * slews both clocks alike); after a step they keep the time line's, until the process restarts.
+ */
+export function processClock(wall: () => number = Date.now, monotonic: () => number = () => performance.now()): Clock {
+  const anchor = wall() - monotonic();
+  return {
+    // Whole ms, as stamps always were; never backwards, as the monotonic clock.
+    now: () => Math.floor(anchor + monotonic()),
+    after(ms, fn) {
+      // Node's timers run on the monotonic clock too.
+      const timer = setTimeout(fn, Math.min(MAX_TIMER_MS, Math.max(0, ms)));
+      timer.unref?.();
+      return () => clearTimeout(timer);
+    },
+  };
+}
+
+export const systemClock: Clock = processClock();
 
 /**
  * Calls `fn` once, when `clock.now()` has reached `due` (docs/rules.md#computer-behaviour, "Timers"). Node measures its
@@ -93,6 +108,15 @@ export class FakeClock implements Clock {
       due.fn();
     }
     this.current = target;
+  }
+
+  /**
+   * Moves time forward by `ms` at once, as a process frozen or asleep meanwhile finds it: every timer that
+   * fell due fires after the jump, late, in due order.
+   */
+  jump(ms: number): void {
+    this.current += ms;
+    this.advance(0);
   }
 
   pendingTimers(): number {

@@ -377,10 +377,11 @@ export class Outbox<E> {
 
   /** Resolves true once every effect started so far has ended and its record is appended, false if `ms` passed first. */
   async settle(ms = 30_000): Promise<boolean> {
-    const deadline = Date.now() + ms;
+    // On the monotonic clock, as every wait is (docs/architecture.md#time).
+    const deadline = performance.now() + ms;
     while (this.inFlight.size > 0 || this.running) {
-      if (Date.now() >= deadline) return false;
-      const timeout = new Promise((resolve) => setTimeout(resolve, deadline - Date.now()).unref());
+      if (performance.now() >= deadline) return false;
+      const timeout = new Promise((resolve) => setTimeout(resolve, deadline - performance.now()).unref());
       await Promise.race([Promise.all([...this.inFlight, this.running]), timeout]);
     }
     return true;

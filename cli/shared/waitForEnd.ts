@@ -9,13 +9,13 @@ const POLL_MS = 200;
  * board last had it, and whether it ended.
  */
 export async function waitForEnd(options: ClientOptions, runId: string, waitS: number): Promise<{ view: Record<string, unknown>; ended: boolean }> {
-  const deadline = Date.now() + waitS * 1000;
+  const deadline = performance.now() + waitS * 1000;
   for (;;) {
     const answer = await boardCall(options, 'GET', `/v1/runs/${encodeURIComponent(runId)}`);
     if (answer.status !== 200) throw new Error(refusal(answer));
     const view = answer.body ?? {};
     if (isTerminal(view.state as RunState)) return { view, ended: true };
-    if (Date.now() >= deadline) return { view, ended: false };
-    await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(0, deadline - Date.now()))));
+    if (performance.now() >= deadline) return { view, ended: false };
+    await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(0, deadline - performance.now()))));
   }
 }

@@ -6,7 +6,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { BoardClaims } from '../../actors/computer/claimConsumer.ts';
 import { ComputerQueue } from '../../actors/computer/computerQueue.ts';
 import { plainReader } from '../../actors/run/outputReaders.ts';
-import { type Clock, FakeClock, MAX_TIMER_MS, systemClock, wakeAt } from '../../actors/runtime/clock.ts';
+import { type Clock, FakeClock, MAX_TIMER_MS, processClock, systemClock, wakeAt } from '../../actors/runtime/clock.ts';
 import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { deciders } from '../../replay/deciders.ts';
@@ -84,20 +84,15 @@ describe('one mechanism for a wait: wakeAt', () => {
     expect(Math.max(...asked)).toBeLessThanOrEqual(MAX_TIMER_MS);
   });
 
-  it('on the system clock, a timer that fires while Date.now() is short re-arms and fires once its time has come', async () => {
-    const realNow = Date.now.bind(Date);
+  it("on a process's clock, a timer that fires while its time line is short re-arms and fires once its time has come", async () => {
     let lag = 0;
-    const spy = vi.spyOn(Date, 'now').mockImplementation(() => realNow() - lag);
-    try {
-      const due = realNow() + 30;
-      const fired = new Promise<number>((resolve) => wakeAt(systemClock, due, () => resolve(Date.now())));
-      // From now on the wall clock reads 15 ms behind what the timer measured.
-      lag = 15;
-      const at = await bounded(fired, 2_000, 'the wait never ended');
-      expect(at).toBeGreaterThanOrEqual(due);
-    } finally {
-      spy.mockRestore();
-    }
+    const clock = processClock(Date.now, () => performance.now() - lag);
+    const due = clock.now() + 30;
+    const fired = new Promise<number>((resolve) => wakeAt(clock, due, () => resolve(clock.now())));
+    // From now on the time line reads 15 ms behind what the timer measured.
+    lag = 15;
+    const at = await bounded(fired, 2_000, 'the wait never ended');
+    expect(at).toBeGreaterThanOrEqual(due);
   });
 });
 

@@ -155,3 +155,78 @@ describe('the lease monitor of a board that holds the chores again', () => {
     expect(lapsed[0]).toEqual(['r1', 2 * LEASE_MS + ROUND_MS]);
   });
 });
+
+describe('the lease monitor measures silence on its own clock (docs/architecture.md#time)', () => {
+  /** A monitor whose heartbeats are read from `beats` (as a shared table gives them, another clock's stamps). */
+  function watching(beats: Map<string, number>) {
+    const clock = new FakeClock();
+    const lapsed: string[] = [];
+    const lines: string[] = [];
+    const peers = { holdsChores: () => true, heard: () => undefined, lastHeard: async () => new Map(beats) };
+    const claimedAt = clock.now();
+    const monitor = new LeaseMonitor(
+      clock,
+      LEASE_MS,
+      peers,
+      // The board closes a lapsed claim.
+      async () => (lapsed.length > 0 ? [] : [{ runId: 'r1', computerId: 'c1', claimedAt }]),
+      async (runId) => void lapsed.push(runId),
+      (line) => lines.push(line),
+    );
+    const round = async () => {
+      clock.advance(ROUND_MS);
+      await settle();
+    };
+    return { clock, monitor, lapsed, lines, round };
+  }
+
+  it('heartbeats stamped an hour behind its clock (another board’s, stepped back) keep a run alive; their end reaps it a lease later', async () => {
+    const beats = new Map<string, number>();
+    const { clock, monitor, lapsed, round } = watching(beats);
+    monitor.start();
+    for (let i = 0; i < (5 * LEASE_MS) / ROUND_MS; i++) {
+      if (i % 3 === 0) beats.set('r1', clock.now() - 3_600_000);
+      await round();
+    }
+    expect(lapsed).toEqual([]);
+    for (let i = 0; i < LEASE_MS / ROUND_MS + 2; i++) await round();
+    monitor.stop();
+    expect(lapsed).toEqual(['r1']);
+  });
+
+  it('a silent run’s last beat, read through a clock offset measured again each round (a few ms apart), is reaped a lease later', async () => {
+    const beats = new Map([['r1', 1_000]]);
+    const { monitor, lapsed, round } = watching(beats);
+    monitor.start();
+    for (let i = 0; i < LEASE_MS / ROUND_MS + 2; i++) {
+      beats.set('r1', 1_000 + (i % 2 === 0 ? 7 : -5));
+      await round();
+    }
+    monitor.stop();
+    expect(lapsed).toEqual(['r1']);
+  });
+
+  it('heartbeats stamped an hour ahead do not keep a silent run alive', async () => {
+    const beats = new Map([['r1', Date.UTC(2026, 0, 1) + 3_600_000]]);
+    const { monitor, lapsed, round } = watching(beats);
+    monitor.start();
+    for (let i = 0; i < LEASE_MS / ROUND_MS + 2; i++) await round();
+    monitor.stop();
+    expect(lapsed).toEqual(['r1']);
+  });
+
+  it('a round that fires far later than asked (this process frozen or asleep) reaps nothing: the time away counts in no lease', async () => {
+    const { clock, monitor, lapsed, lines, round } = watching(new Map([['r1', 1]]));
+    monitor.start();
+    await round();
+    // Frozen for ten leases: its timer fires once, on waking.
+    clock.jump(10 * LEASE_MS);
+    await settle();
+    expect(lapsed).toEqual([]);
+    expect(lines).toEqual(['lease monitor: this process was away for 6 s (frozen or asleep): not counted in any lease']);
+    // Still silent a lease after waking: reaped then.
+    for (let i = 0; i < LEASE_MS / ROUND_MS + 1; i++) await round();
+    monitor.stop();
+    expect(lapsed).toEqual(['r1']);
+  });
+});

@@ -45,7 +45,7 @@ export function execDriver(options: ExecDriverOptions): SessionDriver {
       const pgid = Number(/^pgid:(\d+)$/.exec(target)?.[1]);
       if (!Number.isSafeInteger(pgid) || pgid <= 1) return { ok: false, detail: `the exec driver cannot stop ${target}` };
       if (!signalGroup(pgid, 'SIGTERM')) return { ok: true, detail: `process group ${pgid} was gone already` };
-      for (const deadline = Date.now() + graceMs; Date.now() < deadline; ) {
+      for (const deadline = performance.now() + graceMs; performance.now() < deadline; ) {
         await new Promise((resolve) => setTimeout(resolve, 50));
         if (!groupAlive(pgid)) return { ok: true, detail: `process group ${pgid} stopped on TERM` };
       }

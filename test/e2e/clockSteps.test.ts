@@ -1,0 +1,137 @@
+/**
+ * Leases and budgets are measured on a monotonic clock, the wall clock only stamps events
+ * (docs/architecture.md#time): real processes whose wall clock is stepped by hand (a preload that moves
+ * Date at SIGUSR2, as libfaketime would) or whose whole process is frozen (SIGSTOP) for longer than the
+ * lease. A step of the board's clock reaps nothing alive and leaves nothing dead unreaped; a step of the
+ * computer's clock cuts no budget short or long; a daemon frozen past its lease does not reap its own run.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../support/tempStore.ts';
+import {
+  addComputer,
+  agentFiles,
+  type CliProcess,
+  MARKER_AGENT,
+  repoRoot,
+  startBoard,
+  startComputer,
+  submit,
+  waitForState,
+  waitForTerminal,
+} from './support/cluster.ts';
+
+/** The environment that makes a runledger process's wall clock step by `stepMs` at each SIGUSR2. */
+function steppedClock(stepMs: number): Record<string, string> {
+  const preload = join(repoRoot, 'test/fixtures/e2e/clockStep.mjs');
+  return { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${preload}`.trim(), CLOCK_STEP_MS: String(stepMs) };
+}
+
+/** Steps `target`'s wall clock and waits until it has. */
+async function step(target: CliProcess): Promise<void> {
+  const steps = (target.stdout.match(/clock stepped/g) ?? []).length;
+  target.kill('SIGUSR2');
+  await target.waitForOutput(new RegExp(`(clock stepped[^]*){${steps + 1}}`), 5_000);
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('a step of the board’s wall clock', () => {
+  it('+300 s reaps no live run: a turn heartbeating through the step ends succeeded with its reply', async () => {
+    const dir = tempDir();
+    const board = await startBoard(join(dir, 'board', 'board.db'), { args: ['--lease-s', '3'], env: steppedClock(300_000) });
+    const agent = agentFiles(dir);
+    await startComputer({ dir, id: 'c1', server: board.url, token: await addComputer(board.db, 'c1'), agent });
+    const runId = await submit(board, 'l1', 'marker=through sleep=4500');
+    await waitForState(board.url, runId, ['running']);
+    await step(board.process);
+    const end = await waitForTerminal(board.url, runId, 15_000);
+    expect(end.state, board.process.describe()).toBe('succeeded');
+    expect(end.reply).toBe('done through');
+  });
+
+  it('−3600 s still reaps a dead computer’s run within its lease', async () => {
+    const dir = tempDir();
+    const board = await startBoard(join(dir, 'board', 'board.db'), { args: ['--lease-s', '2'], env: steppedClock(-3_600_000) });
+    const agent = agentFiles(dir);
+    const computer = await startComputer({ dir, id: 'c1', server: board.url, token: await addComputer(board.db, 'c1'), agent });
+    const runId = await submit(board, 'l1', 'marker=dead sleep=30000');
+    await waitForState(board.url, runId, ['running']);
+    await step(board.process);
+    computer.process.kill('SIGKILL');
+    const killedAt = Date.now();
+    const end = await waitForTerminal(board.url, runId, 12_000);
+    expect(end.state).toBe('resolved');
+    // The lease (2 s) and a round of the reaper, with room for a loaded machine.
+    expect(Date.now() - killedAt).toBeLessThan(10_000);
+  });
+});
+
+describe('a step of the computer’s wall clock', () => {
+  it('−3600 s still kills the turn at its budget', async () => {
+    const dir = tempDir();
+    const board = await startBoard(join(dir, 'board', 'board.db'));
+    const agent = agentFiles(dir);
+    const computer = await startComputer({
+      dir,
+      id: 'c1',
+      server: board.url,
+      token: await addComputer(board.db, 'c1'),
+      agent: { ...agent, env: { ...agent.env, ...steppedClock(-3_600_000) } },
+      args: ['--timeout-s', '2'],
+    });
+    const runId = await submit(board, 'l1', 'marker=over sleep=30000');
+    await waitForState(board.url, runId, ['running']);
+    const runningAt = Date.now();
+    await step(computer.process);
+    const end = await waitForTerminal(board.url, runId, 12_000);
+    expect(end.state).toBe('failed');
+    expect(end.error).toMatch(/timed out after about 2 seconds/);
+    expect(Date.now() - runningAt).toBeLessThan(10_000);
+  });
+
+  it('+3600 s kills nothing early: the turn runs to its budget', async () => {
+    const dir = tempDir();
+    const board = await startBoard(join(dir, 'board', 'board.db'));
+    const agent = agentFiles(dir);
+    const computer = await startComputer({
+      dir,
+      id: 'c1',
+      server: board.url,
+      token: await addComputer(board.db, 'c1'),
+      agent: { ...agent, env: { ...agent.env, ...steppedClock(3_600_000) } },
+      args: ['--timeout-s', '4'],
+    });
+    const runId = await submit(board, 'l1', 'marker=in sleep=2500');
+    await waitForState(board.url, runId, ['running']);
+    await step(computer.process);
+    const end = await waitForTerminal(board.url, runId, 12_000);
+    expect(end.state, computer.process.describe()).toBe('succeeded');
+    expect(end.reply).toBe('done in');
+  });
+});
+
+describe('a daemon frozen for longer than its lease', () => {
+  it('does not reap its own live run when it wakes: the turn ends succeeded with its reply', async () => {
+    const dir = tempDir();
+    const agent = agentFiles(dir);
+    const daemon = await startBoard(join(dir, 'daemon', 'daemon.db'), {
+      command: 'daemon',
+      args: ['--lease-s', '2', '--heartbeat-s', '1', '--exec', MARKER_AGENT],
+      env: agent.env,
+    });
+    await daemon.process.waitForOutput(/push stream connected/);
+    const runId = await submit(daemon, 'l1', 'marker=frozen sleep=5000');
+    await waitForState(daemon.url, runId, ['running']);
+    // Frozen as a laptop's lid closed: longer than the lease, its agent running on meanwhile.
+    daemon.process.kill('SIGSTOP');
+    try {
+      await pause(3_500);
+    } finally {
+      daemon.process.kill('SIGCONT');
+    }
+    const end = await waitForTerminal(daemon.url, runId, 15_000);
+    expect(end.state, daemon.process.describe()).toBe('succeeded');
+    expect(end.reply).toBe('done frozen');
+  });
+});
