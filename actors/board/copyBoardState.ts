@@ -33,5 +33,6 @@ export function copyBoardState(state: BoardState): BoardState {
     connected: [...state.connected],
     draining: { ...state.draining },
     pushed: { ...state.pushed },
+    holding: { ...state.holding },
   };
 }

@@ -2,6 +2,7 @@ import type { DomainEvent, TypesOutside } from '../../events/catalog.ts';
 import { ignoreRest } from '../../events/exhaustive.ts';
 import { type BoardLane, type BoardRun, type BoardState, sortedIndex } from './boardState.ts';
 import { runsPushedOnConnect } from './offers.ts';
+import { lanesPushedOnConnect } from './oneOffer.ts';
 
 /**
  * Folds one of the board's events into its state, in place (see Projection). Only decisions change
@@ -38,7 +39,12 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
     }
     case 'board.run.offered': {
       const run = state.runs[event.data.runId]!;
-      for (const computer of event.data.computers) markOffered(state, run, computer);
+      const { computers } = event.data;
+      for (const computer of computers) markOffered(state, run, computer);
+      // One computer at a time: the lane's later runs follow it there (several at once: older offers).
+      const lane = state.lanes[run.lane]!;
+      if (computers.length === 1) lane.offer = computers[0]!;
+      else delete lane.offer;
       break;
     }
     case 'board.run.claimed': {
@@ -53,6 +59,7 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       lane.holder = runId;
       lane.lastComputer = computerId;
       state.open[runId] = true;
+      state.holding[computerId] = (state.holding[computerId] ?? 0) + 1;
       break;
     }
     case 'board.run.running':
@@ -109,7 +116,13 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       // Its frames are pushed from this state, not recorded one by one (a reconnect costs one event):
       // the runs it is pushed count as offered to it, as an offer's would.
       const { computerId } = event.data;
-      for (const run of runsPushedOnConnect(state, computerId)) markOffered(state, run, computerId);
+      if (event.data.oneOffer) {
+        for (const lane of lanesPushedOnConnect(state, computerId)) {
+          const queue = state.lanes[lane]!;
+          for (const runId of queue.unclaimed) markOffered(state, state.runs[runId]!, computerId);
+          queue.offer = computerId;
+        }
+      } else for (const run of runsPushedOnConnect(state, computerId)) markOffered(state, run, computerId);
       insertSorted(state.connected, computerId);
       delete state.draining[computerId];
       const computer = state.computers[computerId]!;
@@ -180,7 +193,10 @@ function settle(state: BoardState, run: BoardRun): void {
 
 /** `run` was pushed to `computer`: it counts among what the computer has waiting, once. */
 function markOffered(state: BoardState, run: BoardRun, computer: string): void {
-  if (insertSorted(run.offeredTo, computer)) state.pushed[computer] = (state.pushed[computer] ?? 0) + 1;
+  if (!insertSorted(run.offeredTo, computer)) return;
+  state.pushed[computer] = (state.pushed[computer] ?? 0) + 1;
+  const known = state.computers[computer];
+  if (known) known.offers = (known.offers ?? 0) + 1;
 }
 
 /** A run leaves its lane's unclaimed queue (claimed or cancelled); the lane leaves `waiting` once empty. */
@@ -188,7 +204,10 @@ function leaveUnclaimed(state: BoardState, run: BoardRun): BoardLane {
   const lane = state.lanes[run.lane]!;
   removeFrom(lane.unclaimed, run.runId);
   removeFrom(lane.waiters, run.runId);
-  if (lane.unclaimed.length === 0) delete state.waiting[run.lane];
+  if (lane.unclaimed.length === 0) {
+    delete state.waiting[run.lane];
+    delete lane.offer;
+  }
   for (const computer of run.offeredTo) {
     const left = (state.pushed[computer] ?? 0) - 1;
     if (left > 0) state.pushed[computer] = left;
@@ -203,6 +222,11 @@ function endTurn(state: BoardState, run: BoardRun): void {
   if (lane.holder === run.runId) {
     lane.holder = null;
     lane.waiters = [];
+  }
+  if (state.open[run.runId] && run.computerId !== null) {
+    const left = (state.holding[run.computerId] ?? 0) - 1;
+    if (left > 0) state.holding[run.computerId] = left;
+    else delete state.holding[run.computerId];
   }
   delete state.open[run.runId];
 }
