@@ -102,6 +102,8 @@ export interface BoardState {
   pushed: Record<string, number>;
   /** Per computer, how many claimed runs it holds that are not terminal: the slots it has busy. */
   holding: Record<string, number>;
+  /** Per computer, how many lanes with unclaimed runs are offered to it (`BoardLane.offer`): what it has waiting to claim. */
+  offeredLanes: Record<string, number>;
 }
 
 export function initialBoardState(): BoardState {
@@ -118,6 +120,7 @@ export function initialBoardState(): BoardState {
     draining: {},
     pushed: {},
     holding: {},
+    offeredLanes: {},
   };
 }
 

@@ -34,5 +34,6 @@ export function copyBoardState(state: BoardState): BoardState {
     draining: { ...state.draining },
     pushed: { ...state.pushed },
     holding: { ...state.holding },
+    offeredLanes: { ...state.offeredLanes },
   };
 }

@@ -42,9 +42,7 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       const { computers } = event.data;
       for (const computer of computers) markOffered(state, run, computer);
       // One computer at a time: the lane's later runs follow it there (several at once: older offers).
-      const lane = state.lanes[run.lane]!;
-      if (computers.length === 1) lane.offer = computers[0]!;
-      else delete lane.offer;
+      offerLaneTo(state, state.lanes[run.lane]!, computers.length === 1 ? computers[0]! : undefined);
       break;
     }
     case 'board.run.claimed': {
@@ -120,7 +118,7 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
         for (const lane of lanesPushedOnConnect(state, computerId)) {
           const queue = state.lanes[lane]!;
           for (const runId of queue.unclaimed) markOffered(state, state.runs[runId]!, computerId);
-          queue.offer = computerId;
+          offerLaneTo(state, queue, computerId);
         }
       } else for (const run of runsPushedOnConnect(state, computerId)) markOffered(state, run, computerId);
       insertSorted(state.connected, computerId);
@@ -199,6 +197,23 @@ function markOffered(state: BoardState, run: BoardRun, computer: string): void {
   if (known) known.offers = (known.offers ?? 0) + 1;
 }
 
+/** The lane's unclaimed runs are offered to `computer` now (undefined: to nobody, or to several at once), counted in its `offeredLanes`. */
+function offerLaneTo(state: BoardState, lane: BoardLane, computer: string | undefined): void {
+  if (lane.offer === computer) return;
+  if (lane.offer !== undefined) decrement(state.offeredLanes, lane.offer);
+  if (computer === undefined) delete lane.offer;
+  else {
+    lane.offer = computer;
+    state.offeredLanes[computer] = (state.offeredLanes[computer] ?? 0) + 1;
+  }
+}
+
+function decrement(counts: Record<string, number>, key: string): void {
+  const left = (counts[key] ?? 0) - 1;
+  if (left > 0) counts[key] = left;
+  else delete counts[key];
+}
+
 /** A run leaves its lane's unclaimed queue (claimed or cancelled); the lane leaves `waiting` once empty. */
 function leaveUnclaimed(state: BoardState, run: BoardRun): BoardLane {
   const lane = state.lanes[run.lane]!;
@@ -206,13 +221,9 @@ function leaveUnclaimed(state: BoardState, run: BoardRun): BoardLane {
   removeFrom(lane.waiters, run.runId);
   if (lane.unclaimed.length === 0) {
     delete state.waiting[run.lane];
-    delete lane.offer;
+    offerLaneTo(state, lane, undefined);
   }
-  for (const computer of run.offeredTo) {
-    const left = (state.pushed[computer] ?? 0) - 1;
-    if (left > 0) state.pushed[computer] = left;
-    else delete state.pushed[computer];
-  }
+  for (const computer of run.offeredTo) decrement(state.pushed, computer);
   return lane;
 }
 
@@ -223,11 +234,7 @@ function endTurn(state: BoardState, run: BoardRun): void {
     lane.holder = null;
     lane.waiters = [];
   }
-  if (state.open[run.runId] && run.computerId !== null) {
-    const left = (state.holding[run.computerId] ?? 0) - 1;
-    if (left > 0) state.holding[run.computerId] = left;
-    else delete state.holding[run.computerId];
-  }
+  if (state.open[run.runId] && run.computerId !== null) decrement(state.holding, run.computerId);
   delete state.open[run.runId];
 }
 

@@ -1,9 +1,11 @@
 import { type BoardState, takesWork, workers } from './boardState.ts';
 
 /**
- * Runs a computer may have offered to it and unclaimed before new lanes pass it by (docs/rules.md#dispatch):
- * enough that a computer whose slots free up always has its next run queued, few enough that a
- * computer that does not claim (slots full, scheduler held) does not sit on the queue.
+ * Lanes a computer may have offered to it with runs unclaimed before new lanes pass it by
+ * (docs/rules.md#dispatch): enough that a computer whose slots free up always has its next run queued,
+ * few enough that a computer that does not claim (slots full, scheduler held) does not sit on the
+ * queue. Lanes, not runs: a lane's later turns wait for its earlier ones, so a long lane is one thing
+ * to claim, and must not keep other lanes from a computer with free slots.
  */
 export const WINDOW = 8;
 
@@ -60,7 +62,7 @@ export function chooseComputer(state: BoardState, lane: string, options: ChoiceO
   let bestBusy = Number.POSITIVE_INFINITY;
   let bestOffers = Number.POSITIVE_INFINITY;
   for (const c of candidates) {
-    const waiting = (state.pushed[c] ?? 0) + (extra.get(c) ?? 0);
+    const waiting = (state.offeredLanes[c] ?? 0) + (extra.get(c) ?? 0);
     if (waiting >= WINDOW) continue;
     const busy = waiting + (state.holding[c] ?? 0);
     const offers = state.computers[c]?.offers ?? 0;
@@ -70,8 +72,8 @@ export function chooseComputer(state: BoardState, lane: string, options: ChoiceO
       bestOffers = offers;
     }
   }
-  if (best === null) return { computer: null, why: `every connected computer has ${WINDOW} or more runs waiting` };
-  return { computer: best, why: `to ${best}, the computer with the most room (${bestBusy} runs waiting or held there)` };
+  if (best === null) return { computer: null, why: `every connected computer has ${WINDOW} or more lanes waiting` };
+  return { computer: best, why: `to ${best}, the computer with the most room (${bestBusy} lanes waiting or runs held there)` };
 }
 
 /**
@@ -92,7 +94,7 @@ export function oldestWaitingForRoom(state: BoardState, except?: string): string
   return null;
 }
 
-/** Whether `computer` takes work and has room for another run, once `leaving` of the runs offered to it are claimed. */
+/** Whether `computer` takes work and has room for another lane, once `leaving` of the lanes offered to it have none unclaimed. */
 export function hasRoom(state: BoardState, computer: string, leaving = 0): boolean {
-  return takesWork(state, computer) && (state.pushed[computer] ?? 0) - leaving < WINDOW;
+  return takesWork(state, computer) && (state.offeredLanes[computer] ?? 0) - leaving < WINDOW;
 }

@@ -34,7 +34,7 @@ export function offerOnSubmit(
  * Read from the state before the connect is folded, when it is decided and folded (never recorded run by run).
  */
 export function lanesPushedOnConnect(state: BoardState, computerId: string): string[] {
-  let room = WINDOW - (state.pushed[computerId] ?? 0);
+  let room = WINDOW - (state.offeredLanes[computerId] ?? 0);
   const lanes: string[] = [];
   for (const lane in state.waiting) {
     const queue = state.lanes[lane]!;
@@ -46,7 +46,7 @@ export function lanesPushedOnConnect(state: BoardState, computerId: string): str
     }
     if (queue.offer !== undefined && takesWork(state, queue.offer)) continue;
     if (room <= 0) continue;
-    room -= queue.unclaimed.length;
+    room--;
     lanes.push(lane);
   }
   return lanes;
@@ -79,7 +79,7 @@ export function offersOnDisconnect(state: BoardState, computerId: string, at: nu
     if (!stranded) continue;
     const choice = chooseComputer(without, lane, { extra, wholeLane: true });
     if (choice.computer === null) continue;
-    extra.set(choice.computer, (extra.get(choice.computer) ?? 0) + queue.unclaimed.length);
+    extra.set(choice.computer, (extra.get(choice.computer) ?? 0) + 1);
     offers.push(...offerLane(state, lane, choice.computer, at, `re-offered: computer ${computerId}, which had it, disconnected; ${choice.why}`));
   }
   return offers;
@@ -139,13 +139,14 @@ export function offersWhenStale(state: BoardState, run: BoardRun, waitedS: numbe
  * computer with room is offered to it. This is how a backlog larger than the computers' windows drains.
  */
 export function offersOnClaim(state: BoardState, run: BoardRun, computerId: string, at: number): Offered[] {
-  const leaving = run.offeredTo.includes(computerId) ? 1 : 0;
+  const lane = state.lanes[run.lane]!;
+  const leaving = lane.offer === computerId && lane.unclaimed.length === 1 ? 1 : 0;
   if (!hasRoom(state, computerId, leaving)) return [];
-  const lane = oldestWaitingForRoom(state, run.lane);
-  if (lane === null) return [];
+  const next = oldestWaitingForRoom(state, run.lane);
+  if (next === null) return [];
   return offerLane(
     state,
-    lane,
+    next,
     computerId,
     at,
     `offered to ${computerId}, which has room again (it claimed run ${run.runId}): it waited for a computer with room`,

@@ -19,7 +19,9 @@ describe('board: one offer at a time', () => {
     const spec = boardSpec(...computersOnline('c1', 'c2', 'c3'));
     const first = spec.when(submit('r1', 'A', 1));
     expect(summary(first)).toEqual(['queued r1 #0', 'offered r1 → c1']);
-    expect(first![1]!.data).toMatchObject({ reason: 'submitted: offered to c1, the computer with the most room (0 runs waiting or held there)' });
+    expect(first![1]!.data).toMatchObject({
+      reason: 'submitted: offered to c1, the computer with the most room (0 lanes waiting or runs held there)',
+    });
     expect(offeredTo(spec.when(submit('r2', 'B', 2)), 'r2')).toEqual(['c2']);
     expect(offeredTo(spec.when(submit('r3', 'C', 3)), 'r3')).toEqual(['c3']);
     spec.when(claim('r1', 'c1', 4));
@@ -44,7 +46,7 @@ describe('board: one offer at a time', () => {
     // (c1 and c3 are as free; c1 was offered a0 before, so c3, offered fewer runs, is next.)
     expect(summary(moved)).toEqual(['offered a1 → c3', 'offered a2 → c3']);
     expect(moved![0]!.data).toMatchObject({
-      reason: 're-offered: c2 refused it; to c3, the computer with the most room (0 runs waiting or held there)',
+      reason: 're-offered: c2 refused it; to c3, the computer with the most room (0 lanes waiting or runs held there)',
     });
     // A pass from a computer the lane already left decides nothing, and is not recorded.
     expect(summary(spec.when(declined('a1', 'c2', 'unanswered', 6)))).toEqual(['(ignored)']);
@@ -110,7 +112,7 @@ describe('board: one offer at a time', () => {
     expect(spec.state.pushed).toEqual({ c1: WINDOW, c2: WINDOW });
     const waits = spec.when(submit('x', 'X', 100));
     expect(summary(waits)).toEqual([`queued x #${2 * WINDOW}`]);
-    expect(waits![0]!.data).toMatchObject({ waits: `offered to nobody yet: every connected computer has ${WINDOW} or more runs waiting` });
+    expect(waits![0]!.data).toMatchObject({ waits: `offered to nobody yet: every connected computer has ${WINDOW} or more lanes waiting` });
     spec.when(submit('y', 'Y', 101));
     // c2 claims one of its runs: its window has room, and the oldest waiting lane goes to it.
     expect(summary(spec.when(claim('r1', 'c2', 102)))).toEqual(['claimed r1 by c2', 'offered x → c2']);
