@@ -4,7 +4,7 @@ import { computerList } from '../../actors/board/boardQueries.ts';
 import { decisionOf } from '../support/deciderSpec.ts';
 import { boardSpec, computersOnline, input, olderInput, pushed, summary, T0 } from './boardSpec.ts';
 
-const { submit, claim, connected, disconnected, added, cancel, draining } = input;
+const { submit, claim, connected, disconnected, added, draining } = input;
 
 describe('board: a reconnect costs O(1) events (docs/rules.md#the-log, growth is bounded)', () => {
   it('a computer that reconnects 200 times with 100 runs queued adds at most 3 events a reconnect, and is pushed every unclaimed run each time', () => {
