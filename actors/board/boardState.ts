@@ -104,6 +104,11 @@ export interface BoardState {
   holding: Record<string, number>;
   /** Per computer, how many lanes with unclaimed runs are offered to it (`BoardLane.offer`): what it has waiting to claim. */
   offeredLanes: Record<string, number>;
+  /**
+   * Lanes with unclaimed runs offered to nobody (never yet, or their computer left), in the order they
+   * came to wait: where a computer that has room again takes its next lane from (docs/rules.md#dispatch).
+   */
+  unoffered: string[];
 }
 
 export function initialBoardState(): BoardState {
@@ -121,6 +126,7 @@ export function initialBoardState(): BoardState {
     pushed: {},
     holding: {},
     offeredLanes: {},
+    unoffered: [],
   };
 }
 

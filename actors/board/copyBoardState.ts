@@ -35,5 +35,6 @@ export function copyBoardState(state: BoardState): BoardState {
     pushed: { ...state.pushed },
     holding: { ...state.holding },
     offeredLanes: { ...state.offeredLanes },
+    unoffered: [...state.unoffered],
   };
 }

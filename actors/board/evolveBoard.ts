@@ -35,6 +35,8 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       const queue = (state.lanes[lane] ??= { unclaimed: [], holder: null, waiters: [], lastComputer: null });
       queue.unclaimed.push(runId);
       state.waiting[lane] = true;
+      // Its first unclaimed run, offered to nobody yet: the lane waits for one (its offer, if any, follows).
+      if (queue.unclaimed.length === 1 && queue.offer === undefined) state.unoffered.push(lane);
       break;
     }
     case 'board.run.offered': {
@@ -42,7 +44,7 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       const { computers } = event.data;
       for (const computer of computers) markOffered(state, run, computer);
       // One computer at a time: the lane's later runs follow it there (several at once: older offers).
-      offerLaneTo(state, state.lanes[run.lane]!, computers.length === 1 ? computers[0]! : undefined);
+      offerLaneTo(state, run.lane, computers.length === 1 ? computers[0]! : undefined);
       break;
     }
     case 'board.run.claimed': {
@@ -118,7 +120,7 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
         for (const lane of lanesPushedOnConnect(state, computerId)) {
           const queue = state.lanes[lane]!;
           for (const runId of queue.unclaimed) markOffered(state, state.runs[runId]!, computerId);
-          offerLaneTo(state, queue, computerId);
+          offerLaneTo(state, lane, computerId);
         }
       } else for (const run of runsPushedOnConnect(state, computerId)) markOffered(state, run, computerId);
       insertSorted(state.connected, computerId);
@@ -141,6 +143,8 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       computer.lastSeenAt = lastSeenAt ?? event.at;
       delete computer.via;
       delete computer.incarnation;
+      // What was offered to it is offered to nobody now: a computer with room may take it.
+      for (const lane in state.waiting) if (state.lanes[lane]!.offer === computerId) offerLaneTo(state, lane, undefined);
       break;
     }
     case 'board.computer.draining':
@@ -198,14 +202,33 @@ function markOffered(state: BoardState, run: BoardRun, computer: string): void {
 }
 
 /** The lane's unclaimed runs are offered to `computer` now (undefined: to nobody, or to several at once), counted in its `offeredLanes`. */
-function offerLaneTo(state: BoardState, lane: BoardLane, computer: string | undefined): void {
-  if (lane.offer === computer) return;
-  if (lane.offer !== undefined) decrement(state.offeredLanes, lane.offer);
-  if (computer === undefined) delete lane.offer;
-  else {
+function offerLaneTo(state: BoardState, id: string, computer: string | undefined): void {
+  const lane = state.lanes[id]!;
+  const was = lane.offer;
+  if (was === computer) {
+    // Offered to nobody, and now without unclaimed runs: it waits for nothing.
+    if (computer === undefined && lane.unclaimed.length === 0) removeLane(state.unoffered, id);
+    return;
+  }
+  if (was !== undefined) decrement(state.offeredLanes, was);
+  else removeLane(state.unoffered, id);
+  if (computer === undefined) {
+    delete lane.offer;
+    if (lane.unclaimed.length > 0) state.unoffered.push(id);
+  } else {
     lane.offer = computer;
     state.offeredLanes[computer] = (state.offeredLanes[computer] ?? 0) + 1;
   }
+}
+
+/** Removes a lane from `unoffered`: taken from its front (the oldest) or just added at its back, mostly. */
+function removeLane(list: string[], id: string): void {
+  if (list[0] === id) {
+    list.shift();
+    return;
+  }
+  const i = list.lastIndexOf(id);
+  if (i !== -1) list.splice(i, 1);
 }
 
 function decrement(counts: Record<string, number>, key: string): void {
@@ -221,7 +244,7 @@ function leaveUnclaimed(state: BoardState, run: BoardRun): BoardLane {
   removeFrom(lane.waiters, run.runId);
   if (lane.unclaimed.length === 0) {
     delete state.waiting[run.lane];
-    offerLaneTo(state, lane, undefined);
+    offerLaneTo(state, run.lane, undefined);
   }
   for (const computer of run.offeredTo) decrement(state.pushed, computer);
   return lane;

@@ -88,9 +88,9 @@ export function waitsForRoom(state: BoardState, lane: string): boolean {
   return !(queue.lastComputer !== null && takesWork(state, queue.lastComputer));
 }
 
-/** The oldest lane waiting for room (lanes enter `waiting` as their first unclaimed run comes), or null. */
+/** The oldest lane waiting for room (from `unoffered`: read from its front, not every waiting lane), or null. */
 export function oldestWaitingForRoom(state: BoardState, except?: string): string | null {
-  for (const lane in state.waiting) if (lane !== except && waitsForRoom(state, lane)) return lane;
+  for (const lane of state.unoffered) if (lane !== except && waitsForRoom(state, lane)) return lane;
   return null;
 }
 
