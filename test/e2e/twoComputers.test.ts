@@ -42,7 +42,7 @@ function submittedOrder(board: BoardProcess, runIds: readonly string[]): string[
 }
 
 describe('one board, two computers, on loopback', () => {
-  it('claims every run exactly once, executes it exactly once, and runs a lane\'s two turns on the one computer they were offered to, in order', async () => {
+  it("claims every run exactly once, executes it exactly once, and runs a lane's two turns on the one computer they were offered to, in order", async () => {
     const dir = tempDir();
     const { board, agent, computers } = await boardWithTwoComputers(dir);
 
