@@ -8,7 +8,6 @@ import { ensureBuilt } from '../build.ts';
 import { appendBatched } from './appendBatched.ts';
 import { appendSingle } from './appendSingle.ts';
 import { crashRestart } from './crashRestart.ts';
-import { dispatchScale } from './dispatchScale.ts';
 import { embeddedThroughput } from './embeddedThroughput.ts';
 import { eventsPerRun } from './eventsPerRun.ts';
 import { groupCommit } from './groupCommit.ts';
@@ -34,7 +33,6 @@ const benchmarks: readonly Benchmark[] = [
   scheduling,
   wireLoad,
   wireLoadPostgres,
-  dispatchScale,
   replay,
   memoryFlat,
   restartTime,
