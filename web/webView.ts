@@ -40,6 +40,8 @@ export interface WebViewOptions {
    * WAIT_WARN_MS unless given, or set in seconds by RUNLEDGER_WAIT_WARN_S.
    */
   readonly waitWarnMs?: number;
+  /** How often each live page must show it keeps up, or be dropped (ms; tests make it short). */
+  readonly liveCheckMs?: number;
 }
 
 const TYPES: Record<string, string> = {
@@ -105,6 +107,7 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
         ),
       runFacts: (runId, events) => runFacts(projections.state<BoardState>('board'), runId, events),
       log: options.log ?? stderrLog,
+      ...(options.liveCheckMs !== undefined ? { liveCheckMs: options.liveCheckMs } : {}),
       ...(access.progress ? { progress: access.progress } : {}),
       ...(access.listRuns ? { laneTurns: (lane: string) => laneTurns(access.listRuns!, lane) } : {}),
     });
