@@ -149,6 +149,8 @@ export class LiveHub {
       // Read after joining the feed: an event is either in this read or delivered after it (or both).
       const head = await store.headSeq();
       const recent = newestOfEach((await store.readAll(Math.max(0, head - RECENT_SCAN), RECENT_SCAN)).map(summarize), (s) => s.bookkeeping);
+      // Gone while its start was read: nothing to send.
+      if (!this.boardPages.has(page)) return;
       // The view as of now: the pages already open are sent the delta to it, this one the view itself.
       this.boardStatus.now();
       const { version, snapshot } = this.boardView!;
