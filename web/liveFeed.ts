@@ -35,12 +35,13 @@ export class LiveFeed {
   constructor(readonly events: Observable<DomainEvent>) {}
 
   /**
-   * For the board page: the newest events of each burst as one-line summaries (the page lists the
-   * newest few; a drain writes thousands a second), and how many were left out.
+   * For the board page: the newest events of each burst as one-line summaries, a batch per quarter
+   * second at most (the page lists the newest few; a drain writes thousands a second), and how many
+   * were left out.
    */
   summaries(): Observable<{ events: EventSummary[]; dropped: number }> {
     return this.events.pipe(
-      batched(BATCH_MS),
+      batched(SNAPSHOT_MS),
       map((events) => {
         const kept = newestOfEach(events, (e) => isBookkeeping(e.type));
         return { events: kept.map(summarize), dropped: events.length - kept.length };
