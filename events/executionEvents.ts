@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
+import { RunStart } from './queueEvents.ts';
 import { SafeId } from './safeId.ts';
 import { Usage } from './usage.ts';
 import { BaseRef, ChangeSummary, CommitSha, RepoName, TurnChanges, Workspace } from './workspace.ts';
@@ -183,6 +184,21 @@ export const executionEvents = eventGroup(
       words: z.string().min(1).max(1000),
       resetAt: z.number().int().optional(),
       budgetLeftMs: z.number().int().nonnegative().nullable(),
+      reason,
+    }),
+  ),
+  /**
+   * Its queue claimed it while its login was at its usage limit (`run.claimed` with `heldUntil`): it is
+   * not started but held, claimed and heartbeated, keeping the start its claim carried (its budget, the
+   * lane's session, its repository), until its queue gives it a slot again (`run.limit.over`).
+   */
+  defineEvent(
+    'run.start.held',
+    z.strictObject({
+      runId,
+      lane: SafeId,
+      start: RunStart,
+      until: z.number().int(),
       reason,
     }),
   ),

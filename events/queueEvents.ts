@@ -120,9 +120,14 @@ export const queueEvents = eventGroup(
   /**
    * `start`: what its run decides its start from, for the run actor takes this decision as its input
    * (docs/rules.md#actors: actors talk by the log). Absent in older logs, whose runs were handed over by an input of
-   * their own (`run.handed.over`): the shape tells which version wrote it.
+   * their own (`run.handed.over`): the shape tells which version wrote it. `heldUntil`: granted while its
+   * login was at its usage limit, which lifts then: the run is held, claimed and heartbeated, and starts
+   * only when its queue gives it a slot again (`run.limit.resumed`).
    */
-  defineEvent('run.claimed', z.strictObject({ runId, lane: SafeId, skills: z.array(SafeId), start: RunStart.optional() })),
+  defineEvent(
+    'run.claimed',
+    z.strictObject({ runId, lane: SafeId, skills: z.array(SafeId), start: RunStart.optional(), heldUntil: z.number().int().optional() }),
+  ),
   defineEvent(
     'run.parked',
     z.strictObject({ runId, busyWaits: z.number().int().positive(), notBefore: z.number().int().nonnegative(), reason, logged: z.boolean() }),

@@ -46,6 +46,7 @@ type Unread =
   | 'run.completion.retrying'
   | 'run.completion.paused'
   | 'run.limit.reached'
+  | 'run.start.held'
   | 'run.settled'
   | 'adoption.requested'
   | 'adoption.released'

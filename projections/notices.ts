@@ -134,6 +134,7 @@ type Unread =
   | 'run.claim.refused'
   | 'run.limit.over'
   | 'run.limit.reached'
+  | 'run.start.held'
   | 'run.workspace.requested'
   | 'run.branch.push.requested'
   | 'run.branch.pushed'

@@ -217,19 +217,16 @@ export class Computer {
       }
       const { computer, store } = this.options;
       const laneStream = `${computer}/lane:${run.lane}`;
-      // Waiting out a usage limit, but settled (cancelled, resolved) in a life that stopped before its
-      // queue heard: told now, or its lane (and, at the reset, a slot) would be held for ever.
-      if (run.claimHeld && !live.has(run.runId)) {
-        await this.endedBeforeRestart(run.runId, laneStream);
-        continue;
-      }
-      if (run.status !== 'running' || live.has(run.runId)) continue;
-      // Not live, yet its run wrote something: it was handed over, and has settled.
+      // Held (a usage limit) or running, not live, yet its run wrote something: it was handed over, and
+      // has settled (cancelled, resolved) in a life that stopped before its queue heard: told now, or its
+      // lane (and, at the reset, a slot) would be held for ever.
+      if (!(run.claimHeld || run.status === 'running') || live.has(run.runId)) continue;
       if ((await store.lastOfStream(`${computer}/run:${run.runId}`)) !== null) {
         await this.endedBeforeRestart(run.runId, laneStream);
         continue;
       }
-      // Claimed, never started (the last life stopped between its queue's commit and its run's decision): started now.
+      // Claimed, never started (the last life stopped between its queue's commit and its run's decision,
+      // held or not): started now, its run deciding from the claim as it would have then.
       const lane = await store.readStream(laneStream);
       const answer = lane.findLast((e) => e.type === 'claim.answered' && e.data.runId === run.runId);
       const claimed = lane.findLast((e) => e.type === 'run.claimed' && e.data.runId === run.runId);

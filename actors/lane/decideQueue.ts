@@ -206,9 +206,30 @@ function answerClaim(state: QueueState, answer: EventData<'claim.answered'>, at:
   ];
   const verdict = claimVerdict(status, code);
   switch (verdict.kind) {
-    case 'claimed':
+    case 'claimed': {
       // What the host read for its start goes on with it: the run actor starts the run from this decision.
-      return [on(runId, { type: 'run.claimed', data: { runId, lane: run.lane, skills: skills ?? [], ...(start ? { start } : {}) } })];
+      const claimed = { runId, lane: run.lane, skills: skills ?? [], ...(start ? { start } : {}) };
+      const login = loginOf(run);
+      const limit = limitOf(state, login, at);
+      if (limit === null) return [on(runId, { type: 'run.claimed', data: claimed })];
+      // Its claim went out before its login met its usage limit (docs/rules.md#computer-behaviour): granted,
+      // it is held, claimed and heartbeated, and waits the limit out in its place as a run stopped by it does.
+      return [
+        on(runId, { type: 'run.claimed', data: { ...claimed, heldUntil: limit.until } }),
+        on(runId, {
+          type: 'run.limit.waiting',
+          data: {
+            runId,
+            login,
+            notBefore: limit.until,
+            strikes: limit.strikes,
+            words: limit.words,
+            reason: `waits: claimed while login ${login} is at its usage limit, held until it lifts`,
+            logged: false,
+          },
+        }),
+      ];
+    }
     case 'busy': {
       if (state.draining) return skip('skipped: its conversation is busy and this computer is draining', true);
       if (run.resentWhileClaiming) {

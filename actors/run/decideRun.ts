@@ -46,6 +46,7 @@ type DecisionType =
   | 'run.kill.requested'
   | 'run.cancel.decided'
   | 'run.limit.reached'
+  | 'run.start.held'
   | 'run.resolved.elsewhere'
   | 'run.completion.requested'
   | 'run.completion.retrying'
@@ -87,9 +88,16 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
       const { lane, budgetS, laneSession } = input.data;
       return start(state, { lane, budgetS, laneSession }, at, false, { on, complete, runId });
     }
-    case 'run.claimed':
+    case 'run.claimed': {
       // A message: messageScopeOf takes only a `run.claimed` that carries its start.
-      return start(state, { lane: input.data.lane, ...input.data.start! }, at, true, { on, complete, runId });
+      const { lane, start: claimedStart, heldUntil } = input.data;
+      // Claimed while its login is at its usage limit: it keeps its start and waits, as a run the limit stopped.
+      if (heldUntil !== undefined) {
+        const reason = 'claimed while its login is at its usage limit: held, heartbeated, until its queue gives it a slot';
+        return [on('run.start.held', { runId, lane, start: claimedStart!, until: heldUntil, reason })];
+      }
+      return start(state, { lane, ...claimedStart! }, at, true, { on, complete, runId });
+    }
     case 'run.process.began':
       // A cancel or a resolution that came while it was being spawned stops it now.
       if (state.resolved || state.cancelRequested) {
@@ -176,6 +184,8 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
     case 'run.shutdown.before.start':
       return [complete({ ok: false, error: SHUTDOWN_BEFORE_START })];
     case 'run.limit.over':
+      // A run held since its claim starts now, as it would have then, with its whole budget from now.
+      if (state.heldStart) return start(state, { lane: state.lane!, ...state.heldStart }, at, true, { on, complete, runId });
       // Its queue gave it a slot once the login's limit lifted: the same turn again, in the session its
       // agent announced (the limit kept it), with what its budget had left.
       return [

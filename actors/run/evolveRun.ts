@@ -24,6 +24,7 @@ export function evolveRun(state: RunExecution, event: DomainEvent): RunExecution
       break;
     case 'run.workspace.requested':
       // What a request started from the queue's `run.claimed` holds (below), held while its worktree is made.
+      delete state.heldStart;
       state.phase = 'preparing';
       state.lane = event.data.lane;
       state.session = event.data.resume;
@@ -44,6 +45,7 @@ export function evolveRun(state: RunExecution, event: DomainEvent): RunExecution
       break;
     }
     case 'run.execution.requested':
+      delete state.heldStart;
       if (event.data.workspace) state.workspace = event.data.workspace;
       // The first request of a run started from its queue's `run.claimed`: what a hand-over held.
       if (event.data.budgetS !== undefined) {
@@ -65,6 +67,15 @@ export function evolveRun(state: RunExecution, event: DomainEvent): RunExecution
       break;
     case 'run.process.exited':
       state.pid = null;
+      break;
+    case 'run.start.held':
+      // Claimed, not started: it waits as a run the limit stopped does (heartbeated, not drained), its start kept.
+      state.phase = 'limited';
+      state.lane = event.data.lane;
+      state.session = event.data.start.laneSession;
+      state.budgetMs = budgetMsOf(event.data.start.budgetS);
+      state.heldStart = event.data.start;
+      state.endTold = true;
       break;
     case 'run.limit.reached':
       state.phase = 'limited';

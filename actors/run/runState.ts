@@ -1,3 +1,4 @@
+import type { RunStart } from '../../events/queueEvents.ts';
 import type { Usage } from '../../events/usage.ts';
 import type { ChangeSummary, Workspace } from '../../events/workspace.ts';
 
@@ -17,6 +18,11 @@ export interface RunExecution {
   budgetMs: number | null;
   /** What its budget had left when it stopped at a usage limit (absent in states folded by older versions: none). */
   budgetLeftMs?: number | null;
+  /**
+   * The start its claim carried, kept while it is held (claimed while its login was at its usage limit,
+   * `run.start.held`) until its queue gives it a slot; absent for every other run.
+   */
+  heldStart?: RunStart;
   /** The session this attempt resumes (null: a fresh turn). */
   resuming: string | null;
   /** The session the lane remembered when the run was handed over, and any announced since. */

@@ -67,7 +67,8 @@ function sentence(event: DomainEvent): string {
       return `claiming it from the board (attempt ${event.data.attempt})`;
     case 'run.claimed': {
       const { skills, start } = event.data;
-      return `claimed${skills.length ? `, with skills ${skills.join(', ')}` : ''}${start ? `: handed to its run (${startWords(start.budgetS, start.laneSession)})` : ''}`;
+      const held = event.data.heldUntil === undefined ? '' : `, held: its login is at its usage limit until ${clock(event.data.heldUntil)}`;
+      return `claimed${skills.length ? `, with skills ${skills.join(', ')}` : ''}${start ? `: handed to its run (${startWords(start.budgetS, start.laneSession)})` : ''}${held}`;
     }
     case 'run.parked':
       return `${event.data.reason} (until ${clock(event.data.notBefore)}, wait ${event.data.busyWaits})`;
@@ -147,6 +148,8 @@ function sentence(event: DomainEvent): string {
       return event.data.reason;
     case 'run.limit.reached':
       return `${event.data.reason}${event.data.resetAt === undefined ? '' : ` (reset at ${clock(event.data.resetAt)})`}: “${event.data.words}”`;
+    case 'run.start.held':
+      return `${event.data.reason} (its login's limit lifts at ${clock(event.data.until)}; then ${startWords(event.data.start.budgetS, event.data.start.laneSession)})`;
     case 'run.limit.over':
       return 'its login’s usage limit lifted and its queue gave it a slot: it runs again';
     case 'run.kill.requested':

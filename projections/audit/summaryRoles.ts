@@ -62,6 +62,7 @@ const UNCOUNTED = [
   'run.settled',
   // A usage limit's wait is told by the run's timeline and `status`; the summary counts runs by how they end.
   'run.limit.reached',
+  'run.start.held',
   'run.limit.waiting',
   'run.limit.resumed',
   'lane.session.remembered',

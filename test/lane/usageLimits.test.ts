@@ -104,6 +104,30 @@ describe('queue: a usage limit', () => {
     expect(summary(spec.when(loginDue('default', 5 * MIN)))).toEqual(['claim a2 #1']);
   });
 
+  it('given a claim in flight as its login meets its limit, when the board grants it, then it is claimed but held: it waits out the limit in its place, and runs at the reset without a new claim', () => {
+    // Two lanes of one login: a2's claim goes out while a1 runs; a1 stops at the limit before a2's answer comes.
+    const spec = queueSpec(configured(2), frame('a1', 'A'), answer('a1', 200), frame('a2', 'B', 1000));
+    expect(spec.state.runs.a2?.status).toBe('claiming');
+    spec.when(limited('a1', 'A', 2000, 2 * MIN));
+    const granted = spec.when(answer('a2', 200, 3000));
+    expect(summary(granted)).toEqual(['claimed a2', 'limit.waiting a2']);
+    expect(decisionOf(granted, 'run.claimed').data.heldUntil).toBe(T0 + 2 * MIN);
+    expect(waiting(granted)).toMatchObject({ login: 'default', notBefore: T0 + 2 * MIN, strikes: 1, logged: false });
+    expect(spec.state.runs.a2).toMatchObject({ status: 'waiting', claimHeld: true, notBefore: T0 + 2 * MIN });
+    expect(spec.state.inUse).toBe(0);
+    // At the reset each waiting run's timer wakes it: both run again, still claimed (no second claim of a2).
+    expect(summary(spec.when(timer('a1', 2 * MIN)))).toEqual(['limit.resumed a1']);
+    expect(summary(spec.when(timer('a2', 2 * MIN)))).toEqual(['limit.resumed a2']);
+  });
+
+  it('given a claim granted after its login’s limit lifted, then it starts at once, as any claim', () => {
+    const spec = queueSpec(configured(2), frame('a1', 'A'), answer('a1', 200), frame('a2', 'B', 1000));
+    spec.when(limited('a1', 'A', 2000, 2 * MIN));
+    const granted = spec.when(answer('a2', 200, 2 * MIN));
+    expect(summary(granted)).toEqual(['claimed a2']);
+    expect(decisionOf(granted, 'run.claimed').data.heldUntil).toBeUndefined();
+  });
+
   it('a login timer before its time, or for a limit nobody knows, is not even recorded', () => {
     const spec = queueSpec(configured(1), frame('a1', 'A'), answer('a1', 200));
     expect(spec.when(loginDue('default', 1000))).toBeNull();

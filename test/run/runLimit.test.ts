@@ -5,7 +5,7 @@
  * spent executing only). A cancel while it waits completes it with the marker.
  */
 import { describe, expect, it } from 'vitest';
-import type { RunDecision, RunInput } from '../../actors/run/decideRun.ts';
+import { decideRun, type RunDecision, type RunInput } from '../../actors/run/decideRun.ts';
 import { runDecider } from '../../actors/run/runDecider.ts';
 import { CANCELLED_MARKER, initialRunExecution } from '../../actors/run/runState.ts';
 import type { NewEventOf } from '../../events/catalog.ts';
@@ -108,5 +108,68 @@ describe('a run whose agent stopped at its usage limit', () => {
     const settled = decisionOf(s.when(exited(limit)), 'run.settled').data;
     expect(settled.result?.ok).toBe(false);
     expect(settled.result?.error).toContain(WORDS);
+  });
+});
+
+/** A claim its queue granted while the run's login was at its usage limit: held, never started before the reset. */
+const heldClaim = (workspace?: { repo: string }): NewEventOf<'run.claimed'> => ({
+  stream: 'c1/lane:L',
+  type: 'run.claimed',
+  data: {
+    runId: 'r1',
+    lane: 'L',
+    skills: [],
+    start: { budgetS: 600, laneSession: 'old', ...(workspace ? { workspace } : {}) },
+    heldUntil: at(120_000),
+  },
+  at: at(0),
+});
+/** The run as its queue's held claim (a message, decided directly) left it, then its inputs. */
+function held(workspace?: { repo: string }, ...given: RunInput[]) {
+  const decisions = decideRun(initialRunExecution(), heldClaim(workspace));
+  return { decisions, spec: deciderSpec(runDecider, initialRunExecution(), [...decisions, ...given]) };
+}
+
+describe('a run claimed while its login is at its usage limit', () => {
+  it('given its queue holds it, then it is not started: it waits (heartbeated, as limited) for a slot', () => {
+    const { decisions, spec: s } = held();
+    expect(types(decisions)).toEqual(['run.start.held']);
+    expect(decisionOf(decisions, 'run.start.held').data).toMatchObject({
+      runId: 'r1',
+      lane: 'L',
+      start: { budgetS: 600, laneSession: 'old' },
+      until: at(120_000),
+    });
+    expect(s.state).toMatchObject({ phase: 'limited', lane: 'L', pid: null });
+  });
+
+  it('given its queue gave it a slot at the reset, then it starts then, with its whole budget, resuming the lane’s session', () => {
+    const decisions = held().spec.when(over(120_000));
+    expect(types(decisions)).toEqual(['run.execution.requested']);
+    expect(decisionOf(decisions, 'run.execution.requested').data).toEqual({
+      runId: 'r1',
+      lane: 'L',
+      deadlineAt: at(120_000 + 600_000),
+      resume: 'old',
+      budgetS: 600,
+    });
+  });
+
+  it('given a repository, then at the reset its worktree is asked for first, as a claimed run starts', () => {
+    const decisions = held({ repo: 'app' }).spec.when(over(120_000));
+    expect(decisionOf(decisions, 'run.workspace.requested').data).toMatchObject({
+      repo: 'app',
+      deadlineAt: at(720_000),
+      resume: 'old',
+      budgetS: 600,
+    });
+  });
+
+  it('given a cancel while it is held, then it never starts and is completed with the marker', () => {
+    const { spec: s } = held();
+    const decisions = s.when(pushed(60_000));
+    expect(types(decisions)).toEqual(['run.cancel.decided', 'run.completion.requested']);
+    expect(decisionOf(decisions, 'run.completion.requested').data.result).toEqual({ ok: false, error: CANCELLED_MARKER });
+    expect(s.when(over(120_000))).toBeNull();
   });
 });

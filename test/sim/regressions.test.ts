@@ -103,4 +103,21 @@ describe('simulator regressions', () => {
     const result = await world(6, 'net,cut,split', undefined, 2);
     expect(result.violation).toBeNull();
   });
+
+  // Seen red before a claim granted while its login was at its usage limit was held (actors/lane/decideQueue.ts, answerClaim;
+  // test/lane/usageLimits, test/run/runLimit): c2's claim of a lane-1 run went out, then its lane-2 run stopped at the
+  // login's limit, then the claim was granted and the run started 117 s before the reset (loginLimitHolds).
+  it('seed 361 (twin, net): a claim granted after its login met its usage limit is held, heartbeated, until the reset', async () => {
+    const plan = [
+      { at: 37_966, kind: 'twin' as const, target: 'c1', forMs: 72_000, amount: 0 },
+      { at: 240_449, kind: 'net' as const, target: 'c2', forMs: 77_000, amount: 0 },
+    ];
+    const result = await runWorld({ seed: 361, faults: parseFaults('twin,net'), size: 'normal', boards: 1, plan, keepRuns: [0, 1, 3, 8, 9] });
+    expect(result.violation).toBeNull();
+  });
+
+  it('seed 27, two boards (twin): a claim granted after its login met its usage limit is held until the reset', async () => {
+    const result = await world(27, 'twin', undefined, 2);
+    expect(result.violation).toBeNull();
+  });
 });
