@@ -114,6 +114,7 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
   const executions: Execution[] = [];
   const invariants = new Invariants({ scheduler, network, boards, leaseMs: LEASE_MS, say });
   const world: ComputerWorld = {
+    seed: options.seed,
     scheduler,
     network,
     boards,
@@ -123,6 +124,7 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
     executions,
     nextPid: FIRST_SIM_PID,
     onStart: (execution) => invariants.agentStarted(execution, machines()),
+    sessionStopped: (stop) => invariants.sessionStopped(stop, machines()),
     ...(options.wrapBoard ? { wrapBoard: options.wrapBoard } : {}),
   };
 
