@@ -157,7 +157,7 @@ export class ComputerMachine {
       store,
       clock,
       computer: this.id,
-      driver: this.agents.driver,
+      driver: this.agents.driver({ name, clock }),
       settings: { tickMs: 10_000, quietMs: 120_000 },
       log,
     });

@@ -2,6 +2,7 @@ import type { SessionAtRead, SessionDriver, StopOutcome } from '../actors/sessio
 import type { Activity } from '../events/sessionEvents.ts';
 import type { Execution } from './agents.ts';
 import { Prng } from './prng.ts';
+import type { LifeClock } from './scheduler.ts';
 
 /** A session's agent stopped by a close: on which machine, by which life. */
 export interface SessionStop {
@@ -24,13 +25,20 @@ export interface SessionMachine {
   lifeName(): string | null;
 }
 
+/** The life whose closer drives the sessions: its name, and its clock (whose timers die with it). */
+export interface SessionLife {
+  readonly name: string;
+  readonly clock: Pick<LifeClock, 'after'>;
+}
+
 /**
  * The sessions of one simulated machine as a session driver sees Claude's in tmux: a session's agent
  * is started by a turn in it and stays up between turns until a close stops it (its id is kept: a later
  * turn resumes it, and starts its agent again). A reading says `working` while a turn of the live life
  * runs in it, `idle` (stoppable) while its agent is up between turns, `gone` once stopped or never
  * started here; at times it fails (a tmux that does not answer), and the close waits for the next
- * round. Each stop is told to the world, whose invariants judge it. Its draws are its own (seeded from
+ * round. Reading and stopping take time (up to 3 s and 2 s, a loaded machine's tmux and a TERM's grace),
+ * in which a turn may start. Each stop is told to the world, whose invariants judge it. Its draws are its own (seeded from
  * the world's seed and the machine), so the rest of a seed's history is drawn as it was without it.
  */
 export class SimSessions {
@@ -55,24 +63,30 @@ export class SimSessions {
     return this.world.executions.slice(from).filter((e) => e.session === sessionId && e.life.startsWith(prefix));
   }
 
-  readonly driver: SessionDriver = {
-    name: 'tmux',
-    read: async (session: SessionAtRead): Promise<Activity> => {
-      if (this.prng.chance(0.05)) throw new Error('the sim driver could not read it');
-      const life = this.machine.lifeName();
-      const turns = this.turnsSinceStop(session.sessionId);
-      const turn = turns.find((e) => e.life === life && e.endedAt === null);
-      if (turn) return { presence: 'running', turn: 'working', mark: null, target: null, seen: `run ${turn.runId} is in a turn in it` };
-      if (turns.length > 0)
-        return { presence: 'running', turn: 'idle', mark: null, target: `sim:${session.sessionId}`, seen: 'its agent waits between turns' };
-      return { presence: 'gone', turn: 'unknown', mark: null, target: null, seen: 'no agent of it is up on this machine' };
-    },
-    stop: async (target: string): Promise<StopOutcome> => {
-      const sessionId = target.replace(/^sim:/, '');
-      const executionsBefore = this.world.executions.length;
-      this.world.sessionStopped({ machine: this.machine.machine, life: this.machine.lifeName() ?? '-', sessionId, executionsBefore });
-      this.stoppedAt.set(sessionId, executionsBefore);
-      return { ok: true, detail: `the agent of session ${sessionId} stopped, its id kept` };
-    },
-  };
+  /** The driver of one life's closer: its waits on that life's clock. */
+  driver(closer: SessionLife): SessionDriver {
+    const wait = (ms: number) => new Promise<void>((resolve) => closer.clock.after(ms, resolve));
+    return {
+      name: 'tmux',
+      read: async (session: SessionAtRead): Promise<Activity> => {
+        await wait(this.prng.int(0, 3_000));
+        if (this.prng.chance(0.05)) throw new Error('the sim driver could not read it');
+        const life = this.machine.lifeName();
+        const turns = this.turnsSinceStop(session.sessionId);
+        const turn = turns.find((e) => e.life === life && e.endedAt === null);
+        if (turn) return { presence: 'running', turn: 'working', mark: null, target: null, seen: `run ${turn.runId} is in a turn in it` };
+        if (turns.length > 0)
+          return { presence: 'running', turn: 'idle', mark: null, target: `sim:${session.sessionId}`, seen: 'its agent waits between turns' };
+        return { presence: 'gone', turn: 'unknown', mark: null, target: null, seen: 'no agent of it is up on this machine' };
+      },
+      stop: async (target: string): Promise<StopOutcome> => {
+        const sessionId = target.replace(/^sim:/, '');
+        await wait(this.prng.int(0, 2_000));
+        const executionsBefore = this.world.executions.length;
+        this.world.sessionStopped({ machine: this.machine.machine, life: closer.name, sessionId, executionsBefore });
+        this.stoppedAt.set(sessionId, executionsBefore);
+        return { ok: true, detail: `the agent of session ${sessionId} stopped, its id kept` };
+      },
+    };
+  }
 }
