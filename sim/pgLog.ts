@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { takeWhile } from 'rxjs';
 import { LeasedPeers, type LeasedPeersOptions, type PeerTables } from '../actors/board/host/peers/leasedPeers.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
 import { openPostgresStore, type PostgresEventStore } from '../events/store/postgres/postgresEventStore.ts';
@@ -37,7 +38,7 @@ export class PgSharedLog {
   refusals = 0;
   private mirror: Database.Database | null = null;
   private tables: SimPeerTables | null = null;
-  private readonly stores: PostgresEventStore[] = [];
+  private readonly stores: { readonly store: PostgresEventStore; readonly owner: Owner }[] = [];
   private admin: pg.Client | null = null;
   private mirrored = 0;
   /** A store committed rows since the last `catchUp`: there is something to copy. */
@@ -64,8 +65,8 @@ export class PgSharedLog {
     };
     // No poll: LISTEN wakes the other boards (its real timer would let real time into the world).
     const store = await tracked(openPostgresStore(this.url, { writer, pollMs: 2 ** 31 - 1, faults, report, foreignRows: 'fail' }));
-    this.stores.push(store);
-    return trackedStore(store, () => {
+    this.stores.push({ store, owner });
+    return trackedStore(store, owner, () => {
       this.committed = true;
     });
   }
@@ -88,6 +89,11 @@ export class PgSharedLog {
   /** After a step: the lease rows as the virtual clock has them now, and the log's new rows copied for the invariants. */
   async catchUp(): Promise<void> {
     if (!this.admin || !this.mirror) return;
+    // A dead life's connections go with it (the server drops a killed process's).
+    for (const dead of this.stores.filter(({ owner }) => !owner.alive)) {
+      this.stores.splice(this.stores.indexOf(dead), 1);
+      await tracked(dead.store.close().catch(() => undefined));
+    }
     await this.mirrorLeases();
     if (!this.committed) return;
     this.committed = false;
@@ -120,7 +126,7 @@ export class PgSharedLog {
 
   /** Every connection closed (the stores of dead lives too: their processes are gone). */
   async close(): Promise<void> {
-    await Promise.all(this.stores.map((store) => store.close().catch(() => undefined)));
+    await Promise.all(this.stores.map(({ store }) => store.close().catch(() => undefined)));
     await this.admin?.end().catch(() => undefined);
     this.admin = null;
   }
@@ -160,7 +166,7 @@ export class PgSharedLog {
  * The store with its group-commit hold turned off (see withoutHolds) and every call tracked until
  * PostgreSQL answers, its checkpoints' and snapshots' included.
  */
-function trackedStore(store: PostgresEventStore, committed: () => void): EventStore {
+function trackedStore(store: PostgresEventStore, owner: Owner, committed: () => void): EventStore {
   const append: EventStore['append'] = (request) =>
     tracked(
       store.append(request).then((result) => {
@@ -169,7 +175,10 @@ function trackedStore(store: PostgresEventStore, committed: () => void): EventSt
       }),
     );
   const holdCommits = () => () => undefined;
-  return trackedCalls(store, (property) => (property === 'holdCommits' ? holdCommits : property === 'append' ? append : undefined));
+  // A killed process hears nothing more: its LISTEN connection is gone with it.
+  const subscribe: EventStore['subscribe'] = (...args) => store.subscribe(...args).pipe(takeWhile(() => owner.alive));
+  const instead: Record<string | symbol, unknown> = { holdCommits, append, subscribe };
+  return trackedCalls(store, (property) => instead[property]);
 }
 
 function trackedCalls<T extends object>(target: T, instead: (property: string | symbol) => unknown = () => undefined): T {
