@@ -290,6 +290,28 @@ export class Invariants {
    * whose board lost that epoch before its exit was recorded (a full log cost it the lease) is recorded
    * interrupted by the next holder, its board alive or not.
    */
+  /**
+   * A hook cut by a crash that no record settles yet: the next holder of the chores' lease records it
+   * interrupted once it holds the lease (the dead holder's must expire first), so the world goes on until then.
+   */
+  hookUnrecorded(): boolean {
+    const cut = [...this.hooks.values()].filter((hook) => hook.cut);
+    if (cut.length === 0) return false;
+    try {
+      const recorded = new Set(
+        (
+          this.w.boards.log.current
+            .prepare(`SELECT data FROM events WHERE stream = 'outbox:hooks' AND type IN ('hook.exited', 'hook.interrupted', 'outbox.interrupted')`)
+            .pluck()
+            .all() as string[]
+        ).map((data) => (JSON.parse(data) as { effect: number }).effect),
+      );
+      return cut.some((hook) => !recorded.has(hook.effect));
+    } catch {
+      return false;
+    }
+  }
+
   private hooksSettled(): void {
     let rows: { type: string; data: string }[];
     let leaseEpoch: number | null = null;

@@ -337,7 +337,8 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
       violation = invariants.afterStep(machines(), stepNo, task.label);
       if (violation) break;
       // Not while the board is still starting (its start waits out a disk that was full): the world ends with it up.
-      if (scheduler.now >= healAt && boards.machines.every((b) => b.life) && allTerminal(invariants.boardState)) break;
+      if (scheduler.now >= healAt && boards.machines.every((b) => b.life) && allTerminal(invariants.boardState) && !invariants.hookUnrecorded())
+        break;
     }
     if (!violation && stepNo >= maxSteps && options.steps === undefined) violation = invariants.spun(stepNo, history.at(-1)?.what ?? '');
     if (!violation && stepNo < maxSteps)
