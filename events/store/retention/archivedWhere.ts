@@ -1,6 +1,6 @@
-import { LOG_ARCHIVE_STREAM } from '../../events/logEvents.ts';
-import type { EventStore } from '../../events/store/eventStore.ts';
-import { type SegmentRecord, segmentRecords } from '../../events/store/retention/archiveRecords.ts';
+import { LOG_ARCHIVE_STREAM } from '../../logEvents.ts';
+import type { EventStore } from '../eventStore.ts';
+import { type SegmentRecord, segmentRecords } from './archiveRecords.ts';
 
 /** Every segment the log records, oldest first (none when retention never ran). */
 export async function archivedSegments(store: Pick<EventStore, 'readStream'>): Promise<SegmentRecord[]> {
