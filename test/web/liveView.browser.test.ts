@@ -101,9 +101,14 @@ describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
     // The activity list follows the log as well.
     await expect.poll(() => page.locator('#activity li').filter({ hasText: 'run.parked' }).count()).toBeGreaterThan(0);
 
-    // Its link opens its timeline (a keyboard-usable link, followed here by a click).
-    await page.locator(`#lanes tr[data-run="${second}"] a.run-link`).first().click();
-    await page.waitForURL(`**/runs/${second}`);
+    // Its link opens its timeline (a keyboard-usable link, followed here by a click). The lanes are
+    // redrawn live: a click that lands while its row is replaced follows nothing, so it is made again.
+    const opened = async () => {
+      await page.locator(`#lanes tr[data-run="${second}"] a.run-link`).first().click({ timeout: 2_000 });
+      await page.waitForURL(`**/runs/${second}`, { timeout: 2_000 });
+      return true;
+    };
+    await expect.poll(() => opened().catch(() => false), { timeout: 20_000 }).toBe(true);
     await expect.poll(() => page.locator('#connection').getAttribute('data-state')).toBe('live');
     const timeline = page.locator('#timeline table');
     await timeline.waitFor();
