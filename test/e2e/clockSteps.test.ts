@@ -67,19 +67,25 @@ describe('a step of the board’s wall clock', () => {
   });
 });
 
+/** A board, and one computer whose wall clock steps by `stepMs` at `step`, with a budget of `timeoutS`. */
+async function boardAndSteppedComputer(stepMs: number, timeoutS: number) {
+  const dir = tempDir();
+  const board = await startBoard(join(dir, 'board', 'board.db'));
+  const agent = agentFiles(dir);
+  const computer = await startComputer({
+    dir,
+    id: 'c1',
+    server: board.url,
+    token: await addComputer(board.db, 'c1'),
+    agent: { ...agent, env: { ...agent.env, ...steppedClock(stepMs) } },
+    args: ['--timeout-s', String(timeoutS)],
+  });
+  return { board, computer };
+}
+
 describe('a step of the computer’s wall clock', () => {
   it('−3600 s still kills the turn at its budget', async () => {
-    const dir = tempDir();
-    const board = await startBoard(join(dir, 'board', 'board.db'));
-    const agent = agentFiles(dir);
-    const computer = await startComputer({
-      dir,
-      id: 'c1',
-      server: board.url,
-      token: await addComputer(board.db, 'c1'),
-      agent: { ...agent, env: { ...agent.env, ...steppedClock(-3_600_000) } },
-      args: ['--timeout-s', '2'],
-    });
+    const { board, computer } = await boardAndSteppedComputer(-3_600_000, 2);
     const runId = await submit(board, 'l1', 'marker=over sleep=30000');
     await waitForState(board.url, runId, ['running']);
     const runningAt = Date.now();
@@ -91,17 +97,7 @@ describe('a step of the computer’s wall clock', () => {
   });
 
   it('+3600 s kills nothing early: the turn runs to its budget', async () => {
-    const dir = tempDir();
-    const board = await startBoard(join(dir, 'board', 'board.db'));
-    const agent = agentFiles(dir);
-    const computer = await startComputer({
-      dir,
-      id: 'c1',
-      server: board.url,
-      token: await addComputer(board.db, 'c1'),
-      agent: { ...agent, env: { ...agent.env, ...steppedClock(3_600_000) } },
-      args: ['--timeout-s', '4'],
-    });
+    const { board, computer } = await boardAndSteppedComputer(3_600_000, 4);
     const runId = await submit(board, 'l1', 'marker=in sleep=2500');
     await waitForState(board.url, runId, ['running']);
     await step(computer.process);
