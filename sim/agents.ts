@@ -37,6 +37,8 @@ export interface Execution {
   readonly startedAt: number;
   endedAt: number | null;
   readonly resuming: string | null;
+  /** The session it runs in, once its agent said (a refused resume's is a fresh one it never keeps). */
+  session: string | null;
 }
 
 export interface AgentsWorld {
@@ -79,6 +81,7 @@ export function simAgentStarter(options: {
       startedAt: clock.now(),
       endedAt: null,
       resuming: resume,
+      session: null,
     };
     world.executions.push(execution);
     world.onStart(execution);
@@ -132,6 +135,7 @@ export function simAgentStarter(options: {
       later(5, () => {
         const session = resume ?? prng.uuid();
         if (resume === null) sessions.add(session);
+        execution.session = session;
         line({ type: 'system', subtype: 'init', session_id: session });
         sayLimit(session);
         finish(1, null);
@@ -139,6 +143,7 @@ export function simAgentStarter(options: {
     } else if (resume !== null && (behaviour === 'refuse' || !sessions.has(resume))) {
       later(5, () => {
         const fresh = prng.uuid();
+        execution.session = fresh;
         line({ type: 'system', subtype: 'init', session_id: fresh });
         result_({
           subtype: 'error_during_execution',
@@ -152,6 +157,7 @@ export function simAgentStarter(options: {
       const session = resume ?? prng.uuid();
       later(Math.min(ms, 10), () => {
         sessions.add(session);
+        execution.session = session;
         line({ type: 'system', subtype: 'init', session_id: session });
       });
       if (behaviour !== 'hang') {

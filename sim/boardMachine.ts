@@ -41,6 +41,10 @@ export interface BoardLog {
   readonly current: SimDisk['current'];
   snapshot: SimDisk['snapshot'];
   open(report: (line: string) => void, owner: Owner, board: string, writer: string): Promise<EventStore>;
+  /** After each step, before the invariants read `current` (a copy of a log kept elsewhere: sim/pgLog.ts). */
+  catchUp?(): Promise<void>;
+  /** At the world's end: its connections closed. */
+  close?(): Promise<void>;
 }
 
 /** The other boards of a life's log (docs/rules.md#postgresql-board), met as `identity`; none for a board alone on its disk. */

@@ -2,6 +2,7 @@ import { BoardServers } from '../wire/boardServers.ts';
 import { type BoardLife, type BoardLog, BoardMachine, type PeersOf } from './boardMachine.ts';
 import { SimDisk } from './disk.ts';
 import type { HookInvocation } from './hooks.ts';
+import { PgSharedLog } from './pgLog.ts';
 import type { Prng } from './prng.ts';
 import type { Scheduler, TimerFuzz } from './scheduler.ts';
 import { SharedLog } from './sharedLog.ts';
@@ -17,6 +18,8 @@ export interface BoardsOptions {
   readonly hooks: { readonly prng: Prng; readonly invoked: (invocation: HookInvocation) => void };
   /** The shared log's draws (when its commits reach the other boards): drawn only in a world of two boards. */
   readonly prng: () => Prng;
+  /** Of two boards: their log on this real PostgreSQL database (an empty log's URL) instead of the simulated one (sim/pgLog.ts). */
+  readonly postgres?: string;
 }
 
 /**
@@ -39,7 +42,7 @@ export class SimBoards {
       this.log = new SimDisk('board');
       this.machines = [machine('board', this.log)];
     } else {
-      const shared = new SharedLog('board', o.scheduler, o.prng());
+      const shared = o.postgres === undefined ? new SharedLog('board', o.scheduler, o.prng()) : new PgSharedLog(o.postgres, o.scheduler);
       const peersOf: PeersOf = ({ owner, clock, identity, log }) => shared.peers(owner, identity, { clock, log });
       this.log = shared;
       this.machines = [machine('board1', shared, peersOf), machine('board2', shared, peersOf)];

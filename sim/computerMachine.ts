@@ -1,6 +1,7 @@
 import { Computer } from '../actors/computer/computer.ts';
 import { drainComputer } from '../actors/computer/drainComputer.ts';
 import { type ActorSystem, startActorSystem, stopSystem } from '../actors/runtime/runtime.ts';
+import { SessionCloser } from '../actors/session/closer/sessionCloser.ts';
 import type { EventStore } from '../events/store/eventStore.ts';
 import { ProjectionKeeper } from '../projections/keeper/projectionKeeper.ts';
 import { projections } from '../projections/keeper/registry.ts';
@@ -16,6 +17,7 @@ import type { SimNetwork } from './network.ts';
 import type { Prng } from './prng.ts';
 import { SimSocket } from './pushLink.ts';
 import { LifeClock, Owner, type Scheduler, type TimerFuzz } from './scheduler.ts';
+import { type SessionsWorld, SimSessions } from './sessions.ts';
 
 /** How long the computer's HTTP client waits for an answer before calling it a network error (wire/boardClient.ts). */
 const CALL_TIMEOUT_MS = 15_000;
@@ -27,6 +29,8 @@ export interface ComputerLife {
   readonly store: EventStore;
   readonly system: ActorSystem;
   readonly computer: Computer;
+  /** Its session closer, as the daemon runs one beside its computer. */
+  readonly sessionCloser: SessionCloser;
   readonly keeper: ProjectionKeeper;
   readonly incarnation: string;
   readonly startedAt: number;
@@ -37,7 +41,8 @@ export interface ComputerLife {
   readonly liveSince: Map<string, number>;
 }
 
-export interface ComputerWorld extends AgentsWorld {
+export interface ComputerWorld extends AgentsWorld, SessionsWorld {
+  readonly seed: number;
   readonly scheduler: Scheduler;
   readonly network: SimNetwork;
   readonly boards: SimBoards;
@@ -67,6 +72,8 @@ export class ComputerMachine {
   booting = false;
   /** Sessions the agent keeps on this machine (Claude's session files). */
   readonly sessions = new Set<string>();
+  /** Its sessions' agents, as the closer's driver reads and stops them: they outlive a life too. */
+  readonly agents: SimSessions;
   /** The login its agents share: its usage limit outlives a life too. */
   readonly login: SimLogin = { limitedUntil: 0, limitedRuns: new Set() };
   skewMs = 0;
@@ -83,6 +90,7 @@ export class ComputerMachine {
     private readonly firstBoard = 0,
   ) {
     this.disk = new SimDisk(machine);
+    this.agents = new SimSessions({ machine, lifeName: () => this.life?.name ?? null }, world, world.seed);
   }
 
   async start(): Promise<ComputerLife | null> {
@@ -145,6 +153,16 @@ export class ComputerMachine {
     });
     const keeper = new ProjectionKeeper(store, projections, clock, { log });
     await keeper.start();
+    // As the daemon wires it (actors/daemon/startDaemon.ts): a round every 10 s over the closes its runs' ends intend.
+    const sessionCloser = new SessionCloser({
+      system,
+      store,
+      clock,
+      computer: this.id,
+      driver: this.agents.driver({ name, clock }),
+      settings: { tickMs: 10_000, quietMs: 120_000 },
+      log,
+    });
     const life: ComputerLife = {
       owner,
       name,
@@ -152,6 +170,7 @@ export class ComputerMachine {
       store,
       system,
       computer,
+      sessionCloser,
       keeper,
       incarnation,
       startedAt: world.scheduler.now,
@@ -161,6 +180,7 @@ export class ComputerMachine {
     };
     this.life = life;
     await computer.start();
+    await sessionCloser.start();
     life.ready = true;
     return life;
   }
@@ -190,6 +210,9 @@ export class ComputerMachine {
       'sim stop',
       (ms) => new Promise((r) => life.clock.after(ms, r)),
     );
+    if (this.life !== life) return;
+    life.sessionCloser.stop();
+    await life.sessionCloser.settled();
     if (this.life !== life) return;
     await life.keeper.stop();
     life.computer.stop();

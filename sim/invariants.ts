@@ -17,6 +17,7 @@ import type { SimDisk } from './disk.ts';
 import type { HookInvocation } from './hooks.ts';
 import type { SimNetwork } from './network.ts';
 import type { Scheduler } from './scheduler.ts';
+import type { SessionStop } from './sessions.ts';
 
 export interface Violation {
   readonly invariant: string;
@@ -39,6 +40,8 @@ export const INVARIANTS = [
   'parkedWhileLaneFree', // a parked run is unparked once its lane is free and the frame could reach it
   'hookAtMostOnce', // no hook runs twice for one event, across the board's lives; one a crash cut is recorded interrupted, an ended one its exit
   'noticesInOrder', // a subscription's notices are filed in the order of what it hears, each once, none skipped
+  'sessionClosedBetweenTurns', // a close stops a session's agent only between turns, never in one
+  'sessionClosedOnce', // a session is stopped once per close: never again before a turn ran in it, never closed twice in its log
   'noSpin', // virtual time moves on: no thousand steps within one virtual second (a busy loop), steps never used up
   'liveness', // once faults stop, every run ends within the bound
   'replayAgrees', // `replay` re-derives every decision of every log
@@ -196,6 +199,44 @@ export class Invariants {
     );
   }
 
+  /** Per machine and session, `executionsBefore` of its last stop. */
+  private readonly sessionStops = new Map<string, number>();
+  /** Per log and session stream, what its close last recorded: intended, or closed. */
+  private readonly closes = new Map<string, 'intended' | 'closed'>();
+
+  /**
+   * A close stopped a session's agent: no turn of it runs on that machine now (a close never cuts one),
+   * and one ran since its last stop (else its agent was down already: stopped twice for one close).
+   */
+  sessionStopped(stop: SessionStop, machines: readonly ComputerMachine[]): void {
+    const { machine, life, sessionId, executionsBefore } = stop;
+    const inTurn = this.allExecutions.find((e) => e.life === life && e.session === sessionId && e.endedAt === null);
+    this.check(
+      'sessionClosedBetweenTurns',
+      !inTurn || !machines.some((m) => m.life?.name === life),
+      () => `${life} stopped session ${sessionId} while run ${inTurn!.runId} is in a turn in it`,
+    );
+    const key = `${machine}|${sessionId}`;
+    const last = this.sessionStops.get(key);
+    const ranSince = last === undefined || this.allExecutions.slice(last).some((e) => e.session === sessionId && e.life.startsWith(`${machine}#`));
+    this.check('sessionClosedOnce', ranSince, () => `${life} stopped session ${sessionId} again, though no turn ran in it since its last stop`);
+    this.sessionStops.set(key, executionsBefore);
+  }
+
+  /** A session's close is recorded closed once per intent: never twice with no run's end asking again between. */
+  private closeRecorded(disk: string, row: EventRow): void {
+    const key = `${disk}|${row.stream}`;
+    if (row.type === 'session.close.intended') this.closes.set(key, 'intended');
+    if (row.type !== 'session.closed') return;
+    const was = this.closes.get(key);
+    this.check(
+      'sessionClosedOnce',
+      was === 'intended',
+      () => `${disk}: ${row.stream} was recorded closed (seq ${row.seq}) with no close intended since ${was ?? 'ever'}`,
+    );
+    this.closes.set(key, 'closed');
+  }
+
   /** Each subscription's notices filed so far, by the seq each tells of. */
   private readonly filed = new Map<string, number[]>();
 
@@ -249,6 +290,28 @@ export class Invariants {
    * whose board lost that epoch before its exit was recorded (a full log cost it the lease) is recorded
    * interrupted by the next holder, its board alive or not.
    */
+  /**
+   * A hook cut by a crash that no record settles yet: the next holder of the chores' lease records it
+   * interrupted once it holds the lease (the dead holder's must expire first), so the world goes on until then.
+   */
+  hookUnrecorded(): boolean {
+    const cut = [...this.hooks.values()].filter((hook) => hook.cut);
+    if (cut.length === 0) return false;
+    try {
+      const recorded = new Set(
+        (
+          this.w.boards.log.current
+            .prepare(`SELECT data FROM events WHERE stream = 'outbox:hooks' AND type IN ('hook.exited', 'hook.interrupted', 'outbox.interrupted')`)
+            .pluck()
+            .all() as string[]
+        ).map((data) => (JSON.parse(data) as { effect: number }).effect),
+      );
+      return cut.some((hook) => !recorded.has(hook.effect));
+    } catch {
+      return false;
+    }
+  }
+
   private hooksSettled(): void {
     let rows: { type: string; data: string }[];
     let leaseEpoch: number | null = null;
@@ -398,6 +461,7 @@ export class Invariants {
     const scan = () => this.scans.get(machine.disk.name)!;
     for (const row of this.newRows(machine.disk)) {
       if (row.type === 'computer.started') scan().drainedThisLife = false;
+      if (row.type === 'session.close.intended' || row.type === 'session.closed') this.closeRecorded(machine.disk.name, row);
       if (row.type === 'drain.started') scan().drainedThisLife = true;
       if (row.type === 'run.limit.waiting') {
         const data = JSON.parse(row.data) as { login: string; notBefore: number };

@@ -3,7 +3,8 @@
  * the store's group commit) and no microtask. The simulated world does no real I/O (SQLite is
  * synchronous, the network and the processes are the simulator's), so once the immediates stop it
  * is quiescent until the scheduler's next task. Immediates are counted by wrapping the globals,
- * which nact and the store call by name.
+ * which nact and the store call by name. The one exception, a world on a real PostgreSQL log
+ * (sim/pgLog.ts), has each call of its stores `tracked`: a step ends once none is left in flight.
  */
 const realSetImmediate = globalThis.setImmediate;
 const realClearImmediate = globalThis.clearImmediate;
@@ -11,6 +12,19 @@ let outstanding = 0;
 let scheduled = 0;
 const live = new WeakSet<object>();
 let installed = false;
+/** Calls on real I/O (a PostgreSQL store's) still in flight. */
+let inFlight = 0;
+
+/** Real I/O the world waits for: a step ends only once it has settled, whatever it resolved to. */
+export function tracked<T>(promise: Promise<T>): Promise<T> {
+  inFlight++;
+  const done = () => void inFlight--;
+  promise.then(done, done);
+  return promise;
+}
+
+/** How long (real ms) a step may wait for its real I/O before the world is called stuck. */
+const IO_WAIT_MS = 60_000;
 
 function install(): void {
   if (installed) return;
@@ -38,7 +52,16 @@ export class UnsettledError extends Error {}
 export async function settle(maxTurns = 20_000): Promise<number> {
   install();
   let quiet = 0;
+  const ioDeadline = performance.now() + IO_WAIT_MS;
   for (let turn = 0; turn < maxTurns; turn++) {
+    if (inFlight > 0) {
+      // Real I/O answers in the poll phase, which each turn of the loop passes. Not a turn of the world's own.
+      if (performance.now() > ioDeadline) throw new UnsettledError(`${inFlight} calls on real I/O unanswered after ${IO_WAIT_MS} ms`);
+      quiet = 0;
+      turn--;
+      await new Promise<void>((resolve) => realSetImmediate(resolve));
+      continue;
+    }
     const before = scheduled;
     await new Promise<void>((resolve) => realSetImmediate(resolve));
     if (outstanding === 0 && scheduled === before) {

@@ -38,6 +38,11 @@ export interface WorldOptions {
   readonly maxOutageMs?: number;
   /** Two boards on one shared log (PostgreSQL, docs/rules.md#postgresql-board) instead of one on its own disk. */
   readonly boards?: 1 | 2;
+  /**
+   * Of two boards: their log on this real PostgreSQL database, an empty log's URL (sim/pgLog.ts). Its
+   * answers come on real I/O, so such a world is not played again row for row: its invariants are what count.
+   */
+  readonly postgres?: string;
 }
 
 export interface Step {
@@ -110,10 +115,12 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
     hooks: { prng: hookDraws, invoked: (invocation) => invariants.hookInvoked(invocation) },
     // Drawn after every other fork, and only with two boards: a world of one board draws as it always did.
     prng: () => root.fork(),
+    ...(options.postgres === undefined ? {} : { postgres: options.postgres }),
   });
   const executions: Execution[] = [];
   const invariants = new Invariants({ scheduler, network, boards, leaseMs: LEASE_MS, say });
   const world: ComputerWorld = {
+    seed: options.seed,
     scheduler,
     network,
     boards,
@@ -123,6 +130,7 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
     executions,
     nextPid: FIRST_SIM_PID,
     onStart: (execution) => invariants.agentStarted(execution, machines()),
+    sessionStopped: (stop) => invariants.sessionStopped(stop, machines()),
     ...(options.wrapBoard ? { wrapBoard: options.wrapBoard } : {}),
   };
 
@@ -325,10 +333,12 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
       note(task.label);
       task.run();
       await settle();
+      await boards.log.catchUp?.();
       violation = invariants.afterStep(machines(), stepNo, task.label);
       if (violation) break;
       // Not while the board is still starting (its start waits out a disk that was full): the world ends with it up.
-      if (scheduler.now >= healAt && boards.machines.every((b) => b.life) && allTerminal(invariants.boardState)) break;
+      if (scheduler.now >= healAt && boards.machines.every((b) => b.life) && allTerminal(invariants.boardState) && !invariants.hookUnrecorded())
+        break;
     }
     if (!violation && stepNo >= maxSteps && options.steps === undefined) violation = invariants.spun(stepNo, history.at(-1)?.what ?? '');
     if (!violation && stepNo < maxSteps)
@@ -352,6 +362,7 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
     client.kill();
     faultOwner.kill();
     network.owner.kill();
+    await boards.log.close?.();
   }
   const rows = options.keepRows || violation ? [boards.log, ...machines().map((m) => m.disk)].flatMap((disk) => invariants.rowsOf(disk)) : [];
   return {
