@@ -12,7 +12,7 @@ import { deciders } from '../replay/deciders.ts';
 import { replayLog } from '../replay/replayLog.ts';
 import type { Execution } from './agents.ts';
 import type { SimBoards } from './boards.ts';
-import type { ComputerMachine } from './computerMachine.ts';
+import type { ComputerLife, ComputerMachine } from './computerMachine.ts';
 import type { SimDisk } from './disk.ts';
 import type { HookInvocation } from './hooks.ts';
 import type { SimNetwork } from './network.ts';
@@ -502,26 +502,60 @@ export class Invariants {
   private checkWaits(machine: ComputerMachine): void {
     const life = machine.life;
     if (!life?.ready || !life.owner.alive) return;
-    const now = life.clock.now();
     const queue = life.keeper.state<Record<string, QueueState>>('queue')[machine.id];
+    const executions = life.keeper.state<Record<string, Record<string, RunExecution>>>('executions')[machine.id] ?? {};
     const quiet = this.diskQuiet(machine.disk.name);
+    if (quiet) this.checkTimers(machine, life, queue, executions);
+    this.checkParked(machine, life, queue, quiet);
+    const beating = new Set(life.computer.runs.liveRuns());
+    for (const [runId, run] of Object.entries(executions)) {
+      if (run.phase !== 'limited') continue;
+      this.check('limitedHeartbeated', beating.has(runId), () => `${life.name}: run ${runId} waits out its login's limit unheartbeated`);
+    }
+  }
+
+  /**
+   * Every wait of a life has a timer of its own armed for the instant it ends: a parked or retrying run,
+   * a login at its usage limit (its reset), a completion retry. Counted per instant, as a timer tells only
+   * when it is due: a run held at its login's limit and the login's reset end at the same instant, and the
+   * one timer left when the other was dropped must not pass for both (the run then waits for ever, seen
+   * only by liveness at the world's end).
+   */
+  private checkTimers(machine: ComputerMachine, life: ComputerLife, queue: QueueState | undefined, executions: Record<string, RunExecution>): void {
+    const now = life.clock.now();
+    const waits = new Map<number, string[]>();
+    const wait = (until: number, what: string) => {
+      if (until > now) waits.set(until, [...(waits.get(until) ?? []), what]);
+    };
+    for (const run of Object.values(queue?.runs ?? {})) if (run.status === 'waiting') wait(run.notBefore, `run ${run.runId} waits`);
+    for (const [login, limit] of Object.entries(queue?.loginLimits ?? {})) wait(limit.until, `login ${login} is at its usage limit`);
+    for (const [runId, run] of Object.entries(executions)) {
+      // A completion whose next attempt is in flight already (a clock stepped back since it was sent) waits for nothing.
+      if (run.phase === 'completing' && run.completionNotBefore > now && !this.completionInFlight(machine, runId))
+        wait(run.completionNotBefore, `the completion of run ${runId} is due`);
+    }
+    for (const [until, what] of waits) {
+      const armed = this.w.scheduler.timersFor(life.owner, until);
+      this.check(
+        'wakeupForEveryWait',
+        armed >= what.length,
+        () => `${life.name}: ${what.join(', ')} at ${until} (in ${until - now} ms), with ${armed} timer(s) armed for then`,
+      );
+    }
+  }
+
+  /** A parked run the board offered to this computer again once its lane was free: that frame should have unparked it. */
+  private checkParked(machine: ComputerMachine, life: ComputerLife, queue: QueueState | undefined, quiet: boolean): void {
+    const now = life.clock.now();
     const board = this.boardState;
+    if (!board) return;
     for (const run of Object.values(queue?.runs ?? {})) {
-      if (run.status !== 'waiting' || run.notBefore <= now) continue;
-      if (quiet) {
-        this.check(
-          'wakeupForEveryWait',
-          this.w.scheduler.hasTimerFor(life.owner, run.notBefore),
-          () => `${life.name}: run ${run.runId} waits until ${run.notBefore} (in ${run.notBefore - now} ms) with no timer armed for it`,
-        );
-      }
-      if (run.busyWaits === 0 || !board) continue;
+      if (run.status !== 'waiting' || run.notBefore <= now || run.busyWaits === 0) continue;
       const onBoard = board.runs[run.runId];
       const freeSince = this.laneFreeSince.get(run.lane);
       const since = this.connectedSince.get(machine.id);
       const offer = this.offers.get(run.runId);
       if (onBoard?.state !== 'queued' || freeSince === undefined || since === undefined) continue;
-      // Only a run the board offered to this computer again once its lane was free: that frame should have unparked it.
       if (!offer?.computers.includes(machine.id) || offer.at < freeSince) continue;
       const from = Math.max(offer.at, since, life.startedAt);
       const healthy = !this.w.network.impairedBetween(machine.id, from - PROMPT_MS, this.now) && this.diskQuiet(this.w.boards.log.name) && quiet;
@@ -531,23 +565,6 @@ export class Invariants {
         this.now - from <= PROMPT_MS,
         () =>
           `${life.name}: run ${run.runId} of ${run.lane} stays parked (until ${run.notBefore - now} ms from now) though its lane is free on the board since ${(this.now - freeSince) / 1000} s`,
-      );
-    }
-    const executions = life.keeper.state<Record<string, Record<string, RunExecution>>>('executions')[machine.id] ?? {};
-    const beating = new Set(life.computer.runs.liveRuns());
-    for (const [runId, run] of Object.entries(executions)) {
-      if (run.phase !== 'limited') continue;
-      this.check('limitedHeartbeated', beating.has(runId), () => `${life.name}: run ${runId} waits out its login's limit unheartbeated`);
-    }
-    if (!quiet) return;
-    for (const [runId, run] of Object.entries(executions)) {
-      if (run.phase !== 'completing' || run.completionNotBefore <= now) continue;
-      // Its next attempt is in flight already (a clock stepped back since it was sent): nothing waits.
-      if (this.completionInFlight(machine, runId)) continue;
-      this.check(
-        'wakeupForEveryWait',
-        this.w.scheduler.hasTimerFor(life.owner, run.completionNotBefore),
-        () => `${life.name}: the completion of run ${runId} is due at ${run.completionNotBefore} with no timer armed for it`,
       );
     }
   }

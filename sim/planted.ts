@@ -45,6 +45,15 @@ type WakeAt = (clock: Clock, due: number, fn: (at: number) => void) => () => voi
 type ActorClass = new (system: unknown, store: unknown, spec: { guardKinds?: readonly string[] }) => object;
 type Evolve = (state: QueueState, event: DomainEvent) => QueueState;
 
+/** Each wake-up fired as its timer fires, a few ms early or not, with no re-check (the bug of issue 12). */
+const EARLY_TIMERS = {
+  path: 'actors/runtime/clock.ts',
+  wrap: (original: Record<string, unknown>) => ({
+    ...original,
+    wakeAt: ((clock, due, fn) => clock.after(Math.max(0, due - clock.now()), () => fn(clock.now()))) satisfies WakeAt,
+  }),
+};
+
 export const PLANTED: readonly PlantedBug[] = [
   {
     // A board that decides on its cached fold: its appends go without their guard (AppendGuard), so with two
@@ -104,15 +113,17 @@ export const PLANTED: readonly PlantedBug[] = [
     invariant: 'wakeupForEveryWait',
     faults: 'timers,unreachable,net',
     size: 'small',
-    modules: [
-      {
-        path: 'actors/runtime/clock.ts',
-        wrap: (original) => ({
-          ...original,
-          wakeAt: ((clock, due, fn) => clock.after(Math.max(0, due - clock.now()), () => fn(clock.now()))) satisfies WakeAt,
-        }),
-      },
-    ],
+    modules: [EARLY_TIMERS],
+  },
+  {
+    // The same, where a run held at its login's usage limit and the login's reset are due at one instant: with
+    // one of their two timers dropped, the other must not pass for both (found by liveness alone at the end before).
+    name: 'a timer that fires early is dropped (a held run and its login due at one instant)',
+    invariant: 'wakeupForEveryWait',
+    faults: 'timers,twin,net',
+    size: 'small',
+    fromSeed: 25,
+    modules: [EARLY_TIMERS],
   },
   {
     // The bug of issue 12: a drain outlives its daemon; the next life still answers every frame 503 draining.

@@ -67,9 +67,9 @@ export class Scheduler {
     return null;
   }
 
-  /** Whether `owner` has a timer pending that was armed for `intended` on its clock. */
-  hasTimerFor(owner: Owner, intended: number): boolean {
-    return this.tasks.some((t) => t.owner === owner && !t.cancelled && t.intended === intended);
+  /** How many timers `owner` has pending that were armed for `intended` on its clock. */
+  timersFor(owner: Owner, intended: number): number {
+    return this.tasks.filter((t) => t.owner === owner && !t.cancelled && t.intended === intended).length;
   }
 
   pending(): number {
