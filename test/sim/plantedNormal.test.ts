@@ -1,0 +1,4 @@
+/** Planted bugs the simulator must find in normal worlds of one board (test/sim/plantedBugs.ts says how). */
+import { describePlanted } from './plantedBugs.ts';
+
+describePlanted('normal');

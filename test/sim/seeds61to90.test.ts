@@ -1,0 +1,10 @@
+/** The simulator over fixed seeds 61-90 (small worlds, every fault): see seeds1to30.test.ts. */
+import { describe, it } from 'vitest';
+import { parseFaults } from '../../sim/faults.ts';
+import { expectSeedsHold, seedRange } from './seedRange.ts';
+
+describe('the simulator over more fixed seeds', () => {
+  it('given seeds 61 to 90, then every world keeps every invariant', async () => {
+    await expectSeedsHold('simulator 61-90', seedRange(61, 90), { faults: parseFaults('all'), size: 'small', shrink: false });
+  }, 60_000);
+});
