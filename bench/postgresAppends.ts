@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { EventStore } from '../events/store/eventStore.ts';
 import { openPostgresStore } from '../events/store/postgres/postgresEventStore.ts';
+import { createSchemaLog } from '../events/store/postgres/schemaLog.ts';
 import { counterCodec } from '../test/fixtures/counter/counterEvents.ts';
 import { startPostgresCluster } from '../test/support/postgresCluster.ts';
 import { type Benchmark, now, paired, progress, type Row, ratioRow } from './harness.ts';
@@ -17,16 +18,9 @@ const AT = 1_700_000_000_000;
 const INSERT = `INSERT INTO events (seq, stream, version, type, data, at, cause, actor)
   SELECT s, $2, v, 'counter.bumped', d, $3, NULL, 'bench:1' FROM unnest($1::bigint[], $4::int[], $5::text[]) AS r(s, v, d)`;
 
-/** A fresh log (a schema of its own) on the server at `url`: its URL, migrated by opening a store once. */
-async function freshLog(url: string): Promise<string> {
-  const schema = `bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  await admin.end();
-  const log = new URL(url);
-  log.searchParams.set('options', `-c search_path=${schema}`);
-  return log.toString();
+/** A fresh log (a schema of its own) on the server at `url`: its URL. */
+function freshLog(url: string): Promise<string> {
+  return createSchemaLog(url, `bench_${randomBytes(4).toString('hex')}`);
 }
 
 async function openStore(url: string): Promise<EventStore> {

@@ -26,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { ensureBuilt } from '../build.ts';
+import { createSchemaLog } from '../events/store/postgres/schemaLog.ts';
 import { startPostgresCluster } from '../test/support/postgresCluster.ts';
 import { type Benchmark, type Row, runIfMain } from './harness.ts';
 import { callWith } from './httpCall.ts';
@@ -398,7 +399,7 @@ export const wireLoadPostgres: Benchmark = {
     const given = process.env.RUNLEDGER_BENCH_PG_URL;
     const cluster = given ? null : await startPostgresCluster({ durable: true });
     try {
-      const url = await freshPostgresSchema(given ?? cluster!.url);
+      const url = await createSchemaLog(given ?? cluster!.url, `wireload_${process.pid}_${Date.now()}`);
       const rows = await runWireLoadBench({ quick: options.quick, postgres: url }, (line) => process.stderr.write(`  [wireLoadPostgres] ${line}\n`));
       // Reported beside the SQLite board's, not held to its target yet: two boards deciding at once refuse
       // each other's stale decisions, and each refusal waits out the board's appends in flight (README, PostgreSQL).
@@ -412,17 +413,6 @@ export const wireLoadPostgres: Benchmark = {
     }
   },
 };
-
-async function freshPostgresSchema(url: string): Promise<string> {
-  const schema = `wireload_${process.pid}_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  await admin.end();
-  const log = new URL(url);
-  log.searchParams.set('options', `-c search_path=${schema}`);
-  return log.toString();
-}
 
 async function main(argv: readonly string[]): Promise<number> {
   const quick = argv.includes('--quick');

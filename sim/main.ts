@@ -1,18 +1,40 @@
 /**
- * `npm run sim -- [--seeds N | --seed S] [--steps K] [--faults LIST] [--size small|normal] [--boards 1|2] [--json]`:
- * plays seeded worlds (a board, or two on one shared log; two or three computers, agents, a workload, faults) on the real code
+ * `npm run sim -- [--seeds N | --seed S] [--steps K] [--faults LIST] [--size small|normal] [--boards 1|2 [--postgres URL]] [--json]`:
+ * plays seeded worlds (a board, or two on one shared log, simulated or on a real PostgreSQL database; two or three
+ * computers, agents, a workload, faults) on the real code
  * with simulated edges, checking the invariants after every step. Exit 0 when every world held, 1 when
  * one broke an invariant (its seed, the invariant and the shortest history are printed), 2 on bad usage.
  */
 import { parseArgs } from 'node:util';
+import { createSchemaLog, dropSchemaLog } from '../events/store/postgres/schemaLog.ts';
 import { FAULT_KINDS, type Fault, parseFaults } from './faults.ts';
-import { formatFailure, formatSummary, runSeeds } from './report.ts';
+import { formatFailure, formatSummary, type RunOptions, runSeeds } from './report.ts';
 
 function usage(message: string): never {
   process.stderr.write(
-    `sim: ${message}\nusage: npm run sim -- [--seeds N | --seed S] [--steps K] [--faults ${FAULT_KINDS.join(',')}|all|none] [--size small|normal] [--boards 1|2] [--json] [--no-shrink] [--plan JSON --runs I,J]\n`,
+    `sim: ${message}\nusage: npm run sim -- [--seeds N | --seed S] [--steps K] [--faults ${FAULT_KINDS.join(',')}|all|none] [--size small|normal] [--boards 1|2] [--postgres URL] [--json] [--no-shrink] [--plan JSON --runs I,J]\n`,
   );
   process.exit(2);
+}
+
+/**
+ * Each world's log a schema of its own in the database at `url` (one the user may create schemas in),
+ * dropped once the world held; a failed world's is kept, and named, to be read.
+ */
+function postgresLogs(url: string): NonNullable<RunOptions['postgres']> {
+  const schemas = new Map<string, string>();
+  return {
+    fresh: async (seed) => {
+      const schema = `sim_${seed}_${process.pid}_${Date.now().toString(36)}`;
+      const log = await createSchemaLog(url, schema);
+      schemas.set(log, schema);
+      return log;
+    },
+    done: async (log, held) => {
+      if (held) await dropSchemaLog(url, schemas.get(log)!);
+      else process.stderr.write(`sim: the failed world's log is kept in schema ${schemas.get(log)} of ${url}\n`);
+    },
+  };
 }
 
 let values: ReturnType<typeof parse>['values'];
@@ -26,6 +48,7 @@ function parse() {
       faults: { type: 'string' },
       size: { type: 'string' },
       boards: { type: 'string' },
+      postgres: { type: 'string' },
       json: { type: 'boolean' },
       'no-shrink': { type: 'boolean' },
       plan: { type: 'string' },
@@ -50,6 +73,7 @@ const size = values.size ?? 'normal';
 if (size !== 'small' && size !== 'normal') usage(`--size must be small or normal, got ${JSON.stringify(size)}`);
 const boards = values.boards ?? '1';
 if (boards !== '1' && boards !== '2') usage(`--boards must be 1 or 2, got ${JSON.stringify(boards)}`);
+if (values.postgres !== undefined && boards !== '2') usage('--postgres plays two boards on one PostgreSQL log: give --boards 2 with it');
 let faults: ReturnType<typeof parseFaults>;
 try {
   faults = parseFaults(values.faults ?? 'all');
@@ -78,6 +102,7 @@ const summary = await runSeeds(seeds, {
   boards: boards === '2' ? 2 : 1,
   ...(values.steps !== undefined ? { steps: count('steps', values.steps, 0) } : {}),
   shrink: !values['no-shrink'],
+  ...(values.postgres === undefined ? {} : { postgres: postgresLogs(values.postgres) }),
   progress: values.json ? undefined : (line) => process.stderr.write(`${line}\n`),
 });
 if (values.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);

@@ -14,6 +14,11 @@ export interface RunOptions {
   readonly keepRuns?: readonly number[];
   readonly shrink?: boolean;
   readonly progress?: ((line: string) => void) | undefined;
+  /**
+   * Of two boards: each world on a fresh PostgreSQL log (sim/pgLog.ts) this makes, and `done` with it once
+   * played (held or not). Such a world is not played again row for row, so a failure is not shrunk.
+   */
+  readonly postgres?: { fresh(seed: number): Promise<string>; done(log: string, held: boolean): Promise<void> };
   /** Test seams (planted bugs) handed to every world. */
   readonly world?: Partial<WorldOptions>;
 }
@@ -65,11 +70,14 @@ export async function runSeeds(seeds: readonly number[], options: RunOptions): P
       ...(options.boards ? { boards: options.boards } : {}),
       ...(options.steps !== undefined ? { steps: options.steps } : {}),
     };
+    const postgres = await options.postgres?.fresh(seed);
     const result = await runWorld({
       ...world,
       ...(options.plan ? { plan: options.plan } : {}),
       ...(options.keepRuns ? { keepRuns: options.keepRuns } : {}),
+      ...(postgres === undefined ? {} : { postgres }),
     });
+    if (postgres !== undefined) await options.postgres!.done(postgres, result.ok);
     steps += result.steps;
     virtualMs += result.virtualMs;
     for (const [name, n] of Object.entries(result.checks)) checks[name] = (checks[name] ?? 0) + n;
@@ -78,7 +86,10 @@ export async function runSeeds(seeds: readonly number[], options: RunOptions): P
       continue;
     }
     options.progress?.(`seed ${seed}: ${result.violation!.invariant} broken at step ${result.steps}; shrinking the history...`);
-    const shrunk = options.shrink === false || options.plan ? { result, tries: 0, keepRuns: options.keepRuns ?? null } : await shrink(world, result);
+    const shrunk =
+      options.shrink === false || options.plan || options.postgres
+        ? { result, tries: 0, keepRuns: options.keepRuns ?? null }
+        : await shrink(world, result);
     failure = describeFailure(shrunk.result, shrunk.keepRuns, shrunk.tries, options);
     break;
   }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
+import { createSchemaLog } from '../../events/store/postgres/schemaLog.ts';
 
 /**
  * Fresh PostgreSQL logs for a test file: one database per file (made on first use; the run's teardown
@@ -24,11 +25,7 @@ function fileDatabase(): Promise<string> {
 /** The URL of a new, empty log (a schema of its own in this file's database). */
 export async function freshPostgresLog(): Promise<string> {
   const url = await fileDatabase();
-  const schema = `log_${++made}_${randomBytes(3).toString('hex')}`;
-  await withClient(url, (client) => client.query(`CREATE SCHEMA "${schema}"`));
-  const log = new URL(url);
-  log.searchParams.set('options', `-c search_path=${schema}`);
-  return log.toString();
+  return createSchemaLog(url, `log_${++made}_${randomBytes(3).toString('hex')}`);
 }
 
 /** `body` on one connection to `url`, closed after. */
