@@ -16,5 +16,5 @@ describe('the simulator over fixed seeds of two boards on one log', () => {
       { faults: parseFaults('all'), size: 'small', boards: 2, shrink: false },
       false,
     );
-  }, 60_000);
+  }, 120_000);
 });
