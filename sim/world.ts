@@ -38,6 +38,11 @@ export interface WorldOptions {
   readonly maxOutageMs?: number;
   /** Two boards on one shared log (PostgreSQL, docs/rules.md#postgresql-board) instead of one on its own disk. */
   readonly boards?: 1 | 2;
+  /**
+   * Many computers instead of the two or three a seed draws (the draw is still made, so a seed's other
+   * draws stay the same): dispatch one offer at a time among many (docs/rules.md#dispatch).
+   */
+  readonly computers?: number;
 }
 
 export interface Step {
@@ -127,7 +132,8 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
   };
 
   // The shape of the world: computers, lanes, runs.
-  const computerCount = shape.int(2, 3);
+  const drawnComputers = shape.int(2, 3);
+  const computerCount = options.computers ?? drawnComputers;
   const computers = Array.from(
     { length: computerCount },
     // With two boards, c1's `--server` list starts with board1, c2's with board2, c3's with board1.
