@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { requestAnswer } from '../../actors/board/boardAnswers.ts';
+import { idleNextTurns } from '../../actors/board/boardQueries.ts';
 import type { BoardInput } from '../../actors/board/decideBoard.ts';
 import { WINDOW } from '../../actors/board/offerPolicy.ts';
 import { boardSpec, computersOnline, input, pushed, summary } from './boardSpec.ts';
@@ -138,5 +139,18 @@ describe('board: one offer at a time', () => {
     // Nobody is left: the runs wait. c1 is back: it is pushed every lane that waits, its own first among them.
     const again = spec.when(connected('c1', 8));
     expect(pushed(again, spec.state)).toEqual(['run.requested a0 → c1', 'run.requested b0 → c1', 'run.requested a1 → c1', 'run.requested c0 → c1']);
+  });
+
+  it(`given every window full, then the offer monitor watches the lanes offered to a computer (one that never claims must lose them), not the lanes waiting for room (the next claim or connect takes those)`, () => {
+    const spec = boardSpec(...computersOnline('c1', 'c2'));
+    for (let i = 0; i < 2 * WINDOW; i++) spec.when(submit(`r${i}`, `L${i}`, i));
+    spec.when(submit('x', 'X', 100));
+    spec.when(submit('y', 'Y', 101));
+    const offered = Array.from({ length: 2 * WINDOW }, (_, i) => `r${i}`);
+    expect(idleNextTurns(spec.state).sort()).toEqual([...offered].sort());
+    // c2 claims: the oldest waiting lane takes the place; y still waits for room, unwatched.
+    spec.when(claim('r1', 'c2', 102));
+    expect(idleNextTurns(spec.state)).toContain('x');
+    expect(idleNextTurns(spec.state)).not.toContain('y');
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { OFFER_AGAIN_MS } from '../../../actors/board/host/offerMonitor.ts';
 import { OFFER_ACK_MS } from '../../../actors/board/host/pushHub.ts';
 import { FakeClock } from '../../../actors/runtime/clock.ts';
 import { liveBoard, ofType, openStream, type Stream, until } from './liveBoard.ts';
@@ -40,5 +41,33 @@ describe('the push stream: one offer at a time (docs/rules.md#dispatch)', () => 
     expect(ofType(log, 'board.claim.requested')).toHaveLength(1);
     expect(ofType(log, 'board.request.refused')).toHaveLength(0);
     expect(ofType(log, 'board.offer.declined').map((e) => (e.data as { reason: string }).reason)).toEqual(['unanswered', 'refused']);
+  });
+
+  it('a computer that acks its offer (202) and never claims it loses it to another computer once the offer monitor finds it stale, and only then', async () => {
+    const clock = new FakeClock();
+    const board = await liveBoard(['c1', 'c2'], { clock });
+    const streams: Record<string, Stream> = { c1: openStream(board, 'c1', 'l1'), c2: openStream(board, 'c2', 'l2') };
+    await Promise.all(Object.values(streams).map((s) => s.opened));
+    await until(async () => (await board.server.board.actor.read((s) => s.connected.length)) === 2, 'both online');
+    const runId = await board.submit('A');
+    const holders = () => Object.keys(streams).filter((c) => streams[c]!.frames.some((f) => f.kind === 'run.requested' && f.data.run_id === runId));
+    await until(() => holders().length === 1, 'the run on one computer');
+    const [stuck] = holders();
+    const frame = streams[stuck!]!.frames.find((f) => f.data.run_id === runId)!;
+    streams[stuck!]!.ws.send(JSON.stringify({ ack: frame.id, status: 202, reason: 'queued' }));
+    const tick = async (ms: number) => {
+      for (let t = 0; t < ms; t += 1_000) {
+        clock.advance(1_000);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+    };
+    // Acked: no pass after OFFER_ACK_MS, it stays where it is while the monitor's bound runs.
+    await tick(OFFER_AGAIN_MS - 10_000);
+    expect(holders()).toEqual([stuck]);
+    await tick(20_000);
+    await until(() => holders().length === 2, 'the run on the other computer');
+    const log = await board.log();
+    expect(ofType(log, 'board.offer.stale')).toHaveLength(1);
+    expect(ofType(log, 'board.offer.declined')).toHaveLength(0);
   });
 });
