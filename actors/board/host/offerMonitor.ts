@@ -29,7 +29,8 @@ interface Watched {
  * a lane's next turn seen unclaimed with its lane free for OFFER_AGAIN_MS is recorded as stale
  * (`board.offer.stale`), which offers it again; then after twice as long each time, so a run that only
  * waits for a free slot costs a few events over hours, not one per round. After a restart every
- * run's wait starts from the board's start.
+ * run's wait starts from the board's start. With one offer at a time it is also how a run leaves a
+ * computer that acked its offer and never claims it (docs/rules.md#dispatch).
  */
 export class OfferMonitor {
   private readonly watched = new Map<string, Watched>();
