@@ -153,12 +153,13 @@ export const PLANTED: readonly PlantedBug[] = [
     // its own, a real bug kept apart), under other faults or sizes at most one in 40: so this bug plays the
     // 40 seeds from 227, the first of them known to hold one (a normal world is about 2 s: a scan from
     // 200 played 56 of them, found and held, two minutes on a loaded machine), and another is found by
-    // scanning if the worlds shift.
+    // scanning if the worlds shift. With one offer at a time (issue 31) they shifted, and the race is
+    // rarer (a run's frame goes to one computer): of seeds 1-279 only 156 meets it, so it plays from 156.
     name: 'two incarnations of a computer both run a turn',
     invariant: 'runExecutedOnce',
     faults: 'twin,net',
     size: 'normal',
-    fromSeed: 227,
+    fromSeed: 156,
     modules: [
       {
         path: 'actors/board/decideBoard.ts',
