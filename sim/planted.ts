@@ -29,6 +29,11 @@ export interface PlantedBug {
    * hold one, found by scanning (`npm run sim`); a change that shifts the worlds' draws may move it.
    */
   readonly fromSeed?: number;
+  /**
+   * Why the plant is not played now: no world the simulator draws meets it (a change of the code took
+   * its race away). The plant is kept, to be played again once a world shows it.
+   */
+  readonly unmet?: string;
   readonly wrapBoard?: (computer: string, board: SimBoardCalls) => SimBoardCalls;
 }
 
@@ -51,6 +56,11 @@ export const PLANTED: readonly PlantedBug[] = [
     // boards on one log a decision taken before the other board's commit was seen is recorded, not refused.
     name: 'a board that skips the stale-state guard (two boards)',
     invariant: 'replayAgrees',
+    // Its race was two computers claiming one run on the two boards at once. With one offer at a time
+    // (issue 31) a run's frame goes to one computer, and no world of seeds 1-120 (small), 1-60 (normal),
+    // 1-80 (every fault), 1-40 (one lane; six computers) meets it. The guard itself is tested on
+    // SQLite and PostgreSQL by test/runtime/staleState.test.ts.
+    unmet: 'one offer at a time took its race away: no world of 300 scanned meets it',
     faults: 'net,cut,split',
     size: 'small',
     boards: 2,
