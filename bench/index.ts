@@ -8,6 +8,7 @@ import { ensureBuilt } from '../build.ts';
 import { appendBatched } from './appendBatched.ts';
 import { appendSingle } from './appendSingle.ts';
 import { crashRestart } from './crashRestart.ts';
+import { dispatchScale } from './dispatchScale.ts';
 import { embeddedThroughput } from './embeddedThroughput.ts';
 import { eventsPerRun } from './eventsPerRun.ts';
 import { groupCommit } from './groupCommit.ts';
@@ -33,6 +34,7 @@ const benchmarks: readonly Benchmark[] = [
   scheduling,
   wireLoad,
   wireLoadPostgres,
+  dispatchScale,
   replay,
   memoryFlat,
   restartTime,

@@ -18,6 +18,13 @@ const idempotencyKey = z.string().min(1).max(255);
 const board = z.string().min(1).max(300);
 /** One life of a computer's daemon, drawn at its start (docs/rules.md#wire-and-cli). */
 const incarnation = SafeId;
+/**
+ * Present on an input decided under one offer at a time (docs/rules.md#dispatch): a run is offered to
+ * one computer, then to the next when that one refuses, drains or does not answer, and a claim that
+ * lost (to another computer, to the run's end) is answered without being recorded. Older inputs lack
+ * it and are re-derived as they were decided: offered to every computer with room, every claim recorded.
+ */
+const oneOffer = z.literal(true).optional();
 /** A run's budget as the wire carries it (`timeout_s`): checked at every edge that reads one. */
 export const TimeoutSeconds = z.number().int().min(0).max(MAX_TIMEOUT_S);
 
@@ -75,7 +82,7 @@ export const boardEvents = eventGroup(
    * `bodyChecked`: a reused Idempotency-Key is checked against the first body (another body is refused
    * 422). Inputs of older versions lack it, and a reuse of theirs is replayed as taken: deduplicated.
    */
-  defineEvent('board.run.submitted', z.strictObject({ ...submission, bodyChecked: z.literal(true).optional() })),
+  defineEvent('board.run.submitted', z.strictObject({ ...submission, bodyChecked: z.literal(true).optional(), oneOffer })),
   defineEvent('board.computer.added', z.strictObject({ computerId, tokenHash: z.string().min(1).max(200) })),
   /**
    * `pushedFromState`: its frames are read from the board's state, not recorded run by run. Inputs of
@@ -95,13 +102,14 @@ export const boardEvents = eventGroup(
       board: board.optional(),
       incarnation: incarnation.nullable().optional(),
       over: board.optional(),
+      oneOffer,
     }),
   ),
   /**
    * `lastSeenAt`: the last sign of life on its stream (a pong, an ack) when the board knew it. `board`: the
    * board whose stream closed; a close of a stream the computer has since opened on another board changes nothing.
    */
-  defineEvent('board.computer.disconnected', z.strictObject({ computerId, lastSeenAt: at.optional(), board: board.optional() })),
+  defineEvent('board.computer.disconnected', z.strictObject({ computerId, lastSeenAt: at.optional(), board: board.optional(), oneOffer })),
   /**
    * `incarnation`: the claiming daemon's life (header `Runledger-Incarnation`); absent from older computers.
    * `bound`: decided under the rule that a claim without an incarnation is a life of its own (it never gets
@@ -109,18 +117,29 @@ export const boardEvents = eventGroup(
    */
   defineEvent(
     'board.claim.requested',
-    z.strictObject({ runId, computerId, incarnation: incarnation.optional(), past: RunPastSchema.optional(), bound: z.literal(true).optional() }),
+    z.strictObject({
+      runId,
+      computerId,
+      incarnation: incarnation.optional(),
+      past: RunPastSchema.optional(),
+      bound: z.literal(true).optional(),
+      oneOffer,
+    }),
   ),
-  /** A frame acked 503 `draining`: the computer takes no new work in this life (docs/rules.md#computer-behaviour). */
-  defineEvent('board.offer.declined', z.strictObject({ runId, computerId, reason: z.enum(['draining']) })),
+  /**
+   * A `run.requested` frame acked 503 `draining` (the computer takes no new work in this life,
+   * docs/rules.md#computer-behaviour), acked 200 or 400 (`refused`), or left without an ack for
+   * OFFER_ACK_MS (`unanswered`): the run is offered to another computer (docs/rules.md#dispatch).
+   */
+  defineEvent('board.offer.declined', z.strictObject({ runId, computerId, reason: z.enum(['draining', 'refused', 'unanswered']), oneOffer })),
   /** From the lease monitor (in memory): heartbeats themselves are not recorded, only their absence. */
-  defineEvent('board.heartbeat.lapsed', z.strictObject({ runId, lastHeartbeatAt: at })),
+  defineEvent('board.heartbeat.lapsed', z.strictObject({ runId, lastHeartbeatAt: at, oneOffer })),
   /**
    * From the offer monitor (in memory): the run stayed unclaimed with its lane free since
    * `unclaimedSince`. Its computers may have skipped it (their claims failed) while their streams stayed
    * up, so no reconnect pushes it again: it is offered again. Recorded only when it is.
    */
-  defineEvent('board.offer.stale', z.strictObject({ runId, unclaimedSince: at })),
+  defineEvent('board.offer.stale', z.strictObject({ runId, unclaimedSince: at, oneOffer })),
   /** `pushed`: the board pushes the cancel to the holder's stream; older boards left it to the next heartbeat. */
   defineEvent('board.cancel.requested', z.strictObject({ runId, pushed: z.literal(true).optional(), past: RunPastSchema.optional() })),
   /** The first heartbeat (or reply) of a claimed run: it is running. */
@@ -138,6 +157,7 @@ export const boardEvents = eventGroup(
       past: RunPastSchema.optional(),
       /** What the turn changed in its worktree, as its computer sent it (absent: a plain folder, older computers). */
       changes: ChangeSummary.optional(),
+      oneOffer,
     }),
   ),
 
@@ -148,6 +168,8 @@ export const boardEvents = eventGroup(
       ...submission,
       /** Submission order on this board: "earlier" in a lane means a smaller one. */
       submittedOrder: z.number().int().nonnegative(),
+      /** Why it was offered to nobody yet (absent: it was offered, or an older version decided it). */
+      waits: reason.optional(),
     }),
   ),
   /** A submission whose idempotency key was seen before: no new run, the answer names the old one. */
@@ -188,7 +210,11 @@ export const boardEvents = eventGroup(
    * `board`: the board that holds its stream (absent from older versions, and from one board alone at its
    * start). `incarnation`: the daemon's life on that stream (absent: an older computer or version).
    */
-  defineEvent('board.computer.online', z.strictObject({ computerId, reason, board: board.optional(), incarnation: incarnation.optional() })),
+  /** `oneOffer`: the runs it is pushed are chosen one offer at a time (docs/rules.md#dispatch); absent from older versions. */
+  defineEvent(
+    'board.computer.online',
+    z.strictObject({ computerId, reason, board: board.optional(), incarnation: incarnation.optional(), oneOffer }),
+  ),
   defineEvent('board.computer.offline', z.strictObject({ computerId, lastSeenAt: at.optional(), reason })),
   /** It declined a frame because it drains: offered nothing more until it connects again. */
   defineEvent('board.computer.draining', z.strictObject({ computerId, reason })),

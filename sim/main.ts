@@ -1,7 +1,7 @@
 /**
- * `npm run sim -- [--seeds N | --seed S] [--steps K] [--faults LIST] [--size small|normal] [--boards 1|2 [--postgres URL]] [--json]`:
+ * `npm run sim -- [--seeds N | --seed S] [--steps K] [--faults LIST] [--size small|normal] [--boards 1|2 [--postgres URL]] [--computers N] [--json]`:
  * plays seeded worlds (a board, or two on one shared log, simulated or on a real PostgreSQL database; two or three
- * computers, agents, a workload, faults) on the real code
+ * computers, or N, agents, a workload, faults) on the real code
  * with simulated edges, checking the invariants after every step. Exit 0 when every world held, 1 when
  * one broke an invariant (its seed, the invariant and the shortest history are printed), 2 on bad usage.
  */
@@ -12,7 +12,7 @@ import { formatFailure, formatSummary, type RunOptions, runSeeds } from './repor
 
 function usage(message: string): never {
   process.stderr.write(
-    `sim: ${message}\nusage: npm run sim -- [--seeds N | --seed S] [--steps K] [--faults ${FAULT_KINDS.join(',')}|all|none] [--size small|normal] [--boards 1|2] [--postgres URL] [--json] [--no-shrink] [--plan JSON --runs I,J]\n`,
+    `sim: ${message}\nusage: npm run sim -- [--seeds N | --seed S] [--steps K] [--faults ${FAULT_KINDS.join(',')}|all|none] [--size small|normal] [--boards 1|2] [--postgres URL] [--computers N] [--json] [--no-shrink] [--plan JSON --runs I,J]\n`,
   );
   process.exit(2);
 }
@@ -49,6 +49,7 @@ function parse() {
       size: { type: 'string' },
       boards: { type: 'string' },
       postgres: { type: 'string' },
+      computers: { type: 'string' },
       json: { type: 'boolean' },
       'no-shrink': { type: 'boolean' },
       plan: { type: 'string' },
@@ -74,6 +75,8 @@ if (size !== 'small' && size !== 'normal') usage(`--size must be small or normal
 const boards = values.boards ?? '1';
 if (boards !== '1' && boards !== '2') usage(`--boards must be 1 or 2, got ${JSON.stringify(boards)}`);
 if (values.postgres !== undefined && boards !== '2') usage('--postgres plays two boards on one PostgreSQL log: give --boards 2 with it');
+const computers = values.computers === undefined ? undefined : count('computers', values.computers, 0);
+if (computers !== undefined && (computers < 1 || computers > 200)) usage(`--computers must be 1 to 200, got ${computers}`);
 let faults: ReturnType<typeof parseFaults>;
 try {
   faults = parseFaults(values.faults ?? 'all');
@@ -100,6 +103,7 @@ const summary = await runSeeds(seeds, {
   faults,
   size,
   boards: boards === '2' ? 2 : 1,
+  ...(computers !== undefined ? { computers } : {}),
   ...(values.steps !== undefined ? { steps: count('steps', values.steps, 0) } : {}),
   shrink: !values['no-shrink'],
   ...(values.postgres === undefined ? {} : { postgres: postgresLogs(values.postgres) }),

@@ -9,6 +9,8 @@ export interface RunOptions {
   readonly size?: 'small' | 'normal';
   /** Two boards on one shared log instead of one. */
   readonly boards?: 1 | 2;
+  /** Computers in every world instead of the two or three each seed draws. */
+  readonly computers?: number;
   readonly steps?: number;
   readonly plan?: readonly Fault[];
   readonly keepRuns?: readonly number[];
@@ -68,6 +70,7 @@ export async function runSeeds(seeds: readonly number[], options: RunOptions): P
       faults: options.faults,
       ...(options.size ? { size: options.size } : {}),
       ...(options.boards ? { boards: options.boards } : {}),
+      ...(options.computers ? { computers: options.computers } : {}),
       ...(options.steps !== undefined ? { steps: options.steps } : {}),
     };
     const postgres = await options.postgres?.fresh(seed);
@@ -116,6 +119,7 @@ function describeFailure(result: WorldResult, keepRuns: readonly number[] | null
   const events = [...new Set([...named, ...before.slice(-15)])].map((row) => row.slice(0, 300));
   const args = [`--seed ${result.seed}`, `--faults ${[...options.faults].join(',') || 'none'}`, `--size ${options.size ?? 'normal'}`];
   if (options.boards === 2) args.push('--boards 2');
+  if (options.computers) args.push(`--computers ${options.computers}`);
   if (keepRuns) args.push(`--runs ${keepRuns.join(',')}`);
   args.push(`--plan '${JSON.stringify(result.plan)}'`);
   return {

@@ -43,6 +43,11 @@ export interface WorldOptions {
    * answers come on real I/O, so such a world is not played again row for row: its invariants are what count.
    */
   readonly postgres?: string;
+  /**
+   * Many computers instead of the two or three a seed draws (the draw is still made, so a seed's other
+   * draws stay the same): dispatch one offer at a time among many (docs/rules.md#dispatch).
+   */
+  readonly computers?: number;
 }
 
 export interface Step {
@@ -135,7 +140,8 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
   };
 
   // The shape of the world: computers, lanes, runs.
-  const computerCount = shape.int(2, 3);
+  const drawnComputers = shape.int(2, 3);
+  const computerCount = options.computers ?? drawnComputers;
   const computers = Array.from(
     { length: computerCount },
     // With two boards, c1's `--server` list starts with board1, c2's with board2, c3's with board1.

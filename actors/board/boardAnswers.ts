@@ -1,6 +1,7 @@
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import type { BoardState } from './boardState.ts';
 import { cancelsPendingOn, runsPushedOnConnect } from './offers.ts';
+import { runsOfferedTo } from './oneOffer.ts';
 
 /**
  * The HTTP answer to a request, read from the first decision taken from it (the board puts the answer
@@ -68,7 +69,8 @@ export function framesOf(decision: Pick<NewDomainEvent, 'type' | 'data'> & { rea
   switch (event.type) {
     case 'board.computer.online': {
       const { computerId } = event.data;
-      const offers: PushFrame[] = runsPushedOnConnect(state, computerId).map((run) => ({
+      const pushed = event.data.oneOffer ? runsOfferedTo(state, computerId) : runsPushedOnConnect(state, computerId);
+      const offers: PushFrame[] = pushed.map((run) => ({
         computerId,
         frame: {
           id: `${event.seq}-${run.runId}`,

@@ -1,7 +1,7 @@
 import { exhausted } from '../../events/exhaustive.ts';
 import { decider } from '../runtime/decider.ts';
 import { type BoardState, closedElsewhere, initialBoardState, isConnected } from './boardState.ts';
-import { BOARD_INPUTS, type BoardDecision, type BoardInput, decideBoard, marksRunning, raced } from './decideBoard.ts';
+import { BOARD_INPUTS, type BoardDecision, type BoardInput, decideBoard, marksRunning, quietRefusal, raced } from './decideBoard.ts';
 import { evolveBoard } from './evolveBoard.ts';
 import { pastRecall } from './pastRecall.ts';
 
@@ -45,6 +45,8 @@ export const boardDecider = decider<BoardState, BoardInput, BoardDecision>({
         // A stale offer of a run claimed meanwhile, a decline that changes nothing (the computer already drains, nobody new to offer the run to) is not recorded.
         return decideBoard(state, input).length === 0;
       case 'board.claim.requested':
+        // A claim that lost is answered without being recorded (`unrecorded`); see `quietRefusal`.
+        return raced(state, input) || quietRefusal(state, input) !== null;
       case 'board.cancel.requested':
       case 'board.reply.received':
       case 'board.completion.received':
@@ -59,6 +61,7 @@ export const boardDecider = decider<BoardState, BoardInput, BoardDecision>({
         return exhausted(input, false);
     }
   },
+  unrecorded: (state, input) => (input.type === 'board.claim.requested' ? (quietRefusal(state, input) ?? []) : []),
   evolve: evolveBoard,
   recall: pastRecall,
 });

@@ -14,7 +14,7 @@ export const boardInput = {
   submitted: (data: Omit<EventData<'board.run.submitted'>, 'bodyChecked'>, at: number): NewEventOf<'board.run.submitted'> => ({
     stream: `run:${data.runId}`,
     type: 'board.run.submitted',
-    data: { ...data, bodyChecked: true },
+    data: { ...data, bodyChecked: true, oneOffer: true },
     at,
   }),
   computerAdded: (computerId: string, tokenHash: string, at: number): NewEventOf<'board.computer.added'> => ({
@@ -41,6 +41,7 @@ export const boardInput = {
       ...(board === undefined ? {} : { board }),
       ...(life === undefined ? {} : { incarnation: life.incarnation }),
       ...(life?.over === undefined ? {} : { over: life.over }),
+      oneOffer: true,
     },
     at,
   }),
@@ -48,31 +49,37 @@ export const boardInput = {
   disconnected: (computerId: string, at: number, lastSeenAt?: number, board?: string): NewEventOf<'board.computer.disconnected'> => ({
     stream: `computer:${computerId}`,
     type: 'board.computer.disconnected',
-    data: { computerId, ...(lastSeenAt === undefined ? {} : { lastSeenAt }), ...(board === undefined ? {} : { board }) },
+    data: { computerId, ...(lastSeenAt === undefined ? {} : { lastSeenAt }), ...(board === undefined ? {} : { board }), oneOffer: true },
     at,
   }),
   claim: (runId: string, computerId: string, at: number, incarnation?: string, past?: RunPast): NewEventOf<'board.claim.requested'> => ({
     stream: `run:${runId}`,
     type: 'board.claim.requested',
-    data: { runId, computerId, ...(incarnation === undefined ? {} : { incarnation }), ...pastField(past), bound: true },
+    data: { runId, computerId, ...(incarnation === undefined ? {} : { incarnation }), ...pastField(past), bound: true, oneOffer: true },
     at,
   }),
-  declined: (runId: string, computerId: string, at: number): NewEventOf<'board.offer.declined'> => ({
+  /** `reason`: how it passed the offer (docs/rules.md#dispatch). */
+  declined: (
+    runId: string,
+    computerId: string,
+    at: number,
+    reason: EventData<'board.offer.declined'>['reason'] = 'draining',
+  ): NewEventOf<'board.offer.declined'> => ({
     stream: `run:${runId}`,
     type: 'board.offer.declined',
-    data: { runId, computerId, reason: 'draining' },
+    data: { runId, computerId, reason, oneOffer: true },
     at,
   }),
   stale: (runId: string, unclaimedSince: number, at: number): NewEventOf<'board.offer.stale'> => ({
     stream: `run:${runId}`,
     type: 'board.offer.stale',
-    data: { runId, unclaimedSince },
+    data: { runId, unclaimedSince, oneOffer: true },
     at,
   }),
   lapsed: (runId: string, lastHeartbeatAt: number, at: number): NewEventOf<'board.heartbeat.lapsed'> => ({
     stream: `run:${runId}`,
     type: 'board.heartbeat.lapsed',
-    data: { runId, lastHeartbeatAt },
+    data: { runId, lastHeartbeatAt, oneOffer: true },
     at,
   }),
   cancel: (runId: string, at: number, past?: RunPast): NewEventOf<'board.cancel.requested'> => ({
@@ -113,6 +120,7 @@ export const boardInput = {
       ...(usage === undefined ? {} : { usage }),
       ...pastField(past),
       ...(changes === undefined ? {} : { changes }),
+      oneOffer: true,
     },
     at,
   }),

@@ -1,6 +1,7 @@
 import { type ChangesBody, changesToWire } from '../../wire/changes.ts';
 import { type UsageBody, usageToWire } from '../../wire/usage.ts';
 import { type BoardState, isConnected, isTerminal, type RunState, workers } from './boardState.ts';
+import { hasRoom, waitsForRoom } from './offerPolicy.ts';
 import type { RunPast, SettledRun } from './settledRun.ts';
 
 /**
@@ -110,13 +111,19 @@ export function openClaims(state: BoardState): OpenClaim[] {
 /**
  * The next turn of each free lane (no run of it claimed and open) while it waits unclaimed and some
  * connected computer takes work: the offer monitor's watch list. O(lanes waiting), read each round.
+ * While no computer has room in its window, a lane waiting for room is left out: offering it again
+ * would decide nothing, and the next claim or connect takes it (docs/rules.md#dispatch).
  */
 export function idleNextTurns(state: BoardState): string[] {
-  if (workers(state).length === 0) return [];
+  const computers = workers(state);
+  if (computers.length === 0) return [];
+  const room = computers.some((c) => hasRoom(state, c));
   const runs: string[] = [];
   for (const lane of Object.keys(state.waiting)) {
     const queue = state.lanes[lane]!;
-    if (queue.holder === null && queue.unclaimed.length > 0) runs.push(queue.unclaimed[0]!);
+    if (queue.holder !== null || queue.unclaimed.length === 0) continue;
+    if (!room && waitsForRoom(state, lane)) continue;
+    runs.push(queue.unclaimed[0]!);
   }
   return runs;
 }

@@ -50,6 +50,11 @@ export interface BoardLane {
   waiters: string[];
   /** The computer that ran the lane's last turn: its sessions live there, so it is offered the lane first. */
   lastComputer: string | null;
+  /**
+   * The computer its unclaimed runs were last offered to, one at a time (docs/rules.md#dispatch): a later
+   * run of the lane follows them there. Absent: offered to nobody yet, or to several at once (older offers).
+   */
+  offer?: string;
 }
 
 export interface BoardComputer {
@@ -62,6 +67,8 @@ export interface BoardComputer {
   via?: string;
   /** The daemon's life on that stream, while it is connected, when its board recorded one. */
   incarnation?: string;
+  /** How many runs it was offered, ever (absent: none): of two computers as free, the one offered fewer gets the next. */
+  offers?: number;
 }
 
 /**
@@ -93,6 +100,15 @@ export interface BoardState {
   draining: Record<string, true>;
   /** Per computer, how many runs were pushed to it and are still unclaimed: what it has waiting. */
   pushed: Record<string, number>;
+  /** Per computer, how many claimed runs it holds that are not terminal: the slots it has busy. */
+  holding: Record<string, number>;
+  /** Per computer, how many lanes with unclaimed runs are offered to it (`BoardLane.offer`): what it has waiting to claim. */
+  offeredLanes: Record<string, number>;
+  /**
+   * Lanes with unclaimed runs offered to nobody (never yet, or their computer left), in the order they
+   * came to wait: where a computer that has room again takes its next lane from (docs/rules.md#dispatch).
+   */
+  unoffered: string[];
 }
 
 export function initialBoardState(): BoardState {
@@ -108,6 +124,9 @@ export function initialBoardState(): BoardState {
     connected: [],
     draining: {},
     pushed: {},
+    holding: {},
+    offeredLanes: {},
+    unoffered: [],
   };
 }
 

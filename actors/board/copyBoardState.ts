@@ -33,5 +33,8 @@ export function copyBoardState(state: BoardState): BoardState {
     connected: [...state.connected],
     draining: { ...state.draining },
     pushed: { ...state.pushed },
+    holding: { ...state.holding },
+    offeredLanes: { ...state.offeredLanes },
+    unoffered: [...state.unoffered],
   };
 }

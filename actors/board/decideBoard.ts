@@ -3,6 +3,7 @@ import type { EventData, EventType, NewEventOf } from '../../events/catalog.ts';
 import { exhausted } from '../../events/exhaustive.ts';
 import { type BoardRun, type BoardState, closedElsewhere, connectedElsewhere, isConnected, isTerminal } from './boardState.ts';
 import { offer, offersOnDecline, offersOnDisconnect, offersOnTurnEnd, offerTargets, runsPushedOnConnect } from './offers.ts';
+import * as one from './oneOffer.ts';
 import type { RunPast } from './settledRun.ts';
 
 /** The requests the board decides on, each as the server recorded it (see `boardInput`). */
@@ -91,7 +92,8 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
           },
         );
       }
-      const runs = runsPushedOnConnect(state, computerId);
+      const oneOffer = input.data.oneOffer === true;
+      const runs = oneOffer ? [] : runsPushedOnConnect(state, computerId);
       if (!input.data.pushedFromState) {
         // Recorded by an older version, which offered each run in an event of its own: replayed as taken.
         const online: Decision = {
@@ -102,12 +104,15 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
         };
         return [online, ...runs.flatMap((run) => offer(run, [computerId], at, `re-offered: computer ${computerId} connected`))];
       }
-      const pushed = runs.length;
+      const pushed = oneOffer
+        ? one.lanesPushedOnConnect(state, computerId).reduce((n, lane) => n + state.lanes[lane]!.unclaimed.length, 0)
+        : runs.length;
       // With nothing to push, worded as older versions did, so their logs still replay.
       const reason = `connected to the push stream${pushed === 0 ? '' : `: pushed ${pushed} unclaimed run${pushed === 1 ? '' : 's'}`}`;
       const via = input.data.board === undefined ? {} : { board: input.data.board };
       const life = typeof incarnation === 'string' ? { incarnation } : {};
-      return [{ stream: `computer:${computerId}`, at, type: 'board.computer.online', data: { computerId, reason, ...via, ...life } }];
+      const policy = oneOffer ? { oneOffer: true as const } : {};
+      return [{ stream: `computer:${computerId}`, at, type: 'board.computer.online', data: { computerId, reason, ...via, ...life, ...policy } }];
     }
     case 'board.computer.disconnected': {
       const { computerId, lastSeenAt } = input.data;
@@ -119,15 +124,15 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
           type: 'board.computer.offline',
           data: { computerId, ...(lastSeenAt === undefined ? {} : { lastSeenAt }), reason: 'its push stream closed' },
         },
-        ...offersOnDisconnect(state, computerId, at),
+        ...(input.data.oneOffer ? one.offersOnDisconnect(state, computerId, at) : offersOnDisconnect(state, computerId, at)),
       ];
     }
     case 'board.offer.declined':
-      return decline(state, input.data.runId, input.data.computerId, at);
+      return decline(state, input.data, at);
     case 'board.claim.requested':
       return claim(state, input.data, at, refuse);
     case 'board.offer.stale':
-      return offerAgain(state, input.data.runId, input.data.unclaimedSince, at);
+      return offerAgain(state, input.data, at);
     case 'board.heartbeat.lapsed': {
       // Late (the run ended meanwhile) or twice: only an open claim is reaped. `ignores` says the same.
       const run = state.runs[input.data.runId];
@@ -142,7 +147,7 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
           type: 'board.run.resolved',
           data: { runId: run.runId, computerId: run.computerId!, lastHeartbeatAt, reason },
         },
-        ...offersOnTurnEnd(state, run, at, 'was reaped'),
+        ...turnEndOffers(state, run, at, 'was reaped', input.data.oneOffer),
       ];
     }
     case 'board.cancel.requested':
@@ -220,6 +225,10 @@ function submit(state: BoardState, data: EventData<'board.run.submitted'>, at: n
       ...(base === undefined ? {} : { base }),
     },
   };
+  if (data.oneOffer) {
+    const { offers, waits } = one.offerOnSubmit(state, { runId, lane, agentId }, at);
+    return [waits === undefined ? queued : { ...queued, data: { ...queued.data, waits } }, ...offers];
+  }
   const targets = offerTargets(state, lane);
   return [queued, ...offer({ runId, lane, agentId }, targets.computers, at, `submitted: offered ${targets.why}`)];
 }
@@ -272,31 +281,55 @@ function claim(state: BoardState, data: EventData<'board.claim.requested'>, at: 
       reason: `${turn.submittedOrder < run.submittedOrder ? 'an earlier' : 'another'} turn of lane ${run.lane} (run ${open}) is ${turn.state} by ${turn.computerId}`,
     });
   }
-  return [
-    {
-      stream: `run:${runId}`,
-      at,
-      type: 'board.run.claimed',
-      data: {
-        runId,
-        computerId,
-        ...(incarnation === undefined ? {} : { incarnation }),
-        reason: `claimed by ${computerId}`,
-        ...(data.bound ? { bound: true as const } : {}),
-      },
+  const claimed: Decision = {
+    stream: `run:${runId}`,
+    at,
+    type: 'board.run.claimed',
+    data: {
+      runId,
+      computerId,
+      ...(incarnation === undefined ? {} : { incarnation }),
+      reason: `claimed by ${computerId}`,
+      ...(data.bound ? { bound: true as const } : {}),
     },
-  ];
+  };
+  return data.oneOffer ? [claimed, ...one.offersOnClaim(state, run, computerId, at)] : [claimed];
+}
+
+/**
+ * A claim that lost (docs/rules.md#dispatch): another computer holds the run, the run ended, or its lane's
+ * turn is busy and the run already waits for it. Its refusal changes nothing the board keeps, so it is
+ * answered and not recorded: a run's log rows do not grow with the computers that tried it. Null for
+ * any other claim (granted, or refused in a way worth keeping: a twin's, an unknown run's, a first wait).
+ */
+export function quietRefusal(state: BoardState, input: NewEventOf<'board.claim.requested'>): Decision[] | null {
+  if (!input.data.oneOffer || raced(state, input)) return null;
+  const decisions = decideBoard(state, input);
+  const first = decisions[0];
+  if (first?.type !== 'board.request.refused') return null;
+  const { code } = first.data;
+  const run = state.runs[input.data.runId];
+  if (code === 'gone') return decisions;
+  if (code === 'claimed_elsewhere' && run?.computerId !== input.data.computerId) return decisions;
+  if (code === 'conversation_busy' && run && state.lanes[run.lane]!.waiters.includes(run.runId)) return decisions;
+  return null;
+}
+
+/** The runs told `conversation_busy` while `run`'s turn lasted, resent as its lane's rule says. */
+function turnEndOffers(state: BoardState, run: BoardRun, at: number, how: string, oneOffer: true | undefined): Decision[] {
+  return oneOffer ? one.offersOnTurnEnd(state, run, at, how) : offersOnTurnEnd(state, run, at, how);
 }
 
 /**
  * A run left unclaimed while its lane is free (the offer monitor saw it so): offered again to whom a
  * new run of its lane would go. Claimed meanwhile, its lane taken, nobody connected: nothing to decide.
  */
-function offerAgain(state: BoardState, runId: string, since: number, at: number): Decision[] {
-  const run = state.runs[runId];
+function offerAgain(state: BoardState, data: EventData<'board.offer.stale'>, at: number): Decision[] {
+  const run = state.runs[data.runId];
   if (run?.state !== 'queued' || state.lanes[run.lane]?.holder !== null) return [];
+  const waited = Math.round((at - data.unclaimedSince) / 1000);
+  if (data.oneOffer) return one.offersWhenStale(state, run, waited, at);
   const targets = offerTargets(state, run.lane);
-  const waited = Math.round((at - since) / 1000);
   return offer(run, targets.computers, at, `re-offered: unclaimed for ${waited} s with its lane free; ${targets.why}`);
 }
 
@@ -305,13 +338,17 @@ function offerAgain(state: BoardState, runId: string, since: number, at: number)
  * offered nothing more in this life, and the run goes to another computer at once. Nothing to do (a
  * run claimed or gone meanwhile, a second decline with nobody new to offer it to) decides nothing.
  */
-function decline(state: BoardState, runId: string, computerId: string, at: number): Decision[] {
+function decline(state: BoardState, data: EventData<'board.offer.declined'>, at: number): Decision[] {
+  const { runId, computerId, reason } = data;
   const run = state.runs[runId];
   if (run?.state !== 'queued' || !isConnected(state, computerId)) return [];
+  if (reason !== 'draining') return data.oneOffer ? one.offersOnDecline(state, run, computerId, reason, at) : [];
   const draining: Decision[] = state.draining[computerId]
     ? []
     : [{ stream: `computer:${computerId}`, at, type: 'board.computer.draining', data: { computerId, reason: `declined run ${runId}: draining` } }];
-  return [...draining, ...offersOnDecline(state, run, computerId, at)];
+  if (!data.oneOffer) return [...draining, ...offersOnDecline(state, run, computerId, at)];
+  const drained: BoardState = { ...state, draining: { ...state.draining, [computerId]: true } };
+  return [...draining, ...one.offersOnDecline(drained, run, computerId, reason, at)];
 }
 
 function cancel(state: BoardState, data: EventData<'board.cancel.requested'>, at: number, refuse: Refuse): Decision[] {
@@ -371,7 +408,7 @@ function complete(state: BoardState, data: EventData<'board.completion.received'
           ...usage,
         },
       };
-  return [finished, ...offersOnTurnEnd(state, run, at, 'ended')];
+  return [finished, ...turnEndOffers(state, run, at, 'ended', data.oneOffer)];
 }
 
 /** A reply or a completion comes from the computer holding the claim, for a run not yet terminal. */

@@ -2,6 +2,7 @@ import type { DomainEvent, TypesOutside } from '../../events/catalog.ts';
 import { ignoreRest } from '../../events/exhaustive.ts';
 import { type BoardLane, type BoardRun, type BoardState, sortedIndex } from './boardState.ts';
 import { runsPushedOnConnect } from './offers.ts';
+import { lanesPushedOnConnect } from './oneOffer.ts';
 
 /**
  * Folds one of the board's events into its state, in place (see Projection). Only decisions change
@@ -34,11 +35,16 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       const queue = (state.lanes[lane] ??= { unclaimed: [], holder: null, waiters: [], lastComputer: null });
       queue.unclaimed.push(runId);
       state.waiting[lane] = true;
+      // Its first unclaimed run, offered to nobody yet: the lane waits for one (its offer, if any, follows).
+      if (queue.unclaimed.length === 1 && queue.offer === undefined) state.unoffered.push(lane);
       break;
     }
     case 'board.run.offered': {
       const run = state.runs[event.data.runId]!;
-      for (const computer of event.data.computers) markOffered(state, run, computer);
+      const { computers } = event.data;
+      for (const computer of computers) markOffered(state, run, computer);
+      // One computer at a time: the lane's later runs follow it there (several at once: older offers).
+      offerLaneTo(state, run.lane, computers.length === 1 ? computers[0]! : undefined);
       break;
     }
     case 'board.run.claimed': {
@@ -53,6 +59,7 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       lane.holder = runId;
       lane.lastComputer = computerId;
       state.open[runId] = true;
+      state.holding[computerId] = (state.holding[computerId] ?? 0) + 1;
       break;
     }
     case 'board.run.running':
@@ -109,7 +116,13 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       // Its frames are pushed from this state, not recorded one by one (a reconnect costs one event):
       // the runs it is pushed count as offered to it, as an offer's would.
       const { computerId } = event.data;
-      for (const run of runsPushedOnConnect(state, computerId)) markOffered(state, run, computerId);
+      if (event.data.oneOffer) {
+        for (const lane of lanesPushedOnConnect(state, computerId)) {
+          const queue = state.lanes[lane]!;
+          for (const runId of queue.unclaimed) markOffered(state, state.runs[runId]!, computerId);
+          offerLaneTo(state, lane, computerId);
+        }
+      } else for (const run of runsPushedOnConnect(state, computerId)) markOffered(state, run, computerId);
       insertSorted(state.connected, computerId);
       delete state.draining[computerId];
       const computer = state.computers[computerId]!;
@@ -130,6 +143,8 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       computer.lastSeenAt = lastSeenAt ?? event.at;
       delete computer.via;
       delete computer.incarnation;
+      // What was offered to it is offered to nobody now: a computer with room may take it.
+      for (const lane in state.waiting) if (state.lanes[lane]!.offer === computerId) offerLaneTo(state, lane, undefined);
       break;
     }
     case 'board.computer.draining':
@@ -180,7 +195,46 @@ function settle(state: BoardState, run: BoardRun): void {
 
 /** `run` was pushed to `computer`: it counts among what the computer has waiting, once. */
 function markOffered(state: BoardState, run: BoardRun, computer: string): void {
-  if (insertSorted(run.offeredTo, computer)) state.pushed[computer] = (state.pushed[computer] ?? 0) + 1;
+  if (!insertSorted(run.offeredTo, computer)) return;
+  state.pushed[computer] = (state.pushed[computer] ?? 0) + 1;
+  const known = state.computers[computer];
+  if (known) known.offers = (known.offers ?? 0) + 1;
+}
+
+/** The lane's unclaimed runs are offered to `computer` now (undefined: to nobody, or to several at once), counted in its `offeredLanes`. */
+function offerLaneTo(state: BoardState, id: string, computer: string | undefined): void {
+  const lane = state.lanes[id]!;
+  const was = lane.offer;
+  if (was === computer) {
+    // Offered to nobody, and now without unclaimed runs: it waits for nothing.
+    if (computer === undefined && lane.unclaimed.length === 0) removeLane(state.unoffered, id);
+    return;
+  }
+  if (was !== undefined) decrement(state.offeredLanes, was);
+  else removeLane(state.unoffered, id);
+  if (computer === undefined) {
+    delete lane.offer;
+    if (lane.unclaimed.length > 0) state.unoffered.push(id);
+  } else {
+    lane.offer = computer;
+    state.offeredLanes[computer] = (state.offeredLanes[computer] ?? 0) + 1;
+  }
+}
+
+/** Removes a lane from `unoffered`: taken from its front (the oldest) or just added at its back, mostly. */
+function removeLane(list: string[], id: string): void {
+  if (list[0] === id) {
+    list.shift();
+    return;
+  }
+  const i = list.lastIndexOf(id);
+  if (i !== -1) list.splice(i, 1);
+}
+
+function decrement(counts: Record<string, number>, key: string): void {
+  const left = (counts[key] ?? 0) - 1;
+  if (left > 0) counts[key] = left;
+  else delete counts[key];
 }
 
 /** A run leaves its lane's unclaimed queue (claimed or cancelled); the lane leaves `waiting` once empty. */
@@ -188,12 +242,11 @@ function leaveUnclaimed(state: BoardState, run: BoardRun): BoardLane {
   const lane = state.lanes[run.lane]!;
   removeFrom(lane.unclaimed, run.runId);
   removeFrom(lane.waiters, run.runId);
-  if (lane.unclaimed.length === 0) delete state.waiting[run.lane];
-  for (const computer of run.offeredTo) {
-    const left = (state.pushed[computer] ?? 0) - 1;
-    if (left > 0) state.pushed[computer] = left;
-    else delete state.pushed[computer];
+  if (lane.unclaimed.length === 0) {
+    delete state.waiting[run.lane];
+    offerLaneTo(state, run.lane, undefined);
   }
+  for (const computer of run.offeredTo) decrement(state.pushed, computer);
   return lane;
 }
 
@@ -204,6 +257,7 @@ function endTurn(state: BoardState, run: BoardRun): void {
     lane.holder = null;
     lane.waiters = [];
   }
+  if (state.open[run.runId] && run.computerId !== null) decrement(state.holding, run.computerId);
   delete state.open[run.runId];
 }
 

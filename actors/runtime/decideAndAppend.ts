@@ -9,7 +9,14 @@ export type Recorded<E extends NewDomainEvent> = EventOf<E['type']>;
 
 /** What one step of a deciding actor came to: the input `I` and decisions `D` as committed, or the conflict. */
 export type StepOutcome<S, I extends NewDomainEvent = NewDomainEvent, D extends NewDomainEvent = NewDomainEvent> =
-  | { readonly ok: true; readonly state: S; readonly input: Recorded<I> | null; readonly decisions: readonly Recorded<D>[] }
+  | {
+      readonly ok: true;
+      readonly state: S;
+      readonly input: Recorded<I> | null;
+      readonly decisions: readonly Recorded<D>[];
+      /** An ignored input's answer, decided and not recorded (see `Decider.unrecorded`). */
+      readonly unrecorded?: readonly D[];
+    }
   | { readonly ok: false; readonly conflict: StaleVersionError };
 
 /** An input decided, and the append that records it: what every deciding actor hands the store. */

@@ -44,6 +44,11 @@ export interface Decider<S, I extends NewDomainEvent = NewDomainEvent, D extends
    * neither recorded nor decided, so the log grows with decisions, not with time.
    */
   ignores?(state: S, input: I): boolean;
+  /**
+   * The answer to an input it ignores that still wants one (a claim that lost to another computer's):
+   * decided like any, on the same state, and never recorded, for it changes nothing. Empty for the others.
+   */
+  unrecorded?(state: S, input: I): D[];
   evolve(state: S, event: DomainEvent): S;
   /**
    * Replay only, for logs of older versions: a fresh recall (one per replay) that upcasts an input

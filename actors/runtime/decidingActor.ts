@@ -324,7 +324,9 @@ export class DecidingActor<S, I extends NewDomainEvent = NewDomainEvent, D exten
       throw error;
     }
     if (!decided) {
-      reply(replyTo, { ok: true, state: held.state, input: null, decisions: [] });
+      // Answered from the state it was ignored on, in the actor's turn: nothing can change it in between.
+      const unrecorded = message ? [] : (this.spec.decider.unrecorded?.(held.state, input) ?? []);
+      reply(replyTo, { ok: true, state: held.state, input: null, decisions: [], ...(unrecorded.length > 0 ? { unrecorded } : {}) });
       return;
     }
     const { expected, events } = decided;

@@ -79,7 +79,7 @@ const daemon = () =>
     .option('--log-json', 'log decisions as JSON lines (pino) instead of sentences')
     .option(
       '--demo',
-      'try runledger out: the demo agent (unless --exec), a second computer (demo-2) and a few runs, to watch them queue, park, run and complete',
+      'try runledger out: the demo agent (unless --exec), a second computer (demo-2) and a few runs, to watch them queue, spread over both computers, wait for their lane, run and complete',
     );
 
 const server = () =>

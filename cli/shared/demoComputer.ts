@@ -7,10 +7,9 @@ export const DEMO_COMPUTER = 'demo-2';
 
 /**
  * `runledger daemon --demo` runs a second computer beside the daemon's own, so a new user sees what
- * the board does with two: a new lane's turns are pushed to both, exactly one claim of each run wins,
- * and the computer that lost a lane's first turn asks for its second, is told `conversation_busy` and
- * parks it until its wait is over (the board resends it to the computer that ran the first). Null
- * (and said why) when it cannot join.
+ * the board does with two: each run is offered to one computer, the lanes spread over both, and a
+ * lane's turns go to one computer, in order (docs/rules.md#dispatch). Null (and said why) when it
+ * cannot join.
  */
 export async function startDemoComputer(daemon: Daemon, options: DaemonOptions, log: (line: string) => void): Promise<Daemon | null> {
   if (!daemon.url || !daemon.board) return null;

@@ -202,7 +202,7 @@ function sentence(event: DomainEvent): string {
 
     // The board: decisions.
     case 'board.run.queued':
-      return `queued on the board in lane ${event.data.lane} (submission ${event.data.submittedOrder})`;
+      return `queued on the board in lane ${event.data.lane} (submission ${event.data.submittedOrder})${event.data.waits ? `: ${event.data.waits}` : ''}`;
     case 'board.run.deduplicated':
     case 'board.run.cancelled':
     case 'board.run.resolved':

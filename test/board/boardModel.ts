@@ -1,4 +1,4 @@
-import { requestAnswer } from '../../actors/board/boardAnswers.ts';
+import { framesOf, requestAnswer } from '../../actors/board/boardAnswers.ts';
 import { cancelRequested, openClaims, runView, settledView } from '../../actors/board/boardQueries.ts';
 import type { BoardState, RunState } from '../../actors/board/boardState.ts';
 import type { BoardDecision, BoardInput } from '../../actors/board/decideBoard.ts';
@@ -39,6 +39,8 @@ export class BoardModel {
   private readonly runs = new Map<string, ModelRun>();
   private readonly connected = new Set<string>();
   private readonly draining = new Set<string>();
+  /** The input decided now is one of one offer at a time: a run is offered to one computer. */
+  private oneOffer = false;
   /** Per lane, the computer that claimed its last turn. */
   private readonly lastComputer = new Map<string, string>();
 
@@ -51,7 +53,8 @@ export class BoardModel {
         fail(`run ${run.runId} held by incarnation ${run.incarnation} of ${run.holder} was granted again to its incarnation ${asked}`);
       }
     }
-    for (const decision of decisions ?? []) this.decided(decision);
+    this.oneOffer = (input.data as { oneOffer?: true }).oneOffer === true;
+    for (const decision of decisions ?? []) this.decided(decision, state);
     this.compare(state);
   }
 
@@ -63,16 +66,22 @@ export class BoardModel {
     return [...this.runs.values()].reduce((n, r) => n + r.claims, 0);
   }
 
-  private decided(d: BoardDecision): void {
+  private decided(d: BoardDecision, state: BoardState): void {
     switch (d.type) {
       case 'board.computer.online': {
-        // It is pushed every unclaimed run, but those of lanes whose last turn ran on another connected
-        // computer that takes work: they count as offered to it.
+        // Older rule: it is pushed every unclaimed run, but those of lanes whose last turn ran on another
+        // connected computer that takes work: they count as offered to it. One offer at a time: some of
+        // those (what its frames say), never one of a lane that stays elsewhere.
         const c = d.data.computerId;
+        const framed = d.data.oneOffer
+          ? new Set(framesOf({ ...d, seq: 0 }, state).flatMap(({ frame }) => (frame.kind === 'run.requested' ? [frame.data.run_id] : [])))
+          : null;
         for (const run of this.runs.values()) {
           const last = this.lastComputer.get(run.lane);
           const staysElsewhere = last !== undefined && last !== c && this.connected.has(last) && !this.draining.has(last);
-          if (run.state === 'queued' && !staysElsewhere) run.offeredTo.add(c);
+          if (framed?.has(run.runId) && (run.state !== 'queued' || staysElsewhere))
+            fail(`${c} was pushed run ${run.runId}, which is not its to take`);
+          if (run.state === 'queued' && !staysElsewhere && (framed === null || framed.has(run.runId))) run.offeredTo.add(c);
         }
         this.connected.add(c);
         this.draining.delete(c);
@@ -117,6 +126,7 @@ export class BoardModel {
     switch (d.type) {
       case 'board.run.offered':
         expect('queued');
+        if (this.oneOffer && d.data.computers.length !== 1) fail(`run ${runId} offered to ${d.data.computers.join(', ')} at once`);
         for (const c of d.data.computers) {
           if (!this.connected.has(c)) fail(`run ${runId} offered to ${c}, which is not connected`);
           if (this.draining.has(c)) fail(`run ${runId} offered to ${c}, which drains`);

@@ -45,6 +45,25 @@ export function computersOnline(...computerIds: string[]): BoardInput[] {
 }
 
 /**
+ * An input as versions before one offer at a time recorded it (no `oneOffer`): decided under the older
+ * rule, every computer with room offered a run at once and every claim recorded. Old logs hold these.
+ */
+export function older<T extends NewDomainEvent>(event: T): T {
+  const { oneOffer: _, ...data } = event.data as { oneOffer?: true };
+  return { ...event, data } as T;
+}
+
+/** `input`, as older versions recorded each (see `older`). */
+export const olderInput = Object.fromEntries(
+  Object.entries(input).map(([name, make]) => [name, (...args: never[]) => older((make as (...a: never[]) => BoardInput)(...args))]),
+) as typeof input;
+
+/** `computersOnline`, as older versions recorded the connects. */
+export function olderComputersOnline(...computerIds: string[]): BoardInput[] {
+  return computersOnline(...computerIds).map(older);
+}
+
+/**
  * given / when / then for the board decider (see deciderSpec): inputs, or events it only folds (an
  * adoption). A request about a run is handed over as the host hands it (`BoardHost.decideAbout`): with
  * what the host read of the run first, `live` from the state or its end from its stream (`past`), the
@@ -70,6 +89,9 @@ export function boardSpec(...given: NewDomainEvent[]) {
   }
   return {
     when: (event: BoardInput) => when(event),
+    /** The answer to a request the board ignores but answers (a claim that lost): decided, never recorded. */
+    unrecorded: (event: BoardInput) =>
+      boardDecider.unrecorded!(spec.state, withPast(spec.state, event, (runId) => logged(`run:${runId}`)) as BoardInput),
     get state() {
       return spec.state;
     },

@@ -57,8 +57,8 @@ describe('board: cancel', () => {
   });
 
   it('given a queued unclaimed run, when it is cancelled, then it is cancelled at once and announced to every computer it was offered to', () => {
-    const spec = boardSpec(...computersOnline('c1', 'c2'), submit('r1', 'A'));
-    const decisions = spec.when(cancel('r1', 1));
+    const spec = boardSpec(...computersOnline('c1', 'c2'), submit('r1', 'A'), input.draining('r1', 'c1', 1));
+    const decisions = spec.when(cancel('r1', 2));
     expect(summary(decisions)).toEqual(['cancelled r1 → c1,c2']);
     expect(requestAnswer(decisions!)).toEqual({ status: 202, runId: 'r1' });
     expect(spec.view('r1')).toEqual({ run_id: 'r1', lane: 'A', state: 'cancelled', error: 'cancelled_by_user' });

@@ -7,14 +7,14 @@ import { boardSpec, computersOnline, input, summary, T0 } from './boardSpec.ts';
 const { submit, claim, complete, lapsed, started, cancel } = input;
 
 describe('board: claims', () => {
-  it('given a run offered to two computers, when both claim it, then exactly one claim succeeds and the other is claimed_elsewhere', () => {
+  it('given a run offered to two computers, when both claim it, then exactly one claim succeeds and the other is claimed_elsewhere, answered and not recorded', () => {
     const spec = boardSpec(...computersOnline('c1', 'c2'), submit('r1', 'A'));
     const first = spec.when(claim('r1', 'c2', 1));
     expect(summary(first)).toEqual(['claimed r1 by c2']);
     expect(requestAnswer(first!)).toEqual({ status: 200, runId: 'r1' });
-    const second = spec.when(claim('r1', 'c1', 2));
-    expect(summary(second)).toEqual(['refused claim 409 claimed_elsewhere']);
-    expect(requestAnswer(second!)).toMatchObject({ status: 409, code: 'claimed_elsewhere' });
+    // The loser's refusal changes nothing the board keeps: answered, never recorded (docs/rules.md#dispatch).
+    expect(summary(spec.when(claim('r1', 'c1', 2)))).toEqual(['(ignored)']);
+    expect(requestAnswer(spec.unrecorded(claim('r1', 'c1', 2)))).toMatchObject({ status: 409, code: 'claimed_elsewhere' });
     expect(holder(spec.state, 'r1')).toBe('c2');
     expect(runView(spec.state, 'r1')).toEqual({ run_id: 'r1', lane: 'A', state: 'claimed', computer_id: 'c2' });
     expect(claimedRunBody(spec.state, 'r1')).toEqual({ run_id: 'r1', lane: 'A', prompt: 'prompt of r1', agent_id: null, timeout_s: null });
@@ -29,19 +29,21 @@ describe('board: claims', () => {
     expect(JSON.stringify(spec.state)).toBe(before);
   });
 
-  it('given an unknown run, a terminal run, or an unknown computer, then the claim is refused 404 / 410 / 404', () => {
+  it('given an unknown run, a terminal run, or an unknown computer, then the claim is refused 404 / 410 (answered, not recorded) / 404', () => {
     const spec = boardSpec(...computersOnline('c1', 'c2'), submit('r1', 'A'), claim('r1', 'c1'), complete('r1', 'c1', true));
     expect(summary(spec.when(claim('nope', 'c1')))).toEqual(['refused claim 404 unknown_run']);
-    expect(summary(spec.when(claim('r1', 'c1')))).toEqual(['refused claim 410 gone']);
-    expect(summary(spec.when(claim('r1', 'c2')))).toEqual(['refused claim 410 gone']);
+    for (const late of [claim('r1', 'c1'), claim('r1', 'c2')]) {
+      expect(summary(spec.when(late))).toEqual(['(ignored)']);
+      expect(summary(spec.unrecorded(late))).toEqual(['refused claim 410 gone']);
+    }
     expect(summary(spec.when(claim('r1', 'c9')))).toEqual(['refused claim 404 unknown_computer']);
   });
 
   it('given a run cancelled before it was claimed, when a computer claims it, then it is gone (410)', () => {
     const spec = boardSpec(...computersOnline('c1'), submit('r1', 'A'), cancel('r1', 1));
-    const refused = spec.when(claim('r1', 'c1', 2));
+    const refused = spec.unrecorded(claim('r1', 'c1', 2));
     expect(summary(refused)).toEqual(['refused claim 410 gone']);
-    expect(refused![0]!.data).toMatchObject({ reason: 'run r1 was cancelled before it was claimed' });
+    expect(refused[0]!.data).toMatchObject({ reason: 'run r1 was cancelled before it was claimed' });
   });
 
   it('every refusal is recorded in the stream of the request, with its reason', () => {

@@ -1,24 +1,37 @@
 /**
- * `npm start` (`runledger daemon --demo`) as a new user sees it: runs queue, one parks, all run and
- * complete. The park is a real one: the demo runs a second computer, both are pushed the new lanes,
- * and the one that loses the first turn of lane alice is told conversation_busy for the second.
+ * `npm start` (`runledger daemon --demo`) as a new user sees it: runs queue, a lane's second turn waits
+ * for its first, other lanes go ahead meanwhile, all complete. The demo runs a second computer, and a
+ * run is offered to one computer at a time: the lanes are spread over both, a lane's turns go to one
+ * computer, in order, and no computer claims a run another has (nothing is skipped).
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../support/tempStore.ts';
 import { checkLogs, freePort, startCli } from './support/cluster.ts';
 
+/** The index in `text` of the narration line of `runId` matching `what`, or -1. */
+function lineOf(text: string, runId: string, what: string): number {
+  return text.search(new RegExp(`run ${runId} ${what}`));
+}
+
 describe('runledger daemon --demo', () => {
-  it('given a fresh log, then its narration shows the demo runs queue on both computers, a second turn park, and every run settle; a second start reuses its computers', async () => {
+  it('given a fresh log, then its narration shows the demo runs spread over both computers, a second turn wait for its first on the same computer, and every run settle; a second start reuses its computers', async () => {
     const db = join(tempDir(), 'demo.db');
     const args = ['daemon', '--demo', '--db', db, '--port', String(await freePort())];
     const daemon = startCli(args);
 
     await daemon.waitForOutput(/demo: a second computer, demo-2, joined the board/);
-    await daemon.waitForOutput(/demo-2: queued in lane alice/);
-    await daemon.waitForOutput(/: waits: an earlier turn of its conversation is still open \(until/);
     await daemon.waitForOutput(/(settled, reported to the board[\s\S]*){4}/, 30_000);
-    expect(daemon.stdout).toMatch(/skipped: another computer has it/);
+    const out = daemon.stdout;
+    expect(out).toMatch(/local: queued in lane/);
+    expect(out).toMatch(/demo-2: queued in lane/);
+    const [first, second] = [...out.matchAll(/run (\w+) queued on the board in lane alice/g)].map((m) => m[1]!);
+    const computer = new RegExp(`run ${first} (local|demo-2): queued in lane alice`).exec(out)?.[1];
+    expect(computer).toBeDefined();
+    // Alice's second turn went to the computer of her first, and was claimed only once the first had settled there.
+    expect(lineOf(out, second!, `${computer}: queued in lane alice`)).toBeGreaterThan(-1);
+    expect(lineOf(out, second!, `${computer}: claimed`)).toBeGreaterThan(lineOf(out, first!, `${computer}: settled`));
+    expect(out).not.toMatch(/skipped: another computer has it/);
     const stopped = await daemon.stop('SIGTERM');
     expect(stopped, daemon.describe()).toEqual({ code: 0, signal: null });
 

@@ -12,7 +12,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boardInput } from '../../actors/board/boardInputs.ts';
 import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
 import { hashToken, newToken } from '../../wire/tokens.ts';
-import { AGENT, hasChromium, launchChromium, runState, startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
+import {
+  AGENT,
+  hasChromium,
+  holderOf,
+  launchChromium,
+  offerGoesUnanswered,
+  runState,
+  startTestDaemon,
+  submit,
+  type TestBoard,
+  waitFor,
+} from './webSupport.ts';
 
 /** Where the issue's note looks at them. */
 const SCREENS = '/work/brief/screens';
@@ -148,10 +159,15 @@ describe.skipIf(!hasChromium)('the history, the run page and the folded lanes in
   it('lane_rows_fold_the_computers_copies_of_a_run_into_one', async () => {
     await page.goto(`${board.url}/`);
     await expect.poll(() => page.locator('#connection').getAttribute('data-state')).toBe('live');
-    // Submitted together: both computers are pushed both turns, so the second waits in both queues.
+    // A run is offered to one computer at a time: both turns go to the computer that claims the first,
+    // where the second waits. Its offer left unanswered there moves it to the other computer, which
+    // queues it too: one run, a copy in each computer's queue.
     const first = await submit(board, 'fold', 'the open turn, sleep=6000');
     const next = await submit(board, 'fold', 'the next turn, sleep=50');
     const row = page.locator(`#lanes section[data-lane="fold"] tr[data-run="${next}"]`);
+    const holder = await holderOf(board, first);
+    await expect.poll(() => row.locator('.copies li').count(), { timeout: 10_000 }).toBe(1);
+    await offerGoesUnanswered(board, next, holder);
     await expect.poll(() => row.locator('.copies li').count(), { timeout: 10_000 }).toBe(2);
     expect(await row.count()).toBe(1);
     expect((await row.locator('.copies li').allTextContents()).map((t) => t.split(' ')[0])).toEqual(expect.arrayContaining(['local', 'c2']));

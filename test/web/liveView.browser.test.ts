@@ -4,9 +4,10 @@
  * and a countdown that moves, and lead to a run's timeline with every decision and its reason.
  *
  * A parked run is made certain, not hoped for: a second computer (`c2`) joins the board on the same
- * log, so both computers are pushed both turns of lane "talk"; the one that loses the first turn's
- * claim asks for the second while the first still runs (its agent sleeps 6 s) and is told
- * conversation_busy: parked for 30 s, until the board resends it when the first turn ends.
+ * log. A run is offered to one computer at a time, so both turns of lane "talk" go to the computer
+ * that claims the first; the second's offer left unanswered there moves it to the other computer,
+ * which asks for it while the first still runs (its agent sleeps 6 s) and is told conversation_busy:
+ * parked for 30 s, until the board withdraws it when the first computer claims it.
  */
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -18,7 +19,9 @@ import { hashToken, newToken } from '../../wire/tokens.ts';
 import {
   claudeLikeAgent,
   hasChromium,
+  holderOf,
   launchChromium,
+  offerGoesUnanswered,
   runState,
   SCREENSHOTS,
   startTestDaemon,
@@ -82,6 +85,7 @@ describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
     await row(first).first().waitFor({ timeout: 10_000 });
     await row(other).first().waitFor({ timeout: 10_000 });
     await expect.poll(() => page.locator('#lanes section[data-lane="talk"] caption').textContent()).toContain('talk');
+    await offerGoesUnanswered(board, second, await holderOf(board, first));
     await page.screenshot({ path: join(SCREENSHOTS, '1-board-runs-live.png'), fullPage: true });
 
     // The second turn, parked on the computer that lost the first: reason and countdown.

@@ -14,7 +14,18 @@ import { boardInput } from '../../actors/board/boardInputs.ts';
 import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
 import { hashToken, newToken } from '../../wire/tokens.ts';
 import { agentBin } from '../fixtures/agents/bin.ts';
-import { hasChromium, launchChromium, runState, SCREENSHOTS, startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
+import {
+  hasChromium,
+  holderOf,
+  launchChromium,
+  offerGoesUnanswered,
+  runState,
+  SCREENSHOTS,
+  startTestDaemon,
+  submit,
+  type TestBoard,
+  waitFor,
+} from './webSupport.ts';
 
 describe.skipIf(!hasChromium)('nothing stale or wrong on the pages', () => {
   let board: TestBoard;
@@ -67,11 +78,17 @@ describe.skipIf(!hasChromium)('nothing stale or wrong on the pages', () => {
           w.drawn.push({ run: row.dataset.run!, state: row.dataset.state! });
       }).observe(document.getElementById('lanes')!, { childList: true, subtree: true });
     });
-    // Both computers are offered both turns: the one that loses the first turn parks the second behind it.
+    // A run is offered to one computer at a time: both turns go to the computer that claims the first.
+    // The second's offer left unanswered there moves it to the other computer, which is told
+    // conversation_busy and parks it: the computer that will lose its claim holds a copy.
     const first = await submit(board, 'talk', 'the first turn STEPS=1');
     const next = await submit(board, 'talk', 'the second turn');
     await page.locator(`#lanes tr[data-run="${next}"]`).first().waitFor({ timeout: 10_000 });
     await waitFor("the first turn's agent to start", async () => (await details(first)).state === 'running');
+    const holder = await holderOf(board, first);
+    await offerGoesUnanswered(board, next, holder);
+    const other = holder === 'local' ? 'c2' : 'local';
+    await page.locator(`#lanes tr[data-run="${next}"] li[data-computer="${other}"][data-copy-state="parked"]`).first().waitFor({ timeout: 10_000 });
     gate('talk', 1);
     await waitFor(
       'both turns to succeed',

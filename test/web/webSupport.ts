@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
+import { boardInput } from '../../actors/board/boardInputs.ts';
 import { type Daemon, type DaemonOptions, startDaemon } from '../../actors/daemon/startDaemon.ts';
 import { repoRoot } from '../support/processes.ts';
 
@@ -104,4 +105,25 @@ export async function waitFor(what: string, check: () => boolean | Promise<boole
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** The computer that holds `runId`'s claim, once it has one (`computer_id` of `GET /v1/runs/:id`). */
+export async function holderOf(board: Pick<TestBoard, 'url'>, runId: string): Promise<string> {
+  let holder = '';
+  await waitFor(`run ${runId} to be claimed`, async () => {
+    const view = (await (await fetch(`${board.url}/v1/runs/${runId}`)).json()) as { computer_id?: string };
+    holder = view.computer_id ?? '';
+    return holder !== '';
+  });
+  return holder;
+}
+
+/**
+ * The offer of `runId` to `computerId` taken as unanswered, recorded as the push hub records a frame
+ * left without an ack for 5 s (docs/rules.md#dispatch): the board offers the run's lane to the next
+ * computer. A run is offered to one computer at a time, so this is how a test gets copies of one run
+ * queued on two computers (the first keeps the copy it queued), as a computer slow to ack leaves them.
+ */
+export async function offerGoesUnanswered(board: TestBoard, runId: string, computerId: string): Promise<void> {
+  await board.daemon().board!.board.actor.input(boardInput.declined(runId, computerId, Date.now(), 'unanswered'));
 }

@@ -140,7 +140,7 @@ export class BoardHost {
           await peers.holding(this.push.computers()).catch(() => undefined);
           await this.actor.input(boardInput.disconnected(computerId, clock.now(), lastSeenAt, store.writer));
         },
-        declined: async (computerId, runId) => void (await this.actor.input(boardInput.declined(runId, computerId, clock.now()))),
+        declined: async (computerId, runId, reason) => void (await this.actor.input(boardInput.declined(runId, computerId, clock.now(), reason))),
         refused: (computerId, incarnation) => options.refusedStream?.(computerId, incarnation),
       },
       clock,
@@ -451,6 +451,8 @@ export class BoardHost {
       const past: RunPast = live ? 'live' : pastOf(await this.settledRun(runId));
       const outcome = await this.actor.input(make(past), { failFast: true });
       if (!outcome.ok) throw outcome.conflict;
+      // A claim that lost: answered, not recorded (docs/rules.md#dispatch).
+      if (outcome.input === null && outcome.unrecorded) return requestAnswer(outcome.unrecorded)!;
       if (outcome.input === null && live) continue;
       const answer = requestAnswer(outcome.decisions);
       if (!answer) throw new Error(`the board decided nothing for a request about run ${runId}`);

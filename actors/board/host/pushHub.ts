@@ -19,6 +19,10 @@ export const PING_MS = 10_000;
 const MAX_MISSED = 2;
 /** Frames awaiting their ack, per socket: enough for any backlog, bounded against a computer that never acks. */
 const MAX_UNACKED = 10_000;
+/** A `run.requested` frame left without an ack this long is taken as passed: its run goes to the next computer (docs/rules.md#dispatch). */
+export const OFFER_ACK_MS = 5_000;
+/** How often the frames awaiting their ack are looked at. */
+const ACK_ROUND_MS = 1_000;
 
 /** An ack (`{ack, status, reason}`): the id of the frame it answers; only a 503 `draining` is acted on. */
 const Ack = z.object({ ack: z.string(), status: z.unknown(), reason: z.unknown() });
@@ -31,8 +35,8 @@ interface Live {
   lastSeenAt: number;
   /** Pings sent since its last sign of life. */
   missed: number;
-  /** Frame id → run id of the `run.requested` frames sent and not acked: what a 503 ack declines. */
-  readonly unacked: Map<string, string>;
+  /** Frame id → run id and when it was sent, of the `run.requested` frames not acked yet, oldest first: what an ack passes. */
+  readonly unacked: Map<string, { readonly runId: string; readonly sentAt: number }>;
   /**
    * Its connection is recorded (`admit`): until then no frame goes down it, for the log may yet say its
    * computer is connected to another board, and a twin must not be offered that computer's runs.
@@ -44,8 +48,11 @@ export interface PushHubEvents {
   /** `incarnation`: the life on the socket. Resolves `false` when the log has the computer's stream on another board: the socket is refused. */
   connected(computerId: string, incarnation: string | null): Promise<boolean>;
   disconnected(computerId: string, lastSeenAt: number): Promise<void>;
-  /** A `run.requested` frame acked 503 `draining`. Other acks change nothing on the board. */
-  declined(computerId: string, runId: string): Promise<void>;
+  /**
+   * A `run.requested` frame the computer passed: acked 503 `draining`, acked 200 or 400 (`refused`), or not
+   * acked within OFFER_ACK_MS (`unanswered`). A 202 changes nothing on the board: the computer queued it.
+   */
+  declined(computerId: string, runId: string, reason: 'draining' | 'refused' | 'unanswered'): Promise<void>;
   /** A connection refused because the computer is connected elsewhere. */
   refused(computerId: string, incarnation: string | null): void;
 }
@@ -61,6 +68,7 @@ export class PushHub {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_ACK_BYTES });
   private readonly sockets = new Map<string, Live>();
   private stopPinger: () => void;
+  private stopAckRounds: () => void;
   /** Per computer id, the last of its inputs handed to the board: the next one waits for it. */
   private readonly recording = new Map<string, Promise<void>>();
   /** The computers whose connect is queued to be recorded again (connectAgain). */
@@ -78,6 +86,11 @@ export class PushHub {
       this.stopPinger = clock.after(PING_MS, round);
     };
     this.stopPinger = clock.after(PING_MS, round);
+    const ackRound = () => {
+      this.unanswered();
+      this.stopAckRounds = clock.after(ACK_ROUND_MS, ackRound);
+    };
+    this.stopAckRounds = clock.after(ACK_ROUND_MS, ackRound);
   }
 
   /** Takes over an upgrade whose computer has already been authenticated. */
@@ -189,7 +202,7 @@ export class PushHub {
       const entry = this.sockets.get(computerId);
       if (entry?.ws.readyState !== WebSocket.OPEN || !entry.admitted) continue;
       if (frame.kind === 'run.requested') {
-        entry.unacked.set(frame.id, frame.data.run_id);
+        entry.unacked.set(frame.id, { runId: frame.data.run_id, sentAt: this.clock.now() });
         if (entry.unacked.size > MAX_UNACKED) entry.unacked.delete(entry.unacked.keys().next().value!);
       }
       entry.ws.send(JSON.stringify(frame));
@@ -198,6 +211,7 @@ export class PushHub {
 
   close(): void {
     this.stopPinger();
+    this.stopAckRounds();
     for (const { ws } of this.sockets.values()) ws.terminate();
     this.sockets.clear();
     this.wss.close();
@@ -208,7 +222,7 @@ export class PushHub {
     entry.lastSeenAt = this.clock.now();
   }
 
-  /** An ack is read for what the board acts on (a 503 `draining`); a malformed one was the computer's to refuse. */
+  /** An ack is read for what the board acts on (a frame passed); a malformed one was the computer's to refuse. */
   private acked(computerId: string, entry: Live, text: string): void {
     let ack: unknown;
     try {
@@ -220,13 +234,29 @@ export class PushHub {
     const read = Ack.safeParse(ack);
     if (!read.success) return;
     const { ack: id, status, reason } = read.data;
-    const runId = entry.unacked.get(id);
+    const sent = entry.unacked.get(id);
     entry.unacked.delete(id);
-    if (runId !== undefined && status === 503 && reason === 'draining') {
-      void this.inOrder(computerId, () => this.events.declined(computerId, runId)).catch(
-        this.unrecorded(`the decline of run ${runId} by computer ${computerId}`),
-      );
+    if (sent === undefined) return;
+    if (status === 503 && reason === 'draining') this.passed(computerId, sent.runId, 'draining');
+    else if (status === 200 || status === 400) this.passed(computerId, sent.runId, 'refused');
+  }
+
+  /** Each socket's `run.requested` frames sent OFFER_ACK_MS ago or more and not acked: passed, each run to the next computer. */
+  private unanswered(): void {
+    const due = this.clock.now() - OFFER_ACK_MS;
+    for (const [computerId, entry] of this.sockets) {
+      for (const [id, sent] of entry.unacked) {
+        if (sent.sentAt > due) break;
+        entry.unacked.delete(id);
+        this.passed(computerId, sent.runId, 'unanswered');
+      }
     }
+  }
+
+  private passed(computerId: string, runId: string, reason: 'draining' | 'refused' | 'unanswered'): void {
+    void this.inOrder(computerId, () => this.events.declined(computerId, runId, reason)).catch(
+      this.unrecorded(`the decline of run ${runId} by computer ${computerId}`),
+    );
   }
 
   /** The catch of an input of a socket's life: one line naming it, and the hub goes on. */

@@ -5,7 +5,7 @@
  * slots costs a few events over hours, not one per round.
  */
 import { describe, expect, it } from 'vitest';
-import { OFFER_AGAIN_MS, OfferMonitor } from '../../../actors/board/host/offerMonitor.ts';
+import { MAX_STALE_A_ROUND, OFFER_AGAIN_MS, OfferMonitor } from '../../../actors/board/host/offerMonitor.ts';
 import { FakeClock } from '../../../actors/runtime/clock.ts';
 
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -72,5 +72,32 @@ describe('the offer monitor', () => {
     }
     expect(stale).toEqual(['r1']);
     monitor.stop();
+  });
+
+  it('given many runs found stale at once (a board that restarted under a backlog), then they are handed over a few a round, each within a bounded time, never in one burst', async () => {
+    const clock = new FakeClock();
+    const t0 = clock.now();
+    const runs = Array.from({ length: 10 * MAX_STALE_A_ROUND }, (_, i) => `r${i}`);
+    const handed: number[] = [];
+    const monitor = new OfferMonitor(
+      clock,
+      async () => runs,
+      async () => void handed.push(clock.now() - t0),
+      () => {},
+    );
+    monitor.start();
+    for (let i = 0; i < (OFFER_AGAIN_MS + 120_000) / 1_000; i++) {
+      clock.advance(1_000);
+      await settle();
+      await settle();
+    }
+    monitor.stop();
+    // Each run once (the later offers wait twice as long), spread over rounds of at most MAX_STALE_A_ROUND.
+    expect(handed).toHaveLength(runs.length);
+    const perInstant = new Map<number, number>();
+    for (const at of handed) perInstant.set(at, (perInstant.get(at) ?? 0) + 1);
+    expect(Math.max(...perInstant.values())).toBeLessThanOrEqual(MAX_STALE_A_ROUND);
+    // The last is handed over within a round per MAX_STALE_A_ROUND runs after the first.
+    expect(Math.max(...handed) - Math.min(...handed)).toBeLessThanOrEqual(10 * 5_000);
   });
 });

@@ -2,6 +2,7 @@ import { connect } from 'node:net';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { PING_MS } from '../../../actors/board/host/pushHub.ts';
+import { WINDOW } from '../../../actors/board/offerPolicy.ts';
 import { FakeClock } from '../../../actors/runtime/clock.ts';
 import { liveBoard, ofType, openStream, until } from './liveBoard.ts';
 
@@ -127,7 +128,8 @@ describe('the push stream: one per computer id', () => {
 describe('the push stream: a reconnect costs O(1) events (docs/rules.md#the-log)', () => {
   it('50 reconnects of a computer with 100 runs queued add at most 3 events each, and each is pushed every queued run', async () => {
     const board = await liveBoard(['c1']);
-    for (let i = 0; i < 100; i++) await board.submit(`L${i % 9}`);
+    // Over as many lanes as a computer's window holds (WINDOW): every one is offered to it.
+    for (let i = 0; i < 100; i++) await board.submit(`L${i % WINDOW}`);
     const before = (await board.log()).length;
     for (let i = 0; i < 50; i++) {
       const stream = openStream(board, 'c1', `life-${i}`);
