@@ -25,6 +25,7 @@ import { ProjectionKeeper } from '../../projections/keeper/projectionKeeper.ts';
 import { projections } from '../../projections/keeper/registry.ts';
 import type { BoardSnapshot } from '../../web/boardSnapshot.ts';
 import { SNAPSHOT_MS } from '../../web/liveFeed.ts';
+import { applyDelta } from '../../web/static/boardModel.js';
 import { webView } from '../../web/webView.ts';
 
 const LANE = 'fold';
@@ -102,13 +103,14 @@ it('a_live_status_is_read_after_the_projections_folded_what_called_for_it', asyn
   cleanups.push(() => routes.close());
   const ws = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}/v1/live`);
   cleanups.push(() => ws.terminate());
+  // The page's view after its hello and after each delta, as the page applies them.
   const statuses: BoardSnapshot[] = [];
   ws.on('message', (data) => {
     const message = JSON.parse(String(data)) as { type: string; snapshot?: BoardSnapshot };
-    if (message.snapshot) statuses.push(message.snapshot);
+    if (message.type === 'hello') statuses.push(message.snapshot!);
+    if (message.type === 'delta') statuses.push(applyDelta(statuses.at(-1)!, message));
   });
   await until('the hello', () => statuses.length === 1);
-  // A page that joins is sent a status again a moment after its hello.
   await sleep(2 * SNAPSHOT_MS);
   for (const status of statuses) expect(stateOf(status)).toBe('claiming');
   const before = statuses.length;
