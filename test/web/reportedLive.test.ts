@@ -114,4 +114,21 @@ it('a report kept is pushed to the open board page and run page, each entry once
     ['c2', 2],
     ['c2', 3],
   ]);
+
+  // A session the computer remembers for its lane: shown on the open page, which holds what a fresh tab is shown.
+  await reported.record('c2', [row(4, `c2/run:${RUN}`, 1, 'lane.session.remembered', { lane: 'talk', sessionId: 'sess-1', runId: RUN })]);
+  reports.next();
+  await until(
+    "the board page shown c2's session",
+    () => board.view.view?.sessions.some((s) => s.computer === 'c2' && s.sessionId === 'sess-1') === true,
+  );
+  const fresh = socket(port);
+  await until("a fresh tab's hello", () => fresh.view.view !== null);
+  // The delta a new tab's hello sends the open ones may land just after that hello.
+  const held = () => ({ ...board.view.view!, at: 0 });
+  await until(
+    'the open page holding what the fresh tab is shown',
+    () => JSON.stringify(held()) === JSON.stringify({ ...fresh.view.view!, at: 0 }),
+  ).catch(() => {});
+  expect(held()).toEqual({ ...fresh.view.view, at: 0 });
 });
