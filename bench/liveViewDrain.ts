@@ -5,8 +5,11 @@
  * against with one tab that reads its socket at 64 KB/s and reconnects as the page does (backoff.js).
  * The board once sent every tab the whole board every quarter second: such a tab was dropped, came
  * back at once, again and again, and halved the drain. Target: ≥ 0.95 of the drain without a tab.
+ * The tab's first message (its hello, the board page's first view) is measured too: page-sized,
+ * whatever the backlog. `--runs` sets the backlog; `--drain` times the drain of its first N runs only
+ * (a loaded machine drains 50,000 no-op runs in over an hour; the page's cost grows with what is queued).
  *
- *   node --expose-gc --import tsx bench/liveViewDrain.ts [--quick] [--rounds N]
+ *   node --expose-gc --import tsx bench/liveViewDrain.ts [--quick] [--rounds N] [--runs N] [--drain N]
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,6 +30,8 @@ const TERMINAL = /^runledger_runs\{state="(succeeded|failed|cancelled|resolved)"
 interface TabReport {
   opens: number;
   bytes: number;
+  /** The largest first message of its sockets (each open's hello), in bytes. */
+  firstMessage: number;
 }
 
 /**
@@ -45,6 +50,9 @@ function slowTab(url: string, report: TabReport): () => void {
     current = ws;
     let openedAt: number | null = null;
     let allowance = 0;
+    ws.once('message', (data: Buffer) => {
+      report.firstMessage = Math.max(report.firstMessage, data.length);
+    });
     const pacing = setInterval(() => {
       allowance = SLOW_BYTES_PER_S / 10;
       (ws as unknown as { _socket?: { resume(): void } })._socket?.resume();
@@ -75,8 +83,8 @@ function slowTab(url: string, report: TabReport): () => void {
   };
 }
 
-/** Runs/s of one drain of `runs` queued runs, with or without the slow tab. */
-async function drain(runs: number, withTab: boolean, tab: TabReport): Promise<number> {
+/** Runs/s of a drain of `runs` queued runs, up to the `drained`-th run's end, with or without the slow tab. */
+async function drain(runs: number, drained: number, withTab: boolean, tab: TabReport): Promise<number> {
   const dir = join(benchDir(), `live-drain-${process.hrtime.bigint()}`);
   mkdirSync(dir, { recursive: true });
   const db = join(dir, 'runledger.db');
@@ -86,39 +94,44 @@ async function drain(runs: number, withTab: boolean, tab: TabReport): Promise<nu
   const stop = withTab ? slowTab(daemon.url!, tab) : () => {};
   try {
     // Generous: a loaded machine drains a tenth as fast; the bench measures a ratio, not a deadline.
-    for (const deadline = Date.now() + Math.max(300_000, runs * 1_000); ; ) {
+    for (const deadline = Date.now() + Math.max(300_000, drained * 1_000); ; ) {
       const { text } = await call(`${daemon.url}/metrics`, 'GET');
       let ended = 0;
       for (const m of text.matchAll(TERMINAL)) ended += Number(m[2]);
-      if (ended >= runs) break;
-      if (Date.now() > deadline) throw new Error(`only ${ended} of ${runs} runs ended in time (${withTab ? 'with' : 'without'} the slow tab)`);
+      if (ended >= drained) break;
+      if (Date.now() > deadline) throw new Error(`only ${ended} of ${drained} runs ended in time (${withTab ? 'with' : 'without'} the slow tab)`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    return runs / ((performance.now() - started) / 1000);
+    return drained / ((performance.now() - started) / 1000);
   } finally {
     stop();
     await daemon.close();
   }
 }
 
-export async function runLiveViewDrainBench(options: { quick?: boolean; rounds?: number } = {}, log?: (line: string) => void): Promise<Row[]> {
-  const runs = options.quick ? 1_000 : 5_000;
-  const tab: TabReport = { opens: 0, bytes: 0 };
+export async function runLiveViewDrainBench(
+  options: { quick?: boolean; rounds?: number; runs?: number; drain?: number } = {},
+  log?: (line: string) => void,
+): Promise<Row[]> {
+  const runs = options.runs ?? (options.quick ? 1_000 : 5_000);
+  const drained = Math.min(runs, options.drain ?? runs);
+  const tab: TabReport = { opens: 0, bytes: 0, firstMessage: 0 };
   const p = await paired(
     options.rounds ?? (options.quick ? 2 : 3),
-    () => drain(runs, true, tab),
-    () => drain(runs, false, tab),
+    () => drain(runs, drained, true, tab),
+    () => drain(runs, drained, false, tab),
     log,
   );
   const drains = p.subject.length;
   return [
     ratioRow(
-      `drain of a ${runs}-run backlog with a slow tab on the board page: runs/s vs no tab`,
+      `drain of ${drained === runs ? 'a' : `the first ${drained} runs of a`} ${runs}-run backlog with a slow tab on the board page: runs/s vs no tab`,
       'runs/s',
       p,
       TARGET,
       `${runs} runs each on a lane of its own, ${SLOTS} slots, a no-op agent, timed from the daemon's start; the tab reads ${SLOW_BYTES_PER_S / 1024} KB/s ` +
-        `and opened its socket ${(tab.opens / drains).toFixed(1)} times a drain, receiving ${(tab.bytes / drains / 1024).toFixed(0)} KB`,
+        `and opened its socket ${(tab.opens / drains).toFixed(1)} times a drain, receiving ${(tab.bytes / drains / 1024).toFixed(0)} KB; ` +
+        `its first message at most ${(tab.firstMessage / 1024).toFixed(1)} KB`,
     ),
   ];
 }
@@ -129,8 +142,20 @@ export const liveViewDrain: Benchmark = {
 };
 
 runIfMain(import.meta.url, async (argv) => {
-  const rows = await runLiveViewDrainBench({ quick: argv.includes('--quick') }, (line) => process.stderr.write(`  ${line}\n`));
+  const rows = await runLiveViewDrainBench(
+    { quick: argv.includes('--quick'), rounds: flag(argv, '--rounds'), runs: flag(argv, '--runs'), drain: flag(argv, '--drain') },
+    (line) => process.stderr.write(`  ${line}\n`),
+  );
   for (const row of rows)
     console.log(`${row.pass ? 'PASS' : 'FAIL'}  ${row.benchmark}: ${row.subject} vs ${row.baseline}, ratio ${row.ratio}; ${row.note}`);
   return rows.every((r) => r.pass) ? 0 : 1;
 });
+
+/** A whole number given after `name` on the command line, or undefined; anything else is refused. */
+function flag(argv: readonly string[], name: string): number | undefined {
+  const at = argv.indexOf(name);
+  if (at === -1) return undefined;
+  const value = Number(argv[at + 1]);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} takes a whole number above 0 (got ${argv[at + 1] ?? 'nothing'})`);
+  return value;
+}
