@@ -13,6 +13,7 @@ import { embeddedThroughput } from './embeddedThroughput.ts';
 import { eventsPerRun } from './eventsPerRun.ts';
 import { groupCommit } from './groupCommit.ts';
 import { type Benchmark, cleanUp, now, parseOptions, printTable, type Row } from './harness.ts';
+import { liveViewDrain } from './liveViewDrain.ts';
 import { memoryFlat } from './memoryFlat.ts';
 import { postgresAppends } from './postgresAppends.ts';
 import { rebuild } from './rebuild.ts';
@@ -43,6 +44,7 @@ const benchmarks: readonly Benchmark[] = [
   toolsOnLargeLog,
   eventsPerRun,
   embeddedThroughput,
+  liveViewDrain,
 ];
 
 async function main(): Promise<number> {

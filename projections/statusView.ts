@@ -44,6 +44,12 @@ export function statusView(board: BoardState, queues: Record<string, QueueState>
     const run = board.runs[runId]!;
     return { runId, computerId: run.computerId ?? '?', claimedAt: run.claimedAt ?? 0 };
   });
+  const computers = computersStatus(queues, at);
+  return { at, board: { connected: [...board.connected], lanes, openClaims }, computers, ...(usage ? { usage: lastDayUsage(usage, at) } : {}) };
+}
+
+/** Each computer's side of the status: its slots and, lane by lane, its active run and those waiting (and why). */
+export function computersStatus(queues: Record<string, QueueState>, at: number): StatusView['computers'] {
   const computers: StatusView['computers'] = {};
   for (const [computer, queue] of Object.entries(queues)) {
     const view: StatusView['computers'][string] = { slots: queue.slots, inUse: queue.inUse, held: queue.held, draining: queue.draining, lanes: {} };
@@ -69,7 +75,7 @@ export function statusView(board: BoardState, queues: Record<string, QueueState>
     if (limits.length) view.limits = Object.fromEntries(limits);
     computers[computer] = view;
   }
-  return { at, board: { connected: [...board.connected], lanes, openClaims }, computers, ...(usage ? { usage: lastDayUsage(usage, at) } : {}) };
+  return computers;
 }
 
 /** The status as lines a person reads at a glance. */

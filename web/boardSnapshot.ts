@@ -1,47 +1,14 @@
-import { type BoardState, isTerminal } from '../actors/board/boardState.ts';
+import type { BoardLane, BoardState } from '../actors/board/boardState.ts';
 import { settledRun } from '../actors/board/settledRun.ts';
-import { WAITS_FOR_EARLIER_TURN } from '../actors/lane/decideQueue.ts';
 import type { QueueState } from '../actors/lane/queueState.ts';
 import type { SessionClose } from '../actors/session/sessionState.ts';
 import type { DomainEvent } from '../events/catalog.ts';
 import type { CloseState } from '../projections/close.ts';
-import { type StatusView, statusView } from '../projections/statusView.ts';
-import type { LastDayUsage, UsageState } from '../projections/usage.ts';
+import { computersStatus } from '../projections/statusView.ts';
+import { type LastDayUsage, lastDayUsage, type UsageState } from '../projections/usage.ts';
+import { type LaneView, laneRows, type RunCounts } from './laneRows.ts';
 
-/** Where one run stands, as a row of its lane: on a computer (its queue's view) or on the board. */
-export interface RunPlace {
-  readonly runId: string;
-  readonly state: 'running' | 'claiming' | 'claimed' | 'parked' | 'retrying' | 'queued';
-  /** The computer whose queue holds it; null when only the board knows of it. */
-  readonly computer: string | null;
-  /** Parked or retrying: when it is claimed again (ms). */
-  readonly until: number | null;
-  readonly why: string;
-}
-
-/**
- * One run of a lane, once: a run pushed to several computers waits in each of their queues, and
- * those copies are folded here into the row of the run, which says where it has gone furthest.
- */
-export interface LaneRow {
-  readonly runId: string;
-  /** The furthest any copy has gone (a run parked on one computer and queued on another is parked). */
-  readonly state: RunPlace['state'];
-  /** The board's state of it (docs/rules.md#wire-and-cli), or null when the board in this log has no such run. */
-  readonly board: string | null;
-  /** Each computer's copy, furthest first; a run only the board knows of has one with `computer` null. */
-  readonly copies: readonly RunPlace[];
-  /** The furthest copy's reason and, parked or retrying, when it is claimed again. */
-  readonly why: string;
-  readonly until: number | null;
-}
-
-export interface LaneView {
-  readonly lane: string;
-  readonly runs: readonly LaneRow[];
-  /** Rows left out past the cap: a lane of 100,000 runs is summed up, not drawn. */
-  readonly more: number;
-}
+export type { LaneRow, LaneView, RunPlace } from './laneRows.ts';
 
 export interface SessionView {
   readonly computer: string;
@@ -63,21 +30,30 @@ export interface ComputerView {
   readonly limits: readonly { login: string; until: number; words: string }[];
 }
 
-/** The board page: every section of `/`, as of `at`. */
+/**
+ * The board page: every section of `/`, as of `at`, the size of a page whatever the board holds
+ * (docs/web.md#a-large-board): each list is cut to its first items, and `more` says how many were left out.
+ */
 export interface BoardSnapshot {
   readonly at: number;
   readonly lanes: readonly LaneView[];
   readonly claims: readonly { runId: string; lane: string; computerId: string; claimedAt: number }[];
   readonly sessions: readonly SessionView[];
   readonly computers: readonly ComputerView[];
-  readonly counts: { readonly queued: number; readonly parked: number; readonly claiming: number; readonly running: number };
+  /** Every run waiting or worked on, shown or not. */
+  readonly counts: RunCounts;
+  /** What each list left out: lanes with no row shown, rows not shown, and the other lists' items past their cap. */
+  readonly more: { readonly lanes: number; readonly runs: number; readonly claims: number; readonly sessions: number; readonly computers: number };
   /** Set when runs wait that no computer will take: one sentence. */
   readonly stuck: StuckNotice | null;
   /** The run that has waited longest for a computer, for the page to call out past its threshold. */
   readonly longestWait: LongestWait | null;
-  /** What runs cost over the last day, per login and per lane (when the usage projection is given). */
-  readonly usage?: LastDayUsage;
+  /** What runs cost over the last day, per login and per lane (null when the usage projection is not given). */
+  readonly usage: LastDayUsage | null;
 }
+
+/** How many open claims, sessions and computers a page lists (the lanes' rows: PAGE_ROWS). */
+export const PAGE_ITEMS = { claims: 100, sessions: 100, computers: 100 } as const;
 
 export interface StuckNotice {
   readonly kind: 'no_taker';
@@ -121,16 +97,9 @@ export interface SnapshotSources {
   readonly closes?: CloseState;
 }
 
-const ROWS_PER_LANE = 50;
-
 /** A session's close as the log records it (its latest close, when it had several), or null while none is recorded. */
-function closeOf(closes: CloseState[string] | undefined, sessionId: string): SessionView['close'] {
-  let latest: SessionClose | null = null;
-  for (const close of Object.values(closes ?? {})) {
-    if (close.sessionId !== sessionId) continue;
-    if (latest === null || (close.intendedAt ?? 0) >= (latest.intendedAt ?? 0)) latest = close;
-  }
-  if (latest === null) return null;
+function closeView(latest: SessionClose | undefined): SessionView['close'] {
+  if (latest === undefined) return null;
   if (latest.confirmedAt !== null) return { state: 'closed', why: 'its process stopped; the next turn of its lane resumes it' };
   if (latest.failedAt !== null) return { state: 'close failed', why: latest.failure };
   if (latest.open) return { state: latest.deferred ? 'closing, deferred' : 'closing', why: latest.deferred };
@@ -138,113 +107,23 @@ function closeOf(closes: CloseState[string] | undefined, sessionId: string): Ses
 }
 
 /**
- * The board page's content, from the same status view `runledger status` prints, lane by lane: the
- * computers' queues say what is running, claiming, parked (until when) or queued where; the board
- * adds what no computer in this log holds (a claim by a remote computer, a run not pushed yet).
+ * The board page's content: the lanes' rows (laneRows: counted in full, listed in part), the open
+ * claims, the sessions (those of the lanes shown first) and the computers, each list cut to its cap.
  */
 export function boardSnapshot(sources: SnapshotSources, at: number, options: SnapshotOptions = { waitWarnMs: WAIT_WARN_MS }): BoardSnapshot {
   const { board } = sources;
-  const status = statusView(board, sources.queues, at, sources.usage);
-  const rows = new Map<string, RunPlace[]>();
-  const add = (lane: string, place: RunPlace) => (rows.get(lane) ?? rows.set(lane, []).get(lane)!).push(place);
-  const held = new Set<string>();
+  const queues = computersStatus(sources.queues, at);
+  const waits = new LongestWaitFinder(options.waitWarnMs, at, options.becameNext ?? new Map());
+  let unclaimed = 0;
+  const rows = laneRows(board, queues, (queue) => {
+    unclaimed += queue.unclaimed.length;
+    waits.visit(board, queue);
+  });
 
-  for (const [computer, view] of Object.entries(status.computers)) {
-    for (const [lane, l] of Object.entries(view.lanes)) {
-      if (l.active && isStale(board, l.active.runId, computer)) held.add(l.active.runId);
-      else if (l.active) {
-        held.add(l.active.runId);
-        const running = l.active.status === 'running';
-        add(lane, {
-          runId: l.active.runId,
-          state: running ? 'running' : 'claiming',
-          computer,
-          until: null,
-          why: running ? `its turn: running on ${computer}` : `${computer} is asking the board for its claim`,
-        });
-      }
-      l.waiting.forEach((w, place) => {
-        held.add(w.runId);
-        if (isStale(board, w.runId, computer)) return;
-        const why = (text: string) => text + elsewhere(board, w.runId, computer);
-        if (w.limitedUntil !== undefined)
-          add(lane, {
-            runId: w.runId,
-            state: 'parked',
-            computer,
-            until: w.limitedUntil,
-            why: "its login's usage limit was reached: it runs again then",
-          });
-        else if (w.parkedUntil !== null)
-          add(lane, { runId: w.runId, state: 'parked', computer, until: w.parkedUntil, why: why(WAITS_FOR_EARLIER_TURN) });
-        else if (w.retryAt !== null)
-          add(lane, { runId: w.runId, state: 'retrying', computer, until: w.retryAt, why: why('its claim failed: it is tried again') });
-        else
-          add(lane, {
-            runId: w.runId,
-            state: 'queued',
-            computer,
-            until: null,
-            why: why(place === 0 && !l.active ? 'next in its lane, waiting for a free slot' : 'waits its turn in the lane'),
-          });
-      });
-    }
-  }
-
-  for (const [lane, l] of Object.entries(status.board.lanes)) {
-    if (l.open !== null && !held.has(l.open)) {
-      add(lane, {
-        runId: l.open,
-        state: 'claimed',
-        computer: board.runs[l.open]?.computerId ?? null,
-        until: null,
-        why: 'the open turn of its conversation',
-      });
-    }
-    const told = new Set(l.waiting);
-    for (const runId of l.queued) {
-      if (held.has(runId)) continue;
-      add(lane, {
-        runId,
-        state: told.has(runId) ? 'parked' : 'queued',
-        computer: null,
-        until: null,
-        why: told.has(runId)
-          ? `${WAITS_FOR_EARLIER_TURN} (the board answered conversation_busy)`
-          : 'queued on the board: not yet taken by a computer',
-      });
-    }
-  }
-
-  const all: LaneRow[] = [];
-  const lanes = [...rows.entries()]
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([lane, places]): LaneView => {
-      const folded = foldCopies(board, places);
-      all.push(...folded);
-      return { lane, runs: folded.slice(0, ROWS_PER_LANE), more: Math.max(0, folded.length - ROWS_PER_LANE) };
-    });
-
-  const counts = { queued: 0, parked: 0, claiming: 0, running: 0 };
-  for (const run of all) {
-    // A wait left in a computer's queue for a run the board already finished is shown, not counted.
-    if (isTerminal(board.runs[run.runId]?.state ?? 'queued')) continue;
-    if (run.state === 'running' || run.state === 'claimed') counts.running++;
-    else if (run.state === 'claiming') counts.claiming++;
-    else if (run.state === 'parked') counts.parked++;
-    else counts.queued++;
-  }
-
-  const sessions: SessionView[] = [];
-  for (const [computer, lanes] of Object.entries(sources.laneSessions)) {
-    for (const [lane, sessionId] of Object.entries(lanes))
-      sessions.push({ computer, lane, sessionId, close: closeOf(sources.closes?.[computer], sessionId) });
-  }
-
-  const ids = new Set([...Object.keys(board.computers), ...status.board.connected, ...Object.keys(status.computers)]);
+  const ids = new Set([...Object.keys(board.computers), ...board.connected, ...Object.keys(queues)]);
   const computers = [...ids].sort().map((id): ComputerView => {
-    const queue = status.computers[id];
-    const connected = status.board.connected.includes(id);
+    const queue = queues[id];
+    const connected = board.connected.includes(id);
     return {
       id,
       connected,
@@ -257,70 +136,80 @@ export function boardSnapshot(sources: SnapshotSources, at: number, options: Sna
     };
   });
 
-  const claims = status.board.openClaims.map((c) => ({ ...c, lane: board.runs[c.runId]?.lane ?? '?' }));
+  const claims: BoardSnapshot['claims'][number][] = [];
+  let claimCount = 0;
+  for (const runId in board.open) {
+    if (claimCount++ >= PAGE_ITEMS.claims) continue;
+    const run = board.runs[runId];
+    claims.push({ runId, lane: run?.lane ?? '?', computerId: run?.computerId ?? '?', claimedAt: run?.claimedAt ?? 0 });
+  }
+
+  const sessions = sessionsOf(sources, new Set(rows.lanes.map((l) => l.lane)));
   return {
     at,
-    lanes,
+    lanes: rows.lanes,
     claims,
-    sessions,
-    computers,
-    counts,
-    stuck: stuckNotice(board, status, computers),
-    longestWait: longestWait(board, status, options.waitWarnMs, at, options.becameNext ?? new Map()),
-    ...(status.usage ? { usage: status.usage } : {}),
+    sessions: sessions.shown,
+    computers: computers.slice(0, PAGE_ITEMS.computers),
+    counts: rows.counts,
+    more: {
+      ...rows.more,
+      claims: claimCount - claims.length,
+      sessions: sessions.more,
+      computers: Math.max(0, computers.length - PAGE_ITEMS.computers),
+    },
+    stuck: stuckNotice(board, unclaimed, computers),
+    longestWait: waits.done(),
+    usage: sources.usage ? lastDayUsage(sources.usage, at) : null,
   };
 }
 
-/**
- * A computer's copy of a run that the board already settled, or gave to another computer: that
- * computer's queue keeps it until its own claim is answered or its timer runs out, but the run waits
- * for nothing there, and a page that showed it (as "parked" on the losing computer, or counted it
- * among the waiting) would say what is not so. A run the board no longer holds has settled (in one
- * log, every run a computer queued was the board's first). The run's own row and page say where it is.
- */
-function isStale(board: BoardState, runId: string, computer: string): boolean {
-  const run = board.runs[runId];
-  if (!run || isTerminal(run.state)) return true;
-  return run.state !== 'queued' && run.computerId !== null && run.computerId !== computer;
+/** The sessions a page lists: those of the lanes it shows first, up to the cap, each with its close state. */
+function sessionsOf(sources: SnapshotSources, lanesShown: ReadonlySet<string>): { shown: SessionView[]; more: number } {
+  const first: [string, string, string][] = [];
+  const rest: [string, string, string][] = [];
+  let count = 0;
+  for (const computer in sources.laneSessions) {
+    const lanes = sources.laneSessions[computer]!;
+    for (const lane in lanes) {
+      count++;
+      const list = lanesShown.has(lane) ? first : rest;
+      if (list.length < PAGE_ITEMS.sessions) list.push([computer, lane, lanes[lane]!]);
+    }
+  }
+  const picked = [...first, ...rest].slice(0, PAGE_ITEMS.sessions);
+  const closes = new Map<string, Map<string, SessionClose>>();
+  const shown = picked.map(([computer, lane, sessionId]): SessionView => {
+    const latest = closes.get(computer) ?? closes.set(computer, latestCloses(sources.closes?.[computer])).get(computer)!;
+    return { computer, lane, sessionId, close: closeView(latest.get(sessionId)) };
+  });
+  return { shown, more: count - shown.length };
 }
 
-const RANK: Record<RunPlace['state'], number> = { running: 0, claimed: 0, claiming: 1, parked: 2, retrying: 3, queued: 4 };
-
-/** A lane's places as one row per run: active turns first, waiting runs in their queue order. */
-function foldCopies(board: BoardState, places: readonly RunPlace[]): LaneRow[] {
-  const byRun = new Map<string, RunPlace[]>();
-  for (const place of places) (byRun.get(place.runId) ?? byRun.set(place.runId, []).get(place.runId)!).push(place);
-  const rows = [...byRun.entries()].map(([runId, copies], order) => {
-    const sorted = [...copies].sort((a, b) => RANK[a.state] - RANK[b.state]);
-    const furthest = sorted[0]!;
-    const row: LaneRow = {
-      runId,
-      state: furthest.state,
-      board: board.runs[runId]?.state ?? null,
-      copies: sorted,
-      why: furthest.why,
-      until: furthest.until,
-    };
-    return { row, order };
-  });
-  const active = (s: RunPlace['state']) => (s === 'running' || s === 'claiming' || s === 'claimed' ? 0 : 1);
-  return rows.sort((x, y) => active(x.row.state) - active(y.row.state) || x.order - y.order).map(({ row }) => row);
+/** Each session's latest close on one computer (a session closed several times: its latest), read once per page. */
+function latestCloses(closes: CloseState[string] | undefined): Map<string, SessionClose> {
+  const latest = new Map<string, SessionClose>();
+  for (const close of Object.values(closes ?? {})) {
+    if (close.sessionId === null) continue;
+    const seen = latest.get(close.sessionId);
+    if (seen === undefined || (close.intendedAt ?? 0) >= (seen.intendedAt ?? 0)) latest.set(close.sessionId, close);
+  }
+  return latest;
 }
 
 /**
  * Whether the board is stuck, in one sentence saying what is wrong and what to do: runs wait and no
  * connected computer takes work (none connected, or each draining or held).
  */
-function stuckNotice(board: BoardState, status: StatusView, computers: readonly ComputerView[]): StuckNotice | null {
-  const waiting = Object.values(status.board.lanes).flatMap((l) => l.queued);
-  if (waiting.length === 0) return null;
-  const runs = `${waiting.length} run${waiting.length === 1 ? '' : 's'} wait${waiting.length === 1 ? 's' : ''}`;
+function stuckNotice(board: BoardState, waiting: number, computers: readonly ComputerView[]): StuckNotice | null {
+  if (waiting === 0) return null;
+  const runs = `${waiting} run${waiting === 1 ? '' : 's'} wait${waiting === 1 ? 's' : ''}`;
   const connected = computers.filter((c) => c.connected);
   const busy = (c: ComputerView) => (board.draining[c.id] || c.draining ? 'draining' : c.held ? 'held' : null);
   if (connected.length === 0)
     return {
       kind: 'no_taker',
-      text: `${runs} but no computer is connected to take ${waiting.length === 1 ? 'it' : 'them'}: start one (\`runledger daemon\`, or \`runledger daemon --server URL\` on another machine).`,
+      text: `${runs} but no computer is connected to take ${waiting === 1 ? 'it' : 'them'}: start one (\`runledger daemon\`, or \`runledger daemon --server URL\` on another machine).`,
     };
   if (connected.every((c) => busy(c) !== null)) {
     const which = connected.map((c) => `${c.id} is ${busy(c)}`).join(', ');
@@ -335,35 +224,37 @@ function stuckNotice(board: BoardState, status: StatusView, computers: readonly 
 /**
  * The run next in its lane that has waited longest for a computer (a later turn waits for the
  * lane's open one, not for a computer), with the threshold: the page says so once it is past it,
- * counting on its own clock, since nothing is written to the log while a run just waits.
+ * counting on its own clock, since nothing is written to the log while a run just waits. Shown each
+ * lane with runs unclaimed (only those have a next run), then asked for the longest.
  */
-function longestWait(board: BoardState, status: StatusView, waitWarnMs: number, at: number, becameNext: Map<string, number>): LongestWait | null {
-  let oldest: LongestWait | null = null;
-  const nexts = new Set<string>();
-  for (const [lane, l] of Object.entries(status.board.lanes)) {
-    const next = l.open === null ? l.queued.find((id) => !l.waiting.includes(id)) : undefined;
+class LongestWaitFinder {
+  private oldest: LongestWait | null = null;
+  private readonly nexts = new Set<string>();
+
+  constructor(
+    private readonly waitWarnMs: number,
+    private readonly at: number,
+    private readonly becameNext: Map<string, number>,
+  ) {}
+
+  visit(board: BoardState, l: BoardLane): void {
+    const next = l.holder === null ? l.unclaimed.find((id) => !l.waiters.includes(id)) : undefined;
     const submittedAt = next === undefined ? undefined : board.runs[next]?.submittedAt;
-    if (next === undefined || submittedAt === undefined) continue;
-    nexts.add(next);
+    if (next === undefined || submittedAt === undefined) return;
     // The lane's first turn has waited since it was submitted; a later one since its lane freed, which
     // is no later than when this view first saw it next (a view started since under-counts, never over).
-    const firstTurn = (board.lanes[lane]?.lastComputer ?? null) === null;
-    const since = firstTurn ? submittedAt : (becameNext.get(next) ?? becameNext.set(next, Math.max(submittedAt, at)).get(next)!);
-    if (oldest === null || since < oldest.since) oldest = { runId: next, since, warnAfterMs: waitWarnMs };
+    let since = submittedAt;
+    if (l.lastComputer !== null) {
+      this.nexts.add(next);
+      since = this.becameNext.get(next) ?? this.becameNext.set(next, Math.max(submittedAt, this.at)).get(next)!;
+    }
+    if (this.oldest === null || since < this.oldest.since) this.oldest = { runId: next, since, warnAfterMs: this.waitWarnMs };
   }
-  for (const runId of becameNext.keys()) if (!nexts.has(runId)) becameNext.delete(runId);
-  return oldest;
-}
 
-/**
- * A run pushed to several computers waits in each queue until its claim is answered: when the board
- * already gave it to another one (or it ended), the row says so, so a stale wait is not mistaken for
- * the run's state.
- */
-function elsewhere(board: BoardState, runId: string, computer: string): string {
-  const run = board.runs[runId];
-  if (!run || run.state === 'queued') return '';
-  return ` (on the board: ${run.state}${run.computerId && run.computerId !== computer ? ` on ${run.computerId}` : ''})`;
+  done(): LongestWait | null {
+    for (const runId of this.becameNext.keys()) if (!this.nexts.has(runId)) this.becameNext.delete(runId);
+    return this.oldest;
+  }
 }
 
 /** What the run page shows above its timeline: the board's view of the run, or null when the board has none. */

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { map, merge, Subject, type Subscription } from 'rxjs';
+import type { Subscription } from 'rxjs';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { RunRow } from '../actors/board/host/runListing.ts';
 import type { RunProgress } from '../actors/board/host/runProgress.ts';
@@ -12,20 +12,25 @@ import type { EventStore } from '../events/store/eventStore.ts';
 import { messageOf } from '../events/thrown.ts';
 import { evolveRunRecord, initialRunRecord, type RunRecord } from '../projections/audit/runRecord.ts';
 import { timelineEntry } from '../projections/audit/runTimeline.ts';
+import { boardDelta } from './boardDelta.ts';
 import type { BoardSnapshot, RunFacts } from './boardSnapshot.ts';
-import { type EventSummary, runOf, summarize } from './eventSummary.ts';
-import { BATCH_MS, batched, type LiveFeed } from './liveFeed.ts';
+import { runOf, summarize } from './eventSummary.ts';
+import { BATCH_MS, batched, type LiveFeed, newestOfEach, Pacer } from './liveFeed.ts';
 import { pageRecord } from './pageRecord.ts';
 
-/** What a board page is sent of the past when it connects: the newest decisions (and bookkeeping), this many of each. */
-const RECENT_EVENTS = 40;
-/** How far back the log is read for them: a log that is all bookkeeping lately still answers at once. */
+/** How far back the log is read for a board page's recent decisions: a log that is all bookkeeping lately still answers at once. */
 const RECENT_SCAN = 1_000;
-/** A batch larger than this is cut to its newest events: a page shows a tail, not a log dump. */
-const MAX_EVENTS_PER_MESSAGE = 100;
-/** A page this far behind is closed; it reconnects and starts from a fresh snapshot. */
-const MAX_BUFFERED_BYTES = 2 * 1024 * 1024;
-const PING_MS = 30_000;
+/**
+ * A page with this much not yet taken by its socket is dropped at once: four first views' worth (a
+ * first view is page-sized, see BoardSnapshot); it reconnects, after its backoff, to a fresh one.
+ */
+const MAX_BUFFERED_BYTES = 1024 * 1024;
+/**
+ * Each page is pinged this often; one that has not answered the last ping by the next is dropped. A
+ * pong comes after everything sent before its ping has been read, so this is also how far behind a
+ * page may fall: a frozen or very slow tab costs the board a socket's buffers for this long, no more.
+ */
+const LIVE_CHECK_MS = 10_000;
 
 export type LiveTarget =
   | { readonly view: 'board' }
@@ -55,6 +60,8 @@ interface Page {
   /** Lane pages: the runs its turns show, so that an event about one of them redraws them. */
   runIds?: Set<string>;
   alive: boolean;
+  /** Dropped for falling behind: sent nothing more. */
+  dropped?: boolean;
 }
 
 export interface LiveHubOptions {
@@ -71,11 +78,14 @@ export interface LiveHubOptions {
   readonly reported?: Pick<ComputerEvents, 'readEntity'>;
   /** A lane's conversation as its page shows it; lane pages are refused without it. */
   readonly laneTurns?: (lane: string) => Promise<LaneTurns>;
+  /** How often each page must show it keeps up (LIVE_CHECK_MS unless given: tests make it short). */
+  readonly liveCheckMs?: number;
 }
 
 /**
- * The live socket of the web view (`/v1/live`): a board page gets a hello (a status snapshot and the
- * log's tail), then each batch of event summaries and a fresh snapshot after each burst; a run page
+ * The live socket of the web view (`/v1/live`): a board page gets a hello (its view, page-sized
+ * whatever the board holds, numbered, and the log's tail), then each batch of event summaries and,
+ * after each burst, a delta from its view to the next (see boardDelta); a run page
  * gets its timeline, then its new entries; a lane page its turns, then them again after each burst of
  * events about the lane or one of its runs. Pages only listen: anything they send is ignored.
  */
@@ -83,8 +93,10 @@ export class LiveHub {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1024 });
   private readonly boardPages = new Set<Page>();
   private readonly runPages = new Map<string, Set<Page>>();
-  private readonly joined = new Subject<void>();
   private boardFeed: Subscription | null = null;
+  /** The board pages' view, as every ready board page holds it, and its number; null while no board page is open. */
+  private boardView: { version: number; snapshot: BoardSnapshot } | null = null;
+  private readonly boardStatus = new Pacer(() => this.advanceBoardView());
   private runFeed: Subscription | null = null;
   private readonly lanePages = new Map<string, Set<Page>>();
   private laneFeed: Subscription | null = null;
@@ -94,7 +106,7 @@ export class LiveHub {
   private readonly pinger: NodeJS.Timeout;
 
   constructor(private readonly options: LiveHubOptions) {
-    this.pinger = setInterval(() => this.ping(), PING_MS);
+    this.pinger = setInterval(() => this.ping(), options.liveCheckMs ?? LIVE_CHECK_MS);
     this.pinger.unref();
     // A run nobody watches costs a lookup per change; a watched one's pages get `{type: "progress"}`.
     this.progressFeed = options.progress?.changed.subscribe(({ runId, progress }) => {
@@ -123,6 +135,7 @@ export class LiveHub {
 
   close(): void {
     clearInterval(this.pinger);
+    this.boardStatus.stop();
     this.progressFeed?.unsubscribe();
     this.boardFeed?.unsubscribe();
     this.runFeed?.unsubscribe();
@@ -142,10 +155,14 @@ export class LiveHub {
       this.followBoard();
       // Read after joining the feed: an event is either in this read or delivered after it (or both).
       const head = await store.headSeq();
-      const recent = newestOfEach((await store.readAll(Math.max(0, head - RECENT_SCAN), RECENT_SCAN)).map(summarize));
-      this.send(page, JSON.stringify({ type: 'hello', view: 'board', snapshot: this.options.snapshot(), recent }));
+      const recent = newestOfEach((await store.readAll(Math.max(0, head - RECENT_SCAN), RECENT_SCAN)).map(summarize), (s) => s.bookkeeping);
+      // Gone while its start was read: nothing to send.
+      if (!this.boardPages.has(page)) return;
+      // The view as of now: the pages already open are sent the delta to it, this one the view itself.
+      this.boardStatus.now();
+      const { version, snapshot } = this.boardView!;
+      this.send(page, JSON.stringify({ type: 'hello', view: 'board', version, snapshot, recent }));
       page.ready = true;
-      this.joined.next();
       return;
     }
     if (page.target.view === 'lane') {
@@ -194,6 +211,8 @@ export class LiveHub {
       if (this.boardPages.size === 0) {
         this.boardFeed?.unsubscribe();
         this.boardFeed = null;
+        this.boardStatus.stop();
+        this.boardView = null;
       }
       return;
     }
@@ -208,18 +227,26 @@ export class LiveHub {
 
   private followBoard(): void {
     if (this.boardFeed) return;
-    const { feed } = this.options;
-    this.boardFeed = merge(
-      feed.summaries().pipe(map((events) => ({ kind: 'events' as const, events }))),
-      feed.snapshotTimes(this.joined).pipe(map(() => ({ kind: 'status' as const }))),
-    ).subscribe((item) => {
-      if (item.kind === 'events') {
-        const events = item.events.slice(-MAX_EVENTS_PER_MESSAGE);
-        this.broadcast(JSON.stringify({ type: 'events', events, dropped: item.events.length - events.length }));
-      } else {
-        this.broadcast(JSON.stringify({ type: 'status', snapshot: this.options.snapshot() }));
-      }
+    this.boardFeed = this.options.feed.summaries().subscribe(({ events, dropped }) => {
+      this.broadcast(JSON.stringify({ type: 'events', events, dropped }));
+      // The events are folded: the view is read again once the pacer allows.
+      this.boardStatus.ask();
     });
+  }
+
+  /** Reads the board pages' view again and sends the ready ones the delta to it, numbered from the one they hold. */
+  private advanceBoardView(): void {
+    if (this.boardPages.size === 0) return;
+    const snapshot = this.options.snapshot();
+    const before = this.boardView;
+    if (before === null) {
+      this.boardView = { version: 1, snapshot };
+      return;
+    }
+    const delta = boardDelta(before.snapshot, snapshot);
+    if (delta === null) return;
+    this.boardView = { version: before.version + 1, snapshot };
+    this.broadcast(JSON.stringify({ type: 'delta', from: before.version, to: before.version + 1, ...delta }));
   }
 
   private followRuns(): void {
@@ -294,32 +321,37 @@ export class LiveHub {
 
   private send(page: Page, text: string): void {
     const { ws } = page;
-    if (ws.readyState !== WebSocket.OPEN) return;
+    if (page.dropped || ws.readyState !== WebSocket.OPEN) return;
     if (ws.bufferedAmount > MAX_BUFFERED_BYTES) {
-      ws.close(1013, 'too far behind: reconnect for a fresh view');
+      this.drop(page);
       return;
     }
     ws.send(text);
+  }
+
+  /**
+   * A page too far behind is sent nothing more: it is closed (1013), and cut off a moment later if it
+   * does not read the close either. The page reconnects after its backoff to a fresh view.
+   */
+  private drop(page: Page): void {
+    if (page.dropped) return;
+    page.dropped = true;
+    this.leave(page);
+    page.ws.close(1013, 'too far behind: reconnect for a fresh view');
+    setTimeout(() => page.ws.terminate(), 1_000).unref();
   }
 
   private ping(): void {
     const pages = [...this.boardPages, ...[...this.runPages.values(), ...this.lanePages.values()].flatMap((s) => [...s])];
     for (const page of pages) {
       if (!page.alive) {
-        page.ws.terminate();
+        this.drop(page);
         continue;
       }
       page.alive = false;
       page.ws.ping();
     }
   }
-}
-
-/** The newest `RECENT_EVENTS` decisions and the newest as many bookkeeping entries, in log order. */
-function newestOfEach(summaries: readonly EventSummary[]): EventSummary[] {
-  const decisions = summaries.filter((s) => !s.bookkeeping).slice(-RECENT_EVENTS);
-  const bookkeeping = summaries.filter((s) => s.bookkeeping).slice(-RECENT_EVENTS);
-  return [...decisions, ...bookkeeping].sort((a, b) => a.seq - b.seq);
 }
 
 /** Of `events`, those past what `lastSeqs` says was sent of their owner; `lastSeqs` moved past them. */

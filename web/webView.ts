@@ -46,6 +46,8 @@ export interface WebViewOptions {
   readonly reported?: ComputerEvents | null;
   /** Reads `reported` this often too (boards sharing a PostgreSQL log: a computer reports to one of them); only when told of a report otherwise. */
   readonly reportedPollMs?: number;
+  /** How often each live page must show it keeps up, or be dropped (ms; tests make it short). */
+  readonly liveCheckMs?: number;
 }
 
 const TYPES: Record<string, string> = {
@@ -119,6 +121,7 @@ export function webView(options: WebViewOptions): (access: WebAccess) => WebRout
       runFacts: (runId, events) => runFacts(projections.state<BoardState>('board'), runId, events),
       log: options.log ?? stderrLog,
       ...(reported ? { reported } : {}),
+      ...(options.liveCheckMs !== undefined ? { liveCheckMs: options.liveCheckMs } : {}),
       ...(access.progress ? { progress: access.progress } : {}),
       ...(access.listRuns ? { laneTurns: (lane: string) => laneTurns(access.listRuns!, lane) } : {}),
     });

@@ -8,6 +8,7 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { BoardPageView } from '../support/boardPageView.ts';
 import { runInProcess } from '../support/inProcessCli.ts';
 import { tempDir } from '../support/tempStore.ts';
 import { claudeLikeAgent } from '../web/webSupport.ts';
@@ -101,19 +102,18 @@ type Snapshot = {
   sessions: { computer: string; lane: string }[];
 };
 
-/** A board page's live socket, open from now on: the newest snapshot it was sent (its hello's, then each status). */
+/** A board page's live socket, open from now on: the view it holds (its hello's, then each delta applied). */
 function liveBoard(url: string): Promise<{ latest: () => Snapshot; close: () => void }> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/live`, { headers: { origin: url } });
-    let latest: Snapshot | null = null;
+    const page = new BoardPageView<Snapshot>();
     const timer = setTimeout(() => reject(new Error('no hello from the board page')), 10_000);
     ws.on('message', (data) => {
-      const message = JSON.parse(String(data)) as { type: string; snapshot?: Snapshot };
-      if (!message.snapshot) return;
-      latest = message.snapshot;
+      const message = JSON.parse(String(data)) as { type: string; view?: string };
+      page.take(message);
       if (message.type === 'hello') {
         clearTimeout(timer);
-        resolve({ latest: () => latest!, close: () => ws.close() });
+        resolve({ latest: () => page.view!, close: () => ws.close() });
       }
     });
     ws.once('error', reject);

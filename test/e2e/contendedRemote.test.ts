@@ -2,13 +2,14 @@
  * Issue 28's wire proof on separate logs: one `runledger server` and two `daemon --server`, each on a
  * log of its own, 30 turns of five lanes submitted at once, so both computers are offered every turn and
  * contend for the claims. A board page's live socket is open all along: no finished run is shown at any
- * moment after it finished (a snapshot is sent within a second of what calls for it), and at the end
+ * moment after it finished (a delta is sent within a second of what calls for it), and at the end
  * each computer is shown with its slot free, from what it reported. Each computer's report is then the
  * reported part of its log, each event once.
  */
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { BoardPageView } from '../support/boardPageView.ts';
 import { tempDir } from '../support/tempStore.ts';
 import { claudeLikeAgent } from '../web/webSupport.ts';
 import { addComputer, connectedComputers, readLog, startBoard, startCli, submit, waitFor, waitForTerminal } from './support/cluster.ts';
@@ -39,18 +40,16 @@ describe('30 contended turns across two computers on logs of their own', () => {
     );
     await waitFor('both computers on the push stream', async () => (await connectedComputers(board.url)) === 2);
 
-    // Every row the page is sent, with when it was received.
+    // Every row the page shows, each time its view changes (its hello's, then each delta applied), with when.
     const drawn: { runId: string; state: string; at: number }[] = [];
-    let latest: Snapshot | null = null;
+    const page = new BoardPageView<Snapshot>();
     const ws = new WebSocket(`${board.url.replace('http', 'ws')}/v1/live`, { headers: { origin: board.url } });
     ws.on('message', (data) => {
-      const message = JSON.parse(String(data)) as { snapshot?: Snapshot };
-      if (!message.snapshot) return;
-      latest = message.snapshot;
+      if (!page.take(JSON.parse(String(data)) as { type: string; view?: string })) return;
       const at = Date.now();
-      for (const lane of message.snapshot.lanes) for (const row of lane.runs) drawn.push({ runId: row.runId, state: row.state, at });
+      for (const lane of page.view!.lanes) for (const row of lane.runs) drawn.push({ runId: row.runId, state: row.state, at });
     });
-    await waitFor('the board page', () => latest !== null);
+    await waitFor('the board page', () => page.view !== null);
 
     const lanes = ['l1', 'l2', 'l3', 'l4', 'l5'];
     const runs = await Promise.all(Array.from({ length: 30 }, (_, i) => submit(board, lanes[i % lanes.length]!, `sleep=50 turn ${i}`)));
@@ -60,8 +59,8 @@ describe('30 contended turns across two computers on logs of their own', () => {
 
     const free = JSON.stringify({ c1: [1, 0], c2: [1, 0] });
     const slotsOf = (snapshot: Snapshot) => JSON.stringify(Object.fromEntries(snapshot.computers.map((c) => [c.id, [c.slots, c.inUse]])));
-    await waitFor('both computers shown with their slot free', () => latest !== null && slotsOf(latest) === free);
-    expect(latest!.lanes.flatMap((l) => l.runs)).toEqual([]);
+    await waitFor('both computers shown with their slot free', () => page.view !== null && slotsOf(page.view) === free);
+    expect(page.view!.lanes.flatMap((l) => l.runs)).toEqual([]);
     ws.close();
 
     const finishedAt = new Map<string, number>();

@@ -32,6 +32,7 @@ function boardWith(runIds: string[], connected: string[]): BoardState {
     board.runs[runId] = run;
   });
   board.lanes.l = { unclaimed: [...runIds], holder: null, waiters: [], lastComputer: null };
+  if (runIds.length > 0) board.waiting.l = true;
   board.connected = connected;
   for (const c of connected) board.computers[c] = { tokenHash: 'h', connectedAt: 1, lastSeenAt: null };
   return board;

@@ -1,6 +1,6 @@
 /**
  * What a remote computer reports reaches the board's open pages as the board's own events do: the board
- * page is sent a status once a report's events are folded (a computer's slot freed by its turn's end is
+ * page is sent a delta once a report's events are folded (a computer's slot freed by its turn's end is
  * told to the board only by its report, after the board's last event of that run), and a run page is
  * sent that computer's entries of its run. Each entry once, though the computer's seqs count in its own
  * log and overlap the board's.
@@ -18,6 +18,7 @@ import { ProjectionKeeper } from '../../projections/keeper/projectionKeeper.ts';
 import { projections } from '../../projections/keeper/registry.ts';
 import type { BoardSnapshot } from '../../web/boardSnapshot.ts';
 import { webView } from '../../web/webView.ts';
+import { BoardPageView } from '../support/boardPageView.ts';
 import { openTempStore } from '../support/tempStore.ts';
 
 const RUN = '5d1e2c3b-4a59-4e6f-8a7b-9c0d1e2f3a4b';
@@ -38,12 +39,18 @@ function row(seq: number, stream: string, version: number, type: string, data: u
   return { seq, stream, version, type, data, at: Date.now(), cause: null, actor: 'c2-host:1' };
 }
 
-function socket(port: number, query = ''): { messages: Record<string, unknown>[] } {
+/** A live page's socket: every message, and a board page's view as the page holds it. */
+function socket(port: number, query = ''): { messages: Record<string, unknown>[]; view: BoardPageView<BoardSnapshot> } {
   const ws = new WebSocket(`ws://127.0.0.1:${port}/v1/live${query}`);
   cleanups.push(() => ws.terminate());
   const messages: Record<string, unknown>[] = [];
-  ws.on('message', (data) => messages.push(JSON.parse(String(data)) as Record<string, unknown>));
-  return { messages };
+  const view = new BoardPageView<BoardSnapshot>();
+  ws.on('message', (data) => {
+    const message = JSON.parse(String(data)) as Record<string, unknown> & { type: string };
+    messages.push(message);
+    view.take(message);
+  });
+  return { messages, view };
 }
 
 it('a report kept is pushed to the open board page and run page, each entry once', async () => {
@@ -81,11 +88,7 @@ it('a report kept is pushed to the open board page and run page, each entry once
   const board = socket(port);
   const run = socket(port, `?run=${RUN}`);
   await until('both hellos', () => board.messages.length > 0 && run.messages.length > 0);
-  const slotsOfC2 = () =>
-    board.messages
-      .filter((m) => m.snapshot)
-      .map((m) => (m.snapshot as BoardSnapshot).computers.find((c) => c.id === 'c2')?.slots ?? null)
-      .at(-1);
+  const slotsOfC2 = () => board.view.view?.computers.find((c) => c.id === 'c2')?.slots ?? null;
   expect(slotsOfC2()).toBeNull();
 
   await reported.record('c2', [
@@ -111,4 +114,21 @@ it('a report kept is pushed to the open board page and run page, each entry once
     ['c2', 2],
     ['c2', 3],
   ]);
+
+  // A session the computer remembers for its lane: shown on the open page, which holds what a fresh tab is shown.
+  await reported.record('c2', [row(4, `c2/run:${RUN}`, 1, 'lane.session.remembered', { lane: 'talk', sessionId: 'sess-1', runId: RUN })]);
+  reports.next();
+  await until(
+    "the board page shown c2's session",
+    () => board.view.view?.sessions.some((s) => s.computer === 'c2' && s.sessionId === 'sess-1') === true,
+  );
+  const fresh = socket(port);
+  await until("a fresh tab's hello", () => fresh.view.view !== null);
+  // The delta a new tab's hello sends the open ones may land just after that hello.
+  const held = () => ({ ...board.view.view!, at: 0 });
+  await until(
+    'the open page holding what the fresh tab is shown',
+    () => JSON.stringify(held()) === JSON.stringify({ ...fresh.view.view!, at: 0 }),
+  ).catch(() => {});
+  expect(held()).toEqual({ ...fresh.view.view, at: 0 });
 });

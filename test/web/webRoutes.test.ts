@@ -93,7 +93,7 @@ describe('the web view on loopback', () => {
     expect(await live(`${board.url}/v1/live?run=not..an..id`)).toEqual({ refused: 400 });
   });
 
-  it("says hello with a snapshot and the log's tail, then pushes summaries and snapshots as runs move", async () => {
+  it("says hello with a snapshot and the log's tail, then pushes summaries and deltas of the snapshot as runs move", async () => {
     const page = await opened(`${board.url}/v1/live`, { origin: board.url });
     const hello = await page.first;
     expect(hello).toMatchObject({ type: 'hello', view: 'board' });
@@ -115,7 +115,10 @@ describe('the web view on loopback', () => {
           ),
         ) && run.messages.some((m) => (m as { entries?: { step: string }[] }).entries?.some((e) => e.step === 'board.run.finished')),
     );
-    expect(page.messages.some((m) => (m as { type: string }).type === 'status')).toBe(true);
+    // The snapshot's changes, each numbered from the one before, from the hello's on.
+    const deltas = page.messages.filter((m) => (m as { type: string }).type === 'delta') as { from: number; to: number }[];
+    expect(deltas.length).toBeGreaterThan(0);
+    expect(deltas.map((d) => d.from)).toEqual([(hello as { version: number }).version, ...deltas.slice(0, -1).map((d) => d.to)]);
     // Each entry once, in log order, across the hello and the live batches.
     const seqs = run.messages.flatMap((m) => ((m as { entries?: { seq: number }[] }).entries ?? []).map((e) => e.seq));
     expect(seqs).toEqual([...new Set(seqs)].sort((a, b) => a - b));

@@ -1,5 +1,6 @@
 // The board page (`/`): lanes, open claims, sessions, computers and the newest decisions, kept live.
 import { newLaneBox } from './actions.js';
+import { applyDelta } from './boardModel.js';
 import {
   badge,
   costText,
@@ -20,6 +21,9 @@ import {
 
 const MAX_ACTIVITY = 40;
 let seen = new Set();
+/** The view as the server numbered it: its hello's, then each delta applied in turn. */
+let view = null;
+let version = 0;
 let lastSeq = 0;
 let lastSummary = '';
 let tick = () => {
@@ -47,6 +51,23 @@ function freshness(key, shown) {
   return seen.size > 0 && !seen.has(key) ? 'fresh' : null;
 }
 
+/** What the page leaves out of a long list, in one sentence; null when it lists everything. */
+function lanesLeftOut(snapshot) {
+  const { runs, lanes } = snapshot.more;
+  if (!runs) return null;
+  const { queued, parked, claiming, running } = snapshot.counts;
+  const all = queued + parked + claiming + running;
+  return el(
+    'p',
+    { class: 'hint more', id: 'lanes-more' },
+    `Listed: the runs being worked on and the next ones waiting, ${all - runs} of ${all}; and ${runs} more not listed`,
+    lanes ? ` (in ${lanes} more lane${lanes === 1 ? '' : 's'})` : '',
+    '. The counts above include them; ',
+    el('code', {}, 'runledger status'),
+    ' lists them all.',
+  );
+}
+
 function renderLanes(snapshot, shown) {
   const host = document.getElementById('lanes');
   if (snapshot.lanes.length === 0) {
@@ -55,6 +76,7 @@ function renderLanes(snapshot, shown) {
   }
   replaceKeepingFocus(
     host,
+    lanesLeftOut(snapshot),
     ...snapshot.lanes.map((lane) => {
       const counts = {};
       for (const run of lane.runs) counts[run.state] = (counts[run.state] ?? 0) + 1;
@@ -63,7 +85,7 @@ function renderLanes(snapshot, shown) {
         Object.entries(counts)
           .map(([state, n]) => `${n} ${state}`)
           .join(', ') +
-        (lane.more ? `, and ${lane.more} more not listed` : '');
+        (lane.more ? `, and ${lane.more} more not listed here` : '');
       const rows = lane.runs.map((run) =>
         el(
           'tr',
@@ -165,7 +187,7 @@ function renderClaims(snapshot) {
   replaceKeepingFocus(
     host,
     table({
-      caption: `${snapshot.claims.length} claimed run${snapshot.claims.length === 1 ? '' : 's'} not yet finished: each lease lives while its computer heartbeats`,
+      caption: `${snapshot.claims.length + snapshot.more.claims} claimed run${snapshot.claims.length + snapshot.more.claims === 1 ? '' : 's'} not yet finished${snapshot.more.claims ? ` (the first ${snapshot.claims.length} listed)` : ''}: each lease lives while its computer heartbeats`,
       columns: ['Run', 'Lane', 'Held by', 'Claimed at (UTC)', 'Held'],
       rows: snapshot.claims.map((claim) =>
         el(
@@ -195,7 +217,7 @@ function renderSessions(snapshot) {
   }
   host.replaceChildren(
     table({
-      caption: 'Agent sessions kept for each lane’s next turn, and their close state',
+      caption: `Agent sessions kept for each lane’s next turn, and their close state${snapshot.more.sessions ? ` (${snapshot.sessions.length} listed, those of the lanes above first; ${snapshot.more.sessions} more)` : ''}`,
       columns: ['Session', 'Computer', 'Lane', 'Close state'],
       rows: snapshot.sessions.map((s) =>
         el(
@@ -225,7 +247,7 @@ function renderComputers(snapshot) {
   const connected = snapshot.computers.filter((c) => c.connected).length;
   host.replaceChildren(
     table({
-      caption: `${connected} of ${snapshot.computers.length} computer${snapshot.computers.length === 1 ? '' : 's'} connected to the push stream`,
+      caption: `${connected} of ${snapshot.computers.length} computer${snapshot.computers.length === 1 ? '' : 's'} connected to the push stream${snapshot.more.computers ? `, and ${snapshot.more.computers} more not listed` : ''}`,
       columns: ['Computer', 'Push stream', 'Slots in use', 'Scheduler'],
       rows: snapshot.computers.map((c) =>
         el(
@@ -306,7 +328,8 @@ function renderUsage(snapshot) {
 function announce(snapshot) {
   const { queued, parked, claiming, running } = snapshot.counts;
   const connected = snapshot.computers.filter((c) => c.connected).length;
-  const text = `${running} running, ${claiming} claiming, ${parked} parked, ${queued} queued; ${snapshot.claims.length} open claim${snapshot.claims.length === 1 ? '' : 's'}; ${connected} computer${connected === 1 ? '' : 's'} connected.`;
+  const claims = snapshot.claims.length + snapshot.more.claims;
+  const text = `${running} running, ${claiming} claiming, ${parked} parked, ${queued} queued; ${claims} open claim${claims === 1 ? '' : 's'}; ${connected} computer${connected === 1 ? '' : 's'} connected.`;
   if (text === lastSummary) return;
   lastSummary = text;
   document.getElementById('summary').textContent = text;
@@ -352,12 +375,19 @@ follow('', {
       document.getElementById('activity').replaceChildren();
       lastSeq = 0;
       addActivity(message.recent);
-      render(message.snapshot);
-    } else if (message.type === 'status') {
-      render(message.snapshot);
+      view = message.snapshot;
+      version = message.version;
+      render(view);
+    } else if (message.type === 'delta') {
+      // A delta from a view this page does not hold: it reconnects for a fresh one.
+      if (view === null || message.from !== version) return false;
+      view = applyDelta(view, message);
+      version = message.to;
+      render(view);
     } else if (message.type === 'events') {
       addActivity(message.events);
     }
+    return true;
   },
 });
 document.getElementById('new-lane-box').replaceChildren(newLaneBox());

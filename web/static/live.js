@@ -1,13 +1,16 @@
 // Shared by the board and run pages: the live socket (with reconnects) and small DOM helpers.
 // No framework and no build step: this file is served exactly as it is.
+import { failuresAfter, reconnectDelay } from './backoff.js';
 
 /**
  * Follows `/v1/live` (with `query`), handing each message to `onMessage`. A dropped socket is opened
- * again after 0.5 s, doubling to at most 10 s (with jitter, so that a restarted board is not hit by
- * every page at once); the server's hello after each reconnect carries a full fresh view.
+ * again after a wait that grows with each failure in a row (see backoff.js: a connection dropped soon
+ * after it opened is a failure too); the server's hello after each reconnect carries a full fresh view.
+ * `onMessage` returns false when the page cannot follow a message (a delta that does not follow its
+ * view): the socket is closed and opened again for a fresh hello.
  */
 export function follow(query, { onMessage, onState }) {
-  let attempt = 0;
+  let failures = 0;
   let timer = null;
   let socket = null;
 
@@ -15,27 +18,28 @@ export function follow(query, { onMessage, onState }) {
     timer = null;
     const url = new URL(`/v1/live${query}`, location.href);
     url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    socket = new WebSocket(url);
-    onState(attempt === 0 ? 'connecting' : 'reconnecting');
-    socket.addEventListener('open', () => {
-      attempt = 0;
+    const current = new WebSocket(url);
+    socket = current;
+    let openedAt = null;
+    onState(failures === 0 ? 'connecting' : 'reconnecting');
+    current.addEventListener('open', () => {
+      openedAt = Date.now();
       onState('live');
     });
-    socket.addEventListener('message', (event) => {
+    current.addEventListener('message', (event) => {
       let message;
       try {
         message = JSON.parse(event.data);
       } catch {
         return;
       }
-      onMessage(message);
+      if (onMessage(message) === false) current.close(4000, 'out of step: reconnecting for a fresh view');
     });
-    socket.addEventListener('close', () => {
+    current.addEventListener('close', () => {
       socket = null;
-      const delay = Math.min(10_000, 500 * 2 ** attempt) * (0.75 + Math.random() * 0.5);
-      attempt++;
+      failures = failuresAfter(failures, { openedForMs: openedAt === null ? null : Date.now() - openedAt });
       onState('reconnecting');
-      timer = setTimeout(open, delay);
+      timer = setTimeout(open, reconnectDelay(failures));
     });
   };
   const now = () => {
