@@ -75,6 +75,8 @@ async function foldRows(store: SqliteEventStore, after: number, through: number,
     if (page.length === 0) return;
     for (const event of page) if (event.seq <= through) folder.visit(event);
     last = page.at(-1)!.seq;
+    // The daemon's other work gets the event loop between pages: a day's rows may be many.
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
 }
 
