@@ -50,7 +50,8 @@ export async function startRetention(
         );
       if (written?.missing?.length) {
         log(
-          `retention: the starting checkpoint at seq ${written.to} lacks ${written.missing.join(', ')}: the log was cut before by a runledger that kept none, and its first archives are gone; replay reads what follows from seq 1 only`,
+          `retention: the starting checkpoint at seq ${written.to} lacks ${written.missing.join(', ')}: the state before this cut could not be carried on ` +
+            `(a cut by a runledger that kept no checkpoints, or a fold of another version, with archives before seq ${written.from} gone); a replay starting at this cut refuses for want of them`,
         );
       }
     } catch (error) {
