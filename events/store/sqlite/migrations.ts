@@ -90,9 +90,10 @@ const migrations: Record<string, Migration> = {
     // each decider's states) just before a segment's first event, and before the live log's first one
     // after a cut, so that either is replayed and read on its own. Each row names its fold's version:
     // a fold whose meaning changed since is told apart, never started from a state of another shape.
+    // The state is its JSON, deflated (raw DEFLATE).
     async up(db: Kysely<unknown>) {
       await sql`CREATE TABLE IF NOT EXISTS starting_checkpoint (
-        name TEXT NOT NULL, version INTEGER NOT NULL, seq INTEGER NOT NULL, state TEXT NOT NULL,
+        name TEXT NOT NULL, version INTEGER NOT NULL, seq INTEGER NOT NULL, state BLOB NOT NULL,
         PRIMARY KEY (name, seq))`.execute(db);
     },
   },

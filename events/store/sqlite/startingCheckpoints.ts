@@ -1,4 +1,5 @@
 import { basename } from 'node:path';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import type { CheckpointEntry } from '../../../projections/startingCheckpoint.ts';
 import type { DomainEvent } from '../../catalog.ts';
@@ -19,16 +20,24 @@ export type CheckpointFold = (prior: readonly CheckpointEntry[] | null) => {
 export function readCheckpoint(db: Database.Database, seq: number): CheckpointEntry[] | null {
   const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'starting_checkpoint'").pluck().get();
   if (table === undefined) return null;
-  const rows = db.prepare<[number], CheckpointEntry>('SELECT name, version, state FROM starting_checkpoint WHERE seq = ? ORDER BY name').all(seq);
-  return rows.length ? rows : null;
+  const rows = db
+    .prepare<[number], { name: string; version: number; state: string | Buffer }>(
+      'SELECT name, version, state FROM starting_checkpoint WHERE seq = ? ORDER BY name',
+    )
+    .all(seq);
+  return rows.length ? rows.map((r) => ({ ...r, state: typeof r.state === 'string' ? r.state : inflateRawSync(r.state).toString('utf8') })) : null;
 }
 
+/**
+ * Kept deflated: most of a checkpoint is the ids of every run ever settled (the run decider's retired
+ * states), which deflate to a third, and the live log carries one checkpoint in its size.
+ */
 function saveCheckpoint(db: Database.Database, seq: number, entries: readonly CheckpointEntry[]): void {
-  const insert = db.prepare<[string, number, number, string]>(
+  const insert = db.prepare<[string, number, number, Buffer]>(
     'INSERT OR REPLACE INTO starting_checkpoint (name, version, seq, state) VALUES (?, ?, ?, ?)',
   );
   db.transaction(() => {
-    for (const e of entries) insert.run(e.name, e.version, seq, e.state);
+    for (const e of entries) insert.run(e.name, e.version, seq, deflateRawSync(e.state));
   }).immediate();
 }
 
