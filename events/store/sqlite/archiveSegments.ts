@@ -10,7 +10,7 @@ import { segmentRecords } from '../retention/archiveRecords.ts';
 import { CutFinder, horizonOf } from '../retention/chooseCut.ts';
 import { archiveFolder, parseSegmentName, segmentName } from './archiveShelf.ts';
 import { migrateToLatest } from './migrations.ts';
-import { reclaimFreePages } from './reclaimSpace.ts';
+import { reclaimFreePages, repackSpreadIndexes } from './reclaimSpace.ts';
 import type { SqliteEventStore } from './sqliteEventStore.ts';
 import { type CheckpointFold, pruneCheckpoints, saveCheckpointAtCut } from './startingCheckpoints.ts';
 
@@ -56,6 +56,7 @@ export interface ArchiveResult {
 export async function archiveOnce(store: SqliteEventStore, path: string, options: RetentionOptions): Promise<ArchiveResult | null> {
   const written = await writeSegment(store, path, options);
   if (options.deleteAfterDays !== undefined) await deleteOldSegments(store, path, options.deleteAfterDays, options.now);
+  if (written) await repackSpreadIndexes(store.db);
   // Every round, not only one that cut: a round whose reclaiming failed (a busy file) is made up for.
   const freed = await reclaimFreePages(store.db);
   return written ? { ...written, freed } : null;
