@@ -6,10 +6,10 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { type ArchiveStep, archiveOnce, recoverArchives } from '../../events/store/sqlite/archiveSegments.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
-import { runCli } from '../e2e/support/cluster.ts';
 import { projections } from '../../projections/keeper/registry.ts';
 import { checkpointFold } from '../../replay/checkpointStarts.ts';
 import { deciders } from '../../replay/deciders.ts';
+import { runCli } from '../e2e/support/cluster.ts';
 import { scenarioCopy } from '../replay/scenarioLog.ts';
 
 const DAY_MS = 86_400_000;
