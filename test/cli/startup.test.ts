@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { HOOK_NAMES } from '../../actors/board/chores/hooks/hookNames.ts';
 import { NOTICE_KINDS } from '../../actors/board/inbox/noticeKinds.ts';
@@ -13,7 +13,11 @@ import { repoRoot, runledger } from '../support/processes.ts';
 const cli = join(repoRoot, 'cli/runledger.js');
 const tracer = fileURLToPath(new URL('../fixtures/cli/traceImports.mjs', import.meta.url));
 
-/** The modules `runledger ARGS` loads: packages by their name, the rest by their path in the repository. */
+/**
+ * The modules `runledger ARGS` loads: packages by their name, the rest by their path in the
+ * repository. dist/ is a bundle: each of its files that the command loaded stands for the modules
+ * the build put in it (dist/.bundle.json).
+ */
 function modulesLoadedBy(args: readonly string[]): string[] {
   const folder = mkdtempSync(join(tmpdir(), 'runledger-imports-'));
   try {
@@ -24,10 +28,15 @@ function modulesLoadedBy(args: readonly string[]): string[] {
       timeout: 20_000,
       env: { ...process.env, RUNLEDGER_TRACE_IMPORTS: trace },
     });
-    const root = `file://${repoRoot}`;
+    const root = pathToFileURL(join(repoRoot, '/')).href;
+    const bundled = JSON.parse(readFileSync(join(repoRoot, 'dist/.bundle.json'), 'utf8')) as Record<string, string[]>;
     // node_modules may be a link: its modules resolve to where it points.
-    const name = (url: string) => url.match(/\/node_modules\/((@[^/]+\/)?[^/]+)\//)?.[1] ?? url.replace(root, '');
-    return [...new Set(readFileSync(trace, 'utf8').split('\n').filter(Boolean).map(name))];
+    const name = (path: string) => path.match(/(?:^|\/)node_modules\/((@[^/]+\/)?[^/]+)\//)?.[1] ?? path;
+    const loaded = readFileSync(trace, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((url) => url.replace(root, ''));
+    return [...new Set(loaded.flatMap((path) => bundled[path] ?? [path]).map(name))];
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
