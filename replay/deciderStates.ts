@@ -105,9 +105,19 @@ export function storedDeciderProjections(deciders: readonly AnyDecider[]): AnyPr
   return deciders.filter(storesItsOwn).map((d) => projectionOf(d) as AnyProjection);
 }
 
+/** The fold a decider's states are kept as: its own, or the projection they are. */
+export function snapshotProjectionOf(decider: AnyDecider): AnyProjection {
+  return storesItsOwn(decider) ? (projectionOf(decider) as AnyProjection) : ALIASES[decider.name]!.projection;
+}
+
 /** The snapshot name a decider's states are read from: its own, or its projection's. */
 export function snapshotNameOf(decider: AnyDecider): string {
-  return checkpointName(storesItsOwn(decider) ? (projectionOf(decider) as AnyProjection) : ALIASES[decider.name]!.projection);
+  return checkpointName(snapshotProjectionOf(decider));
+}
+
+/** A decider's states from the parsed state of its fold (see snapshotProjectionOf). */
+export function deciderStatesOf(decider: AnyDecider, parsed: unknown): ScopedStates {
+  return storesItsOwn(decider) ? (parsed as ScopedStates) : ALIASES[decider.name]!.states(parsed);
 }
 
 /** A decider's states from its nearest snapshot at or before `seq` (null: none, start at seq 0). */
@@ -118,6 +128,5 @@ export async function nearestDeciderStates(
 ): Promise<{ seq: number; states: ScopedStates } | null> {
   const snapshot = await store.snapshots.nearest(snapshotNameOf(decider), seq);
   if (!snapshot) return null;
-  const parsed: unknown = JSON.parse(snapshot.state);
-  return { seq: snapshot.seq, states: storesItsOwn(decider) ? (parsed as ScopedStates) : ALIASES[decider.name]!.states(parsed) };
+  return { seq: snapshot.seq, states: deciderStatesOf(decider, JSON.parse(snapshot.state)) };
 }

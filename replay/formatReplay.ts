@@ -54,7 +54,18 @@ function eventLine(e: DecisionView): string {
 /** `runledger replay`: the whole log verified, or its first difference. */
 export function formatVerified(report: ReplayReport): string {
   if (!report.ok) return formatDifference(report);
-  return `✓ ${report.inputs} inputs re-decided, ${report.decisions} recorded decisions agree (through seq ${report.lastSeq})`;
+  const lines = [`✓ ${report.inputs} inputs re-decided, ${report.decisions} recorded decisions agree (through seq ${report.lastSeq})`];
+  const start = report.startedFrom;
+  if (start)
+    lines.push(
+      `  from the starting checkpoint at seq ${start.seq} in ${start.where}: the history before it is not here (an archive deleted, or replayed alone)`,
+    );
+  for (const r of report.resumedFrom ?? []) {
+    lines.push(
+      `  seqs ${r.missing.from}..${r.missing.to} are not here (an archive deleted): went on from the starting checkpoint at seq ${r.seq} in ${r.where}`,
+    );
+  }
+  return lines.join('\n');
 }
 
 /** `runledger replay --until SEQ`: what was verified, from where, and every projection. */

@@ -1,6 +1,9 @@
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { archiveOnce, recoverArchives } from '../../events/store/sqlite/archiveSegments.ts';
 import { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { projections } from '../../projections/keeper/registry.ts';
+import { checkpointFold } from '../../replay/checkpointStarts.ts';
+import { deciders } from '../../replay/deciders.ts';
 import type { Clock } from '../runtime/clock.ts';
 
 /** A day's cut is found within the hour it becomes due; a round that finds nothing reads the live log once. */
@@ -28,6 +31,8 @@ export async function startRetention(
     throw new Error('--retain-days keeps archives of a SQLite log only; on PostgreSQL it is designed (docs/retention.md) but not built yet');
   }
   for (const line of await recoverArchives(store, path, clock.now())) log(`retention: ${line}`);
+  // Each segment, and the live log after a cut, starts with the states of every fold there (docs/retention.md#starting-checkpoints).
+  const checkpoint = checkpointFold({ deciders, projections });
   let running: Promise<void> = Promise.resolve();
   let cancel: (() => void) | null = null;
   let stopped = false;
@@ -37,11 +42,18 @@ export async function startRetention(
         retainDays: settings.retainDays,
         ...(settings.deleteAfterDays !== undefined ? { deleteAfterDays: settings.deleteAfterDays } : {}),
         now: clock.now(),
+        checkpoint,
       });
       if (written)
         log(
           `retention: events ${written.from}..${written.to} (${written.events}) moved to archive/${written.file}; the live log gave back ${Math.round((written.freed ?? 0) / 1024)} KB`,
         );
+      if (written?.missing?.length) {
+        log(
+          `retention: the starting checkpoint at seq ${written.to} lacks ${written.missing.join(', ')}: the state before this cut could not be carried on ` +
+            `(a cut by a runledger that kept no checkpoints, or a fold of another version, with archives before seq ${written.from} gone); a replay starting at this cut refuses for want of them`,
+        );
+      }
     } catch (error) {
       // Nothing left the live log that is not durably archived: the next round tries again.
       log(`retention: archiving failed, nothing was lost, next round in an hour: ${(error as Error).message}`);

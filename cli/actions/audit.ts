@@ -1,8 +1,11 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { withComputerEvents } from '../../events/store/computerEvents.ts';
 import type { EventStore } from '../../events/store/eventStore.ts';
 import { postgresComputerEvents } from '../../events/store/postgres/pgComputerEvents.ts';
 import { PostgresEventStore } from '../../events/store/postgres/postgresEventStore.ts';
 import { archivedSegments, describeSegment, segmentsHolding } from '../../events/store/retention/archivedWhere.ts';
+import { archiveFolder } from '../../events/store/sqlite/archiveShelf.ts';
 import { sqliteComputerEvents } from '../../events/store/sqlite/computerEventsTable.ts';
 import { NotALogError } from '../../events/store/sqlite/migrations.ts';
 import { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
@@ -13,7 +16,7 @@ import { formatSummary, summaryReport } from '../../projections/audit/summaryVie
 import { hydrateProjections } from '../../projections/hydrate.ts';
 import type { AnyProjection } from '../../projections/projection.ts';
 import type { AuditOptions } from '../commands/audit.ts';
-import { logName, openLogToRead } from '../shared/openLog.ts';
+import { logLocation, logName, openLogToRead } from '../shared/openLog.ts';
 import { print } from '../shared/options.ts';
 import { runIdInLog } from '../shared/runIdArgument.ts';
 
@@ -43,9 +46,12 @@ export async function audit(id: string | undefined, options: AuditOptions): Prom
       store instanceof SqliteEventStore ? sqliteComputerEvents(store.db) : store instanceof PostgresEventStore ? postgresComputerEvents(store) : null;
     const timeline = await auditedTimeline(withComputerEvents(store, reported), id);
     const segments = await archivedSegments(store);
+    // A segment recorded, not deleted, whose file is not there: removed by hand (a SQLite log's archives only).
+    const folder = store instanceof SqliteEventStore ? archiveFolder(logLocation(options.db)) : null;
+    const missing = (file: string) => folder !== null && !existsSync(join(folder, file));
     if (!timeline) {
-      // Its history may have been in an archive retention deleted: said, with which, rather than only "no run".
-      const deleted = segments.filter((s) => s.deleted).map((s) => `\n  ${describeSegment(s)}`);
+      // Its history may have been in an archive retention deleted, or one removed by hand: said, with which, rather than only "no run".
+      const deleted = segments.filter((s) => s.deleted || missing(s.file)).map((s) => `\n  ${describeSegment(s, missing(s.file))}`);
       const gone = deleted.length ? `; it may have been in an archive deleted since:${deleted.join('')}` : '';
       fail(`no run or session "${id}" in ${path}: the log holds no event of run:${id} or session:${id}, and ${noRunStartsWith(id)}${gone}`);
       return;
@@ -53,7 +59,7 @@ export async function audit(id: string | undefined, options: AuditOptions): Prom
     const archived = segmentsHolding(
       segments,
       timeline.entries.map((e) => e.seq),
-    ).map(describeSegment);
+    ).map((s) => describeSegment(s, missing(s.file)));
     print(options, archived.length ? { ...timeline, archived } : timeline, () => [formatTimeline(timeline), ...archived].join('\n'));
   } finally {
     await store.close();

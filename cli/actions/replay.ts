@@ -1,11 +1,14 @@
+import { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { replayStretches } from '../../events/store/sqlite/startingCheckpoints.ts';
 import { noRunStartsWith } from '../../projections/audit/runIdPrefix.ts';
 import { checkEntityId } from '../../projections/audit/runTimeline.ts';
+import { CheckpointMismatchError } from '../../replay/checkpointStarts.ts';
 import { formatEntity, formatUntil, formatVerified } from '../../replay/formatReplay.ts';
 import { replayEntity } from '../../replay/replayEntity.ts';
 import { replayLog } from '../../replay/replayLog.ts';
 import { replayUntil } from '../../replay/replayUntil.ts';
 import type { ReplayOptions } from '../commands/replay.ts';
-import { failOnForeignRow, logName, openLogToRead } from '../shared/openLog.ts';
+import { failOnForeignRow, logLocation, logName, openLogToRead } from '../shared/openLog.ts';
 import { print } from '../shared/options.ts';
 import { productionRegistry, type ToolRegistry } from '../shared/registry.ts';
 import { runIdInLog } from '../shared/runIdArgument.ts';
@@ -48,11 +51,18 @@ export async function replay(options: ReplayOptions, { codec, deciders, projecti
       process.exitCode = report.ok ? 0 : 1;
       return;
     }
-    const report = await replayLog(store, deciders, { onPage: progress, codec });
+    // A log cut by retention: each stretch of the history still there from its starting checkpoint.
+    const stretches = store instanceof SqliteEventStore ? replayStretches(store, logLocation(options.db)) : undefined;
+    const report = await replayLog(store, deciders, { onPage: progress, codec, ...(stretches ? { stretches } : {}) });
     progress.done();
     print(options, report, () => formatVerified(report));
     process.exitCode = report.ok ? 0 : 1;
   } catch (error) {
+    if (error instanceof CheckpointMismatchError) {
+      process.stderr.write(`runledger: ${error.message}\n`);
+      process.exitCode = 1;
+      return;
+    }
     failOnForeignRow(options, error);
   } finally {
     await store.close();

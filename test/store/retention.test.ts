@@ -6,10 +6,14 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { type ArchiveStep, archiveOnce, recoverArchives } from '../../events/store/sqlite/archiveSegments.ts';
 import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { projections } from '../../projections/keeper/registry.ts';
+import { checkpointFold } from '../../replay/checkpointStarts.ts';
+import { deciders } from '../../replay/deciders.ts';
 import { runCli } from '../e2e/support/cluster.ts';
 import { scenarioCopy } from '../replay/scenarioLog.ts';
 
 const DAY_MS = 86_400_000;
+const checkpoint = checkpointFold({ deciders, projections });
 const KILLED = fileURLToPath(new URL('../fixtures/archiveKilled.ts', import.meta.url));
 
 type Row = [number, string, number, string, string, number, number | null, string];
@@ -57,7 +61,7 @@ describe('retention: --retain-days moves ended runs to sealed segments, and ever
     const all = await store.readAll(0, 100_000);
     const someRun = all.find((e) => e.type === 'board.run.submitted')!.data.runId as string;
     const before = { entity: await store.readEntity(`run:${someRun}`), lane: await store.readStream(all[0]!.stream) };
-    const result = await archiveOnce(store, path, { retainDays: 2, now });
+    const result = await archiveOnce(store, path, { retainDays: 2, now, checkpoint });
     expect(result).not.toBeNull();
     expect(existsSync(join(dirname(path), 'archive', result!.file))).toBe(true);
     // The scenario's session s-a1 never closed: its history, and all after its first event, stays live.
@@ -71,6 +75,10 @@ describe('retention: --retain-days moves ended runs to sealed segments, and ever
     expect(await store.readStream(all[0]!.stream)).toEqual(before.lane);
     expect(await store.streamVersion(all[0]!.stream)).toBe(before.lane.at(-1)!.version);
     expect(await store.entityIdsStartingWith('run', someRun.slice(0, 3), 10)).toContain(someRun);
+    // The live log keeps the states of every fold at the cut: its starting checkpoint (the first segment needs none).
+    const folds = store.db.prepare('SELECT name FROM starting_checkpoint WHERE seq = ? ORDER BY name').pluck().all(result!.to);
+    expect(folds).toEqual(expect.arrayContaining(['board', 'queue', 'decider:run', 'decider:session']));
+    expect(store.db.prepare('SELECT count(*) FROM starting_checkpoint WHERE seq <> ?').pluck().get(result!.to)).toBe(0);
     // The live log refuses any other delete still.
     expect(() => store.db.prepare('DELETE FROM events WHERE seq = (SELECT max(seq) FROM events)').run()).toThrow(/append-only/);
     await store.close();
@@ -82,7 +90,7 @@ describe('retention: --retain-days moves ended runs to sealed segments, and ever
     expect(audit.stdout).toContain(someRun);
   }, 40_000);
 
-  for (const step of ['write', 'rename', 'record', 'remove'] as const satisfies readonly ArchiveStep[]) {
+  for (const step of ['checkpoint', 'write', 'rename', 'record', 'remove'] as const satisfies readonly ArchiveStep[]) {
     it(`a SIGKILL before step "${step}" loses nothing, and the next start finishes or undoes it`, async () => {
       const { path, now, rows } = await oldLog();
       const child = spawn(process.execPath, ['--import', 'tsx', KILLED, path, String(now), step], { stdio: 'pipe' });
@@ -100,7 +108,7 @@ describe('retention: --retain-days moves ended runs to sealed segments, and ever
       const recorded = store.db.prepare("SELECT count(*) FROM events WHERE type = 'log.archived'").pluck().get();
       expect(segments.length).toBe(recorded);
       // The next round archives what is left (or nothing when the killed one got that far).
-      await archiveOnce(store, path, { retainDays: 2, now });
+      await archiveOnce(store, path, { retainDays: 2, now, checkpoint });
       expect(readdirSync(folder).filter((f) => f.endsWith('.db'))).toHaveLength(1);
       expect(liveCount(path)).toBeLessThan(rows.length - 10);
       expect(withoutRecords(history(path))).toEqual(rows);

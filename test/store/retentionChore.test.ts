@@ -10,40 +10,12 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startDaemon } from '../../actors/daemon/startDaemon.ts';
-import { type Clock, systemClock } from '../../actors/runtime/clock.ts';
 import { runCli, waitFor } from '../e2e/support/cluster.ts';
+import { JumpingClock } from '../support/jumpingClock.ts';
 import { tempDir } from '../support/tempStore.ts';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
-
-/**
- * The system clock moved on by `jump`: short waits are real timers (heartbeats, pushes), a wait of a
- * minute or more (the checkpoints', the retention round's) is held until a jump passes its due time,
- * then fired, in due order.
- */
-class JumpingClock implements Clock {
-  private offset: number;
-  private held: { due: number; fn: () => void }[] = [];
-  constructor(start: number) {
-    this.offset = start - Date.now();
-  }
-  now = (): number => Date.now() + this.offset;
-  after = (ms: number, fn: () => void): (() => void) => {
-    if (ms < 60_000) return systemClock.after(ms, fn);
-    const timer = { due: this.now() + ms, fn };
-    this.held.push(timer);
-    return () => {
-      this.held = this.held.filter((t) => t !== timer);
-    };
-  };
-  jump(ms: number): void {
-    this.offset += ms;
-    const due = this.held.filter((t) => t.due <= this.now()).sort((a, b) => a.due - b.due);
-    this.held = this.held.filter((t) => !due.includes(t));
-    for (const t of due) t.fn();
-  }
-}
 
 function lastSeqOf(db: string, runs: readonly string[]): number {
   const sqlite = new Database(db, { readonly: true });

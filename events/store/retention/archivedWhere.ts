@@ -14,8 +14,15 @@ export function segmentsHolding(segments: readonly SegmentRecord[], seqs: readon
   return segments.filter((s) => seqs.some((seq) => seq >= s.from && seq <= s.to));
 }
 
-/** One line a segment: `archived in archive/FILE (events A..B, on DATE)`, and its deletion. */
-export function describeSegment(segment: SegmentRecord): string {
-  const deleted = segment.deleted ? `; deleted on ${utc(segment.deleted.at)} (--delete-archives-after-days ${segment.deleted.afterDays})` : '';
+/**
+ * One line a segment: `archived in archive/FILE (events A..B, on DATE)`, and its deletion: recorded, or
+ * (`missing`) its file gone without a record, removed by hand.
+ */
+export function describeSegment(segment: SegmentRecord, missing = false): string {
+  const deleted = segment.deleted
+    ? `; deleted on ${utc(segment.deleted.at)} (--delete-archives-after-days ${segment.deleted.afterDays})`
+    : missing
+      ? '; its file is missing: it was deleted or moved outside runledger (put it back in archive/ to read that history)'
+      : '';
   return `archived in archive/${segment.file} (events ${segment.from}..${segment.to}, on ${utc(segment.archivedAt)})${deleted}`;
 }

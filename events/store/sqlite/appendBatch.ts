@@ -5,6 +5,11 @@ import { type GuardRow, guardsOf, type LeaseRow, leasesOf, planAppends } from '.
 export interface PreparedAppend {
   readonly insert: Database.Statement<[number, string, number, string, string, number, number | null, string]>;
   readonly streamVersion: Database.Statement<[string], number | null>;
+  /**
+   * A stream's version in the archives, for one with no row in the live log (docs/retention.md): its
+   * rows left with a segment, and the next append to it goes on from their version, not from 0.
+   */
+  readonly archivedVersion: ((stream: string) => number) | null;
   readonly headSeq: Database.Statement<[], number | null>;
   /** The guard's query (see GUARD), when this store checks guards; null when it ignores them. */
   readonly guard: Database.Statement<[number, string, string], [number, string, string]> | null;
@@ -48,9 +53,11 @@ export function prepareAppendStatements(
   faults?: StoreFaults,
   checkGuards = false,
   leases: LeaseReader | null = null,
+  archivedVersion: ((stream: string) => number) | null = null,
 ): PreparedAppend {
   const statements = {
     leases,
+    archivedVersion,
     guard: checkGuards ? db.prepare<[number, string, string], [number, string, string]>(GUARD).raw(true) : null,
     insert: db.prepare<[number, string, number, string, string, number, number | null, string]>(
       'INSERT INTO events (seq, stream, version, type, data, at, cause, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
@@ -80,13 +87,13 @@ export function commitAppends(statements: PreparedAppend, writer: string, reques
 
 /** The body of `commitAppends`' transaction: the batch planned on the versions read under the write lock, then its rows written. */
 function appendAll(
-  statements: Pick<PreparedAppend, 'insert' | 'streamVersion' | 'headSeq' | 'guard' | 'leases'>,
+  statements: Pick<PreparedAppend, 'insert' | 'streamVersion' | 'archivedVersion' | 'headSeq' | 'guard' | 'leases'>,
   writer: string,
   requests: readonly AppendRequest[],
 ): AppendResult[] {
   const { results, rows } = planAppends(
     statements.headSeq.get() ?? 0,
-    (stream) => statements.streamVersion.get(stream) ?? 0,
+    (stream) => statements.streamVersion.get(stream) ?? statements.archivedVersion?.(stream) ?? 0,
     writer,
     requests,
     foreignRows(statements.guard, writer, requests),

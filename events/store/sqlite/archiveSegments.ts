@@ -10,14 +10,15 @@ import { segmentRecords } from '../retention/archiveRecords.ts';
 import { CutFinder, horizonOf } from '../retention/chooseCut.ts';
 import { archiveFolder, parseSegmentName, segmentName } from './archiveShelf.ts';
 import { migrateToLatest } from './migrations.ts';
-import { reclaimFreePages } from './reclaimSpace.ts';
+import { reclaimFreePages, repackSpreadIndexes } from './reclaimSpace.ts';
 import type { SqliteEventStore } from './sqliteEventStore.ts';
+import { type CheckpointFold, pruneCheckpoints, saveCheckpointAtCut } from './startingCheckpoints.ts';
 
 const DAY_MS = 86_400_000;
 const REMOVE_CHUNK = 5000;
 
 /** The steps of archiving a segment, in order: a fault injected before one of them is a crash there. */
-export type ArchiveStep = 'write' | 'rename' | 'record' | 'remove' | 'removed-some';
+export type ArchiveStep = 'checkpoint' | 'write' | 'rename' | 'record' | 'remove' | 'removed-some';
 
 export interface RetentionOptions {
   readonly retainDays: number;
@@ -25,6 +26,12 @@ export interface RetentionOptions {
   readonly deleteAfterDays?: number;
   /** The writer's clock, read by the caller: the cut is a function of it and the log. */
   readonly now: number;
+  /**
+   * The folds of the starting checkpoints (docs/retention.md#starting-checkpoints): each segment and the
+   * live log after the cut get the states at their first event. Without it (a test of the store alone)
+   * none is written, and such a segment is replayed only from seq 1.
+   */
+  readonly checkpoint?: CheckpointFold;
   /** Only for tests: called before each step; a throw stands for a crash there. */
   readonly before?: (step: ArchiveStep) => void;
 }
@@ -34,6 +41,8 @@ export interface ArchiveResult {
   readonly to: number;
   readonly file: string;
   readonly events: number;
+  /** Folds the starting checkpoint could not carry on (see saveCheckpointAtCut): none, as a rule. */
+  readonly missing?: readonly string[];
   /** Bytes the live file gave back to the file system after the cut. */
   readonly freed?: number;
 }
@@ -47,6 +56,7 @@ export interface ArchiveResult {
 export async function archiveOnce(store: SqliteEventStore, path: string, options: RetentionOptions): Promise<ArchiveResult | null> {
   const written = await writeSegment(store, path, options);
   if (options.deleteAfterDays !== undefined) await deleteOldSegments(store, path, options.deleteAfterDays, options.now);
+  if (written) await repackSpreadIndexes(store.db);
   // Every round, not only one that cut: a round whose reclaiming failed (a busy file) is made up for.
   const freed = await reclaimFreePages(store.db);
   return written ? { ...written, freed } : null;
@@ -80,6 +90,8 @@ async function writeSegment(store: SqliteEventStore, path: string, options: Rete
   mkdirSync(folder, { recursive: true, mode: 0o700 });
   const file = segmentName(path, first, to);
   const temp = join(folder, `.${file}.tmp`);
+  options.before?.('checkpoint');
+  const missing = options.checkpoint ? await saveCheckpointAtCut(store, first, to, options.checkpoint) : [];
   options.before?.('write');
   rmSync(temp, { force: true });
   const events = await sealSegment(db, temp, first, to);
@@ -91,7 +103,8 @@ async function writeSegment(store: SqliteEventStore, path: string, options: Rete
   await record(store, { from: first, to, file, sha256: sha256Of(join(folder, file)), events, retainDays: options.retainDays, earlier }, options.now);
   options.before?.('remove');
   await removeArchivedRows(store, to, options.before);
-  return { from: first, to, file, events };
+  pruneCheckpoints(store);
+  return { from: first, to, file, events, missing };
 }
 
 /** Writes rows `from..to` to a new SQLite log file at `temp` and fsyncs it; returns how many. */
@@ -111,6 +124,12 @@ async function sealSegment(live: Database.Database, temp: string, from: number, 
         'INSERT INTO segment.events SELECT seq, stream, version, type, data, at, cause, actor FROM main.events WHERE seq >= ? AND seq <= ? ORDER BY seq',
       )
       .run(from, to).changes;
+    // Its starting checkpoint: the states at `from - 1` the live log keeps since the last cut.
+    live
+      .prepare<[number]>(
+        'INSERT INTO segment.starting_checkpoint (name, version, seq, state) SELECT name, version, seq, state FROM main.starting_checkpoint WHERE seq = ?',
+      )
+      .run(from - 1);
     return copied;
   } finally {
     live.exec('DETACH DATABASE segment');
@@ -182,6 +201,7 @@ export async function recoverArchives(store: SqliteEventStore, path: string, now
   const through = Math.max(0, ...[...recorded.values()].map((r) => r.to));
   const removed = through ? await removeArchivedRows(store, through) : 0;
   if (removed) done.push(`removed ${removed} live rows through seq ${through}, archived before a crash`);
+  pruneCheckpoints(store);
   return done;
 }
 

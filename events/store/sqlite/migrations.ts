@@ -85,14 +85,27 @@ const migrations: Record<string, Migration> = {
         BEGIN SELECT RAISE(ABORT, 'events is append-only: rows are never deleted, except a prefix recorded as archived'); END`.execute(db);
     },
   },
+  '0007_starting_checkpoint': {
+    // Retention (docs/retention.md#starting-checkpoints): the state of every fold (each projection, and
+    // each decider's states) just before a segment's first event, and before the live log's first one
+    // after a cut, so that either is replayed and read on its own. Each row names its fold's version:
+    // a fold whose meaning changed since is told apart, never started from a state of another shape.
+    // The state is its JSON, deflated (raw DEFLATE).
+    async up(db: Kysely<unknown>) {
+      await sql`CREATE TABLE IF NOT EXISTS starting_checkpoint (
+        name TEXT NOT NULL, version INTEGER NOT NULL, seq INTEGER NOT NULL, state BLOB NOT NULL,
+        PRIMARY KEY (name, seq))`.execute(db);
+    },
+  },
 };
 
 /**
- * Migrations that change only how the log is written (a trigger guarding deletes, the index it uses): a
- * read-only tool reads a log without them as well as with them, so it does not ask for them (it may not
+ * Migrations a read-only tool does without: those that change only how the log is written (a trigger
+ * guarding deletes, the index it uses), and the starting checkpoint, read as none where its table is
+ * not. A reader reads a log without them as well as with them, so it does not ask for them (it may not
  * bring a file forward, and every log written before them would be refused).
  */
-const WRITES_ONLY = new Set(['0006_events_archived_prefix']);
+const WRITES_ONLY = new Set(['0006_events_archived_prefix', '0007_starting_checkpoint']);
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 

@@ -210,6 +210,7 @@ export class SqliteEventStore implements EventStore {
       options.faults,
       options.checkGuards === true,
       options.checkGuards ? (options.leases ?? null) : null,
+      archives ? (stream) => this.archivedVersion(stream) : null,
     );
     this.selectAfter = db
       .prepare<[number, number, number], RawRow>(`SELECT ${COLUMNS} FROM events WHERE seq > ? AND seq < ? ORDER BY seq LIMIT ?`)
@@ -489,9 +490,16 @@ export class SqliteEventStore implements EventStore {
   async streamVersion(stream: string): Promise<number> {
     const live = this.selectStreamVersion.get(stream, this.durableBound());
     if (live !== undefined || !this.archives) return live ?? 0;
-    // A stream whose rows all left the live log: its version is the archive's, never 0 again, so an
-    // append cannot reuse a version an archived row holds (the UNIQUE index sees only the live rows).
-    for (const row of this.archives.streamBackwards(stream, this.liveFirst())) return row[2];
+    return this.archivedVersion(stream);
+  }
+
+  /**
+   * The version of a stream whose rows all left the live log: the archive's, never 0 again, so an
+   * append cannot reuse a version an archived row holds (the UNIQUE index sees only the live rows).
+   * Read by `streamVersion` and, under the write lock, by the append's own version check.
+   */
+  private archivedVersion(stream: string): number {
+    for (const row of this.archives?.streamBackwards(stream, this.liveFirst()) ?? []) return row[2];
     return 0;
   }
 
