@@ -106,14 +106,17 @@ describe('the web view on loopback', () => {
     expect(runHello.run.lane).toBe('web');
     expect(runHello.entries[0]).toMatchObject({ step: 'board.run.submitted', reason: 'submitted to lane web' });
 
+    // The snapshot's deltas are paced (docs/web.md), so the first may come after the run's last event.
     await waitFor(
-      'the run to finish, live on both sockets',
+      'the run to finish, live on both sockets, and the snapshot to change',
       () =>
+        page.messages.some((m) => (m as { type: string }).type === 'delta') &&
         page.messages.some((m) =>
           (m as { type: string; events?: { step: string; runId: string }[] }).events?.some(
             (e) => e.step === 'board.run.finished' && e.runId === runId,
           ),
-        ) && run.messages.some((m) => (m as { entries?: { step: string }[] }).entries?.some((e) => e.step === 'board.run.finished')),
+        ) &&
+        run.messages.some((m) => (m as { entries?: { step: string }[] }).entries?.some((e) => e.step === 'board.run.finished')),
     );
     // The snapshot's changes, each numbered from the one before, from the hello's on.
     const deltas = page.messages.filter((m) => (m as { type: string }).type === 'delta') as { from: number; to: number }[];
