@@ -360,6 +360,7 @@ describe('outbox: effects under way at once', () => {
     return { consumer, started, finished, release, waiting: () => [...gates.keys()] };
   }
 
+  /** A moment for what must NOT happen to show (what must happen is waited for, with until()). */
   const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
 
   it('given a concurrency of 3 and 5 effects, then 3 start in log order, the next starts as one ends, and the drain ends with the last', async () => {
@@ -371,16 +372,18 @@ describe('outbox: effects under way at once', () => {
 
     let drained: number | null = null;
     const drain = outbox.drain().then((n) => (drained = n));
-    await settle();
+    await until(() => gate.started.length >= 3);
+    await settle(); // and no fourth
     expect(gate.started).toEqual(effects.slice(0, 3));
 
     // A slow first effect holds back nothing behind it but its own slot.
     gate.release(effects[1]!);
-    await settle();
+    await until(() => gate.started.length >= 4);
+    await settle(); // and no fifth
     expect(gate.started).toEqual(effects.slice(0, 4));
     gate.release(effects[2]!);
     gate.release(effects[3]!);
-    await settle();
+    await until(() => gate.started.length >= effects.length);
     expect(gate.started).toEqual(effects);
     expect(drained).toBeNull();
 
@@ -401,10 +404,11 @@ describe('outbox: effects under way at once', () => {
     await outbox.open();
 
     const drain = outbox.drain();
-    await settle();
+    await until(() => gate.started.length >= 1);
+    await settle(); // and no second while the first is under way
     expect(gate.started).toEqual([effects[0]]);
     gate.release(effects[0]!);
-    await settle();
+    await until(() => gate.started.length >= 2);
     expect(gate.started).toEqual(effects);
     gate.release(effects[1]!);
     expect(await drain).toBe(2);
