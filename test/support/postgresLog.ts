@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { inject } from 'vitest';
-import { createSchemaLog } from '../../events/store/postgres/schemaLog.ts';
+import { createSchemaLog, withClient } from '../../events/store/postgres/schemaLog.ts';
+
+/** One connection to a URL for a test's own query: the store's helper. */
+export { withClient };
 
 /**
  * Fresh PostgreSQL logs for a test file: one database per file (made on first use; the run's teardown
@@ -26,17 +28,6 @@ function fileDatabase(): Promise<string> {
 export async function freshPostgresLog(): Promise<string> {
   const url = await fileDatabase();
   return createSchemaLog(url, `log_${++made}_${randomBytes(3).toString('hex')}`);
-}
-
-/** `body` on one connection to `url`, closed after. */
-export async function withClient<T>(url: string, body: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await body(client);
-  } finally {
-    await client.end();
-  }
 }
 
 function withDatabase(url: string, name: string): string {

@@ -6,7 +6,7 @@ import pg from 'pg';
  * the schema's). Many logs then share one database, each for the cost of a `CREATE SCHEMA`.
  */
 export async function createSchemaLog(url: string, schema: string): Promise<string> {
-  await onClient(url, (client) => client.query(`CREATE SCHEMA "${schema}"`));
+  await withClient(url, (client) => client.query(`CREATE SCHEMA "${schema}"`));
   const log = new URL(url);
   log.searchParams.set('options', `-c search_path=${schema}`);
   return log.toString();
@@ -14,10 +14,11 @@ export async function createSchemaLog(url: string, schema: string): Promise<stri
 
 /** Drops a log `createSchemaLog` made on the server at `url`, with everything in it. */
 export async function dropSchemaLog(url: string, schema: string): Promise<void> {
-  await onClient(url, (client) => client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
+  await withClient(url, (client) => client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
 }
 
-async function onClient<T>(url: string, body: (client: pg.Client) => Promise<T>): Promise<T> {
+/** `body` on one connection to `url`, closed after. */
+export async function withClient<T>(url: string, body: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
