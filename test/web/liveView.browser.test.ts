@@ -84,6 +84,8 @@ describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
     const row = (runId: string) => page.locator(`#lanes tr[data-run="${runId}"]`);
     await row(first).first().waitFor({ timeout: 10_000 });
     await row(other).first().waitFor({ timeout: 10_000 });
+    // A list shown in full says nothing of what it leaves out (not the word "null").
+    expect(await page.locator('#lanes').textContent()).not.toContain('null');
     await expect.poll(() => page.locator('#lanes section[data-lane="talk"] caption').textContent()).toContain('talk');
     await offerGoesUnanswered(board, second, await holderOf(board, first));
     await page.screenshot({ path: join(SCREENSHOTS, '1-board-runs-live.png'), fullPage: true });

@@ -150,7 +150,8 @@ export function replaceKeepingFocus(host, ...children) {
   const active = document.activeElement;
   const href = host.contains(active) && active instanceof HTMLAnchorElement ? active.getAttribute('href') : null;
   const row = href ? active.closest('tr')?.dataset.key : undefined;
-  host.replaceChildren(...children);
+  // A child left out (null, as `el` allows) is skipped: replaceChildren would print it as the text "null".
+  host.replaceChildren(...children.filter((child) => child !== null && child !== undefined && child !== false));
   if (href === null) return;
   const links = [...host.querySelectorAll(`a[href="${CSS.escape(href)}"]`)];
   const same = links.find((a) => a.closest('tr')?.dataset.key === row) ?? links[0];
