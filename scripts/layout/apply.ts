@@ -27,6 +27,8 @@ interface Plan {
   readonly vacated: readonly string[];
   /** The top-level folders the product is made of after the move (tsconfig `include`, Biome's `includes`). */
   readonly productFolders: readonly string[];
+  /** Files the move makes obsolete (the former import rule, by filename patterns): removed. */
+  readonly retired: readonly string[];
   /** Per layer, old path → new path. */
   readonly layers: Readonly<Record<string, Readonly<Record<string, string>>>>;
 }
@@ -182,18 +184,23 @@ function main(): void {
   const dryRun = process.argv.includes('--dry-run');
   const { plan, moves } = loadPlan();
   const todo = pending(plan, moves);
-  if (todo.length === 0) {
+  const retired = plan.retired.filter(exists);
+  if (todo.length === 0 && retired.length === 0) {
     console.log(`layout: all ${moves.size} planned files are in place already; nothing to do`);
     return;
   }
   const tracked = git('ls-files').split('\n').filter(Boolean);
   const folders = folderMoves(moves, tracked);
   const rewrite = rewriter(moves, folders);
-  const texts = tracked.filter((file) => TEXT.test(file) && !file.startsWith('scripts/layout/') && file !== 'package-lock.json' && exists(file));
+  const texts = tracked.filter(
+    (file) => TEXT.test(file) && !file.startsWith('scripts/layout/') && file !== 'package-lock.json' && !retired.includes(file) && exists(file),
+  );
   if (dryRun) {
     for (const [from, to] of todo) console.log(`${from} -> ${to}`);
+    for (const file of retired) console.log(`${file} removed`);
     return;
   }
+  if (retired.length > 0) git('rm', '-q', ...retired);
   // Read every text at its old place, move, then write each at its new place.
   const before = new Map(texts.map((file) => [file, read(file)]));
   for (const [from, to] of todo) {
