@@ -95,12 +95,16 @@ function folderMoves(moves: ReadonlyMap<string, string>, tracked: readonly strin
 
 const SOURCE = /\.(ts|mts|cts|js|mjs)$/;
 const TEXT = /\.(ts|mts|cts|js|mjs|md|json|jsonc)$/;
-/** A relative specifier where a module or a neighbour is named: import/export … from, import(), import '…', require(), vi.mock(), new URL(…). */
-const SPECIFIER = /((?:\bfrom|\bimport|\brequire|\bvi\.mock|\bnew URL)\s*\(?\s*)(['"])(\.\.?(?:\/[^'"\n]*)?)\2/g;
+/**
+ * A relative path in a source: a specifier where a module or a neighbour is named (import/export … from,
+ * import(), import '…', require(), vi.mock(), new URL(…)), or a file's path written elsewhere (a comment).
+ */
+const RELATIVE =
+  /((?:\bfrom|\bimport|\brequire|\bvi\.mock|\bnew URL)\s*\(?\s*)(['"])(\.\.?(?:\/[^'"\n]*)?)\2|(?<![\w./-])(\.\.?\/[\w./-]+\.(?:ts|mts|js|mjs))(?!\w)/g;
 /** A relative Markdown link. */
 const LINK = /(\]\()(\.\.?\/[^)\s#]+|[A-Za-z][\w.-]*\/[^)\s#]*)([#)\s])/g;
 
-function rewriter(moves: ReadonlyMap<string, string>, folders: ReadonlyMap<string, string>) {
+function rewriter(moves: ReadonlyMap<string, string>, folders: ReadonlyMap<string, string>, tracked: ReadonlySet<string>) {
   const moved = (target: string): string | undefined => {
     const exact = moves.get(target);
     if (exact !== undefined) return exact;
@@ -115,6 +119,10 @@ function rewriter(moves: ReadonlyMap<string, string>, folders: ReadonlyMap<strin
     const slash = spec.endsWith('/') && spec.length > 1 ? '/' : '';
     const target = posix.normalize(posix.join(posix.dirname(oldFile), spec)).replace(/\/$/, '');
     const newTarget = moved(target);
+    // A script run from the root (`import … from './actors/…'` in a test's child process) names its
+    // modules from there: a path that names nothing from the file's folder is read from the root.
+    const fromRoot = spec.startsWith('./') && newTarget === undefined && !tracked.has(target) ? moved(posix.normalize(spec)) : undefined;
+    if (fromRoot !== undefined) return `./${fromRoot}`;
     if (newTarget === undefined && oldFile === newFile) return spec;
     let out = posix.relative(posix.dirname(newFile), newTarget ?? target) || '.';
     if (!out.startsWith('.')) out = `./${out}`;
@@ -130,8 +138,14 @@ function rewriter(moves: ReadonlyMap<string, string>, folders: ReadonlyMap<strin
 
   return (text: string, oldFile: string, newFile: string): string => {
     let out = text;
-    if (SOURCE.test(newFile))
-      out = out.replace(SPECIFIER, (_all, head: string, quote: string, spec: string) => `${head}${quote}${relink(spec, oldFile, newFile)}${quote}`);
+    if (SOURCE.test(newFile)) {
+      out = out.replace(RELATIVE, (all, head: string | undefined, quote: string, spec: string, path: string | undefined) => {
+        if (head !== undefined) return `${head}${quote}${relink(spec, oldFile, newFile)}${quote}`;
+        // A path in prose is rewritten only when it names a file: a file of the tree, or one moved.
+        const target = posix.normalize(posix.join(posix.dirname(oldFile), path as string));
+        return tracked.has(target) || moves.has(target) ? relink(path as string, oldFile, newFile) : all;
+      });
+    }
     if (newFile.endsWith('.md')) {
       out = out.replace(LINK, (all, head: string, spec: string, tail: string) =>
         /^[a-z]+:/.test(spec) ? all : `${head}${relink(spec, oldFile, newFile).replace(/^\.\/(?!\.)/, spec.startsWith('./') ? './' : '')}${tail}`,
@@ -191,7 +205,7 @@ function main(): void {
   }
   const tracked = git('ls-files').split('\n').filter(Boolean);
   const folders = folderMoves(moves, tracked);
-  const rewrite = rewriter(moves, folders);
+  const rewrite = rewriter(moves, folders, new Set(tracked));
   const texts = tracked.filter(
     (file) => TEXT.test(file) && !file.startsWith('scripts/layout/') && file !== 'package-lock.json' && !retired.includes(file) && exists(file),
   );
