@@ -191,6 +191,23 @@ function listFolders(plan: Plan): string[] {
   return touched;
 }
 
+/**
+ * Replaces the "## Layout" section of docs/contributing.md (its prose and folder table, which name the
+ * folders as they were) with scripts/layout/contributing-layout.md; says so when it cannot find it.
+ */
+function replaceContributingLayout(): string[] {
+  const file = 'docs/contributing.md';
+  const text = read(file);
+  const start = text.indexOf('\n## Layout\n');
+  const fence = start < 0 ? -1 : text.indexOf('\n```\n', text.indexOf('\n```', start + 1) + 4);
+  if (start < 0 || fence < 0) {
+    console.warn(`layout: no "## Layout" section with a folder table in ${file}; update it by hand from scripts/layout/contributing-layout.md`);
+    return [];
+  }
+  writeFileSync(`${ROOT}/${file}`, `${text.slice(0, start + 1)}${read('scripts/layout/contributing-layout.md').trimEnd()}${text.slice(fence + 4)}`);
+  return [file];
+}
+
 /** The folders the product was made of before the move, and after: what the configurations' lists are recognised by. */
 const PRODUCT_GUESS = new Set(['actors', 'events', 'projections', 'wire', 'replay', 'web', 'cli', 'runtime', 'adapters', 'apps']);
 
@@ -230,7 +247,7 @@ function main(): void {
       changed.push(newFile);
     }
   }
-  changed.push(...listFolders(plan));
+  changed.push(...listFolders(plan), ...replaceContributingLayout());
   const biomeable = changed.filter((file) => /\.(ts|mts|js|mjs|json|jsonc)$/.test(file));
   execFileSync('npx', ['biome', 'check', '--write', '--no-errors-on-unmatched', ...biomeable], { cwd: ROOT, stdio: 'inherit' });
   console.log(`layout: moved ${todo.length} files, rewrote paths in ${changed.length} files`);
