@@ -38,7 +38,10 @@ const AREAS: readonly (readonly [string, (f: Frame) => boolean])[] = [
   ['store (SQLite; fsync on the main thread)', (f) => /\/node_modules\/better-sqlite3\/|\/(events|runtime)\/store\//.test(f.url)],
   ['child processes', (f) => /child_process/.test(f.url)],
   ['tokens (HMAC)', (f) => /\/(wire|adapters\/http)\/tokens\.ts|node:crypto|internal\/crypto/.test(f.url)],
-  ['HTTP + ws', (f) => /\/node_modules\/ws\/|_http_|node:http|internal\/http|\/wire\/|\/adapters\/(http|push)\/|\/board\/host\/(httpApi|pushHub)/.test(f.url)],
+  [
+    'HTTP + ws',
+    (f) => /\/node_modules\/ws\/|_http_|node:http|internal\/http|\/wire\/|\/adapters\/(http|push)\/|\/board\/host\/(httpApi|pushHub)/.test(f.url),
+  ],
   ['sockets, streams', (f) => /node:net|internal\/stream|internal\/net|stream_base|node:stream|internal\/streams/.test(f.url)],
   ['nact mailboxes, runtime', (f) => /\/node_modules\/nact\/|\/actors\/runtime\/|\/runtime\/actors\//.test(f.url)],
   ['logging (pino)', (f) => /\/node_modules\/(pino|sonic-boom|thread-stream)\//.test(f.url)],
