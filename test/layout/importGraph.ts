@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { build, type Plugin } from 'esbuild';
 
@@ -16,8 +16,10 @@ export interface Edge {
 
 export type Graph = ReadonlyMap<string, readonly Edge[]>;
 
-/** The folders the product is made of; `test/` and `bench/` may import anything. */
-export const PRODUCTION_FOLDERS = ['actors', 'events', 'projections', 'wire', 'replay', 'web', 'cli'] as const;
+/** The folders the product is made of: tsconfig.build.json's `include`, the one list of them (`test/` and `bench/` may import anything). */
+export function productionFolders(root: string): string[] {
+  return (JSON.parse(readFileSync(join(root, 'tsconfig.build.json'), 'utf8')) as { include: string[] }).include;
+}
 
 /** Served to browsers as files, never imported by Node: not part of the module graph. */
 const NOT_MODULES = new Set(['web/static']);
@@ -33,7 +35,7 @@ export function productionSources(root: string): string[] {
       } else if (/\.(ts|mts|js|mjs)$/.test(entry.name) && !entry.name.endsWith('.d.ts')) files.push(path);
     }
   };
-  for (const folder of PRODUCTION_FOLDERS) walk(folder);
+  for (const folder of productionFolders(root)) walk(folder);
   return files.sort();
 }
 
