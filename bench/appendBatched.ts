@@ -4,7 +4,7 @@
  * Run under the product's default, synchronous=FULL (one fsync per 1,000 events hardly shows).
  */
 import type { NewEvent } from '../events/envelope.ts';
-import { StaleVersionError } from '../events/store/eventStore.ts';
+import { StaleVersionError } from '../runtime/store/eventStore.ts';
 import { type Benchmark, baselineStore, disposeStore, freshStore, interleaved, progress, type Row, ratioRow, type Side } from './harness.ts';
 
 const STREAM = 'counter:batched';

@@ -3,8 +3,8 @@
  * help: every append is alone in its turn of the event loop), against raw better-sqlite3 doing the
  * same work by hand: an immediate transaction per event holding the version check and one INSERT.
  */
-import { StaleVersionError } from '../events/store/eventStore.ts';
-import type { SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
+import { StaleVersionError } from '../runtime/store/eventStore.ts';
+import type { SqliteEventStore } from '../runtime/store/sqlite/sqliteEventStore.ts';
 import {
   type Benchmark,
   baselineStore,

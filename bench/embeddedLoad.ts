@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { join } from 'node:path';
-import { type Daemon, startDaemon } from '../actors/daemon/startDaemon.ts';
+import { type Daemon, startDaemon } from '../apps/daemon/startDaemon.ts';
 import { benchDir } from './harness.ts';
 import { callWith } from './httpCall.ts';
 

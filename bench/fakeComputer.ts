@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
-import { INCARNATION_HEADER } from '../wire/incarnation.ts';
+import { INCARNATION_HEADER } from '../events/wire/incarnation.ts';
 import type { HttpCall } from './httpCall.ts';
 
 interface Queued {

@@ -5,7 +5,7 @@
  * Baseline: what the log would cost without group commit, one FULL transaction (version check +
  * INSERT + fsync) per decision, by raw better-sqlite3.
  */
-import { StaleVersionError } from '../events/store/eventStore.ts';
+import { StaleVersionError } from '../runtime/store/eventStore.ts';
 import { type Benchmark, baselineStore, disposeStore, freshStore, now, paired, progress, type Row, ratioRow } from './harness.ts';
 
 const AT = 1_700_000_000_000;

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { openSqliteStore, type SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
+import { openSqliteStore, type SqliteEventStore } from '../runtime/store/sqlite/sqliteEventStore.ts';
 // The benches write the test counter's events (the store's cost does not depend on which events): one
 // copy of them, in the test fixtures, rather than a second event set kept here.
 import { counterCodec } from '../test/fixtures/counter/counterEvents.ts';

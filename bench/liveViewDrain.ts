@@ -14,7 +14,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
-import { startDaemon } from '../actors/daemon/startDaemon.ts';
+import { startDaemon } from '../apps/daemon/startDaemon.ts';
 import { seedBacklog } from '../test/fixtures/backlog.ts';
 import { failuresAfter, reconnectDelay } from '../web/static/backoff.js';
 import { call } from './embeddedLoad.ts';

@@ -7,9 +7,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import type { EventStore } from '../events/store/eventStore.ts';
-import { openPostgresStore } from '../events/store/postgres/postgresEventStore.ts';
-import { createSchemaLog } from '../events/store/postgres/schemaLog.ts';
+import type { EventStore } from '../runtime/store/eventStore.ts';
+import { openPostgresStore } from '../runtime/store/postgres/postgresEventStore.ts';
+import { createSchemaLog } from '../runtime/store/postgres/schemaLog.ts';
 import { counterCodec } from '../test/fixtures/counter/counterEvents.ts';
 import { startPostgresCluster } from '../test/support/postgresCluster.ts';
 import { type Benchmark, now, paired, progress, type Row, ratioRow } from './harness.ts';

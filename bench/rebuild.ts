@@ -6,8 +6,8 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { DomainEvent } from '../events/catalog.ts';
-import { openSqliteStore, type SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
-import { rebuildProjections } from '../projections/keeper/rebuild.ts';
+import { rebuildProjections } from '../runtime/folds/keeper/rebuild.ts';
+import { openSqliteStore, type SqliteEventStore } from '../runtime/store/sqlite/sqliteEventStore.ts';
 // A log of the test counter's events, folded by production's projections and the counters' (from the
 // test fixtures: one copy of the counter, and the fold the rebuild measures keeps its work).
 import { counterCodec } from '../test/fixtures/counter/counterEvents.ts';

@@ -12,19 +12,19 @@
  *   npx tsx bench/replay.ts [--quick] [--rounds N]
  */
 import { boardInput } from '../actors/board/boardInputs.ts';
-import type { AnyDecider, InputRecall } from '../actors/runtime/decider.ts';
-import { decideStep } from '../actors/runtime/decideStep.ts';
+import type { AnyDecider, InputRecall } from '../actors/decider.ts';
+import { decideStep } from '../actors/decideStep.ts';
 import type { DomainEvent, NewDomainEvent } from '../events/catalog.ts';
-import { SNAPSHOT_EVERY } from '../events/store/sqlite/snapshots.ts';
-import { openSqliteStore, type SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
-import { hydrateProjections } from '../projections/hydrate.ts';
-import { projections } from '../projections/keeper/registry.ts';
-import { rebuildAndCheck } from '../projections/snapshot/checkSnapshots.ts';
 import { storedDeciderProjections } from '../replay/deciderStates.ts';
 import { deciders } from '../replay/deciders.ts';
 import { replayEntity } from '../replay/replayEntity.ts';
 import { replayLog } from '../replay/replayLog.ts';
 import { replayUntil } from '../replay/replayUntil.ts';
+import { hydrateProjections } from '../runtime/folds/hydrate.ts';
+import { projections } from '../runtime/folds/keeper/registry.ts';
+import { rebuildAndCheck } from '../runtime/folds/snapshot/checkSnapshots.ts';
+import { SNAPSHOT_EVERY } from '../runtime/store/sqlite/snapshots.ts';
+import { openSqliteStore, type SqliteEventStore } from '../runtime/store/sqlite/sqliteEventStore.ts';
 import { type Benchmark, freshPath, median, now, paired, prng, progress, type Row, ratioRow, removeLog, runIfMain } from './harness.ts';
 
 const T0 = Date.UTC(2026, 0, 5, 8, 0, 0);

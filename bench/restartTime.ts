@@ -10,7 +10,7 @@
 import { cpSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import { startDaemon } from '../actors/daemon/startDaemon.ts';
+import { startDaemon } from '../apps/daemon/startDaemon.ts';
 import type { EventRow } from '../events/codec.ts';
 import { call, startEmbedded } from './embeddedLoad.ts';
 import { type Benchmark, benchDir, median, type Row, runIfMain } from './harness.ts';

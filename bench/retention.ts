@@ -14,8 +14,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import { startDaemon } from '../actors/daemon/startDaemon.ts';
-import { type Clock, systemClock } from '../actors/runtime/clock.ts';
+import { startDaemon } from '../apps/daemon/startDaemon.ts';
+import { type Clock, systemClock } from '../runtime/actors/clock.ts';
 import { call, loadDriver } from './embeddedLoad.ts';
 import { type Benchmark, benchDir, median, type Row, runIfMain } from './harness.ts';
 

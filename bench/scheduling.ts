@@ -8,9 +8,9 @@
  *   npx tsx bench/scheduling.ts [--quick] [--rounds N]
  */
 
+import { decideStep } from '../actors/decideStep.ts';
 import { queueDecider } from '../actors/lane/queueDecider.ts';
 import { initialQueueState, type QueueState } from '../actors/lane/queueState.ts';
-import { decideStep } from '../actors/runtime/decideStep.ts';
 import type { NewDomainEvent } from '../events/catalog.ts';
 import { type Benchmark, type Row, runIfMain } from './harness.ts';
 

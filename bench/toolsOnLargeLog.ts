@@ -13,7 +13,7 @@ import { cpSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { startDaemon } from '../actors/daemon/startDaemon.ts';
+import { startDaemon } from '../apps/daemon/startDaemon.ts';
 import { ensureBuilt } from '../build.ts';
 import { call, startEmbedded } from './embeddedLoad.ts';
 import { type Benchmark, benchDir, cleanUp, median, type Row, runIfMain } from './harness.ts';

@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { ensureBuilt } from '../build.ts';
-import { createSchemaLog } from '../events/store/postgres/schemaLog.ts';
+import { createSchemaLog } from '../runtime/store/postgres/schemaLog.ts';
 import { startPostgresCluster } from '../test/support/postgresCluster.ts';
 import { type Benchmark, type Row, runIfMain } from './harness.ts';
 import { callWith } from './httpCall.ts';

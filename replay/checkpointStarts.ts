@@ -1,7 +1,7 @@
-import type { AnyDecider } from '../actors/runtime/decider.ts';
-import type { CheckpointFold } from '../events/store/sqlite/startingCheckpoints.ts';
+import type { AnyDecider } from '../actors/decider.ts';
 import type { AnyProjection } from '../projections/projection.ts';
 import { type CheckpointEntry, CheckpointFolder, checkpointMismatch } from '../projections/startingCheckpoint.ts';
+import type { CheckpointFold } from '../runtime/store/sqlite/startingCheckpoints.ts';
 import { deciderStatesOf, snapshotProjectionOf, storedDeciderProjections } from './deciderStates.ts';
 import type { DeciderStart } from './replayer.ts';
 

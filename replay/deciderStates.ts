@@ -1,11 +1,11 @@
+import type { AnyDecider } from '../actors/decider.ts';
 import type { RunExecution } from '../actors/run/runState.ts';
-import type { AnyDecider } from '../actors/runtime/decider.ts';
 import type { DomainEvent } from '../events/catalog.ts';
-import type { EventStore } from '../events/store/eventStore.ts';
 import { boardProjection } from '../projections/board.ts';
 import { executionsProjection } from '../projections/executions.ts';
 import { type AnyProjection, checkpointName, type Projection } from '../projections/projection.ts';
 import { queueProjection } from '../projections/queue.ts';
+import type { EventStore } from '../runtime/store/eventStore.ts';
 
 /** Every state a decider holds, by scope (a computer for the queue, a run stream for a run). */
 export type ScopedStates = Record<string, unknown>;

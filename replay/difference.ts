@@ -1,4 +1,4 @@
-import type { AnyDecider, InputRecall } from '../actors/runtime/decider.ts';
+import type { AnyDecider, InputRecall } from '../actors/decider.ts';
 import type { DomainEvent, NewDomainEvent } from '../events/catalog.ts';
 import { type DecisionView, sameDecision, view, whereTheyDiffer } from './compare.ts';
 import type { ScopedStates } from './deciderStates.ts';

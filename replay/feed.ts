@@ -1,5 +1,5 @@
 import type { DomainEvent } from '../events/catalog.ts';
-import type { EventStore, FoldRow } from '../events/store/eventStore.ts';
+import type { EventStore, FoldRow } from '../runtime/store/eventStore.ts';
 import type { Replayer } from './replayer.ts';
 
 export interface FeedOptions {

@@ -1,8 +1,8 @@
-import type { AnyDecider } from '../actors/runtime/decider.ts';
+import type { AnyDecider } from '../actors/decider.ts';
 import type { DomainEvent } from '../events/catalog.ts';
 import type { AnyEventCodec } from '../events/codec.ts';
 import { parseStream } from '../events/envelope.ts';
-import type { EventStore } from '../events/store/eventStore.ts';
+import type { EventStore } from '../runtime/store/eventStore.ts';
 import { nearestDeciderStates, type ScopedStates, snapshotNameOf } from './deciderStates.ts';
 import { complete, feed } from './feed.ts';
 import { type DeciderStart, type ReplayDifference, Replayer, type ReplayStep } from './replayer.ts';

@@ -1,7 +1,7 @@
-import type { AnyDecider } from '../actors/runtime/decider.ts';
+import type { AnyDecider } from '../actors/decider.ts';
 import type { AnyEventCodec } from '../events/codec.ts';
-import type { EventStore } from '../events/store/eventStore.ts';
-import type { Stretch } from '../events/store/sqlite/startingCheckpoints.ts';
+import type { EventStore } from '../runtime/store/eventStore.ts';
+import type { Stretch } from '../runtime/store/sqlite/startingCheckpoints.ts';
 import { CheckpointMismatchError, startsFromCheckpoint } from './checkpointStarts.ts';
 import { complete, feed } from './feed.ts';
 import { type ReplayDifference, Replayer } from './replayer.ts';

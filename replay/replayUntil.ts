@@ -1,8 +1,8 @@
-import type { AnyDecider } from '../actors/runtime/decider.ts';
+import type { AnyDecider } from '../actors/decider.ts';
 import type { AnyEventCodec } from '../events/codec.ts';
-import type { EventStore } from '../events/store/eventStore.ts';
 import type { AnyProjection } from '../projections/projection.ts';
-import { foldInto, nearestStates, type Positioned } from '../projections/snapshot/nearestStates.ts';
+import { foldInto, nearestStates, type Positioned } from '../runtime/folds/snapshot/nearestStates.ts';
+import type { EventStore } from '../runtime/store/eventStore.ts';
 import { type Alias, aliasOf, nearestDeciderStates } from './deciderStates.ts';
 import { complete, feed } from './feed.ts';
 import { type DeciderStart, type ReplayDifference, Replayer } from './replayer.ts';

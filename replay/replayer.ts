@@ -1,7 +1,7 @@
-import type { AnyDecider } from '../actors/runtime/decider.ts';
+import type { AnyDecider } from '../actors/decider.ts';
 import { codec as catalogCodec, type DomainEvent, type NewDomainEvent } from '../events/catalog.ts';
 import { type AnyEventCodec, InvalidEventError } from '../events/codec.ts';
-import type { FoldRow } from '../events/store/eventStore.ts';
+import type { FoldRow } from '../runtime/store/eventStore.ts';
 import { sameDecision, view } from './compare.ts';
 import { retirementOf, type ScopedStates } from './deciderStates.ts';
 import { compare, type Lane, type OpenInput, type ReplayDifference, type ReplayStep } from './difference.ts';

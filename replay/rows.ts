@@ -1,7 +1,7 @@
 import type { DomainEvent } from '../events/catalog.ts';
 import { type AnyEventCodec, InvalidEventError, UNKNOWN_TYPE } from '../events/codec.ts';
-import type { FoldRow } from '../events/store/eventStore.ts';
 import { messageOf } from '../events/thrown.ts';
+import type { FoldRow } from '../runtime/store/eventStore.ts';
 
 /** A codec's types, each by itself (see `typesOf`). */
 export type TypeNames = ReadonlyMap<string, string>;

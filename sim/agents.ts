@@ -1,6 +1,6 @@
 import type { AgentResult } from '../actors/run/agentResult.ts';
-import type { AgentHandle, StartAgentOptions } from '../actors/run/execution/agentProcess.ts';
-import { wakeAt } from '../actors/runtime/clock.ts';
+import type { AgentHandle, StartAgentOptions } from '../adapters/agent/agentProcess.ts';
+import { wakeAt } from '../runtime/actors/clock.ts';
 import type { Prng } from './prng.ts';
 import type { LifeClock } from './scheduler.ts';
 

@@ -1,14 +1,14 @@
-import { type RunningChores, startBoardChores } from '../actors/board/chores/boardChores.ts';
-import type { LivenessReader } from '../actors/board/chores/notices/noticeRound.ts';
-import { BoardHost } from '../actors/board/host/boardHost.ts';
-import type { BoardPeers } from '../actors/board/host/peers/boardPeers.ts';
-import { choresOn } from '../actors/board/host/peers/leasedStore.ts';
-import { type ActorSystem, startActorSystem, stopSystem } from '../actors/runtime/runtime.ts';
-import type { EventStore } from '../events/store/eventStore.ts';
-import { LogUnwritableError } from '../events/store/logUnwritable.ts';
-import { ProjectionKeeper } from '../projections/keeper/projectionKeeper.ts';
-import { projections } from '../projections/keeper/registry.ts';
-import type { BoardAnswer } from '../wire/boardClient.ts';
+import type { BoardAnswer } from '../adapters/http/boardClient.ts';
+import { BoardHost } from '../apps/board/boardHost.ts';
+import { type RunningChores, startBoardChores } from '../apps/board/chores/boardChores.ts';
+import type { LivenessReader } from '../apps/board/chores/notices/noticeRound.ts';
+import type { BoardPeers } from '../apps/board/peers/boardPeers.ts';
+import { choresOn } from '../apps/board/peers/leasedStore.ts';
+import { type ActorSystem, startActorSystem, stopSystem } from '../runtime/actors/runtime.ts';
+import { ProjectionKeeper } from '../runtime/folds/keeper/projectionKeeper.ts';
+import { projections } from '../runtime/folds/keeper/registry.ts';
+import type { EventStore } from '../runtime/store/eventStore.ts';
+import { LogUnwritableError } from '../runtime/store/logUnwritable.ts';
 import type { SimDisk } from './disk.ts';
 import { type HookInvocation, SIM_HOOK_TIMEOUT_MS, SIM_HOOKS, simHookRunner } from './hooks.ts';
 import { armNactOn } from './nactTimers.ts';
@@ -103,7 +103,7 @@ export class BoardMachine {
   /**
    * What it writes as (the log's `actor` column): a restarted board is the same host and pid as far as
    * the log can tell, so its outboxes know the takes of its earlier lives for their own
-   * (actors/runtime/outbox.ts), as a board restarted on its machine probes them gone.
+   * (runtime/actors/outbox.ts), as a board restarted on its machine probes them gone.
    */
   get writer(): string {
     return `${this.name}-host:1`;
@@ -189,7 +189,7 @@ export class BoardMachine {
         }
       }
     } catch (error) {
-      // As the HTTP API answers a request that failed (actors/board/host/httpApi.ts, refusalOf).
+      // As the HTTP API answers a request that failed (adapters/http/httpApi.ts, refusalOf).
       if (error instanceof LogUnwritableError) return { status: 507, body: { detail: { error: 'log_unwritable' } } };
       return { status: 500, body: { detail: { error: 'internal' } } };
     }

@@ -1,4 +1,4 @@
-import { BoardServers } from '../wire/boardServers.ts';
+import { BoardServers } from '../adapters/http/boardServers.ts';
 import { type BoardLife, type BoardLog, BoardMachine, type PeersOf } from './boardMachine.ts';
 import { SimDisk } from './disk.ts';
 import type { HookInvocation } from './hooks.ts';

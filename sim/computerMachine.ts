@@ -1,13 +1,13 @@
-import { Computer } from '../actors/computer/computer.ts';
-import { drainComputer } from '../actors/computer/drainComputer.ts';
-import { type ActorSystem, startActorSystem, stopSystem } from '../actors/runtime/runtime.ts';
-import { SessionCloser } from '../actors/session/closer/sessionCloser.ts';
-import type { EventStore } from '../events/store/eventStore.ts';
-import { ProjectionKeeper } from '../projections/keeper/projectionKeeper.ts';
-import { projections } from '../projections/keeper/registry.ts';
-import type { BoardAnswer } from '../wire/boardClient.ts';
-import type { BoardServers } from '../wire/boardServers.ts';
-import type { PushConnect } from '../wire/pushStreamClient.ts';
+import type { BoardAnswer } from '../adapters/http/boardClient.ts';
+import type { BoardServers } from '../adapters/http/boardServers.ts';
+import type { PushConnect } from '../adapters/push/pushStreamClient.ts';
+import { SessionCloser } from '../apps/computer/closer/sessionCloser.ts';
+import { Computer } from '../apps/computer/computer.ts';
+import { drainComputer } from '../apps/computer/drainComputer.ts';
+import { type ActorSystem, startActorSystem, stopSystem } from '../runtime/actors/runtime.ts';
+import { ProjectionKeeper } from '../runtime/folds/keeper/projectionKeeper.ts';
+import { projections } from '../runtime/folds/keeper/registry.ts';
+import type { EventStore } from '../runtime/store/eventStore.ts';
 import { type AgentsWorld, type SimLogin, simAgentStarter } from './agents.ts';
 import type { BoardRequest } from './boardMachine.ts';
 import type { SimBoards } from './boards.ts';
@@ -19,7 +19,7 @@ import { SimSocket } from './pushLink.ts';
 import { LifeClock, Owner, type Scheduler, type TimerFuzz } from './scheduler.ts';
 import { type SessionsWorld, SimSessions } from './sessions.ts';
 
-/** How long the computer's HTTP client waits for an answer before calling it a network error (wire/boardClient.ts). */
+/** How long the computer's HTTP client waits for an answer before calling it a network error (adapters/http/boardClient.ts). */
 const CALL_TIMEOUT_MS = 15_000;
 
 export interface ComputerLife {
@@ -116,7 +116,7 @@ export class ComputerMachine {
     const system = startActorSystem({ onError: (r) => log(`actor ${r.actor}: ${r.phase} failed (${r.decision}): ${(r.error as Error)?.message}`) });
     armNactOn(system.name, clock);
     const incarnation = world.prng.uuid();
-    // Its `--server` list: the push stream moves on when its board drops it, and the calls follow (wire/boardServers.ts).
+    // Its `--server` list: the push stream moves on when its board drops it, and the calls follow (adapters/http/boardServers.ts).
     const servers = world.boards.servers(this.firstBoard);
     const calls = this.boardCalls(owner, servers);
     const board = world.wrapBoard ? world.wrapBoard(this.id, calls) : calls;
@@ -153,7 +153,7 @@ export class ComputerMachine {
     });
     const keeper = new ProjectionKeeper(store, projections, clock, { log });
     await keeper.start();
-    // As the daemon wires it (actors/daemon/startDaemon.ts): a round every 10 s over the closes its runs' ends intend.
+    // As the daemon wires it (apps/daemon/startDaemon.ts): a round every 10 s over the closes its runs' ends intend.
     const sessionCloser = new SessionCloser({
       system,
       store,

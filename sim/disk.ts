@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
-import type { AppendRequest, EventStore } from '../events/store/eventStore.ts';
-import { openSqliteStore, SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
+import type { AppendRequest, EventStore } from '../runtime/store/eventStore.ts';
+import { openSqliteStore, SqliteEventStore } from '../runtime/store/sqlite/sqliteEventStore.ts';
 
 /**
  * One machine's disk: an in-memory SQLite log that outlives the machine's process lives. A crash keeps

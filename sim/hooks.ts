@@ -1,6 +1,6 @@
-import type { HookOutcome } from '../actors/board/chores/hooks/hookCommand.ts';
-import type { HookCommands } from '../actors/board/chores/hooks/hookNames.ts';
-import type { RunHook } from '../actors/board/chores/hooks/hookRunner.ts';
+import type { HookOutcome } from '../apps/board/chores/hooks/hookCommand.ts';
+import type { HookCommands } from '../apps/board/chores/hooks/hookNames.ts';
+import type { RunHook } from '../apps/board/chores/hooks/hookRunner.ts';
 import type { Prng } from './prng.ts';
 import type { LifeClock } from './scheduler.ts';
 

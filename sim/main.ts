@@ -6,7 +6,7 @@
  * one broke an invariant (its seed, the invariant and the shortest history are printed), 2 on bad usage.
  */
 import { parseArgs } from 'node:util';
-import { createSchemaLog, dropSchemaLog } from '../events/store/postgres/schemaLog.ts';
+import { createSchemaLog, dropSchemaLog } from '../runtime/store/postgres/schemaLog.ts';
 import { FAULT_KINDS, type Fault, parseFaults } from './faults.ts';
 import { formatFailure, formatSummary, type RunOptions, runSeeds } from './report.ts';
 

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import type { Clock } from '../actors/runtime/clock.ts';
+import type { Clock } from '../runtime/actors/clock.ts';
 
 /**
  * nact arms two real timers: a query's timeout and an actor's passivation (`shutdownAfter`). Left

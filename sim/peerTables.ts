@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
-import type { PeerTables } from '../actors/board/host/peers/leasedPeers.ts';
-import type { LeaseRow } from '../events/store/planAppends.ts';
-import type { LeaseReader } from '../events/store/sqlite/appendBatch.ts';
+import type { PeerTables } from '../apps/board/peers/leasedPeers.ts';
+import type { LeaseRow } from '../runtime/store/planAppends.ts';
+import type { LeaseReader } from '../runtime/store/sqlite/appendBatch.ts';
 
 /**
  * PostgreSQL's migration 0007 (board_leases, board_processes, run_heartbeats) in SQLite's words, beside

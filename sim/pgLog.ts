@@ -1,10 +1,10 @@
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { takeWhile } from 'rxjs';
-import { LeasedPeers, type LeasedPeersOptions, type PeerTables } from '../actors/board/host/peers/leasedPeers.ts';
-import type { EventStore } from '../events/store/eventStore.ts';
-import { openPostgresStore, type PostgresEventStore } from '../events/store/postgres/postgresEventStore.ts';
-import type { SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
+import { LeasedPeers, type LeasedPeersOptions, type PeerTables } from '../apps/board/peers/leasedPeers.ts';
+import type { EventStore } from '../runtime/store/eventStore.ts';
+import { openPostgresStore, type PostgresEventStore } from '../runtime/store/postgres/postgresEventStore.ts';
+import type { SqliteEventStore } from '../runtime/store/sqlite/sqliteEventStore.ts';
 import { emptyLog, snapshotOf } from './disk.ts';
 import { SimPeerTables } from './peerTables.ts';
 import type { Owner, Scheduler } from './scheduler.ts';

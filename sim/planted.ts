@@ -1,8 +1,8 @@
 import type { QueueState } from '../actors/lane/queueState.ts';
-import type { Clock } from '../actors/runtime/clock.ts';
+import type { BoardAnswer } from '../adapters/http/boardClient.ts';
 import type { DomainEvent } from '../events/catalog.ts';
 import type { NoticesIndex } from '../projections/notices.ts';
-import type { BoardAnswer } from '../wire/boardClient.ts';
+import type { Clock } from '../runtime/actors/clock.ts';
 import type { SimBoardCalls } from './computerMachine.ts';
 
 /**
@@ -52,7 +52,7 @@ type Evolve = (state: QueueState, event: DomainEvent) => QueueState;
 
 /** Each wake-up fired as its timer fires, a few ms early or not, with no re-check (the bug of issue 12). */
 const EARLY_TIMERS = {
-  path: 'actors/runtime/clock.ts',
+  path: 'runtime/actors/clock.ts',
   wrap: (original: Record<string, unknown>) => ({
     ...original,
     wakeAt: ((clock, due, fn) => clock.after(Math.max(0, due - clock.now()), () => fn(clock.now()))) satisfies WakeAt,
@@ -75,7 +75,7 @@ export const PLANTED: readonly PlantedBug[] = [
     boards: 2,
     modules: [
       {
-        path: 'actors/runtime/decidingActor.ts',
+        path: 'runtime/actors/decidingActor.ts',
         wrap: (original) => {
           const Base = original.DecidingActor as ActorClass;
           class Unguarded extends Base {
@@ -100,7 +100,7 @@ export const PLANTED: readonly PlantedBug[] = [
     boards: 2,
     modules: [
       {
-        path: 'actors/board/host/peers/leasedPeers.ts',
+        path: 'apps/board/peers/leasedPeers.ts',
         wrap: (original) => {
           const Base = original.LeasedPeers as new (...args: unknown[]) => { heard(runId: string, at: number): void };
           class OwnHeartbeats extends Base {
@@ -268,7 +268,7 @@ export const PLANTED: readonly PlantedBug[] = [
     size: 'small',
     modules: [
       {
-        path: 'actors/runtime/outbox.ts',
+        path: 'runtime/actors/outbox.ts',
         wrap: (original) => {
           const Base = original.Outbox as new (...args: never[]) => object;
           const base = Base.prototype as OutboxInsides;
@@ -305,7 +305,7 @@ export const PLANTED: readonly PlantedBug[] = [
     size: 'small',
     modules: [
       {
-        path: 'actors/board/chores/notices/noticeRound.ts',
+        path: 'apps/board/chores/notices/noticeRound.ts',
         wrap: (original) => {
           const file = original.fileNotices as (options: unknown, index: NoticesIndex) => Promise<unknown>;
           return {

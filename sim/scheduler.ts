@@ -1,4 +1,4 @@
-import type { Clock } from '../actors/runtime/clock.ts';
+import type { Clock } from '../runtime/actors/clock.ts';
 import type { Prng } from './prng.ts';
 
 /** The virtual epoch every world starts at. */

@@ -1,4 +1,4 @@
-import type { SessionAtRead, SessionDriver, StopOutcome } from '../actors/session/closer/drivers/sessionDriver.ts';
+import type { SessionAtRead, SessionDriver, StopOutcome } from '../adapters/tmux/sessionDriver.ts';
 import type { Activity } from '../events/sessionEvents.ts';
 import type { Execution } from './agents.ts';
 import { Prng } from './prng.ts';

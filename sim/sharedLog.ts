@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { Subject } from 'rxjs';
-import { LeasedPeers, type LeasedPeersOptions } from '../actors/board/host/peers/leasedPeers.ts';
-import type { EventStore } from '../events/store/eventStore.ts';
-import { SqliteEventStore } from '../events/store/sqlite/sqliteEventStore.ts';
+import { LeasedPeers, type LeasedPeersOptions } from '../apps/board/peers/leasedPeers.ts';
+import type { EventStore } from '../runtime/store/eventStore.ts';
+import { SqliteEventStore } from '../runtime/store/sqlite/sqliteEventStore.ts';
 import { emptyLog, snapshotOf, withoutHolds } from './disk.ts';
 import { SimPeerTables } from './peerTables.ts';
 import type { Prng } from './prng.ts';

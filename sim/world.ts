@@ -1,8 +1,8 @@
 import { boardInput } from '../actors/board/boardInputs.ts';
 import type { BoardState } from '../actors/board/boardState.ts';
-import { openSubscription, type SubscriptionRequest } from '../actors/board/chores/notices/subscriptions.ts';
 import { NOTICE_KINDS } from '../actors/board/inbox/noticeKinds.ts';
-import { hashToken } from '../wire/tokens.ts';
+import { hashToken } from '../adapters/http/tokens.ts';
+import { openSubscription, type SubscriptionRequest } from '../apps/board/chores/notices/subscriptions.ts';
 import { BEHAVIOURS, type Execution, FIRST_SIM_PID, simPrompt } from './agents.ts';
 import type { BoardLife } from './boardMachine.ts';
 import { SimBoards } from './boards.ts';

@@ -1,6 +1,6 @@
 import type { DomainEvent } from '../events/catalog.ts';
 import { parseStream } from '../events/envelope.ts';
-import { type TimelineEntry, timelineEntry } from '../projections/audit/runTimeline.ts';
+import { type TimelineEntry, timelineEntry } from '../runtime/audit/runTimeline.ts';
 
 /** One line of the board page's activity list: a timeline entry, plus the run and lane it concerns. */
 export interface EventSummary extends TimelineEntry {

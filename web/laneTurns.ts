@@ -1,4 +1,4 @@
-import type { RunListPage, RunListQuery, RunRow } from '../actors/board/host/runListing.ts';
+import type { RunListPage, RunListQuery, RunRow } from '../adapters/http/runListing.ts';
 import type { LaneTurns } from './liveHub.ts';
 
 /** The newest turns a lane page shows; older ones are in the history, filtered by the lane. */

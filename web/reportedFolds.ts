@@ -1,12 +1,12 @@
 import { type Observable, Subject, type Subscription } from 'rxjs';
 import type { QueueState } from '../actors/lane/queueState.ts';
-import type { FailureLog } from '../actors/runtime/untilRecorded.ts';
 import type { DomainEvent } from '../events/catalog.ts';
-import type { ComputerEvents } from '../events/store/computerEvents.ts';
 import { messageOf } from '../events/thrown.ts';
 import { type CloseState, closeProjection } from '../projections/close.ts';
 import { laneSessionsProjection } from '../projections/laneSessions.ts';
 import { queueProjection } from '../projections/queue.ts';
+import type { FailureLog } from '../runtime/actors/untilRecorded.ts';
+import type { ComputerEvents } from '../runtime/store/computerEvents.ts';
 
 const PAGE = 500;
 

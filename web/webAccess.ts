@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { WebAccess } from '../actors/board/host/boardServer.ts';
-import { cookieOf, fromOwnOrigin, submitTokenOf, TOKEN_COOKIE } from '../actors/board/host/browserWrites.ts';
-import { addressedToLoopback, HOST_NOT_ALLOWED } from '../actors/board/host/loopbackHost.ts';
+import { cookieOf, fromOwnOrigin, submitTokenOf, TOKEN_COOKIE } from '../adapters/http/browserWrites.ts';
+import { addressedToLoopback, HOST_NOT_ALLOWED } from '../adapters/http/loopbackHost.ts';
+import type { WebAccess } from '../apps/board/boardServer.ts';
 
 export type Verdict = { readonly ok: true } | { readonly ok: false; readonly status: number; readonly code: string; readonly reason: string };
 

@@ -1,5 +1,5 @@
 import { exhausted } from '../../events/exhaustive.ts';
-import { decider } from '../runtime/decider.ts';
+import { decider } from '../decider.ts';
 import { type BoardState, closedElsewhere, initialBoardState, isConnected } from './boardState.ts';
 import { BOARD_INPUTS, type BoardDecision, type BoardInput, decideBoard, marksRunning, quietRefusal, raced } from './decideBoard.ts';
 import { evolveBoard } from './evolveBoard.ts';

@@ -1,5 +1,5 @@
-import { type ChangesBody, changesToWire } from '../../wire/changes.ts';
-import { type UsageBody, usageToWire } from '../../wire/usage.ts';
+import { type ChangesBody, changesToWire } from '../../events/wire/changes.ts';
+import { type UsageBody, usageToWire } from '../../events/wire/usage.ts';
 import { type BoardState, isConnected, isTerminal, type RunState, workers } from './boardState.ts';
 import { hasRoom, waitsForRoom } from './offerPolicy.ts';
 import type { RunPast, SettledRun } from './settledRun.ts';

@@ -1,5 +1,5 @@
 import type { DomainEvent } from '../../events/catalog.ts';
-import type { InputRecall } from '../runtime/decider.ts';
+import type { InputRecall } from '../decider.ts';
 import type { BoardState } from './boardState.ts';
 import type { BoardInput } from './decideBoard.ts';
 import { emptyRunFold, foldRunStream, pastOf, type RunFold, type RunPast, settledOf } from './settledRun.ts';

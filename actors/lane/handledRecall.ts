@@ -1,5 +1,5 @@
 import type { DomainEvent } from '../../events/catalog.ts';
-import type { InputRecall } from '../runtime/decider.ts';
+import type { InputRecall } from '../decider.ts';
 import type { QueueInput } from './decideQueue.ts';
 import { endOf, readsHandled } from './handledRun.ts';
 import type { HandledOutcome, QueueState } from './queueState.ts';

@@ -1,7 +1,7 @@
 import { parseStream } from '../../events/envelope.ts';
 import { exhausted } from '../../events/exhaustive.ts';
 import { queueEvents } from '../../events/queueEvents.ts';
-import { decider } from '../runtime/decider.ts';
+import { decider } from '../decider.ts';
 import { decideQueue, pickNextRuns, QUEUE_INPUTS, QUEUE_MESSAGES, type QueueDecision, type QueueInput } from './decideQueue.ts';
 import { evolveQueue } from './evolveQueue.ts';
 import { handledRecall } from './handledRecall.ts';

@@ -1,5 +1,5 @@
-import type { Stray } from './execution/strays.ts';
-import type { AgentUsage, FinalReply } from './outputReaders.ts';
+import type { AgentUsage, FinalReply } from '../../adapters/agent/outputReaders.ts';
+import type { Stray } from '../../adapters/agent/strays.ts';
 import type { UsageLimit } from './usageLimit.ts';
 
 /** How an agent's process ended, as the run's decider reads it (the process itself is in `execution/`). */

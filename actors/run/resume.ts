@@ -1,6 +1,6 @@
+import type { AgentKind } from '../../adapters/agent/outputReaders.ts';
 import type { AgentOutcome, AgentResult } from './agentResult.ts';
 import { insertAt, programName, type SimpleCommand, simpleCommand } from './commandLine.ts';
-import type { AgentKind } from './outputReaders.ts';
 
 /**
  * Resuming a lane's agent session (docs/rules.md#computer-behaviour, "Execution"): the command line of a resumed turn,

@@ -1,7 +1,7 @@
 import { parseStream } from '../../events/envelope.ts';
 import { executionEvents } from '../../events/executionEvents.ts';
 import { exhausted } from '../../events/exhaustive.ts';
-import { decider } from '../runtime/decider.ts';
+import { decider } from '../decider.ts';
 import { claimedRunStream, decideRun, RUN_INPUTS, RUN_MESSAGES, type RunDecision, type RunInput } from './decideRun.ts';
 import { evolveRun } from './evolveRun.ts';
 import { initialRunExecution, type RunExecution } from './runState.ts';

@@ -1,4 +1,4 @@
-import { writerOf } from '../runtime/writer.ts';
+import { writerOf } from '../writer.ts';
 import type { CloseClaim } from './sessionState.ts';
 
 /** A process reuses its own claim while more than this is left of it; with less it claims again. */

@@ -1,6 +1,6 @@
 import { parseStream } from '../../events/envelope.ts';
 import { sessionEvents } from '../../events/sessionEvents.ts';
-import { decider } from '../runtime/decider.ts';
+import { decider } from '../decider.ts';
 import { decideSession, ignoresSession, SESSION_INPUTS, type SessionDecision, type SessionInput } from './decideSession.ts';
 import { evolveSession } from './evolveSession.ts';
 import { initialSessionClose, type SessionClose } from './sessionState.ts';

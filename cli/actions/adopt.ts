@@ -1,10 +1,10 @@
 import { resolve } from 'node:path';
 import { ADOPTION_LISTING_WINDOW_MS } from '../../actors/board/adoption/adoptionState.ts';
-import { releaseAdoption, requestAdoption } from '../../actors/board/chores/adoptions/adoptionRequests.ts';
-import { boardLockPath, lockHolder } from '../../actors/computer/processLock.ts';
-import { systemClock } from '../../actors/runtime/clock.ts';
+import { releaseAdoption, requestAdoption } from '../../apps/board/chores/adoptions/adoptionRequests.ts';
+import { boardLockPath, lockHolder } from '../../apps/computer/processLock.ts';
 import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
-import { isPostgresUrl } from '../../events/store/logLocation.ts';
+import { systemClock } from '../../runtime/actors/clock.ts';
+import { isPostgresUrl } from '../../runtime/store/logLocation.ts';
 import type { AdoptOptions } from '../commands/adopt.ts';
 import { openLog } from '../shared/openLog.ts';
 import { print } from '../shared/options.ts';

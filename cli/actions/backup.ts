@@ -1,16 +1,16 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { isPostgresUrl, redactUrl } from '../../events/store/logLocation.ts';
-import { openStoreToRead } from '../../events/store/open/openStore.ts';
-import { copyLog } from '../../events/store/sqlite/copyLog.ts';
-import { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { isPostgresUrl, redactUrl } from '../../runtime/store/logLocation.ts';
+import { openStoreToRead } from '../../runtime/store/open/openStore.ts';
+import { copyLog } from '../../runtime/store/sqlite/copyLog.ts';
+import { SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import type { BackupOptions } from '../commands/backup.ts';
 import { openLogToRead } from '../shared/openLog.ts';
 import { howChosen, print } from '../shared/options.ts';
 
 /**
  * `runledger backup FILE`: a consistent copy of the SQLite log, taken while the daemon runs
- * (../../events/store/sqlite/copyLog.ts), then opened as a log to say what it holds: a copy that
+ * (../../runtime/store/sqlite/copyLog.ts), then opened as a log to say what it holds: a copy that
  * cannot be read is an error now, not on the day it is needed.
  */
 export async function backup(file: string, o: BackupOptions): Promise<void> {

@@ -1,4 +1,4 @@
-import type { RunRow } from '../../actors/board/host/runListing.ts';
+import type { RunRow } from '../../adapters/http/runListing.ts';
 import type { CancelOptions, ShowOptions, SubmitOptions } from '../commands/client.ts';
 import { boardCall, refusal } from '../shared/boardCall.ts';
 import { runDetails } from '../shared/boardRuns.ts';

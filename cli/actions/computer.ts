@@ -1,10 +1,10 @@
 import { computerList } from '../../actors/board/boardQueries.ts';
 import type { BoardState } from '../../actors/board/boardState.ts';
-import { addComputer as addToBoard } from '../../actors/board/host/addComputer.ts';
-import { systemClock } from '../../actors/runtime/clock.ts';
+import { addComputer as addToBoard } from '../../apps/board/addComputer.ts';
 import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
 import { boardProjection } from '../../projections/board.ts';
-import { hydrateProjections } from '../../projections/hydrate.ts';
+import { systemClock } from '../../runtime/actors/clock.ts';
+import { hydrateProjections } from '../../runtime/folds/hydrate.ts';
 import type { ComputerAddOptions, ComputerListOptions } from '../commands/computer.ts';
 import { openLog } from '../shared/openLog.ts';
 import { print } from '../shared/options.ts';

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { type LocalTurnResult, startLocalTurn } from '../../actors/computer/localTurn.ts';
-import { agentSettingsOf } from '../../actors/computer/runEffects.ts';
 import type { AgentResult } from '../../actors/run/agentResult.ts';
 import { simpleCommand, type Word } from '../../actors/run/commandLine.ts';
-import type { AgentKind } from '../../actors/run/outputReaders.ts';
 import { turnCommand } from '../../actors/run/resume.ts';
-import { systemClock } from '../../actors/runtime/clock.ts';
+import type { AgentKind } from '../../adapters/agent/outputReaders.ts';
+import { type LocalTurnResult, startLocalTurn } from '../../apps/computer/localTurn.ts';
+import { agentSettingsOf } from '../../apps/computer/runEffects.ts';
 import { messageOf } from '../../events/thrown.ts';
+import { systemClock } from '../../runtime/actors/clock.ts';
 import type { DoctorOptions } from '../commands/doctor.ts';
 import { agentToRun, findAgentProgram } from '../shared/agentProgram.ts';
 import { sandboxFinding } from './codexSandbox.ts';

@@ -1,4 +1,4 @@
-import type { AgentKind } from '../../actors/run/outputReaders.ts';
+import type { AgentKind } from '../../adapters/agent/outputReaders.ts';
 
 /**
  * What `runledger doctor` says about an agent that gave no usable answer, and what to do about it,

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { runGit } from '../../actors/workspace/git.ts';
-import { checkRepository } from '../../actors/workspace/repositories.ts';
+import { runGit } from '../../adapters/git/git.ts';
+import { checkRepository } from '../../adapters/git/repositories.ts';
 import { messageOf } from '../../events/thrown.ts';
 
 /**

@@ -1,9 +1,9 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { type ClosedWorktree, closeWorktree } from '../../actors/workspace/closeWorktree.ts';
+import { type ClosedWorktree, closeWorktree } from '../../adapters/git/closeWorktree.ts';
 import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
 import { type ExecutionsState, executionsProjection } from '../../projections/executions.ts';
-import { hydrateStates } from '../../projections/hydrate.ts';
+import { hydrateStates } from '../../runtime/folds/hydrate.ts';
 import type { LaneCloseOptions } from '../commands/lane.ts';
 import { logLocation, openLogToRead } from '../shared/openLog.ts';
 import { print } from '../shared/options.ts';

@@ -1,7 +1,7 @@
 import type { AnyProjection } from '../../projections/projection.ts';
-import { checkOutboxMarks, type MarkCheck } from '../../projections/snapshot/checkOutboxMarks.ts';
-import { type ProjectionCheck, type RebuildCheck, rebuildAndCheck } from '../../projections/snapshot/checkSnapshots.ts';
 import { storedDeciderProjections } from '../../replay/deciderStates.ts';
+import { checkOutboxMarks, type MarkCheck } from '../../runtime/folds/snapshot/checkOutboxMarks.ts';
+import { type ProjectionCheck, type RebuildCheck, rebuildAndCheck } from '../../runtime/folds/snapshot/checkSnapshots.ts';
 import type { RebuildOptions } from '../commands/rebuild.ts';
 import { failOnForeignRow, openLog, openLogToRead } from '../shared/openLog.ts';
 import { print } from '../shared/options.ts';

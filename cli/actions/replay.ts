@@ -1,12 +1,12 @@
-import { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
-import { replayStretches } from '../../events/store/sqlite/startingCheckpoints.ts';
 import { noRunStartsWith } from '../../projections/audit/runIdPrefix.ts';
-import { checkEntityId } from '../../projections/audit/runTimeline.ts';
 import { CheckpointMismatchError } from '../../replay/checkpointStarts.ts';
 import { formatEntity, formatUntil, formatVerified } from '../../replay/formatReplay.ts';
 import { replayEntity } from '../../replay/replayEntity.ts';
 import { replayLog } from '../../replay/replayLog.ts';
 import { replayUntil } from '../../replay/replayUntil.ts';
+import { checkEntityId } from '../../runtime/audit/runTimeline.ts';
+import { SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
+import { replayStretches } from '../../runtime/store/sqlite/startingCheckpoints.ts';
 import type { ReplayOptions } from '../commands/replay.ts';
 import { failOnForeignRow, logLocation, logName, openLogToRead } from '../shared/openLog.ts';
 import { print } from '../shared/options.ts';

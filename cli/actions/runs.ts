@@ -1,4 +1,4 @@
-import type { RunRow } from '../../actors/board/host/runListing.ts';
+import type { RunRow } from '../../adapters/http/runListing.ts';
 import type { LaneOptions, RunsOptions } from '../commands/client.ts';
 import { boardRuns, type RunFilters } from '../shared/boardRuns.ts';
 import { print } from '../shared/options.ts';

@@ -1,8 +1,8 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
-import { closeSubscription, openSubscription } from '../../actors/board/chores/notices/subscriptions.ts';
 import { NOTICE_KINDS, type NoticeKind } from '../../actors/board/inbox/noticeKinds.ts';
-import { systemClock } from '../../actors/runtime/clock.ts';
+import { closeSubscription, openSubscription } from '../../apps/board/chores/notices/subscriptions.ts';
 import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
+import { systemClock } from '../../runtime/actors/clock.ts';
 import type { SubscribeOptions, UnsubscribeOptions } from '../commands/subscribe.ts';
 import { openLog } from '../shared/openLog.ts';
 import { print } from '../shared/options.ts';

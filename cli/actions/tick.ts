@@ -1,8 +1,8 @@
-import { BoardChores } from '../../actors/board/chores/boardChores.ts';
-import { systemClock } from '../../actors/runtime/clock.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
-import type { RoundOutcome } from '../../actors/session/closer/closeRound.ts';
-import { SessionCloser } from '../../actors/session/closer/sessionCloser.ts';
+import { BoardChores } from '../../apps/board/chores/boardChores.ts';
+import type { RoundOutcome } from '../../apps/computer/closer/closeRound.ts';
+import { SessionCloser } from '../../apps/computer/closer/sessionCloser.ts';
+import { systemClock } from '../../runtime/actors/clock.ts';
+import { startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
 import type { TickOptions } from '../commands/tick.ts';
 import { openLog } from '../shared/openLog.ts';
 import { print } from '../shared/options.ts';

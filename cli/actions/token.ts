@@ -1,7 +1,7 @@
-import { systemClock } from '../../actors/runtime/clock.ts';
+import { hashToken, newToken } from '../../adapters/http/tokens.ts';
 import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
 import { SUBMIT_TOKENS_STREAM } from '../../events/tokenEvents.ts';
-import { hashToken, newToken } from '../../wire/tokens.ts';
+import { systemClock } from '../../runtime/actors/clock.ts';
 import type { TokenAddOptions } from '../commands/token.ts';
 import { logName, openLog } from '../shared/openLog.ts';
 import { print } from '../shared/options.ts';

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
-import { isPostgresUrl, redactUrl } from '../../events/store/logLocation.ts';
+import { readSubmitToken, tokenPaths } from '../../adapters/http/tokens.ts';
 import { messageOf } from '../../events/thrown.ts';
-import { readSubmitToken, tokenPaths } from '../../wire/tokens.ts';
+import { isPostgresUrl, redactUrl } from '../../runtime/store/logLocation.ts';
 import { howChosen } from './options.ts';
 
 export interface ClientOptions {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RunRow } from '../../actors/board/host/runListing.ts';
+import type { RunRow } from '../../adapters/http/runListing.ts';
 import { boardCall, type ClientOptions, refusal } from './boardCall.ts';
 
 /** The most runs the board gives in one page of `GET /v1/runs`. */

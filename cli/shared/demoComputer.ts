@@ -1,6 +1,6 @@
 import { dirname } from 'node:path';
-import { type Daemon, type DaemonOptions, localComputerToken, startDaemon } from '../../actors/daemon/startDaemon.ts';
-import { systemClock } from '../../actors/runtime/clock.ts';
+import { type Daemon, type DaemonOptions, localComputerToken, startDaemon } from '../../apps/daemon/startDaemon.ts';
+import { systemClock } from '../../runtime/actors/clock.ts';
 
 /** The demo's second computer: it joins the daemon's board over loopback, as any computer would. */
 export const DEMO_COMPUTER = 'demo-2';

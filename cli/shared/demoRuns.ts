@@ -1,4 +1,4 @@
-import { readSubmitToken } from '../../wire/tokens.ts';
+import { readSubmitToken } from '../../adapters/http/tokens.ts';
 
 /**
  * `runledger daemon --demo` (what `npm start` runs): a few turns over three conversations, so a new

@@ -2,8 +2,8 @@ import pino from 'pino';
 import type { Subscription } from 'rxjs';
 import type { DomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
-import type { EventStore } from '../../events/store/eventStore.ts';
 import { describeEvent } from '../../projections/audit/describeEvent.ts';
+import type { EventStore } from '../../runtime/store/eventStore.ts';
 import type { StdoutLines } from './stdoutLines.ts';
 
 /** The decisions worth a line while the daemon runs; everything else is in `runledger audit`. */

@@ -1,9 +1,9 @@
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type AnyEventCodec, InvalidEventError } from '../../events/codec.ts';
-import { isPostgresUrl, redactUrl } from '../../events/store/logLocation.ts';
-import { openStore, openStoreToRead } from '../../events/store/open/openStore.ts';
-import type { ForeignRowPolicy } from '../../events/store/rowDecoder.ts';
+import { isPostgresUrl, redactUrl } from '../../runtime/store/logLocation.ts';
+import { openStore, openStoreToRead } from '../../runtime/store/open/openStore.ts';
+import type { ForeignRowPolicy } from '../../runtime/store/rowDecoder.ts';
 import { type DbOptions, print } from './options.ts';
 
 /** `--db` as the store opens it: a `postgres://` URL as given, a file's path made absolute. */

@@ -1,9 +1,9 @@
-import type { AnyDecider } from '../../actors/runtime/decider.ts';
+import type { AnyDecider } from '../../actors/decider.ts';
 import { codec } from '../../events/catalog.ts';
 import type { AnyEventCodec } from '../../events/codec.ts';
-import { projections } from '../../projections/keeper/registry.ts';
 import type { AnyProjection } from '../../projections/projection.ts';
 import { deciders } from '../../replay/deciders.ts';
+import { projections } from '../../runtime/folds/keeper/registry.ts';
 
 /**
  * What `replay` and `rebuild` read a log with, re-decide and refold: production's, unless a test hands

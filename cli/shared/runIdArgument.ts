@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { EventStore } from '../../events/store/eventStore.ts';
 import { noRunStartsWith, resolveRunId } from '../../projections/audit/runIdPrefix.ts';
+import type { EventStore } from '../../runtime/store/eventStore.ts';
 import { boardCall, type ClientOptions, refusal } from './boardCall.ts';
 
 /** `GET /v1/runs?prefix=P`: the board's run ids that start with P, sorted, a few of them. */

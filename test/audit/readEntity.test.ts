@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { appendOrThrow } from '../../events/store/eventStore.ts';
-import { SELECT_ENTITY } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { appendOrThrow } from '../../runtime/store/eventStore.ts';
+import { SELECT_ENTITY } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { bumped } from '../support/events.ts';
 import { tempDbPath } from '../support/tempStore.ts';

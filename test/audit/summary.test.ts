@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { NewDomainEvent } from '../../events/catalog.ts';
-import { appendOrThrow } from '../../events/store/eventStore.ts';
 import { type AuditSummary, auditSummaryProjection } from '../../projections/audit/summary.ts';
 import { formatSummary, type SummaryReport, summaryReport } from '../../projections/audit/summaryView.ts';
-import { hydrateProjections, saveCheckpoints } from '../../projections/hydrate.ts';
 import type { AnyProjection } from '../../projections/projection.ts';
+import { hydrateProjections, saveCheckpoints } from '../../runtime/folds/hydrate.ts';
+import { appendOrThrow } from '../../runtime/store/eventStore.ts';
 import { openScenario, scenarioCopy } from '../replay/scenarioLog.ts';
 import { runledger } from '../support/processes.ts';
 import { openTempStore } from '../support/tempStore.ts';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { boardDecider } from '../../actors/board/boardDecider.ts';
 import { boardInput } from '../../actors/board/boardInputs.ts';
 import { type BoardState, initialBoardState } from '../../actors/board/boardState.ts';
-import { decideStep } from '../../actors/runtime/decideStep.ts';
+import { decideStep } from '../../actors/decideStep.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 const LANES = 4;

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
+import { type Daemon, startDaemon } from '../../apps/daemon/startDaemon.ts';
 import { runCli } from '../e2e/support/cluster.ts';
 import { DaemonProcess } from '../support/daemonProcess.ts';
 import { repoRoot, runledger } from '../support/processes.ts';

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
+import { type Daemon, startDaemon } from '../../apps/daemon/startDaemon.ts';
 import { runCli } from '../e2e/support/cluster.ts';
 import { runInProcess } from '../support/inProcessCli.ts';
 import { seedSubmittedRuns } from '../support/seededRuns.ts';

@@ -5,12 +5,12 @@
  * keeps each (computer, seq) once, as the real one does; a test also counts what was sent twice.
  */
 import { describe, expect, it } from 'vitest';
-import { BoardReport } from '../../actors/computer/boardReport.ts';
-import { systemClock } from '../../actors/runtime/clock.ts';
+import type { BoardAnswer } from '../../adapters/http/boardClient.ts';
+import { BoardReport } from '../../apps/computer/boardReport.ts';
 import type { NewEvent } from '../../events/envelope.ts';
-import type { ReportedRow } from '../../events/store/computerEvents.ts';
-import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
-import type { BoardAnswer } from '../../wire/boardClient.ts';
+import { systemClock } from '../../runtime/actors/clock.ts';
+import type { ReportedRow } from '../../runtime/store/computerEvents.ts';
+import type { SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
 
 const queued = (owner: string, runId: string, arrival: number): NewEvent => ({

@@ -6,13 +6,13 @@
  */
 
 import { describe, expect, it, vi } from 'vitest';
-import { readClaimAnswer } from '../../actors/computer/claimConsumer.ts';
-import { Computer } from '../../actors/computer/computer.ts';
 import { handledOf } from '../../actors/lane/handledRun.ts';
-import { FakeClock } from '../../actors/runtime/clock.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import { readClaimAnswer } from '../../apps/computer/claimConsumer.ts';
+import { Computer } from '../../apps/computer/computer.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
+import { FakeClock } from '../../runtime/actors/clock.ts';
+import { startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
 import { nodeAgent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';

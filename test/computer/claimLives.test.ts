@@ -3,10 +3,10 @@
  * a later life of the daemon still names the life of the first claim, which the board may have granted.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { ComputerQueue } from '../../actors/computer/computerQueue.ts';
-import { FakeClock } from '../../actors/runtime/clock.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
-import type { EventStore } from '../../events/store/eventStore.ts';
+import { ComputerQueue } from '../../apps/computer/computerQueue.ts';
+import { FakeClock } from '../../runtime/actors/clock.ts';
+import { startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
+import type { EventStore } from '../../runtime/store/eventStore.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore } from '../support/tempStore.ts';
 

@@ -1,15 +1,15 @@
 /**
- * The board client answers a network failure as status 0 and never throws (wire/boardClient.ts): a
+ * The board client answers a network failure as status 0 and never throws (adapters/http/boardClient.ts): a
  * claim that throws is a bug (or a token no header can carry), not a network error. It is answered as a
  * failed claim named `claim_threw`, so the lane retries it a bounded number of times and then skips it
  * saying so; the effect's record carries the error. Never a run held `claiming` for ever.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { CLAIM_THREW, claimConsumer } from '../../actors/computer/claimConsumer.ts';
-import { ComputerQueue } from '../../actors/computer/computerQueue.ts';
-import { FakeClock } from '../../actors/runtime/clock.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import { CLAIM_THREW, claimConsumer } from '../../apps/computer/claimConsumer.ts';
+import { ComputerQueue } from '../../apps/computer/computerQueue.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
+import { FakeClock } from '../../runtime/actors/clock.ts';
+import { startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
 import { openTempStore } from '../support/tempStore.ts';
 
 const started: DomainEvent = {

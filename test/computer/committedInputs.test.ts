@@ -6,12 +6,12 @@
  */
 import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
-import { FakeClock } from '../../actors/runtime/clock.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
-import type { EventStore } from '../../events/store/eventStore.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayEntity } from '../../replay/replayEntity.ts';
 import { replayLog } from '../../replay/replayLog.ts';
+import { FakeClock } from '../../runtime/actors/clock.ts';
+import type { EventStore } from '../../runtime/store/eventStore.ts';
 import { runStream } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { startComputer } from '../support/standInComputer.ts';

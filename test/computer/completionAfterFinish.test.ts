@@ -7,7 +7,7 @@
  * a restarted daemon's first runs waited seconds for slots held by such retries).
  */
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '../../actors/runtime/clock.ts';
+import { FakeClock } from '../../runtime/actors/clock.ts';
 import { nodeAgent, startRuns, typesOf, waitForEvent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore } from '../support/tempStore.ts';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startDaemon } from '../../actors/daemon/startDaemon.ts';
+import { startDaemon } from '../../apps/daemon/startDaemon.ts';
 import { startCli } from '../e2e/support/cluster.ts';
 import { tempDir } from '../support/tempStore.ts';
 

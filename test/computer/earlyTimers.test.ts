@@ -3,14 +3,14 @@
  * (docs/rules.md#computer-behaviour, "Timers"): Node's timers can fire while Date.now() is a millisecond short.
  */
 import { describe, expect, it, vi } from 'vitest';
-import type { BoardClaims } from '../../actors/computer/claimConsumer.ts';
-import { ComputerQueue } from '../../actors/computer/computerQueue.ts';
-import { plainReader } from '../../actors/run/outputReaders.ts';
-import { type Clock, FakeClock, MAX_TIMER_MS, processClock, systemClock, wakeAt } from '../../actors/runtime/clock.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
-import type { EventStore } from '../../events/store/eventStore.ts';
+import { plainReader } from '../../adapters/agent/outputReaders.ts';
+import type { BoardClaims } from '../../apps/computer/claimConsumer.ts';
+import { ComputerQueue } from '../../apps/computer/computerQueue.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
+import { type Clock, FakeClock, MAX_TIMER_MS, processClock, systemClock, wakeAt } from '../../runtime/actors/clock.ts';
+import { startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
+import type { EventStore } from '../../runtime/store/eventStore.ts';
 import { agentCommand, bounded, start } from '../run/execution/agents.ts';
 import { nodeAgent, runStream, startRuns, waitForEvent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { startDaemon } from '../../actors/daemon/startDaemon.ts';
+import { startDaemon } from '../../apps/daemon/startDaemon.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
 import { waitForTerminal } from '../e2e/support/cluster.ts';
 import { tempDir } from '../support/tempStore.ts';

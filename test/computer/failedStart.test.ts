@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { computerLockPath } from '../../actors/computer/processLock.ts';
-import { startDaemon } from '../../actors/daemon/startDaemon.ts';
+import { computerLockPath } from '../../apps/computer/processLock.ts';
+import { startDaemon } from '../../apps/daemon/startDaemon.ts';
 import { tempDbPath } from '../support/tempStore.ts';
 
 describe('runledger daemon, when its start fails after the board is up', () => {

@@ -5,14 +5,14 @@
  */
 import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
-import type { BoardClaims } from '../../actors/computer/claimConsumer.ts';
-import { ComputerQueue } from '../../actors/computer/computerQueue.ts';
-import { FakeClock } from '../../actors/runtime/clock.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import type { BoardClaims } from '../../apps/computer/claimConsumer.ts';
+import { ComputerQueue } from '../../apps/computer/computerQueue.ts';
 import type { NewEventOf } from '../../events/catalog.ts';
-import type { EventStore } from '../../events/store/eventStore.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
+import { FakeClock } from '../../runtime/actors/clock.ts';
+import { startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
+import type { EventStore } from '../../runtime/store/eventStore.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
 
 class GrantingBoard implements BoardClaims {

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startDaemon } from '../../actors/daemon/startDaemon.ts';
+import { startDaemon } from '../../apps/daemon/startDaemon.ts';
 import { waitFor, waitForTerminal } from '../e2e/support/cluster.ts';
 import { tempDir } from '../support/tempStore.ts';
 

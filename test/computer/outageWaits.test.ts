@@ -7,10 +7,10 @@
  */
 import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
-import type { BoardClaims } from '../../actors/computer/claimConsumer.ts';
-import { ComputerQueue } from '../../actors/computer/computerQueue.ts';
-import { FakeClock } from '../../actors/runtime/clock.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import type { BoardClaims } from '../../apps/computer/claimConsumer.ts';
+import { ComputerQueue } from '../../apps/computer/computerQueue.ts';
+import { FakeClock } from '../../runtime/actors/clock.ts';
+import { startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
 import { openTempStore } from '../support/tempStore.ts';
 
 const BUSY = { status: 409, body: { detail: { error: 'conversation_busy' } } };

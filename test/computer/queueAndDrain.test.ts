@@ -1,9 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
-import { drainComputer } from '../../actors/computer/drainComputer.ts';
 import { SHUTDOWN_BEFORE_START } from '../../actors/run/runState.ts';
-import { FakeClock } from '../../actors/runtime/clock.ts';
+import { drainComputer } from '../../apps/computer/drainComputer.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
-import type { EventStore } from '../../events/store/eventStore.ts';
+import { FakeClock } from '../../runtime/actors/clock.ts';
+import type { EventStore } from '../../runtime/store/eventStore.ts';
 import { nodeAgent, runStream } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { startComputer } from '../support/standInComputer.ts';

@@ -7,7 +7,7 @@
  * ever. Found by the simulator (two boards, seed 34 with `crash,net`: the token's claim timed out).
  */
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '../../actors/runtime/clock.ts';
+import { FakeClock } from '../../runtime/actors/clock.ts';
 import { nodeAgent, runStream, startRuns, typesOf, waitForEvent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore } from '../support/tempStore.ts';

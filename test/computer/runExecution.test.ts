@@ -1,14 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import type { RunEnd } from '../../actors/computer/computerRuns.ts';
 import { CANCELLED_MARKER } from '../../actors/run/runState.ts';
-import { FakeClock } from '../../actors/runtime/clock.ts';
-import type { EventStore } from '../../events/store/eventStore.ts';
-import { hydrateProjections } from '../../projections/hydrate.ts';
+import type { RunEnd } from '../../apps/computer/computerRuns.ts';
 import { laneSessionsProjection } from '../../projections/laneSessions.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
+import { FakeClock } from '../../runtime/actors/clock.ts';
+import { hydrateProjections } from '../../runtime/folds/hydrate.ts';
+import type { EventStore } from '../../runtime/store/eventStore.ts';
 import { running, until } from '../run/execution/agents.ts';
 import { claudeAgent, nodeAgent, runStream, startRuns, typesOf, waitForEvent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { FakeClock } from '../../actors/runtime/clock.ts';
+import { FakeClock } from '../../runtime/actors/clock.ts';
 import { nodeAgent, startRuns } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore } from '../support/tempStore.ts';

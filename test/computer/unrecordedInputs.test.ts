@@ -3,13 +3,13 @@
  * naming the input and the error, never swallowed.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { ComputerQueue } from '../../actors/computer/computerQueue.ts';
-import { spawnConsumer } from '../../actors/computer/runEffects.ts';
 import { agentKindOf } from '../../actors/run/resume.ts';
-import { FakeClock, systemClock } from '../../actors/runtime/clock.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import { ComputerQueue } from '../../apps/computer/computerQueue.ts';
+import { spawnConsumer } from '../../apps/computer/runEffects.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
-import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { FakeClock, systemClock } from '../../runtime/actors/clock.ts';
+import { startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
+import type { SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';
 

@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PROGRESS_BEAT_MS } from '../../actors/computer/computerRuns.ts';
-import { FakeClock } from '../../actors/runtime/clock.ts';
+import { PROGRESS_BEAT_MS } from '../../apps/computer/computerRuns.ts';
+import { FakeClock } from '../../runtime/actors/clock.ts';
 import { until } from '../run/execution/agents.ts';
 import { claudeAgent, startRuns, waitForEvent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';

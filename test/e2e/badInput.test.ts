@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
-import { MAX_FRAME_BYTES } from '../../wire/frames.ts';
+import { MAX_FRAME_BYTES } from '../../events/wire/frames.ts';
 import { tempDir } from '../support/tempStore.ts';
 import { addComputer, checkLogs, eventsOf, readLog, startBoard, startCli, submit, waitFor } from './support/cluster.ts';
 

@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runToken } from '../../wire/tokens.ts';
+import { runToken } from '../../adapters/http/tokens.ts';
 import { freshPostgresLog, withClient } from '../support/postgresLog.ts';
 import { tempDir } from '../support/tempStore.ts';
 import {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock, systemClock } from '../../actors/runtime/clock.ts';
+import { FakeClock, systemClock } from '../../runtime/actors/clock.ts';
 
 describe('FakeClock: time moves only when told to', () => {
   it('given timers set out of order, when the clock advances past them, then they fire in due order, each seeing its own due time', () => {

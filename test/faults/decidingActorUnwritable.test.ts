@@ -1,12 +1,12 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { FakeClock } from '../../actors/runtime/clock.ts';
-import { DecidingActor } from '../../actors/runtime/decidingActor.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
-import { StaleVersionError } from '../../events/store/eventStore.ts';
-import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
-import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { FakeClock } from '../../runtime/actors/clock.ts';
+import { DecidingActor } from '../../runtime/actors/decidingActor.ts';
+import { startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
+import { StaleVersionError } from '../../runtime/store/eventStore.ts';
+import { LogUnwritableError } from '../../runtime/store/logUnwritable.ts';
+import type { SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { type CounterState, counterDecider } from '../fixtures/counter/counterDecider.ts';
 import { asInput, withCounters } from '../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';

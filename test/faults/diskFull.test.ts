@@ -12,12 +12,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
-import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
-import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { readSubmitToken } from '../../adapters/http/tokens.ts';
+import { type Daemon, startDaemon } from '../../apps/daemon/startDaemon.ts';
 import { messageOf } from '../../events/thrown.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
-import { readSubmitToken } from '../../wire/tokens.ts';
+import { openSqliteStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { eventsOf, getRun, isRunning, lines, MARKER_AGENT, markerCounts, readLog, waitFor } from '../e2e/support/cluster.ts';
 import { tempDir } from '../support/tempStore.ts';
 

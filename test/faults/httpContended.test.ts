@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { claimVerdict, errorCodeOf } from '../../actors/lane/claimAnswer.ts';
-import { CONFLICT_RETRIES } from '../../actors/runtime/retryOnConflict.ts';
-import { type EventStore, StaleVersionError } from '../../events/store/eventStore.ts';
-import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { CONFLICT_RETRIES } from '../../runtime/actors/retryOnConflict.ts';
+import { type EventStore, StaleVersionError } from '../../runtime/store/eventStore.ts';
+import type { SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { liveBoard, SUBMIT } from '../board/host/liveBoard.ts';
 
 /**

@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { startBoardServer } from '../../actors/board/host/boardServer.ts';
-import { systemClock } from '../../actors/runtime/clock.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import { startBoardServer } from '../../apps/board/boardServer.ts';
+import { systemClock } from '../../runtime/actors/clock.ts';
+import { startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
 
 describe('the board while its log cannot be written', () => {

@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { startLocalTurn } from '../../actors/computer/localTurn.ts';
-import { FakeClock } from '../../actors/runtime/clock.ts';
-import type { EventStore } from '../../events/store/eventStore.ts';
+import { startLocalTurn } from '../../apps/computer/localTurn.ts';
+import { FakeClock } from '../../runtime/actors/clock.ts';
+import type { EventStore } from '../../runtime/store/eventStore.ts';
 import { T0 } from '../support/events.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';
 

@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { startLocalTurn } from '../../actors/computer/localTurn.ts';
-import { FakeClock } from '../../actors/runtime/clock.ts';
-import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
+import { startLocalTurn } from '../../apps/computer/localTurn.ts';
+import { FakeClock } from '../../runtime/actors/clock.ts';
+import { LogUnwritableError } from '../../runtime/store/logUnwritable.ts';
 import { T0 } from '../support/events.ts';
 import { openTempStore, tempDbPath, tempDir } from '../support/tempStore.ts';
 

@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
-import { FakeClock } from '../../actors/runtime/clock.ts';
-import { type EffectConsumer, Outbox } from '../../actors/runtime/outbox.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
-import { appendOrThrow } from '../../events/store/eventStore.ts';
+import { FakeClock } from '../../runtime/actors/clock.ts';
+import { type EffectConsumer, Outbox } from '../../runtime/actors/outbox.ts';
+import { appendOrThrow } from '../../runtime/store/eventStore.ts';
 import { counterEventOf } from '../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { bumped, milestone } from '../support/events.ts';

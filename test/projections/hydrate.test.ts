@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { ForeignRow } from '../../events/codec.ts';
-import { hydrateProjections, saveCheckpoints } from '../../projections/hydrate.ts';
 import { type AnyProjection, checkpointName } from '../../projections/projection.ts';
+import { hydrateProjections, saveCheckpoints } from '../../runtime/folds/hydrate.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { appendBumps, countingProjection } from '../support/countingProjection.ts';
 import { tempDbPath } from '../support/tempStore.ts';

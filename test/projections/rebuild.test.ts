@@ -1,10 +1,10 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import type { EventStore } from '../../events/store/eventStore.ts';
 import { cursorsProjection } from '../../projections/cursors.ts';
-import { hydrateProjections, saveCheckpoints } from '../../projections/hydrate.ts';
-import { rebuildProjections } from '../../projections/keeper/rebuild.ts';
 import type { AnyProjection } from '../../projections/projection.ts';
+import { hydrateProjections, saveCheckpoints } from '../../runtime/folds/hydrate.ts';
+import { rebuildProjections } from '../../runtime/folds/keeper/rebuild.ts';
+import type { EventStore } from '../../runtime/store/eventStore.ts';
 import { counterRegistry } from '../fixtures/counter/counterRegistry.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { countersProjection } from '../fixtures/counter/countersProjection.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { appendOrThrow } from '../../events/store/eventStore.ts';
 import { messageOf } from '../../events/thrown.ts';
 import { idsStartingWith, pickRun, RunIdPrefixError, resolveRunId } from '../../projections/audit/runIdPrefix.ts';
+import { appendOrThrow } from '../../runtime/store/eventStore.ts';
 import { input } from '../support/queueSpec.ts';
 import { openTempStore } from '../support/tempStore.ts';
 

@@ -1,15 +1,15 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../events/catalog.ts';
-import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
-import { projections } from '../../projections/keeper/registry.ts';
 import { type AnyProjection, checkpointName, type Projection } from '../../projections/projection.ts';
 import { queueProjection } from '../../projections/queue.ts';
-import { rebuildAndCheck } from '../../projections/snapshot/checkSnapshots.ts';
 import { projectionOf, storedDeciderProjections } from '../../replay/deciderStates.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayEntity } from '../../replay/replayEntity.ts';
 import { replayUntil } from '../../replay/replayUntil.ts';
+import { projections } from '../../runtime/folds/keeper/registry.ts';
+import { rebuildAndCheck } from '../../runtime/folds/snapshot/checkSnapshots.ts';
+import type { SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { counterCodec } from '../fixtures/counter/counterEvents.ts';
 import { projectionsWithCounters } from '../fixtures/counter/counterRegistry.ts';
 import { openScenario, scenarioCopy } from '../replay/scenarioLog.ts';

@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { InvalidEventError } from '../../events/codec.ts';
-import { openSqliteStoreToRead } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
+import { openSqliteStoreToRead } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { runledger } from '../support/processes.ts';
 import { scenarioCopy } from './scenarioLog.ts';
 

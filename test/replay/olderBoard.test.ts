@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../events/catalog.ts';
-import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayEntity } from '../../replay/replayEntity.ts';
 import { replayLog } from '../../replay/replayLog.ts';
+import { openSqliteStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { tempDir } from '../support/tempStore.ts';
 
 /**

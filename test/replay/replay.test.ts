@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../events/catalog.ts';
-import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
 import { replayLog } from '../../replay/replayLog.ts';
+import { openSqliteStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { counterDecider } from '../fixtures/counter/counterDecider.ts';
 import { type CounterLogEvent, counterCodec, withCounters } from '../fixtures/counter/counterEvents.ts';
 import { CounterActor, writeCounterHistory } from '../fixtures/counter/counterLog.ts';

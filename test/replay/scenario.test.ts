@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../events/catalog.ts';
-import { projections } from '../../projections/keeper/registry.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayEntity } from '../../replay/replayEntity.ts';
 import { replayLog } from '../../replay/replayLog.ts';
 import { replayUntil } from '../../replay/replayUntil.ts';
+import { projections } from '../../runtime/folds/keeper/registry.ts';
 import { runledger } from '../support/processes.ts';
 import { openScenario, scenarioCopy, seqOf, tamperedScenario } from './scenarioLog.ts';
 

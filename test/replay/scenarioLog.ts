@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import type { DomainEvent } from '../../events/catalog.ts';
-import { openSqliteStore, type SqliteEventStore, type SqliteStoreOptions } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { openSqliteStore, type SqliteEventStore, type SqliteStoreOptions } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { tempDir } from '../support/tempStore.ts';
 
 /** The recorded scenario (see test/fixtures/scenarios/record.ts): committed, never written by a test. */

@@ -8,7 +8,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { startDaemon } from '../../actors/daemon/startDaemon.ts';
+import { startDaemon } from '../../apps/daemon/startDaemon.ts';
 import { runCli, waitFor } from '../e2e/support/cluster.ts';
 import { JumpingClock } from '../support/jumpingClock.ts';
 import { tempDir } from '../support/tempStore.ts';

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type LocalTurnOptions, rememberedSession, startLocalTurn } from '../../actors/computer/localTurn.ts';
-import { type Clock, FakeClock, systemClock } from '../../actors/runtime/clock.ts';
-import type { EventStore } from '../../events/store/eventStore.ts';
+import { type LocalTurnOptions, rememberedSession, startLocalTurn } from '../../apps/computer/localTurn.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
+import { type Clock, FakeClock, systemClock } from '../../runtime/actors/clock.ts';
+import type { EventStore } from '../../runtime/store/eventStore.ts';
 import { claudeAgent, killEveryGroup, nodeAgent } from '../support/computerRuns.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';
 

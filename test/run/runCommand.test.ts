@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { computerLockPath } from '../../actors/computer/processLock.ts';
+import { computerLockPath } from '../../apps/computer/processLock.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
 import { claudeAgent, nodeAgent } from '../support/computerRuns.ts';

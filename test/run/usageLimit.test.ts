@@ -3,8 +3,8 @@
  * form was seen), read into the agent's words and, where they say, when the limit resets.
  */
 import { describe, expect, it } from 'vitest';
-import { claudeStreamJsonReader, codexJsonReader, plainReader } from '../../actors/run/outputReaders.ts';
 import { usageLimitIn } from '../../actors/run/usageLimit.ts';
+import { claudeStreamJsonReader, codexJsonReader, plainReader } from '../../adapters/agent/outputReaders.ts';
 
 // Thursday 2026-01-01 10:00 UTC = 11:00 in Berlin, 02:00 in Los Angeles.
 const NOW = Date.UTC(2026, 0, 1, 10, 0);

@@ -4,7 +4,7 @@
  * and a ref still held to one finds its path again.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ActorSystem, cellCount, child, query, type ReplyTo, reply, startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import { type ActorSystem, cellCount, child, query, type ReplyTo, reply, startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
 
 type Msg = { readonly replyTo: ReplyTo<number> };
 let system: ActorSystem;

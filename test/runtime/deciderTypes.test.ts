@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { boardDecider } from '../../actors/board/boardDecider.ts';
 import { type BoardState, initialBoardState } from '../../actors/board/boardState.ts';
 import type { BoardDecision, BoardInput } from '../../actors/board/decideBoard.ts';
+import { decider } from '../../actors/decider.ts';
 import { queueDecider } from '../../actors/lane/queueDecider.ts';
-import { decideAndAppend } from '../../actors/runtime/decideAndAppend.ts';
-import { decider } from '../../actors/runtime/decider.ts';
-import type { DecidingActor } from '../../actors/runtime/decidingActor.ts';
 import type { DomainEvent, NewEventOf, TypesOutside } from '../../events/catalog.ts';
 import { exhausted, ignoreRest } from '../../events/exhaustive.ts';
+import { decideAndAppend } from '../../runtime/actors/decideAndAppend.ts';
+import type { DecidingActor } from '../../runtime/actors/decidingActor.ts';
 import { openTempStore } from '../support/tempStore.ts';
 
 /**

@@ -1,17 +1,17 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { DecidingActor } from '../../actors/runtime/decidingActor.ts';
-import { type ActorSystem, type CrashReport, startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import { InvalidEventError } from '../../events/codec.ts';
-import { type AppendRequest, type AppendResult, type EventStore, StaleVersionError } from '../../events/store/eventStore.ts';
-import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { DecidingActor } from '../../runtime/actors/decidingActor.ts';
+import { type ActorSystem, type CrashReport, startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
+import { type AppendRequest, type AppendResult, type EventStore, StaleVersionError } from '../../runtime/store/eventStore.ts';
+import type { SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { type CounterState, counterDecider } from '../fixtures/counter/counterDecider.ts';
 import { asInput, withCounters } from '../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { nextTurn, transactions } from '../support/countTransactions.ts';
 import { bumped, oneTo, T0 } from '../support/events.ts';
 
-vi.mock('../../events/store/sqlite/appendBatch.ts', async (original) =>
+vi.mock('../../runtime/store/sqlite/appendBatch.ts', async (original) =>
   (await import('../support/countTransactions.ts')).countingAppendBatch(original),
 );
 

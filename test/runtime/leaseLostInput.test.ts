@@ -6,10 +6,10 @@
  * take back, and the board would stop renewing its lease and its liveness row for good.
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { DecidingActor } from '../../actors/runtime/decidingActor.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
-import { LeaseLostError } from '../../events/store/leaseLost.ts';
+import { DecidingActor } from '../../runtime/actors/decidingActor.ts';
+import { startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
+import { LeaseLostError } from '../../runtime/store/leaseLost.ts';
 import { type CounterState, counterDecider } from '../fixtures/counter/counterDecider.ts';
 import { asInput } from '../fixtures/counter/counterEvents.ts';
 import { T0 } from '../support/events.ts';

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
+import { messageOf } from '../../events/thrown.ts';
 import {
   type ActorRef,
   type ActorSpec,
@@ -17,8 +18,7 @@ import {
   startActorSystem,
   stop,
   stopSystem,
-} from '../../actors/runtime/runtime.ts';
-import { messageOf } from '../../events/thrown.ts';
+} from '../../runtime/actors/runtime.ts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

@@ -1,10 +1,10 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { DecidingActor } from '../../actors/runtime/decidingActor.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
-import { appendOrThrow, type EventStore } from '../../events/store/eventStore.ts';
-import { openSqliteStore, SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
-import { foldLog } from '../../projections/foldLog.ts';
+import { DecidingActor } from '../../runtime/actors/decidingActor.ts';
+import { startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
+import { foldLog } from '../../runtime/folds/foldLog.ts';
+import { appendOrThrow, type EventStore } from '../../runtime/store/eventStore.ts';
+import { openSqliteStore, SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { type CounterState, counterDecider } from '../fixtures/counter/counterDecider.ts';
 import { asInput, counterCodec, withCounters } from '../fixtures/counter/counterEvents.ts';
 import { T0 } from '../support/events.ts';

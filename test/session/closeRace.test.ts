@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { systemClock } from '../../actors/runtime/clock.ts';
-import type { SessionCloser } from '../../actors/session/closer/sessionCloser.ts';
+import type { SessionCloser } from '../../apps/computer/closer/sessionCloser.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
+import { systemClock } from '../../runtime/actors/clock.ts';
 import { startChild } from '../support/processes.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
 import { agentGroup, COMPUTER, closerOn, groupAlive, intend, liveSiblingLock, ofType } from './sessionSupport.ts';

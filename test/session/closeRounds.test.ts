@@ -1,11 +1,11 @@
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '../../actors/runtime/clock.ts';
 import { sessionDecider } from '../../actors/session/sessionDecider.ts';
-import { appendOrThrow } from '../../events/store/eventStore.ts';
-import { entityTimeline } from '../../projections/audit/runTimeline.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
+import { FakeClock } from '../../runtime/actors/clock.ts';
+import { entityTimeline } from '../../runtime/audit/runTimeline.ts';
+import { appendOrThrow } from '../../runtime/store/eventStore.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
 import { COMPUTER, closerOn, gone, idle, intend, liveSiblingLock, ofType, ScriptedDriver, working } from './sessionSupport.ts';
 

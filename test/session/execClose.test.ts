@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '../../actors/runtime/clock.ts';
-import type { SessionCloser } from '../../actors/session/closer/sessionCloser.ts';
+import type { SessionCloser } from '../../apps/computer/closer/sessionCloser.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
-import { appendOrThrow, type EventStore } from '../../events/store/eventStore.ts';
+import { FakeClock } from '../../runtime/actors/clock.ts';
+import { appendOrThrow, type EventStore } from '../../runtime/store/eventStore.ts';
 import { runledger } from '../support/processes.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
 import { agentGroup, COMPUTER, closerOn, groupAlive, intend, ofType } from './sessionSupport.ts';

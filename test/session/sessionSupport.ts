@@ -1,15 +1,15 @@
 import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
 import { onTestFinished } from 'vitest';
-import type { Clock } from '../../actors/runtime/clock.ts';
-import { groupAlive } from '../../actors/runtime/processes.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
-import type { SessionDriver, StopOutcome } from '../../actors/session/closer/drivers/sessionDriver.ts';
-import { SessionCloser, type SessionCloserOptions } from '../../actors/session/closer/sessionCloser.ts';
-import { sessionStream } from '../../actors/session/sessionStreams.ts';
+import type { SessionDriver, StopOutcome } from '../../adapters/tmux/sessionDriver.ts';
+import { SessionCloser, type SessionCloserOptions } from '../../apps/computer/closer/sessionCloser.ts';
+import { sessionStream } from '../../apps/computer/closer/sessionStreams.ts';
 import type { DomainEvent, EventOf, EventType } from '../../events/catalog.ts';
 import type { Activity } from '../../events/sessionEvents.ts';
-import type { EventStore } from '../../events/store/eventStore.ts';
+import type { Clock } from '../../runtime/actors/clock.ts';
+import { groupAlive } from '../../runtime/actors/processes.ts';
+import { startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
+import type { EventStore } from '../../runtime/store/eventStore.ts';
 
 export const COMPUTER = 'c1';
 

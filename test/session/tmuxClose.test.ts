@@ -4,9 +4,9 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { systemClock } from '../../actors/runtime/clock.ts';
-import type { RoundOutcome } from '../../actors/session/closer/closeRound.ts';
-import { tmuxDriver } from '../../actors/session/closer/drivers/tmuxDriver.ts';
+import { tmuxDriver } from '../../adapters/tmux/tmuxDriver.ts';
+import type { RoundOutcome } from '../../apps/computer/closer/closeRound.ts';
+import { systemClock } from '../../runtime/actors/clock.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';
 import { COMPUTER, closerOn, intend, ofType } from './sessionSupport.ts';
 

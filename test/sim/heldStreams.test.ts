@@ -9,6 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { boardInput } from '../../actors/board/boardInputs.ts';
+import { hashToken } from '../../adapters/http/tokens.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
 import { SimBoards } from '../../sim/boards.ts';
 import { forgetNactSystem } from '../../sim/nactTimers.ts';
@@ -17,7 +18,6 @@ import { Prng } from '../../sim/prng.ts';
 import { SimSocket } from '../../sim/pushLink.ts';
 import { exactTimers, Owner, Scheduler, SIM_EPOCH } from '../../sim/scheduler.ts';
 import { installSettle, settle } from '../../sim/settle.ts';
-import { hashToken } from '../../wire/tokens.ts';
 
 const BOARD1 = 'board1-host:1';
 

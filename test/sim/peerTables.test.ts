@@ -6,10 +6,10 @@
  */
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { LeasedPeers } from '../../actors/board/host/peers/leasedPeers.ts';
-import type { Clock } from '../../actors/runtime/clock.ts';
-import type { AppendLease } from '../../events/store/eventStore.ts';
-import { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { LeasedPeers } from '../../apps/board/peers/leasedPeers.ts';
+import type { Clock } from '../../runtime/actors/clock.ts';
+import type { AppendLease } from '../../runtime/store/eventStore.ts';
+import { SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { emptyLog } from '../../sim/disk.ts';
 import { SimPeerTables } from '../../sim/peerTables.ts';
 import { counterCodec } from '../fixtures/counter/counterEvents.ts';

@@ -55,7 +55,7 @@ describe('simulator regressions', () => {
     expect(result.violation).toBeNull();
   });
 
-  // Seen red before hooks were taken under the chores' lease epoch (actors/runtime/outbox.ts, EpochTakes):
+  // Seen red before hooks were taken under the chores' lease epoch (runtime/actors/outbox.ts, EpochTakes):
   // board1, the chores' holder, takes a hook and dies while it runs; board2 takes the lease over, but its
   // hook outbox could not tell the take's writer gone (another host's process cannot be probed), and
   // board1's next life, which would know it for its own, is not the holder: the hook was never recorded
@@ -66,7 +66,7 @@ describe('simulator regressions', () => {
     expect(result.violation).toBeNull();
   });
 
-  // Seen red before a board recorded again the streams it holds (actors/board/host/pushHub.ts, connectAgain; test/sim/heldStreams):
+  // Seen red before a board recorded again the streams it holds (adapters/push/pushHub.ts, connectAgain; test/sim/heldStreams):
   // the shared log full for 9 s kept board1 from renewing the chores' lease and its liveness row, board2 took the
   // lease and its orphan round recorded offline the three computers whose streams board1 still held; their
   // streams never closed, so none connected again, and the run submitted next was offered to nobody, for ever.

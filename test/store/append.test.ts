@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidEventError } from '../../events/codec.ts';
-import { StaleVersionError } from '../../events/store/eventStore.ts';
+import { StaleVersionError } from '../../runtime/store/eventStore.ts';
 import { bumped, bumpRequested, milestone, oneTo } from '../support/events.ts';
 import { freshStore, storeKinds } from '../support/storeKinds.ts';
 

@@ -1,11 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
 import { InvalidEventError } from '../../events/codec.ts';
-import { AppendChain, type AppendResult, StaleVersionError } from '../../events/store/eventStore.ts';
+import { AppendChain, type AppendResult, StaleVersionError } from '../../runtime/store/eventStore.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { nextTurn, transactions } from '../support/countTransactions.ts';
 import { bumped, oneTo } from '../support/events.ts';
 
-vi.mock('../../events/store/sqlite/appendBatch.ts', async (original) =>
+vi.mock('../../runtime/store/sqlite/appendBatch.ts', async (original) =>
   (await import('../support/countTransactions.ts')).countingAppendBatch(original),
 );
 

@@ -4,8 +4,8 @@
  * when its end already left for an archive, those late rows must not hold every later cut back.
  */
 import { describe, expect, it } from 'vitest';
-import type { FoldRow } from '../../events/store/eventStore.ts';
-import { CutFinder } from '../../events/store/retention/chooseCut.ts';
+import type { FoldRow } from '../../runtime/store/eventStore.ts';
+import { CutFinder } from '../../runtime/store/retention/chooseCut.ts';
 
 const DAY_MS = 86_400_000;
 const row = (seq: number, at: number, stream: string, type: string, data: object = {}): FoldRow => ({

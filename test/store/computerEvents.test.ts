@@ -6,12 +6,12 @@
  * whole copy in the order kept) answer the same on both.
  */
 import { describe, expect, it } from 'vitest';
-import { type ComputerEvents, REPORT_LIMITS, type ReportedRow } from '../../events/store/computerEvents.ts';
-import type { EventStore } from '../../events/store/eventStore.ts';
-import { postgresComputerEvents } from '../../events/store/postgres/pgComputerEvents.ts';
-import { PostgresEventStore } from '../../events/store/postgres/postgresEventStore.ts';
-import { sqliteComputerEvents } from '../../events/store/sqlite/computerEventsTable.ts';
-import { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { type ComputerEvents, REPORT_LIMITS, type ReportedRow } from '../../runtime/store/computerEvents.ts';
+import type { EventStore } from '../../runtime/store/eventStore.ts';
+import { postgresComputerEvents } from '../../runtime/store/postgres/pgComputerEvents.ts';
+import { PostgresEventStore } from '../../runtime/store/postgres/postgresEventStore.ts';
+import { sqliteComputerEvents } from '../../runtime/store/sqlite/computerEventsTable.ts';
+import { SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { freshStore, storeKinds } from '../support/storeKinds.ts';
 
 const RUN = 'r-1';

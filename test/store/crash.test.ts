@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../events/envelope.ts';
-import { hydrateProjections, saveCheckpoints } from '../../projections/hydrate.ts';
-import { rebuildProjections } from '../../projections/keeper/rebuild.ts';
+import { hydrateProjections, saveCheckpoints } from '../../runtime/folds/hydrate.ts';
+import { rebuildProjections } from '../../runtime/folds/keeper/rebuild.ts';
 import { counterEventOf } from '../fixtures/counter/counterEvents.ts';
 import { counterRegistry, projectionsWithCounters as projections } from '../fixtures/counter/counterRegistry.ts';
 import { oneTo } from '../support/events.ts';

@@ -1,9 +1,9 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { AppendChain, type AppendResult } from '../../events/store/eventStore.ts';
-import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
-import { WalSync } from '../../events/store/sqlite/walSync.ts';
+import { AppendChain, type AppendResult } from '../../runtime/store/eventStore.ts';
+import { LogUnwritableError } from '../../runtime/store/logUnwritable.ts';
+import { WalSync } from '../../runtime/store/sqlite/walSync.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { nextTurn } from '../support/countTransactions.ts';
 import { bumped, oneTo } from '../support/events.ts';

@@ -1,12 +1,12 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import type { SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import type { SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { nextTurn, transactions } from '../support/countTransactions.ts';
 import { bumped, oneTo } from '../support/events.ts';
 import { tempDbPath } from '../support/tempStore.ts';
 import { tracked } from '../support/tracked.ts';
 
-vi.mock('../../events/store/sqlite/appendBatch.ts', async (original) =>
+vi.mock('../../runtime/store/sqlite/appendBatch.ts', async (original) =>
   (await import('../support/countTransactions.ts')).countingAppendBatch(original),
 );
 

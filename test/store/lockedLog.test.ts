@@ -4,8 +4,8 @@
  * and the event loop keeps turning meanwhile (docs/rules.md#the-log).
  */
 import { describe, expect, it } from 'vitest';
-import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
-import { LOCK_PATIENCE_MS } from '../../events/store/sqlite/lockWait.ts';
+import { LogUnwritableError } from '../../runtime/store/logUnwritable.ts';
+import { LOCK_PATIENCE_MS } from '../../runtime/store/sqlite/lockWait.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { bumped } from '../support/events.ts';
 import { SqliteShell } from '../support/sqliteShell.ts';

@@ -2,9 +2,9 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { appendOrThrow } from '../../events/store/eventStore.ts';
-import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
-import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { appendOrThrow } from '../../runtime/store/eventStore.ts';
+import { LogUnwritableError } from '../../runtime/store/logUnwritable.ts';
+import { openSqliteStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { repoRoot } from '../e2e/support/cluster.ts';
 import { counterCodec } from '../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
@@ -16,7 +16,7 @@ const NOBODY = 65534;
 
 /** Opens the log at `path` in a child process running as nobody; returns what the open said. */
 function openAsNobody(path: string): string {
-  const script = `import { openSqliteStore } from ${JSON.stringify(join(repoRoot, 'events/store/sqlite/sqliteEventStore.ts'))};
+  const script = `import { openSqliteStore } from ${JSON.stringify(join(repoRoot, 'runtime/store/sqlite/sqliteEventStore.ts'))};
     await openSqliteStore(process.argv[1]).then(() => console.log('opened'), (e) => console.log(e.name + ': ' + e.message));`;
   const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, path], {
     uid: NOBODY,

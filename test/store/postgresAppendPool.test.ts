@@ -1,6 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { appendOrThrow } from '../../events/store/eventStore.ts';
-import { openPostgresStore } from '../../events/store/postgres/postgresEventStore.ts';
+import { appendOrThrow } from '../../runtime/store/eventStore.ts';
+import { openPostgresStore } from '../../runtime/store/postgres/postgresEventStore.ts';
 import { counterCodec } from '../fixtures/counter/counterEvents.ts';
 import { bumped } from '../support/events.ts';
 import { freshPostgresLog, withClient } from '../support/postgresLog.ts';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { AppendChain, type EventStore } from '../../events/store/eventStore.ts';
-import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
-import type { PgStoreFaults } from '../../events/store/postgres/pgAppend.ts';
-import { openPostgresStore, openPostgresStoreToRead } from '../../events/store/postgres/postgresEventStore.ts';
-import { NotALogError } from '../../events/store/sqlite/migrations.ts';
+import { AppendChain, type EventStore } from '../../runtime/store/eventStore.ts';
+import { LogUnwritableError } from '../../runtime/store/logUnwritable.ts';
+import type { PgStoreFaults } from '../../runtime/store/postgres/pgAppend.ts';
+import { openPostgresStore, openPostgresStoreToRead } from '../../runtime/store/postgres/postgresEventStore.ts';
+import { NotALogError } from '../../runtime/store/sqlite/migrations.ts';
 import { counterCodec } from '../fixtures/counter/counterEvents.ts';
 import { bumped, oneTo } from '../support/events.ts';
 import { record } from '../support/observe.ts';

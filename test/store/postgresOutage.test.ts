@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { appendOrThrow } from '../../events/store/eventStore.ts';
-import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
-import { openPostgresStore } from '../../events/store/postgres/postgresEventStore.ts';
+import { appendOrThrow } from '../../runtime/store/eventStore.ts';
+import { LogUnwritableError } from '../../runtime/store/logUnwritable.ts';
+import { openPostgresStore } from '../../runtime/store/postgres/postgresEventStore.ts';
 import { counterCodec } from '../fixtures/counter/counterEvents.ts';
 import { bumped } from '../support/events.ts';
 import { record } from '../support/observe.ts';

@@ -1,8 +1,8 @@
 import { firstValueFrom, take, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { type ForeignRow, InvalidEventError } from '../../events/codec.ts';
-import type { StoreOptions } from '../../events/store/open/openStore.ts';
-import { foldLog } from '../../projections/foldLog.ts';
+import { foldLog } from '../../runtime/folds/foldLog.ts';
+import type { StoreOptions } from '../../runtime/store/open/openStore.ts';
 import { bumped } from '../support/events.ts';
 import { type StoreKind, storeKinds } from '../support/storeKinds.ts';
 

@@ -4,11 +4,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { type ArchiveStep, archiveOnce, recoverArchives } from '../../events/store/sqlite/archiveSegments.ts';
-import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
-import { projections } from '../../projections/keeper/registry.ts';
 import { checkpointFold } from '../../replay/checkpointStarts.ts';
 import { deciders } from '../../replay/deciders.ts';
+import { projections } from '../../runtime/folds/keeper/registry.ts';
+import { type ArchiveStep, archiveOnce, recoverArchives } from '../../runtime/store/sqlite/archiveSegments.ts';
+import { openSqliteStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { runCli } from '../e2e/support/cluster.ts';
 import { scenarioCopy } from '../replay/scenarioLog.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NewEvent } from '../../events/envelope.ts';
-import type { EventStore } from '../../events/store/eventStore.ts';
+import type { EventStore } from '../../runtime/store/eventStore.ts';
 import { bumped, oneTo } from '../support/events.ts';
 import { record } from '../support/observe.ts';
 import { freshStore, storeKinds } from '../support/storeKinds.ts';

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { AppendResult, ExpectedVersion } from '../../events/store/eventStore.ts';
-import { openSqliteStore, type SqliteEventStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import type { AppendResult, ExpectedVersion } from '../../runtime/store/eventStore.ts';
+import { openSqliteStore, type SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { counterCodec, withCounters } from '../fixtures/counter/counterEvents.ts';
 import { bumped, oneTo } from '../support/events.ts';
 

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { AppendChain, appendOrThrow } from '../../events/store/eventStore.ts';
-import { LogUnwritableError } from '../../events/store/logUnwritable.ts';
+import { AppendChain, appendOrThrow } from '../../runtime/store/eventStore.ts';
+import { LogUnwritableError } from '../../runtime/store/logUnwritable.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { bumped, oneTo } from '../support/events.ts';
 import { record } from '../support/observe.ts';

@@ -2,12 +2,12 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { onTestFinished, vi } from 'vitest';
-import { ComputerRuns, type ComputerRunsOptions } from '../../actors/computer/computerRuns.ts';
 import { shellQuote } from '../../actors/run/resume.ts';
-import type { Clock } from '../../actors/runtime/clock.ts';
-import { type ActorSystem, startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
+import { ComputerRuns, type ComputerRunsOptions } from '../../apps/computer/computerRuns.ts';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
-import type { EventStore } from '../../events/store/eventStore.ts';
+import type { Clock } from '../../runtime/actors/clock.ts';
+import { type ActorSystem, startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
+import type { EventStore } from '../../runtime/store/eventStore.ts';
 import type { StandInBoard } from './standInBoard.ts';
 import { tempDir } from './tempStore.ts';
 

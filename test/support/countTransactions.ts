@@ -1,15 +1,15 @@
-import type { AppendRequest } from '../../events/store/eventStore.ts';
+import type { AppendRequest } from '../../runtime/store/eventStore.ts';
 
 /**
  * The appends of every write transaction since the test file began: each call of `commitAppends` is
  * one. A test file counts them by wrapping the store's append batch (never replacing it):
  *
- *   vi.mock('../../events/store/sqlite/appendBatch.ts', async (original) =>
+ *   vi.mock('../../runtime/store/sqlite/appendBatch.ts', async (original) =>
  *     (await import('./countTransactions.ts')).countingAppendBatch(original));
  */
 export const transactions: (readonly AppendRequest[])[] = [];
 
-type AppendBatch = typeof import('../../events/store/sqlite/appendBatch.ts');
+type AppendBatch = typeof import('../../runtime/store/sqlite/appendBatch.ts');
 
 export async function countingAppendBatch(importOriginal: <T>() => Promise<T>): Promise<AppendBatch> {
   const original = await importOriginal<AppendBatch>();

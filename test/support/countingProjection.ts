@@ -1,5 +1,5 @@
-import type { EventStore } from '../../events/store/eventStore.ts';
 import type { Projection } from '../../projections/projection.ts';
+import type { EventStore } from '../../runtime/store/eventStore.ts';
 import { bumped } from './events.ts';
 
 export interface Tally {

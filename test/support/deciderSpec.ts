@@ -1,6 +1,6 @@
-import type { Decider } from '../../actors/runtime/decider.ts';
-import { asInputOf } from '../../actors/runtime/decider.ts';
-import { decideStep, type Step } from '../../actors/runtime/decideStep.ts';
+import type { Decider } from '../../actors/decider.ts';
+import { asInputOf } from '../../actors/decider.ts';
+import { decideStep, type Step } from '../../actors/decideStep.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import { provisional } from '../../events/provisional.ts';
 import { messageOf } from '../../events/thrown.ts';

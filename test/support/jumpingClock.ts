@@ -1,4 +1,4 @@
-import { type Clock, systemClock } from '../../actors/runtime/clock.ts';
+import { type Clock, systemClock } from '../../runtime/actors/clock.ts';
 
 /**
  * The system clock moved on by `jump`: short waits are real timers (heartbeats, pushes), a wait of a

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { createSchemaLog, withClient } from '../../events/store/postgres/schemaLog.ts';
+import { createSchemaLog, withClient } from '../../runtime/store/postgres/schemaLog.ts';
 
 /** One connection to a URL for a test's own query: the store's helper. */
 export { withClient };

@@ -1,8 +1,8 @@
 import { boardDecider } from '../../actors/board/boardDecider.ts';
 import { boardInput } from '../../actors/board/boardInputs.ts';
 import type { BoardState } from '../../actors/board/boardState.ts';
-import { decideAndAppend } from '../../actors/runtime/decideAndAppend.ts';
-import { openSqliteStore } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { decideAndAppend } from '../../runtime/actors/decideAndAppend.ts';
+import { openSqliteStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { T0 } from './queueSpec.ts';
 
 /**

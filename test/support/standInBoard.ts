@@ -1,5 +1,5 @@
-import type { BoardAnswer } from '../../wire/boardClient.ts';
-import type { UsageBody } from '../../wire/usage.ts';
+import type { BoardAnswer } from '../../adapters/http/boardClient.ts';
+import type { UsageBody } from '../../events/wire/usage.ts';
 
 /** One call the computer made to the board, as the board saw it. */
 export type BoardCall =

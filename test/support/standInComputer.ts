@@ -1,9 +1,9 @@
 import { onTestFinished } from 'vitest';
-import { Computer } from '../../actors/computer/computer.ts';
-import type { Clock } from '../../actors/runtime/clock.ts';
-import { startActorSystem, stopSystem } from '../../actors/runtime/runtime.ts';
-import type { EventStore } from '../../events/store/eventStore.ts';
-import { frameInput } from '../../wire/frames.ts';
+import { Computer } from '../../apps/computer/computer.ts';
+import { frameInput } from '../../events/wire/frames.ts';
+import type { Clock } from '../../runtime/actors/clock.ts';
+import { startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
+import type { EventStore } from '../../runtime/store/eventStore.ts';
 import { killEveryGroup } from './computerRuns.ts';
 import type { StandInBoard } from './standInBoard.ts';
 import { tempDir } from './tempStore.ts';

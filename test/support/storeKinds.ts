@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { onTestFinished } from 'vitest';
-import type { EventStore } from '../../events/store/eventStore.ts';
-import { openStore, type StoreOptions } from '../../events/store/open/openStore.ts';
+import type { EventStore } from '../../runtime/store/eventStore.ts';
+import { openStore, type StoreOptions } from '../../runtime/store/open/openStore.ts';
 import { counterCodec } from '../fixtures/counter/counterEvents.ts';
 import { freshPostgresLog, withClient } from './postgresLog.ts';
 import { tempDbPath } from './tempStore.ts';

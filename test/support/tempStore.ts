@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
-import { openSqliteStore, type SqliteEventStore, type SqliteStoreOptions } from '../../events/store/sqlite/sqliteEventStore.ts';
+import { openSqliteStore, type SqliteEventStore, type SqliteStoreOptions } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 
 /** A fresh folder under the OS temp dir, removed when the current test ends. */
 export function tempDir(): string {

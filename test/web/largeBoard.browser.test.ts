@@ -7,9 +7,9 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boardInput } from '../../actors/board/boardInputs.ts';
-import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
+import { hashToken, newToken } from '../../adapters/http/tokens.ts';
+import { type Daemon, startDaemon } from '../../apps/daemon/startDaemon.ts';
 import { PAGE_ROWS } from '../../web/laneRows.ts';
-import { hashToken, newToken } from '../../wire/tokens.ts';
 import { seedBacklog } from '../fixtures/backlog.ts';
 import { AGENT, hasChromium, launchChromium, startTestDaemon, type TestBoard } from './webSupport.ts';
 

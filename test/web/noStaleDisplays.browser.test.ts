@@ -11,8 +11,8 @@ import { dirname, join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boardInput } from '../../actors/board/boardInputs.ts';
-import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
-import { hashToken, newToken } from '../../wire/tokens.ts';
+import { hashToken, newToken } from '../../adapters/http/tokens.ts';
+import { type Daemon, startDaemon } from '../../apps/daemon/startDaemon.ts';
 import { agentBin } from '../fixtures/agents/bin.ts';
 import {
   hasChromium,

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkRepositories } from '../../actors/workspace/repositories.ts';
+import { checkRepositories } from '../../adapters/git/repositories.ts';
 import { GIT_AGENT, git, makeRepo } from '../workspace/support.ts';
 import { hasChromium, launchChromium, runState, SCREENSHOTS, startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../events/catalog.ts';
-import { type HistoryQuery, historyPage, historyQueryOf, RUN_BUDGET, SCAN_BUDGET } from '../../projections/audit/runHistory.ts';
+import { type HistoryQuery, historyPage, historyQueryOf, RUN_BUDGET, SCAN_BUDGET } from '../../runtime/audit/runHistory.ts';
 
 const ANY: HistoryQuery = { state: null, lane: null, computer: null, text: null, before: null, limit: 25 };
 

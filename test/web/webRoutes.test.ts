@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { type Daemon, startDaemon } from '../../actors/daemon/startDaemon.ts';
+import { type Daemon, startDaemon } from '../../apps/daemon/startDaemon.ts';
 import { seedSubmittedRuns } from '../support/seededRuns.ts';
 import { startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { boardInput } from '../../actors/board/boardInputs.ts';
-import { type Daemon, type DaemonOptions, startDaemon } from '../../actors/daemon/startDaemon.ts';
+import { type Daemon, type DaemonOptions, startDaemon } from '../../apps/daemon/startDaemon.ts';
 import { repoRoot } from '../support/processes.ts';
 
 /** Debian's chromium (`apt-get install chromium`; `.ci/run` installs it). */

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { type BoardAnswer, BoardClient } from '../../wire/boardClient.ts';
+import { type BoardAnswer, BoardClient } from '../../adapters/http/boardClient.ts';
 
 /** One request as the board received it. */
 interface Received {

@@ -1,9 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { WebSocketServer } from 'ws';
-import { FakeClock, systemClock } from '../../actors/runtime/clock.ts';
-import { BoardServers } from '../../wire/boardServers.ts';
-import { PushStreamClient } from '../../wire/pushStreamClient.ts';
+import { BoardServers } from '../../adapters/http/boardServers.ts';
+import { PushStreamClient } from '../../adapters/push/pushStreamClient.ts';
+import { FakeClock, systemClock } from '../../runtime/actors/clock.ts';
 import { waitFor } from '../e2e/support/cluster.ts';
 
 /** A board's stream end: `answers` false is a frozen board's (the socket open, no pong ever). Counts its connections. */

@@ -1,8 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { systemClock } from '../../actors/runtime/clock.ts';
-import { PushStreamClient } from '../../wire/pushStreamClient.ts';
+import { PushStreamClient } from '../../adapters/push/pushStreamClient.ts';
+import { systemClock } from '../../runtime/actors/clock.ts';
 
 /** A server that answers every upgrade with `status` and `body`; counts the upgrades. */
 async function answering(status: number, body: string, type = 'text/plain') {

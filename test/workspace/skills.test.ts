@@ -7,11 +7,11 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { shareSkills, writeSkills } from '../../actors/computer/skills.ts';
-import { closeWorktree } from '../../actors/workspace/closeWorktree.ts';
-import { checkRepository } from '../../actors/workspace/repositories.ts';
-import { readTurnChanges } from '../../actors/workspace/turnChanges.ts';
-import { prepareWorktree, worktreePath } from '../../actors/workspace/worktrees.ts';
+import { closeWorktree } from '../../adapters/git/closeWorktree.ts';
+import { checkRepository } from '../../adapters/git/repositories.ts';
+import { readTurnChanges } from '../../adapters/git/turnChanges.ts';
+import { prepareWorktree, worktreePath } from '../../adapters/git/worktrees.ts';
+import { shareSkills, writeSkills } from '../../apps/computer/skills.ts';
 import { tempDir } from '../support/tempStore.ts';
 import { git, makeRepo } from './support.ts';
 

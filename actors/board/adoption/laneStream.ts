@@ -1,4 +1,4 @@
-import type { EventStore } from '../../../events/store/eventStore.ts';
+import type { EventStore } from '../../../runtime/store/eventStore.ts';
 import { adoptionDecider } from './adoptionDecider.ts';
 import type { AdoptionState } from './adoptionState.ts';
 

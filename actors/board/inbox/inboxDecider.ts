@@ -1,7 +1,7 @@
 import type { DomainEvent, EventData, EventType, NewEventOf, TypesOutside } from '../../../events/catalog.ts';
 import { type NewEvent, parseStream } from '../../../events/envelope.ts';
 import { exhausted, ignoreRest } from '../../../events/exhaustive.ts';
-import { decider } from '../../runtime/decider.ts';
+import { decider } from '../../decider.ts';
 import { type InboxState, initialInboxState } from './inboxState.ts';
 import { type NoticeSource, noticeText } from './noticeKinds.ts';
 

@@ -1,14 +1,14 @@
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import type { AdoptionState } from '../../../actors/board/adoption/adoptionState.ts';
-import { releaseAdoption, requestAdoption } from '../../../actors/board/chores/adoptions/adoptionRequests.ts';
-import { type AdoptionBinder, completeAdoptions, type SessionListing } from '../../../actors/board/chores/adoptions/adoptionRound.ts';
-import { logSessionListing } from '../../../actors/board/chores/adoptions/sessionListing.ts';
-import { FakeClock } from '../../../actors/runtime/clock.ts';
-import { isProcessAlive } from '../../../actors/runtime/processes.ts';
-import type { EventStore } from '../../../events/store/eventStore.ts';
+import { releaseAdoption, requestAdoption } from '../../../apps/board/chores/adoptions/adoptionRequests.ts';
+import { type AdoptionBinder, completeAdoptions, type SessionListing } from '../../../apps/board/chores/adoptions/adoptionRound.ts';
+import { logSessionListing } from '../../../apps/board/chores/adoptions/sessionListing.ts';
 import { adoptionsProjection } from '../../../projections/adoptions.ts';
-import { hydrateProjections } from '../../../projections/hydrate.ts';
+import { FakeClock } from '../../../runtime/actors/clock.ts';
+import { isProcessAlive } from '../../../runtime/actors/processes.ts';
+import { hydrateProjections } from '../../../runtime/folds/hydrate.ts';
+import type { EventStore } from '../../../runtime/store/eventStore.ts';
 import { announceSession } from '../../fixtures/hooks/boardLog.ts';
 import { openTempStore, tempDbPath } from '../../support/tempStore.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hookOf, hookPayload, parseHook } from '../../../actors/board/chores/hooks/hookNames.ts';
+import { hookOf, hookPayload, parseHook } from '../../../apps/board/chores/hooks/hookNames.ts';
 import type { DomainEvent } from '../../../events/catalog.ts';
 import { T0 } from '../../support/events.ts';
 

@@ -1,14 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { HookCommands } from '../../../actors/board/chores/hooks/hookNames.ts';
-import { HOOKS_STREAM, HookRunner } from '../../../actors/board/chores/hooks/hookRunner.ts';
-import { recordTick } from '../../../actors/board/chores/hooks/tickHook.ts';
-import { systemClock } from '../../../actors/runtime/clock.ts';
+import type { HookCommands } from '../../../apps/board/chores/hooks/hookNames.ts';
+import { HOOKS_STREAM, HookRunner } from '../../../apps/board/chores/hooks/hookRunner.ts';
+import { recordTick } from '../../../apps/board/chores/hooks/tickHook.ts';
 import type { DomainEvent } from '../../../events/catalog.ts';
-import type { EventStore } from '../../../events/store/eventStore.ts';
 import { type CursorsState, cursorsProjection } from '../../../projections/cursors.ts';
-import { hydrateProjections } from '../../../projections/hydrate.ts';
+import { systemClock } from '../../../runtime/actors/clock.ts';
+import { hydrateProjections } from '../../../runtime/folds/hydrate.ts';
+import type { EventStore } from '../../../runtime/store/eventStore.ts';
 import { appendRun, closeSession } from '../../fixtures/hooks/boardLog.ts';
 import { openTempStore, tempDbPath, tempDir } from '../../support/tempStore.ts';
 

@@ -11,15 +11,15 @@
  */
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { type RunningChores, startBoardChores } from '../../../actors/board/chores/boardChores.ts';
-import type { HookOutcome } from '../../../actors/board/chores/hooks/hookCommand.ts';
-import { HOOKS_STREAM, type RunHook } from '../../../actors/board/chores/hooks/hookRunner.ts';
-import { LeasedPeers } from '../../../actors/board/host/peers/leasedPeers.ts';
-import { choresOn } from '../../../actors/board/host/peers/leasedStore.ts';
-import { FakeClock } from '../../../actors/runtime/clock.ts';
-import type { EventStore } from '../../../events/store/eventStore.ts';
-import { SqliteEventStore } from '../../../events/store/sqlite/sqliteEventStore.ts';
+import { type RunningChores, startBoardChores } from '../../../apps/board/chores/boardChores.ts';
+import type { HookOutcome } from '../../../apps/board/chores/hooks/hookCommand.ts';
+import { HOOKS_STREAM, type RunHook } from '../../../apps/board/chores/hooks/hookRunner.ts';
+import { LeasedPeers } from '../../../apps/board/peers/leasedPeers.ts';
+import { choresOn } from '../../../apps/board/peers/leasedStore.ts';
 import { describeEvent } from '../../../projections/audit/describeEvent.ts';
+import { FakeClock } from '../../../runtime/actors/clock.ts';
+import type { EventStore } from '../../../runtime/store/eventStore.ts';
+import { SqliteEventStore } from '../../../runtime/store/sqlite/sqliteEventStore.ts';
 import { emptyLog, withoutHolds } from '../../../sim/disk.ts';
 import { SimPeerTables } from '../../../sim/peerTables.ts';
 import { appendRun } from '../../fixtures/hooks/boardLog.ts';

@@ -8,13 +8,13 @@
  * long enough that a loaded machine does not pass the lease to B before the test stops A.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { type RunningChores, startBoardChores } from '../../../actors/board/chores/boardChores.ts';
-import type { HookOutcome } from '../../../actors/board/chores/hooks/hookCommand.ts';
-import { HOOKS_STREAM, type RunHook } from '../../../actors/board/chores/hooks/hookRunner.ts';
-import { choresOn } from '../../../actors/board/host/peers/leasedStore.ts';
-import { PostgresPeers } from '../../../actors/board/host/peers/postgresPeers.ts';
-import { systemClock } from '../../../actors/runtime/clock.ts';
-import { openPostgresStore, type PostgresEventStore } from '../../../events/store/postgres/postgresEventStore.ts';
+import { type RunningChores, startBoardChores } from '../../../apps/board/chores/boardChores.ts';
+import type { HookOutcome } from '../../../apps/board/chores/hooks/hookCommand.ts';
+import { HOOKS_STREAM, type RunHook } from '../../../apps/board/chores/hooks/hookRunner.ts';
+import { choresOn } from '../../../apps/board/peers/leasedStore.ts';
+import { PostgresPeers } from '../../../apps/board/peers/postgresPeers.ts';
+import { systemClock } from '../../../runtime/actors/clock.ts';
+import { openPostgresStore, type PostgresEventStore } from '../../../runtime/store/postgres/postgresEventStore.ts';
 import { appendRun } from '../../fixtures/hooks/boardLog.ts';
 import { freshPostgresLog } from '../../support/postgresLog.ts';
 

@@ -1,12 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openSubscription } from '../../../actors/board/chores/notices/subscriptions.ts';
 import { heardOf } from '../../../actors/board/inbox/noticeKinds.ts';
-import { FakeClock } from '../../../actors/runtime/clock.ts';
+import { openSubscription } from '../../../apps/board/chores/notices/subscriptions.ts';
 import type { DomainEvent } from '../../../events/catalog.ts';
-import { rebuildProjections } from '../../../projections/keeper/rebuild.ts';
-import { projections } from '../../../projections/keeper/registry.ts';
+import { FakeClock } from '../../../runtime/actors/clock.ts';
+import { rebuildProjections } from '../../../runtime/folds/keeper/rebuild.ts';
+import { projections } from '../../../runtime/folds/keeper/registry.ts';
 import { announceSession } from '../../fixtures/hooks/boardLog.ts';
 import { startChild } from '../../support/processes.ts';
 import { openTempStore, tempDir } from '../../support/tempStore.ts';

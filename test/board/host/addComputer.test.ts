@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { addComputer } from '../../../actors/board/host/addComputer.ts';
-import { systemClock } from '../../../actors/runtime/clock.ts';
+import { addComputer } from '../../../apps/board/addComputer.ts';
+import { systemClock } from '../../../runtime/actors/clock.ts';
 import { liveBoard } from './liveBoard.ts';
 
 describe('a computer added beside a running board', () => {

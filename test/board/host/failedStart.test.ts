@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { startBoardServer } from '../../../actors/board/host/boardServer.ts';
-import { systemClock } from '../../../actors/runtime/clock.ts';
-import { startActorSystem, stopSystem } from '../../../actors/runtime/runtime.ts';
+import { startBoardServer } from '../../../apps/board/boardServer.ts';
+import { systemClock } from '../../../runtime/actors/clock.ts';
+import { startActorSystem, stopSystem } from '../../../runtime/actors/runtime.ts';
 import { openTempStore } from '../../support/tempStore.ts';
 
 describe('a board whose start fails part way', () => {

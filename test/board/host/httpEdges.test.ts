@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { REFUSAL_WINDOW_MS } from '../../../actors/board/host/refusalCounter.ts';
-import { FakeClock } from '../../../actors/runtime/clock.ts';
+import { REFUSAL_WINDOW_MS } from '../../../adapters/http/refusalCounter.ts';
+import { FakeClock } from '../../../runtime/actors/clock.ts';
 import { liveBoard, ofType, openStream, SUBMIT, until } from './liveBoard.ts';
 
 /** The board's HTTP edge (docs/rules.md#the-log, docs/rules.md#computer-behaviour and docs/rules.md#wire-and-cli) against a real server on 127.0.0.1. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { OpenClaim } from '../../../actors/board/boardQueries.ts';
-import { LeaseMonitor } from '../../../actors/board/host/leaseMonitor.ts';
-import { SoleBoard } from '../../../actors/board/host/peers/boardPeers.ts';
-import { FakeClock } from '../../../actors/runtime/clock.ts';
+import { LeaseMonitor } from '../../../apps/board/leaseMonitor.ts';
+import { SoleBoard } from '../../../apps/board/peers/boardPeers.ts';
+import { FakeClock } from '../../../runtime/actors/clock.ts';
 
 const LEASE_MS = 600;
 const ROUND_MS = 100; // a sixth of the lease

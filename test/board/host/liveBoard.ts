@@ -1,13 +1,13 @@
 import { request as httpRequest } from 'node:http';
 import { onTestFinished } from 'vitest';
 import WebSocket from 'ws';
-import { addComputer } from '../../../actors/board/host/addComputer.ts';
-import { type BoardServerOptions, startBoardServer } from '../../../actors/board/host/boardServer.ts';
-import { systemClock } from '../../../actors/runtime/clock.ts';
-import { startActorSystem, stopSystem } from '../../../actors/runtime/runtime.ts';
+import { addComputer } from '../../../apps/board/addComputer.ts';
+import { type BoardServerOptions, startBoardServer } from '../../../apps/board/boardServer.ts';
 import type { DomainEvent } from '../../../events/catalog.ts';
-import type { EventStore } from '../../../events/store/eventStore.ts';
-import type { SqliteEventStore, SqliteStoreOptions } from '../../../events/store/sqlite/sqliteEventStore.ts';
+import { systemClock } from '../../../runtime/actors/clock.ts';
+import { startActorSystem, stopSystem } from '../../../runtime/actors/runtime.ts';
+import type { EventStore } from '../../../runtime/store/eventStore.ts';
+import type { SqliteEventStore, SqliteStoreOptions } from '../../../runtime/store/sqlite/sqliteEventStore.ts';
 import { openTempStore, tempDbPath } from '../../support/tempStore.ts';
 
 export const SUBMIT = 'submit-token';

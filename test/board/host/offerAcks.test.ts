@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { OFFER_AGAIN_MS } from '../../../actors/board/host/offerMonitor.ts';
-import { OFFER_ACK_MS } from '../../../actors/board/host/pushHub.ts';
-import { FakeClock } from '../../../actors/runtime/clock.ts';
+import { OFFER_ACK_MS } from '../../../adapters/push/pushHub.ts';
+import { OFFER_AGAIN_MS } from '../../../apps/board/offerMonitor.ts';
+import { FakeClock } from '../../../runtime/actors/clock.ts';
 import { liveBoard, ofType, openStream, type Stream, until } from './liveBoard.ts';
 
 describe('the push stream: one offer at a time (docs/rules.md#dispatch)', () => {

@@ -5,8 +5,8 @@
  * slots costs a few events over hours, not one per round.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_STALE_A_ROUND, OFFER_AGAIN_MS, OfferMonitor } from '../../../actors/board/host/offerMonitor.ts';
-import { FakeClock } from '../../../actors/runtime/clock.ts';
+import { MAX_STALE_A_ROUND, OFFER_AGAIN_MS, OfferMonitor } from '../../../apps/board/offerMonitor.ts';
+import { FakeClock } from '../../../runtime/actors/clock.ts';
 
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 

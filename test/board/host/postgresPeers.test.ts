@@ -5,10 +5,10 @@
  * are read by the other; a computer is orphaned once no live board says it holds it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { PostgresPeers } from '../../../actors/board/host/peers/postgresPeers.ts';
-import { type Clock, systemClock } from '../../../actors/runtime/clock.ts';
-import type { AppendLease } from '../../../events/store/eventStore.ts';
-import { openPostgresStore, type PostgresEventStore } from '../../../events/store/postgres/postgresEventStore.ts';
+import { PostgresPeers } from '../../../apps/board/peers/postgresPeers.ts';
+import { type Clock, systemClock } from '../../../runtime/actors/clock.ts';
+import type { AppendLease } from '../../../runtime/store/eventStore.ts';
+import { openPostgresStore, type PostgresEventStore } from '../../../runtime/store/postgres/postgresEventStore.ts';
 import { counterCodec } from '../../fixtures/counter/counterEvents.ts';
 import { bumped } from '../../support/events.ts';
 import { freshPostgresLog } from '../../support/postgresLog.ts';

@@ -2,8 +2,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import WebSocket from 'ws';
-import { PushHub } from '../../../actors/board/host/pushHub.ts';
-import { systemClock } from '../../../actors/runtime/clock.ts';
+import { PushHub } from '../../../adapters/push/pushHub.ts';
+import { systemClock } from '../../../runtime/actors/clock.ts';
 import { until } from './liveBoard.ts';
 
 /** A hub behind a real HTTP server on 127.0.0.1, its inputs stubbed: each computer id's inputs are watched. */

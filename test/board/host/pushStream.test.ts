@@ -1,9 +1,9 @@
 import { connect } from 'node:net';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { PING_MS } from '../../../actors/board/host/pushHub.ts';
 import { WINDOW } from '../../../actors/board/offerPolicy.ts';
-import { FakeClock } from '../../../actors/runtime/clock.ts';
+import { PING_MS } from '../../../adapters/push/pushHub.ts';
+import { FakeClock } from '../../../runtime/actors/clock.ts';
 import { liveBoard, ofType, openStream, until } from './liveBoard.ts';
 
 /** The push stream of docs/rules.md#wire-and-cli against a real board on 127.0.0.1: real WebSocket clients. */

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type BoardRun, initialBoardState } from '../../../actors/board/boardState.ts';
-import { listRuns, type RunListQuery } from '../../../actors/board/host/runListing.ts';
+import { listRuns, type RunListQuery } from '../../../adapters/http/runListing.ts';
 import type { DomainEvent } from '../../../events/catalog.ts';
 
 const ANY: RunListQuery = { lane: null, state: null, computer: null, text: null, limit: 25, before: null, texts: 'excerpt' };

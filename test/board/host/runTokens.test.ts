@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { boardInput } from '../../../actors/board/boardInputs.ts';
-import { runToken } from '../../../wire/tokens.ts';
+import { runToken } from '../../../adapters/http/tokens.ts';
 import { liveBoard } from './liveBoard.ts';
 
 const LIFE = { 'runledger-incarnation': 'life-a' };

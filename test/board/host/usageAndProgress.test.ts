@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { usageMetrics } from '../../../actors/board/host/httpApi.ts';
+import { usageMetrics } from '../../../adapters/http/httpApi.ts';
 import { emptyTally } from '../../../projections/usage.ts';
 import { liveBoard, ofType } from './liveBoard.ts';
 

@@ -3,7 +3,7 @@ import type { InboxDecision, InboxInput } from '../../../actors/board/inbox/inbo
 import { inboxDecider } from '../../../actors/board/inbox/inboxDecider.ts';
 import { initialInboxState } from '../../../actors/board/inbox/inboxState.ts';
 import type { NoticeSource } from '../../../actors/board/inbox/noticeKinds.ts';
-import { noticePrefix } from '../../../actors/computer/unreadNotices.ts';
+import { noticePrefix } from '../../../apps/computer/unreadNotices.ts';
 import type { EventData, NewEventOf } from '../../../events/catalog.ts';
 import { deciderSpec } from '../../support/deciderSpec.ts';
 import { T0 } from '../../support/events.ts';

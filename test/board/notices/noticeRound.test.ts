@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { fileNotices, type LivenessReader, unreadableLiveness } from '../../../actors/board/chores/notices/noticeRound.ts';
-import { openSubscription } from '../../../actors/board/chores/notices/subscriptions.ts';
-import { markHanded, noticePrefix, unreadNotices } from '../../../actors/computer/unreadNotices.ts';
-import { FakeClock } from '../../../actors/runtime/clock.ts';
+import { fileNotices, type LivenessReader, unreadableLiveness } from '../../../apps/board/chores/notices/noticeRound.ts';
+import { openSubscription } from '../../../apps/board/chores/notices/subscriptions.ts';
+import { markHanded, noticePrefix, unreadNotices } from '../../../apps/computer/unreadNotices.ts';
 import type { DomainEvent } from '../../../events/catalog.ts';
-import type { EventStore } from '../../../events/store/eventStore.ts';
 import { cursorsProjection } from '../../../projections/cursors.ts';
-import { hydrateProjections } from '../../../projections/hydrate.ts';
-import { rebuildProjections } from '../../../projections/keeper/rebuild.ts';
-import { projections } from '../../../projections/keeper/registry.ts';
 import { type NoticesIndex, noticesProjection } from '../../../projections/notices.ts';
+import { FakeClock } from '../../../runtime/actors/clock.ts';
+import { hydrateProjections } from '../../../runtime/folds/hydrate.ts';
+import { rebuildProjections } from '../../../runtime/folds/keeper/rebuild.ts';
+import { projections } from '../../../runtime/folds/keeper/registry.ts';
+import type { EventStore } from '../../../runtime/store/eventStore.ts';
 import { announceSession, appendRun, closeSession } from '../../fixtures/hooks/boardLog.ts';
 import { openTempStore } from '../../support/tempStore.ts';
 

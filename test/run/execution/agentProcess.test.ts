@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { claudeStreamJsonReader, plainReader } from '../../../actors/run/outputReaders.ts';
 import { sessionAfter, sessionMomentOf, shellQuote, shouldRetryFresh, turnCommand } from '../../../actors/run/resume.ts';
-import { FakeClock, systemClock } from '../../../actors/runtime/clock.ts';
+import { claudeStreamJsonReader, plainReader } from '../../../adapters/agent/outputReaders.ts';
+import { FakeClock, systemClock } from '../../../runtime/actors/clock.ts';
 import { agentCommand, bounded, running, start, until, watched } from './agents.ts';
 
 describe('an agent that answers', () => {

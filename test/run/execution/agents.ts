@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { onTestFinished } from 'vitest';
-import { type AgentHandle, type StartAgentOptions, startAgent } from '../../../actors/run/execution/agentProcess.ts';
-import type { OutputReader } from '../../../actors/run/outputReaders.ts';
 import { shellQuote } from '../../../actors/run/resume.ts';
+import { type AgentHandle, type StartAgentOptions, startAgent } from '../../../adapters/agent/agentProcess.ts';
+import type { OutputReader } from '../../../adapters/agent/outputReaders.ts';
 
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 

@@ -1,10 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
-import { startAgent } from '../../../actors/run/execution/agentProcess.ts';
-import { AgentLauncher, launcherMessage } from '../../../actors/run/execution/launcher.ts';
-import { plainReader } from '../../../actors/run/outputReaders.ts';
-import { systemClock } from '../../../actors/runtime/clock.ts';
+import { startAgent } from '../../../adapters/agent/agentProcess.ts';
+import { AgentLauncher, launcherMessage } from '../../../adapters/agent/launcher.ts';
+import { plainReader } from '../../../adapters/agent/outputReaders.ts';
+import { systemClock } from '../../../runtime/actors/clock.ts';
 import { agentCommand, bounded, repoRoot, running, until, watched } from './agents.ts';
 
 const launchers: AgentLauncher[] = [];
@@ -157,10 +157,10 @@ describe('the agent launcher', () => {
 
   it('given its daemon SIGKILLed, then the launcher ends too, and the agent is left to the restart as before', async () => {
     const script = `
-      import { startAgent } from './actors/run/execution/agentProcess.ts';
-      import { sharedLauncher } from './actors/run/execution/launcher.ts';
-      import { plainReader } from './actors/run/outputReaders.ts';
-      import { systemClock } from './actors/runtime/clock.ts';
+      import { startAgent } from './adapters/agent/agentProcess.ts';
+      import { sharedLauncher } from './adapters/agent/launcher.ts';
+      import { plainReader } from './adapters/agent/outputReaders.ts';
+      import { systemClock } from './runtime/actors/clock.ts';
       const agent = await startAgent({ command: 'sleep 30', cwd: '.', prompt: '', reader: plainReader(), clock: systemClock, deadlineAt: null });
       console.log(JSON.stringify({ launcher: sharedLauncher().pid, agent: agent.pid }));
     `;
@@ -189,9 +189,9 @@ describe('the agent launcher', () => {
 
   it('given a daemon whose agents have all ended, then the idle launcher does not keep it running', () => {
     const script = `
-      import { startAgent } from './actors/run/execution/agentProcess.ts';
-      import { plainReader } from './actors/run/outputReaders.ts';
-      import { systemClock } from './actors/runtime/clock.ts';
+      import { startAgent } from './adapters/agent/agentProcess.ts';
+      import { plainReader } from './adapters/agent/outputReaders.ts';
+      import { systemClock } from './runtime/actors/clock.ts';
       const agent = await startAgent({ command: 'echo done', cwd: '.', prompt: '', reader: plainReader(), clock: systemClock, deadlineAt: null });
       const result = await agent.result;
       console.log(result.reply.text);

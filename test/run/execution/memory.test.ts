@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type AgentKind, type OutputReader, readerFor } from '../../../actors/run/outputReaders.ts';
-import { systemClock } from '../../../actors/runtime/clock.ts';
+import { type AgentKind, type OutputReader, readerFor } from '../../../adapters/agent/outputReaders.ts';
+import { systemClock } from '../../../runtime/actors/clock.ts';
 import { agentCommand, bounded, start } from './agents.ts';
 
 const MiB = 1024 * 1024;

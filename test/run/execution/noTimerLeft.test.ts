@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { AgentLauncher, Launched, LaunchListener, LaunchRequest } from '../../../actors/run/execution/launcher.ts';
-import { plainReader } from '../../../actors/run/outputReaders.ts';
-import { FakeClock } from '../../../actors/runtime/clock.ts';
+import type { AgentLauncher, Launched, LaunchListener, LaunchRequest } from '../../../adapters/agent/launcher.ts';
+import { plainReader } from '../../../adapters/agent/outputReaders.ts';
+import { FakeClock } from '../../../runtime/actors/clock.ts';
 import { bounded, start } from './agents.ts';
 
 /**

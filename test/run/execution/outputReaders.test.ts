@@ -7,7 +7,7 @@ import {
   plainReader,
   REPLY_CAP_BYTES,
   readerFor,
-} from '../../../actors/run/outputReaders.ts';
+} from '../../../adapters/agent/outputReaders.ts';
 
 const json = (event: unknown): string => `${JSON.stringify(event)}\n`;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PROGRESS_CHARS, progressLine } from '../../../actors/run/activity.ts';
-import { claudeStreamJsonReader, codexJsonReader, plainReader } from '../../../actors/run/outputReaders.ts';
+import { PROGRESS_CHARS, progressLine } from '../../../adapters/agent/activity.ts';
+import { claudeStreamJsonReader, codexJsonReader, plainReader } from '../../../adapters/agent/outputReaders.ts';
 
 const json = (event: unknown): string => `${JSON.stringify(event)}\n`;
 const assistant = (...content: unknown[]) => json({ type: 'assistant', session_id: 's1', message: { role: 'assistant', content } });

@@ -6,9 +6,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { plainReader } from '../../../actors/run/outputReaders.ts';
-import { systemClock } from '../../../actors/runtime/clock.ts';
-import { isProcessAlive } from '../../../actors/runtime/processes.ts';
+import { plainReader } from '../../../adapters/agent/outputReaders.ts';
+import { systemClock } from '../../../runtime/actors/clock.ts';
+import { isProcessAlive } from '../../../runtime/actors/processes.ts';
 import { tempDir } from '../../support/tempStore.ts';
 import { agentCommand, bounded, start } from './agents.ts';
 

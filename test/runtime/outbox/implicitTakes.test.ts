@@ -6,10 +6,10 @@
  * run in this process, so they share one writer (`host:pid`), as a restarted container's pid 1 would.
  */
 import { describe, expect, it } from 'vitest';
-import type { Delivery, EffectConsumer, Outcome } from '../../../actors/runtime/outbox.ts';
-import { Outbox } from '../../../actors/runtime/outbox.ts';
 import type { DomainEvent } from '../../../events/catalog.ts';
-import type { EventStore } from '../../../events/store/eventStore.ts';
+import type { Delivery, EffectConsumer, Outcome } from '../../../runtime/actors/outbox.ts';
+import { Outbox } from '../../../runtime/actors/outbox.ts';
+import type { EventStore } from '../../../runtime/store/eventStore.ts';
 import { counterEventOf } from '../../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../../fixtures/counter/counterStore.ts';
 import { bumped, milestone } from '../../support/events.ts';

@@ -1,11 +1,11 @@
 import { hostname } from 'node:os';
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { FakeClock } from '../../../actors/runtime/clock.ts';
-import { type Delivery, type EffectConsumer, Outbox } from '../../../actors/runtime/outbox.ts';
-import { isProcessAlive } from '../../../actors/runtime/processes.ts';
 import type { DomainEvent } from '../../../events/catalog.ts';
-import type { EventStore } from '../../../events/store/eventStore.ts';
+import { FakeClock } from '../../../runtime/actors/clock.ts';
+import { type Delivery, type EffectConsumer, Outbox } from '../../../runtime/actors/outbox.ts';
+import { isProcessAlive } from '../../../runtime/actors/processes.ts';
+import type { EventStore } from '../../../runtime/store/eventStore.ts';
 import { counterEventOf } from '../../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../../fixtures/counter/counterStore.ts';
 import { bumped, milestone } from '../../support/events.ts';

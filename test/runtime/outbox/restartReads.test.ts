@@ -4,8 +4,8 @@
  * nothing here) and its stream's fold are kept as its mark.
  */
 import { describe, expect, it } from 'vitest';
-import { type EffectConsumer, MARK_EVERY, Outbox } from '../../../actors/runtime/outbox.ts';
-import type { EventStore } from '../../../events/store/eventStore.ts';
+import { type EffectConsumer, MARK_EVERY, Outbox } from '../../../runtime/actors/outbox.ts';
+import type { EventStore } from '../../../runtime/store/eventStore.ts';
 import { counterEventOf } from '../../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../../fixtures/counter/counterStore.ts';
 import { bumped, milestone } from '../../support/events.ts';

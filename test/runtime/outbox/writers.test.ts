@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
-import { Outbox } from '../../../actors/runtime/outbox.ts';
-import { writerIsAlive, writerIsGone } from '../../../actors/runtime/processes.ts';
-import { writerOf } from '../../../actors/runtime/writer.ts';
-import { PROCESS_INCARNATION, sharedLogWriter } from '../../../events/store/processWriter.ts';
+import { writerOf } from '../../../actors/writer.ts';
+import { Outbox } from '../../../runtime/actors/outbox.ts';
+import { writerIsAlive, writerIsGone } from '../../../runtime/actors/processes.ts';
+import { PROCESS_INCARNATION, sharedLogWriter } from '../../../runtime/store/processWriter.ts';
 import { counterEventOf } from '../../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../../fixtures/counter/counterStore.ts';
 import { bumped, milestone } from '../../support/events.ts';

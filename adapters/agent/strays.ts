@@ -1,0 +1,129 @@
+import { randomBytes } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { codeOf } from '../../events/thrown.ts';
+
+/**
+ * What an agent left running after its turn (docs/rules.md#computer-behaviour, "Execution"): a child
+ * still holding its stdout, a server it started with `&`, a grandchild that moved to a session of its
+ * own (`setsid`, a daemonising tool) and so left the agent's process group.
+ *
+ * How they are found. Linux offers no way for the daemon to stay their ancestor: a child subreaper
+ * (`prctl(PR_SET_CHILD_SUBREAPER)`) is not reachable from Node, and a cgroup needs a writable, delegated
+ * hierarchy that a daemon run by a user usually lacks. Walking the process tree at the end is too late
+ * (an orphan's parent is init by then), and polling it misses a quick double fork. What every
+ * descendant does keep, across fork, exec and setsid, is its environment: each agent is started with
+ * a mark of its own in it (AGENT_MARK), and at its end every process of this user whose environment
+ * (`/proc/<pid>/environ`) carries that mark is one it started, whatever group or session it is in.
+ * Beside the mark, the agent's process group (a member that cleared its environment but stayed in the
+ * group) and the descendants of both (their children by parent pid) are taken too. A process that both
+ * cleared its environment and left the group escapes; that takes intent, not carelessness.
+ * Where /proc cannot be read (not Linux), only the process group is stopped, as before.
+ */
+export const AGENT_MARK = 'RUNLEDGER_AGENT_MARK';
+
+/** A mark no other agent of any daemon carries: this process's pid, and random bytes. */
+export function newAgentMark(): string {
+  return `${process.pid}.${randomBytes(8).toString('hex')}`;
+}
+
+export interface Stray {
+  readonly pid: number;
+  /** Its program's name (`comm`), or null when it could not be read. */
+  readonly command: string | null;
+}
+
+interface ProcessInfo {
+  readonly pid: number;
+  readonly ppid: number;
+  readonly pgrp: number;
+  readonly command: string;
+  /** When it started, in clock ticks since boot (`/proc/<pid>/stat` field 22). */
+  readonly startTicks: number;
+}
+
+/**
+ * When the process `pid` started, in clock ticks since boot, or 0 when it cannot be read: taken as
+ * the agent starts, so that at its end only processes started since are read for its mark.
+ */
+export async function startTicksOf(pid: number | null): Promise<number> {
+  if (pid === null) return 0;
+  return (await processInfo(pid))?.startTicks ?? 0;
+}
+
+/**
+ * The live processes (zombies aside) carrying `mark`, in the group `pgid`, or descending from either;
+ * never this process. Only those started at `sinceTicks` or later can be the agent's: the environment
+ * of the others is not read.
+ */
+export async function findStrays(mark: string, pgid: number | null, sinceTicks = 0): Promise<Stray[]> {
+  let names: string[];
+  try {
+    names = await readdir('/proc');
+  } catch {
+    return [];
+  }
+  const needle = Buffer.from(`${AGENT_MARK}=${mark}\0`);
+  const all: ProcessInfo[] = [];
+  const taken = new Set<number>();
+  await Promise.all(
+    names
+      .filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid)
+      .map(async (name) => {
+        const info = await processInfo(Number(name));
+        if (info === null) return;
+        all.push(info);
+        if (info.pgrp === pgid || (info.startTicks >= sinceTicks && (await carries(info.pid, needle)))) taken.add(info.pid);
+      }),
+  );
+  // Their descendants too (a child that cleared its environment in a session of its own), to a fixed point.
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const info of all) {
+      if (!taken.has(info.pid) && taken.has(info.ppid)) {
+        taken.add(info.pid);
+        grew = true;
+      }
+    }
+  }
+  return all.filter((info) => taken.has(info.pid)).map((info) => ({ pid: info.pid, command: info.command || null }));
+}
+
+/** Signals each stray; one already gone is no failure. */
+export function signalStrays(strays: readonly Stray[], signal: NodeJS.Signals): void {
+  for (const { pid } of strays) {
+    try {
+      process.kill(pid, signal);
+    } catch (error) {
+      // ESRCH: gone already; EPERM: another user's process now under that pid: none of ours.
+      if (codeOf(error) !== 'ESRCH' && codeOf(error) !== 'EPERM') throw error;
+    }
+  }
+}
+
+async function processInfo(pid: number): Promise<ProcessInfo | null> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // "pid (comm) state ppid pgrp ...": comm may itself hold spaces and parentheses.
+    const open = stat.indexOf('(');
+    const close = stat.lastIndexOf(')');
+    const fields = stat.slice(close + 2).split(' ');
+    // From field 3 (state) on: state, ppid, pgrp, ..., starttime (field 22, so index 19 here).
+    const [state, ppid, pgrp] = fields;
+    if (state === 'Z' || state === 'X') return null;
+    return { pid, ppid: Number(ppid), pgrp: Number(pgrp), command: stat.slice(open + 1, close), startTicks: Number(fields[19]) || 0 };
+  } catch {
+    // Ended between the listing and the read.
+    return null;
+  }
+}
+
+async function carries(pid: number, needle: Buffer): Promise<boolean> {
+  try {
+    // Each variable ends with a NUL; the first has none before it.
+    const environ = await readFile(`/proc/${pid}/environ`);
+    return environ.indexOf(needle) === 0 || environ.indexOf(Buffer.concat([Buffer.from([0]), needle])) >= 0;
+  } catch {
+    // Another user's process (EACCES), or ended meanwhile: none of this agent's.
+    return false;
+  }
+}

@@ -1,0 +1,85 @@
+import type { DomainEvent } from '../../events/catalog.ts';
+import { type AnyEventCodec, type DecodedData, describeForeignRow, type ForeignRow, InvalidEventError } from '../../events/codec.ts';
+import { messageOf } from '../../events/thrown.ts';
+
+/** A row of `events` in its column order (docs/rules.md#the-log): what each store's reads hand the decoder. */
+export type RawRow = [seq: number, stream: string, version: number, type: string, data: string, at: number, cause: number | null, actor: string];
+
+/**
+ * What a read does with a row this version cannot read (see ForeignRow): skip it and hand it here,
+ * once per seq (the default writes one line to stderr), or `fail`: throw InvalidEventError naming
+ * it (`replay`, `rebuild`: a tool that vouches for the whole log).
+ */
+export type ForeignRowPolicy = 'fail' | ((row: ForeignRow) => void);
+
+/**
+ * Raw rows into validated events, for every store: the one place where a row this version cannot
+ * read is decided about (skipped and named once, or thrown).
+ */
+export class RowDecoder {
+  private readonly foreignRows: ForeignRowPolicy;
+  /** The foreign rows already handed on: each is named once, however often it is read past. */
+  private readonly reported = new Set<number>();
+
+  constructor(
+    private readonly codec: AnyEventCodec,
+    foreignRows: ForeignRowPolicy | undefined,
+  ) {
+    this.foreignRows = foreignRows ?? ((row) => process.stderr.write(`runledger: ${describeForeignRow(row)}: skipped\n`));
+  }
+
+  /** A raw row into a validated event, or null for a foreign row, skipped and named (or thrown). */
+  decode(row: RawRow): DomainEvent | null {
+    const [seq, stream, version, type, text, at, cause, actor] = row;
+    const decoded = this.readData(type, text);
+    // The codec checked `data` against `type`'s schema; the compiler cannot pair the two strings.
+    if (decoded.ok) return { seq, stream, version, type, data: decoded.data, at, cause, actor } as DomainEvent;
+    if (this.foreignRows === 'fail') throw new InvalidEventError(seq, type, decoded.problem);
+    if (!this.reported.has(seq)) {
+      this.reported.add(seq);
+      this.foreignRows({ seq, stream, type, problem: decoded.problem });
+    }
+    return null;
+  }
+
+  decodeAll(rows: readonly RawRow[]): DomainEvent[] {
+    const events: DomainEvent[] = [];
+    for (const row of rows) {
+      const event = this.decode(row);
+      if (event) events.push(event);
+    }
+    return events;
+  }
+
+  private readData(type: string, text: string): DecodedData {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch (error) {
+      return { ok: false, problem: `data is not JSON (${messageOf(error)})` };
+    }
+    return this.codec.tryDecodeData(type, raw);
+  }
+}
+
+/**
+ * The ids of `entityIdsStartingWith`, from the two ranges a store read (entity names of streams and
+ * ids named in data): merged, text only, sorted, at most `limit`. Ids are of [A-Za-z0-9-], all below
+ * `~`, so the range `[prefix, prefix~)` holds every id starting with `prefix`.
+ */
+export const ID_RANGE_END = '~';
+
+export function mergeEntityIds(
+  kind: string,
+  prefix: string,
+  limit: number,
+  streamEntities: readonly string[],
+  mentioned: readonly unknown[],
+): string[] {
+  const named = streamEntities.map((entity) => entity.slice(kind.length + 1));
+  const ids = new Set([...named, ...mentioned.filter((id): id is string => typeof id === 'string')]);
+  return [...ids]
+    .filter((id) => id.startsWith(prefix))
+    .sort()
+    .slice(0, limit);
+}
