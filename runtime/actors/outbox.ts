@@ -1,4 +1,19 @@
 import type { Subscription } from 'rxjs';
+import {
+  emptyLedger,
+  evolveLedger,
+  implicitMark,
+  isOwn,
+  type Ledger,
+  type LedgerEvent,
+  MARK_EVERY,
+  markDue,
+  mayStartUnder,
+  type PendingEffect,
+  recordUnder,
+  settlementOf,
+  takerOf,
+} from '../../actors/outboxLedger.ts';
 import { foldMark, type OutboxMark, readMark, settles } from '../../actors/outboxMark.ts';
 import { writerOf } from '../../actors/writer.ts';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
@@ -104,12 +119,8 @@ export interface EffectConsumer<E> {
 
 const PAGE = 500;
 
-/**
- * How far the cursor moves between two saves of the outbox's mark: a start re-reads at most about this
- * many events for it, and a daemon saves one mark an outbox every this many events. A crash restart
- * opens six outboxes: at 5,000 each re-read up to 5,000 events of a busy life before serving.
- */
-export const MARK_EVERY = 1_000;
+/** How far the cursor moves between two saves of the outbox's mark. */
+export { MARK_EVERY };
 
 /**
  * And at least this often while the cursor moves: a quiet daemon's marks would otherwise lag a few days
@@ -131,8 +142,8 @@ export const RUN_EFFECTS_AT_ONCE = 16;
  */
 export class Outbox<E> {
   private readonly stream: string;
-  private version = 0;
-  private cursor = 0;
+  /** What this process knows of its effects (outboxLedger.ts): every change to it goes through `evolve`. */
+  private ledger: Ledger = emptyLedger;
   private running: Promise<void> | null = null;
   /** Effects being performed (each settles once its record is appended). */
   private readonly inFlight = new Set<Promise<void>>();
@@ -149,21 +160,8 @@ export class Outbox<E> {
   private stopped = false;
   /** Set once `follow` runs: from then on every event past the cursor reaches `fed`, in order. */
   private following = false;
-  /**
-   * The stream version of this outbox's first take. A take by its own writer below it was made by an
-   * earlier process that had the same `host:pid` (a container's pid 1 after a restart): that one is gone.
-   */
-  private firstOwnTake = Number.POSITIVE_INFINITY;
-  /** The mark last saved (or read on opening), and whether a save is under way. */
-  private mark: OutboxMark = { version: 0, cursor: 0, pending: {} };
+  /** Whether a save of the mark is under way. */
   private marking = false;
-  /**
-   * With implicit takes: the effects up to the cursor that nothing has settled yet, each with its key
-   * and the seq of its take (the effect itself, or an older version's `outbox.taken`), and where this
-   * life began: an effect its writer committed after that is this process's own.
-   */
-  private readonly pending = new Map<number, { readonly key: string | null; readonly take: number }>();
-  private lifeFrom = 0;
   /** With a lease (EpochTakes): the effects this process took and has not settled, each with the lease it took them under. */
   private readonly takenUnder = new Map<number, AppendLease>();
 
@@ -177,6 +175,11 @@ export class Outbox<E> {
     this.stream = `outbox:${consumer.name}`;
   }
 
+  private evolve(event: LedgerEvent): void {
+    this.ledger = evolveLedger(this.ledger, event);
+    if (event.kind !== 'marked' && markDue(this.ledger) && !this.marking) void this.saveMark();
+  }
+
   /**
    * Loads the cursor, and settles effects that a dead process took but never finished. `startAt`
    * sets where a consumer that never ran begins (the present, for hooks: history is not replayed).
@@ -188,29 +191,22 @@ export class Outbox<E> {
     const saved = await this.store.checkpoints.load(this.stream);
     const from = readMark(saved?.state);
     const mark = foldMark(from, await this.store.readStream(this.stream, from.version));
-    this.mark = structuredClone(mark);
-    this.version = mark.version;
     if (this.consumer.implicit) return this.openImplicit(mark, lifeFrom ?? (await this.store.headSeq()));
-    this.moveTo(mark.cursor);
+    this.evolve({ kind: 'opened', mark: structuredClone(mark) });
     const pending = new Map<number, DomainEvent>();
     for (const [effect, takeSeq] of Object.entries(mark.pending)) {
-      const [take] = await this.store.readAll(takeSeq - 1, 1);
-      if (take?.seq === takeSeq) pending.set(Number(effect), take);
+      const take = await this.readAt(takeSeq);
+      if (take) pending.set(Number(effect), take);
     }
-    if (this.version === 0 && startAt !== undefined && startAt > 0) {
+    if (this.ledger.version === 0 && startAt !== undefined && startAt > 0) {
       const result = await this.write(() =>
         this.store.append({
           expected: { [this.stream]: 0 },
           events: [{ stream: this.stream, type: 'outbox.taken', data: { through: startAt, effects: [] }, at: this.now() }],
         }),
       );
-      if (result.ok) {
-        this.cursor = startAt;
-        this.version = result.events[0]!.version;
-        this.firstOwnTake = Math.min(this.firstOwnTake, this.version);
-      } else {
-        return this.open(startAt);
-      }
+      if (!result.ok) return this.open(startAt);
+      this.evolve({ kind: 'took', event: result.events[0]! as DomainEvent });
     }
     if (!(await this.settleLeftovers(pending))) return this.open(startAt);
   }
@@ -222,32 +218,42 @@ export class Outbox<E> {
    */
   private async openImplicit(mark: OutboxMark, lifeFrom: number): Promise<void> {
     const implicit = this.consumer.implicit!;
-    this.lifeFrom = lifeFrom;
-    this.pending.clear();
+    const pending = new Map<number, PendingEffect>();
     for (const [effect, take] of Object.entries(mark.pending)) {
       const event = await this.readAt(Number(effect));
-      this.pending.set(Number(effect), { key: event ? implicit.key(event) : null, take });
+      pending.set(Number(effect), { key: event ? implicit.key(event) : null, take });
     }
-    let cursor = Math.max(this.cursor, mark.cursor);
+    let cursor = Math.max(this.ledger.cursor, mark.cursor);
+    this.evolve({ kind: 'opened', mark: structuredClone(mark), pending, lifeFrom });
     while (cursor < lifeFrom) {
       const page = await this.store.readAll(cursor, PAGE);
       if (page.length === 0) break;
       for (const event of page) {
         if (event.seq > lifeFrom) break;
-        this.settleBy(event);
-        if (this.consumer.effectOf(event) !== null) this.pending.set(event.seq, { key: implicit.key(event), take: event.seq });
+        this.decided(event);
       }
       cursor = page[page.length - 1]!.seq;
     }
-    this.moveTo(lifeFrom);
+    this.evolve({ kind: 'past', through: lifeFrom });
     const leftovers = new Map<number, DomainEvent>();
-    for (const [effect, { take }] of this.pending) {
+    for (const [effect, { take }] of this.ledger.pending) {
       const taken = await this.readAt(take);
       if (taken) leftovers.set(effect, taken);
     }
     if (!(await this.settleLeftovers(leftovers))) return this.open(undefined, lifeFrom);
     // Where this life began is where the next start reads from, however this one ends (a SIGKILL saves nothing).
-    if (this.cursor > this.mark.cursor) await this.saveMark();
+    if (markDue(this.ledger, true)) await this.saveMark();
+  }
+
+  /** With implicit takes: an event of the log read at the cursor, which may call for an effect or settle some. */
+  private decided(event: DomainEvent): void {
+    if (event.stream === this.stream) {
+      if (settles(event)) this.evolve({ kind: 'settled', effect: event.data.effect });
+      return;
+    }
+    const implicit = this.consumer.implicit!;
+    const effect = this.consumer.effectOf(event) === null ? undefined : implicit.key(event);
+    this.evolve({ kind: 'decided', seq: event.seq, settles: implicit.settles(event), ...(effect === undefined ? {} : { effect }) });
   }
 
   /**
@@ -260,13 +266,13 @@ export class Outbox<E> {
       if (!this.takerIsGone(effect, taken)) continue;
       // A row this version cannot read is skipped: what the read finds then is a later event, not this effect.
       const event = await this.readAt(effect);
-      if (this.consumer.delivery === 'at-least-once') {
-        // One this version cannot read (a newer runledger took it, and the store has named the row) stays
-        // taken and unsettled: it is not lost, and a version that can read it performs it when it opens.
-        if (event) {
-          await this.perform(effect, event);
-          this.pending.delete(effect);
-        }
+      const settlement = settlementOf(this.consumer.delivery, event !== undefined);
+      // One this version cannot read (a newer runledger took it, and the store has named the row) stays
+      // taken and unsettled: it is not lost, and a version that can read it performs it when it opens.
+      if (settlement === 'keep') continue;
+      if (settlement === 'perform') {
+        await this.perform(effect, event!);
+        this.evolve({ kind: 'settled', effect });
         continue;
       }
       const record = this.consumer.interrupted?.(effect, event, taken) ?? {
@@ -275,11 +281,10 @@ export class Outbox<E> {
       };
       // At the version read: of two processes opening at once, only one records it; the other reads again.
       const result = await this.write(() =>
-        this.store.append({ expected: { [this.stream]: this.version }, events: [{ stream: this.stream, ...record, at: this.now() }] }),
+        this.store.append({ expected: { [this.stream]: this.ledger.version }, events: [{ stream: this.stream, ...record, at: this.now() }] }),
       );
       if (!result.ok) return false;
-      this.version = result.events[0]!.version;
-      this.pending.delete(effect);
+      this.evolve({ kind: 'recorded', event: result.events[0]! as DomainEvent });
     }
     return true;
   }
@@ -288,17 +293,6 @@ export class Outbox<E> {
   private async readAt(seq: number): Promise<DomainEvent | undefined> {
     const [read] = await this.store.readAll(seq - 1, 1);
     return read?.seq === seq ? read : undefined;
-  }
-
-  /** With implicit takes: the effects `event` settles are no longer pending (one of its own records, or an input answering them). */
-  private settleBy(event: DomainEvent): void {
-    if (event.stream === this.stream) {
-      if (settles(event)) this.pending.delete(event.data.effect);
-      return;
-    }
-    const key = this.consumer.implicit?.settles(event) ?? null;
-    if (key === null) return;
-    for (const [effect, pending] of this.pending) if (pending.key === key && effect < event.seq) this.pending.delete(effect);
   }
 
   /**
@@ -311,7 +305,7 @@ export class Outbox<E> {
     this.cancelMarkTimer?.();
     this.cancelMarkTimer = null;
     // Where the cursor got to, for the next start: a mark not saved (the log closing first) is only late.
-    if (this.cursor > this.mark.cursor) void this.saveMark();
+    if (markDue(this.ledger, true)) void this.saveMark();
   }
 
   /**
@@ -322,19 +316,14 @@ export class Outbox<E> {
     if (this.marking) return;
     this.marking = true;
     try {
-      const cursor = this.cursor;
-      if (this.consumer.implicit) {
-        // What is pending is known in memory, up to the cursor: nothing to fold.
-        const pending = Object.fromEntries([...this.pending].map(([effect, { take }]) => [String(effect), take]));
-        const mark: OutboxMark = { version: this.version, cursor, pending };
-        await this.store.checkpoints.save({ name: this.stream, seq: cursor, state: JSON.stringify(mark) });
-        this.mark = mark;
-        return;
-      }
-      const mark = foldMark(structuredClone(this.mark), await this.store.readStream(this.stream, this.mark.version));
+      const cursor = this.ledger.cursor;
+      // With implicit takes, what is pending is known in memory, up to the cursor: nothing to fold.
+      const mark = this.consumer.implicit
+        ? implicitMark(this.ledger)
+        : foldMark(structuredClone(this.ledger.marked), await this.store.readStream(this.stream, this.ledger.marked.version));
       mark.cursor = Math.max(mark.cursor, cursor);
       await this.store.checkpoints.save({ name: this.stream, seq: mark.cursor, state: JSON.stringify(mark) });
-      this.mark = mark;
+      this.evolve({ kind: 'marked', mark });
     } catch {
       // Only late: the next save, or the next start reading a little more, makes up for it.
     } finally {
@@ -350,15 +339,11 @@ export class Outbox<E> {
     const arm = () => {
       this.cancelMarkTimer = this.clock.after(MARK_EVERY_MS, () => {
         if (this.stopped) return;
-        if (this.cursor > this.mark.cursor && !this.marking) void this.saveMark();
+        if (markDue(this.ledger, true) && !this.marking) void this.saveMark();
         arm();
       });
     };
     arm();
-  }
-
-  private markDue(): void {
-    if (this.cursor - this.mark.cursor >= MARK_EVERY && !this.marking) void this.saveMark();
   }
 
   /**
@@ -409,7 +394,7 @@ export class Outbox<E> {
             if (effects.length === 0) {
               // Nothing to take: the cursor moves in memory only. Writing a take here would append an
               // event past the cursor for every page read, and the outbox would chase its own tail.
-              this.moveTo(through);
+              this.evolve({ kind: 'past', through });
               continue;
             }
             // Records this process has appended and not yet heard back about commit before this take
@@ -424,7 +409,7 @@ export class Outbox<E> {
             };
             const taken = await this.write(async () => {
               const result = await this.store.append({
-                expected: { [this.stream]: this.version + this.recordsInFlight },
+                expected: { [this.stream]: this.ledger.version + this.recordsInFlight },
                 events: [
                   {
                     stream: this.stream,
@@ -437,10 +422,7 @@ export class Outbox<E> {
                 ...(lease ? { lease } : {}),
               });
               // Known as soon as it commits: a record answered right after it must find it counted.
-              if (result.ok) {
-                this.version = result.events[0]!.version;
-                this.firstOwnTake = Math.min(this.firstOwnTake, this.version);
-              }
+              if (result.ok) this.evolve({ kind: 'took', event: result.events[0]! as DomainEvent });
               return result;
             }).catch((error: unknown) => {
               untake();
@@ -454,7 +436,6 @@ export class Outbox<E> {
               await this.reload();
               continue;
             }
-            this.moveTo(through);
             for (const event of effects) {
               while (this.inFlight.size >= (this.consumer.concurrency ?? 1)) await Promise.race(this.inFlight);
               this.start(event);
@@ -475,15 +456,12 @@ export class Outbox<E> {
    * started, any other writer's left pending for its taker, and what the page settles is settled.
    */
   private async startOwn(page: readonly DomainEvent[], through: number): Promise<void> {
-    const implicit = this.consumer.implicit!;
     const own: DomainEvent[] = [];
     for (const event of page) {
-      this.settleBy(event);
-      if (this.consumer.effectOf(event) === null) continue;
-      this.pending.set(event.seq, { key: implicit.key(event), take: event.seq });
-      if (event.actor === this.store.writer && event.seq > this.lifeFrom) own.push(event);
+      this.decided(event);
+      if (this.consumer.effectOf(event) !== null && isOwn(this.ledger, event, this.store.writer)) own.push(event);
     }
-    this.moveTo(through);
+    this.evolve({ kind: 'past', through });
     for (const event of own) {
       while (this.inFlight.size >= (this.consumer.concurrency ?? 1)) await Promise.race(this.inFlight);
       this.start(event);
@@ -523,18 +501,17 @@ export class Outbox<E> {
   /** Drains whenever the log grows, until unsubscribed. */
   follow(): Subscription {
     this.following = true;
-    return this.store.subscribe(this.cursor).subscribe({
+    return this.store.subscribe(this.ledger.cursor).subscribe({
       next: (event) => {
-        if (event.seq <= this.cursor) return;
+        if (event.seq <= this.ledger.cursor) return;
         // Most events call for nothing here: with nothing queued before one and no drain under way, the
         // cursor steps past it in memory, as a drain would, without a drain (every follower sees every
         // event, so this is the hot path of all of them).
         // The feed hands over every readable event past the cursor in order (a row the store skips
         // leaves a gap in seqs, not in the feed), so with nothing queued this one is the next.
         if (!this.running && this.fed.length === 0 && this.consumer.effectOf(event) === null) {
-          if (this.consumer.implicit) this.settleBy(event);
-          this.cursor = event.seq;
-          this.markDue();
+          if (this.consumer.implicit) this.decided(event);
+          this.evolve({ kind: 'past', through: event.seq });
           return;
         }
         this.fed.push(event);
@@ -568,10 +545,11 @@ export class Outbox<E> {
 
   /** The events past the cursor: those `follow` handed over when they join up with it, else the log's. */
   private async nextPage(): Promise<DomainEvent[]> {
+    const cursor = this.ledger.cursor;
     let stale = 0;
-    while (stale < this.fed.length && this.fed[stale]!.seq <= this.cursor) stale++;
+    while (stale < this.fed.length && this.fed[stale]!.seq <= cursor) stale++;
     if (stale) this.fed = this.fed.slice(stale);
-    if (this.fed.length > 0 && (this.following || this.fed[0]!.seq === this.cursor + 1)) {
+    if (this.fed.length > 0 && (this.following || this.fed[0]!.seq === cursor + 1)) {
       const page = this.fed.slice(0, PAGE);
       this.fed = this.fed.slice(PAGE);
       return page;
@@ -581,7 +559,7 @@ export class Outbox<E> {
     // query each time a drain ends.
     if (this.following) return [];
     this.fed = [];
-    return this.store.readAll(this.cursor, PAGE);
+    return this.store.readAll(cursor, PAGE);
   }
 
   private async perform(effect: number, event: DomainEvent): Promise<void> {
@@ -612,10 +590,7 @@ export class Outbox<E> {
 
   /** Whether the effect `effect` may still be started by this process (EpochTakes): its take's epoch is the one it holds. */
   private mayStart(effect: number): boolean {
-    const lease = this.takenUnder.get(effect);
-    if (!lease) return true;
-    const held = this.consumer.lease?.();
-    return held?.epoch === lease.epoch && held.holder === lease.holder;
+    return mayStartUnder(this.takenUnder.get(effect), this.consumer.lease?.());
   }
 
   /**
@@ -627,9 +602,9 @@ export class Outbox<E> {
    */
   private async recordUnder(lease: AppendLease, record: EffectRecord): Promise<void> {
     for (let waits = 0; !this.stopped; waits++) {
-      const held = this.consumer.lease?.();
-      if (held && held.epoch > 0 && held.epoch !== lease.epoch) break;
-      if (held?.epoch === lease.epoch) {
+      const next = recordUnder(lease, this.consumer.lease?.());
+      if (next === 'give up') break;
+      if (next === 'append') {
         try {
           return await this.record(record, lease);
         } catch (error) {
@@ -659,10 +634,8 @@ export class Outbox<E> {
       } finally {
         this.recordsInFlight--;
       }
-      // Only a record that directly follows what this process saw keeps its view current; otherwise
-      // another process wrote in between, and the next take must fail and reload rather than skip it.
       // Counted out and in within one step, so a take never sees it in neither.
-      if (result.ok && result.events[0]!.version === this.version + 1) this.version++;
+      if (result.ok) this.evolve({ kind: 'recorded', event: result.events[0]! as DomainEvent });
       return result;
     });
   }
@@ -673,33 +646,16 @@ export class Outbox<E> {
   }
 
   private async reload(): Promise<void> {
-    const last = await this.store.readStream(this.stream, this.version);
-    for (const event of last) {
-      this.version = event.version;
-      if (event.type === 'outbox.taken') this.moveTo(event.data.through);
-    }
-  }
-
-  /**
-   * The cursor moves forward only. Past it, every event was taken, or read and found to call for
-   * nothing here (a step in memory): another process's take may end below that (its page was read
-   * earlier, or its effects are not these), and going back to it would read all that again.
-   */
-  private moveTo(through: number): void {
-    this.cursor = Math.max(this.cursor, through);
-    this.markDue();
+    for (const event of await this.store.readStream(this.stream, this.ledger.version)) this.evolve({ kind: 'read', event });
   }
 
   private takerIsGone(effect: number, taken: DomainEvent): boolean {
-    const epoch = taken.type === 'outbox.taken' ? taken.data.epoch : undefined;
-    const held = this.consumer.lease?.();
-    if (held && epoch !== undefined) {
-      // Not holding the lease now, this process could record nothing anyway: the holder will (EpochTakes).
-      if (held.epoch === 0) return false;
-      return held.epoch !== epoch || !this.takenUnder.has(effect);
-    }
-    // Implicit takes before this life (and an older version's takes then) by this writer are an earlier process's of the same `host:pid`.
-    if (taken.actor === this.store.writer) return this.consumer.implicit ? taken.seq <= this.lifeFrom : taken.version < this.firstOwnTake;
-    return writerIsGone(writerOf(taken.actor));
+    const taker = takerOf(this.ledger, taken, {
+      writer: this.store.writer,
+      implicit: this.consumer.implicit !== undefined,
+      held: this.consumer.lease?.(),
+      performing: this.takenUnder.has(effect),
+    });
+    return taker === 'probe' ? writerIsGone(writerOf(taken.actor)) : taker === 'gone';
   }
 }
