@@ -20,7 +20,7 @@ import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import { messageOf } from '../../events/thrown.ts';
 import type { AppendLease, AppendResult, EventStore } from '../store/eventStore.ts';
 import { LeaseLostError } from '../store/leaseLost.ts';
-import { type Clock, systemClock } from './clock.ts';
+import type { Clock } from './clock.ts';
 import { writerIsGone } from './processes.ts';
 import { type FailureLog, recordWaitMs, untilRecorded } from './untilRecorded.ts';
 
@@ -168,9 +168,8 @@ export class Outbox<E> {
   constructor(
     private readonly store: EventStore,
     private readonly consumer: EffectConsumer<E>,
-    private readonly now: () => number,
-    /** Times the waits of a take or a record the log could not take, until it does. */
-    private readonly clock: Pick<Clock, 'after'> = systemClock,
+    /** Stamps what the outbox writes, and times its waits (a take or a record the log could not take, a mark by time, `settle`). */
+    private readonly clock: Clock,
   ) {
     this.stream = `outbox:${consumer.name}`;
   }
@@ -202,7 +201,7 @@ export class Outbox<E> {
       const result = await this.write(() =>
         this.store.append({
           expected: { [this.stream]: 0 },
-          events: [{ stream: this.stream, type: 'outbox.taken', data: { through: startAt, effects: [] }, at: this.now() }],
+          events: [{ stream: this.stream, type: 'outbox.taken', data: { through: startAt, effects: [] }, at: this.clock.now() }],
         }),
       );
       if (!result.ok) return this.open(startAt);
@@ -281,7 +280,7 @@ export class Outbox<E> {
       };
       // At the version read: of two processes opening at once, only one records it; the other reads again.
       const result = await this.write(() =>
-        this.store.append({ expected: { [this.stream]: this.ledger.version }, events: [{ stream: this.stream, ...record, at: this.now() }] }),
+        this.store.append({ expected: { [this.stream]: this.ledger.version }, events: [{ stream: this.stream, ...record, at: this.clock.now() }] }),
       );
       if (!result.ok) return false;
       this.evolve({ kind: 'recorded', event: result.events[0]! as DomainEvent });
@@ -362,14 +361,23 @@ export class Outbox<E> {
 
   /** Resolves true once every effect started so far has ended and its record is appended, false if `ms` passed first. */
   async settle(ms = 30_000): Promise<boolean> {
-    // On the monotonic clock, as every wait is (docs/architecture.md#time).
-    const deadline = performance.now() + ms;
-    while (this.inFlight.size > 0 || this.running) {
-      if (performance.now() >= deadline) return false;
-      const timeout = new Promise((resolve) => setTimeout(resolve, deadline - performance.now()).unref());
-      await Promise.race([Promise.all([...this.inFlight, this.running]), timeout]);
+    // Timed by the outbox's clock, as its other waits: the process's time line, or a simulator's.
+    let late = false;
+    let wake: () => void = () => undefined;
+    const timeout = new Promise<void>((resolve) => (wake = resolve));
+    const cancel = this.clock.after(ms, () => {
+      late = true;
+      wake();
+    });
+    try {
+      while (this.inFlight.size > 0 || this.running) {
+        if (late) return false;
+        await Promise.race([Promise.all([...this.inFlight, this.running]), timeout]);
+      }
+      return true;
+    } finally {
+      cancel();
     }
-    return true;
   }
 
   /** Takes every effect past the cursor and starts them, as many at once as the consumer allows. */
@@ -415,7 +423,7 @@ export class Outbox<E> {
                     stream: this.stream,
                     type: 'outbox.taken',
                     data: { through, effects: effects.map((e) => e.seq), ...(lease && lease.epoch > 0 ? { epoch: lease.epoch } : {}) },
-                    at: this.now(),
+                    at: this.clock.now(),
                   },
                 ],
                 // Checked in the take's transaction: an epoch that is no longer the lease's takes nothing.
@@ -628,7 +636,7 @@ export class Outbox<E> {
       try {
         result = await this.store.append({
           expected: { [this.stream]: 'any' },
-          events: [{ stream: this.stream, ...record, at: this.now() }],
+          events: [{ stream: this.stream, ...record, at: this.clock.now() }],
           ...(lease ? { lease } : {}),
         });
       } finally {

@@ -67,7 +67,7 @@ describe('an outbox whose log cannot be written', () => {
     vi.spyOn(console, 'error').mockImplementation(() => undefined);
     // The disk fills while the first effect is performed: its take is in, its record is not.
     const { consumer, performed } = announcer((event) => event.seq === effects[0] && log.fill());
-    const outbox = new Outbox(store(log), consumer, () => clock.now(), clock);
+    const outbox = new Outbox(store(log), consumer, clock);
     await outbox.open();
 
     const drained = outbox.drain();
@@ -87,7 +87,7 @@ describe('an outbox whose log cannot be written', () => {
     vi.spyOn(console, 'error').mockImplementation(() => undefined);
     const { consumer, performed } = announcer();
     const written = await milestones(log.store, 2);
-    const outbox = new Outbox(store(log), consumer, () => clock.now(), clock);
+    const outbox = new Outbox(store(log), consumer, clock);
     await outbox.open();
 
     // The follower hands the outbox both effects; its take of them is the next commit, and fails.

@@ -10,6 +10,7 @@ import { counterRegistry } from '../fixtures/counter/counterRegistry.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
 import { bumped, milestone } from '../support/events.ts';
 import { runInProcess } from '../support/inProcessCli.ts';
+import { stampedAt } from '../support/stampedAt.ts';
 import { tempDbPath } from '../support/tempStore.ts';
 
 const announcer: EffectConsumer<number> = {
@@ -22,7 +23,7 @@ const announcer: EffectConsumer<number> = {
 async function logWithMark(): Promise<{ path: string; cursor: number }> {
   const path = tempDbPath();
   const store = await openCounterStore(path);
-  const outbox = new Outbox(store, announcer, () => 1);
+  const outbox = new Outbox(store, announcer, stampedAt(1));
   await outbox.open();
   await store.append({ expected: { 'counter:a': 'any' }, events: [milestone('counter:a', 1), bumped('counter:a', 2), bumped('counter:a', 3)] });
   await outbox.drain();

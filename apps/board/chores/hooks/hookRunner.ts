@@ -40,7 +40,7 @@ export interface HookRunnerOptions {
  */
 export class HookRunner extends Outbox<HookCall> {
   constructor(private readonly options: HookRunnerOptions) {
-    super(options.store, hookConsumer(options), () => options.clock.now(), options.clock);
+    super(options.store, hookConsumer(options), options.clock);
   }
 
   /** Whether any hook is configured: a board with none takes nothing (and moves no cursor). */
