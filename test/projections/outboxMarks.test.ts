@@ -4,7 +4,8 @@
  * effect never done, or hold one pending that has ended. Such a mark fails the rebuild, named.
  */
 import { describe, expect, it } from 'vitest';
-import { type EffectConsumer, Outbox } from '../../runtime/actors/outbox.ts';
+import type { EffectConsumer } from '../../runtime/actors/effectConsumer.ts';
+import { Outbox } from '../../runtime/actors/outbox.ts';
 import { counterEventOf } from '../fixtures/counter/counterEvents.ts';
 import { counterRegistry } from '../fixtures/counter/counterRegistry.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';

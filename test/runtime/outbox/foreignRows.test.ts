@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
-import { type EffectConsumer, Outbox } from '../../../runtime/actors/outbox.ts';
+import type { EffectConsumer } from '../../../runtime/actors/effectConsumer.ts';
+import { Outbox } from '../../../runtime/actors/outbox.ts';
 import { counterEventOf } from '../../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../../fixtures/counter/counterStore.ts';
 import { bumped, milestone } from '../../support/events.ts';

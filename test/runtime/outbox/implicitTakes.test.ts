@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../../events/catalog.ts';
-import type { Delivery, EffectConsumer, Outcome } from '../../../runtime/actors/outbox.ts';
+import type { Delivery, EffectConsumer, Outcome } from '../../../runtime/actors/effectConsumer.ts';
 import { Outbox } from '../../../runtime/actors/outbox.ts';
 import type { EventStore } from '../../../runtime/store/eventStore.ts';
 import { counterEventOf } from '../../fixtures/counter/counterEvents.ts';

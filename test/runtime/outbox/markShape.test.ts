@@ -4,7 +4,8 @@
  * nor to fail the start: the outbox folds its stream from the start instead, as it did before marks.
  */
 import { describe, expect, it } from 'vitest';
-import { type EffectConsumer, Outbox } from '../../../runtime/actors/outbox.ts';
+import type { EffectConsumer } from '../../../runtime/actors/effectConsumer.ts';
+import { Outbox } from '../../../runtime/actors/outbox.ts';
 import { counterEventOf } from '../../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../../fixtures/counter/counterStore.ts';
 import { bumped, milestone } from '../../support/events.ts';
