@@ -22,7 +22,9 @@ import type { AppendLease, AppendResult, EventStore } from '../store/eventStore.
 import { LeaseLostError } from '../store/leaseLost.ts';
 import type { Clock } from './clock.ts';
 import type { EffectConsumer, EffectRecord, Outcome } from './effectConsumer.ts';
+import { OutboxFeed } from './outboxFeed.ts';
 import { writerIsGone } from './processes.ts';
+import { UnderWay } from './underWay.ts';
 import { recordWaitMs, untilRecorded } from './untilRecorded.ts';
 
 const PAGE = 500;
@@ -48,20 +50,13 @@ export class Outbox<E> {
   private ledger: Ledger = emptyLedger;
   private running: Promise<void> | null = null;
   /** Effects being performed (each settles once its record is appended). */
-  private readonly inFlight = new Set<Promise<void>>();
-  private performedTotal = 0;
-  private startedTotal = 0;
+  private readonly underWay = new UnderWay();
   /** Records appended and not yet answered: a take's expected version counts them. */
   private recordsInFlight = 0;
-  /**
-   * Events handed over by `follow`, in order, each the store could read (rows it cannot read leave
-   * gaps in the seqs, and nothing else does): read from here rather than the log.
-   */
-  private fed: DomainEvent[] = [];
+  /** Events handed over by `follow`: read from here rather than the log. */
+  private readonly feed = new OutboxFeed();
   private rerun = false;
   private stopped = false;
-  /** Set once `follow` runs: from then on every event past the cursor reaches `fed`, in order. */
-  private following = false;
   /** Whether a save of the mark is under way. */
   private marking = false;
   /** With a lease (EpochTakes): the effects this process took and has not settled, each with the lease it took them under. */
@@ -254,11 +249,11 @@ export class Outbox<E> {
    */
   async drain(): Promise<number> {
     if (this.stopped) return 0;
-    const [performed, started] = [this.performedTotal, this.startedTotal];
+    const before = this.underWay.counts;
     await this.takeAll();
-    if (this.consumer.background) return this.startedTotal - started;
-    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
-    return this.performedTotal - performed;
+    if (this.consumer.background) return this.underWay.counts.started - before.started;
+    await this.underWay.all();
+    return this.underWay.counts.performed - before.performed;
   }
 
   /** Resolves true once every effect started so far has ended and its record is appended, false if `ms` passed first. */
@@ -272,9 +267,9 @@ export class Outbox<E> {
       wake();
     });
     try {
-      while (this.inFlight.size > 0 || this.running) {
+      while (this.underWay.size > 0 || this.running) {
         if (late) return false;
-        await Promise.race([Promise.all([...this.inFlight, this.running]), timeout]);
+        await Promise.race([Promise.all([...this.underWay.now(), this.running]), timeout]);
       }
       return true;
     } finally {
@@ -342,12 +337,12 @@ export class Outbox<E> {
               untake();
               // Another process moved the cursor first: it owns those effects. Start again from its cursor,
               // the page handed back to the feed (what the other process took is dropped from it as stale).
-              if (this.following) this.fed = [...page, ...this.fed];
+              this.feed.handBack(page);
               await this.reload();
               continue;
             }
             for (const event of effects) {
-              while (this.inFlight.size >= (this.consumer.concurrency ?? 1)) await Promise.race(this.inFlight);
+              await this.underWay.room(this.consumer.concurrency ?? 1);
               this.start(event);
             }
           }
@@ -373,7 +368,7 @@ export class Outbox<E> {
     }
     this.evolve({ kind: 'past', through });
     for (const event of own) {
-      while (this.inFlight.size >= (this.consumer.concurrency ?? 1)) await Promise.race(this.inFlight);
+      await this.underWay.room(this.consumer.concurrency ?? 1);
       this.start(event);
     }
   }
@@ -389,28 +384,20 @@ export class Outbox<E> {
   }
 
   private start(event: DomainEvent): void {
-    this.startedTotal++;
     const background = this.consumer.background;
-    const performing: Promise<void> = this.perform(event.seq, event).then(
-      () => {
-        this.performedTotal++;
-      },
-      (error: unknown) => {
-        // The log failed under it: what a stopping process expects, and the next start settles the
-        // effect as its delivery says; otherwise the drain that waits on it reports it, or, in the
-        // background, where nobody waits, the consumer's log.
-        if (this.stopped) return;
-        if (!background) throw error;
-        background.log(`outbox ${this.consumer.name}: the end of the effect of seq ${event.seq} could not be recorded: ${messageOf(error)}`);
-      },
-    );
-    const tracked = performing.finally(() => this.inFlight.delete(tracked));
-    this.inFlight.add(tracked);
+    this.underWay.add(this.perform(event.seq, event), (error: unknown) => {
+      // The log failed under it: what a stopping process expects, and the next start settles the
+      // effect as its delivery says; otherwise the drain that waits on it reports it, or, in the
+      // background, where nobody waits, the consumer's log.
+      if (this.stopped) return;
+      if (!background) throw error;
+      background.log(`outbox ${this.consumer.name}: the end of the effect of seq ${event.seq} could not be recorded: ${messageOf(error)}`);
+    });
   }
 
   /** Drains whenever the log grows, until unsubscribed. */
   follow(): Subscription {
-    this.following = true;
+    this.feed.follow();
     return this.store.subscribe(this.ledger.cursor).subscribe({
       next: (event) => {
         if (event.seq <= this.ledger.cursor) return;
@@ -419,12 +406,12 @@ export class Outbox<E> {
         // event, so this is the hot path of all of them).
         // The feed hands over every readable event past the cursor in order (a row the store skips
         // leaves a gap in seqs, not in the feed), so with nothing queued this one is the next.
-        if (!this.running && this.fed.length === 0 && this.consumer.effectOf(event) === null) {
+        if (!this.running && this.feed.isEmpty && this.consumer.effectOf(event) === null) {
           if (this.consumer.implicit) this.decided(event);
           this.evolve({ kind: 'past', through: event.seq });
           return;
         }
-        this.fed.push(event);
+        this.feed.push(event);
         if (this.consumer.implicit) {
           // The feed hands a commit over before the deciding actor hears back from its append: its effects
           // start once the actor has acted on it (its drain, or this one after the commit's microtasks), so
@@ -438,7 +425,7 @@ export class Outbox<E> {
         else void this.drain();
       },
       // A feed that failed hands over nothing more: drains read the log again.
-      error: () => (this.following = false),
+      error: () => this.feed.failed(),
     });
   }
 
@@ -456,20 +443,7 @@ export class Outbox<E> {
   /** The events past the cursor: those `follow` handed over when they join up with it, else the log's. */
   private async nextPage(): Promise<DomainEvent[]> {
     const cursor = this.ledger.cursor;
-    let stale = 0;
-    while (stale < this.fed.length && this.fed[stale]!.seq <= cursor) stale++;
-    if (stale) this.fed = this.fed.slice(stale);
-    if (this.fed.length > 0 && (this.following || this.fed[0]!.seq === cursor + 1)) {
-      const page = this.fed.slice(0, PAGE);
-      this.fed = this.fed.slice(PAGE);
-      return page;
-    }
-    // A follower's feed starts at the cursor and misses nothing the store can read (its seqs skip only
-    // unreadable rows), so an empty feed means there is nothing yet: reading the log here would cost a
-    // query each time a drain ends.
-    if (this.following) return [];
-    this.fed = [];
-    return this.store.readAll(cursor, PAGE);
+    return this.feed.next(cursor, PAGE) ?? this.store.readAll(cursor, PAGE);
   }
 
   private async perform(effect: number, event: DomainEvent): Promise<void> {
