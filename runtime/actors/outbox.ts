@@ -2,11 +2,9 @@ import type { Subscription } from 'rxjs';
 import {
   emptyLedger,
   evolveLedger,
-  implicitMark,
   isOwn,
   type Ledger,
   type LedgerEvent,
-  MARK_EVERY,
   markDue,
   mayStartUnder,
   type PendingEffect,
@@ -23,20 +21,12 @@ import { LeaseLostError } from '../store/leaseLost.ts';
 import type { Clock } from './clock.ts';
 import type { EffectConsumer, EffectRecord, Outcome } from './effectConsumer.ts';
 import { OutboxFeed } from './outboxFeed.ts';
+import { OutboxMarks } from './outboxMarks.ts';
 import { writerIsGone } from './processes.ts';
 import { UnderWay } from './underWay.ts';
 import { recordWaitMs, untilRecorded } from './untilRecorded.ts';
 
 const PAGE = 500;
-
-/** How far the cursor moves between two saves of the outbox's mark. */
-export { MARK_EVERY };
-
-/**
- * And at least this often while the cursor moves: a quiet daemon's marks would otherwise lag a few days
- * of its events behind, and retention cuts no further than the lowest mark (docs/retention.md#the-cut).
- */
-export const MARK_EVERY_MS = 60_000;
 
 /**
  * Takes effects from the log past this consumer's cursor and performs them after their commit.
@@ -46,6 +36,7 @@ export const MARK_EVERY_MS = 60_000;
  */
 export class Outbox<E> {
   private readonly stream: string;
+  private readonly marks: OutboxMarks;
   /** What this process knows of its effects (outboxLedger.ts): every change to it goes through `evolve`. */
   private ledger: Ledger = emptyLedger;
   private running: Promise<void> | null = null;
@@ -57,8 +48,6 @@ export class Outbox<E> {
   private readonly feed = new OutboxFeed();
   private rerun = false;
   private stopped = false;
-  /** Whether a save of the mark is under way. */
-  private marking = false;
   /** With a lease (EpochTakes): the effects this process took and has not settled, each with the lease it took them under. */
   private readonly takenUnder = new Map<number, AppendLease>();
 
@@ -69,11 +58,19 @@ export class Outbox<E> {
     private readonly clock: Clock,
   ) {
     this.stream = `outbox:${consumer.name}`;
+    this.marks = new OutboxMarks(
+      store,
+      this.stream,
+      clock,
+      consumer.implicit !== undefined,
+      () => this.ledger,
+      (mark) => this.evolve({ kind: 'marked', mark }),
+    );
   }
 
   private evolve(event: LedgerEvent): void {
     this.ledger = evolveLedger(this.ledger, event);
-    if (event.kind !== 'marked' && markDue(this.ledger) && !this.marking) void this.saveMark();
+    if (event.kind !== 'marked') this.marks.whenDue();
   }
 
   /**
@@ -83,7 +80,7 @@ export class Outbox<E> {
    * effects are told from a dead life's of the same `host:pid`; the head at opening when not given.
    */
   async open(startAt?: number, lifeFrom?: number): Promise<void> {
-    this.markByTime();
+    this.marks.byTime();
     const saved = await this.store.checkpoints.load(this.stream);
     const from = readMark(saved?.state);
     const mark = foldMark(from, await this.store.readStream(this.stream, from.version));
@@ -138,7 +135,7 @@ export class Outbox<E> {
     }
     if (!(await this.settleLeftovers(leftovers))) return this.open(undefined, lifeFrom);
     // Where this life began is where the next start reads from, however this one ends (a SIGKILL saves nothing).
-    if (markDue(this.ledger, true)) await this.saveMark();
+    if (markDue(this.ledger, true)) await this.marks.save();
   }
 
   /** With implicit takes: an event of the log read at the cursor, which may call for an effect or settle some. */
@@ -198,48 +195,7 @@ export class Outbox<E> {
    */
   stop(): void {
     this.stopped = true;
-    this.cancelMarkTimer?.();
-    this.cancelMarkTimer = null;
-    // Where the cursor got to, for the next start: a mark not saved (the log closing first) is only late.
-    if (markDue(this.ledger, true)) void this.saveMark();
-  }
-
-  /**
-   * Saves where the cursor stands and the stream's fold up to now (read from the last mark on), so the
-   * next start neither reads this outbox's whole stream nor the log from its last take.
-   */
-  private async saveMark(): Promise<void> {
-    if (this.marking) return;
-    this.marking = true;
-    try {
-      const cursor = this.ledger.cursor;
-      // With implicit takes, what is pending is known in memory, up to the cursor: nothing to fold.
-      const mark = this.consumer.implicit
-        ? implicitMark(this.ledger)
-        : foldMark(structuredClone(this.ledger.marked), await this.store.readStream(this.stream, this.ledger.marked.version));
-      mark.cursor = Math.max(mark.cursor, cursor);
-      await this.store.checkpoints.save({ name: this.stream, seq: mark.cursor, state: JSON.stringify(mark) });
-      this.evolve({ kind: 'marked', mark });
-    } catch {
-      // Only late: the next save, or the next start reading a little more, makes up for it.
-    } finally {
-      this.marking = false;
-    }
-  }
-
-  private cancelMarkTimer: (() => void) | null = null;
-
-  /** A mark every MARK_EVERY_MS while the cursor moved, as the projections' checkpoints every minute. */
-  private markByTime(): void {
-    if (this.cancelMarkTimer || this.stopped) return;
-    const arm = () => {
-      this.cancelMarkTimer = this.clock.after(MARK_EVERY_MS, () => {
-        if (this.stopped) return;
-        if (markDue(this.ledger, true) && !this.marking) void this.saveMark();
-        arm();
-      });
-    };
-    arm();
+    this.marks.stop();
   }
 
   /**

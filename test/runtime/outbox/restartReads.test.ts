@@ -4,8 +4,9 @@
  * nothing here) and its stream's fold are kept as its mark.
  */
 import { describe, expect, it } from 'vitest';
+import { MARK_EVERY } from '../../../actors/outboxLedger.ts';
 import type { EffectConsumer } from '../../../runtime/actors/effectConsumer.ts';
-import { MARK_EVERY, Outbox } from '../../../runtime/actors/outbox.ts';
+import { Outbox } from '../../../runtime/actors/outbox.ts';
 import type { EventStore } from '../../../runtime/store/eventStore.ts';
 import { counterEventOf } from '../../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../../fixtures/counter/counterStore.ts';
