@@ -4,11 +4,13 @@ import { defineEvent, eventGroup } from './define.ts';
 import { RUN_STATES } from './runStates.ts';
 import { SafeId } from './safeId.ts';
 import { Usage } from './usage.ts';
+import { wording } from './wording.ts';
 import { BaseRef, ChangeSummary, RepoName } from './workspace.ts';
 
 const runId = SafeId;
 const computerId = SafeId;
-const reason = z.string().min(1);
+/** A decision's why, in words: not compared by replay (see wording). */
+const reason = wording(z.string().min(1));
 /** Prompts, replies and errors are bounded so one request cannot bloat the log; the computer cuts replies at 1 MiB. */
 export const MAX_TEXT_CHARS = 4 * 1024 * 1024;
 const text = z.string().max(MAX_TEXT_CHARS);

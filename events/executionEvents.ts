@@ -3,10 +3,12 @@ import { defineEvent, eventGroup } from './define.ts';
 import { RunStart } from './queueEvents.ts';
 import { SafeId } from './safeId.ts';
 import { Usage } from './usage.ts';
+import { wording } from './wording.ts';
 import { BaseRef, ChangeSummary, CommitSha, RepoName, TurnChanges, Workspace } from './workspace.ts';
 
 const runId = SafeId;
-const reason = z.string().min(1);
+/** A decision's why, in words: not compared by replay (see wording). */
+const reason = wording(z.string().min(1));
 /** Ids agents announce are opaque tokens; only a plain one is ever put on a command line. */
 const sessionId = z.string().min(1).max(200);
 const result = z.strictObject({

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
 import { SafeId } from './safeId.ts';
+import { wording } from './wording.ts';
 
 /**
  * What a subscription can ask to hear: a run of its lane (or of any lane) queued, claimed, started or
@@ -19,7 +20,8 @@ export const NoticeKindSchema = z.enum([
 ]);
 
 const seq = z.number().int().positive();
-const reason = z.string().min(1).max(1_000);
+/** A decision's why, in words: not compared by replay (see wording). */
+const reason = wording(z.string().min(1).max(1_000));
 const sessionId = SafeId;
 const subscriptionId = SafeId;
 

@@ -1,4 +1,5 @@
-import type { DomainEvent, NewDomainEvent } from '../events/catalog.ts';
+import { type DomainEvent, eventDefinitions, type NewDomainEvent } from '../events/catalog.ts';
+import { isReasonCode, wordingKeys } from '../events/wording.ts';
 
 /** A decision as compared: what was decided, about which stream, at what time. */
 export interface DecisionView {
@@ -22,14 +23,45 @@ export function view(event: NewDomainEvent | DomainEvent): DecisionView {
  */
 const LATER_FIELDS: Readonly<Record<string, readonly string[]>> = { 'run.completion.requested': ['usage'] };
 
-/** A recorded decision and a re-derived one agree on stream, type, time and data. */
+/** A recorded decision and a re-derived one agree on stream, type, time and what the data decides. */
 export function sameDecision(recorded: DomainEvent, derived: NewDomainEvent): boolean {
-  return (
-    recorded.type === derived.type &&
-    recorded.at === derived.at &&
-    recorded.stream === derived.stream &&
-    sameJson(recorded.data, withoutLaterFields(recorded, derived.data))
-  );
+  if (recorded.type !== derived.type || recorded.at !== derived.at || recorded.stream !== derived.stream) return false;
+  const [r, d] = decidedParts(recorded.type, recorded.data, withoutLaterFields(recorded, derived.data));
+  return sameJson(r, d);
+}
+
+/** The wording fields of each event type of the catalog (see wording.ts), empty ones left out. */
+const WORDING_KEYS: ReadonlyMap<string, readonly string[]> = new Map(
+  Object.entries(eventDefinitions)
+    .map(([type, definition]) => [type, wordingKeys(definition.schema)] as const)
+    .filter(([, keys]) => keys.length > 0),
+);
+
+/**
+ * Both sides of a decision as replay compares them, its wording set aside (docs/replay-and-audit.md#what-replay-compares):
+ * a recorded sentence is not compared (nor is whatever is re-derived in its place); a recorded reason
+ * code is compared on its code alone, its parameters being what the audit words it from.
+ */
+export function decidedParts(type: string, recorded: unknown, derived: unknown): [unknown, unknown] {
+  const keys = WORDING_KEYS.get(type);
+  if (!keys || !isPlainObject(recorded) || !isPlainObject(derived)) return [recorded, derived];
+  const r: Record<string, unknown> = { ...recorded };
+  const d: Record<string, unknown> = { ...derived };
+  for (const key of keys) {
+    const said = recorded[key];
+    if (isReasonCode(said)) {
+      r[key] = said.code;
+      d[key] = isReasonCode(derived[key]) ? derived[key].code : { words: derived[key] };
+    } else {
+      delete r[key];
+      delete d[key];
+    }
+  }
+  return [r, d];
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function withoutLaterFields(recorded: DomainEvent, derived: unknown): unknown {
@@ -79,7 +111,8 @@ export function whereTheyDiffer(recorded: DecisionView | undefined, derived: Dec
     if (recorded[field] !== derived[field])
       return `${field}: recorded ${JSON.stringify(recorded[field])}, re-derived ${JSON.stringify(derived[field])}`;
   }
-  return dataPath(recorded.data, normalise(derived.data), 'data') ?? 'data: equal once written';
+  const [r, d] = decidedParts(recorded.type, recorded.data, normalise(derived.data));
+  return dataPath(r, d, 'data') ?? 'data: equal once written';
 }
 
 function dataPath(recorded: unknown, derived: unknown, path: string): string | null {
