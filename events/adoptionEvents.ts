@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
+import { wording } from './replayFields.ts';
 import { SafeId } from './safeId.ts';
-import { wording } from './wording.ts';
 
 /** Which of the lane's adoption requests (1 for its first): what every answer names. */
 const request = z.number().int().positive();

@@ -1,13 +1,13 @@
 import { z } from 'zod';
+import { wording } from './replayFields.ts';
 import { FINISHED_STATES, RUN_STATES } from './runStates.ts';
 import { SafeId } from './safeId.ts';
-import { wording } from './wording.ts';
 
 /**
  * Why the board decided what it did, as a code with the parameters a sentence is made of
  * (docs/replay-and-audit.md#reasons-as-codes). The board records the code; the audit, `show`, the web
  * page and the HTTP answers word it with `wordBoardReason`, so a sentence can change in one place and
- * an old log reads in today's words. Replay compares a code, never its parameters (see wording.ts).
+ * an old log reads in today's words. Replay compares a code, never its parameters (see replayFields.ts).
  * Logs of older versions hold sentences: they read as they were written. A code, once in a log, is
  * never renamed nor given another meaning.
  */

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
 import { RunStart } from './queueEvents.ts';
+import { addedLater, wording } from './replayFields.ts';
 import { SafeId } from './safeId.ts';
 import { Usage } from './usage.ts';
-import { wording } from './wording.ts';
 import { BaseRef, ChangeSummary, CommitSha, RepoName, TurnChanges, Workspace } from './workspace.ts';
 
 const runId = SafeId;
@@ -215,7 +215,11 @@ export const executionEvents = eventGroup(
   ),
   defineEvent('run.kill.requested', z.strictObject({ runId, pid: z.number().int().positive(), reason })),
   defineEvent('run.resolved.elsewhere', z.strictObject({ runId, reason })),
-  /** `usage`: what the turn cost as its exit recorded it, posted with the completion (optional: older logs lack it). */
+  /**
+   * `usage`: what the turn cost as its exit recorded it, posted with the completion. Added later: the
+   * exit recorded its usage one version before the completion sent it (main at 3d74690), so that
+   * version's completions were decided without it, from the same inputs.
+   */
   /** `changes`: what a turn in a worktree changed, as its exit recorded it, posted with the completion. */
   defineEvent(
     'run.completion.requested',
@@ -224,7 +228,7 @@ export const executionEvents = eventGroup(
       attempt: z.number().int().positive(),
       result,
       reply: z.string().nullable(),
-      usage: Usage.optional(),
+      usage: addedLater(Usage.optional()),
       changes: ChangeSummary.optional(),
     }),
   ),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
+import { wording } from './replayFields.ts';
 import { SafeId } from './safeId.ts';
-import { wording } from './wording.ts';
 
 /**
  * What a subscription can ask to hear: a run of its lane (or of any lane) queued, claimed, started or

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
+import { wording } from './replayFields.ts';
 import { SafeId } from './safeId.ts';
-import { wording } from './wording.ts';
 import { BaseRef, RepoName } from './workspace.ts';
 
 const runId = SafeId;

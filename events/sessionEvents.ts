@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
+import { wording } from './replayFields.ts';
 import { SafeId } from './safeId.ts';
-import { wording } from './wording.ts';
 
 /** The agent's own id for the session (opaque), or a launch's key when no id was ever read for it. */
 const sessionId = z.string().min(1).max(200);
