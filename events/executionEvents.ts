@@ -230,9 +230,13 @@ export const executionEvents = eventGroup(
   /**
    * `mark`: on a restart's kill of a turn the last life left, its agent's mark, so that what escaped the
    * process group (a `setsid` grandchild) is found and stopped too (optional: a kill of a live turn has
-   * its agent's handle, and older logs lack it).
+   * its agent's handle, and older logs lack it). `reason`: no wording, its effect reads it (a user's
+   * cancel is `cancelled_by_user`, a restart's kill `interrupted_by_restart`), so replay compares it.
    */
-  defineEvent('run.kill.requested', z.strictObject({ runId, pid: z.number().int().positive(), reason, mark: AgentMark.optional() })),
+  defineEvent(
+    'run.kill.requested',
+    z.strictObject({ runId, pid: z.number().int().positive(), reason: z.string().min(1), mark: AgentMark.optional() }),
+  ),
   defineEvent('run.resolved.elsewhere', z.strictObject({ runId, reason })),
   /**
    * `usage`: what the turn cost as its exit recorded it, posted with the completion. Added later: the

@@ -49,6 +49,14 @@ describe('replay compares a decision on what it decides, not on how its reason i
     });
   });
 
+  it("a kill's reason is no wording: its effect reads it (a user's cancel, a restart's kill), so a change of it differs", () => {
+    const kill = (reason: string) => ({ stream: 'c1/run:r1', type: 'run.kill.requested', data: { runId: 'r1', pid: 42, reason }, at: 1 });
+    const recordedKill = { ...kill('cancelled_by_user'), seq: 7, version: 1, cause: 6, actor: 'c1' } as unknown as DomainEvent;
+
+    expect(sameDecision(recordedKill, kill('cancelled_by_user') as NewDomainEvent)).toBe(true);
+    expect(sameDecision(recordedKill, kill('interrupted_by_restart') as NewDomainEvent)).toBe(false);
+  });
+
   it('a recorded reason code is compared on its code, not on its parameters; a recorded sentence is not compared', () => {
     const base = { runId: 'r1', computerId: 'c1' };
 
