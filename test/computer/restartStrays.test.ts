@@ -32,7 +32,9 @@ describe('a daemon killed mid-turn, started again', () => {
     const second = await startBoard(db, { command: 'daemon', args });
     expect(await waitForTerminal(second.url, runId)).toMatchObject({ state: 'failed' });
     await waitUntil('the escapee and the child to be stopped', () => !isProcessAlive(escapee) && !isProcessAlive(child));
-    await waitUntil('the stop to be recorded', () => eventsOf(readLog(db), 'outbox.performed').some((e) => String(e.data.detail).includes(String(escapee))));
+    await waitUntil('the stop to be recorded', () =>
+      eventsOf(readLog(db), 'outbox.performed').some((e) => String(e.data.detail).includes(String(escapee))),
+    );
     await second.process.stop('SIGTERM');
   });
 });
