@@ -107,12 +107,18 @@ export function evolveLedger(ledger: Ledger, event: LedgerEvent): Ledger {
     case 'settled':
       return settled(ledger, event.effect);
     case 'past':
-      return event.through > ledger.cursor ? { ...ledger, cursor: event.through } : ledger;
+      return event.through > ledger.cursor ? withCursor(ledger, event.through) : ledger;
     case 'decided':
       return decided(ledger, event.seq, event.effect, event.settles);
     case 'marked':
       return { ...ledger, marked: event.mark };
   }
+}
+
+/** Spelled out rather than spread: every follower steps past every event, and this is its cost. */
+function withCursor(ledger: Ledger, cursor: number): Ledger {
+  const { version, pending, firstOwnTake, lifeFrom, marked } = ledger;
+  return { version, cursor, pending, firstOwnTake, lifeFrom, marked };
 }
 
 function takenThrough(cursor: number, event: DomainEvent): number {
