@@ -258,39 +258,7 @@ export class Outbox<E> {
               this.evolve({ kind: 'past', through });
               continue;
             }
-            // Records this process has appended and not yet heard back about commit before this take
-            // (the store keeps the order of appends), so they are counted in the version it expects.
-            // A take the log could not write took nothing: the same page is taken again once it can.
-            const lease = this.consumer.lease?.() ?? null;
-            // This process's own from before its take commits: an opening meanwhile (the chores taken up again
-            // at the same epoch) must not find the take committed and not yet its own, and settle it (EpochTakes).
-            if (lease) for (const event of effects) this.takenUnder.set(event.seq, lease);
-            const untake = () => {
-              for (const event of effects) this.takenUnder.delete(event.seq);
-            };
-            const taken = await this.write(async () => {
-              const result = await this.store.append({
-                expected: { [this.stream]: this.ledger.version + this.recordsInFlight },
-                events: [
-                  {
-                    stream: this.stream,
-                    type: 'outbox.taken',
-                    data: { through, effects: effects.map((e) => e.seq), ...(lease && lease.epoch > 0 ? { epoch: lease.epoch } : {}) },
-                    at: this.clock.now(),
-                  },
-                ],
-                // Checked in the take's transaction: an epoch that is no longer the lease's takes nothing.
-                ...(lease ? { lease } : {}),
-              });
-              // Known as soon as it commits: a record answered right after it must find it counted.
-              if (result.ok) this.evolve({ kind: 'took', event: result.events[0]! as DomainEvent });
-              return result;
-            }).catch((error: unknown) => {
-              untake();
-              throw error;
-            });
-            if (!taken.ok) {
-              untake();
+            if (!(await this.take(effects, through))) {
               // Another process moved the cursor first: it owns those effects. Start again from its cursor,
               // the page handed back to the feed (what the other process took is dropped from it as stale).
               this.feed.handBack(page);
@@ -310,6 +278,45 @@ export class Outbox<E> {
       }
     })();
     return this.running;
+  }
+
+  /**
+   * Takes `effects` and moves the cursor `through` in one append; false when another process took first.
+   * Records this process has appended and not yet heard back about commit before this take (the store
+   * keeps the order of appends), so they are counted in the version it expects. A take the log could
+   * not write took nothing: the same page is taken again once it can.
+   */
+  private async take(effects: readonly DomainEvent[], through: number): Promise<boolean> {
+    const lease = this.consumer.lease?.() ?? null;
+    // This process's own from before its take commits: an opening meanwhile (the chores taken up again
+    // at the same epoch) must not find the take committed and not yet its own, and settle it (EpochTakes).
+    if (lease) for (const event of effects) this.takenUnder.set(event.seq, lease);
+    const untake = () => {
+      for (const event of effects) this.takenUnder.delete(event.seq);
+    };
+    const taken = await this.write(async () => {
+      const result = await this.store.append({
+        expected: { [this.stream]: this.ledger.version + this.recordsInFlight },
+        events: [
+          {
+            stream: this.stream,
+            type: 'outbox.taken',
+            data: { through, effects: effects.map((e) => e.seq), ...(lease && lease.epoch > 0 ? { epoch: lease.epoch } : {}) },
+            at: this.clock.now(),
+          },
+        ],
+        // Checked in the take's transaction: an epoch that is no longer the lease's takes nothing.
+        ...(lease ? { lease } : {}),
+      });
+      // Known as soon as it commits: a record answered right after it must find it counted.
+      if (result.ok) this.evolve({ kind: 'took', event: result.events[0]! as DomainEvent });
+      return result;
+    }).catch((error: unknown) => {
+      untake();
+      throw error;
+    });
+    if (!taken.ok) untake();
+    return taken.ok;
   }
 
   /**
