@@ -55,6 +55,8 @@ describe('a computer whose token the board refuses', () => {
     );
     expect(result.stdout).toContain('`runledger computer add c9`');
     expect(result.stdout).not.toMatch(/push stream disconnected/);
+    // Its report is refused alike: said once, not sent again and again for the stop's whole bound.
+    expect(result.stdout).not.toContain('did not take its report');
     expect(result.stdout).toMatch(/stopped \(the board refused this computer, exit 2\)/);
   });
 });
