@@ -14,8 +14,8 @@ import { serviceCommand } from './commands/service.ts';
 import { subscribeCommand, unsubscribeCommand } from './commands/subscribe.ts';
 import { tickCommand } from './commands/tick.ts';
 import { tokenCommand } from './commands/token.ts';
-import type { ToolRegistry } from './shared/registry.ts';
 import { EXIT_CODES } from './shared/options.ts';
+import type { ToolRegistry } from './shared/registry.ts';
 
 // Every start loads this file and the definitions in commands/, nothing more: each command's action
 // imports what it does (../actions/) when it runs, so `--help` and `--version` load commander alone.

@@ -9,10 +9,6 @@ const SERVING = new Set(['daemon', 'server', 'subscribe']);
 export interface InProcessOptions {
   /** `replay` and `rebuild` read with it (a test's fixtures), else with production's. */
   readonly registry?: ToolRegistry;
-  /** Laid over this process's environment for the call (a value undefined removes the variable). */
-  readonly env?: Readonly<Record<string, string | undefined>>;
-  /** The working folder of the call. */
-  readonly cwd?: string;
 }
 
 /**
@@ -21,12 +17,13 @@ export interface InProcessOptions {
  * stdout and stderr are captured. A fresh process per call costs a third of a second of a shared CPU
  * or more; `runledger()` of ./processes.ts spawns the real entry point where the process itself (its
  * exit status as a shell sees it, its signals, its start) is what is tested. Calls must not overlap:
- * the output, exit code, environment and folder are this process's.
+ * the output and exit code are this process's. No environment of the call's own: an agent a command
+ * starts is forked by this process's one launcher (adapters/agent/launcher.ts), with the environment
+ * of its first use.
  */
 export async function runInProcess(args: readonly string[], given: InProcessOptions = {}): Promise<CliResult> {
   if (SERVING.has(args[0]!)) throw new Error(`runInProcess does not run ${args[0]}: it serves until stopped; spawn it (test/support/processes.ts)`);
-  const saved = { exitCode: process.exitCode, out: process.stdout.write, err: process.stderr.write, cwd: process.cwd() };
-  const savedEnv = Object.fromEntries(Object.keys(given.env ?? {}).map((name) => [name, process.env[name]]));
+  const saved = { exitCode: process.exitCode, out: process.stdout.write, err: process.stderr.write };
   let stdout = '';
   let stderr = '';
   process.exitCode = 0;
@@ -38,8 +35,6 @@ export async function runInProcess(args: readonly string[], given: InProcessOpti
     stderr += String(chunk);
     return true;
   }) as typeof process.stderr.write;
-  setEnv(given.env ?? {});
-  if (given.cwd) process.chdir(given.cwd);
   try {
     await runProgram(buildProgram(given.registry), args, 'user');
     return { status: Number(process.exitCode ?? 0), stdout, stderr };
@@ -47,14 +42,5 @@ export async function runInProcess(args: readonly string[], given: InProcessOpti
     process.stdout.write = saved.out;
     process.stderr.write = saved.err;
     process.exitCode = saved.exitCode;
-    process.chdir(saved.cwd);
-    setEnv(savedEnv);
-  }
-}
-
-function setEnv(values: Readonly<Record<string, string | undefined>>): void {
-  for (const [name, value] of Object.entries(values)) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
   }
 }
