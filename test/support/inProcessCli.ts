@@ -22,7 +22,8 @@ export interface InProcessOptions {
  * of its first use.
  */
 export async function runInProcess(args: readonly string[], given: InProcessOptions = {}): Promise<CliResult> {
-  if (SERVING.has(args[0]!)) throw new Error(`runInProcess does not run ${args[0]}: it serves until stopped; spawn it (test/support/processes.ts)`);
+  if (SERVING.has(args[0]!) && !args.includes('--help'))
+    throw new Error(`runInProcess does not run ${args[0]}: it serves until stopped; spawn it (test/support/processes.ts)`);
   const saved = { exitCode: process.exitCode, out: process.stdout.write, err: process.stderr.write };
   let stdout = '';
   let stderr = '';
