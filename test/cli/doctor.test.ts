@@ -4,21 +4,15 @@
  * exit 0 when all pass and 1 otherwise, and nothing is written to the log or left beside it.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { agentBin } from '../fixtures/agents/bin.ts';
 import { repoRoot } from '../support/processes.ts';
+import { concurrentTempDirs } from '../support/tempStore.ts';
 
-// The tests run at once: each folder is made under one of the file's, removed after all of them
-// (tempDir() removes its folder when "the current test" ends, which is another's under concurrency).
-let root = '';
-beforeAll(() => {
-  root = mkdtempSync(join(tmpdir(), 'runledger-doctor-test-'));
-});
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-const folder = (): string => mkdtempSync(join(root, 'case-'));
+/** The tests run at once (describe.concurrent), each in folders of its own. */
+const folder = concurrentTempDirs();
 
 interface Checked {
   readonly status: number | null;
