@@ -10,8 +10,8 @@ import { projections } from '../../runtime/folds/keeper/registry.ts';
 import { type ArchiveStep, archiveOnce, recoverArchives } from '../../runtime/store/sqlite/archiveSegments.ts';
 import { openSqliteStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { runCli } from '../e2e/support/cluster.ts';
-import { runInProcess } from '../support/inProcessCli.ts';
 import { scenarioCopy } from '../replay/scenarioLog.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 
 const DAY_MS = 86_400_000;
 const checkpoint = checkpointFold({ deciders, projections });
