@@ -46,7 +46,7 @@ async function storeMark(path: string, seq: number, mark: object): Promise<void>
 describe('runledger rebuild and the outboxes marks', () => {
   it('given the mark an outbox saved, then it agrees with the log', async () => {
     const { path, cursor } = await logWithMark();
-    const cli = await runInProcess(['rebuild', '--db', path], counterRegistry);
+    const cli = await runInProcess(['rebuild', '--db', path], { registry: counterRegistry });
     expect(cli.stdout).toContain(`✓ outbox:announce: its mark at seq ${cursor} agrees with the log`);
     expect(cli.status).toBe(0);
   });
@@ -55,13 +55,13 @@ describe('runledger rebuild and the outboxes marks', () => {
     const { path } = await logWithMark();
     // The take was seq 4 (effect 1) and its record seq 5: a cursor past the record holds nothing pending.
     await storeMark(path, 5, { version: 2, cursor: 5, pending: { 1: 4 } });
-    const ended = await runInProcess(['rebuild', '--db', path], counterRegistry);
+    const ended = await runInProcess(['rebuild', '--db', path], { registry: counterRegistry });
     expect(ended.stdout).toContain(
       '✗ outbox:announce: its mark at seq 5 disagrees with the log: the effect of seq 1 it holds pending ended at seq 5 (outbox.performed)',
     );
     expect(ended.status).toBe(1);
     await storeMark(path, 105, { version: 2, cursor: 105, pending: {} });
-    const ahead = await runInProcess(['rebuild', '--db', path, '--json'], counterRegistry);
+    const ahead = await runInProcess(['rebuild', '--db', path, '--json'], { registry: counterRegistry });
     expect(ahead.status).toBe(1);
     expect(JSON.parse(ahead.stdout)).toMatchObject({
       ok: false,
