@@ -1,16 +1,24 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { auditCommand } from '../../cli/commands/audit.ts';
+import { computerCommand } from '../../cli/commands/computer.ts';
 import { rebuildCommand } from '../../cli/commands/rebuild.ts';
 import { replayCommand } from '../../cli/commands/replay.ts';
+import { tokenCommand } from '../../cli/commands/token.ts';
 import type { ToolRegistry } from '../../cli/shared/registry.ts';
 import { messageOf } from '../../events/thrown.ts';
 import type { CliResult } from './processes.ts';
 
-/** The commands that only read a log (and `rebuild --write`), which a test may run in its own process. */
+/**
+ * The commands that only read a log (and `rebuild --write`), and the set-up ones that add a computer or
+ * a submit token to it (the board running on it takes them as from the spawned command), which a test
+ * may run in its own process.
+ */
 const COMMANDS: Record<string, (registry?: ToolRegistry) => CommandUnknownOpts> = {
   audit: () => auditCommand(),
   replay: replayCommand,
   rebuild: rebuildCommand,
+  computer: () => computerCommand(),
+  token: () => tokenCommand(),
 };
 
 /**
@@ -20,7 +28,16 @@ const COMMANDS: Record<string, (registry?: ToolRegistry) => CommandUnknownOpts> 
  * ./processes.ts spawns the real entry point where the exit status itself is what is tested. `replay`
  * and `rebuild` read with `registry` when one is given (a test's fixtures), else production's.
  */
-export async function runInProcess(args: readonly string[], registry?: ToolRegistry): Promise<CliResult> {
+export function runInProcess(args: readonly string[], registry?: ToolRegistry): Promise<CliResult> {
+  // One at a time: each takes this process's stdout, stderr and exit code while it runs.
+  const run = queue.then(() => runNow(args, registry));
+  queue = run.catch(() => undefined);
+  return run;
+}
+
+let queue: Promise<unknown> = Promise.resolve();
+
+async function runNow(args: readonly string[], registry?: ToolRegistry): Promise<CliResult> {
   const [name, ...rest] = args;
   const make = COMMANDS[name!];
   if (!make) throw new Error(`runInProcess runs ${Object.keys(COMMANDS).join(', ')}, not ${name}`);
@@ -37,7 +54,9 @@ export async function runInProcess(args: readonly string[], registry?: ToolRegis
     return true;
   }) as typeof process.stderr.write;
   try {
-    await make(registry).exitOverride().parseAsync(rest, { from: 'user' });
+    const command = make(registry);
+    for (const each of [command, ...command.commands]) each.exitOverride();
+    await command.parseAsync(rest, { from: 'user' });
     return { status: Number(process.exitCode ?? 0), stdout, stderr };
   } catch (error) {
     return { status: 2, stdout, stderr: `${stderr}runledger: ${messageOf(error)}\n` };
