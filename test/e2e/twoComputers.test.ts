@@ -48,7 +48,7 @@ describe('one board, two computers, on loopback', () => {
 
     // Both turns of lane "talk" go out before either is claimed: one offer at a time, both go to one
     // computer (a lane's later turn follows its earlier one there, docs/rules.md#dispatch), which runs them in order.
-    const talk = await Promise.all([submit(board, 'talk', 'marker=talk-1 sleep=1500'), submit(board, 'talk', 'marker=talk-2 sleep=1500')]);
+    const talk = await Promise.all([submit(board, 'talk', 'marker=talk-1 sleep=500'), submit(board, 'talk', 'marker=talk-2 sleep=500')]);
     const others = await Promise.all(['x', 'y', 'z'].map((lane) => submit(board, lane, `marker=${lane}-1 sleep=200`)));
     const [first, second] = submittedOrder(board, talk) as [string, string];
 
