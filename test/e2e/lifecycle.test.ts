@@ -23,7 +23,7 @@ import {
 } from './support/cluster.ts';
 
 const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
-/** Life 1 SIGINT, 2 SIGINT, 3 SIGTERM, 4 SIGTERM: with the even lives stopped mid-run, each signal idle and mid-run. */
+/** Life 1 SIGINT, 2 SIGINT, 3 SIGTERM, 4 SIGTERM: with the odd lives of the embedded daemon stopped mid-run, each signal idle and mid-run. */
 const signalOf = (life: number) => SIGNALS[Math.floor((life - 1) / 2) % 2]!;
 
 describe('the lives of a daemon on one log', () => {
@@ -49,7 +49,7 @@ describe('the lives of a daemon on one log', () => {
       for (const runId of runs) expect(await waitForTerminal(daemon.url, runId)).toMatchObject({ state: 'succeeded' });
       expected[`life${life}-a`] = 1;
       expected[`life${life}-b`] = 1;
-      if (life % 2 === 0) {
+      if (life % 2 === 1) {
         acrossStops.push(await submit(daemon, 'talk', `marker=life${life}-long sleep=1500`));
         expected[`life${life}-long`] = 1;
         await waitFor('the long run to execute', () => markerCounts(agent.markers)[`life${life}-long`] === 1);
