@@ -3,6 +3,13 @@ import { buildProgram } from './program.ts';
 
 const program = buildProgram();
 
+// A reader that went away (`runledger runs | head`) ends the command quietly, as Unix tools end: what
+// was left to print has nobody to read it. Not an EPIPE stack trace.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(process.exitCode ?? 0);
+});
+
 // A usage error (an unknown option, a value refused) is a usage error like any other: exit 2, not
 // commander's 1, which `replay` and `rebuild` keep for what they find. Commander has said what it is.
 const everyCommand = (command: CommandUnknownOpts): CommandUnknownOpts[] => [command, ...command.commands.flatMap(everyCommand)];

@@ -9,6 +9,8 @@ const runId = SafeId;
 const reason = z.string().min(1);
 /** Ids agents announce are opaque tokens; only a plain one is ever put on a command line. */
 const sessionId = z.string().min(1).max(200);
+/** An agent's mark (adapters/agent/strays.ts): its daemon's pid and random hex. */
+const AgentMark = z.string().regex(/^\d+\.[0-9a-f]{1,64}$/);
 const result = z.strictObject({
   ok: z.boolean(),
   error: z
@@ -40,7 +42,16 @@ export const executionEvents = eventGroup(
       local: z.literal(true).optional(),
     }),
   ),
-  defineEvent('run.process.began', z.strictObject({ runId, pid: z.number().int().positive(), resuming: sessionId.nullable() })),
+  defineEvent(
+    'run.process.began',
+    z.strictObject({
+      runId,
+      pid: z.number().int().positive(),
+      resuming: sessionId.nullable(),
+      /** The mark in its agent's environment, which its every descendant inherits (optional: older logs lack it). */
+      mark: AgentMark.optional(),
+    }),
+  ),
   defineEvent('run.session.announced', z.strictObject({ runId, sessionId })),
   defineEvent(
     'run.process.exited',
@@ -115,7 +126,10 @@ export const executionEvents = eventGroup(
   /** The board refused the reply itself (its content: 400, 413, 422), which no retry can change. */
   defineEvent('run.reply.refused', z.strictObject({ runId, status: z.number().int().min(400).max(499) })),
   defineEvent('run.completion.due', z.strictObject({ runId })),
-  /** Found at start-up: its process began but no exit was recorded (the daemon died meanwhile). */
+  /**
+   * Found at start-up: its process began but no exit was recorded (the daemon died meanwhile). `alive`:
+   * its process group, or a process carrying its agent's mark (a `setsid` grandchild), still ran.
+   */
   defineEvent('run.found.interrupted', z.strictObject({ runId, pid: z.number().int().nullable(), alive: z.boolean() })),
   /** `lane`: recorded by versions whose queue reads the run's end from its settle (absent in older logs). */
   defineEvent('run.shutdown.before.start', z.strictObject({ runId, lane: SafeId.optional() })),
@@ -211,7 +225,12 @@ export const executionEvents = eventGroup(
       reason,
     }),
   ),
-  defineEvent('run.kill.requested', z.strictObject({ runId, pid: z.number().int().positive(), reason })),
+  /**
+   * `mark`: on a restart's kill of a turn the last life left, its agent's mark, so that what escaped the
+   * process group (a `setsid` grandchild) is found and stopped too (optional: a kill of a live turn has
+   * its agent's handle, and older logs lack it).
+   */
+  defineEvent('run.kill.requested', z.strictObject({ runId, pid: z.number().int().positive(), reason, mark: AgentMark.optional() })),
   defineEvent('run.resolved.elsewhere', z.strictObject({ runId, reason })),
   /** `usage`: what the turn cost as its exit recorded it, posted with the completion (optional: older logs lack it). */
   /** `changes`: what a turn in a worktree changed, as its exit recorded it, posted with the completion. */

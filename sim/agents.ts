@@ -190,6 +190,7 @@ export function simAgentStarter(options: {
     return {
       pid,
       pgid: pid,
+      mark: null,
       onSessionId: (listener) => reader.onSessionId(listener),
       result,
       cancel: (reason) => stop('cancelled', false, reason),

@@ -176,7 +176,9 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
     }
     case 'run.found.interrupted': {
       const kill =
-        input.data.alive && input.data.pid !== null ? [on('run.kill.requested', { runId, pid: input.data.pid, reason: INTERRUPTED_BY_RESTART })] : [];
+        input.data.alive && input.data.pid !== null
+          ? [on('run.kill.requested', { runId, pid: input.data.pid, reason: INTERRUPTED_BY_RESTART, mark: state.mark })]
+          : [];
       if (state.resolved) return [...kill, on('run.settled', { runId, reported: false, reason: 'resolved on the board: nothing posted' })];
       if (state.local) return [...kill, settleLocal({ ok: false, error: INTERRUPTED_BY_RESTART }, on, runId)];
       return [...kill, complete({ ok: false, error: INTERRUPTED_BY_RESTART })];

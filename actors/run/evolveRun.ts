@@ -38,6 +38,7 @@ export function evolveRun(state: RunExecution, event: DomainEvent): RunExecution
       const { result, reply, usage, changes } = event.data.completion;
       state.phase = 'pushing';
       state.pid = null;
+      delete state.mark;
       state.result = result;
       state.reply = reply;
       if (usage) state.usage = usage;
@@ -61,12 +62,14 @@ export function evolveRun(state: RunExecution, event: DomainEvent): RunExecution
     case 'run.process.began':
       state.phase = 'executing';
       state.pid = event.data.pid;
+      if (event.data.mark !== undefined) state.mark = event.data.mark;
       break;
     case 'run.session.announced':
       state.announced = event.data.sessionId;
       break;
     case 'run.process.exited':
       state.pid = null;
+      delete state.mark;
       break;
     case 'run.start.held':
       // Claimed, not started: it waits as a run the limit stopped does (heartbeated, not drained), its start kept.
@@ -80,6 +83,7 @@ export function evolveRun(state: RunExecution, event: DomainEvent): RunExecution
     case 'run.limit.reached':
       state.phase = 'limited';
       state.pid = null;
+      delete state.mark;
       state.budgetLeftMs = event.data.budgetLeftMs;
       break;
     case 'run.cancel.decided':
@@ -110,6 +114,7 @@ export function evolveRun(state: RunExecution, event: DomainEvent): RunExecution
     case 'run.settled':
       state.phase = 'settled';
       state.pid = null;
+      delete state.mark;
       break;
     // Inputs whose effect is in their decisions, decisions for the process's shell, and the lane's memory it keeps.
     case 'run.heartbeat.answered':

@@ -29,6 +29,8 @@ export interface RunExecution {
   session: string | null;
   announced: string | null;
   pid: number | null;
+  /** Its agent's mark, while it runs (absent: not running, and in older states and logs). */
+  mark?: string;
   /** A turn of `runledger run`: no board holds it, so there is nothing to heartbeat or complete. */
   local: boolean;
   cancelRequested: boolean;

@@ -4,7 +4,7 @@ import { type Clock, wakeAt } from '../../runtime/actors/clock.ts';
 import { groupAlive, signalGroup } from '../../runtime/actors/processes.ts';
 import { type AgentLauncher, sharedLauncher } from './launcher.ts';
 import type { OutputReader } from './outputReaders.ts';
-import { AGENT_MARK, findStrays, newAgentMark, type Stray, signalStrays, startTicksOf } from './strays.ts';
+import { AGENT_MARK, newAgentMark, type Stray, startTicksOf, stopStrays } from './strays.ts';
 
 /**
  * The agent command as a process (docs/rules.md#computer-behaviour, "Execution" and "Heartbeats, cancel, resolution").
@@ -41,6 +41,11 @@ export interface AgentHandle {
   /** The shell's pid, which is also the process group id; null if it could not be started. */
   readonly pid: number | null;
   readonly pgid: number | null;
+  /**
+   * The mark in its environment, which every process it starts inherits (strays.ts): recorded as it
+   * begins, so that a later life can find what it left if this daemon dies first. Null if it never ran.
+   */
+  readonly mark: string | null;
   onSessionId(listener: (id: string) => void): () => void;
   readonly result: Promise<AgentResult>;
   /** Stops the group (SIGTERM, SIGKILL after the grace); the outcome becomes `cancelled`. */
@@ -86,7 +91,7 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentHandl
     if (stoppedBy !== null && !graceOver && groupAlive(pid)) return;
     // What it left running (its group, what escaped it) goes before the result is told: see strays.ts.
     sweeping = true;
-    void startedTicks.then((since) => endStrays(mark, pid, since, graceMs)).then(finish);
+    void startedTicks.then((since) => stopStrays(mark, pid, since, graceMs)).then(finish);
   };
   const finish = (strays: readonly Stray[]): void => {
     if (exit === null) return;
@@ -194,6 +199,7 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentHandl
   return {
     pid: launched.pid,
     pgid: launched.pid,
+    mark,
     onSessionId: (listener) => reader.onSessionId(listener),
     result,
     cancel(reason) {
@@ -210,6 +216,7 @@ function failedToStart(error: string, reader: OutputReader, startedAt: number, c
   return {
     pid: null,
     pgid: null,
+    mark: null,
     onSessionId: (listener) => reader.onSessionId(listener),
     result: Promise.resolve({
       outcome: 'exited',
@@ -234,30 +241,6 @@ function failedToStart(error: string, reader: OutputReader, startedAt: number, c
       // nothing started: nothing to stop
     },
   };
-}
-
-/** How often the end of a stray is looked for, between its SIGTERM and its SIGKILL. */
-const STRAY_LOOK_MS = 50;
-
-/**
- * Stops what the agent left running (strays.ts): SIGTERM, then SIGKILL to those still alive after the
- * grace, and resolves once they are gone (or had their SIGKILL) with those found. Real time, not the
- * injected clock: these are the machine's processes ending, and none is found for an agent that left none.
- */
-async function endStrays(mark: string, pgid: number | null, sinceTicks: number, graceMs: number): Promise<Stray[]> {
-  if (pgid === null) return [];
-  const found = await findStrays(mark, pgid, sinceTicks);
-  if (found.length === 0) return [];
-  signalStrays(found, 'SIGTERM');
-  const killAt = performance.now() + graceMs;
-  for (let left = found; left.length > 0; left = await findStrays(mark, pgid, sinceTicks)) {
-    if (performance.now() >= killAt) {
-      signalStrays(left, 'SIGKILL');
-      break;
-    }
-    await new Promise((resolve) => setTimeout(resolve, STRAY_LOOK_MS));
-  }
-  return found;
 }
 
 let zone: string | null = null;

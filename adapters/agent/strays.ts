@@ -88,6 +88,30 @@ export async function findStrays(mark: string, pgid: number | null, sinceTicks =
   return all.filter((info) => taken.has(info.pid)).map((info) => ({ pid: info.pid, command: info.command || null }));
 }
 
+/** How often the end of a stray is looked for, between its SIGTERM and its SIGKILL. */
+const STRAY_LOOK_MS = 50;
+
+/**
+ * Stops what an agent left running: SIGTERM, then SIGKILL to those still alive after the
+ * grace, and resolves once they are gone (or had their SIGKILL) with those found. Real time, not the
+ * injected clock: these are the machine's processes ending, and none is found for an agent that left none.
+ */
+export async function stopStrays(mark: string, pgid: number | null, sinceTicks: number, graceMs: number): Promise<Stray[]> {
+  if (pgid === null) return [];
+  const found = await findStrays(mark, pgid, sinceTicks);
+  if (found.length === 0) return [];
+  signalStrays(found, 'SIGTERM');
+  const killAt = performance.now() + graceMs;
+  for (let left = found; left.length > 0; left = await findStrays(mark, pgid, sinceTicks)) {
+    if (performance.now() >= killAt) {
+      signalStrays(left, 'SIGKILL');
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, STRAY_LOOK_MS));
+  }
+  return found;
+}
+
 /** Signals each stray; one already gone is no failure. */
 export function signalStrays(strays: readonly Stray[], signal: NodeJS.Signals): void {
   for (const { pid } of strays) {

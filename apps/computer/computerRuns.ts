@@ -4,6 +4,7 @@ import { DEFAULT_TIMEOUT_S } from '../../actors/run/budget.ts';
 import type { RunInput } from '../../actors/run/decideRun.ts';
 import type { RunExecution } from '../../actors/run/runState.ts';
 import type { AgentHandle } from '../../adapters/agent/agentProcess.ts';
+import { findStrays } from '../../adapters/agent/strays.ts';
 import { closeIdleWorktrees } from '../../adapters/git/idleWorktrees.ts';
 import { NO_REPOSITORIES, type Repositories } from '../../adapters/git/repositories.ts';
 import type { BoardAnswer } from '../../adapters/http/boardClient.ts';
@@ -233,7 +234,7 @@ export class ComputerRuns {
     for (const outbox of this.outboxes) await outbox.open(undefined, from);
     for (const [runId, run] of Object.entries(runs)) {
       if (run.phase === 'executing' || run.phase === 'requested') {
-        const alive = run.pid !== null && groupAlive(run.pid);
+        const alive = run.pid !== null && (groupAlive(run.pid) || (run.mark !== undefined && (await findStrays(run.mark, run.pid)).length > 0));
         await this.input(runId, {
           stream: this.stream(runId),
           type: 'run.found.interrupted',

@@ -6,6 +6,7 @@ import { agentKindOf, turnCommand } from '../../actors/run/resume.ts';
 import { INTERRUPTED_BY_RESTART } from '../../actors/run/runState.ts';
 import { type AgentHandle, startAgent } from '../../adapters/agent/agentProcess.ts';
 import { type AgentKind, readerFor } from '../../adapters/agent/outputReaders.ts';
+import { findStrays, stopStrays } from '../../adapters/agent/strays.ts';
 import { NO_REPOSITORIES, type Repositories } from '../../adapters/git/repositories.ts';
 import { readTurnChanges } from '../../adapters/git/turnChanges.ts';
 import { prepareWorktree, pushBranch, worktreePath } from '../../adapters/git/worktrees.ts';
@@ -140,7 +141,12 @@ export function spawnConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEven
       let began: Promise<unknown> = Promise.resolve();
       if (handle.pid !== null) {
         ctx.handles.set(runId, handle);
-        const beganInput: RunInput = { stream, type: 'run.process.began', data: { runId, pid: handle.pid, resuming: turn.resuming }, at: at() };
+        const beganInput: RunInput = {
+          stream,
+          type: 'run.process.began',
+          data: { runId, pid: handle.pid, resuming: turn.resuming, ...(handle.mark ? { mark: handle.mark } : {}) },
+          at: at(),
+        };
         began = ctx.input(runId, beganInput).catch(unrecorded(ctx.log, beganInput));
       }
       void Promise.all([handle.result, began]).then(async ([result]) => {
@@ -295,12 +301,13 @@ export function killConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEvent
     effectOf: (event) => (event.type === 'run.kill.requested' && ownRun(ctx.computer, event) ? event : null),
     async perform(event) {
       if (event.type !== 'run.kill.requested') return { ok: false };
-      const { runId, pid, reason } = event.data;
+      const { runId, pid, reason, mark } = event.data;
       const handle = ctx.handles.get(runId);
       // A pid is only signalled while its run is known to execute: a recycled pid is someone else's.
-      // The group a restart found alive is the exception: its run is already completing (decided in
-      // the same step), and its group was read alive just now and is read again here.
-      const leftByEarlierDaemon = reason === INTERRUPTED_BY_RESTART && groupAlive(pid);
+      // What a restart found alive is the exception: its run is already completing (decided in the same
+      // step), and its group, or its agent's mark, was read alive just now and is read again here.
+      const leftByEarlierDaemon =
+        reason === INTERRUPTED_BY_RESTART && (groupAlive(pid) || (mark !== undefined && (await findStrays(mark, pid)).length > 0));
       if (!handle && ctx.phaseOf(runId) !== 'executing' && !leftByEarlierDaemon)
         return { ok: false, detail: 'not killed: the run no longer executes' };
       if (handle) {
@@ -308,7 +315,15 @@ export function killConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEvent
         else handle.kill();
         return { ok: true, detail: `stopping process group ${pid}` };
       }
-      // A process left by an earlier daemon: signal its group directly.
+      if (mark !== undefined) {
+        // Left by an earlier daemon, with its mark: its group and what escaped it, as a turn's end stops them.
+        const stopped = await stopStrays(mark, pid, 0, ctx.killGraceMs);
+        return {
+          ok: true,
+          detail: `stopped what the last life's agent left running: ${stopped.map(({ pid, command }) => `${pid} (${command ?? '?'})`).join(', ') || 'nothing, gone meanwhile'}`,
+        };
+      }
+      // Left by an earlier daemon of a version that recorded no mark: its group alone.
       signalGroup(pid, 'SIGTERM');
       ctx.clock.after(ctx.killGraceMs, () => {
         if (groupAlive(pid)) signalGroup(pid, 'SIGKILL');
