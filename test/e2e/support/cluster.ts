@@ -83,18 +83,15 @@ export class CliProcess {
     return this.child.exitCode === null && this.child.signalCode === null;
   }
 
-  /** Waits for a line of stdout matching `pattern`; fails early when the process exits first. */
+  /** Waits for a line of stdout matching `pattern`; fails at once when the process exits first. */
   async waitForOutput(pattern: RegExp, ms = 15_000): Promise<void> {
-    await waitFor(
+    const seen = await waitFor(
       `"${pattern.source}" from runledger ${this.args.slice(0, 2).join(' ')}`,
-      () => {
-        if (pattern.test(this.out)) return true;
-        if (!this.alive) throw new Error(`it exited first: ${this.describe()}`);
-        return false;
-      },
+      () => (pattern.test(this.out) ? 'printed' : !this.alive && 'exited'),
       ms,
       50,
     );
+    if (seen === 'exited') throw new Error(`it exited first: ${this.describe()}`);
   }
 
   kill(signal: NodeJS.Signals = 'SIGKILL'): void {
