@@ -121,7 +121,7 @@ async function runsThroughAnOutage(name: string, db: string, outage: Outage, sto
   };
   for (let i = 0; i < 2; i++) await submitRun(i, 2_000);
   await waitFor('two agents executing', () => pids().length >= 2, 20_000);
-  for (let i = 2; i < RUNS; i++) await submitRun(i, 100);
+  await Promise.all(Array.from({ length: RUNS - 2 }, (_, i) => submitRun(i + 2, 100)));
 
   outage.fill();
   // A real disk full to the last byte may still leave room inside the log's files (WAL frames, free
