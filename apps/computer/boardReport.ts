@@ -19,13 +19,11 @@ const STOPPING_RETRY_MS = 100;
 const COUNT_PAGES = 20;
 
 export interface BoardReportOptions {
-  readonly store: Pick<EventStore, 'subscribe' | 'checkpoints' | 'readAll' | 'headSeq'>;
+  readonly store: Pick<EventStore, 'subscribe' | 'checkpoints' | 'readAll' | 'headSeq' | 'settle'>;
   readonly computer: string;
   readonly send: (events: readonly ReportedRow[]) => Promise<BoardAnswer>;
   /** Ends a call in flight (the client's sockets closed): a stop past its bound does not wait for a silent board. */
   readonly abandon?: () => void;
-  /** Resolves once what was appended to the log has committed: a stop reads it after (see EventStore's group commit). */
-  readonly settle?: () => Promise<void>;
   readonly clock: Clock;
   readonly log: FailureLog;
   /** Drawn here, outside any decider: only the retries' timing depends on it. */
@@ -99,7 +97,8 @@ export class BoardReport {
     this.cancelGather?.();
     this.cancelGather = null;
     if (withinMs > 0 && !this.refused) {
-      await this.options.settle?.().catch(() => undefined);
+      // A stop reads the log once what was appended has committed (the store's group commit).
+      await this.options.store.settle().catch(() => undefined);
       this.stopping = true;
       this.again = true;
       this.wake?.();

@@ -18,11 +18,8 @@ import type { EventStore } from '../../runtime/store/eventStore.ts';
 import { isPostgresUrl, redactUrl } from '../../runtime/store/logLocation.ts';
 import { LogUnwritableError } from '../../runtime/store/logUnwritable.ts';
 import { openStore } from '../../runtime/store/open/openStore.ts';
-import { postgresComputerEvents } from '../../runtime/store/postgres/pgComputerEvents.ts';
-import { PostgresEventStore } from '../../runtime/store/postgres/postgresEventStore.ts';
 import type { StoreFaults } from '../../runtime/store/sqlite/appendBatch.ts';
-import { sqliteComputerEvents } from '../../runtime/store/sqlite/computerEventsTable.ts';
-import { openSqliteStore, SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
+import { openSqliteStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { webView } from '../../web/webView.ts';
 import { type BoardServer, startBoardServer } from '../board/boardServer.ts';
 import { driverLiveness, type RunningChores, startBoardChores } from '../board/chores/boardChores.ts';
@@ -181,23 +178,17 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     }
     if (server === null) {
       // Boards on one PostgreSQL database are many by design (docs/rules.md#postgresql-board); on one SQLite file, one.
-      if (!(store instanceof PostgresEventStore)) releases.push(takeProcessLock(boardLockPath(db), `a board on ${db}`));
+      const { sharedLog } = store;
+      if (sharedLog === null) releases.push(takeProcessLock(boardLockPath(db), `a board on ${db}`));
       // Several boards share the chores (one holds their lease) and the runs' heartbeats; one alone has nobody to share with.
-      const peers =
-        store instanceof PostgresEventStore
-          ? new PostgresPeers(store, { clock, log, ...(options.boardLeaseS !== undefined ? { leaseMs: options.boardLeaseS * 1000 } : {}) })
-          : null;
-      const secrets =
-        store instanceof PostgresEventStore
-          ? { submitToken: null, boardSecret: await store.boardSecret() }
-          : { submitToken: secretFile(tokenPaths(db).submitToken), boardSecret: secretFile(tokenPaths(db).boardSecret) };
+      const peers = sharedLog
+        ? new PostgresPeers(sharedLog, { clock, log, ...(options.boardLeaseS !== undefined ? { leaseMs: options.boardLeaseS * 1000 } : {}) })
+        : null;
+      const secrets = sharedLog
+        ? { submitToken: null, boardSecret: await sharedLog.boardSecret() }
+        : { submitToken: secretFile(tokenPaths(db).submitToken), boardSecret: secretFile(tokenPaths(db).boardSecret) };
       // The computers' reported events, in tables of their own beside the log.
-      const reported =
-        store instanceof PostgresEventStore
-          ? postgresComputerEvents(store, { foreignRows: storeOptions.foreignRows })
-          : store instanceof SqliteEventStore
-            ? sqliteComputerEvents(store.db, storeOptions.foreignRows)
-            : null;
+      const reported = store.reportedEvents({ foreignRows: storeOptions.foreignRows });
       board = await startBoardServer({
         system,
         store,
@@ -211,7 +202,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         status: () => statusView(keeper.state('board'), keeper.state('queue'), clock.now(), keeper.state('usage')),
         usage: () => keeper.state<UsageState>('usage').logins,
         // Boards sharing a PostgreSQL log read what computers reported to the others too.
-        web: webView({ store, clock, projections: keeper, log, reported, ...(store instanceof PostgresEventStore ? { reportedPollMs: 1_000 } : {}) }),
+        web: webView({ store, clock, projections: keeper, log, reported, ...(sharedLog ? { reportedPollMs: 1_000 } : {}) }),
         log,
       }).catch((error: unknown) => {
         throw portTaken(error, options.host ?? '127.0.0.1', options.port ?? 7420);
@@ -275,8 +266,6 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           computer: computerId,
           send: (events) => client.report(events),
           abandon: () => client.close(),
-          // A stop reads the log once what was appended has committed.
-          ...(store instanceof SqliteEventStore ? { settle: () => store.settle() } : {}),
           clock,
           log,
         });

@@ -8,11 +8,8 @@ import { checkEntityId, entityTimeline, formatTimeline, type Timeline } from '..
 import { hydrateProjections } from '../../runtime/folds/hydrate.ts';
 import { withComputerEvents } from '../../runtime/store/computerEvents.ts';
 import type { EventStore } from '../../runtime/store/eventStore.ts';
-import { postgresComputerEvents } from '../../runtime/store/postgres/pgComputerEvents.ts';
-import { PostgresEventStore } from '../../runtime/store/postgres/postgresEventStore.ts';
 import { archivedSegments, describeSegment, segmentsHolding } from '../../runtime/store/retention/archivedWhere.ts';
 import { archiveFolder } from '../../runtime/store/sqlite/archiveShelf.ts';
-import { sqliteComputerEvents } from '../../runtime/store/sqlite/computerEventsTable.ts';
 import { NotALogError } from '../../runtime/store/sqlite/migrations.ts';
 import { SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import type { AuditOptions } from '../commands/audit.ts';
@@ -42,9 +39,7 @@ export async function audit(id: string | undefined, options: AuditOptions): Prom
       return;
     }
     // On a board, its computers' reported events too: the computer's half of each run, in time order.
-    const reported =
-      store instanceof SqliteEventStore ? sqliteComputerEvents(store.db) : store instanceof PostgresEventStore ? postgresComputerEvents(store) : null;
-    const timeline = await auditedTimeline(withComputerEvents(store, reported), id);
+    const timeline = await auditedTimeline(withComputerEvents(store, store.reportedEvents()), id);
     const segments = await archivedSegments(store);
     // A segment recorded, not deleted, whose file is not there: removed by hand (a SQLite log's archives only).
     const folder = store instanceof SqliteEventStore ? archiveFolder(logLocation(options.db)) : null;

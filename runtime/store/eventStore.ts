@@ -1,7 +1,9 @@
 import type { Observable } from 'rxjs';
 import type { DomainEvent } from '../../events/catalog.ts';
 import type { EventRow } from '../../events/codec.ts';
+import type { ComputerEvents } from './computerEvents.ts';
 import type { LogUnwritableError } from './logUnwritable.ts';
+import type { ForeignRowPolicy } from './rowDecoder.ts';
 
 /** A row as a fold reads it: the log's bookkeeping (`version`, `actor`) left out. */
 export type FoldRow = Omit<EventRow, 'version' | 'actor'>;
@@ -71,7 +73,30 @@ export interface EventStore {
   readonly snapshots: SnapshotStore;
   /** `host:pid` written in the `actor` column. */
   readonly writer: string;
+  /** Resolves once every append taken so far has committed (or failed): a reader after it sees them. */
+  settle(): Promise<void>;
+  /**
+   * What a log that several boards share offers them (PostgreSQL: the tables their lease and beats
+   * live in, the secret they all sign run tokens with); null for a log one board holds (a SQLite file,
+   * held by its lock file). Callers ask this, never the store's class.
+   */
+  readonly sharedLog: SharedLog | null;
+  /**
+   * The events computers reported to this log's boards, in tables of their own beside the log
+   * (docs/architecture.md); null where there are none to read (a SQLite file opened read-only that
+   * never had any).
+   */
+  reportedEvents(options?: { foreignRows?: ForeignRowPolicy }): ComputerEvents | null;
   close(): Promise<void>;
+}
+
+/** The boards' own tables in a log several of them share. */
+export interface SharedLog {
+  /** One statement on the boards' shared tables, prepared under `name`, its rows as arrays. */
+  shared<R extends unknown[]>(name: string, text: string, values: unknown[]): Promise<R[]>;
+  /** The secret every board of the log signs run tokens with: made once, kept in the log. */
+  boardSecret(): Promise<string>;
+  readonly writer: string;
 }
 
 export type ExpectedVersion = number | 'any';

@@ -88,6 +88,12 @@ describe('runledger starts with what the command needs', () => {
     }
   });
 
+  it('a command on a SQLite log loads the SQLite store and not the PostgreSQL driver (pg costs a start ~30 ms)', () => {
+    const loaded = modulesLoadedBy(['audit', '--db', join(tmpdir(), 'runledger-no-such-folder', 'runledger.db')]);
+    expect(loaded).toContain('better-sqlite3');
+    expect(loaded.filter((m) => m === 'pg' || m.includes('/store/postgres/'))).toEqual([]);
+  });
+
   it('status loads its own action and what it formats, no schema or store', () => {
     const loaded = modulesLoadedBy(['status', '--server', 'http://127.0.0.1:9']);
     expect(loaded.filter((m) => m.includes('/cli/actions/'))).toEqual(['dist/cli/actions/status.js']);

@@ -1,4 +1,4 @@
-import type { PostgresEventStore } from '../../../runtime/store/postgres/postgresEventStore.ts';
+import type { SharedLog } from '../../../runtime/store/eventStore.ts';
 import { LeasedPeers, type LeasedPeersOptions, type PeerTables } from './leasedPeers.ts';
 
 /**
@@ -29,7 +29,7 @@ const DB_NOW = 'SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8';
 export type PostgresPeersOptions = LeasedPeersOptions;
 
 /** PeerTables as migration 0007's tables on the log's PostgreSQL database. */
-function postgresTables(store: PostgresEventStore): PeerTables {
+function postgresTables(store: SharedLog): PeerTables {
   return {
     take: async (name, holder, ttlMs) => {
       const taken = await store.shared<[string]>('runledger_take_lease', TAKE, [name, holder, ttlMs]);
@@ -51,7 +51,7 @@ function postgresTables(store: PostgresEventStore): PeerTables {
 
 /** The boards of one PostgreSQL log (docs/rules.md#postgresql-board): LeasedPeers on migration 0007's tables, as its store's writer (`host#incarnation:pid`). */
 export class PostgresPeers extends LeasedPeers {
-  constructor(store: PostgresEventStore, options: PostgresPeersOptions) {
+  constructor(store: SharedLog, options: PostgresPeersOptions) {
     super(postgresTables(store), store.writer, options);
   }
 }

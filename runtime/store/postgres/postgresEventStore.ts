@@ -4,7 +4,8 @@ import pg from 'pg';
 import { interval, map, merge, type Observable, Subject } from 'rxjs';
 import { type DomainEvent, codec as defaultCodec } from '../../../events/catalog.ts';
 import type { AnyEventCodec } from '../../../events/codec.ts';
-import type { AppendRequest, AppendResult, CheckpointStore, EventStore, FoldRow, SnapshotStore } from '../eventStore.ts';
+import type { ComputerEvents } from '../computerEvents.ts';
+import type { AppendRequest, AppendResult, CheckpointStore, EventStore, FoldRow, SharedLog, SnapshotStore } from '../eventStore.ts';
 import { followLog, type Wake } from '../followLog.ts';
 import { GroupCommit, type PendingAppend } from '../groupCommit.ts';
 import { redactUrl } from '../logLocation.ts';
@@ -15,6 +16,7 @@ import { type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDe
 import type { SnapshotPolicy } from '../sqlite/snapshots.ts';
 import { checkLogSchema, migrateToLatest } from './migrations.ts';
 import { commitBatch, type LogIdentity, type PgStoreFaults, STATEMENT_TIMEOUT_MS } from './pgAppend.ts';
+import { postgresComputerEvents } from './pgComputerEvents.ts';
 import { APPEND_CONNECTIONS, connectionConfig } from './pgConnection.ts';
 import { pgCheckpoints, pgSnapshots, type Query, type Transaction } from './pgSnapshots.ts';
 import { asPgUnwritable } from './pgUnwritable.ts';
@@ -459,6 +461,20 @@ export class PostgresEventStore implements EventStore {
 
   subscribe(after: number): Observable<DomainEvent> {
     return followLog((from, limit) => this.readAll(from, limit), this.wake, after);
+  }
+
+  /** Resolves once every append taken so far has committed (or failed): a reader after it sees them. */
+  settle(): Promise<void> {
+    return this.group.drain();
+  }
+
+  /** Many boards share a PostgreSQL log (docs/rules.md#postgresql-board): their tables are this store's. */
+  get sharedLog(): SharedLog {
+    return this;
+  }
+
+  reportedEvents(options: { foreignRows?: ForeignRowPolicy } = {}): ComputerEvents {
+    return postgresComputerEvents(this, options);
   }
 
   async close(): Promise<void> {

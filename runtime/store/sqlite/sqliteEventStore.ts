@@ -6,6 +6,7 @@ import { filter, interval, map, merge, type Observable, Subject, share } from 'r
 import { type DomainEvent, codec as defaultCodec } from '../../../events/catalog.ts';
 import type { AnyEventCodec } from '../../../events/codec.ts';
 import { codeOf } from '../../../events/thrown.ts';
+import type { ComputerEvents } from '../computerEvents.ts';
 import type { AppendRequest, AppendResult, Checkpoint, CheckpointStore, EventStore, FoldRow, SnapshotStore } from '../eventStore.ts';
 import { followLog, type Wake } from '../followLog.ts';
 import { GroupCommit, type PendingAppend } from '../groupCommit.ts';
@@ -14,6 +15,7 @@ import { checkRequest } from '../planAppends.ts';
 import { type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
 import { commitAppends, type LeaseReader, type PreparedAppend, prepareAppendStatements, type StoreFaults } from './appendBatch.ts';
 import { ArchiveShelf, type RawFoldRow } from './archiveShelf.ts';
+import { sqliteComputerEvents } from './computerEventsTable.ts';
 import { BUSY_TIMEOUT_MS, isLocked, LOCK_PATIENCE_MS, lockedLine, lockRetryWaitMs, OPEN_BUSY_TIMEOUT_MS } from './lockWait.ts';
 import { prepareLogFile } from './logFile.ts';
 import { checkLogSchema, migrateToLatest, NotALogError } from './migrations.ts';
@@ -145,6 +147,8 @@ function mustExist(path: string): void {
 
 export class SqliteEventStore implements EventStore {
   readonly writer: string;
+  /** One board holds a SQLite log, by its lock file. */
+  readonly sharedLog = null;
   readonly checkpoints: CheckpointStore;
   readonly snapshots: SnapshotStore;
   private readonly codec: AnyEventCodec;
@@ -519,6 +523,10 @@ export class SqliteEventStore implements EventStore {
   /** Resolves once every append taken so far has committed (or failed): a reader after it sees them. */
   settle(): Promise<void> {
     return this.group.drain();
+  }
+
+  reportedEvents(options: { foreignRows?: ForeignRowPolicy } = {}): ComputerEvents | null {
+    return sqliteComputerEvents(this.db, options.foreignRows);
   }
 
   async close(): Promise<void> {
