@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
+import { wording } from './replayFields.ts';
 import { SafeId } from './safeId.ts';
 
 /** Which of the lane's adoption requests (1 for its first): what every answer names. */
 const request = z.number().int().positive();
 const lane = SafeId;
 const sessionId = SafeId;
-const reason = z.string().min(1).max(1_000);
+/** A decision's why, in words: not compared by replay (see wording). */
+const reason = wording(z.string().min(1).max(1_000));
 /** `host:pid` of the process holding a claim. */
 const lock = z.string().min(3).max(300);
 

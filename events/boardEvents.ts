@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { boardReason } from './boardReasons.ts';
 import { MAX_TIMEOUT_S } from './bounds.ts';
 import { defineEvent, eventGroup } from './define.ts';
 import { RUN_STATES } from './runStates.ts';
@@ -8,7 +9,8 @@ import { BaseRef, ChangeSummary, RepoName } from './workspace.ts';
 
 const runId = SafeId;
 const computerId = SafeId;
-const reason = z.string().min(1);
+/** A decision's why: a code the audit words (boardReasons.ts), or an older version's sentence. */
+const reason = boardReason;
 /** Prompts, replies and errors are bounded so one request cannot bloat the log; the computer cuts replies at 1 MiB. */
 export const MAX_TEXT_CHARS = 4 * 1024 * 1024;
 const text = z.string().max(MAX_TEXT_CHARS);
@@ -140,7 +142,7 @@ export const boardEvents = eventGroup(
    * up, so no reconnect pushes it again: it is offered again. Recorded only when it is.
    */
   defineEvent('board.offer.stale', z.strictObject({ runId, unclaimedSince: at, oneOffer })),
-  /** `pushed`: the board pushes the cancel to the holder's stream; older boards left it to the next heartbeat. */
+  /** `pushed`: the board pushes the cancel to the holder's stream; older boards left it to the next heartbeat (a fact of the host, not read by the decider). */
   defineEvent('board.cancel.requested', z.strictObject({ runId, pushed: z.literal(true).optional(), past: RunPastSchema.optional() })),
   /** The first heartbeat (or reply) of a claimed run: it is running. */
   defineEvent('board.run.started', z.strictObject({ runId, computerId })),

@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
 import { RunStart } from './queueEvents.ts';
+import { addedLater, wording } from './replayFields.ts';
 import { SafeId } from './safeId.ts';
 import { Usage } from './usage.ts';
 import { BaseRef, ChangeSummary, CommitSha, RepoName, TurnChanges, Workspace } from './workspace.ts';
 
 const runId = SafeId;
-const reason = z.string().min(1);
+/** A decision's why, in words: not compared by replay (see wording). */
+const reason = wording(z.string().min(1));
 /** Ids agents announce are opaque tokens; only a plain one is ever put on a command line. */
 const sessionId = z.string().min(1).max(200);
 /** An agent's mark (adapters/agent/strays.ts): its daemon's pid and random hex. */
@@ -228,11 +230,19 @@ export const executionEvents = eventGroup(
   /**
    * `mark`: on a restart's kill of a turn the last life left, its agent's mark, so that what escaped the
    * process group (a `setsid` grandchild) is found and stopped too (optional: a kill of a live turn has
-   * its agent's handle, and older logs lack it).
+   * its agent's handle, and older logs lack it). `reason`: no wording, its effect reads it (a user's
+   * cancel is `cancelled_by_user`, a restart's kill `interrupted_by_restart`), so replay compares it.
    */
-  defineEvent('run.kill.requested', z.strictObject({ runId, pid: z.number().int().positive(), reason, mark: AgentMark.optional() })),
+  defineEvent(
+    'run.kill.requested',
+    z.strictObject({ runId, pid: z.number().int().positive(), reason: z.string().min(1), mark: AgentMark.optional() }),
+  ),
   defineEvent('run.resolved.elsewhere', z.strictObject({ runId, reason })),
-  /** `usage`: what the turn cost as its exit recorded it, posted with the completion (optional: older logs lack it). */
+  /**
+   * `usage`: what the turn cost as its exit recorded it, posted with the completion. Added later: the
+   * exit recorded its usage one version before the completion sent it (main at 3d74690), so that
+   * version's completions were decided without it, from the same inputs.
+   */
   /** `changes`: what a turn in a worktree changed, as its exit recorded it, posted with the completion. */
   defineEvent(
     'run.completion.requested',
@@ -241,7 +251,7 @@ export const executionEvents = eventGroup(
       attempt: z.number().int().positive(),
       result,
       reply: z.string().nullable(),
-      usage: Usage.optional(),
+      usage: addedLater(Usage.optional()),
       changes: ChangeSummary.optional(),
     }),
   ),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
+import { wording } from './replayFields.ts';
 import { SafeId } from './safeId.ts';
 
 /**
@@ -19,7 +20,8 @@ export const NoticeKindSchema = z.enum([
 ]);
 
 const seq = z.number().int().positive();
-const reason = z.string().min(1).max(1_000);
+/** A decision's why, in words: not compared by replay (see wording). */
+const reason = wording(z.string().min(1).max(1_000));
 const sessionId = SafeId;
 const subscriptionId = SafeId;
 

@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
+import { wording } from './replayFields.ts';
 import { SafeId } from './safeId.ts';
 import { BaseRef, RepoName } from './workspace.ts';
 
 const runId = SafeId;
 /** A life of a daemon (a random UUID), as the board reads it from `Runledger-Incarnation`: the same alphabet. */
 export const Incarnation = SafeId;
-const reason = z.string().min(1);
+/** A decision's why, in words: not compared by replay (see wording). */
+const reason = wording(z.string().min(1));
 
 /**
  * What a granted run starts with, as the host read it when its claim was answered: its budget in

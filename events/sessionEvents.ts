@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
+import { wording } from './replayFields.ts';
 import { SafeId } from './safeId.ts';
 
 /** The agent's own id for the session (opaque), or a launch's key when no id was ever read for it. */
 const sessionId = z.string().min(1).max(200);
-const reason = z.string().min(1);
+/** A decision's why, in words: not compared by replay (see wording). */
+const reason = wording(z.string().min(1));
 const at = z.number().int().nonnegative();
 const ms = z.number().int().nonnegative();
 const attempt = z.number().int().positive();

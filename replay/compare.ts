@@ -1,4 +1,6 @@
-import type { DomainEvent, NewDomainEvent } from '../events/catalog.ts';
+import type { z } from 'zod';
+import { type DomainEvent, eventDefinitions, type NewDomainEvent } from '../events/catalog.ts';
+import { addedLaterKeys, isReasonCode, wordingKeys } from '../events/replayFields.ts';
 
 /** A decision as compared: what was decided, about which stream, at what time. */
 export interface DecisionView {
@@ -13,27 +15,57 @@ export function view(event: NewDomainEvent | DomainEvent): DecisionView {
   return { ...('seq' in event ? { seq: event.seq } : {}), stream: event.stream, type: event.type, data: event.data, at: event.at };
 }
 
-/**
- * Optional fields a decision gained after versions whose logs exist decided it without them, from the
- * same inputs: such a recorded decision lacks the field and is the same decision. Only an absent field
- * is forgiven; one recorded with another value still differs.
- * - `run.completion.requested.usage`: the exit recorded its usage one version before the completion
- *   sent it (main at 3d74690), so that version's completions were decided without it.
- */
-const LATER_FIELDS: Readonly<Record<string, readonly string[]>> = { 'run.completion.requested': ['usage'] };
-
-/** A recorded decision and a re-derived one agree on stream, type, time and data. */
+/** A recorded decision and a re-derived one agree on stream, type, time and what the data decides. */
 export function sameDecision(recorded: DomainEvent, derived: NewDomainEvent): boolean {
-  return (
-    recorded.type === derived.type &&
-    recorded.at === derived.at &&
-    recorded.stream === derived.stream &&
-    sameJson(recorded.data, withoutLaterFields(recorded, derived.data))
+  if (recorded.type !== derived.type || recorded.at !== derived.at || recorded.stream !== derived.stream) return false;
+  const [r, d] = decidedParts(recorded.type, recorded.data, withoutLaterFields(recorded, derived.data));
+  return sameJson(r, d);
+}
+
+/** The wording fields of each event type of the catalog (see replayFields.ts), empty ones left out. */
+const WORDING_KEYS: ReadonlyMap<string, readonly string[]> = keysOfEachType(wordingKeys);
+
+function keysOfEachType(keysOf: (schema: z.ZodType) => readonly string[]): ReadonlyMap<string, readonly string[]> {
+  return new Map(
+    Object.entries(eventDefinitions)
+      .map(([type, definition]) => [type, keysOf(definition.schema)] as const)
+      .filter(([, keys]) => keys.length > 0),
   );
 }
 
+/**
+ * Both sides of a decision as replay compares them, its wording set aside (docs/replay-and-audit.md#what-replay-compares):
+ * a recorded sentence is not compared (nor is whatever is re-derived in its place); a recorded reason
+ * code is compared on its code alone, its parameters being what the audit words it from.
+ */
+export function decidedParts(type: string, recorded: unknown, derived: unknown): [unknown, unknown] {
+  const keys = WORDING_KEYS.get(type);
+  if (!keys || !isPlainObject(recorded) || !isPlainObject(derived)) return [recorded, derived];
+  const r: Record<string, unknown> = { ...recorded };
+  const d: Record<string, unknown> = { ...derived };
+  for (const key of keys) {
+    const said = recorded[key];
+    if (isReasonCode(said)) {
+      r[key] = said.code;
+      d[key] = isReasonCode(derived[key]) ? derived[key].code : { words: derived[key] };
+    } else {
+      delete r[key];
+      delete d[key];
+    }
+  }
+  return [r, d];
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The fields marked as added later (see replayFields.ts) of each event type of the catalog, empty ones left out. */
+const LATER_KEYS: ReadonlyMap<string, readonly string[]> = keysOfEachType(addedLaterKeys);
+
+/** A re-derived decision without the fields added later that the recorded one lacks: those it was decided without. */
 function withoutLaterFields(recorded: DomainEvent, derived: unknown): unknown {
-  const later = LATER_FIELDS[recorded.type]?.filter((field) => !Object.hasOwn(recorded.data, field));
+  const later = LATER_KEYS.get(recorded.type)?.filter((field) => !Object.hasOwn(recorded.data, field));
   if (!later?.length || typeof derived !== 'object' || derived === null) return derived;
   const rest: Record<string, unknown> = { ...derived };
   for (const field of later) delete rest[field];
@@ -79,7 +111,8 @@ export function whereTheyDiffer(recorded: DecisionView | undefined, derived: Dec
     if (recorded[field] !== derived[field])
       return `${field}: recorded ${JSON.stringify(recorded[field])}, re-derived ${JSON.stringify(derived[field])}`;
   }
-  return dataPath(recorded.data, normalise(derived.data), 'data') ?? 'data: equal once written';
+  const [r, d] = decidedParts(recorded.type, recorded.data, normalise(derived.data));
+  return dataPath(r, d, 'data') ?? 'data: equal once written';
 }
 
 function dataPath(recorded: unknown, derived: unknown, path: string): string | null {

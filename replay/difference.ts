@@ -64,6 +64,8 @@ export interface OpenInput {
   ignored: boolean;
   /** A recorded decision was found to differ from its re-derived one as it came in. */
   differs: boolean;
+  /** The first recorded decision equal to its re-derived one on what it decides, but that does not read as its type. */
+  unreadable: { readonly index: number; readonly problem: string } | null;
 }
 
 /** What differs between the decisions recorded for an input and those re-derived from it, if anything. */
@@ -87,7 +89,8 @@ export function compare(open: OpenInput): ReplayDifference | null {
   for (let i = 0; i < count; i++) {
     const a = recorded[i];
     const b = rederived[i];
-    if (a && b && sameDecision(a, b)) continue;
+    const unreadable = open.unreadable?.index === i ? open.unreadable : null;
+    if (a && b && !unreadable && sameDecision(a, b)) continue;
     const views = { recorded: recorded.map(view), rederived: rederived.map(view) };
     const kind: DifferenceKind = a && b ? 'differs' : a ? 'extra' : 'missing';
     return {
@@ -98,7 +101,7 @@ export function compare(open: OpenInput): ReplayDifference | null {
       scope: open.scope,
       ...views,
       index: i,
-      detail: whereTheyDiffer(views.recorded[i], views.rederived[i]),
+      detail: unreadable ? `data: does not read as ${a!.type} (${unreadable.problem})` : whereTheyDiffer(views.recorded[i], views.rederived[i]),
     };
   }
   return null;

@@ -263,6 +263,7 @@ export class Replayer {
       reacted: false,
       ignored,
       differs: false,
+      unreadable: null,
     };
     this.open = open;
     return open;
@@ -356,7 +357,15 @@ export class Replayer {
       return;
     }
     if (derived !== undefined && sameDecision(event, derived)) {
-      this.decoded = true;
+      // The same on what it decides, its wording set aside: what was set aside must still read as its type.
+      try {
+        this.decode(event);
+      } catch (error) {
+        if (!(error instanceof InvalidEventError)) throw error;
+        open.differs = true;
+        open.unreadable ??= { index: open.recorded.length - 1, problem: error.problem };
+        this.malformed = true;
+      }
       return;
     }
     open.differs = true;

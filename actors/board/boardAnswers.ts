@@ -1,3 +1,4 @@
+import { wordBoardReason } from '../../events/boardReasons.ts';
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import type { BoardState } from './boardState.ts';
 import { cancelsPendingOn, runsPushedOnConnect } from './offers.ts';
@@ -37,7 +38,7 @@ export function requestAnswer(decisions: readonly Pick<NewDomainEvent, 'type' | 
     case 'board.request.repeated':
       return { status: first.data.status, runId: first.data.runId };
     case 'board.request.refused':
-      return { status: first.data.status, code: first.data.code, reason: first.data.reason };
+      return { status: first.data.status, code: first.data.code, reason: wordBoardReason(first.data.reason) };
     default:
       throw new Error(`${first.type} is not an answer of the board`);
   }

@@ -2,7 +2,7 @@ import { CANCELLED_BY_USER } from '../../events/boardEvents.ts';
 import type { EventData, EventType, NewEventOf } from '../../events/catalog.ts';
 import { exhausted } from '../../events/exhaustive.ts';
 import { type BoardRun, type BoardState, closedElsewhere, connectedElsewhere, isConnected, isTerminal } from './boardState.ts';
-import { offer, offersOnDecline, offersOnDisconnect, offersOnTurnEnd, offerTargets, runsPushedOnConnect } from './offers.ts';
+import { offer, offersOnDecline, offersOnDisconnect, offersOnTurnEnd, offerTargets, runsPushedOnConnect, type TurnEnd } from './offers.ts';
 import * as one from './oneOffer.ts';
 import type { RunPast } from './settledRun.ts';
 
@@ -67,14 +67,24 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
     case 'board.computer.added': {
       const { computerId, tokenHash } = input.data;
       if (state.computers[computerId]) {
-        return refuse('computer.add', { computerId }, { status: 409, code: 'computer_exists', reason: `computer ${computerId} already exists` });
+        return refuse(
+          'computer.add',
+          { computerId },
+          { status: 409, code: 'computer_exists', reason: { code: 'computer_exists', computer: computerId } },
+        );
       }
-      return [{ stream: `computer:${computerId}`, at, type: 'board.computer.registered', data: { computerId, tokenHash, reason: 'registered' } }];
+      return [
+        { stream: `computer:${computerId}`, at, type: 'board.computer.registered', data: { computerId, tokenHash, reason: { code: 'registered' } } },
+      ];
     }
     case 'board.computer.connected': {
       const { computerId } = input.data;
       if (!state.computers[computerId]) {
-        return refuse('connect', { computerId }, { status: 404, code: 'unknown_computer', reason: `no computer ${computerId} on this board` });
+        return refuse(
+          'connect',
+          { computerId },
+          { status: 404, code: 'unknown_computer', reason: { code: 'unknown_computer', computer: computerId } },
+        );
       }
       const { incarnation, over } = input.data;
       // Inputs of older versions carry no incarnation key: decided as they were, every connection taken.
@@ -88,7 +98,12 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
           {
             status: 409,
             code: 'computer_connected_elsewhere',
-            reason: `computer ${computerId} is connected to board ${elsewhere.via}${elsewhere.incarnation === undefined ? '' : ` (incarnation ${elsewhere.incarnation})`}`,
+            reason: {
+              code: 'computer_connected_elsewhere',
+              computer: computerId,
+              ...(elsewhere.via === undefined ? {} : { board: elsewhere.via }),
+              ...(elsewhere.incarnation === undefined ? {} : { incarnation: elsewhere.incarnation }),
+            },
           },
         );
       }
@@ -100,15 +115,14 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
           stream: `computer:${computerId}`,
           at,
           type: 'board.computer.online',
-          data: { computerId, reason: 'connected to the push stream' },
+          data: { computerId, reason: { code: 'connected', pushed: 0 } },
         };
-        return [online, ...runs.flatMap((run) => offer(run, [computerId], at, `re-offered: computer ${computerId} connected`))];
+        return [online, ...runs.flatMap((run) => offer(run, [computerId], at, { code: 'offered', on: { on: 'connected', computer: computerId } }))];
       }
       const pushed = oneOffer
         ? one.lanesPushedOnConnect(state, computerId).reduce((n, lane) => n + state.lanes[lane]!.unclaimed.length, 0)
         : runs.length;
-      // With nothing to push, worded as older versions did, so their logs still replay.
-      const reason = `connected to the push stream${pushed === 0 ? '' : `: pushed ${pushed} unclaimed run${pushed === 1 ? '' : 's'}`}`;
+      const reason = { code: 'connected' as const, pushed };
       const via = input.data.board === undefined ? {} : { board: input.data.board };
       const life = typeof incarnation === 'string' ? { incarnation } : {};
       const policy = oneOffer ? { oneOffer: true as const } : {};
@@ -122,7 +136,7 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
           stream: `computer:${computerId}`,
           at,
           type: 'board.computer.offline',
-          data: { computerId, ...(lastSeenAt === undefined ? {} : { lastSeenAt }), reason: 'its push stream closed' },
+          data: { computerId, ...(lastSeenAt === undefined ? {} : { lastSeenAt }), reason: { code: 'stream.closed' } },
         },
         ...(input.data.oneOffer ? one.offersOnDisconnect(state, computerId, at) : offersOnDisconnect(state, computerId, at)),
       ];
@@ -139,7 +153,7 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
       if (!run || !state.open[run.runId]) return [];
       const { lastHeartbeatAt } = input.data;
       const silent = Math.round((at - lastHeartbeatAt) / 1000);
-      const reason = `reaped: no heartbeat from ${run.computerId} since ${new Date(lastHeartbeatAt).toISOString()} (${silent} s)`;
+      const reason = { code: 'reaped' as const, computer: run.computerId!, lastHeartbeatAt, silentS: silent };
       return [
         {
           stream: `run:${run.runId}`,
@@ -155,7 +169,7 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
     case 'board.run.started': {
       const { runId, computerId } = input.data;
       if (!marksRunning(state, runId, computerId)) return [];
-      return [{ stream: `run:${runId}`, at, type: 'board.run.running', data: { runId, computerId, reason: 'its first heartbeat came' } }];
+      return [{ stream: `run:${runId}`, at, type: 'board.run.running', data: { runId, computerId, reason: { code: 'first.heartbeat' } } }];
     }
     case 'board.reply.received': {
       const { runId, computerId, text } = input.data;
@@ -187,18 +201,17 @@ function submit(state: BoardState, data: EventData<'board.run.submitted'>, at: n
       ? []
       : (['lane', 'prompt', 'agentId', 'timeoutS', 'repo', 'base'] as const).filter((field) => keyed[field] !== data[field]);
     if (differs.length > 0) {
-      const fields = differs.map((field) => WIRE_NAMES[field]).join(', ');
       return refuse(
         'submit',
         { runId: earlier },
         {
           status: 422,
           code: 'idempotency_key_reused',
-          reason: `idempotency key "${idempotencyKey}" was used for run ${earlier} with another body (${fields} differ${differs.length === 1 ? 's' : ''})`,
+          reason: { code: 'idempotency_key_reused', key: idempotencyKey!, run: earlier, fields: differs.map((field) => WIRE_NAMES[field]) },
         },
       );
     }
-    const reason = `submitted again with idempotency key "${idempotencyKey}": answered with run ${earlier}`;
+    const reason = { code: 'resubmitted' as const, key: idempotencyKey!, run: earlier };
     return [
       {
         stream: `run:${earlier}`,
@@ -208,7 +221,7 @@ function submit(state: BoardState, data: EventData<'board.run.submitted'>, at: n
       },
     ];
   }
-  if (state.runs[runId]) return refuse('submit', { runId }, { status: 409, code: 'run_exists', reason: `run ${runId} already exists` });
+  if (state.runs[runId]) return refuse('submit', { runId }, { status: 409, code: 'run_exists', reason: { code: 'run_exists', run: runId } });
   const queued: Decision = {
     stream: `run:${runId}`,
     at,
@@ -230,7 +243,7 @@ function submit(state: BoardState, data: EventData<'board.run.submitted'>, at: n
     return [waits === undefined ? queued : { ...queued, data: { ...queued.data, waits } }, ...offers];
   }
   const targets = offerTargets(state, lane);
-  return [queued, ...offer({ runId, lane, agentId }, targets.computers, at, `submitted: offered ${targets.why}`)];
+  return [queued, ...offer({ runId, lane, agentId }, targets.computers, at, { code: 'offered', on: { on: 'submitted' }, to: targets.why })];
 }
 
 /** Exactly one computer's claim of a run ever succeeds; a lane has one claimed, unfinished turn at a time. */
@@ -238,12 +251,12 @@ function claim(state: BoardState, data: EventData<'board.claim.requested'>, at: 
   const { runId, computerId, incarnation } = data;
   const ids = { runId, computerId };
   if (!state.computers[computerId])
-    return refuse('claim', ids, { status: 404, code: 'unknown_computer', reason: `no computer ${computerId} on this board` });
+    return refuse('claim', ids, { status: 404, code: 'unknown_computer', reason: { code: 'unknown_computer', computer: computerId } });
   const known = runOf(state, runId, data.past);
-  if (!known) return refuse('claim', ids, { status: 404, code: 'unknown_run', reason: `no run ${runId} on this board` });
+  if (!known) return refuse('claim', ids, { status: 404, code: 'unknown_run', reason: { code: 'unknown_run', run: runId } });
   if (isTerminal(known.state)) {
-    const how = known.state === 'cancelled' && known.computerId === null ? 'was cancelled before it was claimed' : `is ${known.state}`;
-    return refuse('claim', ids, { status: 410, code: 'gone', reason: `run ${runId} ${how}` });
+    const beforeClaim = known.state === 'cancelled' && known.computerId === null;
+    return refuse('claim', ids, { status: 410, code: 'gone', reason: { code: 'gone', run: runId, state: known.state, beforeClaim } });
   }
   const run = state.runs[runId]!;
   // Under `bound`, a claim without an incarnation is a life of its own (null), never another's; older
@@ -256,7 +269,7 @@ function claim(state: BoardState, data: EventData<'board.claim.requested'>, at: 
     return refuse('claim', ids, {
       status: 409,
       code: 'claimed_elsewhere',
-      reason: `run ${runId} is claimed by another incarnation of computer ${computerId} (${run.incarnation ?? 'one that sent none'}, not ${incarnation ?? 'a claim without one'})`,
+      reason: { code: 'claimed_by_another_life', run: runId, computer: computerId, holder: run.incarnation ?? null, asker: incarnation ?? null },
     });
   }
   if (run.computerId === computerId) {
@@ -265,12 +278,16 @@ function claim(state: BoardState, data: EventData<'board.claim.requested'>, at: 
         stream: `run:${runId}`,
         at,
         type: 'board.request.repeated',
-        data: { request: 'claim', ...ids, status: 200, reason: 'claimed again by its holder (its answer was lost): granted again' },
+        data: { request: 'claim', ...ids, status: 200, reason: { code: 'claimed.again' } },
       },
     ];
   }
   if (run.computerId !== null) {
-    return refuse('claim', ids, { status: 409, code: 'claimed_elsewhere', reason: `run ${runId} is claimed by computer ${run.computerId}` });
+    return refuse('claim', ids, {
+      status: 409,
+      code: 'claimed_elsewhere',
+      reason: { code: 'claimed_elsewhere', run: runId, holder: run.computerId },
+    });
   }
   const open = state.lanes[run.lane]!.holder;
   if (open !== null) {
@@ -278,7 +295,14 @@ function claim(state: BoardState, data: EventData<'board.claim.requested'>, at: 
     return refuse('claim', ids, {
       status: 409,
       code: 'conversation_busy',
-      reason: `${turn.submittedOrder < run.submittedOrder ? 'an earlier' : 'another'} turn of lane ${run.lane} (run ${open}) is ${turn.state} by ${turn.computerId}`,
+      reason: {
+        code: 'conversation_busy',
+        lane: run.lane,
+        open,
+        state: turn.state,
+        holder: turn.computerId,
+        earlier: turn.submittedOrder < run.submittedOrder,
+      },
     });
   }
   const claimed: Decision = {
@@ -289,7 +313,7 @@ function claim(state: BoardState, data: EventData<'board.claim.requested'>, at: 
       runId,
       computerId,
       ...(incarnation === undefined ? {} : { incarnation }),
-      reason: `claimed by ${computerId}`,
+      reason: { code: 'claimed', computer: computerId },
       ...(data.bound ? { bound: true as const } : {}),
     },
   };
@@ -316,7 +340,7 @@ export function quietRefusal(state: BoardState, input: NewEventOf<'board.claim.r
 }
 
 /** The runs told `conversation_busy` while `run`'s turn lasted, resent as its lane's rule says. */
-function turnEndOffers(state: BoardState, run: BoardRun, at: number, how: string, oneOffer: true | undefined): Decision[] {
+function turnEndOffers(state: BoardState, run: BoardRun, at: number, how: TurnEnd, oneOffer: true | undefined): Decision[] {
   return oneOffer ? one.offersOnTurnEnd(state, run, at, how) : offersOnTurnEnd(state, run, at, how);
 }
 
@@ -330,7 +354,7 @@ function offerAgain(state: BoardState, data: EventData<'board.offer.stale'>, at:
   const waited = Math.round((at - data.unclaimedSince) / 1000);
   if (data.oneOffer) return one.offersWhenStale(state, run, waited, at);
   const targets = offerTargets(state, run.lane);
-  return offer(run, targets.computers, at, `re-offered: unclaimed for ${waited} s with its lane free; ${targets.why}`);
+  return offer(run, targets.computers, at, { code: 'offered', on: { on: 'stale', waitedS: waited }, to: targets.why });
 }
 
 /**
@@ -345,7 +369,7 @@ function decline(state: BoardState, data: EventData<'board.offer.declined'>, at:
   if (reason !== 'draining') return data.oneOffer ? one.offersOnDecline(state, run, computerId, reason, at) : [];
   const draining: Decision[] = state.draining[computerId]
     ? []
-    : [{ stream: `computer:${computerId}`, at, type: 'board.computer.draining', data: { computerId, reason: `declined run ${runId}: draining` } }];
+    : [{ stream: `computer:${computerId}`, at, type: 'board.computer.draining', data: { computerId, reason: { code: 'draining', run: runId } } }];
   if (!data.oneOffer) return [...draining, ...offersOnDecline(state, run, computerId, at)];
   const drained: BoardState = { ...state, draining: { ...state.draining, [computerId]: true } };
   return [...draining, ...one.offersOnDecline(drained, run, computerId, reason, at)];
@@ -353,16 +377,17 @@ function decline(state: BoardState, data: EventData<'board.offer.declined'>, at:
 
 function cancel(state: BoardState, data: EventData<'board.cancel.requested'>, at: number, refuse: Refuse): Decision[] {
   const { runId } = data;
-  const pushed = data.pushed === true;
   const known = runOf(state, runId, data.past);
-  if (!known) return refuse('cancel', { runId }, { status: 404, code: 'unknown_run', reason: `no run ${runId} on this board` });
+  if (!known) return refuse('cancel', { runId }, { status: 404, code: 'unknown_run', reason: { code: 'unknown_run', run: runId } });
   if (isTerminal(known.state))
-    return refuse('cancel', { runId }, { status: 409, code: 'already_terminal', reason: `run ${runId} is already ${known.state}` });
+    return refuse(
+      'cancel',
+      { runId },
+      { status: 409, code: 'already_terminal', reason: { code: 'already_terminal', run: runId, state: known.state } },
+    );
   const run = state.runs[runId]!;
   if (run.computerId === null) {
-    const reason = run.offeredTo.length
-      ? `cancelled before it was claimed: announced to ${run.offeredTo.join(', ')}`
-      : 'cancelled before it was claimed or offered';
+    const reason = { code: 'cancelled.unclaimed' as const, offeredTo: [...run.offeredTo] };
     return [{ stream: `run:${runId}`, at, type: 'board.run.cancelled', data: { runId, offeredTo: [...run.offeredTo], reason } }];
   }
   if (run.cancelRequested) {
@@ -371,14 +396,11 @@ function cancel(state: BoardState, data: EventData<'board.cancel.requested'>, at
         stream: `run:${runId}`,
         at,
         type: 'board.request.repeated',
-        data: { request: 'cancel', runId, status: 202, reason: 'a cancel is already pending' },
+        data: { request: 'cancel', runId, status: 202, reason: { code: 'cancel.pending' } },
       },
     ];
   }
-  // Worded as it was when a log's board left the cancel to the next heartbeat, so older logs replay.
-  const reason = pushed
-    ? `cancel requested: pushed to ${run.computerId}, and said again by its next heartbeat`
-    : `cancel requested: ${run.computerId} learns it from its next heartbeat`;
+  const reason = { code: 'cancel.passed' as const, computer: run.computerId };
   return [{ stream: `run:${runId}`, at, type: 'board.run.cancel.requested', data: { runId, computerId: run.computerId, reason } }];
 }
 
@@ -393,7 +415,7 @@ function complete(state: BoardState, data: EventData<'board.completion.received'
         stream: `run:${runId}`,
         at,
         type: 'board.run.finished',
-        data: { runId, computerId, state: 'succeeded', reason: 'completed: succeeded', ...usage },
+        data: { runId, computerId, state: 'succeeded', reason: { code: 'completed', state: 'succeeded' }, ...usage },
       }
     : {
         stream: `run:${runId}`,
@@ -404,7 +426,10 @@ function complete(state: BoardState, data: EventData<'board.completion.received'
           computerId,
           state: error === CANCELLED_BY_USER ? 'cancelled' : 'failed',
           error: error ?? 'failed (no error given)',
-          reason: error === CANCELLED_BY_USER ? 'completed: cancelled by its user' : `completed: failed${error ? ` (${firstLine(error)})` : ''}`,
+          reason:
+            error === CANCELLED_BY_USER
+              ? { code: 'completed', state: 'cancelled' }
+              : { code: 'completed', state: 'failed', ...(error ? { error: firstLine(error) } : {}) },
           ...usage,
         },
       };
@@ -420,12 +445,16 @@ function checkHolder(
 ): Decision[] | null {
   const run = runOf(state, runId, past);
   const ids = { runId, computerId };
-  if (!run) return refuse(request, ids, { status: 404, code: 'unknown_run', reason: `no run ${runId} on this board` });
+  if (!run) return refuse(request, ids, { status: 404, code: 'unknown_run', reason: { code: 'unknown_run', run: runId } });
   if (run.computerId !== computerId) {
-    const who = run.computerId === null ? 'nobody holds its claim' : `its claim is held by ${run.computerId}`;
-    return refuse(request, ids, { status: 409, code: 'not_holder', reason: `${computerId} does not hold run ${runId}: ${who}` });
+    return refuse(request, ids, {
+      status: 409,
+      code: 'not_holder',
+      reason: { code: 'not_holder', run: runId, computer: computerId, holder: run.computerId },
+    });
   }
-  if (isTerminal(run.state)) return refuse(request, ids, { status: 409, code: 'already_terminal', reason: `run ${runId} is already ${run.state}` });
+  if (isTerminal(run.state))
+    return refuse(request, ids, { status: 409, code: 'already_terminal', reason: { code: 'already_terminal', run: runId, state: run.state } });
   return null;
 }
 

@@ -1,3 +1,4 @@
+import type { OfferTarget } from '../../events/boardReasons.ts';
 import { type BoardState, takesWork, workers } from './boardState.ts';
 
 /**
@@ -12,7 +13,7 @@ export const WINDOW = 8;
 /** Whom a lane's runs are offered to: one computer, or nobody yet, and why, in words the audit shows. */
 export interface Choice {
   readonly computer: string | null;
-  readonly why: string;
+  readonly why: OfferTarget;
 }
 
 export interface ChoiceOptions {
@@ -44,19 +45,19 @@ export function chooseComputer(state: BoardState, lane: string, options: ChoiceO
   const queue = state.lanes[lane];
   const last = queue?.lastComputer ?? null;
   if (last !== null && takesWork(state, last) && !tried.includes(last)) {
-    return { computer: last, why: `to ${last}, which ran the last turn of lane ${lane}` };
+    return { computer: last, why: { to: 'last.turn', computer: last, lane } };
   }
   const earlier = options.wholeLane ? undefined : queue?.unclaimed[0];
   if (earlier !== undefined) {
     const where = queue!.offer;
     if (where !== undefined && takesWork(state, where) && !tried.includes(where)) {
-      return { computer: where, why: `to ${where}, where the lane's earlier run ${earlier} waits` };
+      return { computer: where, why: { to: 'earlier.waits', computers: [where], earlier } };
     }
-    return { computer: null, why: `the lane's earlier run ${earlier} waits for a computer` };
+    return { computer: null, why: { to: 'earlier.unplaced', earlier } };
   }
   const candidates = workers(state).filter((c) => !tried.includes(c));
   if (candidates.length === 0) {
-    return { computer: null, why: tried.length > 0 ? 'every connected computer that takes work had it' : 'no connected computer takes work' };
+    return { computer: null, why: { to: 'nobody', tried: tried.length > 0 } };
   }
   let best: string | null = null;
   let bestBusy = Number.POSITIVE_INFINITY;
@@ -72,8 +73,8 @@ export function chooseComputer(state: BoardState, lane: string, options: ChoiceO
       bestOffers = offers;
     }
   }
-  if (best === null) return { computer: null, why: `every connected computer has ${WINDOW} or more lanes waiting` };
-  return { computer: best, why: `to ${best}, the computer with the most room (${bestBusy} lanes waiting or runs held there)` };
+  if (best === null) return { computer: null, why: { to: 'all.full', window: WINDOW } };
+  return { computer: best, why: { to: 'most.room', computer: best, busy: bestBusy } };
 }
 
 /**

@@ -1,12 +1,15 @@
+import type { BoardReasonOf, OfferTarget } from '../../events/boardReasons.ts';
 import type { NewEventOf } from '../../events/catalog.ts';
 import { type BoardRun, type BoardState, takesWork, workers } from './boardState.ts';
 
 type Offered = NewEventOf<'board.run.offered'>;
+/** How the turn a run waited for ended, as an offer's reason says it. */
+export type TurnEnd = Extract<BoardReasonOf<'offered'>['on'], { on: 'turn.ended' }>['how'];
 
 export interface Targets {
   readonly computers: readonly string[];
   /** Why these: the half of an offer's reason that names who. */
-  readonly why: string;
+  readonly why: OfferTarget;
 }
 
 /**
@@ -27,31 +30,36 @@ export function offerTargets(state: BoardState, lane: string): Targets {
   const queue = state.lanes[lane];
   const preferred = queue?.lastComputer ?? null;
   if (preferred !== null && takesWork(state, preferred)) {
-    return { computers: [preferred], why: `to ${preferred}, which ran the last turn of lane ${lane}` };
+    return { computers: [preferred], why: { to: 'last.turn', computer: preferred, lane } };
   }
   const connected = workers(state);
-  if (connected.length === 0) return { computers: [], why: 'to nobody: no connected computer takes work' };
-  const everyone: Targets = { computers: connected, why: `to every connected computer (${connected.length})` };
+  if (connected.length === 0) return { computers: [], why: { to: 'nobody', tried: false } };
+  const everyone: Targets = { computers: connected, why: { to: 'everyone', count: connected.length } };
   const earlier = queue?.unclaimed[0];
   const withEarlier = earlier ? state.runs[earlier]!.offeredTo.filter((c) => takesWork(state, c)) : [];
   if (withEarlier.length === connected.length && withEarlier.length > 0) return everyone;
   if (withEarlier.length > 0) {
-    return { computers: withEarlier, why: `to ${withEarlier.join(', ')}, where the lane's earlier run ${earlier} waits` };
+    return { computers: withEarlier, why: { to: 'earlier.waits', computers: withEarlier, earlier: earlier! } };
   }
   const withRoom = connected.filter((c) => (state.pushed[c] ?? 0) < BACKLOG);
   if (withRoom.length === connected.length) return everyone;
   if (withRoom.length > 0) {
-    return { computers: withRoom, why: `to the connected computers with fewer than ${BACKLOG} runs waiting (${withRoom.join(', ')})` };
+    return { computers: withRoom, why: { to: 'with.room', computers: withRoom, backlog: BACKLOG } };
   }
   const leastWaiting = connected.reduce((best, c) => ((state.pushed[c] ?? 0) < (state.pushed[best] ?? 0) ? c : best));
   return {
     computers: [leastWaiting],
-    why: `to ${leastWaiting}, which has the fewest runs waiting (${state.pushed[leastWaiting] ?? 0}): every connected computer has ${BACKLOG} or more`,
+    why: { to: 'fewest.waiting', computer: leastWaiting, waiting: state.pushed[leastWaiting] ?? 0, backlog: BACKLOG },
   };
 }
 
 /** The `board.run.offered` decision for `run`, or nothing when there is no one to push it to. */
-export function offer(run: Pick<BoardRun, 'runId' | 'lane' | 'agentId'>, computers: readonly string[], at: number, reason: string): Offered[] {
+export function offer(
+  run: Pick<BoardRun, 'runId' | 'lane' | 'agentId'>,
+  computers: readonly string[],
+  at: number,
+  reason: BoardReasonOf<'offered'>,
+): Offered[] {
   if (computers.length === 0) return [];
   return [
     {
@@ -102,7 +110,7 @@ export function offersOnDisconnect(state: BoardState, computerId: string, at: nu
   runs.sort((a, b) => a.submittedOrder - b.submittedOrder);
   return runs.flatMap((run) => {
     const fresh = others.filter((c) => !run.offeredTo.includes(c));
-    return offer(run, fresh, at, `re-offered: computer ${computerId}, which ran the last turn of lane ${run.lane}, disconnected`);
+    return offer(run, fresh, at, { code: 'offered', on: { on: 'left.last.turn', computer: computerId, lane: run.lane } });
   });
 }
 
@@ -110,7 +118,7 @@ export function offersOnDisconnect(state: BoardState, computerId: string, at: nu
  * The open turn of `run`'s lane ended (`run` is about to be terminal): every run told
  * `conversation_busy` while it lasted has its frame resent, so a computer that parked it claims at once.
  */
-export function offersOnTurnEnd(state: BoardState, run: BoardRun, at: number, how: string): Offered[] {
+export function offersOnTurnEnd(state: BoardState, run: BoardRun, at: number, how: TurnEnd): Offered[] {
   const lane = state.lanes[run.lane]!;
   if (lane.holder !== run.runId) return [];
   const targets = offerTargets(state, run.lane);
@@ -118,7 +126,7 @@ export function offersOnTurnEnd(state: BoardState, run: BoardRun, at: number, ho
     .map((id) => state.runs[id]!)
     .filter((waiter) => waiter.state === 'queued')
     .sort((a, b) => a.submittedOrder - b.submittedOrder)
-    .flatMap((waiter) => offer(waiter, targets.computers, at, `resent: the turn it waited for (run ${run.runId}) ${how}; ${targets.why}`));
+    .flatMap((waiter) => offer(waiter, targets.computers, at, { code: 'offered', on: { on: 'turn.ended', run: run.runId, how }, to: targets.why }));
 }
 
 /**
@@ -129,5 +137,5 @@ export function offersOnDecline(state: BoardState, run: BoardRun, computerId: st
   const drained: BoardState = { ...state, draining: { ...state.draining, [computerId]: true } };
   const targets = offerTargets(drained, run.lane);
   const fresh = targets.computers.filter((c) => !run.offeredTo.includes(c));
-  return offer(run, fresh, at, `re-offered: ${computerId} is draining; ${targets.why}`);
+  return offer(run, fresh, at, { code: 'offered', on: { on: 'declined', computer: computerId, why: 'draining' }, to: targets.why });
 }

@@ -1,7 +1,8 @@
+import type { BoardReasonOf } from '../../events/boardReasons.ts';
 import type { NewEventOf } from '../../events/catalog.ts';
 import { type BoardRun, type BoardState, takesWork } from './boardState.ts';
 import { chooseComputer, hasRoom, oldestWaitingForRoom, WINDOW } from './offerPolicy.ts';
-import { offer } from './offers.ts';
+import { offer, type TurnEnd } from './offers.ts';
 
 type Offered = NewEventOf<'board.run.offered'>;
 
@@ -12,7 +13,7 @@ type Offered = NewEventOf<'board.run.offered'>;
  */
 
 /** Every unclaimed run of `lane`, oldest first, offered to `computer`. */
-function offerLane(state: BoardState, lane: string, computer: string, at: number, reason: string): Offered[] {
+function offerLane(state: BoardState, lane: string, computer: string, at: number, reason: BoardReasonOf<'offered'>): Offered[] {
   return state.lanes[lane]!.unclaimed.flatMap((runId) => offer(state.runs[runId]!, [computer], at, reason));
 }
 
@@ -21,10 +22,10 @@ export function offerOnSubmit(
   state: BoardState,
   run: Pick<BoardRun, 'runId' | 'lane' | 'agentId'>,
   at: number,
-): { offers: Offered[]; waits?: string } {
+): { offers: Offered[]; waits?: BoardReasonOf<'waits'> } {
   const choice = chooseComputer(state, run.lane);
-  if (choice.computer === null) return { offers: [], waits: `offered to nobody yet: ${choice.why}` };
-  return { offers: offer(run, [choice.computer], at, `submitted: offered ${choice.why}`) };
+  if (choice.computer === null) return { offers: [], waits: { code: 'waits', to: choice.why } };
+  return { offers: offer(run, [choice.computer], at, { code: 'offered', on: { on: 'submitted' }, to: choice.why }) };
 }
 
 /**
@@ -80,7 +81,9 @@ export function offersOnDisconnect(state: BoardState, computerId: string, at: nu
     const choice = chooseComputer(without, lane, { extra, wholeLane: true });
     if (choice.computer === null) continue;
     extra.set(choice.computer, (extra.get(choice.computer) ?? 0) + 1);
-    offers.push(...offerLane(state, lane, choice.computer, at, `re-offered: computer ${computerId}, which had it, disconnected; ${choice.why}`));
+    offers.push(
+      ...offerLane(state, lane, choice.computer, at, { code: 'offered', on: { on: 'disconnected', computer: computerId }, to: choice.why }),
+    );
   }
   return offers;
 }
@@ -89,7 +92,7 @@ export function offersOnDisconnect(state: BoardState, computerId: string, at: nu
  * The open turn of `run`'s lane ended: the runs told `conversation_busy` while it lasted are resent to
  * the lane's last computer (it ran the turn), else to where they wait, else to the next computer.
  */
-export function offersOnTurnEnd(state: BoardState, run: BoardRun, at: number, how: string): Offered[] {
+export function offersOnTurnEnd(state: BoardState, run: BoardRun, at: number, how: TurnEnd): Offered[] {
   const lane = state.lanes[run.lane]!;
   if (lane.holder !== run.runId) return [];
   const waiters = lane.waiters
@@ -100,30 +103,36 @@ export function offersOnTurnEnd(state: BoardState, run: BoardRun, at: number, ho
   const where = lane.offer !== undefined && takesWork(state, lane.offer) ? lane.offer : null;
   const lastTakesWork = lane.lastComputer !== null && takesWork(state, lane.lastComputer);
   const choice =
-    where !== null && !lastTakesWork ? { computer: where, why: `to ${where}, where it waits` } : chooseComputer(state, run.lane, { wholeLane: true });
+    where !== null && !lastTakesWork
+      ? { computer: where, why: { to: 'where.it.waits' as const, computer: where } }
+      : chooseComputer(state, run.lane, { wholeLane: true });
   if (choice.computer === null) return [];
   return waiters.flatMap((waiter) =>
-    offer(waiter, [choice.computer!], at, `resent: the turn it waited for (run ${run.runId}) ${how}; ${choice.why}`),
+    offer(waiter, [choice.computer!], at, { code: 'offered', on: { on: 'turn.ended', run: run.runId, how }, to: choice.why }),
   );
 }
-
-const DECLINED = {
-  draining: 'is draining',
-  refused: 'refused it',
-  unanswered: 'did not answer its offer',
-} as const;
 
 /**
  * `computerId` passed the offer of `run` (draining, refused, silent): the run's lane goes to the next
  * computer that has not had it, or waits. A pass from a computer the lane has already moved on from
  * decides nothing. `state` is as it will be once a draining computer is marked so.
  */
-export function offersOnDecline(state: BoardState, run: BoardRun, computerId: string, reason: keyof typeof DECLINED, at: number): Offered[] {
+export function offersOnDecline(
+  state: BoardState,
+  run: BoardRun,
+  computerId: string,
+  reason: 'draining' | 'refused' | 'unanswered',
+  at: number,
+): Offered[] {
   const lane = state.lanes[run.lane]!;
   if (lane.offer !== undefined && lane.offer !== computerId) return [];
   const choice = chooseComputer(state, run.lane, { tried: run.offeredTo, wholeLane: true });
   if (choice.computer === null) return [];
-  return offerLane(state, run.lane, choice.computer, at, `re-offered: ${computerId} ${DECLINED[reason]}; ${choice.why}`);
+  return offerLane(state, run.lane, choice.computer, at, {
+    code: 'offered',
+    on: { on: 'declined', computer: computerId, why: reason },
+    to: choice.why,
+  });
 }
 
 /** The run stayed unclaimed with its lane free: its lane goes to a computer that has not had it, else to the next one. */
@@ -131,7 +140,7 @@ export function offersWhenStale(state: BoardState, run: BoardRun, waitedS: numbe
   let choice = chooseComputer(state, run.lane, { tried: run.offeredTo, wholeLane: true });
   if (choice.computer === null) choice = chooseComputer(state, run.lane, { wholeLane: true });
   if (choice.computer === null) return [];
-  return offerLane(state, run.lane, choice.computer, at, `re-offered: unclaimed for ${waitedS} s with its lane free; ${choice.why}`);
+  return offerLane(state, run.lane, choice.computer, at, { code: 'offered', on: { on: 'stale', waitedS }, to: choice.why });
 }
 
 /**
@@ -144,11 +153,5 @@ export function offersOnClaim(state: BoardState, run: BoardRun, computerId: stri
   if (!hasRoom(state, computerId, leaving)) return [];
   const next = oldestWaitingForRoom(state, run.lane);
   if (next === null) return [];
-  return offerLane(
-    state,
-    next,
-    computerId,
-    at,
-    `offered to ${computerId}, which has room again (it claimed run ${run.runId}): it waited for a computer with room`,
-  );
+  return offerLane(state, next, computerId, at, { code: 'offered', on: { on: 'room.again', computer: computerId, claimed: run.runId } });
 }

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { CANCELLED_BY_USER, type RunPastSchema } from '../../events/boardEvents.ts';
+import { wordBoardReason } from '../../events/boardReasons.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
 import type { Usage } from '../../events/usage.ts';
 import type { ChangeSummary } from '../../events/workspace.ts';
@@ -74,7 +75,7 @@ export function foldRunStream(fold: RunFold, event: DomainEvent): void {
       };
       break;
     case 'board.run.resolved':
-      fold.end = { state: 'resolved', error: event.data.reason };
+      fold.end = { state: 'resolved', error: wordBoardReason(event.data.reason) };
       break;
     default:
       break;

@@ -1,3 +1,4 @@
+import { wordBoardReason } from '../../events/boardReasons.ts';
 import type { DomainEvent, EventData } from '../../events/catalog.ts';
 import type { Usage } from '../../events/usage.ts';
 import { describeChanges, MAX_DIFF_BYTES } from '../../events/workspace.ts';
@@ -200,9 +201,11 @@ function sentence(event: DomainEvent): string {
       return `computer ${computerId} reported it ${ok ? 'succeeded' : `failed${error ? `: ${error}` : ''}`}`;
     }
 
-    // The board: decisions.
-    case 'board.run.queued':
-      return `queued on the board in lane ${event.data.lane} (submission ${event.data.submittedOrder})${event.data.waits ? `: ${event.data.waits}` : ''}`;
+    // The board: decisions, their reasons worded here (a code), or as an older version recorded them.
+    case 'board.run.queued': {
+      const { lane, submittedOrder, waits } = event.data;
+      return `queued on the board in lane ${lane} (submission ${submittedOrder})${waits ? `: ${wordBoardReason(waits)}` : ''}`;
+    }
     case 'board.run.deduplicated':
     case 'board.run.cancelled':
     case 'board.run.resolved':
@@ -210,28 +213,29 @@ function sentence(event: DomainEvent): string {
     case 'board.computer.online':
     case 'board.computer.offline':
     case 'board.computer.draining':
-      return event.data.reason;
+      return wordBoardReason(event.data.reason);
     case 'board.run.offered':
-      return `${event.data.reason} (offered to ${event.data.computers.join(', ')})`;
+      return `${wordBoardReason(event.data.reason)} (offered to ${event.data.computers.join(', ')})`;
     case 'board.run.claimed':
-      return sayOnce(`claimed by ${event.data.computerId}`, event.data.reason);
+      return sayOnce(`claimed by ${event.data.computerId}`, wordBoardReason(event.data.reason));
     case 'board.run.running':
-      return `running on ${event.data.computerId}: ${event.data.reason}`;
+      return `running on ${event.data.computerId}: ${wordBoardReason(event.data.reason)}`;
     case 'board.run.cancel.requested':
-      return `cancel passed on to ${event.data.computerId}: ${event.data.reason}`;
+      return `cancel passed on to ${event.data.computerId}: ${wordBoardReason(event.data.reason)}`;
     case 'board.run.replied':
       return `the reply was recorded (${plural(event.data.text.length, 'character')})`;
     case 'board.run.finished': {
       // The board's reason already says the outcome and the error's first line ("completed: failed (X)").
-      const { state, reason, error } = event.data;
+      const { state, error } = event.data;
+      const reason = wordBoardReason(event.data.reason);
       const told = reason.startsWith(`completed: ${state}`) ? reason : `finished, ${state}: ${reason}`;
       const said = !error || state === 'cancelled' || told.includes(error.split('\n', 1)[0]!.slice(0, 100));
       return withUsage(said ? told : `${told} (${error})`, event.data.usage);
     }
     case 'board.request.refused':
-      return `the ${event.data.request} request was refused ${event.data.status} ${event.data.code}: ${event.data.reason}`;
+      return `the ${event.data.request} request was refused ${event.data.status} ${event.data.code}: ${wordBoardReason(event.data.reason)}`;
     case 'board.request.repeated':
-      return `the ${event.data.request} request was answered again ${event.data.status}: ${event.data.reason}`;
+      return `the ${event.data.request} request was answered again ${event.data.status}: ${wordBoardReason(event.data.reason)}`;
     case 'board.request.rejected':
       return `${event.data.method} ${event.data.path} was rejected ${event.data.status} ${event.data.code}: ${event.data.reason}`;
     case 'board.requests.refused': {

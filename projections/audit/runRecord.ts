@@ -1,3 +1,4 @@
+import { wordBoardReason } from '../../events/boardReasons.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import type { Usage } from '../../events/usage.ts';
@@ -135,12 +136,12 @@ export function evolveRunRecord(record: RunRecord, event: DomainEvent): RunRecor
       break;
     case 'board.run.resolved':
       record.state = 'resolved';
-      record.error = event.data.reason;
+      record.error = wordBoardReason(event.data.reason);
       finished();
       break;
     case 'board.run.cancelled':
       record.state = 'cancelled';
-      record.error = event.data.reason;
+      record.error = wordBoardReason(event.data.reason);
       finished();
       break;
     default:

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import { z } from 'zod';
 import { buildProgram } from '../../cli/program.ts';
 import { eventDefinitions } from '../../events/catalog.ts';
 
@@ -183,7 +184,25 @@ export function eventsReference(): string {
       out.push(...fieldsOf(definition.schema), '');
     }
   }
+  out.push(...namedTypes());
   return portable(`${out.join('\n').trimEnd()}\n`);
+}
+
+/** Schemas given a name (`.meta({ id })`): written by name in the tables, spelled out once here. */
+const NAMED = new Map<string, unknown>();
+
+function namedTypes(): string[] {
+  if (NAMED.size === 0) return [];
+  const out = ['## Named types', ''];
+  for (const [name, schema] of NAMED) {
+    const meta = z.globalRegistry.get(schema as z.ZodType);
+    out.push(`### \`${name}\``, '');
+    if (meta?.description) out.push(meta.description, '');
+    const def = (schema as ZodLike)._zod.def;
+    const options = def.type === 'union' ? (def.options as unknown[]) : [schema];
+    out.push(...options.map((option) => `- \`${typeOf(option, 1)}\``), '');
+  }
+  return out;
 }
 
 /** The JSDoc of `export const …Events = eventGroup(`, the group's own description. */
@@ -239,6 +258,11 @@ function isOptional(schema: unknown): boolean {
 }
 
 function typeOf(schema: unknown, depth: number): string {
+  const name = z.globalRegistry.get(schema as z.ZodType)?.id;
+  if (name !== undefined) {
+    if (!NAMED.has(name)) NAMED.set(name, schema);
+    return name;
+  }
   const def = (schema as ZodLike)._zod.def;
   const inner = (key: string) => typeOf(def[key], depth);
   switch (def.type) {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { boardDecider } from '../../actors/board/boardDecider.ts';
 import { type BoardState, initialBoardState } from '../../actors/board/boardState.ts';
 import type { BoardDecision, BoardInput } from '../../actors/board/decideBoard.ts';
+import { wordBoardReason } from '../../events/boardReasons.ts';
 import { boardProjection } from '../../projections/board.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
@@ -50,7 +51,7 @@ describe('board: properties over random histories', () => {
         claims += model.claimsGranted();
         runs += model.size;
         const decided = history.flatMap((r) => r.decisions ?? []);
-        twins += decided.filter((d) => d.type === 'board.request.refused' && d.data.reason.includes('another incarnation')).length;
+        twins += decided.filter((d) => d.type === 'board.request.refused' && wordBoardReason(d.data.reason).includes('another incarnation')).length;
         drains += decided.filter((d) => d.type === 'board.computer.draining').length;
 
         // The same inputs through the real log: each decided and appended in one transaction.

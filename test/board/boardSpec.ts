@@ -5,6 +5,7 @@ import { type RunView, runView, settledView } from '../../actors/board/boardQuer
 import { type BoardState, initialBoardState } from '../../actors/board/boardState.ts';
 import type { BoardDecision, BoardInput } from '../../actors/board/decideBoard.ts';
 import { pastOf, type SettledRun, settledRun } from '../../actors/board/settledRun.ts';
+import { wordBoardReason } from '../../events/boardReasons.ts';
 import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import { exhausted } from '../../events/exhaustive.ts';
 import { deciderSpec } from '../support/deciderSpec.ts';
@@ -139,6 +140,14 @@ export function withPast(state: BoardState, event: NewDomainEvent, stream: (runI
     default:
       return event;
   }
+}
+
+/** A decision's data with its reason (and a queuing's `waits`) worded as the audit words them. */
+export function said(decision: BoardDecision): Record<string, unknown> {
+  const data: Record<string, unknown> = { ...decision.data };
+  if ('reason' in decision.data) data.reason = wordBoardReason(decision.data.reason);
+  if ('waits' in decision.data && decision.data.waits !== undefined) data.waits = wordBoardReason(decision.data.waits);
+  return data;
 }
 
 /** Decisions reduced to what a rule speaks of. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { requestAnswer } from '../../actors/board/boardAnswers.ts';
 import { claimedRunBody, heartbeatAnswer, holder, openClaims, runView } from '../../actors/board/boardQueries.ts';
 import { pastOf } from '../../actors/board/settledRun.ts';
-import { boardSpec, computersOnline, input, summary, T0 } from './boardSpec.ts';
+import { boardSpec, computersOnline, input, said, summary, T0 } from './boardSpec.ts';
 
 const { submit, claim, complete, lapsed, started, cancel } = input;
 
@@ -43,7 +43,7 @@ describe('board: claims', () => {
     const spec = boardSpec(...computersOnline('c1'), submit('r1', 'A'), cancel('r1', 1));
     const refused = spec.unrecorded(claim('r1', 'c1', 2));
     expect(summary(refused)).toEqual(['refused claim 410 gone']);
-    expect(refused[0]!.data).toMatchObject({ reason: 'run r1 was cancelled before it was claimed' });
+    expect(said(refused[0]!)).toMatchObject({ reason: 'run r1 was cancelled before it was claimed' });
   });
 
   it('every refusal is recorded in the stream of the request, with its reason', () => {
@@ -53,8 +53,9 @@ describe('board: claims', () => {
       stream: 'run:ghost',
       at: T0 + 5,
       type: 'board.request.refused',
-      data: { request: 'claim', runId: 'ghost', computerId: 'c1', status: 404, code: 'unknown_run', reason: 'no run ghost on this board' },
+      data: { request: 'claim', runId: 'ghost', computerId: 'c1', status: 404, code: 'unknown_run', reason: { code: 'unknown_run', run: 'ghost' } },
     });
+    expect(said(refusal!).reason).toBe('no run ghost on this board');
   });
 });
 
@@ -64,13 +65,13 @@ describe('board: a lane is one conversation', () => {
     const busy = spec.when(claim('r2', 'c2', 4));
     expect(summary(busy)).toEqual(['refused claim 409 conversation_busy']);
     expect(requestAnswer(busy!)).toMatchObject({ status: 409, code: 'conversation_busy' });
-    expect(busy![0]!.data).toMatchObject({ reason: 'an earlier turn of lane A (run r1) is claimed by c1' });
+    expect(said(busy![0]!)).toMatchObject({ reason: 'an earlier turn of lane A (run r1) is claimed by c1' });
     // Another lane is not held up.
     expect(summary(spec.when(claim('b1', 'c2', 5)))).toEqual(['claimed b1 by c2']);
     // The turn ends: r2's frame is resent, to c1 only (it ran the lane's last turn and is connected).
     const ended = spec.when(complete('r1', 'c1', true, undefined, 6));
     expect(summary(ended)).toEqual(['finished r1 succeeded', 'offered r2 → c1']);
-    expect(ended![1]!.data).toMatchObject({ reason: 'resent: the turn it waited for (run r1) ended; to c1, which ran the last turn of lane A' });
+    expect(said(ended![1]!)).toMatchObject({ reason: 'resent: the turn it waited for (run r1) ended; to c1, which ran the last turn of lane A' });
     expect(summary(spec.when(claim('r2', 'c2', 7)))).toEqual(['claimed r2 by c2']);
   });
 
@@ -78,7 +79,7 @@ describe('board: a lane is one conversation', () => {
     const spec = boardSpec(...computersOnline('c1', 'c2'), submit('r1', 'A'), submit('r2', 'A', 1), claim('r2', 'c2', 2));
     const busy = spec.when(claim('r1', 'c1', 3));
     expect(summary(busy)).toEqual(['refused claim 409 conversation_busy']);
-    expect(busy![0]!.data).toMatchObject({ reason: 'another turn of lane A (run r2) is claimed by c2' });
+    expect(said(busy![0]!)).toMatchObject({ reason: 'another turn of lane A (run r2) is claimed by c2' });
   });
 
   it('given no claim was told busy, when the turn ends, then nothing is resent', () => {
@@ -116,8 +117,9 @@ describe('board: leases', () => {
       runId: 'r1',
       computerId: 'c1',
       lastHeartbeatAt: T0 + 30_000,
-      reason: 'reaped: no heartbeat from c1 since 2026-01-01T00:00:30.000Z (95 s)',
+      reason: { code: 'reaped', computer: 'c1', lastHeartbeatAt: T0 + 30_000, silentS: 95 },
     });
+    expect(said(reaped![0]!).reason).toBe('reaped: no heartbeat from c1 since 2026-01-01T00:00:30.000Z (95 s)');
     expect(spec.view('r1')).toMatchObject({ state: 'resolved', computer_id: 'c1' });
     expect(heartbeatAnswer(spec.state, 'r1', 'c1', pastOf(spec.settled('r1')) ?? undefined)).toEqual({ status: 410, code: 'resolved' });
     expect(holder(spec.state, 'r1')).toBeNull();

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { requestAnswer } from '../../actors/board/boardAnswers.ts';
 import { heartbeatAnswer, runView } from '../../actors/board/boardQueries.ts';
 import { pastOf } from '../../actors/board/settledRun.ts';
-import { boardSpec, computersOnline, input, summary } from './boardSpec.ts';
+import { boardSpec, computersOnline, input, said, summary } from './boardSpec.ts';
 
 const { submit, claim, complete, reply } = input;
 
@@ -28,7 +28,7 @@ describe('board: replies and completions', () => {
     const spec = claimed();
     const wrong = spec.when(complete('r1', 'c2', true));
     expect(summary(wrong)).toEqual(['refused complete 409 not_holder']);
-    expect(wrong![0]!.data).toMatchObject({ reason: 'c2 does not hold run r1: its claim is held by c1' });
+    expect(said(wrong![0]!)).toMatchObject({ reason: 'c2 does not hold run r1: its claim is held by c1' });
     expect(runView(spec.state, 'r1')).toMatchObject({ state: 'claimed' });
   });
 

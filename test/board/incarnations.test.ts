@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { requestAnswer } from '../../actors/board/boardAnswers.ts';
 import { holder } from '../../actors/board/boardQueries.ts';
-import { boardSpec, computersOnline, input, summary } from './boardSpec.ts';
+import { boardSpec, computersOnline, input, said, summary } from './boardSpec.ts';
 
 const { submit, claim } = input;
 
@@ -13,7 +13,7 @@ describe('board: incarnations of one computer', () => {
     const twin = spec.when(claim('r1', 'c1', 2, 'life-b'));
     expect(summary(twin)).toEqual(['refused claim 409 claimed_elsewhere']);
     expect(requestAnswer(twin!)).toMatchObject({ status: 409, code: 'claimed_elsewhere' });
-    expect(twin![0]!.data).toMatchObject({ reason: 'run r1 is claimed by another incarnation of computer c1 (life-a, not life-b)' });
+    expect(said(twin![0]!)).toMatchObject({ reason: 'run r1 is claimed by another incarnation of computer c1 (life-a, not life-b)' });
     expect(holder(spec.state, 'r1')).toBe('c1');
   });
 
@@ -26,7 +26,7 @@ describe('board: incarnations of one computer', () => {
     const spec = boardSpec(...computersOnline('c1'), submit('r1', 'A'), submit('r2', 'B'), claim('r1', 'c1', 1), claim('r2', 'c1', 1, 'life-a'));
     const headerless = spec.when(claim('r2', 'c1', 2));
     expect(summary(headerless)).toEqual(['refused claim 409 claimed_elsewhere']);
-    expect(headerless![0]!.data).toMatchObject({
+    expect(said(headerless![0]!)).toMatchObject({
       reason: 'run r2 is claimed by another incarnation of computer c1 (life-a, not a claim without one)',
     });
     expect(summary(spec.when(claim('r1', 'c1', 2, 'life-b')))).toEqual(['refused claim 409 claimed_elsewhere']);

@@ -3,7 +3,7 @@ import { framesOf, requestAnswer } from '../../actors/board/boardAnswers.ts';
 import { boardDecider } from '../../actors/board/boardDecider.ts';
 import { runView } from '../../actors/board/boardQueries.ts';
 import { BACKLOG } from '../../actors/board/offers.ts';
-import { boardSpec, olderComputersOnline as computersOnline, olderInput as input, pushed, summary } from './boardSpec.ts';
+import { boardSpec, olderComputersOnline as computersOnline, olderInput as input, pushed, said, summary } from './boardSpec.ts';
 
 // The rule before one offer at a time, as logs recorded by older versions are re-derived (oneOffer.test.ts has today's).
 const { submit, claim, complete, connected, disconnected, added } = input;
@@ -14,7 +14,7 @@ describe('board: offers', () => {
     const decisions = spec.when(submit('r1', 'A', 0, { agentId: 'x', timeoutS: 60 }));
     expect(summary(decisions)).toEqual(['queued r1 #0', 'offered r1 → c1,c2']);
     expect(requestAnswer(decisions!)).toEqual({ status: 201, runId: 'r1' });
-    expect(decisions![1]!.data).toMatchObject({ agentId: 'x', reason: 'submitted: offered to every connected computer (2)' });
+    expect(said(decisions![1]!)).toMatchObject({ agentId: 'x', reason: 'submitted: offered to every connected computer (2)' });
     expect(runView(spec.state, 'r1')).toEqual({ run_id: 'r1', lane: 'A', state: 'queued' });
   });
 
@@ -42,7 +42,7 @@ describe('board: offers', () => {
     const spec = boardSpec(...computersOnline('c1', 'c2'), submit('r1', 'A'), claim('r1', 'c2', 1), complete('r1', 'c2', true, undefined, 2));
     const next = spec.when(submit('r2', 'A', 3));
     expect(summary(next)).toEqual(['queued r2 #1', 'offered r2 → c2']);
-    expect(next![1]!.data).toMatchObject({ reason: 'submitted: offered to c2, which ran the last turn of lane A' });
+    expect(said(next![1]!)).toMatchObject({ reason: 'submitted: offered to c2, which ran the last turn of lane A' });
     // Another lane still goes to everyone.
     expect(summary(spec.when(submit('b1', 'B', 4)))).toEqual(['queued b1 #2', 'offered b1 → c1,c2']);
     // A third computer connecting is not offered lane A: it stays with c2.
@@ -52,7 +52,7 @@ describe('board: offers', () => {
     // c2 leaves: lane A's runs go to those that have not had them.
     const left = spec.when(disconnected('c2', 6));
     expect(summary(left)).toEqual(['offline c2', 'offered r2 → c1,c3']);
-    expect(left![1]!.data).toMatchObject({ reason: 're-offered: computer c2, which ran the last turn of lane A, disconnected' });
+    expect(said(left![1]!)).toMatchObject({ reason: 're-offered: computer c2, which ran the last turn of lane A, disconnected' });
     expect(summary(spec.when(submit('r3', 'A', 7)))).toEqual(['queued r3 #3', 'offered r3 → c1,c3']);
     // c2 is back: lane A is its again.
     const back = spec.when(connected('c2', 8));
@@ -67,7 +67,7 @@ describe('board: offers', () => {
     // Racing for it would only make both queue it and one claim be wasted.
     const first = spec.when(submit('x', 'X', 10));
     expect(summary(first)).toEqual([`queued x #${BACKLOG}`, 'offered x → c1']);
-    expect(first![1]!.data).toMatchObject({
+    expect(said(first![1]!)).toMatchObject({
       reason: `submitted: offered to c1, which has the fewest runs waiting (${BACKLOG}): every connected computer has ${BACKLOG} or more`,
     });
     expect(summary(spec.when(submit('y', 'Y', 11)))).toEqual([`queued y #${BACKLOG + 1}`, 'offered y → c2']);
@@ -85,13 +85,13 @@ describe('board: offers', () => {
     expect(spec.state.pushed).toEqual({ c1: BACKLOG });
     const b1 = spec.when(submit('b1', 'B', 20));
     expect(summary(b1)).toEqual([`queued b1 #${BACKLOG + 1}`, 'offered b1 → c2']);
-    expect(b1![1]!.data).toMatchObject({ reason: `submitted: offered to the connected computers with fewer than ${BACKLOG} runs waiting (c2)` });
+    expect(said(b1![1]!)).toMatchObject({ reason: `submitted: offered to the connected computers with fewer than ${BACKLOG} runs waiting (c2)` });
     // A cancel gives c1 room; lane B's next turn still goes where its first one waits, not to both.
     spec.when(input.cancel('a1', 21));
     expect(spec.state.pushed).toEqual({ c1: BACKLOG - 1, c2: 1 });
     const b2 = spec.when(submit('b2', 'B', 22));
     expect(summary(b2)).toEqual([`queued b2 #${BACKLOG + 2}`, 'offered b2 → c2']);
-    expect(b2![1]!.data).toMatchObject({ reason: "submitted: offered to c2, where the lane's earlier run b1 waits" });
+    expect(said(b2![1]!)).toMatchObject({ reason: "submitted: offered to c2, where the lane's earlier run b1 waits" });
   });
 
   it('given a disconnect of a computer that is not connected, then it is ignored and not recorded', () => {
@@ -144,7 +144,7 @@ describe('board: submissions', () => {
     const otherLane = spec.when(submit('r8', 'B', 1, { idempotencyKey: 'key-1', timeoutS: 60, prompt: 'p' }));
     expect(summary(otherLane)).toEqual(['refused submit 422 idempotency_key_reused']);
     expect(requestAnswer(otherLane!)).toMatchObject({ status: 422, code: 'idempotency_key_reused' });
-    expect(otherLane![0]!.data).toMatchObject({ reason: 'idempotency key "key-1" was used for run r1 with another body (lane differs)' });
+    expect(said(otherLane![0]!)).toMatchObject({ reason: 'idempotency key "key-1" was used for run r1 with another body (lane differs)' });
     expect(summary(spec.when(submit('r9', 'A', 2, { idempotencyKey: 'key-1', prompt: 'p' })))).toEqual(['refused submit 422 idempotency_key_reused']);
     expect(summary(spec.when(submit('r9', 'A', 2, { idempotencyKey: 'key-1', timeoutS: 60, agentId: 'x', prompt: 'p' })))).toEqual([
       'refused submit 422 idempotency_key_reused',
@@ -230,7 +230,7 @@ describe('board: a run left unclaimed is offered again', () => {
     const spec = boardSpec(...computersOnline('c1', 'c2'), submit('r1', 'A'), submit('b1', 'B', 1), claim('b1', 'c1', 2));
     const again = spec.when(input.stale('r1', 0, 60_000));
     expect(summary(again)).toEqual(['offered r1 → c1,c2']);
-    expect(again![0]!.data).toMatchObject({ reason: 're-offered: unclaimed for 60 s with its lane free; to every connected computer (2)' });
+    expect(said(again![0]!)).toMatchObject({ reason: 're-offered: unclaimed for 60 s with its lane free; to every connected computer (2)' });
     // Claimed meanwhile, or its lane taken by an earlier turn, or nobody connected: nothing to decide, and not recorded.
     spec.when(claim('r1', 'c2', 60_001));
     expect(boardDecider.ignores!(spec.state, input.stale('r1', 0, 120_000))).toBe(true);

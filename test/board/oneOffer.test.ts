@@ -3,7 +3,7 @@ import { requestAnswer } from '../../actors/board/boardAnswers.ts';
 import { idleNextTurns } from '../../actors/board/boardQueries.ts';
 import type { BoardInput } from '../../actors/board/decideBoard.ts';
 import { WINDOW } from '../../actors/board/offerPolicy.ts';
-import { boardSpec, computersOnline, input, pushed, summary } from './boardSpec.ts';
+import { boardSpec, computersOnline, input, pushed, said, summary } from './boardSpec.ts';
 
 const { submit, claim, complete, connected, disconnected, added, draining, stale } = input;
 const declined = (runId: string, computerId: string, reason: 'refused' | 'unanswered', at = 0) =>
@@ -20,7 +20,7 @@ describe('board: one offer at a time', () => {
     const spec = boardSpec(...computersOnline('c1', 'c2', 'c3'));
     const first = spec.when(submit('r1', 'A', 1));
     expect(summary(first)).toEqual(['queued r1 #0', 'offered r1 → c1']);
-    expect(first![1]!.data).toMatchObject({
+    expect(said(first![1]!)).toMatchObject({
       reason: 'submitted: offered to c1, the computer with the most room (0 lanes waiting or runs held there)',
     });
     expect(offeredTo(spec.when(submit('r2', 'B', 2)), 'r2')).toEqual(['c2']);
@@ -39,14 +39,14 @@ describe('board: one offer at a time', () => {
     spec.when(complete('a0', 'c2', true, undefined, 2));
     const next = spec.when(submit('a1', 'A', 3));
     expect(summary(next)).toEqual(['queued a1 #1', 'offered a1 → c2']);
-    expect(next![1]!.data).toMatchObject({ reason: 'submitted: offered to c2, which ran the last turn of lane A' });
+    expect(said(next![1]!)).toMatchObject({ reason: 'submitted: offered to c2, which ran the last turn of lane A' });
     // Its later turn follows it there.
     expect(offeredTo(spec.when(submit('a2', 'A', 4)), 'a2')).toEqual(['c2']);
     // c2 refuses: the lane's runs go to one other computer together, oldest first.
     const moved = spec.when(declined('a1', 'c2', 'refused', 5));
     // (c1 and c3 are as free; c1 was offered a0 before, so c3, offered fewer runs, is next.)
     expect(summary(moved)).toEqual(['offered a1 → c3', 'offered a2 → c3']);
-    expect(moved![0]!.data).toMatchObject({
+    expect(said(moved![0]!)).toMatchObject({
       reason: 're-offered: c2 refused it; to c3, the computer with the most room (0 lanes waiting or runs held there)',
     });
     // A pass from a computer the lane already left decides nothing, and is not recorded.
@@ -58,7 +58,7 @@ describe('board: one offer at a time', () => {
     expect(offeredTo(spec.when(submit('r1', 'A', 1)), 'r1')).toEqual(['c1']);
     const silent = spec.when(declined('r1', 'c1', 'unanswered', 5_001));
     expect(summary(silent)).toEqual(['offered r1 → c2']);
-    expect(silent![0]!.data).toMatchObject({ reason: expect.stringMatching(/^re-offered: c1 did not answer its offer; to c2/) });
+    expect(said(silent![0]!)).toMatchObject({ reason: expect.stringMatching(/^re-offered: c1 did not answer its offer; to c2/) });
     expect(summary(spec.when(draining('r1', 'c2', 5_002)))).toEqual(['draining c2', 'offered r1 → c3']);
     // c3 refuses too: nobody left who has not had it; nothing is decided, nothing recorded (the offer monitor tries again later).
     expect(summary(spec.when(declined('r1', 'c3', 'refused', 5_003)))).toEqual(['(ignored)']);
@@ -113,7 +113,7 @@ describe('board: one offer at a time', () => {
     expect(spec.state.pushed).toEqual({ c1: WINDOW, c2: WINDOW });
     const waits = spec.when(submit('x', 'X', 100));
     expect(summary(waits)).toEqual([`queued x #${2 * WINDOW}`]);
-    expect(waits![0]!.data).toMatchObject({ waits: `offered to nobody yet: every connected computer has ${WINDOW} or more lanes waiting` });
+    expect(said(waits![0]!)).toMatchObject({ waits: `offered to nobody yet: every connected computer has ${WINDOW} or more lanes waiting` });
     spec.when(submit('y', 'Y', 101));
     // c2 claims one of its runs: its window has room, and the oldest waiting lane goes to it.
     expect(summary(spec.when(claim('r1', 'c2', 102)))).toEqual(['claimed r1 by c2', 'offered x → c2']);
@@ -121,7 +121,7 @@ describe('board: one offer at a time', () => {
     spec.when(added('c3', 103));
     const online = spec.when(connected('c3', 104));
     expect(summary(online)).toEqual(['online c3']);
-    expect(online![0]!.data).toMatchObject({ reason: 'connected to the push stream: pushed 1 unclaimed run', oneOffer: true });
+    expect(said(online![0]!)).toMatchObject({ reason: 'connected to the push stream: pushed 1 unclaimed run', oneOffer: true });
     expect(pushed(online, spec.state)).toEqual(['run.requested y → c3']);
   });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { framesOf } from '../../actors/board/boardAnswers.ts';
 import { computerList } from '../../actors/board/boardQueries.ts';
 import { decisionOf } from '../support/deciderSpec.ts';
-import { boardSpec, computersOnline, input, olderInput, pushed, summary, T0 } from './boardSpec.ts';
+import { boardSpec, computersOnline, input, olderInput, pushed, said, summary, T0 } from './boardSpec.ts';
 
 const { submit, claim, connected, disconnected, added, draining } = input;
 
@@ -33,7 +33,7 @@ describe('board: a reconnect costs O(1) events (docs/rules.md#the-log, growth is
     expect(summary(online)).toEqual(['online c2']);
     // Lane B stays with c1, which ran its last turn and is connected.
     expect(pushed(online, spec.state)).toEqual(['run.requested r1 → c2', 'run.requested r3 → c2', 'run.requested r4 → c2']);
-    expect(online![0]!.data).toMatchObject({ reason: 'connected to the push stream: pushed 3 unclaimed runs' });
+    expect(said(online![0]!)).toMatchObject({ reason: 'connected to the push stream: pushed 3 unclaimed runs' });
     expect(summary(spec.when(cancel('r4', 10)))).toEqual(['cancelled r4 → c1,c2']);
   });
 
@@ -55,7 +55,7 @@ describe('board: a draining computer (a 503 `draining` ack, docs/rules.md#comput
     expect(summary(spec.when(submit('a1', 'A', 4)))).toEqual(['queued a1 #1', 'offered a1 → c1']);
     const declined = spec.when(draining('a1', 'c1', 5));
     expect(summary(declined)).toEqual(['draining c1', 'offered a1 → c2']);
-    expect(decisionOf(declined, 'board.run.offered').data.reason).toMatch(/^re-offered: c1 is draining; to /);
+    expect(said(decisionOf(declined, 'board.run.offered')).reason).toMatch(/^re-offered: c1 is draining; to /);
     // A new run of its lane, or of a new lane, does not go to c1 while it drains.
     expect(summary(spec.when(submit('a2', 'A', 6)))).toEqual(['queued a2 #2', 'offered a2 → c2']);
     expect(summary(spec.when(submit('b1', 'B', 7)))).toEqual(['queued b1 #3', 'offered b1 → c2']);

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { boardInput } from '../../actors/board/boardInputs.ts';
 import { isConnected } from '../../actors/board/boardState.ts';
-import { boardSpec, input, summary, T0 } from './boardSpec.ts';
+import { boardSpec, input, said, summary, T0 } from './boardSpec.ts';
 
 const connectedVia = (computerId: string, board: string, at: number) => boardInput.connected(computerId, T0 + at, board);
 const closedOn = (computerId: string, board: string, at: number) => boardInput.disconnected(computerId, T0 + at, undefined, board);
@@ -47,7 +47,7 @@ describe('board: one push stream per computer across the boards of a log', () =>
 
     const twin = spec.when(lifeVia('c1', 'b2', 2, 'life-b'));
     expect(summary(twin)).toEqual(['refused connect 409 computer_connected_elsewhere']);
-    expect(twin![0]!.data).toMatchObject({ reason: 'computer c1 is connected to board b1 (incarnation life-a)' });
+    expect(said(twin![0]!)).toMatchObject({ reason: 'computer c1 is connected to board b1 (incarnation life-a)' });
     expect(spec.state.computers.c1).toMatchObject({ via: 'b1', incarnation: 'life-a' });
     // A daemon that names no incarnation is a life of its own too.
     expect(summary(spec.when(lifeVia('c1', 'b2', 3, null)))).toEqual(['refused connect 409 computer_connected_elsewhere']);
