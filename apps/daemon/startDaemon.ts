@@ -45,6 +45,8 @@ export interface DaemonOptions {
   readonly heartbeatS?: number;
   readonly timeoutS?: number;
   readonly drainS?: number;
+  /** What an agent told to stop (SIGTERM) gets before SIGKILL (`--kill-grace-s`, default 5): a turn's, a session's. */
+  readonly killGraceS?: number;
   readonly leaseS?: number;
   /** On PostgreSQL: how long a silent board keeps its chores and computers before another board takes them (BOARD_LEASE_MS). */
   readonly boardLeaseS?: number;
@@ -246,6 +248,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ...(options.loginCapacity ? { loginCapacity: options.loginCapacity } : {}),
         heartbeatMs: (options.heartbeatS ?? 30) * 1000,
         ...(options.timeoutS !== undefined ? { defaultTimeoutS: options.timeoutS } : {}),
+        ...(options.killGraceS !== undefined ? { killGraceMs: options.killGraceS * 1000 } : {}),
         log,
         ...(options.onConnectedElsewhere ? { onConnectedElsewhere: options.onConnectedElsewhere } : {}),
         ...(options.onRefused ? { onRefused: options.onRefused } : {}),
@@ -276,6 +279,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         driver: options.sessionDriver ?? 'exec',
         ...(options.tmuxSocket ? { tmuxSocket: options.tmuxSocket } : {}),
         settings: { tickMs: (options.tickS ?? 10) * 1000, quietMs: (options.quietS ?? 120) * 1000 },
+        ...(options.killGraceS !== undefined ? { killGraceMs: options.killGraceS * 1000 } : {}),
         log,
       });
       await sessions.start();

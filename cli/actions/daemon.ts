@@ -59,6 +59,7 @@ export async function daemon(o: DaemonOptions, command: CommandUnknownOpts): Pro
     heartbeatS: o.heartbeatS,
     timeoutS: o.timeoutS,
     drainS: o.drainS,
+    killGraceS: o.killGraceS,
     leaseS: o.leaseS,
     sync: o.sync,
     computer: o.computer,

@@ -36,6 +36,12 @@ const daemon = () =>
     )
     .addOption(BUDGET_NOTE())
     .option('--drain-s <s>', 'time running turns get to finish on shutdown', int('--drain-s', 0), 60)
+    .option(
+      '--kill-grace-s <s>',
+      'time an agent told to stop (SIGTERM: its budget spent, its run cancelled, its turn over with processes left, its session closed) gets to exit before SIGKILL',
+      int('--kill-grace-s', 0),
+      5,
+    )
     .option('--lease-s <s>', 'heartbeat silence after which a claimed run is reaped', int('--lease-s', 1), 90)
     .option('--tick-s <s>', 'seconds between two rounds over the sessions to close', int('--tick-s', 1), 10)
     .option('--quiet-s <s>', 'a session that publishes no turn closes after this long with nothing written to its record', int('--quiet-s', 1), 120)

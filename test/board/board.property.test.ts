@@ -55,7 +55,8 @@ describe('board: properties over random histories', () => {
         drains += decided.filter((d) => d.type === 'board.computer.draining').length;
 
         // The same inputs through the real log: each decided and appended in one transaction.
-        const store = await openTempStore(undefined, { sync: 'normal' });
+        // An in-memory SQLite log: the file's own paths, WAL and fsync, are the store tests'.
+        const store = await openTempStore(':memory:');
         const versions = new Map<string, number>();
         let logged = initialBoardState();
         for (const { input, decisions } of history) {

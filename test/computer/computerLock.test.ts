@@ -4,9 +4,13 @@ import { startDaemon } from '../../apps/daemon/startDaemon.ts';
 import { startCli } from '../e2e/support/cluster.ts';
 import { tempDir } from '../support/tempStore.ts';
 
-/** A computer joining a board nobody runs: it starts, and keeps trying to connect, which is all these tests need. */
+/**
+ * A computer joining a board nobody runs: it starts, and keeps trying to connect, which is all these
+ * tests need. It sends the board no report (as the demo's second computer): a stop would give the
+ * absent board 5 s to take it.
+ */
 const BOARD = 'http://127.0.0.1:9';
-const joining = (db: string) => startDaemon({ db, exec: 'true', server: BOARD, computer: 'c1', token: 't' });
+const joining = (db: string) => startDaemon({ db, exec: 'true', server: BOARD, computer: 'c1', token: 't', reportToBoard: false });
 
 describe('the computer lock is per log file, not per folder (docs/rules.md#computer-behaviour, "Restart")', () => {
   it('given a daemon running as c1 on one log, then c1 starts on another log of the same folder, and not on the same log', async () => {

@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { nodeAgent } from '../support/computerRuns.ts';
 import { DaemonProcess } from '../support/daemonProcess.ts';
-import { runledger } from '../support/processes.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 import { tempDir } from '../support/tempStore.ts';
 
 /** Writes a row behind the daemon's back, as a newer (or broken) runledger sharing the file could; its seq. */
@@ -57,10 +57,10 @@ describe('a daemon whose log gains rows it cannot read', () => {
     again.signal('SIGTERM');
     expect((await again.exit()).code).toBe(0);
 
-    const replay = runledger(['replay', '--db', db]);
+    const replay = await runInProcess(['replay', '--db', db]);
     expect(replay.status).toBe(1);
     expect(`${replay.stdout}${replay.stderr}`).toMatch(new RegExp(`seq ${unknown}\\b.*run\\.teleported`));
-    const rebuild = runledger(['rebuild', '--db', db]);
+    const rebuild = await runInProcess(['rebuild', '--db', db]);
     expect(rebuild.status).toBe(1);
     expect(`${rebuild.stdout}${rebuild.stderr}`).toMatch(new RegExp(`seq ${unknown}\\b.*run\\.teleported`));
   }, 60_000);

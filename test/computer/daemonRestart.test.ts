@@ -5,7 +5,7 @@ import { INTERRUPTED_BY_RESTART } from '../../actors/run/runState.ts';
 import { running } from '../run/execution/agents.ts';
 import { nodeAgent } from '../support/computerRuns.ts';
 import { DaemonProcess, waitUntil } from '../support/daemonProcess.ts';
-import { runledger } from '../support/processes.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 import { tempDir } from '../support/tempStore.ts';
 
 describe('runledger daemon, SIGKILLed while a run executes and started again on the same log', () => {
@@ -37,7 +37,7 @@ describe('runledger daemon, SIGKILLed while a run executes and started again on 
 
     second.signal('SIGTERM');
     expect((await second.exit()).code).toBe(0);
-    const replay = runledger(['replay', '--db', db]);
+    const replay = await runInProcess(['replay', '--db', db]);
     expect(replay.stderr).toBe('');
     expect(replay.status).toBe(0);
   });

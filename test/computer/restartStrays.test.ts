@@ -17,7 +17,8 @@ describe('a daemon killed mid-turn, started again', () => {
     const dir = tempDir();
     const db = join(dir, 'runledger.db');
     const pidFile = join(dir, 'pids');
-    const args = ['--exec', nodeAgent('strays.mjs', pidFile, 'stay')];
+    // The escapee ignores SIGTERM: it is stopped at the kill grace's end, 1 s here (5 s by default).
+    const args = ['--exec', nodeAgent('strays.mjs', pidFile, 'stay'), '--kill-grace-s', '1'];
     const first = await startBoard(db, { command: 'daemon', args });
     await first.process.waitForOutput(/push stream connected/);
     const runId = await submit(first, 'A', 'go');

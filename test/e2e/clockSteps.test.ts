@@ -117,12 +117,13 @@ describe('a daemon frozen for longer than its lease', () => {
       env: agent.env,
     });
     await daemon.process.waitForOutput(/push stream connected/);
-    const runId = await submit(daemon, 'l1', 'marker=frozen sleep=5000');
+    const runId = await submit(daemon, 'l1', 'marker=frozen sleep=4000');
     await waitForState(daemon.url, runId, ['running']);
-    // Frozen as a laptop's lid closed: longer than the lease, its agent running on meanwhile.
+    // Frozen as a laptop's lid closed: longer than the lease (its last heartbeat older still), its agent
+    // running on meanwhile, and on for 1.5 s of the daemon's rounds after it wakes.
     daemon.process.kill('SIGSTOP');
     try {
-      await pause(3_500);
+      await pause(2_500);
     } finally {
       daemon.process.kill('SIGCONT');
     }

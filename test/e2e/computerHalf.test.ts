@@ -5,6 +5,8 @@
  * live socket's JSON), the board page's sessions and each computer's slots, also once the computer
  * that ran the turn has been stopped. The board's `replay` is untouched by them.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -18,6 +20,7 @@ import {
   checkLogs,
   connectedComputers,
   freePort,
+  MARKER_AGENT,
   readLog,
   startBoard,
   startCli,
@@ -27,29 +30,18 @@ import {
   waitForTerminal,
 } from './support/cluster.ts';
 
-async function joinBoard(dir: string, board: BoardProcess, id: string) {
+async function joinBoard(dir: string, board: BoardProcess, id: string, exec = claudeLikeAgent()) {
   const token = await addComputer(board.db, id);
-  return startDaemon(dir, board, id, token);
+  return startDaemon(dir, board, id, token, exec);
 }
 
-/** `daemon --server` as computer `id` on its own log in `dir` (the same log again for a next life), once its push stream is up. */
-async function startDaemon(dir: string, board: BoardProcess, id: string, token: string) {
+/**
+ * `daemon --server` as computer `id` on its own log in `dir` (the same log again for a next life), once
+ * its push stream is up. Its agent: one that announces sessions, unless `exec` says another.
+ */
+async function startDaemon(dir: string, board: BoardProcess, id: string, token: string, exec = claudeLikeAgent()) {
   const db = `${dir}/${id}/${id}.db`;
-  const process = startCli([
-    'daemon',
-    '--server',
-    board.url,
-    '--computer',
-    id,
-    '--token',
-    token,
-    '--db',
-    db,
-    '--heartbeat-s',
-    '1',
-    '--exec',
-    claudeLikeAgent(),
-  ]);
+  const process = startCli(['daemon', '--server', board.url, '--computer', id, '--token', token, '--db', db, '--heartbeat-s', '1', '--exec', exec]);
   await process.waitForOutput(/push stream connected/);
   return { db, token, process };
 }
@@ -195,11 +187,13 @@ describe("the board shows a remote computer's half of each run", () => {
     const dir = tempDir();
     const port = await freePort();
     let board = await startBoard(`${dir}/board/board.db`, { port });
-    const c1 = await joinBoard(dir, board, 'c1');
-    const runId = await submit(board, 'talk', 'sleep=3000');
+    const c1 = await joinBoard(dir, board, 'c1', MARKER_AGENT);
+    const gate = join(dir, 'gate');
+    const runId = await submit(board, 'talk', `marker=away gate=${gate}`);
     await waitForState(board.url, runId, ['running']);
     await board.process.stop();
     // Its turn ends while the board is away: what it recorded of it cannot be sent.
+    writeFileSync(gate, '');
     await waitForLogged(c1.db, runId, 'run.process.exited');
 
     board = await startBoard(board.db, { port });
@@ -218,11 +212,13 @@ describe("the board shows a remote computer's half of each run", () => {
     const dir = tempDir();
     const port = await freePort();
     let board = await startBoard(`${dir}/board/board.db`, { port });
-    const first = await joinBoard(dir, board, 'c1');
-    const runId = await submit(board, 'talk', 'sleep=3000');
+    const first = await joinBoard(dir, board, 'c1', MARKER_AGENT);
+    const gate = join(dir, 'gate');
+    const runId = await submit(board, 'talk', `marker=unsent gate=${gate}`);
     await waitForState(board.url, runId, ['running']);
     // The board away, the turn ends on the computer, and the computer dies before it could send it.
     await board.process.stop();
+    writeFileSync(gate, '');
     await waitForLogged(first.db, runId, 'run.process.exited');
     first.process.kill('SIGKILL');
     await first.process.exited;
@@ -230,7 +226,7 @@ describe("the board shows a remote computer's half of each run", () => {
     expect(unsent.some((event) => event.endsWith(' run.process.exited'))).toBe(true);
 
     board = await startBoard(board.db, { port });
-    const next = await startDaemon(dir, board, 'c1', first.token);
+    const next = await startDaemon(dir, board, 'c1', first.token, MARKER_AGENT);
     expect((await waitForTerminal(board.url, runId)).state).toBe('succeeded');
     await next.process.stop();
     // The last life's unsent events and this life's, each once (the board keeps a computer's seq once).

@@ -8,7 +8,16 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { freshPostgresLog, postgresLogRows } from '../support/postgresLog.ts';
 import { tempDir } from '../support/tempStore.ts';
-import { agentFiles, cliOk, startComputer, startPostgresServer, submit, waitForState, waitForTerminal } from './support/cluster.ts';
+import {
+  addComputer,
+  addSubmitToken,
+  agentFiles,
+  startComputer,
+  startPostgresServer,
+  submit,
+  waitForState,
+  waitForTerminal,
+} from './support/cluster.ts';
 
 const LEASE_S = 6;
 
@@ -17,10 +26,7 @@ describe('a computer on a frozen board of two', () => {
     const url = await freshPostgresLog();
     const dir = tempDir();
     const args = ['--lease-s', String(LEASE_S), '--board-lease-s', '1'];
-    const [token, computerToken] = await Promise.all([
-      cliOk(['token', 'add', 'test', '--db', url, '--json']).then((out) => (JSON.parse(out) as { token: string }).token),
-      cliOk(['computer', 'add', 'c1', '--db', url, '--json']).then((out) => (JSON.parse(out) as { token: string }).token),
-    ]);
+    const [token, computerToken] = [await addSubmitToken(url, 'test'), await addComputer(url, 'c1')];
     const [other, frozen] = await Promise.all([startPostgresServer(url, args), startPostgresServer(url, args)]);
     // Whichever held the chores (the reaping), the other board holds them within a board lease of the freeze.
     const agent = agentFiles(dir);

@@ -11,8 +11,9 @@ import { runToken } from '../../adapters/http/tokens.ts';
 import { freshPostgresLog, withClient } from '../support/postgresLog.ts';
 import { tempDir } from '../support/tempStore.ts';
 import {
+  addComputer,
+  addSubmitToken,
   agentFiles,
-  cliOk,
   connectedComputers,
   MARKER_AGENT,
   markerCounts,
@@ -38,9 +39,8 @@ describe('twins across two boards on one PostgreSQL log', () => {
   it('a copy of a daemon joining the other board is refused 4409 and exits 2; header-less claims and the computer’s token get none of its runs', async () => {
     const url = await freshPostgresLog();
     const dir = tempDir();
-    const submitToken = (JSON.parse(await cliOk(['token', 'add', 'test', '--db', url, '--json'])) as { token: string }).token;
+    const [submitToken, token] = [await addSubmitToken(url, 'test'), await addComputer(url, 'c1')];
     const [a, b] = await Promise.all([startPostgresServer(url), startPostgresServer(url)]);
-    const token = (JSON.parse(await cliOk(['computer', 'add', 'c1', '--db', url, '--json'])) as { token: string }).token;
     const agent = agentFiles(dir);
     const first = await startComputer({ dir: join(dir, 'a'), id: 'c1', server: a.url, token, agent });
     // Board B has the first daemon's stream on A from the log.

@@ -48,7 +48,7 @@ describe('one board, two computers, on loopback', () => {
 
     // Both turns of lane "talk" go out before either is claimed: one offer at a time, both go to one
     // computer (a lane's later turn follows its earlier one there, docs/rules.md#dispatch), which runs them in order.
-    const talk = await Promise.all([submit(board, 'talk', 'marker=talk-1 sleep=1500'), submit(board, 'talk', 'marker=talk-2 sleep=1500')]);
+    const talk = await Promise.all([submit(board, 'talk', 'marker=talk-1 sleep=500'), submit(board, 'talk', 'marker=talk-2 sleep=500')]);
     const others = await Promise.all(['x', 'y', 'z'].map((lane) => submit(board, lane, `marker=${lane}-1 sleep=200`)));
     const [first, second] = submittedOrder(board, talk) as [string, string];
 
@@ -72,7 +72,9 @@ describe('one board, two computers, on loopback', () => {
     expect(secondClaimed).toBeGreaterThanOrEqual(firstEnded);
     expect(secondClaimed - firstEnded).toBeLessThan(2_000);
 
-    await Promise.all([board.process, computers.c1.process, computers.c2.process].map((p) => p.stop()));
+    // The computers first: a computer's stop gives its board up to 5 s to take the last of its report.
+    await Promise.all([computers.c1.process, computers.c2.process].map((p) => p.stop()));
+    await board.process.stop();
     await checkLogs([board.db, computers.c1.db, computers.c2.db]);
   });
 
@@ -106,7 +108,8 @@ describe('one board, two computers, on loopback', () => {
     expect(markerCounts(agent.markers)).toEqual({ stuck: 1, next: 1 });
     expect((await getRun(board.url, stuck)).state).toBe('resolved');
 
-    await Promise.all([board.process, computers[other].process].map((p) => p.stop()));
+    await computers[other].process.stop();
+    await board.process.stop();
     await checkLogs([board.db, computers.c1.db, computers.c2.db]);
   });
 });

@@ -11,6 +11,7 @@ import { connect, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agentBin } from '../fixtures/agents/bin.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 import { tempDir } from '../support/tempStore.ts';
 import { checkLogs, getRun, readLog, runCli, startBoard, startCli, submit, waitFor, waitForTerminal } from './support/cluster.ts';
 
@@ -29,12 +30,14 @@ describe('usage and live progress of a real agent', () => {
     const first = await waitForTerminal(daemon.url, await submit(daemon, 'talk', 'hello'));
     expect(first, daemon.process.describe()).toMatchObject({ state: 'succeeded', usage: CLAUDE_USAGE });
 
-    const shown = await runCli(['show', first.run_id, ...board, '--json']);
+    const [shown, status, audit] = await Promise.all([
+      runCli(['show', first.run_id, ...board, '--json']),
+      runCli(['status', ...board]),
+      runInProcess(['audit', first.run_id, '--db', db]),
+    ]);
     expect(shown.status, shown.stderr).toBe(0);
     expect(JSON.parse(shown.stdout)).toMatchObject({ usage: CLAUDE_USAGE });
-    const audit = await runCli(['audit', first.run_id, '--db', db]);
     expect(audit.stdout).toContain('usage: cost $0.0123, tokens: 12 in, 7 out, 3000 cached');
-    const status = await runCli(['status', ...board]);
     expect(status.stdout).toMatch(
       /usage over the last day \(since \d\d:00 UTC\):\n {2}login default: 1 run\(s\): \$0\.0123, 12 in \/ 7 out \/ 3000 cached tokens/,
     );

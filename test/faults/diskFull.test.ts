@@ -91,8 +91,9 @@ async function submit(daemon: Daemon, token: string, lane: string, prompt: strin
 }
 
 /**
- * Runs RUNS turns (each agent sleeps 1.5 s, then answers `done <marker>`); once two execute, the disk
- * fills until those two agents have exited, then it is freed. Checks every rule of docs/rules.md#the-log on the way.
+ * Runs RUNS turns: two whose agents sleep 2 s, then answer `done <marker>`, and once they execute (both
+ * slots taken) the others, quick ones that wait their turn; the disk then fills until those two agents
+ * have exited, then it is freed. Checks every rule of docs/rules.md#the-log on the way.
  */
 async function runsThroughAnOutage(name: string, db: string, outage: Outage, storeFaults?: { failWrites(): Error | null }): Promise<void> {
   const [markersBefore, pidsBefore] = [lines(MARKERS).length, lines(PIDS).length];
@@ -112,13 +113,15 @@ async function runsThroughAnOutage(name: string, db: string, outage: Outage, sto
   const token = readSubmitToken(db);
 
   const runs = new Map<string, string>();
-  for (let i = 0; i < RUNS; i++) {
+  const submitRun = async (i: number, sleepMs: number) => {
     const marker = `${name}${i}`;
-    const answer = await submit(daemon, token, `lane-${i}`, `marker=${marker} sleep=1500`);
+    const answer = await submit(daemon, token, `lane-${i}`, `marker=${marker} sleep=${sleepMs}`);
     expect(answer.status).toBe(201);
     runs.set(((await answer.json()) as { run_id: string }).run_id, marker);
-  }
+  };
+  for (let i = 0; i < 2; i++) await submitRun(i, 2_000);
   await waitFor('two agents executing', () => pids().length >= 2, 20_000);
+  await Promise.all(Array.from({ length: RUNS - 2 }, (_, i) => submitRun(i + 2, 100)));
 
   outage.fill();
   // A real disk full to the last byte may still leave room inside the log's files (WAL frames, free

@@ -7,9 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { waitUntil } from '../support/daemonProcess.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 import { outageProxy } from '../support/outageProxy.ts';
 import { freshPostgresLog } from '../support/postgresLog.ts';
-import { runledger } from '../support/processes.ts';
 import { ServerProcess } from '../support/serverProcess.ts';
 
 async function submit(board: ServerProcess, token: string, lane: string): Promise<{ status: number; body: unknown; ms: number }> {
@@ -27,7 +27,7 @@ describe('a board whose PostgreSQL goes away', () => {
   it('given the server unreachable under a running board, then every submit is answered 507 log_unwritable at once, /healthz still answers, and submits go through again once it is back', async () => {
     const url = await freshPostgresLog();
     const proxy = await outageProxy(new URL(url));
-    const added = runledger(['token', 'add', 'ci', '--db', url, '--json']);
+    const added = await runInProcess(['token', 'add', 'ci', '--db', url, '--json']);
     expect(added.status, added.stderr).toBe(0);
     const { token } = JSON.parse(added.stdout) as { token: string };
     const board = await ServerProcess.start(['--db', proxy.url(url)]);

@@ -4,7 +4,7 @@ import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
 import { claudeAgent } from '../support/computerRuns.ts';
 import { DaemonProcess, logRows, waitUntil } from '../support/daemonProcess.ts';
-import { runledger } from '../support/processes.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';
 
 describe('runledger daemon closes the sessions of its ended runs', () => {
@@ -26,7 +26,7 @@ describe('runledger daemon closes the sessions of its ended runs', () => {
       'session.read',
       'session.closed',
     ]);
-    const audit = runledger(['audit', 'known-session', '--db', db]);
+    const audit = await runInProcess(['audit', 'known-session', '--db', db]);
     expect(audit.status, audit.stderr).toBe(0);
     expect(audit.stdout).toMatch(new RegExp(`session\\.close\\.intended\\s+close intended: run ${runId} of lane L ended`));
     expect(audit.stdout).toMatch(/session\.closed\s+closed \(attempt 1\): nothing of it runs any more \(no process of it is alive\)/);

@@ -3,6 +3,7 @@ import type { SessionCloser } from '../../apps/computer/closer/sessionCloser.ts'
 import type { NewDomainEvent } from '../../events/catalog.ts';
 import { FakeClock } from '../../runtime/actors/clock.ts';
 import { appendOrThrow, type EventStore } from '../../runtime/store/eventStore.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 import { runledger } from '../support/processes.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
 import { agentGroup, COMPUTER, closerOn, groupAlive, intend, ofType } from './sessionSupport.ts';
@@ -106,7 +107,7 @@ describe('runledger tick and runledger audit', () => {
     // A process of its own, with a lock of its own: S2 was claimed by nobody, so the tick closes it.
     expect(report.outcomes.map((o) => `${o.sessionId} ${o.outcome}`)).toEqual(['S2 closed']);
 
-    const audit = runledger(['audit', 'S1', '--db', path]);
+    const audit = await runInProcess(['audit', 'S1', '--db', path]);
     expect(audit.status, audit.stderr).toBe(0);
     expect(audit.stdout).toMatch(/session\.close\.intended +close intended: run r1 of lane L ended/);
     expect(audit.stdout).toMatch(/session\.close\.claimed +close claimed by \S+ until/);

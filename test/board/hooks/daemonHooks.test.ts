@@ -5,6 +5,7 @@ import { deciders } from '../../../replay/deciders.ts';
 import { replayLog } from '../../../replay/replayLog.ts';
 import { claudeAgent } from '../../support/computerRuns.ts';
 import { DaemonProcess, logRows, waitUntil } from '../../support/daemonProcess.ts';
+import { runInProcess } from '../../support/inProcessCli.ts';
 import { runledger } from '../../support/processes.ts';
 import { openTempStore, tempDir } from '../../support/tempStore.ts';
 
@@ -66,7 +67,7 @@ describe('runledger daemon --hook, subscribe and adopt, end to end', () => {
       data: { sessionId: 'known-session', computerId: 'local' },
     });
 
-    const audit = runledger(['audit', 'known-session', '--db', db]);
+    const audit = await runInProcess(['audit', 'known-session', '--db', db]);
     expect(audit.stdout).toMatch(/notice\.filed\s+notice #1 filed for subscription sub1: run \S+ of lane L ended: succeeded/);
     expect(audit.stdout).toMatch(/adoption\.adopted\s+adopted: lane M's next turns run in session known-session on local/);
     daemon.signal('SIGTERM');

@@ -6,7 +6,8 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { HOOKS_STREAM, HookRunner } from '../../../apps/board/chores/hooks/hookRunner.ts';
 import { FakeClock, systemClock } from '../../../runtime/actors/clock.ts';
 import { appendRun } from '../../fixtures/hooks/boardLog.ts';
-import { runledger, startChild } from '../../support/processes.ts';
+import { runInProcess } from '../../support/inProcessCli.ts';
+import { startChild } from '../../support/processes.ts';
 import { openTempStore, tempDbPath, tempDir } from '../../support/tempStore.ts';
 
 const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
@@ -59,7 +60,7 @@ describe('a board killed while a hook runs', () => {
     expect(lines(file).filter((l) => l.startsWith('began'))).toHaveLength(1);
     await store.close();
 
-    const audit = runledger(['audit', 'r1', '--db', db]);
+    const audit = await runInProcess(['audit', 'r1', '--db', db]);
     expect(audit.status).toBe(0);
     expect(audit.stdout).toMatch(
       /hook\.interrupted\s+hook on_run_ended \(for seq \d+\) was interrupted: taken by \S+, which stopped before the hook's end was recorded: it is not run again/,

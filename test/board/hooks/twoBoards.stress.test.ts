@@ -43,9 +43,9 @@ describe('two board processes on one file', () => {
         lanes: LANES,
         listed: { A1: 'c1', A2: 'c2' },
         bindsFile,
-        generateMs: 3_000,
+        generateMs: 2_000,
         generateRounds: 24,
-        runForMs: 4_500,
+        runForMs: 3_000,
         minRounds: 30,
         adoptEvery: 4,
       });

@@ -83,18 +83,15 @@ export class CliProcess {
     return this.child.exitCode === null && this.child.signalCode === null;
   }
 
-  /** Waits for a line of stdout matching `pattern`; fails early when the process exits first. */
+  /** Waits for a line of stdout matching `pattern`; fails at once when the process exits first. */
   async waitForOutput(pattern: RegExp, ms = 15_000): Promise<void> {
-    await waitFor(
+    const seen = await waitFor(
       `"${pattern.source}" from runledger ${this.args.slice(0, 2).join(' ')}`,
-      () => {
-        if (pattern.test(this.out)) return true;
-        if (!this.alive) throw new Error(`it exited first: ${this.describe()}`);
-        return false;
-      },
+      () => (pattern.test(this.out) ? 'printed' : !this.alive && 'exited'),
       ms,
       50,
     );
+    if (seen === 'exited') throw new Error(`it exited first: ${this.describe()}`);
   }
 
   kill(signal: NodeJS.Signals = 'SIGKILL'): void {
@@ -183,10 +180,22 @@ export async function startBoard(
   return { url, db, token: readFileSync(join(dirname(db), 'token'), 'utf8').trim(), process };
 }
 
-/** `runledger computer add ID --json` on the board's log: the computer's token. */
-export async function addComputer(db: string, id: string): Promise<string> {
-  const result = await runCli(['computer', 'add', id, '--db', db, '--json']);
-  if (result.status !== 0) throw new Error(`computer add ${id} failed: ${result.stderr}`);
+/**
+ * `runledger computer add ID --json` on the board's log (a file or a postgres:// URL): the computer's
+ * token. Run in this process (see runInProcess): a set-up step whose exit status no test here is about.
+ */
+export function addComputer(db: string, id: string): Promise<string> {
+  return tokenFrom(['computer', 'add', id, '--db', db, '--json']);
+}
+
+/** `runledger token add NAME --json` on the board's log, in this process as addComputer: the submit token. */
+export function addSubmitToken(db: string, name: string): Promise<string> {
+  return tokenFrom(['token', 'add', name, '--db', db, '--json']);
+}
+
+async function tokenFrom(args: readonly string[]): Promise<string> {
+  const result = await runInProcess(args);
+  if (result.status !== 0) throw new Error(`runledger ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
   return (JSON.parse(result.stdout) as { token: string }).token;
 }
 
