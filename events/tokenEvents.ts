@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
+import { type GroupRoles, QUIET } from './roles.ts';
 import { SafeId } from './safeId.ts';
 
 /** The stream every submit token added is recorded in (docs/rules.md#postgresql-board): read whole by a board that meets a token it does not know. */
@@ -11,3 +12,8 @@ export const SUBMIT_TOKENS_STREAM = 'tokens:submit';
  * submit token whose hash is recorded here, beside the token file of a SQLite board.
  */
 export const tokenEvents = eventGroup(defineEvent('token.added', z.strictObject({ name: SafeId, tokenHash: z.string().regex(/^[0-9a-f]{64}$/) })));
+
+/** What each token event is to the summary, the subscriptions and the daemon's narration (see roles.ts). */
+export const tokenRoles = {
+  'token.added': QUIET,
+} as const satisfies GroupRoles<typeof tokenEvents>;
