@@ -15,11 +15,15 @@ import { subscribeCommand, unsubscribeCommand } from './commands/subscribe.ts';
 import { tickCommand } from './commands/tick.ts';
 import { tokenCommand } from './commands/token.ts';
 import { EXIT_CODES } from './shared/options.ts';
+import type { ToolRegistry } from './shared/registry.ts';
 
 // Every start loads this file and the definitions in commands/, nothing more: each command's action
 // imports what it does (../actions/) when it runs, so `--help` and `--version` load commander alone.
-/** The whole command line, defined and not run: main.ts parses argv with it, scripts/docs.ts prints its reference. */
-export function buildProgram() {
+/**
+ * The whole command line, defined and not run: main.ts parses argv with it, scripts/docs.ts prints its
+ * reference. `replay` and `rebuild` read with `registry` when one is given (a test's fixtures), else production's.
+ */
+export function buildProgram(registry?: ToolRegistry) {
   return (
     new Command('runledger')
       .description('runs AI-agent turns for a team, and can explain every decision it ever took')
@@ -40,8 +44,8 @@ export function buildProgram() {
       .addCommand(runsCommand())
       .addCommand(laneCommand())
       .addCommand(auditCommand())
-      .addCommand(replayCommand())
-      .addCommand(rebuildCommand())
+      .addCommand(replayCommand(registry))
+      .addCommand(rebuildCommand(registry))
       .addCommand(backupCommand())
       .addCommand(tickCommand())
       .addCommand(adoptCommand())

@@ -59,6 +59,8 @@ export class BoardReport {
   private stopped = false;
   /** Set when the board keeps no copy (501, or older than the call): nothing more is sent this life. */
   private refused = false;
+  /** Set when the board refused this computer's token: every call would be refused the same way, so none goes this life. */
+  private tokenRefused = false;
   private attempt = 0;
   /** Fewer events a batch after the board refused one as too large or malformed (see `sendNext`). */
   private batchLimit: number = REPORT_LIMITS.batchEvents;
@@ -96,7 +98,7 @@ export class BoardReport {
     this.subscription?.unsubscribe();
     this.cancelGather?.();
     this.cancelGather = null;
-    if (withinMs > 0 && !this.refused) {
+    if (withinMs > 0 && !this.refused && !this.tokenRefused) {
       // A stop reads the log once what was appended has committed (the store's group commit).
       await this.options.store.settle().catch(() => undefined);
       this.stopping = true;
@@ -127,7 +129,7 @@ export class BoardReport {
 
   /** A commit: a pass over the log soon (its burst gathers first), or once more by the pass under way. */
   private nudge(): void {
-    if (this.stopped || this.refused) return;
+    if (this.stopped || this.refused || this.tokenRefused) return;
     this.again = true;
     // Armed even while a pass runs: a pass that had just ended when this came is followed by another.
     if (this.cancelGather === null)
@@ -148,7 +150,7 @@ export class BoardReport {
   }
 
   private async pass(): Promise<void> {
-    while (!this.stopped && !this.refused) {
+    while (!this.stopped && !this.refused && !this.tokenRefused) {
       this.again = false;
       let step: Step;
       try {
@@ -186,6 +188,14 @@ export class BoardReport {
       this.refused = true;
       this.options.log(
         `computer ${this.options.computer}: the board keeps no copy of its computers' events (${answer.status}${detailOf(answer)}); its pages show this computer's runs from the board's half only`,
+      );
+      return 'caught up';
+    }
+    if (answer.status === 401 || answer.status === 403) {
+      // Its token: every call would be refused alike (the push stream stops the daemon for it), so none goes again this life.
+      this.tokenRefused = true;
+      this.options.log(
+        `computer ${this.options.computer}: the board refused its report (${answer.status}${detailOf(answer)}): nothing more is sent with this token`,
       );
       return 'caught up';
     }

@@ -6,7 +6,7 @@ import { parseStream } from '../../events/envelope.ts';
 import { SafeId } from '../../events/safeId.ts';
 import { messageOf } from '../../events/thrown.ts';
 import { BaseRef, RepoName } from '../../events/workspace.ts';
-import { type EffectConsumer, RUN_EFFECTS_AT_ONCE } from '../../runtime/actors/outbox.ts';
+import { type EffectConsumer, RUN_EFFECTS_AT_ONCE } from '../../runtime/actors/effectConsumer.ts';
 import { parseSkills, type Skill } from './skills.ts';
 
 /** The code a claim call that threw is answered with (no board sends it): the lane retries, then skips, saying so. */

@@ -63,7 +63,6 @@ export class ComputerQueue {
     this.outbox = new Outbox(
       store,
       claimConsumer(computer, board, (answer) => this.answerClaim(answer), granted),
-      () => clock.now(),
       clock,
     );
     this.actor = new DecidingActor(system, store, {

@@ -137,9 +137,8 @@ export class ComputerRuns {
       progress: (runId, line) => this.progressChanged(runId, line),
       ...(options.startAgent ? { startAgent: options.startAgent } : {}),
     };
-    const now = () => clock.now();
     this.outboxes = [workspaceConsumer(ctx), spawnConsumer(ctx), killConsumer(ctx), pushConsumer(ctx), completionConsumer(ctx)].map(
-      (c) => new Outbox(store, c, now, clock),
+      (c) => new Outbox(store, c, clock),
     );
   }
 

@@ -18,7 +18,7 @@ import { type ChangesBody, changesToWire } from '../../events/wire/changes.ts';
 import { type UsageBody, usageToWire } from '../../events/wire/usage.ts';
 import type { TurnChanges } from '../../events/workspace.ts';
 import type { Clock } from '../../runtime/actors/clock.ts';
-import { type EffectConsumer, type ImplicitTakes, RUN_EFFECTS_AT_ONCE } from '../../runtime/actors/outbox.ts';
+import { type EffectConsumer, type ImplicitTakes, RUN_EFFECTS_AT_ONCE } from '../../runtime/actors/effectConsumer.ts';
 import { groupAlive, signalGroup } from '../../runtime/actors/processes.ts';
 import { type FailureLog, unrecorded } from '../../runtime/actors/untilRecorded.ts';
 import type { EventStore } from '../../runtime/store/eventStore.ts';

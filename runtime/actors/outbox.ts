@@ -1,127 +1,32 @@
 import type { Subscription } from 'rxjs';
+import {
+  emptyLedger,
+  evolveLedger,
+  isOwn,
+  type Ledger,
+  type LedgerEvent,
+  markDue,
+  mayStartUnder,
+  type PendingEffect,
+  recordUnder,
+  settlementOf,
+  takerOf,
+} from '../../actors/outboxLedger.ts';
 import { foldMark, type OutboxMark, readMark, settles } from '../../actors/outboxMark.ts';
 import { writerOf } from '../../actors/writer.ts';
-import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
+import type { DomainEvent } from '../../events/catalog.ts';
 import { messageOf } from '../../events/thrown.ts';
 import type { AppendLease, AppendResult, EventStore } from '../store/eventStore.ts';
 import { LeaseLostError } from '../store/leaseLost.ts';
-import { type Clock, systemClock } from './clock.ts';
+import type { Clock } from './clock.ts';
+import type { EffectConsumer, EffectRecord, Outcome } from './effectConsumer.ts';
+import { OutboxFeed } from './outboxFeed.ts';
+import { OutboxMarks } from './outboxMarks.ts';
 import { writerIsGone } from './processes.ts';
-import { type FailureLog, recordWaitMs, untilRecorded } from './untilRecorded.ts';
-
-export type Delivery = 'at-least-once' | 'at-most-once';
-
-type Worded<R> = R extends { type: infer T; data: infer D } ? { readonly type: T; readonly data: D } : never;
-/** A settling record as a consumer words it: the outbox adds its stream and time. */
-export type EffectRecord = Worded<Extract<NewDomainEvent, { data: { effect: number } }>>;
-
-/**
- * How an effect ended: recorded as `outbox.performed`, or in the consumer's own words, or (`answered`)
- * by the input the effect itself recorded (a claim's answer, a process's start, a completion's
- * answer): for a consumer whose takes are implicit, that input settles it and nothing more is written.
- */
-export type Outcome = { readonly ok: boolean; readonly detail?: string } | { readonly record: EffectRecord } | { readonly answered: string };
-
-/**
- * Takes without an `outbox.taken`, for a consumer whose effects are decided only by the process that
- * performs them (a computer's: one process holds its log, `processLock.ts`): the commit of the
- * decision is its take, by its writer, and an effect is settled by the input that answers it, so
- * nothing is written for either on the way of a run. After a crash the next life finds the dead
- * life's effects that no input settled and settles them as the delivery says, as for an explicit take.
- */
-export interface ImplicitTakes {
-  /** What an effect is about (its run's stream, say): an input `settles` names it. */
-  key(effect: DomainEvent): string;
-  /** The key of the effects this event settles (those before it), or null. */
-  settles(event: DomainEvent): string | null;
-}
-
-/**
- * One kind of effect and who performs it. `effectOf` is pure: it says which committed events call
- * for this effect, so the record of an effect is the decision itself, in the decision's transaction.
- */
-export interface EffectConsumer<E> {
-  readonly name: string;
-  /**
-   * `at-least-once` effects (calls to the board, idempotent on run_id) are performed again when a
-   * crash cut them; `at-most-once` ones (a hook command, a kill) are recorded as interrupted instead.
-   */
-  readonly delivery: Delivery;
-  /**
-   * How many of its effects may be under way at once (1 when absent: one after another). Effects are
-   * started in log order either way; with more than one, a slow one (a call to the board, a spawn)
-   * no longer holds back those of other runs behind it.
-   */
-  readonly concurrency?: number;
-  effectOf(event: DomainEvent): E | null;
-  /**
-   * Whether an effect calls for anything after all, answered from the log alone (so the same at every
-   * reading): one that does not is stepped past like an event that calls for none, neither taken nor
-   * recorded. For effects that most often turn out to be nothing (a settled run that ran in no session).
-   */
-  needed?(effect: E, event: DomainEvent): Promise<boolean>;
-  /**
-   * `mayStart` (given by the outbox) says whether this process may still start the effect: false once the
-   * lease it was taken under is no longer this process's (always true without a lease). Asked last, just before what cannot
-   * be undone (a hook's spawn), with nothing awaited between: the holder of the next epoch may have
-   * recorded the effect interrupted already, and it must not run after that.
-   */
-  perform(effect: E, event: DomainEvent, mayStart?: () => boolean): Promise<Outcome>;
-  /** Takes recorded by the decisions themselves (see ImplicitTakes); `needed` is then not asked. */
-  readonly implicit?: ImplicitTakes;
-  /**
-   * The record of an at-most-once effect whose taker (`take` is its take) died before recording its
-   * end, when `outbox.interrupted` does not say enough; `event` is undefined when this version cannot
-   * read the effect's row.
-   */
-  interrupted?(effect: number, event: DomainEvent | undefined, take: DomainEvent): EffectRecord;
-  /**
-   * Effects nobody waits for (a hook: a slow one holds up neither the round nor the other hooks): a
-   * drain starts them and resolves with how many it started, `settle` waits for their ends, and a
-   * failure meanwhile (a record the log refused) is told to `log`. Without it, a drain waits for its
-   * effects, and such a failure fails the drain.
-   */
-  readonly background?: { readonly log: FailureLog };
-  /**
-   * The lease this process holds now (epoch 0: none), on a log several boards share (docs/rules.md#postgresql-board: a board's
-   * chores): see EpochTakes. Without it, a take's taker is told gone by probing its process.
-   */
-  readonly lease?: () => AppendLease | null;
-}
-
-/*
- * EpochTakes: an outbox with a `lease` takes its effects under the lease's epoch (in the take's append,
- * checked in its transaction, and named in it), starts each only while that epoch is still the one it
- * holds, and records its end under that same epoch (the record refused once it is no longer the lease's).
- * So a holder of any other epoch can settle a take of an earlier one that nothing settled as interrupted,
- * whoever took it and whether or not it still runs (a process on another host cannot be probed; a
- * paused one wakes to find the lease gone): the taker, if it lives, can neither start that effect after
- * nor record a second end for it. A take of the epoch this process holds is its own (the epoch grows at
- * each change of holder): gone only when it is not performing it. Liveness rows (board_processes) would
- * not do: a paused board's row goes stale and fresh again, and a live board that lost the lease could
- * record its end beside the next holder's interruption, or, refused, leave the effect settled by nobody.
- */
+import { UnderWay } from './underWay.ts';
+import { recordWaitMs, untilRecorded } from './untilRecorded.ts';
 
 const PAGE = 500;
-
-/**
- * How far the cursor moves between two saves of the outbox's mark: a start re-reads at most about this
- * many events for it, and a daemon saves one mark an outbox every this many events. A crash restart
- * opens six outboxes: at 5,000 each re-read up to 5,000 events of a busy life before serving.
- */
-export const MARK_EVERY = 1_000;
-
-/**
- * And at least this often while the cursor moves: a quiet daemon's marks would otherwise lag a few days
- * of its events behind, and retention cuts no further than the lowest mark (docs/retention.md#the-cut).
- */
-export const MARK_EVERY_MS = 60_000;
-
-/**
- * For consumers whose effects each belong to one run (a claim, a spawn, a kill, a completion): those
- * of different runs do not depend on each other, and a run's own come one at a time from its actor.
- */
-export const RUN_EFFECTS_AT_ONCE = 16;
 
 /**
  * Takes effects from the log past this consumer's cursor and performs them after their commit.
@@ -131,50 +36,41 @@ export const RUN_EFFECTS_AT_ONCE = 16;
  */
 export class Outbox<E> {
   private readonly stream: string;
-  private version = 0;
-  private cursor = 0;
+  private readonly marks: OutboxMarks;
+  /** What this process knows of its effects (outboxLedger.ts): every change to it goes through `evolve`. */
+  private ledger: Ledger = emptyLedger;
   private running: Promise<void> | null = null;
   /** Effects being performed (each settles once its record is appended). */
-  private readonly inFlight = new Set<Promise<void>>();
-  private performedTotal = 0;
-  private startedTotal = 0;
+  private readonly underWay = new UnderWay();
   /** Records appended and not yet answered: a take's expected version counts them. */
   private recordsInFlight = 0;
-  /**
-   * Events handed over by `follow`, in order, each the store could read (rows it cannot read leave
-   * gaps in the seqs, and nothing else does): read from here rather than the log.
-   */
-  private fed: DomainEvent[] = [];
+  /** Events handed over by `follow`: read from here rather than the log. */
+  private readonly feed = new OutboxFeed();
   private rerun = false;
   private stopped = false;
-  /** Set once `follow` runs: from then on every event past the cursor reaches `fed`, in order. */
-  private following = false;
-  /**
-   * The stream version of this outbox's first take. A take by its own writer below it was made by an
-   * earlier process that had the same `host:pid` (a container's pid 1 after a restart): that one is gone.
-   */
-  private firstOwnTake = Number.POSITIVE_INFINITY;
-  /** The mark last saved (or read on opening), and whether a save is under way. */
-  private mark: OutboxMark = { version: 0, cursor: 0, pending: {} };
-  private marking = false;
-  /**
-   * With implicit takes: the effects up to the cursor that nothing has settled yet, each with its key
-   * and the seq of its take (the effect itself, or an older version's `outbox.taken`), and where this
-   * life began: an effect its writer committed after that is this process's own.
-   */
-  private readonly pending = new Map<number, { readonly key: string | null; readonly take: number }>();
-  private lifeFrom = 0;
   /** With a lease (EpochTakes): the effects this process took and has not settled, each with the lease it took them under. */
   private readonly takenUnder = new Map<number, AppendLease>();
 
   constructor(
     private readonly store: EventStore,
     private readonly consumer: EffectConsumer<E>,
-    private readonly now: () => number,
-    /** Times the waits of a take or a record the log could not take, until it does. */
-    private readonly clock: Pick<Clock, 'after'> = systemClock,
+    /** Stamps what the outbox writes, and times its waits (a take or a record the log could not take, a mark by time, `settle`). */
+    private readonly clock: Clock,
   ) {
     this.stream = `outbox:${consumer.name}`;
+    this.marks = new OutboxMarks(
+      store,
+      this.stream,
+      clock,
+      consumer.implicit !== undefined,
+      () => this.ledger,
+      (mark) => this.evolve({ kind: 'marked', mark }),
+    );
+  }
+
+  private evolve(event: LedgerEvent): void {
+    this.ledger = evolveLedger(this.ledger, event);
+    if (event.kind !== 'marked') this.marks.whenDue();
   }
 
   /**
@@ -184,33 +80,26 @@ export class Outbox<E> {
    * effects are told from a dead life's of the same `host:pid`; the head at opening when not given.
    */
   async open(startAt?: number, lifeFrom?: number): Promise<void> {
-    this.markByTime();
+    this.marks.byTime();
     const saved = await this.store.checkpoints.load(this.stream);
     const from = readMark(saved?.state);
     const mark = foldMark(from, await this.store.readStream(this.stream, from.version));
-    this.mark = structuredClone(mark);
-    this.version = mark.version;
     if (this.consumer.implicit) return this.openImplicit(mark, lifeFrom ?? (await this.store.headSeq()));
-    this.moveTo(mark.cursor);
+    this.evolve({ kind: 'opened', mark: structuredClone(mark) });
     const pending = new Map<number, DomainEvent>();
     for (const [effect, takeSeq] of Object.entries(mark.pending)) {
-      const [take] = await this.store.readAll(takeSeq - 1, 1);
-      if (take?.seq === takeSeq) pending.set(Number(effect), take);
+      const take = await this.readAt(takeSeq);
+      if (take) pending.set(Number(effect), take);
     }
-    if (this.version === 0 && startAt !== undefined && startAt > 0) {
+    if (this.ledger.version === 0 && startAt !== undefined && startAt > 0) {
       const result = await this.write(() =>
         this.store.append({
           expected: { [this.stream]: 0 },
-          events: [{ stream: this.stream, type: 'outbox.taken', data: { through: startAt, effects: [] }, at: this.now() }],
+          events: [{ stream: this.stream, type: 'outbox.taken', data: { through: startAt, effects: [] }, at: this.clock.now() }],
         }),
       );
-      if (result.ok) {
-        this.cursor = startAt;
-        this.version = result.events[0]!.version;
-        this.firstOwnTake = Math.min(this.firstOwnTake, this.version);
-      } else {
-        return this.open(startAt);
-      }
+      if (!result.ok) return this.open(startAt);
+      this.evolve({ kind: 'took', event: result.events[0]! as DomainEvent });
     }
     if (!(await this.settleLeftovers(pending))) return this.open(startAt);
   }
@@ -222,32 +111,42 @@ export class Outbox<E> {
    */
   private async openImplicit(mark: OutboxMark, lifeFrom: number): Promise<void> {
     const implicit = this.consumer.implicit!;
-    this.lifeFrom = lifeFrom;
-    this.pending.clear();
+    const pending = new Map<number, PendingEffect>();
     for (const [effect, take] of Object.entries(mark.pending)) {
       const event = await this.readAt(Number(effect));
-      this.pending.set(Number(effect), { key: event ? implicit.key(event) : null, take });
+      pending.set(Number(effect), { key: event ? implicit.key(event) : null, take });
     }
-    let cursor = Math.max(this.cursor, mark.cursor);
+    let cursor = Math.max(this.ledger.cursor, mark.cursor);
+    this.evolve({ kind: 'opened', mark: structuredClone(mark), pending, lifeFrom });
     while (cursor < lifeFrom) {
       const page = await this.store.readAll(cursor, PAGE);
       if (page.length === 0) break;
       for (const event of page) {
         if (event.seq > lifeFrom) break;
-        this.settleBy(event);
-        if (this.consumer.effectOf(event) !== null) this.pending.set(event.seq, { key: implicit.key(event), take: event.seq });
+        this.decided(event);
       }
       cursor = page[page.length - 1]!.seq;
     }
-    this.moveTo(lifeFrom);
+    this.evolve({ kind: 'past', through: lifeFrom });
     const leftovers = new Map<number, DomainEvent>();
-    for (const [effect, { take }] of this.pending) {
+    for (const [effect, { take }] of this.ledger.pending) {
       const taken = await this.readAt(take);
       if (taken) leftovers.set(effect, taken);
     }
     if (!(await this.settleLeftovers(leftovers))) return this.open(undefined, lifeFrom);
     // Where this life began is where the next start reads from, however this one ends (a SIGKILL saves nothing).
-    if (this.cursor > this.mark.cursor) await this.saveMark();
+    if (markDue(this.ledger, true)) await this.marks.save();
+  }
+
+  /** With implicit takes: an event of the log read at the cursor, which may call for an effect or settle some. */
+  private decided(event: DomainEvent): void {
+    if (event.stream === this.stream) {
+      if (settles(event)) this.evolve({ kind: 'settled', effect: event.data.effect });
+      return;
+    }
+    const implicit = this.consumer.implicit!;
+    const effect = this.consumer.effectOf(event) === null ? undefined : implicit.key(event);
+    this.evolve({ kind: 'decided', seq: event.seq, settles: implicit.settles(event), ...(effect === undefined ? {} : { effect }) });
   }
 
   /**
@@ -260,13 +159,13 @@ export class Outbox<E> {
       if (!this.takerIsGone(effect, taken)) continue;
       // A row this version cannot read is skipped: what the read finds then is a later event, not this effect.
       const event = await this.readAt(effect);
-      if (this.consumer.delivery === 'at-least-once') {
-        // One this version cannot read (a newer runledger took it, and the store has named the row) stays
-        // taken and unsettled: it is not lost, and a version that can read it performs it when it opens.
-        if (event) {
-          await this.perform(effect, event);
-          this.pending.delete(effect);
-        }
+      const settlement = settlementOf(this.consumer.delivery, event !== undefined);
+      // One this version cannot read (a newer runledger took it, and the store has named the row) stays
+      // taken and unsettled: it is not lost, and a version that can read it performs it when it opens.
+      if (settlement === 'keep') continue;
+      if (settlement === 'perform') {
+        await this.perform(effect, event!);
+        this.evolve({ kind: 'settled', effect });
         continue;
       }
       const record = this.consumer.interrupted?.(effect, event, taken) ?? {
@@ -275,11 +174,10 @@ export class Outbox<E> {
       };
       // At the version read: of two processes opening at once, only one records it; the other reads again.
       const result = await this.write(() =>
-        this.store.append({ expected: { [this.stream]: this.version }, events: [{ stream: this.stream, ...record, at: this.now() }] }),
+        this.store.append({ expected: { [this.stream]: this.ledger.version }, events: [{ stream: this.stream, ...record, at: this.clock.now() }] }),
       );
       if (!result.ok) return false;
-      this.version = result.events[0]!.version;
-      this.pending.delete(effect);
+      this.evolve({ kind: 'recorded', event: result.events[0]! as DomainEvent });
     }
     return true;
   }
@@ -290,17 +188,6 @@ export class Outbox<E> {
     return read?.seq === seq ? read : undefined;
   }
 
-  /** With implicit takes: the effects `event` settles are no longer pending (one of its own records, or an input answering them). */
-  private settleBy(event: DomainEvent): void {
-    if (event.stream === this.stream) {
-      if (settles(event)) this.pending.delete(event.data.effect);
-      return;
-    }
-    const key = this.consumer.implicit?.settles(event) ?? null;
-    if (key === null) return;
-    for (const [effect, pending] of this.pending) if (pending.key === key && effect < event.seq) this.pending.delete(effect);
-  }
-
   /**
    * Takes nothing more. A drain in flight finishes the effect it is performing, and whatever then
    * fails because its process is closing the log (a store closed under it) ends it quietly: the
@@ -308,57 +195,7 @@ export class Outbox<E> {
    */
   stop(): void {
     this.stopped = true;
-    this.cancelMarkTimer?.();
-    this.cancelMarkTimer = null;
-    // Where the cursor got to, for the next start: a mark not saved (the log closing first) is only late.
-    if (this.cursor > this.mark.cursor) void this.saveMark();
-  }
-
-  /**
-   * Saves where the cursor stands and the stream's fold up to now (read from the last mark on), so the
-   * next start neither reads this outbox's whole stream nor the log from its last take.
-   */
-  private async saveMark(): Promise<void> {
-    if (this.marking) return;
-    this.marking = true;
-    try {
-      const cursor = this.cursor;
-      if (this.consumer.implicit) {
-        // What is pending is known in memory, up to the cursor: nothing to fold.
-        const pending = Object.fromEntries([...this.pending].map(([effect, { take }]) => [String(effect), take]));
-        const mark: OutboxMark = { version: this.version, cursor, pending };
-        await this.store.checkpoints.save({ name: this.stream, seq: cursor, state: JSON.stringify(mark) });
-        this.mark = mark;
-        return;
-      }
-      const mark = foldMark(structuredClone(this.mark), await this.store.readStream(this.stream, this.mark.version));
-      mark.cursor = Math.max(mark.cursor, cursor);
-      await this.store.checkpoints.save({ name: this.stream, seq: mark.cursor, state: JSON.stringify(mark) });
-      this.mark = mark;
-    } catch {
-      // Only late: the next save, or the next start reading a little more, makes up for it.
-    } finally {
-      this.marking = false;
-    }
-  }
-
-  private cancelMarkTimer: (() => void) | null = null;
-
-  /** A mark every MARK_EVERY_MS while the cursor moved, as the projections' checkpoints every minute. */
-  private markByTime(): void {
-    if (this.cancelMarkTimer || this.stopped) return;
-    const arm = () => {
-      this.cancelMarkTimer = this.clock.after(MARK_EVERY_MS, () => {
-        if (this.stopped) return;
-        if (this.cursor > this.mark.cursor && !this.marking) void this.saveMark();
-        arm();
-      });
-    };
-    arm();
-  }
-
-  private markDue(): void {
-    if (this.cursor - this.mark.cursor >= MARK_EVERY && !this.marking) void this.saveMark();
+    this.marks.stop();
   }
 
   /**
@@ -368,23 +205,32 @@ export class Outbox<E> {
    */
   async drain(): Promise<number> {
     if (this.stopped) return 0;
-    const [performed, started] = [this.performedTotal, this.startedTotal];
+    const before = this.underWay.counts;
     await this.takeAll();
-    if (this.consumer.background) return this.startedTotal - started;
-    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
-    return this.performedTotal - performed;
+    if (this.consumer.background) return this.underWay.counts.started - before.started;
+    await this.underWay.all();
+    return this.underWay.counts.performed - before.performed;
   }
 
   /** Resolves true once every effect started so far has ended and its record is appended, false if `ms` passed first. */
   async settle(ms = 30_000): Promise<boolean> {
-    // On the monotonic clock, as every wait is (docs/architecture.md#time).
-    const deadline = performance.now() + ms;
-    while (this.inFlight.size > 0 || this.running) {
-      if (performance.now() >= deadline) return false;
-      const timeout = new Promise((resolve) => setTimeout(resolve, deadline - performance.now()).unref());
-      await Promise.race([Promise.all([...this.inFlight, this.running]), timeout]);
+    // Timed by the outbox's clock, as its other waits: the process's time line, or a simulator's.
+    let late = false;
+    let wake: () => void = () => undefined;
+    const timeout = new Promise<void>((resolve) => (wake = resolve));
+    const cancel = this.clock.after(ms, () => {
+      late = true;
+      wake();
+    });
+    try {
+      while (this.underWay.size > 0 || this.running) {
+        if (late) return false;
+        await Promise.race([Promise.all([...this.underWay.now(), this.running]), timeout]);
+      }
+      return true;
+    } finally {
+      cancel();
     }
-    return true;
   }
 
   /** Takes every effect past the cursor and starts them, as many at once as the consumer allows. */
@@ -409,54 +255,18 @@ export class Outbox<E> {
             if (effects.length === 0) {
               // Nothing to take: the cursor moves in memory only. Writing a take here would append an
               // event past the cursor for every page read, and the outbox would chase its own tail.
-              this.moveTo(through);
+              this.evolve({ kind: 'past', through });
               continue;
             }
-            // Records this process has appended and not yet heard back about commit before this take
-            // (the store keeps the order of appends), so they are counted in the version it expects.
-            // A take the log could not write took nothing: the same page is taken again once it can.
-            const lease = this.consumer.lease?.() ?? null;
-            // This process's own from before its take commits: an opening meanwhile (the chores taken up again
-            // at the same epoch) must not find the take committed and not yet its own, and settle it (EpochTakes).
-            if (lease) for (const event of effects) this.takenUnder.set(event.seq, lease);
-            const untake = () => {
-              for (const event of effects) this.takenUnder.delete(event.seq);
-            };
-            const taken = await this.write(async () => {
-              const result = await this.store.append({
-                expected: { [this.stream]: this.version + this.recordsInFlight },
-                events: [
-                  {
-                    stream: this.stream,
-                    type: 'outbox.taken',
-                    data: { through, effects: effects.map((e) => e.seq), ...(lease && lease.epoch > 0 ? { epoch: lease.epoch } : {}) },
-                    at: this.now(),
-                  },
-                ],
-                // Checked in the take's transaction: an epoch that is no longer the lease's takes nothing.
-                ...(lease ? { lease } : {}),
-              });
-              // Known as soon as it commits: a record answered right after it must find it counted.
-              if (result.ok) {
-                this.version = result.events[0]!.version;
-                this.firstOwnTake = Math.min(this.firstOwnTake, this.version);
-              }
-              return result;
-            }).catch((error: unknown) => {
-              untake();
-              throw error;
-            });
-            if (!taken.ok) {
-              untake();
+            if (!(await this.take(effects, through))) {
               // Another process moved the cursor first: it owns those effects. Start again from its cursor,
               // the page handed back to the feed (what the other process took is dropped from it as stale).
-              if (this.following) this.fed = [...page, ...this.fed];
+              this.feed.handBack(page);
               await this.reload();
               continue;
             }
-            this.moveTo(through);
             for (const event of effects) {
-              while (this.inFlight.size >= (this.consumer.concurrency ?? 1)) await Promise.race(this.inFlight);
+              await this.underWay.room(this.consumer.concurrency ?? 1);
               this.start(event);
             }
           }
@@ -471,21 +281,57 @@ export class Outbox<E> {
   }
 
   /**
+   * Takes `effects` and moves the cursor `through` in one append; false when another process took first.
+   * Records this process has appended and not yet heard back about commit before this take (the store
+   * keeps the order of appends), so they are counted in the version it expects. A take the log could
+   * not write took nothing: the same page is taken again once it can.
+   */
+  private async take(effects: readonly DomainEvent[], through: number): Promise<boolean> {
+    const lease = this.consumer.lease?.() ?? null;
+    // This process's own from before its take commits: an opening meanwhile (the chores taken up again
+    // at the same epoch) must not find the take committed and not yet its own, and settle it (EpochTakes).
+    if (lease) for (const event of effects) this.takenUnder.set(event.seq, lease);
+    const untake = () => {
+      for (const event of effects) this.takenUnder.delete(event.seq);
+    };
+    const taken = await this.write(async () => {
+      const result = await this.store.append({
+        expected: { [this.stream]: this.ledger.version + this.recordsInFlight },
+        events: [
+          {
+            stream: this.stream,
+            type: 'outbox.taken',
+            data: { through, effects: effects.map((e) => e.seq), ...(lease && lease.epoch > 0 ? { epoch: lease.epoch } : {}) },
+            at: this.clock.now(),
+          },
+        ],
+        // Checked in the take's transaction: an epoch that is no longer the lease's takes nothing.
+        ...(lease ? { lease } : {}),
+      });
+      // Known as soon as it commits: a record answered right after it must find it counted.
+      if (result.ok) this.evolve({ kind: 'took', event: result.events[0]! as DomainEvent });
+      return result;
+    }).catch((error: unknown) => {
+      untake();
+      throw error;
+    });
+    if (!taken.ok) untake();
+    return taken.ok;
+  }
+
+  /**
    * With implicit takes: a page's effects are taken already (by their commit); those of this life are
    * started, any other writer's left pending for its taker, and what the page settles is settled.
    */
   private async startOwn(page: readonly DomainEvent[], through: number): Promise<void> {
-    const implicit = this.consumer.implicit!;
     const own: DomainEvent[] = [];
     for (const event of page) {
-      this.settleBy(event);
-      if (this.consumer.effectOf(event) === null) continue;
-      this.pending.set(event.seq, { key: implicit.key(event), take: event.seq });
-      if (event.actor === this.store.writer && event.seq > this.lifeFrom) own.push(event);
+      this.decided(event);
+      if (this.consumer.effectOf(event) !== null && isOwn(this.ledger, event, this.store.writer)) own.push(event);
     }
-    this.moveTo(through);
+    this.evolve({ kind: 'past', through });
     for (const event of own) {
-      while (this.inFlight.size >= (this.consumer.concurrency ?? 1)) await Promise.race(this.inFlight);
+      await this.underWay.room(this.consumer.concurrency ?? 1);
       this.start(event);
     }
   }
@@ -501,43 +347,34 @@ export class Outbox<E> {
   }
 
   private start(event: DomainEvent): void {
-    this.startedTotal++;
     const background = this.consumer.background;
-    const performing: Promise<void> = this.perform(event.seq, event).then(
-      () => {
-        this.performedTotal++;
-      },
-      (error: unknown) => {
-        // The log failed under it: what a stopping process expects, and the next start settles the
-        // effect as its delivery says; otherwise the drain that waits on it reports it, or, in the
-        // background, where nobody waits, the consumer's log.
-        if (this.stopped) return;
-        if (!background) throw error;
-        background.log(`outbox ${this.consumer.name}: the end of the effect of seq ${event.seq} could not be recorded: ${messageOf(error)}`);
-      },
-    );
-    const tracked = performing.finally(() => this.inFlight.delete(tracked));
-    this.inFlight.add(tracked);
+    this.underWay.add(this.perform(event.seq, event), (error: unknown) => {
+      // The log failed under it: what a stopping process expects, and the next start settles the
+      // effect as its delivery says; otherwise the drain that waits on it reports it, or, in the
+      // background, where nobody waits, the consumer's log.
+      if (this.stopped) return;
+      if (!background) throw error;
+      background.log(`outbox ${this.consumer.name}: the end of the effect of seq ${event.seq} could not be recorded: ${messageOf(error)}`);
+    });
   }
 
   /** Drains whenever the log grows, until unsubscribed. */
   follow(): Subscription {
-    this.following = true;
-    return this.store.subscribe(this.cursor).subscribe({
+    this.feed.follow();
+    return this.store.subscribe(this.ledger.cursor).subscribe({
       next: (event) => {
-        if (event.seq <= this.cursor) return;
+        if (event.seq <= this.ledger.cursor) return;
         // Most events call for nothing here: with nothing queued before one and no drain under way, the
         // cursor steps past it in memory, as a drain would, without a drain (every follower sees every
         // event, so this is the hot path of all of them).
         // The feed hands over every readable event past the cursor in order (a row the store skips
         // leaves a gap in seqs, not in the feed), so with nothing queued this one is the next.
-        if (!this.running && this.fed.length === 0 && this.consumer.effectOf(event) === null) {
-          if (this.consumer.implicit) this.settleBy(event);
-          this.cursor = event.seq;
-          this.markDue();
+        if (!this.running && this.feed.isEmpty && this.consumer.effectOf(event) === null) {
+          if (this.consumer.implicit) this.decided(event);
+          this.evolve({ kind: 'past', through: event.seq });
           return;
         }
-        this.fed.push(event);
+        this.feed.push(event);
         if (this.consumer.implicit) {
           // The feed hands a commit over before the deciding actor hears back from its append: its effects
           // start once the actor has acted on it (its drain, or this one after the commit's microtasks), so
@@ -551,7 +388,7 @@ export class Outbox<E> {
         else void this.drain();
       },
       // A feed that failed hands over nothing more: drains read the log again.
-      error: () => (this.following = false),
+      error: () => this.feed.failed(),
     });
   }
 
@@ -568,20 +405,8 @@ export class Outbox<E> {
 
   /** The events past the cursor: those `follow` handed over when they join up with it, else the log's. */
   private async nextPage(): Promise<DomainEvent[]> {
-    let stale = 0;
-    while (stale < this.fed.length && this.fed[stale]!.seq <= this.cursor) stale++;
-    if (stale) this.fed = this.fed.slice(stale);
-    if (this.fed.length > 0 && (this.following || this.fed[0]!.seq === this.cursor + 1)) {
-      const page = this.fed.slice(0, PAGE);
-      this.fed = this.fed.slice(PAGE);
-      return page;
-    }
-    // A follower's feed starts at the cursor and misses nothing the store can read (its seqs skip only
-    // unreadable rows), so an empty feed means there is nothing yet: reading the log here would cost a
-    // query each time a drain ends.
-    if (this.following) return [];
-    this.fed = [];
-    return this.store.readAll(this.cursor, PAGE);
+    const cursor = this.ledger.cursor;
+    return this.feed.next(cursor, PAGE) ?? this.store.readAll(cursor, PAGE);
   }
 
   private async perform(effect: number, event: DomainEvent): Promise<void> {
@@ -612,10 +437,7 @@ export class Outbox<E> {
 
   /** Whether the effect `effect` may still be started by this process (EpochTakes): its take's epoch is the one it holds. */
   private mayStart(effect: number): boolean {
-    const lease = this.takenUnder.get(effect);
-    if (!lease) return true;
-    const held = this.consumer.lease?.();
-    return held?.epoch === lease.epoch && held.holder === lease.holder;
+    return mayStartUnder(this.takenUnder.get(effect), this.consumer.lease?.());
   }
 
   /**
@@ -627,9 +449,9 @@ export class Outbox<E> {
    */
   private async recordUnder(lease: AppendLease, record: EffectRecord): Promise<void> {
     for (let waits = 0; !this.stopped; waits++) {
-      const held = this.consumer.lease?.();
-      if (held && held.epoch > 0 && held.epoch !== lease.epoch) break;
-      if (held?.epoch === lease.epoch) {
+      const next = recordUnder(lease, this.consumer.lease?.());
+      if (next === 'give up') break;
+      if (next === 'append') {
         try {
           return await this.record(record, lease);
         } catch (error) {
@@ -653,16 +475,14 @@ export class Outbox<E> {
       try {
         result = await this.store.append({
           expected: { [this.stream]: 'any' },
-          events: [{ stream: this.stream, ...record, at: this.now() }],
+          events: [{ stream: this.stream, ...record, at: this.clock.now() }],
           ...(lease ? { lease } : {}),
         });
       } finally {
         this.recordsInFlight--;
       }
-      // Only a record that directly follows what this process saw keeps its view current; otherwise
-      // another process wrote in between, and the next take must fail and reload rather than skip it.
       // Counted out and in within one step, so a take never sees it in neither.
-      if (result.ok && result.events[0]!.version === this.version + 1) this.version++;
+      if (result.ok) this.evolve({ kind: 'recorded', event: result.events[0]! as DomainEvent });
       return result;
     });
   }
@@ -673,33 +493,16 @@ export class Outbox<E> {
   }
 
   private async reload(): Promise<void> {
-    const last = await this.store.readStream(this.stream, this.version);
-    for (const event of last) {
-      this.version = event.version;
-      if (event.type === 'outbox.taken') this.moveTo(event.data.through);
-    }
-  }
-
-  /**
-   * The cursor moves forward only. Past it, every event was taken, or read and found to call for
-   * nothing here (a step in memory): another process's take may end below that (its page was read
-   * earlier, or its effects are not these), and going back to it would read all that again.
-   */
-  private moveTo(through: number): void {
-    this.cursor = Math.max(this.cursor, through);
-    this.markDue();
+    for (const event of await this.store.readStream(this.stream, this.ledger.version)) this.evolve({ kind: 'read', event });
   }
 
   private takerIsGone(effect: number, taken: DomainEvent): boolean {
-    const epoch = taken.type === 'outbox.taken' ? taken.data.epoch : undefined;
-    const held = this.consumer.lease?.();
-    if (held && epoch !== undefined) {
-      // Not holding the lease now, this process could record nothing anyway: the holder will (EpochTakes).
-      if (held.epoch === 0) return false;
-      return held.epoch !== epoch || !this.takenUnder.has(effect);
-    }
-    // Implicit takes before this life (and an older version's takes then) by this writer are an earlier process's of the same `host:pid`.
-    if (taken.actor === this.store.writer) return this.consumer.implicit ? taken.seq <= this.lifeFrom : taken.version < this.firstOwnTake;
-    return writerIsGone(writerOf(taken.actor));
+    const taker = takerOf(this.ledger, taken, {
+      writer: this.store.writer,
+      implicit: this.consumer.implicit !== undefined,
+      held: this.consumer.lease?.(),
+      performing: this.takenUnder.has(effect),
+    });
+    return taker === 'probe' ? writerIsGone(writerOf(taken.actor)) : taker === 'gone';
   }
 }

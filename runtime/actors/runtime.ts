@@ -37,6 +37,15 @@ interface Nact {
 const require = createRequire(import.meta.url);
 const nact = require('nact') as Nact;
 // Internal, but the only synchronous way to ask "is this path alive?" (nact 7.6.2 is pinned exactly).
+// nact's public API cannot replace it, nor take a scheduler for its timers: its functions (stop, query,
+// dispatch) look the path up in this same map and drop a message to a stopped actor silently; the
+// `afterStop` property tells of a stop only a turn later (setImmediate), and a message sent meanwhile
+// would be lost; an actor arms the global setTimeout itself for `shutdownAfter` and for a query's timeout
+// (which is why sim/nactTimers.ts patches its prototype). The way out, not taken yet, is for this door to
+// own both ends: passivation by an idle timer of the injected Clock that calls `nact.stop` (every stop is
+// then one the door made, or one nact makes of it: a parent's stop, a reset its onCrash decided), so the
+// door knows which paths live; and a query answered through a reply object of its own, resolved by
+// `reply()` and timed by the Clock, instead of `nact.query`. Then neither this map nor the patch is needed.
 const systemMap = require('nact/lib/system-map.js') as {
   find(systemName: string, ref: NactRef): { stopped?: boolean } | undefined;
 };

@@ -7,7 +7,10 @@ export interface PendingAppend {
   readonly reject: (error: unknown) => void;
 }
 
-/** While a writer holds commits, a batch waits for more appends until it holds this many, or is this old. */
+/**
+ * While a writer holds commits, a batch waits for more appends until it holds this many, or is this old
+ * (real time, as the callers wait it: docs/architecture.md#real-time-waits).
+ */
 const HELD_BATCH_MAX = 256;
 const HELD_BATCH_MS = 4;
 

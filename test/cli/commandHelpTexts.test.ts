@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SAFE_ID_RULE } from '../../events/idRule.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 import { repoRoot, runledger } from '../support/processes.ts';
 
 const COMMANDS = [
@@ -64,15 +65,16 @@ describe('the help', () => {
     expect(help.stdout).toContain('2 a usage or environment error');
   });
 
-  it.each(COMMANDS)('runledger %s --help ends with an example and its exit codes', (...command) => {
-    const help = runledger([...command, '--help']);
+  // Each command's help in this process (the same program and dispatch); the whole program's through the real entry point above.
+  it.each(COMMANDS)('runledger %s --help ends with an example and its exit codes', async (...command) => {
+    const help = await runInProcess([...command, '--help']);
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(new RegExp(`\\nExamples?:\\n {2}\\$ runledger ${command.join(' ')}`));
     expect(help.stdout).toMatch(/\nExit: 0 ok; (1 [^;]+; )?2 a usage or environment error/);
   });
 
-  it.each(TAKING_AN_ID)('runledger %j --help: the id rule beside each id it takes', (command, names) => {
-    const help = runledger([...command, '--help']).stdout;
+  it.each(TAKING_AN_ID)('runledger %j --help: the id rule beside each id it takes', async (command, names) => {
+    const help = (await runInProcess([...command, '--help'])).stdout;
     for (const name of names) expect(helpOf(help, name)).toContain(SAFE_ID_RULE);
   });
 

@@ -2,18 +2,23 @@
  * Issue 26: no silent stand-in, for every command that starts an agent (daemon, run, doctor). A daemon started without `--exec` used to run the demo agent, so a
  * team's real prompts were answered "You asked: ..." and recorded succeeded; one started with an agent
  * that is not installed started cleanly, then failed every run with exit 127. Both now refuse at
- * start, exit 2, saying what to give or install, before anything is written.
+ * start, exit 2, saying what to give or install, before anything is written. The refusals run at once
+ * (describe.concurrent): each waits on a process of its own, or runs in this process where the
+ * command does not serve (test/support/inProcessCli.ts).
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../e2e/support/cluster.ts';
-import { tempDir } from '../support/tempStore.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
+import { concurrentTempDirs } from '../support/tempStore.ts';
+
+const tempDir = concurrentTempDirs();
 
 /** A PATH with node and the shell's tools, and no agent on it. */
 const BARE_PATH = { PATH: `${dirname(process.execPath)}:/usr/bin:/bin` };
 
-describe('runledger daemon and its agent', () => {
+describe.concurrent('runledger daemon and its agent', () => {
   it.each([
     ['its own board', [] as string[]],
     ['joining a board', ['--server', 'http://127.0.0.1:9', '--computer', 'c1', '--token', 't']],
@@ -55,14 +60,14 @@ const NO_AGENT =
   'runledger: no agent to run: give --exec COMMAND (e.g. --exec claude or --exec "codex exec"; `runledger doctor --exec COMMAND` checks one first), ' +
   'or --demo to try runledger out with its demo agent\n';
 
-describe("runledger run and doctor and their agent: the daemon's rule", () => {
+describe.concurrent("runledger run and doctor and their agent: the daemon's rule", () => {
   it.each([
     ['run', ['run', '--lane', 'x', '--prompt', 'hello']],
     ['run --dry-run', ['run', '--lane', 'x', '--prompt', 'hello', '--dry-run']],
     ['doctor', ['doctor']],
   ])('given no --exec (%s), then it refuses naming --exec and --demo, exit 2, and writes nothing', async (_, args) => {
     const db = join(tempDir(), 'log', 'runledger.db');
-    const result = await runCli([...args, '--db', db]);
+    const result = await runInProcess([...args, '--db', db]);
     expect(result).toMatchObject({
       status: 2,
       stdout: '',

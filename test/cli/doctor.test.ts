@@ -3,13 +3,16 @@
  * `codex` first on PATH (test/fixtures/agents/bin.ts): each check says ok or failed and what to fix,
  * exit 0 when all pass and 1 otherwise, and nothing is written to the log or left beside it.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { agentBin } from '../fixtures/agents/bin.ts';
 import { repoRoot } from '../support/processes.ts';
-import { tempDir } from '../support/tempStore.ts';
+import { concurrentTempDirs } from '../support/tempStore.ts';
+
+/** The tests run at once (describe.concurrent), each in folders of its own. */
+const folder = concurrentTempDirs();
 
 interface Checked {
   readonly status: number | null;
@@ -19,19 +22,30 @@ interface Checked {
   readonly db: string;
 }
 
-/** `runledger doctor ARGS` in a fresh folder, with the stand-ins first on PATH and `env` laid over. */
-function doctor(args: readonly string[], env: Record<string, string> = {}): Checked {
-  const dir = tempDir();
+/**
+ * `runledger doctor ARGS` in a fresh folder, with the stand-ins first on PATH and `env` laid over. A
+ * process of its own, waited for without blocking: the checks run at once (describe.concurrent), as
+ * each mostly waits on its agent's turns.
+ */
+async function doctor(args: readonly string[], env: Record<string, string> = {}): Promise<Checked> {
+  const dir = folder();
   const agents = agentBin(dir);
   const db = join(dir, 'state', 'runledger.db');
-  const result = spawnSync(process.execPath, [join(repoRoot, 'cli/runledger.js'), 'doctor', '--db', db, ...args], {
+  const child = spawn(process.execPath, [join(repoRoot, 'cli/runledger.js'), 'doctor', '--db', db, ...args], {
     cwd: dir,
-    encoding: 'utf8',
-    timeout: 30_000,
     env: { ...process.env, ...agents.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 30_000,
   });
-  if (result.error) throw result.error;
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr, dir, db };
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const status = await new Promise<number | null>((done, failed) => {
+    child.on('error', failed);
+    child.on('close', (code) => done(code));
+  });
+  return { status, stdout, stderr, dir, db };
 }
 
 interface CheckView {
@@ -48,7 +62,7 @@ function checksOf(run: Checked): CheckView[] {
 
 const statuses = (checks: readonly CheckView[]) => Object.fromEntries(checks.map((c) => [c.check, c.status]));
 
-describe('runledger doctor', () => {
+describe.concurrent('runledger doctor', () => {
   it.each([
     { exec: 'claude', runs: 'claude -p --output-format stream-json --verbose', format: 'stream-json with a result', resumed: "--resume '" },
     {
@@ -58,34 +72,37 @@ describe('runledger doctor', () => {
       resumed: '--model opus-x --resume',
     },
     { exec: 'codex', runs: 'codex exec --json', format: '--json events ending in turn.completed', resumed: "codex exec --json resume '" },
-  ])('given --exec $exec (a stand-in), then every check passes, exit 0, and nothing is written beside the log', ({ exec, runs, format, resumed }) => {
-    const run = doctor(['--exec', exec]);
-    expect(run.status, run.stdout + run.stderr).toBe(0);
-    const lines = run.stdout.split('\n');
-    expect(lines[1]).toContain(`runs: ${runs}`);
-    expect(lines.find((l) => l.startsWith('ok      program'))).toContain(`${exec.split(' ')[0]} is ${join(run.dir, 'bin')}`);
-    expect(lines.find((l) => l.startsWith('ok      answer'))).toContain(`${format}: "turn 1 (`);
-    expect(lines.find((l) => l.startsWith('ok      session'))).toMatch(/announced [0-9a-f-]{36}$/);
-    expect(lines.find((l) => l.startsWith('ok      resume'))).toContain(resumed);
-    expect(lines.find((l) => l.startsWith('ok      resume'))).toContain('"turn 2 (');
-    expect(run.stdout).toMatch(/every check passed\n$/);
-    // No log, not even its folder; the scratch folder of the turns is gone.
-    expect(existsSync(join(run.dir, 'state'))).toBe(false);
-    expect(readdirSync(run.dir).sort()).toEqual(['agent-home', 'bin']);
-  });
+  ])(
+    'given --exec $exec (a stand-in), then every check passes, exit 0, and nothing is written beside the log',
+    async ({ exec, runs, format, resumed }) => {
+      const run = await doctor(['--exec', exec]);
+      expect(run.status, run.stdout + run.stderr).toBe(0);
+      const lines = run.stdout.split('\n');
+      expect(lines[1]).toContain(`runs: ${runs}`);
+      expect(lines.find((l) => l.startsWith('ok      program'))).toContain(`${exec.split(' ')[0]} is ${join(run.dir, 'bin')}`);
+      expect(lines.find((l) => l.startsWith('ok      answer'))).toContain(`${format}: "turn 1 (`);
+      expect(lines.find((l) => l.startsWith('ok      session'))).toMatch(/announced [0-9a-f-]{36}$/);
+      expect(lines.find((l) => l.startsWith('ok      resume'))).toContain(resumed);
+      expect(lines.find((l) => l.startsWith('ok      resume'))).toContain('"turn 2 (');
+      expect(run.stdout).toMatch(/every check passed\n$/);
+      // No log, not even its folder; the scratch folder of the turns is gone.
+      expect(existsSync(join(run.dir, 'state'))).toBe(false);
+      expect(readdirSync(run.dir).sort()).toEqual(['agent-home', 'bin']);
+    },
+  );
 
-  it('given --json, then it prints the checks, each ok, with the command it runs', () => {
-    const run = doctor(['--exec', 'codex exec --skip-git-repo-check', '--json']);
+  it('given --json, then it prints the checks, each ok, with the command it runs', async () => {
+    const run = await doctor(['--exec', 'codex exec --skip-git-repo-check', '--json']);
     expect(run.status).toBe(0);
     const view = JSON.parse(run.stdout) as Record<string, unknown>;
     expect(view).toMatchObject({ ok: true, kind: 'codex', command: 'codex exec --json --skip-git-repo-check' });
     expect(statuses(view.checks as CheckView[])).toEqual({ program: 'ok', answer: 'ok', session: 'ok', resume: 'ok' });
   });
 
-  it('given a program that is not on PATH, then it says not found and how to install it, exit 1, and runs nothing', () => {
-    const empty = join(tempDir(), 'empty');
+  it('given a program that is not on PATH, then it says not found and how to install it, exit 1, and runs nothing', async () => {
+    const empty = join(folder(), 'empty');
     mkdirSync(empty);
-    const run = doctor(['--exec', 'claude --model opus', '--json'], { PATH: `${empty}${delimiter}/usr/bin${delimiter}/bin` });
+    const run = await doctor(['--exec', 'claude --model opus', '--json'], { PATH: `${empty}${delimiter}/usr/bin${delimiter}/bin` });
     expect(run.status).toBe(1);
     const checks = checksOf(run);
     expect(statuses(checks)).toEqual({ program: 'failed', answer: 'skipped', session: 'skipped', resume: 'skipped' });
@@ -94,14 +111,14 @@ describe('runledger doctor', () => {
     expect(checks[0]!.fix).toContain('PATH');
   });
 
-  it('given a relative path, then it says the path is read from the lane workspace: give it absolute', () => {
-    const run = doctor(['--exec', './agent.sh', '--json']);
+  it('given a relative path, then it says the path is read from the lane workspace: give it absolute', async () => {
+    const run = await doctor(['--exec', './agent.sh', '--json']);
     expect(run.status).toBe(1);
     expect(checksOf(run)[0]).toMatchObject({ status: 'failed', detail: 'not found: ./agent.sh', fix: expect.stringContaining('absolute path') });
   });
 
-  it('given a plain command (echo-like), then it passes, saying there is no session: turns will not resume', () => {
-    const run = doctor(['--exec', 'cat']);
+  it('given a plain command (echo-like), then it passes, saying there is no session: turns will not resume', async () => {
+    const run = await doctor(['--exec', 'cat']);
     expect(run.status, run.stdout).toBe(0);
     expect(run.stdout).toContain('(a plain command: its whole stdout is the reply)');
     expect(run.stdout).toMatch(/^ok {6}answer {3}plain text: "You have about 2 minutes for this turn\. /m);
@@ -112,8 +129,8 @@ describe('runledger doctor', () => {
   it.each([
     { exec: 'claude', said: 'No conversation found with session ID: ', fix: '~/.claude/projects/' },
     { exec: 'codex', said: 'thread/read failed: thread not loaded: ', fix: 'CODEX_HOME' },
-  ])('given $exec refusing the resume, then the resume check fails with its words, exit 1', ({ exec, said, fix }) => {
-    const run = doctor(['--exec', exec, '--json'], { STANDIN_REFUSE_RESUME: '1' });
+  ])('given $exec refusing the resume, then the resume check fails with its words, exit 1', async ({ exec, said, fix }) => {
+    const run = await doctor(['--exec', exec, '--json'], { STANDIN_REFUSE_RESUME: '1' });
     expect(run.status).toBe(1);
     const checks = checksOf(run);
     expect(statuses(checks)).toEqual({ program: 'ok', answer: 'ok', session: 'ok', resume: 'failed' });
@@ -126,8 +143,8 @@ describe('runledger doctor', () => {
   it.each([
     { exec: 'claude', said: '"Not logged in · Please run /login"', fix: 'type /login' },
     { exec: 'codex', said: '"exceeded retry limit, last status: 401 Unauthorized, request id: 9a1f-AMS"', fix: '`codex login`' },
-  ])('given $exec not logged in, then the answer check says so with its words and how to log in, exit 1', ({ exec, said, fix }) => {
-    const run = doctor(['--exec', exec, '--json'], { STANDIN_LOGGED_OUT: '1' });
+  ])('given $exec not logged in, then the answer check says so with its words and how to log in, exit 1', async ({ exec, said, fix }) => {
+    const run = await doctor(['--exec', exec, '--json'], { STANDIN_LOGGED_OUT: '1' });
     expect(run.status).toBe(1);
     const checks = checksOf(run);
     expect(statuses(checks)).toEqual({ program: 'ok', answer: 'failed', session: 'skipped', resume: 'skipped' });
@@ -142,25 +159,25 @@ describe('runledger doctor', () => {
     },
     { wrapper: 'exec claude "$@"', detail: 'the command started a terminal UI, which needs a terminal', fix: 'run the agent headless' },
     { wrapper: 'exec claude -p --output-format stream-json --verbose "$@"', detail: "the reply is an agent's stream of events", fix: 'named claude' },
-  ])('given a wrapper script ($wrapper), then the answer check says what went wrong and what to fix', ({ wrapper, detail, fix }) => {
-    const folder = tempDir();
-    const script = join(folder, 'agent.sh');
+  ])('given a wrapper script ($wrapper), then the answer check says what went wrong and what to fix', async ({ wrapper, detail, fix }) => {
+    const scripts = folder();
+    const script = join(scripts, 'agent.sh');
     writeFileSync(script, `#!/bin/sh\n${wrapper}\n`);
     chmodSync(script, 0o755);
-    const run = doctor(['--exec', script, '--json']);
+    const run = await doctor(['--exec', script, '--json']);
     expect(run.status).toBe(1);
     const answer = checksOf(run)[1]!;
     expect(answer).toMatchObject({ status: 'failed', detail: expect.stringContaining(detail), fix: expect.stringContaining(fix) });
   });
 
-  it('given an agent that does not answer in its budget, then it says so and how to raise it, exit 1', () => {
-    const run = doctor(['--exec', 'sleep 30', '--timeout-s', '1', '--json']);
+  it('given an agent that does not answer in its budget, then it says so and how to raise it, exit 1', async () => {
+    const run = await doctor(['--exec', 'sleep 30', '--timeout-s', '1', '--json']);
     expect(run.status).toBe(1);
     expect(checksOf(run)[1]).toMatchObject({ status: 'failed', detail: 'no answer within 1 s', fix: expect.stringContaining('raise --timeout-s') });
   });
 
   it('given Ctrl-C while a turn runs, then the agent is stopped and the check says it was stopped, not what to fix in the agent', async () => {
-    const dir = tempDir();
+    const dir = folder();
     const agents = agentBin(dir);
     const started = join(dir, 'started');
     const child = spawn(
@@ -180,8 +197,8 @@ describe('runledger doctor', () => {
     expect(readdirSync(dir).sort()).toEqual(['agent-home', 'bin', 'started']);
   });
 
-  it('given an --exec with no program, then it is a usage error, exit 2', () => {
-    const run = doctor(['--exec', '  ']);
+  it('given an --exec with no program, then it is a usage error, exit 2', async () => {
+    const run = await doctor(['--exec', '  ']);
     expect(run).toMatchObject({ status: 2, stdout: '' });
     expect(run.stderr).toContain('runledger: --exec "  " names no program: give the agent\'s command line, e.g. --exec claude');
   });

@@ -1,6 +1,7 @@
 /**
  * Issue 15: every error a user meets names the thing and what to do, exit 2 for a usage or
- * environment error (`runledger --help` says so). Each through the real entry point.
+ * environment error (`runledger --help` says so). Each command through the real entry point at least
+ * once; its other refusals in this process, through the same dispatch (test/support/inProcessCli.ts).
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { type Daemon, startDaemon } from '../../apps/daemon/startDaemon.ts';
 import { runCli } from '../e2e/support/cluster.ts';
 import { DaemonProcess } from '../support/daemonProcess.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 import { repoRoot, runledger } from '../support/processes.ts';
 import { tempDir } from '../support/tempStore.ts';
 
@@ -30,7 +32,7 @@ async function takenPort(): Promise<number> {
   return (holder.address() as { port: number }).port;
 }
 
-// The daemon's case is test/e2e/portTaken.test.ts.
+// The daemon's case of a taken port is test/e2e/portTaken.test.ts.
 describe('a taken port', () => {
   it('runledger server --port P with P taken: names the port and --port, exit 2', async () => {
     const port = await takenPort();
@@ -55,6 +57,8 @@ describe('a computer whose token the board refuses', () => {
     );
     expect(result.stdout).toContain('`runledger computer add c9`');
     expect(result.stdout).not.toMatch(/push stream disconnected/);
+    // Its report is refused alike: said once, not sent again and again for the stop's whole bound.
+    expect(result.stdout).not.toContain('did not take its report');
     expect(result.stdout).toMatch(/stopped \(the board refused this computer, exit 2\)/);
   });
 });
@@ -77,8 +81,9 @@ describe('--server without a scheme', () => {
     ['status', '--server', 'localhost:7420'],
     ['submit', '--lane', 'x', '--prompt', 'hi', '--server', '127.0.0.1:7420'],
     ['daemon', '--server', 'localhost:7420', '--computer', 'c1', '--token', 't'],
-  ])('runledger %s ...: refused naming the URL it wants, exit 2', (...args) => {
-    const result = runledger(args);
+  ])('runledger %s ...: refused naming the URL it wants, exit 2', async (...args) => {
+    // The daemon's refusal through the real entry point; the others' in this process.
+    const result = args[0] === 'daemon' ? runledger(args) : await runInProcess(args);
     expect(result.status).toBe(2);
     const given = args[args.indexOf('--server') + 1]!;
     expect(result.stderr).toContain(`--server wants the board's URL with its scheme, e.g. http://${given}, not "${given}"`);
@@ -88,17 +93,17 @@ describe('--server without a scheme', () => {
 describe('a folder given as --db', () => {
   it.each([['audit'], ['audit', 'abcdef12'], ['replay'], ['rebuild']])(
     'runledger %s --db FOLDER: names the path and says it is a folder, exit 2',
-    (...args) => {
+    async (...args) => {
       const folder = tempDir();
-      const result = runledger([...args, '--db', folder]);
+      const result = await runInProcess([...args, '--db', folder]);
       expect(result).toMatchObject({ status: 2, stdout: '' });
       expect(result.stderr).toContain(`--db ${folder} is a folder, not a log file`);
     },
   );
 
-  it('points at the log inside the folder when there is one', () => {
+  it('points at the log inside the folder when there is one', async () => {
     const folder = tempDir();
-    expect(runledger(['computer', 'add', 'c1', '--db', join(folder, 'runledger.db')]).status).toBe(0);
+    expect((await runInProcess(['computer', 'add', 'c1', '--db', join(folder, 'runledger.db')])).status).toBe(0);
     const result = runledger(['replay', '--db', folder]);
     expect(result.status).toBe(2);
     expect(result.stderr).toContain(`e.g. --db ${join(folder, 'runledger.db')}`);
@@ -109,8 +114,8 @@ describe('the prompt', () => {
   it.each([
     ['submit', '--server', 'http://127.0.0.1:9'],
     ['run', '--dry-run', '--demo'],
-  ])('runledger %s --prompt "": one sentence, before anything is sent, exit 2', (command, ...rest) => {
-    const result = runledger([command!, '--lane', 'x', '--prompt', '  ', ...rest]);
+  ])('runledger %s --prompt "": one sentence, before anything is sent, exit 2', async (command, ...rest) => {
+    const result = await runInProcess([command!, '--lane', 'x', '--prompt', '  ', ...rest]);
     expect(result).toMatchObject({
       status: 2,
       stdout: '',
@@ -147,9 +152,9 @@ describe('the prompt', () => {
 });
 
 describe('adopt with no daemon running', () => {
-  it('is refused, saying nothing runs on that log to bind it and what to start; nothing recorded, exit 2', () => {
+  it('is refused, saying nothing runs on that log to bind it and what to start; nothing recorded, exit 2', async () => {
     const db = join(tempDir(), 'runledger.db');
-    const result = runledger(['adopt', 'alice', 'session-1', '--db', db]);
+    const result = await runInProcess(['adopt', 'alice', 'session-1', '--db', db]);
     expect(result).toMatchObject({ status: 2, stdout: '' });
     expect(result.stderr).toContain(`no board runs on ${db}`);
     expect(result.stderr).toContain(`start \`runledger daemon --db ${db}\``);
@@ -188,10 +193,10 @@ describe('shutdown narration with a turn running', () => {
 });
 
 describe('--budget-note', () => {
-  it('a plain --exec command: off leaves the prompt as given; on (the default) puts the budget sentence ahead of it', () => {
-    const off = runledger(['run', '--lane', 'x', '--prompt', 'hello', '--dry-run', '--exec', 'cat', '--budget-note', 'off']);
+  it('a plain --exec command: off leaves the prompt as given; on (the default) puts the budget sentence ahead of it', async () => {
+    const off = await runInProcess(['run', '--lane', 'x', '--prompt', 'hello', '--dry-run', '--exec', 'cat', '--budget-note', 'off']);
     expect(off).toMatchObject({ status: 0, stdout: 'hello\n' });
-    const on = runledger(['run', '--lane', 'x', '--prompt', 'hello', '--dry-run', '--exec', 'cat']);
+    const on = await runInProcess(['run', '--lane', 'x', '--prompt', 'hello', '--dry-run', '--exec', 'cat']);
     expect(on.stdout).toMatch(/^You have about 2 hours for this turn\..*\n\nhello\n$/s);
   });
 

@@ -4,6 +4,8 @@
  * runs newest first, live and finished alike, with filters; `show` prints a run for a person (`--json`
  * as before); `show --follow` prints the agent's activity and then the reply; `lane` prints a lane's
  * conversation oldest turn first. Bad filters are refused naming them: exit 2, and 400 on the API.
+ * Each command through the real binary at least once; its other calls in this process, through the
+ * same dispatch (test/support/inProcessCli.ts): a process each cost a third of a second of CPU.
  */
 
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,6 +16,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CliProcess, freePort, getRun, runCli, startCli, waitFor, waitForState } from '../e2e/support/cluster.ts';
 import { agentBin } from '../fixtures/agents/bin.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 
 interface Row {
   run_id: string;
@@ -56,8 +59,10 @@ describe('the everyday commands: runs, show, lane', () => {
     clearTimeout(timer);
     return { status: code, stdout: run.stdout, stderr: run.stderr };
   };
+  /** `runledger …` in this process, against the board. */
+  const local = (args: readonly string[]) => runInProcess([...args, ...board]);
   const json = async <T = Row[]>(args: readonly string[]): Promise<T> => {
-    const result = await cli([...args, '--json']);
+    const result = await local([...args, '--json']);
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     return JSON.parse(result.stdout) as T;
@@ -207,10 +212,10 @@ describe('the everyday commands: runs, show, lane', () => {
   it('bad filters are refused naming them: exit 2 from the CLI, 400 invalid_query from the API', async () => {
     const [state, laneId, computer, limit, words] = await Promise.all([
       cli(['runs', '--state', 'done']),
-      cli(['runs', '--lane', 'no/such']),
-      cli(['runs', '--computer', 'a b']),
-      cli(['runs', '--limit', '0']),
-      cli(['runs', '--text', 'x'.repeat(201)]),
+      local(['runs', '--lane', 'no/such']),
+      local(['runs', '--computer', 'a b']),
+      local(['runs', '--limit', '0']),
+      local(['runs', '--text', 'x'.repeat(201)]),
     ]);
     expect(words.status).toBe(2);
     expect(words.stderr).toContain('--text wants 1 to 200 characters, not 201');
@@ -258,11 +263,11 @@ describe('the everyday commands: runs, show, lane', () => {
   it('show prints the run for a person: state, lane, computer, times, took, cost, prompt, reply; --json is the board’s GET /v1/runs/{id}, as before', async () => {
     const [shown, asJson, failed, cancelled, running, waiting] = await Promise.all([
       cli(['show', runs.hello.slice(0, 8)]),
-      cli(['show', runs.hello, '--json']),
-      cli(['show', runs.failed]),
-      cli(['show', runs.cancelled]),
-      cli(['show', runs.running]),
-      cli(['show', runs.queued]),
+      local(['show', runs.hello, '--json']),
+      local(['show', runs.failed]),
+      local(['show', runs.cancelled]),
+      local(['show', runs.running]),
+      local(['show', runs.queued]),
     ]);
 
     expect(shown.stderr).toBe('');
@@ -289,7 +294,7 @@ describe('the everyday commands: runs, show, lane', () => {
       cli(['lane', 'talk']),
       json(['lane', 'talk']),
       json(['lane', 'talk', '--last', '2']),
-      cli(['lane', 'nobody-here']),
+      local(['lane', 'nobody-here']),
     ]);
 
     expect(transcript.stderr).toBe('');

@@ -6,13 +6,12 @@ import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../support/processes.ts';
 
 /** A copy of the checkout's sources (not its dist/), sharing its node_modules. */
 function checkoutCopy(): string {
   const folder = mkdtempSync(join(tmpdir(), 'runledger-checkout-'));
-  onTestFinished(() => rmSync(folder, { recursive: true, force: true }));
   const folders = (JSON.parse(readFileSync(join(repoRoot, 'tsconfig.build.json'), 'utf8')) as { include: string[] }).include;
   for (const entry of [...folders, 'build.ts', 'tsconfig.json', 'tsconfig.build.json', 'package.json'])
     cpSync(join(repoRoot, entry), join(folder, entry), { recursive: true });
@@ -23,20 +22,16 @@ function checkoutCopy(): string {
 const version = (folder: string) =>
   spawnSync(process.execPath, [join(folder, 'cli/runledger.js'), '--version'], { cwd: folder, encoding: 'utf8', timeout: 60_000 });
 
+// One copy for both tests, in this order (a build of the whole tree costs seconds of CPU): commands
+// started at once on it, never built, then the same copy unchanged and then changed.
 describe('runledger in a checkout', () => {
-  it('given sources changed since the build, then it rebuilds (saying so) and runs the new code; unchanged, it just runs', () => {
-    const folder = checkoutCopy();
-    expect(version(folder)).toMatchObject({ status: 0, stdout: '0.1.0\n', stderr: expect.stringMatching(/^runledger: built dist\/ in [\d.]+ s\n$/) });
-    expect(version(folder)).toMatchObject({ status: 0, stdout: '0.1.0\n', stderr: '' });
-
-    const packageJson = join(folder, 'package.json');
-    writeFileSync(packageJson, readFileSync(packageJson, 'utf8').replace('"version": "0.1.0"', '"version": "0.1.1"'));
-    expect(version(folder)).toMatchObject({ status: 0, stdout: '0.1.1\n', stderr: expect.stringMatching(/^runledger: built dist\/ in/) });
-    expect(version(folder)).toMatchObject({ status: 0, stdout: '0.1.1\n', stderr: '' });
+  let folder: string;
+  beforeAll(() => {
+    folder = checkoutCopy();
   });
+  afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
   it('given commands started at once on a stale checkout, then each runs: one builds, the others wait for it', async () => {
-    const folder = checkoutCopy();
     const started = Array.from(
       { length: 4 },
       () =>
@@ -56,5 +51,15 @@ describe('runledger in a checkout', () => {
     const results = await Promise.all(started);
     for (const result of results) expect(result).toMatchObject({ status: 0, stdout: '0.1.0\n' });
     expect(results.filter((r) => r.stderr.includes('built dist/')).length).toBe(1);
+    expect(results.find((r) => r.stderr.includes('built dist/'))!.stderr).toMatch(/^runledger: built dist\/ in [\d.]+ s\n$/);
+  });
+
+  it('given sources changed since the build, then it rebuilds (saying so) and runs the new code; unchanged, it just runs', () => {
+    expect(version(folder)).toMatchObject({ status: 0, stdout: '0.1.0\n', stderr: '' });
+
+    const packageJson = join(folder, 'package.json');
+    writeFileSync(packageJson, readFileSync(packageJson, 'utf8').replace('"version": "0.1.0"', '"version": "0.1.1"'));
+    expect(version(folder)).toMatchObject({ status: 0, stdout: '0.1.1\n', stderr: expect.stringMatching(/^runledger: built dist\/ in/) });
+    expect(version(folder)).toMatchObject({ status: 0, stdout: '0.1.1\n', stderr: '' });
   });
 });

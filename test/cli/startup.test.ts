@@ -80,7 +80,7 @@ describe('runledger starts with what the command needs', () => {
         loaded.filter(
           (m) =>
             m.startsWith('dist/') &&
-            !/^dist\/(cli\/(main|program)\.js|cli\/shared\/(options|parse|home)\.js|cli\/commands\/|actors\/run\/budget\.js|events\/(bounds|idRule|runStates)\.js|package\.json)/.test(
+            !/^dist\/(cli\/(main|program|runProgram)\.js|cli\/shared\/(options|parse|home)\.js|cli\/commands\/|actors\/run\/budget\.js|events\/(bounds|idRule|runStates)\.js|package\.json)/.test(
               m,
             ),
         ),

@@ -2,7 +2,8 @@ import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
 import type { DomainEvent } from '../../events/catalog.ts';
 import { FakeClock } from '../../runtime/actors/clock.ts';
-import { type EffectConsumer, Outbox } from '../../runtime/actors/outbox.ts';
+import type { EffectConsumer } from '../../runtime/actors/effectConsumer.ts';
+import { Outbox } from '../../runtime/actors/outbox.ts';
 import { appendOrThrow } from '../../runtime/store/eventStore.ts';
 import { counterEventOf } from '../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
@@ -67,7 +68,7 @@ describe('an outbox whose log cannot be written', () => {
     vi.spyOn(console, 'error').mockImplementation(() => undefined);
     // The disk fills while the first effect is performed: its take is in, its record is not.
     const { consumer, performed } = announcer((event) => event.seq === effects[0] && log.fill());
-    const outbox = new Outbox(store(log), consumer, () => clock.now(), clock);
+    const outbox = new Outbox(store(log), consumer, clock);
     await outbox.open();
 
     const drained = outbox.drain();
@@ -87,7 +88,7 @@ describe('an outbox whose log cannot be written', () => {
     vi.spyOn(console, 'error').mockImplementation(() => undefined);
     const { consumer, performed } = announcer();
     const written = await milestones(log.store, 2);
-    const outbox = new Outbox(store(log), consumer, () => clock.now(), clock);
+    const outbox = new Outbox(store(log), consumer, clock);
     await outbox.open();
 
     // The follower hands the outbox both effects; its take of them is the next commit, and fails.

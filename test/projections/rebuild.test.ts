@@ -83,10 +83,10 @@ describe('rebuildProjections: the stored projections against a fold from seq 0',
     expect(reports[0]).toMatchObject({ projection: 'cursors', equal: true });
     expect(reports[1]).toEqual({ projection: 'counters', checkpointSeq: 3, equal: false, detail: 'state.b: stored 5, rebuilt 4' });
     await store.close();
-    const cli = await runInProcess(['rebuild', '--db', path], counterRegistry);
+    const cli = await runInProcess(['rebuild', '--db', path], { registry: counterRegistry });
     expect(cli.status).toBe(1);
     expect(cli.stdout).toContain('✗ counters: differs from its checkpoint at seq 3: state.b: stored 5, rebuilt 4');
-    const json = await runInProcess(['rebuild', '--db', path, '--json'], counterRegistry);
+    const json = await runInProcess(['rebuild', '--db', path, '--json'], { registry: counterRegistry });
     expect(json.status).toBe(1);
     const printed = JSON.parse(json.stdout) as { ok: boolean; projections: { projection: string; equal: boolean }[] };
     expect(printed.ok).toBe(false);

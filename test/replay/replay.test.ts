@@ -68,7 +68,7 @@ describe('replay: every recorded decision re-derived from its input', () => {
     const inputs = log.filter((e) => e.cause === null).length;
     expect(report).toEqual({ ok: true, inputs, decisions: log.length - inputs, lastSeq: log.length });
     await store.close();
-    const cli = await runInProcess(['replay', '--db', path], counterRegistry);
+    const cli = await runInProcess(['replay', '--db', path], { registry: counterRegistry });
     expect(cli.status).toBe(0);
     expect(cli.stdout).toContain(`✓ ${inputs} inputs re-decided, ${log.length - inputs} recorded decisions agree (through seq ${log.length})`);
   });
@@ -78,8 +78,8 @@ describe('replay: every recorded decision re-derived from its input', () => {
     const edited = seqOf(log, 'counter:a', 'counter.bumped', 12);
     const copy = copyAndEdit(path, (db) => db.prepare(`update events set data = '{"total":13}' where seq = ?`).run(edited));
 
-    const human = await runInProcess(['replay', '--db', copy], counterRegistry);
-    const json = await runInProcess(['replay', '--db', copy, '--json'], counterRegistry);
+    const human = await runInProcess(['replay', '--db', copy], { registry: counterRegistry });
+    const json = await runInProcess(['replay', '--db', copy, '--json'], { registry: counterRegistry });
 
     expect(human.status).toBe(1);
     expect(human.stdout).toContain(`✗ seq ${edited}: the recorded decision differs from the one re-derived (decider counter, scope counter:a)`);
@@ -106,7 +106,7 @@ describe('replay: every recorded decision re-derived from its input', () => {
     const { path, log } = await givenCounterHistory();
     const until = seqOf(log, 'counter:a', 'counter.bumped', 12);
 
-    const cli = await runInProcess(['replay', '--db', path, '--until', String(until), '--json'], counterRegistry);
+    const cli = await runInProcess(['replay', '--db', path, '--until', String(until), '--json'], { registry: counterRegistry });
 
     expect(cli.status).toBe(0);
     const printed = JSON.parse(cli.stdout) as { ok: boolean; lastSeq: number; projections: Record<string, unknown> };

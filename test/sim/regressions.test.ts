@@ -55,7 +55,7 @@ describe('simulator regressions', () => {
     expect(result.violation).toBeNull();
   });
 
-  // Seen red before hooks were taken under the chores' lease epoch (runtime/actors/outbox.ts, EpochTakes):
+  // Seen red before hooks were taken under the chores' lease epoch (runtime/actors/effectConsumer.ts, EpochTakes):
   // board1, the chores' holder, takes a hook and dies while it runs; board2 takes the lease over, but its
   // hook outbox could not tell the take's writer gone (another host's process cannot be probed), and
   // board1's next life, which would know it for its own, is not the holder: the hook was never recorded

@@ -55,7 +55,7 @@ describe.each(storeKinds)('on $name', (kind) => {
       await saveCheckpoints(store, hydrated.values());
       await store.close();
 
-      const cli = await runInProcess(['rebuild', '--db', path], counterRegistry);
+      const cli = await runInProcess(['rebuild', '--db', path], { registry: counterRegistry });
       expect(cli.stderr).toBe('');
       expect(cli.status).toBe(0);
       expect(cli.stdout).toMatch(/✓ counters: equals its checkpoint at seq \d+/);

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { onTestFinished } from 'vitest';
+import { afterAll, onTestFinished } from 'vitest';
 import { openSqliteStore, type SqliteEventStore, type SqliteStoreOptions } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 
 /** A fresh folder under the OS temp dir, removed when the current test ends. */
@@ -9,6 +9,22 @@ export function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'runledger-test-'));
   onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
+}
+
+/**
+ * Fresh folders for the tests of a file that run at once (describe.concurrent), made under one of the
+ * file's and removed after them all. tempDir() cannot serve them: it removes its folder when "the
+ * current test" ends, which under concurrency is whichever started last. Called at the file's top level.
+ */
+export function concurrentTempDirs(): () => string {
+  let root: string | null = null;
+  afterAll(() => {
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
+  return () => {
+    root ??= mkdtempSync(join(tmpdir(), 'runledger-test-'));
+    return mkdtempSync(join(root, 'case-'));
+  };
 }
 
 /** The path of a log file that does not exist yet, in a folder of its own. */

@@ -16,6 +16,7 @@ import {
   AGENT,
   hasChromium,
   holderOf,
+  holdOpen,
   launchChromium,
   offerGoesUnanswered,
   runState,
@@ -143,16 +144,18 @@ describe.skipIf(!hasChromium)('the history, the run page and the folded lanes in
   });
 
   it('run_page_fills_in_live_as_the_run_moves', async () => {
-    const runId = await submit(board, 'gamma', 'a live turn, sleep=3000');
+    const held = holdOpen();
+    const runId = await submit(board, 'gamma', `a live turn, ${held.word}`);
     await page.goto(`${board.url}/runs/${runId}`);
     // Its process has begun (the board calls it claimed until its first heartbeat) and it has not finished.
     await page.locator('#fact-started time').waitFor({ timeout: 10_000 });
     expect(await page.locator('#fact-finished').textContent()).toBe('not yet');
     expect(await page.locator('#fact-state').textContent()).toMatch(/^(claimed|running)$/);
     expect(await page.locator('#fact-total').textContent()).toMatch(/^for \d+ s and counting$/);
+    held.release();
     await expect.poll(() => page.locator('#fact-state').textContent(), { timeout: 10_000 }).toBe('succeeded');
-    await expect.poll(() => page.locator('#reply').textContent(), { timeout: 10_000 }).toContain('slept 3000 ms');
-    expect(await page.locator('#fact-total').textContent()).toMatch(/^\d+\.\d s$/);
+    await expect.poll(() => page.locator('#reply').textContent(), { timeout: 10_000 }).toContain('held until released');
+    expect(await page.locator('#fact-total').textContent()).toMatch(/^(\d+ ms|\d+\.\d s)$/);
     expect(errors).toEqual([]);
   });
 
@@ -162,7 +165,8 @@ describe.skipIf(!hasChromium)('the history, the run page and the folded lanes in
     // A run is offered to one computer at a time: both turns go to the computer that claims the first,
     // where the second waits. Its offer left unanswered there moves it to the other computer, which
     // queues it too: one run, a copy in each computer's queue.
-    const first = await submit(board, 'fold', 'the open turn, sleep=6000');
+    const open = holdOpen();
+    const first = await submit(board, 'fold', `the open turn, ${open.word}`);
     const next = await submit(board, 'fold', 'the next turn, sleep=50');
     const row = page.locator(`#lanes section[data-lane="fold"] tr[data-run="${next}"]`);
     const holder = await holderOf(board, first);
@@ -177,6 +181,7 @@ describe.skipIf(!hasChromium)('the history, the run page and the folded lanes in
       .poll(() => page.locator('#lanes section[data-lane="fold"] caption').textContent(), { timeout: 5_000 })
       .toMatch(/2 runs: 1 running, 1 (parked|queued)/);
     await page.screenshot({ path: join(SCREENS, 'board.png'), fullPage: true });
+    open.release();
     await waitFor('the fold turns to finish', async () => (await runState(board, next)) === 'succeeded', 20_000);
     expect(errors).toEqual([]);
   });
@@ -241,7 +246,8 @@ describe.skipIf(!hasChromium)('the stuck banner in headless Chromium', () => {
       const page = await browser.newPage();
       await page.goto(`${board.url}/`);
       await expect.poll(() => page.locator('#connection').getAttribute('data-state')).toBe('live');
-      await submit(board, 'busy', 'takes the only slot, sleep=5000');
+      const busy = holdOpen();
+      await submit(board, 'busy', `takes the only slot, ${busy.word}`);
       const waiting = await submit(board, 'other', 'waits for the slot, sleep=50');
       const banner = page.locator('#stuck[data-kind="waited_long"]');
       await banner.waitFor({ timeout: 10_000 });
@@ -249,6 +255,7 @@ describe.skipIf(!hasChromium)('the stuck banner in headless Chromium', () => {
         new RegExp(`^Run ${waiting.slice(0, 8)} has waited \\d+ s for a computer \\(the warning is at 1 s\\): .*see runledger status`),
       );
       expect(await banner.locator('code').allTextContents()).toEqual(['runledger status', '--slots']);
+      busy.release();
       await waitFor('the waiting run to finish', async () => (await runState(board, waiting)) === 'succeeded', 20_000);
       await expect.poll(() => page.locator('#stuck').isHidden(), { timeout: 5_000 }).toBe(true);
     } finally {

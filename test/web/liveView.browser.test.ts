@@ -20,6 +20,7 @@ import {
   claudeLikeAgent,
   hasChromium,
   holderOf,
+  holdOpen,
   launchChromium,
   offerGoesUnanswered,
   runState,
@@ -77,7 +78,8 @@ describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
     // Set before any run exists: still set at the end proves nothing was reloaded.
     await page.evaluate(() => ((window as unknown as { marker: string }).marker = 'not reloaded'));
 
-    const first = await submit(board, 'talk', 'the first turn, sleep=6000');
+    const open = holdOpen();
+    const first = await submit(board, 'talk', `the first turn, ${open.word}`);
     const second = await submit(board, 'talk', 'the second turn, sleep=200');
     const other = await submit(board, 'solo', 'another conversation, sleep=200');
 
@@ -125,6 +127,7 @@ describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
     await expect(parkedEntry.locator('td.why').textContent()).resolves.toContain(WAITS_FOR_EARLIER_TURN);
     await expect(parkedEntry.locator('th time').textContent()).resolves.toMatch(/^\d\d:\d\d:\d\d\.\d{3}$/);
     for (const reason of await page.locator('#timeline td.why').allTextContents()) expect(reason.trim()).not.toBe('');
+    open.release();
 
     // Live on the run page too: the first turn ends and the computer that ran it, which queued the second
     // behind it, claims it once the board has the first's completion; it runs and finishes.
@@ -171,7 +174,8 @@ describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
   it("keeps the keyboard focus on a run's link while the lanes are redrawn around it", async () => {
     await page.goto(`${board.url}/`);
     await expect.poll(() => page.locator('#connection').getAttribute('data-state')).toBe('live');
-    await submit(board, 'focus', 'an open turn, sleep=2000');
+    const open = holdOpen();
+    await submit(board, 'focus', `an open turn, ${open.word}`);
     const waiting = await submit(board, 'focus', 'the next turn, sleep=200');
     const link = page.locator(`#lanes a[href="/runs/${waiting}"]`).first();
     await link.waitFor({ timeout: 10_000 });
@@ -181,6 +185,7 @@ describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
         (row as HTMLElement).dataset.old = 'yes';
       }),
     );
+    open.release();
     // The first turn ends and the next is claimed: the lanes are drawn anew, the focus stays.
     await expect.poll(() => page.locator('#lanes tr[data-old]').count(), { timeout: 10_000 }).toBe(0);
     expect(await page.evaluate(() => document.activeElement?.getAttribute('href'))).toBe(`/runs/${waiting}`);

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
+import { onTestFinished } from 'vitest';
 import { boardInput } from '../../actors/board/boardInputs.ts';
 import { type Daemon, type DaemonOptions, startDaemon } from '../../apps/daemon/startDaemon.ts';
 import { repoRoot } from '../support/processes.ts';
@@ -46,6 +48,19 @@ export function claudeLikeAgent(): string {
   const path = join(bin, 'claude');
   writeFileSync(path, `#!/bin/sh\nexec "${process.execPath}" "${join(repoRoot, 'test/web/sleepyAgent.mjs')}" "$@"\n`, { mode: 0o755 });
   return `${path} -p --output-format stream-json`;
+}
+
+/**
+ * A turn of sleepyAgent.mjs held open until the test has seen what it needs of it: `word` goes in its
+ * prompt, `release` lets it answer ("held until released"). Released when the test ends in any case,
+ * so a failed test leaves no agent waiting. The file is a scratch file beside the screenshots.
+ */
+export function holdOpen(): { readonly word: string; release(): void } {
+  const path = join(SCREENSHOTS, 'holds', randomUUID());
+  mkdirSync(join(SCREENSHOTS, 'holds'), { recursive: true });
+  const release = () => writeFileSync(path, '');
+  onTestFinished(release);
+  return { word: `hold=${path}`, release };
 }
 
 export interface TestBoard {

@@ -34,7 +34,7 @@ export interface BoardChoresOptions {
    * whose `store` then carries the lease on each append): always, on a board alone.
    */
   readonly mayRun?: () => boolean;
-  /** The chores' lease `store` carries (with `mayRun`): hooks are taken, run and recorded under its epoch (outbox.ts, EpochTakes). */
+  /** The chores' lease `store` carries (with `mayRun`): hooks are taken, run and recorded under its epoch (effectConsumer.ts, EpochTakes). */
   readonly lease?: () => AppendLease | null;
 }
 

@@ -10,7 +10,7 @@ import type { BoardPeers } from './boardPeers.ts';
  */
 export function leasedStore(store: EventStore, lease: () => AppendLease | null): EventStore {
   const append = async (request: AppendRequest): Promise<AppendResult> => {
-    // A request naming its lease keeps it: an effect's record is appended under the epoch of its take (outbox.ts, EpochTakes).
+    // A request naming its lease keeps it: an effect's record is appended under the epoch of its take (effectConsumer.ts, EpochTakes).
     const held = request.lease ?? lease();
     if (held === null || held.epoch === 0)
       throw new LeaseLostError(`board ${held?.holder ?? ''} does not hold the chores' lease: the chore is left to its holder`);

@@ -1,7 +1,7 @@
 import type { SessionDriver } from '../../../adapters/tmux/sessionDriver.ts';
 import type { DomainEvent } from '../../../events/catalog.ts';
 import { parseStream } from '../../../events/envelope.ts';
-import type { EffectConsumer } from '../../../runtime/actors/outbox.ts';
+import type { EffectConsumer } from '../../../runtime/actors/effectConsumer.ts';
 import type { EventStore } from '../../../runtime/store/eventStore.ts';
 import type { SessionActors } from './sessionActors.ts';
 import { launchKey, sessionKey, sessionStream } from './sessionStreams.ts';

@@ -59,9 +59,9 @@ export class SessionCloser {
     this.actors = new SessionActors(system, store, computer, now);
     this.driver = driverOf(options, this.index);
     const ctx = { store, actors: this.actors, driver: this.driver, now };
-    // Their waits (a log that cannot take a record) on the daemon's clock, as every outbox's: the simulator's is virtual.
-    this.kills = new Outbox(store, sessionKillConsumer(ctx), now, clock);
-    this.intents = new Outbox(store, sessionIntentConsumer(ctx), now, clock);
+    // Their stamps and waits (a log that cannot take a record) on the daemon's clock, as every outbox's: the simulator's is virtual.
+    this.kills = new Outbox(store, sessionKillConsumer(ctx), clock);
+    this.intents = new Outbox(store, sessionIntentConsumer(ctx), clock);
   }
 
   /**

@@ -45,6 +45,7 @@ export interface PostgresStoreOptions {
 const COLUMNS = 'seq, stream, version, type, data, at, cause, actor';
 const SCAN_CHUNK = 2000;
 const POLL_MS = 500;
+/** Real time, as the server is reconnected to in (docs/architecture.md#real-time-waits). */
 const LISTEN_RETRY_MS = 1000;
 /**
  * An entity's name after its owner prefix, and the ids events' data names: each spelled exactly as
@@ -187,6 +188,7 @@ export class PostgresEventStore implements EventStore {
     this.rows = new RowDecoder(this.codec, options.foreignRows);
     this.faults = options.faults;
     this.statementTimeoutMs = options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS;
+    // The poll in real time, as the other boards append in it (docs/architecture.md#real-time-waits).
     this.wake = merge(this.commits, this.notices, interval(options.pollMs ?? POLL_MS).pipe(map(() => null)));
     const query: Query = (config) => this.query(config);
     const transaction: Transaction = (body) => this.transaction(this.pool, body);

@@ -245,7 +245,8 @@ export class SqliteEventStore implements EventStore {
     };
     // Another process's commits (a CLI adding a computer, a second daemon on the file) are looked for every
     // `pollMs` by SQLite's data_version, which moves only when another connection commits: one timer for
-    // all subscribers, and a wake only when it moved, so an idle daemon reads nothing.
+    // all subscribers, and a wake only when it moved, so an idle daemon reads nothing. Real time: the other
+    // process commits in it (docs/architecture.md#real-time-waits).
     const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck(true);
     let seen = dataVersion.get();
     const moved = (): boolean => {
@@ -312,7 +313,7 @@ export class SqliteEventStore implements EventStore {
       // The transaction was rolled back whole: nothing of the batch is kept, and the next may commit.
       const error = asLogUnwritable(failure, this.db.name);
       // Another process's write lock, held past the short busy wait: waited for off the main thread, a
-      // while, unless an outage is known already (then the writers' own retries wait, and a request is
+      // while, in real time on a ref'd timer (docs/architecture.md#real-time-waits), unless an outage is known already (then the writers' own retries wait, and a request is
       // told 507 at once).
       if (isLocked(error) && this.outage === null && performance.now() - since < LOCK_PATIENCE_MS) {
         return new Promise<void>((resolve) => setTimeout(resolve, lockRetryWaitMs(attempt))).then(() => this.commitBatch(batch, since, attempt + 1));

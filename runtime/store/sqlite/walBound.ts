@@ -10,6 +10,7 @@ export interface WalPolicy {
 }
 
 const LIMIT_BYTES = 64 * 1024 * 1024;
+/** Real time: the file grows with the appends of every process on it (docs/architecture.md#real-time-waits). */
 const LOOK_EVERY_MS = 10_000;
 
 /**

@@ -127,13 +127,16 @@ export function startCli(args: readonly string[], env: Record<string, string> = 
   return process;
 }
 
-/** A short-lived `runledger …` to completion (async, so several can run side by side). */
+/**
+ * A short-lived `runledger …` to completion (async, so several can run side by side, in concurrent
+ * tests too: bounded by `ms` alone, it is not tied to "the current test", which is another's there).
+ */
 export async function runCli(
   args: readonly string[],
   ms = 30_000,
   how: { env?: Record<string, string>; cwd?: string } = {},
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const run = startCli(args, how.env, how.cwd);
+  const run = new CliProcess(args, how.env, how.cwd);
   const timer = setTimeout(() => run.kill('SIGKILL'), ms);
   const { code } = await run.exited;
   clearTimeout(timer);

@@ -1,9 +1,11 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
-import { type EffectConsumer, Outbox } from '../../../runtime/actors/outbox.ts';
+import type { EffectConsumer } from '../../../runtime/actors/effectConsumer.ts';
+import { Outbox } from '../../../runtime/actors/outbox.ts';
 import { counterEventOf } from '../../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../../fixtures/counter/counterStore.ts';
 import { bumped, milestone } from '../../support/events.ts';
+import { stampedAt } from '../../support/stampedAt.ts';
 import { tempDbPath } from '../../support/tempStore.ts';
 
 /** A row a newer runledger could have written, behind the store's back. */
@@ -35,7 +37,7 @@ describe('outbox: a row this version cannot read leaves a gap in seqs, not in it
         return { ok: true };
       },
     };
-    const outbox = new Outbox(store, consumer, () => 1);
+    const outbox = new Outbox(store, consumer, stampedAt(1));
     await outbox.open();
     const subscription = outbox.follow();
     try {

@@ -7,12 +7,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../../events/catalog.ts';
-import type { Delivery, EffectConsumer, Outcome } from '../../../runtime/actors/outbox.ts';
+import type { Delivery, EffectConsumer, Outcome } from '../../../runtime/actors/effectConsumer.ts';
 import { Outbox } from '../../../runtime/actors/outbox.ts';
 import type { EventStore } from '../../../runtime/store/eventStore.ts';
 import { counterEventOf } from '../../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../../fixtures/counter/counterStore.ts';
 import { bumped, milestone } from '../../support/events.ts';
+import { stampedAt } from '../../support/stampedAt.ts';
 import { tempDbPath } from '../../support/tempStore.ts';
 
 /** A milestone calls for an effect; a bump of the same stream after it is its answer. */
@@ -50,7 +51,7 @@ describe('an outbox whose takes are the decisions', () => {
     const path = tempDbPath();
     const store = await openCounterStore(path);
     const performed: number[] = [];
-    const first = new Outbox(store, consumer('at-least-once', performed, answerWithBump(store)), () => 1);
+    const first = new Outbox(store, consumer('at-least-once', performed, answerWithBump(store)), stampedAt(1));
     await first.open(undefined, await store.headSeq());
     const following = first.follow();
     await append(store, milestone('counter:a', 1), milestone('counter:b', 1));
@@ -61,7 +62,7 @@ describe('an outbox whose takes are the decisions', () => {
     expect(performed).toEqual([1, 2, 5]);
     following.unsubscribe();
     first.stop();
-    const second = new Outbox(store, consumer('at-least-once', performed, answerWithBump(store)), () => 1);
+    const second = new Outbox(store, consumer('at-least-once', performed, answerWithBump(store)), stampedAt(1));
     await second.open(undefined, await store.headSeq());
     await second.drain();
     expect(performed).toEqual([1, 2, 5]);
@@ -75,8 +76,8 @@ describe('an outbox whose takes are the decisions', () => {
     const never = () => new Promise<Outcome>(() => {});
     const [once, most]: [number[], number[]] = [[], []];
     const lives = (answer: (event: DomainEvent) => Promise<Outcome>) => [
-      new Outbox(store, consumer('at-least-once', once, answer), () => 1),
-      new Outbox(store, consumer('at-most-once', most, answer), () => 1),
+      new Outbox(store, consumer('at-least-once', once, answer), stampedAt(1)),
+      new Outbox(store, consumer('at-most-once', most, answer), stampedAt(1)),
     ];
     // The first life: the answer of seq 1 is recorded, then two effects hang when it ends.
     const first = lives(answerWithBump(store));
@@ -115,7 +116,7 @@ describe('an outbox whose takes are the decisions', () => {
     const performed: number[] = [];
     const lifeFrom = await store.headSeq();
     await append(store, milestone('counter:a', 1));
-    const outbox = new Outbox(store, consumer('at-most-once', performed, answerWithBump(store)), () => 1);
+    const outbox = new Outbox(store, consumer('at-most-once', performed, answerWithBump(store)), stampedAt(1));
     await outbox.open(undefined, lifeFrom);
     await outbox.drain();
     expect(performed).toEqual([1]);

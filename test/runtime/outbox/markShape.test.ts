@@ -4,10 +4,12 @@
  * nor to fail the start: the outbox folds its stream from the start instead, as it did before marks.
  */
 import { describe, expect, it } from 'vitest';
-import { type EffectConsumer, Outbox } from '../../../runtime/actors/outbox.ts';
+import type { EffectConsumer } from '../../../runtime/actors/effectConsumer.ts';
+import { Outbox } from '../../../runtime/actors/outbox.ts';
 import { counterEventOf } from '../../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../../fixtures/counter/counterStore.ts';
 import { bumped, milestone } from '../../support/events.ts';
+import { stampedAt } from '../../support/stampedAt.ts';
 
 const announcer = (performed: number[]): EffectConsumer<number> => ({
   name: 'announce',
@@ -28,7 +30,7 @@ describe("an outbox's mark of another shape", () => {
     it(`given ${what}, then the outbox opens from its stream alone and neither skips nor redoes an effect`, async () => {
       const store = await openCounterStore();
       const performed: number[] = [];
-      const first = new Outbox(store, announcer(performed), () => 1);
+      const first = new Outbox(store, announcer(performed), stampedAt(1));
       await first.open();
       const first1 = await store.append({ expected: { 'counter:a': 'any' }, events: [bumped('counter:a', 0), milestone('counter:a', 1)] });
       if (!first1.ok) throw first1.conflict;
@@ -39,7 +41,7 @@ describe("an outbox's mark of another shape", () => {
       const later = await store.append({ expected: { 'counter:a': 'any' }, events: [milestone('counter:a', 2)] });
       if (!later.ok) throw later.conflict;
 
-      const again = new Outbox(store, announcer(performed), () => 1);
+      const again = new Outbox(store, announcer(performed), stampedAt(1));
       await again.open();
       await again.drain();
       expect(performed).toEqual([performed[0], later.events[0]!.seq]);

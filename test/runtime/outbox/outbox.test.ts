@@ -3,12 +3,14 @@ import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { DomainEvent } from '../../../events/catalog.ts';
 import { FakeClock } from '../../../runtime/actors/clock.ts';
-import { type Delivery, type EffectConsumer, Outbox } from '../../../runtime/actors/outbox.ts';
+import type { Delivery, EffectConsumer } from '../../../runtime/actors/effectConsumer.ts';
+import { Outbox } from '../../../runtime/actors/outbox.ts';
 import { isProcessAlive } from '../../../runtime/actors/processes.ts';
 import type { EventStore } from '../../../runtime/store/eventStore.ts';
 import { counterEventOf } from '../../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../../fixtures/counter/counterStore.ts';
 import { bumped, milestone } from '../../support/events.ts';
+import { stampedAt } from '../../support/stampedAt.ts';
 import { tempDbPath } from '../../support/tempStore.ts';
 
 /** A consumer that announces milestones, counting every time it performs one, by effect seq. */
@@ -62,7 +64,7 @@ describe('outbox: effects run after the commit that decided them', () => {
       const takes = (await store.readStream('outbox:announce')).filter((e) => e.type === 'outbox.taken');
       takenBefore.push(takes.some((t) => t.type === 'outbox.taken' && t.data.effects.includes(event.seq)));
     });
-    const outbox = new Outbox(store, consumer, () => 1);
+    const outbox = new Outbox(store, consumer, stampedAt(1));
     await outbox.open();
 
     expect(await outbox.drain()).toBe(3);
@@ -81,7 +83,7 @@ describe('outbox: effects run after the commit that decided them', () => {
     const store = await openCounterStore();
     const first = await appendWithMilestones(store, 2);
     const { consumer, performed } = announcer();
-    const outbox = new Outbox(store, consumer, () => 1);
+    const outbox = new Outbox(store, consumer, stampedAt(1));
     await outbox.open();
     await outbox.drain();
 
@@ -104,7 +106,7 @@ describe('outbox: effects run after the commit that decided them', () => {
           throw new Error('the hook exited 3');
         },
       },
-      () => 1,
+      stampedAt(1),
     );
     await outbox.open();
 
@@ -120,7 +122,7 @@ describe('outbox: effects run after the commit that decided them', () => {
     const stores = [await openCounterStore(path), await openCounterStore(path)];
     // Performing takes a few turns of the event loop, as a real effect would: the other outbox gets its chances.
     const consumers = stores.map(() => announcer('at-most-once', turns(3)));
-    const outboxes = stores.map((store, i) => new Outbox(store, consumers[i]!.consumer, () => 1));
+    const outboxes = stores.map((store, i) => new Outbox(store, consumers[i]!.consumer, stampedAt(1)));
     for (const outbox of outboxes) await outbox.open();
     const effects = await appendWithMilestones(stores[0]!, 100);
 
@@ -154,7 +156,7 @@ describe('outbox: effects run after the commit that decided them', () => {
       events: [{ stream: 'outbox:announce', type: 'outbox.taken', data: { through: 2, effects: [effect!] }, at: 1 }],
     });
     const { consumer, performed } = announcer('at-most-once');
-    const outbox = new Outbox(store, consumer, () => 5);
+    const outbox = new Outbox(store, consumer, stampedAt(5));
 
     await outbox.open();
     // Lets the drain in flight end: the end of a drain is where it used to read the log.
@@ -169,7 +171,7 @@ describe('outbox: effects run after the commit that decided them', () => {
       data: { effect, detail: `taken by ${hostname()}:999999, which stopped before it finished` },
     });
     // Opened again (a restart), it is settled: not interrupted twice.
-    await new Outbox(store, consumer, () => 6).open();
+    await new Outbox(store, consumer, stampedAt(6)).open();
     expect(outboxTypes(await store.readStream('outbox:announce'))).toEqual(['outbox.taken', 'outbox.interrupted']);
   });
 
@@ -184,8 +186,8 @@ describe('outbox: effects run after the commit that decided them', () => {
     });
     const { consumer, performed } = announcer('at-least-once');
 
-    await new Outbox(store, consumer, () => 5).open();
-    await new Outbox(store, consumer, () => 6).open();
+    await new Outbox(store, consumer, stampedAt(5)).open();
+    await new Outbox(store, consumer, stampedAt(6)).open();
 
     expect([...performed]).toEqual([[effect, 1]]);
     expect(outboxTypes(await store.readStream('outbox:announce'))).toEqual(['outbox.taken', 'outbox.performed']);
@@ -203,8 +205,8 @@ describe('outbox: effects run after the commit that decided them', () => {
     });
     const { consumer, performed } = announcer('at-least-once');
 
-    await new Outbox(store, consumer, () => 5).open();
-    await new Outbox(store, consumer, () => 6).open();
+    await new Outbox(store, consumer, stampedAt(5)).open();
+    await new Outbox(store, consumer, stampedAt(6)).open();
 
     expect([...performed]).toEqual([[effect, 1]]);
     expect(outboxTypes(await store.readStream('outbox:announce'))).toEqual(['outbox.taken', 'outbox.performed']);
@@ -221,7 +223,7 @@ describe('outbox: effects run after the commit that decided them', () => {
     });
     const { consumer, performed } = announcer('at-least-once');
 
-    await new Outbox(store, consumer, () => 5).open();
+    await new Outbox(store, consumer, stampedAt(5)).open();
 
     expect(performed.size).toBe(0);
     expect(outboxTypes(await store.readStream('outbox:announce'))).toEqual(['outbox.taken']);
@@ -231,7 +233,7 @@ describe('outbox: effects run after the commit that decided them', () => {
     const store = await openCounterStore();
     await appendWithMilestones(store, 10);
     const { consumer, performed } = announcer();
-    const outbox = new Outbox(store, consumer, () => 1);
+    const outbox = new Outbox(store, consumer, stampedAt(1));
 
     await outbox.open(await store.headSeq());
     // Lets the drain in flight end: the end of a drain is where it used to read the log.
@@ -242,7 +244,7 @@ describe('outbox: effects run after the commit that decided them', () => {
     expect([...performed.keys()]).toEqual([later]);
     // The start is itself an event: a restart resumes from it, it does not start at the present again.
     const restarted = announcer();
-    const again = new Outbox(store, restarted.consumer, () => 1);
+    const again = new Outbox(store, restarted.consumer, stampedAt(1));
     await again.open(await store.headSeq());
     expect(outboxTypes(await store.readStream('outbox:announce'))[0]).toBe('outbox.taken');
   });
@@ -257,7 +259,7 @@ describe('outbox: effects run after the commit that decided them', () => {
     const { consumer, performed } = announcer('at-most-once', async () => {
       if (performed.size === 3) resolveSeen();
     });
-    const outbox = new Outbox(store, consumer, () => clock.now());
+    const outbox = new Outbox(store, consumer, stampedAt(clock.now()));
     await outbox.open();
 
     const subscription = outbox.follow();
@@ -279,7 +281,7 @@ describe('outbox: effects run after the commit that decided them', () => {
     const { consumer, performed } = announcer('at-most-once', async (event) => {
       order.push(event.seq);
     });
-    const outbox = new Outbox(store, consumer, () => 1);
+    const outbox = new Outbox(store, consumer, stampedAt(1));
     await outbox.open();
     const readAll = vi.spyOn(store, 'readAll');
 
@@ -313,7 +315,7 @@ describe('outbox: effects run after the commit that decided them', () => {
     const { consumer, performed } = announcer('at-most-once', async (event) => {
       order.push(event.seq);
     });
-    const outbox = new Outbox(store, consumer, () => 1);
+    const outbox = new Outbox(store, consumer, stampedAt(1));
     await outbox.open();
     const subscription = outbox.follow();
     onTestFinished(() => subscription.unsubscribe());
@@ -367,7 +369,7 @@ describe('outbox: effects under way at once', () => {
     const store = await openCounterStore();
     const effects = await appendWithMilestones(store, 10);
     const gate = gated(3);
-    const outbox = new Outbox(store, gate.consumer, () => 1);
+    const outbox = new Outbox(store, gate.consumer, stampedAt(1));
     await outbox.open();
 
     let drained: number | null = null;
@@ -400,7 +402,7 @@ describe('outbox: effects under way at once', () => {
     const store = await openCounterStore();
     const effects = await appendWithMilestones(store, 4);
     const gate = gated(undefined);
-    const outbox = new Outbox(store, gate.consumer, () => 1);
+    const outbox = new Outbox(store, gate.consumer, stampedAt(1));
     await outbox.open();
 
     const drain = outbox.drain();
@@ -436,7 +438,7 @@ describe('outbox: effects under way at once', () => {
         return { ok: true };
       },
     };
-    const outbox = new Outbox(store, consumer, () => 1);
+    const outbox = new Outbox(store, consumer, stampedAt(1));
     await outbox.open();
     const following = outbox.follow();
     onTestFinished(() => following.unsubscribe());
@@ -473,7 +475,7 @@ describe('outbox: effects that turn out to call for nothing', () => {
     const wanted = new Set(effects.filter((_, i) => i % 2 === 0));
     const { consumer, performed } = announcer('at-least-once');
     const picky: EffectConsumer<{ total: number }> = { ...consumer, needed: async (_effect, event) => wanted.has(event.seq) };
-    const outbox = new Outbox(store, picky, () => 1);
+    const outbox = new Outbox(store, picky, stampedAt(1));
     await outbox.open();
 
     expect(await outbox.drain()).toBe(wanted.size);
@@ -483,7 +485,7 @@ describe('outbox: effects that turn out to call for nothing', () => {
     expect(stream.filter((e) => e.type === 'outbox.performed').map((e) => e.type === 'outbox.performed' && e.data.effect)).toEqual([...wanted]);
 
     // The cursor went past the unneeded ones: a reopened outbox asks again and still performs nothing twice.
-    const reopened = new Outbox(store, picky, () => 1);
+    const reopened = new Outbox(store, picky, stampedAt(1));
     await reopened.open();
     expect(await reopened.drain()).toBe(0);
     expect([...performed.values()].every((times) => times === 1)).toBe(true);
@@ -514,7 +516,7 @@ describe('outbox: two processes on one consumer stream', () => {
     const gate = new Promise<void>((resolve) => (letTake = resolve));
     const ofA: number[] = [];
     const ofB: number[] = [];
-    const outboxA = new Outbox(a, milestonesOf('counter:a', ofA), () => 1);
+    const outboxA = new Outbox(a, milestonesOf('counter:a', ofA), stampedAt(1));
     const outboxB = new Outbox(
       b,
       milestonesOf('counter:b', ofB, async () => {
@@ -522,7 +524,7 @@ describe('outbox: two processes on one consumer stream', () => {
         await gate;
         return true;
       }),
-      () => 1,
+      stampedAt(1),
     );
     await outboxA.open();
     await outboxB.open();
@@ -555,7 +557,7 @@ describe('outbox: two processes on one consumer stream', () => {
       events: [{ stream: 'outbox:announce', type: 'outbox.taken', data: { through: effect!, effects: [effect!] }, at: 1 }],
     });
 
-    await Promise.all(stores.map((store) => new Outbox(store, announcer('at-most-once').consumer, () => 5).open()));
+    await Promise.all(stores.map((store) => new Outbox(store, announcer('at-most-once').consumer, stampedAt(5)).open()));
 
     expect(outboxTypes(await stores[0]!.readStream('outbox:announce'))).toEqual(['outbox.taken', 'outbox.interrupted']);
   });
@@ -577,7 +579,7 @@ describe('outbox: two processes on one consumer stream', () => {
       events: [{ stream: 'outbox:announce', type: 'outbox.taken', data: { through: 1, effects: [1] }, at: 1 }],
     });
     const { consumer, performed } = announcer('at-least-once');
-    const outbox = new Outbox(store, consumer, () => 5);
+    const outbox = new Outbox(store, consumer, stampedAt(5));
 
     await outbox.open();
     expect(performed.size).toBe(0);

@@ -4,11 +4,14 @@
  * nothing here) and its stream's fold are kept as its mark.
  */
 import { describe, expect, it } from 'vitest';
-import { type EffectConsumer, MARK_EVERY, Outbox } from '../../../runtime/actors/outbox.ts';
+import { MARK_EVERY } from '../../../actors/outboxLedger.ts';
+import type { EffectConsumer } from '../../../runtime/actors/effectConsumer.ts';
+import { Outbox } from '../../../runtime/actors/outbox.ts';
 import type { EventStore } from '../../../runtime/store/eventStore.ts';
 import { counterEventOf } from '../../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../../fixtures/counter/counterStore.ts';
 import { bumped, milestone } from '../../support/events.ts';
+import { stampedAt } from '../../support/stampedAt.ts';
 
 const announcer = (performed: number[]): EffectConsumer<number> => ({
   name: 'announce',
@@ -50,7 +53,7 @@ describe('an outbox opened again', () => {
   it('given a long log that calls for nothing since its last take, and many takes before, then a second open and drain reads about MARK_EVERY events, not the log', async () => {
     const base = await openCounterStore();
     const performed: number[] = [];
-    const first = new Outbox(base, announcer(performed), () => 1);
+    const first = new Outbox(base, announcer(performed), stampedAt(1));
     await first.open();
     const following = first.follow();
     // Two hundred effects (each a take and a record in the outbox's stream), then a long quiet tail.
@@ -64,7 +67,7 @@ describe('an outbox opened again', () => {
     await new Promise((resolve) => setImmediate(resolve));
 
     const { store, read } = counting(base);
-    const again = new Outbox(store, announcer(performed), () => 1);
+    const again = new Outbox(store, announcer(performed), stampedAt(1));
     await again.open();
     expect(await again.drain()).toBe(0);
     expect(read()).toBeLessThan(MARK_EVERY / 4);

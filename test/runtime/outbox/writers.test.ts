@@ -6,6 +6,7 @@ import { PROCESS_INCARNATION, sharedLogWriter } from '../../../runtime/store/pro
 import { counterEventOf } from '../../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../../fixtures/counter/counterStore.ts';
 import { bumped, milestone } from '../../support/events.ts';
+import { stampedAt } from '../../support/stampedAt.ts';
 import { tempDbPath } from '../../support/tempStore.ts';
 
 /** This machine's host name, as the tests below set it: host names may hold colons. */
@@ -34,7 +35,7 @@ async function takenBy(taker: string) {
         return { ok: true };
       },
     },
-    () => 1,
+    stampedAt(1),
   );
   await outbox.open();
   return { types: (await store.readStream('outbox:announce')).map((e) => e.type), performed };

@@ -72,7 +72,7 @@ export function runHookCommand(command: string, payload: HookPayload, options: H
     child.stdin!.end(`${JSON.stringify(payload)}\n`);
     child.on('error', (error) => finish({ ok: false, exitCode: null, signal: null, error: `could not start: ${error.message}` }));
     // Its output is read to its end (`close`), unless something it left behind holds the pipes open:
-    // the hook is over when its command is.
+    // the hook is over when its command is. Real time: the pipes are the OS's (docs/architecture.md#real-time-waits).
     const ended = (code: number | null, signal: NodeJS.Signals | null) => finish({ ok: code === 0, exitCode: code, signal, error: stoppedBy });
     child.on('exit', (code, signal) => setTimeout(() => ended(code, signal), OUTPUT_DRAIN_MS).unref());
     child.on('close', ended);

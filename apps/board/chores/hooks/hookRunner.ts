@@ -1,7 +1,8 @@
 import type { DomainEvent } from '../../../../events/catalog.ts';
 import { messageOf } from '../../../../events/thrown.ts';
 import type { Clock } from '../../../../runtime/actors/clock.ts';
-import { type EffectConsumer, type EffectRecord, Outbox } from '../../../../runtime/actors/outbox.ts';
+import type { EffectConsumer, EffectRecord } from '../../../../runtime/actors/effectConsumer.ts';
+import { Outbox } from '../../../../runtime/actors/outbox.ts';
 import { stderrLog } from '../../../../runtime/actors/untilRecorded.ts';
 import type { AppendLease, EventStore } from '../../../../runtime/store/eventStore.ts';
 import { DEFAULT_HOOK_TIMEOUT_MS, type HookCommandOptions, type HookOutcome, runHookCommand } from './hookCommand.ts';
@@ -23,7 +24,7 @@ export interface HookRunnerOptions {
   readonly log?: (line: string) => void;
   /** Test seam (the simulator's hook processes): how a hook command is run; `/bin/sh -c` by default. */
   readonly runHook?: RunHook;
-  /** On a log of several boards: the chores' lease, which each hook is taken, started and recorded under (outbox.ts, EpochTakes). */
+  /** On a log of several boards: the chores' lease, which each hook is taken, started and recorded under (effectConsumer.ts, EpochTakes). */
   readonly lease?: () => AppendLease | null;
 }
 
@@ -40,7 +41,7 @@ export interface HookRunnerOptions {
  */
 export class HookRunner extends Outbox<HookCall> {
   constructor(private readonly options: HookRunnerOptions) {
-    super(options.store, hookConsumer(options), () => options.clock.now(), options.clock);
+    super(options.store, hookConsumer(options), options.clock);
   }
 
   /** Whether any hook is configured: a board with none takes nothing (and moves no cursor). */
