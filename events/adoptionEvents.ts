@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
 import { wording } from './replayFields.ts';
+import { type GroupRoles, QUIET } from './roles.ts';
 import { SafeId } from './safeId.ts';
 
 /** Which of the lane's adoption requests (1 for its first): what every answer names. */
@@ -60,3 +61,15 @@ export const adoptionEvents = eventGroup(
   defineEvent('adoption.adopted', z.strictObject({ lane, request, sessionId, computerId: SafeId, reason })),
   defineEvent('adoption.failed', z.strictObject({ lane, request, sessionId, reason })),
 );
+
+/** What each adoption event is to the summary, the subscriptions and the daemon's narration (see roles.ts). */
+export const adoptionRoles = {
+  'adoption.requested': { summary: 'sessions', notice: null, told: false },
+  'adoption.released': { summary: 'sessions', notice: null, told: false },
+  'adoption.listing.read': QUIET,
+  'adoption.bind.ended': QUIET,
+  'adoption.claimed': QUIET,
+  'adoption.waiting': QUIET,
+  'adoption.adopted': { summary: 'sessions', notice: 'lane.adopted', told: true },
+  'adoption.failed': { summary: 'sessions', notice: null, told: true },
+} as const satisfies GroupRoles<typeof adoptionEvents>;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { boardReason } from './boardReasons.ts';
 import { MAX_TIMEOUT_S } from './bounds.ts';
 import { defineEvent, eventGroup } from './define.ts';
+import { type GroupRoles, QUIET } from './roles.ts';
 import { RUN_STATES } from './runStates.ts';
 import { SafeId } from './safeId.ts';
 import { Usage } from './usage.ts';
@@ -244,3 +245,35 @@ export const boardEvents = eventGroup(
     }),
   ),
 );
+
+/** What each board event is to the summary, the subscriptions and the daemon's narration (see roles.ts). */
+export const boardRoles = {
+  'board.run.submitted': QUIET,
+  'board.computer.added': QUIET,
+  'board.computer.connected': QUIET,
+  'board.computer.disconnected': QUIET,
+  'board.claim.requested': QUIET,
+  'board.offer.declined': QUIET,
+  'board.heartbeat.lapsed': QUIET,
+  'board.offer.stale': QUIET,
+  'board.cancel.requested': QUIET,
+  'board.run.started': QUIET,
+  'board.reply.received': QUIET,
+  'board.completion.received': QUIET,
+  'board.run.queued': { summary: 'board', notice: 'run.queued', told: true },
+  'board.run.deduplicated': { summary: 'board', notice: null, told: false },
+  'board.run.offered': QUIET,
+  'board.run.claimed': { summary: 'none', notice: 'run.claimed', told: false },
+  'board.run.running': { summary: 'none', notice: 'run.started', told: false },
+  'board.run.cancel.requested': QUIET,
+  'board.run.cancelled': { summary: 'board', notice: 'run.ended', told: false },
+  'board.run.replied': QUIET,
+  'board.run.finished': { summary: 'board', notice: 'run.ended', told: true },
+  'board.run.resolved': { summary: 'board', notice: 'run.ended', told: true },
+  'board.computer.registered': QUIET,
+  'board.computer.online': { summary: 'none', notice: 'computer.online', told: false },
+  'board.computer.offline': { summary: 'none', notice: 'computer.offline', told: false },
+  'board.computer.draining': { summary: 'none', notice: null, told: true },
+  'board.request.refused': { summary: 'board', notice: null, told: false },
+  'board.request.repeated': QUIET,
+} as const satisfies GroupRoles<typeof boardEvents>;

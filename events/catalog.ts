@@ -1,17 +1,18 @@
 import type { z } from 'zod';
-import { adoptionEvents } from './adoptionEvents.ts';
-import { boardEvents } from './boardEvents.ts';
+import { adoptionEvents, adoptionRoles } from './adoptionEvents.ts';
+import { boardEvents, boardRoles } from './boardEvents.ts';
 import { EventCodec } from './codec.ts';
-import { edgeEvents } from './edgeEvents.ts';
+import { edgeEvents, edgeRoles } from './edgeEvents.ts';
 import type { NewEvent, StoredEvent } from './envelope.ts';
-import { executionEvents } from './executionEvents.ts';
-import { hookEvents } from './hookEvents.ts';
-import { logEvents } from './logEvents.ts';
-import { notificationEvents } from './notificationEvents.ts';
-import { outboxEvents } from './outboxEvents.ts';
-import { queueEvents } from './queueEvents.ts';
-import { sessionEvents } from './sessionEvents.ts';
-import { tokenEvents } from './tokenEvents.ts';
+import { executionEvents, executionRoles } from './executionEvents.ts';
+import { hookEvents, hookRoles } from './hookEvents.ts';
+import { logEvents, logRoles } from './logEvents.ts';
+import { notificationEvents, notificationRoles } from './notificationEvents.ts';
+import { outboxEvents, outboxRoles } from './outboxEvents.ts';
+import { queueEvents, queueRoles } from './queueEvents.ts';
+import type { EventRoles } from './roles.ts';
+import { sessionEvents, sessionRoles } from './sessionEvents.ts';
+import { tokenEvents, tokenRoles } from './tokenEvents.ts';
 
 /** Every event type runledger writes. Adding one here makes the compiler list every fold that must learn it. */
 export const eventDefinitions = {
@@ -27,6 +28,21 @@ export const eventDefinitions = {
   ...tokenEvents,
   ...logEvents,
 };
+
+/** What each type is to the summary, the subscriptions and the narration: each group's table (events/roles.ts). */
+export const eventRoles = {
+  ...outboxRoles,
+  ...queueRoles,
+  ...executionRoles,
+  ...boardRoles,
+  ...edgeRoles,
+  ...sessionRoles,
+  ...hookRoles,
+  ...notificationRoles,
+  ...adoptionRoles,
+  ...tokenRoles,
+  ...logRoles,
+} satisfies Record<EventType, EventRoles>;
 
 type Definitions = typeof eventDefinitions;
 export type EventType = keyof Definitions & string;
@@ -63,5 +79,11 @@ export type EventGroup = keyof EventGroups;
 export type TypesOf<G extends EventGroup> = { [K in G]: keyof EventGroups[K] & string }[G];
 /** Every type of the other groups: what a fold that reads only the groups `G` ignores wholesale. */
 export type TypesOutside<G extends EventGroup> = TypesOf<Exclude<EventGroup, G>>;
+
+type Roles = typeof eventRoles;
+/** Every type whose role `R` is one of `V` (`TypesWhere<'notice', null>`: what no subscription hears). */
+export type TypesWhere<R extends keyof EventRoles, V extends EventRoles[R]> = {
+  [T in EventType]: Roles[T][R] extends V ? T : never;
+}[EventType];
 
 export const codec = new EventCodec(eventDefinitions);

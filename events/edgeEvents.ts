@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
+import type { GroupRoles } from './roles.ts';
 
 /**
  * Requests the server refused at its edge, before any decider saw them (a wrong token, a body that is
@@ -32,3 +33,9 @@ export const edgeEvents = eventGroup(
     }),
   ),
 );
+
+/** What each edge event is to the summary, the subscriptions and the daemon's narration (see roles.ts). */
+export const edgeRoles = {
+  'board.request.rejected': { summary: 'none', notice: null, told: true },
+  'board.requests.refused': { summary: 'none', notice: null, told: true },
+} as const satisfies GroupRoles<typeof edgeEvents>;

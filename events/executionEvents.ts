@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
 import { RunStart } from './queueEvents.ts';
 import { addedLater, wording } from './replayFields.ts';
+import { type GroupRoles, QUIET } from './roles.ts';
 import { SafeId } from './safeId.ts';
 import { Usage } from './usage.ts';
 import { BaseRef, ChangeSummary, CommitSha, RepoName, TurnChanges, Workspace } from './workspace.ts';
@@ -270,3 +271,37 @@ export const executionEvents = eventGroup(
   defineEvent('lane.session.remembered', z.strictObject({ lane: SafeId, sessionId, runId })),
   defineEvent('lane.session.forgotten', z.strictObject({ lane: SafeId, sessionId, runId, reason })),
 );
+
+/** What each execution event is to the summary, the subscriptions and the daemon's narration (see roles.ts). */
+export const executionRoles = {
+  'run.handed.over': QUIET,
+  'run.process.began': QUIET,
+  'run.session.announced': QUIET,
+  'run.process.exited': QUIET,
+  'run.workspace.prepared': QUIET,
+  'run.branch.pushed': QUIET,
+  'run.workspace.failed': QUIET,
+  'run.heartbeat.answered': QUIET,
+  'run.cancel.pushed': QUIET,
+  'run.completion.answered': QUIET,
+  'run.reply.refused': QUIET,
+  'run.completion.due': QUIET,
+  'run.found.interrupted': QUIET,
+  'run.shutdown.before.start': QUIET,
+  'run.limit.over': QUIET,
+  'run.claim.refused': QUIET,
+  'run.workspace.requested': QUIET,
+  'run.branch.push.requested': QUIET,
+  'run.execution.requested': QUIET,
+  'run.cancel.decided': { summary: 'none', notice: null, told: true },
+  'run.limit.reached': QUIET,
+  'run.start.held': QUIET,
+  'run.kill.requested': QUIET,
+  'run.resolved.elsewhere': { summary: 'none', notice: null, told: true },
+  'run.completion.requested': { summary: 'none', notice: null, told: true },
+  'run.completion.retrying': { summary: 'none', notice: null, told: true },
+  'run.completion.paused': QUIET,
+  'run.settled': { summary: 'none', notice: null, told: true },
+  'lane.session.remembered': { summary: 'none', notice: null, told: true },
+  'lane.session.forgotten': QUIET,
+} as const satisfies GroupRoles<typeof executionEvents>;

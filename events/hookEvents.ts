@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
+import { type GroupRoles, QUIET } from './roles.ts';
 import { SafeId } from './safeId.ts';
 
 /** The hooks a board runs (docs/rules.md#sessions-hooks-notifications, "Hooks and notifications"). */
@@ -51,3 +52,10 @@ export const hookEvents = eventGroup(
     }),
   ),
 );
+
+/** What each hook event is to the summary, the subscriptions and the daemon's narration (see roles.ts). */
+export const hookRoles = {
+  'hook.tick.due': QUIET,
+  'hook.exited': { summary: 'sessions', notice: null, told: true },
+  'hook.interrupted': { summary: 'sessions', notice: null, told: true },
+} as const satisfies GroupRoles<typeof hookEvents>;

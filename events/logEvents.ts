@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
+import { type GroupRoles, QUIET } from './roles.ts';
 
 /** The stream the log's own bookkeeping is recorded in: which segments left it, and which were deleted. */
 export const LOG_ARCHIVE_STREAM = 'log:archive';
@@ -41,3 +42,9 @@ export const logEvents = eventGroup(
   ),
   defineEvent('log.archive.deleted', z.strictObject({ ...segment, afterDays: z.number().positive() })),
 );
+
+/** What each log event is to the summary, the subscriptions and the daemon's narration (see roles.ts). */
+export const logRoles = {
+  'log.archived': QUIET,
+  'log.archive.deleted': QUIET,
+} as const satisfies GroupRoles<typeof logEvents>;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
 import { wording } from './replayFields.ts';
+import { type GroupRoles, QUIET } from './roles.ts';
 import { SafeId } from './safeId.ts';
 
 /**
@@ -102,3 +103,14 @@ export const notificationEvents = eventGroup(
   /** The board recorded it ended and it is not read running: it is filed nothing, said once. */
   defineEvent('inbox.withheld', z.strictObject({ sessionId, reason })),
 );
+
+/** What each notification event is to the summary, the subscriptions and the daemon's narration (see roles.ts). */
+export const notificationRoles = {
+  'subscription.opened': QUIET,
+  'subscription.closed': QUIET,
+  'inbox.read': QUIET,
+  'notices.handed': { summary: 'sessions', notice: null, told: false },
+  'notice.filed': { summary: 'sessions', notice: null, told: false },
+  'inbox.waiting': { summary: 'sessions', notice: null, told: true },
+  'inbox.withheld': { summary: 'sessions', notice: null, told: true },
+} as const satisfies GroupRoles<typeof notificationEvents>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
+import { type GroupRoles, QUIET } from './roles.ts';
 
 const seq = z.number().int().positive();
 
@@ -24,3 +25,10 @@ export const outboxEvents = eventGroup(
   /** Taken by a process that died before it finished: an at-most-once effect is never run again. */
   defineEvent('outbox.interrupted', z.strictObject({ effect: seq, detail: z.string() })),
 );
+
+/** What each outbox event is to the summary, the subscriptions and the daemon's narration (see roles.ts). */
+export const outboxRoles = {
+  'outbox.taken': QUIET,
+  'outbox.performed': QUIET,
+  'outbox.interrupted': QUIET,
+} as const satisfies GroupRoles<typeof outboxEvents>;

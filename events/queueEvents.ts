@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
 import { wording } from './replayFields.ts';
+import { type GroupRoles, QUIET } from './roles.ts';
 import { SafeId } from './safeId.ts';
 import { BaseRef, RepoName } from './workspace.ts';
 
@@ -165,3 +166,32 @@ export const queueEvents = eventGroup(
   defineEvent('run.withdrawn', z.strictObject({ runId, reason })),
   defineEvent('run.ended', z.strictObject({ runId, ok: z.boolean(), reason })),
 );
+
+/** What each queue event is to the summary, the subscriptions and the daemon's narration (see roles.ts). */
+export const queueRoles = {
+  'computer.configured': QUIET,
+  'computer.started': QUIET,
+  'scheduler.held': QUIET,
+  'drain.started': QUIET,
+  'frame.received': QUIET,
+  'frame.refused': { summary: 'none', notice: null, told: true },
+  'claim.answered': QUIET,
+  'timer.fired': QUIET,
+  'run.start.failed': QUIET,
+  'run.execution.ended': QUIET,
+  'run.limit.reported': QUIET,
+  'login.limit.due': QUIET,
+  'frame.acknowledged': QUIET,
+  'run.queued': { summary: 'queue', notice: null, told: true },
+  'run.claim.started': { summary: 'queue', notice: null, told: false },
+  'run.claimed': { summary: 'none', notice: null, told: true },
+  'run.parked': { summary: 'queue', notice: null, told: 'when.logged' },
+  'run.unparked': { summary: 'queue', notice: null, told: false },
+  'run.limit.waiting': { summary: 'none', notice: null, told: 'when.logged' },
+  'run.limit.resumed': { summary: 'none', notice: null, told: true },
+  'run.claim.retrying': { summary: 'queue', notice: null, told: false },
+  'run.requeued': { summary: 'queue', notice: null, told: false },
+  'run.skipped': { summary: 'queue', notice: null, told: true },
+  'run.withdrawn': { summary: 'queue', notice: null, told: true },
+  'run.ended': { summary: 'queue', notice: null, told: false },
+} as const satisfies GroupRoles<typeof queueEvents>;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
 import { wording } from './replayFields.ts';
+import { type GroupRoles, QUIET } from './roles.ts';
 import { SafeId } from './safeId.ts';
 
 /** The agent's own id for the session (opaque), or a launch's key when no id was ever read for it. */
@@ -99,3 +100,17 @@ export const sessionEvents = eventGroup(
   /** A failure that no retry can change: recorded once, and the close is not tried again. */
   defineEvent('session.close.incident', z.strictObject({ sessionId, attempt, reason })),
 );
+
+/** What each session event is to the summary, the subscriptions and the daemon's narration (see roles.ts). */
+export const sessionRoles = {
+  'session.run.ended': QUIET,
+  'session.close.due': QUIET,
+  'session.read': QUIET,
+  'session.kill.answered': QUIET,
+  'session.close.intended': { summary: 'sessions', notice: null, told: false },
+  'session.close.claimed': QUIET,
+  'session.close.deferred': { summary: 'sessions', notice: null, told: true },
+  'session.kill.requested': QUIET,
+  'session.closed': { summary: 'sessions', notice: 'session.closed', told: true },
+  'session.close.incident': { summary: 'sessions', notice: null, told: true },
+} as const satisfies GroupRoles<typeof sessionEvents>;

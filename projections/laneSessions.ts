@@ -1,5 +1,4 @@
-import type { RUN_INPUTS } from '../actors/run/decideRun.ts';
-import type { TypesOutside } from '../events/catalog.ts';
+import type { EventType } from '../events/catalog.ts';
 import { parseStream } from '../events/envelope.ts';
 import { ignoreRest } from '../events/exhaustive.ts';
 import type { Projection } from './projection.ts';
@@ -25,36 +24,15 @@ export const laneSessionsProjection: Projection<Record<string, Record<string, st
         break;
       }
       default:
-        ignoreRest<Unread>(event);
+        ignoreRest<Exclude<EventType, Read>>(event);
         break;
     }
     return state;
   },
 };
 
-/** Of a run's execution, only its lane's session memory is read; of an adoption, only its outcome. */
-type Unread =
-  | TypesOutside<'execution' | 'adoption'>
-  | (typeof RUN_INPUTS)[number]
-  | 'run.workspace.requested'
-  | 'run.branch.push.requested'
-  | 'run.execution.requested'
-  | 'run.cancel.decided'
-  | 'run.kill.requested'
-  | 'run.resolved.elsewhere'
-  | 'run.completion.requested'
-  | 'run.completion.retrying'
-  | 'run.completion.paused'
-  | 'run.limit.reached'
-  | 'run.start.held'
-  | 'run.settled'
-  | 'adoption.requested'
-  | 'adoption.released'
-  | 'adoption.listing.read'
-  | 'adoption.bind.ended'
-  | 'adoption.claimed'
-  | 'adoption.waiting'
-  | 'adoption.failed';
+/** The types this fold reads: a lane's session memory and an adoption's outcome. */
+type Read = 'adoption.adopted' | 'lane.session.remembered' | 'lane.session.forgotten';
 
 /** The lanes of the computer whose run wrote `stream` (`c1/run:r1`). */
 function lanesOf(state: Record<string, Record<string, string>>, stream: string): Record<string, string> {

@@ -1,6 +1,5 @@
-import type { BOARD_INPUTS } from '../actors/board/decideBoard.ts';
 import { type Heard, heardOf, hears, type LaneBook, type NoticeKind, type NoticeSource } from '../actors/board/inbox/noticeKinds.ts';
-import type { DomainEvent, TypesOutside } from '../events/catalog.ts';
+import type { DomainEvent, TypesWhere } from '../events/catalog.ts';
 import { ignoreRest } from '../events/exhaustive.ts';
 import type { Projection } from './projection.ts';
 
@@ -85,7 +84,8 @@ function evolveNotices(state: NoticesIndex, event: DomainEvent): NoticesIndex {
       // Heard only, below.
       break;
     default:
-      ignoreRest<Unread>(event);
+      // What no subscription hears and the index does not read (the types it reads are named above).
+      ignoreRest<TypesWhere<'notice', null>>(event);
       return state;
   }
   hear(state, event);
@@ -97,65 +97,6 @@ function hear(state: NoticesIndex, event: DomainEvent): void {
   const heard = heardOf(event, state);
   if (heard) hearIt(state, heard);
 }
-
-/** What neither moves the index nor is heard: see `heardOf` for what is. */
-type Unread =
-  | TypesOutside<'notification' | 'board' | 'session' | 'execution' | 'adoption'>
-  | (typeof BOARD_INPUTS)[number]
-  | 'inbox.read'
-  | 'notices.handed'
-  | 'inbox.waiting'
-  | 'inbox.withheld'
-  | 'board.run.deduplicated'
-  | 'board.run.offered'
-  | 'board.run.cancel.requested'
-  | 'board.run.replied'
-  | 'board.computer.registered'
-  | 'board.computer.draining'
-  | 'board.request.refused'
-  | 'board.request.repeated'
-  | 'session.close.due'
-  | 'session.kill.answered'
-  | 'session.close.intended'
-  | 'session.close.claimed'
-  | 'session.close.deferred'
-  | 'session.kill.requested'
-  | 'session.close.incident'
-  | 'run.handed.over'
-  | 'run.process.began'
-  | 'run.process.exited'
-  | 'run.heartbeat.answered'
-  | 'run.cancel.pushed'
-  | 'run.completion.answered'
-  | 'run.reply.refused'
-  | 'run.completion.due'
-  | 'run.found.interrupted'
-  | 'run.shutdown.before.start'
-  | 'run.claim.refused'
-  | 'run.limit.over'
-  | 'run.limit.reached'
-  | 'run.start.held'
-  | 'run.workspace.requested'
-  | 'run.branch.push.requested'
-  | 'run.branch.pushed'
-  | 'run.workspace.prepared'
-  | 'run.workspace.failed'
-  | 'run.execution.requested'
-  | 'run.cancel.decided'
-  | 'run.kill.requested'
-  | 'run.resolved.elsewhere'
-  | 'run.completion.requested'
-  | 'run.completion.retrying'
-  | 'run.completion.paused'
-  | 'run.settled'
-  | 'lane.session.forgotten'
-  | 'adoption.requested'
-  | 'adoption.released'
-  | 'adoption.listing.read'
-  | 'adoption.bind.ended'
-  | 'adoption.claimed'
-  | 'adoption.waiting'
-  | 'adoption.failed';
 
 function hearIt(state: NoticesIndex, heard: Heard): void {
   for (const [subscriptionId, subscription] of Object.entries(state.subscriptions)) {

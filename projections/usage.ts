@@ -1,6 +1,6 @@
 import { loginOf } from '../actors/lane/queueState.ts';
 import type { DomainEvent } from '../events/catalog.ts';
-import type { Usage } from '../events/usage.ts';
+import { roundCost, type Usage } from '../events/usage.ts';
 import { USAGE_FIELDS } from '../events/usageFields.ts';
 import type { Projection } from './projection.ts';
 
@@ -152,21 +152,4 @@ export function tallyCost(tally: UsageTally): string {
   if (tally.costRuns === 0) return 'cost unknown';
   const unknown = tally.runs - tally.costRuns;
   return `$${roundCost(tally.costUsd)}${unknown > 0 ? ` (${unknown} run${unknown === 1 ? '' : 's'} of unknown cost)` : ''}`;
-}
-
-/** Costs to 4 decimals (a turn costs cents), without float dust. */
-export function roundCost(cost: number): string {
-  return String(Math.round(cost * 10_000) / 10_000);
-}
-
-/** One run's usage in words, only what its agent reported: `cost $0.0123, tokens: 12 in, 7 out, 3000 cached`. */
-export function usageWords(usage: Usage): string {
-  const tokens = [
-    usage.inputTokens === undefined ? null : `${usage.inputTokens} in`,
-    usage.outputTokens === undefined ? null : `${usage.outputTokens} out`,
-    usage.cachedInputTokens === undefined ? null : `${usage.cachedInputTokens} cached`,
-  ].filter((part) => part !== null);
-  return [usage.costUsd === undefined ? null : `cost $${roundCost(usage.costUsd)}`, tokens.length ? `tokens: ${tokens.join(', ')}` : null]
-    .filter((part) => part !== null)
-    .join(', ');
 }

@@ -189,7 +189,7 @@ export class BoardHost {
     const head = await this.options.store.headSeq();
     await this.submitTokens.refresh();
     this.foreign = this.options.store.subscribe(head).subscribe((event) => {
-      if (event.type === 'token.added') void this.submitTokens.refresh();
+      if (event.type === 'token.added' || event.type === 'token.revoked') void this.submitTokens.refresh();
       if (boardDecider.scopeOf(event) === null) return;
       this.actor.observe(event);
       // Another board's orphan round (or a one-shot command) took offline a computer whose stream this one holds.

@@ -2,7 +2,7 @@ import { inboxDecider } from '../../actors/board/inbox/inboxDecider.ts';
 import type { PendingNotice } from '../../actors/board/inbox/inboxState.ts';
 import { inboxStream, readInbox } from '../../actors/board/inbox/inboxStream.ts';
 import { isSafeId } from '../../events/idRule.ts';
-import { clock as clockTime } from '../../projections/audit/describeEvent.ts';
+import { clock as clockTime } from '../../events/words.ts';
 import { decideAndAppend, onlyStreamsRead } from '../../runtime/actors/decideAndAppend.ts';
 import { retryOnConflict } from '../../runtime/actors/retryOnConflict.ts';
 import type { EventStore } from '../../runtime/store/eventStore.ts';

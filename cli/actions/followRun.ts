@@ -1,7 +1,7 @@
 import WebSocket from 'ws';
 import { isTerminal, type RunState } from '../../actors/board/boardState.ts';
+import { usageWords } from '../../events/usage.ts';
 import { type UsageBody, usageFromWire } from '../../events/wire/usage.ts';
-import { usageWords } from '../../projections/usage.ts';
 import type { ShowOptions } from '../commands/client.ts';
 import { boardCall, refusal, tokenRefused } from '../shared/boardCall.ts';
 import { print } from '../shared/options.ts';

@@ -1,48 +1,21 @@
 import pino from 'pino';
 import type { Subscription } from 'rxjs';
-import type { DomainEvent } from '../../events/catalog.ts';
+import { type DomainEvent, type EventOf, eventRoles, type TypesWhere } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import { describeEvent } from '../../projections/audit/describeEvent.ts';
 import type { EventStore } from '../../runtime/store/eventStore.ts';
 import type { StdoutLines } from './stdoutLines.ts';
 
-/** The decisions worth a line while the daemon runs; everything else is in `runledger audit`. */
-const TOLD = new Set([
-  'run.queued',
-  'run.claimed',
-  'run.limit.resumed',
-  'run.skipped',
-  'run.withdrawn',
-  'run.completion.requested',
-  'run.completion.retrying',
-  'run.settled',
-  'run.cancel.decided',
-  'run.resolved.elsewhere',
-  'lane.session.remembered',
-  'board.run.queued',
-  'board.run.resolved',
-  'board.run.finished',
-  'board.request.rejected',
-  'board.requests.refused',
-  'board.computer.draining',
-  'frame.refused',
-  'session.closed',
-  'session.close.deferred',
-  'session.close.incident',
-  'hook.exited',
-  'hook.interrupted',
-  'adoption.adopted',
-  'adoption.failed',
-  'inbox.waiting',
-  'inbox.withheld',
-]);
-
+/**
+ * The decisions worth a line while the daemon runs, as each type's table says (events/roles.ts);
+ * everything else is in `runledger audit`.
+ */
 function told(event: DomainEvent): boolean {
-  // A parked run is told once, on its first wait (docs/rules.md#computer-behaviour: logged on the first wait only).
-  if (event.type === 'run.parked') return event.data.logged;
-  // A login's usage limit likewise, with the agent's words, on the first run that met it (docs/rules.md#computer-behaviour).
-  if (event.type === 'run.limit.waiting') return event.data.logged;
-  return TOLD.has(event.type);
+  const told = eventRoles[event.type].told;
+  // A parked run, or a login's usage limit, is told once, on its first wait, with the agent's words
+  // for a limit (docs/rules.md#computer-behaviour: logged on the first wait only).
+  if (told === 'when.logged') return (event as EventOf<TypesWhere<'told', 'when.logged'>>).data.logged;
+  return told;
 }
 
 function subject(event: DomainEvent): string {

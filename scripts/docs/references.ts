@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { z } from 'zod';
 import { buildProgram } from '../../cli/program.ts';
-import { eventDefinitions } from '../../events/catalog.ts';
+import { eventDefinitions, eventRoles } from '../../events/catalog.ts';
+import type { EventRoles } from '../../events/roles.ts';
 
 /**
  * The references generated from the code: docs/cli.md from the command definitions, docs/events.md
@@ -133,6 +134,7 @@ const EVENT_FILES = [
   'notificationEvents.ts',
   'adoptionEvents.ts',
   'tokenEvents.ts',
+  'logEvents.ts',
 ] as const;
 
 interface SourceNote {
@@ -180,12 +182,25 @@ export function eventsReference(): string {
         .filter(Boolean)
         .join(' ');
       if (facts) out.push(facts.replace(/^An decision/, 'A decision'), '');
+      const roles = rolesSaid(eventRoles[definition.type as keyof typeof eventRoles]);
+      if (roles) out.push(roles, '');
       if (note?.doc) out.push(note.doc, '');
       out.push(...fieldsOf(definition.schema), '');
     }
   }
   out.push(...namedTypes());
   return portable(`${out.join('\n').trimEnd()}\n`);
+}
+
+/** What the type is to the audit summary, the subscriptions and the daemon's narration (events/roles.ts), when anything. */
+function rolesSaid(roles: EventRoles): string {
+  return [
+    roles.summary === 'none' ? '' : `Counted in the ${roles.summary} part of the audit summary.`,
+    roles.notice === null ? '' : `Heard by subscriptions as \`${roles.notice}\`.`,
+    roles.told === false ? '' : `Told by the daemon as it happens${roles.told === 'when.logged' ? ', on the first of a wait' : ''}.`,
+  ]
+    .filter(Boolean)
+    .join(' ');
 }
 
 /** Schemas given a name (`.meta({ id })`): written by name in the tables, spelled out once here. */

@@ -125,4 +125,34 @@ describe('submit tokens on a SQLite board', () => {
     expect(submitted.status, submitted.stderr).toBe(0);
     expect(byFile.status, byFile.stderr).toBe(0);
   });
+
+  it('given runledger token revoke on the log of a running board, then the board refuses that token within its poll of the log, its token file still works, and the name stays taken', async () => {
+    const db = tempDbPath();
+    const daemon = await DaemonProcess.start(db, ['--exec', ECHO]);
+    const added = json<{ token: string }>(runledger(['token', 'add', 'carol', '--db', db, '--json']).stdout);
+    expect(runledger(['submit', '--server', daemon.url, '--token', added.token, '--lane', 'c', '--prompt', 'before']).status).toBe(0);
+
+    const revoked = runledger(['token', 'revoke', 'carol', '--db', db]);
+    // The running board reads another process's append within its poll of the log.
+    let refused = { status: 0 as number | null, stderr: '' };
+    await waitUntil('the revoked token refused', async () => {
+      refused = await runAsync(['submit', '--server', daemon.url, '--token', added.token, '--lane', 'c', '--prompt', 'after']);
+      return refused.status !== 0;
+    });
+    const byFile = runledger(['submit', '--server', daemon.url, '--db', db, '--lane', 'c', '--prompt', 'by file']);
+    const again = runledger(['token', 'revoke', 'carol', '--db', db]);
+    const unknown = runledger(['token', 'revoke', 'dave', '--db', db]);
+    const reused = runledger(['token', 'add', 'carol', '--db', db]);
+
+    expect(revoked.status, revoked.stderr).toBe(0);
+    expect(revoked.stdout).toContain('submit token carol revoked');
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toMatch(/401|token/);
+    expect(byFile.status, byFile.stderr).toBe(0);
+    expect(again.status).toBe(2);
+    expect(again.stderr).toMatch(/submit token carol is revoked already/);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/has no submit token named dave: `runledger token add dave` makes one/);
+    expect(reused.status).toBe(2);
+  });
 });

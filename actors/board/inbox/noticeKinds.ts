@@ -1,10 +1,8 @@
 import type { z } from 'zod';
-import type { DomainEvent, TypesOutside } from '../../../events/catalog.ts';
+import type { DomainEvent, TypesWhere } from '../../../events/catalog.ts';
 import { parseStream } from '../../../events/envelope.ts';
 import { ignoreRest } from '../../../events/exhaustive.ts';
 import { NoticeKindSchema, type NoticeSourceSchema } from '../../../events/notificationEvents.ts';
-import type { SESSION_INPUTS } from '../../session/decideSession.ts';
-import type { BOARD_INPUTS } from '../decideBoard.ts';
 
 export type NoticeKind = z.infer<typeof NoticeKindSchema>;
 export const NOTICE_KINDS: readonly NoticeKind[] = NoticeKindSchema.options;
@@ -69,31 +67,8 @@ export function heardOf(event: DomainEvent, lanes: LaneBook): Heard | null {
   }
 }
 
-/** What no subscription hears: a request, an answer to one, a run's way to its end, a close or an adoption on its way. */
-type Unheard =
-  | TypesOutside<'board' | 'session' | 'adoption'>
-  | (typeof BOARD_INPUTS)[number]
-  | (typeof SESSION_INPUTS)[number]
-  | 'board.run.deduplicated'
-  | 'board.run.offered'
-  | 'board.run.cancel.requested'
-  | 'board.run.replied'
-  | 'board.computer.registered'
-  | 'board.computer.draining'
-  | 'board.request.refused'
-  | 'board.request.repeated'
-  | 'session.close.intended'
-  | 'session.close.claimed'
-  | 'session.close.deferred'
-  | 'session.kill.requested'
-  | 'session.close.incident'
-  | 'adoption.requested'
-  | 'adoption.released'
-  | 'adoption.listing.read'
-  | 'adoption.bind.ended'
-  | 'adoption.claimed'
-  | 'adoption.waiting'
-  | 'adoption.failed';
+/** What no subscription hears: each type says what it is heard as in its group's table (events/roles.ts). */
+type Unheard = TypesWhere<'notice', null>;
 
 /** Board-level kinds are heard whatever lane a subscription names. */
 const LANELESS: ReadonlySet<NoticeKind> = new Set(['computer.online', 'computer.offline']);
