@@ -161,7 +161,8 @@ describe("a run's end, read by its queue from the run's committed settle", () =>
     const db = new Database(path);
     // As a tamperer would: the append-only triggers dropped first.
     db.exec('DROP TRIGGER events_no_update; DROP TRIGGER events_no_delete;');
-    db.prepare(`UPDATE events SET data = json_set(data, '$.reason', 'tampered') WHERE seq = ?`).run(ended.seq);
+    // What it decided (its `ok`), not its wording: replay sets a reason's words aside (docs/replay-and-audit.md#what-replay-compares).
+    db.prepare(`UPDATE events SET data = json_set(data, '$.ok', json('false')) WHERE seq = ?`).run(ended.seq);
     db.close();
 
     const tampered = await openTempStore(path);
