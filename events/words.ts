@@ -1,5 +1,6 @@
 import type { EventGroup, EventOf, EventType, TypesOf } from './catalog.ts';
-import { type Usage, usageWords } from './usage.ts';
+import type { Usage } from './usage.ts';
+import { usageWords } from './usageWords.ts';
 
 /**
  * The audit's sentence of each type of the group `G`: one line a person can read, what `runledger

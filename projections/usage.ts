@@ -1,7 +1,8 @@
 import { loginOf } from '../actors/lane/queueState.ts';
 import type { DomainEvent } from '../events/catalog.ts';
-import { roundCost, type Usage } from '../events/usage.ts';
+import type { Usage } from '../events/usage.ts';
 import { USAGE_FIELDS } from '../events/usageFields.ts';
+import { roundCost } from '../events/usageWords.ts';
 import type { Projection } from './projection.ts';
 
 /** What runs cost, summed: how many reported a usage, and the sum of each field they reported. */

@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
 import { isTerminal, type RunState } from '../../actors/board/boardState.ts';
-import { usageWords } from '../../events/usage.ts';
+import { usageWords } from '../../events/usageWords.ts';
 import { type UsageBody, usageFromWire } from '../../events/wire/usage.ts';
 import type { ShowOptions } from '../commands/client.ts';
 import { boardCall, refusal, tokenRefused } from '../shared/boardCall.ts';

@@ -1,6 +1,6 @@
 import type { RunRow } from '../../adapters/http/runListing.ts';
 import { LIVE_STATES } from '../../events/runStates.ts';
-import { roundCost, usageWords } from '../../events/usage.ts';
+import { roundCost, usageWords } from '../../events/usageWords.ts';
 import { changesFromWire } from '../../events/wire/changes.ts';
 import { usageFromWire } from '../../events/wire/usage.ts';
 import { describeChanges } from '../../events/workspace.ts';

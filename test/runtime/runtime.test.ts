@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
+import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { messageOf } from '../../events/thrown.ts';
 import {
   type ActorRef,
@@ -204,8 +204,8 @@ describe('actors/runtime', () => {
 
     const r2 = spawnActor(system, 'stopper', counter({ onCrash: () => 'stop' }).spec);
     dispatch(r2, { type: 'boom' });
-    await sleep(5);
-    expect(dispatch(r2, { type: 'add', n: 1 })).toBe(false);
+    // Stopped once its crash is handled, a turn or more later: waited for, bounded, not guessed.
+    await vi.waitFor(() => expect(dispatch(r2, { type: 'add', n: 1 })).toBe(false), { timeout: 5_000, interval: 5 });
     expect(reports.map((r) => [r.actor, r.decision])).toEqual([
       ['resumer', 'resume'],
       ['stopper', 'stop'],
