@@ -110,6 +110,13 @@ function emit(into: string): void {
 const UNBUNDLED = ['better-sqlite3', 'nact', 'pg-native', 'bufferutil', 'utf-8-validate'];
 
 /**
+ * Packages whose exports send Node to a CommonJS build, which the bundle would carry whole (rxjs:
+ * 360 KB, every operator, parsed at each start): their ES module build instead, of which the bundle
+ * keeps only what the code imports (40 KB). The same library, the same version.
+ */
+const ESM_BUILDS = { rxjs: './node_modules/rxjs/dist/esm/index.js' };
+
+/**
  * The bin's code as one entry, dist/cli/main.js, and the chunks its commands load when run (a
  * command loads only what it needs): a start reads a few files instead of about 1,500 modules,
  * which took most of a daemon's start (1.1 s of CPU → 0.5 s).
@@ -139,6 +146,7 @@ function bundle(emitted: string, staging: string): void {
     outdir,
     chunkNames: 'chunk-[hash]',
     external: UNBUNDLED,
+    alias: ESM_BUILDS,
     // The CommonJS packages inside (commander, rxjs, pino, ws) call require() for Node's own modules.
     banner: { js: "import { createRequire as bundleRequire } from 'node:module'; const require = bundleRequire(import.meta.url);" },
     metafile: true,

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { boardReason } from './boardReasons.ts';
 import { MAX_TIMEOUT_S } from './bounds.ts';
 import { defineEvent, eventGroup } from './define.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { wording } from './replayFields.ts';
 import { FINISHED_STATES, RUN_STATES } from './runStates.ts';
 import { SafeId } from './safeId.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
 import { RunStart } from './queueEvents.ts';
 import { addedLater, wording } from './replayFields.ts';

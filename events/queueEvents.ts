@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
 import { wording } from './replayFields.ts';
 import { type GroupRoles, QUIET } from './roles.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * How replay compares a field of a decision, when not byte for byte (docs/replay-and-audit.md#what-replay-compares).

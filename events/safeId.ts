@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { SAFE_ID, SAFE_ID_RULE } from './idRule.ts';
 
 /** The id rule (./idRule.ts) as a schema, for the event definitions and the edges that parse with zod. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * What a turn cost, as its agent reported it (docs/rules.md#wire-and-cli `usage`): recorded with the run's exit on

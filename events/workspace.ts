@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { BASE_REF, BASE_REF_RULE } from './baseRef.ts';
 import { SafeId } from './safeId.ts';
 

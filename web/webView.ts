@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { interval, map, merge, type Observable } from 'rxjs';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { BoardState } from '../actors/board/boardState.ts';
 import type { QueueState } from '../actors/lane/queueState.ts';
 import { CROSS_SITE, fromOwnOrigin, SIGNED_OUT_COOKIE, tokenCookie } from '../adapters/http/browserWrites.ts';

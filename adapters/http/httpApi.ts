@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Answer, BoardHost } from '../../apps/board/boardHost.ts';
 import { TimeoutSeconds } from '../../events/boardEvents.ts';
 import { STREAM_NAME } from '../../events/envelope.ts';

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { PushFrame } from '../../actors/board/boardAnswers.ts';
 import { messageOf } from '../../events/thrown.ts';
 import { CONNECTED_ELSEWHERE } from '../../events/wire/incarnation.ts';

@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { z } from 'zod';
+import * as z from 'zod';
 import { messageOf } from '../../events/thrown.ts';
 import { MAX_FRAME_BYTES } from '../../events/wire/frames.ts';
 import { CONNECTED_ELSEWHERE, INCARNATION_HEADER } from '../../events/wire/incarnation.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { errorCodeOf } from '../../actors/lane/claimAnswer.ts';
 import { TimeoutSeconds } from '../../events/boardEvents.ts';
 import type { DomainEvent } from '../../events/catalog.ts';

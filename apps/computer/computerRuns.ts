@@ -1,5 +1,5 @@
 import type { Subscription } from 'rxjs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEFAULT_TIMEOUT_S } from '../../actors/run/budget.ts';
 import type { RunInput } from '../../actors/run/decideRun.ts';
 import type { RunExecution } from '../../actors/run/runState.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { RunRow } from '../../adapters/http/runListing.ts';
 import { boardCall, type ClientOptions, refusal } from './boardCall.ts';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { noRunStartsWith, resolveRunId } from '../../projections/audit/runIdPrefix.ts';
 import type { EventStore } from '../../runtime/store/eventStore.ts';
 import { boardCall, type ClientOptions, refusal } from './boardCall.ts';

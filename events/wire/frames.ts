@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { NewEventOf } from '../catalog.ts';
 
 /** What a frame becomes on the computer: one of its queue's inputs. */

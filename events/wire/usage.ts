@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { USAGE_FIELDS, type Usage } from '../usage.ts';
 
 /**

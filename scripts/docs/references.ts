@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
-import { z } from 'zod';
+import * as z from 'zod';
 import { buildProgram } from '../../cli/program.ts';
 import { eventDefinitions, eventRoles } from '../../events/catalog.ts';
 import type { EventRoles } from '../../events/roles.ts';

@@ -99,6 +99,14 @@ describe('runledger starts with what the command needs', () => {
     expect(loaded.filter((m) => m.includes('/cli/actions/'))).toEqual(['dist/cli/actions/status.js']);
     expect(loaded.filter((m) => HEAVY.includes(m))).toEqual([]);
   });
+
+  // Every byte a start loads is parsed: rxjs's CommonJS build is 360 KB whole, zod's 64 locales 370 KB.
+  it('the bundle holds the parts of rxjs and zod the code uses: rxjs from its ES module build, no zod locale but English', () => {
+    const bundled = Object.values(JSON.parse(readFileSync(join(repoRoot, 'dist/.bundle.json'), 'utf8')) as Record<string, string[]>).flat();
+    expect(bundled.filter((m) => m.includes('node_modules/rxjs/dist/cjs/'))).toEqual([]);
+    expect(bundled.some((m) => m.includes('node_modules/rxjs/dist/esm/'))).toBe(true);
+    expect(bundled.filter((m) => /node_modules\/zod\/v4\/locales\/(?!en\.js)/.test(m))).toEqual([]);
+  });
 });
 
 describe('the help of every command', () => {
