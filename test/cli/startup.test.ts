@@ -8,6 +8,7 @@ import { NOTICE_KINDS } from '../../actors/board/inbox/noticeKinds.ts';
 import { HOOK_NAMES } from '../../apps/board/chores/hooks/hookNames.ts';
 import { isBuilt } from '../../build.ts';
 import packageJson from '../../package.json' with { type: 'json' };
+import { openSqliteStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { repoRoot, runledger } from '../support/processes.ts';
 
 const cli = join(repoRoot, 'cli/runledger.js');
@@ -92,6 +93,18 @@ describe('runledger starts with what the command needs', () => {
     const loaded = modulesLoadedBy(['audit', '--db', join(tmpdir(), 'runledger-no-such-folder', 'runledger.db')]);
     expect(loaded).toContain('better-sqlite3');
     expect(loaded.filter((m) => m === 'pg' || m.includes('/store/postgres/'))).toEqual([]);
+  });
+
+  it('a command on an up-to-date SQLite log, reading it or opening it to write, loads no kysely (it only runs migrations)', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'runledger-kysely-'));
+    try {
+      const path = join(folder, 'runledger.db');
+      await (await openSqliteStore(path)).close();
+      expect(modulesLoadedBy(['audit', '--db', path])).not.toContain('kysely');
+      expect(modulesLoadedBy(['computer', 'list', '--db', path])).not.toContain('kysely');
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('status loads its own action and what it formats, no schema or store', () => {

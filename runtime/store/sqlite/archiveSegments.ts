@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
 import type { DomainEvent } from '../../../events/catalog.ts';
 import { LOG_ARCHIVE_STREAM } from '../../../events/logEvents.ts';
 import { appendOrThrow } from '../eventStore.ts';
@@ -113,7 +112,7 @@ async function sealSegment(live: Database.Database, temp: string, from: number, 
   try {
     // One self-contained file, no WAL beside it: a sealed segment is one file to copy or check.
     segment.pragma('journal_mode = DELETE');
-    await migrateToLatest(new Kysely<unknown>({ dialect: new SqliteDialect({ database: segment }) }));
+    await migrateToLatest(segment);
   } finally {
     segment.close();
   }

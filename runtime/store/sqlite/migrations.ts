@@ -1,15 +1,23 @@
 import type Database from 'better-sqlite3';
-import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import type { Kysely, Migration } from 'kysely';
 import { messageOf } from '../../../events/thrown.ts';
+
+/** kysely, loaded only when a migration is to run: a read-only tool, or a log already up to date, never parses it (~440 KB). */
+type KyselyModule = typeof import('./migrator.ts');
+
+/** A migration's step, given kysely (its `sql` tag) by who loaded it. */
+interface Step {
+  up(db: Kysely<unknown>, kysely: KyselyModule): Promise<void>;
+}
 
 /**
  * The schema, as kysely migrations: a file made by an older runledger is brought forward on open.
  * `events` is exactly docs/rules.md#the-log's table; triggers make it append-only for every writer,
  * the stock `sqlite3` shell included.
  */
-const migrations: Record<string, Migration> = {
+const migrations: Record<string, Step> = {
   '0001_events': {
-    async up(db: Kysely<unknown>) {
+    async up(db: Kysely<unknown>, { sql }) {
       await db.schema
         .createTable('events')
         .addColumn('seq', 'integer', (c) => c.primaryKey())
@@ -29,7 +37,7 @@ const migrations: Record<string, Migration> = {
     },
   },
   '0002_projection_checkpoints': {
-    async up(db: Kysely<unknown>) {
+    async up(db: Kysely<unknown>, { sql }) {
       await db.schema
         .createTable('projection_checkpoints')
         .addColumn('name', 'text', (c) => c.primaryKey())
@@ -43,14 +51,14 @@ const migrations: Record<string, Migration> = {
     // `runledger audit` reads one entity (`run:<id>`) across its owners (the board's `run:<id>`, each
     // computer's `c1/run:<id>`): an index on the stream name after its owner prefix finds them
     // without a scan of the whole log. Index entries of one key are in rowid (= seq) order.
-    async up(db: Kysely<unknown>) {
+    async up(db: Kysely<unknown>, { sql }) {
       await db.schema.createIndex('events_stream_id').on('events').expression(sql`substr(stream, instr(stream, '/') + 1)`).execute();
     },
   },
   '0004_events_mentions': {
     // A run's queue decisions live in its lane's stream, a session's close in the session's: the audit
     // of one run or session also finds every event whose data names it, through these partial indexes.
-    async up(db: Kysely<unknown>) {
+    async up(db: Kysely<unknown>, { sql }) {
       await sql`CREATE INDEX events_run_id ON events (json_extract(data, '$.runId')) WHERE json_extract(data, '$.runId') IS NOT NULL`.execute(db);
       await sql`CREATE INDEX events_session_id ON events (json_extract(data, '$.sessionId')) WHERE json_extract(data, '$.sessionId') IS NOT NULL`.execute(
         db,
@@ -61,7 +69,7 @@ const migrations: Record<string, Migration> = {
     // A checkpoint is the newest state of a projection; these are older ones, kept at intervals of the
     // log, so a fold as of any seq (`replay --until`, the replay of one run) starts near it, not at 0.
     // A rowid table: states are large, and a WITHOUT ROWID table would carry them in its index pages.
-    async up(db: Kysely<unknown>) {
+    async up(db: Kysely<unknown>, { sql }) {
       await db.schema
         .createTable('projection_snapshots')
         .ifNotExists()
@@ -77,7 +85,7 @@ const migrations: Record<string, Migration> = {
     // Retention (docs/retention.md): a whole prefix of rows may leave the live log once it is sealed in
     // an archive segment and a `log.archived` row records it; every other delete is still refused. The
     // partial index makes the trigger's look-up of the latest record one step, not a scan.
-    async up(db: Kysely<unknown>) {
+    async up(db: Kysely<unknown>, { sql }) {
       await sql`CREATE INDEX IF NOT EXISTS events_archived ON events (seq) WHERE type = 'log.archived'`.execute(db);
       await sql`DROP TRIGGER IF EXISTS events_no_delete`.execute(db);
       await sql`CREATE TRIGGER events_no_delete BEFORE DELETE ON events
@@ -91,7 +99,7 @@ const migrations: Record<string, Migration> = {
     // after a cut, so that either is replayed and read on its own. Each row names its fold's version:
     // a fold whose meaning changed since is told apart, never started from a state of another shape.
     // The state is its JSON, deflated (raw DEFLATE).
-    async up(db: Kysely<unknown>) {
+    async up(db: Kysely<unknown>, { sql }) {
       await sql`CREATE TABLE IF NOT EXISTS starting_checkpoint (
         name TEXT NOT NULL, version INTEGER NOT NULL, seq INTEGER NOT NULL, state BLOB NOT NULL,
         PRIMARY KEY (name, seq))`.execute(db);
@@ -107,15 +115,36 @@ const migrations: Record<string, Migration> = {
  */
 const WRITES_ONLY = new Set(['0006_events_archived_prefix', '0007_starting_checkpoint']);
 
-const provider: MigrationProvider = { getMigrations: async () => migrations };
-
-export async function migrateToLatest<DB>(db: Kysely<DB>): Promise<void> {
-  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+/** Brings the schema of the SQLite file `database` up to this version's, through kysely's Migrator. */
+export async function migrateToLatest(database: Database.Database): Promise<void> {
+  if (isUpToDate(database)) return;
+  const kysely = await import('./migrator.ts');
+  const steps = Object.fromEntries(
+    Object.entries(migrations).map(([name, step]): [string, Migration] => [name, { up: (db) => step.up(db as Kysely<unknown>, kysely) }]),
+  );
+  const db = new kysely.Kysely<unknown>({ dialect: new kysely.SqliteDialect({ database }) });
+  const { error, results } = await new kysely.Migrator({ db, provider: { getMigrations: async () => steps } }).migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     const why = error instanceof Error ? error.message : String(error ?? 'unknown error');
     throw new Error(`could not bring the log's schema up to date${failed ? ` (${failed.migrationName})` : ''}: ${why}`);
   }
+}
+
+/**
+ * Whether every migration this version knows is recorded as applied, and no other: then kysely's
+ * Migrator would find nothing to do (it only takes and frees its lock), so it is not loaded at all.
+ */
+function isUpToDate(database: Database.Database): boolean {
+  const applied = appliedMigrations(database);
+  const known = Object.keys(migrations).sort();
+  return applied.length === known.length && applied.every((name, i) => name === known[i]);
+}
+
+/** The names of the migrations recorded in `db` (kysely's bookkeeping table), in order; none without that table. */
+function appliedMigrations(db: Database.Database): string[] {
+  const bookkept = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kysely_migration'").pluck().get() !== undefined;
+  return bookkept ? db.prepare<[], string>('SELECT name FROM kysely_migration ORDER BY name').pluck().all() : [];
 }
 
 /** The columns of docs/rules.md#the-log's `events` table: a file without them all is not a runledger log. */
@@ -148,8 +177,7 @@ export function checkLogSchema(db: Database.Database, path: string, { older }: {
   let applied: string[];
   try {
     columns = db.prepare<[], string>("SELECT name FROM pragma_table_info('events')").pluck().all();
-    const bookkept = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kysely_migration'").pluck().get() !== undefined;
-    applied = bookkept ? db.prepare<[], string>('SELECT name FROM kysely_migration ORDER BY name').pluck().all() : [];
+    applied = appliedMigrations(db);
   } catch (error) {
     throw new NotALogError(path, `it cannot be read as SQLite (${messageOf(error)})`);
   }

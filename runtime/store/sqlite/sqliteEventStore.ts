@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import Database from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
 import { filter, interval, map, merge, type Observable, Subject, share } from 'rxjs';
 import { type DomainEvent, codec as defaultCodec } from '../../../events/catalog.ts';
 import type { AnyEventCodec } from '../../../events/codec.ts';
@@ -111,7 +110,7 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
     // the event loop for half its busy time.
     db.pragma('synchronous = NORMAL');
     // kysely only runs the migrations: every read and write of the log is a prepared better-sqlite3 statement.
-    await migrateToLatest(new Kysely<unknown>({ dialect: new SqliteDialect({ database: db }) }));
+    await migrateToLatest(db);
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     const durable = options.sync === 'normal' || path === ':memory:' ? null : new WalSync(`${path}-wal`, options.faults);
     if (path === ':memory:') return new SqliteEventStore(db, options, durable);
