@@ -14,8 +14,9 @@ export interface RunPlace {
 }
 
 /**
- * One run of a lane, once: a run pushed to several computers waits in each of their queues, and
- * those copies are folded here into the row of the run, which says where it has gone furthest.
+ * One run of a lane, once: a run offered again elsewhere (refused, unanswered, or pushed to every
+ * computer by an older board) may wait in several computers' queues, and those copies are folded here
+ * into the row of the run, which says where it has gone furthest.
  */
 export interface LaneRow {
   readonly runId: string;
@@ -268,7 +269,7 @@ function foldCopies(board: BoardState, places: readonly RunPlace[]): LaneRow[] {
 }
 
 /**
- * A run pushed to several computers waits in each queue until its claim is answered: when the board
+ * A run held by several computers waits in each queue until its claim is answered: when the board
  * already gave it to another one (or it ended), the row says so, so a stale wait is not mistaken for
  * the run's state.
  */

@@ -180,6 +180,13 @@ export function cellCount(system: ActorSystem): number {
   return system.cells.size;
 }
 
+/** Whether an actor is in memory now: false once it passivated or stopped (a message revives the one that passivated). */
+export function isAwake(ref: ActorRef<never>): boolean {
+  if (!(ref instanceof Cell)) throw new TypeError('not an ActorRef from actors/runtime');
+  // A forgotten cell (see `sweep`) passivated; read as it is, not brought back into the map.
+  return !ref.forgotten && isLive(ref);
+}
+
 /** `name` only labels errors: nact keys systems by name in a process-wide map, so nact keeps its random one. */
 export function startActorSystem(opts: { name?: string; onError?: (report: CrashReport) => void } = {}): ActorSystem {
   const nactRef = nact.start();

@@ -10,6 +10,7 @@ import {
   child,
   dispatch,
   InvalidActorNameError,
+  isAwake,
   QueryTimeoutError,
   query,
   type ReplyTo,
@@ -63,6 +64,9 @@ function counter(opts: { passivateAfterMs?: number; onCrash?: ActorSpec<{ total:
   return { spec, log, seen, stats };
 }
 
+/** Waits (bounded) until `ref` passivated: its idle timer is the runtime's, and fires when the machine lets it. */
+const passivated = (ref: ActorRef<never>) => vi.waitFor(() => expect(isAwake(ref)).toBe(false), { timeout: 5_000, interval: 5 });
+
 const get = (ref: ActorRef<CounterMsg>) => query(ref, (replyTo) => ({ type: 'get', replyTo }), 200);
 
 let system: ActorSystem;
@@ -99,7 +103,7 @@ describe('nact 7.6.2 facts the runtime relies on', () => {
       },
     );
     for (const m of ['a', 'b', 'boom', 'c']) nact.dispatch(ref, m);
-    await sleep(20);
+    await vi.waitFor(() => expect(states).toHaveLength(4), { timeout: 5_000, interval: 5 });
     nact.stop(sys);
     expect(calls).toBe(2);
     expect(states.map((s) => (s instanceof Promise ? 'promise' : s))).toEqual(['promise', { n: 1 }, { n: 1 }, 'promise']);
@@ -258,12 +262,12 @@ describe('actors/runtime', () => {
     const ref = child(system, 'run-p', c.spec);
     dispatch(ref, { type: 'add', n: 3 });
     expect(await get(ref)).toBe(3);
-    await sleep(60);
+    await passivated(ref);
     expect(c.stats.hydrations).toBe(1);
     expect(dispatch(ref, { type: 'add', n: 4 })).toBe(true); // the old ref revives the actor
     expect(await get(ref)).toBe(7);
     expect(c.stats.hydrations).toBe(2);
-    await sleep(60);
+    await passivated(ref);
     expect(child(system, 'run-p', c.spec)).toBe(ref); // lookup after passivation: same ref, fresh state
     expect(await get(ref)).toBe(7);
     expect(c.stats.hydrations).toBe(3);
@@ -277,7 +281,8 @@ describe('actors/runtime', () => {
     const kid = spawnActor(parent, 'lane-2', lane.spec);
     dispatch(kid, { type: 'add', n: 2 });
     expect(await get(kid)).toBe(2);
-    await sleep(60); // the board passivates, and nact stops its children with it
+    await passivated(parent); // the board passivates, and nact stops its children with it
+    await passivated(kid);
     expect(await get(kid)).toBe(2);
     expect(lane.stats.hydrations).toBe(2);
   });

@@ -13,6 +13,7 @@ import { LogUnwritableError } from '../logUnwritable.ts';
 import { checkRequest } from '../planAppends.ts';
 import { sharedLogWriter } from '../processWriter.ts';
 import { type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
+import { type FoldColumns, scanInChunks } from '../scanRows.ts';
 import type { SnapshotPolicy } from '../sqlite/snapshots.ts';
 import { checkLogSchema, migrateToLatest } from './migrations.ts';
 import { commitBatch, type LogIdentity, type PgStoreFaults, STATEMENT_TIMEOUT_MS } from './pgAppend.ts';
@@ -375,27 +376,8 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
-  async scanRows(after: number, limit: number, visit: (row: FoldRow) => void): Promise<number> {
-    const row: FoldRow = { seq: 0, stream: '', type: '', data: '', at: 0, cause: null };
-    let count = 0;
-    let last = after;
-    while (count < limit) {
-      const chunk = Math.min(SCAN_CHUNK, limit - count);
-      const rows = await this.raw<[number, string, string, string, number, number | null]>('runledger_fold_rows', SQL.foldRows, [last, chunk]);
-      for (const [seq, stream, type, data, at, cause] of rows) {
-        row.seq = seq;
-        row.stream = stream;
-        row.type = type;
-        row.data = data;
-        row.at = at;
-        row.cause = cause;
-        visit(row);
-      }
-      count += rows.length;
-      if (rows.length < chunk) break;
-      last = row.seq;
-    }
-    return count;
+  scanRows(after: number, limit: number, visit: (row: FoldRow) => void): Promise<number> {
+    return scanInChunks(after, limit, SCAN_CHUNK, (last, size) => this.raw<FoldColumns>('runledger_fold_rows', SQL.foldRows, [last, size]), visit);
   }
 
   async readStream(stream: string, after = 0): Promise<DomainEvent[]> {

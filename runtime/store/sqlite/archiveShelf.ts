@@ -2,9 +2,10 @@ import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { RawRow } from '../rowDecoder.ts';
+import type { FoldColumns } from '../scanRows.ts';
 
-/** The columns of a fold's row (see `SqliteEventStore.scanRows`), in its order. */
-export type RawFoldRow = [seq: number, stream: string, type: string, data: string, at: number, cause: number | null];
+/** The columns of a fold's row, in the order both stores select them (../scanRows.ts). */
+export type RawFoldRow = FoldColumns;
 
 const COLUMNS = 'seq, stream, version, type, data, at, cause, actor';
 const STREAM_ENTITY = `substr(stream, instr(stream, '/') + 1)`;

@@ -12,6 +12,7 @@ import { GroupCommit, type PendingAppend } from '../groupCommit.ts';
 import { asLogUnwritable, LogUnwritableError } from '../logUnwritable.ts';
 import { checkRequest } from '../planAppends.ts';
 import { type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
+import { scanInChunks } from '../scanRows.ts';
 import { commitAppends, type LeaseReader, type PreparedAppend, prepareAppendStatements, type StoreFaults } from './appendBatch.ts';
 import { ArchiveShelf, type RawFoldRow } from './archiveShelf.ts';
 import { sqliteComputerEvents } from './computerEventsTable.ts';
@@ -399,28 +400,14 @@ export class SqliteEventStore implements EventStore {
     }
   }
 
-  async scanRows(after: number, limit: number, visit: (row: FoldRow) => void): Promise<number> {
-    const row: FoldRow = { seq: 0, stream: '', type: '', data: '', at: 0, cause: null };
-    let count = 0;
-    let last = after;
-    // Chunks of rows: few alive at once, so the garbage collector has little to move.
-    while (count < limit) {
-      const chunk = Math.min(SCAN_CHUNK, limit - count);
-      const rows = this.rowsAfter(last, chunk, this.selectFoldRows, (below) => this.archives!.foldRowsAfter(last, below, chunk));
-      for (const [seq, stream, type, data, at, cause] of rows) {
-        row.seq = seq;
-        row.stream = stream;
-        row.type = type;
-        row.data = data;
-        row.at = at;
-        row.cause = cause;
-        visit(row);
-      }
-      count += rows.length;
-      if (rows.length < chunk) break;
-      last = row.seq;
-    }
-    return count;
+  scanRows(after: number, limit: number, visit: (row: FoldRow) => void): Promise<number> {
+    return scanInChunks(
+      after,
+      limit,
+      SCAN_CHUNK,
+      (last, size) => this.rowsAfter(last, size, this.selectFoldRows, (below) => this.archives!.foldRowsAfter(last, below, size)),
+      visit,
+    );
   }
 
   /**
