@@ -91,7 +91,7 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentHandl
     if (stoppedBy !== null && !graceOver && groupAlive(pid)) return;
     // What it left running (its group, what escaped it) goes before the result is told: see strays.ts.
     sweeping = true;
-    void startedTicks.then((since) => stopStrays(mark, pid, since, graceMs)).then(finish);
+    void stopStrays(mark, pid, startedTicks, graceMs).then(finish);
   };
   const finish = (strays: readonly Stray[]): void => {
     if (exit === null) return;
@@ -119,7 +119,7 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentHandl
 
   let pid: number | null = null;
   let launchId: number | null = null;
-  let startedTicks: Promise<number> = Promise.resolve(0);
+  let startedTicks = 0;
   const launched = await launcher.launch(
     { command: options.command, cwd: options.cwd, env: { ...options.env, [AGENT_MARK]: mark }, prompt: options.prompt },
     {

@@ -233,7 +233,7 @@ export class ComputerRuns {
     for (const outbox of this.outboxes) await outbox.open(undefined, from);
     for (const [runId, run] of Object.entries(runs)) {
       if (run.phase === 'executing' || run.phase === 'requested') {
-        const alive = run.pid !== null && (groupAlive(run.pid) || (run.mark !== undefined && (await findStrays(run.mark, run.pid)).length > 0));
+        const alive = run.pid !== null && (groupAlive(run.pid) || (run.mark !== undefined && findStrays(run.mark, run.pid).length > 0));
         await this.input(runId, {
           stream: this.stream(runId),
           type: 'run.found.interrupted',

@@ -306,8 +306,7 @@ export function killConsumer(ctx: RunEffectsContext): EffectConsumer<DomainEvent
       // A pid is only signalled while its run is known to execute: a recycled pid is someone else's.
       // What a restart found alive is the exception: its run is already completing (decided in the same
       // step), and its group, or its agent's mark, was read alive just now and is read again here.
-      const leftByEarlierDaemon =
-        reason === INTERRUPTED_BY_RESTART && (groupAlive(pid) || (mark !== undefined && (await findStrays(mark, pid)).length > 0));
+      const leftByEarlierDaemon = reason === INTERRUPTED_BY_RESTART && (groupAlive(pid) || (mark !== undefined && findStrays(mark, pid).length > 0));
       if (!handle && ctx.phaseOf(runId) !== 'executing' && !leftByEarlierDaemon)
         return { ok: false, detail: 'not killed: the run no longer executes' };
       if (handle) {
