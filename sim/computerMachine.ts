@@ -5,7 +5,7 @@ import type { SessionCloser } from '../apps/computer/closer/sessionCloser.ts';
 import type { Computer } from '../apps/computer/computer.ts';
 import { drainComputer } from '../apps/computer/drainComputer.ts';
 import { buildComputer } from '../apps/daemon/assembleComputer.ts';
-import { assembleProcess } from '../apps/daemon/assembleProcess.ts';
+import { assembleProcess, startFolds } from '../apps/daemon/assembleProcess.ts';
 import { type ActorSystem, stopSystem } from '../runtime/actors/runtime.ts';
 import type { ProjectionKeeper } from '../runtime/folds/keeper/projectionKeeper.ts';
 import type { EventStore } from '../runtime/store/eventStore.ts';
@@ -119,13 +119,8 @@ export class ComputerMachine {
     const random = world.prng.fork();
     const agentDraws = world.prng.fork();
     // The daemon's assembly (apps/daemon/) on the simulated edges: the disk outlives the life, nact's timers run on its clock.
-    const parts = await assembleProcess({
-      clock,
-      store,
-      log,
-      closeStore: async () => undefined,
-      armTimers: (system) => armNactOn(system.name, clock),
-    });
+    const parts = assembleProcess({ clock, store, log, closeStore: async () => undefined, armTimers: (system) => armNactOn(system.name, clock) });
+    await startFolds(parts);
     // Its `--server` list: the push stream moves on when its board drops it, and the calls follow (adapters/http/boardServers.ts).
     const servers = world.boards.servers(this.firstBoard);
     const calls = this.boardCalls(owner, servers);

@@ -1,5 +1,5 @@
 import type { BoardHostOptions } from '../board/boardHost.ts';
-import type { BoardServer } from '../board/boardServer.ts';
+import type { UnstartedBoard } from '../board/boardServer.ts';
 import { startBoardChores } from '../board/chores/boardChores.ts';
 import type { HookCommands } from '../board/chores/hooks/hookNames.ts';
 import type { RunHook } from '../board/chores/hooks/hookRunner.ts';
@@ -14,10 +14,10 @@ export type BoardCore = Pick<BoardHostOptions, 'system' | 'store' | 'clock' | 'b
 /** A board's own edges: how it meets its computers and clients, its peers, how it reads sessions and runs hooks. */
 export interface BoardPorts {
   /**
-   * Makes the board's host on `core` and starts it where its computers and clients reach it: on HTTP
-   * and WebSocket (startBoardServer) for the daemon; called directly over the simulated network in sim/.
+   * Makes the board's host on `core`, to be started where its computers and clients reach it: on HTTP
+   * and WebSocket (makeBoardServer) for the daemon; called directly over the simulated network in sim/.
    */
-  readonly serve: (core: BoardCore) => Promise<BoardServer>;
+  readonly serve: (core: BoardCore) => UnstartedBoard;
   /** The other boards of its log (PostgreSQL), or null: it is alone. */
   readonly peers: BoardPeers | null;
   /** How a session's liveness is read, for its notices (the daemon's session driver). */
@@ -40,38 +40,43 @@ export interface BoardSettings {
 }
 
 /**
- * A board's parts on a process (assembleProcess): its host, served, then its chores. A part that fails
- * to start stops what had started.
+ * A board's parts on a process (assembleProcess): its host, made now, before the folds start (startFolds);
+ * `start` serves it, then starts its chores. A part that fails to start stops what had started.
  */
-export function assembleBoard(parts: ProcessParts, settings: BoardSettings, ports: BoardPorts): Promise<BoardServer> {
+export function buildBoard(parts: ProcessParts, settings: BoardSettings, ports: BoardPorts): UnstartedBoard {
   const { system, ports: edges } = parts;
   const { store, clock, log } = edges;
   const { peers } = ports;
-  return startOrAbort(parts, async () => {
-    const board = await ports.serve({
-      system,
-      store,
-      clock,
-      boardSecret: settings.boardSecret,
-      submitToken: settings.submitToken,
-      ...(settings.leaseMs !== undefined ? { leaseMs: settings.leaseMs } : {}),
-      ...(peers ? { peers } : {}),
-      log,
-    });
-    parts.board = board;
-    parts.chores = await startBoardChores(
-      {
-        ...choresOn(store, peers),
-        clock,
-        hooks: settings.hooks,
-        ...(settings.hookTimeoutMs !== undefined ? { hookTimeoutMs: settings.hookTimeoutMs } : {}),
-        ...(ports.runHook ? { runHook: ports.runHook } : {}),
-        liveness: ports.liveness,
-        ...(settings.hookCwd !== undefined ? { hookCwd: settings.hookCwd } : {}),
-        log,
-      },
-      settings.tickMs,
-    );
-    return board;
+  const made = ports.serve({
+    system,
+    store,
+    clock,
+    boardSecret: settings.boardSecret,
+    submitToken: settings.submitToken,
+    ...(settings.leaseMs !== undefined ? { leaseMs: settings.leaseMs } : {}),
+    ...(peers ? { peers } : {}),
+    log,
   });
+  return {
+    board: made.board,
+    start: () =>
+      startOrAbort(parts, async () => {
+        const board = await made.start();
+        parts.board = board;
+        parts.chores = await startBoardChores(
+          {
+            ...choresOn(store, peers),
+            clock,
+            hooks: settings.hooks,
+            ...(settings.hookTimeoutMs !== undefined ? { hookTimeoutMs: settings.hookTimeoutMs } : {}),
+            ...(ports.runHook ? { runHook: ports.runHook } : {}),
+            liveness: ports.liveness,
+            ...(settings.hookCwd !== undefined ? { hookCwd: settings.hookCwd } : {}),
+            log,
+          },
+          settings.tickMs,
+        );
+        return board;
+      }),
+  };
 }

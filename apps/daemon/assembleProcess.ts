@@ -49,9 +49,9 @@ export interface ProcessParts {
 
 /**
  * The actor system and the projection keeper on the log: what a board and a computer both run on.
- * Resolves once the keeper caught up with the log; a keeper that fails to start stops the rest.
+ * Nothing runs yet: the board's host is made before the folds catch up (startFolds).
  */
-export async function assembleProcess(ports: ProcessPorts): Promise<ProcessParts> {
+export function assembleProcess(ports: ProcessPorts): ProcessParts {
   const { store, clock, log } = ports;
   const system = startActorSystem({
     // An outage of the log (a full disk, a lock, a server down) is told once by the store, and each
@@ -62,11 +62,10 @@ export async function assembleProcess(ports: ProcessPorts): Promise<ProcessParts
     },
   });
   ports.armTimers?.(system);
-  const keeper = new ProjectionKeeper(store, projections, clock, { log });
-  const parts: ProcessParts = {
+  return {
     ports,
     system,
-    keeper,
+    keeper: new ProjectionKeeper(store, projections, clock, { log }),
     board: null,
     chores: null,
     retention: null,
@@ -76,8 +75,11 @@ export async function assembleProcess(ports: ProcessPorts): Promise<ProcessParts
     reportLink: null,
     releases: [],
   };
-  await startOrAbort(parts, () => keeper.start());
-  return parts;
+}
+
+/** The keeper catches up with the log; if it cannot, the process stops. */
+export function startFolds(parts: ProcessParts): Promise<void> {
+  return startOrAbort(parts, () => parts.keeper.start());
 }
 
 /** Runs one step of a start; if it fails, whatever had started stops (abortProcess) and the error goes on. */

@@ -17,7 +17,7 @@ import { openStore } from '../../runtime/store/open/openStore.ts';
 import type { StoreFaults } from '../../runtime/store/sqlite/appendBatch.ts';
 import { openSqliteStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { webView } from '../../web/webView.ts';
-import { type BoardServer, startBoardServer } from '../board/boardServer.ts';
+import { type BoardServer, makeBoardServer, type UnstartedBoard } from '../board/boardServer.ts';
 import { driverLiveness } from '../board/chores/boardChores.ts';
 import type { HookCommands } from '../board/chores/hooks/hookNames.ts';
 import { PostgresPeers } from '../board/peers/postgresPeers.ts';
@@ -25,9 +25,9 @@ import type { DriverName } from '../computer/closer/sessionCloser.ts';
 import type { Computer } from '../computer/computer.ts';
 import { type DrainReport, drainComputer } from '../computer/drainComputer.ts';
 import { boardLockPath, computerLockPath, takeProcessLock } from '../computer/processLock.ts';
-import { assembleBoard, type BoardCore } from './assembleBoard.ts';
+import { type BoardCore, buildBoard } from './assembleBoard.ts';
 import { assembleComputer } from './assembleComputer.ts';
-import { assembleProcess, closeProcess, type ProcessParts, startOrAbort } from './assembleProcess.ts';
+import { assembleProcess, closeProcess, type ProcessParts, startFolds, startOrAbort } from './assembleProcess.ts';
 import { startRetention } from './retentionChore.ts';
 
 export interface DaemonOptions {
@@ -150,12 +150,15 @@ export async function startDaemon(options: DaemonOptions, ports: DaemonPorts = {
   const store = onPostgres
     ? await openStore(db, storeOptions)
     : await openSqliteStore(db, { ...storeOptions, ...(ports.storeFaults ? { faults: ports.storeFaults } : {}) });
-  const parts = await assembleProcess({ clock, store, log });
+  const parts = assembleProcess({ clock, store, log });
   const computerId = options.boardOnly ? null : (options.computer ?? 'local');
   await startOrAbort(parts, async () => {
     let server = options.server ?? null;
     let token = options.token ?? null;
     let tokenSource = options.tokenSource ?? 'the token given with --token';
+    // The board's host is made before the folds catch up, as the simulator makes it (sim/boardMachine.ts).
+    const made = server === null ? await makeBoard(parts, options, { db, named, folder, foreignRows: storeOptions.foreignRows }) : null;
+    await startFolds(parts);
     if (options.retainDays !== undefined) {
       const settings = {
         retainDays: options.retainDays,
@@ -164,7 +167,7 @@ export async function startDaemon(options: DaemonOptions, ports: DaemonPorts = {
       parts.retention = await startRetention(store, db, settings, clock, log);
     }
     if (server === null) {
-      const board = await startBoard(parts, options, { db, named, folder, foreignRows: storeOptions.foreignRows });
+      const board = await made!.start();
       server = board.url;
       if (computerId !== null && token === null) {
         token = await localComputerToken(board, folder, computerId, clock);
@@ -208,8 +211,8 @@ interface LogPlace {
   readonly foreignRows: (row: ForeignRow) => void;
 }
 
-/** The board half: its lock and secrets, its peers on PostgreSQL, served on HTTP (`--host`, `--port`), with its chores. */
-async function startBoard(parts: ProcessParts, options: DaemonOptions, place: LogPlace): Promise<BoardServer> {
+/** The board half: its lock and secrets, its peers on PostgreSQL, to be served on HTTP (`--host`, `--port`), with its chores. */
+async function makeBoard(parts: ProcessParts, options: DaemonOptions, place: LogPlace): Promise<UnstartedBoard> {
   const { store, clock, log } = parts.ports;
   const { db } = place;
   // Boards on one PostgreSQL database are many by design (docs/rules.md#postgresql-board); on one SQLite file, one.
@@ -227,8 +230,8 @@ async function startBoard(parts: ProcessParts, options: DaemonOptions, place: Lo
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 7420;
   const { keeper } = parts;
-  const serve = async (core: BoardCore) => {
-    const board = await startBoardServer({
+  const serve = (core: BoardCore): UnstartedBoard => {
+    const made = makeBoardServer({
       ...core,
       ...(reported ? { reported } : {}),
       host,
@@ -237,13 +240,19 @@ async function startBoard(parts: ProcessParts, options: DaemonOptions, place: Lo
       usage: () => keeper.state<UsageState>('usage').logins,
       // Boards sharing a PostgreSQL log read what computers reported to the others too.
       web: webView({ store, clock, projections: keeper, log, reported, ...(sharedLog ? { reportedPollMs: 1_000 } : {}) }),
-    }).catch((error: unknown) => {
-      throw portTaken(error, host, port);
     });
-    log(`board listening on ${board.url} (log ${place.named}); the live view: ${board.url}/`);
-    return board;
+    return {
+      board: made.board,
+      start: async () => {
+        const board = await made.start().catch((error: unknown) => {
+          throw portTaken(error, host, port);
+        });
+        log(`board listening on ${board.url} (log ${place.named}); the live view: ${board.url}/`);
+        return board;
+      },
+    };
   };
-  return assembleBoard(
+  return buildBoard(
     parts,
     {
       ...secrets,
