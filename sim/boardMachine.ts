@@ -124,7 +124,11 @@ export class BoardMachine {
     // Not on HTTP: the simulated network calls its host (`call`) and attaches its push streams.
     const serve = (core: BoardCore): UnstartedBoard => {
       const board = new BoardHost(core);
-      return { board, start: async () => (await board.start(), { url: this.url, board, close: () => board.stop() }) };
+      const start = async () => {
+        await board.start();
+        return { url: this.url, board, close: () => board.stop() };
+      };
+      return { board, start };
     };
     // A session's liveness, as a driver would read it: running, at times stopped (its notices are withheld
     // until it runs again), at times not readable (they wait).
