@@ -5,7 +5,7 @@ import type { SessionCloser } from '../apps/computer/closer/sessionCloser.ts';
 import type { Computer } from '../apps/computer/computer.ts';
 import { drainComputer } from '../apps/computer/drainComputer.ts';
 import { buildComputer } from '../apps/daemon/assembleComputer.ts';
-import { assembleProcess, startFolds } from '../apps/daemon/assembleProcess.ts';
+import { assembleProcess, closeProcess, type ProcessParts, startFolds } from '../apps/daemon/assembleProcess.ts';
 import { type ActorSystem, stopSystem } from '../runtime/actors/runtime.ts';
 import type { ProjectionKeeper } from '../runtime/folds/keeper/projectionKeeper.ts';
 import type { EventStore } from '../runtime/store/eventStore.ts';
@@ -33,6 +33,8 @@ export interface ComputerLife {
   /** Its session closer, as the daemon runs one beside its computer. */
   readonly sessionCloser: SessionCloser;
   readonly keeper: ProjectionKeeper;
+  /** Its process's parts, as the daemon's assembly made them: stopped in the daemon's order. */
+  readonly parts: ProcessParts;
   readonly incarnation: string;
   readonly startedAt: number;
   draining: boolean;
@@ -159,6 +161,7 @@ export class ComputerMachine {
       computer: built.computer,
       sessionCloser: built.sessions,
       keeper: parts.keeper,
+      parts,
       incarnation,
       startedAt: world.scheduler.now,
       draining: false,
@@ -197,12 +200,9 @@ export class ComputerMachine {
       (ms) => new Promise((r) => life.clock.after(ms, r)),
     );
     if (this.life !== life) return;
-    life.sessionCloser.stop();
-    await life.sessionCloser.settled();
-    if (this.life !== life) return;
-    await life.keeper.stop();
-    life.computer.stop();
-    this.crash();
+    // The daemon's stop, in its order (apps/daemon/assembleProcess.ts); then the process exits.
+    await closeProcess(life.parts);
+    if (this.life === life) this.crash();
   }
 
   /** The board refused this life's stream (4409): the daemon drains and exits 2, as the CLI does. */
