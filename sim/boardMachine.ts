@@ -16,6 +16,7 @@ import { armNactOn } from './nactTimers.ts';
 import type { Prng } from './prng.ts';
 import type { SimSocket } from './pushLink.ts';
 import { LifeClock, Owner, type Scheduler, type TimerFuzz } from './scheduler.ts';
+import { startLife } from './startLife.ts';
 
 export const BOARD_SECRET = 'sim-board-secret';
 export const SUBMIT_TOKEN = 'sim-submit-token';
@@ -84,16 +85,8 @@ export class BoardMachine {
     private readonly peersOf: PeersOf | null = null,
   ) {}
 
-  async start(): Promise<BoardLife | null> {
-    if (this.life || this.booting) return null;
-    this.booting = true;
-    const attempt = this.lives + 1;
-    try {
-      return await this.boot();
-    } finally {
-      // A crash during the start ended this attempt already (and may have begun another).
-      if (this.lives === attempt) this.booting = false;
-    }
+  start(): Promise<BoardLife | null> {
+    return startLife(this, () => this.boot());
   }
 
   /** Its URL in a computer's `--server` list. */

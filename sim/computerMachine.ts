@@ -19,6 +19,7 @@ import type { Prng } from './prng.ts';
 import { SimSocket } from './pushLink.ts';
 import { LifeClock, Owner, type Scheduler, type TimerFuzz } from './scheduler.ts';
 import { type SessionsWorld, SimSessions } from './sessions.ts';
+import { startLife } from './startLife.ts';
 
 /** How long the computer's HTTP client waits for an answer before calling it a network error (adapters/http/boardClient.ts). */
 const CALL_TIMEOUT_MS = 15_000;
@@ -96,16 +97,8 @@ export class ComputerMachine {
     this.agents = new SimSessions({ machine, lifeName: () => this.life?.name ?? null }, world, world.seed);
   }
 
-  async start(): Promise<ComputerLife | null> {
-    if (this.life || this.booting) return null;
-    this.booting = true;
-    const attempt = this.lives + 1;
-    try {
-      return await this.boot();
-    } finally {
-      // A crash during the start ended this attempt already (and may have begun another).
-      if (this.lives === attempt) this.booting = false;
-    }
+  start(): Promise<ComputerLife | null> {
+    return startLife(this, () => this.boot());
   }
 
   private async boot(): Promise<ComputerLife> {
