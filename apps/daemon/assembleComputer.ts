@@ -53,8 +53,8 @@ export interface BuiltComputer {
 
 /**
  * A computer's parts on a process (assembleProcess): the Computer, its report to the board, its session
- * closer. `build` makes them (the caller may keep them before they run: the simulator's crash reaches
- * them), `start` starts them in order; a part that fails to start stops what had started.
+ * closer, made now (the caller may hold them before they run: the simulator's crash reaches them);
+ * `start` starts them in order, and a part that fails to start stops what had started.
  */
 export function buildComputer(parts: ProcessParts, settings: ComputerSettings, ports: ComputerPorts): BuiltComputer {
   const { system, ports: edges } = parts;
