@@ -101,15 +101,17 @@ async function runsThroughAnOutage(name: string, db: string, outage: Outage, sto
   const markers = () => lines(MARKERS).slice(markersBefore);
   const pids = () => lines(PIDS).slice(pidsBefore);
   const lines_: string[] = [];
-  const daemon = await startDaemon({
-    db,
-    port: 0,
-    exec: AGENT,
-    slots: 2,
-    heartbeatS: 1,
-    log: (line) => lines_.push(line),
-    ...(storeFaults ? { storeFaults } : {}),
-  });
+  const daemon = await startDaemon(
+    {
+      db,
+      port: 0,
+      exec: AGENT,
+      slots: 2,
+      heartbeatS: 1,
+      log: (line) => lines_.push(line),
+    },
+    storeFaults ? { storeFaults } : {},
+  );
   onTestFinished(() => daemon.close());
   const token = readSubmitToken(db);
 
