@@ -1,5 +1,6 @@
 import type { DomainEvent } from '../events/catalog.ts';
 import type { EventStore, FoldRow } from '../runtime/store/eventStore.ts';
+import type { LogQueries } from '../runtime/store/logQueries.ts';
 import type { Replayer } from './replayer.ts';
 
 export interface FeedOptions {
@@ -14,7 +15,7 @@ export interface FeedOptions {
   readonly onPage?: (lastSeq: number) => void | Promise<void>;
 }
 
-type Source = Pick<EventStore, 'readAll'> & Partial<Pick<EventStore, 'scanRows'>>;
+type Source = Pick<EventStore, 'readAll'> & Partial<Pick<LogQueries, 'scanRows'>>;
 
 /**
  * Pages through the log from where the replayer stands and hands it every event, then closes the last

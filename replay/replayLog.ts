@@ -1,6 +1,7 @@
 import type { AnyDecider } from '../actors/decider.ts';
 import type { AnyEventCodec } from '../events/codec.ts';
 import type { EventStore } from '../runtime/store/eventStore.ts';
+import type { LogQueries } from '../runtime/store/logQueries.ts';
 import type { Stretch } from '../runtime/store/sqlite/startingCheckpoints.ts';
 import { CheckpointMismatchError, startsFromCheckpoint } from './checkpointStarts.ts';
 import { complete, feed } from './feed.ts';
@@ -49,7 +50,7 @@ const FROM_START: readonly Stretch[] = [{ from: 1, to: Number.POSITIVE_INFINITY,
  * `rebuild --write`.
  */
 export async function replayLog(
-  store: Pick<EventStore, 'readAll'> & Partial<Pick<EventStore, 'scanRows'>>,
+  store: Pick<EventStore, 'readAll'> & Partial<Pick<LogQueries, 'scanRows'>>,
   deciders: readonly AnyDecider[],
   options: ReplayLogOptions = {},
 ): Promise<ReplayReport> {

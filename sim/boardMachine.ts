@@ -8,7 +8,7 @@ import { type BoardCore, buildBoard } from '../apps/daemon/assembleBoard.ts';
 import { assembleProcess, startFolds } from '../apps/daemon/assembleProcess.ts';
 import { type ActorSystem, stopSystem } from '../runtime/actors/runtime.ts';
 import type { ProjectionKeeper } from '../runtime/folds/keeper/projectionKeeper.ts';
-import type { EventStore } from '../runtime/store/eventStore.ts';
+import type { EventStore, OpenedLog } from '../runtime/store/eventStore.ts';
 import { LogUnwritableError } from '../runtime/store/logUnwritable.ts';
 import type { SimDisk } from './disk.ts';
 import { type HookInvocation, SIM_HOOK_TIMEOUT_MS, SIM_HOOKS, simHookRunner } from './hooks.ts';
@@ -42,7 +42,7 @@ export interface BoardLog {
   full: boolean;
   readonly current: SimDisk['current'];
   snapshot: SimDisk['snapshot'];
-  open(report: (line: string) => void, owner: Owner, board: string, writer: string): Promise<EventStore>;
+  open(report: (line: string) => void, owner: Owner, board: string, writer: string): Promise<OpenedLog>;
   /** After each step, before the invariants read `current` (a copy of a log kept elsewhere: sim/pgLog.ts). */
   catchUp?(): Promise<void>;
   /** At the world's end: its connections closed. */

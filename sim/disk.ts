@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import type { AppendRequest, EventStore } from '../runtime/store/eventStore.ts';
+import type { AppendRequest, OpenedLog } from '../runtime/store/eventStore.ts';
 import { openSqliteStore, SqliteEventStore } from '../runtime/store/sqlite/sqliteEventStore.ts';
 
 /**
@@ -18,7 +18,7 @@ export class SimDisk {
   constructor(readonly name: string) {}
 
   /** Opens the log for a new life: the image left by the last one, or a fresh log. */
-  async open(report: (line: string) => void, _owner?: unknown, _machine?: string, writer = `${this.name}:1`): Promise<EventStore> {
+  async open(report: (line: string) => void, _owner?: unknown, _machine?: string, writer = `${this.name}:1`): Promise<OpenedLog> {
     const faults = {
       failWrites: () => {
         if (!this.full) return null;
@@ -69,7 +69,7 @@ export async function emptyLog(): Promise<Buffer> {
  * time), which would let real time decide which appends share a commit. Unheld, a batch is what one
  * turn of the event loop appended: a function of the world alone.
  */
-export function withoutHolds(store: SqliteEventStore, committed?: () => void): EventStore {
+export function withoutHolds(store: SqliteEventStore, committed?: () => void): OpenedLog {
   return new Proxy(store, {
     get(target, property, receiver) {
       if (property === 'holdCommits') return () => () => undefined;

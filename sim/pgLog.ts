@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { takeWhile } from 'rxjs';
 import { LeasedPeers, type LeasedPeersOptions, type PeerTables } from '../apps/board/peers/leasedPeers.ts';
-import type { EventStore } from '../runtime/store/eventStore.ts';
+import type { EventStore, OpenedLog } from '../runtime/store/eventStore.ts';
 import { openPostgresStore, type PostgresEventStore } from '../runtime/store/postgres/postgresEventStore.ts';
 import type { SqliteEventStore } from '../runtime/store/sqlite/sqliteEventStore.ts';
 import { emptyLog, snapshotOf } from './disk.ts';
@@ -52,7 +52,7 @@ export class PgSharedLog {
     private readonly scheduler: Scheduler,
   ) {}
 
-  async open(report: (line: string) => void, owner: Owner, _board: string, writer: string): Promise<EventStore> {
+  async open(report: (line: string) => void, owner: Owner, _board: string, writer: string): Promise<OpenedLog> {
     await this.ready();
     const faults = {
       failWrites: () => {
@@ -166,7 +166,7 @@ export class PgSharedLog {
  * The store with its group-commit hold turned off (see withoutHolds) and every call tracked until
  * PostgreSQL answers, its checkpoints' and snapshots' included.
  */
-function trackedStore(store: PostgresEventStore, owner: Owner, committed: () => void): EventStore {
+function trackedStore(store: PostgresEventStore, owner: Owner, committed: () => void): OpenedLog {
   const append: EventStore['append'] = (request) =>
     tracked(
       store.append(request).then((result) => {

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { Subject } from 'rxjs';
 import { LeasedPeers, type LeasedPeersOptions } from '../apps/board/peers/leasedPeers.ts';
-import type { EventStore } from '../runtime/store/eventStore.ts';
+import type { OpenedLog } from '../runtime/store/eventStore.ts';
 import { SqliteEventStore } from '../runtime/store/sqlite/sqliteEventStore.ts';
 import { emptyLog, snapshotOf, withoutHolds } from './disk.ts';
 import { SimPeerTables } from './peerTables.ts';
@@ -41,7 +41,7 @@ export class SharedLog {
   ) {}
 
   /** A connection for one board life, writing as `writer`. */
-  async open(report: (line: string) => void, owner: Owner, board: string, writer: string): Promise<EventStore> {
+  async open(report: (line: string) => void, owner: Owner, board: string, writer: string): Promise<OpenedLog> {
     if (!this.db) {
       this.db = new Database(await emptyLog());
       this.tables = new SimPeerTables(this.db, () => this.scheduler.now);

@@ -19,7 +19,7 @@ import type { Clock } from '../runtime/actors/clock.ts';
 import { type FailureLog, stderrLog } from '../runtime/actors/untilRecorded.ts';
 import { historyPage, historyQueryOf } from '../runtime/audit/runHistory.ts';
 import { type ComputerEvents, withComputerEvents } from '../runtime/store/computerEvents.ts';
-import type { EventStore } from '../runtime/store/eventStore.ts';
+import type { EventStore, OpenedLog } from '../runtime/store/eventStore.ts';
 import { boardSnapshot, runFacts, WAIT_WARN_MS } from './boardSnapshot.ts';
 import { laneTurns } from './laneTurns.ts';
 import { LiveFeed } from './liveFeed.ts';
@@ -28,7 +28,7 @@ import { ReportedFolds } from './reportedFolds.ts';
 import { ViewerAccess } from './webAccess.ts';
 
 export interface WebViewOptions {
-  readonly store: EventStore;
+  readonly store: OpenedLog;
   readonly clock: Clock;
   /**
    * The live projections (the daemon's ProjectionKeeper): read at once, never kept; the live pages

@@ -37,7 +37,7 @@ import { type FailureLog, stderrLog } from '../../runtime/actors/untilRecorded.t
 import { foldLog } from '../../runtime/folds/foldLog.ts';
 import { hydrateStates } from '../../runtime/folds/hydrate.ts';
 import { type ComputerEvents, type EntityReads, type ReportedRow, withComputerEvents } from '../../runtime/store/computerEvents.ts';
-import type { EventStore } from '../../runtime/store/eventStore.ts';
+import type { EventStore, OpenedLog } from '../../runtime/store/eventStore.ts';
 import { LeaseMonitor } from './leaseMonitor.ts';
 import { OfferMonitor } from './offerMonitor.ts';
 import { type BoardPeers, SoleBoard } from './peers/boardPeers.ts';
@@ -50,7 +50,7 @@ export interface Answer {
 
 export interface BoardHostOptions {
   readonly system: ActorSystem;
-  readonly store: EventStore;
+  readonly store: OpenedLog;
   readonly clock: Clock;
   readonly boardSecret: string;
   /** The token file's (a SQLite board); null on PostgreSQL, whose submit tokens are all `runledger token add`'s. */

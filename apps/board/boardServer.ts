@@ -13,14 +13,14 @@ import type { Clock } from '../../runtime/actors/clock.ts';
 import type { ActorSystem } from '../../runtime/actors/runtime.ts';
 import { type FailureLog, stderrLog } from '../../runtime/actors/untilRecorded.ts';
 import type { ComputerEvents } from '../../runtime/store/computerEvents.ts';
-import type { EventStore } from '../../runtime/store/eventStore.ts';
+import type { OpenedLog } from '../../runtime/store/eventStore.ts';
 import { LogUnwritableError } from '../../runtime/store/logUnwritable.ts';
 import { BoardHost } from './boardHost.ts';
 import type { BoardPeers } from './peers/boardPeers.ts';
 
 export interface BoardServerOptions {
   readonly system: ActorSystem;
-  readonly store: EventStore;
+  readonly store: OpenedLog;
   readonly clock: Clock;
   readonly host: string;
   readonly port: number;

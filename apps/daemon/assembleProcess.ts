@@ -2,7 +2,7 @@ import type { Clock } from '../../runtime/actors/clock.ts';
 import { type ActorSystem, startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
 import { ProjectionKeeper } from '../../runtime/folds/keeper/projectionKeeper.ts';
 import { projections } from '../../runtime/folds/keeper/registry.ts';
-import type { EventStore } from '../../runtime/store/eventStore.ts';
+import type { OpenedLog } from '../../runtime/store/eventStore.ts';
 import { LogUnwritableError } from '../../runtime/store/logUnwritable.ts';
 import type { BoardServer } from '../board/boardServer.ts';
 import type { RunningChores } from '../board/chores/boardChores.ts';
@@ -18,7 +18,7 @@ import type { Computer } from '../computer/computer.ts';
 export interface ProcessPorts {
   readonly clock: Clock;
   /** The log, opened by the caller (a file, PostgreSQL, a simulated disk). */
-  readonly store: EventStore;
+  readonly store: OpenedLog;
   /** How the log is closed when the process stops: `store.close()` by default; the simulator's disk outlives the process. */
   readonly closeStore?: () => Promise<void>;
   readonly log: (line: string) => void;

@@ -11,7 +11,7 @@ import { describeForeignRow, type ForeignRow } from '../../events/codec.ts';
 import { statusView } from '../../projections/statusView.ts';
 import type { UsageState } from '../../projections/usage.ts';
 import { type Clock, systemClock } from '../../runtime/actors/clock.ts';
-import type { EventStore } from '../../runtime/store/eventStore.ts';
+import type { EventStore, OpenedLog } from '../../runtime/store/eventStore.ts';
 import { isPostgresUrl, redactUrl } from '../../runtime/store/logLocation.ts';
 import { openStore } from '../../runtime/store/open/openStore.ts';
 import type { StoreFaults } from '../../runtime/store/sqlite/appendBatch.ts';
@@ -149,7 +149,7 @@ export async function startDaemon(options: DaemonOptions, ports: DaemonPorts = {
   };
   // What the log can do beyond the EventStore follows from the dialect opened, not from a test of its class: archives are a SQLite log's.
   const sqlite = onPostgres ? null : await openSqliteStore(db, { ...storeOptions, ...(ports.storeFaults ? { faults: ports.storeFaults } : {}) });
-  const store: EventStore = sqlite ?? (await openStore(db, storeOptions));
+  const store: OpenedLog = sqlite ?? (await openStore(db, storeOptions));
   const parts = assembleProcess({ clock, store, log });
   const computerId = options.boardOnly ? null : (options.computer ?? 'local');
   await startOrAbort(parts, async () => {

@@ -6,8 +6,7 @@ import { formatSummary, summaryReport } from '../../projections/audit/summaryVie
 import type { AnyProjection } from '../../projections/projection.ts';
 import { checkEntityId, entityTimeline, formatTimeline, type Timeline } from '../../runtime/audit/runTimeline.ts';
 import { hydrateProjections } from '../../runtime/folds/hydrate.ts';
-import { withComputerEvents } from '../../runtime/store/computerEvents.ts';
-import type { EventStore } from '../../runtime/store/eventStore.ts';
+import { type EntityReads, withComputerEvents } from '../../runtime/store/computerEvents.ts';
 import { archivedSegments, describeSegment, segmentsHolding } from '../../runtime/store/retention/archivedWhere.ts';
 import { archiveFolder } from '../../runtime/store/sqlite/archiveShelf.ts';
 import { NotALogError } from '../../runtime/store/sqlite/migrations.ts';
@@ -65,7 +64,7 @@ export async function audit(id: string | undefined, options: AuditOptions): Prom
  * The run `id` names (whole, or a unique prefix: docs/rules.md#tools), else the session of that whole id. A prefix
  * too short or ambiguous for a run is refused, unless it is a session's whole id.
  */
-async function auditedTimeline(store: Pick<EventStore, 'readEntity' | 'entityIdsStartingWith'>, id: string): Promise<Timeline | null> {
+async function auditedTimeline(store: EntityReads, id: string): Promise<Timeline | null> {
   let runId: string | null;
   try {
     runId = await runIdInLog(store, id);

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { noRunStartsWith, resolveRunId } from '../../projections/audit/runIdPrefix.ts';
-import type { EventStore } from '../../runtime/store/eventStore.ts';
+import type { LogQueries } from '../../runtime/store/logQueries.ts';
 import { boardCall, type ClientOptions, refusal } from './boardCall.ts';
 
 /** `GET /v1/runs?prefix=P`: the board's run ids that start with P, sorted, a few of them. */
@@ -24,6 +24,6 @@ export async function runIdOnBoard(options: ClientOptions, input: string): Promi
 }
 
 /** The same from the log (`audit`, `replay --run`): null when no run has or starts with `input`. */
-export function runIdInLog(store: Pick<EventStore, 'entityIdsStartingWith'>, input: string): Promise<string | null> {
+export function runIdInLog(store: Pick<LogQueries, 'entityIdsStartingWith'>, input: string): Promise<string | null> {
   return resolveRunId(input, (prefix, limit) => store.entityIdsStartingWith('run', prefix, limit));
 }

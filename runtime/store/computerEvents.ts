@@ -1,6 +1,7 @@
 import type { DomainEvent } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import type { EventStore } from './eventStore.ts';
+import type { LogQueries } from './logQueries.ts';
 
 /** An event of a computer's own log as it reports it to its board: the row as stored there, `data` as a JSON value. */
 export interface ReportedRow {
@@ -36,7 +37,7 @@ export interface ComputerEvents {
 }
 
 /** What the board's readers of one entity need: its own log's events and the computers' reported ones. */
-export type EntityReads = Pick<EventStore, 'readEntity' | 'entityIdsStartingWith'>;
+export type EntityReads = Pick<EventStore, 'readEntity'> & Pick<LogQueries, 'entityIdsStartingWith'>;
 
 /**
  * The board's log and the computers' reported events read as one, for the readers that explain a run

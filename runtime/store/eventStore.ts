@@ -1,18 +1,20 @@
 import type { Observable } from 'rxjs';
 import type { DomainEvent } from '../../events/catalog.ts';
 import type { EventRow } from '../../events/codec.ts';
-import type { ComputerEvents } from './computerEvents.ts';
+import type { NewEvent, StoredEvent } from '../../events/envelope.ts';
+import type { LogQueries } from './logQueries.ts';
 import type { LogUnwritableError } from './logUnwritable.ts';
-import type { ForeignRowPolicy } from './rowDecoder.ts';
 
 /** A row as a fold reads it: the log's bookkeeping (`version`, `actor`) left out. */
 export type FoldRow = Omit<EventRow, 'version' | 'actor'>;
 
-import type { NewEvent, StoredEvent } from '../../events/envelope.ts';
+/** A store as `openStore` hands it out: the log the actors use, and the queries the tools read it with. */
+export type OpenedLog = EventStore & LogQueries;
 
 /**
- * The log, as every actor, projection and tool sees it. Nothing outside `runtime/store/sqlite/` knows
- * it is SQLite: a PostgreSQL store (kysely's Postgres dialect) can serve this interface unchanged.
+ * The log, as every actor, outbox and projection sees it (the tools' queries besides are LogQueries).
+ * Nothing outside `runtime/store/sqlite/` knows it is SQLite: a PostgreSQL store (kysely's Postgres
+ * dialect) serves this interface unchanged.
  */
 export interface EventStore {
   /**
@@ -35,17 +37,10 @@ export interface EventStore {
   unwritable(): LogUnwritableError | null;
   /**
    * Events with `seq > after`, in order, at most `limit` of them. Every read of events (this one, the
-   * streams, entities, subscriptions) skips a row this version cannot read and names it once, unless
+   * streams, entities, subscriptions, LogQueries') skips a row this version cannot read and names it once, unless
    * the store was opened to fail on them: so `limit` events may span more than `limit` seqs.
    */
   readAll(after: number, limit: number): Promise<DomainEvent[]>;
-  /**
-   * Hands `visit` each row with `seq > after`, in order, at most `limit` of them, as stored (its data
-   * still JSON text) and without the columns no fold reads (`version`, `actor`): for a reader of
-   * millions of rows that decodes only what it needs (`replay`). The row object is reused: `visit`
-   * must copy what it keeps, and must not use the store. Returns how many rows it visited.
-   */
-  scanRows(after: number, limit: number, visit: (row: FoldRow) => void): Promise<number>;
   /** Events of one stream with `version > after`, in order. */
   readStream(stream: string, after?: number): Promise<DomainEvent[]>;
   /**
@@ -53,12 +48,6 @@ export interface EventStore {
    * computer's `c1/run:r1`), in seq order; read through an index, never a scan of the log.
    */
   readEntity(kindAndId: string): Promise<DomainEvent[]>;
-  /**
-   * Ids of the entities of `kind` (e.g. `run`) whose id starts with `prefix`, sorted, at most `limit`:
-   * those with a stream of their own and those only named in events' data, as `readEntity` finds them;
-   * read through the same indexes, a range of them, never a scan of the log.
-   */
-  entityIdsStartingWith(kind: 'run' | 'session', prefix: string, limit: number): Promise<string[]>;
   /** The last event of a stream, or null when it has none. */
   lastOfStream(stream: string): Promise<DomainEvent | null>;
   streamVersion(stream: string): Promise<number>;
@@ -81,12 +70,6 @@ export interface EventStore {
    * held by its lock file). Callers ask this, never the store's class.
    */
   readonly sharedLog: SharedLog | null;
-  /**
-   * The events computers reported to this log's boards, in tables of their own beside the log
-   * (docs/architecture.md); null where there are none to read (a SQLite file opened read-only that
-   * never had any).
-   */
-  reportedEvents(options?: { foreignRows?: ForeignRowPolicy }): ComputerEvents | null;
   close(): Promise<void>;
 }
 

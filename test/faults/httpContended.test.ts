@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { claimVerdict, errorCodeOf } from '../../actors/lane/claimAnswer.ts';
 import { CONFLICT_RETRIES } from '../../runtime/actors/retryOnConflict.ts';
-import { type EventStore, StaleVersionError } from '../../runtime/store/eventStore.ts';
+import { type OpenedLog, StaleVersionError } from '../../runtime/store/eventStore.ts';
 import type { SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { liveBoard, SUBMIT } from '../board/host/liveBoard.ts';
 
@@ -9,7 +9,7 @@ import { liveBoard, SUBMIT } from '../board/host/liveBoard.ts';
  * The real store, except that each submission's append is refused as stale while `contended` holds:
  * what a board sees when other boards on its log keep committing first (docs/rules.md#postgresql-board), with nothing written.
  */
-function contendedStore(log: SqliteEventStore, state: { contended: boolean; refusals: number }): EventStore {
+function contendedStore(log: SqliteEventStore, state: { contended: boolean; refusals: number }): OpenedLog {
   const store = Object.create(log) as SqliteEventStore;
   store.append = (request) => {
     if (!state.contended || !request.events.some((e) => e.type === 'board.run.submitted')) return log.append(request);

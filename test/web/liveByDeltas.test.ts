@@ -21,7 +21,7 @@ import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import type { AnyProjection } from '../../projections/projection.ts';
 import { systemClock } from '../../runtime/actors/clock.ts';
 import { projections } from '../../runtime/folds/keeper/registry.ts';
-import type { EventStore } from '../../runtime/store/eventStore.ts';
+import type { OpenedLog } from '../../runtime/store/eventStore.ts';
 import type { BoardSnapshot } from '../../web/boardSnapshot.ts';
 import { applyDelta } from '../../web/static/boardModel.js';
 import { webView } from '../../web/webView.ts';
@@ -81,7 +81,7 @@ class FoldedInMemory {
 }
 
 /** A log with nothing in it: the page's "recent decisions" start empty. */
-const emptyLog = { headSeq: async () => 0, readAll: async () => [], readEntity: async () => [] } as unknown as EventStore;
+const emptyLog = { headSeq: async () => 0, readAll: async () => [], readEntity: async () => [] } as unknown as OpenedLog;
 
 async function serve(folded: FoldedInMemory, liveCheckMs?: number): Promise<string> {
   const routes: WebRoutes = webView({

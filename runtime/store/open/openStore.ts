@@ -1,4 +1,4 @@
-import type { EventStore } from '../eventStore.ts';
+import type { OpenedLog } from '../eventStore.ts';
 import { isPostgresUrl } from '../logLocation.ts';
 import type { PostgresStoreOptions } from '../postgres/postgresEventStore.ts';
 import { openSqliteStore, openSqliteStoreToRead, type SqliteStoreOptions } from '../sqlite/sqliteEventStore.ts';
@@ -8,9 +8,9 @@ export type StoreOptions = Omit<SqliteStoreOptions, 'faults'> & Omit<PostgresSto
 
 /**
  * The log at `db`: a `postgres://` (or `postgresql://`) URL opens the PostgreSQL store, anything else
- * is a SQLite file. Everything past this line sees only the EventStore interface.
+ * is a SQLite file. Everything past this line sees only the EventStore and LogQueries interfaces.
  */
-export async function openStore(db: string, options: StoreOptions = {}): Promise<EventStore> {
+export async function openStore(db: string, options: StoreOptions = {}): Promise<OpenedLog> {
   if (isPostgresUrl(db)) {
     const { sync: _sync, ...rest } = options;
     return (await postgresStore()).openPostgresStore(db, rest);
@@ -19,7 +19,7 @@ export async function openStore(db: string, options: StoreOptions = {}): Promise
 }
 
 /** The log at `db` only to read it (`replay`, `rebuild`, `audit`): nothing created, migrated or written. */
-export async function openStoreToRead(db: string, options: Omit<StoreOptions, 'sync' | 'existing'> = {}): Promise<EventStore> {
+export async function openStoreToRead(db: string, options: Omit<StoreOptions, 'sync' | 'existing'> = {}): Promise<OpenedLog> {
   return isPostgresUrl(db) ? (await postgresStore()).openPostgresStoreToRead(db, options) : openSqliteStoreToRead(db, options);
 }
 

@@ -9,6 +9,7 @@ import type { AppendRequest, AppendResult, CheckpointStore, EventStore, FoldRow,
 import { followLog, type Wake } from '../followLog.ts';
 import { GroupCommit, type PendingAppend } from '../groupCommit.ts';
 import { redactUrl } from '../logLocation.ts';
+import type { LogQueries } from '../logQueries.ts';
 import { LogUnwritableError } from '../logUnwritable.ts';
 import { checkRequest } from '../planAppends.ts';
 import { sharedLogWriter } from '../processWriter.ts';
@@ -152,7 +153,7 @@ async function prepare(pool: pg.Pool, where: string, check: (client: pg.PoolClie
  * order across processes. A commit is announced with NOTIFY on the log's channel: subscribers in
  * other processes read the log when told, and every `pollMs` anyway.
  */
-export class PostgresEventStore implements EventStore {
+export class PostgresEventStore implements EventStore, LogQueries {
   readonly writer: string;
   readonly checkpoints: CheckpointStore;
   readonly snapshots: SnapshotStore;

@@ -9,6 +9,7 @@ import type { ComputerEvents } from '../computerEvents.ts';
 import type { AppendRequest, AppendResult, Checkpoint, CheckpointStore, EventStore, FoldRow, SnapshotStore } from '../eventStore.ts';
 import { followLog, type Wake } from '../followLog.ts';
 import { GroupCommit, type PendingAppend } from '../groupCommit.ts';
+import type { LogQueries } from '../logQueries.ts';
 import { asLogUnwritable, LogUnwritableError } from '../logUnwritable.ts';
 import { checkRequest } from '../planAppends.ts';
 import { type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
@@ -145,7 +146,7 @@ function mustExist(path: string): void {
   if (!existsSync(path)) throw NotALogError.missing(path);
 }
 
-export class SqliteEventStore implements EventStore {
+export class SqliteEventStore implements EventStore, LogQueries {
   readonly writer: string;
   /** One board holds a SQLite log, by its lock file. */
   readonly sharedLog = null;

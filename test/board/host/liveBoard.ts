@@ -6,7 +6,7 @@ import { type BoardServerOptions, startBoardServer } from '../../../apps/board/b
 import type { DomainEvent } from '../../../events/catalog.ts';
 import { systemClock } from '../../../runtime/actors/clock.ts';
 import { startActorSystem, stopSystem } from '../../../runtime/actors/runtime.ts';
-import type { EventStore } from '../../../runtime/store/eventStore.ts';
+import type { OpenedLog } from '../../../runtime/store/eventStore.ts';
 import type { SqliteEventStore, SqliteStoreOptions } from '../../../runtime/store/sqlite/sqliteEventStore.ts';
 import { openTempStore, tempDbPath } from '../../support/tempStore.ts';
 
@@ -21,7 +21,7 @@ export async function liveBoard(
   options: Partial<Pick<BoardServerOptions, 'clock'>> &
     Pick<SqliteStoreOptions, 'faults'> & {
       /** The board's view of its log: the store, or one standing in front of it (refusing appends, say). */
-      wrap?: (store: SqliteEventStore) => EventStore;
+      wrap?: (store: SqliteEventStore) => OpenedLog;
     } = {},
 ) {
   const { faults, wrap, ...serverOptions } = options;
