@@ -8,11 +8,9 @@ import { checkEntityId, entityTimeline, formatTimeline, type Timeline } from '..
 import { hydrateProjections } from '../../runtime/folds/hydrate.ts';
 import { type EntityReads, withComputerEvents } from '../../runtime/store/computerEvents.ts';
 import { archivedSegments, describeSegment, segmentsHolding } from '../../runtime/store/retention/archivedWhere.ts';
-import { archiveFolder } from '../../runtime/store/sqlite/archiveShelf.ts';
 import { NotALogError } from '../../runtime/store/sqlite/migrations.ts';
-import { SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import type { AuditOptions } from '../commands/audit.ts';
-import { logLocation, logName, openLogToRead } from '../shared/openLog.ts';
+import { logName, openLogToRead } from '../shared/openLog.ts';
 import { print } from '../shared/options.ts';
 import { runIdInLog } from '../shared/runIdArgument.ts';
 
@@ -41,7 +39,7 @@ export async function audit(id: string | undefined, options: AuditOptions): Prom
     const timeline = await auditedTimeline(withComputerEvents(store, store.reportedEvents()), id);
     const segments = await archivedSegments(store);
     // A segment recorded, not deleted, whose file is not there: removed by hand (a SQLite log's archives only).
-    const folder = store instanceof SqliteEventStore ? archiveFolder(logLocation(options.db)) : null;
+    const folder = store.logFile?.archiveFolder ?? null;
     const missing = (file: string) => folder !== null && !existsSync(join(folder, file));
     if (!timeline) {
       // Its history may have been in an archive retention deleted, or one removed by hand: said, with which, rather than only "no run".

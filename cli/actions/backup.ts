@@ -2,8 +2,6 @@ import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isPostgresUrl, redactUrl } from '../../runtime/store/logLocation.ts';
 import { openStoreToRead } from '../../runtime/store/open/openStore.ts';
-import { copyLog } from '../../runtime/store/sqlite/copyLog.ts';
-import { SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import type { BackupOptions } from '../commands/backup.ts';
 import { openLogToRead } from '../shared/openLog.ts';
 import { howChosen, print } from '../shared/options.ts';
@@ -30,8 +28,8 @@ export async function backup(file: string, o: BackupOptions): Promise<void> {
 
   const source = await openLogToRead(o);
   try {
-    if (!(source instanceof SqliteEventStore)) throw new Error(`${log} did not open as a SQLite log`);
-    copyLog(source.db, target);
+    if (!source.logFile) throw new Error(`${log} did not open as a SQLite log`);
+    source.logFile.copyTo(target);
   } finally {
     await source.close();
   }

@@ -5,10 +5,8 @@ import { replayEntity } from '../../replay/replayEntity.ts';
 import { replayLog } from '../../replay/replayLog.ts';
 import { replayUntil } from '../../replay/replayUntil.ts';
 import { checkEntityId } from '../../runtime/audit/runTimeline.ts';
-import { SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
-import { replayStretches } from '../../runtime/store/sqlite/startingCheckpoints.ts';
 import type { ReplayOptions } from '../commands/replay.ts';
-import { failOnForeignRow, logLocation, logName, openLogToRead } from '../shared/openLog.ts';
+import { failOnForeignRow, logName, openLogToRead } from '../shared/openLog.ts';
 import { print } from '../shared/options.ts';
 import { productionRegistry, type ToolRegistry } from '../shared/registry.ts';
 import { runIdInLog } from '../shared/runIdArgument.ts';
@@ -52,7 +50,7 @@ export async function replay(options: ReplayOptions, { codec, deciders, projecti
       return;
     }
     // A log cut by retention: each stretch of the history still there from its starting checkpoint.
-    const stretches = store instanceof SqliteEventStore ? replayStretches(store, logLocation(options.db)) : undefined;
+    const stretches = store.logFile?.replayStretches();
     const report = await replayLog(store, deciders, { onPage: progress, codec, ...(stretches ? { stretches } : {}) });
     progress.done();
     print(options, report, () => formatVerified(report));

@@ -1,6 +1,7 @@
 import type { ComputerEvents } from './computerEvents.ts';
 import type { FoldRow } from './eventStore.ts';
 import type { ForeignRowPolicy } from './rowDecoder.ts';
+import type { Stretch } from './sqlite/startingCheckpoints.ts';
 
 /**
  * The log as the tools that look at it read it (`audit`, `show`, `replay`, the web view, a run id's
@@ -27,4 +28,21 @@ export interface LogQueries {
    * never had any).
    */
   reportedEvents(options?: { foreignRows?: ForeignRowPolicy }): ComputerEvents | null;
+  /**
+   * What a log kept in a file of its own offers the tools (a SQLite log: its archives beside it, a copy
+   * taken while it is written); null for a log in a database server. Callers ask this, never the store's class.
+   */
+  readonly logFile: LogFile | null;
+}
+
+/** A log that is one file on this machine (SQLite), and what the tools do with it as a file. */
+export interface LogFile {
+  /** The file's path, as it was opened. */
+  readonly path: string;
+  /** The folder its archived segments are kept in (docs/retention.md). */
+  readonly archiveFolder: string;
+  /** Each stretch of the history still there, from its starting checkpoint: what `replay` re-derives of a log cut by retention. */
+  replayStretches(): Stretch[];
+  /** A consistent copy of the log in `target`, taken while others write it (`backup`). */
+  copyTo(target: string): void;
 }

@@ -155,6 +155,8 @@ async function prepare(pool: pg.Pool, where: string, check: (client: pg.PoolClie
  */
 export class PostgresEventStore implements EventStore, LogQueries {
   readonly writer: string;
+  /** The log is in the server's database, not a file of this machine's. */
+  readonly logFile = null;
   readonly checkpoints: CheckpointStore;
   readonly snapshots: SnapshotStore;
   private readonly codec: AnyEventCodec;

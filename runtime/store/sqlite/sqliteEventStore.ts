@@ -9,18 +9,20 @@ import type { ComputerEvents } from '../computerEvents.ts';
 import type { AppendRequest, AppendResult, Checkpoint, CheckpointStore, EventStore, FoldRow, SnapshotStore } from '../eventStore.ts';
 import { followLog, type Wake } from '../followLog.ts';
 import { GroupCommit, type PendingAppend } from '../groupCommit.ts';
-import type { LogQueries } from '../logQueries.ts';
+import type { LogFile, LogQueries } from '../logQueries.ts';
 import { asLogUnwritable, LogUnwritableError } from '../logUnwritable.ts';
 import { checkRequest } from '../planAppends.ts';
 import { type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
 import { scanInChunks } from '../scanRows.ts';
 import { commitAppends, type LeaseReader, type PreparedAppend, prepareAppendStatements, type StoreFaults } from './appendBatch.ts';
-import { ArchiveShelf, type RawFoldRow } from './archiveShelf.ts';
+import { ArchiveShelf, archiveFolder, type RawFoldRow } from './archiveShelf.ts';
 import { sqliteComputerEvents } from './computerEventsTable.ts';
+import { copyLog } from './copyLog.ts';
 import { BUSY_TIMEOUT_MS, isLocked, LOCK_PATIENCE_MS, lockedLine, lockRetryWaitMs, OPEN_BUSY_TIMEOUT_MS } from './lockWait.ts';
 import { prepareLogFile } from './logFile.ts';
 import { checkLogSchema, migrateToLatest, NotALogError } from './migrations.ts';
 import { type SnapshotPolicy, sqliteSnapshots } from './snapshots.ts';
+import { replayStretches } from './startingCheckpoints.ts';
 import { WalBound, type WalPolicy } from './walBound.ts';
 import { type SyncFaults, WalSync } from './walSync.ts';
 
@@ -150,6 +152,8 @@ export class SqliteEventStore implements EventStore, LogQueries {
   readonly writer: string;
   /** One board holds a SQLite log, by its lock file. */
   readonly sharedLog = null;
+  /** The file it was opened on; none for a log in memory (a test's, the simulator's). */
+  readonly logFile: LogFile | null;
   readonly checkpoints: CheckpointStore;
   readonly snapshots: SnapshotStore;
   private readonly codec: AnyEventCodec;
@@ -263,6 +267,16 @@ export class SqliteEventStore implements EventStore, LogQueries {
     const snapshots = sqliteSnapshots(db, options.snapshots);
     this.snapshots = snapshots;
     this.checkpoints = sqliteCheckpoints(db, (c) => snapshots.archive(c));
+    this.logFile = db.memory ? null : this.fileOf(db.name);
+  }
+
+  private fileOf(path: string): LogFile {
+    return {
+      path,
+      archiveFolder: archiveFolder(path),
+      replayStretches: () => replayStretches(this, path),
+      copyTo: (target) => copyLog(this.db, target),
+    };
   }
 
   append(request: AppendRequest): Promise<AppendResult> {
