@@ -42,6 +42,15 @@ export class RowDecoder {
     return null;
   }
 
+  /** The first row of `rows` this version reads, decoded (the foreign ones before it skipped): for reads backwards from a stream's end. */
+  decodeFirst(rows: Iterable<RawRow>): DomainEvent | null {
+    for (const row of rows) {
+      const event = this.decode(row);
+      if (event) return event;
+    }
+    return null;
+  }
+
   decodeAll(rows: readonly RawRow[]): DomainEvent[] {
     const events: DomainEvent[] = [];
     for (const row of rows) {
@@ -59,6 +68,43 @@ export class RowDecoder {
       return { ok: false, problem: `data is not JSON (${messageOf(error)})` };
     }
     return this.codec.tryDecodeData(type, raw);
+  }
+}
+
+/**
+ * EventStore.readAll's page for either store, filled from the rows each store fetches in its own way
+ * (`while (!page.take(fetch(page.last, page.wanted)));`, with or without an await): a foreign row
+ * skipped leaves room in the page for the rows after it, so fewer than `limit` events still means
+ * the log ends here.
+ */
+export class EventPage {
+  readonly events: DomainEvent[] = [];
+  /** The seq the next fetch reads after. */
+  last: number;
+
+  constructor(
+    private readonly decoder: RowDecoder,
+    after: number,
+    private readonly limit: number,
+  ) {
+    this.last = after;
+  }
+
+  /** How many rows the next fetch asks for. */
+  get wanted(): number {
+    return this.limit - this.events.length;
+  }
+
+  /** Decodes the rows fetched for `wanted`; true once the page is full or the log has no more. */
+  take(rows: readonly RawRow[]): boolean {
+    const wanted = this.wanted;
+    for (const row of rows) {
+      const event = this.decoder.decode(row);
+      if (event) this.events.push(event);
+    }
+    if (rows.length < wanted || this.events.length === this.limit) return true;
+    this.last = rows[rows.length - 1]![0];
+    return false;
   }
 }
 

@@ -13,7 +13,7 @@ import type { LogQueries } from '../logQueries.ts';
 import { LogUnwritableError } from '../logUnwritable.ts';
 import { checkRequest } from '../planAppends.ts';
 import { sharedLogWriter } from '../processWriter.ts';
-import { type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
+import { EventPage, type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
 import { type FoldColumns, scanInChunks } from '../scanRows.ts';
 import type { SnapshotPolicy } from '../sqlite/snapshots.ts';
 import { checkLogSchema, migrateToLatest } from './migrations.ts';
@@ -365,18 +365,9 @@ export class PostgresEventStore implements EventStore, LogQueries {
   }
 
   async readAll(after: number, limit: number): Promise<DomainEvent[]> {
-    const events: DomainEvent[] = [];
-    // A foreign row skipped leaves room in the page for the rows after it.
-    for (let last = after; ; ) {
-      const wanted = limit - events.length;
-      const rows = await this.raw<RawRow>('runledger_after', SQL.after, [last, wanted]);
-      for (const row of rows) {
-        const event = this.rows.decode(row);
-        if (event) events.push(event);
-      }
-      if (rows.length < wanted || events.length === limit) return events;
-      last = rows[rows.length - 1]![0];
-    }
+    const page = new EventPage(this.rows, after, limit);
+    while (!page.take(await this.raw<RawRow>('runledger_after', SQL.after, [page.last, page.wanted])));
+    return page.events;
   }
 
   scanRows(after: number, limit: number, visit: (row: FoldRow) => void): Promise<number> {
@@ -416,10 +407,8 @@ export class PostgresEventStore implements EventStore, LogQueries {
     // Backwards past any foreign rows at its end: usually one page, one row used.
     for (let before = 2 ** 31 - 1; ; ) {
       const rows = await this.raw<RawRow>('runledger_stream_backwards', SQL.streamBackwards, [stream, before]);
-      for (const row of rows) {
-        const event = this.rows.decode(row);
-        if (event) return event;
-      }
+      const event = this.rows.decodeFirst(rows);
+      if (event) return event;
       if (rows.length < 16) return null;
       before = rows[rows.length - 1]![2];
     }

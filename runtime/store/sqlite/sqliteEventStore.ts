@@ -12,7 +12,7 @@ import { GroupCommit, type PendingAppend } from '../groupCommit.ts';
 import type { LogFile, LogQueries } from '../logQueries.ts';
 import { asLogUnwritable, LogUnwritableError } from '../logUnwritable.ts';
 import { checkRequest } from '../planAppends.ts';
-import { type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
+import { EventPage, type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
 import { scanInChunks } from '../scanRows.ts';
 import { commitAppends, type LeaseReader, type PreparedAppend, prepareAppendStatements, type StoreFaults } from './appendBatch.ts';
 import { ArchiveShelf, archiveFolder, type RawFoldRow } from './archiveShelf.ts';
@@ -402,17 +402,9 @@ export class SqliteEventStore implements EventStore, LogQueries {
    * log ends here.
    */
   readAllNow(after: number, limit: number): DomainEvent[] {
-    const events: DomainEvent[] = [];
-    for (let last = after; ; ) {
-      const wanted = limit - events.length;
-      const rows = this.rowsAfter(last, wanted, this.selectAfter, (below) => this.archives!.rowsAfter(last, below, wanted));
-      for (const row of rows) {
-        const event = this.rows.decode(row);
-        if (event) events.push(event);
-      }
-      if (rows.length < wanted || events.length === limit) return events;
-      last = rows[rows.length - 1]![0];
-    }
+    const page = new EventPage(this.rows, after, limit);
+    while (!page.take(this.rowsAfter(page.last, page.wanted, this.selectAfter, (below) => this.archives!.rowsAfter(page.last, below, page.wanted))));
+    return page.events;
   }
 
   scanRows(after: number, limit: number, visit: (row: FoldRow) => void): Promise<number> {
@@ -482,15 +474,10 @@ export class SqliteEventStore implements EventStore, LogQueries {
 
   async lastOfStream(stream: string): Promise<DomainEvent | null> {
     // Backwards past any foreign rows at its end: usually one row read.
-    for (const row of this.selectStreamBackwards.iterate(stream, this.durableBound())) {
-      const event = this.rows.decode(row);
-      if (event) return event;
-    }
-    for (const row of this.archives?.streamBackwards(stream, this.liveFirst()) ?? []) {
-      const event = this.rows.decode(row);
-      if (event) return event;
-    }
-    return null;
+    return (
+      this.rows.decodeFirst(this.selectStreamBackwards.iterate(stream, this.durableBound())) ??
+      this.rows.decodeFirst(this.archives?.streamBackwards(stream, this.liveFirst()) ?? [])
+    );
   }
 
   async streamVersion(stream: string): Promise<number> {
