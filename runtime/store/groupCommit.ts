@@ -7,6 +7,14 @@ export interface PendingAppend {
   readonly reject: (error: unknown) => void;
 }
 
+/** A batch that did not commit, or must count as not having: its chains break here and now, each append told `error`. */
+export function failBatch(batch: readonly PendingAppend[], error: unknown): void {
+  for (const p of batch) {
+    p.request.chain?.chain.breakAt(p.request.chain.link);
+    p.reject(error);
+  }
+}
+
 /**
  * While a writer holds commits, a batch waits for more appends until it holds this many, or is this old
  * (real time, as the callers wait it: docs/architecture.md#real-time-waits).
@@ -35,8 +43,23 @@ export class GroupCommit {
 
   constructor(private readonly commit: (batch: readonly PendingAppend[]) => void | Promise<void>) {}
 
-  /** Takes an append already checked; answered once the batch it joins has committed or failed. */
-  append(request: AppendRequest): Promise<AppendResult> {
+  /**
+   * An append as a store takes it: refused at once when `refusal` (the store closed or broken) or
+   * `check` (the codec's) says why, its chain broken here, before any later append of the chain is
+   * taken; else answered once the batch it joins has committed or failed.
+   */
+  take(request: AppendRequest, refusal: Error | null, check: (request: AppendRequest) => void): Promise<AppendResult> {
+    try {
+      if (refusal) throw refusal;
+      check(request);
+    } catch (error) {
+      request.chain?.chain.breakAt(request.chain.link);
+      return Promise.reject(error);
+    }
+    return this.append(request);
+  }
+
+  private append(request: AppendRequest): Promise<AppendResult> {
     return new Promise<AppendResult>((resolve, reject) => {
       if (this.pending.length === 0) this.batchStartedAt = performance.now();
       this.pending.push({ request, resolve, reject });

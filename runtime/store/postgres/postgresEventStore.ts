@@ -7,7 +7,7 @@ import type { AnyEventCodec } from '../../../events/codec.ts';
 import type { ComputerEvents } from '../computerEvents.ts';
 import type { AppendRequest, AppendResult, CheckpointStore, EventStore, FoldRow, SharedLog, SnapshotStore } from '../eventStore.ts';
 import { followLog, type Wake } from '../followLog.ts';
-import { GroupCommit, type PendingAppend } from '../groupCommit.ts';
+import { failBatch, GroupCommit, type PendingAppend } from '../groupCommit.ts';
 import { redactUrl } from '../logLocation.ts';
 import type { LogQueries } from '../logQueries.ts';
 import { LogUnwritableError } from '../logUnwritable.ts';
@@ -231,13 +231,8 @@ export class PostgresEventStore implements EventStore, LogQueries {
   }
 
   append(request: AppendRequest): Promise<AppendResult> {
-    if (this.closed) return this.refuse(request, new Error('the event store is closed'));
-    try {
-      checkRequest(this.codec, request);
-    } catch (error) {
-      return this.refuse(request, error);
-    }
-    return this.group.append(request);
+    const refusal = this.closed ? new Error('the event store is closed') : null;
+    return this.group.take(request, refusal, (r) => checkRequest(this.codec, r));
   }
 
   holdCommits(): () => void {
@@ -246,11 +241,6 @@ export class PostgresEventStore implements EventStore, LogQueries {
 
   unwritable(): LogUnwritableError | null {
     return this.outage;
-  }
-
-  private refuse(request: AppendRequest, error: unknown): Promise<never> {
-    request.chain?.chain.breakAt(request.chain.link);
-    return Promise.reject(error);
   }
 
   private async commit(batch: readonly PendingAppend[]): Promise<void> {
@@ -273,10 +263,7 @@ export class PostgresEventStore implements EventStore, LogQueries {
         this.outage = error;
         this.report(`${error.message}; what must be recorded waits and is retried, requests are answered 507 until it can be written again`);
       }
-      for (const p of batch) {
-        p.request.chain?.chain.breakAt(p.request.chain.link);
-        p.reject(error);
-      }
+      failBatch(batch, error);
       return;
     }
     const committed: DomainEvent[] = [];

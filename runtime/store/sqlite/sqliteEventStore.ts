@@ -8,7 +8,7 @@ import { codeOf } from '../../../events/thrown.ts';
 import type { ComputerEvents } from '../computerEvents.ts';
 import type { AppendRequest, AppendResult, Checkpoint, CheckpointStore, EventStore, FoldRow, SnapshotStore } from '../eventStore.ts';
 import { followLog, type Wake } from '../followLog.ts';
-import { GroupCommit, type PendingAppend } from '../groupCommit.ts';
+import { failBatch, GroupCommit, type PendingAppend } from '../groupCommit.ts';
 import type { LogFile, LogQueries } from '../logQueries.ts';
 import { asLogUnwritable, LogUnwritableError } from '../logUnwritable.ts';
 import { checkRequest } from '../planAppends.ts';
@@ -280,24 +280,12 @@ export class SqliteEventStore implements EventStore, LogQueries {
   }
 
   append(request: AppendRequest): Promise<AppendResult> {
-    if (this.closed) return this.refuse(request, new Error('the event store is closed'));
-    if (this.broken) return this.refuse(request, this.broken);
-    try {
-      checkRequest(this.codec, request);
-    } catch (error) {
-      return this.refuse(request, error);
-    }
-    return this.group.append(request);
+    const refusal = this.closed ? new Error('the event store is closed') : this.broken;
+    return this.group.take(request, refusal, (r) => checkRequest(this.codec, r));
   }
 
   holdCommits(): () => void {
     return this.group.hold();
-  }
-
-  /** A failed append breaks its chain here and now, before any later append of the chain is taken. */
-  private refuse(request: AppendRequest, error: unknown): Promise<never> {
-    request.chain?.chain.breakAt(request.chain.link);
-    return Promise.reject(error);
   }
 
   unwritable(): LogUnwritableError | null {
@@ -316,7 +304,7 @@ export class SqliteEventStore implements EventStore, LogQueries {
    * into it and a chain's later append sees how its earlier one ended, durable or not.
    */
   private commitBatch(batch: readonly PendingAppend[], since = performance.now(), attempt = 0): void | Promise<void> {
-    if (this.broken) return this.fail(batch, this.broken);
+    if (this.broken) return failBatch(batch, this.broken);
     let results: AppendResult[];
     try {
       results = commitAppends(
@@ -338,7 +326,7 @@ export class SqliteEventStore implements EventStore, LogQueries {
         const why = isLocked(error) ? lockedLine(this.db.name) : '';
         this.report(`${error.message}${why}; what must be recorded waits and is retried, requests are answered 507 until it can be written again`);
       }
-      return this.fail(batch, error);
+      return failBatch(batch, error);
     }
     // One transaction gave consecutive seqs to every event it committed, across the batch's appends.
     // Each was checked by the codec before it was queued (checkNew): a DomainEvent of its type.
@@ -354,16 +342,8 @@ export class SqliteEventStore implements EventStore, LogQueries {
         // fsyncs a run without the wait, 3.1 with it).
         return new Promise<void>((resolve) => setImmediate(resolve));
       },
-      (failure: unknown) => this.fail(batch, this.breakOnFailedSync(failure)),
+      (failure: unknown) => failBatch(batch, this.breakOnFailedSync(failure)),
     );
-  }
-
-  /** A batch that did not commit, or must count as not having: its chains break here and now. */
-  private fail(batch: readonly PendingAppend[], error: unknown): void {
-    for (const p of batch) {
-      p.request.chain?.chain.breakAt(p.request.chain.link);
-      p.reject(error);
-    }
   }
 
   /** The fsync of a commit failed: the store is broken (see `broken`), the failure named once. */
