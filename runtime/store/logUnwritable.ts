@@ -65,3 +65,35 @@ export function asLogUnwritable(error: unknown, path: string): unknown {
   const cause = unwritableCauseOf(error);
   return cause === null ? error : new LogUnwritableError(path, cause, codeOf(error)!, { cause: error });
 }
+
+/**
+ * A store's writes failing for a reason of the machine, from the first commit that fails so until one
+ * goes through: its start and its end each told once on the store's `report`, whatever the dialect.
+ */
+export class WriteOutage {
+  /** The failure that began the outage; null while commits go through. */
+  current: LogUnwritableError | null = null;
+
+  constructor(
+    /** The log as a message names it: a file's path, a URL without its password. */
+    private readonly where: string,
+    private readonly report: (line: string) => void,
+  ) {}
+
+  /**
+   * A commit failed with `error`: the first LogUnwritableError of an outage is told, `why` adding what
+   * is known of its cause (asked only then: it may look at the machine).
+   */
+  failed(error: unknown, why: () => string = () => ''): void {
+    if (!(error instanceof LogUnwritableError) || this.current !== null) return;
+    this.current = error;
+    this.report(`${error.message}${why()}; what must be recorded waits and is retried, requests are answered 507 until it can be written again`);
+  }
+
+  /** A commit wrote events: the outage, if there was one, is over. */
+  committed(): void {
+    if (this.current === null) return;
+    this.report(`the log ${this.where} can be written again (${this.current.code} is over): what waited is being recorded`);
+    this.current = null;
+  }
+}

@@ -10,7 +10,7 @@ import { followLog, type Wake } from '../followLog.ts';
 import { failBatch, GroupCommit, type PendingAppend } from '../groupCommit.ts';
 import { redactUrl } from '../logLocation.ts';
 import type { LogQueries } from '../logQueries.ts';
-import { LogUnwritableError } from '../logUnwritable.ts';
+import { type LogUnwritableError, WriteOutage } from '../logUnwritable.ts';
 import { checkRequest } from '../planAppends.ts';
 import { sharedLogWriter } from '../processWriter.ts';
 import { EventPage, type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
@@ -172,8 +172,7 @@ export class PostgresEventStore implements EventStore, LogQueries {
   /** One transaction at a time, so a chain's later append sees how its earlier one ended. */
   private readonly group = new GroupCommit((batch) => this.commit(batch));
   private closed = false;
-  private outage: LogUnwritableError | null = null;
-  private readonly report: (line: string) => void;
+  private readonly outage: WriteOutage;
   private readonly faults: PgStoreFaults | undefined;
   private readonly statementTimeoutMs: number;
 
@@ -187,7 +186,7 @@ export class PostgresEventStore implements EventStore, LogQueries {
     private readonly appends: pg.Pool = pool,
   ) {
     this.writer = options.writer ?? sharedLogWriter();
-    this.report = options.report ?? ((line) => console.error(line));
+    this.outage = new WriteOutage(where, options.report ?? ((line) => console.error(line)));
     this.codec = options.codec ?? defaultCodec;
     this.rows = new RowDecoder(this.codec, options.foreignRows);
     this.faults = options.faults;
@@ -240,7 +239,7 @@ export class PostgresEventStore implements EventStore, LogQueries {
   }
 
   unwritable(): LogUnwritableError | null {
-    return this.outage;
+    return this.outage.current;
   }
 
   private async commit(batch: readonly PendingAppend[]): Promise<void> {
@@ -259,10 +258,7 @@ export class PostgresEventStore implements EventStore, LogQueries {
       );
     } catch (error) {
       // Rolled back whole (or the connection was lost before its COMMIT was answered): nothing of it is counted on.
-      if (error instanceof LogUnwritableError && this.outage === null) {
-        this.outage = error;
-        this.report(`${error.message}; what must be recorded waits and is retried, requests are answered 507 until it can be written again`);
-      }
+      this.outage.failed(error);
       failBatch(batch, error);
       return;
     }
@@ -273,11 +269,9 @@ export class PostgresEventStore implements EventStore, LogQueries {
       if (result.ok) committed.push(...(result.events as DomainEvent[]));
       p.resolve(result);
     });
-    if (committed.length && this.outage !== null) {
-      this.report(`the log ${this.where} can be written again (${this.outage.code} is over): what waited is being recorded`);
-      this.outage = null;
-    }
-    if (committed.length) this.commits.next(committed);
+    if (committed.length === 0) return;
+    this.outage.committed();
+    this.commits.next(committed);
   }
 
   /** `body` in one transaction on a connection of `pool`; a connection that failed is dropped, not reused. */

@@ -10,7 +10,7 @@ import type { AppendRequest, AppendResult, Checkpoint, CheckpointStore, EventSto
 import { followLog, type Wake } from '../followLog.ts';
 import { failBatch, GroupCommit, type PendingAppend } from '../groupCommit.ts';
 import type { LogFile, LogQueries } from '../logQueries.ts';
-import { asLogUnwritable, LogUnwritableError } from '../logUnwritable.ts';
+import { asLogUnwritable, LogUnwritableError, WriteOutage } from '../logUnwritable.ts';
 import { checkRequest } from '../planAppends.ts';
 import { EventPage, type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
 import { scanInChunks } from '../scanRows.ts';
@@ -177,7 +177,7 @@ export class SqliteEventStore implements EventStore, LogQueries {
   private readonly group = new GroupCommit((batch) => this.commitBatch(batch));
   private closed = false;
   /** Set from a commit that failed for a reason of the machine until one succeeds: the outage, told once. */
-  private outage: LogUnwritableError | null = null;
+  private readonly outage: WriteOutage;
   /**
    * The durable watermark: the first seq this store committed whose fsync has not ended yet (none:
    * infinity). Every read of events stops before it (subscribers, followers, a stream's events and its
@@ -212,6 +212,7 @@ export class SqliteEventStore implements EventStore, LogQueries {
   ) {
     this.writer = options.writer ?? `${hostname()}:${process.pid}`;
     this.report = options.report ?? ((line) => console.error(line));
+    this.outage = new WriteOutage(db.name, this.report);
     this.codec = options.codec ?? defaultCodec;
     this.rows = new RowDecoder(this.codec, options.foreignRows);
     this.statements = prepareAppendStatements(
@@ -289,7 +290,7 @@ export class SqliteEventStore implements EventStore, LogQueries {
   }
 
   unwritable(): LogUnwritableError | null {
-    return this.broken ?? this.outage;
+    return this.broken ?? this.outage.current;
   }
 
   /** The fsyncs this store did to make its commits durable (none under `--sync normal`): for the benches. */
@@ -318,14 +319,10 @@ export class SqliteEventStore implements EventStore, LogQueries {
       // Another process's write lock, held past the short busy wait: waited for off the main thread, a
       // while, in real time on a ref'd timer (docs/architecture.md#real-time-waits), unless an outage is known already (then the writers' own retries wait, and a request is
       // told 507 at once).
-      if (isLocked(error) && this.outage === null && performance.now() - since < LOCK_PATIENCE_MS) {
+      if (isLocked(error) && this.outage.current === null && performance.now() - since < LOCK_PATIENCE_MS) {
         return new Promise<void>((resolve) => setTimeout(resolve, lockRetryWaitMs(attempt))).then(() => this.commitBatch(batch, since, attempt + 1));
       }
-      if (error instanceof LogUnwritableError && this.outage === null) {
-        this.outage = error;
-        const why = isLocked(error) ? lockedLine(this.db.name) : '';
-        this.report(`${error.message}${why}; what must be recorded waits and is retried, requests are answered 507 until it can be written again`);
-      }
+      this.outage.failed(error, () => (isLocked(error) ? lockedLine(this.db.name) : ''));
       return failBatch(batch, error);
     }
     // One transaction gave consecutive seqs to every event it committed, across the batch's appends.
@@ -365,11 +362,9 @@ export class SqliteEventStore implements EventStore, LogQueries {
     batch.forEach((p, i) => {
       p.resolve(results[i]!);
     });
-    if (committed.length && this.outage !== null) {
-      this.report(`the log ${this.db.name} can be written again (${this.outage.code} is over): what waited is being recorded`);
-      this.outage = null;
-    }
-    if (committed.length) this.commits.next(committed);
+    if (committed.length === 0) return;
+    this.outage.committed();
+    this.commits.next(committed);
   }
 
   async readAll(after: number, limit: number): Promise<DomainEvent[]> {
