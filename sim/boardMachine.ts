@@ -11,7 +11,6 @@ import type { EventStore } from '../runtime/store/eventStore.ts';
 import { LogUnwritableError } from '../runtime/store/logUnwritable.ts';
 import type { SimDisk } from './disk.ts';
 import { type HookInvocation, SIM_HOOK_TIMEOUT_MS, SIM_HOOKS, simHookRunner } from './hooks.ts';
-import { armNactOn } from './nactTimers.ts';
 import type { Prng } from './prng.ts';
 import type { SimSocket } from './pushLink.ts';
 import { LifeClock, Owner, type Scheduler, type TimerFuzz } from './scheduler.ts';
@@ -116,8 +115,10 @@ export class BoardMachine {
     const clock = new LifeClock(this.scheduler, owner, this.skew, this.fuzz);
     const log = (line: string) => owner.alive && this.log(`${this.name}#${number}: ${line}`);
     const store = await this.disk.open(log, owner, this.name, this.writer);
-    const system = startActorSystem({ onError: (r) => log(`actor ${r.actor}: ${r.phase} failed (${r.decision}): ${(r.error as Error)?.message}`) });
-    armNactOn(system.name, clock);
+    const system = startActorSystem({
+      clock,
+      onError: (r) => log(`actor ${r.actor}: ${r.phase} failed (${r.decision}): ${(r.error as Error)?.message}`),
+    });
     // Unique to this life, as `host#incarnation:pid` is to a server process (its writer is not: see `writer`).
     const peers = this.peersOf?.({ owner, clock, identity: `${this.writer}#${number}`, log }) ?? null;
     const host = new BoardHost({

@@ -12,7 +12,6 @@ import { type AgentsWorld, type SimLogin, simAgentStarter } from './agents.ts';
 import type { BoardRequest } from './boardMachine.ts';
 import type { SimBoards } from './boards.ts';
 import { SimDisk } from './disk.ts';
-import { armNactOn } from './nactTimers.ts';
 import type { SimNetwork } from './network.ts';
 import type { Prng } from './prng.ts';
 import { SimSocket } from './pushLink.ts';
@@ -113,8 +112,10 @@ export class ComputerMachine {
     const clock = new LifeClock(world.scheduler, owner, () => this.skewMs, world.fuzz);
     const log = (line: string) => owner.alive && world.log(`${name}: ${line}`);
     const store = await this.disk.open(log);
-    const system = startActorSystem({ onError: (r) => log(`actor ${r.actor}: ${r.phase} failed (${r.decision}): ${(r.error as Error)?.message}`) });
-    armNactOn(system.name, clock);
+    const system = startActorSystem({
+      clock,
+      onError: (r) => log(`actor ${r.actor}: ${r.phase} failed (${r.decision}): ${(r.error as Error)?.message}`),
+    });
     const incarnation = world.prng.uuid();
     // Its `--server` list: the push stream moves on when its board drops it, and the calls follow (adapters/http/boardServers.ts).
     const servers = world.boards.servers(this.firstBoard);
