@@ -18,6 +18,7 @@
  *   by the `Clock`. A virtual clock (the simulator's, a test's) then moves every timer of the actors.
  */
 import { createRequire } from 'node:module';
+import { Asker, ask } from './asker.ts';
 import { type Clock, MAX_TIMER_MS, systemClock } from './clock.ts';
 
 // nact's bundled index.d.ts is wrong, so we state the little we use ourselves and `require` it untyped.
@@ -156,11 +157,6 @@ class Cell implements ActorRef<never> {
   }
 }
 
-/** A query's other end: `reply` answers it once; a reply after the asker gave up is dropped. */
-class Asker {
-  constructor(readonly answer: (value: unknown) => void) {}
-}
-
 /**
  * A passivated actor's cell is kept so the refs others hold reach its next incarnation; kept for ever,
  * one a run or session ever handled, they would grow the map without bound. So once the map has
@@ -270,29 +266,8 @@ export async function query<Msg, const M extends Msg>(
   const cell = asCell(ref);
   checkMs(`query to actor "${cell.path}": timeoutMs`, timeoutMs ?? NaN);
   if (!revive(cell)) throw new ActorStoppedError(`query to actor "${cell.path}": the actor is stopped`);
-  const answered = new Promise<unknown>((resolve, reject) => {
-    let open = true;
-    const cancel = cell.system.clock.after(timeoutMs, () => {
-      open = false;
-      reject(new QueryTimeoutError(`query to actor "${cell.path}" timed out after ${timeoutMs} ms`));
-    });
-    const asker = new Asker((value) => {
-      if (!open) return;
-      open = false;
-      cancel();
-      resolve(value);
-    });
-    let msg: M;
-    try {
-      msg = make(asker as never);
-    } catch (error) {
-      open = false;
-      cancel();
-      reject(error);
-      return;
-    }
-    handOver(cell.incarnation!, msg);
-  });
+  const timedOut = () => new QueryTimeoutError(`query to actor "${cell.path}" timed out after ${timeoutMs} ms`);
+  const answered = ask(cell.system.clock, timeoutMs, timedOut, (asker) => handOver(cell.incarnation!, make(asker as never)));
   return (await answered) as ReplyOf<Matching<Msg, M>>;
 }
 
