@@ -147,6 +147,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     ? await openStore(db, storeOptions)
     : await openSqliteStore(db, { ...storeOptions, ...(options.storeFaults ? { faults: options.storeFaults } : {}) });
   const system = startActorSystem({
+    clock,
     // An outage of the log (a full disk, a lock, a server down) is told once by the store, and each
     // actor it stops folds again at its next message: not once more per actor and per message.
     onError: (r) => {
