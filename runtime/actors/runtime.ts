@@ -80,8 +80,8 @@ export interface ActorSpec<State, Msg> {
   hydrate: (ctx: ActorContext<Msg>) => State | Promise<State>;
   receive: (state: State, msg: Msg, ctx: ActorContext<Msg>) => State | Promise<State>;
   /**
-   * Stop after this long without messages (nact `shutdownAfter`); the next message revives it. Best on
-   * leaves: nact stops a passivating (or resetting) actor's children too, dropping their queued messages.
+   * Stop after this long without messages, on the system's clock; the next message revives it. Best on
+   * leaves: a passivating (or resetting) actor's children stop too, their queued messages dropped.
    */
   passivateAfterMs?: number;
   /** Default 'reset'. Escalation is deliberately not offered: siblings stay isolated. */

@@ -111,6 +111,34 @@ describe('nact 7.6.2 facts the runtime relies on', () => {
     expect(calls).toBe(2);
     expect(states.map((s) => (s instanceof Promise ? 'promise' : s))).toEqual(['promise', { n: 1 }, { n: 1 }, 'promise']);
   });
+
+  it('stops an actor and its descendants at once (the path free again), and a resume decided for an actor stopped in its crash hook takes no further message', async () => {
+    const nact = createRequire(import.meta.url)('nact');
+    const sys = nact.start();
+    const seen: string[] = [];
+    const record = (who: string) => async (state: unknown, msg: string) => {
+      seen.push(`${who} ${msg}`);
+      if (msg === 'boom') throw new Error('boom');
+      return state;
+    };
+    const parent = nact.spawn(sys, record('parent'), 'parent', {
+      onCrash: (_m: unknown, _e: unknown, ctx: { resume: symbol }) => {
+        nact.stop(parent);
+        nact.dispatch(kid, 'after its parent stopped'); // dropped: the kid stopped with it
+        again = nact.spawn(sys, record('again'), 'parent'); // the path is free at once
+        nact.dispatch(again, 'hello');
+        return ctx.resume;
+      },
+    });
+    const kid = nact.spawn(parent, record('kid'), 'kid');
+    let again: unknown;
+    nact.dispatch(parent, 'boom');
+    nact.dispatch(parent, 'queued behind the crash');
+    await vi.waitFor(() => expect(seen).toContain('again hello'), { timeout: 5_000, interval: 5 });
+    for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
+    nact.stop(sys);
+    expect(seen).toEqual(['parent boom', 'again hello']);
+  });
 });
 
 describe('actors/runtime', () => {
