@@ -413,10 +413,12 @@ function crashed(spec: ErasedSpec, cell: Cell, incarnation: Incarnation, crash: 
     decision = 'stop';
   }
   if (!DECISIONS.includes(decision)) decision = 'stop';
-  if (decision === 'stop') {
+  // An incarnation stopped with its parent while its message ran may crash after the cell was revived:
+  // the decision is then the old incarnation's alone, and the new one goes on.
+  if (decision === 'stop' && cell.incarnation === incarnation) {
     if (incarnation.awake) putToSleep(cell, incarnation);
     retire(cell);
-  } else if (decision === 'reset') {
+  } else if (decision === 'reset' && incarnation.awake) {
     incarnation.slot = UNHYDRATED;
     // As nact's own reset would: the children stop too, and the next message to one revives it.
     for (const c of [...cell.children]) if (isLive(c)) putToSleep(c, c.incarnation!);

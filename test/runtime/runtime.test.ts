@@ -413,6 +413,40 @@ describe('actors/runtime on the clock it is given', () => {
     expect(reports.map((r) => [r.actor, r.decision])).toEqual([['board-c', 'reset']]);
   });
 
+  it('given a child stopped with its passivating parent in the middle of a message, when that message crashes after the child was revived, then its decision does not stop the new incarnation', async () => {
+    const clock = new FakeClock();
+    start(clock);
+    const parent = spawnActor(system, 'board-s', counter({ passivateAfterMs: 1_000 }).spec);
+    let started = false;
+    let fail: (e: Error) => void = () => {};
+    const slow = new Promise<never>((_, reject) => {
+      fail = reject;
+    });
+    type Msg = { type: 'slow' } | { type: 'ping'; replyTo: ReplyTo<string> };
+    const kid = spawnActor<null, Msg>(parent, 'lane-s', {
+      hydrate: () => null,
+      receive: async (state, msg) => {
+        if (msg.type === 'ping') reply(msg.replyTo, 'pong');
+        else {
+          started = true;
+          await slow;
+        }
+        return state;
+      },
+      onCrash: () => 'stop',
+    });
+    const ping = () => query(kid, (replyTo) => ({ type: 'ping', replyTo }), 1_000);
+    dispatch(kid, { type: 'slow' });
+    await vi.waitFor(() => expect(started).toBe(true), { timeout: 5_000, interval: 5 });
+    clock.advance(1_000); // the parent, idle since its spawn, passivates: its kid stops with it, mid-message
+    expect(isAwake(kid)).toBe(false);
+    expect(await ping()).toBe('pong'); // revived, parent first
+    fail(new Error('late'));
+    await vi.waitFor(() => expect(reports).toHaveLength(1), { timeout: 5_000, interval: 5 });
+    expect(reports[0]).toMatchObject({ actor: 'board-s/lane-s', decision: 'stop' });
+    expect(await ping()).toBe('pong');
+  });
+
   it('reaches nact through its public API only, and only from this door', () => {
     const root = join(import.meta.dirname, '../..');
     const sources = (dir: string): string[] =>
