@@ -320,10 +320,10 @@ function fallAsleep(incarnation: Incarnation): void {
 }
 
 /**
- * Arms the idle timer when nact would have armed its own (`shutdownAfter`): once the mailbox is empty
- * after a message or a crash's resume. Called just before nact takes its next step (its `await` of the
- * receive, or of the crash decision, resumes one microtask later), so a message handed over meanwhile
- * is seen by both, and a virtual clock arms its timers in the order it always did.
+ * Arms the idle timer once the mailbox is empty after a message or a crash. A microtask later: just
+ * before nact takes its next step (its `await` of the receive, or of the crash decision, resumes then),
+ * where nact armed its own `shutdownAfter` timer; so a message handed over meanwhile is seen by both,
+ * and a virtual clock is asked for its timers in the order it always was (a seed keeps its history).
  */
 function idleSoon(spec: ErasedSpec, cell: Cell, incarnation: Incarnation): void {
   const ms = spec.passivateAfterMs;
