@@ -12,7 +12,6 @@ import type { EventStore, OpenedLog } from '../runtime/store/eventStore.ts';
 import { LogUnwritableError } from '../runtime/store/logUnwritable.ts';
 import type { SimDisk } from './disk.ts';
 import { type HookInvocation, SIM_HOOK_TIMEOUT_MS, SIM_HOOKS, simHookRunner } from './hooks.ts';
-import { armNactOn } from './nactTimers.ts';
 import type { Prng } from './prng.ts';
 import type { SimSocket } from './pushLink.ts';
 import { LifeClock, Owner, type Scheduler, type TimerFuzz } from './scheduler.ts';
@@ -110,8 +109,8 @@ export class BoardMachine {
     const clock = new LifeClock(this.scheduler, owner, this.skew, this.fuzz);
     const log = (line: string) => owner.alive && this.log(`${this.name}#${number}: ${line}`);
     const store = await this.disk.open(log, owner, this.name, this.writer);
-    // The daemon's assembly (apps/daemon/) on the simulated edges: the log outlives the life, nact's timers run on its clock.
-    const parts = assembleProcess({ clock, store, log, closeStore: async () => undefined, armTimers: (system) => armNactOn(system.name, clock) });
+    // The daemon's assembly (apps/daemon/) on the simulated edges: the log outlives the life, the actors' timers run on its clock.
+    const parts = assembleProcess({ clock, store, log, closeStore: async () => undefined });
     // Unique to this life, as `host#incarnation:pid` is to a server process (its writer is not: see `writer`).
     const peers = this.peersOf?.({ owner, clock, identity: `${this.writer}#${number}`, log }) ?? null;
     // Not on HTTP: the simulated network calls its host (`call`) and attaches its push streams.

@@ -13,7 +13,6 @@ import { type AgentsWorld, type SimLogin, simAgentStarter } from './agents.ts';
 import type { BoardRequest } from './boardMachine.ts';
 import type { SimBoards } from './boards.ts';
 import { SimDisk } from './disk.ts';
-import { armNactOn } from './nactTimers.ts';
 import type { SimNetwork } from './network.ts';
 import type { Prng } from './prng.ts';
 import { SimSocket } from './pushLink.ts';
@@ -113,8 +112,8 @@ export class ComputerMachine {
     const incarnation = world.prng.uuid();
     const random = world.prng.fork();
     const agentDraws = world.prng.fork();
-    // The daemon's assembly (apps/daemon/) on the simulated edges: the disk outlives the life, nact's timers run on its clock.
-    const parts = assembleProcess({ clock, store, log, closeStore: async () => undefined, armTimers: (system) => armNactOn(system.name, clock) });
+    // The daemon's assembly (apps/daemon/) on the simulated edges: the disk outlives the life, the actors' timers run on its clock.
+    const parts = assembleProcess({ clock, store, log, closeStore: async () => undefined });
     await startFolds(parts);
     // Its `--server` list: the push stream moves on when its board drops it, and the calls follow (adapters/http/boardServers.ts).
     const servers = world.boards.servers(this.firstBoard);

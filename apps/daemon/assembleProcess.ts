@@ -16,14 +16,13 @@ import type { Computer } from '../computer/computer.ts';
  * agents, randomness) are in assembleBoard.ts and assembleComputer.ts.
  */
 export interface ProcessPorts {
+  /** Every timer of the process, its actors' included (passivation, a query's timeout): the simulator's is virtual. */
   readonly clock: Clock;
   /** The log, opened by the caller (a file, PostgreSQL, a simulated disk). */
   readonly store: OpenedLog;
   /** How the log is closed when the process stops: `store.close()` by default; the simulator's disk outlives the process. */
   readonly closeStore?: () => Promise<void>;
   readonly log: (line: string) => void;
-  /** Where nact's own timers run: real time by default; the simulator arms them on its virtual clock. */
-  readonly armTimers?: (system: ActorSystem) => void;
 }
 
 /**
@@ -54,6 +53,7 @@ export interface ProcessParts {
 export function assembleProcess(ports: ProcessPorts): ProcessParts {
   const { store, clock, log } = ports;
   const system = startActorSystem({
+    clock,
     // An outage of the log (a full disk, a lock, a server down) is told once by the store, and each
     // actor it stops folds again at its next message: not once more per actor and per message.
     onError: (r) => {
@@ -61,7 +61,6 @@ export function assembleProcess(ports: ProcessPorts): ProcessParts {
       log(`actor ${r.actor}: ${r.phase} failed (${r.decision}): ${(r.error as Error)?.message ?? r.error}`);
     },
   });
-  ports.armTimers?.(system);
   return {
     ports,
     system,
