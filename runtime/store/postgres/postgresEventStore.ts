@@ -287,7 +287,10 @@ export class PostgresEventStore implements EventStore {
       this.report(`the log ${this.where} can be written again (${this.outage.code} is over): what waited is being recorded`);
       this.outage = null;
     }
-    if (committed.length) this.commits.next(committed);
+    if (committed.length) {
+      this.rows.keepFrom(committed[committed.length - 1]!.seq);
+      this.commits.next(committed);
+    }
   }
 
   /** `body` in one transaction on a connection of `pool`; a connection that failed is dropped, not reused. */

@@ -374,7 +374,10 @@ export class SqliteEventStore implements EventStore {
       this.report(`the log ${this.db.name} can be written again (${this.outage.code} is over): what waited is being recorded`);
       this.outage = null;
     }
-    if (committed.length) this.commits.next(committed);
+    if (committed.length) {
+      this.rows.keepFrom(committed[committed.length - 1]!.seq);
+      this.commits.next(committed);
+    }
   }
 
   async readAll(after: number, limit: number): Promise<DomainEvent[]> {
