@@ -18,6 +18,14 @@ export default defineConfig({
     // 1.5x the load of a file alone, and every test must hold at twice that. The default (one fewer
     // than the cores) runs them one by one.
     maxWorkers: 3,
-    minWorkers: 1,
+    // As many kept as run: with files sharing workers, tinypool retires an idle worker above the minimum,
+    // and one retired while the pool hands it the next file fails the run ("Terminating worker thread").
+    minWorkers: 3,
+    // A worker runs file after file in one module graph: each file's imports (zod's schemas, the event
+    // catalogue, kysely, playwright) load once per worker instead of once per file, which was a third of
+    // the suite's CPU. So a file leaves nothing behind: its timers, servers, daemons and folders stop in its
+    // afterEach/afterAll, and a module it swaps (vi.doMock) is put back and the copies dropped
+    // (test/layout/sharedWorkers.test.ts refuses a `vi.mock`, which cannot be undone).
+    isolate: false,
   },
 });

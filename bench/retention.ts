@@ -89,15 +89,17 @@ async function restart(db: string, retainDays: number | undefined): Promise<numb
 
 /** The embedded daemon on `db` at its soak's clock: a no-op agent, 8 slots; with `retainDays`, retention. */
 function startOn(db: string, retainDays: number | undefined) {
-  return startDaemon({
-    db,
-    port: 0,
-    exec: 'true',
-    slots: 8,
-    budgetNote: false,
-    clock: clockOf.get(db)!,
-    ...(retainDays !== undefined ? { retainDays } : {}),
-  });
+  return startDaemon(
+    {
+      db,
+      port: 0,
+      exec: 'true',
+      slots: 8,
+      budgetNote: false,
+      ...(retainDays !== undefined ? { retainDays } : {}),
+    },
+    { clock: clockOf.get(db)! },
+  );
 }
 
 async function oneRun(url: string, token: string): Promise<void> {

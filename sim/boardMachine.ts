@@ -1,20 +1,21 @@
 import type { BoardAnswer } from '../adapters/http/boardClient.ts';
 import { BoardHost } from '../apps/board/boardHost.ts';
-import { type RunningChores, startBoardChores } from '../apps/board/chores/boardChores.ts';
+import type { UnstartedBoard } from '../apps/board/boardServer.ts';
+import type { RunningChores } from '../apps/board/chores/boardChores.ts';
 import type { LivenessReader } from '../apps/board/chores/notices/noticeRound.ts';
 import type { BoardPeers } from '../apps/board/peers/boardPeers.ts';
-import { choresOn } from '../apps/board/peers/leasedStore.ts';
-import { type ActorSystem, startActorSystem, stopSystem } from '../runtime/actors/runtime.ts';
-import { ProjectionKeeper } from '../runtime/folds/keeper/projectionKeeper.ts';
-import { projections } from '../runtime/folds/keeper/registry.ts';
+import { type BoardCore, buildBoard } from '../apps/daemon/assembleBoard.ts';
+import { assembleProcess, startFolds } from '../apps/daemon/assembleProcess.ts';
+import { type ActorSystem, stopSystem } from '../runtime/actors/runtime.ts';
+import type { ProjectionKeeper } from '../runtime/folds/keeper/projectionKeeper.ts';
 import type { EventStore } from '../runtime/store/eventStore.ts';
 import { LogUnwritableError } from '../runtime/store/logUnwritable.ts';
 import type { SimDisk } from './disk.ts';
 import { type HookInvocation, SIM_HOOK_TIMEOUT_MS, SIM_HOOKS, simHookRunner } from './hooks.ts';
-import { armNactOn } from './nactTimers.ts';
 import type { Prng } from './prng.ts';
 import type { SimSocket } from './pushLink.ts';
 import { LifeClock, Owner, type Scheduler, type TimerFuzz } from './scheduler.ts';
+import { startLife } from './startLife.ts';
 
 export const BOARD_SECRET = 'sim-board-secret';
 export const SUBMIT_TOKEN = 'sim-submit-token';
@@ -83,16 +84,8 @@ export class BoardMachine {
     private readonly peersOf: PeersOf | null = null,
   ) {}
 
-  async start(): Promise<BoardLife | null> {
-    if (this.life || this.booting) return null;
-    this.booting = true;
-    const attempt = this.lives + 1;
-    try {
-      return await this.boot();
-    } finally {
-      // A crash during the start ended this attempt already (and may have begun another).
-      if (this.lives === attempt) this.booting = false;
-    }
+  start(): Promise<BoardLife | null> {
+    return startLife(this, () => this.boot());
   }
 
   /** Its URL in a computer's `--server` list. */
@@ -116,25 +109,19 @@ export class BoardMachine {
     const clock = new LifeClock(this.scheduler, owner, this.skew, this.fuzz);
     const log = (line: string) => owner.alive && this.log(`${this.name}#${number}: ${line}`);
     const store = await this.disk.open(log, owner, this.name, this.writer);
-    const system = startActorSystem({ onError: (r) => log(`actor ${r.actor}: ${r.phase} failed (${r.decision}): ${(r.error as Error)?.message}`) });
-    armNactOn(system.name, clock);
+    // The daemon's assembly (apps/daemon/) on the simulated edges: the log outlives the life, the actors' timers run on its clock.
+    const parts = assembleProcess({ clock, store, log, closeStore: async () => undefined });
     // Unique to this life, as `host#incarnation:pid` is to a server process (its writer is not: see `writer`).
     const peers = this.peersOf?.({ owner, clock, identity: `${this.writer}#${number}`, log }) ?? null;
-    const host = new BoardHost({
-      system,
-      store,
-      clock,
-      boardSecret: BOARD_SECRET,
-      submitToken: SUBMIT_TOKEN,
-      leaseMs: this.leaseMs,
-      log,
-      ...(peers ? { peers } : {}),
-    });
-    const keeper = new ProjectionKeeper(store, projections, clock, { log });
-    await keeper.start();
-    await host.start();
-    // The round (tick) every 10 s on the life's clock, hooks run by the simulated hook processes.
-    const runHook = simHookRunner({ life: number, clock, prng: this.hooks.prng, invoked: this.hooks.invoked, running: this.runningHooks });
+    // Not on HTTP: the simulated network calls its host (`call`) and attaches its push streams.
+    const serve = (core: BoardCore): UnstartedBoard => {
+      const board = new BoardHost(core);
+      const start = async () => {
+        await board.start();
+        return { url: this.url, board, close: () => board.stop() };
+      };
+      return { board, start };
+    };
     // A session's liveness, as a driver would read it: running, at times stopped (its notices are withheld
     // until it runs again), at times not readable (they wait).
     const liveness: LivenessReader = {
@@ -144,11 +131,24 @@ export class BoardMachine {
         return roll < 0.3 ? 'stopped' : 'running';
       },
     };
-    const chores = await startBoardChores(
-      { ...choresOn(store, peers), clock, hooks: SIM_HOOKS, hookTimeoutMs: SIM_HOOK_TIMEOUT_MS, runHook, liveness, log },
-      10_000,
+    // The round (tick) every 10 s on the life's clock, hooks run by the simulated hook processes.
+    const runHook = simHookRunner({ life: number, clock, prng: this.hooks.prng, invoked: this.hooks.invoked, running: this.runningHooks });
+    const built = buildBoard(
+      parts,
+      {
+        boardSecret: BOARD_SECRET,
+        submitToken: SUBMIT_TOKEN,
+        leaseMs: this.leaseMs,
+        hooks: SIM_HOOKS,
+        hookTimeoutMs: SIM_HOOK_TIMEOUT_MS,
+        tickMs: 10_000,
+      },
+      { serve, peers, liveness, runHook },
     );
-    this.life = { owner, clock, store, system, host, keeper, chores, number, startedAt: this.scheduler.now };
+    await startFolds(parts);
+    await built.start();
+    const { system, keeper, chores } = parts;
+    this.life = { owner, clock, store, system, host: built.board, keeper, chores: chores!, number, startedAt: this.scheduler.now };
     return this.life;
   }
 

@@ -1,23 +1,24 @@
 import type { BoardAnswer } from '../adapters/http/boardClient.ts';
 import type { BoardServers } from '../adapters/http/boardServers.ts';
 import type { PushConnect } from '../adapters/push/pushStreamClient.ts';
-import { SessionCloser } from '../apps/computer/closer/sessionCloser.ts';
-import { Computer } from '../apps/computer/computer.ts';
+import type { SessionCloser } from '../apps/computer/closer/sessionCloser.ts';
+import type { Computer } from '../apps/computer/computer.ts';
 import { drainComputer } from '../apps/computer/drainComputer.ts';
-import { type ActorSystem, startActorSystem, stopSystem } from '../runtime/actors/runtime.ts';
-import { ProjectionKeeper } from '../runtime/folds/keeper/projectionKeeper.ts';
-import { projections } from '../runtime/folds/keeper/registry.ts';
+import { buildComputer } from '../apps/daemon/assembleComputer.ts';
+import { assembleProcess, closeProcess, type ProcessParts, startFolds } from '../apps/daemon/assembleProcess.ts';
+import { type ActorSystem, stopSystem } from '../runtime/actors/runtime.ts';
+import type { ProjectionKeeper } from '../runtime/folds/keeper/projectionKeeper.ts';
 import type { EventStore } from '../runtime/store/eventStore.ts';
 import { type AgentsWorld, type SimLogin, simAgentStarter } from './agents.ts';
 import type { BoardRequest } from './boardMachine.ts';
 import type { SimBoards } from './boards.ts';
 import { SimDisk } from './disk.ts';
-import { armNactOn } from './nactTimers.ts';
 import type { SimNetwork } from './network.ts';
 import type { Prng } from './prng.ts';
 import { SimSocket } from './pushLink.ts';
 import { LifeClock, Owner, type Scheduler, type TimerFuzz } from './scheduler.ts';
 import { type SessionsWorld, SimSessions } from './sessions.ts';
+import { startLife } from './startLife.ts';
 
 /** How long the computer's HTTP client waits for an answer before calling it a network error (adapters/http/boardClient.ts). */
 const CALL_TIMEOUT_MS = 15_000;
@@ -32,6 +33,8 @@ export interface ComputerLife {
   /** Its session closer, as the daemon runs one beside its computer. */
   readonly sessionCloser: SessionCloser;
   readonly keeper: ProjectionKeeper;
+  /** Its process's parts, as the daemon's assembly made them: stopped in the daemon's order. */
+  readonly parts: ProcessParts;
   readonly incarnation: string;
   readonly startedAt: number;
   draining: boolean;
@@ -93,16 +96,8 @@ export class ComputerMachine {
     this.agents = new SimSessions({ machine, lifeName: () => this.life?.name ?? null }, world, world.seed);
   }
 
-  async start(): Promise<ComputerLife | null> {
-    if (this.life || this.booting) return null;
-    this.booting = true;
-    const attempt = this.lives + 1;
-    try {
-      return await this.boot();
-    } finally {
-      // A crash during the start ended this attempt already (and may have begun another).
-      if (this.lives === attempt) this.booting = false;
-    }
+  start(): Promise<ComputerLife | null> {
+    return startLife(this, () => this.boot());
   }
 
   private async boot(): Promise<ComputerLife> {
@@ -113,65 +108,52 @@ export class ComputerMachine {
     const clock = new LifeClock(world.scheduler, owner, () => this.skewMs, world.fuzz);
     const log = (line: string) => owner.alive && world.log(`${name}: ${line}`);
     const store = await this.disk.open(log);
-    const system = startActorSystem({ onError: (r) => log(`actor ${r.actor}: ${r.phase} failed (${r.decision}): ${(r.error as Error)?.message}`) });
-    armNactOn(system.name, clock);
+    // Drawn in the order a life always drew them: the seeds' histories stay what they were.
     const incarnation = world.prng.uuid();
+    const random = world.prng.fork();
+    const agentDraws = world.prng.fork();
+    // The daemon's assembly (apps/daemon/) on the simulated edges: the disk outlives the life, the actors' timers run on its clock.
+    const parts = assembleProcess({ clock, store, log, closeStore: async () => undefined });
+    await startFolds(parts);
     // Its `--server` list: the push stream moves on when its board drops it, and the calls follow (adapters/http/boardServers.ts).
     const servers = world.boards.servers(this.firstBoard);
     const calls = this.boardCalls(owner, servers);
-    const board = world.wrapBoard ? world.wrapBoard(this.id, calls) : calls;
-    const random = world.prng.fork();
-    const computer = new Computer({
-      system,
-      store,
-      clock,
-      computer: this.id,
-      server: servers,
-      token: this.token,
-      exec: 'claude',
-      workspaceRoot: `/tmp/runledger-sim/${this.machine}`,
-      slots: this.slots,
-      heartbeatMs: 30_000,
-      killGraceMs: 2_000,
-      incarnation,
-      log,
-      board,
-      pushConnect: this.connector(owner),
-      // Its pings would redraw every world's history (and which seed finds a planted bug): not played yet.
-      livenessMs: null,
-      random: () => random.next(),
-      startAgent: simAgentStarter({
+    const built = buildComputer(
+      parts,
+      {
         computer: this.id,
-        life: name,
-        clock,
-        prng: world.prng.fork(),
-        sessions: this.sessions,
-        login: this.login,
-        world,
-      }),
-      onConnectedElsewhere: () => this.twinRefused(),
-    });
-    const keeper = new ProjectionKeeper(store, projections, clock, { log });
-    await keeper.start();
-    // As the daemon wires it (apps/daemon/startDaemon.ts): a round every 10 s over the closes its runs' ends intend.
-    const sessionCloser = new SessionCloser({
-      system,
-      store,
-      clock,
-      computer: this.id,
-      driver: this.agents.driver({ name, clock }),
-      settings: { tickMs: 10_000, quietMs: 120_000 },
-      log,
-    });
+        server: servers,
+        token: this.token,
+        exec: 'claude',
+        workspaceRoot: `/tmp/runledger-sim/${this.machine}`,
+        slots: this.slots,
+        heartbeatMs: 30_000,
+        killGraceMs: 2_000,
+        // Its pings would redraw every world's history (and which seed finds a planted bug): not played yet.
+        livenessMs: null,
+        onConnectedElsewhere: () => this.twinRefused(),
+        // As the daemon's defaults: a round every 10 s over the closes its runs' ends intend.
+        sessions: { tickMs: 10_000, quietMs: 120_000 },
+      },
+      {
+        board: world.wrapBoard ? world.wrapBoard(this.id, calls) : calls,
+        pushConnect: this.connector(owner),
+        startAgent: simAgentStarter({ computer: this.id, life: name, clock, prng: agentDraws, sessions: this.sessions, login: this.login, world }),
+        sessionDriver: this.agents.driver({ name, clock }),
+        incarnation,
+        random: () => random.next(),
+      },
+    );
     const life: ComputerLife = {
       owner,
       name,
       clock,
       store,
-      system,
-      computer,
-      sessionCloser,
-      keeper,
+      system: parts.system,
+      computer: built.computer,
+      sessionCloser: built.sessions,
+      keeper: parts.keeper,
+      parts,
       incarnation,
       startedAt: world.scheduler.now,
       draining: false,
@@ -179,8 +161,7 @@ export class ComputerMachine {
       liveSince: new Map(),
     };
     this.life = life;
-    await computer.start();
-    await sessionCloser.start();
+    await built.start();
     life.ready = true;
     return life;
   }
@@ -211,12 +192,9 @@ export class ComputerMachine {
       (ms) => new Promise((r) => life.clock.after(ms, r)),
     );
     if (this.life !== life) return;
-    life.sessionCloser.stop();
-    await life.sessionCloser.settled();
-    if (this.life !== life) return;
-    await life.keeper.stop();
-    life.computer.stop();
-    this.crash();
+    // The daemon's stop, in its order (apps/daemon/assembleProcess.ts); then the process exits.
+    await closeProcess(life.parts);
+    if (this.life === life) this.crash();
   }
 
   /** The board refused this life's stream (4409): the daemon drains and exits 2, as the CLI does. */

@@ -9,7 +9,6 @@ import { SimBoards } from './boards.ts';
 import { ComputerMachine, type ComputerWorld, type SimBoardCalls } from './computerMachine.ts';
 import { describeFault, drawPlan, type Fault, type FaultKind } from './faults.ts';
 import { Invariants, type Violation } from './invariants.ts';
-import { forgetNactSystem } from './nactTimers.ts';
 import { SimNetwork } from './network.ts';
 import { Prng } from './prng.ts';
 import { exactTimers, fuzzyTimers, Owner, Scheduler, type TimerFuzz } from './scheduler.ts';
@@ -355,16 +354,8 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
       );
     if (!violation) violation = await invariants.atEnd(machines(), stepNo);
   } finally {
-    for (const machine of machines()) {
-      const system = machine.life?.system;
-      machine.crash();
-      if (system) forgetNactSystem(system.name);
-    }
-    for (const board of boards.machines) {
-      const boardSystem = board.life?.system;
-      board.crash();
-      if (boardSystem) forgetNactSystem(boardSystem.name);
-    }
+    for (const machine of machines()) machine.crash();
+    for (const board of boards.machines) board.crash();
     client.kill();
     faultOwner.kill();
     network.owner.kill();

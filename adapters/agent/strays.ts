@@ -127,13 +127,20 @@ function entryOf(pid: number): { readonly ino: number; readonly ctimeMs: number 
   }
 }
 
-/** How often the end of a stray is looked for, between its SIGTERM and its SIGKILL. */
+/** How often the end of a stray is looked for, between its SIGTERM and its end. */
 const STRAY_LOOK_MS = 50;
+/**
+ * How long a stray that had its SIGKILL is waited for: it ends once the kernel next runs it, which on a
+ * loaded machine can take a moment after the signal; one that outlasts this (stuck in the kernel, an
+ * uninterruptible wait) is left to the sweep of the next run's end.
+ */
+const KILLED_WAIT_MS = 2_000;
 
 /**
- * Stops what an agent left running: SIGTERM, then SIGKILL to those still alive after the
- * grace, and resolves once they are gone (or had their SIGKILL) with those found. Real time, not the
- * injected clock: these are the machine's processes ending, and none is found for an agent that left none.
+ * Stops what an agent left running: SIGTERM, then SIGKILL to those still alive after the grace
+ * (again to any that appears meanwhile), and resolves once they are gone, with those found. Real
+ * time, not the injected clock: these are the machine's processes ending, and none is found for an
+ * agent that left none.
  */
 export async function stopStrays(mark: string, pgid: number | null, sinceTicks: number, graceMs: number): Promise<Stray[]> {
   if (pgid === null) return [];
@@ -141,11 +148,9 @@ export async function stopStrays(mark: string, pgid: number | null, sinceTicks: 
   if (found.length === 0) return [];
   signalStrays(found, 'SIGTERM');
   const killAt = performance.now() + graceMs;
-  for (let left = found; left.length > 0; left = findStrays(mark, pgid, sinceTicks)) {
-    if (performance.now() >= killAt) {
-      signalStrays(left, 'SIGKILL');
-      break;
-    }
+  const giveUpAt = killAt + KILLED_WAIT_MS;
+  for (let left = found; left.length > 0 && performance.now() < giveUpAt; left = findStrays(mark, pgid, sinceTicks)) {
+    if (performance.now() >= killAt) signalStrays(left, 'SIGKILL');
     await new Promise((resolve) => setTimeout(resolve, STRAY_LOOK_MS));
   }
   return found;

@@ -286,11 +286,26 @@ export class BoardHost {
     return this.submitTokens.accepts(token);
   }
 
-  /** The computer a token belongs to, checked against the stored hash. */
+  /**
+   * The computer a token belongs to, checked against the stored hash. A computer registered a moment ago
+   * by another process (`runledger computer add` beside a running board, then the computer started at
+   * once) is in the log before this board's follow of it has told its actor: its own stream is read
+   * before the token is refused, and the actor catches up when it holds the token.
+   */
   async isComputerToken(computerId: string, token: string | null): Promise<boolean> {
     if (token === null) return false;
-    const stored = await this.actor.read((state) => tokenHashOf(state, computerId));
-    return stored !== null && sameSecret(hashToken(token), stored);
+    const hash = hashToken(token);
+    const known = async () => {
+      const stored = await this.actor.read((state) => tokenHashOf(state, computerId));
+      return stored !== null && sameSecret(hash, stored);
+    };
+    if (await known()) return true;
+    const registered = (await this.options.store.readStream(`computer:${computerId}`)).some(
+      (event) => event.type === 'board.computer.registered' && sameSecret(hash, event.data.tokenHash),
+    );
+    if (!registered) return false;
+    await this.actor.rehydrate();
+    return known();
   }
 
   async submit(

@@ -72,8 +72,23 @@ export interface BoardServer {
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
+/** A board made and not yet started: its host, and the start that serves it. */
+export interface UnstartedBoard {
+  readonly board: BoardHost;
+  /** Starts the host, then listens; a start that fails stops what it started. */
+  start(): Promise<BoardServer>;
+}
+
 /** The board on HTTP and WebSocket: `runledger server`, and the board half of `runledger daemon`. */
-export async function startBoardServer(options: BoardServerOptions): Promise<BoardServer> {
+export function startBoardServer(options: BoardServerOptions): Promise<BoardServer> {
+  return makeBoardServer(options).start();
+}
+
+/**
+ * The board's host with its edge records, made before anything runs (the daemon makes it before its
+ * folds catch up, as the simulator does), and its start on HTTP and WebSocket.
+ */
+export function makeBoardServer(options: BoardServerOptions): UnstartedBoard {
   const { store, clock } = options;
   const log = options.log ?? stderrLog;
   // An edge record that cannot be written loses a line of the audit, never the answer to the request.
@@ -116,6 +131,16 @@ export async function startBoardServer(options: BoardServerOptions): Promise<Boa
         `push stream refused: computer ${computerId} is connected already${incarnation === null ? '' : ` (this one is incarnation ${incarnation})`}`,
       ),
   });
+  return { board, start: () => serveBoard(board, options, rejected, anonymous) };
+}
+
+async function serveBoard(
+  board: BoardHost,
+  options: BoardServerOptions,
+  rejected: (method: string, path: string, status: number, code: string, reason: string, unproven: boolean) => void,
+  anonymous: RefusalCounter,
+): Promise<BoardServer> {
+  const log = options.log ?? stderrLog;
   await board.start();
   let web: WebRoutes | undefined;
   try {

@@ -116,7 +116,7 @@ async function run(options: LocalTurnOptions, turn: TurnHooks): Promise<void> {
   // Every crash of the run's actor fails the turn with its error, at once: one in `receive` was told
   // to its asker too, but one while folding the run from the log (a disk that fails a read) drops the
   // input unanswered, and `runledger run` would otherwise wait out the query's 30 s timeout.
-  const system = startActorSystem({ onError: (crash) => fail(crash.error) });
+  const system = startActorSystem({ clock, onError: (crash) => fail(crash.error) });
   let state: RunExecution = initialRunExecution();
   let laneSession = options.laneSession;
   let exit: EventData<'run.process.exited'> | null = null;

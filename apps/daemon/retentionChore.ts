@@ -2,9 +2,8 @@ import { checkpointFold } from '../../replay/checkpointStarts.ts';
 import { deciders } from '../../replay/deciders.ts';
 import type { Clock } from '../../runtime/actors/clock.ts';
 import { projections } from '../../runtime/folds/keeper/registry.ts';
-import type { EventStore } from '../../runtime/store/eventStore.ts';
 import { archiveOnce, recoverArchives } from '../../runtime/store/sqlite/archiveSegments.ts';
-import { SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
+import type { SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 
 /** A day's cut is found within the hour it becomes due; a round that finds nothing reads the live log once. */
 const ROUND_MS = 3_600_000;
@@ -21,15 +20,12 @@ export interface RetentionSettings {
  * crash left half done is finished or undone, then a round runs; then one an hour. Returns its stop.
  */
 export async function startRetention(
-  store: EventStore,
+  store: SqliteEventStore,
   path: string,
   settings: RetentionSettings,
   clock: Clock,
   log: (line: string) => void,
 ): Promise<() => Promise<void>> {
-  if (!(store instanceof SqliteEventStore)) {
-    throw new Error('--retain-days keeps archives of a SQLite log only; on PostgreSQL it is designed (docs/retention.md) but not built yet');
-  }
   for (const line of await recoverArchives(store, path, clock.now())) log(`retention: ${line}`);
   // Each segment, and the live log after a cut, starts with the states of every fold there (docs/retention.md#starting-checkpoints).
   const checkpoint = checkpointFold({ deciders, projections });

@@ -11,26 +11,23 @@ import { describeForeignRow, type ForeignRow } from '../../events/codec.ts';
 import { statusView } from '../../projections/statusView.ts';
 import type { UsageState } from '../../projections/usage.ts';
 import { type Clock, systemClock } from '../../runtime/actors/clock.ts';
-import { startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
-import { ProjectionKeeper } from '../../runtime/folds/keeper/projectionKeeper.ts';
-import { projections } from '../../runtime/folds/keeper/registry.ts';
 import type { EventStore } from '../../runtime/store/eventStore.ts';
 import { isPostgresUrl, redactUrl } from '../../runtime/store/logLocation.ts';
-import { LogUnwritableError } from '../../runtime/store/logUnwritable.ts';
 import { openStore } from '../../runtime/store/open/openStore.ts';
 import type { StoreFaults } from '../../runtime/store/sqlite/appendBatch.ts';
 import { openSqliteStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { webView } from '../../web/webView.ts';
-import { type BoardServer, startBoardServer } from '../board/boardServer.ts';
-import { driverLiveness, type RunningChores, startBoardChores } from '../board/chores/boardChores.ts';
+import { type BoardServer, makeBoardServer, type UnstartedBoard } from '../board/boardServer.ts';
+import { driverLiveness } from '../board/chores/boardChores.ts';
 import type { HookCommands } from '../board/chores/hooks/hookNames.ts';
-import { choresOn } from '../board/peers/leasedStore.ts';
 import { PostgresPeers } from '../board/peers/postgresPeers.ts';
-import { BoardReport } from '../computer/boardReport.ts';
-import { type DriverName, SessionCloser } from '../computer/closer/sessionCloser.ts';
-import { Computer } from '../computer/computer.ts';
+import type { DriverName } from '../computer/closer/sessionCloser.ts';
+import type { Computer } from '../computer/computer.ts';
 import { type DrainReport, drainComputer } from '../computer/drainComputer.ts';
 import { boardLockPath, computerLockPath, takeProcessLock } from '../computer/processLock.ts';
+import { type BoardCore, buildBoard } from './assembleBoard.ts';
+import { assembleComputer } from './assembleComputer.ts';
+import { assembleProcess, closeProcess, type ProcessParts, startFolds, startOrAbort } from './assembleProcess.ts';
 import { startRetention } from './retentionChore.ts';
 
 export interface DaemonOptions {
@@ -71,7 +68,6 @@ export interface DaemonOptions {
   readonly reportToBoard?: boolean;
   /** Run the board only (`runledger server`). */
   readonly boardOnly?: boolean;
-  readonly clock?: Clock;
   readonly log?: (line: string) => void;
   /** Another daemon holds this computer's stream on the board (close code 4409): the caller stops this one. */
   readonly onConnectedElsewhere?: (message: string) => void;
@@ -88,8 +84,6 @@ export interface DaemonOptions {
   /** `--retain-days`, `--delete-archives-after-days` (docs/retention.md); none: the log keeps everything. */
   readonly retainDays?: number;
   readonly deleteArchivesAfterDays?: number;
-  /** Only for tests: failures injected into the log's commits (a full disk). */
-  readonly storeFaults?: StoreFaults;
 }
 
 /** What a drained daemon left: its computer's turns, and the runs its board holds that are not finished. */
@@ -116,11 +110,21 @@ export interface Daemon {
 }
 
 /**
- * `runledger daemon` (board and computer in one process, the computer talking to its board over
- * loopback like any other), `--server` (a computer joining a remote board) and `runledger server`.
+ * Test seams of the daemon's edges (the CLI never sets them): the clock it reads time from, and
+ * failures injected into its log's commits (a full disk, SQLite only).
  */
-export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
-  const clock = options.clock ?? systemClock;
+export interface DaemonPorts {
+  readonly clock?: Clock;
+  readonly storeFaults?: StoreFaults;
+}
+
+/**
+ * `runledger daemon` (board and computer in one process, the computer talking to its board over
+ * loopback like any other), `--server` (a computer joining a remote board) and `runledger server`:
+ * the options read, the real edges, and the assemblies (assembleBoard.ts, assembleComputer.ts).
+ */
+export async function startDaemon(options: DaemonOptions, ports: DaemonPorts = {}): Promise<Daemon> {
+  const clock = ports.clock ?? systemClock;
   const log =
     options.log ??
     (() => {
@@ -143,84 +147,31 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     // A row this version cannot read (a newer one wrote it) is skipped by every fold and named here once.
     foreignRows: (row: ForeignRow) => log(`log ${named}: ${describeForeignRow(row)}: skipped`),
   };
-  const store = onPostgres
-    ? await openStore(db, storeOptions)
-    : await openSqliteStore(db, { ...storeOptions, ...(options.storeFaults ? { faults: options.storeFaults } : {}) });
-  const system = startActorSystem({
-    // An outage of the log (a full disk, a lock, a server down) is told once by the store, and each
-    // actor it stops folds again at its next message: not once more per actor and per message.
-    onError: (r) => {
-      if (r.error instanceof LogUnwritableError) return;
-      log(`actor ${r.actor}: ${r.phase} failed (${r.decision}): ${(r.error as Error)?.message ?? r.error}`);
-    },
-  });
-  const releases: (() => void)[] = [];
-  const keeper = new ProjectionKeeper(store, projections, clock, { log });
-  let stopRetention: (() => Promise<void>) | null = null;
-  let board: BoardServer | null = null;
-  let computer: Computer | null = null;
-  let sessions: SessionCloser | null = null;
-  let chores: RunningChores | null = null;
-  let report: BoardReport | null = null;
-  let reportClient: BoardClient | null = null;
-  try {
+  // What the log can do beyond the EventStore follows from the dialect opened, not from a test of its class: archives are a SQLite log's.
+  const sqlite = onPostgres ? null : await openSqliteStore(db, { ...storeOptions, ...(ports.storeFaults ? { faults: ports.storeFaults } : {}) });
+  const store: EventStore = sqlite ?? (await openStore(db, storeOptions));
+  const parts = assembleProcess({ clock, store, log });
+  const computerId = options.boardOnly ? null : (options.computer ?? 'local');
+  await startOrAbort(parts, async () => {
     let server = options.server ?? null;
     let token = options.token ?? null;
     let tokenSource = options.tokenSource ?? 'the token given with --token';
-    const computerId = options.boardOnly ? null : (options.computer ?? 'local');
-    await keeper.start();
+    // The board's host is made before the folds catch up, as the simulator makes it (sim/boardMachine.ts).
+    const made = server === null ? await makeBoard(parts, options, { db, named, folder, foreignRows: storeOptions.foreignRows }) : null;
+    await startFolds(parts);
     if (options.retainDays !== undefined) {
       const settings = {
         retainDays: options.retainDays,
         ...(options.deleteArchivesAfterDays !== undefined ? { deleteAfterDays: options.deleteArchivesAfterDays } : {}),
       };
-      stopRetention = await startRetention(store, db, settings, clock, log);
+      if (sqlite === null) {
+        throw new Error('--retain-days keeps archives of a SQLite log only; on PostgreSQL it is designed (docs/retention.md) but not built yet');
+      }
+      parts.retention = await startRetention(sqlite, db, settings, clock, log);
     }
     if (server === null) {
-      // Boards on one PostgreSQL database are many by design (docs/rules.md#postgresql-board); on one SQLite file, one.
-      const { sharedLog } = store;
-      if (sharedLog === null) releases.push(takeProcessLock(boardLockPath(db), `a board on ${db}`));
-      // Several boards share the chores (one holds their lease) and the runs' heartbeats; one alone has nobody to share with.
-      const peers = sharedLog
-        ? new PostgresPeers(sharedLog, { clock, log, ...(options.boardLeaseS !== undefined ? { leaseMs: options.boardLeaseS * 1000 } : {}) })
-        : null;
-      const secrets = sharedLog
-        ? { submitToken: null, boardSecret: await sharedLog.boardSecret() }
-        : { submitToken: secretFile(tokenPaths(db).submitToken), boardSecret: secretFile(tokenPaths(db).boardSecret) };
-      // The computers' reported events, in tables of their own beside the log.
-      const reported = store.reportedEvents({ foreignRows: storeOptions.foreignRows });
-      board = await startBoardServer({
-        system,
-        store,
-        ...(reported ? { reported } : {}),
-        clock,
-        host: options.host ?? '127.0.0.1',
-        port: options.port ?? 7420,
-        ...secrets,
-        ...(options.leaseS !== undefined ? { leaseMs: options.leaseS * 1000 } : {}),
-        ...(peers ? { peers } : {}),
-        status: () => statusView(keeper.state('board'), keeper.state('queue'), clock.now(), keeper.state('usage')),
-        usage: () => keeper.state<UsageState>('usage').logins,
-        // Boards sharing a PostgreSQL log read what computers reported to the others too.
-        web: webView({ store, clock, projections: keeper, log, reported, ...(sharedLog ? { reportedPollMs: 1_000 } : {}) }),
-        log,
-      }).catch((error: unknown) => {
-        throw portTaken(error, options.host ?? '127.0.0.1', options.port ?? 7420);
-      });
+      const board = await made!.start();
       server = board.url;
-      log(`board listening on ${board.url} (log ${named}); the live view: ${board.url}/`);
-      // Adoptions, notices, the tick and the hooks, every round; liveness is read through this daemon's own session driver.
-      chores = await startBoardChores(
-        {
-          ...choresOn(store, peers),
-          clock,
-          hooks: options.hooks ?? {},
-          liveness: driverLiveness(() => sessions?.driver ?? null),
-          hookCwd: folder,
-          log,
-        },
-        (options.tickS ?? 10) * 1000,
-      );
       if (computerId !== null && token === null) {
         token = await localComputerToken(board, folder, computerId, clock);
         tokenSource = `the token in ${localTokenPath(folder, computerId)}`;
@@ -231,94 +182,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         throw new Error(
           '--server needs --computer ID and its token: --token-file FILE or RUNLEDGER_COMPUTER_TOKEN (kept out of `ps`), or --token T (from `runledger computer add ID` on the board)',
         );
-      releases.push(takeProcessLock(computerLockPath(db, computerId), `computer ${computerId} on ${db}`));
-      computer = new Computer({
-        system,
-        store,
-        clock,
-        computer: computerId,
-        server,
-        token,
-        exec: options.exec,
-        workspaceRoot: join(folder, 'workspaces', computerId),
-        ...(options.repos ? { repos: options.repos } : {}),
-        ...(options.push ? { push: true } : {}),
-        ...(options.worktreeIdleDays !== undefined ? { worktreeIdleMs: Math.round(options.worktreeIdleDays * 86_400_000) } : {}),
-        slots: options.slots ?? 1,
-        ...(options.loginCapacity ? { loginCapacity: options.loginCapacity } : {}),
-        heartbeatMs: (options.heartbeatS ?? 30) * 1000,
-        ...(options.timeoutS !== undefined ? { defaultTimeoutS: options.timeoutS } : {}),
-        ...(options.killGraceS !== undefined ? { killGraceMs: options.killGraceS * 1000 } : {}),
-        log,
-        ...(options.onConnectedElsewhere ? { onConnectedElsewhere: options.onConnectedElsewhere } : {}),
-        ...(options.onRefused ? { onRefused: options.onRefused } : {}),
-        ...(options.budgetNote !== undefined ? { budgetNote: options.budgetNote } : {}),
-        tokenSource,
-        // The board is back (its push stream connected again): the report's retry waiting goes at once.
-        onPushConnected: () => report?.boardIsBack(),
-      });
-      await computer.start();
-      if (options.server !== undefined && options.reportToBoard !== false) {
-        const client = new BoardClient(BoardServers.parse(server), computerId, token);
-        reportClient = client;
-        report = new BoardReport({
-          store,
-          computer: computerId,
-          send: (events) => client.report(events),
-          abandon: () => client.close(),
-          clock,
-          log,
-        });
-        await report.start();
-      }
-      sessions = new SessionCloser({
-        system,
-        store,
-        clock,
-        computer: computerId,
-        driver: options.sessionDriver ?? 'exec',
-        ...(options.tmuxSocket ? { tmuxSocket: options.tmuxSocket } : {}),
-        settings: { tickMs: (options.tickS ?? 10) * 1000, quietMs: (options.quietS ?? 120) * 1000 },
-        ...(options.killGraceS !== undefined ? { killGraceMs: options.killGraceS * 1000 } : {}),
-        log,
-      });
-      await sessions.start();
-      log(`computer ${computerId} started (${options.slots ?? 1} slot(s), agent: ${options.exec})`);
+      parts.releases.push(takeProcessLock(computerLockPath(db, computerId), `computer ${computerId} on ${db}`));
+      await startComputer(parts, options, { computerId, server, token, tokenSource, folder });
     }
-  } catch (error) {
-    // Whatever had started stops before the log closes: a follower left running would read it closed.
-    await report?.stop(0);
-    reportClient?.close();
-    sessions?.stop();
-    await chores?.stop(0);
-    await stopRetention?.();
-    computer?.stop();
-    await board?.close();
-    for (const release of releases) release();
-    await keeper.stop();
-    stopSystem(system);
-    await store.close();
-    throw error;
-  }
+  });
 
-  const close = async () => {
-    await chores?.stop();
-    await stopRetention?.();
-    sessions?.stop();
-    await sessions?.settled();
-    computer?.stop();
-    await board?.close();
-    await keeper.stop();
-    stopSystem(system);
-    // Last of what writes: what this computer recorded, its drain's last decisions included (a settle the
-    // queue and the sessions answer after the computer stopped), reaches the board before it goes
-    // (bounded: a board that is down is not waited for; the next start sends what is left).
-    await report?.stop();
-    reportClient?.close();
-    await store.close();
-    for (const release of releases) release();
-  };
-
+  const { board, computer } = parts;
+  const close = () => closeProcess(parts);
   return {
     store,
     url: board?.url ?? options.server ?? null,
@@ -333,6 +203,114 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     },
     close,
   };
+}
+
+/** Where the daemon's log is, as its board needs it: the lock's and the tokens' files, the folder hooks run in. */
+interface LogPlace {
+  readonly db: string;
+  /** The log as narrated (a PostgreSQL URL without its password). */
+  readonly named: string;
+  readonly folder: string;
+  readonly foreignRows: (row: ForeignRow) => void;
+}
+
+/** The board half: its lock and secrets, its peers on PostgreSQL, to be served on HTTP (`--host`, `--port`), with its chores. */
+async function makeBoard(parts: ProcessParts, options: DaemonOptions, place: LogPlace): Promise<UnstartedBoard> {
+  const { store, clock, log } = parts.ports;
+  const { db } = place;
+  // Boards on one PostgreSQL database are many by design (docs/rules.md#postgresql-board); on one SQLite file, one.
+  const { sharedLog } = store;
+  if (sharedLog === null) parts.releases.push(takeProcessLock(boardLockPath(db), `a board on ${db}`));
+  // Several boards share the chores (one holds their lease) and the runs' heartbeats; one alone has nobody to share with.
+  const peers = sharedLog
+    ? new PostgresPeers(sharedLog, { clock, log, ...(options.boardLeaseS !== undefined ? { leaseMs: options.boardLeaseS * 1000 } : {}) })
+    : null;
+  const secrets = sharedLog
+    ? { submitToken: null, boardSecret: await sharedLog.boardSecret() }
+    : { submitToken: secretFile(tokenPaths(db).submitToken), boardSecret: secretFile(tokenPaths(db).boardSecret) };
+  // The computers' reported events, in tables of their own beside the log.
+  const reported = store.reportedEvents({ foreignRows: place.foreignRows });
+  const host = options.host ?? '127.0.0.1';
+  const port = options.port ?? 7420;
+  const { keeper } = parts;
+  const serve = (core: BoardCore): UnstartedBoard => {
+    const made = makeBoardServer({
+      ...core,
+      ...(reported ? { reported } : {}),
+      host,
+      port,
+      status: () => statusView(keeper.state('board'), keeper.state('queue'), clock.now(), keeper.state('usage')),
+      usage: () => keeper.state<UsageState>('usage').logins,
+      // Boards sharing a PostgreSQL log read what computers reported to the others too.
+      web: webView({ store, clock, projections: keeper, log, reported, ...(sharedLog ? { reportedPollMs: 1_000 } : {}) }),
+    });
+    return {
+      board: made.board,
+      start: async () => {
+        const board = await made.start().catch((error: unknown) => {
+          throw portTaken(error, host, port);
+        });
+        log(`board listening on ${board.url} (log ${place.named}); the live view: ${board.url}/`);
+        return board;
+      },
+    };
+  };
+  return buildBoard(
+    parts,
+    {
+      ...secrets,
+      ...(options.leaseS !== undefined ? { leaseMs: options.leaseS * 1000 } : {}),
+      hooks: options.hooks ?? {},
+      hookCwd: place.folder,
+      tickMs: (options.tickS ?? 10) * 1000,
+    },
+    // Liveness is read through this daemon's own session driver.
+    { serve, peers, liveness: driverLiveness(() => parts.sessions?.driver ?? null) },
+  );
+}
+
+/** The computer half: its agents and limits as the options give them, its board reached over HTTP. */
+async function startComputer(
+  parts: ProcessParts,
+  options: DaemonOptions,
+  joined: { computerId: string; server: string; token: string; tokenSource: string; folder: string },
+): Promise<Computer> {
+  const { computerId, server, token } = joined;
+  const computer = await assembleComputer(
+    parts,
+    {
+      computer: computerId,
+      server,
+      token,
+      exec: options.exec,
+      workspaceRoot: join(joined.folder, 'workspaces', computerId),
+      ...(options.repos ? { repos: options.repos } : {}),
+      ...(options.push ? { push: true } : {}),
+      ...(options.worktreeIdleDays !== undefined ? { worktreeIdleMs: Math.round(options.worktreeIdleDays * 86_400_000) } : {}),
+      slots: options.slots ?? 1,
+      ...(options.loginCapacity ? { loginCapacity: options.loginCapacity } : {}),
+      heartbeatMs: (options.heartbeatS ?? 30) * 1000,
+      ...(options.timeoutS !== undefined ? { defaultTimeoutS: options.timeoutS } : {}),
+      ...(options.killGraceS !== undefined ? { killGraceMs: options.killGraceS * 1000 } : {}),
+      ...(options.onConnectedElsewhere ? { onConnectedElsewhere: options.onConnectedElsewhere } : {}),
+      ...(options.onRefused ? { onRefused: options.onRefused } : {}),
+      ...(options.budgetNote !== undefined ? { budgetNote: options.budgetNote } : {}),
+      tokenSource: joined.tokenSource,
+      sessions: {
+        tickMs: (options.tickS ?? 10) * 1000,
+        quietMs: (options.quietS ?? 120) * 1000,
+        ...(options.tmuxSocket ? { tmuxSocket: options.tmuxSocket } : {}),
+      },
+    },
+    {
+      // A joining computer sends its board a copy of its events (its log is its own); the demo's second shares the board's file.
+      reportLink:
+        options.server !== undefined && options.reportToBoard !== false ? () => new BoardClient(BoardServers.parse(server), computerId, token) : null,
+      sessionDriver: options.sessionDriver ?? 'exec',
+    },
+  );
+  parts.ports.log(`computer ${computerId} started (${options.slots ?? 1} slot(s), agent: ${options.exec})`);
+  return computer;
 }
 
 /** A computer of this daemon's board (its own, or the demo's second): registered on first start, its token kept beside the log. */

@@ -14,7 +14,7 @@ export const DEMO_COMPUTER = 'demo-2';
 export async function startDemoComputer(daemon: Daemon, options: DaemonOptions, log: (line: string) => void): Promise<Daemon | null> {
   if (!daemon.url || !daemon.board) return null;
   try {
-    const token = await localComputerToken(daemon.board, dirname(options.db), DEMO_COMPUTER, options.clock ?? systemClock);
+    const token = await localComputerToken(daemon.board, dirname(options.db), DEMO_COMPUTER, systemClock);
     const second = await startDaemon({ ...options, server: daemon.url, computer: DEMO_COMPUTER, token, slots: 1, log, reportToBoard: false });
     log(`demo: a second computer, ${DEMO_COMPUTER}, joined the board`);
     return second;

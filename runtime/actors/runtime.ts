@@ -1,54 +1,44 @@
 /**
- * The only door to nact. We use nact for mailboxes, hierarchy, supervision and passivation, never for
- * persistence (`spawnPersistent`): the SQLite log is the persistence, and an actor rebuilds its state
- * itself with `hydrate` whenever it (re)starts.
+ * The only door to nact. We use nact for mailboxes and hierarchy, never for persistence
+ * (`spawnPersistent`): the SQLite log is the persistence, and an actor rebuilds its state itself with
+ * `hydrate` whenever it (re)starts. Time is the `Clock` the system is given (docs/architecture.md#actors-door).
  *
  * nact 7.6.2 facts this module is built on (pinned by test/runtime/runtime.test.ts):
  * - an async receive is awaited before the next message is taken, so one actor = one message at a time;
- * - `initialStateFunc` is NOT awaited: an async one hands receive a raw Promise, and `ctx.reset` just
- *   calls it again. So hydration lives here: state starts unhydrated and is hydrated inside the mailbox,
- *   before the first message after a spawn or a reset;
+ * - `initialStateFunc` is NOT awaited, and a reset calls it again: so the state lives here, not in nact.
+ *   Each incarnation holds it, unhydrated at first and hydrated inside the mailbox before the first
+ *   message; a crash's reset is ours too (the state dropped, the children stopped);
  * - references are paths, and a stopped actor's messages are dropped silently. We therefore keep one
- *   `Cell` per path and revive a passivated actor when something is sent to it.
+ *   `Cell` per path and revive a passivated actor when something is sent to it;
+ * - `stop` stops an actor and its descendants at once, and nact stops an actor on its own only when
+ *   told to (a `shutdownAfter`, a crash decision of stop or reset): we tell it neither, so every stop
+ *   is one this door made and it knows which paths live without reading nact's internal system map;
+ * - nact arms the global setTimeout itself for `shutdownAfter` and for a query's timeout: so the door
+ *   passivates by an idle timer of its `Clock`, and answers queries through an asker of its own, timed
+ *   by the `Clock`. A virtual clock (the simulator's, a test's) then moves every timer of the actors.
  */
 import { createRequire } from 'node:module';
+import { Asker, ask } from './asker.ts';
+import { type Clock, MAX_TIMER_MS, systemClock } from './clock.ts';
 
 // nact's bundled index.d.ts is wrong, so we state the little we use ourselves and `require` it untyped.
 interface NactRef {
   readonly system: { readonly name: string };
 }
-type NactDecisions = Record<'reset' | 'resume' | 'stop', symbol>;
+type NactDecisions = Record<'resume', symbol>;
 interface Nact {
   start(): NactRef;
   spawn(
     parent: NactRef,
-    f: (state: Slot, msg: unknown) => Promise<Slot>,
+    f: (state: undefined, msg: unknown) => Promise<undefined>,
     name: string,
-    props: {
-      initialState: Slot;
-      shutdownAfter?: number;
-      onCrash: (msg: unknown, error: unknown, ctx: NactDecisions) => symbol;
-    },
+    props: { onCrash: (msg: unknown, error: unknown, ctx: NactDecisions) => symbol },
   ): NactRef;
   dispatch(ref: NactRef, msg: unknown): void;
-  query(ref: NactRef, msg: (replyTo: NactRef) => unknown, timeoutMs: number): Promise<unknown>;
   stop(ref: NactRef): void;
 }
 const require = createRequire(import.meta.url);
 const nact = require('nact') as Nact;
-// Internal, but the only synchronous way to ask "is this path alive?" (nact 7.6.2 is pinned exactly).
-// nact's public API cannot replace it, nor take a scheduler for its timers: its functions (stop, query,
-// dispatch) look the path up in this same map and drop a message to a stopped actor silently; the
-// `afterStop` property tells of a stop only a turn later (setImmediate), and a message sent meanwhile
-// would be lost; an actor arms the global setTimeout itself for `shutdownAfter` and for a query's timeout
-// (which is why sim/nactTimers.ts patches its prototype). The way out, not taken yet, is for this door to
-// own both ends: passivation by an idle timer of the injected Clock that calls `nact.stop` (every stop is
-// then one the door made, or one nact makes of it: a parent's stop, a reset its onCrash decided), so the
-// door knows which paths live; and a query answered through a reply object of its own, resolved by
-// `reply()` and timed by the Clock, instead of `nact.query`. Then neither this map nor the patch is needed.
-const systemMap = require('nact/lib/system-map.js') as {
-  find(systemName: string, ref: NactRef): { stopped?: boolean } | undefined;
-};
 
 declare const MSG: unique symbol;
 declare const REPLY: unique symbol;
@@ -90,8 +80,8 @@ export interface ActorSpec<State, Msg> {
   hydrate: (ctx: ActorContext<Msg>) => State | Promise<State>;
   receive: (state: State, msg: Msg, ctx: ActorContext<Msg>) => State | Promise<State>;
   /**
-   * Stop after this long without messages (nact `shutdownAfter`); the next message revives it. Best on
-   * leaves: nact stops a passivating (or resetting) actor's children too, dropping their queued messages.
+   * Stop after this long without messages, on the system's clock; the next message revives it. Best on
+   * leaves: a passivating (or resetting) actor's children stop too, their queued messages dropped.
    */
   passivateAfterMs?: number;
   /** Default 'reset'. Escalation is deliberately not offered: siblings stay isolated. */
@@ -115,10 +105,9 @@ const UNHYDRATED: Slot = Object.freeze({ hydrated: false });
 type ErasedSpec = ActorSpec<any, any>;
 const NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 const DECISIONS: readonly CrashDecision[] = ['reset', 'resume', 'stop'];
-// nact turns timeouts into int32 (`ms | 0`): anything larger wraps negative and fires at once.
-const MAX_MS = 2 ** 31 - 1;
+// A timer holds at most this long; a longer one would fire at once.
 const checkMs = (what: string, ms: number | undefined) => {
-  if (ms !== undefined && !(ms >= 1 && ms <= MAX_MS)) throw new RangeError(`${what} must be 1..${MAX_MS} ms, got ${ms}`);
+  if (ms !== undefined && !(ms >= 1 && ms <= MAX_TIMER_MS)) throw new RangeError(`${what} must be 1..${MAX_TIMER_MS} ms, got ${ms}`);
 };
 
 /** The fewest cells a system holds before it looks for passivated ones to forget. */
@@ -132,8 +121,19 @@ class SystemImpl implements ActorSystem {
   constructor(
     readonly name: string,
     readonly nactRef: NactRef,
+    readonly clock: Clock,
     readonly onError: (r: CrashReport) => void,
   ) {}
+}
+
+/** One spawn of a cell's actor in nact, awake until the door stops it (or an ancestor of it). */
+class Incarnation {
+  awake = true;
+  slot: Slot = UNHYDRATED;
+  /** Messages the door handed it whose receive has not ended: none, and the idle timer runs. */
+  pending = 0;
+  cancelIdle: (() => void) | undefined;
+  constructor(readonly nactRef: NactRef) {}
 }
 
 class Cell implements ActorRef<never> {
@@ -141,7 +141,7 @@ class Cell implements ActorRef<never> {
   /** Passivated and dropped from the map: a ref still held finds the path's cell again (`asCell`). */
   forgotten = false;
   readonly children = new Set<Cell>();
-  nactRef: NactRef | undefined;
+  incarnation: Incarnation | undefined;
   phase: Crash<unknown>['phase'] = 'hydrate';
   // biome-ignore lint/suspicious/noExplicitAny: nact's context of an erased cell (see ErasedSpec)
   readonly ctx: ActorContext<any>;
@@ -187,18 +187,24 @@ export function isAwake(ref: ActorRef<never>): boolean {
   return !ref.forgotten && isLive(ref);
 }
 
-/** `name` only labels errors: nact keys systems by name in a process-wide map, so nact keeps its random one. */
-export function startActorSystem(opts: { name?: string; onError?: (report: CrashReport) => void } = {}): ActorSystem {
+/**
+ * `name` only labels errors: nact keys systems by name in a process-wide map, so nact keeps its random
+ * one. `clock` times passivation and queries (default: the process's).
+ */
+export function startActorSystem(opts: { name?: string; clock?: Clock; onError?: (report: CrashReport) => void } = {}): ActorSystem {
   const nactRef = nact.start();
   const onError = opts.onError ?? ((r: CrashReport) => console.error(`actor ${r.actor}: ${r.phase} failed (${r.decision})`, r.message, r.error));
-  return new SystemImpl(opts.name ?? nactRef.system.name, nactRef, onError);
+  return new SystemImpl(opts.name ?? nactRef.system.name, nactRef, opts.clock ?? systemClock, onError);
 }
 
 export function stopSystem(system: ActorSystem): void {
   if (!(system instanceof SystemImpl)) throw new TypeError('not an ActorSystem from actors/runtime');
   if (system.stopped) return;
   system.stopped = true;
-  for (const cell of system.cells.values()) cell.retired = true;
+  for (const cell of system.cells.values()) {
+    cell.retired = true;
+    if (cell.incarnation) fallAsleep(cell.incarnation);
+  }
   system.cells.clear();
   nact.stop(system.nactRef);
 }
@@ -230,50 +236,53 @@ export function child<State, Msg>(parent: Parent, name: string, spec: ActorSpec<
 export function dispatch<Msg>(ref: ActorRef<Msg>, msg: NoInfer<Msg>): boolean {
   const cell = asCell(ref);
   if (!revive(cell)) return false;
-  nact.dispatch(cell.nactRef!, msg);
+  handOver(cell.incarnation!, msg);
   return true;
+}
+
+/** Into the mailbox of an awake incarnation: it is not idle until this message is handled. */
+function handOver(incarnation: Incarnation, msg: unknown): void {
+  incarnation.pending++;
+  incarnation.cancelIdle?.();
+  incarnation.cancelIdle = undefined;
+  nact.dispatch(incarnation.nactRef, msg);
 }
 
 type ReplyOf<M> = M extends { readonly replyTo: ReplyTo<infer R> } ? R : unknown;
 type Matching<Msg, M> = Msg extends unknown ? (M extends Msg ? Msg : never) : never;
 
 /**
- * Ask and wait; the timeout is required so a lost reply cannot hang the caller. The reply type is read
- * from the `replyTo: ReplyTo<R>` field of the message member that `make` builds. `const M` is what keeps
- * `type: 'get'` a literal here (a plain generic return widens it); the price is that an inline array
- * literal in the message needs a `readonly` array type.
+ * Ask and wait; the timeout (on the system's clock) is required so a lost reply cannot hang the caller.
+ * The reply type is read from the `replyTo: ReplyTo<R>` field of the message member that `make` builds.
+ * `const M` is what keeps `type: 'get'` a literal here (a plain generic return widens it); the price is
+ * that an inline array literal in the message needs a `readonly` array type.
  */
 export async function query<Msg, const M extends Msg>(
   ref: ActorRef<Msg>,
-  // biome-ignore lint/suspicious/noExplicitAny: the answer's type is the caller's `M` asks for; nact cannot say it
+  // biome-ignore lint/suspicious/noExplicitAny: the answer's type is the caller's `M` asks for; the door cannot say it
   make: (replyTo: ReplyTo<any>) => M,
   timeoutMs: number,
 ): Promise<ReplyOf<Matching<Msg, M>>> {
   const cell = asCell(ref);
   checkMs(`query to actor "${cell.path}": timeoutMs`, timeoutMs ?? NaN);
   if (!revive(cell)) throw new ActorStoppedError(`query to actor "${cell.path}": the actor is stopped`);
-  try {
-    return (await nact.query(cell.nactRef!, (temp) => make(temp as never), timeoutMs)) as ReplyOf<Matching<Msg, M>>;
-  } catch (e) {
-    if (e instanceof Error && e.message === 'Query Timeout') {
-      throw new QueryTimeoutError(`query to actor "${cell.path}" timed out after ${timeoutMs} ms`);
-    }
-    throw e;
-  }
+  const timedOut = () => new QueryTimeoutError(`query to actor "${cell.path}" timed out after ${timeoutMs} ms`);
+  const answered = ask(cell.system.clock, timeoutMs, timedOut, (asker) => handOver(cell.incarnation!, make(asker as never)));
+  return (await answered) as ReplyOf<Matching<Msg, M>>;
 }
 
 /** Answers a query; a reply after the asker gave up is dropped. */
 export function reply<Reply>(replyTo: ReplyTo<Reply>, value: Reply): void {
-  nact.dispatch(replyTo as NactRef, value);
+  if (!(replyTo instanceof Asker)) throw new TypeError('not a ReplyTo from actors/runtime');
+  replyTo.answer(value);
 }
 
 /** Stops the actor and its descendants for good: their refs stay dead even if the name is spawned again. */
 export function stop(ref: ActorRef<never>): void {
   const cell = asCell(ref);
-  // Check before retiring; a retired cell must not touch nact: its path may hold a newer incarnation.
-  const live = isLive(cell);
+  // Asleep already, it must not touch nact: its path may hold a newer incarnation.
+  if (isLive(cell)) putToSleep(cell, cell.incarnation!);
   retire(cell);
-  if (live) nact.stop(cell.nactRef!);
 }
 
 /** The cell and its descendants, for good: through its own children, not a scan of every path. */
@@ -285,12 +294,53 @@ function retire(cell: Cell): void {
 }
 
 function isLive(cell: Cell): boolean {
-  if (cell.retired || !cell.nactRef) return false;
-  const actor = systemMap.find(cell.nactRef.system.name, cell.nactRef);
-  return !!actor && !actor.stopped;
+  return !cell.retired && !!cell.incarnation?.awake;
 }
 
-/** Alive, or brought back after passivation (or a parent's reset, which stops nact children). */
+/**
+ * Stops an awake incarnation in nact, which stops its descendants with it at once: the door records
+ * them all asleep (an awake actor's children are among its cell's, and an asleep one has none awake).
+ */
+function putToSleep(cell: Cell, incarnation: Incarnation): void {
+  for (const c of [...cell.children]) descendantsAsleep(c);
+  fallAsleep(incarnation);
+  nact.stop(incarnation.nactRef);
+}
+
+function descendantsAsleep(cell: Cell): void {
+  if (!cell.incarnation?.awake) return;
+  fallAsleep(cell.incarnation);
+  for (const c of cell.children) descendantsAsleep(c);
+}
+
+function fallAsleep(incarnation: Incarnation): void {
+  incarnation.awake = false;
+  incarnation.cancelIdle?.();
+  incarnation.cancelIdle = undefined;
+}
+
+/**
+ * Arms the idle timer once the mailbox is empty after a message or a crash. A microtask later: just
+ * before nact takes its next step (its `await` of the receive, or of the crash decision, resumes then),
+ * where nact armed its own `shutdownAfter` timer; so a message handed over meanwhile is seen by both,
+ * and a virtual clock is asked for its timers in the order it always was (a seed keeps its history).
+ */
+function idleSoon(spec: ErasedSpec, cell: Cell, incarnation: Incarnation): void {
+  const ms = spec.passivateAfterMs;
+  if (ms === undefined) return;
+  queueMicrotask(() => {
+    if (incarnation.awake && incarnation.pending === 0 && !incarnation.cancelIdle) armIdle(cell, incarnation, ms);
+  });
+}
+
+function armIdle(cell: Cell, incarnation: Incarnation, ms: number): void {
+  incarnation.cancelIdle = cell.system.clock.after(ms, () => {
+    incarnation.cancelIdle = undefined;
+    if (incarnation.awake && incarnation.pending === 0) putToSleep(cell, incarnation);
+  });
+}
+
+/** Alive, or brought back after passivation (or a parent's reset, which stops its children). */
 function revive(cell: Cell): boolean {
   if (cell.retired || cell.system.stopped) return false;
   if (isLive(cell)) return true;
@@ -307,12 +357,15 @@ function revive(cell: Cell): boolean {
 
 function incarnate(cell: Cell): void {
   const { spec, ctx } = cell;
-  const parentRef = cell.parent instanceof Cell ? cell.parent.nactRef! : cell.parent.nactRef;
-  const passivate = spec.passivateAfterMs;
+  const parentRef = cell.parent instanceof Cell ? cell.parent.incarnation!.nactRef : cell.parent.nactRef;
   cell.retired = false;
-  cell.nactRef = nact.spawn(
+  // Assigned before any message can reach it: nact runs none before a later turn (setImmediate).
+  let incarnation: Incarnation;
+  const nactRef = nact.spawn(
     parentRef,
-    async (slot, msg) => {
+    // nact's state is not used (see the module's comment): the incarnation holds ours.
+    async (_nactState, msg) => {
+      const { slot } = incarnation;
       let state: unknown;
       if (slot.hydrated) state = slot.state;
       else {
@@ -320,39 +373,64 @@ function incarnate(cell: Cell): void {
         try {
           state = await spec.hydrate(ctx);
         } catch (error) {
+          incarnation.pending--;
           spec.hydrateFailed?.(msg, error);
           throw error;
         }
       }
       cell.phase = 'receive';
-      return { hydrated: true, state: await spec.receive(state, msg, ctx) };
+      let next: unknown;
+      try {
+        next = await spec.receive(state, msg, ctx);
+      } finally {
+        incarnation.pending--;
+      }
+      incarnation.slot = { hydrated: true, state: next };
+      idleSoon(spec, cell, incarnation);
+      return undefined;
     },
     cell.name,
     {
-      // A plain value, not initialStateFunc: nact re-installs it on reset, which is what makes us rehydrate.
-      initialState: UNHYDRATED,
-      ...(passivate !== undefined ? { shutdownAfter: passivate } : {}),
-      onCrash: (message, error, decisions) => {
-        const crash = { message: message as never, error, phase: cell.phase };
-        let decision: CrashDecision;
-        // A crash policy that itself throws stops the actor: the stop is told with the crash, just below.
-        try {
-          decision = spec.onCrash?.(crash) ?? 'reset';
-        } catch {
-          decision = 'stop';
-        }
-        if (!DECISIONS.includes(decision)) decision = 'stop'; // nact's default would escalate
-        if (decision === 'stop') retire(cell);
-        // nact does not await or catch around this hook: a throwing logger would wedge the mailbox.
-        try {
-          cell.system.onError({ ...crash, actor: cell.path, decision });
-        } catch {
-          /* the logger's own failure: nowhere left to tell it */
-        }
-        return decisions[decision];
-      },
+      onCrash: (message, error, nactDecisions) =>
+        crashed(spec, cell, incarnation, { message: message as never, error, phase: cell.phase }, nactDecisions),
     },
   );
+  incarnation = new Incarnation(nactRef);
+  cell.incarnation = incarnation;
+  if (spec.passivateAfterMs !== undefined) armIdle(cell, incarnation, spec.passivateAfterMs);
+}
+
+/**
+ * nact's crash hook. The door carries the decision out itself and has nact only resume (which does
+ * nothing for an actor the door stopped): the state drops here on a reset, and every stop is the door's.
+ */
+function crashed(spec: ErasedSpec, cell: Cell, incarnation: Incarnation, crash: Crash<never>, nactDecisions: NactDecisions): symbol {
+  let decision: CrashDecision;
+  // A crash policy that itself throws stops the actor: the stop is told with the crash, just below.
+  try {
+    decision = spec.onCrash?.(crash) ?? 'reset';
+  } catch {
+    decision = 'stop';
+  }
+  if (!DECISIONS.includes(decision)) decision = 'stop';
+  // An incarnation stopped with its parent while its message ran may crash after the cell was revived:
+  // the decision is then the old incarnation's alone, and the new one goes on.
+  if (decision === 'stop' && cell.incarnation === incarnation) {
+    if (incarnation.awake) putToSleep(cell, incarnation);
+    retire(cell);
+  } else if (decision === 'reset' && incarnation.awake) {
+    incarnation.slot = UNHYDRATED;
+    // As nact's own reset would: the children stop too, and the next message to one revives it.
+    for (const c of [...cell.children]) if (isLive(c)) putToSleep(c, c.incarnation!);
+  }
+  // nact does not await or catch around this hook: a throwing logger would wedge the mailbox.
+  try {
+    cell.system.onError({ ...crash, actor: cell.path, decision });
+  } catch {
+    /* the logger's own failure: nowhere left to tell it */
+  }
+  if (decision !== 'stop') idleSoon(spec, cell, incarnation);
+  return nactDecisions.resume;
 }
 
 function locate(parent: Parent, name: string): { sys: SystemImpl; owner: SystemImpl | Cell; path: string } {

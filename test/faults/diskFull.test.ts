@@ -25,12 +25,13 @@ const RUNS = 6;
 /** Submits tried once the disk is full before one must be refused 507 (room left in the log's own files). */
 const MAX_SUBMITS_TO_FULL = 50;
 /**
- * The marker agent's files, one pair for the whole file: the agent launcher of this process keeps the
- * environment it started with, so the files cannot change from test to test (markers are per test).
+ * The marker agent's files, one pair for the whole file (markers are per test), named on the agent's
+ * command line: the agent launcher of this process keeps the environment it started with, maybe for
+ * an earlier file of the worker.
  */
 const AGENTS = mkdtempSync(join(tmpdir(), 'runledger-agents-'));
 const [MARKERS, PIDS] = [join(AGENTS, 'markers'), join(AGENTS, 'pids')];
-Object.assign(process.env, { MARKER_FILE: MARKERS, MARKER_PIDS: PIDS });
+const AGENT = `MARKER_FILE=${JSON.stringify(MARKERS)} MARKER_PIDS=${JSON.stringify(PIDS)} ${MARKER_AGENT}`;
 afterAll(() => rmSync(AGENTS, { recursive: true, force: true }));
 
 interface Outage {
@@ -100,15 +101,17 @@ async function runsThroughAnOutage(name: string, db: string, outage: Outage, sto
   const markers = () => lines(MARKERS).slice(markersBefore);
   const pids = () => lines(PIDS).slice(pidsBefore);
   const lines_: string[] = [];
-  const daemon = await startDaemon({
-    db,
-    port: 0,
-    exec: MARKER_AGENT,
-    slots: 2,
-    heartbeatS: 1,
-    log: (line) => lines_.push(line),
-    ...(storeFaults ? { storeFaults } : {}),
-  });
+  const daemon = await startDaemon(
+    {
+      db,
+      port: 0,
+      exec: AGENT,
+      slots: 2,
+      heartbeatS: 1,
+      log: (line) => lines_.push(line),
+    },
+    storeFaults ? { storeFaults } : {},
+  );
   onTestFinished(() => daemon.close());
   const token = readSubmitToken(db);
 

@@ -35,7 +35,10 @@ async function twoCuts(dir: string): Promise<{ db: string; runs: string[][] }> {
   const db = join(dir, 'runledger.db');
   const lines: string[] = [];
   const clock = new JumpingClock(Date.UTC(2026, 5, 1, 1));
-  const daemon = await startDaemon({ db, port: 0, exec: 'echo done', slots: 2, budgetNote: false, clock, retainDays: 1, log: (l) => lines.push(l) });
+  const daemon = await startDaemon(
+    { db, port: 0, exec: 'echo done', slots: 2, budgetNote: false, retainDays: 1, log: (l) => lines.push(l) },
+    { clock },
+  );
   onTestFinished(() => daemon.close());
   const token = readFileSync(join(dir, 'token'), 'utf8').trim();
   const submit = async (lane: string): Promise<string> => {

@@ -7,13 +7,8 @@ import { type AppendRequest, type AppendResult, type EventStore, StaleVersionErr
 import type { SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { type CounterState, counterDecider } from '../fixtures/counter/counterDecider.ts';
 import { asInput, withCounters } from '../fixtures/counter/counterEvents.ts';
-import { openCounterStore } from '../fixtures/counter/counterStore.ts';
-import { nextTurn, transactions } from '../support/countTransactions.ts';
+import { nextTurn, openCountedStore, transactions } from '../support/countTransactions.ts';
 import { bumped, oneTo, T0 } from '../support/events.ts';
-
-vi.mock('../../runtime/store/sqlite/appendBatch.ts', async (original) =>
-  (await import('../support/countTransactions.ts')).countingAppendBatch(original),
-);
 
 const STREAM = 'counter:a';
 /** High enough that no bump is refused: every input is decided the same way, whatever its turn. */
@@ -132,7 +127,7 @@ const requestsOf = async (store: SqliteEventStore) => withCounters(await store.r
 
 describe('DecidingActor: pipelined inputs', () => {
   it('given a slow store, when 100 inputs are sent at once, then all are handed over before any commit, commit in one transaction, are answered in order, and the state equals a fold of the log', async () => {
-    const log = await openCounterStore();
+    const log = await openCountedStore();
     const door = heldStore(log);
     const { actor, crashes } = await counterActor(log, door.store);
     const answered: number[] = [];
@@ -166,7 +161,7 @@ describe('DecidingActor: pipelined inputs', () => {
   // queued after the group commit (also a setImmediate) the previous message's append scheduled, so
   // every input was committed alone: one transaction (one fsync) per input.
   it('given the real store, when 100 inputs are sent at once without awaiting each, then they land in far fewer transactions than inputs', async () => {
-    const log = await openCounterStore();
+    const log = await openCountedStore();
     const { actor } = await counterActor(log);
 
     const outcomes = await Promise.all(Array.from({ length: 100 }, (_, i) => actor.input(bump(i))));
@@ -181,7 +176,7 @@ describe('DecidingActor: pipelined inputs', () => {
 
   it('given the real store and a clock that does not age a held batch, when 100 inputs are sent at once, then they commit in one transaction, once the last is decided', async () => {
     frozenClock();
-    const log = await openCounterStore();
+    const log = await openCountedStore();
     const { actor } = await counterActor(log);
 
     const outcomes = await within(5_000, 'the 100 inputs', Promise.all(Array.from({ length: 100 }, (_, i) => actor.input(bump(i)))));
@@ -193,7 +188,7 @@ describe('DecidingActor: pipelined inputs', () => {
 
   it('given the actor holds commits for inputs in its mailbox, when a read() is queued between them, then it answers promptly and sees the inputs before it committed, not those after', async () => {
     frozenClock();
-    const log = await openCounterStore();
+    const log = await openCountedStore();
     const { actor, crashes } = await counterActor(log);
     const requestsInLog = () => withCounters(log.readAllNow(0, 1000)).filter((e) => e.type === 'counter.bump.requested').length;
 
@@ -213,7 +208,7 @@ describe('DecidingActor: pipelined inputs', () => {
 
   it('given the actor holds commits for inputs in its mailbox, when a rehydrate() is queued between them, then it answers promptly and the state folds every input', async () => {
     frozenClock();
-    const log = await openCounterStore();
+    const log = await openCountedStore();
     const { actor, crashes } = await counterActor(log);
 
     const before = Array.from({ length: 20 }, (_, i) => actor.input(bump(i)));
@@ -230,7 +225,7 @@ describe('DecidingActor: pipelined inputs', () => {
 
   it('given the actor holds commits for inputs in its mailbox, when one input fails validation and breaks the chain, then the inputs before it commit, those after it are decided again from the log, and none waits on a held commit', async () => {
     frozenClock();
-    const log = await openCounterStore();
+    const log = await openCountedStore();
     const { actor, crashes } = await counterActor(log);
     // An input of the counter whose data its schema refuses (a bump by 0): decided, then refused by
     // the store at append(), breaking the actor's chain at once.
@@ -260,7 +255,7 @@ describe('DecidingActor: pipelined inputs', () => {
    */
   async function stoppedWhileHolding(stopActor: (actor: DecidingActor<CounterState>, system: ActorSystem) => void) {
     const clock = frozenClock();
-    const log = await openCounterStore();
+    const log = await openCountedStore();
     let decided = 0;
     const { actor, system } = await counterActor(log, log, undefined, () => ({
       ...counterDecider,
@@ -300,7 +295,7 @@ describe('DecidingActor: pipelined inputs', () => {
   });
 
   it('given inputs in flight, when read() is asked, then it answers only once they are committed, and the log holds them when it does', async () => {
-    const log = await openCounterStore();
+    const log = await openCountedStore();
     const door = heldStore(log);
     const { actor } = await counterActor(log, door.store);
     const timeline: string[] = [];
@@ -333,7 +328,7 @@ describe('DecidingActor: another writer between pipelined inputs', () => {
    * the 5th and the 6th in the same group commit, so the 6th is stale and the 7th..10th stood on it.
    */
   async function conflictScenario() {
-    const log = await openCounterStore();
+    const log = await openCountedStore();
     const door = heldStore(log);
     const committed: { mark: number; seq: number; decisions: number[] }[] = [];
     const { actor, crashes } = await counterActor(log, door.store, (decisions, input) =>

@@ -1,6 +1,9 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { messageOf } from '../../events/thrown.ts';
+import { type Clock, FakeClock } from '../../runtime/actors/clock.ts';
 import {
   type ActorRef,
   type ActorSpec,
@@ -71,9 +74,9 @@ const get = (ref: ActorRef<CounterMsg>) => query(ref, (replyTo) => ({ type: 'get
 
 let system: ActorSystem;
 let reports: CrashReport[];
-const start = () => {
+const start = (clock?: Clock) => {
   reports = [];
-  system = startActorSystem({ onError: (r) => reports.push(r) });
+  system = startActorSystem({ onError: (r) => reports.push(r), ...(clock ? { clock } : {}) });
   return system;
 };
 afterEach(() => {
@@ -107,6 +110,34 @@ describe('nact 7.6.2 facts the runtime relies on', () => {
     nact.stop(sys);
     expect(calls).toBe(2);
     expect(states.map((s) => (s instanceof Promise ? 'promise' : s))).toEqual(['promise', { n: 1 }, { n: 1 }, 'promise']);
+  });
+
+  it('stops an actor and its descendants at once (the path free again), and a resume decided for an actor stopped in its crash hook takes no further message', async () => {
+    const nact = createRequire(import.meta.url)('nact');
+    const sys = nact.start();
+    const seen: string[] = [];
+    const record = (who: string) => async (state: unknown, msg: string) => {
+      seen.push(`${who} ${msg}`);
+      if (msg === 'boom') throw new Error('boom');
+      return state;
+    };
+    const parent = nact.spawn(sys, record('parent'), 'parent', {
+      onCrash: (_m: unknown, _e: unknown, ctx: { resume: symbol }) => {
+        nact.stop(parent);
+        nact.dispatch(kid, 'after its parent stopped'); // dropped: the kid stopped with it
+        again = nact.spawn(sys, record('again'), 'parent'); // the path is free at once
+        nact.dispatch(again, 'hello');
+        return ctx.resume;
+      },
+    });
+    const kid = nact.spawn(parent, record('kid'), 'kid');
+    let again: unknown;
+    nact.dispatch(parent, 'boom');
+    nact.dispatch(parent, 'queued behind the crash');
+    await vi.waitFor(() => expect(seen).toContain('again hello'), { timeout: 5_000, interval: 5 });
+    for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
+    nact.stop(sys);
+    expect(seen).toEqual(['parent boom', 'again hello']);
   });
 });
 
@@ -311,5 +342,122 @@ describe('actors/runtime', () => {
     stopSystem(system);
     expect(dispatch(ref, { type: 'ignore' })).toBe(false);
     expect(() => spawnActor(system, 'run-y', counter().spec)).toThrow(/is stopped/);
+  });
+});
+
+describe('actors/runtime on the clock it is given', () => {
+  /** Until the one timer left is the idle timer, armed once the mailbox emptied (the queries' timers cancelled by their replies). */
+  const idleArmed = (clock: FakeClock, n = 1) => vi.waitFor(() => expect(clock.pendingTimers()).toBe(n), { timeout: 5_000, interval: 5 });
+  /** A few turns of the event loop: what a settled promise would have done by now, it has. */
+  const turns = async () => {
+    for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
+  };
+
+  it('given an idle actor, when its clock passes passivateAfterMs, then it is asleep at once and the next message wakes it', async () => {
+    const clock = new FakeClock();
+    start(clock);
+    const c = counter({ passivateAfterMs: 1_000 });
+    const ref = child(system, 'run-c', c.spec);
+    dispatch(ref, { type: 'add', n: 3 });
+    expect(await get(ref)).toBe(3);
+    await idleArmed(clock);
+    clock.advance(999);
+    expect(isAwake(ref)).toBe(true);
+    clock.advance(1);
+    expect(isAwake(ref)).toBe(false);
+    expect(await get(ref)).toBe(3);
+    expect(c.stats.hydrations).toBe(2);
+    await idleArmed(clock);
+    stopSystem(system);
+    expect(clock.pendingTimers()).toBe(0); // a stopped system leaves no timer behind
+  });
+
+  it('given a query nobody answers, when its clock passes the timeout, then it is rejected then and not before', async () => {
+    const clock = new FakeClock();
+    start(clock);
+    const ref = spawnActor(system, 'lane-c', counter().spec);
+    let settled = false;
+    const silent = query(ref, () => ({ type: 'ignore' }), 10_000);
+    silent.then(
+      () => {},
+      () => {
+        settled = true;
+      },
+    );
+    expect(await get(ref)).toBe(0); // the ignored message was handled before this one
+    clock.advance(9_999);
+    await turns();
+    expect(settled).toBe(false);
+    clock.advance(1);
+    await turns();
+    expect(settled).toBe(true);
+    await expect(silent).rejects.toThrow(/"lane-c" timed out after 10000 ms/);
+    expect(() => reply({} as ReplyTo<number>, 1)).toThrow(TypeError); // not an asker of this door
+  });
+
+  it("given a parent, when it passivates or resets, then its children are known asleep (the door's own record, not nact's)", async () => {
+    const clock = new FakeClock();
+    start(clock);
+    const parent = spawnActor(system, 'board-c', counter({ passivateAfterMs: 1_000 }).spec);
+    const kid = spawnActor(parent, 'lane-c', counter().spec);
+    expect(await get(kid)).toBe(0);
+    await idleArmed(clock);
+    clock.advance(1_000);
+    expect([isAwake(parent), isAwake(kid)]).toEqual([false, false]);
+    expect(await get(kid)).toBe(0); // the message wakes the kid, and its parent first
+    expect([isAwake(parent), isAwake(kid)]).toEqual([true, true]);
+    dispatch(parent, { type: 'boom' });
+    await vi.waitFor(() => expect(isAwake(kid)).toBe(false), { timeout: 5_000, interval: 5 });
+    expect(isAwake(parent)).toBe(true);
+    expect(await get(kid)).toBe(0);
+    expect(reports.map((r) => [r.actor, r.decision])).toEqual([['board-c', 'reset']]);
+  });
+
+  it('given a child stopped with its passivating parent in the middle of a message, when that message crashes after the child was revived, then its decision does not stop the new incarnation', async () => {
+    const clock = new FakeClock();
+    start(clock);
+    const parent = spawnActor(system, 'board-s', counter({ passivateAfterMs: 1_000 }).spec);
+    let started = false;
+    let fail: (e: Error) => void = () => {};
+    const slow = new Promise<never>((_, reject) => {
+      fail = reject;
+    });
+    type Msg = { type: 'slow' } | { type: 'ping'; replyTo: ReplyTo<string> };
+    const kid = spawnActor<null, Msg>(parent, 'lane-s', {
+      hydrate: () => null,
+      receive: async (state, msg) => {
+        if (msg.type === 'ping') reply(msg.replyTo, 'pong');
+        else {
+          started = true;
+          await slow;
+        }
+        return state;
+      },
+      onCrash: () => 'stop',
+    });
+    const ping = () => query(kid, (replyTo) => ({ type: 'ping', replyTo }), 1_000);
+    dispatch(kid, { type: 'slow' });
+    await vi.waitFor(() => expect(started).toBe(true), { timeout: 5_000, interval: 5 });
+    clock.advance(1_000); // the parent, idle since its spawn, passivates: its kid stops with it, mid-message
+    expect(isAwake(kid)).toBe(false);
+    expect(await ping()).toBe('pong'); // revived, parent first
+    fail(new Error('late'));
+    await vi.waitFor(() => expect(reports).toHaveLength(1), { timeout: 5_000, interval: 5 });
+    expect(reports[0]).toMatchObject({ actor: 'board-s/lane-s', decision: 'stop' });
+    expect(await ping()).toBe('pong');
+  });
+
+  it('reaches nact through its public API only, and only from this door', () => {
+    const root = join(import.meta.dirname, '../..');
+    const sources = (dir: string): string[] =>
+      readdirSync(join(root, dir), { withFileTypes: true, recursive: true })
+        .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+        .map((e) => join(e.parentPath, e.name));
+    const nactUsers = ['actors', 'adapters', 'apps', 'bench', 'cli', 'events', 'projections', 'replay', 'runtime', 'scripts', 'sim', 'web']
+      .flatMap(sources)
+      .filter((file) => /require\('nact|from 'nact/.test(readFileSync(file, 'utf8')))
+      .map((file) => file.slice(root.length + 1));
+    expect(nactUsers).toEqual(['runtime/actors/runtime.ts']);
+    expect(readFileSync(join(root, 'runtime/actors/runtime.ts'), 'utf8')).not.toMatch(/nact\/lib/);
   });
 });

@@ -12,7 +12,6 @@ import { boardInput } from '../../actors/board/boardInputs.ts';
 import { hashToken } from '../../adapters/http/tokens.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
 import { SimBoards } from '../../sim/boards.ts';
-import { forgetNactSystem } from '../../sim/nactTimers.ts';
 import { SimNetwork } from '../../sim/network.ts';
 import { Prng } from '../../sim/prng.ts';
 import { SimSocket } from '../../sim/pushLink.ts';
@@ -52,11 +51,7 @@ async function twoBoards() {
   const log = async (): Promise<DomainEvent[]> => (await boards.log.snapshot()).readAll(0, 1_000_000);
   const online = async () => (await log()).filter((e) => e.stream === 'computer:c1' && /online|offline/.test(e.type));
   const end = () => {
-    for (const board of boards.machines) {
-      const system = board.life?.system;
-      board.crash();
-      if (system) forgetNactSystem(system.name);
-    }
+    for (const board of boards.machines) board.crash();
     computer.kill();
     network.owner.kill();
   };

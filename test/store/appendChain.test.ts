@@ -1,13 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { InvalidEventError } from '../../events/codec.ts';
 import { AppendChain, type AppendResult, StaleVersionError } from '../../runtime/store/eventStore.ts';
-import { openCounterStore } from '../fixtures/counter/counterStore.ts';
-import { nextTurn, transactions } from '../support/countTransactions.ts';
+import { nextTurn, openCountedStore, transactions } from '../support/countTransactions.ts';
 import { bumped, oneTo } from '../support/events.ts';
-
-vi.mock('../../runtime/store/sqlite/appendBatch.ts', async (original) =>
-  (await import('../support/countTransactions.ts')).countingAppendBatch(original),
-);
 
 const BROKEN_CHAIN = /an earlier append this one stood on was refused or failed/;
 
@@ -46,7 +41,7 @@ describe('AppendChain: links', () => {
 
 describe('append chains: a refused append refuses the rest of its chain unwritten', () => {
   it('given a chain whose first append is stale, when its later appends are queued in the same turn and in a later one, then they are refused unwritten while an unchained append of the batch commits', async () => {
-    const store = await openCounterStore();
+    const store = await openCountedStore();
     // Another writer got to counter:a first: the chain's first append, expecting 0, is stale.
     await store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 100)] });
     const chain = new AppendChain();
@@ -80,7 +75,7 @@ describe('append chains: a refused append refuses the rest of its chain unwritte
   });
 
   it('given a chain of four queued in one turn, when another writer slips in before its second, then the first commits, the second is stale, and the third and fourth are refused unwritten', async () => {
-    const store = await openCounterStore();
+    const store = await openCountedStore();
     const chain = new AppendChain();
     transactions.length = 0;
 
@@ -109,7 +104,7 @@ describe('append chains: a refused append refuses the rest of its chain unwritte
   });
 
   it('given two chains in one batch, when one breaks, then the other commits whole, in order', async () => {
-    const store = await openCounterStore();
+    const store = await openCountedStore();
     await store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 100)] });
     const broken = new AppendChain();
     const healthy = new AppendChain();
@@ -134,7 +129,7 @@ describe('append chains: a refused append refuses the rest of its chain unwritte
   });
 
   it('given a chain, when one of its appends fails validation at append(), then the chain is broken before append() returns and the next append of it is refused', async () => {
-    const store = await openCounterStore();
+    const store = await openCountedStore();
     const chain = new AppendChain();
 
     const invalid = store.append({ expected: { 'counter:a': 0 }, events: [exploded('counter:a')], chain: chain.next() });
@@ -158,7 +153,7 @@ describe('append chains: a refused append refuses the rest of its chain unwritte
   // Failed when the break was a flag read at commit time: a validation failure at append() also refused
   // the appends of the chain queued BEFORE it in the same turn. Links fix that: keep it as a guard.
   it('given a chained append queued for the group commit, when a later append of the chain fails validation in the same turn, then the earlier one still commits', async () => {
-    const store = await openCounterStore();
+    const store = await openCountedStore();
     const chain = new AppendChain();
     const first = store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)], chain: chain.next() });
 
@@ -170,7 +165,7 @@ describe('append chains: a refused append refuses the rest of its chain unwritte
   });
 
   it('given a chain of four queued in one turn, when its third (link 2) fails validation, then links 0 and 1 commit and link 3 is refused unwritten', async () => {
-    const store = await openCounterStore();
+    const store = await openCountedStore();
     const chain = new AppendChain();
     transactions.length = 0;
 
@@ -192,7 +187,7 @@ describe('append chains: a refused append refuses the rest of its chain unwritte
   });
 
   it('given a chain, when an append of it names no expected version for a stream it writes, then the chain breaks at once too', async () => {
-    const store = await openCounterStore();
+    const store = await openCountedStore();
     const chain = new AppendChain();
 
     const bad = store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:b', 1)], chain: chain.next() });
@@ -206,7 +201,7 @@ describe('append chains: a refused append refuses the rest of its chain unwritte
   });
 
   it('given a closed store, when a chained append is refused, then its chain is broken at once', async () => {
-    const store = await openCounterStore();
+    const store = await openCountedStore();
     const chain = new AppendChain();
     await store.close();
 
@@ -217,7 +212,7 @@ describe('append chains: a refused append refuses the rest of its chain unwritte
   });
 
   it('given a batch whose transaction throws, when it fails, then every append of it is rejected and every chain in it is broken', async () => {
-    const store = await openCounterStore();
+    const store = await openCountedStore();
     const chain = new AppendChain();
     const other = new AppendChain();
     // The connection is pulled from under the store (its `closed` flag not set): the transaction itself throws.
@@ -238,7 +233,7 @@ describe('append chains: a refused append refuses the rest of its chain unwritte
 
 describe('append chains: a healthy chain shares one group commit', () => {
   it('given 50 chained appends to one stream queued in one turn, when they commit, then all commit in order with consecutive versions, in one transaction', async () => {
-    const store = await openCounterStore();
+    const store = await openCountedStore();
     const chain = new AppendChain();
     transactions.length = 0;
 

@@ -1,14 +1,9 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
-import { openCounterStore } from '../fixtures/counter/counterStore.ts';
-import { nextTurn, transactions } from '../support/countTransactions.ts';
+import { nextTurn, openCountedStore, transactions } from '../support/countTransactions.ts';
 import { bumped, oneTo } from '../support/events.ts';
 import { tempDbPath } from '../support/tempStore.ts';
 import { tracked } from '../support/tracked.ts';
-
-vi.mock('../../runtime/store/sqlite/appendBatch.ts', async (original) =>
-  (await import('../support/countTransactions.ts')).countingAppendBatch(original),
-);
 
 async function turns(n: number): Promise<void> {
   for (let i = 0; i < n; i++) await nextTurn();
@@ -36,7 +31,7 @@ function frozenClock() {
  * counted here are the batching's alone.
  */
 async function freshStore(): Promise<SqliteEventStore> {
-  const store = await openCounterStore(tempDbPath(), { sync: 'normal' });
+  const store = await openCountedStore(tempDbPath(), { sync: 'normal' });
   transactions.length = 0;
   return store;
 }
@@ -223,7 +218,7 @@ describe('holdCommits: the group commit waits for a writer that has more appends
   // although with no hold close() commits them.
   it('given a hold outstanding, when the store is closed with appends pending, then they are committed before it closes, as without a hold', async () => {
     const path = tempDbPath();
-    const store = await openCounterStore(path);
+    const store = await openCountedStore(path);
     hold(store);
 
     const append = store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1)] });
@@ -234,7 +229,7 @@ describe('holdCommits: the group commit waits for a writer that has more appends
     await store.close();
 
     expect(await outcome).toMatchObject({ ok: true, events: [{ seq: 1 }] });
-    const reopened = await openCounterStore(path);
+    const reopened = await openCountedStore(path);
     expect(await reopened.headSeq()).toBe(1);
   });
 });

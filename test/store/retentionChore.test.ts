@@ -43,17 +43,19 @@ describe('retention while the daemon runs', () => {
     const lines: string[] = [];
     // An hour past a UTC midnight: the horizon is a midnight, a day's cut happens within its hour.
     const clock = new JumpingClock(Date.UTC(2026, 5, 1, 1));
-    const daemon = await startDaemon({
-      db,
-      port: 0,
-      exec: 'echo done',
-      slots: 4,
-      budgetNote: false,
-      clock,
-      retainDays: 1,
-      deleteArchivesAfterDays: 3,
-      log: (line) => lines.push(line),
-    });
+    const daemon = await startDaemon(
+      {
+        db,
+        port: 0,
+        exec: 'echo done',
+        slots: 4,
+        budgetNote: false,
+        retainDays: 1,
+        deleteArchivesAfterDays: 3,
+        log: (line) => lines.push(line),
+      },
+      { clock },
+    );
     onTestFinished(() => daemon.close());
     const url = daemon.url!;
     const token = readFileSync(join(dir, 'token'), 'utf8').trim();

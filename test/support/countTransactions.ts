@@ -1,25 +1,17 @@
 import type { AppendRequest } from '../../runtime/store/eventStore.ts';
+import type { SqliteEventStore, SqliteStoreOptions } from '../../runtime/store/sqlite/sqliteEventStore.ts';
+import { openCounterStore } from '../fixtures/counter/counterStore.ts';
+import { tempDbPath } from './tempStore.ts';
 
 /**
- * The appends of every write transaction since the test file began: each call of `commitAppends` is
- * one. A test file counts them by wrapping the store's append batch (never replacing it):
- *
- *   vi.mock('../../runtime/store/sqlite/appendBatch.ts', async (original) =>
- *     (await import('./countTransactions.ts')).countingAppendBatch(original));
+ * The appends of every write transaction of the stores opened by `openCountedStore` since the test
+ * began (a test empties it first): each of the group commit's transactions is one.
  */
 export const transactions: (readonly AppendRequest[])[] = [];
 
-type AppendBatch = typeof import('../../runtime/store/sqlite/appendBatch.ts');
-
-export async function countingAppendBatch(importOriginal: <T>() => Promise<T>): Promise<AppendBatch> {
-  const original = await importOriginal<AppendBatch>();
-  return {
-    ...original,
-    commitAppends: (...args: Parameters<AppendBatch['commitAppends']>) => {
-      transactions.push([...args[2]]);
-      return original.commitAppends(...args);
-    },
-  };
+/** `openCounterStore` whose write transactions are counted in `transactions`. */
+export function openCountedStore(path: string = tempDbPath(), options: SqliteStoreOptions = {}): Promise<SqliteEventStore> {
+  return openCounterStore(path, { ...options, faults: { ...options.faults, committing: (requests) => transactions.push([...requests]) } });
 }
 
 /** One turn of the event loop: the store's group commit is a setImmediate. */

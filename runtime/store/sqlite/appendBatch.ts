@@ -29,6 +29,8 @@ export interface PreparedAppend {
  */
 export interface StoreFaults {
   failWrites?(): Error | null;
+  /** Told each write transaction's appends as it begins (a test counts the group commit's transactions). */
+  committing?(requests: readonly AppendRequest[]): void;
 }
 
 /** A stream's kind, the text before its first `:` (PostgreSQL's `split_part(stream, ':', 1)`). */
@@ -68,6 +70,7 @@ export function prepareAppendStatements(
   return {
     ...statements,
     appendAll: db.transaction((writer: string, requests: readonly AppendRequest[]) => {
+      faults?.committing?.(requests);
       const results = appendAll(statements, writer, requests);
       const fault = faults?.failWrites?.() ?? null;
       if (fault) throw fault;
