@@ -127,7 +127,7 @@ describe.each(storeKinds)('on $name', (kind) => {
       expect(first.map((e) => e.data)).toEqual([{ total: 1 }, { total: 2 }]);
       expect(decoded).toBe(2);
       for (const read of [again, stream, entity]) expect(read).toHaveLength(2);
-      for (const read of [again, stream, entity]) read.forEach((event, i) => expect(event).toBe(first[i]));
+      for (const read of [again, stream, entity]) for (const [i, event] of read.entries()) expect(event).toBe(first[i]);
       expect(Object.isFrozen(first[0]) && Object.isFrozen(first[0]!.data)).toBe(true);
     });
   });
