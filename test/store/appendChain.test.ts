@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InvalidEventError } from '../../events/codec.ts';
 import { AppendChain, type AppendResult, StaleVersionError } from '../../runtime/store/eventStore.ts';
 import { nextTurn, openCountedStore, transactions } from '../support/countTransactions.ts';
