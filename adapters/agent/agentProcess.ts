@@ -85,7 +85,9 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentHandl
   const mark = newAgentMark();
   let sweeping = false;
   const settle = (): void => {
-    if (settled || sweeping || exit === null || !outputClosed) return;
+    // Its exit and close can come in the same read as its launch's answer, before its pid is known here:
+    // the sweep waits for the pid (the launch's answer settles again), or what it left would go unlooked-for.
+    if (settled || sweeping || exit === null || !outputClosed || pid === null) return;
     // A stopped group is waited on until it is gone or has had its SIGKILL: a result must not claim
     // the run over while a grandchild that ignored SIGTERM still works.
     if (stoppedBy !== null && !graceOver && groupAlive(pid)) return;
@@ -155,8 +157,11 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentHandl
   if ('error' in launched) return failedToStart(launched.error, reader, startedAt, clock);
   launchId = launched.id;
   pid = launched.pid;
-  // Read now, while the shell still runs (its descendants start after it); 0 when it is gone already: then every process is looked at.
-  startedTicks = startTicksOf(pid);
+  // Its descendants start after it: the sweep at its end looks at those alone (strays.ts). Told by the
+  // launcher, which reads it before the shell can be reaped; read here for a launcher that does not tell.
+  // 0 when neither could: then every process is looked at.
+  startedTicks = launched.startTicks || startTicksOf(pid);
+  settle();
 
   function signalOwnGroup(signal: NodeJS.Signals): void {
     if (pid !== null) signalGroup(pid, signal);

@@ -29,12 +29,19 @@ export interface LaunchListener {
   lost(reason: string): void;
 }
 
-export type Launched = { readonly pid: number; readonly id: number } | { readonly error: string };
+export type Launched =
+  | {
+      readonly pid: number;
+      readonly id: number;
+      /** When it started, in clock ticks since boot, read by the launcher before it could reap it; 0 when unknown. */
+      readonly startTicks: number;
+    }
+  | { readonly error: string };
 
 const LAUNCHER_MAIN = fileURLToPath(new URL('./launcherMain.mjs', import.meta.url));
 
 type LauncherMessage =
-  | { id: number; kind: 'spawned'; pid: number }
+  | { id: number; kind: 'spawned'; pid: number; startTicks?: number }
   | { id: number; kind: 'failed'; message: string }
   | { id: number; kind: 'stdout' | 'stderr'; data: string }
   | { id: number; kind: 'exit'; code: number | null; signal: NodeJS.Signals | null }
@@ -54,7 +61,11 @@ export function launcherMessage(raw: unknown): LauncherMessage | null {
     case 'stderr':
       return typeof m.data === 'string' ? (m as LauncherMessage) : null;
     case 'spawned':
-      return Number.isInteger(m.pid) && (m.pid as number) > 0 ? (m as LauncherMessage) : null;
+      return Number.isInteger(m.pid) &&
+        (m.pid as number) > 0 &&
+        (m.startTicks === undefined || (Number.isInteger(m.startTicks) && (m.startTicks as number) >= 0))
+        ? (m as LauncherMessage)
+        : null;
     case 'failed':
       return typeof m.message === 'string' ? (m as LauncherMessage) : null;
     case 'exit':
@@ -147,7 +158,7 @@ export class AgentLauncher {
     if (!pending) return;
     switch (message.kind) {
       case 'spawned':
-        pending.started?.({ pid: message.pid, id: message.id });
+        pending.started?.({ pid: message.pid, id: message.id, startTicks: message.startTicks ?? 0 });
         pending.started = null;
         return;
       case 'failed':

@@ -11,10 +11,11 @@
 // Protocol (JSON over the channel; `adapters/agent/launcher.ts` is the other end):
 //   in:  { op: 'spawn', id, command, cwd, env, prompt }   env: overlay; a null value removes the name
 //        { op: 'close-output', id }                       stop waiting for output a leftover holds open
-//   out: { id, kind: 'spawned', pid } | { id, kind: 'failed', message }
+//   out: { id, kind: 'spawned', pid, startTicks } | { id, kind: 'failed', message }
 //        { id, kind: 'stdout' | 'stderr', data } | { id, kind: 'exit', code, signal } | { id, kind: 'close' }
 // Signals are not relayed: the daemon signals an agent's process group itself (the group id is the pid).
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 /** Messages of one stream handed to the channel and not yet written: above this, its output waits. */
 const UNSENT_HIGH = 32;
@@ -74,7 +75,7 @@ function start({ id, command, cwd, env, prompt }) {
     return;
   }
   agents.set(id, child);
-  post({ id, kind: 'spawned', pid: child.pid });
+  post({ id, kind: 'spawned', pid: child.pid, startTicks: startTicksOf(child.pid) });
   child.stdin.on('error', () => {
     // EPIPE: the command exited (or closed stdin) without reading the whole prompt; its exit says the rest.
   });
@@ -86,6 +87,20 @@ function start({ id, command, cwd, env, prompt }) {
     agents.delete(id);
     post({ id, kind: 'close' });
   });
+}
+
+/**
+ * When the process `pid` started, in clock ticks since boot (`/proc/<pid>/stat` field 22), or 0 where
+ * /proc cannot tell. Read as soon as it is spawned: even an agent over already is a zombie until this
+ * loop reaps it, and its start bounds the sweep for what it left (adapters/agent/strays.ts).
+ */
+function startTicksOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]) || 0;
+  } catch {
+    return 0;
+  }
 }
 
 process.on('message', (message) => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { codeOf } from '../../events/thrown.ts';
 
 /**
@@ -19,9 +19,12 @@ import { codeOf } from '../../events/thrown.ts';
  * cleared its environment and left the group escapes; that takes intent, not carelessness.
  * Where /proc cannot be read (not Linux), only the process group is stopped, as before.
  *
- * Read synchronously: a sweep reads every process's `stat`, at each turn's end. Through fs.promises a
- * sweep cost the daemon ~9 ms of CPU (four callbacks a file; a profile of bench/liveViewDrain.ts
- * charged a third of the daemon's CPU to it), synchronously ~2 ms on a machine of 65 processes.
+ * Only processes started since the agent can be its (all it started is younger than it), so a sweep
+ * reads the `stat` of those alone: the start of every other is remembered from an earlier sweep, known
+ * to be the same process by its /proc entry (a pid used again gets an entry of its own, a new inode).
+ * A `stat` of each /proc entry costs a quarter of a read of its `stat` file: reading every process's,
+ * synchronously, cost the daemon 2 to 4 ms of CPU a sweep on a machine of 90 processes, at each
+ * turn's end (bench/profileEmbedded.ts: a third of its CPU), and through fs.promises ~9 ms.
  */
 export const AGENT_MARK = 'RUNLEDGER_AGENT_MARK';
 
@@ -55,9 +58,9 @@ export function startTicksOf(pid: number | null): number {
 }
 
 /**
- * The live processes (zombies aside) carrying `mark`, in the group `pgid`, or descending from either;
- * never this process. Only those started at `sinceTicks` or later can be the agent's: the environment
- * of the others is not read.
+ * The live processes (zombies aside) started at `sinceTicks` or later that carry `mark`, are in the
+ * group `pgid`, or descend from either; never this process. With `sinceTicks` 0 (the agent's start not
+ * known: a run of an earlier life) every process is looked at.
  */
 export function findStrays(mark: string, pgid: number | null, sinceTicks = 0): Stray[] {
   let names: string[];
@@ -67,26 +70,61 @@ export function findStrays(mark: string, pgid: number | null, sinceTicks = 0): S
     return [];
   }
   const needle = Buffer.from(`${AGENT_MARK}=${mark}\0`);
-  const all: ProcessInfo[] = [];
+  const listed = new Set<number>();
+  const young: ProcessInfo[] = [];
   const taken = new Set<number>();
   for (const name of names) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    const info = processInfo(Number(name));
+    if (!/^\d+$/.test(name)) continue;
+    const pid = Number(name);
+    listed.add(pid);
+    if (pid === process.pid) continue;
+    const info = startedSince(pid, sinceTicks);
     if (info === null) continue;
-    all.push(info);
-    if (info.pgrp === pgid || (info.startTicks >= sinceTicks && carries(info.pid, needle))) taken.add(info.pid);
+    young.push(info);
+    if (info.pgrp === pgid || carries(info.pid, needle)) taken.add(info.pid);
   }
+  for (const pid of starts.keys()) if (!listed.has(pid)) starts.delete(pid);
   // Their descendants too (a child that cleared its environment in a session of its own), to a fixed point.
   for (let grew = true; grew; ) {
     grew = false;
-    for (const info of all) {
+    for (const info of young) {
       if (!taken.has(info.pid) && taken.has(info.ppid)) {
         taken.add(info.pid);
         grew = true;
       }
     }
   }
-  return all.filter((info) => taken.has(info.pid)).map((info) => ({ pid: info.pid, command: info.command || null }));
+  return young.filter((info) => taken.has(info.pid)).map((info) => ({ pid: info.pid, command: info.command || null }));
+}
+
+/**
+ * The start of each process a sweep read, with the identity of its /proc entry (inode, and its
+ * change time: when the entry was made), so that a later sweep needs only a `stat` of the entry to
+ * know an old process for old. A pid no longer listed is forgotten.
+ */
+const starts = new Map<number, { readonly ino: number; readonly ctimeMs: number; readonly startTicks: number }>();
+
+/** The process `pid`, read afresh, if it started at `sinceTicks` or later (and is alive); null otherwise. */
+function startedSince(pid: number, sinceTicks: number): ProcessInfo | null {
+  // The entry first, then the file: a pid used again in between is recorded under the older entry,
+  // which the next sweep finds changed, and so reads again (the other order could skip a new process).
+  const entry = entryOf(pid);
+  if (entry === null) return null;
+  const known = starts.get(pid);
+  if (known !== undefined && known.startTicks < sinceTicks && known.ino === entry.ino && known.ctimeMs === entry.ctimeMs) return null;
+  const info = processInfo(pid);
+  if (info === null) return null;
+  if (entry.ino > 0) starts.set(pid, { ino: entry.ino, ctimeMs: entry.ctimeMs, startTicks: info.startTicks });
+  return info.startTicks >= sinceTicks ? info : null;
+}
+
+/** The identity of `pid`'s /proc entry; null once it is gone; inode 0 when it could not be read (the process is read afresh). */
+function entryOf(pid: number): { readonly ino: number; readonly ctimeMs: number } | null {
+  try {
+    return statSync(`/proc/${pid}`, { throwIfNoEntry: false }) ?? null;
+  } catch {
+    return { ino: 0, ctimeMs: 0 };
+  }
 }
 
 /** How often the end of a stray is looked for, between its SIGTERM and its end. */

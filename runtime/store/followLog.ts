@@ -96,7 +96,8 @@ function sharedCopy(event: DomainEvent): DomainEvent {
   return Object.freeze({ ...event, data: deepFreeze(structuredClone(event.data)) }) as DomainEvent;
 }
 
-function deepFreeze<T>(value: T): T {
+/** `value` frozen all the way down, in place. */
+export function deepFreeze<T>(value: T): T {
   if (value === null || typeof value !== 'object') return value;
   for (const inner of Object.values(value)) deepFreeze(inner);
   return Object.freeze(value);

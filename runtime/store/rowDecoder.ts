@@ -1,6 +1,7 @@
 import type { DomainEvent } from '../../events/catalog.ts';
 import { type AnyEventCodec, type DecodedData, describeForeignRow, type ForeignRow, InvalidEventError } from '../../events/codec.ts';
 import { messageOf } from '../../events/thrown.ts';
+import { deepFreeze } from './followLog.ts';
 
 /** A row of `events` in its column order (docs/rules.md#the-log): what each store's reads hand the decoder. */
 export type RawRow = [seq: number, stream: string, version: number, type: string, data: string, at: number, cause: number | null, actor: string];
@@ -20,6 +21,15 @@ export class RowDecoder {
   private readonly foreignRows: ForeignRowPolicy;
   /** The foreign rows already handed on: each is named once, however often it is read past. */
   private readonly reported = new Set<number>();
+  /**
+   * The recent rows decoded, frozen, by seq, with the text and type they were decoded from: several
+   * readers of one process read each new row (the closer's index, the board's chores, a lane's queue,
+   * a run's actor), and a JSON parse and a schema check of each, each time, cost the embedded daemon
+   * ~0.4 ms of CPU a run (bench/profileEmbedded.ts). Only rows near the head this store committed are
+   * kept (`keepFrom`): a fold of a long log from its start keeps none.
+   */
+  private readonly recent = new Map<number, { readonly type: string; readonly text: string; readonly event: DomainEvent }>();
+  private keptFrom = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly codec: AnyEventCodec,
@@ -31,9 +41,18 @@ export class RowDecoder {
   /** A raw row into a validated event, or null for a foreign row, skipped and named (or thrown). */
   decode(row: RawRow): DomainEvent | null {
     const [seq, stream, version, type, text, at, cause, actor] = row;
+    const kept = this.recent.get(seq);
+    // The same text of the same type decodes to the same data: the rest of the row is checked with it.
+    if (kept && kept.text === text && kept.type === type && sameEnvelope(kept.event, row)) return kept.event;
     const decoded = this.readData(type, text);
     // The codec checked `data` against `type`'s schema; the compiler cannot pair the two strings.
-    if (decoded.ok) return { seq, stream, version, type, data: decoded.data, at, cause, actor } as DomainEvent;
+    if (decoded.ok) {
+      const event = { seq, stream, version, type, data: decoded.data, at, cause, actor } as DomainEvent;
+      if (seq < this.keptFrom) return event;
+      // Shared by every later reader of the row: frozen, so none can change it under another.
+      this.recent.set(seq, { type, text, event: Object.freeze({ ...event, data: deepFreeze(decoded.data) }) as DomainEvent });
+      return this.recent.get(seq)!.event;
+    }
     if (this.foreignRows === 'fail') throw new InvalidEventError(seq, type, decoded.problem);
     if (!this.reported.has(seq)) {
       this.reported.add(seq);
@@ -49,6 +68,18 @@ export class RowDecoder {
       if (event) return event;
     }
     return null;
+  }
+
+  /**
+   * The store committed up to `seq`: rows from `RECENT` before it on are kept once decoded, older ones
+   * are let go.
+   */
+  keepFrom(seq: number): void {
+    this.keptFrom = Math.max(0, seq - RECENT);
+    for (const kept of this.recent.keys()) {
+      if (kept >= this.keptFrom) break;
+      this.recent.delete(kept);
+    }
   }
 
   decodeAll(rows: readonly RawRow[]): DomainEvent[] {
@@ -69,6 +100,15 @@ export class RowDecoder {
     }
     return this.codec.tryDecodeData(type, raw);
   }
+}
+
+/** How many rows before the head a decoder keeps decoded (a few seconds of a busy daemon's appends). */
+const RECENT = 2048;
+
+function sameEnvelope(event: DomainEvent, [seq, stream, version, , , at, cause, actor]: RawRow): boolean {
+  return (
+    event.seq === seq && event.stream === stream && event.version === version && event.at === at && event.cause === cause && event.actor === actor
+  );
 }
 
 /**

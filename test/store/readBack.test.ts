@@ -1,8 +1,9 @@
 import { firstValueFrom, take, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { type ForeignRow, InvalidEventError } from '../../events/codec.ts';
+import { type AnyEventCodec, type ForeignRow, InvalidEventError } from '../../events/codec.ts';
 import { foldLog } from '../../runtime/folds/foldLog.ts';
 import type { StoreOptions } from '../../runtime/store/open/openStore.ts';
+import { counterCodec } from '../fixtures/counter/counterEvents.ts';
 import { bumped } from '../support/events.ts';
 import { type StoreKind, storeKinds } from '../support/storeKinds.ts';
 
@@ -100,6 +101,34 @@ describe.each(storeKinds)('on $name', (kind) => {
 
       expect((await seen).map((e) => e.seq)).toEqual([1, 3]);
       expect(named).toMatchObject([{ seq: 2, type: 'run.teleported' }]);
+    });
+  });
+
+  describe('reading back what the store just committed', () => {
+    it('given rows it committed, when read again and again every way, then each is decoded once, and every reader shares one frozen event', async () => {
+      let decoded = 0;
+      const counting: AnyEventCodec = {
+        definitions: counterCodec.definitions,
+        checkNew: (event) => counterCodec.checkNew(event),
+        decodeData: (seq, type, raw) => counterCodec.decodeData(seq, type, raw),
+        tryDecodeData(type, raw) {
+          decoded++;
+          return counterCodec.tryDecodeData(type, raw);
+        },
+      };
+      const store = await kind.open(await kind.fresh(), { codec: counting });
+      await store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1), bumped('counter:a', 2)] });
+
+      const first = await store.readAll(0, 10);
+      const again = await store.readAll(0, 10);
+      const stream = await store.readStream('counter:a');
+      const entity = await store.readEntity('counter:a');
+
+      expect(first.map((e) => e.data)).toEqual([{ total: 1 }, { total: 2 }]);
+      expect(decoded).toBe(2);
+      for (const read of [again, stream, entity]) expect(read).toHaveLength(2);
+      for (const read of [again, stream, entity]) for (const [i, event] of read.entries()) expect(event).toBe(first[i]);
+      expect(Object.isFrozen(first[0]) && Object.isFrozen(first[0]!.data)).toBe(true);
     });
   });
 });

@@ -271,6 +271,7 @@ export class PostgresEventStore implements EventStore, LogQueries {
     });
     if (committed.length === 0) return;
     this.outage.committed();
+    this.rows.keepFrom(committed[committed.length - 1]!.seq);
     this.commits.next(committed);
   }
 

@@ -364,6 +364,7 @@ export class SqliteEventStore implements EventStore, LogQueries {
     });
     if (committed.length === 0) return;
     this.outage.committed();
+    this.rows.keepFrom(committed[committed.length - 1]!.seq);
     this.commits.next(committed);
   }
 

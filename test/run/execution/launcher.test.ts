@@ -76,6 +76,24 @@ describe('the agent launcher', () => {
     ]);
   });
 
+  it('given an agent that exits at once, then its launch still tells when it started (read before the launcher reaped it)', async () => {
+    const launcher = ownLauncher();
+    const events: string[] = [];
+    let closed!: () => void;
+    const ended = new Promise<void>((resolve) => (closed = resolve));
+    const launched = launcher.launch(
+      { command: 'exit 0', cwd: repoRoot, prompt: '' },
+      { stdout: () => {}, stderr: () => {}, exit: () => events.push('exit'), close: () => closed(), lost: (reason) => events.push(reason) },
+    );
+    const answer = await bounded(launched, 10_000, 'the launch was not answered');
+    await bounded(ended, 10_000, 'the agent did not close');
+    if ('error' in answer) throw new Error(answer.error);
+    // Its start in clock ticks since boot: at or after this process's, at or before now.
+    const ownStart = Number(readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ')[19]);
+    expect(answer.startTicks).toBeGreaterThanOrEqual(ownStart);
+    expect(events).toEqual(['exit']);
+  });
+
   it("given the daemon's NODE_OPTIONS, then agents get them and the launcher itself runs without them; an overlay can remove a variable", async () => {
     const before = process.env.NODE_OPTIONS;
     process.env.NODE_OPTIONS = '--max-old-space-size=123';
@@ -211,6 +229,7 @@ describe("the launcher's messages", () => {
   it('given each kind well formed, then it is taken; given a wrong field or kind, then it is not', () => {
     const good = [
       { id: 1, kind: 'spawned', pid: 4242 },
+      { id: 1, kind: 'spawned', pid: 4242, startTicks: 123456 },
       { id: 1, kind: 'failed', message: 'spawn /bin/sh ENOENT' },
       { id: 1, kind: 'stdout', data: 'half of the answer' },
       { id: 1, kind: 'stderr', data: '' },
@@ -226,6 +245,8 @@ describe("the launcher's messages", () => {
       { id: '1', kind: 'close' },
       { id: 1, kind: 'spawned', pid: 0 },
       { id: 1, kind: 'spawned', pid: 1.5 },
+      { id: 1, kind: 'spawned', pid: 4242, startTicks: -1 },
+      { id: 1, kind: 'spawned', pid: 4242, startTicks: '5' },
       { id: 1, kind: 'stdout', data: Buffer.from('x') },
       { id: 1, kind: 'exit', code: '0', signal: null },
       { id: 1, kind: 'exit', code: 0, signal: 9 },

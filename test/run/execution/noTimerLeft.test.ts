@@ -12,7 +12,7 @@ function instantLauncher(): AgentLauncher {
   let pid = 4_000_000;
   return {
     launch(_request: LaunchRequest, listener: LaunchListener): Promise<Launched> {
-      const launched = { pid: ++pid, id: pid };
+      const launched = { pid: ++pid, id: pid, startTicks: 0 };
       listener.stdout('done');
       listener.exit(0, null);
       listener.close();

@@ -3,9 +3,11 @@
  * process group and what escaped it (a session of its own), and the result says what had to be
  * killed (docs/rules.md#computer-behaviour, "Execution").
  */
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import type { AgentLauncher, Launched, LaunchListener, LaunchRequest } from '../../../adapters/agent/launcher.ts';
 import { plainReader } from '../../../adapters/agent/outputReaders.ts';
 import { systemClock } from '../../../runtime/actors/clock.ts';
 import { isProcessAlive } from '../../../runtime/actors/processes.ts';
@@ -46,6 +48,42 @@ describe('an agent that leaves processes behind', () => {
     expect(isProcessAlive(child)).toBe(false);
     expect(isProcessAlive(escapee)).toBe(false);
     expect([...result.strays].sort((a, b) => a.pid - b.pid)).toEqual([child, escapee].sort((a, b) => a - b).map((pid) => ({ pid, command: 'node' })));
+  });
+
+  it('given an agent whose exit and close come in the same read as its launch (a busy daemon), then what it left is still found and stopped', async () => {
+    const pidFile = join(tempDir(), 'pids');
+    // The real launcher's three messages, as one read of its channel hands them over: the listener
+    // hears the exit and the close before the launch's answer reaches the agent's handle.
+    const sameRead = {
+      launch(request: LaunchRequest, listener: LaunchListener): Promise<Launched> {
+        const env = { ...process.env, ...request.env } as NodeJS.ProcessEnv;
+        const shell = spawn('/bin/sh', ['-c', request.command], { cwd: request.cwd, env, detached: true, stdio: 'ignore' });
+        return new Promise((resolve) => {
+          shell.on('exit', (code, signal) => {
+            listener.exit(code, signal);
+            listener.close();
+            resolve({ pid: shell.pid!, id: 1, startTicks: 0 });
+          });
+        });
+      },
+      closeOutput() {},
+    } as unknown as AgentLauncher;
+    const agent = await start({
+      command: `${agentCommand('strays.mjs', pidFile)} >/dev/null`,
+      prompt: 'go',
+      reader: plainReader(),
+      clock: systemClock,
+      deadlineAt: null,
+      killGraceMs: 300,
+      drainMs: 300,
+      launcher: sameRead,
+    });
+    const result = await bounded(agent.result, 10_000, 'the agent did not finish');
+    const [child, escapee] = leftBehind(pidFile) as [number, number];
+
+    expect(isProcessAlive(child)).toBe(false);
+    expect(isProcessAlive(escapee)).toBe(false);
+    expect(result.strays.map((s) => s.pid).sort((a, b) => a - b)).toEqual([child, escapee].sort((a, b) => a - b));
   });
 
   it('given an agent that leaves nothing behind, then its result names no stray', async () => {
