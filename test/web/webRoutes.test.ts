@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { type Daemon, startDaemon } from '../../apps/daemon/startDaemon.ts';
 import { seedSubmittedRuns } from '../support/seededRuns.ts';
-import { startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
+import { holdOpen, startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
 
 interface Reply {
   status: number;
@@ -99,14 +99,18 @@ describe('the web view on loopback', () => {
     expect(hello).toMatchObject({ type: 'hello', view: 'board' });
     expect(hello.snapshot).toMatchObject({ lanes: [], claims: [], sessions: [], computers: [{ id: 'local', connected: true }] });
 
-    const runId = await submit(board, 'web', 'hello, sleep=100');
+    // Held open until the page was sent a delta: a turn begun and ended between two reads of the view
+    // changes nothing a board page shows, and would send none.
+    const held = holdOpen();
+    const runId = await submit(board, 'web', `hello, ${held.word}`);
     const run = await opened(`${board.url}/v1/live?run=${runId}`);
     const runHello = (await run.first) as { type: string; run: { lane: string }; entries: { step: string; reason: string }[] };
     expect(runHello.type).toBe('hello');
     expect(runHello.run.lane).toBe('web');
     expect(runHello.entries[0]).toMatchObject({ step: 'board.run.submitted', reason: 'submitted to lane web' });
 
-    // The snapshot's deltas are paced (docs/web.md), so the first may come after the run's last event.
+    await waitFor('a delta of the board page while the run is held', () => page.messages.some((m) => (m as { type: string }).type === 'delta'));
+    held.release();
     await waitFor(
       'the run to finish, live on both sockets, and the snapshot to change',
       () =>
