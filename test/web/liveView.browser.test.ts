@@ -176,7 +176,9 @@ describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
     await expect.poll(() => page.locator('#connection').getAttribute('data-state')).toBe('live');
     const open = holdOpen();
     await submit(board, 'focus', `an open turn, ${open.word}`);
-    const waiting = await submit(board, 'focus', 'the next turn, sleep=200');
+    // Held too: a next turn that ended before the lanes were drawn anew would take its link with it.
+    const next = holdOpen();
+    const waiting = await submit(board, 'focus', `the next turn, ${next.word}`);
     const link = page.locator(`#lanes a[href="/runs/${waiting}"]`).first();
     await link.waitFor({ timeout: 10_000 });
     await link.focus();
@@ -189,5 +191,6 @@ describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
     // The first turn ends and the next is claimed: the lanes are drawn anew, the focus stays.
     await expect.poll(() => page.locator('#lanes tr[data-old]').count(), { timeout: 10_000 }).toBe(0);
     expect(await page.evaluate(() => document.activeElement?.getAttribute('href'))).toBe(`/runs/${waiting}`);
+    next.release();
   });
 });
