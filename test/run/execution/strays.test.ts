@@ -29,18 +29,15 @@ function leftBehind(file: string): number[] {
   return pids;
 }
 
+/** The strays fixture started as a turn: a short grace and drain, so what it left is stopped at once. */
+function startStrays(command: string, more: Partial<Parameters<typeof start>[0]> = {}) {
+  return start({ command, prompt: 'go', reader: plainReader(), clock: systemClock, deadlineAt: null, killGraceMs: 300, drainMs: 300, ...more });
+}
+
 describe('an agent that leaves processes behind', () => {
   it('given a child holding its stdout open and a setsid grandchild ignoring SIGTERM, then both are gone when the result is known, and the result names them', async () => {
     const pidFile = join(tempDir(), 'pids');
-    const agent = await start({
-      command: agentCommand('strays.mjs', pidFile),
-      prompt: 'go',
-      reader: plainReader(),
-      clock: systemClock,
-      deadlineAt: null,
-      killGraceMs: 300,
-      drainMs: 300,
-    });
+    const agent = await startStrays(agentCommand('strays.mjs', pidFile));
     const result = await bounded(agent.result, 10_000, 'the agent did not finish');
     const [child, escapee] = leftBehind(pidFile) as [number, number];
 
@@ -68,16 +65,7 @@ describe('an agent that leaves processes behind', () => {
       },
       closeOutput() {},
     } as unknown as AgentLauncher;
-    const agent = await start({
-      command: `${agentCommand('strays.mjs', pidFile)} >/dev/null`,
-      prompt: 'go',
-      reader: plainReader(),
-      clock: systemClock,
-      deadlineAt: null,
-      killGraceMs: 300,
-      drainMs: 300,
-      launcher: sameRead,
-    });
+    const agent = await startStrays(`${agentCommand('strays.mjs', pidFile)} >/dev/null`, { launcher: sameRead });
     const result = await bounded(agent.result, 10_000, 'the agent did not finish');
     const [child, escapee] = leftBehind(pidFile) as [number, number];
 
