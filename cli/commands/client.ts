@@ -47,7 +47,10 @@ const show = () =>
       '--follow',
       'print a line per change (its state, what its agent is doing) until it ends, then how it ended and its reply (exit 0 only when it succeeded)',
     )
-    .option('--diff', "print the diff its turn left in its lane's worktree (from the log at --db, its computer's), its summary on stderr");
+    .option(
+      '--diff',
+      "print the diff its turn left in its lane's worktree (from the board when it holds its computer's events, else the log at --db), its summary on stderr",
+    );
 
 const runs = () =>
   withBoard(new Command('runs'))
