@@ -1,23 +1,14 @@
 import { Command, Option, type OptionValues } from '@commander-js/extra-typings';
 import { RUN_STATES } from '../../events/runStates.ts';
-import { DEFAULT_SERVER, helpAfter, ID_RULE_HELP, type OptionsOf, withLog } from '../shared/options.ts';
-import { int, safeId, serverUrl, text } from '../shared/parse.ts';
+import { helpAfter, ID_RULE_HELP, type OptionsOf, withBoardAddress, withLog } from '../shared/options.ts';
+import { int, safeId, text } from '../shared/parse.ts';
 import { laneCloseCommand } from './lane.ts';
 
 const withBoard = <Args extends unknown[], Opts extends OptionValues, Globals extends OptionValues>(command: Command<Args, Opts, Globals>) =>
-  withLog(
-    command
-      .addOption(
-        new Option('--server <url>', 'the board: its URL, scheme included').argParser(serverUrl).env('RUNLEDGER_SERVER').default(DEFAULT_SERVER),
-      )
-      .addOption(
-        new Option(
-          '--token <token>',
-          'the submit token (default: the file `token` beside --db, which the board of that log made; `runledger token add` makes more)',
-        ).env('RUNLEDGER_TOKEN'),
-      ),
-    'the log whose folder holds the submit token (a board on PostgreSQL has none: give --token)',
-  ).option('--json', 'print results as JSON, for scripts');
+  withLog(withBoardAddress(command), 'the log whose folder holds the submit token (a board on PostgreSQL has none: give --token)').option(
+    '--json',
+    'print results as JSON, for scripts',
+  );
 
 const submit = () =>
   withBoard(new Command('submit'))

@@ -42,6 +42,11 @@ describe('--push', () => {
     expect(diff.stdout).toContain('+one');
     expect(diff.stderr).toContain('1 commit, 1 file changed (+1 −0)');
     expect(diff.stderr).toContain('repository app');
+    // `audit` from the laptop: the board's log with c1's reported events, as on the board's machine.
+    const audited = await runCli(['audit', first.runId.slice(0, 8)], 30_000, laptop);
+    expect(audited, audited.stderr).toMatchObject({ status: 0 });
+    expect(audited.stdout).toContain(`run ${first.runId}:`);
+    expect(audited.stdout).toMatch(/c1 +run\.process\.exited +.*1 commit, 1 file changed/);
     // A turn that changed nothing: its summary says so.
     const plain = await runCli(['show', looked.runId, '--diff', '--json'], 30_000, laptop);
     expect(JSON.parse(plain.stdout)).toMatchObject({ run_id: looked.runId, changes: { files_changed: 0 } });
