@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { RunStateSchema } from '../../events/boardEvents.ts';
+import type { RepoAnnouncement } from '../../events/workspace.ts';
 
 export type RunState = z.infer<typeof RunStateSchema>;
 
@@ -69,6 +70,8 @@ export interface BoardComputer {
   incarnation?: string;
   /** How many runs it was offered, ever (absent: none): of two computers as free, the one offered fewer gets the next. */
   offers?: number;
+  /** The repositories it announced at its latest connect, kept while it is away (absent: it announced none, an older computer). */
+  repos?: RepoAnnouncement;
 }
 
 /**
@@ -109,6 +112,12 @@ export interface BoardState {
    * came to wait: where a computer that has room again takes its next lane from (docs/rules.md#dispatch).
    */
   unoffered: string[];
+  /**
+   * Per repository name, how many computers have it by their latest announcement, and how many computers
+   * announced theirs (docs/rules.md#workspaces): what a submission naming a repository is checked against.
+   */
+  repoHolders: Record<string, number>;
+  announcers: number;
 }
 
 export function initialBoardState(): BoardState {
@@ -127,6 +136,8 @@ export function initialBoardState(): BoardState {
     holding: {},
     offeredLanes: {},
     unoffered: [],
+    repoHolders: {},
+    announcers: 0,
   };
 }
 
