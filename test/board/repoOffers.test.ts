@@ -79,7 +79,8 @@ describe('board: a submission naming a repository none of its computers has', ()
     expect(requestAnswer(refused!)).toEqual({
       status: 422,
       code: 'unknown_repo',
-      reason: 'no computer of this board has repository nope (its computers have app, lib): start a computer with --repo nope=PATH, or submit with one of those',
+      reason:
+        'no computer of this board has repository nope (its computers have app, lib): start a computer with --repo nope=PATH, or submit with one of those',
     });
     expect(spec.view('r1')).toBeNull();
     expect(spec.state.lanes).toEqual({});
@@ -90,7 +91,7 @@ describe('board: a submission naming a repository none of its computers has', ()
     expect(summary(spec.when(submit('r1', 'A', 2, { repo: 'lib' })))).toEqual(['queued r1 #0']);
   });
 
-  it("given a computer whose latest announcement dropped lib, then lib is unknown; computers that announced none have none", () => {
+  it('given a computer whose latest announcement dropped lib, then lib is unknown; computers that announced none have none', () => {
     const spec = boardSpec(...online('c1', ['app', 'lib']), disconnected('c1', 1), connected('c1', 2, ['app']));
     expect(requestAnswer(spec.when(submit('r1', 'A', 3, { repo: 'lib' }))!)).toMatchObject({
       status: 422,

@@ -53,7 +53,10 @@ describe('bad inputs around worktrees', () => {
     const unknown = await post(daemon, { lane: 'u', prompt: 'write a.txt a', repo: 'nope' });
     expect(unknown.status).toBe(422);
     expect(unknown.body).toMatchObject({
-      detail: { error: 'unknown_repo', message: expect.stringContaining('no computer of this board has repository nope (its computers have app, lib)') },
+      detail: {
+        error: 'unknown_repo',
+        message: expect.stringContaining('no computer of this board has repository nope (its computers have app, lib)'),
+      },
     });
     const noBase = await turn(daemon, { lane: 'b', prompt: 'write a.txt a', base: 'no-such-branch' });
     expect(noBase).toMatchObject({ state: 'failed' });
