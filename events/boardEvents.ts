@@ -220,7 +220,7 @@ export const boardEvents = eventGroup(
    */
   /**
    * `oneOffer`: the runs it is pushed are chosen one offer at a time (docs/rules.md#dispatch); absent from older versions.
-   * `repos`: the repositories it announced (docs/rules.md#workspaces), from its connect; absent when it announced none.
+   * `repos`: the repositories it announced (docs/rules.md#workspaces), from its connect; absent when it made no announcement (an older computer).
    */
   defineEvent(
     'board.computer.online',

@@ -16,11 +16,12 @@ import {
   waitFor,
   waitForTerminal,
 } from '../e2e/support/cluster.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 import { tempDir } from '../support/tempStore.ts';
 import { GIT_AGENT, GIT_IDENTITY, git, makeRepo, post, submitRun } from './support.ts';
 
 describe('repositories across computers', () => {
-  it('a run goes to the computer that has its repository, and a repository none has is refused 422 naming it', async () => {
+  it('a run goes to the computer that has its repository, one none online has waits saying why, and one none has is refused 422 naming it', async () => {
     const dir = tempDir();
     const app = makeRepo(dir, 'app');
     const lib = makeRepo(dir, 'lib');
@@ -57,9 +58,16 @@ describe('repositories across computers', () => {
     const typed = await runCli(['submit', '--server', board.url, '--token', board.token, '--lane', 'N', '--prompt', 'p', '--repo', 'nope']);
     expect(typed.status).toBe(2);
     expect(typed.stderr).toContain('no computer of this board has repository nope (its computers have app, lib)');
-    expect(await getRun(board.url, inApp)).toMatchObject({ state: 'succeeded' });
 
-    await Promise.all([c1.process.stop('SIGTERM'), c2.process.stop('SIGTERM')]);
+    // lib's computer stops: lib is still the board's, and a run for it waits, saying why.
+    await c2.process.stop('SIGTERM');
+    await waitFor('c2 offline', async () => (await connectedComputers(board.url)) === 1);
+    const waiting = await submitRun(board, { lane: 'W', prompt: 'look', repo: 'lib' });
+    expect(await getRun(board.url, waiting)).toMatchObject({ state: 'queued' });
+    const audit = await runInProcess(['audit', waiting, '--db', board.db]);
+    expect(audit.stdout).toContain('offered to nobody yet: no computer online has repository lib');
+
+    await c1.process.stop('SIGTERM');
     await board.process.stop('SIGTERM');
     await checkLogs([board.db, c1.db, c2.db]);
   });
