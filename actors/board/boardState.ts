@@ -70,8 +70,10 @@ export interface BoardComputer {
   incarnation?: string;
   /** How many runs it was offered, ever (absent: none): of two computers as free, the one offered fewer gets the next. */
   offers?: number;
-  /** The repositories it announced at its latest connect, kept while it is away (absent: it announced none, an older computer). */
+  /** The repositories it announced at its latest connect, kept while it is away (absent: it announced none, or never connected). */
   repos?: RepoAnnouncement;
+  /** Its latest connect announced no repositories (an older computer): it is taken to have any. */
+  silent?: true;
 }
 
 /**
@@ -113,11 +115,13 @@ export interface BoardState {
    */
   unoffered: string[];
   /**
-   * Per repository name, how many computers have it by their latest announcement, and how many computers
-   * announced theirs (docs/rules.md#workspaces): what a submission naming a repository is checked against.
+   * Per repository name, how many computers have it by their latest announcement; how many computers
+   * announced theirs, and how many connected last without announcing (older ones, taken to have any)
+   * (docs/rules.md#workspaces): what a submission naming a repository is checked against.
    */
   repoHolders: Record<string, number>;
   announcers: number;
+  silent: number;
 }
 
 export function initialBoardState(): BoardState {
@@ -138,6 +142,7 @@ export function initialBoardState(): BoardState {
     unoffered: [],
     repoHolders: {},
     announcers: 0,
+    silent: 0,
   };
 }
 

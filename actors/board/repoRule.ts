@@ -33,10 +33,11 @@ export function servesLane(state: BoardState, computer: string, lane: string): b
  * Whether a submission naming `repo` is refused: the board has heard computers say which repositories
  * they have, and none (by its latest word) has this one. A board none of whose computers announced
  * any (none connected yet, or only older ones) takes it: it cannot tell a name it has not heard yet
- * from a wrong one, and the run waits for a computer that has it.
+ * from a wrong one, and the run waits for a computer that has it. So does a board with a computer that
+ * last connected without announcing (an older one): it may have it, and is offered such runs.
  */
 export function unknownRepo(state: BoardState, repo: string | undefined): boolean {
-  return repo !== undefined && state.announcers > 0 && !state.repoHolders[repo];
+  return repo !== undefined && state.announcers > 0 && state.silent === 0 && !state.repoHolders[repo];
 }
 
 /** The repositories the board's computers have, as each last announced them, sorted. */
@@ -44,10 +45,11 @@ export function knownRepos(state: BoardState): string[] {
   return Object.keys(state.repoHolders).sort();
 }
 
-/** Folds `computer`'s latest announcement (undefined: it made none) into the board's index of repositories, in place. */
+/** Folds `computer`'s latest connect and its announcement (undefined: it made none) into the board's index of repositories, in place. */
 export function recordAnnouncement(state: BoardState, computer: string, repos: RepoAnnouncement | undefined): void {
   const known = state.computers[computer]!;
   const was = known.repos;
+  if (known.silent) state.silent--;
   if (was !== undefined) {
     state.announcers--;
     for (const name of was.names) {
@@ -58,8 +60,11 @@ export function recordAnnouncement(state: BoardState, computer: string, repos: R
   }
   if (repos === undefined) {
     delete known.repos;
+    known.silent = true;
+    state.silent++;
     return;
   }
+  delete known.silent;
   known.repos = repos;
   state.announcers++;
   for (const name of repos.names) state.repoHolders[name] = (state.repoHolders[name] ?? 0) + 1;

@@ -68,6 +68,14 @@ describe('board: a run goes to a computer that has its repository', () => {
     const spec = boardSpec(...online('c1'));
     expect(summary(spec.when(submit('r1', 'A', 1, { repo: 'lib' })))).toEqual(['queued r1 #0', 'offered r1 → c1']);
     expect(summary(spec.when(submit('r2', 'B', 2, { repo: 'nope' })))).toEqual(['queued r2 #1', 'offered r2 → c1']);
+    // Beside one that announced app, it may still have lib: lib is taken, and goes to it.
+    spec.when(added('c2', 3));
+    spec.when(connected('c2', 3, ['app']));
+    expect(summary(spec.when(submit('r3', 'C', 4, { repo: 'lib' })))).toEqual(['queued r3 #2', 'offered r3 → c1']);
+    // Once it comes back announcing what it has, the board knows.
+    spec.when(disconnected('c1', 5));
+    spec.when(connected('c1', 6, ['web']));
+    expect(summary(spec.when(submit('r4', 'D', 7, { repo: 'lib' })))).toEqual(['refused submit 422 unknown_repo']);
   });
 });
 
