@@ -42,6 +42,11 @@ describe('repositories across computers', () => {
     expect(appRun, describe()).toMatchObject({ state: 'succeeded', computer_id: 'c1' });
     expect(git(lib, 'log', '-1', '--format=%s', 'runledger/L')).toBe('adds l');
     expect(git(app, 'log', '-1', '--format=%s', 'runledger/A')).toBe('adds a');
+    const listed = await runInProcess(['computer', 'list', '--db', board.db, '--json']);
+    expect(JSON.parse(listed.stdout)).toMatchObject([
+      { computer_id: 'c1', connected: true, repos: ['app'] },
+      { computer_id: 'c2', connected: true, repos: ['lib'] },
+    ]);
 
     // A name neither computer announced: refused at once, naming it, what they have and what to do.
     const refused = await post(board, { lane: 'N', prompt: 'p', repo: 'nope' });
