@@ -129,8 +129,6 @@ export class ComputerMachine {
         slots: this.slots,
         heartbeatMs: 30_000,
         killGraceMs: 2_000,
-        // Its pings would redraw every world's history (and which seed finds a planted bug): not played yet.
-        livenessMs: null,
         onConnectedElsewhere: () => this.twinRefused(),
         // As the daemon's defaults: a round every 10 s over the closes its runs' ends intend.
         sessions: { tickMs: 10_000, quietMs: 120_000 },
