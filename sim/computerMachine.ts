@@ -127,6 +127,7 @@ export class ComputerMachine {
         exec: 'claude',
         workspaceRoot: `/tmp/runledger-sim/${this.machine}`,
         slots: this.slots,
+        // Its liveness left to the daemon's default for this heartbeat (15 s): it pings its board and leaves one silent that long.
         heartbeatMs: 30_000,
         killGraceMs: 2_000,
         onConnectedElsewhere: () => this.twinRefused(),
