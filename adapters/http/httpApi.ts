@@ -142,6 +142,14 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
       if (!options.openReads) await submitter(request);
       return host.details(runId(m[1]!));
     }
+    if (method === 'GET' && (m = path.match(/^\/v1\/runs\/([^/]+)\/audit$/))) {
+      if (!options.openReads) await submitter(request);
+      return host.timeline(runId(m[1]!));
+    }
+    if (method === 'GET' && (m = path.match(/^\/v1\/runs\/([^/]+)\/diff$/))) {
+      if (!options.openReads) await submitter(request);
+      return host.diff(runId(m[1]!));
+    }
     if (method === 'GET' && (m = path.match(/^\/v1\/runs\/([^/]+)$/))) {
       if (!options.openReads) await submitter(request);
       return host.run(runId(m[1]!));

@@ -33,6 +33,23 @@ describe('bad inputs around worktrees', () => {
     expect(existsSync(db)).toBe(false);
   });
 
+  it('a detached, dirty main checkout: the daemon starts, says what that means for the lanes and what to do; a lane starts from its HEAD', async () => {
+    const dir = tempDir();
+    const app = makeRepo(dir, 'app');
+    git(app, 'checkout', '-q', '--detach');
+    writeFileSync(join(app, 'README.md'), 'edited, not committed\n');
+    const head = git(app, 'rev-parse', 'HEAD');
+    const daemon = await startRepoDaemon(join(dir, 'home', 'runledger.db'), [app]);
+    await daemon.process.waitForOutput(/push stream connected/);
+    expect(daemon.process.stderr).toContain(`repository app (${app}) is detached at ${head.slice(0, 12)}: its HEAD is detached`);
+    expect(daemon.process.stderr).toContain('the main checkout has 1 uncommitted change: lanes start from HEAD');
+    expect(daemon.process.stderr).toContain('commit what the lanes should see');
+    const first = await turn(daemon, { lane: 'd', prompt: 'look' });
+    expect(first).toMatchObject({ state: 'succeeded' });
+    expect(first.changes?.base).toBe(head);
+    await daemon.process.stop('SIGTERM');
+  });
+
   it('an unknown repository, a missing base ref, a repository moved away: each run fails naming it, and the other lanes go on', async () => {
     const dir = tempDir();
     const app = makeRepo(dir, 'app');
