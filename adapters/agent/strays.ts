@@ -20,13 +20,11 @@ import { codeOf } from '../../events/thrown.ts';
  * Where /proc cannot be read (not Linux), only the process group is stopped, as before.
  *
  * Only processes started since the agent can be its (all it started is younger than it), so a sweep
- * reads the `stat` of those alone: the start of every other is remembered from the last sweep, known
- * to be the same process either because no pid can have been used again since (see `noPidReused`), or
- * else by its /proc entry (a pid used again gets an entry of its own, a new inode). A `stat` of each
- * /proc entry costs a quarter of a read of its `stat` file: reading every process's, synchronously,
- * cost the daemon 2 to 4 ms of CPU a sweep on a machine of 90 processes, at each turn's end
- * (bench/profileEmbedded.ts: a third of its CPU), and through fs.promises ~9 ms; the `stat`s of the
- * entries, still ~0.3 ms a sweep on a machine of 200, are skipped while sweeps come often.
+ * reads the `stat` of those alone: the start of every other is remembered from an earlier sweep, known
+ * to be the same process by its /proc entry (a pid used again gets an entry of its own, a new inode).
+ * A `stat` of each /proc entry costs a quarter of a read of its `stat` file: reading every process's,
+ * synchronously, cost the daemon 2 to 4 ms of CPU a sweep on a machine of 90 processes, at each
+ * turn's end (bench/profileEmbedded.ts: a third of its CPU), and through fs.promises ~9 ms.
  */
 export const AGENT_MARK = 'RUNLEDGER_AGENT_MARK';
 
@@ -72,15 +70,20 @@ export function findStrays(mark: string, pgid: number | null, sinceTicks = 0): S
     return [];
   }
   const needle = Buffer.from(`${AGENT_MARK}=${mark}\0`);
-  const since = lastSweep;
-  lastSweep = machineTasks();
-  // Each pid read by the last sweep is taken for the same process only while no pid can have been given
-  // again, from then until this sweep's reads are done: checked once more after them.
-  const trusted = noPidReused(since, lastSweep);
-  let young = youngProcesses(names, sinceTicks, trusted);
-  if (trusted && !noPidReused(since, machineTasks())) young = youngProcesses(names, sinceTicks, false);
+  const listed = new Set<number>();
+  const young: ProcessInfo[] = [];
   const taken = new Set<number>();
-  for (const info of young) if (info.pgrp === pgid || carries(info.pid, needle)) taken.add(info.pid);
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    const pid = Number(name);
+    listed.add(pid);
+    if (pid === process.pid) continue;
+    const info = startedSince(pid, sinceTicks);
+    if (info === null) continue;
+    young.push(info);
+    if (info.pgrp === pgid || carries(info.pid, needle)) taken.add(info.pid);
+  }
+  for (const pid of starts.keys()) if (!listed.has(pid)) starts.delete(pid);
   // Their descendants too (a child that cleared its environment in a session of its own), to a fixed point.
   for (let grew = true; grew; ) {
     grew = false;
@@ -94,98 +97,25 @@ export function findStrays(mark: string, pgid: number | null, sinceTicks = 0): S
   return young.filter((info) => taken.has(info.pid)).map((info) => ({ pid: info.pid, command: info.command || null }));
 }
 
-/** The processes of the listing `names` started at `sinceTicks` or later (see startedSince); a pid no longer listed is forgotten. */
-function youngProcesses(names: readonly string[], sinceTicks: number, unchanged: boolean): ProcessInfo[] {
-  const listed = new Set<number>();
-  const young: ProcessInfo[] = [];
-  for (const name of names) {
-    if (!/^\d+$/.test(name)) continue;
-    const pid = Number(name);
-    listed.add(pid);
-    if (pid === process.pid) continue;
-    const info = startedSince(pid, sinceTicks, unchanged);
-    if (info !== null) young.push(info);
-  }
-  for (const pid of starts.keys()) if (!listed.has(pid)) starts.delete(pid);
-  return young;
-}
-
 /**
  * The start of each process a sweep read, with the identity of its /proc entry (inode, and its
- * change time: when the entry was made; inode 0 when it was not taken), so that a later sweep needs
- * at most a `stat` of the entry to know an old process for old. A pid no longer listed is forgotten.
+ * change time: when the entry was made), so that a later sweep needs only a `stat` of the entry to
+ * know an old process for old. A pid no longer listed is forgotten.
  */
 const starts = new Map<number, { readonly ino: number; readonly ctimeMs: number; readonly startTicks: number }>();
 
-/**
- * The process `pid`, read afresh, if it started at `sinceTicks` or later (and is alive); null otherwise.
- * `unchanged`: no pid was used again since the last sweep, so one it read is the same process.
- */
-function startedSince(pid: number, sinceTicks: number, unchanged: boolean): ProcessInfo | null {
-  const known = starts.get(pid);
-  if (unchanged) {
-    if (known !== undefined && known.startTicks < sinceTicks) return null;
-    const info = processInfo(pid);
-    if (info === null) return null;
-    // Its entry's identity not taken: a sweep after many new processes reads it again.
-    starts.set(pid, { ino: 0, ctimeMs: 0, startTicks: info.startTicks });
-    return info.startTicks >= sinceTicks ? info : null;
-  }
+/** The process `pid`, read afresh, if it started at `sinceTicks` or later (and is alive); null otherwise. */
+function startedSince(pid: number, sinceTicks: number): ProcessInfo | null {
   // The entry first, then the file: a pid used again in between is recorded under the older entry,
   // which the next sweep finds changed, and so reads again (the other order could skip a new process).
   const entry = entryOf(pid);
   if (entry === null) return null;
-  if (known !== undefined && known.startTicks < sinceTicks && known.ino > 0 && known.ino === entry.ino && known.ctimeMs === entry.ctimeMs)
-    return null;
+  const known = starts.get(pid);
+  if (known !== undefined && known.startTicks < sinceTicks && known.ino === entry.ino && known.ctimeMs === entry.ctimeMs) return null;
   const info = processInfo(pid);
   if (info === null) return null;
   if (entry.ino > 0) starts.set(pid, { ino: entry.ino, ctimeMs: entry.ctimeMs, startTicks: info.startTicks });
   return info.startTicks >= sinceTicks ? info : null;
-}
-
-/** The machine's tasks: how many were ever made (forks and threads), how many are alive now. */
-export interface MachineTasks {
-  readonly forks: number;
-  readonly alive: number;
-  readonly pidMax: number;
-}
-
-/** The machine's tasks as of the last sweep's start (null before the first, or where /proc does not say). */
-let lastSweep: MachineTasks | null = null;
-
-function machineTasks(): MachineTasks | null {
-  const forks = firstNumberAfter('/proc/stat', '\nprocesses ');
-  // /proc/loadavg: "0.50 0.40 0.30 running/alive lastpid".
-  const alive = firstNumberAfter('/proc/loadavg', '/');
-  const pidMax = firstNumberAfter('/proc/sys/kernel/pid_max', '');
-  return forks === null || alive === null || pidMax === null ? null : { forks, alive, pidMax };
-}
-
-/**
- * Whether no pid can have been given to a new process between `then` and `now`, so that a pid read at
- * `then` is still the process read. Linux hands pids out in turn, wrapping at `pid_max` back to 300
- * and skipping those in use (threads included): a pid comes again only once the turn went all the way
- * round, which takes at least (pid_max - 300 - tasks alive meanwhile) new tasks, and the tasks alive
- * meanwhile are at most those alive at the start plus the new ones. So fewer new tasks (/proc/stat's
- * `processes`: every fork and thread) than half of (pid_max - 300 - tasks alive) is proof enough.
- */
-export function noPidReused(then: MachineTasks | null, now: MachineTasks | null): boolean {
-  if (then === null || now === null) return false;
-  const pidMax = Math.min(then.pidMax, now.pidMax);
-  return now.forks - then.forks < (pidMax - 300 - Math.max(then.alive, now.alive)) / 2;
-}
-
-/** The number that follows `after` in the file at `path`, or null when it cannot be read. */
-function firstNumberAfter(path: string, after: string): number | null {
-  try {
-    const text = readFileSync(path, 'latin1');
-    const at = after === '' ? 0 : text.indexOf(after);
-    if (at < 0) return null;
-    const value = Number.parseInt(text.slice(at + after.length), 10);
-    return Number.isSafeInteger(value) ? value : null;
-  } catch {
-    return null;
-  }
 }
 
 /** The identity of `pid`'s /proc entry; null once it is gone; inode 0 when it could not be read (the process is read afresh). */
