@@ -107,7 +107,7 @@ describe.each(storeKinds)('on $name', (kind) => {
   });
 
   describe('reading back what the store just committed', () => {
-    it('given rows it committed, when read again and again every way, then each is decoded once, and every reader shares one frozen event', async () => {
+    it('given rows it committed, when read again and again every way, then each is decoded once at most, and every reader shares one frozen event', async () => {
       let decoded = 0;
       const counting: AnyEventCodec = {
         definitions: counterCodec.definitions,
