@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
+import type { RepoAnnouncement } from '../../events/workspace.ts';
 import { runGit } from './git.ts';
 
 /**
@@ -22,6 +23,11 @@ export interface Repositories {
 }
 
 export const NO_REPOSITORIES: Repositories = { byName: new Map(), defaultName: null };
+
+/** What the computer tells the board it has (docs/rules.md#workspaces): the names, sorted, and its default. */
+export function announcementOf(repos: Repositories): RepoAnnouncement {
+  return { names: [...repos.byName.keys()].sort(), default: repos.defaultName };
+}
 
 /** `--repo [NAME=]PATH` as typed: NAME defaults to the folder's name. Throws a message naming what is wrong. */
 export function parseRepoOption(text: string): { name: string; path: string } {

@@ -136,13 +136,13 @@ export class BoardHost {
     this.push = new PushHub(
       {
         // Each says which board holds (or held) the stream: a late close from a board the computer left ends nothing (docs/rules.md#postgresql-board).
-        connected: async (computerId, incarnation) => {
+        connected: async (computerId, incarnation, repos) => {
           const place = await this.placement(computerId, incarnation);
           if (place === 'refused') return false;
           // Said before it is recorded: the lease holder never takes a computer just connected here for an orphan.
           await peers.holding(this.push.computers());
           const life = { incarnation, ...(place.over === undefined ? {} : { over: place.over }) };
-          const outcome = await this.actor.input(boardInput.connected(computerId, clock.now(), store.writer, life));
+          const outcome = await this.actor.input(boardInput.connected(computerId, clock.now(), store.writer, life, repos));
           // Another board recorded its twin first (both looked while the log had it offline): refused here.
           return !(outcome.ok && outcome.decisions[0]?.type === 'board.request.refused');
         },

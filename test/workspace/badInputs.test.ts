@@ -50,7 +50,7 @@ describe('bad inputs around worktrees', () => {
     await daemon.process.stop('SIGTERM');
   });
 
-  it('an unknown repository, a missing base ref, a repository moved away: each run fails naming it, and the other lanes go on', async () => {
+  it('an unknown repository is refused naming it; a missing base ref, a repository moved away: each run fails naming it, and the other lanes go on', async () => {
     const dir = tempDir();
     const app = makeRepo(dir, 'app');
     const lib = makeRepo(dir, 'lib');
@@ -66,12 +66,16 @@ describe('bad inputs around worktrees', () => {
     expect(badRepo.status).toBe(422);
     expect(JSON.stringify(badRepo.body)).toContain('repo');
 
-    const [unknown, noBase] = await Promise.all([
-      turn(daemon, { lane: 'u', prompt: 'write a.txt a', repo: 'nope' }),
-      turn(daemon, { lane: 'b', prompt: 'write a.txt a', base: 'no-such-branch' }),
-    ]);
-    expect(unknown).toMatchObject({ state: 'failed' });
-    expect(unknown.error).toContain('computer local has no repository named nope (it has app, lib)');
+    // A repository its computer did not announce: refused at once, naming it (a run never fails for it later).
+    const unknown = await post(daemon, { lane: 'u', prompt: 'write a.txt a', repo: 'nope' });
+    expect(unknown.status).toBe(422);
+    expect(unknown.body).toMatchObject({
+      detail: {
+        error: 'unknown_repo',
+        message: expect.stringContaining('no computer of this board has repository nope (its computers have app, lib)'),
+      },
+    });
+    const noBase = await turn(daemon, { lane: 'b', prompt: 'write a.txt a', base: 'no-such-branch' });
     expect(noBase).toMatchObject({ state: 'failed' });
     expect(noBase.error).toContain('the base ref "no-such-branch" does not exist in repository app');
     // Neither touched the repository: no branch, no worktree.
