@@ -1,6 +1,7 @@
 import type { EventOf } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import { exhausted } from '../../events/exhaustive.ts';
+import { wordQueueReason } from '../../events/queueReasons.ts';
 import type { Projection } from '../projection.ts';
 import { type CountedIn, countsIn, ROLES } from './summaryRoles.ts';
 
@@ -224,7 +225,7 @@ function evolveQueueTimes(state: AuditSummary, event: EventOf<CountedIn<'queue'>
       const outcome = event.type === 'run.ended' ? 'ended' : event.type === 'run.skipped' ? 'skipped' : 'withdrawn';
       stopWaiting(state, computer, event.data.runId, at);
       delete state.waiting[`${computer}/${event.data.runId}`];
-      count(state.computers.outcomes[outcome], event.data.reason);
+      count(state.computers.outcomes[outcome], wordQueueReason(event.data.reason));
       const byComputer = (state.computers.byComputer[computer] ??= { ended: 0, skipped: 0, withdrawn: 0 });
       byComputer[outcome]++;
       break;
