@@ -1,5 +1,6 @@
 import type { EventData, EventType, NewEventOf } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
+import { wordExecutionReason } from '../../events/executionReasons.ts';
 import { exhausted } from '../../events/exhaustive.ts';
 import type { QueueReason } from '../../events/queueReasons.ts';
 import { busyBackoffMs, claimRetryMs, claimVerdict, MAX_CLAIM_ATTEMPTS } from './claimAnswer.ts';
@@ -101,10 +102,10 @@ export function decideQueue(state: QueueState, input: Input): Decision[] {
     }
     case 'run.settled':
     case 'run.completion.paused': {
-      // Its run's own decision: the result it came to, else (none: resolved before it ran) why it ended.
+      // Its run's own decision: the result it came to, else (none: resolved before it ran) why it ended, in words.
       const { runId, result, reason } = input.data;
       if (!state.runs[runId]) return [];
-      return [ended(runId, result?.ok ?? false, (result?.error ?? reason).slice(0, 500), on)];
+      return [ended(runId, result?.ok ?? false, (result?.error ?? wordExecutionReason(reason)).slice(0, 500), on)];
     }
     case 'run.limit.reported':
       return answerLimit(state, input.data, input.at, on);

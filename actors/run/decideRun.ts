@@ -1,6 +1,7 @@
 import type { EventData, EventType, NewEventOf } from '../../events/catalog.ts';
 import type { NewEvent } from '../../events/envelope.ts';
 import { parseStream } from '../../events/envelope.ts';
+import type { ExecutionReason } from '../../events/executionReasons.ts';
 import { exhausted } from '../../events/exhaustive.ts';
 import type { Usage } from '../../events/usage.ts';
 import { type ChangeSummary, laneBranch, summaryOf } from '../../events/workspace.ts';
@@ -93,8 +94,7 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
       const { lane, start: claimedStart, heldUntil } = input.data;
       // Claimed while its login is at its usage limit: it keeps its start and waits, as a run the limit stopped.
       if (heldUntil !== undefined) {
-        const reason = 'claimed while its login is at its usage limit: held, heartbeated, until its queue gives it a slot';
-        return [on('run.start.held', { runId, lane, start: claimedStart!, until: heldUntil, reason })];
+        return [on('run.start.held', { runId, lane, start: claimedStart!, until: heldUntil, reason: { code: 'held.at.limit' } })];
       }
       return start(state, { lane, ...claimedStart! }, at, true, { on, complete, runId });
     }
@@ -113,15 +113,14 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
       const { status, cancelRequested } = input.data;
       if (status === 410) return resolve(state, { on, runId });
       if (!cancelRequested) return [];
-      return decideCancel(state, 'the board asked for a cancel', { on, complete, runId });
+      return decideCancel(state, { code: 'cancel.asked' }, { on, complete, runId });
     }
     case 'run.cancel.pushed':
-      return decideCancel(state, 'the board pushed a cancel', { on, complete, runId });
+      return decideCancel(state, { code: 'cancel.pushed' }, { on, complete, runId });
     case 'run.completion.answered': {
       const { status } = input.data;
-      if (status === 200 || status === 201) return [on('run.settled', { runId, reported: true, reason: 'the board acknowledged its completion' })];
-      if (status === 409 || status === 410)
-        return [on('run.settled', { runId, reported: true, reason: `the board already holds it as terminal (${status})` })];
+      if (status === 200 || status === 201) return [on('run.settled', { runId, reported: true, reason: { code: 'acknowledged' } })];
+      if (status === 409 || status === 410) return [on('run.settled', { runId, reported: true, reason: { code: 'already.terminal', status } })];
       const failed = state.completionAttempts;
       const wait = COMPLETION_RETRY_S[failed - 1];
       if (wait === undefined) {
@@ -129,7 +128,7 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
           on('run.completion.paused', {
             runId,
             attempts: failed,
-            reason: `the board did not acknowledge its completion after ${failed} attempts (last: ${status || 'network error'}): unreported, it is reported again on redelivery`,
+            reason: { code: 'unacknowledged', attempts: failed, status },
           }),
         ];
       }
@@ -138,7 +137,7 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
           runId,
           attempt: failed + 1,
           notBefore: at + wait * 1000,
-          reason: `completion failed (${status || 'network error'}): tried again in ${wait} s`,
+          reason: { code: 'completion.failed', status, waitS: wait },
         }),
       ];
     }
@@ -148,7 +147,7 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
       const remembered = state.announced ?? state.session;
       const forget = remembered !== null && sessionAfter('rejected', state.session, state.announced) === null;
       return [
-        ...(forget ? [onLane('lane.session.forgotten', { lane: state.lane!, sessionId: remembered, runId, reason: 'its reply was refused' })] : []),
+        ...(forget ? [onLane('lane.session.forgotten', { lane: state.lane!, sessionId: remembered, runId, reason: { code: 'reply.refused' } })] : []),
         complete({ ok: false, error: `posting the reply failed with HTTP ${input.data.status}` }),
       ];
     }
@@ -179,7 +178,7 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
         input.data.alive && input.data.pid !== null
           ? [on('run.kill.requested', { runId, pid: input.data.pid, reason: INTERRUPTED_BY_RESTART, mark: state.mark })]
           : [];
-      if (state.resolved) return [...kill, on('run.settled', { runId, reported: false, reason: 'resolved on the board: nothing posted' })];
+      if (state.resolved) return [...kill, on('run.settled', { runId, reported: false, reason: { code: 'resolved' } })];
       if (state.local) return [...kill, settleLocal({ ok: false, error: INTERRUPTED_BY_RESTART }, on, runId)];
       return [...kill, complete({ ok: false, error: INTERRUPTED_BY_RESTART })];
     }
@@ -239,7 +238,7 @@ function start(
   { on, complete, runId }: Required<Pick<Helpers, 'on' | 'complete' | 'runId'>>,
 ): Decision[] {
   if (state.cancelRequested) return [complete({ ok: false, error: CANCELLED_MARKER })];
-  if (state.resolved) return [on('run.settled', { runId, reported: false, reason: 'resolved on the board before it started: nothing posted' })];
+  if (state.resolved) return [on('run.settled', { runId, reported: false, reason: { code: 'resolved.before.start' } })];
   const deadlineAt = deadlineOf(at, budgetS);
   // A run in a repository first has its lane's worktree made or found; it is requested from that answer.
   if (workspace) {
@@ -263,7 +262,7 @@ function start(
 /** A cancel from the board, pushed or read from a heartbeat answer: decided once, whichever comes first. */
 function decideCancel(
   state: RunExecution,
-  reason: string,
+  reason: ExecutionReason,
   { on, complete, runId }: Required<Pick<Helpers, 'on' | 'complete' | 'runId'>>,
 ): Decision[] {
   if (state.cancelRequested) return [];
@@ -278,11 +277,11 @@ function decideCancel(
 
 function resolve(state: RunExecution, { on, runId }: Helpers): Decision[] {
   if (state.resolved) return [];
-  const noted = on('run.resolved.elsewhere', { runId, reason: 'resolved on the board (reaped, or closed elsewhere): nothing will be posted' });
+  const noted = on('run.resolved.elsewhere', { runId, reason: { code: 'resolved.elsewhere' } });
   if (state.phase === 'executing' && state.pid !== null)
     return [noted, on('run.kill.requested', { runId, pid: state.pid, reason: 'resolved on the board' })];
   if (state.phase === 'requested') return [noted];
-  return [noted, on('run.settled', { runId, reported: false, reason: 'resolved on the board: nothing posted' })];
+  return [noted, on('run.settled', { runId, reported: false, reason: { code: 'resolved' } })];
 }
 
 function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, at: number, h: Required<Helpers>): Decision[] {
@@ -312,7 +311,7 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
         words: limit.words,
         ...(limit.resetAt === undefined ? {} : { resetAt: limit.resetAt }),
         budgetLeftMs,
-        reason: 'the agent stopped at its login’s usage limit: back to the queue until it lifts',
+        reason: { code: 'usage.limit' },
       }),
     ];
   }
@@ -328,7 +327,7 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
           lane: state.lane!,
           sessionId: state.resuming,
           runId: h.runId,
-          reason: 'the agent refused to resume it',
+          reason: { code: 'resume.refused' },
         }),
       );
     // Claude Code names a new session even as it refuses (one it never keeps): not a conversation to resume.
@@ -340,7 +339,7 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
           lane: state.lane!,
           sessionId: state.announced,
           runId: h.runId,
-          reason: 'announced by the agent as it refused to resume',
+          reason: { code: 'announced.refusing' },
         }),
       );
     // A process ran, so the run was handed over and has its lane.
@@ -364,12 +363,11 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
         lane: state.lane!,
         sessionId: remembered,
         runId: h.runId,
-        reason: `its turn ${moment === 'failed' ? 'failed' : moment}`,
+        reason: { code: 'turn.ended', moment },
       }),
     );
   }
-  if (state.resolved)
-    return [...decisions, h.on('run.settled', { runId: h.runId, reported: false, reason: 'resolved on the board: nothing posted' })];
+  if (state.resolved) return [...decisions, h.on('run.settled', { runId: h.runId, reported: false, reason: { code: 'resolved' } })];
   const outcome = resultOf(state, exit);
   if (state.local) return [...decisions, settleLocal(outcome, h.on, h.runId)];
   const changes = exit.changes && summaryOf(exit.changes);
@@ -389,8 +387,8 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
  * report to, so it settles at once, unreported, keeping its result (the reply is in its exit).
  */
 function settleLocal(result: Result, on: Helpers['on'], runId: string): Decision {
-  const said = result.ok ? 'succeeded' : `failed: ${result.error ?? 'no reason given'}`;
-  return on('run.settled', { runId, reported: false, reason: `a local turn (runledger run), no board to report to: ${said}`, result });
+  const reason: ExecutionReason = { code: 'local', ok: result.ok, ...(result.error === undefined ? {} : { error: result.error }) };
+  return on('run.settled', { runId, reported: false, reason, result });
 }
 
 /** The completion a finished process earns; the error says what a person needs to know. */

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { decideQueue } from '../../actors/lane/decideQueue.ts';
 import { codec, type DomainEvent } from '../../events/catalog.ts';
 import { describeEvent } from '../../projections/audit/describeEvent.ts';
 import { auditSummaryProjection } from '../../projections/audit/summary.ts';
+import { decisionOf } from '../support/deciderSpec.ts';
+import { COMPUTER, input, queueSpec, T0 } from '../support/queueSpec.ts';
 
 /**
  * The computer's groups record their reasons as codes with parameters, as the board does
@@ -73,5 +76,48 @@ describe("the queue's reasons: codes, worded by the audit", () => {
     expect(() => codec.checkNew(event({ code: 'no.such.code' }))).toThrow(/reason/);
     expect(() => codec.checkNew(event({ code: 'limit.lifted' }))).toThrow(/reason/);
     expect(() => codec.checkNew(event({ code: 'limit.lifted', login: 'claude' }))).not.toThrow();
+  });
+});
+
+describe("the run's reasons: codes, worded by the audit", () => {
+  wordsAsRecorded([
+    ['run.cancel.decided', { runId: 'r1', reason: { code: 'cancel.pushed' } }, 'the board pushed a cancel'],
+    [
+      'run.completion.retrying',
+      { runId: 'r1', attempt: 2, notBefore: 5_000, reason: { code: 'completion.failed', status: 0, waitS: 5 } },
+      'completion failed (network error): tried again in 5 s (next try at 00:00:05)',
+    ],
+    [
+      'run.settled',
+      { runId: 'r1', reported: false, reason: { code: 'local', ok: false, error: 'boom' }, result: { ok: false, error: 'boom' } },
+      'settled, not reported: a local turn (runledger run), no board to report to: failed: boom',
+    ],
+    [
+      'lane.session.forgotten',
+      { lane: 'A', sessionId: 's1', runId: 'r1', reason: { code: 'turn.ended', moment: 'timed_out' } },
+      'lane A forgets session s1: its turn timed_out',
+    ],
+    // An older version's sentence is shown as it was written.
+    [
+      'run.settled',
+      { runId: 'r1', reported: true, reason: 'the board acknowledged its completion' },
+      'settled, reported to the board: the board acknowledged its completion',
+    ],
+  ]);
+
+  it("a run resolved before it ran ends in its queue with the run's reason, in words", () => {
+    const spec = queueSpec(input.configured(1), input.frame('r1', 'A'), input.answer('r1', 200));
+    // The run's settle is a message to the queue (its committed decision), decided as it is by the runtime.
+    const decisions = decideQueue(spec.state, {
+      stream: `${COMPUTER}/run:r1`,
+      type: 'run.settled',
+      data: { runId: 'r1', reported: false, reason: { code: 'resolved' } },
+      at: T0 + 10,
+    });
+    expect(decisionOf(decisions, 'run.ended').data).toEqual({
+      runId: 'r1',
+      ok: false,
+      reason: { code: 'failed', error: 'resolved on the board: nothing posted' },
+    });
   });
 });
