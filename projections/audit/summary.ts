@@ -2,6 +2,7 @@ import type { EventOf } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import { exhausted } from '../../events/exhaustive.ts';
 import { wordQueueReason } from '../../events/queueReasons.ts';
+import { wordSessionReason } from '../../events/sessionReasons.ts';
 import type { Projection } from '../projection.ts';
 import { type CountedIn, countsIn, ROLES } from './summaryRoles.ts';
 
@@ -110,10 +111,10 @@ function evolveSessions(state: AuditSummary, event: EventOf<CountedIn<'sessions'
       sessions.closed++;
       break;
     case 'session.close.deferred':
-      count(sessions.closesDeferred, event.data.reason);
+      count(sessions.closesDeferred, wordSessionReason(event.data.reason));
       break;
     case 'session.close.incident':
-      count(sessions.closesFailed, event.data.reason);
+      count(sessions.closesFailed, wordSessionReason(event.data.reason));
       break;
     case 'adoption.requested':
       adoptions.requested++;

@@ -121,3 +121,35 @@ describe("the run's reasons: codes, worded by the audit", () => {
     });
   });
 });
+
+describe("a session close's reasons: codes, worded by the audit", () => {
+  wordsAsRecorded([
+    [
+      'session.close.intended',
+      { sessionId: 'S1', runId: 'r1', reason: { code: 'stands', run: 'r1', lane: 'A', bound: true } },
+      'close intended: run r1 of lane A ended: the close already asked for stands',
+    ],
+    [
+      'session.close.claimed',
+      { sessionId: 'S1', lock: 'vm:1', expires: 60_000, reason: { code: 'taken.over', from: 'vm:2', expired: true, unanswered: 1 } },
+      "close claimed by vm:1 until 00:01:00: claimed over vm:2's, which no longer holds (expired); the kill of attempt 1 was never answered, so it is read again",
+    ],
+    [
+      'session.close.deferred',
+      {
+        sessionId: 'S1',
+        attempt: 2,
+        reason: { code: 'watching', quietMs: 120_000, watchedMs: 30_000, restarted: 'stale', seen: 'pane %1' },
+        unread: { since: 0, mark: 0, seen: 0 },
+      },
+      'close deferred (attempt 2): its session publishes no turn (pane %1); it closes once it is read idle, or after 120 s watched with nothing written to its record (30 s so far) (the last reading was too long ago: the watch starts again)',
+    ],
+    [
+      'session.closed',
+      { sessionId: 'S1', attempt: 1, reason: { code: 'idle', nothingLeft: true } },
+      'closed (attempt 1): read idle, between turns; nothing was left to stop',
+    ],
+    // An older version's sentence is shown as it was written.
+    ['session.closed', { sessionId: 'S1', attempt: 1, reason: 'stopped (pane %1 killed)' }, 'closed (attempt 1): stopped (pane %1 killed)'],
+  ]);
+});
