@@ -6,7 +6,7 @@ import { type GroupRoles, QUIET } from './roles.ts';
 import { RUN_STATES } from './runStates.ts';
 import { SafeId } from './safeId.ts';
 import { Usage } from './usage.ts';
-import { BaseRef, ChangeSummary, RepoName } from './workspace.ts';
+import { BaseRef, ChangeSummary, RepoAnnouncement, RepoName } from './workspace.ts';
 
 const runId = SafeId;
 const computerId = SafeId;
@@ -42,8 +42,10 @@ const submission = {
   idempotencyKey: idempotencyKey.optional(),
   /**
    * The repository the run works in, by the name its computers give it (`--repo NAME=PATH`), and the
-   * ref its lane's new branch starts from. The board checks their form only: which repositories a
-   * computer has is the computer's to say (one that has no such repository fails the run, naming it).
+   * ref its lane's new branch starts from. Which repositories a computer has is the computer's to say:
+   * it announces them when it connects, and the board offers the run only to a computer that has it and
+   * refuses a name none of its computers announced (docs/rules.md#workspaces). A computer that gets it
+   * all the same (an older board, a restart that dropped it) fails the run, naming it.
    */
   repo: RepoName.optional(),
   base: BaseRef.optional(),
@@ -96,6 +98,8 @@ export const boardEvents = eventGroup(
    * marks an input decided under one push stream per computer across boards: a computer whose stream
    * another board holds is refused, unless it is the same life moving, or `over` names that board as one
    * the receiving board found holding no live stream (dead or stopped: its hold lapsed). Older inputs lack both.
+   * `repos`: the repositories the computer has, as it announced them on the stream (docs/rules.md#workspaces);
+   * absent from older computers and logs, whose computers are offered any run as before.
    */
   defineEvent(
     'board.computer.connected',
@@ -106,6 +110,7 @@ export const boardEvents = eventGroup(
       incarnation: incarnation.nullable().optional(),
       over: board.optional(),
       oneOffer,
+      repos: RepoAnnouncement.optional(),
     }),
   ),
   /**
@@ -213,10 +218,20 @@ export const boardEvents = eventGroup(
    * `board`: the board that holds its stream (absent from older versions, and from one board alone at its
    * start). `incarnation`: the daemon's life on that stream (absent: an older computer or version).
    */
-  /** `oneOffer`: the runs it is pushed are chosen one offer at a time (docs/rules.md#dispatch); absent from older versions. */
+  /**
+   * `oneOffer`: the runs it is pushed are chosen one offer at a time (docs/rules.md#dispatch); absent from older versions.
+   * `repos`: the repositories it announced (docs/rules.md#workspaces), from its connect; absent when it made no announcement (an older computer).
+   */
   defineEvent(
     'board.computer.online',
-    z.strictObject({ computerId, reason, board: board.optional(), incarnation: incarnation.optional(), oneOffer }),
+    z.strictObject({
+      computerId,
+      reason,
+      board: board.optional(),
+      incarnation: incarnation.optional(),
+      oneOffer,
+      repos: RepoAnnouncement.optional(),
+    }),
   ),
   defineEvent('board.computer.offline', z.strictObject({ computerId, lastSeenAt: at.optional(), reason })),
   /** It declined a frame because it drains: offered nothing more until it connects again. */

@@ -30,6 +30,7 @@ export const OfferTarget = z
     z.strictObject({ to: z.literal('all.full'), window: count }),
     z.strictObject({ to: z.literal('most.room'), computer: id, busy: count }),
     z.strictObject({ to: z.literal('where.it.waits'), computer: id }),
+    z.strictObject({ to: z.literal('no.repo'), repo: id }),
   ])
   .meta({ id: 'OfferTarget', description: 'Who a board offer went to, and why them (events/boardReasons.ts).' });
 export type OfferTarget = z.infer<typeof OfferTarget>;
@@ -82,6 +83,8 @@ export const BoardReason = z
       fields: z.array(z.string().min(1).max(20)),
     }),
     z.strictObject({ code: z.literal('run_exists'), run: id }),
+    /** `known`: the repositories the board's computers have, as each last announced them. */
+    z.strictObject({ code: z.literal('unknown_repo'), repo: id, known: ids }),
     z.strictObject({ code: z.literal('unknown_run'), run: id }),
     z.strictObject({ code: z.literal('gone'), run: id, state: z.enum(RUN_STATES), beforeClaim: z.boolean() }),
     z.strictObject({ code: z.literal('claimed_by_another_life'), run: id, computer: id, holder: id.nullable(), asker: id.nullable() }),
@@ -165,6 +168,12 @@ function refusalWords(reason: BoardReason): string {
       return `idempotency key "${reason.key}" was used for run ${reason.run} with another body (${reason.fields.join(', ')} differ${reason.fields.length === 1 ? 's' : ''})`;
     case 'run_exists':
       return `run ${reason.run} already exists`;
+    case 'unknown_repo':
+      return (
+        `no computer of this board has repository ${reason.repo} ` +
+        `(${reason.known.length ? `its computers have ${reason.known.join(', ')}` : 'its computers have none'}): ` +
+        `start a computer with --repo ${reason.repo}=PATH${reason.known.length ? ', or submit with one of those' : ''}`
+      );
     case 'unknown_run':
       return `no run ${reason.run} on this board`;
     case 'gone':
@@ -229,5 +238,7 @@ function targetWords(to: OfferTarget): string {
       return `to ${to.computer}, the computer with the most room (${to.busy} lanes waiting or runs held there)`;
     case 'where.it.waits':
       return `to ${to.computer}, where it waits`;
+    case 'no.repo':
+      return `no computer online has repository ${to.repo}`;
   }
 }

@@ -9,6 +9,16 @@ import { SafeId } from './safeId.ts';
  */
 export const RepoName = SafeId;
 export const BaseRef = z.string().regex(BASE_REF, `must be a git revision: ${BASE_REF_RULE}`);
+/** How many repositories a computer may announce (`daemon --repo`, repeated). */
+export const MAX_REPOS = 100;
+
+/**
+ * The repositories a computer has (`daemon --repo`), as it announces them when its push stream connects
+ * (docs/rules.md#workspaces): their names, and the one that serves a run naming none (null: it has none).
+ */
+export const RepoAnnouncement = z.strictObject({ names: z.array(RepoName).max(MAX_REPOS), default: RepoName.nullable() });
+export type RepoAnnouncement = z.infer<typeof RepoAnnouncement>;
+
 /** A commit id as git prints it (SHA-1, or SHA-256 in a repository made so). */
 export const CommitSha = z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/, 'must be a full commit id');
 

@@ -10,7 +10,8 @@ export const boardProjection: Projection<BoardState> = {
   // 5: a terminal run keeps neither its prompt (unless keyed) nor its reply.
   // 6: a terminal run leaves the state (issue 16); idempotency keys keep their run's body; settled counts.
   // 7: one offer at a time: a lane's offer, each computer's offers and the claims it holds.
-  version: 7,
+  // 8: the repositories each computer announced, and who has each.
+  version: 8,
   initial: () => boardDecider.initialState('board'),
   evolve(state, event) {
     return boardDecider.scopeOf(event) === null ? state : boardDecider.evolve(state, event);

@@ -42,6 +42,8 @@ export interface BoardLog {
   readonly current: SimDisk['current'];
   snapshot: SimDisk['snapshot'];
   open(report: (line: string) => void, owner: Owner, board: string, writer: string): Promise<OpenedLog>;
+  /** `board` hears the other boards' commits `ms` late (0: on time); a log that cannot delay them has none. */
+  lag?(board: string, ms: number): void;
   /** After each step, before the invariants read `current` (a copy of a log kept elsewhere: sim/pgLog.ts). */
   catchUp?(): Promise<void>;
   /** At the world's end: its connections closed. */

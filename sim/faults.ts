@@ -13,6 +13,7 @@ export const FAULT_KINDS = [
   'disk', // a machine's log cannot be written for a while
   'timers', // timers fire a little early or late (all world long)
   'split', // of two boards, one is cut off from every computer for a while (its database still reachable)
+  'lag', // of two boards, one hears the other's commits seconds late for a while (a listener behind on its notifications)
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -51,14 +52,14 @@ export function drawPlan(
   boards: readonly string[] = ['board'],
 ): Fault[] {
   const several = boards.length > 1;
-  const usable = [...kinds].filter((k): k is Fault['kind'] => k !== 'timers' && (several || k !== 'split'));
+  const usable = [...kinds].filter((k): k is Fault['kind'] => k !== 'timers' && (several || (k !== 'split' && k !== 'lag')));
   if (usable.length === 0) return [];
   const count = prng.int(1, 6);
   const plan: Fault[] = [];
   for (let i = 0; i < count; i++) {
     const kind = prng.pick(usable);
     const target =
-      kind === 'board' || kind === 'split'
+      kind === 'board' || kind === 'split' || kind === 'lag'
         ? several
           ? prng.pick(boards)
           : 'board'
@@ -67,13 +68,32 @@ export function drawPlan(
           : prng.pick(computers);
     const forMs = kind === 'disk' ? prng.int(1, 120) * 1_000 : kind === 'skew' ? 0 : prng.int(1, 90) * 1_000;
     // A net fault: HTTP calls that crawl (3 s at most each way), or, more often, a whole link that crawls, loses and repeats.
-    const amount = kind === 'skew' ? prng.int(-3_000, 3_000) : kind === 'net' ? (prng.chance(0.4) ? 0 : prng.int(5, 60)) : 0;
+    // A lag: how late the other board's commits reach this one (up to 5 s), each commit's NOTIFY late by as much.
+    const amount =
+      kind === 'skew'
+        ? prng.int(-3_000, 3_000)
+        : kind === 'net'
+          ? prng.chance(0.4)
+            ? 0
+            : prng.int(5, 60)
+          : kind === 'lag'
+            ? prng.int(200, 5_000)
+            : 0;
     plan.push({ at: prng.int(0, windowMs), kind, target, forMs, amount });
   }
   return plan.sort((a, b) => a.at - b.at);
 }
 
 export function describeFault(f: Fault): string {
-  const extra = f.kind === 'skew' ? ` by ${f.amount} ms` : f.kind === 'net' ? (f.amount ? ` (${f.amount}% loss, slow, repeats)` : ' (slow)') : '';
+  const extra =
+    f.kind === 'skew'
+      ? ` by ${f.amount} ms`
+      : f.kind === 'net'
+        ? f.amount
+          ? ` (${f.amount}% loss, slow, repeats)`
+          : ' (slow)'
+        : f.kind === 'lag'
+          ? ` (hears the other board's commits ${f.amount} ms late)`
+          : '';
   return `+${(f.at / 1000).toFixed(1)}s ${f.kind} ${f.target}${f.forMs ? ` for ${(f.forMs / 1000).toFixed(0)}s` : ''}${extra}`;
 }

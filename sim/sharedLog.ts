@@ -32,6 +32,8 @@ export class SharedLog {
   private readonly handles: Handle[] = [];
   /** While true, every commit fails with SQLITE_FULL. */
   full = false;
+  /** By board: how late the others' commits reach it (a `lag` fault), beyond the few ms a NOTIFY takes. */
+  private readonly lagMs = new Map<string, number>();
   refusals = 0;
 
   constructor(
@@ -84,12 +86,19 @@ export class SharedLog {
     return new LeasedPeers(connection, identity, { ...options, monotonic: () => this.scheduler.now });
   }
 
+  /** `board` hears the others' commits `ms` late from now on (0: on time again): its folds lag the log meanwhile. */
+  lag(board: string, ms: number): void {
+    if (ms > 0) this.lagMs.set(board, ms);
+    else this.lagMs.delete(board);
+  }
+
   /** A commit is announced to every other live connection (NOTIFY, delivered at COMMIT, a moment later). */
   private notify(from: Handle): void {
     for (let i = this.handles.length - 1; i >= 0; i--) if (!this.handles[i]!.owner.alive) this.handles.splice(i, 1);
     for (const handle of this.handles) {
       if (handle === from) continue;
-      this.scheduler.at(this.scheduler.now + this.prng.int(1, 20), handle.owner, `notify ${handle.board}`, () => handle.wakes.next(null));
+      const late = this.prng.int(1, 20) + (this.lagMs.get(handle.board) ?? 0);
+      this.scheduler.at(this.scheduler.now + late, handle.owner, `notify ${handle.board}`, () => handle.wakes.next(null));
     }
   }
 

@@ -276,6 +276,15 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
         heal(`split ${board.name}`, () => network.cutOff(board.name, false));
         return;
       }
+      case 'lag': {
+        // Of two boards, one hears the other's commits late: what it decides meanwhile is decided on a stale fold,
+        // which its appends' guards must refuse (docs/rules.md#postgresql-board).
+        const log = boards.log;
+        if (!log.lag) return;
+        log.lag(fault.target, fault.amount);
+        heal(`lag ${fault.target}`, () => log.lag?.(fault.target, 0));
+        return;
+      }
       case 'net':
         // Lossy: the whole link crawls, loses and repeats; else only its HTTP calls crawl (an overloaded front end).
         if (fault.amount) network.set(fault.target, { loss: fault.amount / 100, slowMs: 2_000, dup: 0.2 });
@@ -307,6 +316,7 @@ export async function runWorld(options: WorldOptions): Promise<WorldResult> {
   scheduler.at(healAt, faultOwner, 'faults stop', () => {
     for (const id of ids) network.set(id, { loss: 0, slowMs: 0, callSlowMs: 0, dup: 0, unreachable: false });
     if (boards.several) for (const board of boards.machines) network.cutOff(board.name, false);
+    if (boards.several) for (const board of boards.machines) boards.log.lag?.(board.name, 0);
     for (const machine of [boards.log, ...machines().map((m) => m.disk)]) machine.full = false;
     for (const board of boards.machines) if (!board.life) startBoard(board);
     for (const machine of computers) if (!machine.life) restart(machine, 0);

@@ -1,6 +1,6 @@
 import type { EventData, NewEventOf } from '../../events/catalog.ts';
 import type { Usage } from '../../events/usage.ts';
-import type { ChangeSummary } from '../../events/workspace.ts';
+import type { ChangeSummary, RepoAnnouncement } from '../../events/workspace.ts';
 import type { RunPast } from './settledRun.ts';
 
 /** What the host read of the run first (see RunPastSchema); left out by callers that name no past (tests, older paths). */
@@ -26,12 +26,14 @@ export const boardInput = {
   /**
    * `board`: the board whose push hub holds the stream (its log writer). `life`: the daemon's incarnation on
    * it (null: none sent), and `over`, the board the log had the computer on whose hold this board found lapsed.
+   * `repos`: the repositories it announced on the stream (none from an older computer).
    */
   connected: (
     computerId: string,
     at: number,
     board?: string,
     life?: { incarnation: string | null; over?: string },
+    repos?: RepoAnnouncement,
   ): NewEventOf<'board.computer.connected'> => ({
     stream: `computer:${computerId}`,
     type: 'board.computer.connected',
@@ -42,6 +44,7 @@ export const boardInput = {
       ...(life === undefined ? {} : { incarnation: life.incarnation }),
       ...(life?.over === undefined ? {} : { over: life.over }),
       oneOffer: true,
+      ...(repos === undefined ? {} : { repos }),
     },
     at,
   }),

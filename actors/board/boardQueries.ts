@@ -160,6 +160,8 @@ export interface ComputerListing {
   readonly connected: boolean;
   readonly connectedAt: number | null;
   readonly lastSeenAt: number | null;
+  /** The repositories it announced at its latest connect, its default first (null: it announced none, docs/rules.md#workspaces). */
+  readonly repos: string[] | null;
 }
 
 export function computerList(state: BoardState): ComputerListing[] {
@@ -168,6 +170,13 @@ export function computerList(state: BoardState): ComputerListing[] {
     .map((computerId) => {
       const computer = state.computers[computerId]!;
       const connected = isConnected(state, computerId);
-      return { computerId, connected, connectedAt: connected ? computer.connectedAt : null, lastSeenAt: connected ? null : computer.lastSeenAt };
+      const { repos } = computer;
+      return {
+        computerId,
+        connected,
+        connectedAt: connected ? computer.connectedAt : null,
+        lastSeenAt: connected ? null : computer.lastSeenAt,
+        repos: repos === undefined ? null : repos.default === null ? repos.names : [repos.default, ...repos.names.filter((n) => n !== repos.default)],
+      };
     });
 }

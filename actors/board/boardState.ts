@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { RunStateSchema } from '../../events/boardEvents.ts';
+import type { RepoAnnouncement } from '../../events/workspace.ts';
 
 export type RunState = z.infer<typeof RunStateSchema>;
 
@@ -69,6 +70,10 @@ export interface BoardComputer {
   incarnation?: string;
   /** How many runs it was offered, ever (absent: none): of two computers as free, the one offered fewer gets the next. */
   offers?: number;
+  /** The repositories it announced at its latest connect, kept while it is away (absent: it announced none, or never connected). */
+  repos?: RepoAnnouncement;
+  /** Its latest connect announced no repositories (an older computer): it is taken to have any. */
+  silent?: true;
 }
 
 /**
@@ -109,6 +114,14 @@ export interface BoardState {
    * came to wait: where a computer that has room again takes its next lane from (docs/rules.md#dispatch).
    */
   unoffered: string[];
+  /**
+   * Per repository name, how many computers have it by their latest announcement; how many computers
+   * announced theirs, and how many connected last without announcing (older ones, taken to have any)
+   * (docs/rules.md#workspaces): what a submission naming a repository is checked against.
+   */
+  repoHolders: Record<string, number>;
+  announcers: number;
+  silent: number;
 }
 
 export function initialBoardState(): BoardState {
@@ -127,6 +140,9 @@ export function initialBoardState(): BoardState {
     holding: {},
     offeredLanes: {},
     unoffered: [],
+    repoHolders: {},
+    announcers: 0,
+    silent: 0,
   };
 }
 

@@ -36,5 +36,6 @@ export function copyBoardState(state: BoardState): BoardState {
     holding: { ...state.holding },
     offeredLanes: { ...state.offeredLanes },
     unoffered: [...state.unoffered],
+    repoHolders: { ...state.repoHolders },
   };
 }

@@ -4,6 +4,7 @@ import { exhausted } from '../../events/exhaustive.ts';
 import { type BoardRun, type BoardState, closedElsewhere, connectedElsewhere, isConnected, isTerminal } from './boardState.ts';
 import { offer, offersOnDecline, offersOnDisconnect, offersOnTurnEnd, offerTargets, runsPushedOnConnect, type TurnEnd } from './offers.ts';
 import * as one from './oneOffer.ts';
+import { knownRepos, unknownRepo } from './repoRule.ts';
 import type { RunPast } from './settledRun.ts';
 
 /** The requests the board decides on, each as the server recorded it (see `boardInput`). */
@@ -119,14 +120,18 @@ export function decideBoard(state: BoardState, input: Input): Decision[] {
         };
         return [online, ...runs.flatMap((run) => offer(run, [computerId], at, { code: 'offered', on: { on: 'connected', computer: computerId } }))];
       }
+      const { repos } = input.data;
       const pushed = oneOffer
-        ? one.lanesPushedOnConnect(state, computerId).reduce((n, lane) => n + state.lanes[lane]!.unclaimed.length, 0)
+        ? one.lanesPushedOnConnect(state, computerId, repos).reduce((n, lane) => n + state.lanes[lane]!.unclaimed.length, 0)
         : runs.length;
       const reason = { code: 'connected' as const, pushed };
       const via = input.data.board === undefined ? {} : { board: input.data.board };
       const life = typeof incarnation === 'string' ? { incarnation } : {};
       const policy = oneOffer ? { oneOffer: true as const } : {};
-      return [{ stream: `computer:${computerId}`, at, type: 'board.computer.online', data: { computerId, reason, ...via, ...life, ...policy } }];
+      const has = repos === undefined ? {} : { repos };
+      return [
+        { stream: `computer:${computerId}`, at, type: 'board.computer.online', data: { computerId, reason, ...via, ...life, ...policy, ...has } },
+      ];
     }
     case 'board.computer.disconnected': {
       const { computerId, lastSeenAt } = input.data;
@@ -222,6 +227,10 @@ function submit(state: BoardState, data: EventData<'board.run.submitted'>, at: n
     ];
   }
   if (state.runs[runId]) return refuse('submit', { runId }, { status: 409, code: 'run_exists', reason: { code: 'run_exists', run: runId } });
+  // A name none of the board's computers has (by its latest word) is a typo or a computer not started yet: said now, not by a run failing later.
+  if (unknownRepo(state, repo)) {
+    return refuse('submit', {}, { status: 422, code: 'unknown_repo', reason: { code: 'unknown_repo', repo: repo!, known: knownRepos(state) } });
+  }
   const queued: Decision = {
     stream: `run:${runId}`,
     at,
@@ -239,7 +248,7 @@ function submit(state: BoardState, data: EventData<'board.run.submitted'>, at: n
     },
   };
   if (data.oneOffer) {
-    const { offers, waits } = one.offerOnSubmit(state, { runId, lane, agentId }, at);
+    const { offers, waits } = one.offerOnSubmit(state, { runId, lane, agentId, ...(repo === undefined ? {} : { repo }) }, at);
     return [waits === undefined ? queued : { ...queued, data: { ...queued.data, waits } }, ...offers];
   }
   const targets = offerTargets(state, lane);

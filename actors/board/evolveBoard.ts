@@ -3,6 +3,7 @@ import { ignoreRest } from '../../events/exhaustive.ts';
 import { type BoardLane, type BoardRun, type BoardState, sortedIndex } from './boardState.ts';
 import { runsPushedOnConnect } from './offers.ts';
 import { lanesPushedOnConnect } from './oneOffer.ts';
+import { recordAnnouncement } from './repoRule.ts';
 
 /**
  * Folds one of the board's events into its state, in place (see Projection). Only decisions change
@@ -178,9 +179,9 @@ function evolveComputer(
     case 'board.computer.online': {
       // Its frames are pushed from this state, not recorded one by one (a reconnect costs one event):
       // the runs it is pushed count as offered to it, as an offer's would.
-      const { computerId } = event.data;
+      const { computerId, repos } = event.data;
       if (event.data.oneOffer) {
-        for (const lane of lanesPushedOnConnect(state, computerId)) {
+        for (const lane of lanesPushedOnConnect(state, computerId, repos)) {
           const queue = state.lanes[lane]!;
           for (const runId of queue.unclaimed) markOffered(state, state.runs[runId]!, computerId);
           offerLaneTo(state, lane, computerId);
@@ -194,6 +195,7 @@ function evolveComputer(
       else computer.via = event.data.board;
       if (event.data.incarnation === undefined) delete computer.incarnation;
       else computer.incarnation = event.data.incarnation;
+      recordAnnouncement(state, computerId, repos);
       break;
     }
     case 'board.computer.offline': {

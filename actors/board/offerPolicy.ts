@@ -1,5 +1,6 @@
 import type { OfferTarget } from '../../events/boardReasons.ts';
 import { type BoardState, takesWork, workers } from './boardState.ts';
+import { hasRepo, laneRepo, servesLane } from './repoRule.ts';
 
 /**
  * Lanes a computer may have offered to it with runs unclaimed before new lanes pass it by
@@ -26,25 +27,30 @@ export interface ChoiceOptions {
    * being placed, so they neither hold a later run where they wait nor keep it unoffered.
    */
   readonly wholeLane?: boolean;
+  /** The repository the runs being placed work in: only a computer that announced it may have them (docs/rules.md#workspaces). */
+  readonly repo?: string;
 }
 
 /**
  * Whom the next offer of `lane` goes to, one computer at a time (docs/rules.md#dispatch). Pure: reads
  * the state only.
+ * Of the computers, only those that have the runs' repository (`repo`, see repoRule.ts) are considered.
  * 1. The lane's last computer, while it takes work: its sessions live there.
  * 2. Where the lane's earlier unclaimed run waits: a lane's turns go to one computer, in order. An
  *    earlier run offered to nobody yet keeps the later one unoffered too.
  * 3. Of the computers that take work and have fewer than WINDOW runs waiting, the one with the fewest
  *    runs waiting or held (the most free slots, as far as the board can tell), then the one offered
  *    fewest runs so far (fairness), then by name.
- * Nobody when none is left: the run waits, unoffered, for a computer with room (a claim or a connect).
+ * Nobody when none is left: the run waits, unoffered, for a computer with room (a claim or a connect),
+ * or for one that has its repository.
  */
 export function chooseComputer(state: BoardState, lane: string, options: ChoiceOptions = {}): Choice {
   const tried = options.tried ?? [];
   const extra = options.extra ?? new Map<string, number>();
   const queue = state.lanes[lane];
   const last = queue?.lastComputer ?? null;
-  if (last !== null && takesWork(state, last) && !tried.includes(last)) {
+  const { repo } = options;
+  if (last !== null && takesWork(state, last) && hasRepo(state, last, repo) && !tried.includes(last)) {
     return { computer: last, why: { to: 'last.turn', computer: last, lane } };
   }
   const earlier = options.wholeLane ? undefined : queue?.unclaimed[0];
@@ -55,7 +61,10 @@ export function chooseComputer(state: BoardState, lane: string, options: ChoiceO
     }
     return { computer: null, why: { to: 'earlier.unplaced', earlier } };
   }
-  const candidates = workers(state).filter((c) => !tried.includes(c));
+  const online = workers(state);
+  const able = repo === undefined ? online : online.filter((c) => hasRepo(state, c, repo));
+  if (repo !== undefined && able.length === 0 && online.length > 0) return { computer: null, why: { to: 'no.repo', repo } };
+  const candidates = able.filter((c) => !tried.includes(c));
   if (candidates.length === 0) {
     return { computer: null, why: { to: 'nobody', tried: tried.length > 0 } };
   }
@@ -79,19 +88,25 @@ export function chooseComputer(state: BoardState, lane: string, options: ChoiceO
 
 /**
  * A lane whose unclaimed runs wait for a computer with room: offered to nobody that takes work, and
- * with no last computer that does (its runs would go there). Only one whose turn is free is worth
- * pulling: the runs of a lane with an open turn cannot be claimed yet.
+ * with no last computer that does and has its repository (its runs would go there). Only one whose
+ * turn is free is worth pulling: the runs of a lane with an open turn cannot be claimed yet.
  */
 export function waitsForRoom(state: BoardState, lane: string): boolean {
   const queue = state.lanes[lane]!;
   if (queue.holder !== null || queue.unclaimed.length === 0) return false;
   if (queue.offer !== undefined && takesWork(state, queue.offer)) return false;
-  return !(queue.lastComputer !== null && takesWork(state, queue.lastComputer));
+  return !(queue.lastComputer !== null && servesLane(state, queue.lastComputer, lane));
 }
 
-/** The oldest lane waiting for room (from `unoffered`: read from its front, not every waiting lane), or null. */
-export function oldestWaitingForRoom(state: BoardState, except?: string): string | null {
-  for (const lane of state.unoffered) if (lane !== except && waitsForRoom(state, lane)) return lane;
+/**
+ * The oldest lane waiting for room that `computer` (when given) has the repository of, from `unoffered`
+ * (read from its front, not every waiting lane), or null.
+ */
+export function oldestWaitingForRoom(state: BoardState, except?: string, computer?: string): string | null {
+  for (const lane of state.unoffered) {
+    if (lane === except || !waitsForRoom(state, lane)) continue;
+    if (computer === undefined || hasRepo(state, computer, laneRepo(state, lane))) return lane;
+  }
   return null;
 }
 

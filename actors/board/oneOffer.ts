@@ -1,8 +1,10 @@
 import type { BoardReasonOf } from '../../events/boardReasons.ts';
 import type { NewEventOf } from '../../events/catalog.ts';
+import type { RepoAnnouncement } from '../../events/workspace.ts';
 import { type BoardRun, type BoardState, takesWork } from './boardState.ts';
 import { chooseComputer, hasRoom, oldestWaitingForRoom, WINDOW } from './offerPolicy.ts';
 import { offer, type TurnEnd } from './offers.ts';
+import { announces, laneRepo, servesLane } from './repoRule.ts';
 
 type Offered = NewEventOf<'board.run.offered'>;
 
@@ -12,6 +14,12 @@ type Offered = NewEventOf<'board.run.offered'>;
  * Who gets an offer is `chooseComputer`'s; these say when, and which runs move together.
  */
 
+/** The repository a move of `lane`'s runs must find, as a `chooseComputer` option (none: its next turn names none). */
+function needs(state: BoardState, lane: string): { repo?: string } {
+  const repo = laneRepo(state, lane);
+  return repo === undefined ? {} : { repo };
+}
+
 /** Every unclaimed run of `lane`, oldest first, offered to `computer`. */
 function offerLane(state: BoardState, lane: string, computer: string, at: number, reason: BoardReasonOf<'offered'>): Offered[] {
   return state.lanes[lane]!.unclaimed.flatMap((runId) => offer(state.runs[runId]!, [computer], at, reason));
@@ -20,10 +28,10 @@ function offerLane(state: BoardState, lane: string, computer: string, at: number
 /** A new run of `lane`: offered to one computer, or to nobody yet (the `waits` of its queuing says why). */
 export function offerOnSubmit(
   state: BoardState,
-  run: Pick<BoardRun, 'runId' | 'lane' | 'agentId'>,
+  run: Pick<BoardRun, 'runId' | 'lane' | 'agentId' | 'repo'>,
   at: number,
 ): { offers: Offered[]; waits?: BoardReasonOf<'waits'> } {
-  const choice = chooseComputer(state, run.lane);
+  const choice = chooseComputer(state, run.lane, run.repo === undefined ? {} : { repo: run.repo });
   if (choice.computer === null) return { offers: [], waits: { code: 'waits', to: choice.why } };
   return { offers: offer(run, [choice.computer], at, { code: 'offered', on: { on: 'submitted' }, to: choice.why }) };
 }
@@ -31,16 +39,18 @@ export function offerOnSubmit(
 /**
  * The lanes a connecting computer is pushed, oldest run first: those offered to it (it reconnects), those
  * whose last turn it ran, and lanes waiting for a computer with room, while it has room (WINDOW). Not
- * a lane whose last computer is another one that takes work, nor one offered to another that does.
+ * a lane whose last computer is another one that takes work (and has its repository), nor one offered
+ * to another that does, nor one whose repository `repos`, its announcement, lacks.
  * Read from the state before the connect is folded, when it is decided and folded (never recorded run by run).
  */
-export function lanesPushedOnConnect(state: BoardState, computerId: string): string[] {
+export function lanesPushedOnConnect(state: BoardState, computerId: string, repos: RepoAnnouncement | undefined): string[] {
   let room = WINDOW - (state.offeredLanes[computerId] ?? 0);
   const lanes: string[] = [];
   for (const lane in state.waiting) {
     const queue = state.lanes[lane]!;
+    if (!announces(repos, laneRepo(state, lane))) continue;
     const last = queue.lastComputer;
-    if (last !== null && last !== computerId && takesWork(state, last)) continue;
+    if (last !== null && last !== computerId && servesLane(state, last, lane)) continue;
     if (queue.offer === computerId || last === computerId) {
       lanes.push(lane);
       continue;
@@ -60,7 +70,7 @@ export function runsOfferedTo(state: BoardState, computerId: string): BoardRun[]
     const queue = state.lanes[lane]!;
     if (queue.offer !== computerId) continue;
     const last = queue.lastComputer;
-    if (last !== null && last !== computerId && takesWork(state, last)) continue;
+    if (last !== null && last !== computerId && servesLane(state, last, lane)) continue;
     for (const runId of queue.unclaimed) runs.push(state.runs[runId]!);
   }
   return runs.sort((a, b) => a.submittedOrder - b.submittedOrder);
@@ -78,7 +88,7 @@ export function offersOnDisconnect(state: BoardState, computerId: string, at: nu
     const queue = state.lanes[lane]!;
     const stranded = queue.offer === computerId || (queue.lastComputer === computerId && !(queue.offer && takesWork(without, queue.offer)));
     if (!stranded) continue;
-    const choice = chooseComputer(without, lane, { extra, wholeLane: true });
+    const choice = chooseComputer(without, lane, { extra, wholeLane: true, ...needs(state, lane) });
     if (choice.computer === null) continue;
     extra.set(choice.computer, (extra.get(choice.computer) ?? 0) + 1);
     offers.push(
@@ -101,11 +111,11 @@ export function offersOnTurnEnd(state: BoardState, run: BoardRun, at: number, ho
     .sort((a, b) => a.submittedOrder - b.submittedOrder);
   if (waiters.length === 0) return [];
   const where = lane.offer !== undefined && takesWork(state, lane.offer) ? lane.offer : null;
-  const lastTakesWork = lane.lastComputer !== null && takesWork(state, lane.lastComputer);
+  const lastTakesWork = lane.lastComputer !== null && servesLane(state, lane.lastComputer, run.lane);
   const choice =
     where !== null && !lastTakesWork
       ? { computer: where, why: { to: 'where.it.waits' as const, computer: where } }
-      : chooseComputer(state, run.lane, { wholeLane: true });
+      : chooseComputer(state, run.lane, { wholeLane: true, ...needs(state, run.lane) });
   if (choice.computer === null) return [];
   return waiters.flatMap((waiter) =>
     offer(waiter, [choice.computer!], at, { code: 'offered', on: { on: 'turn.ended', run: run.runId, how }, to: choice.why }),
@@ -126,7 +136,7 @@ export function offersOnDecline(
 ): Offered[] {
   const lane = state.lanes[run.lane]!;
   if (lane.offer !== undefined && lane.offer !== computerId) return [];
-  const choice = chooseComputer(state, run.lane, { tried: run.offeredTo, wholeLane: true });
+  const choice = chooseComputer(state, run.lane, { tried: run.offeredTo, wholeLane: true, ...needs(state, run.lane) });
   if (choice.computer === null) return [];
   return offerLane(state, run.lane, choice.computer, at, {
     code: 'offered',
@@ -137,8 +147,8 @@ export function offersOnDecline(
 
 /** The run stayed unclaimed with its lane free: its lane goes to a computer that has not had it, else to the next one. */
 export function offersWhenStale(state: BoardState, run: BoardRun, waitedS: number, at: number): Offered[] {
-  let choice = chooseComputer(state, run.lane, { tried: run.offeredTo, wholeLane: true });
-  if (choice.computer === null) choice = chooseComputer(state, run.lane, { wholeLane: true });
+  let choice = chooseComputer(state, run.lane, { tried: run.offeredTo, wholeLane: true, ...needs(state, run.lane) });
+  if (choice.computer === null) choice = chooseComputer(state, run.lane, { wholeLane: true, ...needs(state, run.lane) });
   if (choice.computer === null) return [];
   return offerLane(state, run.lane, choice.computer, at, { code: 'offered', on: { on: 'stale', waitedS }, to: choice.why });
 }
@@ -151,7 +161,7 @@ export function offersOnClaim(state: BoardState, run: BoardRun, computerId: stri
   const lane = state.lanes[run.lane]!;
   const leaving = lane.offer === computerId && lane.unclaimed.length === 1 ? 1 : 0;
   if (!hasRoom(state, computerId, leaving)) return [];
-  const next = oldestWaitingForRoom(state, run.lane);
+  const next = oldestWaitingForRoom(state, run.lane, computerId);
   if (next === null) return [];
   return offerLane(state, next, computerId, at, { code: 'offered', on: { on: 'room.again', computer: computerId, claimed: run.runId } });
 }

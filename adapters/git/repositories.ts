@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
+import type { RepoAnnouncement } from '../../events/workspace.ts';
 import { runGit } from './git.ts';
 
 /**
@@ -22,6 +23,11 @@ export interface Repositories {
 }
 
 export const NO_REPOSITORIES: Repositories = { byName: new Map(), defaultName: null };
+
+/** What the computer tells the board it has (docs/rules.md#workspaces): the names, sorted, and its default. */
+export function announcementOf(repos: Repositories): RepoAnnouncement {
+  return { names: [...repos.byName.keys()].sort(), default: repos.defaultName };
+}
 
 /** `--repo [NAME=]PATH` as typed: NAME defaults to the folder's name. Throws a message naming what is wrong. */
 export function parseRepoOption(text: string): { name: string; path: string } {
@@ -57,4 +63,39 @@ export async function checkRepository(name: string, path: string): Promise<Repos
   const head = await runGit(top, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']);
   if (head.code !== 0) throw new Error(`--repo ${name}=${path}: the repository has no commit yet; make a first commit, then start the daemon`);
   return { name, path: top, gitDir };
+}
+
+/** What a repository's main checkout means for new lanes: where HEAD is, and what is worth a warning (detached, uncommitted changes). */
+export interface CheckoutState {
+  /** `on main at 1a2b3c4d5e6f`, or `detached at 1a2b3c4d5e6f`. */
+  readonly at: string;
+  readonly warnings: readonly string[];
+  /** What to do about them, one per warning. */
+  readonly fixes: readonly string[];
+}
+
+/**
+ * Reads the main checkout at `top` (docs/agents.md#workspaces-in-a-repository): lanes start from its
+ * HEAD's commit, so a detached HEAD or uncommitted changes there are worth saying (`doctor --repo`, and
+ * the daemon as it starts), never a reason to refuse.
+ */
+export async function readCheckout(top: string): Promise<CheckoutState> {
+  const head = (await runGit(top, ['rev-parse', 'HEAD'])).stdout.trim();
+  const branch = await runGit(top, ['symbolic-ref', '--quiet', '--short', 'HEAD']);
+  const warnings: string[] = [];
+  const fixes: string[] = [];
+  if (branch.code !== 0) {
+    warnings.push(`its HEAD is detached at ${head.slice(0, 12)}: a new lane's branch starts from that commit, whatever the team's branch holds now`);
+    fixes.push('check out the branch lanes should start from (git switch main), or submit runs with --base REF');
+  }
+  const status = await runGit(top, ['status', '--porcelain', '--untracked-files=normal']);
+  const dirty = status.stdout.split('\n').filter(Boolean).length;
+  if (dirty > 0) {
+    warnings.push(
+      `the main checkout has ${dirty} uncommitted change${dirty === 1 ? '' : 's'}: lanes start from HEAD's commit and do not see them (nor touch them)`,
+    );
+    fixes.push('commit what the lanes should see');
+  }
+  const at = branch.code === 0 ? `on ${branch.stdout.trim()} at ${head.slice(0, 12)}` : `detached at ${head.slice(0, 12)}`;
+  return { at, warnings, fixes };
 }

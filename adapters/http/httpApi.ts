@@ -8,8 +8,9 @@ import { isSafeId, SAFE_ID_RULE } from '../../events/idRule.ts';
 import { SafeId } from '../../events/safeId.ts';
 import { ChangesBody, changesFromWire } from '../../events/wire/changes.ts';
 import { INCARNATION_HEADER } from '../../events/wire/incarnation.ts';
+import { parseReposHeader, REPOS_HEADER } from '../../events/wire/repos.ts';
 import { UsageBody, usageFromWire } from '../../events/wire/usage.ts';
-import { BaseRef, RepoName } from '../../events/workspace.ts';
+import { BaseRef, type RepoAnnouncement, RepoName } from '../../events/workspace.ts';
 import type { UsageTally } from '../../projections/usage.ts';
 import { REPORT_LIMITS } from '../../runtime/store/computerEvents.ts';
 import { StaleVersionError } from '../../runtime/store/eventStore.ts';
@@ -84,6 +85,15 @@ function incarnationOf(request: IncomingMessage): string | undefined {
   return value;
 }
 
+/** The repositories a connecting computer announces (`Runledger-Repos`, docs/rules.md#workspaces): absent from older computers, checked when sent. */
+function reposOf(request: IncomingMessage): RepoAnnouncement | undefined {
+  const value = request.headers[REPOS_HEADER];
+  if (value === undefined) return undefined;
+  const repos = parseReposHeader(Array.isArray(value) ? value.join(',') : value);
+  if ('error' in repos) throw new HttpError(400, 'invalid_repos', repos.error);
+  return repos;
+}
+
 /**
  * The board's HTTP API (docs/rules.md#wire-and-cli, fixed): routes, tokens and body shapes are checked here, and
  * each good request becomes a board input. A refusal names what was wrong, never whose secret.
@@ -138,6 +148,14 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
     if (method === 'GET' && (m = path.match(/^\/v1\/runs\/([^/]+)\/details$/))) {
       if (!options.openReads) await submitter(request);
       return host.details(runId(m[1]!));
+    }
+    if (method === 'GET' && (m = path.match(/^\/v1\/runs\/([^/]+)\/audit$/))) {
+      if (!options.openReads) await submitter(request);
+      return host.timeline(runId(m[1]!));
+    }
+    if (method === 'GET' && (m = path.match(/^\/v1\/runs\/([^/]+)\/diff$/))) {
+      if (!options.openReads) await submitter(request);
+      return host.diff(runId(m[1]!));
     }
     if (method === 'GET' && (m = path.match(/^\/v1\/runs\/([^/]+)$/))) {
       if (!options.openReads) await submitter(request);
@@ -231,14 +249,16 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
       const ok = computerId !== null && (await host.isComputerToken(computerId, bearerOf(request)));
       if (!ok) return refuse(401, 'unauthorized', 'a valid computer token is required', true);
       let incarnation: string | undefined;
+      let repos: RepoAnnouncement | undefined;
       try {
         incarnation = incarnationOf(request);
+        repos = reposOf(request);
       } catch (error) {
-        // incarnationOf refuses a malformed header with an HttpError; anything else is a bug and goes up.
+        // incarnationOf and reposOf refuse a malformed header with an HttpError; anything else is a bug and goes up.
         if (!(error instanceof HttpError)) throw error;
         return refuse(error.status, error.code, error.message, false);
       }
-      host.push.accept(request, socket, head, computerId!, incarnation ?? null);
+      host.push.accept(request, socket, head, computerId!, incarnation ?? null, repos);
     },
   };
 }

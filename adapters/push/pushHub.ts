@@ -5,6 +5,7 @@ import * as z from 'zod';
 import type { PushFrame } from '../../actors/board/boardAnswers.ts';
 import { messageOf } from '../../events/thrown.ts';
 import { CONNECTED_ELSEWHERE } from '../../events/wire/incarnation.ts';
+import type { RepoAnnouncement } from '../../events/workspace.ts';
 import type { Clock } from '../../runtime/actors/clock.ts';
 import { type FailureLog, stderrLog } from '../../runtime/actors/untilRecorded.ts';
 
@@ -31,6 +32,8 @@ interface Live {
   readonly ws: WebSocket;
   /** The life of the daemon on this socket (`Runledger-Incarnation`), null from an older computer. */
   readonly incarnation: string | null;
+  /** The repositories it announced on the upgrade (`Runledger-Repos`), undefined from an older computer: said again with each connect. */
+  readonly repos: RepoAnnouncement | undefined;
   /** Its last sign of life: the connect, a pong, an ack. */
   lastSeenAt: number;
   /** Pings sent since its last sign of life. */
@@ -45,8 +48,11 @@ interface Live {
 }
 
 export interface PushHubEvents {
-  /** `incarnation`: the life on the socket. Resolves `false` when the log has the computer's stream on another board: the socket is refused. */
-  connected(computerId: string, incarnation: string | null): Promise<boolean>;
+  /**
+   * `incarnation`: the life on the socket; `repos`: the repositories it announced. Resolves `false` when
+   * the log has the computer's stream on another board: the socket is refused.
+   */
+  connected(computerId: string, incarnation: string | null, repos: RepoAnnouncement | undefined): Promise<boolean>;
   disconnected(computerId: string, lastSeenAt: number): Promise<void>;
   /**
    * A `run.requested` frame the computer passed: acked 503 `draining`, acked 200 or 400 (`refused`), or not
@@ -94,12 +100,12 @@ export class PushHub {
   }
 
   /** Takes over an upgrade whose computer has already been authenticated. */
-  accept(request: IncomingMessage, socket: Duplex, head: Buffer, computerId: string, incarnation: string | null): void {
-    this.wss.handleUpgrade(request, socket, head, (ws) => this.attach(computerId, incarnation, ws));
+  accept(request: IncomingMessage, socket: Duplex, head: Buffer, computerId: string, incarnation: string | null, repos?: RepoAnnouncement): void {
+    this.wss.handleUpgrade(request, socket, head, (ws) => this.attach(computerId, incarnation, ws, repos));
   }
 
   /** A socket of an authenticated computer, upgraded (or, in sim/, a simulated link that behaves as one). */
-  attach(computerId: string, incarnation: string | null, ws: WebSocket): void {
+  attach(computerId: string, incarnation: string | null, ws: WebSocket, repos?: RepoAnnouncement): void {
     const older = this.sockets.get(computerId);
     const live = older !== undefined && older.ws.readyState === WebSocket.OPEN;
     if (live && (incarnation === null || older.incarnation !== incarnation)) {
@@ -111,7 +117,7 @@ export class PushHub {
       this.events.refused(computerId, incarnation);
       return;
     }
-    const entry: Live = { ws, incarnation, lastSeenAt: this.clock.now(), missed: 0, unacked: new Map(), admitted: false };
+    const entry: Live = { ws, incarnation, repos, lastSeenAt: this.clock.now(), missed: 0, unacked: new Map(), admitted: false };
     this.sockets.set(computerId, entry);
     // The same life again: its old socket is half-open, and its close must not take the computer offline.
     older?.ws.terminate();
@@ -131,7 +137,7 @@ export class PushHub {
         this.unrecorded(`the disconnect of computer ${computerId}`),
       );
     });
-    void this.inOrder(computerId, () => this.events.connected(computerId, incarnation)).then(
+    void this.inOrder(computerId, () => this.events.connected(computerId, incarnation, repos)).then(
       (taken) => {
         if (taken) return;
         // Another board holds its stream, as the log says: refused as a twin on this board would be.
@@ -180,7 +186,7 @@ export class PushHub {
     void this.inOrder(computerId, async () => {
       this.again.delete(computerId);
       const live = this.sockets.get(computerId) === entry && entry.ws.readyState === WebSocket.OPEN && entry.missed === 0;
-      if (live && (await stillLost()) && !(await this.events.connected(computerId, entry.incarnation))) {
+      if (live && (await stillLost()) && !(await this.events.connected(computerId, entry.incarnation, entry.repos))) {
         entry.ws.close(CONNECTED_ELSEWHERE.code, CONNECTED_ELSEWHERE.reason);
         this.events.refused(computerId, entry.incarnation);
       }

@@ -3,6 +3,8 @@ import * as z from 'zod';
 import { messageOf } from '../../events/thrown.ts';
 import { MAX_FRAME_BYTES } from '../../events/wire/frames.ts';
 import { CONNECTED_ELSEWHERE, INCARNATION_HEADER } from '../../events/wire/incarnation.ts';
+import { REPOS_HEADER, reposHeader } from '../../events/wire/repos.ts';
+import type { RepoAnnouncement } from '../../events/workspace.ts';
 import { fullJitterMs } from '../../runtime/actors/backoff.ts';
 import type { Clock } from '../../runtime/actors/clock.ts';
 import { type FailureLog, stderrLog } from '../../runtime/actors/untilRecorded.ts';
@@ -15,6 +17,8 @@ export interface PushStreamOptions {
   readonly token: string;
   /** This life of the daemon, sent on the upgrade: the board keeps one stream per computer id. */
   readonly incarnation?: string;
+  /** The repositories this computer has, announced on the upgrade (docs/rules.md#workspaces); none given: nothing announced. */
+  readonly repos?: RepoAnnouncement;
   readonly clock: Clock;
   /** A frame's raw text; resolves once its input is committed (the ack follows from the decision). */
   readonly onFrame: (raw: string) => Promise<void>;
@@ -109,6 +113,7 @@ export class PushStreamClient {
     const server = this.servers.current();
     const url = `${server.replace(/^http/, 'ws')}/v1/computers/${encodeURIComponent(computer)}/stream`;
     const life: Record<string, string> = this.options.incarnation ? { [INCARNATION_HEADER]: this.options.incarnation } : {};
+    if (this.options.repos) life[REPOS_HEADER] = reposHeader(this.options.repos);
     // A frozen board accepts the connection (its kernel does) and answers no upgrade: bounded like its silence.
     const socket = (this.options.connect ?? wsConnect)(url, {
       headers: { ...life, authorization: `Bearer ${token}` },

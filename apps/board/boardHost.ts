@@ -17,6 +17,7 @@ import { type BoardRun, type BoardState, connectedElsewhere, initialBoardState, 
 import { copyBoardState } from '../../actors/board/copyBoardState.ts';
 import type { BoardDecision, BoardInput } from '../../actors/board/decideBoard.ts';
 import { pastOf, type RunPast, type SettledRun, settledRun } from '../../actors/board/settledRun.ts';
+import { runDiffOf } from '../../adapters/http/runDiff.ts';
 import { listRuns, type RunListPage, type RunListQuery, rowOf } from '../../adapters/http/runListing.ts';
 import { RunProgress } from '../../adapters/http/runProgress.ts';
 import { hashToken, runToken, sameSecret } from '../../adapters/http/tokens.ts';
@@ -34,6 +35,7 @@ import type { Clock } from '../../runtime/actors/clock.ts';
 import { DecidingActor } from '../../runtime/actors/decidingActor.ts';
 import type { ActorSystem } from '../../runtime/actors/runtime.ts';
 import { type FailureLog, stderrLog } from '../../runtime/actors/untilRecorded.ts';
+import { entityTimeline } from '../../runtime/audit/runTimeline.ts';
 import { foldLog } from '../../runtime/folds/foldLog.ts';
 import { hydrateStates } from '../../runtime/folds/hydrate.ts';
 import { type ComputerEvents, type EntityReads, type ReportedRow, withComputerEvents } from '../../runtime/store/computerEvents.ts';
@@ -134,13 +136,13 @@ export class BoardHost {
     this.push = new PushHub(
       {
         // Each says which board holds (or held) the stream: a late close from a board the computer left ends nothing (docs/rules.md#postgresql-board).
-        connected: async (computerId, incarnation) => {
+        connected: async (computerId, incarnation, repos) => {
           const place = await this.placement(computerId, incarnation);
           if (place === 'refused') return false;
           // Said before it is recorded: the lease holder never takes a computer just connected here for an orphan.
           await peers.holding(this.push.computers());
           const life = { incarnation, ...(place.over === undefined ? {} : { over: place.over }) };
-          const outcome = await this.actor.input(boardInput.connected(computerId, clock.now(), store.writer, life));
+          const outcome = await this.actor.input(boardInput.connected(computerId, clock.now(), store.writer, life, repos));
           // Another board recorded its twin first (both looked while the log had it offline): refused here.
           return !(outcome.ok && outcome.decisions[0]?.type === 'board.request.refused');
         },
@@ -430,6 +432,18 @@ export class BoardHost {
     const record = runRecordOf(runId, await this.entities.readEntity(`run:${runId}`));
     if (record.state === null) return refused(404, 'unknown_run', `no run ${runId}`);
     return { status: 200, body: rowOf(record, 'whole', this.progress.of(runId)?.text ?? null) };
+  }
+
+  /** `GET /v1/runs/{run_id}/audit`: its timeline as `runledger audit` prints it, its computer's reported events included. */
+  async timeline(runId: string): Promise<Answer> {
+    const timeline = await entityTimeline(this.entities, 'run', runId);
+    return timeline ? { status: 200, body: { ...timeline } } : refused(404, 'unknown_run', `no run ${runId}`);
+  }
+
+  /** `GET /v1/runs/{run_id}/diff`: the diff its turn left in its worktree, when this board holds its computer's events. */
+  async diff(runId: string): Promise<Answer> {
+    const answer = runDiffOf(runRecordOf(runId, await this.entities.readEntity(`run:${runId}`)));
+    return answer.status === 200 ? answer : refused(answer.status, answer.code, answer.reason);
   }
 
   /**

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { agentKindOf } from '../../actors/run/resume.ts';
+import { announcementOf, NO_REPOSITORIES } from '../../adapters/git/repositories.ts';
 import { BoardClient } from '../../adapters/http/boardClient.ts';
 import { BoardServers } from '../../adapters/http/boardServers.ts';
 import { LIVENESS_MS, type PushConnect, PushStreamClient } from '../../adapters/push/pushStreamClient.ts';
@@ -150,6 +151,8 @@ export class Computer {
       computer,
       token: options.token,
       incarnation: this.incarnation,
+      // Which repositories it has, for the board to offer it only runs it can do (none: it says it has none).
+      repos: announcementOf(options.repos ?? NO_REPOSITORIES),
       clock,
       ...(options.pushConnect ? { connect: options.pushConnect } : {}),
       ...(options.random ? { random: options.random } : {}),

@@ -7,17 +7,21 @@ import type { AnyProjection } from '../../projections/projection.ts';
 import { checkEntityId, entityTimeline, formatTimeline, type Timeline } from '../../runtime/audit/runTimeline.ts';
 import { hydrateProjections } from '../../runtime/folds/hydrate.ts';
 import { type EntityReads, withComputerEvents } from '../../runtime/store/computerEvents.ts';
+import { isPostgresUrl } from '../../runtime/store/logLocation.ts';
 import { archivedSegments, describeSegment, segmentsHolding } from '../../runtime/store/retention/archivedWhere.ts';
 import { NotALogError } from '../../runtime/store/sqlite/migrations.ts';
 import type { AuditOptions } from '../commands/audit.ts';
-import { logName, openLogToRead } from '../shared/openLog.ts';
-import { print } from '../shared/options.ts';
+import { logLocation, logName, openLogToRead } from '../shared/openLog.ts';
+import { howChosen, print } from '../shared/options.ts';
 import { runIdInLog } from '../shared/runIdArgument.ts';
 
 /** `runledger audit [ID]`: a run's (or session's) timeline, or with no id the summary of the whole log. */
 export async function audit(id: string | undefined, options: AuditOptions): Promise<void> {
   if (id !== undefined && options.summary) throw new Error('give a run or session id, or --summary, not both');
   if (id !== undefined) checkEntityId(id);
+  // A laptop has no log: a run's timeline is the board's, read where the log is (docs/command-line.md).
+  if (id !== undefined && howChosen(options) !== 'given with --db' && !isPostgresUrl(options.db) && !existsSync(logLocation(options.db)))
+    return (await import('./auditFromBoard.ts')).auditFromBoard(id, options);
   const path = logName(options.db);
   const store = await openLogToRead(options).catch((error: unknown) => {
     // No log there (or none this version reads): an answer, like an unknown run's, not a crash.

@@ -33,9 +33,12 @@ export async function listComputers(options: ComputerListOptions): Promise<void>
       connected: c.connected,
       connected_at: iso(c.connectedAt),
       last_seen_at: iso(c.lastSeenAt),
+      repos: c.repos,
     }));
+    // Its repositories (its default first), as it announced them: where runs naming one can go.
+    const has = (r: (typeof rows)[number]) => (r.repos === null ? '' : `  repos: ${r.repos.length ? r.repos.join(', ') : 'none'}`);
     const line = (r: (typeof rows)[number]) =>
-      `${r.computer_id}  ${r.connected ? `connected since ${r.connected_at}` : r.last_seen_at ? `last seen at ${r.last_seen_at}` : 'never connected'}`;
+      `${r.computer_id}  ${r.connected ? `connected since ${r.connected_at}` : r.last_seen_at ? `last seen at ${r.last_seen_at}` : 'never connected'}${has(r)}`;
     print(options, rows, () => (rows.length ? rows.map(line).join('\n') : 'no computers yet: `runledger computer add ID`'));
   } finally {
     await store.close();

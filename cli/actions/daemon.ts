@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
-import { checkRepositories, parseRepoOption, type Repositories } from '../../adapters/git/repositories.ts';
+import { checkRepositories, parseRepoOption, type Repositories, readCheckout } from '../../adapters/git/repositories.ts';
 import { type HookCommands, parseHook } from '../../apps/board/chores/hooks/hookNames.ts';
 import type { DrainReport } from '../../apps/computer/drainComputer.ts';
 import { type Daemon, type ShutdownReport, startDaemon } from '../../apps/daemon/startDaemon.ts';
@@ -248,11 +248,21 @@ async function repositories(texts: readonly string[], command: CommandUnknownOpt
       return refuseOption(command, '--repo <[name=]path>', text, (error as Error).message);
     }
   });
+  let repos: Repositories;
   try {
-    return await checkRepositories(given);
+    repos = await checkRepositories(given);
   } catch (error) {
     return refuseOption(command, '--repo <[name=]path>', texts.join(' '), (error as Error).message);
   }
+  // A detached HEAD or uncommitted changes in a main checkout: said, not refused (new lanes start from its HEAD).
+  for (const repo of repos.byName.values()) {
+    const { at, warnings, fixes } = await readCheckout(repo.path);
+    if (warnings.length > 0)
+      process.stderr.write(
+        `runledger: repository ${repo.name} (${repo.path}) is ${at}: ${warnings.join('; ')}; to change that: ${fixes.join('; ')}\n`,
+      );
+  }
+  return repos;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { runGit } from '../../adapters/git/git.ts';
-import { checkRepository } from '../../adapters/git/repositories.ts';
+import { checkRepository, readCheckout } from '../../adapters/git/repositories.ts';
 import { messageOf } from '../../events/thrown.ts';
 
 /**
@@ -39,24 +39,8 @@ export async function checkRepo(path: string): Promise<RepoChecked> {
     const [detail, fix] = said.split(/;\s+(?=[^;]*$)/);
     return failed(detail ?? said, fix ?? 'give the folder of a git clone that has a commit');
   }
-  const head = (await runGit(top, ['rev-parse', 'HEAD'])).stdout.trim();
-  const branch = await runGit(top, ['symbolic-ref', '--quiet', '--short', 'HEAD']);
   const findings: RepoFinding[] = [{ check: 'repository', status: 'ok', detail: `${top}: a git checkout with commits` }];
-  const warnings: string[] = [];
-  const fixes: string[] = [];
-  if (branch.code !== 0) {
-    warnings.push(`its HEAD is detached at ${head.slice(0, 12)}: a new lane's branch starts from that commit, whatever the team's branch holds now`);
-    fixes.push('check out the branch lanes should start from (git switch main), or submit runs with --base REF');
-  }
-  const status = await runGit(top, ['status', '--porcelain', '--untracked-files=normal']);
-  const dirty = status.stdout.split('\n').filter(Boolean).length;
-  if (dirty > 0) {
-    warnings.push(
-      `the main checkout has ${dirty} uncommitted change${dirty === 1 ? '' : 's'}: lanes start from HEAD's commit and do not see them (nor touch them)`,
-    );
-    fixes.push('commit what the lanes should see');
-  }
-  const at = branch.code === 0 ? `on ${branch.stdout.trim()} at ${head.slice(0, 12)}` : `detached at ${head.slice(0, 12)}`;
+  const { at, warnings, fixes } = await readCheckout(top);
   findings.push(
     warnings.length === 0
       ? { check: 'checkout', status: 'ok', detail: `${at}, nothing uncommitted: new lanes start from it` }

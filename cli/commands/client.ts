@@ -1,23 +1,14 @@
 import { Command, Option, type OptionValues } from '@commander-js/extra-typings';
 import { RUN_STATES } from '../../events/runStates.ts';
-import { DEFAULT_SERVER, helpAfter, ID_RULE_HELP, type OptionsOf, withLog } from '../shared/options.ts';
-import { int, safeId, serverUrl, text } from '../shared/parse.ts';
+import { helpAfter, ID_RULE_HELP, type OptionsOf, withBoardAddress, withLog } from '../shared/options.ts';
+import { int, safeId, text } from '../shared/parse.ts';
 import { laneCloseCommand } from './lane.ts';
 
 const withBoard = <Args extends unknown[], Opts extends OptionValues, Globals extends OptionValues>(command: Command<Args, Opts, Globals>) =>
-  withLog(
-    command
-      .addOption(
-        new Option('--server <url>', 'the board: its URL, scheme included').argParser(serverUrl).env('RUNLEDGER_SERVER').default(DEFAULT_SERVER),
-      )
-      .addOption(
-        new Option(
-          '--token <token>',
-          'the submit token (default: the file `token` beside --db, which the board of that log made; `runledger token add` makes more)',
-        ).env('RUNLEDGER_TOKEN'),
-      ),
-    'the log whose folder holds the submit token (a board on PostgreSQL has none: give --token)',
-  ).option('--json', 'print results as JSON, for scripts');
+  withLog(withBoardAddress(command), 'the log whose folder holds the submit token (a board on PostgreSQL has none: give --token)').option(
+    '--json',
+    'print results as JSON, for scripts',
+  );
 
 const submit = () =>
   withBoard(new Command('submit'))
@@ -47,7 +38,10 @@ const show = () =>
       '--follow',
       'print a line per change (its state, what its agent is doing) until it ends, then how it ended and its reply (exit 0 only when it succeeded)',
     )
-    .option('--diff', "print the diff its turn left in its lane's worktree (from the log at --db, its computer's), its summary on stderr");
+    .option(
+      '--diff',
+      "print the diff its turn left in its lane's worktree (from the board when it holds its computer's events, else the log at --db), its summary on stderr",
+    );
 
 const runs = () =>
   withBoard(new Command('runs'))

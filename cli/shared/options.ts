@@ -1,6 +1,7 @@
 import { type Command, type CommandUnknownOpts, Option, type OptionValues } from '@commander-js/extra-typings';
 import { SAFE_ID_RULE } from '../../events/idRule.ts';
 import { chooseLog, HOME_ORDER } from './home.ts';
+import { serverUrl } from './parse.ts';
 
 /**
  * What the command definitions share. Every start loads the definitions (`--help` lists them all), so
@@ -78,6 +79,22 @@ function chooseLogOf(command: CommandUnknownOpts): void {
 /** How a command's log was chosen, for a message naming it ("given with --db", "from RUNLEDGER_HOME=..."). */
 export function howChosen(options: { db: string; dbHow?: string }): string {
   return options.dbHow ?? 'given with --db';
+}
+
+/** `--server` and `--token` (or RUNLEDGER_SERVER and RUNLEDGER_TOKEN): the board a command talks to. */
+export function withBoardAddress<Args extends unknown[], Opts extends OptionValues, Globals extends OptionValues>(
+  command: Command<Args, Opts, Globals>,
+) {
+  return command
+    .addOption(
+      new Option('--server <url>', 'the board: its URL, scheme included').argParser(serverUrl).env('RUNLEDGER_SERVER').default(DEFAULT_SERVER),
+    )
+    .addOption(
+      new Option(
+        '--token <token>',
+        'the submit token (default: the file `token` beside --db, which the board of that log made; `runledger token add` makes more)',
+      ).env('RUNLEDGER_TOKEN'),
+    );
 }
 
 export function withDb<Args extends unknown[], Opts extends OptionValues, Globals extends OptionValues>(command: Command<Args, Opts, Globals>) {

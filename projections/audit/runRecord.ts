@@ -39,7 +39,7 @@ export interface RunRecord {
   /** What its turn changed in its lane's worktree: the board's record of it, else its computer's; null outside a repository. */
   changes: ChangeSummary | null;
   /** The diff it left, when its computer's events are in this log (the board keeps the summary only). */
-  diff: { readonly text: string; readonly bytes: number; readonly cut: boolean } | null;
+  diff: { readonly text: string; readonly bytes: number; readonly cut: boolean; readonly repo: string } | null;
   /** Where each phase starts in the log: the run page groups its timeline by them. */
   phases: { claimed: number | null; running: number | null; finished: number | null };
   /** The last seq folded: an event at or before it is not folded again. */
@@ -122,7 +122,12 @@ export function evolveRunRecord(record: RunRecord, event: DomainEvent): RunRecor
       record.usage ??= event.data.usage ?? null;
       if (event.data.changes) {
         record.changes ??= summaryOf(event.data.changes);
-        record.diff = { text: event.data.changes.diff, bytes: event.data.changes.diffBytes, cut: event.data.changes.diffCut };
+        record.diff = {
+          text: event.data.changes.diff,
+          bytes: event.data.changes.diffBytes,
+          cut: event.data.changes.diffCut,
+          repo: event.data.changes.repo,
+        };
       }
       record.exit = event.data.outcome === 'exited' ? `exited ${event.data.exitCode ?? event.data.signal ?? '?'}` : event.data.outcome;
       break;

@@ -14,7 +14,12 @@ export const T0 = Date.UTC(2026, 0, 1);
 
 /** The board's inputs, stamped at `at` ms after T0. */
 export const input = {
-  submit: (runId: string, lane: string, at = 0, extra: { agentId?: string; timeoutS?: number; idempotencyKey?: string; prompt?: string } = {}) =>
+  submit: (
+    runId: string,
+    lane: string,
+    at = 0,
+    extra: { agentId?: string; timeoutS?: number; idempotencyKey?: string; prompt?: string; repo?: string } = {},
+  ) =>
     boardInput.submitted(
       {
         runId,
@@ -23,11 +28,14 @@ export const input = {
         agentId: extra.agentId ?? null,
         timeoutS: extra.timeoutS ?? null,
         ...(extra.idempotencyKey ? { idempotencyKey: extra.idempotencyKey } : {}),
+        ...(extra.repo ? { repo: extra.repo } : {}),
       },
       T0 + at,
     ),
   added: (computerId: string, at = 0) => boardInput.computerAdded(computerId, `sha256:${computerId}`, T0 + at),
-  connected: (computerId: string, at = 0) => boardInput.connected(computerId, T0 + at),
+  /** `repos`: the repositories it announces, the first its default (none: an older computer, which announces nothing). */
+  connected: (computerId: string, at = 0, repos?: readonly string[]) =>
+    boardInput.connected(computerId, T0 + at, undefined, undefined, repos && { names: [...repos], default: repos[0] ?? null }),
   disconnected: (computerId: string, at = 0, lastSeenAt?: number) =>
     boardInput.disconnected(computerId, T0 + at, lastSeenAt === undefined ? undefined : T0 + lastSeenAt),
   claim: (runId: string, computerId: string, at = 0, incarnation?: string) => boardInput.claim(runId, computerId, T0 + at, incarnation),

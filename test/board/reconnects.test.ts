@@ -89,14 +89,27 @@ describe('board: a draining computer (a 503 `draining` ack, docs/rules.md#comput
 
 describe('board: when each computer was last seen', () => {
   it('lists each computer as connected since its connect, or last seen when its stream was last heard from, or never', () => {
-    const spec = boardSpec(added('c1'), added('c2'), added('c3'), connected('c1', 1_000), connected('c2', 2_000), disconnected('c2', 60_000, 35_000));
+    const spec = boardSpec(
+      added('c1'),
+      added('c2'),
+      added('c3'),
+      connected('c1', 1_000, ['web', 'app']),
+      connected('c2', 2_000),
+      disconnected('c2', 60_000, 35_000),
+    );
     expect(computerList(spec.state)).toEqual([
-      { computerId: 'c1', connected: true, connectedAt: T0 + 1_000, lastSeenAt: null },
-      { computerId: 'c2', connected: false, connectedAt: null, lastSeenAt: T0 + 35_000 },
-      { computerId: 'c3', connected: false, connectedAt: null, lastSeenAt: null },
+      { computerId: 'c1', connected: true, connectedAt: T0 + 1_000, lastSeenAt: null, repos: ['web', 'app'] },
+      { computerId: 'c2', connected: false, connectedAt: null, lastSeenAt: T0 + 35_000, repos: null },
+      { computerId: 'c3', connected: false, connectedAt: null, lastSeenAt: null, repos: null },
     ]);
-    // Without a last sign of life, its disconnect is when it was last seen.
+    // Without a last sign of life, its disconnect is when it was last seen; its repositories are kept.
     spec.when(disconnected('c1', 70_000));
-    expect(computerList(spec.state)[0]).toEqual({ computerId: 'c1', connected: false, connectedAt: null, lastSeenAt: T0 + 70_000 });
+    expect(computerList(spec.state)[0]).toEqual({
+      computerId: 'c1',
+      connected: false,
+      connectedAt: null,
+      lastSeenAt: T0 + 70_000,
+      repos: ['web', 'app'],
+    });
   });
 });

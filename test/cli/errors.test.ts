@@ -108,6 +108,14 @@ describe('a folder given as --db', () => {
     expect(result.status).toBe(2);
     expect(result.stderr).toContain(`e.g. --db ${join(folder, 'runledger.db')}`);
   });
+
+  it('audit RUN on a machine with no log asks the board; one that cannot be reached is named with the log that is not there, exit 2', async () => {
+    const home = tempDir();
+    const result = await runCli(['audit', 'abcdef12', '--server', 'http://127.0.0.1:9'], 30_000, { env: { XDG_DATA_HOME: home } });
+    expect(result).toMatchObject({ status: 2, stdout: '' });
+    expect(result.stderr).toContain(`there is no log at ${join(home, 'runledger', 'runledger.db')}`);
+    expect(result.stderr).toContain('so the board at http://127.0.0.1:9 was asked: the board at http://127.0.0.1:9 did not answer');
+  });
 });
 
 describe('the prompt', () => {

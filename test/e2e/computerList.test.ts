@@ -16,9 +16,9 @@ describe('runledger computer list', () => {
     const json = await runCli(['computer', 'list', '--db', board.path, '--json']);
     expect(json.status, json.stderr).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual([
-      { computer_id: 'c1', connected: true, connected_at: new Date(online.at).toISOString(), last_seen_at: null },
-      { computer_id: 'c2', connected: false, connected_at: null, last_seen_at: new Date(lastSeen).toISOString() },
-      { computer_id: 'c3', connected: false, connected_at: null, last_seen_at: null },
+      { computer_id: 'c1', connected: true, connected_at: new Date(online.at).toISOString(), last_seen_at: null, repos: null },
+      { computer_id: 'c2', connected: false, connected_at: null, last_seen_at: new Date(lastSeen).toISOString(), repos: null },
+      { computer_id: 'c3', connected: false, connected_at: null, last_seen_at: null, repos: null },
     ]);
     const text = await runCli(['computer', 'list', '--db', board.path]);
     expect(text.stdout.trim().split('\n')).toEqual([

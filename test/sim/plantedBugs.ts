@@ -28,7 +28,9 @@ const worldsOf = (bug: PlantedBug): PlantedWorlds => (bug.boards === 2 ? 'two bo
 
 /** The planted bugs played in these worlds. */
 export function describePlanted(worlds: PlantedWorlds): void {
+  // A plant that timed out left its modules swapped: the next bug of the file must not meet them.
   afterEach(() => {
+    for (const bug of PLANTED) for (const { path } of bug.modules ?? []) vi.doUnmock(`${ROOT}${path}`);
     vi.resetModules();
   });
 

@@ -33,7 +33,24 @@ describe('bad inputs around worktrees', () => {
     expect(existsSync(db)).toBe(false);
   });
 
-  it('an unknown repository, a missing base ref, a repository moved away: each run fails naming it, and the other lanes go on', async () => {
+  it('a detached, dirty main checkout: the daemon starts, says what that means for the lanes and what to do; a lane starts from its HEAD', async () => {
+    const dir = tempDir();
+    const app = makeRepo(dir, 'app');
+    git(app, 'checkout', '-q', '--detach');
+    writeFileSync(join(app, 'README.md'), 'edited, not committed\n');
+    const head = git(app, 'rev-parse', 'HEAD');
+    const daemon = await startRepoDaemon(join(dir, 'home', 'runledger.db'), [app]);
+    await daemon.process.waitForOutput(/push stream connected/);
+    expect(daemon.process.stderr).toContain(`repository app (${app}) is detached at ${head.slice(0, 12)}: its HEAD is detached`);
+    expect(daemon.process.stderr).toContain('the main checkout has 1 uncommitted change: lanes start from HEAD');
+    expect(daemon.process.stderr).toContain('commit what the lanes should see');
+    const first = await turn(daemon, { lane: 'd', prompt: 'look' });
+    expect(first).toMatchObject({ state: 'succeeded' });
+    expect(first.changes?.base).toBe(head);
+    await daemon.process.stop('SIGTERM');
+  });
+
+  it('an unknown repository is refused naming it; a missing base ref, a repository moved away: each run fails naming it, and the other lanes go on', async () => {
     const dir = tempDir();
     const app = makeRepo(dir, 'app');
     const lib = makeRepo(dir, 'lib');
@@ -49,12 +66,16 @@ describe('bad inputs around worktrees', () => {
     expect(badRepo.status).toBe(422);
     expect(JSON.stringify(badRepo.body)).toContain('repo');
 
-    const [unknown, noBase] = await Promise.all([
-      turn(daemon, { lane: 'u', prompt: 'write a.txt a', repo: 'nope' }),
-      turn(daemon, { lane: 'b', prompt: 'write a.txt a', base: 'no-such-branch' }),
-    ]);
-    expect(unknown).toMatchObject({ state: 'failed' });
-    expect(unknown.error).toContain('computer local has no repository named nope (it has app, lib)');
+    // A repository its computer did not announce: refused at once, naming it (a run never fails for it later).
+    const unknown = await post(daemon, { lane: 'u', prompt: 'write a.txt a', repo: 'nope' });
+    expect(unknown.status).toBe(422);
+    expect(unknown.body).toMatchObject({
+      detail: {
+        error: 'unknown_repo',
+        message: expect.stringContaining('no computer of this board has repository nope (its computers have app, lib)'),
+      },
+    });
+    const noBase = await turn(daemon, { lane: 'b', prompt: 'write a.txt a', base: 'no-such-branch' });
     expect(noBase).toMatchObject({ state: 'failed' });
     expect(noBase.error).toContain('the base ref "no-such-branch" does not exist in repository app');
     // Neither touched the repository: no branch, no worktree.

@@ -96,12 +96,14 @@ export interface Stream {
   readonly opened: Promise<void>;
 }
 
-export function openStream(board: LiveBoard, computerId: string, incarnation?: string, options: { host?: string } = {}): Stream {
+/** `options.repos`: the `Runledger-Repos` header's value, as sent (none: an older computer's upgrade). */
+export function openStream(board: LiveBoard, computerId: string, incarnation?: string, options: { host?: string; repos?: string } = {}): Stream {
   const ws = new WebSocket(`${board.url.replace('http', 'ws')}/v1/computers/${computerId}/stream`, {
     headers: {
       authorization: `Bearer ${board.tokens[computerId]}`,
       ...(incarnation ? { 'runledger-incarnation': incarnation } : {}),
       ...(options.host ? { host: options.host } : {}),
+      ...(options.repos === undefined ? {} : { 'runledger-repos': options.repos }),
     },
   });
   const frames: Stream['frames'] = [];

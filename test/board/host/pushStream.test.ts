@@ -123,6 +123,23 @@ describe('the push stream: one per computer id', () => {
     const bad = openStream(board, 'c1', 'not/an id');
     await expect(bad.opened).rejects.toThrow('upgrade answered 400');
   });
+
+  it('the repositories announced on the upgrade are recorded with the connect, its default first; a bad name is refused 400 invalid_repos', async () => {
+    const board = await liveBoard(['c1', 'c2', 'c3']);
+    for (const bad of ['app, ../lib', 'app, app'])
+      await expect(openStream(board, 'c1', 'life-a', { repos: bad }).opened).rejects.toThrow('upgrade answered 400');
+    await Promise.all([
+      openStream(board, 'c1', 'life-a', { repos: 'lib, app' }).opened,
+      openStream(board, 'c2', 'life-b', { repos: '' }).opened,
+      openStream(board, 'c3', 'life-c').opened,
+    ]);
+    const online = await until(async () => {
+      const events = ofType(await board.log(), 'board.computer.online');
+      return events.length === 3 && events;
+    }, 'three online');
+    const announced = Object.fromEntries(online.map((e) => [(e.data as { computerId: string }).computerId, (e.data as { repos?: unknown }).repos]));
+    expect(announced).toEqual({ c1: { names: ['app', 'lib'], default: 'lib' }, c2: { names: [], default: null }, c3: undefined });
+  });
 });
 
 describe('the push stream: a reconnect costs O(1) events (docs/rules.md#the-log)', () => {
