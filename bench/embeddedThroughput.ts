@@ -63,7 +63,7 @@ export async function runThroughputBench(options: { quick?: boolean; rounds?: nu
         'runs/s',
         p,
         TARGET,
-        `${runs} runs a round of a no-op agent over 40 lanes`,
+        `${runs} runs a round of a no-op agent over 40 lanes, --sync full; its computer calls the board in the process`,
       ),
       await throughCli(runs, options.rounds ?? (options.quick ? 2 : 3), log),
     ];
@@ -94,7 +94,7 @@ async function throughCli(runs: number, rounds: number, log?: (line: string) => 
       'runs/s',
       p,
       TARGET,
-      `${runs} runs a round over 40 lanes; the agent: sh -c '${REPLYING}'`,
+      `${runs} runs a round over 40 lanes, --sync full; the agent: sh -c '${REPLYING}'`,
     );
   } finally {
     await killLife(life, 'SIGTERM');

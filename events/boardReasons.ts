@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { wording } from './replayFields.ts';
+import { reasonWords, recordedReason } from './replayFields.ts';
 import { FINISHED_STATES, RUN_STATES } from './runStates.ts';
 import { SafeId } from './safeId.ts';
 
@@ -109,12 +109,13 @@ export type BoardReason = z.infer<typeof BoardReason>;
 export type BoardReasonOf<C extends BoardReason['code']> = Extract<BoardReason, { code: C }>;
 
 /** A board decision's reason: a code (this version) or the sentence an older version recorded. */
-export const boardReason = wording(z.union([z.string().min(1), BoardReason]));
+export const boardReason = recordedReason(BoardReason);
 export type RecordedBoardReason = string | BoardReason;
 
 /** The sentence for a board reason; a sentence an older version recorded is given back as it is. */
-export function wordBoardReason(reason: RecordedBoardReason): string {
-  if (typeof reason === 'string') return reason;
+export const wordBoardReason = reasonWords(boardWords);
+
+function boardWords(reason: BoardReason): string {
   switch (reason.code) {
     case 'registered':
       return 'registered';

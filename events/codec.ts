@@ -74,8 +74,11 @@ export class EventCodec<Defs extends Definitions> {
     return { ok: false, problem: describeIssues(current.error) };
   }
 
-  /** Refuses an event before it is written, so the log only ever holds what it can read back. */
-  checkNew(event: NewEvent): void {
+  /**
+   * Refuses an event before it is written, so the log only ever holds what it can read back; returns
+   * its data as the catalog reads it (the schema's output: fresh objects, keys it does not know left out).
+   */
+  checkNew(event: NewEvent): unknown {
     const definition = this.definitions[event.type];
     if (!definition) throw new InvalidEventError(null, event.type, 'unknown event type');
     const parsed = definition.schema.safeParse(event.data);
@@ -84,6 +87,7 @@ export class EventCodec<Defs extends Definitions> {
     if (!STREAM_NAME.test(event.stream)) {
       throw new InvalidEventError(null, event.type, `stream name ${JSON.stringify(event.stream)} is not [owner/]kind:id with ids of ${SAFE_ID_RULE}`);
     }
+    return parsed.data;
   }
 }
 

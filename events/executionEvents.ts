@@ -1,15 +1,16 @@
 import * as z from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
+import { executionReason } from './executionReasons.ts';
 import { RunStart } from './queueEvents.ts';
-import { addedLater, wording } from './replayFields.ts';
+import { addedLater } from './replayFields.ts';
 import { type GroupRoles, QUIET } from './roles.ts';
 import { SafeId } from './safeId.ts';
 import { Usage } from './usage.ts';
 import { BaseRef, ChangeSummary, CommitSha, RepoName, TurnChanges, Workspace } from './workspace.ts';
 
 const runId = SafeId;
-/** A decision's why, in words: not compared by replay (see wording). */
-const reason = wording(z.string().min(1));
+/** A decision's why: a code the audit words (executionReasons.ts), or an older version's sentence. */
+const reason = executionReason;
 /** Ids agents announce are opaque tokens; only a plain one is ever put on a command line. */
 const sessionId = z.string().min(1).max(200);
 /** An agent's mark (adapters/agent/strays.ts): its daemon's pid and random hex. */

@@ -1,4 +1,5 @@
 import type { EventData } from './catalog.ts';
+import { wordExecutionReason } from './executionReasons.ts';
 
 import { clock, type Sentences, startWords, withUsage } from './words.ts';
 import { describeChanges, MAX_DIFF_BYTES } from './workspace.ts';
@@ -42,7 +43,7 @@ export const executionSentences: Sentences<'execution'> = {
   },
   'run.claim.refused': (event) => `the board granted the claim, but its answer was refused (${event.data.problem}): completed as failed, never run`,
   'run.shutdown.before.start': () => 'the daemon shut down before this run started',
-  // A run's execution on its computer: decisions.
+  // A run's execution on its computer: decisions, their reasons worded from their codes (or as an older version recorded them).
   'run.workspace.requested': (event) => {
     const { repo, base, lane } = event.data;
     const where = repo === null ? 'a repository' : `repository ${repo}`;
@@ -54,24 +55,24 @@ export const executionSentences: Sentences<'execution'> = {
     const budget = budgetS === undefined || budgetS === 0 ? '' : ` (budget ${budgetS} s)`;
     return `to be run${deadlineAt === null ? ', no time limit' : `, deadline ${clock(deadlineAt)}${budget}`}${resume ? `, resuming session ${resume}` : ''}`;
   },
-  'run.cancel.decided': (event) => event.data.reason,
-  'run.resolved.elsewhere': (event) => event.data.reason,
+  'run.cancel.decided': (event) => wordExecutionReason(event.data.reason),
+  'run.resolved.elsewhere': (event) => wordExecutionReason(event.data.reason),
   'run.limit.reached': (event) =>
-    `${event.data.reason}${event.data.resetAt === undefined ? '' : ` (reset at ${clock(event.data.resetAt)})`}: “${event.data.words}”`,
+    `${wordExecutionReason(event.data.reason)}${event.data.resetAt === undefined ? '' : ` (reset at ${clock(event.data.resetAt)})`}: “${event.data.words}”`,
   'run.start.held': (event) =>
-    `${event.data.reason} (its login's limit lifts at ${clock(event.data.until)}; then ${startWords(event.data.start.budgetS, event.data.start.laneSession)})`,
+    `${wordExecutionReason(event.data.reason)} (its login's limit lifts at ${clock(event.data.until)}; then ${startWords(event.data.start.budgetS, event.data.start.laneSession)})`,
   'run.limit.over': () => 'its login’s usage limit lifted and its queue gave it a slot: it runs again',
   'run.kill.requested': (event) => `kill of process group ${event.data.pid}: ${event.data.reason}`,
   'run.completion.requested': (event) => {
     const { attempt, result } = event.data;
     return `completion sent (attempt ${attempt}): ${result.ok ? 'succeeded' : `failed${result.error ? `: ${result.error}` : ''}`}`;
   },
-  'run.completion.paused': (event) => event.data.reason,
-  'run.completion.retrying': (event) => `${event.data.reason} (next try at ${clock(event.data.notBefore)})`,
-  'run.settled': (event) => `settled, ${event.data.reported ? 'reported to the board' : 'not reported'}: ${event.data.reason}`,
+  'run.completion.paused': (event) => wordExecutionReason(event.data.reason),
+  'run.completion.retrying': (event) => `${wordExecutionReason(event.data.reason)} (next try at ${clock(event.data.notBefore)})`,
+  'run.settled': (event) => `settled, ${event.data.reported ? 'reported to the board' : 'not reported'}: ${wordExecutionReason(event.data.reason)}`,
   'lane.session.remembered': (event) =>
     `lane ${event.data.lane} keeps session ${event.data.sessionId} for its next turn (from run ${event.data.runId})`,
-  'lane.session.forgotten': (event) => `lane ${event.data.lane} forgets session ${event.data.sessionId}: ${event.data.reason}`,
+  'lane.session.forgotten': (event) => `lane ${event.data.lane} forgets session ${event.data.sessionId}: ${wordExecutionReason(event.data.reason)}`,
 };
 
 /** What a turn in a worktree changed, after what happened: "changed nothing" is said too. */

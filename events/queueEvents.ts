@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
+import { queueReason } from './queueReasons.ts';
 import { wording } from './replayFields.ts';
 import { type GroupRoles, QUIET } from './roles.ts';
 import { SafeId } from './safeId.ts';
@@ -8,8 +9,10 @@ import { BaseRef, RepoName } from './workspace.ts';
 const runId = SafeId;
 /** A life of a daemon (a random UUID), as the board reads it from `Runledger-Incarnation`: the same alphabet. */
 export const Incarnation = SafeId;
-/** A decision's why, in words: not compared by replay (see wording). */
-const reason = wording(z.string().min(1));
+/** What the world told the computer, in its words (an input's `reason`). */
+const said = wording(z.string().min(1));
+/** A decision's why: a code the audit words (queueReasons.ts), or an older version's sentence. */
+const reason = queueReason;
 
 /**
  * What a granted run starts with, as the host read it when its claim was answered: its budget in
@@ -52,8 +55,8 @@ export const queueEvents = eventGroup(
    * sent to the board with this life's claims and push stream.
    */
   defineEvent('computer.started', z.strictObject({ incarnation: Incarnation, host: z.string().min(1).max(255), pid: z.number().int().positive() })),
-  defineEvent('scheduler.held', z.strictObject({ held: z.boolean(), reason })),
-  defineEvent('drain.started', z.strictObject({ reason })),
+  defineEvent('scheduler.held', z.strictObject({ held: z.boolean(), reason: said })),
+  defineEvent('drain.started', z.strictObject({ reason: said })),
   defineEvent(
     'frame.received',
     z.strictObject({
@@ -72,7 +75,7 @@ export const queueEvents = eventGroup(
     }),
   ),
   /** A frame that could not be read: recorded, answered 400, never fatal. */
-  defineEvent('frame.refused', z.strictObject({ frameId: z.string().max(200).nullable(), reason, excerpt: z.string().max(500) })),
+  defineEvent('frame.refused', z.strictObject({ frameId: z.string().max(200).nullable(), reason: said, excerpt: z.string().max(500) })),
   defineEvent(
     'claim.answered',
     z.strictObject({
@@ -100,7 +103,7 @@ export const queueEvents = eventGroup(
     }),
   ),
   defineEvent('timer.fired', z.strictObject({ runId })),
-  defineEvent('run.start.failed', z.strictObject({ runId, reason })),
+  defineEvent('run.start.failed', z.strictObject({ runId, reason: said })),
   defineEvent('run.execution.ended', z.strictObject({ runId, ok: z.boolean(), reason: z.string().optional() })),
   /** Its run told the queue its agent stopped at the login's usage limit (`run.limit.reached`): the words, and the reset when said. */
   defineEvent('run.limit.reported', z.strictObject({ runId, words: z.string().min(1).max(1000), resetAt: z.number().int().optional() })),

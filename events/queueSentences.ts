@@ -1,3 +1,4 @@
+import { wordQueueReason } from './queueReasons.ts';
 import { clock, plural, type Sentences, startWords } from './words.ts';
 
 /** What `runledger audit` says of each event of the computer's queue (see words.ts). */
@@ -32,8 +33,8 @@ export const queueSentences: Sentences<'queue'> = {
   'login.limit.due': (event) => `login ${event.data.login}'s usage limit is due to lift`,
   'run.execution.ended': (event) =>
     `the agent's process ended ${event.data.ok ? 'well' : `in failure${event.data.reason ? `: ${event.data.reason}` : ''}`}`,
-  // The computer's queue: decisions.
-  'frame.acknowledged': (event) => `frame acknowledged ${event.data.status}: ${event.data.reason}`,
+  // The computer's queue: decisions, their reasons worded from their codes (or as an older version recorded them).
+  'frame.acknowledged': (event) => `frame acknowledged ${event.data.status}: ${wordQueueReason(event.data.reason)}`,
   'run.queued': (event) =>
     `queued in lane ${event.data.lane}${event.data.agentId ? ` for agent ${event.data.agentId}` : ''} (arrival ${event.data.arrival})`,
   'run.claim.started': (event) => `claiming it from the board (attempt ${event.data.attempt})`,
@@ -42,14 +43,15 @@ export const queueSentences: Sentences<'queue'> = {
     const held = event.data.heldUntil === undefined ? '' : `, held: its login is at its usage limit until ${clock(event.data.heldUntil)}`;
     return `claimed${skills.length ? `, with skills ${skills.join(', ')}` : ''}${start ? `: handed to its run (${startWords(start.budgetS, start.laneSession)})` : ''}${held}`;
   },
-  'run.parked': (event) => `${event.data.reason} (until ${clock(event.data.notBefore)}, wait ${event.data.busyWaits})`,
-  'run.claim.retrying': (event) => `${event.data.reason} (attempt ${event.data.claimAttempts + 1} at ${clock(event.data.notBefore)})`,
+  'run.parked': (event) => `${wordQueueReason(event.data.reason)} (until ${clock(event.data.notBefore)}, wait ${event.data.busyWaits})`,
+  'run.claim.retrying': (event) =>
+    `${wordQueueReason(event.data.reason)} (attempt ${event.data.claimAttempts + 1} at ${clock(event.data.notBefore)})`,
   'run.limit.waiting': (event) =>
-    `${event.data.reason} (until ${clock(event.data.notBefore)}, limit ${event.data.strikes} in a row): “${event.data.words}”`,
-  'run.limit.resumed': (event) => event.data.reason,
-  'run.unparked': (event) => event.data.reason,
-  'run.requeued': (event) => event.data.reason,
-  'run.skipped': (event) => event.data.reason,
-  'run.withdrawn': (event) => event.data.reason,
-  'run.ended': (event) => `ended: ${event.data.reason}`,
+    `${wordQueueReason(event.data.reason)} (until ${clock(event.data.notBefore)}, limit ${event.data.strikes} in a row): “${event.data.words}”`,
+  'run.limit.resumed': (event) => wordQueueReason(event.data.reason),
+  'run.unparked': (event) => wordQueueReason(event.data.reason),
+  'run.requeued': (event) => wordQueueReason(event.data.reason),
+  'run.skipped': (event) => wordQueueReason(event.data.reason),
+  'run.withdrawn': (event) => wordQueueReason(event.data.reason),
+  'run.ended': (event) => `ended: ${wordQueueReason(event.data.reason)}`,
 };

@@ -35,6 +35,22 @@ export function isReasonCode(value: unknown): value is ReasonCode {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && typeof (value as ReasonCode).code === 'string';
 }
 
+/**
+ * A decision's `reason` field (docs/replay-and-audit.md#reasons-as-codes): a code of `codes`, as this
+ * version records it, or the sentence an older version recorded. Wording: replay compares its code only.
+ */
+export function recordedReason<C extends z.ZodType<ReasonCode>>(codes: C) {
+  return wording(z.union([z.string().min(1), codes]));
+}
+
+/**
+ * The one sentence for a recorded reason, from a group's `words` for its codes: a sentence an older
+ * version recorded is given back as it was written.
+ */
+export function reasonWords<R extends ReasonCode>(words: (reason: R) => string): (reason: string | R) => string {
+  return (reason) => (typeof reason === 'string' ? reason : words(reason));
+}
+
 /** The top-level fields of an event's data marked as wording (an optional or nullable field too). */
 export function wordingKeys(schema: z.ZodType): readonly string[] {
   return fields(schema)

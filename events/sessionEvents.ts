@@ -1,13 +1,13 @@
 import * as z from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
-import { wording } from './replayFields.ts';
 import { type GroupRoles, QUIET } from './roles.ts';
 import { SafeId } from './safeId.ts';
+import { sessionReason } from './sessionReasons.ts';
 
 /** The agent's own id for the session (opaque), or a launch's key when no id was ever read for it. */
 const sessionId = z.string().min(1).max(200);
-/** A decision's why, in words: not compared by replay (see wording). */
-const reason = wording(z.string().min(1));
+/** A decision's why: a code the audit words (sessionReasons.ts), or an older version's sentence. */
+const reason = sessionReason;
 const at = z.number().int().nonnegative();
 const ms = z.number().int().nonnegative();
 const attempt = z.number().int().positive();

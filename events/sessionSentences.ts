@@ -1,3 +1,4 @@
+import { wordSessionReason } from './sessionReasons.ts';
 import { clock, type Sentences } from './words.ts';
 
 /** What `runledger audit` says of each event of the session close (see words.ts). */
@@ -18,10 +19,12 @@ export const sessionSentences: Sentences<'session'> = {
     return `read just before the kill: ${activity.presence}, turn ${activity.turn}${mark}${activity.seen ? ` — ${activity.seen}` : ''}`;
   },
   'session.kill.answered': (event) => `its kill (attempt ${event.data.attempt}) ${event.data.ok ? 'stopped it' : 'failed'}: ${event.data.detail}`,
-  'session.close.intended': (event) => `close intended: ${event.data.reason}`,
-  'session.close.claimed': (event) => `close claimed by ${event.data.lock} until ${clock(event.data.expires)}: ${event.data.reason}`,
-  'session.close.deferred': (event) => `close deferred (attempt ${event.data.attempt}): ${event.data.reason}`,
-  'session.kill.requested': (event) => `close goes ahead (attempt ${event.data.attempt}), stopping ${event.data.target}: ${event.data.reason}`,
-  'session.closed': (event) => `closed (attempt ${event.data.attempt}): ${event.data.reason}`,
-  'session.close.incident': (event) => `close failed for good (attempt ${event.data.attempt}), an incident: ${event.data.reason}`,
+  'session.close.intended': (event) => `close intended: ${wordSessionReason(event.data.reason)}`,
+  'session.close.claimed': (event) =>
+    `close claimed by ${event.data.lock} until ${clock(event.data.expires)}: ${wordSessionReason(event.data.reason)}`,
+  'session.close.deferred': (event) => `close deferred (attempt ${event.data.attempt}): ${wordSessionReason(event.data.reason)}`,
+  'session.kill.requested': (event) =>
+    `close goes ahead (attempt ${event.data.attempt}), stopping ${event.data.target}: ${wordSessionReason(event.data.reason)}`,
+  'session.closed': (event) => `closed (attempt ${event.data.attempt}): ${wordSessionReason(event.data.reason)}`,
+  'session.close.incident': (event) => `close failed for good (attempt ${event.data.attempt}), an incident: ${wordSessionReason(event.data.reason)}`,
 };

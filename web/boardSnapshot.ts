@@ -3,6 +3,7 @@ import { settledRun } from '../actors/board/settledRun.ts';
 import type { QueueState } from '../actors/lane/queueState.ts';
 import type { SessionClose } from '../actors/session/sessionState.ts';
 import type { DomainEvent } from '../events/catalog.ts';
+import { wordSessionReason } from '../events/sessionReasons.ts';
 import type { CloseState } from '../projections/close.ts';
 import { computersStatus } from '../projections/statusView.ts';
 import { type LastDayUsage, lastDayUsage, type UsageState } from '../projections/usage.ts';
@@ -101,8 +102,9 @@ export interface SnapshotSources {
 function closeView(latest: SessionClose | undefined): SessionView['close'] {
   if (latest === undefined) return null;
   if (latest.confirmedAt !== null) return { state: 'closed', why: 'its process stopped; the next turn of its lane resumes it' };
-  if (latest.failedAt !== null) return { state: 'close failed', why: latest.failure };
-  if (latest.open) return { state: latest.deferred ? 'closing, deferred' : 'closing', why: latest.deferred };
+  if (latest.failedAt !== null) return { state: 'close failed', why: latest.failure === null ? null : wordSessionReason(latest.failure) };
+  if (latest.open)
+    return { state: latest.deferred ? 'closing, deferred' : 'closing', why: latest.deferred === null ? null : wordSessionReason(latest.deferred) };
   return null;
 }
 

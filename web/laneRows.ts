@@ -1,5 +1,5 @@
 import { type BoardLane, type BoardState, isTerminal } from '../actors/board/boardState.ts';
-import { WAITS_FOR_EARLIER_TURN } from '../actors/lane/decideQueue.ts';
+import { WAITS_FOR_EARLIER_TURN } from '../events/queueReasons.ts';
 import type { StatusView } from '../projections/statusView.ts';
 
 /** Where one run stands, as a row of its lane: on a computer (its queue's view) or on the board. */

@@ -6,7 +6,7 @@ import * as z from 'zod';
 import type { BoardState } from '../actors/board/boardState.ts';
 import type { QueueState } from '../actors/lane/queueState.ts';
 import { CROSS_SITE, fromOwnOrigin, SIGNED_OUT_COOKIE, tokenCookie } from '../adapters/http/browserWrites.ts';
-import { HttpError, readJson, sendJson } from '../adapters/http/http.ts';
+import { apiRequestOf, HttpError, readJson, sendJson } from '../adapters/http/http.ts';
 import { addressedToLoopback, HOST_NOT_ALLOWED } from '../adapters/http/loopbackHost.ts';
 import type { WebAccess, WebRoutes } from '../apps/board/boardServer.ts';
 import type { DomainEvent } from '../events/catalog.ts';
@@ -269,7 +269,7 @@ async function signIn(viewers: ViewerAccess, request: IncomingMessage, response:
   }
   let token: string;
   try {
-    token = (await readJson(request, SignInBody, 4096)).token.trim();
+    token = (await readJson(apiRequestOf(request), SignInBody, 4096)).token.trim();
   } catch (error) {
     if (!(error instanceof HttpError)) throw error;
     return refuse(error.status, error.code, `sign in with {"token": "<submit token>"}: ${error.message}`);

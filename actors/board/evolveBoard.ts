@@ -1,4 +1,4 @@
-import type { DomainEvent, TypesOutside } from '../../events/catalog.ts';
+import type { DomainEvent, EventOf, TypesOutside } from '../../events/catalog.ts';
 import { ignoreRest } from '../../events/exhaustive.ts';
 import { type BoardLane, type BoardRun, type BoardState, sortedIndex } from './boardState.ts';
 import { runsPushedOnConnect } from './offers.ts';
@@ -11,35 +11,9 @@ import { recordAnnouncement } from './repoRule.ts';
  */
 export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
   switch (event.type) {
-    case 'board.run.queued': {
-      const { runId, lane, prompt, agentId, timeoutS, submittedOrder, idempotencyKey, repo, base } = event.data;
-      const where = { ...(repo === undefined ? {} : { repo }), ...(base === undefined ? {} : { base }) };
-      state.submitted = Math.max(state.submitted, submittedOrder + 1);
-      state.runs[runId] = {
-        runId,
-        lane,
-        prompt,
-        agentId,
-        timeoutS,
-        ...where,
-        submittedOrder,
-        submittedAt: event.at,
-        state: 'queued',
-        computerId: null,
-        incarnation: null,
-        claimedAt: null,
-        cancelRequested: false,
-        offeredTo: [],
-        reply: null,
-      };
-      if (idempotencyKey !== undefined) state.idempotency[idempotencyKey] = { runId, lane, prompt, agentId, timeoutS, ...where };
-      const queue = (state.lanes[lane] ??= { unclaimed: [], holder: null, waiters: [], lastComputer: null });
-      queue.unclaimed.push(runId);
-      state.waiting[lane] = true;
-      // Its first unclaimed run, offered to nobody yet: the lane waits for one (its offer, if any, follows).
-      if (queue.unclaimed.length === 1 && queue.offer === undefined) state.unoffered.push(lane);
+    case 'board.run.queued':
+      queueRun(state, event);
       break;
-    }
     case 'board.run.offered': {
       const run = state.runs[event.data.runId]!;
       const { computers } = event.data;
@@ -48,21 +22,9 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       offerLaneTo(state, run.lane, computers.length === 1 ? computers[0]! : undefined);
       break;
     }
-    case 'board.run.claimed': {
-      const { runId, computerId } = event.data;
-      const run = state.runs[runId]!;
-      const lane = leaveUnclaimed(state, run);
-      run.state = 'claimed';
-      run.computerId = computerId;
-      run.incarnation = event.data.incarnation ?? null;
-      if (event.data.bound) run.bound = true;
-      run.claimedAt = event.at;
-      lane.holder = runId;
-      lane.lastComputer = computerId;
-      state.open[runId] = true;
-      state.holding[computerId] = (state.holding[computerId] ?? 0) + 1;
+    case 'board.run.claimed':
+      claimRun(state, event);
       break;
-    }
     case 'board.run.running':
       state.runs[event.data.runId]!.state = 'running';
       break;
@@ -82,6 +44,105 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
     case 'board.run.cancel.requested':
       state.runs[event.data.runId]!.cancelRequested = true;
       break;
+    case 'board.run.cancelled':
+    case 'board.run.finished':
+    case 'board.run.resolved':
+      endRun(state, event);
+      break;
+    case 'board.request.refused':
+      if (event.data.code === 'conversation_busy') {
+        const run = state.runs[event.data.runId!]!;
+        const lane = state.lanes[run.lane]!;
+        if (!lane.waiters.includes(run.runId)) lane.waiters.push(run.runId);
+      }
+      break;
+    case 'board.computer.registered':
+    case 'board.computer.online':
+    case 'board.computer.offline':
+    case 'board.computer.draining':
+      evolveComputer(state, event);
+      break;
+    // The board's inputs: requests, whose effect is in the decisions taken from them.
+    case 'board.run.submitted':
+    case 'board.computer.added':
+    case 'board.computer.connected':
+    case 'board.computer.disconnected':
+    case 'board.claim.requested':
+    case 'board.offer.declined':
+    case 'board.heartbeat.lapsed':
+    case 'board.offer.stale':
+    case 'board.cancel.requested':
+    case 'board.run.started':
+    case 'board.reply.received':
+    case 'board.completion.received':
+    // Answers that change nothing: a retried submission, a request repeated.
+    case 'board.run.deduplicated':
+    case 'board.request.repeated':
+    // A lane's adoption matters to the board only once adopted.
+    case 'adoption.requested':
+    case 'adoption.released':
+    case 'adoption.listing.read':
+    case 'adoption.bind.ended':
+    case 'adoption.claimed':
+    case 'adoption.waiting':
+    case 'adoption.failed':
+      break;
+    default:
+      ignoreRest<TypesOutside<'board' | 'adoption'>>(event);
+      break;
+  }
+  return state;
+}
+
+/** A submitted run is queued in its lane, and its idempotency key kept. */
+function queueRun(state: BoardState, event: EventOf<'board.run.queued'>): void {
+  const { runId, lane, prompt, agentId, timeoutS, submittedOrder, idempotencyKey, repo, base } = event.data;
+  const where = { ...(repo === undefined ? {} : { repo }), ...(base === undefined ? {} : { base }) };
+  state.submitted = Math.max(state.submitted, submittedOrder + 1);
+  state.runs[runId] = {
+    runId,
+    lane,
+    prompt,
+    agentId,
+    timeoutS,
+    ...where,
+    submittedOrder,
+    submittedAt: event.at,
+    state: 'queued',
+    computerId: null,
+    incarnation: null,
+    claimedAt: null,
+    cancelRequested: false,
+    offeredTo: [],
+    reply: null,
+  };
+  if (idempotencyKey !== undefined) state.idempotency[idempotencyKey] = { runId, lane, prompt, agentId, timeoutS, ...where };
+  const queue = (state.lanes[lane] ??= { unclaimed: [], holder: null, waiters: [], lastComputer: null });
+  queue.unclaimed.push(runId);
+  state.waiting[lane] = true;
+  // Its first unclaimed run, offered to nobody yet: the lane waits for one (its offer, if any, follows).
+  if (queue.unclaimed.length === 1 && queue.offer === undefined) state.unoffered.push(lane);
+}
+
+/** A computer claims the run: it holds its lane's turn. */
+function claimRun(state: BoardState, event: EventOf<'board.run.claimed'>): void {
+  const { runId, computerId } = event.data;
+  const run = state.runs[runId]!;
+  const lane = leaveUnclaimed(state, run);
+  run.state = 'claimed';
+  run.computerId = computerId;
+  run.incarnation = event.data.incarnation ?? null;
+  if (event.data.bound) run.bound = true;
+  run.claimedAt = event.at;
+  lane.holder = runId;
+  lane.lastComputer = computerId;
+  state.open[runId] = true;
+  state.holding[computerId] = (state.holding[computerId] ?? 0) + 1;
+}
+
+/** A run ends: cancelled (perhaps before it was claimed), finished as its computer reported, or resolved by the board. */
+function endRun(state: BoardState, event: EventOf<'board.run.cancelled' | 'board.run.finished' | 'board.run.resolved'>): void {
+  switch (event.type) {
     case 'board.run.cancelled': {
       const run = state.runs[event.data.runId]!;
       leaveUnclaimed(state, run);
@@ -103,13 +164,15 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
       settle(state, run);
       break;
     }
-    case 'board.request.refused':
-      if (event.data.code === 'conversation_busy') {
-        const run = state.runs[event.data.runId!]!;
-        const lane = state.lanes[run.lane]!;
-        if (!lane.waiters.includes(run.runId)) lane.waiters.push(run.runId);
-      }
-      break;
+  }
+}
+
+/** A computer registered, online on its push stream, offline, or draining. */
+function evolveComputer(
+  state: BoardState,
+  event: EventOf<'board.computer.registered' | 'board.computer.online' | 'board.computer.offline' | 'board.computer.draining'>,
+): void {
+  switch (event.type) {
     case 'board.computer.registered':
       state.computers[event.data.computerId] = { tokenHash: event.data.tokenHash, connectedAt: null, lastSeenAt: null };
       break;
@@ -152,36 +215,7 @@ export function evolveBoard(state: BoardState, event: DomainEvent): BoardState {
     case 'board.computer.draining':
       state.draining[event.data.computerId] = true;
       break;
-    // The board's inputs: requests, whose effect is in the decisions taken from them.
-    case 'board.run.submitted':
-    case 'board.computer.added':
-    case 'board.computer.connected':
-    case 'board.computer.disconnected':
-    case 'board.claim.requested':
-    case 'board.offer.declined':
-    case 'board.heartbeat.lapsed':
-    case 'board.offer.stale':
-    case 'board.cancel.requested':
-    case 'board.run.started':
-    case 'board.reply.received':
-    case 'board.completion.received':
-    // Answers that change nothing: a retried submission, a request repeated.
-    case 'board.run.deduplicated':
-    case 'board.request.repeated':
-    // A lane's adoption matters to the board only once adopted.
-    case 'adoption.requested':
-    case 'adoption.released':
-    case 'adoption.listing.read':
-    case 'adoption.bind.ended':
-    case 'adoption.claimed':
-    case 'adoption.waiting':
-    case 'adoption.failed':
-      break;
-    default:
-      ignoreRest<TypesOutside<'board' | 'adoption'>>(event);
-      break;
   }
-  return state;
 }
 
 /**

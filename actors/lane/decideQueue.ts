@@ -1,6 +1,8 @@
 import type { EventData, EventType, NewEventOf } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
+import { wordExecutionReason } from '../../events/executionReasons.ts';
 import { exhausted } from '../../events/exhaustive.ts';
+import type { QueueReason } from '../../events/queueReasons.ts';
 import { busyBackoffMs, claimRetryMs, claimVerdict, MAX_CLAIM_ATTEMPTS } from './claimAnswer.ts';
 import { handledHere } from './handledRun.ts';
 import { candidateOf, isParked, limitOf, limitWaitMs, loginOf, type QueueState } from './queueState.ts';
@@ -51,8 +53,6 @@ type Decision = QueueDecision;
 type Unplaced = { [T in Decision['type']]: Pick<NewEventOf<T>, 'type' | 'data'> }[Decision['type']];
 type On = (runId: string, decision: Unplaced, lane?: string) => Decision;
 
-export const WAITS_FOR_EARLIER_TURN = 'waits: an earlier turn of its conversation is still open';
-
 /**
  * Where a decision about a run is written: its lane's stream (the queue actor is the only writer of a
  * computer's lane streams), or the computer's own stream for a run whose lane it does not know.
@@ -85,7 +85,7 @@ export function decideQueue(state: QueueState, input: Input): Decision[] {
           stream: input.stream,
           at: input.at,
           type: 'frame.acknowledged',
-          data: { frameId: input.data.frameId, status: 400, reason: input.data.reason },
+          data: { frameId: input.data.frameId, status: 400, reason: { code: 'unreadable', problem: input.data.reason } },
         },
       ];
     case 'claim.answered':
@@ -93,7 +93,7 @@ export function decideQueue(state: QueueState, input: Input): Decision[] {
     case 'run.start.failed': {
       const { runId, reason } = input.data;
       if (state.runs[runId]?.status !== 'running') return [];
-      return [on(runId, { type: 'run.requeued', data: { runId, reason: `could not start (${reason}): back in its old place` } })];
+      return [on(runId, { type: 'run.requeued', data: { runId, reason: { code: 'start.failed', problem: reason } } })];
     }
     case 'run.execution.ended': {
       const { runId, ok, reason } = input.data;
@@ -102,10 +102,10 @@ export function decideQueue(state: QueueState, input: Input): Decision[] {
     }
     case 'run.settled':
     case 'run.completion.paused': {
-      // Its run's own decision: the result it came to, else (none: resolved before it ran) why it ended.
+      // Its run's own decision: the result it came to, else (none: resolved before it ran) why it ended, in words.
       const { runId, result, reason } = input.data;
       if (!state.runs[runId]) return [];
-      return [ended(runId, result?.ok ?? false, (result?.error ?? reason).slice(0, 500), on)];
+      return [ended(runId, result?.ok ?? false, (result?.error ?? wordExecutionReason(reason)).slice(0, 500), on)];
     }
     case 'run.limit.reported':
       return answerLimit(state, input.data, input.at, on);
@@ -122,72 +122,73 @@ export function decideQueue(state: QueueState, input: Input): Decision[] {
   }
 }
 
-/** The run no longer needs its slot and lane: how it went, in the words the audit shows. */
-function ended(runId: string, ok: boolean, reason: string | undefined, on: On): Decision {
-  return on(runId, { type: 'run.ended', data: { runId, ok, reason: ok ? 'finished' : `failed${reason ? `: ${reason}` : ''}` } });
+/** The run no longer needs its slot and lane: how it went, and the error it failed with, as the audit shows them. */
+function ended(runId: string, ok: boolean, error: string | undefined, on: On): Decision {
+  const reason: QueueReason = ok ? { code: 'finished' } : error ? { code: 'failed', error } : { code: 'failed' };
+  return on(runId, { type: 'run.ended', data: { runId, ok, reason } });
 }
 
 function answerFrame(state: QueueState, frame: EventData<'frame.received'>, computer: string, at: number, on: On): Decision[] {
-  const ack = (status: 200 | 202 | 503 | 400, reason: string): Decision =>
+  const ack = (status: 200 | 202 | 503 | 400, reason: QueueReason): Decision =>
     on(
       frame.runId,
       { type: 'frame.acknowledged', data: { frameId: frame.frameId, runId: frame.runId, status, reason } },
       state.runs[frame.runId]?.lane ?? frame.lane,
     );
-  if (frame.computerId !== undefined && frame.computerId !== computer) return [ack(200, `ignored: addressed to computer ${frame.computerId}`)];
+  if (frame.computerId !== undefined && frame.computerId !== computer) return [ack(200, { code: 'not.addressed', computer: frame.computerId })];
   const run = state.runs[frame.runId];
 
   if (frame.kind === 'run.cancelled') {
     // A run waiting out a usage limit is claimed: its cancel comes to its run, as any claimed run's.
     if (run?.status === 'waiting' && !run.claimHeld) {
       return [
-        ack(202, 'cancelled before it was claimed'),
-        on(frame.runId, { type: 'run.withdrawn', data: { runId: frame.runId, reason: 'withdrawn: cancelled on the board before it was claimed' } }),
+        ack(202, { code: 'cancelled.unclaimed' }),
+        on(frame.runId, { type: 'run.withdrawn', data: { runId: frame.runId, reason: { code: 'withdrawn.cancelled' } } }),
       ];
     }
-    if (run) return [ack(202, 'already claimed: its cancel comes with its heartbeat')];
-    return [ack(handledHere(frame) ? 202 : 200, 'not queued here')];
+    if (run) return [ack(202, { code: 'cancel.with.heartbeat' })];
+    return [ack(handledHere(frame) ? 202 : 200, { code: 'not.queued' })];
   }
   if (frame.kind === 'run.withdrawn') {
     // Another computer claimed it: a copy waiting here (queued, parked, or waiting to retry its claim)
     // leaves the queue now, rather than when its own claim is refused or its timer runs out.
     if (run?.status === 'waiting' && !run.claimHeld) {
       return [
-        ack(202, 'withdrawn: another computer claimed it'),
-        on(frame.runId, { type: 'run.withdrawn', data: { runId: frame.runId, reason: 'withdrawn: another computer claimed it' } }),
+        ack(202, { code: 'withdrawn.elsewhere' }),
+        on(frame.runId, { type: 'run.withdrawn', data: { runId: frame.runId, reason: { code: 'withdrawn.elsewhere' } } }),
       ];
     }
-    if (run?.status === 'claiming') return [ack(202, "its claim is in flight: the board's answer settles it")];
-    if (run) return [ack(200, `ignored: run ${frame.runId} is ${run.status} here`)];
-    return [ack(200, `ignored: run ${frame.runId} is not queued here`)];
+    if (run?.status === 'claiming') return [ack(202, { code: 'claim.in.flight' })];
+    if (run) return [ack(200, { code: 'ignored.status', run: frame.runId, status: run.status })];
+    return [ack(200, { code: 'ignored.unqueued', run: frame.runId })];
   }
   if (frame.kind === 'run.cancel_requested') {
     // Its run actor decides the cancel (the computer hands the frame to it); the queue only answers the board.
-    if (run?.status === 'running') return [ack(202, 'held here: handed to its run, which stops it')];
-    if (run?.status === 'claiming') return [ack(202, 'its claim is in flight: its heartbeat brings the cancel')];
-    if (run?.claimHeld) return [ack(202, 'held here, waiting out its login’s usage limit: handed to its run, which ends it')];
-    return [ack(200, `ignored: run ${frame.runId} is not held here`)];
+    if (run?.status === 'running') return [ack(202, { code: 'cancel.to.run' })];
+    if (run?.status === 'claiming') return [ack(202, { code: 'cancel.with.claim' })];
+    if (run?.claimHeld) return [ack(202, { code: 'cancel.to.limited' })];
+    return [ack(200, { code: 'ignored.unheld', run: frame.runId })];
   }
-  if (frame.kind !== 'run.requested') return [ack(200, `ignored: unknown frame kind "${frame.kind}"`)];
+  if (frame.kind !== 'run.requested') return [ack(200, { code: 'unknown.kind', kind: frame.kind })];
 
   if (run) {
     if (run.status === 'waiting' && isParked(run, at)) {
       return [
-        ack(202, 'resent: the earlier turn ended'),
+        ack(202, { code: 'resent.unparked' }),
         on(run.runId, {
           type: 'run.unparked',
-          data: { runId: run.runId, reason: 'the board resent its frame: the earlier turn of its conversation ended' },
+          data: { runId: run.runId, reason: { code: 'earlier.turn.ended' } },
         }),
       ];
     }
-    return [ack(202, run.status === 'claiming' ? 'resent while its claim is in flight: remembered' : `already ${run.status} here`)];
+    return [ack(202, run.status === 'claiming' ? { code: 'resent.claiming' } : { code: 'already', status: run.status })];
   }
   const handled = handledHere(frame);
-  if (handled) return [ack(202, `already handled here (${handled})`)];
-  if (state.draining) return [ack(503, 'draining')];
-  if (!frame.lane) return [ack(400, 'a run.requested frame needs a lane')];
+  if (handled) return [ack(202, { code: 'handled', how: handled })];
+  if (state.draining) return [ack(503, { code: 'draining' })];
+  if (!frame.lane) return [ack(400, { code: 'no.lane' })];
   return [
-    ack(202, 'queued'),
+    ack(202, { code: 'queued' }),
     on(
       frame.runId,
       { type: 'run.queued', data: { runId: frame.runId, lane: frame.lane, agentId: frame.agentId ?? null, arrival: state.arrivals } },
@@ -201,7 +202,7 @@ function answerClaim(state: QueueState, answer: EventData<'claim.answered'>, at:
   const run = state.runs[runId];
   // A late answer (the run was withdrawn or settled meanwhile) decides nothing.
   if (run?.status !== 'claiming') return [];
-  const skip = (reason: string, retry = false) => [
+  const skip = (reason: QueueReason, retry = false) => [
     on(runId, { type: 'run.skipped', data: { runId, reason, ...(retry ? { retry: true as const } : {}) } }),
   ];
   const verdict = claimVerdict(status, code);
@@ -224,47 +225,50 @@ function answerClaim(state: QueueState, answer: EventData<'claim.answered'>, at:
             notBefore: limit.until,
             strikes: limit.strikes,
             words: limit.words,
-            reason: `waits: claimed while login ${login} is at its usage limit, held until it lifts`,
+            reason: { code: 'claimed.at.limit', login },
             logged: false,
           },
         }),
       ];
     }
     case 'busy': {
-      if (state.draining) return skip('skipped: its conversation is busy and this computer is draining', true);
+      if (state.draining) return skip({ code: 'busy.draining' }, true);
       if (run.resentWhileClaiming) {
         return [
           on(runId, {
             type: 'run.requeued',
-            data: { runId, reason: 'the busy answer is stale: the board resent its frame while the claim was in flight' },
+            data: { runId, reason: { code: 'stale.busy' } },
           }),
         ];
       }
       const waits = run.busyWaits;
       const notBefore = at + busyBackoffMs(waits);
       return [
-        on(runId, { type: 'run.parked', data: { runId, busyWaits: waits + 1, notBefore, reason: WAITS_FOR_EARLIER_TURN, logged: waits === 0 } }),
+        on(runId, {
+          type: 'run.parked',
+          data: { runId, busyWaits: waits + 1, notBefore, reason: { code: 'earlier.turn.open' }, logged: waits === 0 },
+        }),
       ];
     }
     case 'elsewhere':
-      return skip('skipped: another computer has it');
+      return skip({ code: 'claimed.elsewhere' });
     case 'gone':
-      return skip(`skipped: it is gone from the board (${status})`);
+      return skip({ code: 'gone', status });
     case 'retry': {
       const attempts = run.claimAttempts + 1;
       const why = status === 0 ? (code ?? 'network error') : String(status);
-      if (state.draining) return skip(`skipped: the claim failed (${why}) while draining`, true);
-      if (attempts >= MAX_CLAIM_ATTEMPTS) return skip(`skipped: the claim failed ${attempts} times (last: ${why})`, true);
+      if (state.draining) return skip({ code: 'failed.draining', why }, true);
+      if (attempts >= MAX_CLAIM_ATTEMPTS) return skip({ code: 'failed.often', attempts, why }, true);
       const wait = claimRetryMs(run.claimAttempts);
       return [
         on(runId, {
           type: 'run.claim.retrying',
-          data: { runId, claimAttempts: attempts, notBefore: at + wait, reason: `the claim failed (${why}): tried again in ${wait / 1000} s` },
+          data: { runId, claimAttempts: attempts, notBefore: at + wait, reason: { code: 'claim.failed', why, waitS: wait / 1000 } },
         }),
       ];
     }
     case 'refused':
-      return skip(`skipped: the claim was refused (${status}${code ? `: ${code}` : ''})`);
+      return skip({ code: 'refused', status, ...(code ? { answer: code } : {}) });
   }
 }
 
@@ -287,16 +291,16 @@ function answerLimit(state: QueueState, report: EventData<'run.limit.reported'>,
   const strikes = holding ? holding.strikes : (state.loginLimits?.[login]?.strikes ?? 0) + 1;
   const wait = limitWaitMs(strikes);
   const notBefore = Math.max(holding?.until ?? 0, said ?? (holding ? 0 : at + wait));
-  const why =
+  const reason: QueueReason =
     said !== null
-      ? 'until the reset its agent gave'
+      ? { code: 'limit.at.reset', login }
       : holding
-        ? 'until the limit already reported lifts'
-        : `no reset time given: tried again in ${wait / 60_000} min`;
+        ? { code: 'limit.joined', login }
+        : { code: 'limit.no.reset', login, waitMin: wait / 60_000 };
   return [
     on(runId, {
       type: 'run.limit.waiting',
-      data: { runId, login, notBefore, strikes, words, reason: `waits: login ${login} reached its usage limit, ${why}`, logged: holding === null },
+      data: { runId, login, notBefore, strikes, words, reason, logged: holding === null },
     }),
   ];
 }
@@ -330,7 +334,7 @@ export function pickNextRuns(state: QueueState, input: Input): Decision[] {
       decisions.push(
         on(candidate.runId, {
           type: 'run.limit.resumed',
-          data: { runId: candidate.runId, reason: `login ${login}'s usage limit lifted: it runs again, still claimed` },
+          data: { runId: candidate.runId, reason: { code: 'limit.lifted', login } },
         }),
       );
       if (--free <= 0) break;

@@ -1,4 +1,4 @@
-import type { DomainEvent, TypesOutside } from '../../events/catalog.ts';
+import type { DomainEvent, EventData, EventOf, TypesOutside } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import { ignoreRest } from '../../events/exhaustive.ts';
 import { candidateOf, loginOf, type QueueState } from './queueState.ts';
@@ -9,122 +9,45 @@ export function evolveQueue(state: QueueState, event: DomainEvent): QueueState {
   const at = event.at;
   switch (event.type) {
     case 'computer.configured':
-      state.slots = event.data.slots;
-      state.loginCapacity = event.data.loginCapacity;
-      break;
     case 'computer.started':
-      // A new life: the last one's drain ended with it. A hold the user set is not the life's: it stays.
-      state.draining = false;
-      state.incarnation = event.data.incarnation;
-      break;
     case 'scheduler.held':
-      state.held = event.data.held;
-      break;
     case 'drain.started':
-      state.draining = true;
+      configure(state, event);
       break;
-    case 'frame.received': {
-      const run = state.runs[event.data.runId];
-      // A frame addressed to another computer is acknowledged as ignored: it makes no busy answer stale.
-      const forUs = event.data.computerId === undefined || event.data.computerId === parseStream(event.stream).owner;
-      if (event.data.kind === 'run.requested' && forUs && run?.status === 'claiming') run.resentWhileClaiming = true;
+    case 'frame.received':
+      noteResent(state, event);
       break;
-    }
-    case 'run.queued': {
-      const { runId, lane, agentId, arrival } = event.data;
-      state.arrivals = Math.max(state.arrivals, arrival + 1);
-      state.runs[runId] = {
-        runId,
-        lane,
-        agentId,
-        arrival,
-        status: 'waiting',
-        claimAttempts: 0,
-        busyWaits: 0,
-        notBefore: 0,
-        resentWhileClaiming: false,
-      };
-      const queue = (state.lanes[lane] ??= { waiting: [], active: null });
-      queue.waiting.push(runId);
-      offerLane(state, lane, at);
+    case 'run.queued':
+      queueRun(state, event.data, at);
       break;
-    }
     case 'run.claim.started': {
-      const run = state.runs[event.data.runId]!;
-      const queue = state.lanes[run.lane]!;
-      queue.waiting.splice(queue.waiting.indexOf(run.runId), 1);
-      queue.active = run.runId;
-      run.status = 'claiming';
+      const run = takeTurn(state, event.data.runId, 'claiming');
       run.resentWhileClaiming = false;
       if (run.claimLife === undefined) run.claimLife = event.data.incarnation ?? null;
-      takeSlot(state, loginOf(run), +1);
       break;
     }
     case 'run.claimed':
       state.runs[event.data.runId]!.status = 'running';
       break;
-    case 'run.limit.waiting': {
-      const { runId, login, notBefore, strikes, words } = event.data;
-      const run = backToWaiting(state, runId);
-      run.notBefore = notBefore;
-      run.claimHeld = true;
-      // Claimed, it is not parked: it holds its lane's turn (a busy wait before its claim is over).
-      run.busyWaits = 0;
-      (state.loginLimits ??= {})[login] = { until: notBefore, strikes, words };
-      offerLane(state, run.lane, at);
+    case 'run.limit.waiting':
+      waitOutLimit(state, event.data, at);
       break;
-    }
     case 'run.limit.resumed': {
-      const run = state.runs[event.data.runId]!;
-      const queue = state.lanes[run.lane]!;
-      queue.waiting.splice(queue.waiting.indexOf(run.runId), 1);
-      queue.active = run.runId;
-      run.status = 'running';
+      const run = takeTurn(state, event.data.runId, 'running');
       run.notBefore = 0;
       delete run.claimHeld;
-      takeSlot(state, loginOf(run), +1);
       break;
     }
-    case 'run.parked': {
-      const run = backToWaiting(state, event.data.runId);
-      run.busyWaits = event.data.busyWaits;
-      run.notBefore = event.data.notBefore;
-      offerLane(state, run.lane, at);
+    case 'run.parked':
+    case 'run.claim.retrying':
+    case 'run.requeued':
+    case 'run.unparked':
+      waitAgain(state, event, at);
       break;
-    }
-    case 'run.claim.retrying': {
-      const run = backToWaiting(state, event.data.runId);
-      run.claimAttempts = event.data.claimAttempts;
-      run.notBefore = event.data.notBefore;
-      offerLane(state, run.lane, at);
+    case 'timer.fired':
+      wake(state, event.data.runId, at);
       break;
-    }
-    case 'run.requeued': {
-      const run = backToWaiting(state, event.data.runId);
-      run.notBefore = 0;
-      offerLane(state, run.lane, at);
-      break;
-    }
-    case 'run.unparked': {
-      const run = state.runs[event.data.runId]!;
-      run.notBefore = 0;
-      offerLane(state, run.lane, at);
-      break;
-    }
-    case 'timer.fired': {
-      const run = state.runs[event.data.runId];
-      if (!run) break;
-      // Its wait is over, whatever the `at` of what is folded next: a message carries its decision's
-      // `at`, which may be earlier than this timer's. Judged due only by time, the run would read as
-      // not due yet then, its lane would be dropped from the ready heap as stale, and no timer is left
-      // to put it back (issue 17: a lane's next turn left queued for ever after a 503).
-      if (run.status === 'waiting' && run.notBefore <= at) run.notBefore = 0;
-      offerLane(state, run.lane, at);
-      break;
-    }
     case 'run.skipped':
-      settle(state, event.data.runId, at);
-      break;
     case 'run.withdrawn':
       settle(state, event.data.runId, at);
       break;
@@ -151,6 +74,96 @@ export function evolveQueue(state: QueueState, event: DomainEvent): QueueState {
   }
   dropStaleTop(state, at);
   return state;
+}
+
+/** The computer's settings, its life, a hold and a drain. */
+function configure(state: QueueState, event: EventOf<'computer.configured' | 'computer.started' | 'scheduler.held' | 'drain.started'>): void {
+  switch (event.type) {
+    case 'computer.configured':
+      state.slots = event.data.slots;
+      state.loginCapacity = event.data.loginCapacity;
+      return;
+    case 'computer.started':
+      // A new life: the last one's drain ended with it. A hold the user set is not the life's: it stays.
+      state.draining = false;
+      state.incarnation = event.data.incarnation;
+      return;
+    case 'scheduler.held':
+      state.held = event.data.held;
+      return;
+    case 'drain.started':
+      state.draining = true;
+  }
+}
+
+/** A frame that resends a run whose claim is in flight makes a busy answer to that claim stale. */
+function noteResent(state: QueueState, event: EventOf<'frame.received'>): void {
+  const run = state.runs[event.data.runId];
+  // A frame addressed to another computer is acknowledged as ignored: it makes no busy answer stale.
+  const forUs = event.data.computerId === undefined || event.data.computerId === parseStream(event.stream).owner;
+  if (event.data.kind === 'run.requested' && forUs && run?.status === 'claiming') run.resentWhileClaiming = true;
+}
+
+/** A run waits in its lane again: parked, retrying its claim, back after a start that failed, or free to go again. */
+function waitAgain(state: QueueState, event: EventOf<'run.parked' | 'run.claim.retrying' | 'run.requeued' | 'run.unparked'>, at: number): void {
+  const run = event.type === 'run.unparked' ? state.runs[event.data.runId]! : backToWaiting(state, event.data.runId);
+  if (event.type === 'run.parked') run.busyWaits = event.data.busyWaits;
+  if (event.type === 'run.claim.retrying') run.claimAttempts = event.data.claimAttempts;
+  run.notBefore = event.type === 'run.parked' || event.type === 'run.claim.retrying' ? event.data.notBefore : 0;
+  offerLane(state, run.lane, at);
+}
+
+/**
+ * Its wait is over, whatever the `at` of what is folded next: a message carries its decision's `at`,
+ * which may be earlier than this timer's. Judged due only by time, the run would read as not due yet
+ * then, its lane would be dropped from the ready heap as stale, and no timer is left to put it back
+ * (issue 17: a lane's next turn left queued for ever after a 503).
+ */
+function wake(state: QueueState, runId: string, at: number): void {
+  const run = state.runs[runId];
+  if (!run) return;
+  if (run.status === 'waiting' && run.notBefore <= at) run.notBefore = 0;
+  offerLane(state, run.lane, at);
+}
+
+function queueRun(state: QueueState, { runId, lane, agentId, arrival }: EventData<'run.queued'>, at: number): void {
+  state.arrivals = Math.max(state.arrivals, arrival + 1);
+  state.runs[runId] = {
+    runId,
+    lane,
+    agentId,
+    arrival,
+    status: 'waiting',
+    claimAttempts: 0,
+    busyWaits: 0,
+    notBefore: 0,
+    resentWhileClaiming: false,
+  };
+  const queue = (state.lanes[lane] ??= { waiting: [], active: null });
+  queue.waiting.push(runId);
+  offerLane(state, lane, at);
+}
+
+/** A waiting run takes its lane's turn and a slot: claiming it, or running again after a usage limit. */
+function takeTurn(state: QueueState, runId: string, status: 'claiming' | 'running') {
+  const run = state.runs[runId]!;
+  const queue = state.lanes[run.lane]!;
+  queue.waiting.splice(queue.waiting.indexOf(run.runId), 1);
+  queue.active = run.runId;
+  run.status = status;
+  takeSlot(state, loginOf(run), +1);
+  return run;
+}
+
+/** A claimed run waits out its login's usage limit in its old place, and its login starts nothing until then. */
+function waitOutLimit(state: QueueState, { runId, login, notBefore, strikes, words }: EventData<'run.limit.waiting'>, at: number): void {
+  const run = backToWaiting(state, runId);
+  run.notBefore = notBefore;
+  run.claimHeld = true;
+  // Claimed, it is not parked: it holds its lane's turn (a busy wait before its claim is over).
+  run.busyWaits = 0;
+  (state.loginLimits ??= {})[login] = { until: notBefore, strikes, words };
+  offerLane(state, run.lane, at);
 }
 
 /** Pushes the lane's current candidate, if it has one, so the next pick can find it. */

@@ -1,6 +1,7 @@
 import type { EventData, EventType, NewEventOf } from '../../events/catalog.ts';
 import type { NewEvent } from '../../events/envelope.ts';
 import { parseStream } from '../../events/envelope.ts';
+import type { ExecutionReason } from '../../events/executionReasons.ts';
 import { exhausted } from '../../events/exhaustive.ts';
 import type { Usage } from '../../events/usage.ts';
 import { type ChangeSummary, laneBranch, summaryOf } from '../../events/workspace.ts';
@@ -64,25 +65,8 @@ type On = <T extends DecisionType>(type: T, data: EventData<T>) => NewEvent<T, E
 
 /** A claimed run's decisions (docs/rules.md#computer-behaviour, "Execution" to "Completion"). Pure. */
 export function decideRun(state: RunExecution, input: RunInput): Decision[] {
-  // Its queue's `run.claimed` is in the lane's stream: the run's decisions go in the run's own.
-  const stream = input.type === 'run.claimed' ? claimedRunStream(input) : input.stream;
-  const runId = input.type === 'run.claimed' ? input.data.runId : parseStream(input.stream).id;
   const at = input.at;
-  const on: On = (type, data) => ({ stream, type, data: endOf(state, type, data), at });
-  // The lane's session memory is written in the run's own stream (the run actor writes only there);
-  // the lane-sessions projection gathers it by lane. A run remembers or forgets a session only once it
-  // was handed over, which gave it its lane (hence `state.lane!` in these).
-  const onLane = on;
-  const complete = (result: Result, reply: string | null = null, usage?: Usage, changes?: ChangeSummary): Decision =>
-    on('run.completion.requested', {
-      runId,
-      attempt: state.completionAttempts + 1,
-      result,
-      reply,
-      ...(usage ? { usage } : {}),
-      ...(changes ? { changes } : {}),
-    });
-
+  const { on, onLane, complete, runId } = helpersOf(state, input);
   switch (input.type) {
     case 'run.handed.over': {
       const { lane, budgetS, laneSession } = input.data;
@@ -93,8 +77,7 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
       const { lane, start: claimedStart, heldUntil } = input.data;
       // Claimed while its login is at its usage limit: it keeps its start and waits, as a run the limit stopped.
       if (heldUntil !== undefined) {
-        const reason = 'claimed while its login is at its usage limit: held, heartbeated, until its queue gives it a slot';
-        return [on('run.start.held', { runId, lane, start: claimedStart!, until: heldUntil, reason })];
+        return [on('run.start.held', { runId, lane, start: claimedStart!, until: heldUntil, reason: { code: 'held.at.limit' } })];
       }
       return start(state, { lane, ...claimedStart! }, at, true, { on, complete, runId });
     }
@@ -113,59 +96,21 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
       const { status, cancelRequested } = input.data;
       if (status === 410) return resolve(state, { on, runId });
       if (!cancelRequested) return [];
-      return decideCancel(state, 'the board asked for a cancel', { on, complete, runId });
+      return decideCancel(state, { code: 'cancel.asked' }, { on, complete, runId });
     }
     case 'run.cancel.pushed':
-      return decideCancel(state, 'the board pushed a cancel', { on, complete, runId });
-    case 'run.completion.answered': {
-      const { status } = input.data;
-      if (status === 200 || status === 201) return [on('run.settled', { runId, reported: true, reason: 'the board acknowledged its completion' })];
-      if (status === 409 || status === 410)
-        return [on('run.settled', { runId, reported: true, reason: `the board already holds it as terminal (${status})` })];
-      const failed = state.completionAttempts;
-      const wait = COMPLETION_RETRY_S[failed - 1];
-      if (wait === undefined) {
-        return [
-          on('run.completion.paused', {
-            runId,
-            attempts: failed,
-            reason: `the board did not acknowledge its completion after ${failed} attempts (last: ${status || 'network error'}): unreported, it is reported again on redelivery`,
-          }),
-        ];
-      }
-      return [
-        on('run.completion.retrying', {
-          runId,
-          attempt: failed + 1,
-          notBefore: at + wait * 1000,
-          reason: `completion failed (${status || 'network error'}): tried again in ${wait} s`,
-        }),
-      ];
-    }
-    case 'run.reply.refused': {
-      // Its answer never reached the conversation: resuming the session would carry on from a turn
-      // nobody saw. The run is reported failed instead, with no reply to post again.
-      const remembered = state.announced ?? state.session;
-      const forget = remembered !== null && sessionAfter('rejected', state.session, state.announced) === null;
-      return [
-        ...(forget ? [onLane('lane.session.forgotten', { lane: state.lane!, sessionId: remembered, runId, reason: 'its reply was refused' })] : []),
-        complete({ ok: false, error: `posting the reply failed with HTTP ${input.data.status}` }),
-      ];
-    }
+      return decideCancel(state, { code: 'cancel.pushed' }, { on, complete, runId });
+    case 'run.completion.answered':
+      return answerCompletion(state, input.data.status, at, { on, runId });
+    case 'run.reply.refused':
+      return answerReplyRefused(state, input.data.status, { on, onLane, complete, runId });
     case 'run.completion.due':
       return [complete(state.result ?? { ok: false, error: 'no result recorded' }, state.reply, state.usage, state.changes)];
     case 'run.workspace.prepared': {
       // Its worktree is ready and its HEAD recorded: the turn runs there, its changes read against that HEAD.
       const { repo, path, head } = input.data;
-      return [
-        on('run.execution.requested', {
-          runId,
-          lane: state.lane!,
-          deadlineAt: state.deadlineAt,
-          resume: state.resuming,
-          workspace: { repo, path, head },
-        }),
-      ];
+      const workspace = { repo, path, head };
+      return [on('run.execution.requested', { runId, lane: state.lane!, deadlineAt: state.deadlineAt, resume: state.resuming, workspace })];
     }
     case 'run.branch.pushed':
       // Pushed or not, the turn is over: its work is on the lane's branch here either way (the audit says how the push went).
@@ -174,37 +119,99 @@ export function decideRun(state: RunExecution, input: RunInput): Decision[] {
       const result = { ok: false, error: input.data.error };
       return [state.local ? settleLocal(result, on, runId) : complete(result)];
     }
-    case 'run.found.interrupted': {
-      const kill =
-        input.data.alive && input.data.pid !== null
-          ? [on('run.kill.requested', { runId, pid: input.data.pid, reason: INTERRUPTED_BY_RESTART, mark: state.mark })]
-          : [];
-      if (state.resolved) return [...kill, on('run.settled', { runId, reported: false, reason: 'resolved on the board: nothing posted' })];
-      if (state.local) return [...kill, settleLocal({ ok: false, error: INTERRUPTED_BY_RESTART }, on, runId)];
-      return [...kill, complete({ ok: false, error: INTERRUPTED_BY_RESTART })];
-    }
+    case 'run.found.interrupted':
+      return answerInterrupted(state, input.data, { on, complete, runId });
     case 'run.shutdown.before.start':
       return [complete({ ok: false, error: SHUTDOWN_BEFORE_START })];
     case 'run.limit.over':
-      // A run held since its claim starts now, as it would have then, with its whole budget from now.
-      if (state.heldStart) return start(state, { lane: state.lane!, ...state.heldStart }, at, true, { on, complete, runId });
-      // Its queue gave it a slot once the login's limit lifted: the same turn again, in the session its
-      // agent announced (the limit kept it), with what its budget had left.
-      return [
-        on('run.execution.requested', {
-          runId,
-          lane: state.lane!,
-          deadlineAt: state.budgetLeftMs === null || state.budgetLeftMs === undefined ? null : at + state.budgetLeftMs,
-          resume: state.announced ?? state.session,
-          ...(state.workspace ? { workspace: state.workspace } : {}),
-        }),
-      ];
+      return limitOver(state, at, { on, complete, runId });
     case 'run.claim.refused':
       // Granted, so reported: the board hears why at once instead of waiting out the lease.
       return [complete({ ok: false, error: `the board's claim answer was refused: ${input.data.problem}` })];
     default:
       return exhausted(input, []);
   }
+}
+
+/** How the run's decisions are made: in its own stream, at the input's time, a completion with its next attempt. */
+function helpersOf(state: RunExecution, input: RunInput): Required<Helpers> {
+  // Its queue's `run.claimed` is in the lane's stream: the run's decisions go in the run's own.
+  const stream = input.type === 'run.claimed' ? claimedRunStream(input) : input.stream;
+  const runId = input.type === 'run.claimed' ? input.data.runId : parseStream(input.stream).id;
+  const on: On = (type, data) => ({ stream, type, data: endOf(state, type, data), at: input.at });
+  const complete = (result: Result, reply: string | null = null, usage?: Usage, changes?: ChangeSummary): Decision =>
+    on('run.completion.requested', {
+      runId,
+      attempt: state.completionAttempts + 1,
+      result,
+      reply,
+      ...(usage ? { usage } : {}),
+      ...(changes ? { changes } : {}),
+    });
+  // The lane's session memory is written in the run's own stream (the run actor writes only there);
+  // the lane-sessions projection gathers it by lane. A run remembers or forgets a session only once it
+  // was handed over, which gave it its lane (hence `state.lane!` in these).
+  return { on, onLane: on, complete, runId };
+}
+
+/** The board's answer to its completion: settled once acknowledged (or already terminal), else retried, then paused. */
+function answerCompletion(state: RunExecution, status: number, at: number, { on, runId }: Helpers): Decision[] {
+  if (status === 200 || status === 201) return [on('run.settled', { runId, reported: true, reason: { code: 'acknowledged' } })];
+  if (status === 409 || status === 410) return [on('run.settled', { runId, reported: true, reason: { code: 'already.terminal', status } })];
+  const failed = state.completionAttempts;
+  const wait = COMPLETION_RETRY_S[failed - 1];
+  if (wait === undefined) {
+    return [on('run.completion.paused', { runId, attempts: failed, reason: { code: 'unacknowledged', attempts: failed, status } })];
+  }
+  return [
+    on('run.completion.retrying', {
+      runId,
+      attempt: failed + 1,
+      notBefore: at + wait * 1000,
+      reason: { code: 'completion.failed', status, waitS: wait },
+    }),
+  ];
+}
+
+/**
+ * Its answer never reached the conversation: resuming the session would carry on from a turn nobody
+ * saw. The run is reported failed instead, with no reply to post again.
+ */
+function answerReplyRefused(state: RunExecution, status: number, { onLane, complete, runId }: Required<Helpers>): Decision[] {
+  const remembered = state.announced ?? state.session;
+  const forget = remembered !== null && sessionAfter('rejected', state.session, state.announced) === null;
+  return [
+    ...(forget ? [onLane('lane.session.forgotten', { lane: state.lane!, sessionId: remembered, runId, reason: { code: 'reply.refused' } })] : []),
+    complete({ ok: false, error: `posting the reply failed with HTTP ${status}` }),
+  ];
+}
+
+/** Found at start-up with no exit recorded: its process is killed if alive, and the run ends as interrupted. */
+function answerInterrupted(
+  state: RunExecution,
+  { pid, alive }: EventData<'run.found.interrupted'>,
+  { on, complete, runId }: Required<Pick<Helpers, 'on' | 'complete' | 'runId'>>,
+): Decision[] {
+  const kill = alive && pid !== null ? [on('run.kill.requested', { runId, pid, reason: INTERRUPTED_BY_RESTART, mark: state.mark })] : [];
+  if (state.resolved) return [...kill, on('run.settled', { runId, reported: false, reason: { code: 'resolved' } })];
+  if (state.local) return [...kill, settleLocal({ ok: false, error: INTERRUPTED_BY_RESTART }, on, runId)];
+  return [...kill, complete({ ok: false, error: INTERRUPTED_BY_RESTART })];
+}
+
+/** Its queue gave it a slot again once its login's usage limit lifted. */
+function limitOver(state: RunExecution, at: number, helpers: Required<Pick<Helpers, 'on' | 'complete' | 'runId'>>): Decision[] {
+  // A run held since its claim starts now, as it would have then, with its whole budget from now.
+  if (state.heldStart) return start(state, { lane: state.lane!, ...state.heldStart }, at, true, helpers);
+  // The same turn again, in the session its agent announced (the limit kept it), with what its budget had left.
+  return [
+    helpers.on('run.execution.requested', {
+      runId: helpers.runId,
+      lane: state.lane!,
+      deadlineAt: state.budgetLeftMs === null || state.budgetLeftMs === undefined ? null : at + state.budgetLeftMs,
+      resume: state.announced ?? state.session,
+      ...(state.workspace ? { workspace: state.workspace } : {}),
+    }),
+  ];
 }
 
 type RunStartWorkspace = NonNullable<NonNullable<EventData<'run.claimed'>['start']>['workspace']>;
@@ -239,7 +246,7 @@ function start(
   { on, complete, runId }: Required<Pick<Helpers, 'on' | 'complete' | 'runId'>>,
 ): Decision[] {
   if (state.cancelRequested) return [complete({ ok: false, error: CANCELLED_MARKER })];
-  if (state.resolved) return [on('run.settled', { runId, reported: false, reason: 'resolved on the board before it started: nothing posted' })];
+  if (state.resolved) return [on('run.settled', { runId, reported: false, reason: { code: 'resolved.before.start' } })];
   const deadlineAt = deadlineOf(at, budgetS);
   // A run in a repository first has its lane's worktree made or found; it is requested from that answer.
   if (workspace) {
@@ -263,7 +270,7 @@ function start(
 /** A cancel from the board, pushed or read from a heartbeat answer: decided once, whichever comes first. */
 function decideCancel(
   state: RunExecution,
-  reason: string,
+  reason: ExecutionReason,
   { on, complete, runId }: Required<Pick<Helpers, 'on' | 'complete' | 'runId'>>,
 ): Decision[] {
   if (state.cancelRequested) return [];
@@ -278,11 +285,11 @@ function decideCancel(
 
 function resolve(state: RunExecution, { on, runId }: Helpers): Decision[] {
   if (state.resolved) return [];
-  const noted = on('run.resolved.elsewhere', { runId, reason: 'resolved on the board (reaped, or closed elsewhere): nothing will be posted' });
+  const noted = on('run.resolved.elsewhere', { runId, reason: { code: 'resolved.elsewhere' } });
   if (state.phase === 'executing' && state.pid !== null)
     return [noted, on('run.kill.requested', { runId, pid: state.pid, reason: 'resolved on the board' })];
   if (state.phase === 'requested') return [noted];
-  return [noted, on('run.settled', { runId, reported: false, reason: 'resolved on the board: nothing posted' })];
+  return [noted, on('run.settled', { runId, reported: false, reason: { code: 'resolved' } })];
 }
 
 function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, at: number, h: Required<Helpers>): Decision[] {
@@ -312,7 +319,7 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
         words: limit.words,
         ...(limit.resetAt === undefined ? {} : { resetAt: limit.resetAt }),
         budgetLeftMs,
-        reason: 'the agent stopped at its login’s usage limit: back to the queue until it lifts',
+        reason: { code: 'usage.limit' },
       }),
     ];
   }
@@ -321,40 +328,8 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
   if (
     !state.resolved &&
     shouldRetryFresh({ resuming: state.resuming, result, now: at, deadlineAt: state.deadlineAt, cancelRequested: state.cancelRequested })
-  ) {
-    if (state.resuming)
-      decisions.push(
-        h.onLane('lane.session.forgotten', {
-          lane: state.lane!,
-          sessionId: state.resuming,
-          runId: h.runId,
-          reason: 'the agent refused to resume it',
-        }),
-      );
-    // Claude Code names a new session even as it refuses (one it never keeps): not a conversation to resume.
-    // Read from the agent's own verdict (`agentError`), which logs written before it was recorded lack:
-    // their refused resumes replay as they were decided.
-    if (exit.agentError !== undefined && state.announced !== null && state.announced !== state.resuming)
-      decisions.push(
-        h.onLane('lane.session.forgotten', {
-          lane: state.lane!,
-          sessionId: state.announced,
-          runId: h.runId,
-          reason: 'announced by the agent as it refused to resume',
-        }),
-      );
-    // A process ran, so the run was handed over and has its lane.
-    decisions.push(
-      h.on('run.execution.requested', {
-        runId: h.runId,
-        lane: state.lane!,
-        deadlineAt: state.deadlineAt,
-        resume: null,
-        ...(state.workspace ? { workspace: state.workspace } : {}),
-      }),
-    );
-    return decisions;
-  }
+  )
+    return retryFresh(state, exit, h);
 
   const moment = exit.outcome === 'failed_to_start' ? 'failed' : sessionMomentOf(result);
   const after = sessionAfter(moment, state.session, state.announced);
@@ -364,12 +339,11 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
         lane: state.lane!,
         sessionId: remembered,
         runId: h.runId,
-        reason: `its turn ${moment === 'failed' ? 'failed' : moment}`,
+        reason: { code: 'turn.ended', moment },
       }),
     );
   }
-  if (state.resolved)
-    return [...decisions, h.on('run.settled', { runId: h.runId, reported: false, reason: 'resolved on the board: nothing posted' })];
+  if (state.resolved) return [...decisions, h.on('run.settled', { runId: h.runId, reported: false, reason: { code: 'resolved' } })];
   const outcome = resultOf(state, exit);
   if (state.local) return [...decisions, settleLocal(outcome, h.on, h.runId)];
   const changes = exit.changes && summaryOf(exit.changes);
@@ -384,13 +358,50 @@ function answerExit(state: RunExecution, exit: EventData<'run.process.exited'>, 
   return [...decisions, h.complete(outcome, replyText, exit.usage, changes)];
 }
 
+/** Its resume was refused: the sessions it named are forgotten and the turn runs again, fresh. */
+function retryFresh(state: RunExecution, exit: EventData<'run.process.exited'>, h: Required<Helpers>): Decision[] {
+  const decisions: Decision[] = [];
+  if (state.resuming)
+    decisions.push(
+      h.onLane('lane.session.forgotten', {
+        lane: state.lane!,
+        sessionId: state.resuming,
+        runId: h.runId,
+        reason: { code: 'resume.refused' },
+      }),
+    );
+  // Claude Code names a new session even as it refuses (one it never keeps): not a conversation to resume.
+  // Read from the agent's own verdict (`agentError`), which logs written before it was recorded lack:
+  // their refused resumes replay as they were decided.
+  if (exit.agentError !== undefined && state.announced !== null && state.announced !== state.resuming)
+    decisions.push(
+      h.onLane('lane.session.forgotten', {
+        lane: state.lane!,
+        sessionId: state.announced,
+        runId: h.runId,
+        reason: { code: 'announced.refusing' },
+      }),
+    );
+  // A process ran, so the run was handed over and has its lane.
+  decisions.push(
+    h.on('run.execution.requested', {
+      runId: h.runId,
+      lane: state.lane!,
+      deadlineAt: state.deadlineAt,
+      resume: null,
+      ...(state.workspace ? { workspace: state.workspace } : {}),
+    }),
+  );
+  return decisions;
+}
+
 /**
  * A local turn (`runledger run`) ends where a claimed run would be completed: nobody holds it to
  * report to, so it settles at once, unreported, keeping its result (the reply is in its exit).
  */
 function settleLocal(result: Result, on: Helpers['on'], runId: string): Decision {
-  const said = result.ok ? 'succeeded' : `failed: ${result.error ?? 'no reason given'}`;
-  return on('run.settled', { runId, reported: false, reason: `a local turn (runledger run), no board to report to: ${said}`, result });
+  const reason: ExecutionReason = { code: 'local', ok: result.ok, ...(result.error === undefined ? {} : { error: result.error }) };
+  return on('run.settled', { runId, reported: false, reason, result });
 }
 
 /** The completion a finished process earns; the error says what a person needs to know. */

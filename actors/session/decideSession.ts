@@ -1,6 +1,7 @@
 import type { EventData, EventType, NewEventOf } from '../../events/catalog.ts';
 import type { NewEvent } from '../../events/envelope.ts';
 import { exhausted } from '../../events/exhaustive.ts';
+import type { SessionReason, SessionStop } from '../../events/sessionReasons.ts';
 import { claimHolds, holdsClaim, ownClaimReusable } from './claims.ts';
 import type { SessionClose } from './sessionState.ts';
 import { unreadWatch, watchedMs } from './unreadWatch.ts';
@@ -38,31 +39,27 @@ export function decideSession(state: SessionClose, input: SessionInput): Decisio
 
   switch (input.type) {
     case 'session.run.ended': {
-      const { sessionId, runId, lane } = input.data;
-      const how = input.data.bound
-        ? `run ${runId}${lane ? ` of lane ${lane}` : ''} ended`
-        : `run ${runId} ended, and no session was ever read for its launch`;
-      const reason = state.open ? `${how}: the close already asked for stands` : `${how}: its session is to be closed between turns`;
-      return [on('session.close.intended', { sessionId, runId, reason })];
+      const { sessionId, runId, lane, bound } = input.data;
+      return [on('session.close.intended', { sessionId, runId, reason: { code: state.open ? 'stands' : 'intended', run: runId, lane, bound } })];
     }
     case 'session.close.due': {
       const { sessionId, lock, ttlMs } = input.data;
       const earlier = state.claim;
-      let reason =
+      const unanswered = state.killing ? { unanswered: state.killing.attempt } : {};
+      const reason: SessionReason =
         earlier === null
-          ? 'claimed before anything outside the log is touched'
+          ? { code: 'claimed', ...unanswered }
           : earlier.lock === lock
-            ? 'its own claim renewed: less than a minute of it was left'
-            : `claimed over ${earlier.lock}'s, which no longer holds (${earlier.expires <= at ? 'expired' : 'its process is gone'})`;
-      if (state.killing) reason += `; the kill of attempt ${state.killing.attempt} was never answered, so it is read again`;
+            ? { code: 'renewed', ...unanswered }
+            : { code: 'taken.over', from: earlier.lock, expired: earlier.expires <= at, ...unanswered };
       return [on('session.close.claimed', { sessionId, lock, expires: at + ttlMs, reason })];
     }
     case 'session.read':
       return answerReading(state, input.data, at, on);
     case 'session.kill.answered': {
       const { sessionId, attempt, ok, detail } = input.data;
-      if (ok) return [on('session.closed', { sessionId, attempt, reason: `stopped (${detail}); its id is kept for a later turn to resume` })];
-      return [on('session.close.incident', { sessionId, attempt, reason: `it could not be stopped and will not be tried again: ${detail}` })];
+      if (ok) return [on('session.closed', { sessionId, attempt, reason: { code: 'stopped', detail } })];
+      return [on('session.close.incident', { sessionId, attempt, reason: { code: 'unstoppable', detail } })];
     }
     default:
       return exhausted(input, []);
@@ -77,44 +74,29 @@ export function decideSession(state: SessionClose, input: SessionInput): Decisio
 function answerReading(state: SessionClose, reading: EventData<'session.read'>, at: number, on: On): Decision[] {
   const { sessionId, activity, failure, settings } = reading;
   const attempt = state.attempts + 1;
-  const defer = (reason: string, unread = state.unread) => [on('session.close.deferred', { sessionId, attempt, reason, unread })];
-  if (activity === null) return defer(`its session could not be read just now (${failure ?? 'no reading'}); it is read again next round`);
-  const stop = (why: string): Decision[] =>
+  const defer = (reason: SessionReason, unread = state.unread) => [on('session.close.deferred', { sessionId, attempt, reason, unread })];
+  if (activity === null) return defer({ code: 'unreadable', failure });
+  const stop = (why: SessionStop): Decision[] =>
     activity.target === null
-      ? [on('session.closed', { sessionId, attempt, reason: `${why}; nothing was left to stop` })]
+      ? [on('session.closed', { sessionId, attempt, reason: { ...why, nothingLeft: true } })]
       : [on('session.kill.requested', { sessionId, attempt, target: activity.target, reason: why })];
-  const seen = activity.seen ? ` (${activity.seen})` : '';
+  const seen = activity.seen ? { seen: activity.seen } : {};
 
-  if (activity.presence === 'gone')
-    return [on('session.closed', { sessionId, attempt, reason: `nothing of it runs any more${seen}; its id is kept for a later turn to resume` })];
-  if (activity.presence === 'stopped') return stop(`no agent runs in it${seen}`);
-  if (IN_TURN.has(activity.turn)) return defer(`its session is in a turn (${activity.turn})${seen}; it closes once the turn ends`, null);
-  if (activity.turn === 'idle') return stop(`read idle, between turns${seen}`);
+  if (activity.presence === 'gone') return [on('session.closed', { sessionId, attempt, reason: { code: 'gone', ...seen } })];
+  if (activity.presence === 'stopped') return stop({ code: 'no.agent', ...seen });
+  if (IN_TURN.has(activity.turn)) return defer({ code: 'in.turn', turn: activity.turn, ...seen }, null);
+  if (activity.turn === 'idle') return stop({ code: 'idle', ...seen });
 
   // No turn published. A launch that never became a session holds no turn to cut.
   if (!state.bound && state.launchedAt !== null && at - state.launchedAt >= settings.launchWindowMs) {
-    return stop(`a launch never bound to a session, past its launch window of ${secs(settings.launchWindowMs)}${seen}`);
+    return stop({ code: 'unbound', windowMs: settings.launchWindowMs, ...seen });
   }
-  const unknown = `its session publishes no turn${seen}`;
-  if (activity.mark === null) return defer(`${unknown}, and its record shows no write to count from: it waits`);
+  if (activity.mark === null) return defer({ code: 'no.write', ...seen });
   const watch = unreadWatch(state.unread, activity.mark, settings.gapMs, at);
-  if (watchedMs(watch) >= settings.quietMs)
-    return stop(`${unknown}, and nothing was written to its record in ${secs(watchedMs(watch))} watched (quiet ${secs(settings.quietMs)})`);
+  if (watchedMs(watch) >= settings.quietMs) return stop({ code: 'quiet', watchedMs: watchedMs(watch), quietMs: settings.quietMs, ...seen });
   const restarted =
-    watch.since === at && state.unread !== null
-      ? state.unread.mark !== activity.mark
-        ? ' (its record was written: the watch starts again)'
-        : ' (the last reading was too long ago: the watch starts again)'
-      : '';
-  return defer(
-    `${unknown}; it closes once it is read idle, or after ${secs(settings.quietMs)} watched with nothing written to its record (${secs(watchedMs(watch))} so far)${restarted}`,
-    watch,
-  );
-}
-
-/** `120 s`, `1.5 s`: the settings are whole seconds in use, tenths in tests. */
-export function secs(ms: number): string {
-  return `${Math.round(ms / 100) / 10} s`;
+    watch.since === at && state.unread !== null ? { restarted: state.unread.mark !== activity.mark ? ('written' as const) : ('stale' as const) } : {};
+  return defer({ code: 'watching', quietMs: settings.quietMs, watchedMs: watchedMs(watch), ...restarted, ...seen }, watch);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { UnreadWatch } from '../../events/sessionEvents.ts';
+import type { RecordedSessionReason } from '../../events/sessionReasons.ts';
 
 /** A claim on a close: whose (`host:pid`) and until when. */
 export interface CloseClaim {
@@ -24,14 +25,14 @@ export interface SessionClose {
   claim: CloseClaim | null;
   /** Readings decided so far in this close: each one an attempt. */
   attempts: number;
-  /** Why the last attempt waited, while the close waits. */
-  deferred: string | null;
+  /** Why the last attempt waited, while the close waits (worded by wordSessionReason). */
+  deferred: RecordedSessionReason | null;
   unread: UnreadWatch | null;
   /** A kill decided and not yet answered. */
   killing: { attempt: number; target: string; at: number } | null;
   confirmedAt: number | null;
   failedAt: number | null;
-  failure: string | null;
+  failure: RecordedSessionReason | null;
 }
 
 export function initialSessionClose(): SessionClose {

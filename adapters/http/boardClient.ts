@@ -14,18 +14,39 @@ export interface BoardAnswer {
   readonly body?: unknown;
 }
 
-export class BoardClient {
-  private readonly servers: BoardServers;
-  private readonly agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
+/** A computer's call as it goes to the board whatever way: its path, its headers (names in lower case), its JSON body. */
+export interface BoardCall {
+  readonly path: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly payload: string;
+}
 
-  /** `server`: one board, or the boards of one log (`BoardServers`): each call goes to the current one. */
+/**
+ * How a call reaches the board: over HTTP (`HttpTransport`), or straight to the API's handler when
+ * the board is in this very process (the board server's `local`). Resolves, never rejects: status 0
+ * for a call that did not get through, or was cut by `signal` (the client's deadline).
+ */
+export interface BoardTransport {
+  send(call: BoardCall, signal: AbortSignal): Promise<BoardAnswer>;
+  /** Lets go of what it holds open (idle connections), so a stopping daemon leaves no socket open. */
+  close(): void;
+}
+
+export class BoardClient {
+  private readonly transport: BoardTransport;
+
+  /**
+   * `board`: one board's URL, or the boards of one log (`BoardServers`): each call goes over HTTP to
+   * the current one; or a transport of its own (the board of this process).
+   */
   constructor(
-    server: string | BoardServers,
+    board: string | BoardServers | BoardTransport,
     private readonly computer: string,
     private readonly computerToken: string,
     private readonly timeoutMs = 15_000,
   ) {
-    this.servers = typeof server === 'string' ? new BoardServers([server]) : server;
+    this.transport =
+      typeof board === 'string' ? new HttpTransport(new BoardServers([board])) : board instanceof BoardServers ? new HttpTransport(board) : board;
   }
 
   /**
@@ -65,20 +86,48 @@ export class BoardClient {
     return this.post(`/v1/computers/${encodeURIComponent(this.computer)}/events`, this.computerToken, { events });
   }
 
-  /**
-   * Node's own client on a keep-alive agent rather than `fetch`: a computer makes several calls a run,
-   * and fetch's web-streams machinery cost more CPU a call than the board took to answer it.
-   */
-  private post(path: string, token: string, body: unknown, extraHeaders: Record<string, string> = {}): Promise<BoardAnswer> {
-    const payload = JSON.stringify(body);
+  private async post(path: string, token: string, body: unknown, extraHeaders: Record<string, string> = {}): Promise<BoardAnswer> {
+    const call = {
+      path,
+      headers: { ...extraHeaders, authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      payload: JSON.stringify(body),
+    };
+    // Bounds the whole call, not only its silence: a board (or a proxy) that trickles an answer cannot
+    // hold a claim, and a drain waiting for it, forever.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new Error(`no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+    try {
+      return await this.transport.send(call, deadline.signal);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Closes the idle keep-alive connections, so a stopping daemon leaves no socket open. */
+  close(): void {
+    this.transport.close();
+  }
+}
+
+/**
+ * The calls over HTTP, to the current board of `servers`. Node's own client on a keep-alive agent
+ * rather than `fetch`: a computer makes several calls a run, and fetch's web-streams machinery cost
+ * more CPU a call than the board took to answer it.
+ */
+class HttpTransport implements BoardTransport {
+  private readonly agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
+
+  constructor(private readonly servers: BoardServers) {}
+
+  send(call: BoardCall, deadline: AbortSignal): Promise<BoardAnswer> {
     return new Promise<BoardAnswer>((resolveOnce) => {
-      let deadline: NodeJS.Timeout | undefined;
+      const cut = () => request.destroy(deadline.reason);
       const resolve = (answer: BoardAnswer) => {
-        clearTimeout(deadline);
+        deadline.removeEventListener('abort', cut);
         resolveOnce(answer);
       };
       const board = this.servers.current();
-      const url = new URL(`${board}${path}`);
+      const url = new URL(`${board}${call.path}`);
       const secure = url.protocol === 'https:';
       const request = (secure ? httpsRequest : httpRequest)(
         url,
@@ -87,12 +136,7 @@ export class BoardClient {
           agent: secure ? this.agents.https : this.agents.http,
           // Left for another board meanwhile: ended as a network error, which every caller retries.
           signal: this.servers.signalOf(board),
-          headers: {
-            ...extraHeaders,
-            authorization: `Bearer ${token}`,
-            'content-type': 'application/json',
-            'content-length': Buffer.byteLength(payload),
-          },
+          headers: { ...call.headers, 'content-length': Buffer.byteLength(call.payload) },
         },
         (response) => {
           const chunks: Buffer[] = [];
@@ -101,22 +145,20 @@ export class BoardClient {
           response.on('end', () => resolve({ status: response.statusCode ?? 0, body: parseOrUndefined(Buffer.concat(chunks).toString('utf8')) }));
         },
       );
-      // The socket's own timeout only measures silence: this one bounds the whole call, so a board
-      // (or a proxy) that trickles an answer cannot hold a claim, and a drain waiting for it, forever.
-      deadline = setTimeout(() => request.destroy(new Error(`no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+      deadline.addEventListener('abort', cut, { once: true });
       request.on('error', () => resolve({ status: 0 }));
-      request.end(payload);
+      request.end(call.payload);
     });
   }
 
-  /** Closes the idle keep-alive connections, so a stopping daemon leaves no socket open. */
   close(): void {
     this.agents.http.destroy();
     this.agents.https.destroy();
   }
 }
 
-function parseOrUndefined(text: string): unknown {
+/** An answer's body: JSON, or undefined when there is none or it is not JSON. */
+export function parseOrUndefined(text: string): unknown {
   try {
     return text ? JSON.parse(text) : undefined;
   } catch {

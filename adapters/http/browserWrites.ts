@@ -1,5 +1,4 @@
-import type { IncomingMessage } from 'node:http';
-import { bearerOf } from './http.ts';
+import { bearerOf, type WithHeaders } from './http.ts';
 
 /**
  * The cookie the web view's sign-in sets: the submit token itself, `HttpOnly` (no script of any page
@@ -19,7 +18,7 @@ export function tokenCookie(token: string): string {
 export const SIGNED_OUT_COOKIE = `${TOKEN_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`;
 
 /** A cookie of the request, by name, or null. */
-export function cookieOf(request: IncomingMessage, name: string): string | null {
+export function cookieOf(request: WithHeaders, name: string): string | null {
   for (const part of (request.headers.cookie ?? '').split(';')) {
     const [key, ...value] = part.trim().split('=');
     if (key === name) return value.join('=') || null;
@@ -28,7 +27,7 @@ export function cookieOf(request: IncomingMessage, name: string): string | null 
 }
 
 /** The submit token a write carries: `Authorization: Bearer` (the CLI), else the sign-in cookie (a browser). */
-export function submitTokenOf(request: IncomingMessage): string | null {
+export function submitTokenOf(request: WithHeaders): string | null {
   return bearerOf(request) ?? cookieOf(request, TOKEN_COOKIE);
 }
 
@@ -39,7 +38,7 @@ export function submitTokenOf(request: IncomingMessage): string | null {
  * refused. A request without one is not a browser's write (the CLI, a computer): unaffected. An
  * Origin that is no URL (`null`, from a sandboxed frame or a redirect) is no page of this board's.
  */
-export function fromOwnOrigin(request: IncomingMessage): boolean {
+export function fromOwnOrigin(request: WithHeaders): boolean {
   const origin = request.headers.origin;
   if (origin === undefined) return true;
   try {

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 
 /** An answer that is not 2xx, with the machine-readable code of docs/rules.md#wire-and-cli (`{detail: {error}}`). */
@@ -16,9 +16,39 @@ export class HttpError extends Error {
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+/** What the checks of a request read: its headers (Node's, names in lower case). */
+export type WithHeaders = Pick<IncomingMessage, 'headers'>;
+
+/**
+ * A request as the board's API reads it, however it came: over HTTP (`apiRequestOf`), or a call of a
+ * computer in the board's own process (the board server's `local`). Both are answered by one handler.
+ */
+export interface ApiRequest extends WithHeaders {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: IncomingHttpHeaders;
+  /** Its body as text, refused 413 (`bodyTooLarge`) the moment it passes `limit` bytes. */
+  body(limit: number): Promise<string>;
+}
+
+/** An HTTP request as the API reads it: its body read from the socket when asked for. */
+export function apiRequestOf(request: IncomingMessage): ApiRequest {
+  return {
+    method: request.method ?? 'GET',
+    url: request.url ?? '/',
+    headers: request.headers,
+    body: async (limit) => (await readBody(request, limit)).toString('utf8'),
+  };
+}
+
+/** The refusal of a body over `limit` bytes, whichever way it came. */
+export function bodyTooLarge(limit: number): HttpError {
+  return new HttpError(413, 'body_too_large', `the body is over ${limit} bytes`);
+}
+
 /** The request's JSON body, refused (413/400/422) when too large, not JSON, or not of `schema`'s shape. */
-export async function readJson<S extends z.ZodType>(request: IncomingMessage, schema: S, limit = MAX_BODY_BYTES): Promise<z.output<S>> {
-  const text = (await readBody(request, limit)).toString('utf8');
+export async function readJson<S extends z.ZodType>(request: Pick<ApiRequest, 'body'>, schema: S, limit = MAX_BODY_BYTES): Promise<z.output<S>> {
+  const text = await request.body(limit);
   let value: unknown;
   try {
     value = text.trim() === '' ? {} : JSON.parse(text);
@@ -49,7 +79,7 @@ function readBody(request: IncomingMessage, limit: number): Promise<Buffer> {
       if (size <= limit) chunks.push(chunk);
       else {
         chunks.length = 0;
-        reject(new HttpError(413, 'body_too_large', `the body is over ${limit} bytes`));
+        reject(bodyTooLarge(limit));
       }
     });
     request.once('end', () => resolve(Buffer.concat(chunks)));
@@ -64,10 +94,15 @@ export function sendJson(response: ServerResponse, status: number, body: unknown
 }
 
 export function sendError(response: ServerResponse, error: HttpError): void {
-  sendJson(response, error.status, { detail: { error: error.code, message: error.message } }, error.headers);
+  sendJson(response, error.status, errorBody(error), error.headers);
 }
 
-export function bearerOf(request: IncomingMessage): string | null {
+/** The body of a refusal (docs/rules.md#wire-and-cli): its code, and what was wrong in words. */
+export function errorBody(error: HttpError): { detail: { error: string; message: string } } {
+  return { detail: { error: error.code, message: error.message } };
+}
+
+export function bearerOf(request: WithHeaders): string | null {
   const header = request.headers.authorization;
   if (!header?.startsWith('Bearer ')) return null;
   return header.slice('Bearer '.length).trim() || null;

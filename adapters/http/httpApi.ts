@@ -16,7 +16,7 @@ import { REPORT_LIMITS } from '../../runtime/store/computerEvents.ts';
 import { StaleVersionError } from '../../runtime/store/eventStore.ts';
 import { LogUnwritableError } from '../../runtime/store/logUnwritable.ts';
 import { CROSS_SITE, fromOwnOrigin, submitTokenOf } from './browserWrites.ts';
-import { bearerOf, HttpError, readJson, sendError, sendJson } from './http.ts';
+import { type ApiRequest, apiRequestOf, bearerOf, errorBody, HttpError, readJson, sendError, sendJson, type WithHeaders } from './http.ts';
 import { addressedToLoopback, HOST_NOT_ALLOWED } from './loopbackHost.ts';
 import { runListQueryOf } from './runListing.ts';
 
@@ -75,8 +75,11 @@ export interface ApiOptions {
 
 const UNAUTHORIZED = new HttpError(401, 'unauthorized', 'a valid token is required');
 
+/** What the API answers a request: a JSON body, a text (`/metrics`), or a refusal (its body is `errorBody`'s). */
+export type ApiAnswer = Answer | { readonly text: string } | { readonly status: number; readonly body: unknown; readonly refusal: HttpError };
+
 /** The daemon's life from `Runledger-Incarnation` (docs/rules.md#wire-and-cli): absent from older computers, checked when sent. */
-function incarnationOf(request: IncomingMessage): string | undefined {
+function incarnationOf(request: WithHeaders): string | undefined {
   const value = request.headers[INCARNATION_HEADER];
   if (value === undefined) return undefined;
   if (!isSafeId(value)) {
@@ -100,31 +103,31 @@ function reposOf(request: IncomingMessage): RepoAnnouncement | undefined {
  */
 export function boardApi(host: BoardHost, options: ApiOptions) {
   /** Requests whose caller proved a token: a refusal of theirs is recorded on its own. */
-  const trusted = new WeakSet<IncomingMessage>();
+  const trusted = new WeakSet<ApiRequest>();
   const runId = (raw: string): string => {
     const id = idOf(raw);
     if (id === null)
       throw new HttpError(400, 'invalid_id', `the id ${JSON.stringify((safeDecode(raw) ?? raw).slice(0, 80))} does not match ${SAFE_ID_RULE}`);
     return id;
   };
-  const submitter = async (request: IncomingMessage) => {
+  const submitter = async (request: ApiRequest) => {
     if (!(await host.acceptsSubmitToken(submitTokenOf(request)))) throw UNAUTHORIZED;
     trusted.add(request);
   };
-  const runHolder = async (request: IncomingMessage, id: string) => {
+  const runHolder = async (request: ApiRequest, id: string) => {
     const computerId = await host.runTokenHolder(id, bearerOf(request));
     if (computerId === null) throw UNAUTHORIZED;
     trusted.add(request);
     return computerId;
   };
-  const computer = async (request: IncomingMessage, computerId: string) => {
+  const computer = async (request: ApiRequest, computerId: string) => {
     if (!(await host.isComputerToken(computerId, bearerOf(request)))) throw UNAUTHORIZED;
     trusted.add(request);
   };
 
-  const route = async (request: IncomingMessage): Promise<Answer | { text: string }> => {
-    const method = request.method ?? 'GET';
-    const path = (request.url ?? '/').split('?')[0]!;
+  const route = async (request: ApiRequest): Promise<Answer | { text: string }> => {
+    const { method } = request;
+    const path = request.url.split('?')[0]!;
     let m: RegExpMatchArray | null;
     if (options.openReads && !addressedToLoopback(request))
       throw new HttpError(HOST_NOT_ALLOWED.status, HOST_NOT_ALLOWED.code, HOST_NOT_ALLOWED.reason);
@@ -138,7 +141,7 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
     }
     if (method === 'GET' && path === '/v1/runs') {
       if (!options.openReads) await submitter(request);
-      const params = new URL(request.url ?? '/', 'http://board.invalid').searchParams;
+      const params = new URL(request.url, 'http://board.invalid').searchParams;
       // The runs a prefix starts (docs/rules.md#tools: commands take a unique prefix of a run id).
       if (params.has('prefix')) return host.runsStartingWith(prefixOf(params));
       const query = runListQueryOf(params);
@@ -201,33 +204,42 @@ export function boardApi(host: BoardHost, options: ApiOptions) {
     throw new HttpError(404, 'not_found', `no route ${method} ${path}`);
   };
 
+  /** A request's answer, however it came: routed, or refused (and the refusal recorded). */
+  const respond = async (request: ApiRequest): Promise<ApiAnswer> => {
+    try {
+      return await route(request);
+    } catch (error) {
+      const refusal = refusalOf(error);
+      // The daemon's own log says which file and why; the client hears the cause, not the path.
+      if (!(error instanceof HttpError) && !(error instanceof LogUnwritableError) && !(error instanceof StaleVersionError))
+        process.emitWarning(`board request failed: ${(error instanceof Error ? error.stack : undefined) ?? error}`);
+      // A failure of the board's own (5xx) is recorded whoever asked: it is not the caller's traffic.
+      options.rejected(
+        request.method,
+        request.url.slice(0, 300),
+        refusal.status,
+        refusal.code,
+        refusal.message,
+        !trusted.has(request) && refusal.status < 500,
+      );
+      return { status: refusal.status, body: errorBody(refusal), refusal };
+    }
+  };
+
   return {
+    respond,
+
     async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-      try {
-        const answer = await route(request);
-        if ('text' in answer) {
-          response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
-          response.end(answer.text);
-        } else {
-          sendJson(response, answer.status, answer.body);
-        }
-      } catch (error) {
-        const refusal = refusalOf(error);
-        // The daemon's own log says which file and why; the client hears the cause, not the path.
-        if (!(error instanceof HttpError) && !(error instanceof LogUnwritableError) && !(error instanceof StaleVersionError))
-          process.emitWarning(`board request failed: ${(error instanceof Error ? error.stack : undefined) ?? error}`);
-        // A failure of the board's own (5xx) is recorded whoever asked: it is not the caller's traffic.
-        options.rejected(
-          request.method ?? '?',
-          (request.url ?? '').slice(0, 300),
-          refusal.status,
-          refusal.code,
-          refusal.message,
-          !trusted.has(request) && refusal.status < 500,
-        );
+      const answer = await respond(apiRequestOf(request));
+      if ('text' in answer) {
+        response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
+        response.end(answer.text);
+      } else if ('refusal' in answer) {
         if (!request.complete) request.resume();
-        if (refusal.status === 413) closeOnceRead(request, response);
-        sendError(response, refusal);
+        if (answer.status === 413) closeOnceRead(request, response);
+        sendError(response, answer.refusal);
+      } else {
+        sendJson(response, answer.status, answer.body);
       }
     },
 

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { WithHeaders } from './http.ts';
 
 const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
@@ -7,7 +7,7 @@ const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]']);
  * loopback serves nobody else: a page of another site that renamed itself to 127.0.0.1 (DNS
  * rebinding) still sends its own name, and is refused. Shared by the API and the web view.
  */
-export function addressedToLoopback(request: IncomingMessage): boolean {
+export function addressedToLoopback(request: WithHeaders): boolean {
   return LOOPBACK_NAMES.has(hostName(request.headers.host));
 }
 

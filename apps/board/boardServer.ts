@@ -2,7 +2,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Observable } from 'rxjs';
+import type { BoardTransport } from '../../adapters/http/boardClient.ts';
 import { boardApi } from '../../adapters/http/httpApi.ts';
+import { localTransport } from '../../adapters/http/localTransport.ts';
 import { RefusalCounter } from '../../adapters/http/refusalCounter.ts';
 import type { RunListPage, RunListQuery } from '../../adapters/http/runListing.ts';
 import type { RunProgress } from '../../adapters/http/runProgress.ts';
@@ -67,6 +69,11 @@ export interface WebRoutes {
 export interface BoardServer {
   readonly url: string;
   readonly board: BoardHost;
+  /**
+   * The API reached from this process (a computer of the same daemon): the same handler, without HTTP.
+   * None where the board is not served by the API (the simulator's, reached through its network).
+   */
+  readonly local?: BoardTransport;
   close(): Promise<void>;
 }
 
@@ -185,7 +192,7 @@ async function serveBoard(
       server.once('error', reject);
       server.listen(options.port, options.host, () => resolve());
     });
-    return listeningBoard(server, board, view, () => anonymous.flush());
+    return listeningBoard(server, board, api.respond, view, () => anonymous.flush());
   } catch (error) {
     // The port is taken, the address refused, the web view could not start: what started for this
     // board stops, or its follower would go on reading a log the daemon is about to close.
@@ -197,13 +204,21 @@ async function serveBoard(
 }
 
 /** The handle of a board whose server listens: its address, and a close that stops all it started. */
-function listeningBoard(server: Server, board: BoardHost, web: WebRoutes | undefined, flush: () => Promise<void>): BoardServer {
+function listeningBoard(
+  server: Server,
+  board: BoardHost,
+  respond: Parameters<typeof localTransport>[0],
+  web: WebRoutes | undefined,
+  flush: () => Promise<void>,
+): BoardServer {
   // A server listening on a port (not a pipe) has an AddressInfo for its address.
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
   return {
-    url: `http://${host}:${address.port}`,
+    url,
     board,
+    local: localTransport(respond, url),
     async close() {
       await board.stop();
       // What was counted and not yet recorded is recorded before the log closes.

@@ -6,6 +6,7 @@ import { initialQueueState, type QueueState } from '../../actors/lane/queueState
 import type { DomainEvent, NewEventOf } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import type { RunStart } from '../../events/queueEvents.ts';
+import { wordQueueReason } from '../../events/queueReasons.ts';
 import { queueProjection } from '../../projections/queue.ts';
 import { type Clock, wakeAt } from '../../runtime/actors/clock.ts';
 import type { Recorded, StepOutcome } from '../../runtime/actors/decideAndAppend.ts';
@@ -159,7 +160,7 @@ export class ComputerQueue {
     for (const decision of decisions) {
       switch (decision.type) {
         case 'frame.acknowledged':
-          this.effects.acknowledge?.(decision.data.frameId, decision.data.status, decision.data.reason);
+          this.effects.acknowledge?.(decision.data.frameId, decision.data.status, wordQueueReason(decision.data.reason));
           break;
         case 'run.claim.started':
           claims = true;

@@ -3,6 +3,7 @@ import type { RunInput } from '../../actors/run/decideRun.ts';
 import { initialRunExecution, type RunExecution } from '../../actors/run/runState.ts';
 import type { AgentHandle } from '../../adapters/agent/agentProcess.ts';
 import type { DomainEvent, EventData } from '../../events/catalog.ts';
+import { wordExecutionReason } from '../../events/executionReasons.ts';
 import { laneSessionsProjection } from '../../projections/laneSessions.ts';
 import type { Clock } from '../../runtime/actors/clock.ts';
 import { startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
@@ -174,7 +175,7 @@ async function run(options: LocalTurnOptions, turn: TurnHooks): Promise<void> {
         if (laneSession === decision.data.sessionId) laneSession = null;
         return;
       case 'run.settled': {
-        const outcome = decision.data.result ?? { ok: false, error: decision.data.reason };
+        const outcome = decision.data.result ?? { ok: false, error: wordExecutionReason(decision.data.reason) };
         settle({
           runId,
           ok: outcome.ok,

@@ -4,7 +4,7 @@ import { boardInput } from '../../actors/board/boardInputs.ts';
 import { tokenHashOf } from '../../actors/board/boardQueries.ts';
 import { type BoardState, isTerminal } from '../../actors/board/boardState.ts';
 import type { Repositories } from '../../adapters/git/repositories.ts';
-import { BoardClient } from '../../adapters/http/boardClient.ts';
+import { BoardClient, type BoardTransport } from '../../adapters/http/boardClient.ts';
 import { BoardServers } from '../../adapters/http/boardServers.ts';
 import { hashToken, secretFile, tokenPaths } from '../../adapters/http/tokens.ts';
 import { describeForeignRow, type ForeignRow } from '../../events/codec.ts';
@@ -119,8 +119,8 @@ export interface DaemonPorts {
 }
 
 /**
- * `runledger daemon` (board and computer in one process, the computer talking to its board over
- * loopback like any other), `--server` (a computer joining a remote board) and `runledger server`:
+ * `runledger daemon` (board and computer in one process: the computer's push stream comes over
+ * loopback like any other's, its calls go to the board's API handler in the process), `--server` (a computer joining a remote board) and `runledger server`:
  * the options read, the real edges, and the assemblies (assembleBoard.ts, assembleComputer.ts).
  */
 export async function startDaemon(options: DaemonOptions, ports: DaemonPorts = {}): Promise<Daemon> {
@@ -169,9 +169,12 @@ export async function startDaemon(options: DaemonOptions, ports: DaemonPorts = {
       }
       parts.retention = await startRetention(sqlite, db, settings, clock, log);
     }
+    // The board of this process, which its computer calls without HTTP (the push stream stays a WebSocket).
+    let local: BoardTransport | null = null;
     if (server === null) {
       const board = await made!.start();
       server = board.url;
+      local = board.local ?? null;
       if (computerId !== null && token === null) {
         token = await localComputerToken(board, folder, computerId, clock);
         tokenSource = `the token in ${localTokenPath(folder, computerId)}`;
@@ -183,7 +186,7 @@ export async function startDaemon(options: DaemonOptions, ports: DaemonPorts = {
           '--server needs --computer ID and its token: --token-file FILE or RUNLEDGER_COMPUTER_TOKEN (kept out of `ps`), or --token T (from `runledger computer add ID` on the board)',
         );
       parts.releases.push(takeProcessLock(computerLockPath(db, computerId), `computer ${computerId} on ${db}`));
-      await startComputer(parts, options, { computerId, server, token, tokenSource, folder });
+      await startComputer(parts, options, { computerId, server, token, tokenSource, folder, local });
     }
   });
 
@@ -269,11 +272,11 @@ async function makeBoard(parts: ProcessParts, options: DaemonOptions, place: Log
   );
 }
 
-/** The computer half: its agents and limits as the options give them, its board reached over HTTP. */
+/** The computer half: its agents and limits as the options give them, its board reached over HTTP (or in the process: `local`). */
 async function startComputer(
   parts: ProcessParts,
   options: DaemonOptions,
-  joined: { computerId: string; server: string; token: string; tokenSource: string; folder: string },
+  joined: { computerId: string; server: string; token: string; tokenSource: string; folder: string; local: BoardTransport | null },
 ): Promise<Computer> {
   const { computerId, server, token } = joined;
   const computer = await assembleComputer(
@@ -303,6 +306,7 @@ async function startComputer(
       },
     },
     {
+      ...(joined.local ? { board: new BoardClient(joined.local, computerId, token) } : {}),
       // A joining computer sends its board a copy of its events (its log is its own); the demo's second shares the board's file.
       reportLink:
         options.server !== undefined && options.reportToBoard !== false ? () => new BoardClient(BoardServers.parse(server), computerId, token) : null,

@@ -1,6 +1,8 @@
 import type { EventOf } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
 import { exhausted } from '../../events/exhaustive.ts';
+import { wordQueueReason } from '../../events/queueReasons.ts';
+import { wordSessionReason } from '../../events/sessionReasons.ts';
 import type { Projection } from '../projection.ts';
 import { type CountedIn, countsIn, ROLES } from './summaryRoles.ts';
 
@@ -109,10 +111,10 @@ function evolveSessions(state: AuditSummary, event: EventOf<CountedIn<'sessions'
       sessions.closed++;
       break;
     case 'session.close.deferred':
-      count(sessions.closesDeferred, event.data.reason);
+      count(sessions.closesDeferred, wordSessionReason(event.data.reason));
       break;
     case 'session.close.incident':
-      count(sessions.closesFailed, event.data.reason);
+      count(sessions.closesFailed, wordSessionReason(event.data.reason));
       break;
     case 'adoption.requested':
       adoptions.requested++;
@@ -224,7 +226,7 @@ function evolveQueueTimes(state: AuditSummary, event: EventOf<CountedIn<'queue'>
       const outcome = event.type === 'run.ended' ? 'ended' : event.type === 'run.skipped' ? 'skipped' : 'withdrawn';
       stopWaiting(state, computer, event.data.runId, at);
       delete state.waiting[`${computer}/${event.data.runId}`];
-      count(state.computers.outcomes[outcome], event.data.reason);
+      count(state.computers.outcomes[outcome], wordQueueReason(event.data.reason));
       const byComputer = (state.computers.byComputer[computer] ??= { ended: 0, skipped: 0, withdrawn: 0 });
       byComputer[outcome]++;
       break;

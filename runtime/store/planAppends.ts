@@ -131,14 +131,15 @@ export function streamsOf(requests: readonly AppendRequest[]): string[] {
 /**
  * Refuses, before it is queued, an append that could never be written as asked: an event of a stream
  * it names no expected version for, a cause naming a later event of it, an event the catalog refuses.
+ * Returns each event's data as the catalog reads it (`checkNew`).
  */
-export function checkRequest(codec: Pick<AnyEventCodec, 'checkNew'>, request: AppendRequest): void {
-  request.events.forEach((event, index) => {
+export function checkRequest(codec: Pick<AnyEventCodec, 'checkNew'>, request: AppendRequest): unknown[] {
+  return request.events.map((event, index) => {
     if (!Object.hasOwn(request.expected, event.stream)) throw new Error(`append to ${event.stream} names no expected version for it`);
     const cause = event.cause;
     if (cause && typeof cause === 'object' && !(cause.inBatch >= 0 && cause.inBatch < index)) {
       throw new Error(`event ${index} of an append names event ${cause.inBatch} of it as its cause: only earlier ones can be`);
     }
-    codec.checkNew(event);
+    return codec.checkNew(event);
   });
 }

@@ -8,6 +8,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { CLAIM_THREW, claimConsumer } from '../../apps/computer/claimConsumer.ts';
 import { ComputerQueue } from '../../apps/computer/computerQueue.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
+import { wordQueueReason } from '../../events/queueReasons.ts';
 import { FakeClock } from '../../runtime/actors/clock.ts';
 import { startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
 import { openTempStore } from '../support/tempStore.ts';
@@ -89,7 +90,8 @@ describe('a claim that throws', () => {
     await first.stop();
     const second = await life('life-2');
     // Each retry waits on the fake clock: move it on until the lane has skipped the run.
-    const skipped = async () => (await store.readStream('c1/lane:A')).flatMap((e) => (e.type === 'run.skipped' ? [e.data.reason] : []));
+    const skipped = async () =>
+      (await store.readStream('c1/lane:A')).flatMap((e) => (e.type === 'run.skipped' ? [wordQueueReason(e.data.reason)] : []));
     await vi.waitFor(
       async () => {
         clock.advance(60_000);

@@ -109,7 +109,7 @@ describe("a run's end, read by its queue from the run's committed settle", () =>
     const settled = log.find((e) => e.type === 'run.settled' && e.data.runId === 'r1')!;
     expect(settled.data).toMatchObject({ reported: true, result: { ok: true } });
     const ended = log.filter((e) => e.type === 'run.ended' && e.data.runId === 'r1');
-    expect(ended).toMatchObject([{ stream: 'c1/lane:A', cause: settled.seq, data: { ok: true, reason: 'finished' } }]);
+    expect(ended).toMatchObject([{ stream: 'c1/lane:A', cause: settled.seq, data: { ok: true, reason: { code: 'finished' } } }]);
     // The lane's next turn is claimed by the same decision: it shares the settle as its cause.
     expect(log.find((e) => e.type === 'run.claim.started' && e.data.runId === 'r2')).toMatchObject({ cause: settled.seq });
     expect(await replayLog(store, deciders)).toMatchObject({ ok: true });

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { type QueueReason, wordQueueReason } from '../../events/queueReasons.ts';
 import { running } from '../run/execution/agents.ts';
 import { nodeAgent } from '../support/computerRuns.ts';
 import { DaemonProcess, logRows, waitUntil } from '../support/daemonProcess.ts';
@@ -49,7 +50,7 @@ describe('runledger daemon, shut down by a signal', () => {
     expect(
       ofRun(arrivedDuringDrain)
         .filter((r) => r.type === 'frame.acknowledged')
-        .map((r) => [r.data.status, r.data.reason]),
+        .map((r) => [r.data.status, wordQueueReason(r.data.reason as QueueReason)]),
     ).toEqual([[503, 'draining']]);
     expect(ofRun(arrivedDuringDrain).map((r) => r.type)).not.toContain('run.claim.started');
   });

@@ -1,6 +1,6 @@
 /**
  * Events and transactions a run (issue 16): a no-op run in the embedded daemon (board and computer on
- * one file, real HTTP on loopback, a real agent) writes every input a decision reads and no outbox
+ * one file, its submits over HTTP on loopback, a real agent) writes every input a decision reads and no outbox
  * bookkeeping for the computer's own effects: its claims, spawns and completions are taken by the
  * commit that decided them and settled by the input that answers them. Nor does one actor's committed
  * decision come back as another's input: the run starts from its queue's `run.claimed`, and its queue

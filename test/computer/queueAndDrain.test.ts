@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { SHUTDOWN_BEFORE_START } from '../../actors/run/runState.ts';
 import { drainComputer } from '../../apps/computer/drainComputer.ts';
 import type { DomainEvent } from '../../events/catalog.ts';
+import { wordQueueReason } from '../../events/queueReasons.ts';
 import { FakeClock } from '../../runtime/actors/clock.ts';
 import type { EventStore } from '../../runtime/store/eventStore.ts';
 import { nodeAgent, runStream } from '../support/computerRuns.ts';
@@ -14,7 +15,9 @@ async function all(store: EventStore): Promise<DomainEvent[]> {
 }
 
 async function acks(store: EventStore, runId: string): Promise<string[]> {
-  return (await all(store)).flatMap((e) => (e.type === 'frame.acknowledged' && e.data.runId === runId ? [`${e.data.status} ${e.data.reason}`] : []));
+  return (await all(store)).flatMap((e) =>
+    e.type === 'frame.acknowledged' && e.data.runId === runId ? [`${e.data.status} ${wordQueueReason(e.data.reason)}`] : [],
+  );
 }
 
 describe('a computer with a stand-in board', () => {
@@ -31,7 +34,7 @@ describe('a computer with a stand-in board', () => {
     await frame('run.cancelled', 'a2');
     expect(await acks(store, 'a2')).toEqual(['202 queued', '202 cancelled before it was claimed']);
     expect((await all(store)).filter((e) => e.type === 'run.withdrawn').map((e) => e.data)).toEqual([
-      { runId: 'a2', reason: 'withdrawn: cancelled on the board before it was claimed' },
+      { runId: 'a2', reason: { code: 'withdrawn.cancelled' } },
     ]);
 
     release();
@@ -73,7 +76,7 @@ describe('a computer with a stand-in board', () => {
     // Its queue reads why it ended from that settle, its own input.
     const ended = async () => (await all(store)).filter((e) => e.type === 'run.ended' && e.data.runId === 'b1');
     await vi.waitFor(async () => expect(await ended()).toHaveLength(1));
-    expect(await ended()).toMatchObject([{ cause: b1.at(-1)!.seq, data: { ok: false, reason: `failed: ${SHUTDOWN_BEFORE_START}` } }]);
+    expect(await ended()).toMatchObject([{ cause: b1.at(-1)!.seq, data: { ok: false, reason: { code: 'failed', error: SHUTDOWN_BEFORE_START } } }]);
     expect(board.callsOf('b2')).toEqual([]);
     expect(computer.runs.liveRuns()).toEqual([]);
   });

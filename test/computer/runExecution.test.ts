@@ -102,7 +102,7 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     expect(events.filter((e) => e.type === 'run.process.began').map((e) => e.data.resuming)).toEqual(['stale-session', null]);
     expect(events.find((e) => e.type === 'lane.session.forgotten')?.data).toMatchObject({
       sessionId: 'stale-session',
-      reason: 'the agent refused to resume it',
+      reason: { code: 'resume.refused' },
     });
     expect(board.callsOf('r1', 'reply')[0]).toMatchObject({ text: expect.stringMatching(/^fresh: You have about 10 minutes for this turn\./) });
     expect(board.callsOf('r1', 'complete')[0]).toMatchObject({ result: { ok: true } });
@@ -201,7 +201,7 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     expect(board.callsOf('r1', 'complete')).toMatchObject([{ result: { ok: false, error: 'posting the reply failed with HTTP 413' } }]);
     expect((await store.readStream(runStream('r1'))).find((e) => e.type === 'lane.session.forgotten')?.data).toMatchObject({
       sessionId: 'known-session',
-      reason: 'its reply was refused',
+      reason: { code: 'reply.refused' },
     });
     expect(await laneSessions(store)).toEqual({});
   });
@@ -266,7 +266,7 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     await vi.waitFor(() => expect(ended).toHaveBeenCalledTimes(1));
     expect(ended.mock.calls[0]![0]).toMatchObject({
       type: 'run.completion.paused',
-      data: { result: { ok: true }, reason: expect.stringMatching(/^the board did not acknowledge its completion after 9 attempts/) },
+      data: { result: { ok: true }, reason: { code: 'unacknowledged', attempts: 9 } },
     });
     expect(runs.liveRuns()).toEqual(['r1']);
     clock.advance(60_000);

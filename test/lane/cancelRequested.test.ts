@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { QueueDecision } from '../../actors/lane/decideQueue.ts';
 import type { NewEventOf } from '../../events/catalog.ts';
+import { wordQueueReason } from '../../events/queueReasons.ts';
 import { decisionOf } from '../support/deciderSpec.ts';
 import { COMPUTER, input, queueSpec, summary, T0 } from '../support/queueSpec.ts';
 
@@ -13,7 +14,7 @@ const cancelRequested = (runId: string, at = 0): NewEventOf<'frame.received'> =>
   data: { frameId: `x-${runId}-${at}`, kind: 'run.cancel_requested', runId },
   at: T0 + at,
 });
-const reasonOf = (decisions: readonly QueueDecision[] | null) => decisionOf(decisions, 'frame.acknowledged').data.reason;
+const reasonOf = (decisions: readonly QueueDecision[] | null) => wordQueueReason(decisionOf(decisions, 'frame.acknowledged').data.reason);
 
 describe('queue: a run.cancel_requested frame', () => {
   it('given a run claimed and running here, when its cancel is pushed, then the frame is accepted (202) for its run to stop', () => {

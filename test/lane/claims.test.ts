@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { errorCodeOf } from '../../actors/lane/claimAnswer.ts';
-import { WAITS_FOR_EARLIER_TURN } from '../../actors/lane/decideQueue.ts';
+import { WAITS_FOR_EARLIER_TURN, wordQueueReason } from '../../events/queueReasons.ts';
 import { decisionOf } from '../support/deciderSpec.ts';
 import { input, queueSpec, summary } from '../support/queueSpec.ts';
 
@@ -18,7 +18,7 @@ describe('queue: claim answers', () => {
     const spec = queueSpec(configured(1), frame('a2', 'A'), frame('a1', 'A', 1), frame('b1', 'B', 2));
     const decisions = spec.when(answer('a2', 409, s(1), BUSY));
     expect(summary(decisions)).toEqual(['parked a2 waits=1 +30000ms logged', 'claim a1 #1']);
-    expect(decisionOf(decisions, 'run.parked').data.reason).toBe(WAITS_FOR_EARLIER_TURN);
+    expect(wordQueueReason(decisionOf(decisions, 'run.parked').data.reason)).toBe(WAITS_FOR_EARLIER_TURN);
   });
 
   it('given repeated busy answers, then the waits are 30, 60, 120, 120 s and only the first is logged', () => {
@@ -52,7 +52,7 @@ describe('queue: claim answers', () => {
     const spec = queueSpec(configured(1), frame('a1', 'A'), frame('b1', 'B'));
     const decisions = spec.when(answer('a1', 409, 0, 'Conversation_Busy'));
     expect(summary(decisions)).toEqual(['skipped a1', 'claim b1 #1']);
-    expect(decisionOf(decisions, 'run.skipped').data.reason).toBe('skipped: another computer has it');
+    expect(wordQueueReason(decisionOf(decisions, 'run.skipped').data.reason)).toBe('skipped: another computer has it');
   });
 
   it.each([404, 410])('given a %i, then the run is gone: skipped', (status) => {
@@ -80,7 +80,7 @@ describe('queue: claim answers', () => {
     ]);
     const last = spec.when(answer('a1', 502, at))!;
     expect(summary(last)).toEqual(['skipped a1']);
-    expect(decisionOf(last, 'run.skipped').data.reason).toBe('skipped: the claim failed 5 times (last: 502)');
+    expect(wordQueueReason(decisionOf(last, 'run.skipped').data.reason)).toBe('skipped: the claim failed 5 times (last: 502)');
   });
 
   it('given a run waiting out a claim retry, then its lane waits behind it', () => {

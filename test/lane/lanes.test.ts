@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { wordQueueReason } from '../../events/queueReasons.ts';
 import { decisionOf } from '../support/deciderSpec.ts';
 import { input, queueSpec, summary } from '../support/queueSpec.ts';
 
@@ -72,6 +73,6 @@ describe('queue: lanes and slots', () => {
     const spec = queueSpec(configured(1), input.drain());
     const decisions = spec.when(frame('a1', 'A'));
     expect(summary(decisions)).toEqual(['ack 503 a1']);
-    expect(decisionOf(decisions, 'frame.acknowledged').data.reason).toBe('draining');
+    expect(wordQueueReason(decisionOf(decisions, 'frame.acknowledged').data.reason)).toBe('draining');
   });
 });

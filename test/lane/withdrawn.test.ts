@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { QueueDecision } from '../../actors/lane/decideQueue.ts';
 import type { NewEventOf } from '../../events/catalog.ts';
+import { wordQueueReason } from '../../events/queueReasons.ts';
 import { decisionOf } from '../support/deciderSpec.ts';
 import { COMPUTER, input, queueSpec, summary, T0 } from '../support/queueSpec.ts';
 
@@ -13,14 +14,14 @@ const withdrawn = (runId: string, at = 0): NewEventOf<'frame.received'> => ({
   data: { frameId: `w-${runId}-${at}`, kind: 'run.withdrawn', runId },
   at: T0 + at,
 });
-const reasonOf = (decisions: readonly QueueDecision[] | null) => decisionOf(decisions, 'frame.acknowledged').data.reason;
+const reasonOf = (decisions: readonly QueueDecision[] | null) => wordQueueReason(decisionOf(decisions, 'frame.acknowledged').data.reason);
 
 describe('queue: a run.withdrawn frame', () => {
   it('given a run waiting here for a slot, when it is withdrawn, then its copy leaves the queue at once (202)', () => {
     const spec = queueSpec(configured(1), frame('b1', 'B'), answer('b1', 200), frame('a1', 'A', 1));
     const decisions = spec.when(withdrawn('a1', 2));
     expect(summary(decisions)).toEqual(['ack 202 a1', 'withdrawn a1']);
-    expect(decisionOf(decisions, 'run.withdrawn').data.reason).toBe('withdrawn: another computer claimed it');
+    expect(wordQueueReason(decisionOf(decisions, 'run.withdrawn').data.reason)).toBe('withdrawn: another computer claimed it');
     expect(spec.state.runs.a1).toBeUndefined();
   });
 

@@ -70,7 +70,7 @@ describe('a local turn (runledger run): no board holds it', () => {
       {
         stream,
         type: 'run.settled',
-        data: { runId, reported: false, reason: 'a local turn (runledger run), no board to report to: succeeded', result: { ok: true } },
+        data: { runId, reported: false, reason: { code: 'local', ok: true }, result: { ok: true } },
         at: at(1000),
       },
     ]);
@@ -108,7 +108,7 @@ describe('a local turn (runledger run): no board holds it', () => {
       {
         runId,
         reported: false,
-        reason: `a local turn (runledger run), no board to report to: failed: ${INTERRUPTED_BY_RESTART}`,
+        reason: { code: 'local', ok: false, error: INTERRUPTED_BY_RESTART },
         result: { ok: false, error: INTERRUPTED_BY_RESTART },
       },
     ]);

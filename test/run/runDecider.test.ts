@@ -258,7 +258,7 @@ describe('a claimed run on its computer', () => {
     const s = spec(input.handed('old'), input.began(4242, 'old'), input.announced('old'), input.exited());
     const decisions = s.when({ stream, type: 'run.reply.refused', data: { runId: 'r1', status: 413 }, at: at(1100) });
     expect(types(decisions)).toEqual(['lane.session.forgotten', 'run.completion.requested']);
-    expect(decisionOf(decisions, 'lane.session.forgotten').data).toMatchObject({ sessionId: 'old', reason: 'its reply was refused' });
+    expect(decisionOf(decisions, 'lane.session.forgotten').data).toMatchObject({ sessionId: 'old', reason: { code: 'reply.refused' } });
     expect(decisionOf(decisions, 'run.completion.requested').data).toEqual({
       runId: 'r1',
       attempt: 2,

@@ -4,6 +4,7 @@ import { sessionDecider } from '../../actors/session/sessionDecider.ts';
 import { initialSessionClose } from '../../actors/session/sessionState.ts';
 import type { NewEventOf } from '../../events/catalog.ts';
 import type { Activity } from '../../events/sessionEvents.ts';
+import { type RecordedSessionReason, wordSessionReason } from '../../events/sessionReasons.ts';
 import { deciderSpec, decisionOf } from '../support/deciderSpec.ts';
 import { T0 } from '../support/events.ts';
 
@@ -69,14 +70,16 @@ const input = {
 
 const spec = (...given: SessionInput[]) => deciderSpec(sessionDecider, initialSessionClose(), given);
 const types = (decisions: readonly SessionDecision[] | null) => (decisions === null ? ['(ignored)'] : decisions.map((d) => d.type));
+/** A decision's data, its reason in the words the audit shows. */
+const worded = <D extends { reason: RecordedSessionReason }>(data: D) => ({ ...data, reason: wordSessionReason(data.reason) });
 const only = (decisions: readonly SessionDecision[] | null) => {
   expect(decisions).toHaveLength(1);
-  return decisions![0]!.data;
+  return worded(decisions![0]!.data);
 };
 /** The one decision, a deferral: its data, with the unread watch it keeps. */
 const deferred = (decisions: readonly SessionDecision[] | null) => {
   expect(types(decisions)).toEqual(['session.close.deferred']);
-  return decisionOf(decisions, 'session.close.deferred').data;
+  return worded(decisionOf(decisions, 'session.close.deferred').data);
 };
 /** A close intended at 0 s and claimed by this process at 1 s. */
 const claimed = (...more: SessionInput[]) => spec(input.ended(0), input.due(1), ...more);
@@ -260,7 +263,11 @@ describe('the outcome', () => {
   it('given the kill failed, then it fails for good: one incident, and no round tries it again', () => {
     const s = claimed(input.read(2, activity.idle()));
     expect(types(s.when(input.answered(3, 1, false)))).toEqual(['session.close.incident']);
-    expect(s.state).toMatchObject({ open: false, failedAt: at(3), failure: expect.stringContaining('permission denied') });
+    expect(s.state).toMatchObject({
+      open: false,
+      failedAt: at(3),
+      failure: { code: 'unstoppable', detail: expect.stringContaining('permission denied') },
+    });
     expect(types(s.when(input.answered(4, 1, false)))).toEqual(['(ignored)']);
     expect(types(s.when(input.due(20)))).toEqual(['(ignored)']);
     expect(types(s.when(input.read(21, activity.idle())))).toEqual(['(ignored)']);

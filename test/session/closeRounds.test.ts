@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { sessionDecider } from '../../actors/session/sessionDecider.ts';
+import { wordSessionReason } from '../../events/sessionReasons.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
 import { FakeClock } from '../../runtime/actors/clock.ts';
@@ -195,10 +196,9 @@ describe('a kill cut short by a crash', () => {
     expect((await closer.round()).map((o) => o.outcome)).toEqual(['closed']);
     expect(driver.stops).toEqual([]);
     const log = await a.readStream(stream);
-    expect(ofType(log, 'session.close.claimed').at(-1)!.data).toMatchObject({
-      lock: closer.lock,
-      reason: expect.stringMatching(/its process is gone.*the kill of attempt 1 was never answered, so it is read again/),
-    });
+    const claimed = ofType(log, 'session.close.claimed').at(-1)!.data;
+    expect(claimed).toMatchObject({ lock: closer.lock, reason: { code: 'taken.over', expired: false, unanswered: 1 } });
+    expect(wordSessionReason(claimed.reason)).toMatch(/its process is gone.*the kill of attempt 1 was never answered, so it is read again/);
     expect(ofType(log, 'session.closed')[0]!.data).toMatchObject({ attempt: 2 });
     expect(await replayLog(a, [sessionDecider])).toMatchObject({ ok: true });
   });

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { tmuxDriver } from '../../adapters/tmux/tmuxDriver.ts';
 import type { RoundOutcome } from '../../apps/computer/closer/closeRound.ts';
+import { type SessionStop, wordSessionReason } from '../../events/sessionReasons.ts';
 import { systemClock } from '../../runtime/actors/clock.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';
 import { COMPUTER, closerOn, intend, ofType } from './sessionSupport.ts';
@@ -81,11 +82,14 @@ describe('closing a session that lives in a real tmux pane', () => {
     const kill = ofType(log, 'session.kill.requested');
     expect(kill).toHaveLength(1);
     expect(kill[0]).toMatchObject({
-      data: { target: `tmux:${id}`, reason: expect.stringMatching(/nothing was written to its record in \d+(\.\d)? s watched \(quiet 1\.5 s\)/) },
+      data: { target: `tmux:${id}`, reason: { code: 'quiet', quietMs: 1_500 } },
     });
     // Watched at least the quiet time; how much longer is the machine's load (a round every 200 ms, late when busy).
-    expect(Number(/in (\d+(?:\.\d)?) s watched/.exec(kill[0]!.data.reason)![1])).toBeGreaterThanOrEqual(1.5);
-    expect(ofType(log, 'session.closed')[0]).toMatchObject({ data: { reason: expect.stringContaining(`pane ${id} killed`) } });
+    expect(wordSessionReason(kill[0]!.data.reason)).toMatch(/nothing was written to its record in \d+(\.\d)? s watched \(quiet 1\.5 s\)/);
+    expect((kill[0]!.data.reason as Extract<SessionStop, { code: 'quiet' }>).watchedMs).toBeGreaterThanOrEqual(1_500);
+    expect(ofType(log, 'session.closed')[0]).toMatchObject({
+      data: { reason: { code: 'stopped', detail: expect.stringContaining(`pane ${id} killed`) } },
+    });
   });
 
   it('given a pane whose agent publishes its turn, then the close waits through the turn and closes once it reads idle', async () => {
@@ -119,7 +123,7 @@ describe('closing a session that lives in a real tmux pane', () => {
     const outcomes = await closer.round();
     expect(outcomes.map((o) => `${o.sessionId} ${o.outcome}`)).toEqual(['S3 closed', 'S4 closed']);
     expect(ofType(await store.readStream(`${COMPUTER}/session:S3`), 'session.kill.requested')[0]).toMatchObject({
-      data: { reason: `no agent runs in it (pane ${id} runs sleep, no agent)` },
+      data: { reason: { code: 'no.agent', seen: `pane ${id} runs sleep, no agent` } },
     });
     expect(outcomes[1]!.reason).toMatch(/no tmux pane of it is open/);
     expect(tmux.panes()).toEqual([keep]);

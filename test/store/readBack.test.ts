@@ -1,6 +1,8 @@
 import { firstValueFrom, take, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { type AnyEventCodec, type ForeignRow, InvalidEventError } from '../../events/codec.ts';
+import * as z from 'zod';
+import { type AnyEventCodec, EventCodec, type ForeignRow, InvalidEventError } from '../../events/codec.ts';
+import { defineEvent, eventGroup } from '../../events/define.ts';
 import { foldLog } from '../../runtime/folds/foldLog.ts';
 import type { StoreOptions } from '../../runtime/store/open/openStore.ts';
 import { counterCodec } from '../fixtures/counter/counterEvents.ts';
@@ -105,7 +107,7 @@ describe.each(storeKinds)('on $name', (kind) => {
   });
 
   describe('reading back what the store just committed', () => {
-    it('given rows it committed, when read again and again every way, then each is decoded once, and every reader shares one frozen event', async () => {
+    it('given rows it committed, when read again and again every way, then each is decoded once at most, and every reader shares one frozen event', async () => {
       let decoded = 0;
       const counting: AnyEventCodec = {
         definitions: counterCodec.definitions,
@@ -125,10 +127,41 @@ describe.each(storeKinds)('on $name', (kind) => {
       const entity = await store.readEntity('counter:a');
 
       expect(first.map((e) => e.data)).toEqual([{ total: 1 }, { total: 2 }]);
-      expect(decoded).toBe(2);
+      // A SQLite store keeps what it committed as its rows read (the next test): none is decoded at all.
+      expect(decoded).toBe(kind.name === 'sqlite' ? 0 : 2);
       for (const read of [again, stream, entity]) expect(read).toHaveLength(2);
       for (const read of [again, stream, entity]) for (const [i, event] of read.entries()) expect(event).toBe(first[i]);
       expect(Object.isFrozen(first[0]) && Object.isFrozen(first[0]!.data)).toBe(true);
     });
+
+    it.runIf(kind.name === 'sqlite')(
+      'given rows it just committed, when read every way, then none is parsed again, and each reads as its row decodes in a fresh store',
+      async () => {
+        // The catalog's objects leave out keys they do not know: a field it lacks, and one holding undefined, are in no row read back.
+        const loose = new EventCodec(eventGroup(defineEvent('counter.bumped', z.object({ total: z.number().int(), note: z.string().optional() }))));
+        let decoded = 0;
+        const counting: AnyEventCodec = {
+          definitions: loose.definitions,
+          checkNew: (event) => loose.checkNew(event),
+          decodeData: (seq, type, raw) => loose.decodeData(seq, type, raw),
+          tryDecodeData(type, raw) {
+            decoded++;
+            return loose.tryDecodeData(type, raw);
+          },
+        };
+        const where = await kind.fresh();
+        const store = await kind.open(where, { codec: counting });
+        const odd = { ...bumped('counter:a', 2), data: { total: 2, unknown: 'x', note: undefined } };
+        await store.append({ expected: { 'counter:a': 0 }, events: [bumped('counter:a', 1), odd] });
+
+        const reads = [await store.readAll(0, 10), await store.readStream('counter:a'), await store.readEntity('counter:a')];
+
+        expect(decoded).toBe(0);
+        const decodedAfresh = await (await kind.open(where, { codec: loose })).readAll(0, 10);
+        expect(decodedAfresh.map((e) => e.data)).toStrictEqual([{ total: 1 }, { total: 2 }]);
+        for (const read of reads) expect(read).toStrictEqual(decodedAfresh);
+        expect(Object.isFrozen(reads[0]![1]) && Object.isFrozen(reads[0]![1]!.data)).toBe(true);
+      },
+    );
   });
 });

@@ -13,9 +13,9 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boardInput } from '../../actors/board/boardInputs.ts';
-import { WAITS_FOR_EARLIER_TURN } from '../../actors/lane/decideQueue.ts';
 import { hashToken, newToken } from '../../adapters/http/tokens.ts';
 import { type Daemon, startDaemon } from '../../apps/daemon/startDaemon.ts';
+import { WAITS_FOR_EARLIER_TURN } from '../../events/queueReasons.ts';
 import {
   claudeLikeAgent,
   hasChromium,

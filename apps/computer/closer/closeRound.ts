@@ -4,6 +4,7 @@ import type { SessionClose } from '../../../actors/session/sessionState.ts';
 import { writerOf } from '../../../actors/writer.ts';
 import type { SessionDriver } from '../../../adapters/tmux/sessionDriver.ts';
 import type { Activity } from '../../../events/sessionEvents.ts';
+import { wordSessionReason } from '../../../events/sessionReasons.ts';
 import { messageOf } from '../../../events/thrown.ts';
 import { isProcessAlive } from '../../../runtime/actors/processes.ts';
 import type { SessionActors } from './sessionActors.ts';
@@ -56,7 +57,11 @@ async function closeOne(ctx: RoundContext, key: string): Promise<RoundOutcome> {
   const state = claimed.state;
   const sessionId = state.sessionId ?? key;
   const said = (outcome: RoundOutcomeKind, reason: string): RoundOutcome => ({ key, sessionId, outcome, reason });
-  if (!state.open) return said('settled', state.confirmedAt !== null ? 'closed already' : `failed already: ${state.failure ?? ''}`);
+  if (!state.open)
+    return said(
+      'settled',
+      state.confirmedAt !== null ? 'closed already' : `failed already: ${state.failure === null ? '' : wordSessionReason(state.failure)}`,
+    );
   if (!holdsClaim(state.claim, lock, ctx.now())) return said('held', `claimed by ${state.claim?.lock ?? 'another process'}`);
   if (state.killing) return said('stopping', `its kill (attempt ${state.killing.attempt}) is under way`);
 
@@ -79,13 +84,13 @@ async function closeOne(ctx: RoundContext, key: string): Promise<RoundOutcome> {
   if (!decision) return said('held', 'its claim was lost before the reading was recorded');
   switch (decision.type) {
     case 'session.kill.requested':
-      return said('stopping', decision.data.reason);
+      return said('stopping', wordSessionReason(decision.data.reason));
     case 'session.closed':
-      return said('closed', decision.data.reason);
+      return said('closed', wordSessionReason(decision.data.reason));
     case 'session.close.deferred':
-      return said('deferred', decision.data.reason);
+      return said('deferred', wordSessionReason(decision.data.reason));
     case 'session.close.incident':
-      return said('failed', decision.data.reason);
+      return said('failed', wordSessionReason(decision.data.reason));
     default:
       return said('held', decision.type);
   }

@@ -4,6 +4,7 @@ import { execDriver } from '../../../adapters/tmux/execDriver.ts';
 import type { SessionDriver } from '../../../adapters/tmux/sessionDriver.ts';
 import { tmuxDriver } from '../../../adapters/tmux/tmuxDriver.ts';
 import type { DomainEvent } from '../../../events/catalog.ts';
+import { wordSessionReason } from '../../../events/sessionReasons.ts';
 import { messageOf } from '../../../events/thrown.ts';
 import type { Clock } from '../../../runtime/actors/clock.ts';
 import { Outbox } from '../../../runtime/actors/outbox.ts';
@@ -120,8 +121,8 @@ export class SessionCloser {
   /** A close this round decided to stop, as its kill left it (another process's outbox may still hold it). */
   private async afterKill(stopping: RoundOutcome): Promise<RoundOutcome> {
     const last = await this.options.store.lastOfStream(sessionStream(this.options.computer, stopping.key));
-    if (last?.type === 'session.closed') return { ...stopping, outcome: 'closed', reason: last.data.reason };
-    if (last?.type === 'session.close.incident') return { ...stopping, outcome: 'failed', reason: last.data.reason };
+    if (last?.type === 'session.closed') return { ...stopping, outcome: 'closed', reason: wordSessionReason(last.data.reason) };
+    if (last?.type === 'session.close.incident') return { ...stopping, outcome: 'failed', reason: wordSessionReason(last.data.reason) };
     return stopping;
   }
 

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import type { StoredEvent } from '../../../events/envelope.ts';
 import type { AppendRequest, AppendResult } from '../eventStore.ts';
 import { type GuardRow, guardsOf, type LeaseRow, leasesOf, planAppends } from '../planAppends.ts';
 
@@ -102,9 +103,16 @@ function appendAll(
     foreignRows(statements.guard, writer, requests),
     leaseRows(statements.leases, requests),
   );
-  for (const e of rows) statements.insert.run(e.seq, e.stream, e.version, e.type, JSON.stringify(e.data), e.at, e.cause, writer);
+  for (const e of rows) {
+    const text = JSON.stringify(e.data);
+    writtenData.set(e, text);
+    statements.insert.run(e.seq, e.stream, e.version, e.type, text, e.at, e.cause, writer);
+  }
   return results;
 }
+
+/** The text each committed event's row holds in `data`, by the event: for its store's decoder (RowDecoder.remember). */
+export const writtenData = new WeakMap<StoredEvent, string>();
 
 /** Other writers' events that break a guard of the batch, read under the write lock (none when guards are ignored). */
 function foreignRows(guard: PreparedAppend['guard'], writer: string, requests: readonly AppendRequest[]): GuardRow[] {

@@ -14,7 +14,7 @@ import { asLogUnwritable, LogUnwritableError, WriteOutage } from '../logUnwritab
 import { checkRequest } from '../planAppends.ts';
 import { EventPage, type ForeignRowPolicy, ID_RANGE_END, mergeEntityIds, type RawRow, RowDecoder } from '../rowDecoder.ts';
 import { scanInChunks } from '../scanRows.ts';
-import { commitAppends, type LeaseReader, type PreparedAppend, prepareAppendStatements, type StoreFaults } from './appendBatch.ts';
+import { commitAppends, type LeaseReader, type PreparedAppend, prepareAppendStatements, type StoreFaults, writtenData } from './appendBatch.ts';
 import { ArchiveShelf, archiveFolder, type RawFoldRow } from './archiveShelf.ts';
 import { sqliteComputerEvents } from './computerEventsTable.ts';
 import { copyLog } from './copyLog.ts';
@@ -196,6 +196,8 @@ export class SqliteEventStore implements EventStore, LogQueries {
   private broken: LogUnwritableError | null = null;
   private readonly report: (line: string) => void;
   private readonly rows: RowDecoder;
+  /** Each append's events' data as the catalog read it when it was taken: its decoder keeps them once committed. */
+  private readonly checked = new WeakMap<AppendRequest, readonly unknown[]>();
 
   constructor(
     readonly db: Database.Database,
@@ -282,7 +284,7 @@ export class SqliteEventStore implements EventStore, LogQueries {
 
   append(request: AppendRequest): Promise<AppendResult> {
     const refusal = this.closed ? new Error('the event store is closed') : this.broken;
-    return this.group.take(request, refusal, (r) => checkRequest(this.codec, r));
+    return this.group.take(request, refusal, (r) => void this.checked.set(r, checkRequest(this.codec, r)));
   }
 
   holdCommits(): () => void {
@@ -365,6 +367,15 @@ export class SqliteEventStore implements EventStore, LogQueries {
     if (committed.length === 0) return;
     this.outage.committed();
     this.rows.keepFrom(committed[committed.length - 1]!.seq);
+    batch.forEach((p, i) => {
+      const result = results[i]!;
+      const read = this.checked.get(p.request);
+      if (!result.ok || read === undefined) return;
+      result.events.forEach((event, j) => {
+        const text = writtenData.get(event);
+        if (text !== undefined) this.rows.remember(event, text, read[j]);
+      });
+    });
     this.commits.next(committed);
   }
 
