@@ -123,8 +123,8 @@ export const PLANTED: readonly PlantedBug[] = [
   {
     // The bug of issue 12: one timer, no re-check; a timer Node fires a millisecond early ends a wait the decider then ignores as early.
     // It shows as a wait with no timer armed in the moment before its due time, or, when no step of the
-    // world falls in that moment, only as a run never ended (liveness). With one offer at a time (issue
-    // 31) seed 3 breaks it the second way, seeds 5, 7, 8 and more the first: played from 4.
+    // world falls in that moment, only as a run never ended (liveness). Seed 3 breaks it the first way
+    // (with the simulator's pings on, and without them).
     name: 'a timer that fires early is dropped',
     invariant: 'wakeupForEveryWait',
     faults: 'timers,unreachable,net',
