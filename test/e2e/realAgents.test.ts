@@ -6,9 +6,11 @@
  * answer, the next turn resumes, a refused resume is retried fresh, and the agent's own failure
  * verdict fails the turn with its words.
  */
+
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { type ExecutionReason, wordExecutionReason } from '../../events/executionReasons.ts';
 import { agentBin } from '../fixtures/agents/bin.ts';
 import { tempDir } from '../support/tempStore.ts';
 import { eventsOf, readLog, startBoard, submit, waitForTerminal } from './support/cluster.ts';
@@ -58,7 +60,7 @@ describe('real agents, as typed', () => {
       expect(failed.error).toContain(said);
 
       const log = readLog(db);
-      const refused = eventsOf(log, 'lane.session.forgotten').filter((e) => e.data.reason === 'the agent refused to resume it');
+      const refused = eventsOf(log, 'lane.session.forgotten').filter((e) => wordExecutionReason(e.data.reason as ExecutionReason) === 'the agent refused to resume it');
       expect(refused).toHaveLength(1);
       const exits = eventsOf(log, 'run.process.exited', first.run_id);
       expect(exits[0]?.data.usage).toMatchObject({ inputTokens: agent === 'claude' ? 12 : 1200 });
