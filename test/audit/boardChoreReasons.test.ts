@@ -3,7 +3,7 @@ import { codec } from '../../events/catalog.ts';
 import { wordsAsRecorded } from '../support/reasonCases.ts';
 
 /**
- * The board's adoptions record their reasons as codes with parameters, as its runs do
+ * The board's adoptions and notices record their reasons as codes with parameters, as its runs do
  * (docs/replay-and-audit.md#reasons-as-codes): the audit words a code as the sentence older versions
  * recorded, and reads an older version's sentence as it was written.
  */
@@ -74,5 +74,42 @@ describe("an adoption's reasons: codes, worded by the audit", () => {
     expect(() => codec.checkNew(event({ code: 'no.such.code' }))).toThrow(/reason/);
     expect(() => codec.checkNew(event({ code: 'window.closed', session: 'S1', error: null }))).toThrow(/reason/);
     expect(() => codec.checkNew(event({ code: 'window.closed', session: 'S1', error: null, afterS: 180 }))).not.toThrow();
+  });
+});
+
+describe("an inbox's reasons: codes, worded by the audit", () => {
+  wordsAsRecorded(
+    [
+      [
+        'inbox.waiting',
+        { sessionId: 'S9', reason: { code: 'liveness.unreadable', session: 'S9', detail: 'tmux: server busy', notices: 1 } },
+        'the liveness of session S9 could not be read (tmux: server busy): 1 notice waits until it can be',
+      ],
+      [
+        'inbox.waiting',
+        { sessionId: 'S9', reason: { code: 'liveness.unreadable', session: 'S9', detail: null, notices: 3 } },
+        'the liveness of session S9 could not be read: 3 notices wait until it can be',
+      ],
+      [
+        'inbox.withheld',
+        { sessionId: 'S1', reason: { code: 'not.running', session: 'S1', record: 'ended', liveness: 'gone', notices: 2 } },
+        'session S1 is filed nothing: the board recorded it ended, and it reads gone; 2 notices wait until it runs again',
+      ],
+      [
+        'inbox.withheld',
+        { sessionId: 'S1', reason: { code: 'not.running', session: 'S1', record: 'unknown', liveness: 'stopped', notices: 1 } },
+        'session S1 is filed nothing: the board never saw it run, and it reads stopped; 1 notice waits until it runs again',
+      ],
+      // An older version's sentence is shown as it was written.
+      ['inbox.waiting', { sessionId: 'S9', reason: 'the liveness of session S9 could not be read' }, 'the liveness of session S9 could not be read'],
+    ],
+    'inbox:S1',
+  );
+
+  it('a reason of an unknown code, or with a parameter missing, is refused before it is written, naming the field', () => {
+    const event = (reason: unknown) => ({ stream: 'inbox:S1', at: 0, type: 'inbox.withheld', data: { sessionId: 'S1', reason } });
+    expect(() => codec.checkNew(event({ code: 'no.such.code' }))).toThrow(/reason/);
+    expect(() => codec.checkNew(event({ code: 'not.running', session: 'S1', record: 'ended', notices: 1 }))).toThrow(/reason/);
+    expect(() => codec.checkNew(event({ code: 'not.running', session: 'S1', record: 'ended', liveness: 'gone', notices: 1 }))).not.toThrow();
   });
 });
