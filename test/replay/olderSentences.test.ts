@@ -6,15 +6,12 @@ import { describeEvent } from '../../projections/audit/describeEvent.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
 import { openSqliteStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
+import { recordAdoptionsAndNotices } from '../fixtures/scenarios/adoptionsAndNotices.ts';
 import { tempDir } from '../support/tempStore.ts';
 
 /**
  * A board log written by the version whose adoptions and notices recorded their reasons as sentences
- * (main at c2b731e), through the real rounds (completeAdoptions, fileNotices) on a fake clock: lane L
- * claimed by a process that died mid-bind, claimed again once that claim lapsed and adopted; M's
- * session never listed, N's listing unreadable (both wait, then fail at 180 s); P's bind failed; Q
- * released; then the notice of L's adoption withheld from S8 (never seen running, read stopped) and
- * waiting for S9 (its liveness unreadable).
+ * (main at c2b731e): every reason of both groups, through the real rounds (adoptionsAndNotices.ts).
  */
 const OLDER_SENTENCES = fileURLToPath(new URL('../fixtures/scenarios/olderSentences.db', import.meta.url));
 
@@ -33,6 +30,8 @@ const SAID: [seq: number, words: string][] = [
   [34, 'the liveness of session S9 could not be read (tmux: server busy): 1 notice waits until it can be'],
 ];
 
+const REASONED = /^(adoption\.(claimed|waiting|adopted|failed)|inbox\.(waiting|withheld))$/;
+
 describe('a log whose adoptions and notices recorded sentences', () => {
   it('replays whole, and the audit reads each decision in the words it was recorded with', async () => {
     const path = join(tempDir(), 'board.db');
@@ -40,8 +39,23 @@ describe('a log whose adoptions and notices recorded sentences', () => {
     const store = await openSqliteStore(path);
     try {
       const log = await store.readAll(0, 1000);
-      const decisions = log.filter((e) => /^(adoption\.(claimed|waiting|adopted|failed)|inbox\.(waiting|withheld))$/.test(e.type));
+      const decisions = log.filter((e) => REASONED.test(e.type));
       expect(decisions.every((e) => typeof (e.data as { reason: unknown }).reason === 'string')).toBe(true);
+      expect(decisions.map((e) => [e.seq, describeEvent(e)])).toEqual(SAID);
+      expect(await replayLog(store, deciders)).toMatchObject({ ok: true, lastSeq: log.length });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('recorded again now, holds codes where it held sentences, reads the same words, and replays', async () => {
+    const path = join(tempDir(), 'board.db');
+    await recordAdoptionsAndNotices(path);
+    const store = await openSqliteStore(path);
+    try {
+      const log = await store.readAll(0, 1000);
+      const decisions = log.filter((e) => REASONED.test(e.type));
+      expect(decisions.every((e) => typeof (e.data as { reason: unknown }).reason === 'object')).toBe(true);
       expect(decisions.map((e) => [e.seq, describeEvent(e)])).toEqual(SAID);
       expect(await replayLog(store, deciders)).toMatchObject({ ok: true, lastSeq: log.length });
     } finally {
