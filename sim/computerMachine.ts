@@ -127,10 +127,9 @@ export class ComputerMachine {
         exec: 'claude',
         workspaceRoot: `/tmp/runledger-sim/${this.machine}`,
         slots: this.slots,
+        // Its liveness left to the daemon's default for this heartbeat (15 s): it pings its board and leaves one silent that long.
         heartbeatMs: 30_000,
         killGraceMs: 2_000,
-        // Its pings would redraw every world's history (and which seed finds a planted bug): not played yet.
-        livenessMs: null,
         onConnectedElsewhere: () => this.twinRefused(),
         // As the daemon's defaults: a round every 10 s over the closes its runs' ends intend.
         sessions: { tickMs: 10_000, quietMs: 120_000 },
