@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { adoptionReason } from './adoptionReasons.ts';
 import { defineEvent, eventGroup } from './define.ts';
 import { wording } from './replayFields.ts';
 import { type GroupRoles, QUIET } from './roles.ts';
@@ -8,8 +9,10 @@ import { SafeId } from './safeId.ts';
 const request = z.number().int().positive();
 const lane = SafeId;
 const sessionId = SafeId;
-/** A decision's why, in words: not compared by replay (see wording). */
-const reason = wording(z.string().min(1).max(1_000));
+/** Why a release was asked, in its asker's words (an input's `reason`). */
+const said = wording(z.string().min(1).max(1_000));
+/** A decision's why: a code the audit words (adoptionReasons.ts), or an older version's sentence. */
+const reason = adoptionReason;
 /** `host:pid` of the process holding a claim. */
 const lock = z.string().min(3).max(300);
 
@@ -25,7 +28,7 @@ export const adoptionEvents = eventGroup(
   /** `runledger adopt LANE SESSION`: the lane is held for the adoption until it is answered. */
   defineEvent('adoption.requested', z.strictObject({ lane, sessionId })),
   /** `runledger adopt LANE --release`: an open request is withdrawn. */
-  defineEvent('adoption.released', z.strictObject({ lane, reason })),
+  defineEvent('adoption.released', z.strictObject({ lane, reason: said })),
   /**
    * A round's reading for an open request: where the session is listed (null: not listed, `error`: the
    * listing could not be read), and the latest claim it found with whether its process is alive (null

@@ -1,3 +1,4 @@
+import { wordAdoptionReason } from './adoptionReasons.ts';
 import { clock, type Sentences } from './words.ts';
 
 /** What `runledger audit` says of each event of the adoption (see words.ts). */
@@ -11,8 +12,9 @@ export const adoptionSentences: Sentences<'adoption'> = {
   },
   'adoption.bind.ended': (event) =>
     `the bind of session ${event.data.sessionId} by ${event.data.lock} ${event.data.ok ? 'was made' : `failed: ${event.data.error ?? 'no reason given'}`}`,
-  'adoption.claimed': (event) => `${event.data.reason} (until ${clock(event.data.expires)})`,
-  'adoption.waiting': (event) => `${event.data.reason} (until ${clock(event.data.until)})`,
-  'adoption.adopted': (event) => `adopted: ${event.data.reason}`,
-  'adoption.failed': (event) => `the adoption of session ${event.data.sessionId} failed: ${event.data.reason}`,
+  // Its decisions: their reasons worded from their codes (or as an older version recorded them).
+  'adoption.claimed': (event) => `${wordAdoptionReason(event.data.reason)} (until ${clock(event.data.expires)})`,
+  'adoption.waiting': (event) => `${wordAdoptionReason(event.data.reason)} (until ${clock(event.data.until)})`,
+  'adoption.adopted': (event) => `adopted: ${wordAdoptionReason(event.data.reason)}`,
+  'adoption.failed': (event) => `the adoption of session ${event.data.sessionId} failed: ${wordAdoptionReason(event.data.reason)}`,
 };

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { defineEvent, eventGroup } from './define.ts';
+import { notificationReason } from './notificationReasons.ts';
 import { wording } from './replayFields.ts';
 import { type GroupRoles, QUIET } from './roles.ts';
 import { SafeId } from './safeId.ts';
@@ -21,8 +22,10 @@ export const NoticeKindSchema = z.enum([
 ]);
 
 const seq = z.number().int().positive();
-/** A decision's why, in words: not compared by replay (see wording). */
-const reason = wording(z.string().min(1).max(1_000));
+/** Why a subscription was closed, in its closer's words (an input's `reason`). */
+const said = wording(z.string().min(1).max(1_000));
+/** A decision's why: a code the audit words (notificationReasons.ts), or an older version's sentence. */
+const reason = notificationReason;
 const sessionId = SafeId;
 const subscriptionId = SafeId;
 
@@ -67,7 +70,7 @@ export const notificationEvents = eventGroup(
       from: z.number().int().nonnegative(),
     }),
   ),
-  defineEvent('subscription.closed', z.strictObject({ subscriptionId, sessionId, reason })),
+  defineEvent('subscription.closed', z.strictObject({ subscriptionId, sessionId, reason: said })),
   /**
    * A round's reading for one session: the board's record of it, its liveness when that had to be
    * read (`liveness`, null when the record sufficed), and the events its subscriptions hear past their

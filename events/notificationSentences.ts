@@ -1,3 +1,4 @@
+import { wordNotificationReason } from './notificationReasons.ts';
 import { plural, type Sentences } from './words.ts';
 
 /** What `runledger audit` says of each event of the notifications (see words.ts). */
@@ -15,6 +16,7 @@ export const notificationSentences: Sentences<'notification'> = {
   'notices.handed': (event) =>
     `notices up to #${event.data.through} were handed to the agent${event.data.runId ? ` ahead of run ${event.data.runId}` : ''}`,
   'notice.filed': (event) => `notice #${event.data.n} filed for subscription ${event.data.subscriptionId}: ${event.data.text}`,
-  'inbox.waiting': (event) => event.data.reason,
-  'inbox.withheld': (event) => event.data.reason,
+  // Its decisions not to file: their reasons worded from their codes (or as an older version recorded them).
+  'inbox.waiting': (event) => wordNotificationReason(event.data.reason),
+  'inbox.withheld': (event) => wordNotificationReason(event.data.reason),
 };

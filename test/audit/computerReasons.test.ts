@@ -1,29 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { decideQueue } from '../../actors/lane/decideQueue.ts';
 import { codec, type DomainEvent } from '../../events/catalog.ts';
-import { describeEvent } from '../../projections/audit/describeEvent.ts';
 import { auditSummaryProjection } from '../../projections/audit/summary.ts';
 import { decisionOf } from '../support/deciderSpec.ts';
 import { COMPUTER, input, queueSpec, T0 } from '../support/queueSpec.ts';
+import { stored, wordsAsRecorded } from '../support/reasonCases.ts';
 
 /**
  * The computer's groups record their reasons as codes with parameters, as the board does
  * (docs/replay-and-audit.md#reasons-as-codes): the audit words a code as the sentence older versions
  * recorded, and reads an older version's sentence as it was written.
  */
-function stored(type: string, data: unknown, stream = 'c1/lane:A'): DomainEvent {
-  return { seq: 1, stream, version: 1, type, data, at: 0, cause: null, actor: 'test:1' } as DomainEvent;
-}
-
-type Case = [string, Record<string, unknown>, string];
-
-function wordsAsRecorded(cases: Case[]) {
-  it.each<Case>(cases)('%s %j → %s', (type, data, sentence) => {
-    expect(codec.decodeData(1, type, data)).toEqual(data);
-    expect(describeEvent(stored(type, data))).toBe(sentence);
-  });
-}
-
 describe("the queue's reasons: codes, worded by the audit", () => {
   wordsAsRecorded([
     ['frame.acknowledged', { frameId: 'f1', runId: 'r1', status: 202, reason: { code: 'queued' } }, 'frame acknowledged 202: queued'],

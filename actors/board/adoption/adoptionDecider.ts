@@ -56,12 +56,16 @@ export function decideAdoption(state: AdoptionState, input: AdoptionInput): Deci
             computerId: reading.listedOn,
             lock: reading.lock,
             expires: at + reading.ttlMs,
-            reason: `claimed by ${reading.lock} to bind session ${sessionId} (listed on ${reading.listedOn})${state.latest === 'claimed' ? `, after the claim of ${state.claim!.lock} lapsed` : ''}`,
+            reason: {
+              code: 'claimed',
+              lock: reading.lock,
+              session: sessionId,
+              listedOn: reading.listedOn,
+              ...(state.latest === 'claimed' ? { lapsed: state.claim!.lock } : {}),
+            },
           }),
         ];
       }
-      const why =
-        reading.error === null ? `session ${sessionId} is not listed on any computer` : `the session listing could not be read (${reading.error})`;
       const until = request.at + ADOPTION_LISTING_WINDOW_MS;
       if (at < until) {
         if (state.waitSaid) return [];
@@ -71,12 +75,18 @@ export function decideAdoption(state: AdoptionState, input: AdoptionInput): Deci
             request: request.n,
             sessionId,
             until,
-            reason: `${why}: it waits up to ${ADOPTION_LISTING_WINDOW_MS / 1000} s from the request`,
+            reason: { code: 'not.listed', session: sessionId, error: reading.error, windowS: ADOPTION_LISTING_WINDOW_MS / 1000 },
           }),
         ];
       }
+      const afterS = Math.round((at - request.at) / 1000);
       return [
-        on('adoption.failed', { lane, request: request.n, sessionId, reason: `${why}, ${Math.round((at - request.at) / 1000)} s after the request` }),
+        on('adoption.failed', {
+          lane,
+          request: request.n,
+          sessionId,
+          reason: { code: 'window.closed', session: sessionId, error: reading.error, afterS },
+        }),
       ];
     }
     case 'adoption.bind.ended': {
@@ -92,7 +102,7 @@ export function decideAdoption(state: AdoptionState, input: AdoptionInput): Deci
             request: bind.request,
             sessionId: bind.sessionId,
             computerId: bind.computerId,
-            reason: `lane ${lane}'s next turns run in session ${bind.sessionId} on ${bind.computerId}`,
+            reason: { code: 'adopted', lane, session: bind.sessionId, computer: bind.computerId },
           }),
         ];
       }
@@ -101,7 +111,7 @@ export function decideAdoption(state: AdoptionState, input: AdoptionInput): Deci
           lane,
           request: bind.request,
           sessionId: bind.sessionId,
-          reason: `the bind failed: ${bind.error ?? 'no reason given'}`,
+          reason: { code: 'bind.failed', error: bind.error },
         }),
       ];
     }

@@ -1,6 +1,7 @@
 import type { DomainEvent, EventData, EventType, NewEventOf, TypesOutside } from '../../../events/catalog.ts';
 import { type NewEvent, parseStream } from '../../../events/envelope.ts';
 import { exhausted, ignoreRest } from '../../../events/exhaustive.ts';
+import type { NotificationReason } from '../../../events/notificationReasons.ts';
 import { decider } from '../../decider.ts';
 import { type InboxState, initialInboxState } from './inboxState.ts';
 import { type NoticeSource, noticeText } from './noticeKinds.ts';
@@ -69,18 +70,13 @@ export function decideInbox(state: InboxState, input: InboxInput): Decision[] {
 export function whyHeld(
   sessionId: string,
   { record, liveness, detail }: Pick<EventData<'inbox.read'>, 'record' | 'liveness' | 'detail'>,
-  count: number,
-): { kind: 'waiting' | 'withheld'; reason: string } | null {
+  notices: number,
+): { kind: 'waiting' | 'withheld'; reason: NotificationReason } | null {
   if (record === 'live' || liveness === 'running') return null;
-  const waiting = `${count} notice${count === 1 ? '' : 's'} wait${count === 1 ? 's' : ''}`;
   if (liveness === null || liveness === 'unreadable') {
-    return {
-      kind: 'waiting',
-      reason: `the liveness of session ${sessionId} could not be read${detail ? ` (${detail})` : ''}: ${waiting} until it can be`,
-    };
+    return { kind: 'waiting', reason: { code: 'liveness.unreadable', session: sessionId, detail, notices } };
   }
-  const known = record === 'ended' ? 'the board recorded it ended' : 'the board never saw it run';
-  return { kind: 'withheld', reason: `session ${sessionId} is filed nothing: ${known}, and it reads ${liveness}; ${waiting} until it runs again` };
+  return { kind: 'withheld', reason: { code: 'not.running', session: sessionId, record, liveness, notices } };
 }
 
 /** What the reading heard that this inbox still has to file: for open subscriptions, past their cursors, in order. */

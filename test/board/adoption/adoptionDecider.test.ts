@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { AdoptionDecision, AdoptionInput } from '../../../actors/board/adoption/adoptionDecider.ts';
 import { adoptionDecider } from '../../../actors/board/adoption/adoptionDecider.ts';
 import { initialAdoptionState } from '../../../actors/board/adoption/adoptionState.ts';
+import { wordAdoptionReason } from '../../../events/adoptionReasons.ts';
 import type { NewEventOf } from '../../../events/catalog.ts';
 import { deciderSpec } from '../../support/deciderSpec.ts';
 import { T0 } from '../../support/events.ts';
@@ -73,6 +74,8 @@ const only = (decisions: readonly AdoptionDecision[] | null) => {
   expect(decisions).toHaveLength(1);
   return decisions![0]!.data;
 };
+/** The one decision's reason, in the words the audit shows. */
+const reasonOf = (decisions: readonly AdoptionDecision[] | null) => wordAdoptionReason(only(decisions).reason);
 
 describe('adoption: a request is claimed before any outside write', () => {
   it('given an open request, when a round reads its session listed, then it claims it with its lock and an expiry one ttl out', () => {
@@ -86,7 +89,8 @@ describe('adoption: a request is claimed before any outside write', () => {
     expect(types(spec(input.requested(0), input.read(5, 'c1')).when(input.bound(6, true)))).toEqual(['adoption.adopted']);
     const failed = spec(input.requested(0), input.read(5, 'c1')).when(input.bound(6, false));
     expect(types(failed)).toEqual(['adoption.failed']);
-    expect(only(failed).reason).toBe('the bind failed: tmux: no such pane');
+    expect(only(failed).reason).toEqual({ code: 'bind.failed', error: 'tmux: no such pane' });
+    expect(reasonOf(failed)).toBe('the bind failed: tmux: no such pane');
   });
 
   it('given a request claimed by a live process, when another round reads it, then it is left (not even recorded)', () => {
@@ -101,7 +105,7 @@ describe('adoption: a request is claimed before any outside write', () => {
       input.read(6, 'c1', { claim: { lock: SIBLING, alive: false } }),
     );
     expect(only(decisions)).toMatchObject({ lock: ME, expires: at(6) + TTL });
-    expect(String(only(decisions).reason)).toContain(`after the claim of ${SIBLING} lapsed`);
+    expect(reasonOf(decisions)).toContain(`after the claim of ${SIBLING} lapsed`);
   });
 
   it('given a claim from another host, when read before its expiry, then it holds; at its expiry, then it is open', () => {
@@ -146,7 +150,7 @@ describe('adoption: a session not yet listed waits up to 180 s, then fails', () 
     const said = waiting.when(input.read(10, null));
     expect(types(said)).toEqual(['adoption.waiting']);
     expect(only(said)).toMatchObject({ until: at(180) });
-    expect(String(only(said).reason)).toBe('session S1 is not listed on any computer: it waits up to 180 s from the request');
+    expect(reasonOf(said)).toBe('session S1 is not listed on any computer: it waits up to 180 s from the request');
     expect(waiting.when(input.read(20, null))).toBeNull();
     expect(waiting.when(input.read(179, null, { error: 'tmux: server busy' }))).toBeNull();
   });
@@ -158,8 +162,8 @@ describe('adoption: a session not yet listed waits up to 180 s, then fails', () 
   it('given a request, when its session is still not listed at 180 s, then it fails with the reason', () => {
     const failed = spec(input.requested(0), input.read(10, null)).when(input.read(180, null));
     expect(types(failed)).toEqual(['adoption.failed']);
-    expect(only(failed).reason).toBe('session S1 is not listed on any computer, 180 s after the request');
+    expect(reasonOf(failed)).toBe('session S1 is not listed on any computer, 180 s after the request');
     const unreadable = spec(input.requested(0)).when(input.read(200, null, { error: 'tmux: server busy' }));
-    expect(only(unreadable).reason).toBe('the session listing could not be read (tmux: server busy), 200 s after the request');
+    expect(reasonOf(unreadable)).toBe('the session listing could not be read (tmux: server busy), 200 s after the request');
   });
 });

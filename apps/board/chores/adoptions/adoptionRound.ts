@@ -2,6 +2,7 @@ import { adoptionDecider, hasOpenRequest } from '../../../../actors/board/adopti
 import { type AdoptionState, DEFAULT_ADOPTION_TTL_MS } from '../../../../actors/board/adoption/adoptionState.ts';
 import { readLane } from '../../../../actors/board/adoption/laneStream.ts';
 import { writerOf } from '../../../../actors/writer.ts';
+import { wordAdoptionReason } from '../../../../events/adoptionReasons.ts';
 import type { NewDomainEvent } from '../../../../events/catalog.ts';
 import { messageOf } from '../../../../events/thrown.ts';
 import type { Clock } from '../../../../runtime/actors/clock.ts';
@@ -94,8 +95,8 @@ async function adoptOne(options: AdoptionRoundOptions, lane: string, report: Ado
     if (claim) report.skipped.push([lane, `claimed by ${claim.lock}`]);
     return;
   }
-  if (decision.type === 'adoption.waiting') report.waiting.push([lane, decision.data.reason]);
-  if (decision.type === 'adoption.failed') report.failed.push([lane, decision.data.reason]);
+  if (decision.type === 'adoption.waiting') report.waiting.push([lane, wordAdoptionReason(decision.data.reason)]);
+  if (decision.type === 'adoption.failed') report.failed.push([lane, wordAdoptionReason(decision.data.reason)]);
   if (decision.type !== 'adoption.claimed') return;
 
   // The claim committed: this round, and no other, binds.
@@ -124,6 +125,6 @@ async function adoptOne(options: AdoptionRoundOptions, lane: string, report: Ado
     throw error;
   });
   if (answer?.type === 'adoption.adopted') report.adopted.push([lane, request.sessionId]);
-  else if (answer?.type === 'adoption.failed') report.failed.push([lane, answer.data.reason]);
+  else if (answer?.type === 'adoption.failed') report.failed.push([lane, wordAdoptionReason(answer.data.reason)]);
   else report.skipped.push([lane, `bound session ${request.sessionId}, but the request was answered meanwhile`]);
 }

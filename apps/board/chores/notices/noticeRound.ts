@@ -2,6 +2,7 @@ import { inboxDecider, whyHeld } from '../../../../actors/board/inbox/inboxDecid
 import { inboxStream, readInbox } from '../../../../actors/board/inbox/inboxStream.ts';
 import type { NoticeSource } from '../../../../actors/board/inbox/noticeKinds.ts';
 import type { EventData, NewDomainEvent } from '../../../../events/catalog.ts';
+import { wordNotificationReason } from '../../../../events/notificationReasons.ts';
 import { messageOf } from '../../../../events/thrown.ts';
 import type { NoticesIndex } from '../../../../projections/notices.ts';
 import type { Clock } from '../../../../runtime/actors/clock.ts';
@@ -113,5 +114,5 @@ async function fileFor(
   }
   // Nothing filed: it waits. Said in the log once; said in every round's report.
   const held = whyHeld(sessionId, { record, liveness, detail }, due.length);
-  if (held) report.waiting.push([sessionId, held.reason]);
+  if (held) report.waiting.push([sessionId, wordNotificationReason(held.reason)]);
 }
