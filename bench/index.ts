@@ -13,6 +13,7 @@ import { embeddedThroughput } from './embeddedThroughput.ts';
 import { eventsPerRun } from './eventsPerRun.ts';
 import { groupCommit } from './groupCommit.ts';
 import { type Benchmark, cleanUp, now, parseOptions, printTable, type Row } from './harness.ts';
+import { idleCpu } from './idleCpu.ts';
 import { liveViewDrain } from './liveViewDrain.ts';
 import { memoryFlat } from './memoryFlat.ts';
 import { postgresAppends } from './postgresAppends.ts';
@@ -41,6 +42,7 @@ const benchmarks: readonly Benchmark[] = [
   restartTime,
   retention,
   crashRestart,
+  idleCpu,
   toolsOnLargeLog,
   eventsPerRun,
   embeddedThroughput,
