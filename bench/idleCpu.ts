@@ -8,7 +8,7 @@
  *   node --import tsx bench/idleCpu.ts [--quick]
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { killLife, spawnDaemon } from './daemonProcess.ts';
 import { type Benchmark, benchDir, type Row, runIfMain } from './harness.ts';
@@ -45,7 +45,9 @@ function treeTicks(pid: number): number {
 
 export async function runIdleCpuBench(options: { quick?: boolean } = {}, log?: (line: string) => void): Promise<Row[]> {
   const windowMs = options.quick ? 15_000 : 60_000;
-  const db = join(benchDir(), 'idle', 'runledger.db');
+  const dir = join(benchDir(), 'idle');
+  mkdirSync(dir, { recursive: true });
+  const db = join(dir, 'runledger.db');
   const life = await spawnDaemon(db, ['--exec', 'cat', '--budget-note', 'off']);
   const floor = spawn(process.execPath, ['-e', 'setInterval(() => {}, 2 ** 30)'], { stdio: 'ignore' });
   try {
