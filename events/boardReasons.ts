@@ -235,7 +235,7 @@ function targetWords(to: OfferTarget): string {
     case 'all.full':
       return `every connected computer has ${to.window} or more lanes waiting`;
     case 'most.room':
-      return `to ${to.computer}, the computer with the most room (${to.busy} lanes waiting or runs held there)`;
+      return `to ${to.computer}, the computer with the most room (${to.busy} ${to.busy === 1 ? 'lane waiting or run held' : 'lanes waiting or runs held'} there)`;
     case 'where.it.waits':
       return `to ${to.computer}, where it waits`;
     case 'no.repo':
