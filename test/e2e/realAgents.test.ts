@@ -60,7 +60,9 @@ describe('real agents, as typed', () => {
       expect(failed.error).toContain(said);
 
       const log = readLog(db);
-      const refused = eventsOf(log, 'lane.session.forgotten').filter((e) => wordExecutionReason(e.data.reason as ExecutionReason) === 'the agent refused to resume it');
+      const refused = eventsOf(log, 'lane.session.forgotten').filter(
+        (e) => wordExecutionReason(e.data.reason as ExecutionReason) === 'the agent refused to resume it',
+      );
       expect(refused).toHaveLength(1);
       const exits = eventsOf(log, 'run.process.exited', first.run_id);
       expect(exits[0]?.data.usage).toMatchObject({ inputTokens: agent === 'claude' ? 12 : 1200 });
