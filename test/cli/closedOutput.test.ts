@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { exitOf } from '../support/exitOf.ts';
 import { repoRoot } from '../support/processes.ts';
 
 describe('a command whose reader went away', () => {
@@ -10,7 +11,7 @@ describe('a command whose reader went away', () => {
     child.stdout.destroy();
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', (exitCode) => resolve(exitCode)));
+    const { code } = await exitOf(child);
     expect(stderr).toBe('');
     expect(code).toBe(0);
   });

@@ -8,6 +8,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'no
 import { delimiter, join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { agentBin } from '../fixtures/agents/bin.ts';
+import { exitOf } from '../support/exitOf.ts';
 import { repoRoot } from '../support/processes.ts';
 import { concurrentTempDirs } from '../support/tempStore.ts';
 
@@ -187,7 +188,7 @@ describe.concurrent('runledger doctor', () => {
     );
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    const exited = exitOf(child).then(({ code }) => code);
     await vi.waitFor(() => expect(existsSync(started)).toBe(true), { timeout: 20_000, interval: 50 });
     child.kill('SIGINT');
     expect(await exited).toBe(1);

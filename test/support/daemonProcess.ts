@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { onTestFinished } from 'vitest';
+import { exitOf } from './exitOf.ts';
 import { repoRoot } from './processes.ts';
 
 const cli = join(repoRoot, 'cli/runledger.js');
@@ -35,7 +36,7 @@ export class DaemonProcess {
       : spawn(process.execPath, [cli, ...argv], { cwd: how.cwd ?? repoRoot, env: how.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (this.out += chunk));
     this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (this.out += chunk));
-    this.exited = new Promise((resolve) => this.child.on('exit', (code, signal) => resolve({ code, signal })));
+    this.exited = exitOf(this.child);
   }
 
   /** Starts a daemon and resolves once its computer is connected to its board. */

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
 import { waitUntil } from './daemonProcess.ts';
+import { exitOf } from './exitOf.ts';
 import { repoRoot } from './processes.ts';
 
 const cli = join(repoRoot, 'cli/runledger.js');
@@ -19,7 +20,7 @@ export class ServerProcess {
     this.child = spawn(process.execPath, [cli, 'server', '--port', '0', ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env });
     this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (this.out += chunk));
     this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (this.out += chunk));
-    this.exited = new Promise((resolve) => this.child.on('exit', (code, signal) => resolve({ code, signal })));
+    this.exited = exitOf(this.child);
   }
 
   static async start(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<ServerProcess> {

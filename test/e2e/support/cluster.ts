@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { onTestFinished } from 'vitest';
 import { messageOf } from '../../../events/thrown.ts';
+import { exitOf } from '../../support/exitOf.ts';
 import { runInProcess } from '../../support/inProcessCli.ts';
 
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
@@ -68,7 +69,7 @@ export class CliProcess {
     this.child = spawn(process.execPath, [cli, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (this.out += chunk));
     this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (this.err += chunk));
-    this.exited = new Promise((resolve) => this.child.on('exit', (code, signal) => resolve({ code, signal })));
+    this.exited = exitOf(this.child);
   }
 
   get stdout(): string {
