@@ -10,6 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { call, loadDriver } from './embeddedLoad.ts';
 
 const MAIN = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+/** A preload that makes the daemon collect its garbage on SIGUSR2 (`collectOnSignal`). */
+const COLLECT_ON_SIGNAL = fileURLToPath(new URL('./collectOnSignal.mjs', import.meta.url));
 const TERMINAL = /"state":"(succeeded|failed|cancelled|resolved)"/;
 
 export interface DaemonLife {
@@ -44,12 +46,13 @@ export async function runDone(url: string, runId: string, deadline: number): Pro
 /**
  * Spawns a daemon on `db` (`args`: its options besides --db and --port) and times it until a first run
  * submitted as soon as it serves is done. Its narration goes to a file beside the log, for a look when
- * a life is slow.
+ * a life is slow. With `collectOnSignal`, SIGUSR2 makes it collect its garbage (bench/collectOnSignal.mjs).
  */
-export async function spawnDaemon(db: string, args: readonly string[]): Promise<DaemonLife> {
+export async function spawnDaemon(db: string, args: readonly string[], how: { collectOnSignal?: boolean } = {}): Promise<DaemonLife> {
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, [MAIN, 'daemon', '--db', db, '--port', String(port), ...args], {
+  const node = how.collectOnSignal ? ['--expose-gc', '--import', COLLECT_ON_SIGNAL] : [];
+  const child = spawn(process.execPath, [...node, MAIN, 'daemon', '--db', db, '--port', String(port), ...args], {
     stdio: ['ignore', openSync(`${db}.life-${Date.now()}.log`, 'w'), 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;

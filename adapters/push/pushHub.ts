@@ -22,7 +22,7 @@ const MAX_MISSED = 2;
 const MAX_UNACKED = 10_000;
 /** A `run.requested` frame left without an ack this long is taken as passed: its run goes to the next computer (docs/rules.md#dispatch). */
 export const OFFER_ACK_MS = 5_000;
-/** How often the frames awaiting their ack are looked at. */
+/** How often the frames awaiting their ack are looked at, while there are any (an idle board sleeps). */
 const ACK_ROUND_MS = 1_000;
 
 /** An ack (`{ack, status, reason}`): the id of the frame it answers; only a 503 `draining` is acted on. */
@@ -74,7 +74,8 @@ export class PushHub {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_ACK_BYTES });
   private readonly sockets = new Map<string, Live>();
   private stopPinger: () => void;
-  private stopAckRounds: () => void;
+  /** Cancels the next look at the frames awaiting their ack; null while none awaits one. */
+  private stopAckRounds: (() => void) | null = null;
   /** Per computer id, the last of its inputs handed to the board: the next one waits for it. */
   private readonly recording = new Map<string, Promise<void>>();
   /** The computers whose connect is queued to be recorded again (connectAgain). */
@@ -92,11 +93,6 @@ export class PushHub {
       this.stopPinger = clock.after(PING_MS, round);
     };
     this.stopPinger = clock.after(PING_MS, round);
-    const ackRound = () => {
-      this.unanswered();
-      this.stopAckRounds = clock.after(ACK_ROUND_MS, ackRound);
-    };
-    this.stopAckRounds = clock.after(ACK_ROUND_MS, ackRound);
   }
 
   /** Takes over an upgrade whose computer has already been authenticated. */
@@ -210,14 +206,26 @@ export class PushHub {
       if (frame.kind === 'run.requested') {
         entry.unacked.set(frame.id, { runId: frame.data.run_id, sentAt: this.clock.now() });
         if (entry.unacked.size > MAX_UNACKED) entry.unacked.delete(entry.unacked.keys().next().value!);
+        this.ackRounds();
       }
       entry.ws.send(JSON.stringify(frame));
     }
   }
 
+  /** Looks at the frames awaiting their ack every ACK_ROUND_MS, for as long as any does. */
+  private ackRounds(): void {
+    if (this.stopAckRounds !== null) return;
+    this.stopAckRounds = this.clock.after(ACK_ROUND_MS, () => {
+      this.stopAckRounds = null;
+      this.unanswered();
+      if ([...this.sockets.values()].some((entry) => entry.unacked.size > 0)) this.ackRounds();
+    });
+  }
+
   close(): void {
     this.stopPinger();
-    this.stopAckRounds();
+    this.stopAckRounds?.();
+    this.stopAckRounds = null;
     for (const { ws } of this.sockets.values()) ws.terminate();
     this.sockets.clear();
     this.wss.close();

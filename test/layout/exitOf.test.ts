@@ -11,7 +11,9 @@ const MIB = 1 << 20;
 
 describe('a test process exits', () => {
   it('given a child that writes a MiB to stderr and exits 2, then by its exit all of it has been read', async () => {
-    const child = spawn(process.execPath, ['-e', `process.stderr.write('x'.repeat(${MIB})); process.exitCode = 2`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['-e', `process.stderr.write('x'.repeat(${MIB})); process.exitCode = 2`], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let read = 0;
     child.stderr.on('data', (chunk: Buffer) => (read += chunk.length));
     const { code } = await exitOf(child);

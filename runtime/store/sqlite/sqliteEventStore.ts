@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import Database from 'better-sqlite3';
-import { filter, interval, map, merge, type Observable, Subject, share } from 'rxjs';
+import { map, merge, type Observable, Subject } from 'rxjs';
 import { type DomainEvent, codec as defaultCodec } from '../../../events/catalog.ts';
 import type { AnyEventCodec } from '../../../events/codec.ts';
 import { codeOf } from '../../../events/thrown.ts';
@@ -18,6 +18,7 @@ import { commitAppends, type LeaseReader, type PreparedAppend, prepareAppendStat
 import { ArchiveShelf, archiveFolder, type RawFoldRow } from './archiveShelf.ts';
 import { sqliteComputerEvents } from './computerEventsTable.ts';
 import { copyLog } from './copyLog.ts';
+import { foreignCommits } from './foreignCommits.ts';
 import { BUSY_TIMEOUT_MS, isLocked, LOCK_PATIENCE_MS, lockedLine, lockRetryWaitMs, OPEN_BUSY_TIMEOUT_MS } from './lockWait.ts';
 import { prepareLogFile } from './logFile.ts';
 import { checkLogSchema, migrateToLatest, NotALogError } from './migrations.ts';
@@ -34,7 +35,10 @@ export interface SqliteStoreOptions {
    * `full` the store then fsyncs the WAL off the main thread (WalSync), one fsync for each group commit.
    */
   readonly sync?: 'full' | 'normal';
-  /** How often a live subscription looks for appends made by another process. */
+  /**
+   * How often a live subscription looks for appends made by another process where the log's folder
+   * cannot be watched (where it can, a change to the log's files wakes it, see foreignCommits).
+   */
   readonly pollMs?: number;
   /** The event types it reads and writes: the catalog's by default (a test's store adds its fixtures' to them). */
   readonly codec?: AnyEventCodec;
@@ -95,6 +99,15 @@ const selectMentionedIdsInRange = (field: 'runId' | 'sessionId') =>
  * be opened or written is refused with a LogUnwritableError naming it. With `existing`, the file must
  * already be a runledger log: it is checked before the migrations could write their tables in it.
  */
+/**
+ * The pages of the log SQLite keeps in the process, in KiB (negative: a size, not a count of pages):
+ * SQLite's own default, 2 MiB. better-sqlite3 builds it with 16 MiB, which a daemon's log fills within
+ * a few thousand runs and then holds for good (its RSS grew by 23 MB from 500 runs to 3,000, then stayed,
+ * bench/crashRestart.ts). Reads are of the newest rows and of one stream by its index: pages the few MiB
+ * keep, and the file's others are in the OS's cache for the next read anyway.
+ */
+const PAGE_CACHE_KIB = -2_000;
+
 export async function openSqliteStore(path: string, options: SqliteStoreOptions & { existing?: boolean } = {}): Promise<SqliteEventStore> {
   if (options.existing) mustExist(path);
   if (path !== ':memory:') prepareLogFile(path);
@@ -113,6 +126,7 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
     // The fsync of `full` is the store's own, off the main thread (WalSync): SQLite's, under FULL, held
     // the event loop for half its busy time.
     db.pragma('synchronous = NORMAL');
+    db.pragma(`cache_size = ${PAGE_CACHE_KIB}`);
     // kysely only runs the migrations: every read and write of the log is a prepared better-sqlite3 statement.
     await migrateToLatest(db);
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
@@ -251,10 +265,9 @@ export class SqliteEventStore implements EventStore, LogQueries {
       run: db.prepare<[string, string, number], unknown>(selectMentionedIdsInRange('runId')).pluck(true),
       session: db.prepare<[string, string, number], unknown>(selectMentionedIdsInRange('sessionId')).pluck(true),
     };
-    // Another process's commits (a CLI adding a computer, a second daemon on the file) are looked for every
-    // `pollMs` by SQLite's data_version, which moves only when another connection commits: one timer for
-    // all subscribers, and a wake only when it moved, so an idle daemon reads nothing. Real time: the other
-    // process commits in it (docs/architecture.md#real-time-waits).
+    // Another process's commits (a CLI adding a computer, a second daemon on the file), by SQLite's
+    // data_version, which moves only when another connection commits: a wake only when it moved. A log in
+    // memory has no other process.
     const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck(true);
     let seen = dataVersion.get();
     const moved = (): boolean => {
@@ -264,8 +277,8 @@ export class SqliteEventStore implements EventStore, LogQueries {
       seen = now;
       return true;
     };
-    const foreign = interval(options.pollMs ?? 250).pipe(filter(moved), share());
-    const ticks = [foreign, ...(options.wakes ? [options.wakes] : [])].map((t) => t.pipe(map((): Wake => null)));
+    const foreign = db.memory ? [] : [foreignCommits(db.name, moved, { pollMs: options.pollMs ?? 250 })];
+    const ticks = [...foreign, ...(options.wakes ? [options.wakes] : [])].map((t) => t.pipe(map((): Wake => null)));
     this.wake = merge(this.commits, ...ticks);
     const snapshots = sqliteSnapshots(db, options.snapshots);
     this.snapshots = snapshots;
