@@ -65,7 +65,7 @@ it('a_live_status_is_read_after_the_projections_folded_what_called_for_it', asyn
   const writer = await openSqliteStore(db, { sync: 'normal' });
   cleanups.push(() => writer.close());
   const wake = new Subject<void>();
-  const late = await openSqliteStore(db, { sync: 'normal', pollMs: 600_000, wakes: wake });
+  const late = await openSqliteStore(db, { sync: 'normal', pollMs: 600_000, unwatched: true, wakes: wake });
   cleanups.push(() => late.close());
   const keeper = new ProjectionKeeper(late, projections, systemClock);
   await keeper.start();

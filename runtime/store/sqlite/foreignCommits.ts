@@ -14,7 +14,7 @@ export interface ForeignCommitOptions {
 
 /**
  * Another process's commits to the log file at `path` (a CLI adding a computer, a second daemon on the
- * file), as wakes. `moved` reads SQLite's data_version, which moves only when another connection
+ * file), as wakes (`path` null: by the poll alone). `moved` reads SQLite's data_version, which moves only when another connection
  * commits; it is read when the log's folder reports a change to one of the log's files (a commit
  * writes the WAL file: inotify on Linux, FSEvents on macOS), coalesced to one reading a turn of the
  * event loop, and every `watchedPollMs` anyway. So a daemon with nothing to do is not woken four times a
@@ -23,8 +23,7 @@ export interface ForeignCommitOptions {
  * Real time: the other process commits in it (docs/architecture.md#real-time-waits). One watch and one
  * timer for all subscribers, while there are any.
  */
-export function foreignCommits(path: string, moved: () => boolean, options: ForeignCommitOptions): Observable<null> {
-  const logFiles = basename(path);
+export function foreignCommits(path: string | null, moved: () => boolean, options: ForeignCommitOptions): Observable<null> {
   return new Observable<null>((subscriber) => {
     let looking = false;
     const look = () => {
@@ -48,6 +47,8 @@ export function foreignCommits(path: string, moved: () => boolean, options: Fore
       pollEvery(options.pollMs);
     };
     try {
+      if (path === null) throw new Error('not watched');
+      const logFiles = basename(path);
       // The folder rather than the WAL file: SQLite deletes and makes the WAL file again (the last connection's close).
       watcher = watch(dirname(path), { persistent: false }, (_change, name) => {
         if (name === null || name.startsWith(logFiles)) soon();

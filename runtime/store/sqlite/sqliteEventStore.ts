@@ -40,6 +40,8 @@ export interface SqliteStoreOptions {
    * cannot be watched (where it can, a change to the log's files wakes it, see foreignCommits).
    */
   readonly pollMs?: number;
+  /** Only for tests: hear of another process's commits by the poll and `wakes` alone, not by the folder's reports. */
+  readonly unwatched?: boolean;
   /** The event types it reads and writes: the catalog's by default (a test's store adds its fixtures' to them). */
   readonly codec?: AnyEventCodec;
   /** Defaults to this process's `host:pid`. */
@@ -277,7 +279,7 @@ export class SqliteEventStore implements EventStore, LogQueries {
       seen = now;
       return true;
     };
-    const foreign = db.memory ? [] : [foreignCommits(db.name, moved, { pollMs: options.pollMs ?? 250 })];
+    const foreign = db.memory ? [] : [foreignCommits(options.unwatched ? null : db.name, moved, { pollMs: options.pollMs ?? 250 })];
     const ticks = [...foreign, ...(options.wakes ? [options.wakes] : [])].map((t) => t.pipe(map((): Wake => null)));
     this.wake = merge(this.commits, ...ticks);
     const snapshots = sqliteSnapshots(db, options.snapshots);
