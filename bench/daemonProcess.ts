@@ -10,14 +10,14 @@ import { fileURLToPath } from 'node:url';
 import { call, loadDriver } from './embeddedLoad.ts';
 
 const MAIN = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
-/** A preload that makes the daemon collect its garbage on SIGUSR2 (`collectOnSignal`). */
-const COLLECT_ON_SIGNAL = fileURLToPath(new URL('./collectOnSignal.mjs', import.meta.url));
 const TERMINAL = /"state":"(succeeded|failed|cancelled|resolved)"/;
 
 export interface DaemonLife {
   readonly child: ChildProcess;
   readonly url: string;
   readonly token: string;
+  /** The file its stdout goes to: its narration (and, with `traceGc`, V8's line for each collection). */
+  readonly narration: string;
   /** Seconds from the spawn until a run submitted as soon as the board answered was done. */
   readonly firstRunDone: number;
 }
@@ -46,14 +46,14 @@ export async function runDone(url: string, runId: string, deadline: number): Pro
 /**
  * Spawns a daemon on `db` (`args`: its options besides --db and --port) and times it until a first run
  * submitted as soon as it serves is done. Its narration goes to a file beside the log, for a look when
- * a life is slow. With `collectOnSignal`, SIGUSR2 makes it collect its garbage (bench/collectOnSignal.mjs).
+ * a life is slow. With `traceGc`, V8 writes a line there for each collection of the daemon's heap.
  */
-export async function spawnDaemon(db: string, args: readonly string[], how: { collectOnSignal?: boolean } = {}): Promise<DaemonLife> {
+export async function spawnDaemon(db: string, args: readonly string[], how: { traceGc?: boolean } = {}): Promise<DaemonLife> {
   const port = await freePort();
   const started = performance.now();
-  const node = how.collectOnSignal ? ['--expose-gc', '--import', COLLECT_ON_SIGNAL] : [];
-  const child = spawn(process.execPath, [...node, MAIN, 'daemon', '--db', db, '--port', String(port), ...args], {
-    stdio: ['ignore', openSync(`${db}.life-${Date.now()}.log`, 'w'), 'inherit'],
+  const narration = `${db}.life-${Date.now()}.log`;
+  const child = spawn(process.execPath, [...(how.traceGc ? ['--trace-gc'] : []), MAIN, 'daemon', '--db', db, '--port', String(port), ...args], {
+    stdio: ['ignore', openSync(narration, 'w'), 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
@@ -76,7 +76,7 @@ export async function spawnDaemon(db: string, args: readonly string[], how: { co
     }
     if (runId !== null) {
       await runDone(url, runId, deadline);
-      return { child, url, token, firstRunDone: (performance.now() - started) / 1000 };
+      return { child, url, token, narration, firstRunDone: (performance.now() - started) / 1000 };
     }
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
