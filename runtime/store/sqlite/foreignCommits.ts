@@ -14,14 +14,14 @@ export interface ForeignCommitOptions {
 
 /**
  * Another process's commits to the log file at `path` (a CLI adding a computer, a second daemon on the
- * file), as wakes (`path` null: by the poll alone). `moved` reads SQLite's data_version, which moves only when another connection
- * commits; it is read when the log's folder reports a change to one of the log's files (a commit
- * writes the WAL file: inotify on Linux, FSEvents on macOS), coalesced to one reading a turn of the
- * event loop, and every `watchedPollMs` anyway. So a daemon with nothing to do is not woken four times a
- * second to find nothing (docs/architecture.md#an-idle-process-sleeps), and another process's commit is
- * seen at once rather than within a poll. Where the folder cannot be watched, it is read every `pollMs`.
- * Real time: the other process commits in it (docs/architecture.md#real-time-waits). One watch and one
- * timer for all subscribers, while there are any.
+ * file), as wakes. `moved` reads SQLite's data_version, which moves only when another connection
+ * commits; it is read when the log's folder reports a change to one of the log's files (a commit writes
+ * the WAL file: inotify on Linux, FSEvents on macOS), once for a burst of reports, and every
+ * `watchedPollMs` anyway. So a daemon with nothing to do is not woken four times a second to find
+ * nothing (docs/architecture.md#an-idle-process-sleeps), and another process's commit is seen at once
+ * rather than within a poll. Where the folder cannot be watched (or `path` is null), it is read every
+ * `pollMs`. Real time: the other process commits in it (docs/architecture.md#real-time-waits). One watch
+ * and one timer for all subscribers, while there are any.
  */
 export function foreignCommits(path: string | null, moved: () => boolean, options: ForeignCommitOptions): Observable<null> {
   return new Observable<null>((subscriber) => {
@@ -30,37 +30,48 @@ export function foreignCommits(path: string | null, moved: () => boolean, option
       looking = false;
       if (moved()) subscriber.next(null);
     };
-    const soon = () => {
-      if (looking) return;
-      looking = true;
-      setImmediate(look);
-    };
     let poll: NodeJS.Timeout | null = null;
     const pollEvery = (ms: number) => {
       if (poll !== null) clearInterval(poll);
       poll = setInterval(look, ms);
     };
-    let watcher: FSWatcher | null = null;
-    const unwatched = () => {
-      watcher?.close();
-      watcher = null;
-      pollEvery(options.pollMs);
-    };
-    try {
-      if (path === null) throw new Error('not watched');
-      const logFiles = basename(path);
-      // The folder rather than the WAL file: SQLite deletes and makes the WAL file again (the last connection's close).
-      watcher = watch(dirname(path), { persistent: false }, (_change, name) => {
-        if (name === null || name.startsWith(logFiles)) soon();
-      });
-      watcher.on('error', unwatched);
-      pollEvery(Math.max(options.pollMs, options.watchedPollMs ?? WATCHED_POLL_MS));
-    } catch {
-      unwatched();
-    }
+    const watcher =
+      path === null
+        ? null
+        : watchLogFiles(
+            path,
+            () => {
+              if (looking) return;
+              looking = true;
+              setImmediate(look);
+            },
+            () => pollEvery(options.pollMs),
+          );
+    pollEvery(watcher ? Math.max(options.pollMs, options.watchedPollMs ?? WATCHED_POLL_MS) : options.pollMs);
     return () => {
       watcher?.close();
       if (poll !== null) clearInterval(poll);
     };
   }).pipe(share());
+}
+
+/**
+ * Watches the folder of the log at `path` for changes to the log's files (the folder rather than the
+ * WAL file: SQLite deletes the WAL file and makes it again, at the last connection's close). Null where
+ * the folder cannot be watched; `lost` if the watch fails later (it is closed then).
+ */
+function watchLogFiles(path: string, changed: () => void, lost: () => void): FSWatcher | null {
+  const logFiles = basename(path);
+  try {
+    const watcher = watch(dirname(path), { persistent: false }, (_change, name) => {
+      if (name === null || name.startsWith(logFiles)) changed();
+    });
+    watcher.on('error', () => {
+      watcher.close();
+      lost();
+    });
+    return watcher;
+  } catch {
+    return null;
+  }
 }
