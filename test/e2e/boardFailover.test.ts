@@ -13,6 +13,7 @@ import {
   addSubmitToken,
   agentFiles,
   checkLogs,
+  connectedComputers,
   lines,
   markerCounts,
   startComputer,
@@ -47,6 +48,9 @@ describe('a board that dies on a PostgreSQL log of two', () => {
     await waitForState(o.url, cut, ['running']);
     // c1 (on O only) runs a turn longer than the lease: its heartbeats reach O, and H, who reaps, reads them.
     await startComputer({ dir, id: 'c1', server: o.url, token: t1, agent });
+    // H offers the next run to the computer it knows with the most room: until it has read c1's connect
+    // (O's commit, heard through the log), that is c2, which holds it behind its 20 s turn (seen under load).
+    await waitFor('H to know c1 online', async () => (await connectedComputers(h.url)) === 2);
     const long = await submit({ url: h.url, token }, 'l1', 'marker=long sleep=2800');
     expect((await waitForTerminal(o.url, long, 20_000)).state).toBe('succeeded');
     // H, the holder, takes the long turn's end hook once it reads its end: killed between that take and
