@@ -19,6 +19,12 @@ async function submit(board: ServerProcess, token: string, lane: string): Promis
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify({ lane, prompt: 'hello' }),
     signal: AbortSignal.timeout(45_000),
+  }).catch((error: unknown) => {
+    // Seen once in a full run, not since: the board closed the connection unanswered. What it said, and whether it lives.
+    const { exitCode, signalCode } = board.child;
+    throw new Error(`submit ${lane}: ${String(error)} (the board: exit ${exitCode}, signal ${signalCode}); it said:\n${board.output}`, {
+      cause: error,
+    });
   });
   return { status: answer.status, body: await answer.json(), ms: performance.now() - began };
 }
