@@ -54,7 +54,8 @@ export interface EventStore {
   headSeq(): Promise<number>;
   /**
    * Every event with `seq > after`: first those already in the log, then each new one as it commits
-   * (in this process at once, in another within `pollMs`), none lost or repeated at the seam.
+   * (in this process at once; in another as soon as the store hears of it: a SQLite log's folder reports
+   * it, PostgreSQL's NOTIFY, or within the store's poll), none lost or repeated at the seam.
    */
   subscribe(after: number): Observable<DomainEvent>;
   readonly checkpoints: CheckpointStore;
