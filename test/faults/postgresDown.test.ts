@@ -19,12 +19,11 @@ async function submit(board: ServerProcess, token: string, lane: string): Promis
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify({ lane, prompt: 'hello' }),
     signal: AbortSignal.timeout(45_000),
-  }).catch((error: unknown) => {
-    // Seen once in a full run, not since: the board closed the connection unanswered. What it said, and whether it lives.
-    const { exitCode, signalCode } = board.child;
-    throw new Error(`submit ${lane}: ${String(error)} (the board: exit ${exitCode}, signal ${signalCode}); it said:\n${board.output}`, {
-      cause: error,
-    });
+  }).catch(async (error: unknown) => {
+    // Seen under load: the board closed the connection unanswered. Whether it ended (given a moment to), and what it said.
+    const ended = await Promise.race([board.exited, new Promise((resolve) => setTimeout(() => resolve(null), 3_000))]);
+    const state = ended ? `ended: ${JSON.stringify(ended)}` : 'lives';
+    throw new Error(`submit ${lane}: ${String(error)} (the board ${state}); it said:\n${board.output}`, { cause: error });
   });
   return { status: answer.status, body: await answer.json(), ms: performance.now() - began };
 }
