@@ -294,7 +294,8 @@ export class PostgresEventStore implements EventStore, LogQueries {
       client.release();
       return result;
     } catch (error) {
-      client.removeListener('error', lost);
+      // Discarded, and still heard: its socket may yet fail after the pool let it go (the server gone
+      // mid-transaction), and an 'error' nobody hears would end the process.
       client.release(true);
       throw asPgUnwritable(error, this.where);
     }
