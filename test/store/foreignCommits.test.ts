@@ -55,6 +55,18 @@ describe('another process commits to the log', () => {
     log.stop();
   });
 
+  it('given a report that comes before the other connection published its commit, then the log is looked at once more and the commit heard', async () => {
+    const path = join(tempDir(), 'runledger.db');
+    let looks = 0;
+    let wakes = 0;
+    // The first look finds nothing yet (the WAL's frames written, the commit not yet in its index).
+    const subscription = foreignCommits(path, () => ++looks >= 2, { pollMs: 250 }).subscribe(() => wakes++);
+    appendFileSync(`${path}-wal`, 'x');
+    await sleep(400);
+    subscription.unsubscribe();
+    expect(wakes).toBe(1);
+  });
+
   it('given a folder that cannot be watched, then the log is looked at every pollMs', async () => {
     const log = watched(join(tempDir(), 'gone', 'runledger.db'), 20);
     await sleep(300);

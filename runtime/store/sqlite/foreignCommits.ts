@@ -5,6 +5,9 @@ import { Observable, share } from 'rxjs';
 /** How often the log is looked at anyway while its folder is watched: a net for a change the folder did not report. */
 export const WATCHED_POLL_MS = 5_000;
 
+/** How long after a report that found no commit the log is looked at once more. */
+const LOOK_AGAIN_MS = 50;
+
 export interface ForeignCommitOptions {
   /** How often the log is looked at when its folder cannot be watched (no inotify watch left, a file system without them). */
   readonly pollMs: number;
@@ -26,9 +29,21 @@ export interface ForeignCommitOptions {
 export function foreignCommits(path: string | null, moved: () => boolean, options: ForeignCommitOptions): Observable<null> {
   return new Observable<null>((subscriber) => {
     let looking = false;
+    let again: NodeJS.Timeout | null = null;
     const look = () => {
       looking = false;
       if (moved()) subscriber.next(null);
+    };
+    // The WAL's frames are written before the commit is published (in the WAL's index, shared memory the
+    // folder does not report): a look between the two finds nothing, so a report is looked at once more.
+    const lookTwice = () => {
+      looking = false;
+      if (moved()) return subscriber.next(null);
+      if (again !== null) return;
+      again = setTimeout(() => {
+        again = null;
+        look();
+      }, LOOK_AGAIN_MS);
     };
     let poll: NodeJS.Timeout | null = null;
     const pollEvery = (ms: number) => {
@@ -43,7 +58,7 @@ export function foreignCommits(path: string | null, moved: () => boolean, option
             () => {
               if (looking) return;
               looking = true;
-              setImmediate(look);
+              setImmediate(lookTwice);
             },
             () => pollEvery(options.pollMs),
           );
@@ -51,6 +66,7 @@ export function foreignCommits(path: string | null, moved: () => boolean, option
     return () => {
       watcher?.close();
       if (poll !== null) clearInterval(poll);
+      if (again !== null) clearTimeout(again);
     };
   }).pipe(share());
 }
