@@ -2,6 +2,7 @@
  * Another process's commits to a SQLite log wake its subscribers when the log's folder reports them,
  * and a log at rest is not looked at four times a second (docs/architecture.md#an-idle-process-sleeps).
  */
+import { execFileSync } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -38,6 +39,16 @@ describe('another process commits to the log', () => {
     // The net poll of a watched folder is 5 s: this is the folder's report.
     await seen.untilCount(2, 2_500);
     expect(seen.items.map((e) => e.seq)).toEqual([1, 2]);
+  });
+
+  it('given a daemon-like reader that never polls, when another process (the stock sqlite3 shell) commits a row, then its subscriber has it at once', async () => {
+    const where = await sqliteKind.fresh();
+    const reader = await sqliteKind.open(where, { pollMs: 2 ** 31 - 1 });
+    const seen = record(reader.subscribe(0));
+    const row = `insert into events (seq, stream, version, type, data, at, cause, actor) values (1, 'counter:a', 1, 'counter.bumped', '{"total":1}', 1000, null, 'shell:1')`;
+    execFileSync('sqlite3', [where, row]);
+    await seen.untilCount(1, 2_500);
+    expect(seen.items[0]).toMatchObject({ seq: 1, stream: 'counter:a', actor: 'shell:1' });
   });
 
   it('given a log at rest, then its data version is not read; a write to its WAL file reads it once for a burst', async () => {
