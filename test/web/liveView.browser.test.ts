@@ -81,11 +81,15 @@ describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
     const open = holdOpen();
     const first = await submit(board, 'talk', `the first turn, ${open.word}`);
     const second = await submit(board, 'talk', 'the second turn, sleep=200');
-    const other = await submit(board, 'solo', 'another conversation, sleep=200');
+    // Held as well: the lanes list only the runs at work or waiting, and the page's status comes at most
+    // every quarter second (less often on a loaded machine), so a turn of 200 ms can end unseen.
+    const solo = holdOpen();
+    const other = await submit(board, 'solo', `another conversation, ${solo.word}`);
 
     const row = (runId: string) => page.locator(`#lanes tr[data-run="${runId}"]`);
     await row(first).first().waitFor({ timeout: 10_000 });
     await row(other).first().waitFor({ timeout: 10_000 });
+    solo.release();
     // A list shown in full says nothing of what it leaves out (not the word "null").
     expect(await page.locator('#lanes').textContent()).not.toContain('null');
     await expect.poll(() => page.locator('#lanes section[data-lane="talk"] caption').textContent()).toContain('talk');
