@@ -247,13 +247,16 @@ describe.skipIf(!hasChromium)('the stuck banner in headless Chromium', () => {
       await page.goto(`${board.url}/`);
       await expect.poll(() => page.locator('#connection').getAttribute('data-state')).toBe('live');
       const busy = holdOpen();
-      await submit(board, 'busy', `takes the only slot, ${busy.word}`);
+      const taking = await submit(board, 'busy', `takes the only slot, ${busy.word}`);
+      // Claimed before the next is submitted: on a loaded machine the first can itself wait past the
+      // second of warning, and the banner would rightly name it.
+      await waitFor('the first run to take the slot', async () => (await runState(board, taking)) !== 'queued', 20_000);
       const waiting = await submit(board, 'other', 'waits for the slot, sleep=50');
       const banner = page.locator('#stuck[data-kind="waited_long"]');
       await banner.waitFor({ timeout: 10_000 });
-      expect(await banner.textContent()).toMatch(
-        new RegExp(`^Run ${waiting.slice(0, 8)} has waited \\d+ s for a computer \\(the warning is at 1 s\\): .*see runledger status`),
-      );
+      await expect
+        .poll(() => banner.textContent(), { timeout: 10_000 })
+        .toMatch(new RegExp(`^Run ${waiting.slice(0, 8)} has waited \\d+ s for a computer \\(the warning is at 1 s\\): .*see runledger status`));
       expect(await banner.locator('code').allTextContents()).toEqual(['runledger status', '--slots']);
       busy.release();
       await waitFor('the waiting run to finish', async () => (await runState(board, waiting)) === 'succeeded', 20_000);
