@@ -1,9 +1,10 @@
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import type { ChangesBody } from '../../events/wire/changes.ts';
 import { INCARNATION_HEADER } from '../../events/wire/incarnation.ts';
 import type { UsageBody } from '../../events/wire/usage.ts';
 import { BoardServers } from './boardServers.ts';
+import { httpCall } from './httpCall.ts';
 
 /**
  * The computer's HTTP calls to the board (docs/rules.md#wire-and-cli). Every answer comes back as a status and a
@@ -119,36 +120,21 @@ class HttpTransport implements BoardTransport {
 
   constructor(private readonly servers: BoardServers) {}
 
-  send(call: BoardCall, deadline: AbortSignal): Promise<BoardAnswer> {
-    return new Promise<BoardAnswer>((resolveOnce) => {
-      const cut = () => request.destroy(deadline.reason);
-      const resolve = (answer: BoardAnswer) => {
-        deadline.removeEventListener('abort', cut);
-        resolveOnce(answer);
-      };
-      const board = this.servers.current();
-      const url = new URL(`${board}${call.path}`);
-      const secure = url.protocol === 'https:';
-      const request = (secure ? httpsRequest : httpRequest)(
-        url,
-        {
-          method: 'POST',
-          agent: secure ? this.agents.https : this.agents.http,
-          // Left for another board meanwhile: ended as a network error, which every caller retries.
-          signal: this.servers.signalOf(board),
-          headers: { ...call.headers, 'content-length': Buffer.byteLength(call.payload) },
-        },
-        (response) => {
-          const chunks: Buffer[] = [];
-          response.on('data', (chunk: Buffer) => chunks.push(chunk));
-          response.on('error', () => resolve({ status: 0 }));
-          response.on('end', () => resolve({ status: response.statusCode ?? 0, body: parseOrUndefined(Buffer.concat(chunks).toString('utf8')) }));
-        },
-      );
-      deadline.addEventListener('abort', cut, { once: true });
-      request.on('error', () => resolve({ status: 0 }));
-      request.end(call.payload);
-    });
+  async send(call: BoardCall, deadline: AbortSignal): Promise<BoardAnswer> {
+    const board = this.servers.current();
+    try {
+      const reply = await httpCall(`${board}${call.path}`, {
+        method: 'POST',
+        headers: call.headers,
+        payload: call.payload,
+        agents: this.agents,
+        // Left for another board meanwhile: ended as a network error, which every caller retries.
+        cutBy: [deadline, this.servers.signalOf(board)],
+      });
+      return { status: reply.status, body: parseOrUndefined(reply.text) };
+    } catch {
+      return { status: 0 };
+    }
   }
 
   close(): void {

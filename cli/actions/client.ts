@@ -1,28 +1,11 @@
 import type { RunRow } from '../../adapters/http/runListing.ts';
-import type { CancelOptions, ShowOptions, SubmitOptions } from '../commands/client.ts';
+import type { CancelOptions, ShowOptions } from '../commands/client.ts';
 import { boardCall, refusal } from '../shared/boardCall.ts';
 import { runDetails } from '../shared/boardRuns.ts';
 import { print } from '../shared/options.ts';
-import { readPrompt } from '../shared/prompt.ts';
 import { runIdOnBoard } from '../shared/runIdArgument.ts';
 import { runText } from '../shared/runWords.ts';
 import { waitForEnd } from '../shared/waitForEnd.ts';
-
-/** `runledger submit`: one run to the board (the prompt from --prompt or stdin); prints its id. */
-export async function submit(o: SubmitOptions): Promise<void> {
-  const prompt = readPrompt('submit', o.prompt);
-  const body = {
-    lane: o.lane,
-    prompt,
-    ...(o.agent ? { agent_id: o.agent } : {}),
-    ...(o.timeoutS !== undefined ? { timeout_s: o.timeoutS } : {}),
-    ...(o.repo !== undefined ? { repo: o.repo } : {}),
-    ...(o.base !== undefined ? { base: o.base } : {}),
-  };
-  const answer = await boardCall(o, 'POST', '/v1/runs', body, o.idempotencyKey ? { 'idempotency-key': o.idempotencyKey } : {});
-  if (answer.status !== 201) throw new Error(refusal(answer));
-  print(o, answer.body, () => String(answer.body?.run_id));
-}
 
 /** `runledger cancel RUN`: says what the board did; with --wait, waits for the run's end. */
 export async function cancel(runId: string, o: CancelOptions): Promise<void> {

@@ -73,13 +73,13 @@ export type RunsOptions = OptionsOf<ReturnType<typeof runs>>;
 export type LaneOptions = OptionsOf<ReturnType<typeof lane>>;
 export type StatusOptions = OptionsOf<ReturnType<typeof status>>;
 
-// The board's clients; what they do is in ../actions/client.ts and ../actions/status.ts, loaded when one runs.
+// The board's clients; what they do is in ../actions/submit.ts, client.ts and status.ts, loaded when one runs.
 
 export function submitCommand() {
   return helpAfter(submit(), [
     'runledger submit --lane alice --prompt "what broke in the last deploy?"',
     'git diff | runledger submit --lane review',
-  ]).action(async (options) => (await import('../actions/client.ts')).submit(options));
+  ]).action(async (options) => (await import('../actions/submit.ts')).submit(options));
 }
 
 export function cancelCommand() {

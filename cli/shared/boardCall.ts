@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { type HttpReply, httpCall } from '../../adapters/http/httpCall.ts';
 import { readSubmitToken, tokenPaths } from '../../adapters/http/tokens.ts';
 import { messageOf } from '../../events/thrown.ts';
 import { isPostgresUrl, redactUrl } from '../../runtime/store/logLocation.ts';
@@ -23,6 +24,9 @@ export interface BoardAnswer {
 /** How often a call the board answered `503 log_contended` is sent in all, and the longest wait its `Retry-After` may ask. */
 const CONTENDED_TRIES = 5;
 const CONTENDED_WAIT_MAX_S = 5;
+
+/** How long a call may take in all, its answer read whole. */
+const ANSWER_WITHIN_MS = 15_000;
 
 /**
  * One call to the board's API with the submit token; a refusal becomes an error that says why. A
@@ -57,36 +61,37 @@ async function callOnce(
   body: unknown,
   headers: Record<string, string>,
 ): Promise<{ answer: Omit<BoardAnswer, 'tries'>; retryAfterS: number }> {
-  let response: Response;
+  let reply: HttpReply;
   try {
-    response = await fetch(`${options.server}${path}`, {
+    reply = await httpCall(`${options.server}${path}`, {
       method,
       headers: {
         ...(token ? { authorization: `Bearer ${token}` } : {}),
         ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
         ...headers,
       },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      signal: AbortSignal.timeout(15_000),
+      ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
+      cutBy: [AbortSignal.timeout(ANSWER_WITHIN_MS)],
     });
   } catch (error) {
     throw new Error(
       `the board at ${options.server} did not answer (${messageOf(error)}): is \`runledger daemon\` running? (--server or RUNLEDGER_SERVER sets another address)`,
     );
   }
-  if (response.status === 401) throw new Error(tokenRefused(options, token));
-  const text = await response.text();
+  if (reply.status === 401) throw new Error(tokenRefused(options, token));
+  const location = reply.headers.location;
+  if (reply.status >= 300 && reply.status < 400 && location !== undefined) throw new Error(redirected(options, reply.status, location));
   let parsed: unknown;
   try {
-    parsed = text ? JSON.parse(text) : undefined;
+    parsed = reply.text ? JSON.parse(reply.text) : undefined;
   } catch {
     // Not JSON (a proxy's error page, a board too old): the text is shown as it came.
-    parsed = text;
+    parsed = reply.text;
   }
   // Seconds (the board sends 1); a date or nothing is taken as the board's own 1.
-  const retryAfter = Number(response.headers.get('retry-after') ?? Number.NaN);
+  const retryAfter = Number(reply.headers['retry-after'] ?? Number.NaN);
   return {
-    answer: { status: response.status, body: parsed as Record<string, unknown> | undefined },
+    answer: { status: reply.status, body: parsed as Record<string, unknown> | undefined },
     retryAfterS: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : 1,
   };
 }
@@ -119,6 +124,14 @@ export function tokenRefused(options: ClientOptions, token: string | null): stri
     `${board} refused the submit token read from ${file} (401): that file is the token of the board whose log is ${resolve(options.db)} , ${howChosen(options)}); ` +
     'give --db the log of the board at --server (its folder holds its token), or --token'
   );
+}
+
+/**
+ * The board's API sends nowhere else: a redirect comes from something before it (a proxy moving
+ * http: to https:), and following it would send the token where the user did not aim it.
+ */
+function redirected(options: ClientOptions, status: number, location: string): string {
+  return `the board at ${options.server} answered ${status}, sending the call to ${location}: give --server (or RUNLEDGER_SERVER) the board's own address`;
 }
 
 export function refusal({ status, body, tries }: BoardAnswer): string {

@@ -1,4 +1,4 @@
-import { readSubmitToken } from '../../adapters/http/tokens.ts';
+import { boardCall } from './boardCall.ts';
 
 /**
  * `runledger daemon --demo` (what `npm start` runs): a few turns over three conversations, so a new
@@ -13,14 +13,9 @@ const DEMO: readonly { lane: string; prompt: string }[] = [
 ];
 
 export async function submitDemoRuns(server: string, db: string, log: (line: string) => void): Promise<void> {
-  const token = readSubmitToken(db);
   for (const run of DEMO) {
-    const response = await fetch(`${server}/v1/runs`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(run),
-    });
-    if (response.status !== 201) log(`demo: submit failed with ${response.status}`);
+    const { status } = await boardCall({ server, db }, 'POST', '/v1/runs', run);
+    if (status !== 201) log(`demo: submit failed with ${status}`);
   }
   log(
     `demo: submitted ${DEMO.length} runs; try \`npx runledger submit --lane alice --prompt "and then?"\`, \`npx runledger status\`, \`npx runledger audit <run id>\``,

@@ -1,10 +1,10 @@
 import type { RunRow } from '../../adapters/http/runListing.ts';
+import { duration } from '../../events/durationWords.ts';
 import { LIVE_STATES } from '../../events/runStates.ts';
 import { roundCost, usageWords } from '../../events/usageWords.ts';
 import { changesFromWire } from '../../events/wire/changes.ts';
 import { usageFromWire } from '../../events/wire/usage.ts';
 import { describeChanges } from '../../events/workspace.ts';
-import { duration } from '../../projections/audit/summaryView.ts';
 
 /**
  * A run's facts in the words `runs`, `show` and `lane` print. What is not known is said so ("–"),

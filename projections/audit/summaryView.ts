@@ -1,3 +1,4 @@
+import { duration } from '../../events/durationWords.ts';
 import { type AuditSummary, type LaneTimes, type Tally, waitOf } from './summary.ts';
 
 export interface LaneReport extends LaneTimes {
@@ -118,13 +119,4 @@ export function formatSummary(report: SummaryReport): string {
 function tallyLines(outcome: string, tally: Tally): string[] {
   const reasons = Object.entries(tally.reasons).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
   return [`  ${outcome} ${tally.count}`, ...reasons.map(([reason, n]) => `    ${String(n).padStart(6)}  ${reason}`)];
-}
-
-/** 3.2 s, 45 s, 12 min 05 s, 2 h 03 min. */
-export function duration(ms: number): string {
-  if (ms < 10_000) return `${(ms / 1000).toFixed(1)} s`;
-  const s = Math.round(ms / 1000);
-  if (s < 60) return `${s} s`;
-  if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
-  return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
 }

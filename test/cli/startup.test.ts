@@ -31,8 +31,9 @@ function modulesLoadedBy(args: readonly string[]): string[] {
     });
     const root = pathToFileURL(join(repoRoot, '/')).href;
     const bundled = JSON.parse(readFileSync(join(repoRoot, 'dist/.bundle.json'), 'utf8')) as Record<string, string[]>;
-    // node_modules may be a link: its modules resolve to where it points.
-    const name = (path: string) => path.match(/(?:^|\/)node_modules\/((@[^/]+\/)?[^/]+)\//)?.[1] ?? path;
+    // node_modules may be a link: its modules resolve to where it points. A package Node carries
+    // (node:internal/deps/undici/undici) by its name too.
+    const name = (path: string) => path.match(/(?:^|\/)(?:node_modules|^node:internal\/deps)\/((@[^/]+\/)?[^/]+)\//)?.[1] ?? path;
     const loaded = readFileSync(trace, 'utf8')
       .split('\n')
       .filter(Boolean)
@@ -43,7 +44,8 @@ function modulesLoadedBy(args: readonly string[]): string[] {
   }
 }
 
-const HEAVY = ['zod', 'better-sqlite3', 'kysely', 'rxjs', 'nact', 'pino', 'ws'];
+// undici: what `fetch` loads on its first call (~0.25 s of CPU with its WebAssembly parser compiled).
+const HEAVY = ['zod', 'better-sqlite3', 'kysely', 'rxjs', 'nact', 'pino', 'ws', 'undici'];
 
 describe('runledger starts with what the command needs', () => {
   it('runs the built files, built from the sources as they are (the global setup builds them when stale)', () => {
@@ -111,6 +113,21 @@ describe('runledger starts with what the command needs', () => {
     const loaded = modulesLoadedBy(['status', '--server', 'http://127.0.0.1:9']);
     expect(loaded.filter((m) => m.includes('/cli/actions/'))).toEqual(['dist/cli/actions/status.js']);
     expect(loaded.filter((m) => HEAVY.includes(m))).toEqual([]);
+  });
+
+  it('submit loads its own action and the board call, no schema, store or fetch', () => {
+    const loaded = modulesLoadedBy(['submit', '--server', 'http://127.0.0.1:9', '--token', 't', '--lane', 'x', '--prompt', 'hi']);
+    expect(loaded.filter((m) => m.includes('/cli/actions/'))).toEqual(['dist/cli/actions/submit.js']);
+    expect(loaded).toContain('dist/adapters/http/httpCall.js');
+    expect(loaded.filter((m) => HEAVY.includes(m))).toEqual([]);
+  });
+
+  it('show, runs and lane load no event catalog, store or fetch (zod, for the rows they check)', () => {
+    for (const args of [['show', 'abcdef12'], ['runs'], ['lane', 'x']]) {
+      const loaded = modulesLoadedBy([...args, '--server', 'http://127.0.0.1:9', '--token', 't']);
+      expect(loaded.filter((m) => m.startsWith('dist/events/') && /(catalog|Events)\.js$/.test(m))).toEqual([]);
+      expect(loaded.filter((m) => HEAVY.includes(m) && m !== 'zod')).toEqual([]);
+    }
   });
 
   // Every byte a start loads is parsed: rxjs's CommonJS build is 360 KB whole, zod's 64 locales 370 KB.
