@@ -98,6 +98,8 @@ export interface ShutdownReport {
 
 export interface Daemon {
   readonly store: EventStore;
+  /** The log's last seq when this life opened it, before it wrote anything: the narration tells only what happens from there on. */
+  readonly headAtStart: number;
   /** The board's URL, when this process runs one. */
   readonly url: string | null;
   readonly computerId: string | null;
@@ -150,6 +152,7 @@ export async function startDaemon(options: DaemonOptions, ports: DaemonPorts = {
   // What the log can do beyond the EventStore follows from the dialect opened, not from a test of its class: archives are a SQLite log's.
   const sqlite = onPostgres ? null : await openSqliteStore(db, { ...storeOptions, ...(ports.storeFaults ? { faults: ports.storeFaults } : {}) });
   const store: OpenedLog = sqlite ?? (await openStore(db, storeOptions));
+  const headAtStart = await store.headSeq();
   const parts = assembleProcess({ clock, store, log });
   const computerId = options.boardOnly ? null : (options.computer ?? 'local');
   await startOrAbort(parts, async () => {
@@ -194,6 +197,7 @@ export async function startDaemon(options: DaemonOptions, ports: DaemonPorts = {
   const close = () => closeProcess(parts);
   return {
     store,
+    headAtStart,
     url: board?.url ?? options.server ?? null,
     computerId: computer ? (options.computer ?? 'local') : null,
     board,

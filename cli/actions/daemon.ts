@@ -7,13 +7,11 @@ import type { DrainReport } from '../../apps/computer/drainComputer.ts';
 import { type Daemon, type ShutdownReport, startDaemon } from '../../apps/daemon/startDaemon.ts';
 import { messageOf } from '../../events/thrown.ts';
 import { isPostgresUrl, redactUrl } from '../../runtime/store/logLocation.ts';
-import { openStore } from '../../runtime/store/open/openStore.ts';
 import type { DaemonOptions, ServerOptions } from '../commands/daemon.ts';
 import { agentToRun } from '../shared/agentProgram.ts';
 import { startDemoComputer } from '../shared/demoComputer.ts';
 import { submitDemoRuns } from '../shared/demoRuns.ts';
 import { narrate } from '../shared/narrator.ts';
-import { logLocation } from '../shared/openLog.ts';
 import { refuseOption } from '../shared/parse.ts';
 import { stdoutLines } from '../shared/stdoutLines.ts';
 
@@ -129,7 +127,6 @@ async function runUntilSignalled(json: boolean | undefined, demo: boolean | unde
         out.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
         out.flush();
       };
-  const head = await headOf(options.db);
   let demoComputer: Daemon | null = null;
   let shuttingDown = false;
   /**
@@ -183,7 +180,7 @@ async function runUntilSignalled(json: boolean | undefined, demo: boolean | unde
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
   daemon = await started;
-  narrate(daemon.store, head, { json: Boolean(json), out });
+  narrate(daemon.store, daemon.headAtStart, { json: Boolean(json), out });
   // After the handlers: a signal while the demo starts drains what runs, like any other.
   if (demo) {
     demoComputer = await startDemoComputer(daemon, options, log);
@@ -224,16 +221,6 @@ function turnsLeft(d: DrainReport): string {
 
 function plural(n: number, what: string): string {
   return `${n} ${what}${n === 1 ? '' : 's'}`;
-}
-
-/** Where the log ended before this start: the narration tells only what happens from now on. */
-async function headOf(db: string): Promise<number> {
-  const store = await openStore(logLocation(db));
-  try {
-    return await store.headSeq();
-  } finally {
-    await store.close();
-  }
 }
 
 /**
