@@ -38,6 +38,8 @@ describe('runledger daemon --demo', () => {
     const again = startCli(args);
     await again.waitForOutput(/demo: a second computer, demo-2, joined the board/);
     expect(again.stdout).not.toMatch(/did not start/);
+    // The narration tells what happens from this start on: the last life's runs are not told again.
+    expect(again.stdout).not.toContain(`run ${first} queued on the board`);
     expect(await again.stop('SIGTERM'), again.describe()).toEqual({ code: 0, signal: null });
     await checkLogs([db]);
   });
