@@ -24,7 +24,7 @@ function runAsync(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise
     );
   });
 }
-const ECHO = `node ${join(repoRoot, 'test/fixtures/agents/echo.mjs')}`;
+const ECHO = `/bin/sh ${join(repoRoot, 'test/fixtures/agents/echo.sh')}`;
 
 describe('a board on PostgreSQL, through the CLI (docs/rules.md#postgresql-board)', () => {
   it('given runledger server --db URL, then token add prints a token once, submit takes it by --token or RUNLEDGER_TOKEN (none by file), a computer runs the run, and replay, rebuild and audit exit 0 on the URL', async () => {

@@ -13,7 +13,7 @@ import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
 import { FakeClock } from '../../runtime/actors/clock.ts';
 import { startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
-import { nodeAgent } from '../support/computerRuns.ts';
+import { fixtureAgent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';
 
@@ -52,7 +52,7 @@ describe('a granted claim whose answer is refused', () => {
       computer: 'c1',
       server: 'http://127.0.0.1:9',
       token: 't',
-      exec: nodeAgent('echo.mjs'),
+      exec: fixtureAgent('echo.sh'),
       workspaceRoot: tempDir(),
       board,
     });

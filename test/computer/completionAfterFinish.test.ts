@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../runtime/actors/clock.ts';
-import { nodeAgent, startRuns, typesOf, waitForEvent } from '../support/computerRuns.ts';
+import { fixtureAgent, startRuns, typesOf, waitForEvent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore } from '../support/tempStore.ts';
 
@@ -18,7 +18,7 @@ describe('a completion the board took just before a crash', () => {
     const clock = new FakeClock();
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'hello' });
     const release = board.holdCompletions('r1');
-    const first = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), heartbeatMs: 600_000 });
+    const first = await startRuns(store, clock, board, { exec: fixtureAgent('echo.sh'), heartbeatMs: 600_000 });
     await first.claimAndHandOver('r1');
     await expect.poll(() => board.callsOf('r1', 'complete').length, { timeout: 5_000 }).toBe(1);
     // The board finishes the run, and the process dies before the answer is recorded.
@@ -26,7 +26,7 @@ describe('a completion the board took just before a crash', () => {
     board.resolve('r1');
     release();
 
-    await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), heartbeatMs: 600_000 });
+    await startRuns(store, clock, board, { exec: fixtureAgent('echo.sh'), heartbeatMs: 600_000 });
     expect((await waitForEvent(store, 'r1', 'run.settled', 5_000)).data).toMatchObject({ reported: true });
     expect((await typesOf(store, 'r1')).filter((t) => t === 'run.completion.retrying')).toEqual([]);
     // Every completion carried the run's own token.

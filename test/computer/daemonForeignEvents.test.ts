@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { nodeAgent } from '../support/computerRuns.ts';
+import { fixtureAgent } from '../support/computerRuns.ts';
 import { DaemonProcess } from '../support/daemonProcess.ts';
 import { runInProcess } from '../support/inProcessCli.ts';
 import { tempDir } from '../support/tempStore.ts';
@@ -29,7 +29,7 @@ describe('a daemon whose log gains rows it cannot read', () => {
   it('names each foreign row once with its seq and keeps serving, starts again, and only replay and rebuild fail on them', async () => {
     const dir = tempDir();
     const db = join(dir, 'runledger.db');
-    const args = ['--exec', nodeAgent('echo.mjs')];
+    const args = ['--exec', fixtureAgent('echo.sh')];
     const daemon = await DaemonProcess.start(db, args);
     expect((await daemon.terminal(await daemon.submit('A', 'before'))).state).toBe('succeeded');
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { nodeAgent } from '../support/computerRuns.ts';
+import { fixtureAgent } from '../support/computerRuns.ts';
 import { DaemonProcess, memoryOf } from '../support/daemonProcess.ts';
 import { tempDir } from '../support/tempStore.ts';
 
@@ -9,7 +9,7 @@ const MB = 1024 * 1024;
 describe('runledger daemon, running an agent that prints 200 MB', () => {
   it('given the whole flood through the daemon, then its memory grows by a bounded amount, far below what was printed, and the reply is cut at 1 MiB', async () => {
     const dir = tempDir();
-    const daemon = await DaemonProcess.start(join(dir, 'runledger.db'), ['--exec', nodeAgent('flood.mjs', 'plain', '200')]);
+    const daemon = await DaemonProcess.start(join(dir, 'runledger.db'), ['--exec', fixtureAgent('flood.mjs', 'plain', '200')]);
     const before = memoryOf(daemon.pid);
 
     const runId = await daemon.submit('A', 'print a lot');

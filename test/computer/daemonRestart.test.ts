@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { INTERRUPTED_BY_RESTART } from '../../actors/run/runState.ts';
 import { running } from '../run/execution/agents.ts';
-import { nodeAgent } from '../support/computerRuns.ts';
+import { fixtureAgent } from '../support/computerRuns.ts';
 import { DaemonProcess, waitUntil } from '../support/daemonProcess.ts';
 import { runInProcess } from '../support/inProcessCli.ts';
 import { tempDir } from '../support/tempStore.ts';
@@ -13,7 +13,7 @@ describe('runledger daemon, SIGKILLed while a run executes and started again on 
     const dir = tempDir();
     const db = join(dir, 'runledger.db');
     const marker = join(dir, 'executions');
-    const args = ['--exec', nodeAgent('lingering.mjs', marker), '--heartbeat-s', '1'];
+    const args = ['--exec', fixtureAgent('lingering.mjs', marker), '--heartbeat-s', '1'];
     const lines = () => readFileSync(marker, 'utf8').trim().split('\n');
 
     const first = await DaemonProcess.start(db, args);

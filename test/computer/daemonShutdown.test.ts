@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type QueueReason, wordQueueReason } from '../../events/queueReasons.ts';
 import { running } from '../run/execution/agents.ts';
-import { nodeAgent } from '../support/computerRuns.ts';
+import { fixtureAgent } from '../support/computerRuns.ts';
 import { DaemonProcess, logRows, waitUntil } from '../support/daemonProcess.ts';
 import { tempDir } from '../support/tempStore.ts';
 
@@ -22,7 +22,7 @@ describe('runledger daemon, shut down by a signal', () => {
     const dir = tempDir();
     const db = join(dir, 'runledger.db');
     const marker = join(dir, 'executions');
-    const daemon = await DaemonProcess.start(db, ['--exec', nodeAgent('lingering.mjs', marker), '--drain-s', '2', '--heartbeat-s', '1']);
+    const daemon = await DaemonProcess.start(db, ['--exec', fixtureAgent('lingering.mjs', marker), '--drain-s', '2', '--heartbeat-s', '1']);
     const executing = await daemon.submit('A', 'a long job');
     await waitUntil('the run to execute', () => executions(marker).length === 1);
     const [agent] = executions(marker) as [number];
@@ -58,7 +58,7 @@ describe('runledger daemon, shut down by a signal', () => {
   it("given a second signal while it drains, then it exits at once, taking its agents' process groups with it", async () => {
     const dir = tempDir();
     const marker = join(dir, 'executions');
-    const daemon = await DaemonProcess.start(join(dir, 'runledger.db'), ['--exec', nodeAgent('lingering.mjs', marker), '--drain-s', '60']);
+    const daemon = await DaemonProcess.start(join(dir, 'runledger.db'), ['--exec', fixtureAgent('lingering.mjs', marker), '--drain-s', '60']);
     await daemon.submit('A', 'a long job');
     await waitUntil('the run to execute', () => executions(marker).length === 1);
 

@@ -12,7 +12,7 @@ import { type Clock, FakeClock, MAX_TIMER_MS, processClock, systemClock, wakeAt 
 import { startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
 import type { EventStore } from '../../runtime/store/eventStore.ts';
 import { agentCommand, bounded, start } from '../run/execution/agents.ts';
-import { nodeAgent, runStream, startRuns, waitForEvent } from '../support/computerRuns.ts';
+import { fixtureAgent, runStream, startRuns, waitForEvent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore } from '../support/tempStore.ts';
 
@@ -209,7 +209,7 @@ describe('a completion retry, with timers that fire a millisecond early', () => 
     const clock = new FakeClock(Date.UTC(2026, 0, 1), { firesEarlyMs: 1 });
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'hello' });
     board.failCompletions('r1', 503, 503);
-    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), heartbeatMs: 60_000 });
+    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: fixtureAgent('echo.sh'), heartbeatMs: 60_000 });
     await claimAndHandOver('r1');
     for (const [wait, sent] of [
       [1_000, 2],
@@ -266,7 +266,7 @@ describe('a wait whose time has come, when the wall clock is then stepped back',
     const clock = steppedBackAt(fake, fake.now() + 1_000, 1_000);
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'hello' });
     board.failCompletions('r1', 503);
-    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), heartbeatMs: 60_000 });
+    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: fixtureAgent('echo.sh'), heartbeatMs: 60_000 });
     await claimAndHandOver('r1');
     await vi.waitFor(
       async () => {
@@ -283,7 +283,7 @@ describe('a wait whose time has come, when the wall clock is then stepped back',
 describe("an agent's budget", () => {
   it('a budget of 30 days (longer than a Node timer holds) does not end the turn at once', async () => {
     const agent = await start({
-      command: agentCommand('echo.mjs'),
+      command: agentCommand('echo.sh'),
       prompt: 'hi',
       reader: plainReader(),
       clock: systemClock,

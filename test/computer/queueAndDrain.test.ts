@@ -5,7 +5,7 @@ import type { DomainEvent } from '../../events/catalog.ts';
 import { wordQueueReason } from '../../events/queueReasons.ts';
 import { FakeClock } from '../../runtime/actors/clock.ts';
 import type { EventStore } from '../../runtime/store/eventStore.ts';
-import { nodeAgent, runStream } from '../support/computerRuns.ts';
+import { fixtureAgent, runStream } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { startComputer } from '../support/standInComputer.ts';
 import { openTempStore } from '../support/tempStore.ts';
@@ -26,7 +26,7 @@ describe('a computer with a stand-in board', () => {
     const clock = new FakeClock();
     const board = new StandInBoard().offer('a1', { lane: 'A', prompt: 'first' }).offer('a2', { lane: 'A', prompt: 'second' });
     const release = board.holdClaim('a1');
-    const { computer, frame } = await startComputer(store, clock, board, nodeAgent('echo.mjs'));
+    const { computer, frame } = await startComputer(store, clock, board, fixtureAgent('echo.sh'));
 
     await frame('run.requested', 'a1', 'A');
     await frame('run.requested', 'a2', 'A');
@@ -54,7 +54,7 @@ describe('a computer with a stand-in board', () => {
     const clock = new FakeClock();
     const board = new StandInBoard().offer('b1', { lane: 'B', prompt: 'p' }).offer('b2', { lane: 'C', prompt: 'q' });
     const release = board.holdClaim('b1');
-    const { computer, frame } = await startComputer(store, clock, board, nodeAgent('echo.mjs'));
+    const { computer, frame } = await startComputer(store, clock, board, fixtureAgent('echo.sh'));
 
     await frame('run.requested', 'b1', 'B');
     await vi.waitFor(() => expect(board.callsOf('b1', 'claim').length).toBe(1));
@@ -87,7 +87,7 @@ describe('a computer with a stand-in board', () => {
     const board = new StandInBoard().offer('b1', { lane: 'B', prompt: 'p' });
     const releaseClaim = board.holdClaim('b1');
     const releaseCompletion = board.holdCompletions('b1');
-    const { computer, frame } = await startComputer(store, clock, board, nodeAgent('echo.mjs'));
+    const { computer, frame } = await startComputer(store, clock, board, fixtureAgent('echo.sh'));
 
     await frame('run.requested', 'b1', 'B');
     await vi.waitFor(() => expect(board.callsOf('b1', 'claim').length).toBe(1));
@@ -117,7 +117,7 @@ describe('a computer with a stand-in board', () => {
     const clock = new FakeClock();
     const board = new StandInBoard().serialiseLanes().offer('a1', { lane: 'A', prompt: 'first' }).offer('a2', { lane: 'A', prompt: 'second' });
     const release = board.holdCompletions('a1');
-    const { computer, frame } = await startComputer(store, clock, board, nodeAgent('echo.mjs'));
+    const { computer, frame } = await startComputer(store, clock, board, fixtureAgent('echo.sh'));
 
     await frame('run.requested', 'a1', 'A');
     await frame('run.requested', 'a2', 'A');
@@ -145,7 +145,7 @@ describe('a computer with a stand-in board', () => {
     const clock = new FakeClock();
     const board = new StandInBoard().offer('a1', { lane: 'A', prompt: 'first' }).offer('b1', { lane: 'B', prompt: 'other' });
     const release = board.holdCompletions('a1');
-    const { computer, frame } = await startComputer(store, clock, board, nodeAgent('echo.mjs'));
+    const { computer, frame } = await startComputer(store, clock, board, fixtureAgent('echo.sh'));
 
     await frame('run.requested', 'a1', 'A');
     await vi.waitFor(() => expect(board.callsOf('a1', 'complete')).toHaveLength(1), { timeout: 10_000 });

@@ -6,7 +6,7 @@ import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
 import { FakeClock } from '../../runtime/actors/clock.ts';
 import { running, until } from '../run/execution/agents.ts';
-import { nodeAgent, startRuns, waitForEvent } from '../support/computerRuns.ts';
+import { fixtureAgent, startRuns, waitForEvent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore, tempDbPath, tempDir } from '../support/tempStore.ts';
 
@@ -15,7 +15,7 @@ describe('a computer restarted over a run that was executing', () => {
     const path = tempDbPath();
     const clock = new FakeClock();
     const marker = join(tempDir(), 'executions');
-    const exec = nodeAgent('lingering.mjs', marker);
+    const exec = fixtureAgent('lingering.mjs', marker);
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'long job', timeoutS: 0 });
     const workspaceRoot = tempDir();
 

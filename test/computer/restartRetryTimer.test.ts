@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../runtime/actors/clock.ts';
-import { nodeAgent, runStream, startRuns, typesOf, waitForEvent } from '../support/computerRuns.ts';
+import { fixtureAgent, runStream, startRuns, typesOf, waitForEvent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore } from '../support/tempStore.ts';
 
@@ -18,7 +18,7 @@ describe('a completion cut by a crash, answered as the next life starts', () => 
     const clock = new FakeClock();
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'hello' });
     board.failCompletions('r1', 503);
-    const first = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), heartbeatMs: 600_000 });
+    const first = await startRuns(store, clock, board, { exec: fixtureAgent('echo.sh'), heartbeatMs: 600_000 });
     await first.claimAndHandOver('r1');
     const retrying = await waitForEvent(store, 'r1', 'run.completion.retrying');
     // The second attempt goes, and the process dies before its answer.
@@ -31,7 +31,7 @@ describe('a completion cut by a crash, answered as the next life starts', () => 
 
     // The next life knows no token: its claim is granted, the answer lost (status 0), so the resend fails.
     board.loseNextAnswer('r1');
-    await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), heartbeatMs: 600_000 });
+    await startRuns(store, clock, board, { exec: fixtureAgent('echo.sh'), heartbeatMs: 600_000 });
     const types = await typesOf(store, 'r1');
     expect(types.filter((t) => t === 'run.completion.retrying').length).toBe(2);
     const again = (await store.readStream(runStream('r1'))).filter((e) => e.type === 'run.completion.retrying').at(-1)!;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { isProcessAlive } from '../../runtime/actors/processes.ts';
 import { eventsOf, readLog, startBoard, submit, waitForTerminal } from '../e2e/support/cluster.ts';
-import { nodeAgent } from '../support/computerRuns.ts';
+import { fixtureAgent } from '../support/computerRuns.ts';
 import { waitUntil } from '../support/daemonProcess.ts';
 import { tempDir } from '../support/tempStore.ts';
 
@@ -18,7 +18,7 @@ describe('a daemon killed mid-turn, started again', () => {
     const db = join(dir, 'runledger.db');
     const pidFile = join(dir, 'pids');
     // The escapee ignores SIGTERM: it is stopped at the kill grace's end, 1 s here (5 s by default).
-    const args = ['--exec', nodeAgent('strays.mjs', pidFile, 'stay'), '--kill-grace-s', '1'];
+    const args = ['--exec', fixtureAgent('strays.mjs', pidFile, 'stay'), '--kill-grace-s', '1'];
     const first = await startBoard(db, { command: 'daemon', args });
     await first.process.waitForOutput(/push stream connected/);
     const runId = await submit(first, 'A', 'go');

@@ -10,7 +10,7 @@ import { FakeClock } from '../../runtime/actors/clock.ts';
 import { hydrateProjections } from '../../runtime/folds/hydrate.ts';
 import type { EventStore } from '../../runtime/store/eventStore.ts';
 import { running, until } from '../run/execution/agents.ts';
-import { claudeAgent, nodeAgent, runStream, startRuns, typesOf, waitForEvent } from '../support/computerRuns.ts';
+import { claudeAgent, fixtureAgent, runStream, startRuns, typesOf, waitForEvent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';
 
@@ -58,7 +58,7 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     const clock = new FakeClock();
     const notes = join(tempDir(), 'stubborn.txt');
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'p', timeoutS: 30 });
-    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: nodeAgent('stubborn.mjs', notes), killGraceMs: 5_000 });
+    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: fixtureAgent('stubborn.mjs', notes), killGraceMs: 5_000 });
 
     await claimAndHandOver('r1');
     const pid = Number(/ready (\d+)/.exec(await fileOf(notes))?.[1]);
@@ -88,7 +88,7 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
       ],
     });
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'carry on', timeoutS: 600 });
-    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: claudeAgent('claude-like.mjs') });
+    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: claudeAgent('claude-like.sh') });
 
     await claimAndHandOver('r1');
     expect((await settled(store, 'r1')).reported).toBe(true);
@@ -115,7 +115,7 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     const pids = join(tempDir(), 'pids');
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'p' });
     const { claimAndHandOver, runs } = await startRuns(store, clock, board, {
-      exec: nodeAgent('family.mjs', pids),
+      exec: fixtureAgent('family.mjs', pids),
       heartbeatMs: 1_000,
       killGraceMs: 2_000,
     });
@@ -143,7 +143,7 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     const clock = new FakeClock();
     const pids = join(tempDir(), 'pids');
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'p' });
-    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: nodeAgent('strays.mjs', pids), killGraceMs: 300 });
+    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: fixtureAgent('strays.mjs', pids), killGraceMs: 300 });
 
     await claimAndHandOver('r1');
     const [child, escapee] = (await fileOf(pids)).trim().split(' ').map(Number) as [number, number];
@@ -168,7 +168,7 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     const clock = new FakeClock();
     const marker = join(tempDir(), 'executions');
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'p' });
-    const { claimAndHandOver, runs } = await startRuns(store, clock, board, { exec: nodeAgent('lingering.mjs', marker), heartbeatMs: 1_000 });
+    const { claimAndHandOver, runs } = await startRuns(store, clock, board, { exec: fixtureAgent('lingering.mjs', marker), heartbeatMs: 1_000 });
 
     await claimAndHandOver('r1');
     const pid = Number(/started (\d+)/.exec(await fileOf(marker))?.[1]);
@@ -193,7 +193,7 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     });
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'carry on' });
     board.refuseReplies('r1', 413);
-    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: claudeAgent('claude-like.mjs') });
+    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: claudeAgent('claude-like.sh') });
 
     await claimAndHandOver('r1');
     expect(await settled(store, 'r1')).toMatchObject({ reported: true });
@@ -211,7 +211,7 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     const clock = new FakeClock();
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'hello' });
     board.failCompletions('r1', 503, 0, 502);
-    const { claimAndHandOver, runs } = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), heartbeatMs: 1_000 });
+    const { claimAndHandOver, runs } = await startRuns(store, clock, board, { exec: fixtureAgent('echo.sh'), heartbeatMs: 1_000 });
 
     await claimAndHandOver('r1');
     const completions = () => board.callsOf('r1', 'complete').length;
@@ -245,7 +245,7 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'hello' });
     board.failCompletions('r1', ...Array<number>(9).fill(503));
     const ended = vi.fn(async (_ended: RunEnd) => {});
-    const { claimAndHandOver, runs } = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), heartbeatMs: 60_000, ended });
+    const { claimAndHandOver, runs } = await startRuns(store, clock, board, { exec: fixtureAgent('echo.sh'), heartbeatMs: 60_000, ended });
 
     await claimAndHandOver('r1');
     const completions = () => board.callsOf('r1', 'complete').length;
@@ -288,7 +288,7 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'hello' });
     const release = board.holdCompletions('r1');
     const ended = vi.fn(async (_ended: RunEnd) => {});
-    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), ended });
+    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: fixtureAgent('echo.sh'), ended });
 
     await claimAndHandOver('r1');
     await vi.waitFor(() => expect(board.callsOf('r1', 'complete')).toHaveLength(1), { timeout: 10_000 });
@@ -308,7 +308,7 @@ describe('a claimed run, executed by its computer against a stand-in board', () 
     const clock = new FakeClock();
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'hello' });
     const ended = vi.fn(async (_ended: RunEnd) => {});
-    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs', '3'), ended });
+    const { claimAndHandOver } = await startRuns(store, clock, board, { exec: fixtureAgent('echo.sh', '3'), ended });
 
     await claimAndHandOver('r1');
     expect(await settled(store, 'r1')).toMatchObject({ reported: true });

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { FakeClock } from '../../runtime/actors/clock.ts';
-import { nodeAgent, runStream, startRuns, waitForEvent } from '../support/computerRuns.ts';
+import { fixtureAgent, runStream, startRuns, waitForEvent } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore } from '../support/tempStore.ts';
 
@@ -14,7 +14,7 @@ describe('a run token asked for again after a restart', () => {
     });
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'hello' });
     board.failCompletions('r1', 503);
-    const first = await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), heartbeatMs: 60_000 });
+    const first = await startRuns(store, clock, board, { exec: fixtureAgent('echo.sh'), heartbeatMs: 60_000 });
     await first.claimAndHandOver('r1');
     await vi.waitFor(async () => expect((await store.readStream(runStream('r1'))).map((e) => e.type)).toContain('run.completion.retrying'), {
       timeout: 10_000,
@@ -22,7 +22,7 @@ describe('a run token asked for again after a restart', () => {
     first.crash();
 
     // The next life knows no token: the retry claims again, naming life-1.
-    await startRuns(store, clock, board, { exec: nodeAgent('echo.mjs'), heartbeatMs: 60_000 });
+    await startRuns(store, clock, board, { exec: fixtureAgent('echo.sh'), heartbeatMs: 60_000 });
     clock.advance(1_000);
     expect((await waitForEvent(store, 'r1', 'run.settled')).data).toMatchObject({ reported: true });
     expect(board.callsOf('r1', 'claim').at(-1)).toEqual({ call: 'claim', runId: 'r1', incarnation: 'life-1' });

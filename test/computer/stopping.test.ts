@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { FakeClock } from '../../runtime/actors/clock.ts';
-import { nodeAgent, startRuns } from '../support/computerRuns.ts';
+import { fixtureAgent, startRuns } from '../support/computerRuns.ts';
 import { StandInBoard } from '../support/standInBoard.ts';
 import { openTempStore } from '../support/tempStore.ts';
 
@@ -13,7 +13,7 @@ describe('a computer stopped while an effect is in flight', () => {
       const store = await openTempStore();
       const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'hi' });
       const release = board.holdCompletions('r1');
-      const { runs, claimAndHandOver, crash } = await startRuns(store, new FakeClock(), board, { exec: nodeAgent('echo.mjs') });
+      const { runs, claimAndHandOver, crash } = await startRuns(store, new FakeClock(), board, { exec: fixtureAgent('echo.sh') });
       await claimAndHandOver('r1');
       await vi.waitFor(() => expect(board.callsOf('r1', 'complete')).toHaveLength(1), { timeout: 10_000 });
 

@@ -5,7 +5,7 @@ import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
 import { type Clock, FakeClock, systemClock } from '../../runtime/actors/clock.ts';
 import type { EventStore } from '../../runtime/store/eventStore.ts';
-import { claudeAgent, killEveryGroup, nodeAgent } from '../support/computerRuns.ts';
+import { claudeAgent, fixtureAgent, killEveryGroup } from '../support/computerRuns.ts';
 import { openTempStore, tempDir } from '../support/tempStore.ts';
 
 const turnIds = { next: 0 };
@@ -31,7 +31,7 @@ async function turn(store: EventStore | null, exec: string, over: Partial<LocalT
 describe('a local turn, as `runledger run` runs it', () => {
   it('given an agent that answers, then the reply comes back with the budget words the daemon gives, and the turn is in the log', async () => {
     const store = await openTempStore();
-    const result = await (await turn(store, nodeAgent('echo.mjs'))).result;
+    const result = await (await turn(store, fixtureAgent('echo.sh'))).result;
     expect(result).toMatchObject({ ok: true, error: null });
     expect(result.reply).toMatch(/^reply to: You have about 2 hours for this turn\. .*\n\nwhat broke\?$/s);
     const types = (await store.readStream(`local/run:${result.runId}`)).map((e) => e.type);
@@ -41,11 +41,11 @@ describe('a local turn, as `runledger run` runs it', () => {
 
   it('given a session announced by one turn, then the next turn of the lane resumes it', async () => {
     const store = await openTempStore();
-    const first = await (await turn(store, claudeAgent('claude-like.mjs', 'known-session'))).result;
+    const first = await (await turn(store, claudeAgent('claude-like.sh', 'known-session'))).result;
     expect(first).toMatchObject({ ok: true, laneSession: 'known-session' });
     expect(await rememberedSession(store, 'local', 'L')).toBe('known-session');
 
-    const second = await (await turn(store, claudeAgent('claude-like.mjs'))).result;
+    const second = await (await turn(store, claudeAgent('claude-like.sh'))).result;
     expect(second.reply).toMatch(/^resumed: /);
     const began = (await store.readStream(`local/run:${second.runId}`)).filter((e) => e.type === 'run.process.began');
     expect(began.map((e) => e.type === 'run.process.began' && e.data.resuming)).toEqual(['known-session']);
@@ -64,7 +64,7 @@ describe('a local turn, as `runledger run` runs it', () => {
         },
       ],
     });
-    const result = await (await turn(store, claudeAgent('claude-like.mjs'), { budgetS: 600 })).result;
+    const result = await (await turn(store, claudeAgent('claude-like.sh'), { budgetS: 600 })).result;
     expect(result).toMatchObject({ ok: true, laneSession: 'fresh-session' });
     expect(result.reply).toMatch(/^fresh: You have about 10 minutes for this turn\./);
     const events = await store.readStream(`local/run:${result.runId}`);
@@ -103,7 +103,7 @@ describe('a local turn, as `runledger run` runs it', () => {
   it('given a stop (a signal to runledger run), then the agent is killed and the turn fails saying so', async () => {
     const store = await openTempStore();
     const marker = join(tempDir(), 'executions');
-    const running = await turn(store, nodeAgent('lingering.mjs', marker));
+    const running = await turn(store, fixtureAgent('lingering.mjs', marker));
     await waitUntil(async () => (await store.readAll(0, 100)).some((e) => e.type === 'run.process.began'));
     running.stop();
     const result = await running.result;
@@ -112,7 +112,7 @@ describe('a local turn, as `runledger run` runs it', () => {
   });
 
   it('given a dry run, then the same turn runs and nothing is recorded anywhere', async () => {
-    const result = await (await turn(null, claudeAgent('claude-like.mjs'))).result;
+    const result = await (await turn(null, claudeAgent('claude-like.sh'))).result;
     expect(result).toMatchObject({ ok: true, laneSession: 'fresh-session' });
     expect(result.reply).toMatch(/^fresh: You have about 2 hours/);
   });

@@ -4,14 +4,14 @@ import { describe, expect, it } from 'vitest';
 import { computerLockPath } from '../../apps/computer/processLock.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
-import { claudeAgent, nodeAgent } from '../support/computerRuns.ts';
+import { claudeAgent, fixtureAgent } from '../support/computerRuns.ts';
 import { runledger } from '../support/processes.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
 
 describe('runledger run', () => {
   it('given a turn that succeeds, then it prints the reply, exits 0, and the next turn of the lane resumes its session', async () => {
     const db = tempDbPath();
-    const first = runledger(['run', '--lane', 'L', '--prompt', 'hello', '--exec', claudeAgent('claude-like.mjs', 'known-session'), '--db', db]);
+    const first = runledger(['run', '--lane', 'L', '--prompt', 'hello', '--exec', claudeAgent('claude-like.sh', 'known-session'), '--db', db]);
     expect(first).toMatchObject({ status: 0, stderr: '' });
     expect(first.stdout).toMatch(/^fresh: You have about 2 hours for this turn\..*\n\nhello\n$/s);
 
@@ -22,7 +22,7 @@ describe('runledger run', () => {
       '--prompt',
       'again',
       '--exec',
-      claudeAgent('claude-like.mjs'),
+      claudeAgent('claude-like.sh'),
       '--timeout-s',
       '0',
       '--db',
@@ -48,14 +48,14 @@ describe('runledger run', () => {
 
   it('given a turn that fails, then it exits 1 with the error', () => {
     const db = tempDbPath();
-    const result = runledger(['run', '--lane', 'L', '--prompt', 'x', '--exec', nodeAgent('echo.mjs', '3'), '--db', db]);
+    const result = runledger(['run', '--lane', 'L', '--prompt', 'x', '--exec', fixtureAgent('echo.sh', '3'), '--db', db]);
     expect(result).toMatchObject({ status: 1, stdout: '' });
     expect(result.stderr).toBe('runledger run: the turn failed: the agent exited with code 3: echo: done\n');
   });
 
   it('given --dry-run, then the turn runs and nothing is written: not even the log file', () => {
     const db = tempDbPath();
-    const result = runledger(['run', '--lane', 'L', '--prompt', 'try', '--dry-run', '--exec', claudeAgent('claude-like.mjs'), '--db', db]);
+    const result = runledger(['run', '--lane', 'L', '--prompt', 'try', '--dry-run', '--exec', claudeAgent('claude-like.sh'), '--db', db]);
     expect(result.status).toBe(0);
     expect(result.stdout).toMatch(/^fresh: /);
     expect(existsSync(db)).toBe(false);
@@ -84,7 +84,7 @@ describe('runledger run', () => {
       'q',
       '--dry-run',
       '--exec',
-      claudeAgent('claude-like.mjs', 'other-session'),
+      claudeAgent('claude-like.sh', 'other-session'),
       '--db',
       db,
       '--json',
@@ -102,7 +102,7 @@ describe('runledger run', () => {
     const db = tempDbPath();
     // The lock a live daemon holds: this test's own pid is alive.
     writeFileSync(computerLockPath(db, 'local'), `${process.pid}\n`);
-    const result = runledger(['run', '--lane', 'L', '--prompt', 'p', '--exec', nodeAgent('echo.mjs'), '--db', db]);
+    const result = runledger(['run', '--lane', 'L', '--prompt', 'p', '--exec', fixtureAgent('echo.sh'), '--db', db]);
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(/computer local on .* is already running \(pid \d+.*use --dry-run to record nothing/);
   });

@@ -10,7 +10,7 @@ import { openTempStore, tempDir } from '../support/tempStore.ts';
 describe('runledger daemon closes the sessions of its ended runs', () => {
   it('given a run whose agent announced its session, when the run ends, then the next round closes the session and the audit tells it', async () => {
     const db = join(tempDir(), 'runledger.db');
-    const daemon = await DaemonProcess.start(db, ['--exec', claudeAgent('claude-like.mjs', 'known-session'), '--tick-s', '1']);
+    const daemon = await DaemonProcess.start(db, ['--exec', claudeAgent('claude-like.sh', 'known-session'), '--tick-s', '1']);
     const runId = await daemon.submit('L', 'a turn');
     expect((await daemon.terminal(runId)).state).toBe('succeeded');
     await waitUntil('the session to be closed', () => logRows(db).some((r) => r.type === 'session.closed'), 10_000);

@@ -8,14 +8,15 @@ import type { DomainEvent, NewDomainEvent } from '../../events/catalog.ts';
 import type { Clock } from '../../runtime/actors/clock.ts';
 import { type ActorSystem, startActorSystem, stopSystem } from '../../runtime/actors/runtime.ts';
 import type { EventStore } from '../../runtime/store/eventStore.ts';
+import { interpreterOf } from '../fixtures/agents/interpreter.ts';
 import type { StandInBoard } from './standInBoard.ts';
 import { tempDir } from './tempStore.ts';
 
 const fixtures = fileURLToPath(new URL('../fixtures/agents/', import.meta.url));
 
 /** The command line of a fixture agent, with absolute paths: agents run in their lane's workspace. */
-export function nodeAgent(script: string, ...args: string[]): string {
-  return [process.execPath, join(fixtures, script), ...args].map(shellQuote).join(' ');
+export function fixtureAgent(script: string, ...args: string[]): string {
+  return [interpreterOf(script), join(fixtures, script), ...args].map(shellQuote).join(' ');
 }
 
 /**
@@ -27,7 +28,7 @@ export function claudeAgent(script: string, ...args: string[]): string {
   const bin = join(tempDir(), 'bin');
   mkdirSync(bin, { recursive: true });
   const program = join(bin, 'claude');
-  writeFileSync(program, `#!/bin/sh\nexec ${[process.execPath, join(fixtures, script), ...args].map(shellQuote).join(' ')} "$@"\n`);
+  writeFileSync(program, `#!/bin/sh\nexec ${[interpreterOf(script), join(fixtures, script), ...args].map(shellQuote).join(' ')} "$@"\n`);
   chmodSync(program, 0o755);
   // Unquoted: the daemon tells the agent's kind from the program's name (temp paths hold no spaces).
   return `${program} -p --output-format stream-json --verbose`;

@@ -35,7 +35,7 @@ export function launchChromium(): Promise<Browser> {
 export const SCREENSHOTS = join(repoRoot, 'test-output', 'web');
 mkdirSync(SCREENSHOTS, { recursive: true });
 
-export const AGENT = `${process.execPath} ${join(repoRoot, 'test/web/sleepyAgent.mjs')}`;
+export const AGENT = `/bin/sh ${join(repoRoot, 'test/web/sleepyAgent.sh')}`;
 
 /**
  * The same agent under the name `claude` with `--output-format stream-json`: the daemon then reads
@@ -46,12 +46,12 @@ export function claudeLikeAgent(): string {
   const bin = join(SCREENSHOTS, 'bin');
   mkdirSync(bin, { recursive: true });
   const path = join(bin, 'claude');
-  writeFileSync(path, `#!/bin/sh\nexec "${process.execPath}" "${join(repoRoot, 'test/web/sleepyAgent.mjs')}" "$@"\n`, { mode: 0o755 });
+  writeFileSync(path, `#!/bin/sh\nexec /bin/sh "${join(repoRoot, 'test/web/sleepyAgent.sh')}" "$@"\n`, { mode: 0o755 });
   return `${path} -p --output-format stream-json`;
 }
 
 /**
- * A turn of sleepyAgent.mjs held open until the test has seen what it needs of it: `word` goes in its
+ * A turn of sleepyAgent.sh held open until the test has seen what it needs of it: `word` goes in its
  * prompt, `release` lets it answer ("held until released"). Released when the test ends in any case,
  * so a failed test leaves no agent waiting. The file is a scratch file beside the screenshots.
  */

@@ -15,7 +15,7 @@ export const GIT_IDENTITY = {
   GIT_COMMITTER_EMAIL: 'agent@example.invalid',
 };
 
-export const GIT_AGENT = `${JSON.stringify(process.execPath)} ${JSON.stringify(join(repoRoot, 'test/fixtures/workspace/gitAgent.mjs'))}`;
+export const GIT_AGENT = `/bin/sh ${JSON.stringify(join(repoRoot, 'test/fixtures/workspace/gitAgent.sh'))}`;
 
 /** git in `cwd`, as a test runs it: its stdout, trimmed; throws with git's words. */
 export function git(cwd: string, ...args: string[]): string {

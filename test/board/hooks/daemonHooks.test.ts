@@ -24,7 +24,7 @@ describe('runledger daemon --hook, subscribe and adopt, end to end', () => {
 
     const daemon = await DaemonProcess.start(db, [
       '--exec',
-      claudeAgent('claude-like.mjs', 'known-session'),
+      claudeAgent('claude-like.sh', 'known-session'),
       '--tick-s',
       '1',
       '--hook',

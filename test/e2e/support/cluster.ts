@@ -18,7 +18,7 @@ import { runInProcess } from '../../support/inProcessCli.ts';
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const cli = join(repoRoot, 'cli/runledger.js');
 /** The agent of these tests: one line per execution in $MARKER_FILE (see the fixture). */
-export const MARKER_AGENT = `${JSON.stringify(process.execPath)} ${JSON.stringify(join(repoRoot, 'test/fixtures/e2e/markerAgent.mjs'))}`;
+export const MARKER_AGENT = `/bin/sh ${JSON.stringify(join(repoRoot, 'test/fixtures/e2e/markerAgent.sh'))}`;
 
 /** A port nobody listens on right now (the CLI cannot be told to take port 0 and say which it got). */
 export async function freePort(): Promise<number> {
@@ -212,15 +212,34 @@ export function agentFiles(dir: string): AgentFiles {
   const markers = join(dir, 'markers');
   const pids = join(dir, 'agent-pids');
   onTestFinished(() => {
-    for (const pid of lines(pids)) {
-      try {
-        process.kill(Number(pid), 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    }
+    for (const pid of lines(pids)) killWithGroup(Number(pid));
   });
   return { markers, pids, env: { MARKER_FILE: markers, MARKER_PIDS: pids } };
+}
+
+/**
+ * SIGKILLs `pid` and its process group, the one its daemon started its turn in (unless that is the
+ * tests' own): the sh agent waits in a `sleep` child, which killing the sh alone would leave behind.
+ */
+function killWithGroup(pid: number): void {
+  const group = groupOf(pid);
+  for (const target of group !== null && group !== groupOf(process.pid) ? [-group, pid] : [pid]) {
+    try {
+      process.kill(target, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+function groupOf(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After "pid (comm) ": state, ppid, pgrp (comm may itself hold spaces and parentheses).
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -7,7 +7,7 @@ import { agentCommand, bounded, running, start, until, watched } from './agents.
 describe('an agent that answers', () => {
   it('given a prompt on stdin, then its stdout is the reply and its exit is recorded', async () => {
     const agent = await start({
-      command: agentCommand('echo.mjs'),
+      command: agentCommand('echo.sh'),
       prompt: 'what is 6 × 7?',
       reader: plainReader(),
       clock: systemClock,
@@ -34,7 +34,7 @@ describe('an agent that answers', () => {
 
   it('given an environment overlay, then the command sees it; given a non-zero exit, then that is the outcome', async () => {
     const agent = await start({
-      command: agentCommand('echo.mjs', '3'),
+      command: agentCommand('echo.sh', '3'),
       prompt: 'hi',
       env: { RUNLEDGER_SESSION_ID: 'lane-session' },
       reader: plainReader(),
@@ -202,7 +202,7 @@ describe('a resumed turn that the agent refuses', () => {
   it('given a session the agent no longer has, then the refusal is recognised and the fresh retry answers within the same deadline', async () => {
     const clock = systemClock;
     const deadlineAt = clock.now() + 60_000;
-    const template = agentCommand('claude-like.mjs');
+    const template = agentCommand('claude-like.sh');
     const first = turnCommand(template, 'claude', 'lost-session');
     expect(first.command).toContain("--resume 'lost-session'");
     const refused = await (
@@ -222,7 +222,7 @@ describe('a resumed turn that the agent refuses', () => {
   });
 
   it('given a session the agent has, then it resumes it', async () => {
-    const turn = turnCommand(agentCommand('claude-like.mjs'), 'claude', 'known-session');
+    const turn = turnCommand(agentCommand('claude-like.sh'), 'claude', 'known-session');
     const result = await (
       await start({ command: turn.command, env: turn.env, prompt: 'more', reader: claudeStreamJsonReader(), clock: systemClock, deadlineAt: null })
     ).result;

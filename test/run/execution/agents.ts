@@ -4,12 +4,13 @@ import { onTestFinished } from 'vitest';
 import { shellQuote } from '../../../actors/run/resume.ts';
 import { type AgentHandle, type StartAgentOptions, startAgent } from '../../../adapters/agent/agentProcess.ts';
 import type { OutputReader } from '../../../adapters/agent/outputReaders.ts';
+import { interpreterOf } from '../../fixtures/agents/interpreter.ts';
 
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
-/** The command line that runs a script of test/fixtures/agents/ with this very node. */
+/** The command line that runs a script of test/fixtures/agents/ (with sh or this very node: see interpreterOf). */
 export function agentCommand(script: string, ...args: string[]): string {
-  return [process.execPath, `test/fixtures/agents/${script}`, ...args].map(shellQuote).join(' ');
+  return [interpreterOf(script), `test/fixtures/agents/${script}`, ...args].map(shellQuote).join(' ');
 }
 
 /** Starts an agent in the repository; its whole group is SIGKILLed when the test ends, whatever happened. */

@@ -54,7 +54,7 @@ describe('the agent launcher', () => {
     const agents = await Promise.all(
       [1, 2, 3].map((n) =>
         startAgent({
-          command: agentCommand('echo.mjs', String(n)),
+          command: agentCommand('echo.sh', String(n)),
           cwd: repoRoot,
           prompt: `turn ${n}`,
           env: { RUNLEDGER_SESSION_ID: `session-${n}` },

@@ -75,7 +75,7 @@ describe('an agent that leaves processes behind', () => {
   });
 
   it('given an agent that leaves nothing behind, then its result names no stray', async () => {
-    const agent = await start({ command: agentCommand('echo.mjs'), prompt: 'hi', reader: plainReader(), clock: systemClock, deadlineAt: null });
+    const agent = await start({ command: agentCommand('echo.sh'), prompt: 'hi', reader: plainReader(), clock: systemClock, deadlineAt: null });
     expect((await bounded(agent.result, 10_000, 'the agent did not finish')).strays).toEqual([]);
   });
 });
