@@ -236,7 +236,8 @@ describe.skipIf(!hasChromium)('the stuck banner in headless Chromium', () => {
       await page.goto(`${board.url}/`);
       await expect.poll(() => page.locator('#connection').getAttribute('data-state')).toBe('live');
       const busy = holdOpen();
-      await submit(board, 'busy', `takes the only slot, ${busy.word}`);
+      // Claimed before the other is sent: on a loaded machine it could itself wait past the 1 s and be the run the banner names.
+      await holderOf(board, await submit(board, 'busy', `takes the only slot, ${busy.word}`));
       const waiting = await submit(board, 'other', 'waits for the slot, sleep=50');
       const banner = page.locator('#stuck[data-kind="waited_long"]');
       await banner.waitFor({ timeout: 10_000 });
