@@ -30,7 +30,7 @@ const FLAGS = [
  * closes it; it ends with its worker.
  */
 const workerChromium = sharedWhileConnected(async () => {
-  chromiumTemp ??= mkdtempSync(join(tmpdir(), 'runledger-chromium-'));
+  chromiumTemp ??= mkdtempSync(join(tmpdir(), 'chromium-'));
   try {
     return await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, env: { ...process.env, TMPDIR: chromiumTemp }, timeout: 20_000 });
   } finally {
@@ -42,7 +42,8 @@ const workerChromium = sharedWhileConnected(async () => {
 
 /**
  * Chromium's own temporary files (its process singleton's socket), which it removes only when it ends
- * cleanly: in a folder of the worker's, removed when the worker exits.
+ * cleanly: in a folder of the worker's, removed when the worker exits. A short name: the socket's path
+ * (this folder, org.chromium.Chromium.XXXXXX/SingletonSocket) must fit in 107 bytes or Chromium aborts.
  */
 let chromiumTemp: string | undefined;
 
