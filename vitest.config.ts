@@ -23,9 +23,10 @@ export default defineConfig({
     minWorkers: 4,
     // A worker runs file after file in one module graph: each file's imports (zod's schemas, the event
     // catalogue, kysely, playwright) load once per worker instead of once per file, which was a third of
-    // the suite's CPU. So a file leaves nothing behind: its timers, servers, daemons and folders stop in its
-    // afterEach/afterAll, and a module it swaps (vi.doMock) is put back and the copies dropped
-    // (test/layout/sharedWorkers.test.ts refuses a `vi.mock`, which cannot be undone).
+    // the suite's CPU. So a file leaves nothing behind: its timers, servers, daemons, folders and browser
+    // contexts stop in its afterEach/afterAll, and a module it swaps (vi.doMock) is put back and the copies
+    // dropped (test/layout/sharedWorkers.test.ts refuses a `vi.mock`, which cannot be undone). The one thing
+    // kept on purpose is the worker's Chromium, which ends with the worker (test/web/workerChromium.ts).
     isolate: false,
   },
 });

@@ -9,9 +9,10 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchChromium, runState, SCREENSHOTS, startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
+import { runState, SCREENSHOTS, startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
+import { hasChromium, newBrowserContext } from './workerChromium.ts';
 
 const STAND_IN = fileURLToPath(new URL('../fixtures/agents/claude-cli.mjs', import.meta.url));
 
@@ -27,7 +28,6 @@ function claudeStandIn(): string {
 
 describe.skipIf(!hasChromium)('the control panel in headless Chromium', () => {
   let board: TestBoard;
-  let browser: Browser;
   let context: BrowserContext;
   let page: Page;
   const errors: string[] = [];
@@ -35,8 +35,7 @@ describe.skipIf(!hasChromium)('the control panel in headless Chromium', () => {
   const gate = (lane: string, k: number) => writeFileSync(join(dirname(board.db), 'workspaces', 'local', lane, `gate-${k}`), '');
 
   beforeAll(async () => {
-    [board, browser] = await Promise.all([startTestDaemon({ exec: claudeStandIn() }), launchChromium()]);
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    [board, context] = await Promise.all([startTestDaemon({ exec: claudeStandIn() }), newBrowserContext({ viewport: { width: 1280, height: 900 } })]);
     page = await context.newPage();
     page.on('pageerror', (error) => errors.push(String(error)));
     // A refused write (the 401 asked for) is logged by Chromium as a failed resource: expected here.
@@ -44,7 +43,7 @@ describe.skipIf(!hasChromium)('the control panel in headless Chromium', () => {
   });
 
   afterAll(async () => {
-    await browser?.close();
+    await context?.close();
     await board?.close();
   });
 

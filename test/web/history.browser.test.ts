@@ -7,24 +7,13 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { boardInput } from '../../actors/board/boardInputs.ts';
 import { hashToken, newToken } from '../../adapters/http/tokens.ts';
 import { type Daemon, startDaemon } from '../../apps/daemon/startDaemon.ts';
-import {
-  AGENT,
-  hasChromium,
-  holderOf,
-  holdOpen,
-  launchChromium,
-  offerGoesUnanswered,
-  runState,
-  startTestDaemon,
-  submit,
-  type TestBoard,
-  waitFor,
-} from './webSupport.ts';
+import { AGENT, holderOf, holdOpen, offerGoesUnanswered, runState, startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
+import { hasChromium, newBrowserContext } from './workerChromium.ts';
 
 /** Where the issue's note looks at them. */
 const SCREENS = '/work/brief/screens';
@@ -33,7 +22,7 @@ const FINISHED = new Set(['succeeded', 'failed', 'cancelled', 'resolved']);
 describe.skipIf(!hasChromium)('the history, the run page and the folded lanes in headless Chromium', () => {
   let board: TestBoard;
   let second: Daemon;
-  let browser: Browser;
+  let context: BrowserContext;
   let page: Page;
   const errors: string[] = [];
   const runs: Record<string, string> = {};
@@ -49,7 +38,7 @@ describe.skipIf(!hasChromium)('the history, the run page and the folded lanes in
 
   beforeAll(async () => {
     mkdirSync(SCREENS, { recursive: true });
-    [board, browser] = await Promise.all([startTestDaemon({ exec: AGENT }), launchChromium()]);
+    [board, context] = await Promise.all([startTestDaemon({ exec: AGENT }), newBrowserContext({ viewport: { width: 1280, height: 900 } })]);
     const token = newToken();
     await board.daemon().board!.board.actor.input(boardInput.computerAdded('c2', hashToken(token), Date.now()));
     second = await startDaemon({ db: board.db, server: board.url, computer: 'c2', token, exec: AGENT, slots: 1 });
@@ -62,13 +51,13 @@ describe.skipIf(!hasChromium)('the history, the run page and the folded lanes in
     runs.a2 = await finish('alpha', 'the second alpha turn, with a NeedLe in it, sleep=50');
     runs.b1 = await finish('beta', 'a beta turn that breaks, stderr=agent-broke exit=3 sleep=50');
     runs.b2 = await finish('beta', 'a quiet beta turn, sleep=50');
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
     page.on('pageerror', (error) => errors.push(String(error)));
     page.on('console', (message) => message.type() === 'error' && errors.push(message.text()));
   }, 90_000);
 
   afterAll(async () => {
-    await browser?.close();
+    await context?.close();
     await second?.close();
     await board?.close();
   });
@@ -210,20 +199,20 @@ describe.skipIf(!hasChromium)('the history, the run page and the folded lanes in
 });
 
 describe.skipIf(!hasChromium)('the stuck banner in headless Chromium', () => {
-  let browser: Browser;
+  let context: BrowserContext;
 
-  beforeAll(async () => {
-    browser = await launchChromium();
+  beforeEach(async () => {
+    context = await newBrowserContext();
   });
 
-  afterAll(async () => {
-    await browser?.close();
+  afterEach(async () => {
+    await context?.close();
   });
 
   it('stuck_banner_says_no_computer_takes_work_when_none_is_connected', async () => {
     const board = await startTestDaemon({ boardOnly: true });
     try {
-      const page = await browser.newPage();
+      const page = await context.newPage();
       await page.goto(`${board.url}/`);
       await expect.poll(() => page.locator('#connection').getAttribute('data-state')).toBe('live');
       expect(await page.locator('#stuck').isHidden()).toBe(true);
@@ -243,7 +232,7 @@ describe.skipIf(!hasChromium)('the stuck banner in headless Chromium', () => {
     process.env.RUNLEDGER_WAIT_WARN_S = '1';
     const board = await startTestDaemon({ exec: AGENT, slots: 1 }).finally(() => delete process.env.RUNLEDGER_WAIT_WARN_S);
     try {
-      const page = await browser.newPage();
+      const page = await context.newPage();
       await page.goto(`${board.url}/`);
       await expect.poll(() => page.locator('#connection').getAttribute('data-state')).toBe('live');
       const busy = holdOpen();

@@ -4,37 +4,41 @@
  * many it leaves out; the summary counts them all; as a computer joins and drains them, the page
  * follows by deltas without a reload, and its connection stays up.
  */
-import type { Browser, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boardInput } from '../../actors/board/boardInputs.ts';
 import { hashToken, newToken } from '../../adapters/http/tokens.ts';
 import { type Daemon, startDaemon } from '../../apps/daemon/startDaemon.ts';
 import { PAGE_ROWS } from '../../web/laneRows.ts';
 import { seedBacklog } from '../fixtures/backlog.ts';
-import { AGENT, hasChromium, launchChromium, startTestDaemon, type TestBoard } from './webSupport.ts';
+import { AGENT, startTestDaemon, type TestBoard } from './webSupport.ts';
+import { hasChromium, newBrowserContext } from './workerChromium.ts';
 
 const QUEUED = 3_000;
 
 describe.skipIf(!hasChromium)('the board page on a board with a backlog', () => {
   let board: TestBoard;
   let computer: Daemon | undefined;
-  let browser: Browser;
+  let context: BrowserContext;
   let page: Page;
   let runIds: readonly string[];
   const errors: string[] = [];
 
   beforeAll(async () => {
-    [board, browser] = await Promise.all([startTestDaemon({ boardOnly: true, exec: '' }), launchChromium()]);
+    [board, context] = await Promise.all([
+      startTestDaemon({ boardOnly: true, exec: '' }),
+      newBrowserContext({ viewport: { width: 1280, height: 900 } }),
+    ]);
     await board.daemon().close();
     ({ runIds } = await seedBacklog(board.db, QUEUED));
     await board.restart();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
     page.on('pageerror', (error) => errors.push(String(error)));
     page.on('console', (message) => message.type() === 'error' && errors.push(message.text()));
   });
 
   afterAll(async () => {
-    await browser?.close();
+    await context?.close();
     await computer?.close();
     await board?.close();
   });

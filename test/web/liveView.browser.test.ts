@@ -10,7 +10,7 @@
  * parked for 30 s, until the board withdraws it when the first computer claims it.
  */
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boardInput } from '../../actors/board/boardInputs.ts';
 import { hashToken, newToken } from '../../adapters/http/tokens.ts';
@@ -18,10 +18,8 @@ import { type Daemon, startDaemon } from '../../apps/daemon/startDaemon.ts';
 import { WAITS_FOR_EARLIER_TURN } from '../../events/queueReasons.ts';
 import {
   claudeLikeAgent,
-  hasChromium,
   holderOf,
   holdOpen,
-  launchChromium,
   offerGoesUnanswered,
   runState,
   SCREENSHOTS,
@@ -30,19 +28,20 @@ import {
   type TestBoard,
   waitFor,
 } from './webSupport.ts';
+import { hasChromium, newBrowserContext } from './workerChromium.ts';
 
 if (!hasChromium) console.warn('test/web: browser tests skipped: /usr/bin/chromium is missing (apt-get install chromium; .ci/run installs it)');
 
 describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
   let board: TestBoard;
   let second: Daemon;
-  let browser: Browser;
+  let context: BrowserContext;
   let page: Page;
   const errors: string[] = [];
 
   beforeAll(async () => {
     const agent = claudeLikeAgent();
-    [board, browser] = await Promise.all([startTestDaemon({ exec: agent }), launchChromium()]);
+    [board, context] = await Promise.all([startTestDaemon({ exec: agent }), newBrowserContext({ viewport: { width: 1280, height: 900 } })]);
     // Registered through the running board's actor, as the daemon registers its own computer.
     const token = newToken();
     await board.daemon().board!.board.actor.input(boardInput.computerAdded('c2', hashToken(token), Date.now()));
@@ -51,7 +50,7 @@ describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
       const status = (await (await fetch(`${board.url}/v1/status`)).json()) as { board: { connected: string[] } };
       return status.board.connected.length === 2;
     });
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
     page.on('pageerror', (error) => errors.push(String(error)));
     // A reconnect attempt while the board restarts is refused, and Chromium says so: expected, not an error of the page.
     page.on(
@@ -61,7 +60,7 @@ describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
   });
 
   afterAll(async () => {
-    await browser?.close();
+    await context?.close();
     await second?.close();
     await board?.close();
   });

@@ -8,29 +8,19 @@
  */
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boardInput } from '../../actors/board/boardInputs.ts';
 import { hashToken, newToken } from '../../adapters/http/tokens.ts';
 import { type Daemon, startDaemon } from '../../apps/daemon/startDaemon.ts';
 import { agentBin } from '../fixtures/agents/bin.ts';
-import {
-  hasChromium,
-  holderOf,
-  launchChromium,
-  offerGoesUnanswered,
-  runState,
-  SCREENSHOTS,
-  startTestDaemon,
-  submit,
-  type TestBoard,
-  waitFor,
-} from './webSupport.ts';
+import { holderOf, offerGoesUnanswered, runState, SCREENSHOTS, startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
+import { hasChromium, newBrowserContext } from './workerChromium.ts';
 
 describe.skipIf(!hasChromium)('nothing stale or wrong on the pages', () => {
   let board: TestBoard;
   let second: Daemon | null = null;
-  let browser: Browser;
+  let context: BrowserContext;
   let page: Page;
   const errors: string[] = [];
   const codex = join(agentBin(join(SCREENSHOTS, 'stale-agents')).bin, 'codex');
@@ -48,7 +38,7 @@ describe.skipIf(!hasChromium)('nothing stale or wrong on the pages', () => {
   const details = async (runId: string) => (await (await fetch(`${board.url}/v1/runs/${runId}/details`)).json()) as Record<string, unknown>;
 
   beforeAll(async () => {
-    [board, browser] = await Promise.all([startTestDaemon({ exec: codex, tickS: 1 }), launchChromium()]);
+    [board, context] = await Promise.all([startTestDaemon({ exec: codex, tickS: 1 }), newBrowserContext({ viewport: { width: 1280, height: 900 } })]);
     const token = newToken();
     await board.daemon().board!.board.actor.input(boardInput.computerAdded('c2', hashToken(token), Date.now()));
     second = await startDaemon({ db: board.db, server: board.url, computer: 'c2', token, exec: codex, slots: 1, tickS: 1 });
@@ -56,12 +46,12 @@ describe.skipIf(!hasChromium)('nothing stale or wrong on the pages', () => {
       const status = (await (await fetch(`${board.url}/v1/status`)).json()) as { board: { connected: string[] } };
       return status.board.connected.length === 2;
     });
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
     page.on('pageerror', (error) => errors.push(String(error)));
   });
 
   afterAll(async () => {
-    await browser?.close();
+    await context?.close();
     await second?.close();
     await board?.close();
   });
@@ -107,7 +97,7 @@ describe.skipIf(!hasChromium)('nothing stale or wrong on the pages', () => {
     expect(stale).toEqual([]);
     // At the root: once one computer claimed the second turn, the board withdrew it from the other,
     // which dropped the copy it had parked rather than wait out its 30 s.
-    const timeline = await browser.newPage();
+    const timeline = await context.newPage();
     await timeline.goto(`${board.url}/runs/${next}`);
     const entry = timeline.locator('#timeline tr[data-step="run.withdrawn"]');
     await entry.first().waitFor({ timeout: 10_000 });

@@ -7,18 +7,19 @@
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkRepositories } from '../../adapters/git/repositories.ts';
 import { GIT_AGENT, git, makeRepo } from '../workspace/support.ts';
-import { hasChromium, launchChromium, runState, SCREENSHOTS, startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
+import { runState, SCREENSHOTS, startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
+import { hasChromium, newBrowserContext } from './workerChromium.ts';
 
 /** Where the lead reads the screenshots of a branch's work. */
 const BRIEF_SCREENS = '/work/brief/screens';
 
 describe.skipIf(!hasChromium)('a run’s changes on its page', () => {
   let board: TestBoard;
-  let browser: Browser;
+  let context: BrowserContext;
   let page: Page;
   let repo: string;
   const dir = mkdtempSync(join(tmpdir(), 'runledger-web-repo-'));
@@ -30,13 +31,16 @@ describe.skipIf(!hasChromium)('a run’s changes on its page', () => {
     git(repo, 'config', 'user.name', 'Test Agent');
     git(repo, 'config', 'user.email', 'agent@example.invalid');
     const repos = await checkRepositories([{ name: 'app', path: repo }]);
-    [board, browser] = await Promise.all([startTestDaemon({ exec: GIT_AGENT, repos }), launchChromium()]);
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    [board, context] = await Promise.all([
+      startTestDaemon({ exec: GIT_AGENT, repos }),
+      newBrowserContext({ viewport: { width: 1280, height: 900 } }),
+    ]);
+    page = await context.newPage();
     page.on('pageerror', (error) => errors.push(String(error)));
   });
 
   afterAll(async () => {
-    await browser?.close();
+    await context?.close();
     await board?.close();
     rmSync(dir, { recursive: true, force: true });
   });

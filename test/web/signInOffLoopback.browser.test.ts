@@ -4,24 +4,28 @@
  * HttpOnly cookie and loads the page asked for, live (its socket takes the same cookie).
  */
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchChromium, SCREENSHOTS, startTestDaemon, type TestBoard } from './webSupport.ts';
+import { SCREENSHOTS, startTestDaemon, type TestBoard } from './webSupport.ts';
+import { hasChromium, newBrowserContext } from './workerChromium.ts';
 
 describe.skipIf(!hasChromium)('signing in to a board off loopback, in headless Chromium', () => {
   let board: TestBoard;
-  let browser: Browser;
+  let context: BrowserContext;
 
   beforeAll(async () => {
-    [board, browser] = await Promise.all([startTestDaemon({ host: '0.0.0.0', boardOnly: true, exec: '' }), launchChromium()]);
+    [board, context] = await Promise.all([
+      startTestDaemon({ host: '0.0.0.0', boardOnly: true, exec: '' }),
+      newBrowserContext({ viewport: { width: 1280, height: 800 } }),
+    ]);
   });
   afterAll(async () => {
-    await browser?.close();
+    await context?.close();
     await board?.close();
   });
 
   it('shows the sign-in form where it refuses a reader without the token, then the page asked for', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(String(error)));
     const url = board.url.replace('0.0.0.0', '127.0.0.1');

@@ -7,9 +7,10 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchChromium, runState, SCREENSHOTS, startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
+import { runState, SCREENSHOTS, startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
+import { hasChromium, newBrowserContext } from './workerChromium.ts';
 
 const STAND_IN = fileURLToPath(new URL('../fixtures/agents/claude-cli.mjs', import.meta.url));
 
@@ -25,18 +26,18 @@ function claudeStandIn(): string {
 
 describe.skipIf(!hasChromium)('usage and progress in the web view', () => {
   let board: TestBoard;
-  let browser: Browser;
+  let context: BrowserContext;
   let page: Page;
   const errors: string[] = [];
 
   beforeAll(async () => {
-    [board, browser] = await Promise.all([startTestDaemon({ exec: claudeStandIn() }), launchChromium()]);
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    [board, context] = await Promise.all([startTestDaemon({ exec: claudeStandIn() }), newBrowserContext({ viewport: { width: 1280, height: 900 } })]);
+    page = await context.newPage();
     page.on('pageerror', (error) => errors.push(String(error)));
   });
 
   afterAll(async () => {
-    await browser?.close();
+    await context?.close();
     await board?.close();
   });
 

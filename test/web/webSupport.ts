@@ -1,36 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
 import { onTestFinished } from 'vitest';
 import { boardInput } from '../../actors/board/boardInputs.ts';
 import { type Daemon, type DaemonOptions, startDaemon } from '../../apps/daemon/startDaemon.ts';
 import { repoRoot } from '../support/processes.ts';
-
-/** Debian's chromium (`apt-get install chromium`; `.ci/run` installs it). */
-export const CHROMIUM = '/usr/bin/chromium';
-export const hasChromium = existsSync(CHROMIUM);
-
-/**
- * How Chromium runs on these machines: headless, as root (no sandbox), and with nothing that reaches
- * out to Google's hosts, which a closed network refuses many times a second. playwright-core gives
- * every launch a fresh, empty profile of its own.
- */
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: FLAGS, timeout: 20_000 });
-}
 
 export const SCREENSHOTS = join(repoRoot, 'test-output', 'web');
 mkdirSync(SCREENSHOTS, { recursive: true });
