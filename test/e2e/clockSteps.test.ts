@@ -97,7 +97,9 @@ describe('a step of the computer’s wall clock', () => {
   });
 
   it('+3600 s kills nothing early: the turn runs to its budget', async () => {
-    const { board, computer } = await boardAndSteppedComputer(3_600_000, 4);
+    // A budget far below the step (a budget on the wall clock would end at once) but far above the
+    // turn: a loaded machine slows its start (a 4 s budget for 2.5 s of sleep failed at four times the load).
+    const { board, computer } = await boardAndSteppedComputer(3_600_000, 30);
     const runId = await submit(board, 'l1', 'marker=in sleep=2500');
     await waitForState(board.url, runId, ['running']);
     await step(computer.process);

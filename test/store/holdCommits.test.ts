@@ -99,7 +99,7 @@ describe('holdCommits: the group commit waits for a writer that has more appends
     expect(transactions.map((t) => t.length)).toEqual([2]);
   });
 
-  it('given a hold never released, when an append is made, then it still commits, within a few milliseconds (at most 100 ms)', async () => {
+  it('given a hold never released, when an append is made, then it still commits once the batch is 4 ms old, not at a release that never comes', async () => {
     const store = await freshStore();
     hold(store);
 
@@ -109,7 +109,10 @@ describe('holdCommits: the group commit waits for a writer that has more appends
 
     expect(result).toMatchObject({ ok: true, events: [{ seq: 1, version: 1 }] });
     expect(transactions.map((t) => t.length)).toEqual([1]);
-    expect(took).toBeLessThanOrEqual(100);
+    // The batch ages 4 ms; a hold that waited for its release would hang to the test's timeout. A
+    // second is 250 times the age, so a loaded machine (392 ms seen at four times this one's load) stays
+    // well inside it.
+    expect(took).toBeLessThan(1_000);
   });
 
   it('given a hold, when 255 appends are pending, then they wait, and the 256th makes the batch full: all commit in one transaction without a release', async () => {
