@@ -26,16 +26,15 @@ const lock = z.string().min(3).max(300);
 export const adoptionEvents = eventGroup(
   // Inputs.
   /** `runledger adopt LANE SESSION`: the lane is held for the adoption until it is answered. */
-  defineEvent('adoption.requested', z.strictObject({ lane, sessionId })),
+  defineEvent('adoption.requested', () => z.strictObject({ lane, sessionId })),
   /** `runledger adopt LANE --release`: an open request is withdrawn. */
-  defineEvent('adoption.released', z.strictObject({ lane, reason: said })),
+  defineEvent('adoption.released', () => z.strictObject({ lane, reason: said })),
   /**
    * A round's reading for an open request: where the session is listed (null: not listed, `error`: the
    * listing could not be read), and the latest claim it found with whether its process is alive (null
    * when it runs on another host and cannot be probed). `lock` is the reading round's own.
    */
-  defineEvent(
-    'adoption.listing.read',
+  defineEvent('adoption.listing.read', () =>
     z.strictObject({
       lane,
       request,
@@ -49,20 +48,18 @@ export const adoptionEvents = eventGroup(
     }),
   ),
   /** The claiming round's outside write (the bind) is over. */
-  defineEvent(
-    'adoption.bind.ended',
+  defineEvent('adoption.bind.ended', () =>
     z.strictObject({ lane, request, sessionId, lock, computerId: SafeId, ok: z.boolean(), error: z.string().max(500).nullable() }),
   ),
 
   // Decisions.
-  defineEvent(
-    'adoption.claimed',
+  defineEvent('adoption.claimed', () =>
     z.strictObject({ lane, request, sessionId, computerId: SafeId, lock, expires: z.number().int().nonnegative(), reason }),
   ),
   /** Its session is not listed yet: it waits (said once), until the listing window closes. */
-  defineEvent('adoption.waiting', z.strictObject({ lane, request, sessionId, until: z.number().int().nonnegative(), reason })),
-  defineEvent('adoption.adopted', z.strictObject({ lane, request, sessionId, computerId: SafeId, reason })),
-  defineEvent('adoption.failed', z.strictObject({ lane, request, sessionId, reason })),
+  defineEvent('adoption.waiting', () => z.strictObject({ lane, request, sessionId, until: z.number().int().nonnegative(), reason })),
+  defineEvent('adoption.adopted', () => z.strictObject({ lane, request, sessionId, computerId: SafeId, reason })),
+  defineEvent('adoption.failed', () => z.strictObject({ lane, request, sessionId, reason })),
 );
 
 /** What each adoption event is to the summary, the subscriptions and the daemon's narration (see roles.ts). */

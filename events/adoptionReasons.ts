@@ -15,23 +15,25 @@ const lock = z.string().min(3).max(300);
 /** Why the listing could not be read, in its words; null when it was read and did not list the session. */
 const listingError = z.string().max(500).nullable();
 
-export const AdoptionReason = z
-  .discriminatedUnion('code', [
-    // Its request is claimed (`adoption.claimed`); `lapsed`: over the claim of that lock, which no longer held.
-    z.strictObject({ code: z.literal('claimed'), lock, session: SafeId, listedOn: SafeId, lapsed: lock.optional() }),
-    // Its session is not listed (or the listing could not be read): it waits (`adoption.waiting`)…
-    z.strictObject({ code: z.literal('not.listed'), session: SafeId, error: listingError, windowS: z.number().nonnegative() }),
-    // …until the listing window closes, and it fails (`adoption.failed`).
-    z.strictObject({ code: z.literal('window.closed'), session: SafeId, error: listingError, afterS: z.number().int().nonnegative() }),
-    // The bind is over (`adoption.adopted`, or `adoption.failed` with the bind's error).
-    z.strictObject({ code: z.literal('adopted'), lane: SafeId, session: SafeId, computer: SafeId }),
-    z.strictObject({ code: z.literal('bind.failed'), error: z.string().max(500).nullable() }),
-  ])
-  .meta({
-    id: 'AdoptionReason',
-    description:
-      "Why a lane's adoption decided: a code and its parameters, worded by `wordAdoptionReason` (events/adoptionReasons.ts). Replay compares the code only.",
-  });
+export const AdoptionReason = z.lazy(() =>
+  z
+    .discriminatedUnion('code', [
+      // Its request is claimed (`adoption.claimed`); `lapsed`: over the claim of that lock, which no longer held.
+      z.strictObject({ code: z.literal('claimed'), lock, session: SafeId, listedOn: SafeId, lapsed: lock.optional() }),
+      // Its session is not listed (or the listing could not be read): it waits (`adoption.waiting`)…
+      z.strictObject({ code: z.literal('not.listed'), session: SafeId, error: listingError, windowS: z.number().nonnegative() }),
+      // …until the listing window closes, and it fails (`adoption.failed`).
+      z.strictObject({ code: z.literal('window.closed'), session: SafeId, error: listingError, afterS: z.number().int().nonnegative() }),
+      // The bind is over (`adoption.adopted`, or `adoption.failed` with the bind's error).
+      z.strictObject({ code: z.literal('adopted'), lane: SafeId, session: SafeId, computer: SafeId }),
+      z.strictObject({ code: z.literal('bind.failed'), error: z.string().max(500).nullable() }),
+    ])
+    .meta({
+      id: 'AdoptionReason',
+      description:
+        "Why a lane's adoption decided: a code and its parameters, worded by `wordAdoptionReason` (events/adoptionReasons.ts). Replay compares the code only.",
+    }),
+);
 export type AdoptionReason = z.infer<typeof AdoptionReason>;
 
 /** An adoption decision's reason: a code (this version) or the sentence an older version recorded. */

@@ -87,8 +87,8 @@ export const boardEvents = eventGroup(
    * `bodyChecked`: a reused Idempotency-Key is checked against the first body (another body is refused
    * 422). Inputs of older versions lack it, and a reuse of theirs is replayed as taken: deduplicated.
    */
-  defineEvent('board.run.submitted', z.strictObject({ ...submission, bodyChecked: z.literal(true).optional(), oneOffer })),
-  defineEvent('board.computer.added', z.strictObject({ computerId, tokenHash: z.string().min(1).max(200) })),
+  defineEvent('board.run.submitted', () => z.strictObject({ ...submission, bodyChecked: z.literal(true).optional(), oneOffer })),
+  defineEvent('board.computer.added', () => z.strictObject({ computerId, tokenHash: z.string().min(1).max(200) })),
   /**
    * `pushedFromState`: its frames are read from the board's state, not recorded run by run. Inputs of
    * older versions lack it, and their recorded per-run offers are re-derived as they were taken.
@@ -101,8 +101,7 @@ export const boardEvents = eventGroup(
    * `repos`: the repositories the computer has, as it announced them on the stream (docs/rules.md#workspaces);
    * absent from older computers and logs, whose computers are offered any run as before.
    */
-  defineEvent(
-    'board.computer.connected',
+  defineEvent('board.computer.connected', () =>
     z.strictObject({
       computerId,
       pushedFromState: z.literal(true).optional(),
@@ -117,14 +116,13 @@ export const boardEvents = eventGroup(
    * `lastSeenAt`: the last sign of life on its stream (a pong, an ack) when the board knew it. `board`: the
    * board whose stream closed; a close of a stream the computer has since opened on another board changes nothing.
    */
-  defineEvent('board.computer.disconnected', z.strictObject({ computerId, lastSeenAt: at.optional(), board: board.optional(), oneOffer })),
+  defineEvent('board.computer.disconnected', () => z.strictObject({ computerId, lastSeenAt: at.optional(), board: board.optional(), oneOffer })),
   /**
    * `incarnation`: the claiming daemon's life (header `Runledger-Incarnation`); absent from older computers.
    * `bound`: decided under the rule that a claim without an incarnation is a life of its own (it never gets
    * a run another life holds) and that the run token is bound to the claiming life; older inputs lack it.
    */
-  defineEvent(
-    'board.claim.requested',
+  defineEvent('board.claim.requested', () =>
     z.strictObject({
       runId,
       computerId,
@@ -139,23 +137,22 @@ export const boardEvents = eventGroup(
    * docs/rules.md#computer-behaviour), acked 200 or 400 (`refused`), or left without an ack for
    * OFFER_ACK_MS (`unanswered`): the run is offered to another computer (docs/rules.md#dispatch).
    */
-  defineEvent('board.offer.declined', z.strictObject({ runId, computerId, reason: z.enum(['draining', 'refused', 'unanswered']), oneOffer })),
+  defineEvent('board.offer.declined', () => z.strictObject({ runId, computerId, reason: z.enum(['draining', 'refused', 'unanswered']), oneOffer })),
   /** From the lease monitor (in memory): heartbeats themselves are not recorded, only their absence. */
-  defineEvent('board.heartbeat.lapsed', z.strictObject({ runId, lastHeartbeatAt: at, oneOffer })),
+  defineEvent('board.heartbeat.lapsed', () => z.strictObject({ runId, lastHeartbeatAt: at, oneOffer })),
   /**
    * From the offer monitor (in memory): the run stayed unclaimed with its lane free since
    * `unclaimedSince`. Its computers may have skipped it (their claims failed) while their streams stayed
    * up, so no reconnect pushes it again: it is offered again. Recorded only when it is.
    */
-  defineEvent('board.offer.stale', z.strictObject({ runId, unclaimedSince: at, oneOffer })),
+  defineEvent('board.offer.stale', () => z.strictObject({ runId, unclaimedSince: at, oneOffer })),
   /** `pushed`: the board pushes the cancel to the holder's stream; older boards left it to the next heartbeat (a fact of the host, not read by the decider). */
-  defineEvent('board.cancel.requested', z.strictObject({ runId, pushed: z.literal(true).optional(), past: RunPastSchema.optional() })),
+  defineEvent('board.cancel.requested', () => z.strictObject({ runId, pushed: z.literal(true).optional(), past: RunPastSchema.optional() })),
   /** The first heartbeat (or reply) of a claimed run: it is running. */
-  defineEvent('board.run.started', z.strictObject({ runId, computerId })),
-  defineEvent('board.reply.received', z.strictObject({ runId, computerId, text, past: RunPastSchema.optional() })),
+  defineEvent('board.run.started', () => z.strictObject({ runId, computerId })),
+  defineEvent('board.reply.received', () => z.strictObject({ runId, computerId, text, past: RunPastSchema.optional() })),
   /** `usage`: what the turn cost as its computer sent it (docs/rules.md#wire-and-cli); older computers and logs send none. */
-  defineEvent(
-    'board.completion.received',
+  defineEvent('board.completion.received', () =>
     z.strictObject({
       runId,
       computerId,
@@ -170,8 +167,7 @@ export const boardEvents = eventGroup(
   ),
 
   // Decisions.
-  defineEvent(
-    'board.run.queued',
+  defineEvent('board.run.queued', () =>
     z.strictObject({
       ...submission,
       /** Submission order on this board: "earlier" in a lane means a smaller one. */
@@ -181,26 +177,23 @@ export const boardEvents = eventGroup(
     }),
   ),
   /** A submission whose idempotency key was seen before: no new run, the answer names the old one. */
-  defineEvent('board.run.deduplicated', z.strictObject({ runId, drawnRunId: runId, idempotencyKey, reason })),
+  defineEvent('board.run.deduplicated', () => z.strictObject({ runId, drawnRunId: runId, idempotencyKey, reason })),
   /** A `run.requested` frame to push to each of `computers`. */
-  defineEvent(
-    'board.run.offered',
+  defineEvent('board.run.offered', () =>
     z.strictObject({ runId, lane: SafeId, agentId: SafeId.nullable(), computers: z.array(computerId).min(1), reason }),
   ),
   /** `bound`: its run token is bound to `incarnation` (none: to a claim without one); absent, the token is the computer's (older claims). */
-  defineEvent(
-    'board.run.claimed',
+  defineEvent('board.run.claimed', () =>
     z.strictObject({ runId, computerId, incarnation: incarnation.optional(), reason, bound: z.literal(true).optional() }),
   ),
-  defineEvent('board.run.running', z.strictObject({ runId, computerId, reason })),
+  defineEvent('board.run.running', () => z.strictObject({ runId, computerId, reason })),
   /** A claimed run's cancel: pushed to its holder as `run.cancel_requested`; its heartbeat answer is the fallback. */
-  defineEvent('board.run.cancel.requested', z.strictObject({ runId, computerId, reason })),
+  defineEvent('board.run.cancel.requested', () => z.strictObject({ runId, computerId, reason })),
   /** An unclaimed run cancelled at once: a `run.cancelled` frame to push to each of `offeredTo`. */
-  defineEvent('board.run.cancelled', z.strictObject({ runId, offeredTo: z.array(computerId), reason })),
-  defineEvent('board.run.replied', z.strictObject({ runId, computerId, text })),
+  defineEvent('board.run.cancelled', () => z.strictObject({ runId, offeredTo: z.array(computerId), reason })),
+  defineEvent('board.run.replied', () => z.strictObject({ runId, computerId, text })),
   /** `usage`, `changes`: the completion's, kept with the run (absent when it sent none). */
-  defineEvent(
-    'board.run.finished',
+  defineEvent('board.run.finished', () =>
     z.strictObject({
       runId,
       computerId,
@@ -212,8 +205,8 @@ export const boardEvents = eventGroup(
     }),
   ),
   /** Reaped: the holder's heartbeats stopped for longer than the lease. */
-  defineEvent('board.run.resolved', z.strictObject({ runId, computerId, lastHeartbeatAt: at, reason })),
-  defineEvent('board.computer.registered', z.strictObject({ computerId, tokenHash: z.string().min(1).max(200), reason })),
+  defineEvent('board.run.resolved', () => z.strictObject({ runId, computerId, lastHeartbeatAt: at, reason })),
+  defineEvent('board.computer.registered', () => z.strictObject({ computerId, tokenHash: z.string().min(1).max(200), reason })),
   /**
    * `board`: the board that holds its stream (absent from older versions, and from one board alone at its
    * start). `incarnation`: the daemon's life on that stream (absent: an older computer or version).
@@ -222,8 +215,7 @@ export const boardEvents = eventGroup(
    * `oneOffer`: the runs it is pushed are chosen one offer at a time (docs/rules.md#dispatch); absent from older versions.
    * `repos`: the repositories it announced (docs/rules.md#workspaces), from its connect; absent when it made no announcement (an older computer).
    */
-  defineEvent(
-    'board.computer.online',
+  defineEvent('board.computer.online', () =>
     z.strictObject({
       computerId,
       reason,
@@ -233,12 +225,11 @@ export const boardEvents = eventGroup(
       repos: RepoAnnouncement.optional(),
     }),
   ),
-  defineEvent('board.computer.offline', z.strictObject({ computerId, lastSeenAt: at.optional(), reason })),
+  defineEvent('board.computer.offline', () => z.strictObject({ computerId, lastSeenAt: at.optional(), reason })),
   /** It declined a frame because it drains: offered nothing more until it connects again. */
-  defineEvent('board.computer.draining', z.strictObject({ computerId, reason })),
+  defineEvent('board.computer.draining', () => z.strictObject({ computerId, reason })),
   /** Every refusal is a decision too, so the audit shows it; `status` and `code` are the HTTP answer. */
-  defineEvent(
-    'board.request.refused',
+  defineEvent('board.request.refused', () =>
     z.strictObject({
       request: BoardRequestSchema,
       runId: runId.optional(),
@@ -249,8 +240,7 @@ export const boardEvents = eventGroup(
     }),
   ),
   /** A request that was already granted (a claim whose answer was lost, a second cancel): answered again, nothing changes. */
-  defineEvent(
-    'board.request.repeated',
+  defineEvent('board.request.repeated', () =>
     z.strictObject({
       request: BoardRequestSchema,
       runId,

@@ -18,93 +18,99 @@ const count = z.number().int().nonnegative();
 const finished = z.enum(FINISHED_STATES);
 
 /** Who an offer went to, and why them (docs/rules.md#dispatch). */
-export const OfferTarget = z
-  .discriminatedUnion('to', [
-    z.strictObject({ to: z.literal('last.turn'), computer: id, lane: id }),
-    z.strictObject({ to: z.literal('earlier.waits'), computers: ids, earlier: id }),
-    z.strictObject({ to: z.literal('earlier.unplaced'), earlier: id }),
-    z.strictObject({ to: z.literal('everyone'), count }),
-    z.strictObject({ to: z.literal('nobody'), tried: z.boolean() }),
-    z.strictObject({ to: z.literal('with.room'), computers: ids, backlog: count }),
-    z.strictObject({ to: z.literal('fewest.waiting'), computer: id, waiting: count, backlog: count }),
-    z.strictObject({ to: z.literal('all.full'), window: count }),
-    z.strictObject({ to: z.literal('most.room'), computer: id, busy: count }),
-    z.strictObject({ to: z.literal('where.it.waits'), computer: id }),
-    z.strictObject({ to: z.literal('no.repo'), repo: id }),
-  ])
-  .meta({ id: 'OfferTarget', description: 'Who a board offer went to, and why them (events/boardReasons.ts).' });
+export const OfferTarget = z.lazy(() =>
+  z
+    .discriminatedUnion('to', [
+      z.strictObject({ to: z.literal('last.turn'), computer: id, lane: id }),
+      z.strictObject({ to: z.literal('earlier.waits'), computers: ids, earlier: id }),
+      z.strictObject({ to: z.literal('earlier.unplaced'), earlier: id }),
+      z.strictObject({ to: z.literal('everyone'), count }),
+      z.strictObject({ to: z.literal('nobody'), tried: z.boolean() }),
+      z.strictObject({ to: z.literal('with.room'), computers: ids, backlog: count }),
+      z.strictObject({ to: z.literal('fewest.waiting'), computer: id, waiting: count, backlog: count }),
+      z.strictObject({ to: z.literal('all.full'), window: count }),
+      z.strictObject({ to: z.literal('most.room'), computer: id, busy: count }),
+      z.strictObject({ to: z.literal('where.it.waits'), computer: id }),
+      z.strictObject({ to: z.literal('no.repo'), repo: id }),
+    ])
+    .meta({ id: 'OfferTarget', description: 'Who a board offer went to, and why them (events/boardReasons.ts).' }),
+);
 export type OfferTarget = z.infer<typeof OfferTarget>;
 
 /** What an offer answers: a submission, a computer that connected, left or passed, a turn's end, a wait. */
-export const OfferOccasion = z
-  .discriminatedUnion('on', [
-    z.strictObject({ on: z.literal('submitted') }),
-    z.strictObject({ on: z.literal('connected'), computer: id }),
-    z.strictObject({ on: z.literal('left.last.turn'), computer: id, lane: id }),
-    z.strictObject({ on: z.literal('disconnected'), computer: id }),
-    z.strictObject({ on: z.literal('turn.ended'), run: id, how: z.enum(['ended', 'was reaped']) }),
-    z.strictObject({ on: z.literal('declined'), computer: id, why: z.enum(['draining', 'refused', 'unanswered']) }),
-    z.strictObject({ on: z.literal('stale'), waitedS: count }),
-    z.strictObject({ on: z.literal('room.again'), computer: id, claimed: id }),
-  ])
-  .meta({ id: 'OfferOccasion', description: 'What a board offer answers (events/boardReasons.ts).' });
+export const OfferOccasion = z.lazy(() =>
+  z
+    .discriminatedUnion('on', [
+      z.strictObject({ on: z.literal('submitted') }),
+      z.strictObject({ on: z.literal('connected'), computer: id }),
+      z.strictObject({ on: z.literal('left.last.turn'), computer: id, lane: id }),
+      z.strictObject({ on: z.literal('disconnected'), computer: id }),
+      z.strictObject({ on: z.literal('turn.ended'), run: id, how: z.enum(['ended', 'was reaped']) }),
+      z.strictObject({ on: z.literal('declined'), computer: id, why: z.enum(['draining', 'refused', 'unanswered']) }),
+      z.strictObject({ on: z.literal('stale'), waitedS: count }),
+      z.strictObject({ on: z.literal('room.again'), computer: id, claimed: id }),
+    ])
+    .meta({ id: 'OfferOccasion', description: 'What a board offer answers (events/boardReasons.ts).' }),
+);
 export type OfferOccasion = z.infer<typeof OfferOccasion>;
 
 /** The board's reasons, by code. Refusals use the code of their HTTP answer, or a finer one. */
-export const BoardReason = z
-  .discriminatedUnion('code', [
-    z.strictObject({ code: z.literal('registered') }),
-    z.strictObject({ code: z.literal('connected'), pushed: count }),
-    z.strictObject({ code: z.literal('stream.closed') }),
-    z.strictObject({ code: z.literal('draining'), run: id }),
-    z.strictObject({ code: z.literal('first.heartbeat') }),
-    z.strictObject({ code: z.literal('claimed'), computer: id }),
-    z.strictObject({ code: z.literal('claimed.again') }),
-    z.strictObject({ code: z.literal('cancel.pending') }),
-    z.strictObject({ code: z.literal('cancel.passed'), computer: id }),
-    z.strictObject({ code: z.literal('cancelled.unclaimed'), offeredTo: ids }),
-    z.strictObject({ code: z.literal('resubmitted'), key: z.string().min(1).max(255), run: id }),
-    z.strictObject({ code: z.literal('reaped'), computer: id, lastHeartbeatAt: count, silentS: z.number().int() }),
-    z.strictObject({ code: z.literal('completed'), state: finished, error: z.string().max(120).optional() }),
-    z.strictObject({ code: z.literal('offered'), on: OfferOccasion, to: OfferTarget.optional() }),
-    z.strictObject({ code: z.literal('waits'), to: OfferTarget }),
-    z.strictObject({ code: z.literal('computer_exists'), computer: id }),
-    z.strictObject({ code: z.literal('unknown_computer'), computer: id }),
-    z.strictObject({
-      code: z.literal('computer_connected_elsewhere'),
-      computer: id,
-      board: z.string().min(1).max(300).optional(),
-      incarnation: id.optional(),
+export const BoardReason = z.lazy(() =>
+  z
+    .discriminatedUnion('code', [
+      z.strictObject({ code: z.literal('registered') }),
+      z.strictObject({ code: z.literal('connected'), pushed: count }),
+      z.strictObject({ code: z.literal('stream.closed') }),
+      z.strictObject({ code: z.literal('draining'), run: id }),
+      z.strictObject({ code: z.literal('first.heartbeat') }),
+      z.strictObject({ code: z.literal('claimed'), computer: id }),
+      z.strictObject({ code: z.literal('claimed.again') }),
+      z.strictObject({ code: z.literal('cancel.pending') }),
+      z.strictObject({ code: z.literal('cancel.passed'), computer: id }),
+      z.strictObject({ code: z.literal('cancelled.unclaimed'), offeredTo: ids }),
+      z.strictObject({ code: z.literal('resubmitted'), key: z.string().min(1).max(255), run: id }),
+      z.strictObject({ code: z.literal('reaped'), computer: id, lastHeartbeatAt: count, silentS: z.number().int() }),
+      z.strictObject({ code: z.literal('completed'), state: finished, error: z.string().max(120).optional() }),
+      z.strictObject({ code: z.literal('offered'), on: OfferOccasion, to: OfferTarget.optional() }),
+      z.strictObject({ code: z.literal('waits'), to: OfferTarget }),
+      z.strictObject({ code: z.literal('computer_exists'), computer: id }),
+      z.strictObject({ code: z.literal('unknown_computer'), computer: id }),
+      z.strictObject({
+        code: z.literal('computer_connected_elsewhere'),
+        computer: id,
+        board: z.string().min(1).max(300).optional(),
+        incarnation: id.optional(),
+      }),
+      z.strictObject({
+        code: z.literal('idempotency_key_reused'),
+        key: z.string().min(1).max(255),
+        run: id,
+        fields: z.array(z.string().min(1).max(20)),
+      }),
+      z.strictObject({ code: z.literal('run_exists'), run: id }),
+      /** `known`: the repositories the board's computers have, as each last announced them. */
+      z.strictObject({ code: z.literal('unknown_repo'), repo: id, known: ids }),
+      z.strictObject({ code: z.literal('unknown_run'), run: id }),
+      z.strictObject({ code: z.literal('gone'), run: id, state: z.enum(RUN_STATES), beforeClaim: z.boolean() }),
+      z.strictObject({ code: z.literal('claimed_by_another_life'), run: id, computer: id, holder: id.nullable(), asker: id.nullable() }),
+      z.strictObject({ code: z.literal('claimed_elsewhere'), run: id, holder: id }),
+      z.strictObject({
+        code: z.literal('conversation_busy'),
+        lane: id,
+        open: id,
+        state: z.enum(RUN_STATES),
+        holder: id.nullable(),
+        earlier: z.boolean(),
+      }),
+      z.strictObject({ code: z.literal('already_terminal'), run: id, state: z.enum(RUN_STATES) }),
+      z.strictObject({ code: z.literal('not_holder'), run: id, computer: id, holder: id.nullable() }),
+    ])
+    .meta({
+      id: 'BoardReason',
+      description:
+        'Why the board decided: a code and its parameters, worded by `wordBoardReason` (events/boardReasons.ts). Replay compares the code only.',
     }),
-    z.strictObject({
-      code: z.literal('idempotency_key_reused'),
-      key: z.string().min(1).max(255),
-      run: id,
-      fields: z.array(z.string().min(1).max(20)),
-    }),
-    z.strictObject({ code: z.literal('run_exists'), run: id }),
-    /** `known`: the repositories the board's computers have, as each last announced them. */
-    z.strictObject({ code: z.literal('unknown_repo'), repo: id, known: ids }),
-    z.strictObject({ code: z.literal('unknown_run'), run: id }),
-    z.strictObject({ code: z.literal('gone'), run: id, state: z.enum(RUN_STATES), beforeClaim: z.boolean() }),
-    z.strictObject({ code: z.literal('claimed_by_another_life'), run: id, computer: id, holder: id.nullable(), asker: id.nullable() }),
-    z.strictObject({ code: z.literal('claimed_elsewhere'), run: id, holder: id }),
-    z.strictObject({
-      code: z.literal('conversation_busy'),
-      lane: id,
-      open: id,
-      state: z.enum(RUN_STATES),
-      holder: id.nullable(),
-      earlier: z.boolean(),
-    }),
-    z.strictObject({ code: z.literal('already_terminal'), run: id, state: z.enum(RUN_STATES) }),
-    z.strictObject({ code: z.literal('not_holder'), run: id, computer: id, holder: id.nullable() }),
-  ])
-  .meta({
-    id: 'BoardReason',
-    description:
-      'Why the board decided: a code and its parameters, worded by `wordBoardReason` (events/boardReasons.ts). Replay compares the code only.',
-  });
+);
 export type BoardReason = z.infer<typeof BoardReason>;
 export type BoardReasonOf<C extends BoardReason['code']> = Extract<BoardReason, { code: C }>;
 

@@ -16,12 +16,25 @@ export interface LegacyShape<S extends z.ZodType> {
   readonly upcast: (old: never) => z.input<S>;
 }
 
+/**
+ * `schema` is built the first time it is read, not when the catalog is loaded: a command starts
+ * with the catalog (the store checks every event it writes and reads), and building the schemas of
+ * all its types cost each start ~80 ms of CPU, where a daemon's start writes and reads a few types.
+ */
 export function defineEvent<T extends string, S extends z.ZodType>(
   type: T,
-  schema: S,
+  schema: () => S,
   legacy: readonly LegacyShape<S>[] = [],
 ): EventDefinition<T, S> {
-  return { type, schema, legacy };
+  let built: S | undefined;
+  return {
+    type,
+    get schema() {
+      built ??= schema();
+      return built;
+    },
+    legacy,
+  };
 }
 
 /** Turns a list of definitions into a record keyed by type, keeping each literal type. */

@@ -8,8 +8,7 @@ import type { GroupRoles } from './roles.ts';
  * Nothing about the caller's secret is kept.
  */
 export const edgeEvents = eventGroup(
-  defineEvent(
-    'board.request.rejected',
+  defineEvent('board.request.rejected', () =>
     z.strictObject({
       method: z.string().max(16),
       path: z.string().max(300),
@@ -23,8 +22,7 @@ export const edgeEvents = eventGroup(
    * that nobody without a token makes the log grow by more than one event a minute (docs/rules.md#the-log).
    * `reasons`: how many of each code; `first_at`, `last_at`: the window's first and last refusal.
    */
-  defineEvent(
-    'board.requests.refused',
+  defineEvent('board.requests.refused', () =>
     z.strictObject({
       count: z.number().int().positive(),
       reasons: z.record(z.string().min(1).max(100), z.number().int().positive()),

@@ -30,8 +30,7 @@ const result = z.strictObject({
 export const executionEvents = eventGroup(
   // Inputs.
   /** The queue handed a claimed run over to be run; carries what the decision reads. */
-  defineEvent(
-    'run.handed.over',
+  defineEvent('run.handed.over', () =>
     z.strictObject({
       runId,
       lane: SafeId,
@@ -46,8 +45,7 @@ export const executionEvents = eventGroup(
       local: z.literal(true).optional(),
     }),
   ),
-  defineEvent(
-    'run.process.began',
+  defineEvent('run.process.began', () =>
     z.strictObject({
       runId,
       pid: z.number().int().positive(),
@@ -56,9 +54,8 @@ export const executionEvents = eventGroup(
       mark: AgentMark.optional(),
     }),
   ),
-  defineEvent('run.session.announced', z.strictObject({ runId, sessionId })),
-  defineEvent(
-    'run.process.exited',
+  defineEvent('run.session.announced', () => z.strictObject({ runId, sessionId })),
+  defineEvent('run.process.exited', () =>
     z.strictObject({
       runId,
       outcome: z.enum(['exited', 'timed_out', 'cancelled', 'killed', 'failed_to_start']),
@@ -105,8 +102,7 @@ export const executionEvents = eventGroup(
    * (what the turn's changes are read against). `made`: made for this turn (else kept from an earlier
    * one); `from`: what a new branch started from; `repaired`: what a crash had left that was set right.
    */
-  defineEvent(
-    'run.workspace.prepared',
+  defineEvent('run.workspace.prepared', () =>
     z.strictObject({
       runId,
       repo: RepoName,
@@ -119,31 +115,31 @@ export const executionEvents = eventGroup(
     }),
   ),
   /** What `git push origin` said of the lane's branch; a failure is recorded and the run completed all the same (its work is on the branch here). */
-  defineEvent('run.branch.pushed', z.strictObject({ runId, ok: z.boolean(), detail: z.string().min(1).max(4096) })),
+  defineEvent('run.branch.pushed', () => z.strictObject({ runId, ok: z.boolean(), detail: z.string().min(1).max(4096) })),
   /** The lane's worktree could not be had (no such repository here, a base that does not exist, a repository gone): the run fails with `error`. */
-  defineEvent('run.workspace.failed', z.strictObject({ runId, repo: RepoName.nullable(), error: z.string().min(1).max(4096) })),
+  defineEvent('run.workspace.failed', () => z.strictObject({ runId, repo: RepoName.nullable(), error: z.string().min(1).max(4096) })),
   /** Only answers that change something are recorded: a cancel asked for, or the run resolved. */
-  defineEvent('run.heartbeat.answered', z.strictObject({ runId, status: z.number().int().min(0).max(599), cancelRequested: z.boolean() })),
+  defineEvent('run.heartbeat.answered', () => z.strictObject({ runId, status: z.number().int().min(0).max(599), cancelRequested: z.boolean() })),
   /** The board pushed `run.cancel_requested` for it (frame `frameId`): decided as a heartbeat's `cancel_requested` is. */
-  defineEvent('run.cancel.pushed', z.strictObject({ runId, frameId: z.string().min(1).max(200) })),
-  defineEvent('run.completion.answered', z.strictObject({ runId, status: z.number().int().min(0).max(599) })),
+  defineEvent('run.cancel.pushed', () => z.strictObject({ runId, frameId: z.string().min(1).max(200) })),
+  defineEvent('run.completion.answered', () => z.strictObject({ runId, status: z.number().int().min(0).max(599) })),
   /** The board refused the reply itself (its content: 400, 413, 422), which no retry can change. */
-  defineEvent('run.reply.refused', z.strictObject({ runId, status: z.number().int().min(400).max(499) })),
-  defineEvent('run.completion.due', z.strictObject({ runId })),
+  defineEvent('run.reply.refused', () => z.strictObject({ runId, status: z.number().int().min(400).max(499) })),
+  defineEvent('run.completion.due', () => z.strictObject({ runId })),
   /**
    * Found at start-up: its process began but no exit was recorded (the daemon died meanwhile). `alive`:
    * its process group, or a process carrying its agent's mark (a `setsid` grandchild), still ran.
    */
-  defineEvent('run.found.interrupted', z.strictObject({ runId, pid: z.number().int().nullable(), alive: z.boolean() })),
+  defineEvent('run.found.interrupted', () => z.strictObject({ runId, pid: z.number().int().nullable(), alive: z.boolean() })),
   /** `lane`: recorded by versions whose queue reads the run's end from its settle (absent in older logs). */
-  defineEvent('run.shutdown.before.start', z.strictObject({ runId, lane: SafeId.optional() })),
+  defineEvent('run.shutdown.before.start', () => z.strictObject({ runId, lane: SafeId.optional() })),
   /**
    * A run that waited out its login's usage limit was given a slot again by its computer's queue
    * (`run.limit.resumed`): it runs again, resuming the session its agent announced.
    */
-  defineEvent('run.limit.over', z.strictObject({ runId })),
+  defineEvent('run.limit.over', () => z.strictObject({ runId })),
   /** The board granted the claim, but its answer was refused at the edge; `problem` names the field. */
-  defineEvent('run.claim.refused', z.strictObject({ runId, lane: SafeId, problem: z.string().min(1).max(500) })),
+  defineEvent('run.claim.refused', () => z.strictObject({ runId, lane: SafeId, problem: z.string().min(1).max(500) })),
 
   // Decisions.
   /**
@@ -152,8 +148,7 @@ export const executionEvents = eventGroup(
    * although it asked for a `base`. Carries what its `run.execution.requested` will: its deadline, the
    * session it resumes and its budget.
    */
-  defineEvent(
-    'run.workspace.requested',
+  defineEvent('run.workspace.requested', () =>
     z.strictObject({
       runId,
       lane: SafeId,
@@ -171,8 +166,7 @@ export const executionEvents = eventGroup(
    * the repository's `origin` before the run is completed, so the lane's next turn, wherever it runs,
    * starts from it. `completion` is what the run is then completed with.
    */
-  defineEvent(
-    'run.branch.push.requested',
+  defineEvent('run.branch.push.requested', () =>
     z.strictObject({
       runId,
       repo: RepoName,
@@ -185,8 +179,7 @@ export const executionEvents = eventGroup(
    * `budgetS`: on the first request of a run started from its queue's `run.claimed` (no `run.handed.over`
    * before it), the budget the deadline was drawn from; `resume` is then the lane's session it started with.
    */
-  defineEvent(
-    'run.execution.requested',
+  defineEvent('run.execution.requested', () =>
     z.strictObject({
       runId,
       lane: SafeId,
@@ -197,15 +190,14 @@ export const executionEvents = eventGroup(
       workspace: Workspace.optional(),
     }),
   ),
-  defineEvent('run.cancel.decided', z.strictObject({ runId, reason })),
+  defineEvent('run.cancel.decided', () => z.strictObject({ runId, reason })),
   /**
    * The agent stopped at its login's usage or rate limit: not a failure of the turn. It stays claimed
    * (heartbeated) and goes back to its computer's queue, which decides when it runs again. `words`
    * are the agent's, `resetAt` when it said the limit lifts; `budgetLeftMs` is what its budget has
    * left (null: no limit), the budget counting time spent executing only.
    */
-  defineEvent(
-    'run.limit.reached',
+  defineEvent('run.limit.reached', () =>
     z.strictObject({
       runId,
       words: z.string().min(1).max(1000),
@@ -219,8 +211,7 @@ export const executionEvents = eventGroup(
    * not started but held, claimed and heartbeated, keeping the start its claim carried (its budget, the
    * lane's session, its repository), until its queue gives it a slot again (`run.limit.over`).
    */
-  defineEvent(
-    'run.start.held',
+  defineEvent('run.start.held', () =>
     z.strictObject({
       runId,
       lane: SafeId,
@@ -235,19 +226,17 @@ export const executionEvents = eventGroup(
    * its agent's handle, and older logs lack it). `reason`: no wording, its effect reads it (a user's
    * cancel is `cancelled_by_user`, a restart's kill `interrupted_by_restart`), so replay compares it.
    */
-  defineEvent(
-    'run.kill.requested',
+  defineEvent('run.kill.requested', () =>
     z.strictObject({ runId, pid: z.number().int().positive(), reason: z.string().min(1), mark: AgentMark.optional() }),
   ),
-  defineEvent('run.resolved.elsewhere', z.strictObject({ runId, reason })),
+  defineEvent('run.resolved.elsewhere', () => z.strictObject({ runId, reason })),
   /**
    * `usage`: what the turn cost as its exit recorded it, posted with the completion. Added later: the
    * exit recorded its usage one version before the completion sent it (main at 3d74690), so that
    * version's completions were decided without it, from the same inputs.
    */
   /** `changes`: what a turn in a worktree changed, as its exit recorded it, posted with the completion. */
-  defineEvent(
-    'run.completion.requested',
+  defineEvent('run.completion.requested', () =>
     z.strictObject({
       runId,
       attempt: z.number().int().positive(),
@@ -257,20 +246,20 @@ export const executionEvents = eventGroup(
       changes: ChangeSummary.optional(),
     }),
   ),
-  defineEvent('run.completion.retrying', z.strictObject({ runId, attempt: z.number().int().positive(), notBefore: z.number().int(), reason })),
+  defineEvent('run.completion.retrying', () => z.strictObject({ runId, attempt: z.number().int().positive(), notBefore: z.number().int(), reason })),
   /**
    * The retry schedule is spent and the board has not acknowledged: the run stays unreported (still
    * heartbeated, so its lease holds) and is reported again when its frame is redelivered or the
    * daemon restarts.
    */
-  defineEvent('run.completion.paused', z.strictObject({ runId, attempts: z.number().int().positive(), reason, result: result.optional() })),
+  defineEvent('run.completion.paused', () => z.strictObject({ runId, attempts: z.number().int().positive(), reason, result: result.optional() })),
   /**
    * `result`: the outcome of a local turn, which has no completion to carry it; and of a run whose queue
    * takes this decision (or a paused completion) as its input, to free its slot and lane (see RunExecution.endTold).
    */
-  defineEvent('run.settled', z.strictObject({ runId, reported: z.boolean(), reason, result: result.optional() })),
-  defineEvent('lane.session.remembered', z.strictObject({ lane: SafeId, sessionId, runId })),
-  defineEvent('lane.session.forgotten', z.strictObject({ lane: SafeId, sessionId, runId, reason })),
+  defineEvent('run.settled', () => z.strictObject({ runId, reported: z.boolean(), reason, result: result.optional() })),
+  defineEvent('lane.session.remembered', () => z.strictObject({ lane: SafeId, sessionId, runId })),
+  defineEvent('lane.session.forgotten', () => z.strictObject({ lane: SafeId, sessionId, runId, reason })),
 );
 
 /** What each execution event is to the summary, the subscriptions and the daemon's narration (see roles.ts). */

@@ -14,30 +14,32 @@ const status = z.number().int().min(0).max(599);
 /** What a session was left at by a turn (actors/run/resume.ts, SessionMoment). */
 const moment = z.enum(['announced', 'succeeded', 'failed', 'rejected', 'resume_refused', 'timed_out', 'cancelled', 'killed']);
 
-export const ExecutionReason = z
-  .discriminatedUnion('code', [
-    z.strictObject({ code: z.literal('held.at.limit') }),
-    z.strictObject({ code: z.literal('cancel.asked') }),
-    z.strictObject({ code: z.literal('cancel.pushed') }),
-    z.strictObject({ code: z.literal('usage.limit') }),
-    z.strictObject({ code: z.literal('resolved.elsewhere') }),
-    z.strictObject({ code: z.literal('acknowledged') }),
-    z.strictObject({ code: z.literal('already.terminal'), status }),
-    z.strictObject({ code: z.literal('unacknowledged'), attempts: z.number().int().positive(), status }),
-    z.strictObject({ code: z.literal('completion.failed'), status, waitS: z.number().nonnegative() }),
-    z.strictObject({ code: z.literal('resolved') }),
-    z.strictObject({ code: z.literal('resolved.before.start') }),
-    z.strictObject({ code: z.literal('local'), ok: z.boolean(), error: z.string().optional() }),
-    z.strictObject({ code: z.literal('reply.refused') }),
-    z.strictObject({ code: z.literal('resume.refused') }),
-    z.strictObject({ code: z.literal('announced.refusing') }),
-    z.strictObject({ code: z.literal('turn.ended'), moment }),
-  ])
-  .meta({
-    id: 'ExecutionReason',
-    description:
-      "Why a run's actor decided: a code and its parameters, worded by `wordExecutionReason` (events/executionReasons.ts). Replay compares the code only.",
-  });
+export const ExecutionReason = z.lazy(() =>
+  z
+    .discriminatedUnion('code', [
+      z.strictObject({ code: z.literal('held.at.limit') }),
+      z.strictObject({ code: z.literal('cancel.asked') }),
+      z.strictObject({ code: z.literal('cancel.pushed') }),
+      z.strictObject({ code: z.literal('usage.limit') }),
+      z.strictObject({ code: z.literal('resolved.elsewhere') }),
+      z.strictObject({ code: z.literal('acknowledged') }),
+      z.strictObject({ code: z.literal('already.terminal'), status }),
+      z.strictObject({ code: z.literal('unacknowledged'), attempts: z.number().int().positive(), status }),
+      z.strictObject({ code: z.literal('completion.failed'), status, waitS: z.number().nonnegative() }),
+      z.strictObject({ code: z.literal('resolved') }),
+      z.strictObject({ code: z.literal('resolved.before.start') }),
+      z.strictObject({ code: z.literal('local'), ok: z.boolean(), error: z.string().optional() }),
+      z.strictObject({ code: z.literal('reply.refused') }),
+      z.strictObject({ code: z.literal('resume.refused') }),
+      z.strictObject({ code: z.literal('announced.refusing') }),
+      z.strictObject({ code: z.literal('turn.ended'), moment }),
+    ])
+    .meta({
+      id: 'ExecutionReason',
+      description:
+        "Why a run's actor decided: a code and its parameters, worded by `wordExecutionReason` (events/executionReasons.ts). Replay compares the code only.",
+    }),
+);
 export type ExecutionReason = z.infer<typeof ExecutionReason>;
 
 /** A run's decision's reason: a code (this version) or the sentence an older version recorded. */

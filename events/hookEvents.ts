@@ -22,9 +22,8 @@ export const hookEvents = eventGroup(
    * A round's tick, recorded only by a board that has an `on_tick` hook: the hook runs from the log like
    * every other, so it is taken once, and a crash that cuts it shows.
    */
-  defineEvent('hook.tick.due', z.strictObject({ counts: z.record(z.string(), z.number().int().nonnegative()) })),
-  defineEvent(
-    'hook.exited',
+  defineEvent('hook.tick.due', () => z.strictObject({ counts: z.record(z.string(), z.number().int().nonnegative()) })),
+  defineEvent('hook.exited', () =>
     z.strictObject({
       effect: seq,
       hook: HookNameSchema,
@@ -41,8 +40,7 @@ export const hookEvents = eventGroup(
     }),
   ),
   /** Taken by a process that died while the hook ran (or before it began): it is never run again. */
-  defineEvent(
-    'hook.interrupted',
+  defineEvent('hook.interrupted', () =>
     z.strictObject({
       effect: seq,
       hook: HookNameSchema,

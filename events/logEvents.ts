@@ -27,8 +27,7 @@ const earlierSegment = z.strictObject({
 });
 
 export const logEvents = eventGroup(
-  defineEvent(
-    'log.archived',
+  defineEvent('log.archived', () =>
     z.strictObject({
       ...segment,
       events: z.number().int().nonnegative(),
@@ -40,7 +39,7 @@ export const logEvents = eventGroup(
       earlier: z.array(earlierSegment).max(1_000_000).optional(),
     }),
   ),
-  defineEvent('log.archive.deleted', z.strictObject({ ...segment, afterDays: z.number().positive() })),
+  defineEvent('log.archive.deleted', () => z.strictObject({ ...segment, afterDays: z.number().positive() })),
 );
 
 /** What each log event is to the summary, the subscriptions and the daemon's narration (see roles.ts). */

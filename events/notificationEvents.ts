@@ -58,8 +58,7 @@ export const LivenessSchema = z.enum(['running', 'stopped', 'gone', 'unreadable'
  */
 export const notificationEvents = eventGroup(
   // Inputs.
-  defineEvent(
-    'subscription.opened',
+  defineEvent('subscription.opened', () =>
     z.strictObject({
       subscriptionId,
       sessionId,
@@ -70,14 +69,13 @@ export const notificationEvents = eventGroup(
       from: z.number().int().nonnegative(),
     }),
   ),
-  defineEvent('subscription.closed', z.strictObject({ subscriptionId, sessionId, reason: said })),
+  defineEvent('subscription.closed', () => z.strictObject({ subscriptionId, sessionId, reason: said })),
   /**
    * A round's reading for one session: the board's record of it, its liveness when that had to be
    * read (`liveness`, null when the record sufficed), and the events its subscriptions hear past their
    * cursors, in order. Recorded only when something is decided from it.
    */
-  defineEvent(
-    'inbox.read',
+  defineEvent('inbox.read', () =>
     z.strictObject({
       sessionId,
       record: SessionRecordSchema,
@@ -87,11 +85,10 @@ export const notificationEvents = eventGroup(
     }),
   ),
   /** The inbox's notices 1 to `through` were put ahead of a turn's prompt (`runId`'s, when a run's). */
-  defineEvent('notices.handed', z.strictObject({ sessionId, through: z.number().int().positive(), runId: SafeId.nullable() })),
+  defineEvent('notices.handed', () => z.strictObject({ sessionId, through: z.number().int().positive(), runId: SafeId.nullable() })),
 
   // Decisions.
-  defineEvent(
-    'notice.filed',
+  defineEvent('notice.filed', () =>
     z.strictObject({
       ...NoticeSourceSchema.shape,
       sessionId,
@@ -102,9 +99,9 @@ export const notificationEvents = eventGroup(
     }),
   ),
   /** Its liveness could not be read: its notices wait (cursors stay), said once per wait. */
-  defineEvent('inbox.waiting', z.strictObject({ sessionId, reason })),
+  defineEvent('inbox.waiting', () => z.strictObject({ sessionId, reason })),
   /** The board recorded it ended and it is not read running: it is filed nothing, said once. */
-  defineEvent('inbox.withheld', z.strictObject({ sessionId, reason })),
+  defineEvent('inbox.withheld', () => z.strictObject({ sessionId, reason })),
 );
 
 /** What each notification event is to the summary, the subscriptions and the daemon's narration (see roles.ts). */

@@ -14,24 +14,26 @@ const session = SafeId;
 /** How many notices wait. */
 const notices = z.number().int().positive();
 
-export const NotificationReason = z
-  .discriminatedUnion('code', [
-    // Its liveness could not be read (`inbox.waiting`): `detail`, what the reading said, when it said anything.
-    z.strictObject({ code: z.literal('liveness.unreadable'), session, detail: z.string().max(500).nullable(), notices }),
-    // The board does not record it live and it is not read running (`inbox.withheld`).
-    z.strictObject({
-      code: z.literal('not.running'),
-      session,
-      record: z.enum(['ended', 'unknown']),
-      liveness: z.enum(['stopped', 'gone']),
-      notices,
+export const NotificationReason = z.lazy(() =>
+  z
+    .discriminatedUnion('code', [
+      // Its liveness could not be read (`inbox.waiting`): `detail`, what the reading said, when it said anything.
+      z.strictObject({ code: z.literal('liveness.unreadable'), session, detail: z.string().max(500).nullable(), notices }),
+      // The board does not record it live and it is not read running (`inbox.withheld`).
+      z.strictObject({
+        code: z.literal('not.running'),
+        session,
+        record: z.enum(['ended', 'unknown']),
+        liveness: z.enum(['stopped', 'gone']),
+        notices,
+      }),
+    ])
+    .meta({
+      id: 'NotificationReason',
+      description:
+        "Why a session's inbox files nothing: a code and its parameters, worded by `wordNotificationReason` (events/notificationReasons.ts). Replay compares the code only.",
     }),
-  ])
-  .meta({
-    id: 'NotificationReason',
-    description:
-      "Why a session's inbox files nothing: a code and its parameters, worded by `wordNotificationReason` (events/notificationReasons.ts). Replay compares the code only.",
-  });
+);
 export type NotificationReason = z.infer<typeof NotificationReason>;
 
 /** An inbox decision's reason: a code (this version) or the sentence an older version recorded. */

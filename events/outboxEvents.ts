@@ -9,8 +9,7 @@ const seq = z.number().int().positive();
  * cursor in the same append, so two processes can never take one effect: the loser's append is stale.
  */
 export const outboxEvents = eventGroup(
-  defineEvent(
-    'outbox.taken',
+  defineEvent('outbox.taken', () =>
     z.strictObject({
       through: z.number().int().nonnegative(),
       effects: z.array(seq),
@@ -21,9 +20,9 @@ export const outboxEvents = eventGroup(
       epoch: z.number().int().positive().optional(),
     }),
   ),
-  defineEvent('outbox.performed', z.strictObject({ effect: seq, ok: z.boolean(), detail: z.string().optional() })),
+  defineEvent('outbox.performed', () => z.strictObject({ effect: seq, ok: z.boolean(), detail: z.string().optional() })),
   /** Taken by a process that died before it finished: an at-most-once effect is never run again. */
-  defineEvent('outbox.interrupted', z.strictObject({ effect: seq, detail: z.string() })),
+  defineEvent('outbox.interrupted', () => z.strictObject({ effect: seq, detail: z.string() })),
 );
 
 /** What each outbox event is to the summary, the subscriptions and the daemon's narration (see roles.ts). */

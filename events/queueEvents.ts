@@ -41,8 +41,7 @@ export type RunStart = z.infer<typeof RunStart>;
  */
 export const queueEvents = eventGroup(
   // Inputs.
-  defineEvent(
-    'computer.configured',
+  defineEvent('computer.configured', () =>
     z.strictObject({
       slots: z.number().int().positive(),
       /** Runs at once per agent login; a login not named here has no limit. */
@@ -54,11 +53,12 @@ export const queueEvents = eventGroup(
    * (its drain, its shutdown) ends here. `incarnation` is drawn at random by the starting process and
    * sent to the board with this life's claims and push stream.
    */
-  defineEvent('computer.started', z.strictObject({ incarnation: Incarnation, host: z.string().min(1).max(255), pid: z.number().int().positive() })),
-  defineEvent('scheduler.held', z.strictObject({ held: z.boolean(), reason: said })),
-  defineEvent('drain.started', z.strictObject({ reason: said })),
-  defineEvent(
-    'frame.received',
+  defineEvent('computer.started', () =>
+    z.strictObject({ incarnation: Incarnation, host: z.string().min(1).max(255), pid: z.number().int().positive() }),
+  ),
+  defineEvent('scheduler.held', () => z.strictObject({ held: z.boolean(), reason: said })),
+  defineEvent('drain.started', () => z.strictObject({ reason: said })),
+  defineEvent('frame.received', () =>
     z.strictObject({
       frameId: z.string().min(1).max(200),
       kind: z.string().min(1).max(100),
@@ -75,9 +75,8 @@ export const queueEvents = eventGroup(
     }),
   ),
   /** A frame that could not be read: recorded, answered 400, never fatal. */
-  defineEvent('frame.refused', z.strictObject({ frameId: z.string().max(200).nullable(), reason: said, excerpt: z.string().max(500) })),
-  defineEvent(
-    'claim.answered',
+  defineEvent('frame.refused', () => z.strictObject({ frameId: z.string().max(200).nullable(), reason: said, excerpt: z.string().max(500) })),
+  defineEvent('claim.answered', () =>
     z.strictObject({
       runId,
       /** HTTP status; 0 for a network error. */
@@ -102,17 +101,16 @@ export const queueEvents = eventGroup(
       start: RunStart.optional(),
     }),
   ),
-  defineEvent('timer.fired', z.strictObject({ runId })),
-  defineEvent('run.start.failed', z.strictObject({ runId, reason: said })),
-  defineEvent('run.execution.ended', z.strictObject({ runId, ok: z.boolean(), reason: z.string().optional() })),
+  defineEvent('timer.fired', () => z.strictObject({ runId })),
+  defineEvent('run.start.failed', () => z.strictObject({ runId, reason: said })),
+  defineEvent('run.execution.ended', () => z.strictObject({ runId, ok: z.boolean(), reason: z.string().optional() })),
   /** Its run told the queue its agent stopped at the login's usage limit (`run.limit.reached`): the words, and the reset when said. */
-  defineEvent('run.limit.reported', z.strictObject({ runId, words: z.string().min(1).max(1000), resetAt: z.number().int().optional() })),
+  defineEvent('run.limit.reported', () => z.strictObject({ runId, words: z.string().min(1).max(1000), resetAt: z.number().int().optional() })),
   /** A login's usage limit is due to lift (its timer): runs of that login may start again. */
-  defineEvent('login.limit.due', z.strictObject({ login: z.string().min(1).max(200) })),
+  defineEvent('login.limit.due', () => z.strictObject({ login: z.string().min(1).max(200) })),
 
   // Decisions.
-  defineEvent(
-    'frame.acknowledged',
+  defineEvent('frame.acknowledged', () =>
     z.strictObject({
       frameId: z.string().max(200).nullable(),
       runId: runId.optional(),
@@ -120,9 +118,9 @@ export const queueEvents = eventGroup(
       reason,
     }),
   ),
-  defineEvent('run.queued', z.strictObject({ runId, lane: SafeId, agentId: SafeId.nullable(), arrival: z.number().int().nonnegative() })),
+  defineEvent('run.queued', () => z.strictObject({ runId, lane: SafeId, agentId: SafeId.nullable(), arrival: z.number().int().nonnegative() })),
   /** `incarnation`: the life that claims it, which a claim repeated after a restart still names (absent in older logs). */
-  defineEvent('run.claim.started', z.strictObject({ runId, attempt: z.number().int().positive(), incarnation: Incarnation.optional() })),
+  defineEvent('run.claim.started', () => z.strictObject({ runId, attempt: z.number().int().positive(), incarnation: Incarnation.optional() })),
   /**
    * `start`: what its run decides its start from, for the run actor takes this decision as its input
    * (docs/rules.md#actors: actors talk by the log). Absent in older logs, whose runs were handed over by an input of
@@ -130,23 +128,20 @@ export const queueEvents = eventGroup(
    * login was at its usage limit, which lifts then: the run is held, claimed and heartbeated, and starts
    * only when its queue gives it a slot again (`run.limit.resumed`).
    */
-  defineEvent(
-    'run.claimed',
+  defineEvent('run.claimed', () =>
     z.strictObject({ runId, lane: SafeId, skills: z.array(SafeId), start: RunStart.optional(), heldUntil: z.number().int().optional() }),
   ),
-  defineEvent(
-    'run.parked',
+  defineEvent('run.parked', () =>
     z.strictObject({ runId, busyWaits: z.number().int().positive(), notBefore: z.number().int().nonnegative(), reason, logged: z.boolean() }),
   ),
-  defineEvent('run.unparked', z.strictObject({ runId, reason })),
+  defineEvent('run.unparked', () => z.strictObject({ runId, reason })),
   /**
    * A run whose agent stopped at its login's usage limit waits in its old place (still claimed, still
    * holding its lane's turn) until `notBefore`, and its login starts nothing until then. `strikes`:
    * the login's consecutive limits, this one included (the wait without a reset time doubles with
    * them); `logged`: the first report of this limit (later ones, from runs of the same login, are not said again).
    */
-  defineEvent(
-    'run.limit.waiting',
+  defineEvent('run.limit.waiting', () =>
     z.strictObject({
       runId,
       login: z.string().min(1).max(200),
@@ -158,16 +153,16 @@ export const queueEvents = eventGroup(
     }),
   ),
   /** Its login's limit lifted and a slot is free: the claimed run runs again (no new claim: the board still holds it as this computer's). */
-  defineEvent('run.limit.resumed', z.strictObject({ runId, reason })),
-  defineEvent('run.claim.retrying', z.strictObject({ runId, claimAttempts: z.number().int().positive(), notBefore: z.number().int(), reason })),
-  defineEvent('run.requeued', z.strictObject({ runId, reason })),
+  defineEvent('run.limit.resumed', () => z.strictObject({ runId, reason })),
+  defineEvent('run.claim.retrying', () => z.strictObject({ runId, claimAttempts: z.number().int().positive(), notBefore: z.number().int(), reason })),
+  defineEvent('run.requeued', () => z.strictObject({ runId, reason })),
   /**
    * `retry`: a skip that is no verdict on the run (its claims failed for passing reasons, or it came while
    * this life drained): it is not kept in the ledger, so the board's next push of it queues it again.
    */
-  defineEvent('run.skipped', z.strictObject({ runId, reason, retry: z.literal(true).optional() })),
-  defineEvent('run.withdrawn', z.strictObject({ runId, reason })),
-  defineEvent('run.ended', z.strictObject({ runId, ok: z.boolean(), reason })),
+  defineEvent('run.skipped', () => z.strictObject({ runId, reason, retry: z.literal(true).optional() })),
+  defineEvent('run.withdrawn', () => z.strictObject({ runId, reason })),
+  defineEvent('run.ended', () => z.strictObject({ runId, ok: z.boolean(), reason })),
 );
 
 /** What each queue event is to the summary, the subscriptions and the daemon's narration (see roles.ts). */

@@ -20,57 +20,59 @@ const status = z.enum(['waiting', 'claiming', 'running']);
 const handled = z.enum(['skipped', 'withdrawn', 'ended']);
 
 /** The queue's reasons, by code: its answers to the board's frames first, then its decisions on runs. */
-export const QueueReason = z
-  .discriminatedUnion('code', [
-    // A frame's answer (`frame.acknowledged`).
-    z.strictObject({ code: z.literal('unreadable'), problem: said }),
-    z.strictObject({ code: z.literal('not.addressed'), computer: id }),
-    z.strictObject({ code: z.literal('cancelled.unclaimed') }),
-    z.strictObject({ code: z.literal('cancel.with.heartbeat') }),
-    z.strictObject({ code: z.literal('not.queued') }),
-    z.strictObject({ code: z.literal('claim.in.flight') }),
-    z.strictObject({ code: z.literal('ignored.status'), run: id, status }),
-    z.strictObject({ code: z.literal('ignored.unqueued'), run: id }),
-    z.strictObject({ code: z.literal('ignored.unheld'), run: id }),
-    z.strictObject({ code: z.literal('cancel.to.run') }),
-    z.strictObject({ code: z.literal('cancel.with.claim') }),
-    z.strictObject({ code: z.literal('cancel.to.limited') }),
-    z.strictObject({ code: z.literal('unknown.kind'), kind: z.string().min(1).max(100) }),
-    z.strictObject({ code: z.literal('resent.unparked') }),
-    z.strictObject({ code: z.literal('resent.claiming') }),
-    z.strictObject({ code: z.literal('already'), status }),
-    z.strictObject({ code: z.literal('handled'), how: handled }),
-    z.strictObject({ code: z.literal('draining') }),
-    z.strictObject({ code: z.literal('no.lane') }),
-    z.strictObject({ code: z.literal('queued') }),
-    // Its answer to a frame and its decision on the run alike.
-    z.strictObject({ code: z.literal('withdrawn.elsewhere') }),
-    // The queue's decisions on its runs.
-    z.strictObject({ code: z.literal('withdrawn.cancelled') }),
-    z.strictObject({ code: z.literal('earlier.turn.open') }),
-    z.strictObject({ code: z.literal('earlier.turn.ended') }),
-    z.strictObject({ code: z.literal('start.failed'), problem: said }),
-    z.strictObject({ code: z.literal('stale.busy') }),
-    z.strictObject({ code: z.literal('finished') }),
-    z.strictObject({ code: z.literal('failed'), error: said.optional() }),
-    z.strictObject({ code: z.literal('claim.failed'), why: said, waitS: z.number().nonnegative() }),
-    z.strictObject({ code: z.literal('busy.draining') }),
-    z.strictObject({ code: z.literal('claimed.elsewhere') }),
-    z.strictObject({ code: z.literal('gone'), status: count }),
-    z.strictObject({ code: z.literal('failed.draining'), why: said }),
-    z.strictObject({ code: z.literal('failed.often'), attempts: count, why: said }),
-    z.strictObject({ code: z.literal('refused'), status: count, answer: z.string().min(1).max(200).optional() }),
-    z.strictObject({ code: z.literal('claimed.at.limit'), login }),
-    z.strictObject({ code: z.literal('limit.at.reset'), login }),
-    z.strictObject({ code: z.literal('limit.joined'), login }),
-    z.strictObject({ code: z.literal('limit.no.reset'), login, waitMin: z.number().nonnegative() }),
-    z.strictObject({ code: z.literal('limit.lifted'), login }),
-  ])
-  .meta({
-    id: 'QueueReason',
-    description:
-      "Why a computer's queue decided: a code and its parameters, worded by `wordQueueReason` (events/queueReasons.ts). Replay compares the code only.",
-  });
+export const QueueReason = z.lazy(() =>
+  z
+    .discriminatedUnion('code', [
+      // A frame's answer (`frame.acknowledged`).
+      z.strictObject({ code: z.literal('unreadable'), problem: said }),
+      z.strictObject({ code: z.literal('not.addressed'), computer: id }),
+      z.strictObject({ code: z.literal('cancelled.unclaimed') }),
+      z.strictObject({ code: z.literal('cancel.with.heartbeat') }),
+      z.strictObject({ code: z.literal('not.queued') }),
+      z.strictObject({ code: z.literal('claim.in.flight') }),
+      z.strictObject({ code: z.literal('ignored.status'), run: id, status }),
+      z.strictObject({ code: z.literal('ignored.unqueued'), run: id }),
+      z.strictObject({ code: z.literal('ignored.unheld'), run: id }),
+      z.strictObject({ code: z.literal('cancel.to.run') }),
+      z.strictObject({ code: z.literal('cancel.with.claim') }),
+      z.strictObject({ code: z.literal('cancel.to.limited') }),
+      z.strictObject({ code: z.literal('unknown.kind'), kind: z.string().min(1).max(100) }),
+      z.strictObject({ code: z.literal('resent.unparked') }),
+      z.strictObject({ code: z.literal('resent.claiming') }),
+      z.strictObject({ code: z.literal('already'), status }),
+      z.strictObject({ code: z.literal('handled'), how: handled }),
+      z.strictObject({ code: z.literal('draining') }),
+      z.strictObject({ code: z.literal('no.lane') }),
+      z.strictObject({ code: z.literal('queued') }),
+      // Its answer to a frame and its decision on the run alike.
+      z.strictObject({ code: z.literal('withdrawn.elsewhere') }),
+      // The queue's decisions on its runs.
+      z.strictObject({ code: z.literal('withdrawn.cancelled') }),
+      z.strictObject({ code: z.literal('earlier.turn.open') }),
+      z.strictObject({ code: z.literal('earlier.turn.ended') }),
+      z.strictObject({ code: z.literal('start.failed'), problem: said }),
+      z.strictObject({ code: z.literal('stale.busy') }),
+      z.strictObject({ code: z.literal('finished') }),
+      z.strictObject({ code: z.literal('failed'), error: said.optional() }),
+      z.strictObject({ code: z.literal('claim.failed'), why: said, waitS: z.number().nonnegative() }),
+      z.strictObject({ code: z.literal('busy.draining') }),
+      z.strictObject({ code: z.literal('claimed.elsewhere') }),
+      z.strictObject({ code: z.literal('gone'), status: count }),
+      z.strictObject({ code: z.literal('failed.draining'), why: said }),
+      z.strictObject({ code: z.literal('failed.often'), attempts: count, why: said }),
+      z.strictObject({ code: z.literal('refused'), status: count, answer: z.string().min(1).max(200).optional() }),
+      z.strictObject({ code: z.literal('claimed.at.limit'), login }),
+      z.strictObject({ code: z.literal('limit.at.reset'), login }),
+      z.strictObject({ code: z.literal('limit.joined'), login }),
+      z.strictObject({ code: z.literal('limit.no.reset'), login, waitMin: z.number().nonnegative() }),
+      z.strictObject({ code: z.literal('limit.lifted'), login }),
+    ])
+    .meta({
+      id: 'QueueReason',
+      description:
+        "Why a computer's queue decided: a code and its parameters, worded by `wordQueueReason` (events/queueReasons.ts). Replay compares the code only.",
+    }),
+);
 export type QueueReason = z.infer<typeof QueueReason>;
 
 /** A queue decision's reason: a code (this version) or the sentence an older version recorded. */

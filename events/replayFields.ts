@@ -38,6 +38,8 @@ export function isReasonCode(value: unknown): value is ReasonCode {
 /**
  * A decision's `reason` field (docs/replay-and-audit.md#reasons-as-codes): a code of `codes`, as this
  * version records it, or the sentence an older version recorded. Wording: replay compares its code only.
+ * Each group's codes are a `z.lazy`: a union of tens of objects, built when a reason of the group is
+ * first checked, not at every start that loads the catalog (most starts meet one group or none).
  */
 export function recordedReason<C extends z.ZodType<ReasonCode>>(codes: C) {
   return wording(z.union([z.string().min(1), codes]));

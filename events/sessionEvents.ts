@@ -51,8 +51,7 @@ export const sessionEvents = eventGroup(
    * session id was ever read for (its key stands in for one); `pid` is the run's process group when
    * its end was never seen, else null; `launchedAt` when its process began.
    */
-  defineEvent(
-    'session.run.ended',
+  defineEvent('session.run.ended', () =>
     z.strictObject({
       sessionId,
       runId: SafeId,
@@ -66,8 +65,7 @@ export const sessionEvents = eventGroup(
    * A round reached an open close. `holder` is the claim the round found, with whether its process is
    * alive (read on this host only; null elsewhere): what the claim rules decide from.
    */
-  defineEvent(
-    'session.close.due',
+  defineEvent('session.close.due', () =>
     z.strictObject({
       sessionId,
       lock,
@@ -76,8 +74,7 @@ export const sessionEvents = eventGroup(
     }),
   ),
   /** The session's activity, read by the claim's holder just before a kill; `failure` when it could not be read. */
-  defineEvent(
-    'session.read',
+  defineEvent('session.read', () =>
     z.strictObject({
       sessionId,
       lock,
@@ -87,18 +84,18 @@ export const sessionEvents = eventGroup(
     }),
   ),
   /** The kill effect's outcome. */
-  defineEvent('session.kill.answered', z.strictObject({ sessionId, attempt, ok: z.boolean(), detail: z.string().max(1000) })),
+  defineEvent('session.kill.answered', () => z.strictObject({ sessionId, attempt, ok: z.boolean(), detail: z.string().max(1000) })),
 
   // Decisions.
-  defineEvent('session.close.intended', z.strictObject({ sessionId, runId: SafeId, reason })),
-  defineEvent('session.close.claimed', z.strictObject({ sessionId, lock, expires: at, reason })),
-  defineEvent('session.close.deferred', z.strictObject({ sessionId, attempt, reason, unread: UnreadWatchSchema.nullable() })),
+  defineEvent('session.close.intended', () => z.strictObject({ sessionId, runId: SafeId, reason })),
+  defineEvent('session.close.claimed', () => z.strictObject({ sessionId, lock, expires: at, reason })),
+  defineEvent('session.close.deferred', () => z.strictObject({ sessionId, attempt, reason, unread: UnreadWatchSchema.nullable() })),
   /** An at-most-once effect: the kill of what the reading found, taken from the outbox after the commit. */
-  defineEvent('session.kill.requested', z.strictObject({ sessionId, attempt, target: z.string().min(1).max(200), reason })),
+  defineEvent('session.kill.requested', () => z.strictObject({ sessionId, attempt, target: z.string().min(1).max(200), reason })),
   /** Confirmed: the session's process or pane is stopped (its id is kept: a later turn may resume it). */
-  defineEvent('session.closed', z.strictObject({ sessionId, attempt, reason })),
+  defineEvent('session.closed', () => z.strictObject({ sessionId, attempt, reason })),
   /** A failure that no retry can change: recorded once, and the close is not tried again. */
-  defineEvent('session.close.incident', z.strictObject({ sessionId, attempt, reason })),
+  defineEvent('session.close.incident', () => z.strictObject({ sessionId, attempt, reason })),
 );
 
 /** What each session event is to the summary, the subscriptions and the daemon's narration (see roles.ts). */

@@ -19,35 +19,37 @@ const nothingLeft = z.literal(true).optional();
 /** What a kill's answer said. */
 const detail = z.string().max(1000);
 
-export const SessionReason = z
-  .discriminatedUnion('code', [
-    // Its close is intended (`session.close.intended`): a run in it ended.
-    z.strictObject({ code: z.literal('intended'), run: SafeId, lane: SafeId.nullable(), bound: z.boolean() }),
-    z.strictObject({ code: z.literal('stands'), run: SafeId, lane: SafeId.nullable(), bound: z.boolean() }),
-    // Its close is claimed (`session.close.claimed`); `unanswered`: a kill of that attempt was never answered.
-    z.strictObject({ code: z.literal('claimed'), unanswered: attempt.optional() }),
-    z.strictObject({ code: z.literal('renewed'), unanswered: attempt.optional() }),
-    z.strictObject({ code: z.literal('taken.over'), from: z.string().min(1).max(300), expired: z.boolean(), unanswered: attempt.optional() }),
-    // It waits (`session.close.deferred`).
-    z.strictObject({ code: z.literal('unreadable'), failure: z.string().min(1).max(1000).nullable() }),
-    z.strictObject({ code: z.literal('in.turn'), turn: z.string().min(1).max(40), seen }),
-    z.strictObject({ code: z.literal('no.write'), seen }),
-    z.strictObject({ code: z.literal('watching'), quietMs: ms, watchedMs: ms, restarted: z.enum(['written', 'stale']).optional(), seen }),
-    // It is stopped (`session.kill.requested`, or `session.closed` with nothing left to stop).
-    z.strictObject({ code: z.literal('no.agent'), seen, nothingLeft }),
-    z.strictObject({ code: z.literal('idle'), seen, nothingLeft }),
-    z.strictObject({ code: z.literal('unbound'), windowMs: ms, seen, nothingLeft }),
-    z.strictObject({ code: z.literal('quiet'), watchedMs: ms, quietMs: ms, seen, nothingLeft }),
-    // It is closed (`session.closed`), or fails for good (`session.close.incident`).
-    z.strictObject({ code: z.literal('gone'), seen }),
-    z.strictObject({ code: z.literal('stopped'), detail }),
-    z.strictObject({ code: z.literal('unstoppable'), detail }),
-  ])
-  .meta({
-    id: 'SessionReason',
-    description:
-      "Why a session's close decided: a code and its parameters, worded by `wordSessionReason` (events/sessionReasons.ts). Replay compares the code only.",
-  });
+export const SessionReason = z.lazy(() =>
+  z
+    .discriminatedUnion('code', [
+      // Its close is intended (`session.close.intended`): a run in it ended.
+      z.strictObject({ code: z.literal('intended'), run: SafeId, lane: SafeId.nullable(), bound: z.boolean() }),
+      z.strictObject({ code: z.literal('stands'), run: SafeId, lane: SafeId.nullable(), bound: z.boolean() }),
+      // Its close is claimed (`session.close.claimed`); `unanswered`: a kill of that attempt was never answered.
+      z.strictObject({ code: z.literal('claimed'), unanswered: attempt.optional() }),
+      z.strictObject({ code: z.literal('renewed'), unanswered: attempt.optional() }),
+      z.strictObject({ code: z.literal('taken.over'), from: z.string().min(1).max(300), expired: z.boolean(), unanswered: attempt.optional() }),
+      // It waits (`session.close.deferred`).
+      z.strictObject({ code: z.literal('unreadable'), failure: z.string().min(1).max(1000).nullable() }),
+      z.strictObject({ code: z.literal('in.turn'), turn: z.string().min(1).max(40), seen }),
+      z.strictObject({ code: z.literal('no.write'), seen }),
+      z.strictObject({ code: z.literal('watching'), quietMs: ms, watchedMs: ms, restarted: z.enum(['written', 'stale']).optional(), seen }),
+      // It is stopped (`session.kill.requested`, or `session.closed` with nothing left to stop).
+      z.strictObject({ code: z.literal('no.agent'), seen, nothingLeft }),
+      z.strictObject({ code: z.literal('idle'), seen, nothingLeft }),
+      z.strictObject({ code: z.literal('unbound'), windowMs: ms, seen, nothingLeft }),
+      z.strictObject({ code: z.literal('quiet'), watchedMs: ms, quietMs: ms, seen, nothingLeft }),
+      // It is closed (`session.closed`), or fails for good (`session.close.incident`).
+      z.strictObject({ code: z.literal('gone'), seen }),
+      z.strictObject({ code: z.literal('stopped'), detail }),
+      z.strictObject({ code: z.literal('unstoppable'), detail }),
+    ])
+    .meta({
+      id: 'SessionReason',
+      description:
+        "Why a session's close decided: a code and its parameters, worded by `wordSessionReason` (events/sessionReasons.ts). Replay compares the code only.",
+    }),
+);
 export type SessionReason = z.infer<typeof SessionReason>;
 export type SessionStop = Extract<SessionReason, { code: 'no.agent' | 'idle' | 'unbound' | 'quiet' }>;
 

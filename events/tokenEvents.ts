@@ -12,9 +12,9 @@ export const SUBMIT_TOKENS_STREAM = 'tokens:submit';
  * submit token whose hash is recorded here, beside the token file of a SQLite board.
  */
 export const tokenEvents = eventGroup(
-  defineEvent('token.added', z.strictObject({ name: SafeId, tokenHash: z.string().regex(/^[0-9a-f]{64}$/) })),
+  defineEvent('token.added', () => z.strictObject({ name: SafeId, tokenHash: z.string().regex(/^[0-9a-f]{64}$/) })),
   /** `runledger token revoke NAME`: every board refuses the token of that name from then on; the name stays taken. */
-  defineEvent('token.revoked', z.strictObject({ name: SafeId })),
+  defineEvent('token.revoked', () => z.strictObject({ name: SafeId })),
 );
 
 /** What each token event is to the summary, the subscriptions and the daemon's narration (see roles.ts). */

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { type DomainEvent, eventDefinitions, type NewDomainEvent } from '../events/catalog.ts';
+import { type DomainEvent, type EventType, eventDefinitions, type NewDomainEvent } from '../events/catalog.ts';
 import { addedLaterKeys, isReasonCode, wordingKeys } from '../events/replayFields.ts';
 
 /** A decision as compared: what was decided, about which stream, at what time. */
@@ -22,15 +22,23 @@ export function sameDecision(recorded: DomainEvent, derived: NewDomainEvent): bo
   return sameJson(r, d);
 }
 
-/** The wording fields of each event type of the catalog (see replayFields.ts), empty ones left out. */
-const WORDING_KEYS: ReadonlyMap<string, readonly string[]> = keysOfEachType(wordingKeys);
+/** The wording fields of an event type of the catalog (see replayFields.ts). */
+const wordingKeysOf = keysOfEachType(wordingKeys);
 
-function keysOfEachType(keysOf: (schema: z.ZodType) => readonly string[]): ReadonlyMap<string, readonly string[]> {
-  return new Map(
-    Object.entries(eventDefinitions)
-      .map(([type, definition]) => [type, keysOf(definition.schema)] as const)
-      .filter(([, keys]) => keys.length > 0),
-  );
+/**
+ * What `keysOf` finds in an event type's schema, found when the type is first compared: the catalog
+ * builds a type's schema when it is first read (events/define.ts), and replay reads a log's types only.
+ */
+function keysOfEachType(keysOf: (schema: z.ZodType) => readonly string[]): (type: string) => readonly string[] {
+  const found = new Map<string, readonly string[]>();
+  return (type) => {
+    let keys = found.get(type);
+    if (keys === undefined) {
+      keys = Object.hasOwn(eventDefinitions, type) ? keysOf(eventDefinitions[type as EventType].schema) : [];
+      found.set(type, keys);
+    }
+    return keys;
+  };
 }
 
 /**
@@ -39,8 +47,8 @@ function keysOfEachType(keysOf: (schema: z.ZodType) => readonly string[]): Reado
  * code is compared on its code alone, its parameters being what the audit words it from.
  */
 export function decidedParts(type: string, recorded: unknown, derived: unknown): [unknown, unknown] {
-  const keys = WORDING_KEYS.get(type);
-  if (!keys || !isPlainObject(recorded) || !isPlainObject(derived)) return [recorded, derived];
+  const keys = wordingKeysOf(type);
+  if (keys.length === 0 || !isPlainObject(recorded) || !isPlainObject(derived)) return [recorded, derived];
   const r: Record<string, unknown> = { ...recorded };
   const d: Record<string, unknown> = { ...derived };
   for (const key of keys) {
@@ -60,13 +68,13 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The fields marked as added later (see replayFields.ts) of each event type of the catalog, empty ones left out. */
-const LATER_KEYS: ReadonlyMap<string, readonly string[]> = keysOfEachType(addedLaterKeys);
+/** The fields marked as added later (see replayFields.ts) of an event type of the catalog. */
+const laterKeysOf = keysOfEachType(addedLaterKeys);
 
 /** A re-derived decision without the fields added later that the recorded one lacks: those it was decided without. */
 function withoutLaterFields(recorded: DomainEvent, derived: unknown): unknown {
-  const later = LATER_KEYS.get(recorded.type)?.filter((field) => !Object.hasOwn(recorded.data, field));
-  if (!later?.length || typeof derived !== 'object' || derived === null) return derived;
+  const later = laterKeysOf(recorded.type).filter((field) => !Object.hasOwn(recorded.data, field));
+  if (later.length === 0 || typeof derived !== 'object' || derived === null) return derived;
   const rest: Record<string, unknown> = { ...derived };
   for (const field of later) delete rest[field];
   return rest;

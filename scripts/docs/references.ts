@@ -272,6 +272,9 @@ function isOptional(schema: unknown): boolean {
   return def.type === 'optional' || def.type === 'default' || def.type === 'prefault';
 }
 
+/** The lazy schemas `typeOf` is inside of: one met again refers to itself. */
+const EXPANDING = new Set<unknown>();
+
 function typeOf(schema: unknown, depth: number): string {
   const name = z.globalRegistry.get(schema as z.ZodType)?.id;
   if (name !== undefined) {
@@ -318,7 +321,14 @@ function typeOf(schema: unknown, depth: number): string {
         .join(', ')}}`;
     }
     case 'lazy':
-      return 'recursive';
+      // A schema built when first used (the reason codes: events/replayFields.ts), or one that refers to itself.
+      if (EXPANDING.has(schema)) return 'recursive';
+      EXPANDING.add(schema);
+      try {
+        return typeOf((def.getter as () => unknown)(), depth);
+      } finally {
+        EXPANDING.delete(schema);
+      }
     default:
       return def.type;
   }
