@@ -58,6 +58,23 @@ describe('notifications on a real log', () => {
     expect((await rebuildProjections(store, projections)).filter((r) => !r.equal)).toEqual([]);
   });
 
+  it("given two sessions whose notices are due, when the round files them, then the one that heard the older is filed first, whatever their subscription ids (digits alone sort first among an object's keys)", async () => {
+    const store = await openTempStore();
+    const clock = new FakeClock();
+    await announceSession(store, 'c1', 'r0', 'SA');
+    await announceSession(store, 'c1', 'r0', 'SB');
+    await openSubscription(store, clock, { sessionId: 'SA', lane: 'L', kinds: ['run.ended'], subscriptionId: 'a1b2c3d4' });
+    await openSubscription(store, clock, { sessionId: 'SB', lane: 'M', kinds: ['run.ended'], subscriptionId: '12345678' });
+    await appendRun(store, 'r1', 'L');
+    await appendRun(store, 'r2', 'M');
+
+    const report = await fileNotices({ store, clock, liveness: unreadableLiveness }, await index(store));
+    expect(report.filed).toEqual([
+      ['SA', 1],
+      ['SB', 1],
+    ]);
+  });
+
   it('given a filing that fails, when the round runs, then the cursor stays before it; the next round files it, in order', async () => {
     const store = await openTempStore();
     const clock = new FakeClock();

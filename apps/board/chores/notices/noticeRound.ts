@@ -54,15 +54,19 @@ export async function fileNotices(options: NoticeRoundOptions, index: NoticesInd
     list.push(...due);
     bySession.set(subscription.sessionId, list);
   }
-  for (const [sessionId, heard] of bySession) {
-    try {
-      await fileFor(
-        options,
+  // Sessions in the order of the oldest notice each heard, and each one's notices oldest first: not
+  // in the index's key order, which puts ids made of digits alone (a random id, now and then) first.
+  const oldestFirst = [...bySession].map(
+    ([sessionId, heard]) =>
+      [
         sessionId,
-        heard.sort((a, b) => a.source - b.source),
-        index.sessions[sessionId] ?? 'unknown',
-        report,
-      );
+        heard.sort((a, b) => a.source - b.source || (a.subscriptionId < b.subscriptionId ? -1 : a.subscriptionId > b.subscriptionId ? 1 : 0)),
+      ] as const,
+  );
+  oldestFirst.sort(([a, heardA], [b, heardB]) => heardA[0]!.source - heardB[0]!.source || (a < b ? -1 : a > b ? 1 : 0));
+  for (const [sessionId, heard] of oldestFirst) {
+    try {
+      await fileFor(options, sessionId, heard, index.sessions[sessionId] ?? 'unknown', report);
     } catch (error) {
       report.skipped.push([sessionId, `filing failed: ${messageOf(error)}`]);
     }
