@@ -9,7 +9,7 @@ import { deciders } from '../replay/deciders.ts';
 import { replayLog } from '../replay/replayLog.ts';
 import { rebuildProjections } from '../runtime/folds/keeper/rebuild.ts';
 import { projections } from '../runtime/folds/keeper/registry.ts';
-import { RowDecoder } from '../runtime/store/rowDecoder.ts';
+import { type RawRow, RowDecoder } from '../runtime/store/rowDecoder.ts';
 import type { Execution } from './agents.ts';
 import type { SimBoards } from './boards.ts';
 import type { ComputerLife, ComputerMachine } from './computerMachine.ts';
@@ -49,6 +49,13 @@ export const INVARIANTS = [
 ] as const;
 export type InvariantName = (typeof INVARIANTS)[number];
 
+const COLUMNS = 'seq, stream, version, type, data, at, cause, actor';
+
+function keepingAll(decoder: RowDecoder): RowDecoder {
+  decoder.keepFrom(0);
+  return decoder;
+}
+
 /** Steps within one virtual second that make a busy loop: a burst of a world's frames and claims is far below it. */
 const SPIN_STEPS = 1_000;
 
@@ -74,7 +81,11 @@ export class Invariants {
   readonly counts: Record<string, number> = Object.fromEntries(INVARIANTS.map((n) => [n, 0]));
   /** The board's state as the log has it (folded here, whichever board wrote what): every board's, once it caught up. */
   boardState: BoardState | null = null;
-  private readonly decoder = new RowDecoder(codec, 'fail');
+  /**
+   * Keeps every row it decoded (from seq 0 on): the notices' check at the end reads the board's whole
+   * log again, and finds each row the scans decoded as it was (the decoder checks the row is the same).
+   */
+  private readonly decoder = keepingAll(new RowDecoder(codec, 'fail'));
   private pending: Violation | null = null;
   private readonly scans = new Map<string, DiskScan>();
   private readonly claims = new Map<string, string>();
@@ -252,23 +263,21 @@ export class Invariants {
    * At the end: what each subscription filed is what it hears, from the start, in order, none skipped.
    * What it hears is the notices index folded over the board's log without its filings (all it ever heard stays due).
    */
-  private async noticesComplete(): Promise<void> {
-    const snapshot = await this.w.boards.log.snapshot();
-    try {
-      let index = noticesProjection.initial();
-      for (const event of await snapshot.readAll(0, 1_000_000)) if (event.type !== 'notice.filed') index = noticesProjection.evolve(index, event);
-      for (const [subscriptionId, heard] of Object.entries(index.due)) {
-        const filed = this.filed.get(subscriptionId) ?? [];
-        const expected = heard.slice(0, filed.length).map((n) => n.source);
-        this.check(
-          'noticesInOrder',
-          JSON.stringify(expected) === JSON.stringify(filed),
-          () =>
-            `subscription ${subscriptionId} filed the notices of seqs ${filed.join(',')}, though it heard ${heard.map((n) => n.source).join(',')}`,
-        );
-      }
-    } finally {
-      await snapshot.close();
+  private noticesComplete(): void {
+    const rows = this.w.boards.log.current.prepare(`SELECT ${COLUMNS} FROM events ORDER BY seq`).raw(true).all() as RawRow[];
+    let index = noticesProjection.initial();
+    for (const row of rows) {
+      const event = this.decoder.decode(row);
+      if (event && event.type !== 'notice.filed') index = noticesProjection.evolve(index, event);
+    }
+    for (const [subscriptionId, heard] of Object.entries(index.due)) {
+      const filed = this.filed.get(subscriptionId) ?? [];
+      const expected = heard.slice(0, filed.length).map((n) => n.source);
+      this.check(
+        'noticesInOrder',
+        JSON.stringify(expected) === JSON.stringify(filed),
+        () => `subscription ${subscriptionId} filed the notices of seqs ${filed.join(',')}, though it heard ${heard.map((n) => n.source).join(',')}`,
+      );
     }
   }
 
@@ -608,7 +617,7 @@ export class Invariants {
   async atEnd(machines: readonly ComputerMachine[], step: number): Promise<Violation | null> {
     this.step = step;
     this.hooksSettled();
-    await this.noticesComplete();
+    this.noticesComplete();
     // Each board's live projections are checked against the rebuild of the log they share (its checkpoint first), the log replayed once.
     const boardKeepers = this.w.boards.machines.flatMap((m) => (m.life ? [m.life.keeper] : []));
     const lives = [

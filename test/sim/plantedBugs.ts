@@ -16,6 +16,8 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PLANTED, type PlantedBug } from '../../sim/planted.ts';
+// The real modules, imported before any plant: the seed that found a bug is played again on them.
+import { formatFailure, runSeeds } from '../../sim/report.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Found within this many seeds (small worlds, the bug's faults): each is found in far fewer today. */
@@ -65,9 +67,8 @@ export function describePlanted(worlds: PlantedWorlds): void {
           console.log(`${bug.name}: ${found ? `seed ${found.seed}, ${found.invariant}` : 'not found'}`);
           expect(found?.invariant).toBe(bug.invariant);
 
-          // The same seed and world on the real modules (imported afresh: the plant's copies are dropped) and the real board calls.
-          vi.resetModules();
-          const { formatFailure, runSeeds } = await import('../../sim/report.ts');
+          // The same seed and world on the real modules (this file's own, imported before the plant: importing
+          // them afresh cost a load of the whole module graph a bug) and the real board calls.
           const held = await runSeeds([found!.seed], { faults, size: bug.size, ...boards, world: lanes });
           if (held.failure) console.log(`${bug.name}, played without it:${formatFailure(held.failure)}`);
           expect(held.failure?.invariant ?? null).toBeNull();

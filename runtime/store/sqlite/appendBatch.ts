@@ -2,25 +2,26 @@ import type Database from 'better-sqlite3';
 import type { StoredEvent } from '../../../events/envelope.ts';
 import type { AppendRequest, AppendResult } from '../eventStore.ts';
 import { type GuardRow, guardsOf, type LeaseRow, leasesOf, planAppends } from '../planAppends.ts';
+import { onFirstUse } from './onFirstUse.ts';
 
 export interface PreparedAppend {
-  readonly insert: Database.Statement<[number, string, number, string, string, number, number | null, string]>;
-  readonly streamVersion: Database.Statement<[string], number | null>;
+  readonly insert: () => Database.Statement<[number, string, number, string, string, number, number | null, string]>;
+  readonly streamVersion: () => Database.Statement<[string], number | null>;
   /**
    * A stream's version in the archives, for one with no row in the live log (docs/retention.md): its
    * rows left with a segment, and the next append to it goes on from their version, not from 0.
    */
   readonly archivedVersion: ((stream: string) => number) | null;
-  readonly headSeq: Database.Statement<[], number | null>;
+  readonly headSeq: () => Database.Statement<[], number | null>;
   /** The guard's query (see GUARD), when this store checks guards; null when it ignores them. */
-  readonly guard: Database.Statement<[number, string, string], [number, string, string]> | null;
+  readonly guard: (() => Database.Statement<[number, string, string], [number, string, string]>) | null;
   /** The lease rows a batch's chores name, read inside its transaction (see LeaseReader); null when leases are not checked. */
   readonly leases: LeaseReader | null;
   /**
-   * `appendAll` wrapped in a transaction once per connection: better-sqlite3's `db.transaction()` builds
+   * `appendAll` wrapped in a transaction once per connection, at its first append: better-sqlite3's `db.transaction()` builds
    * four wrappers and defines their properties on every call, which cost a third of a single append.
    */
-  readonly appendAll: Database.Transaction<(writer: string, requests: readonly AppendRequest[]) => AppendResult[]>;
+  readonly appendAll: () => Database.Transaction<(writer: string, requests: readonly AppendRequest[]) => AppendResult[]>;
 }
 
 /**
@@ -61,22 +62,26 @@ export function prepareAppendStatements(
   const statements = {
     leases,
     archivedVersion,
-    guard: checkGuards ? db.prepare<[number, string, string], [number, string, string]>(GUARD).raw(true) : null,
-    insert: db.prepare<[number, string, number, string, string, number, number | null, string]>(
-      'INSERT INTO events (seq, stream, version, type, data, at, cause, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    guard: checkGuards ? onFirstUse(() => db.prepare<[number, string, string], [number, string, string]>(GUARD).raw(true)) : null,
+    insert: onFirstUse(() =>
+      db.prepare<[number, string, number, string, string, number, number | null, string]>(
+        'INSERT INTO events (seq, stream, version, type, data, at, cause, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      ),
     ),
-    streamVersion: db.prepare<[string], number | null>('SELECT max(version) FROM events WHERE stream = ?').pluck(),
-    headSeq: db.prepare<[], number | null>('SELECT max(seq) FROM events').pluck(),
+    streamVersion: onFirstUse(() => db.prepare<[string], number | null>('SELECT max(version) FROM events WHERE stream = ?').pluck()),
+    headSeq: onFirstUse(() => db.prepare<[], number | null>('SELECT max(seq) FROM events').pluck()),
   };
   return {
     ...statements,
-    appendAll: db.transaction((writer: string, requests: readonly AppendRequest[]) => {
-      faults?.committing?.(requests);
-      const results = appendAll(statements, writer, requests);
-      const fault = faults?.failWrites?.() ?? null;
-      if (fault) throw fault;
-      return results;
-    }),
+    appendAll: onFirstUse(() =>
+      db.transaction((writer: string, requests: readonly AppendRequest[]) => {
+        faults?.committing?.(requests);
+        const results = appendAll(statements, writer, requests);
+        const fault = faults?.failWrites?.() ?? null;
+        if (fault) throw fault;
+        return results;
+      }),
+    ),
   };
 }
 
@@ -86,7 +91,7 @@ export function prepareAppendStatements(
  * checked whole before any of its rows is written: a stale one writes nothing and the others go on.
  */
 export function commitAppends(statements: PreparedAppend, writer: string, requests: readonly AppendRequest[]): AppendResult[] {
-  return statements.appendAll.immediate(writer, requests);
+  return statements.appendAll().immediate(writer, requests);
 }
 
 /** The body of `commitAppends`' transaction: the batch planned on the versions read under the write lock, then its rows written. */
@@ -95,18 +100,20 @@ function appendAll(
   writer: string,
   requests: readonly AppendRequest[],
 ): AppendResult[] {
+  const streamVersion = statements.streamVersion();
   const { results, rows } = planAppends(
-    statements.headSeq.get() ?? 0,
-    (stream) => statements.streamVersion.get(stream) ?? statements.archivedVersion?.(stream) ?? 0,
+    statements.headSeq().get() ?? 0,
+    (stream) => streamVersion.get(stream) ?? statements.archivedVersion?.(stream) ?? 0,
     writer,
     requests,
     foreignRows(statements.guard, writer, requests),
     leaseRows(statements.leases, requests),
   );
+  const insert = statements.insert();
   for (const e of rows) {
     const text = JSON.stringify(e.data);
     writtenData.set(e, text);
-    statements.insert.run(e.seq, e.stream, e.version, e.type, text, e.at, e.cause, writer);
+    insert.run(e.seq, e.stream, e.version, e.type, text, e.at, e.cause, writer);
   }
   return results;
 }
@@ -118,7 +125,9 @@ export const writtenData = new WeakMap<StoredEvent, string>();
 function foreignRows(guard: PreparedAppend['guard'], writer: string, requests: readonly AppendRequest[]): GuardRow[] {
   const guards = guard ? guardsOf(requests) : null;
   if (!guard || !guards) return [];
-  return guard.all(guards.after, writer, JSON.stringify(guards.kinds)).map(([seq, stream, kind]) => ({ seq, stream, kind }));
+  return guard()
+    .all(guards.after, writer, JSON.stringify(guards.kinds))
+    .map(([seq, stream, kind]) => ({ seq, stream, kind }));
 }
 
 /** The lease rows the batch's chores name, read under the write lock (null when leases are not checked, or none is named). */

@@ -22,6 +22,7 @@ import { foreignCommits } from './foreignCommits.ts';
 import { BUSY_TIMEOUT_MS, isLocked, LOCK_PATIENCE_MS, lockedLine, lockRetryWaitMs, OPEN_BUSY_TIMEOUT_MS } from './lockWait.ts';
 import { prepareLogFile } from './logFile.ts';
 import { checkLogSchema, migrateToLatest, NotALogError } from './migrations.ts';
+import { onFirstUse } from './onFirstUse.ts';
 import { type SnapshotPolicy, sqliteSnapshots } from './snapshots.ts';
 import { replayStretches } from './startingCheckpoints.ts';
 import { WalBound, type WalPolicy } from './walBound.ts';
@@ -178,18 +179,18 @@ export class SqliteEventStore implements EventStore, LogQueries {
   private readonly statements: PreparedAppend;
   // Each statement's row type is what its SELECT returns in raw (array) or pluck (first column) mode:
   // SQLite does not type its answers, so these are declared here, once, beside the SQL.
-  private readonly selectAfter: Database.Statement<[number, number, number], RawRow>;
-  private readonly selectFoldRows: Database.Statement<[number, number, number], RawFoldRow>;
-  private readonly selectStream: Database.Statement<[string, number, number], RawRow>;
-  private readonly selectStreamBackwards: Database.Statement<[string, number], RawRow>;
-  private readonly selectStreamVersion: Database.Statement<[string, number], number>;
-  private readonly selectRunMentions: Database.Statement<[string, string], RawRow>;
-  private readonly selectSessionMentions: Database.Statement<[string, string], RawRow>;
-  private readonly selectEntity: Database.Statement<[string], RawRow>;
-  private readonly selectLiveFirst: Database.Statement<[], number>;
-  private readonly selectStreamIds: Database.Statement<[string, string, number], string>;
+  private readonly selectAfter: () => Database.Statement<[number, number, number], RawRow>;
+  private readonly selectFoldRows: () => Database.Statement<[number, number, number], RawFoldRow>;
+  private readonly selectStream: () => Database.Statement<[string, number, number], RawRow>;
+  private readonly selectStreamBackwards: () => Database.Statement<[string, number], RawRow>;
+  private readonly selectStreamVersion: () => Database.Statement<[string, number], number>;
+  private readonly selectRunMentions: () => Database.Statement<[string, string], RawRow>;
+  private readonly selectSessionMentions: () => Database.Statement<[string, string], RawRow>;
+  private readonly selectEntity: () => Database.Statement<[string], RawRow>;
+  private readonly selectLiveFirst: () => Database.Statement<[], number>;
+  private readonly selectStreamIds: () => Database.Statement<[string, string, number], string>;
   /** The ids found in events' data: whatever JSON put there, checked to be text where they are read. */
-  private readonly selectMentionedIds: Record<'run' | 'session', Database.Statement<[string, string, number], unknown>>;
+  private readonly selectMentionedIds: Record<'run' | 'session', () => Database.Statement<[string, string, number], unknown>>;
   private readonly group = new GroupCommit((batch) => this.commitBatch(batch));
   private closed = false;
   /** Set from a commit that failed for a reason of the machine until one succeeds: the outage, told once. */
@@ -240,52 +241,62 @@ export class SqliteEventStore implements EventStore, LogQueries {
       options.checkGuards ? (options.leases ?? null) : null,
       archives ? (stream) => this.archivedVersion(stream) : null,
     );
-    this.selectAfter = db
-      .prepare<[number, number, number], RawRow>(`SELECT ${COLUMNS} FROM events WHERE seq > ? AND seq < ? ORDER BY seq LIMIT ?`)
-      .raw(true);
-    this.selectFoldRows = db
-      .prepare<[number, number, number], RawFoldRow>(
-        'SELECT seq, stream, type, data, at, cause FROM events WHERE seq > ? AND seq < ? ORDER BY seq LIMIT ?',
-      )
-      .raw(true);
-    this.selectStream = db
-      .prepare<[string, number, number], RawRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND version > ? AND seq < ? ORDER BY version`)
-      .raw(true);
-    this.selectStreamBackwards = db
-      .prepare<[string, number], RawRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND seq < ? ORDER BY version DESC`)
-      .raw(true);
+    this.selectAfter = onFirstUse(() =>
+      db.prepare<[number, number, number], RawRow>(`SELECT ${COLUMNS} FROM events WHERE seq > ? AND seq < ? ORDER BY seq LIMIT ?`).raw(true),
+    );
+    this.selectFoldRows = onFirstUse(() =>
+      db
+        .prepare<[number, number, number], RawFoldRow>(
+          'SELECT seq, stream, type, data, at, cause FROM events WHERE seq > ? AND seq < ? ORDER BY seq LIMIT ?',
+        )
+        .raw(true),
+    );
+    this.selectStream = onFirstUse(() =>
+      db
+        .prepare<[string, number, number], RawRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND version > ? AND seq < ? ORDER BY version`)
+        .raw(true),
+    );
+    this.selectStreamBackwards = onFirstUse(() =>
+      db.prepare<[string, number], RawRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND seq < ? ORDER BY version DESC`).raw(true),
+    );
     // Backwards down the stream's index past the rows not yet durable (a few at most), not max(version) over all of them.
-    this.selectStreamVersion = db
-      .prepare<[string, number], number>('SELECT version FROM events WHERE stream = ? AND seq < ? ORDER BY version DESC LIMIT 1')
-      .pluck(true);
-    this.selectEntity = db.prepare<[string], RawRow>(SELECT_ENTITY).raw(true);
-    this.selectLiveFirst = db.prepare<[], number>('SELECT seq FROM events ORDER BY seq LIMIT 1').pluck(true);
-    this.selectRunMentions = db.prepare<[string, string], RawRow>(selectMentions('runId')).raw(true);
-    this.selectSessionMentions = db.prepare<[string, string], RawRow>(selectMentions('sessionId')).raw(true);
-    this.selectStreamIds = db.prepare<[string, string, number], string>(selectStreamIdsInRange).pluck(true);
+    this.selectStreamVersion = onFirstUse(() =>
+      db.prepare<[string, number], number>('SELECT version FROM events WHERE stream = ? AND seq < ? ORDER BY version DESC LIMIT 1').pluck(true),
+    );
+    this.selectEntity = onFirstUse(() => db.prepare<[string], RawRow>(SELECT_ENTITY).raw(true));
+    this.selectLiveFirst = onFirstUse(() => db.prepare<[], number>('SELECT seq FROM events ORDER BY seq LIMIT 1').pluck(true));
+    this.selectRunMentions = onFirstUse(() => db.prepare<[string, string], RawRow>(selectMentions('runId')).raw(true));
+    this.selectSessionMentions = onFirstUse(() => db.prepare<[string, string], RawRow>(selectMentions('sessionId')).raw(true));
+    this.selectStreamIds = onFirstUse(() => db.prepare<[string, string, number], string>(selectStreamIdsInRange).pluck(true));
     this.selectMentionedIds = {
-      run: db.prepare<[string, string, number], unknown>(selectMentionedIdsInRange('runId')).pluck(true),
-      session: db.prepare<[string, string, number], unknown>(selectMentionedIdsInRange('sessionId')).pluck(true),
+      run: onFirstUse(() => db.prepare<[string, string, number], unknown>(selectMentionedIdsInRange('runId')).pluck(true)),
+      session: onFirstUse(() => db.prepare<[string, string, number], unknown>(selectMentionedIdsInRange('sessionId')).pluck(true)),
     };
     // Another process's commits (a CLI adding a computer, a second daemon on the file), by SQLite's
     // data_version, which moves only when another connection commits: a wake only when it moved. A log in
     // memory has no other process.
-    const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck(true);
-    let seen = dataVersion.get();
-    const moved = (): boolean => {
-      if (this.closed) return false;
-      const now = dataVersion.get();
-      if (now === seen) return false;
-      seen = now;
-      return true;
-    };
-    const foreign = db.memory ? [] : [foreignCommits(options.unwatched ? null : db.name, moved, { pollMs: options.pollMs ?? 250 })];
+    const foreign = db.memory
+      ? []
+      : [foreignCommits(options.unwatched ? null : db.name, this.dataVersionMoved(db), { pollMs: options.pollMs ?? 250 })];
     const ticks = [...foreign, ...(options.wakes ? [options.wakes] : [])].map((t) => t.pipe(map((): Wake => null)));
     this.wake = merge(this.commits, ...ticks);
     const snapshots = sqliteSnapshots(db, options.snapshots);
     this.snapshots = snapshots;
     this.checkpoints = sqliteCheckpoints(db, (c) => snapshots.archive(c));
     this.logFile = db.memory ? null : this.fileOf(db.name);
+  }
+
+  /** Whether SQLite's data_version moved since it was last asked (first: since now). */
+  private dataVersionMoved(db: Database.Database): () => boolean {
+    const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck(true);
+    let seen = dataVersion.get();
+    return () => {
+      if (this.closed) return false;
+      const now = dataVersion.get();
+      if (now === seen) return false;
+      seen = now;
+      return true;
+    };
   }
 
   private fileOf(path: string): LogFile {
@@ -405,7 +416,9 @@ export class SqliteEventStore implements EventStore, LogQueries {
    */
   readAllNow(after: number, limit: number): DomainEvent[] {
     const page = new EventPage(this.rows, after, limit);
-    while (!page.take(this.rowsAfter(page.last, page.wanted, this.selectAfter, (below) => this.archives!.rowsAfter(page.last, below, page.wanted))));
+    while (
+      !page.take(this.rowsAfter(page.last, page.wanted, this.selectAfter(), (below) => this.archives!.rowsAfter(page.last, below, page.wanted)))
+    );
     return page.events;
   }
 
@@ -414,7 +427,7 @@ export class SqliteEventStore implements EventStore, LogQueries {
       after,
       limit,
       SCAN_CHUNK,
-      (last, size) => this.rowsAfter(last, size, this.selectFoldRows, (below) => this.archives!.foldRowsAfter(last, below, size)),
+      (last, size) => this.rowsAfter(last, size, this.selectFoldRows(), (below) => this.archives!.foldRowsAfter(last, below, size)),
       visit,
     );
   }
@@ -424,7 +437,7 @@ export class SqliteEventStore implements EventStore, LogQueries {
    * SQLite's INTEGER PRIMARY KEY makes this one step down the table's b-tree.
    */
   private liveFirst(): number {
-    return this.selectLiveFirst.get() ?? Number.MAX_SAFE_INTEGER;
+    return this.selectLiveFirst().get() ?? Number.MAX_SAFE_INTEGER;
   }
 
   /** Rows with `seq > after` in seq order, at most `limit`: the archives' first when `after` is below the live log's first row. */
@@ -442,7 +455,7 @@ export class SqliteEventStore implements EventStore, LogQueries {
   }
 
   async readStream(stream: string, after = 0): Promise<DomainEvent[]> {
-    const live = this.selectStream.all(stream, after, this.durableBound());
+    const live = this.selectStream().all(stream, after, this.durableBound());
     // Its older versions left with an archived segment: read them there, then the live ones.
     if (this.archives && (live.length === 0 || live[0]![2] > after + 1)) {
       const archived = this.archives.streamRows(stream, after, this.liveFirst());
@@ -455,10 +468,10 @@ export class SqliteEventStore implements EventStore, LogQueries {
     const [kind, id] = [kindAndId.slice(0, kindAndId.indexOf(':')), kindAndId.slice(kindAndId.indexOf(':') + 1)];
     const rows =
       kind === 'run'
-        ? this.selectRunMentions.all(kindAndId, id)
+        ? this.selectRunMentions().all(kindAndId, id)
         : kind === 'session'
-          ? this.selectSessionMentions.all(kindAndId, id)
-          : this.selectEntity.all(kindAndId);
+          ? this.selectSessionMentions().all(kindAndId, id)
+          : this.selectEntity().all(kindAndId);
     // In seq order: those not yet durable are its last rows; the archived ones come before all of them.
     const bound = this.durableBound();
     const live = bound === Number.MAX_SAFE_INTEGER ? rows : rows.filter((row) => row[0] < bound);
@@ -467,8 +480,8 @@ export class SqliteEventStore implements EventStore, LogQueries {
   }
 
   async entityIdsStartingWith(kind: 'run' | 'session', prefix: string, limit: number): Promise<string[]> {
-    const named = this.selectStreamIds.all(`${kind}:${prefix}`, `${kind}:${prefix}${ID_RANGE_END}`, limit);
-    const mentioned = this.selectMentionedIds[kind].all(prefix, `${prefix}${ID_RANGE_END}`, limit);
+    const named = this.selectStreamIds().all(`${kind}:${prefix}`, `${kind}:${prefix}${ID_RANGE_END}`, limit);
+    const mentioned = this.selectMentionedIds[kind]().all(prefix, `${prefix}${ID_RANGE_END}`, limit);
     if (!this.archives) return mergeEntityIds(kind, prefix, limit, named, mentioned);
     const archived = this.archives.entityIds(kind, prefix, ID_RANGE_END, limit, this.liveFirst());
     return mergeEntityIds(kind, prefix, limit, [...archived.named, ...named], [...archived.mentioned, ...mentioned]);
@@ -477,13 +490,13 @@ export class SqliteEventStore implements EventStore, LogQueries {
   async lastOfStream(stream: string): Promise<DomainEvent | null> {
     // Backwards past any foreign rows at its end: usually one row read.
     return (
-      this.rows.decodeFirst(this.selectStreamBackwards.iterate(stream, this.durableBound())) ??
+      this.rows.decodeFirst(this.selectStreamBackwards().iterate(stream, this.durableBound())) ??
       this.rows.decodeFirst(this.archives?.streamBackwards(stream, this.liveFirst()) ?? [])
     );
   }
 
   async streamVersion(stream: string): Promise<number> {
-    const live = this.selectStreamVersion.get(stream, this.durableBound());
+    const live = this.selectStreamVersion().get(stream, this.durableBound());
     if (live !== undefined || !this.archives) return live ?? 0;
     return this.archivedVersion(stream);
   }
@@ -499,7 +512,7 @@ export class SqliteEventStore implements EventStore, LogQueries {
   }
 
   async headSeq(): Promise<number> {
-    return Math.min(this.statements.headSeq.get() ?? 0, this.durableBound() - 1);
+    return Math.min(this.statements.headSeq().get() ?? 0, this.durableBound() - 1);
   }
 
   /** The seq that reads in seq order stop before (see `undurableFrom`), as SQLite compares it. */
@@ -535,20 +548,22 @@ export class SqliteEventStore implements EventStore, LogQueries {
 }
 
 function sqliteCheckpoints(db: Database.Database, archive: (checkpoint: Checkpoint) => void): CheckpointStore {
-  const load = db.prepare<[string], Checkpoint>('SELECT name, seq, state FROM projection_checkpoints WHERE name = ?');
-  const list = db.prepare<[], Checkpoint>('SELECT name, seq, state FROM projection_checkpoints ORDER BY name');
-  const save = db.prepare<[string, number, string, number]>(
-    `INSERT INTO projection_checkpoints (name, seq, state, saved_at) VALUES (?, ?, ?, ?)
+  const load = onFirstUse(() => db.prepare<[string], Checkpoint>('SELECT name, seq, state FROM projection_checkpoints WHERE name = ?'));
+  const list = onFirstUse(() => db.prepare<[], Checkpoint>('SELECT name, seq, state FROM projection_checkpoints ORDER BY name'));
+  const save = onFirstUse(() =>
+    db.prepare<[string, number, string, number]>(
+      `INSERT INTO projection_checkpoints (name, seq, state, saved_at) VALUES (?, ?, ?, ?)
      ON CONFLICT (name) DO UPDATE SET seq = excluded.seq, state = excluded.state, saved_at = excluded.saved_at
      WHERE excluded.seq >= projection_checkpoints.seq`,
+    ),
   );
   return {
-    load: async (name) => load.get(name) ?? null,
-    list: async () => list.all(),
+    load: async (name) => load().get(name) ?? null,
+    list: async () => list().all(),
     // Bookkeeping, not a decision: the save time is the wall clock's.
     save: async (c) => {
       try {
-        save.run(c.name, c.seq, c.state, Date.now());
+        save().run(c.name, c.seq, c.state, Date.now());
         // The checkpoint is the newest snapshot; now and then one is kept as history too.
         archive(c);
       } catch (error) {
