@@ -6,7 +6,8 @@ export default defineConfig({
     // The tests run the CLI as a user does, from the built files: built first, when stale. One
     // throwaway PostgreSQL for the run (or RUNLEDGER_TEST_PG_URL's server): the store suite runs on both stores.
     // A data folder of the run's own, so a command without --db never touches the real ~/.local/share.
-    globalSetup: ['test/support/isolatedHome.ts', 'test/support/buildOnce.ts', 'test/support/postgresSetup.ts'],
+    // The TypeScript scripts the tests start as processes of their own, bundled once (test/support/builtScripts.ts).
+    globalSetup: ['test/support/isolatedHome.ts', 'test/support/buildOnce.ts', 'test/support/buildScripts.ts', 'test/support/postgresSetup.ts'],
     // Real processes, sockets and SQLite files: generous, but bounded. No test takes a third of it on
     // a quiet machine (the longest, about 12 s, are given their own), so one at twice the load still ends in time.
     testTimeout: 60_000,

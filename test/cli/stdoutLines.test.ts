@@ -1,13 +1,14 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { builtScript } from '../support/builtScripts.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Runs a script that uses `stdoutLines` in a node of its own; resolves with its stdout, chunk by chunk. */
 function run(body: string): Promise<{ chunks: string[]; code: number | null }> {
-  const script = `import { stdoutLines } from './cli/shared/stdoutLines.ts';\nconst out = stdoutLines();\n${body}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+  const script = `import { stdoutLines } from ${JSON.stringify(builtScript('cli/shared/stdoutLines.ts'))};\nconst out = stdoutLines();\n${body}`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
     cwd: repoRoot,
     stdio: ['ignore', 'pipe', 'inherit'],
   });

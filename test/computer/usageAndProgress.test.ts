@@ -15,7 +15,7 @@ describe("a run's usage and progress, sent by its computer", () => {
   it('usage goes with the completion; a board older than usage refuses it (422), and the run is reported without it', async () => {
     const store = await openTempStore();
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'hello' }).offer('r2', { lane: 'M', prompt: 'hello' });
-    const { claimAndHandOver } = await startRuns(store, new FakeClock(), board, { exec: claudeAgent('claude-cli.mjs') });
+    const { claimAndHandOver } = await startRuns(store, new FakeClock(), board, { exec: claudeAgent('claude-cli.sh') });
     await claimAndHandOver('r1');
     await waitForEvent(store, 'r1', 'run.settled');
     expect(board.callsOf('r1', 'complete')).toMatchObject([{ result: { ok: true }, usage: CLAUDE_USAGE }]);
@@ -33,7 +33,7 @@ describe("a run's usage and progress, sent by its computer", () => {
     const clock = new FakeClock();
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'work in STEPS=3' });
     board.failCompletions('r1', 503);
-    const { claimAndHandOver, workspaceRoot } = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.mjs') });
+    const { claimAndHandOver, workspaceRoot } = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.sh') });
     const progressBeats = () => board.callsOf('r1', 'heartbeat').map((c) => (c.call === 'heartbeat' ? c.progress : undefined));
     await claimAndHandOver('r1');
     // The first change goes at once, with no heartbeat due for 30 s.

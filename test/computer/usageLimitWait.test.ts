@@ -35,7 +35,7 @@ describe('a run waiting out its usage limit on its computer', () => {
     const reported: { runId: string; words: string; resetAt?: number }[] = [];
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'USAGE_LIMIT carry on', timeoutS: 600 });
     const { claimAndHandOver, runs } = await startRuns(store, clock, board, {
-      exec: claudeAgent('claude-cli.mjs'),
+      exec: claudeAgent('claude-cli.sh'),
       workspaceRoot,
       heartbeatMs: 30_000,
       limitReached: async (runId, _lane, limit) => void reported.push({ runId, ...limit }),
@@ -71,7 +71,7 @@ describe('a run waiting out its usage limit on its computer', () => {
     const workspaceRoot = tempDir();
     limitUntil(workspaceRoot, 'L', Date.now() + 3_600_000);
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'USAGE_LIMIT carry on' });
-    const first = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.mjs'), workspaceRoot });
+    const first = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.sh'), workspaceRoot });
     await first.claimAndHandOver('r1');
     await waitForEvent(store, 'r1', 'run.limit.reached');
     // The daemon stops; no one heartbeats the run for longer than its lease, and the board reaps it.
@@ -79,7 +79,7 @@ describe('a run waiting out its usage limit on its computer', () => {
     board.resolve('r1');
 
     limitUntil(workspaceRoot, 'L', 0);
-    const second = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.mjs'), workspaceRoot });
+    const second = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.sh'), workspaceRoot });
     // Its queue gives it its slot back at the reset.
     await second.runs.limitOver('r1');
     expect((await waitForEvent(store, 'r1', 'run.settled')).data.reported).toBe(false);
@@ -95,13 +95,13 @@ describe('a run waiting out its usage limit on its computer', () => {
     const workspaceRoot = tempDir();
     limitUntil(workspaceRoot, 'L', Date.now() + 3_600_000);
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'USAGE_LIMIT carry on' });
-    const first = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.mjs'), workspaceRoot, heartbeatMs: 1_000 });
+    const first = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.sh'), workspaceRoot, heartbeatMs: 1_000 });
     await first.claimAndHandOver('r1');
     await waitForEvent(store, 'r1', 'run.limit.reached');
     first.crash();
     board.resolve('r1');
 
-    const second = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.mjs'), workspaceRoot, heartbeatMs: 1_000 });
+    const second = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.sh'), workspaceRoot, heartbeatMs: 1_000 });
     clock.advance(1_000);
     expect((await waitForEvent(store, 'r1', 'run.settled')).data.reported).toBe(false);
     expect(second.runs.liveRuns()).toEqual([]);
@@ -117,7 +117,7 @@ describe('a run waiting out its usage limit on its computer', () => {
     const workspaceRoot = tempDir();
     limitUntil(workspaceRoot, 'L', Date.now() + 3_600_000);
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'USAGE_LIMIT carry on' });
-    const { claimAndHandOver, runs } = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.mjs'), workspaceRoot });
+    const { claimAndHandOver, runs } = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.sh'), workspaceRoot });
     await claimAndHandOver('r1');
     await waitForEvent(store, 'r1', 'run.limit.reached');
     limitUntil(workspaceRoot, 'L', 0);
@@ -135,7 +135,7 @@ describe('a run waiting out its usage limit on its computer', () => {
     limitUntil(workspaceRoot, 'L', Date.now() + 3_600_000);
     const board = new StandInBoard().offer('r1', { lane: 'L', prompt: 'USAGE_LIMIT carry on' });
     const { claimAndHandOver, runs } = await startRuns(store, clock, board, {
-      exec: claudeAgent('claude-cli.mjs'),
+      exec: claudeAgent('claude-cli.sh'),
       workspaceRoot,
       heartbeatMs: 1_000,
     });
@@ -154,7 +154,7 @@ describe('a run waiting out its usage limit on its computer', () => {
 
 describe('a computer restarted over a run that waited out its limit', () => {
   async function startComputer(store: EventStore, clock: FakeClock, board: StandInBoard, workspaceRoot: string) {
-    const { computer, frame, crash } = await startStandIn(store, clock, board, claudeAgent('claude-cli.mjs'), workspaceRoot);
+    const { computer, frame, crash } = await startStandIn(store, clock, board, claudeAgent('claude-cli.sh'), workspaceRoot);
     const stop = () => {
       crash();
       computer.runs.killAll();
@@ -176,7 +176,7 @@ describe('a computer restarted over a run that waited out its limit', () => {
     // Cancelled on the board while it waits; its run completes it and settles, and the daemon dies before
     // its queue records the end (here: a run actor alone, whose queue is never told).
     board.cancel('a1');
-    const alone = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.mjs'), workspaceRoot, heartbeatMs: 1_000 });
+    const alone = await startRuns(store, clock, board, { exec: claudeAgent('claude-cli.sh'), workspaceRoot, heartbeatMs: 1_000 });
     clock.advance(1_000);
     await waitForEvent(store, 'a1', 'run.settled');
     alone.crash();

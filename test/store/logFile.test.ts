@@ -8,6 +8,7 @@ import { openSqliteStore } from '../../runtime/store/sqlite/sqliteEventStore.ts'
 import { repoRoot } from '../e2e/support/cluster.ts';
 import { counterCodec } from '../fixtures/counter/counterEvents.ts';
 import { openCounterStore } from '../fixtures/counter/counterStore.ts';
+import { builtScript } from '../support/builtScripts.ts';
 import { bumped } from '../support/events.ts';
 import { tempDbPath, tempDir } from '../support/tempStore.ts';
 
@@ -16,9 +17,9 @@ const NOBODY = 65534;
 
 /** Opens the log at `path` in a child process running as nobody; returns what the open said. */
 function openAsNobody(path: string): string {
-  const script = `import { openSqliteStore } from ${JSON.stringify(join(repoRoot, 'runtime/store/sqlite/sqliteEventStore.ts'))};
+  const script = `import { openSqliteStore } from ${JSON.stringify(builtScript('runtime/store/sqlite/sqliteEventStore.ts'))};
     await openSqliteStore(process.argv[1]).then(() => console.log('opened'), (e) => console.log(e.name + ': ' + e.message));`;
-  const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, path], {
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script, path], {
     uid: NOBODY,
     gid: NOBODY,
     cwd: repoRoot,

@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { checkpointFold } from '../../replay/checkpointStarts.ts';
@@ -11,11 +10,11 @@ import { type ArchiveStep, archiveOnce, recoverArchives } from '../../runtime/st
 import { openSqliteStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { runCli } from '../e2e/support/cluster.ts';
 import { scenarioCopy } from '../replay/scenarioLog.ts';
+import { builtScript } from '../support/builtScripts.ts';
 import { runInProcess } from '../support/inProcessCli.ts';
 
 const DAY_MS = 86_400_000;
 const checkpoint = checkpointFold({ deciders, projections });
-const KILLED = fileURLToPath(new URL('../fixtures/archiveKilled.ts', import.meta.url));
 
 type Row = [number, string, number, string, string, number, number | null, string];
 
@@ -94,7 +93,7 @@ describe('retention: --retain-days moves ended runs to sealed segments, and ever
   for (const step of ['checkpoint', 'write', 'rename', 'record', 'remove'] as const satisfies readonly ArchiveStep[]) {
     it(`a SIGKILL before step "${step}" loses nothing, and the next start finishes or undoes it`, async () => {
       const { path, now, rows } = await oldLog();
-      const child = spawn(process.execPath, ['--import', 'tsx', KILLED, path, String(now), step], { stdio: 'pipe' });
+      const child = spawn(process.execPath, [builtScript('test/fixtures/archiveKilled.ts'), path, String(now), step], { stdio: 'pipe' });
       const { signal } = await new Promise<{ signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (_code, signal) => resolve({ signal })));
       expect(signal).toBe('SIGKILL');
       expect(withoutRecords(history(path))).toEqual(rows);

@@ -1,6 +1,7 @@
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { onTestFinished } from 'vitest';
+import { builtScript, type Fixture } from './builtScripts.ts';
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const cli = fileURLToPath(new URL('../../cli/runledger.js', import.meta.url));
@@ -18,7 +19,7 @@ export function runledger(args: readonly string[], env: NodeJS.ProcessEnv = {}):
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-/** A TypeScript script of test/fixtures/ in a process of its own, through tsx's loader. */
+/** A TypeScript script of test/fixtures/ in a process of its own, run built (test/support/builtScripts.ts). */
 export class Child {
   readonly process: ChildProcessWithoutNullStreams;
   private lines: string[] = [];
@@ -27,9 +28,8 @@ export class Child {
   private waiters: (() => void)[] = [];
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
-  constructor(script: string, args: readonly string[]) {
-    const path = fileURLToPath(new URL(`../fixtures/${script}`, import.meta.url));
-    this.process = spawn(process.execPath, ['--import', 'tsx', path, ...args], { cwd: repoRoot });
+  constructor(script: Fixture, args: readonly string[]) {
+    this.process = spawn(process.execPath, [builtScript(`test/fixtures/${script}`), ...args], { cwd: repoRoot });
     this.process.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       const parts = (this.partial + chunk).split('\n');
       this.partial = parts.pop() ?? '';
@@ -113,7 +113,7 @@ export class Child {
 }
 
 /** Starts a fixture script; it is killed (if still running) when the current test ends. */
-export function startChild(script: string, args: readonly string[]): Child {
+export function startChild(script: Fixture, args: readonly string[]): Child {
   const child = new Child(script, args);
   onTestFinished(() => child.kill());
   return child;

@@ -12,14 +12,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runState, SCREENSHOTS, startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
 import { hasChromium, newBrowserContext } from './workerChromium.ts';
 
-const STAND_IN = fileURLToPath(new URL('../fixtures/agents/claude-cli.mjs', import.meta.url));
+const STAND_IN = fileURLToPath(new URL('../fixtures/agents/claude-cli.sh', import.meta.url));
 
 /** The stand-in as a program named `claude`: the daemon runs it headless, as it would Claude Code. */
 function claudeStandIn(): string {
   const bin = join(SCREENSHOTS, 'bin-usage');
   mkdirSync(bin, { recursive: true });
   const path = join(bin, 'claude');
-  writeFileSync(path, `#!/bin/sh\nexec "${process.execPath}" "${STAND_IN}" "$@"\n`);
+  writeFileSync(path, `#!/bin/sh\nexec /bin/sh "${STAND_IN}" "$@"\n`);
   chmodSync(path, 0o755);
   return path;
 }

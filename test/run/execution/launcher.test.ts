@@ -5,6 +5,7 @@ import { startAgent } from '../../../adapters/agent/agentProcess.ts';
 import { AgentLauncher, launcherMessage } from '../../../adapters/agent/launcher.ts';
 import { plainReader } from '../../../adapters/agent/outputReaders.ts';
 import { systemClock } from '../../../runtime/actors/clock.ts';
+import { builtScript } from '../../support/builtScripts.ts';
 import { agentCommand, bounded, repoRoot, running, until, watched } from './agents.ts';
 
 const launchers: AgentLauncher[] = [];
@@ -175,14 +176,14 @@ describe('the agent launcher', () => {
 
   it('given its daemon SIGKILLed, then the launcher ends too, and the agent is left to the restart as before', async () => {
     const script = `
-      import { startAgent } from './adapters/agent/agentProcess.ts';
-      import { sharedLauncher } from './adapters/agent/launcher.ts';
-      import { plainReader } from './adapters/agent/outputReaders.ts';
-      import { systemClock } from './runtime/actors/clock.ts';
+      import { startAgent } from ${JSON.stringify(builtScript('adapters/agent/agentProcess.ts'))};
+      import { sharedLauncher } from ${JSON.stringify(builtScript('adapters/agent/launcher.ts'))};
+      import { plainReader } from ${JSON.stringify(builtScript('adapters/agent/outputReaders.ts'))};
+      import { systemClock } from ${JSON.stringify(builtScript('runtime/actors/clock.ts'))};
       const agent = await startAgent({ command: 'sleep 30', cwd: '.', prompt: '', reader: plainReader(), clock: systemClock, deadlineAt: null });
       console.log(JSON.stringify({ launcher: sharedLauncher().pid, agent: agent.pid }));
     `;
-    const daemon = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    const daemon = spawn(process.execPath, ['--input-type=module', '-e', script], {
       cwd: repoRoot,
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -207,14 +208,14 @@ describe('the agent launcher', () => {
 
   it('given a daemon whose agents have all ended, then the idle launcher does not keep it running', () => {
     const script = `
-      import { startAgent } from './adapters/agent/agentProcess.ts';
-      import { plainReader } from './adapters/agent/outputReaders.ts';
-      import { systemClock } from './runtime/actors/clock.ts';
+      import { startAgent } from ${JSON.stringify(builtScript('adapters/agent/agentProcess.ts'))};
+      import { plainReader } from ${JSON.stringify(builtScript('adapters/agent/outputReaders.ts'))};
+      import { systemClock } from ${JSON.stringify(builtScript('runtime/actors/clock.ts'))};
       const agent = await startAgent({ command: 'echo done', cwd: '.', prompt: '', reader: plainReader(), clock: systemClock, deadlineAt: null });
       const result = await agent.result;
       console.log(result.reply.text);
     `;
-    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
       cwd: repoRoot,
       encoding: 'utf8',
       timeout: 20_000,
