@@ -20,8 +20,8 @@ export default defineConfig({
     // one by one. As many kept as run: with files sharing workers, tinypool retires an idle worker above
     // the minimum, and one retired while the pool hands it the next file fails the run ("Terminating
     // worker thread").
-    maxWorkers: 4,
-    minWorkers: 4,
+    maxWorkers: 3,
+    minWorkers: 3,
     // A worker runs file after file in one module graph: each file's imports (zod's schemas, the event
     // catalogue, kysely, playwright) load once per worker instead of once per file, which was a third of
     // the suite's CPU. So a file leaves nothing behind: its timers, servers, daemons, folders and browser

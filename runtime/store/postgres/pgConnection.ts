@@ -50,6 +50,20 @@ export function connectionConfig(url: string, options: ConnectionOptions = {}): 
   };
 }
 
+/**
+ * A pool of `connectionConfig(url, options)` whose connections' failures are heard, never thrown at
+ * the process: a connection the server ends (an administrator, a restart, its idle-in-transaction
+ * limit) reports it as an 'error' event, of the pool while it is idle there, of the connection itself
+ * while code holds it, and kysely, which holds one through the migrations, listens to none. The
+ * statement in flight fails all the same, and the pool replaces the connection.
+ */
+export function openPool(url: string, options: ConnectionOptions = {}): pg.Pool {
+  const pool = new pg.Pool(connectionConfig(url, options));
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  return pool;
+}
+
 /** `options` of the URL (e.g. `-c search_path=…`) kept, with `option` added, and the URL without them. */
 function withOption(url: string, option: string): { url: string; options: string } {
   try {

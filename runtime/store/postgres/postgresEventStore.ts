@@ -19,7 +19,7 @@ import type { SnapshotPolicy } from '../sqlite/snapshots.ts';
 import { checkLogSchema, migrateToLatest } from './migrations.ts';
 import { commitBatch, type LogIdentity, type PgStoreFaults, STATEMENT_TIMEOUT_MS } from './pgAppend.ts';
 import { postgresComputerEvents } from './pgComputerEvents.ts';
-import { APPEND_CONNECTIONS, connectionConfig } from './pgConnection.ts';
+import { APPEND_CONNECTIONS, connectionConfig, openPool } from './pgConnection.ts';
 import { pgCheckpoints, pgSnapshots, type Query, type Transaction } from './pgSnapshots.ts';
 import { asPgUnwritable } from './pgUnwritable.ts';
 
@@ -40,7 +40,7 @@ export interface PostgresStoreOptions {
   readonly foreignRows?: ForeignRowPolicy;
   /** Only for tests: how long a statement (an append's, a read's) may go unanswered (STATEMENT_TIMEOUT_MS). */
   readonly statementTimeoutMs?: number;
-  /** Only for tests: how soon the server ends a transaction of this store left waiting (IDLE_IN_TRANSACTION_MS). */
+  /** Only for tests: how soon the server ends an append transaction of this store left waiting (IDLE_IN_TRANSACTION_MS). */
   readonly idleInTransactionMs?: number;
 }
 
@@ -85,10 +85,9 @@ const SQL = {
 export async function openPostgresStore(url: string, options: PostgresStoreOptions & { existing?: boolean } = {}): Promise<PostgresEventStore> {
   const where = redactUrl(url);
   const idle = options.idleInTransactionMs === undefined ? {} : { idleInTransactionMs: options.idleInTransactionMs };
-  const pool = new pg.Pool(connectionConfig(url, idle));
-  const appends = new pg.Pool(connectionConfig(url, { ...idle, max: APPEND_CONNECTIONS, purpose: 'appends' }));
-  // An idle connection the server drops is told here, not thrown at the process: the next append reconnects.
-  appends.on('error', () => undefined);
+  const pool = openPool(url);
+  // The idle-in-transaction limit a test sets is the appends': their transactions hold the write lock.
+  const appends = openPool(url, { ...idle, max: APPEND_CONNECTIONS, purpose: 'appends' });
   try {
     const identity = await prepare(pool, where, async (client) => {
       if (options.existing) await checkLogSchema(client, where, { older: 'fine' });
@@ -113,7 +112,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
  */
 export async function openPostgresStoreToRead(url: string, options: Omit<PostgresStoreOptions, 'faults'> = {}): Promise<PostgresEventStore> {
   const where = redactUrl(url);
-  const pool = new pg.Pool(connectionConfig(url, { readOnly: true, max: 3 }));
+  const pool = openPool(url, { readOnly: true, max: 3 });
   try {
     const identity = await prepare(pool, where, (client) => checkLogSchema(client, where, { older: 'refused' }));
     const store = new PostgresEventStore(pool, where, identity, options);
@@ -126,8 +125,6 @@ export async function openPostgresStoreToRead(url: string, options: Omit<Postgre
 }
 
 async function prepare(pool: pg.Pool, where: string, check: (client: pg.PoolClient) => Promise<void>): Promise<LogIdentity> {
-  // An idle connection the server drops is told here, not thrown at the process: the next query reconnects.
-  pool.on('error', () => undefined);
   let client: pg.PoolClient;
   try {
     client = await pool.connect();
