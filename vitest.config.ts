@@ -13,13 +13,13 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // Four at a time on the 2-core machines it runs on: most files wait on real processes, sockets and
-    // timers, so one file's waits are another's CPU. Measured quiet on 2 cores with files sharing their
-    // workers: three took 4 m 34 s (the CPU busy 65% of it), four 3 m 53 s. Before they shared them,
-    // two kept the CPU busy 61% of the time, three 78%. The default (one fewer than the cores) runs them
-    // one by one. As many kept as run: with files sharing workers, tinypool retires an idle worker above
-    // the minimum, and one retired while the pool hands it the next file fails the run ("Terminating
-    // worker thread").
+    // Three at a time on the 2-core machines it runs on: most files wait on real processes, sockets and
+    // timers, so one file's waits are another's CPU, but each worker loads the whole module graph again
+    // (below), and the suite keeps both cores busy with three. Measured back to back on one machine
+    // (3 December 2026, no cache, so files in CI's order): two 6 m 01 s (cores busy 79%), three 5 m 48 s,
+    // four 6 m 20 s, six 6 m 50 s. As many kept as run: with files sharing workers, tinypool retires an
+    // idle worker above the minimum, and one retired while the pool hands it the next file fails the run
+    // ("Terminating worker thread").
     maxWorkers: 3,
     minWorkers: 3,
     // A worker runs file after file in one module graph: each file's imports (zod's schemas, the event
