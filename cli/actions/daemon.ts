@@ -11,7 +11,7 @@ import type { DaemonOptions, ServerOptions } from '../commands/daemon.ts';
 import { agentToRun } from '../shared/agentProgram.ts';
 import { startDemoComputer } from '../shared/demoComputer.ts';
 import { submitDemoRuns } from '../shared/demoRuns.ts';
-import { narrate } from '../shared/narrator.ts';
+import { jsonLines, narrate } from '../shared/narrator.ts';
 import { refuseOption } from '../shared/parse.ts';
 import { stdoutLines } from '../shared/stdoutLines.ts';
 
@@ -180,7 +180,7 @@ async function runUntilSignalled(json: boolean | undefined, demo: boolean | unde
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
   daemon = await started;
-  narrate(daemon.store, daemon.headAtStart, { json: Boolean(json), out });
+  narrate(daemon.store, daemon.headAtStart, { json: json ? await jsonLines(out) : null, out });
   // After the handlers: a signal while the demo starts drains what runs, like any other.
   if (demo) {
     demoComputer = await startDemoComputer(daemon, options, log);

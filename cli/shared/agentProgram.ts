@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { programName, simpleCommand, type Word } from '../../actors/run/commandLine.ts';
 import { DEMO_EXEC } from './options.ts';
@@ -36,11 +36,22 @@ export function agentToRun(given: AgentGiven, check: { workspace: string; again:
   return given.exec;
 }
 
-/** `path`, or the nearest folder above it that exists (the workspaces are made with the first run). */
+/**
+ * `path`, or the nearest folder above it that exists (the workspaces are made with the first run). A
+ * file on the way (a --db under a file) is passed over: the daemon's opening of the log names it.
+ */
 function nearestFolder(path: string): string {
   let folder = path;
-  while (!existsSync(folder) && dirname(folder) !== folder) folder = dirname(folder);
+  while (!isFolder(folder) && dirname(folder) !== folder) folder = dirname(folder);
   return folder;
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false; // missing, or under a file
+  }
 }
 
 /** Whether the agent's program is there, what it is, and when it is not, how to get it. */
@@ -58,6 +69,8 @@ export interface AgentProgram {
 export function findAgentProgram(exec: string, program: Word, cwd: string): AgentProgram {
   const typed = exec.slice(program.start, program.end);
   const found = spawnSync('/bin/sh', ['-c', `command -v ${typed}`], { cwd, encoding: 'utf8', timeout: 10_000 });
+  // The shell that looks it up could not start (or was stopped): that says nothing of the program.
+  if (found.error) throw new Error(`cannot look up the agent of --exec "${exec}" in ${cwd}: ${found.error.message}`);
   const where = found.status === 0 ? (found.stdout.trim().split('\n')[0] ?? '') : '';
   if (where !== '' && !where.includes('/')) return { found: true, detail: `${program.text} is a shell builtin` };
   if (where !== '') {

@@ -1,4 +1,4 @@
-import pino from 'pino';
+import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
 import { type DomainEvent, type EventOf, eventRoles, type TypesWhere } from '../../events/catalog.ts';
 import { parseStream } from '../../events/envelope.ts';
@@ -24,12 +24,20 @@ function subject(event: DomainEvent): string {
 }
 
 /**
- * Tells what the daemon decides as it happens, from the log itself (the same sentences as the
- * audit): human lines on stdout, or JSON lines through pino with `json`.
+ * The JSON lines of `--log-json`, through pino onto `out`. Loaded only then: pino is a tenth of what
+ * a daemon's start loads, for a flag most never give.
  */
-export function narrate(store: EventStore, after: number, options: { json: boolean; out: StdoutLines }): Subscription {
-  const { out } = options;
-  const logger = options.json ? pino({ base: { pid: process.pid } }, out) : null;
+export async function jsonLines(out: StdoutLines): Promise<Logger> {
+  const { default: pino } = await import('pino');
+  return pino({ base: { pid: process.pid } }, out);
+}
+
+/**
+ * Tells what the daemon decides as it happens, from the log itself (the same sentences as the
+ * audit): human lines on `out`, or JSON lines through `json` (jsonLines).
+ */
+export function narrate(store: EventStore, after: number, options: { json: Logger | null; out: StdoutLines }): Subscription {
+  const { out, json: logger } = options;
   const subscription = store.subscribe(after).subscribe({
     next(event) {
       if (!told(event)) return;

@@ -6,7 +6,7 @@
  * (describe.concurrent): each waits on a process of its own, or runs in this process where the
  * command does not serve (test/support/inProcessCli.ts).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../e2e/support/cluster.ts';
@@ -54,6 +54,17 @@ describe.concurrent('runledger daemon and its agent', () => {
       expect(existsSync(dirname(db))).toBe(false);
     },
   );
+
+  // It said "not found: cat": the lookup's shell was started in the file, as the nearest "folder".
+  it('given a --db under a file, then it names the log and that its folder is a file, not the agent, exit 2', async () => {
+    const file = join(tempDir(), 'notes.txt');
+    writeFileSync(file, 'not a folder\n');
+    const result = await runCli(['daemon', '--db', join(file, 'runledger.db'), '--port', '0', '--exec', 'cat']);
+    expect(result).toMatchObject({
+      status: 2,
+      stderr: `runledger: the log ${file}/runledger.db cannot be written: the file cannot be opened (ENOTDIR: ${file} is not a folder)\n`,
+    });
+  });
 });
 
 const NO_AGENT =

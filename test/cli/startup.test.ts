@@ -109,6 +109,14 @@ describe('runledger starts with what the command needs', () => {
     }
   });
 
+  it('daemon loads no pino unless given --log-json, its only use (a tenth of what a start loads)', () => {
+    // A log it cannot open (under a file): the daemon's action and all it imports load, then it exits.
+    const loaded = modulesLoadedBy(['daemon', '--db', join(cli, 'runledger.db'), '--exec', 'cat']);
+    expect(loaded).toContain('dist/cli/actions/daemon.js');
+    expect(loaded).toContain('sonic-boom');
+    expect(loaded).not.toContain('pino');
+  });
+
   it('status loads its own action and what it formats, no schema or store', () => {
     const loaded = modulesLoadedBy(['status', '--server', 'http://127.0.0.1:9']);
     expect(loaded.filter((m) => m.includes('/cli/actions/'))).toEqual(['dist/cli/actions/status.js']);

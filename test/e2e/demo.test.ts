@@ -43,4 +43,25 @@ describe('runledger daemon --demo', () => {
     expect(await again.stop('SIGTERM'), again.describe()).toEqual({ code: 0, signal: null });
     await checkLogs([db]);
   });
+
+  it('given --log-json, then every line of its narration is a JSON object with the decision and its sentence', async () => {
+    const db = join(tempDir(), 'demo.db');
+    const daemon = startCli(['daemon', '--demo', '--log-json', '--db', db, '--port', String(await freePort())]);
+
+    await daemon.waitForOutput(/("msg":"settled, reported to the board[\s\S]*){4}/, 30_000);
+    const lines = daemon.stdout.split('\n').filter(Boolean);
+    for (const line of lines) {
+      expect(JSON.parse(line), line).toMatchObject({
+        level: 30,
+        pid: expect.any(Number),
+        seq: expect.any(Number),
+        stream: expect.any(String),
+        type: expect.any(String),
+        at: expect.any(Number),
+        msg: expect.any(String),
+      });
+    }
+    expect(lines.map((line) => JSON.parse(line).type)).toContain('board.run.finished');
+    expect(await daemon.stop('SIGTERM'), daemon.describe()).toEqual({ code: 0, signal: null });
+  });
 });
