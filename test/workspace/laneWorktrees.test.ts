@@ -5,7 +5,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkLogs, eventsOf, readLog, runCli, waitForTerminal } from '../e2e/support/cluster.ts';
+import { checkLogs, eventsOf, readLog, waitForTerminal } from '../e2e/support/cluster.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 import { tempDir } from '../support/tempStore.ts';
 import { git, makeRepo, startRepoDaemon, submitRun, turn } from './support.ts';
 
@@ -59,17 +60,17 @@ describe('lanes in worktrees of a repository', () => {
     expect(readFileSync(join(aliceTree, 'notes.md'), 'utf8')).toBe('work in progress\n');
     expect(eventsOf(log, 'run.workspace.prepared').map((e) => e.data.made)).toEqual(expect.arrayContaining([true, true, false, false]));
     // `show --diff` prints it; `audit` says what each turn changed, and that one changed nothing.
-    const shown = await runCli(['show', second.runId.slice(0, 8), '--diff', '--db', db, '--server', daemon.url]);
+    const shown = await runInProcess(['show', second.runId.slice(0, 8), '--diff', '--db', db, '--server', daemon.url]);
     expect(shown.status, shown.stderr).toBe(0);
     expect(shown.stdout).toContain('+++ b/notes.md');
     expect(shown.stderr).toContain('1 file changed (+1 −0), 1 left uncommitted');
     // `show` for a person says it among the run's facts.
-    const facts = await runCli(['show', second.runId.slice(0, 8), '--db', db, '--server', daemon.url]);
+    const facts = await runInProcess(['show', second.runId.slice(0, 8), '--db', db, '--server', daemon.url]);
     expect(facts.stdout).toMatch(/\nchanges +1 file changed \(\+1 −0\), 1 left uncommitted \(show --diff prints it\)\n/);
-    const audited = await runCli(['audit', second.runId, '--db', db]);
+    const audited = await runInProcess(['audit', second.runId, '--db', db]);
     expect(audited.stdout).toContain('in its worktree the turn 1 file changed (+1 −0), 1 left uncommitted');
-    expect((await runCli(['audit', third.runId, '--db', db])).stdout).toContain('in its worktree the turn changed nothing');
-    expect((await runCli(['audit', a, '--db', db])).stdout).toContain('in its worktree the turn 1 commit, 1 file changed (+1 −0)');
+    expect((await runInProcess(['audit', third.runId, '--db', db])).stdout).toContain('in its worktree the turn changed nothing');
+    expect((await runInProcess(['audit', a, '--db', db])).stdout).toContain('in its worktree the turn 1 commit, 1 file changed (+1 −0)');
     await daemon.process.stop('SIGTERM');
     await checkLogs([db]);
   });
