@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startDaemon } from '../../apps/daemon/startDaemon.ts';
-import { runCli, waitFor } from '../e2e/support/cluster.ts';
+import { waitFor } from '../e2e/support/cluster.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 import { JumpingClock } from '../support/jumpingClock.ts';
 import { tempDir } from '../support/tempStore.ts';
 
@@ -92,13 +93,14 @@ describe('retention while the daemon runs', () => {
     await waitFor('a segment written with the old runs', () => lines.find((l) => Number(/^retention: events \d+\.\.(\d+) /.exec(l)?.[1]) >= oldEnd));
     await done(kept);
 
-    // Kept and archived runs alike, through the commands a person uses (at once: each is a process).
+    // Kept and archived runs alike, through the commands a person uses (in this process: their exit
+    // status as a shell sees it is not what this proves).
     const [showKept, showOld, runs, lane, status] = await Promise.all([
-      runCli(['show', kept[0]!, ...board, '--json']),
-      runCli(['show', old[0]!, ...board, '--json']),
-      runCli(['runs', ...board, '--json']),
-      runCli(['lane', 'old', ...board, '--json']),
-      runCli(['status', ...board]),
+      runInProcess(['show', kept[0]!, ...board, '--json']),
+      runInProcess(['show', old[0]!, ...board, '--json']),
+      runInProcess(['runs', ...board, '--json']),
+      runInProcess(['lane', 'old', ...board, '--json']),
+      runInProcess(['status', ...board]),
     ]);
     for (const [show, run] of [
       [showKept, kept[0]],
@@ -111,7 +113,7 @@ describe('retention while the daemon runs', () => {
     expect((JSON.parse(runs.stdout) as { run_id: string }[]).map((r) => r.run_id)).toEqual(expect.arrayContaining([...kept, ...old]));
     expect(lane.status, lane.stderr).toBe(0);
     expect(status.status, status.stderr).toBe(0);
-    const audit = await runCli(['audit', old[0]!, '--db', db]);
+    const audit = await runInProcess(['audit', old[0]!, '--db', db]);
     expect(audit.status, audit.stderr).toBe(0);
     // The segment holding the old run (the first round may have cut less, before the checkpoints moved).
     const file = /archived in archive\/(\S+) \(events \d+\.\.\d+, on /.exec(audit.stdout)?.[1];
@@ -122,10 +124,10 @@ describe('retention while the daemon runs', () => {
     clock.jump(3 * DAY_MS);
     await waitFor('the segment deleted', () => !existsSync(join(dir, 'archive', file!)), 15_000);
     expect(readdirSync(join(dir, 'archive'))).not.toContain(file);
-    const gone = await runCli(['audit', old[0]!, '--db', db]);
+    const gone = await runInProcess(['audit', old[0]!, '--db', db]);
     expect(gone.stdout + gone.stderr).toContain(`archive/${file}`);
     expect(gone.stdout + gone.stderr).toMatch(/deleted/);
-    const show = await runCli(['show', kept[0]!, ...board, '--json']);
+    const show = await runInProcess(['show', kept[0]!, ...board, '--json']);
     expect(show.status, show.stderr).toBe(0);
   }, 60_000);
 });
