@@ -8,7 +8,6 @@ import { deciders } from '../../replay/deciders.ts';
 import { projections } from '../../runtime/folds/keeper/registry.ts';
 import { type ArchiveStep, archiveOnce, recoverArchives } from '../../runtime/store/sqlite/archiveSegments.ts';
 import { openSqliteStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
-import { runCli } from '../e2e/support/cluster.ts';
 import { scenarioCopy } from '../replay/scenarioLog.ts';
 import { builtScript } from '../support/builtScripts.ts';
 import { runInProcess } from '../support/inProcessCli.ts';
@@ -83,9 +82,9 @@ describe('retention: --retain-days moves ended runs to sealed segments, and ever
     expect(() => store.db.prepare('DELETE FROM events WHERE seq = (SELECT max(seq) FROM events)').run()).toThrow(/append-only/);
     await store.close();
 
-    const replay = await runCli(['replay', '--db', path]);
+    const replay = await runInProcess(['replay', '--db', path]);
     expect(replay.status, replay.stderr).toBe(0);
-    const audit = await runCli(['audit', someRun, '--db', path]);
+    const audit = await runInProcess(['audit', someRun, '--db', path]);
     expect(audit.status, audit.stderr).toBe(0);
     expect(audit.stdout).toContain(someRun);
   }, 40_000);
@@ -113,7 +112,6 @@ describe('retention: --retain-days moves ended runs to sealed segments, and ever
       expect(liveCount(path)).toBeLessThan(rows.length - 10);
       expect(withoutRecords(history(path))).toEqual(rows);
       await store.close();
-      // In this process: the first test runs replay through the real binary on such a log.
       const replay = await runInProcess(['replay', '--db', path]);
       expect(replay.status, replay.stderr).toBe(0);
     }, 40_000);
