@@ -31,8 +31,8 @@ describe('usage and live progress of a real agent', () => {
     expect(first, daemon.process.describe()).toMatchObject({ state: 'succeeded', usage: CLAUDE_USAGE });
 
     const [shown, status, audit] = await Promise.all([
-      runCli(['show', first.run_id, ...board, '--json']),
-      runCli(['status', ...board]),
+      runInProcess(['show', first.run_id, ...board, '--json']),
+      runInProcess(['status', ...board]),
       runInProcess(['audit', first.run_id, '--db', db]),
     ]);
     expect(shown.status, shown.stderr).toBe(0);
