@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { liveBoard, ofType, openStream, until } from '../board/host/liveBoard.ts';
-import { runCli } from './support/cluster.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 
 describe('runledger computer list', () => {
   it('says which computers are connected since when, and when each of the others was last seen', async () => {
@@ -13,14 +13,14 @@ describe('runledger computer list', () => {
     const online = ofType(await board.log(), 'board.computer.online').find((e) => (e.data as { computerId: string }).computerId === 'c1')!;
     const lastSeen = (offline.data as { lastSeenAt: number }).lastSeenAt;
 
-    const json = await runCli(['computer', 'list', '--db', board.path, '--json']);
+    const json = await runInProcess(['computer', 'list', '--db', board.path, '--json']);
     expect(json.status, json.stderr).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual([
       { computer_id: 'c1', connected: true, connected_at: new Date(online.at).toISOString(), last_seen_at: null, repos: null },
       { computer_id: 'c2', connected: false, connected_at: null, last_seen_at: new Date(lastSeen).toISOString(), repos: null },
       { computer_id: 'c3', connected: false, connected_at: null, last_seen_at: null, repos: null },
     ]);
-    const text = await runCli(['computer', 'list', '--db', board.path]);
+    const text = await runInProcess(['computer', 'list', '--db', board.path]);
     expect(text.stdout.trim().split('\n')).toEqual([
       `c1  connected since ${new Date(online.at).toISOString()}`,
       `c2  last seen at ${new Date(lastSeen).toISOString()}`,
