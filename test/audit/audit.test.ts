@@ -6,6 +6,7 @@ import { decideAndAppend } from '../../runtime/actors/decideAndAppend.ts';
 import { formatTimeline, runTimeline, type Timeline } from '../../runtime/audit/runTimeline.ts';
 import { appendOrThrow } from '../../runtime/store/eventStore.ts';
 import type { SqliteEventStore } from '../../runtime/store/sqlite/sqliteEventStore.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 import { runledger } from '../support/processes.ts';
 import { input, T0 } from '../support/queueSpec.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
@@ -110,7 +111,9 @@ describe('audit: a run’s timeline', () => {
   });
 });
 
-describe('runledger audit (a real process)', () => {
+// A real process for a timeline printed (exit 0) and for an unknown run (exit 1), the exit status as a
+// shell sees it; the command's other calls in this process, through the same dispatch.
+describe('runledger audit', () => {
   it('prints the parked reason of a run that waited its turn, and the skip of a run another computer had', async () => {
     const db = await storiesLog();
     const parked = runledger(['audit', 'turn2', '--db', db]);
@@ -123,14 +126,14 @@ describe('runledger audit (a real process)', () => {
     expect(parked.stdout).toMatch(/c1 claim\.answered +the board answered the claim: 409 conversation_busy$/m);
     expect(parked.stdout).toMatch(/c1 run\.claimed +claimed$/m);
 
-    const skipped = runledger(['audit', 'b1', '--db', db]);
+    const skipped = await runInProcess(['audit', 'b1', '--db', db]);
     expect(skipped.status).toBe(0);
     expect(skipped.stdout).toMatch(/run\.skipped +skipped: another computer has it$/m);
   });
 
   it('prints the timeline as JSON with --json', async () => {
     const db = await storiesLog();
-    const result = runledger(['audit', 'b1', '--db', db, '--json']);
+    const result = await runInProcess(['audit', 'b1', '--db', db, '--json']);
     expect(result.status).toBe(0);
     const timeline = JSON.parse(result.stdout) as Timeline;
     expect(timeline).toMatchObject({ kind: 'run', id: 'b1', streams: ['c1/lane:B', 'c1/computer:c1'] });
@@ -152,12 +155,12 @@ describe('runledger audit (a real process)', () => {
     expect(unknown.stdout).toBe('');
     expect(unknown.stderr).toContain('no run or session "nobody-1"');
 
-    const malformed = runledger(['audit', '../../etc/passwd', '--db', db]);
+    const malformed = await runInProcess(['audit', '../../etc/passwd', '--db', db]);
     expect(malformed.status).not.toBe(0);
     expect(malformed.stderr).toContain('"../../etc/passwd" is not a run or session id: ids match ^[A-Za-z0-9-]{1,64}$');
 
     const missing = `${db}.missing`;
-    const none = runledger(['audit', 'b1', '--db', missing]);
+    const none = await runInProcess(['audit', 'b1', '--db', missing]);
     expect(none.status).toBe(1);
     expect(none.stderr).toContain(`there is no log at ${missing}`);
     const { existsSync } = await import('node:fs');

@@ -6,6 +6,7 @@ import type { AnyProjection } from '../../projections/projection.ts';
 import { hydrateProjections, saveCheckpoints } from '../../runtime/folds/hydrate.ts';
 import { appendOrThrow } from '../../runtime/store/eventStore.ts';
 import { openScenario, scenarioCopy } from '../replay/scenarioLog.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 import { runledger } from '../support/processes.ts';
 import { openTempStore } from '../support/tempStore.ts';
 
@@ -145,12 +146,13 @@ describe('audit summary: session closes, hooks and notices', () => {
   });
 });
 
-describe('runledger audit with no id (a real process)', () => {
-  it('prints the summary, as lines or as JSON; an id and --summary together are refused', () => {
+describe('runledger audit with no id', () => {
+  it('prints the summary, as lines or as JSON; an id and --summary together are refused', async () => {
     const path = scenarioCopy();
+    // The lines through the real entry point; the JSON and the refusal in this process, through the same dispatch.
     const human = runledger(['audit', '--db', path]);
-    const json = runledger(['audit', '--summary', '--db', path, '--json']);
-    const both = runledger(['audit', 'r1', '--summary', '--db', path]);
+    const json = await runInProcess(['audit', '--summary', '--db', path, '--json']);
+    const both = await runInProcess(['audit', 'r1', '--summary', '--db', path]);
 
     expect(human.status).toBe(0);
     expect(human.stdout).toContain('board: 6 run(s) submitted');

@@ -92,9 +92,7 @@ describe.concurrent("runledger run and doctor and their agent: the daemon's rule
     ['run --dry-run', ['--dry-run']],
   ])('given --exec nosuchagent (%s), then it refuses naming the program and how to install it, exit 2, and writes nothing', async (_, extra) => {
     const db = join(tempDir(), 'log', 'runledger.db');
-    const result = await runCli(['run', '--lane', 'x', '--prompt', 'hello', '--exec', 'nosuchagent', ...extra, '--db', db], 20_000, {
-      env: BARE_PATH,
-    });
+    const result = await runInProcess(['run', '--lane', 'x', '--prompt', 'hello', '--exec', 'nosuchagent', ...extra, '--db', db]);
     expect(result).toMatchObject({
       status: 2,
       stdout: '',
@@ -107,7 +105,7 @@ describe.concurrent("runledger run and doctor and their agent: the daemon's rule
 
   it('runs the demo agent only under --demo', async () => {
     const db = join(tempDir(), 'log', 'runledger.db');
-    const result = await runCli(['run', '--lane', 'x', '--prompt', 'hello', '--dry-run', '--demo', '--db', db]);
+    const result = await runInProcess(['run', '--lane', 'x', '--prompt', 'hello', '--dry-run', '--demo', '--db', db]);
     expect(result.status, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^You asked: "hello"\. Done in \d+ ms\.\n$/);
   });

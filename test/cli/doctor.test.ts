@@ -9,7 +9,8 @@ import { delimiter, join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { agentBin } from '../fixtures/agents/bin.ts';
 import { exitOf } from '../support/exitOf.ts';
-import { repoRoot } from '../support/processes.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
+import { type CliResult, repoRoot } from '../support/processes.ts';
 import { concurrentTempDirs } from '../support/tempStore.ts';
 
 /** The tests run at once (describe.concurrent), each in folders of its own. */
@@ -56,7 +57,7 @@ interface CheckView {
   readonly fix?: string;
 }
 
-function checksOf(run: Checked): CheckView[] {
+function checksOf(run: CliResult): CheckView[] {
   expect(run.stderr).toBe('');
   return (JSON.parse(run.stdout) as { checks: CheckView[] }).checks;
 }
@@ -113,7 +114,8 @@ describe.concurrent('runledger doctor', () => {
   });
 
   it('given a relative path, then it says the path is read from the lane workspace: give it absolute', async () => {
-    const run = await doctor(['--exec', './agent.sh', '--json']);
+    // In this process (the same dispatch): the check refuses the path before any agent runs.
+    const run = await runInProcess(['doctor', '--db', join(folder(), 'state', 'runledger.db'), '--exec', './agent.sh', '--json']);
     expect(run.status).toBe(1);
     expect(checksOf(run)[0]).toMatchObject({ status: 'failed', detail: 'not found: ./agent.sh', fix: expect.stringContaining('absolute path') });
   });
@@ -199,7 +201,8 @@ describe.concurrent('runledger doctor', () => {
   });
 
   it('given an --exec with no program, then it is a usage error, exit 2', async () => {
-    const run = await doctor(['--exec', '  ']);
+    // In this process (the same dispatch): refused before any check runs.
+    const run = await runInProcess(['doctor', '--db', join(folder(), 'state', 'runledger.db'), '--exec', '  ']);
     expect(run).toMatchObject({ status: 2, stdout: '' });
     expect(run.stderr).toContain('runledger: --exec "  " names no program: give the agent\'s command line, e.g. --exec claude');
   });

@@ -12,6 +12,8 @@ import { runCli } from '../e2e/support/cluster.ts';
 import { agentBin } from '../fixtures/agents/bin.ts';
 import { type ModelApis, startModelApis } from '../fixtures/agents/modelApis.ts';
 import { realAgentBin } from '../fixtures/agents/realAgents.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
+import type { CliResult } from '../support/processes.ts';
 import { tempDir } from '../support/tempStore.ts';
 import { git, makeRepo } from '../workspace/support.ts';
 
@@ -24,7 +26,18 @@ interface CheckView {
 
 /** `runledger doctor --db DIR/state/runledger.db ARGS --json` with `env` laid over: its exit and checks. */
 async function doctor(dir: string, args: readonly string[], env: Record<string, string>) {
-  const run = await runCli(['doctor', '--db', join(dir, 'state', 'runledger.db'), ...args, '--json'], 45_000, { env, cwd: dir });
+  return checked(await runCli(['doctor', '--db', join(dir, 'state', 'runledger.db'), ...args, '--json'], 45_000, { env, cwd: dir }));
+}
+
+/**
+ * The same in this process (the same dispatch), for a repository refused before any agent would run:
+ * no environment or folder of its own is needed.
+ */
+async function doctorInProcess(dir: string, args: readonly string[]) {
+  return checked(await runInProcess(['doctor', '--db', join(dir, 'state', 'runledger.db'), ...args, '--json']));
+}
+
+function checked(run: CliResult) {
   expect(run.stderr).toBe('');
   const checks = (JSON.parse(run.stdout) as { checks: CheckView[] }).checks;
   return { status: run.status, checks, of: (name: string) => checks.find((c) => c.check === name) };
@@ -94,7 +107,7 @@ describe('runledger doctor --repo', () => {
   ])('given $what, then the repository check fails naming it and what to do, the agent is not run, exit 1', async ({ make, said, fix }) => {
     const dir = tempDir();
     const path = make(dir);
-    const run = await doctor(dir, ['--repo', path, '--exec', 'claude'], agentBin(dir).env);
+    const run = await doctorInProcess(dir, ['--repo', path, '--exec', 'claude']);
     expect(run.status).toBe(1);
     expect(statuses(run.checks)).toEqual({ repository: 'failed', program: 'skipped', answer: 'skipped', session: 'skipped', resume: 'skipped' });
     expect(run.of('repository')).toMatchObject({ detail: expect.stringContaining(said), fix: expect.stringContaining(fix) });

@@ -69,7 +69,8 @@ describe('a submit token of another board', () => {
     const remote = await board(join(dir, 'a', 'runledger.db'));
     const other = join(dir, 'b', 'runledger.db');
     (await board(other)).url;
-    const result = await runCli(['submit', '--lane', 'x', '--prompt', 'hi', '--server', remote.url!, '--db', other]);
+    // In this process: submit through the real entry point is the prompt's test below.
+    const result = await runInProcess(['submit', '--lane', 'x', '--prompt', 'hi', '--server', remote.url!, '--db', other]);
     expect(result).toMatchObject({ status: 2, stdout: '' });
     expect(result.stderr).toContain(`the board at ${remote.url} refused the submit token read from ${join(dir, 'b', 'token')} (401)`);
     expect(result.stderr).toContain('give --db the log of the board at --server');

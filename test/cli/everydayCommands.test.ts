@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CliProcess, freePort, getRun, runCli, startCli, waitFor, waitForState } from '../e2e/support/cluster.ts';
+import { CliProcess, freePort, getRun, startCli, waitFor, waitForState } from '../e2e/support/cluster.ts';
 import { agentBin } from '../fixtures/agents/bin.ts';
 import { runInProcess } from '../support/inProcessCli.ts';
 
@@ -211,7 +211,7 @@ describe('the everyday commands: runs, show, lane', () => {
 
   it('bad filters are refused naming them: exit 2 from the CLI, 400 invalid_query from the API', async () => {
     const [state, laneId, computer, limit, words] = await Promise.all([
-      cli(['runs', '--state', 'done']),
+      local(['runs', '--state', 'done']),
       local(['runs', '--lane', 'no/such']),
       local(['runs', '--computer', 'a b']),
       local(['runs', '--limit', '0']),
@@ -349,10 +349,8 @@ describe('the everyday commands: runs, show, lane', () => {
     await new Promise<void>((resolve) => old.listen(0, '127.0.0.1', resolve));
     const oldUrl = `http://127.0.0.1:${(old.address() as AddressInfo).port}`;
     try {
-      const [listed, shown] = await Promise.all([
-        runCli(['runs', '--server', oldUrl, '--db', join(dir, 'board', 'runledger.db')]),
-        runCli(['show', runId.slice(0, 8), '--server', oldUrl, '--db', join(dir, 'board', 'runledger.db')]),
-      ]);
+      const listed = await runInProcess(['runs', '--server', oldUrl, '--db', join(dir, 'board', 'runledger.db')]);
+      const shown = await runInProcess(['show', runId.slice(0, 8), '--server', oldUrl, '--db', join(dir, 'board', 'runledger.db')]);
       expect(listed.status).toBe(2);
       expect(listed.stderr).toBe(
         `runledger: the board at ${oldUrl} is older than this runledger and lists no runs (GET /v1/runs): upgrade the board\n`,

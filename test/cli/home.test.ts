@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { chooseLog } from '../../cli/shared/home.ts';
 import { runCli, startCli } from '../e2e/support/cluster.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 import { tempDir } from '../support/tempStore.ts';
 
 const nothing = () => false;
@@ -109,7 +110,8 @@ describe('one home, found from any folder', () => {
     const dir = tempDir();
     const project = folder(join(dir, 'project'));
     const former = join(project, '.runledger', 'runledger.db');
-    expect((await runCli(['computer', 'add', 'c1', '--db', former])).status).toBe(0);
+    // A set-up step, in this process (the same dispatch): the commands run in that folder are what is tested.
+    expect((await runInProcess(['computer', 'add', 'c1', '--db', former])).status).toBe(0);
 
     const used = await runCli(['computer', 'list'], 20_000, { env: userEnv(join(dir, 'h')), cwd: project });
     expect(used.status, used.stderr).toBe(0);
@@ -130,7 +132,7 @@ describe('a computer joining a board, its token kept out of ps', () => {
     const board = startCli(['daemon', '--db', join(dir, 'board', 'runledger.db'), '--port', '0', '--exec', 'cat']);
     await board.waitForOutput(/push stream connected/);
     const url = /board listening on (http:\/\/\S+)/.exec(board.stdout)![1]!;
-    const added = await runCli(['computer', 'add', 'c2', '--db', join(dir, 'board', 'runledger.db'), '--json']);
+    const added = await runInProcess(['computer', 'add', 'c2', '--db', join(dir, 'board', 'runledger.db'), '--json']);
     const { token } = JSON.parse(added.stdout) as { token: string };
     const tokenFile = join(dir, 'c2.token');
     writeFileSync(tokenFile, `${token}\n`);

@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonProcess, waitUntil } from '../support/daemonProcess.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 import { freshPostgresLog } from '../support/postgresLog.ts';
 import { repoRoot, runledger } from '../support/processes.ts';
 import { ServerProcess } from '../support/serverProcess.ts';
-import { tempDbPath } from '../support/tempStore.ts';
+import { concurrentTempDirs, tempDbPath } from '../support/tempStore.ts';
 
 const json = <T>(stdout: string): T => JSON.parse(stdout) as T;
 
@@ -29,20 +30,23 @@ const ECHO = `/bin/sh ${join(repoRoot, 'test/fixtures/agents/echo.sh')}`;
 describe('a board on PostgreSQL, through the CLI (docs/rules.md#postgresql-board)', () => {
   it('given runledger server --db URL, then token add prints a token once, submit takes it by --token or RUNLEDGER_TOKEN (none by file), a computer runs the run, and replay, rebuild and audit exit 0 on the URL', async () => {
     const url = await freshPostgresLog();
+    // The suite's one `token` through the real entry point; the file's others run in this process.
     const added = runledger(['token', 'add', 'ci', '--db', url, '--json']);
     expect(added.status, added.stderr).toBe(0);
     const { name, token } = json<{ name: string; token: string }>(added.stdout);
     expect(name).toBe('ci');
     const board = await ServerProcess.start(['--db', url]);
     expect(board.output).not.toMatch(/password|\*\*\*/);
-    const computer = json<{ token: string }>(runledger(['computer', 'add', 'c1', '--db', url, '--json']).stdout);
+    const computer = json<{ token: string }>((await runInProcess(['computer', 'add', 'c1', '--db', url, '--json'])).stdout);
     await DaemonProcess.start(tempDbPath(), ['--server', board.url, '--computer', 'c1', '--token', computer.token, '--exec', ECHO]);
 
+    // The submit taking its token from the environment is a process of its own (runInProcess has no
+    // environment of the call's own); the others run in this process, through the same dispatch.
     const [tokenless, byFlag, byEnv, wrong] = await Promise.all([
-      runAsync(['submit', '--server', board.url, '--db', url, '--lane', 'a', '--prompt', 'hi']),
-      runAsync(['submit', '--server', board.url, '--db', url, '--token', token, '--lane', 'a', '--prompt', 'first']),
+      runInProcess(['submit', '--server', board.url, '--db', url, '--lane', 'a', '--prompt', 'hi']),
+      runInProcess(['submit', '--server', board.url, '--db', url, '--token', token, '--lane', 'a', '--prompt', 'first']),
       runAsync(['submit', '--server', board.url, '--db', url, '--lane', 'b', '--prompt', 'second'], { RUNLEDGER_TOKEN: token }),
-      runAsync(['submit', '--server', board.url, '--token', 'not-a-token', '--lane', 'a', '--prompt', 'x']),
+      runInProcess(['submit', '--server', board.url, '--token', 'not-a-token', '--lane', 'a', '--prompt', 'x']),
     ]);
 
     expect(tokenless.status).toBe(2);
@@ -61,10 +65,8 @@ describe('a board on PostgreSQL, through the CLI (docs/rules.md#postgresql-board
     );
 
     // The everyday commands read a board on PostgreSQL as any other: its runs, a lane's conversation.
-    const [listed, conversation] = await Promise.all([
-      runAsync(['runs', '--server', board.url, '--db', url, '--json']),
-      runAsync(['lane', 'a', '--server', board.url, '--db', url, '--json']),
-    ]);
+    const listed = await runInProcess(['runs', '--server', board.url, '--db', url, '--json']);
+    const conversation = await runInProcess(['lane', 'a', '--server', board.url, '--db', url, '--json']);
     expect(listed.status, listed.stderr).toBe(0);
     const rows = json<{ run_id: string; state: string; computer_id?: string; duration_ms?: number }[]>(listed.stdout);
     expect(rows.map((row) => row.run_id).sort()).toEqual([...runs].sort());
@@ -75,12 +77,10 @@ describe('a board on PostgreSQL, through the CLI (docs/rules.md#postgresql-board
     expect(conversation.status, conversation.stderr).toBe(0);
     expect(json<{ run_id: string; prompt: string }[]>(conversation.stdout)).toEqual([expect.objectContaining({ run_id: runs[0], prompt: 'first' })]);
 
-    const [replay, rebuild, audit, summary] = await Promise.all([
-      runAsync(['replay', '--db', url]),
-      runAsync(['rebuild', '--db', url]),
-      runAsync(['audit', runs[0]!, '--db', url]),
-      runAsync(['audit', '--db', url, '--json']),
-    ]);
+    const replay = await runInProcess(['replay', '--db', url]);
+    const rebuild = await runInProcess(['rebuild', '--db', url]);
+    const audit = await runInProcess(['audit', runs[0]!, '--db', url]);
+    const summary = await runInProcess(['audit', '--db', url, '--json']);
     expect([replay.status, rebuild.status, audit.status], replay.stdout + replay.stderr + rebuild.stderr + audit.stderr).toEqual([0, 0, 0]);
     expect(replay.stdout).toMatch(/recorded decisions agree/);
     expect(audit.stdout).toMatch(/submitted to lane a/);
@@ -91,8 +91,8 @@ describe('a board on PostgreSQL, through the CLI (docs/rules.md#postgresql-board
 
   it('given a token name already added, when added again, then it is refused naming the log, and the first still works', async () => {
     const url = await freshPostgresLog();
-    const first = runledger(['token', 'add', 'alice', '--db', url, '--json']);
-    const again = runledger(['token', 'add', 'alice', '--db', url]);
+    const first = await runInProcess(['token', 'add', 'alice', '--db', url, '--json']);
+    const again = await runInProcess(['token', 'add', 'alice', '--db', url]);
 
     expect(first.status).toBe(0);
     expect(again.status).toBe(2);
@@ -109,40 +109,45 @@ describe('a board on PostgreSQL, through the CLI (docs/rules.md#postgresql-board
     expect(result.stderr).toMatch(
       /runledger daemon runs a computer, whose log is a SQLite file: run the board on PostgreSQL with `runledger server --db URL`/,
     );
-    expect(runledger(['replay', '--db', url]).stderr).toMatch(/no events table/);
+    expect((await runInProcess(['replay', '--db', url])).stderr).toMatch(/no events table/);
   });
 });
 
+// One board for the file's tests: each adds a token of its own name and submits to a lane of its own.
 describe('submit tokens on a SQLite board', () => {
-  it('given runledger token add on the log of a running board, then the board takes the new token at once, beside its token file', async () => {
-    const db = tempDbPath();
-    const daemon = await DaemonProcess.start(db, ['--exec', ECHO]);
+  const folder = concurrentTempDirs();
+  let db = '';
+  let daemon: DaemonProcess;
+  beforeAll(async () => {
+    db = join(folder(), 'runledger.db');
+    daemon = await DaemonProcess.start(db, ['--exec', ECHO], { sharedByFile: true });
+  });
+  afterAll(() => daemon?.kill());
 
-    const added = json<{ token: string }>(runledger(['token', 'add', 'bob', '--db', db, '--json']).stdout);
-    const submitted = runledger(['submit', '--server', daemon.url, '--token', added.token, '--lane', 'b', '--prompt', 'hi']);
-    const byFile = runledger(['submit', '--server', daemon.url, '--db', db, '--lane', 'b', '--prompt', 'hi again']);
+  it('given runledger token add on the log of a running board, then the board takes the new token at once, beside its token file', async () => {
+    const added = json<{ token: string }>((await runInProcess(['token', 'add', 'bob', '--db', db, '--json'])).stdout);
+    const submitted = await runInProcess(['submit', '--server', daemon.url, '--token', added.token, '--lane', 'b', '--prompt', 'hi']);
+    const byFile = await runInProcess(['submit', '--server', daemon.url, '--db', db, '--lane', 'b', '--prompt', 'hi again']);
 
     expect(submitted.status, submitted.stderr).toBe(0);
     expect(byFile.status, byFile.stderr).toBe(0);
   });
 
   it('given runledger token revoke on the log of a running board, then the board refuses that token within its poll of the log, its token file still works, and the name stays taken', async () => {
-    const db = tempDbPath();
-    const daemon = await DaemonProcess.start(db, ['--exec', ECHO]);
-    const added = json<{ token: string }>(runledger(['token', 'add', 'carol', '--db', db, '--json']).stdout);
-    expect(runledger(['submit', '--server', daemon.url, '--token', added.token, '--lane', 'c', '--prompt', 'before']).status).toBe(0);
+    const added = json<{ token: string }>((await runInProcess(['token', 'add', 'carol', '--db', db, '--json'])).stdout);
+    expect((await runInProcess(['submit', '--server', daemon.url, '--token', added.token, '--lane', 'c', '--prompt', 'before'])).status).toBe(0);
 
-    const revoked = runledger(['token', 'revoke', 'carol', '--db', db]);
+    const revoked = await runInProcess(['token', 'revoke', 'carol', '--db', db]);
     // The running board reads another process's append within its poll of the log.
     let refused = { status: 0 as number | null, stderr: '' };
     await waitUntil('the revoked token refused', async () => {
-      refused = await runAsync(['submit', '--server', daemon.url, '--token', added.token, '--lane', 'c', '--prompt', 'after']);
+      refused = await runInProcess(['submit', '--server', daemon.url, '--token', added.token, '--lane', 'c', '--prompt', 'after']);
       return refused.status !== 0;
     });
-    const byFile = runledger(['submit', '--server', daemon.url, '--db', db, '--lane', 'c', '--prompt', 'by file']);
-    const again = runledger(['token', 'revoke', 'carol', '--db', db]);
-    const unknown = runledger(['token', 'revoke', 'dave', '--db', db]);
-    const reused = runledger(['token', 'add', 'carol', '--db', db]);
+    const byFile = await runInProcess(['submit', '--server', daemon.url, '--db', db, '--lane', 'c', '--prompt', 'by file']);
+    const again = await runInProcess(['token', 'revoke', 'carol', '--db', db]);
+    const unknown = await runInProcess(['token', 'revoke', 'dave', '--db', db]);
+    const reused = await runInProcess(['token', 'add', 'carol', '--db', db]);
 
     expect(revoked.status, revoked.stderr).toBe(0);
     expect(revoked.stdout).toContain('submit token carol revoked');

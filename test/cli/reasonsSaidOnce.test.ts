@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../events/catalog.ts';
 import { describeEvent } from '../../projections/audit/describeEvent.ts';
 import { DaemonProcess } from '../support/daemonProcess.ts';
-import { runledger } from '../support/processes.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 import { tempDir } from '../support/tempStore.ts';
 
 function stored(type: string, data: unknown): DomainEvent {
@@ -46,7 +46,7 @@ describe('each reason said once', () => {
     const daemon = await DaemonProcess.start(db, ['--exec', `sh -c 'echo boom >&2; exit 3'`]);
     const runId = await daemon.submit('alice', 'hi');
     expect((await daemon.terminal(runId)).state).toBe('failed');
-    const audit = runledger(['audit', runId, '--db', db]);
+    const audit = await runInProcess(['audit', runId, '--db', db]);
     expect(audit.status).toBe(0);
     expect(audit.stdout).toMatch(/board\.run\.claimed\s+claimed by local\n/);
     expect(audit.stdout).toMatch(/board\.run\.finished\s+completed: failed \([^)]*\)\n/);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { shellWord, systemdWord } from '../../cli/actions/serviceUnit.ts';
 import { runCli } from '../e2e/support/cluster.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 import { repoRoot } from '../support/processes.ts';
 import { tempDir } from '../support/tempStore.ts';
 
@@ -77,7 +78,8 @@ describe('runledger service print', () => {
     [['--exec', 'claude', '--db', 'here.db'], '--db here.db is relative'],
     [['--exec', 'claude', '--slots', 'many'], "in the daemon's arguments (after --): error: option '--slots <n>' argument 'many' is invalid"],
   ])('given daemon arguments %j, then it refuses, exit 2, printing no unit', async (args, said) => {
-    const result = await runCli(['service', 'print', '--', ...args], 20_000, { env: userEnv(tempDir()) });
+    // In this process (the same dispatch): refused before a unit is made, the home of no matter.
+    const result = await runInProcess(['service', 'print', '--', ...args]);
     expect(result).toMatchObject({ status: 2, stdout: '' });
     expect(result.stderr).toContain(said);
   });

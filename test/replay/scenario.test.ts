@@ -5,6 +5,7 @@ import { replayEntity } from '../../replay/replayEntity.ts';
 import { replayLog } from '../../replay/replayLog.ts';
 import { replayUntil } from '../../replay/replayUntil.ts';
 import { projections } from '../../runtime/folds/keeper/registry.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 import { runledger } from '../support/processes.ts';
 import { openScenario, scenarioCopy, seqOf, tamperedScenario } from './scenarioLog.ts';
 
@@ -21,6 +22,8 @@ async function scenarioEvents(): Promise<DomainEvent[]> {
   }
 }
 
+// `runledger replay` through the real entry point where its exit status is what is checked first (the
+// scenario replayed whole, and tampered); its other calls in this process, through the same dispatch.
 describe('replay of the recorded scenario', () => {
   it('re-derives every decision of it, in process and through `runledger replay`', async () => {
     const log = await scenarioEvents();
@@ -40,7 +43,7 @@ describe('replay of the recorded scenario', () => {
     const log = await scenarioEvents();
     const parked = seqOf(log, 'run.parked', 'r4');
 
-    const cli = runledger(['replay', '--db', scenarioCopy(), '--until', String(parked), '--json']);
+    const cli = await runInProcess(['replay', '--db', scenarioCopy(), '--until', String(parked), '--json']);
 
     expect(cli.status).toBe(0);
     const printed = JSON.parse(cli.stdout) as {
@@ -96,7 +99,7 @@ describe('replay of the recorded scenario', () => {
     );
     expect(report.folded).toMatchObject({ from: 0, to: seqOf(log, 'run.ended', 'r4', 'c1/lane:B'), snapshots: [] });
 
-    const cli = runledger(['replay', '--db', scenarioCopy(), '--run', 'r4']);
+    const cli = await runInProcess(['replay', '--db', scenarioCopy(), '--run', 'r4']);
     expect(cli.status).toBe(0);
     expect(cli.stdout).toMatch(/^run r4: 17 input\(s\) re-decided, 23 recorded decision\(s\) compared, all agree$/m);
     expect(cli.stdout).toContain(
@@ -120,12 +123,12 @@ describe('replay of the recorded scenario', () => {
     expect(report.scopes).toEqual([{ decider: 'run', scope: 'c1/run:r1', from: 0 }]);
   });
 
-  it('refuses an unknown run and a malformed id, naming them', () => {
+  it('refuses an unknown run and a malformed id, naming them', async () => {
     const path = scenarioCopy();
-    const unknown = runledger(['replay', '--db', path, '--run', 'r99']);
+    const unknown = await runInProcess(['replay', '--db', path, '--run', 'r99']);
     expect(unknown.status).toBe(1);
     expect(unknown.stderr).toContain('no run "r99"');
-    const malformed = runledger(['replay', '--db', path, '--run', '../r1']);
+    const malformed = await runInProcess(['replay', '--db', path, '--run', '../r1']);
     expect(malformed.status).not.toBe(0);
     expect(malformed.stderr).toContain('"../r1" is not a run or session id');
   });
@@ -141,8 +144,8 @@ describe('replay of a tampered copy of the scenario', () => {
     );
 
     const whole = runledger(['replay', '--db', path, '--json']);
-    const human = runledger(['replay', '--db', path]);
-    const run = runledger(['replay', '--db', path, '--run', 'r4', '--json']);
+    const human = await runInProcess(['replay', '--db', path]);
+    const run = await runInProcess(['replay', '--db', path, '--run', 'r4', '--json']);
 
     expect(whole.status).toBe(1);
     expect(JSON.parse(whole.stdout)).toMatchObject({

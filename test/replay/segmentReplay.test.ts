@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startDaemon } from '../../apps/daemon/startDaemon.ts';
 import { runCli, waitFor } from '../e2e/support/cluster.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 import { JumpingClock } from '../support/jumpingClock.ts';
 import { tempDir } from '../support/tempStore.ts';
 
@@ -111,15 +112,13 @@ describe('replay and audit of a log cut by retention, from the starting checkpoi
     sqlite.prepare("UPDATE starting_checkpoint SET version = version + 1 WHERE name = 'board'").run();
     sqlite.close();
 
-    // At once: each is a process of its own.
-    const [whole, alone, gap, live, audit, shape] = await Promise.all([
-      runCli(['replay', '--db', db]),
-      runCli(['replay', '--db', join(dir, 'archive', later)]),
-      runCli(['replay', '--db', gapDb]),
-      runCli(['replay', '--db', liveDb, '--json']),
-      runCli(['audit', runs[0]![0]!, '--db', liveDb]),
-      runCli(['replay', '--db', otherShape]),
-    ]);
+    // The whole history through the real entry point; the other copies in this process, through the same dispatch.
+    const whole = await runCli(['replay', '--db', db]);
+    const alone = await runInProcess(['replay', '--db', join(dir, 'archive', later)]);
+    const gap = await runInProcess(['replay', '--db', gapDb]);
+    const live = await runInProcess(['replay', '--db', liveDb, '--json']);
+    const audit = await runInProcess(['audit', runs[0]![0]!, '--db', liveDb]);
+    const shape = await runInProcess(['replay', '--db', otherShape]);
     // Every archive there: one fold from seq 1.
     expect(whole.status, whole.stderr).toBe(0);
     expect(whole.stdout).not.toContain('starting checkpoint');

@@ -5,17 +5,30 @@ import { computerLockPath } from '../../apps/computer/processLock.ts';
 import { deciders } from '../../replay/deciders.ts';
 import { replayLog } from '../../replay/replayLog.ts';
 import { claudeAgent, fixtureAgent } from '../support/computerRuns.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 import { runledger } from '../support/processes.ts';
 import { openTempStore, tempDbPath } from '../support/tempStore.ts';
 
+// A failed turn's exit status, and the refusal beside a live daemon, through the real entry point; the
+// other turns in this process, through the same dispatch (test/support/inProcessCli.ts).
 describe('runledger run', () => {
   it('given a turn that succeeds, then it prints the reply, exits 0, and the next turn of the lane resumes its session', async () => {
     const db = tempDbPath();
-    const first = runledger(['run', '--lane', 'L', '--prompt', 'hello', '--exec', claudeAgent('claude-like.sh', 'known-session'), '--db', db]);
+    const first = await runInProcess([
+      'run',
+      '--lane',
+      'L',
+      '--prompt',
+      'hello',
+      '--exec',
+      claudeAgent('claude-like.sh', 'known-session'),
+      '--db',
+      db,
+    ]);
     expect(first).toMatchObject({ status: 0, stderr: '' });
     expect(first.stdout).toMatch(/^fresh: You have about 2 hours for this turn\..*\n\nhello\n$/s);
 
-    const second = runledger([
+    const second = await runInProcess([
       'run',
       '--lane',
       'L',
@@ -53,9 +66,9 @@ describe('runledger run', () => {
     expect(result.stderr).toBe('runledger run: the turn failed: the agent exited with code 3: echo: done\n');
   });
 
-  it('given --dry-run, then the turn runs and nothing is written: not even the log file', () => {
+  it('given --dry-run, then the turn runs and nothing is written: not even the log file', async () => {
     const db = tempDbPath();
-    const result = runledger(['run', '--lane', 'L', '--prompt', 'try', '--dry-run', '--exec', claudeAgent('claude-like.sh'), '--db', db]);
+    const result = await runInProcess(['run', '--lane', 'L', '--prompt', 'try', '--dry-run', '--exec', claudeAgent('claude-like.sh'), '--db', db]);
     expect(result.status).toBe(0);
     expect(result.stdout).toMatch(/^fresh: /);
     expect(existsSync(db)).toBe(false);
@@ -76,7 +89,7 @@ describe('runledger run', () => {
         },
       ],
     });
-    const dry = runledger([
+    const dry = await runInProcess([
       'run',
       '--lane',
       'L',

@@ -13,6 +13,8 @@ export interface HowStarted {
   readonly bin?: string;
   readonly cwd?: string;
   readonly env?: NodeJS.ProcessEnv;
+  /** Shared by a file's tests (started in beforeAll): the file ends it (`kill()` in afterAll), not the test that started it. */
+  readonly sharedByFile?: boolean;
 }
 
 /**
@@ -42,10 +44,7 @@ export class DaemonProcess {
   /** Starts a daemon and resolves once its computer is connected to its board. */
   static async start(db: string, args: readonly string[], how: HowStarted = {}): Promise<DaemonProcess> {
     const daemon = new DaemonProcess(db, args, how);
-    onTestFinished(() => {
-      daemon.signal('SIGKILL');
-      killAgentsOf(db);
-    });
+    if (!how.sharedByFile) onTestFinished(() => daemon.kill());
     await daemon.waitForOutput(/push stream connected/);
     return daemon;
   }
@@ -63,6 +62,12 @@ export class DaemonProcess {
     const match = /board listening on (http:\/\/\S+)/.exec(this.out);
     if (!match) throw new Error(`the daemon named no board address: ${this.out}`);
     return match[1]!;
+  }
+
+  /** SIGKILL, and every agent process group its log says it began (a SIGKILLed daemon leaves its agents behind). */
+  kill(): void {
+    this.signal('SIGKILL');
+    killAgentsOf(this.db);
   }
 
   signal(signal: NodeJS.Signals): void {
