@@ -14,12 +14,18 @@ export class SimDisk {
   full = false;
   /** Commits refused because the disk was full. */
   refusals = 0;
+  /**
+   * Write transactions begun on the disk, by any life (a dead one's too): while it stays put, no row was
+   * added, and the invariants need not look for new ones.
+   */
+  writes = 0;
 
   constructor(readonly name: string) {}
 
   /** Opens the log for a new life: the image left by the last one, or a fresh log. */
   async open(report: (line: string) => void, _owner?: unknown, _machine?: string, writer = `${this.name}:1`): Promise<OpenedLog> {
     const faults = {
+      committing: () => void this.writes++,
       failWrites: () => {
         if (!this.full) return null;
         this.refusals++;

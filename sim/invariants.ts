@@ -62,11 +62,13 @@ const SPIN_STEPS = 1_000;
 /** Slack for a frame to reach a computer and its claim to be decided, ms: a slow link takes up to 3 s each way. */
 const PROMPT_MS = 8_000;
 
-/** A log the invariants read: a machine's disk, or the boards' log. */
-type Log = Pick<SimDisk, 'name' | 'current'>;
+/** A log the invariants read: a machine's disk, or the boards' log (whose writes, when it counts none, are looked for every step). */
+type Log = Pick<SimDisk, 'name' | 'current'> & Partial<Pick<SimDisk, 'writes'>>;
 
 interface DiskScan {
   seen: number;
+  /** The log's `writes` when it was last read. */
+  writesSeen?: number;
   drainedThisLife: boolean;
   db?: SimDisk['current'];
   select?: ReturnType<SimDisk['current']['prepare']>;
@@ -409,7 +411,8 @@ export class Invariants {
     if (scan.db !== current) {
       scan.db = current;
       scan.select = current.prepare('SELECT seq, stream, version, type, data, at, cause, actor FROM events WHERE seq > ? ORDER BY seq');
-    }
+    } else if (disk.writes !== undefined && disk.writes === scan.writesSeen) return [];
+    scan.writesSeen = disk.writes;
     const rows = scan.select!.all(scan.seen) as EventRow[];
     if (rows.length) scan.seen = rows.at(-1)!.seq;
     return rows;

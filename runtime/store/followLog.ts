@@ -75,6 +75,19 @@ export function followLog(readAll: ReadAll, wake: Observable<Wake>, after: numbe
   });
 }
 
+/** Events a store hands over already frozen all the way down and apart from the writer's objects (see `sharedAsIs`). */
+const frozenApart = new WeakSet<DomainEvent>();
+
+/**
+ * Marks a committed event as one followers may share as it is: frozen all the way down, and holding no
+ * object of the writer's (a decoder's copy, as a read gives the row back). Its commit is then handed
+ * over without a copy of it made again.
+ */
+export function sharedAsIs(event: DomainEvent): DomainEvent {
+  frozenApart.add(event);
+  return event;
+}
+
 /** Each commit's shared copies, made by the first follower handed it: none when nobody follows. */
 const copiesOfCommit = new WeakMap<readonly DomainEvent[], readonly DomainEvent[]>();
 
@@ -92,6 +105,7 @@ function sharedCopies(committed: readonly DomainEvent[]): readonly DomainEvent[]
  * (its state may keep and later change them), and frozen all the way down.
  */
 function sharedCopy(event: DomainEvent): DomainEvent {
+  if (frozenApart.has(event)) return event;
   // The copy of `data` loses, for the compiler, its pairing with `type`: it is the same value, frozen.
   return Object.freeze({ ...event, data: deepFreeze(structuredClone(event.data)) }) as DomainEvent;
 }

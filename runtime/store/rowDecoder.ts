@@ -2,7 +2,7 @@ import type { DomainEvent } from '../../events/catalog.ts';
 import { type AnyEventCodec, type DecodedData, describeForeignRow, type ForeignRow, InvalidEventError } from '../../events/codec.ts';
 import type { StoredEvent } from '../../events/envelope.ts';
 import { messageOf } from '../../events/thrown.ts';
-import { deepFreeze } from './followLog.ts';
+import { deepFreeze, sharedAsIs } from './followLog.ts';
 
 /** A row of `events` in its column order (docs/rules.md#the-log): what each store's reads hand the decoder. */
 export type RawRow = [seq: number, stream: string, version: number, type: string, data: string, at: number, cause: number | null, actor: string];
@@ -77,11 +77,14 @@ export class RowDecoder {
    * a row just written (a run's queue, its session's closer) parse and check it no more (~0.3 ms of
    * the embedded daemon's CPU a run, bench/profileEmbedded.ts). The data is what decoding the row
    * would give: the schema's output, frozen, with what JSON does not keep (an undefined field) left out.
+   * Returns the event kept (null when it is not, being too far behind the head): the schema's output
+   * holds none of the writer's objects, so followers may share it as it is.
    */
-  remember(event: StoredEvent, text: string, data: unknown): void {
-    if (event.seq < this.keptFrom) return;
-    const read = Object.freeze({ ...event, data: frozenAsRead(data) }) as DomainEvent;
+  remember(event: StoredEvent, text: string, data: unknown): DomainEvent | null {
+    if (event.seq < this.keptFrom) return null;
+    const read = sharedAsIs(Object.freeze({ ...event, data: frozenAsRead(data) }) as DomainEvent);
     this.recent.set(event.seq, { type: event.type, text, event: read });
+    return read;
   }
 
   /**

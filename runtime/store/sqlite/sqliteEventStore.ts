@@ -393,16 +393,19 @@ export class SqliteEventStore implements EventStore, LogQueries {
     if (committed.length === 0) return;
     this.outage.committed();
     this.rows.keepFrom(committed[committed.length - 1]!.seq);
+    // Followers are handed each event as the decoder keeps it (frozen, as a read gives it back), not a copy made again.
+    const kept = new Map<number, DomainEvent>();
     batch.forEach((p, i) => {
       const result = results[i]!;
       const read = this.checked.get(p.request);
       if (!result.ok || read === undefined) return;
       result.events.forEach((event, j) => {
         const text = writtenData.get(event);
-        if (text !== undefined) this.rows.remember(event, text, read[j]);
+        const remembered = text === undefined ? null : this.rows.remember(event, text, read[j]);
+        if (remembered) kept.set(event.seq, remembered);
       });
     });
-    this.commits.next(committed);
+    this.commits.next(committed.map((event) => kept.get(event.seq) ?? event));
   }
 
   async readAll(after: number, limit: number): Promise<DomainEvent[]> {
