@@ -24,7 +24,7 @@ function subject(event: DomainEvent): string {
 }
 
 /**
- * The JSON lines of `--log-json`, through pino onto `out`. Loaded only then: pino is a tenth of what
+ * The JSON lines of `--log-json`, through pino onto `out`. Loaded only then: pino is 136 KB of the ~2 MB
  * a daemon's start loads, for a flag most never give.
  */
 export async function jsonLines(out: StdoutLines): Promise<Logger> {

@@ -110,7 +110,7 @@ describe('runledger starts with what the command needs', () => {
     }
   });
 
-  it('daemon loads no pino unless given --log-json, its only use (a tenth of what a start loads)', () => {
+  it('daemon loads no pino unless given --log-json, its only use (136 KB of the ~2 MB a start loads)', () => {
     // A log it cannot open (under a file): the daemon's action and all it imports load, then it exits.
     const loaded = modulesLoadedBy(['daemon', '--db', join(cli, 'runledger.db'), '--exec', 'cat']);
     expect(loaded).toContain('dist/cli/actions/daemon.js');
