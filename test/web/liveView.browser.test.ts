@@ -30,7 +30,10 @@ import {
 } from './webSupport.ts';
 import { hasChromium, newBrowserContext } from './workerChromium.ts';
 
-if (!hasChromium) console.warn('test/web: browser tests skipped: /usr/bin/chromium-headless-shell is missing (apt-get install chromium-headless-shell; .ci/run installs it)');
+if (!hasChromium)
+  console.warn(
+    'test/web: browser tests skipped: /usr/bin/chromium-headless-shell is missing (apt-get install chromium-headless-shell; .ci/run installs it)',
+  );
 
 describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
   let board: TestBoard;
