@@ -112,7 +112,7 @@ export function simAgentStarter(options: {
         agentError: reader.agentError(),
         usage: reader.usage(),
         // The world's zone is UTC: a reset the agent gives as a time of day reads the same on every machine.
-        usageLimit: reader.usageLimit({ now: clock.now(), timeZone: 'UTC', stderr: '' }),
+        usageLimit: reader.usageLimit({ now: clock.now(), timeZone: () => 'UTC', stderr: '' }),
         cancelReason,
         error: null,
         elapsedMs: clock.now() - startedAt,

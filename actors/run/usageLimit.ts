@@ -1,8 +1,10 @@
 /**
  * A login's usage or rate limit, as Claude Code and Codex say it (docs/rules.md#computer-behaviour, "Execution"): the
  * agent's words and, where they say, when it resets. Pure: the time "now" and the machine's time zone
- * (the CLIs print wall-clock times in it) are given; the daemon records what is read here with the
- * run's exit, so a replay reads the recorded `resetAt`, never the text again.
+ * (the CLIs print wall-clock times in it) are given, the zone as a function, asked only for words that
+ * give a wall-clock time: a process's first reading of it costs ~20 ms of CPU (Intl's zone data),
+ * which every agent's exit paid, limit or none. The daemon records what is read here with the run's
+ * exit, so a replay reads the recorded `resetAt`, never the text again.
  *
  * The forms, as the CLIs print them (taken from their issue trackers and sources):
  * - Claude Code 1.0.x, print mode's `result`: "Claude AI usage limit reached|1755615600" (epoch
@@ -50,7 +52,7 @@ const SAYS_LIMIT: readonly RegExp[] = [
 ];
 
 /** The first line of `text` that says a usage limit was reached, read with its reset time; or null. */
-export function usageLimitIn(text: string, now: number, timeZone: string): UsageLimit | null {
+export function usageLimitIn(text: string, now: number, timeZone: () => string): UsageLimit | null {
   if (!text) return null;
   const lines = text.split(/\r?\n/);
   const at = lines.findIndex((line) => SAYS_LIMIT.some((form) => form.test(line)));
@@ -77,7 +79,7 @@ function wordsOf(said: string): string {
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 
 /** When the words say the limit resets, or null. */
-function resetIn(said: string, now: number, timeZone: string): number | null {
+function resetIn(said: string, now: number, timeZone: () => string): number | null {
   const epoch = /limit reached\|(\d{9,11})\b/i.exec(said) ?? /"resets_at"\s*:\s*(\d{9,11})/.exec(said);
   if (epoch) return believableReset(Number(epoch[1]) * 1000, now);
   const seconds = /"resets_in_seconds"\s*:\s*(\d+)/.exec(said);
@@ -93,7 +95,7 @@ function resetIn(said: string, now: number, timeZone: string): number | null {
   if (codexAt) {
     const [, month, day, year, hour, minute, half] = codexAt;
     const date = month ? { month: MONTHS.indexOf(month.toLowerCase()), day: +day!, year: +year! } : null;
-    return wallClock(now, timeZone, date, hour12(+hour!, half!), +minute!);
+    return wallClock(now, timeZone(), date, hour12(+hour!, half!), +minute!);
   }
   // Claude: "resets 5am", "resets 12:50am (America/Los_Angeles)", "reset at 5pm (Europe/Warsaw)", "reset at Oct 6, 6pm".
   const claudeAt =
@@ -103,7 +105,7 @@ function resetIn(said: string, now: number, timeZone: string): number | null {
   if (claudeAt) {
     const [, month, day, hour, minute, half, zone] = claudeAt;
     const date = month ? { month: MONTHS.indexOf(month.toLowerCase()), day: +day!, year: null } : null;
-    return wallClock(now, zone && isZone(zone) ? zone : timeZone, date, hour12(+hour!, half!), minute ? +minute : 0);
+    return wallClock(now, zone && isZone(zone) ? zone : timeZone(), date, hour12(+hour!, half!), minute ? +minute : 0);
   }
   return null;
 }

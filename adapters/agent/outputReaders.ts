@@ -64,7 +64,8 @@ export interface OutputReader {
 /** What reading a limit's reset time needs: the time, the machine's zone, and what the agent wrote on stderr. */
 export interface LimitContext {
   readonly now: number;
-  readonly timeZone: string;
+  /** The machine's zone, asked for only when the words give a wall-clock time (see usageLimit.ts). */
+  readonly timeZone: () => string;
   readonly stderr: string;
 }
 

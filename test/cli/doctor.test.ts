@@ -1,7 +1,9 @@
 /**
- * `runledger doctor` (issue 14) through the built bin, against the stand-ins named `claude` and
- * `codex` first on PATH (test/fixtures/agents/bin.ts): each check says ok or failed and what to fix,
- * exit 0 when all pass and 1 otherwise, and nothing is written to the log or left beside it.
+ * `runledger doctor` (issue 14) against the stand-ins of test/fixtures/agents: each check says ok or
+ * failed and what to fix, exit 0 when all pass and 1 otherwise, and nothing is written to the log or
+ * left beside it. Through the built bin where the process is what a user meets (the stand-ins found on
+ * PATH, the exit status as a shell sees it, Ctrl-C); elsewhere in this process, the same dispatch
+ * (test/support/inProcessCli.ts), what the checks say being what is proven.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
@@ -62,42 +64,75 @@ function checksOf(run: CliResult): CheckView[] {
   return (JSON.parse(run.stdout) as { checks: CheckView[] }).checks;
 }
 
+/**
+ * A fresh folder with the stand-ins in it (test/fixtures/agents/bin.ts), named by their paths: a call
+ * in this process has neither a PATH nor an environment of its own (test/support/inProcessCli.ts), so
+ * what a test sets for its stand-in goes before the program in --exec, as a shell line may.
+ */
+function standIns(): { dir: string; claude: string; codex: string } {
+  const dir = folder();
+  const { bin } = agentBin(dir);
+  return { dir, claude: join(bin, 'claude'), codex: join(bin, 'codex') };
+}
+
+/** `runledger doctor --db DIR/state/runledger.db ARGS` in this process. */
+function doctorHere(dir: string, args: readonly string[]): Promise<CliResult> {
+  return runInProcess(['doctor', '--db', join(dir, 'state', 'runledger.db'), ...args]);
+}
+
 const statuses = (checks: readonly CheckView[]) => Object.fromEntries(checks.map((c) => [c.check, c.status]));
 
 describe.concurrent('runledger doctor', () => {
+  it('given --exec claude (a stand-in on PATH), then every check passes, exit 0, and nothing is written beside the log', async () => {
+    const run = await doctor(['--exec', 'claude']);
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    const lines = run.stdout.split('\n');
+    expect(lines[1]).toContain('runs: claude -p --output-format stream-json --verbose');
+    expect(lines.find((l) => l.startsWith('ok      program'))).toContain(`claude is ${join(run.dir, 'bin')}`);
+    expect(lines.find((l) => l.startsWith('ok      answer'))).toContain('stream-json with a result: "turn 1 (');
+    expect(lines.find((l) => l.startsWith('ok      session'))).toMatch(/announced [0-9a-f-]{36}$/);
+    expect(lines.find((l) => l.startsWith('ok      resume'))).toContain("--resume '");
+    expect(lines.find((l) => l.startsWith('ok      resume'))).toContain('"turn 2 (');
+    expect(run.stdout).toMatch(/every check passed\n$/);
+    // No log, not even its folder; the scratch folder of the turns is gone.
+    expect(existsSync(join(run.dir, 'state'))).toBe(false);
+    expect(readdirSync(run.dir).sort()).toEqual(['agent-home', 'bin']);
+  });
+
   it.each([
-    { exec: 'claude', runs: 'claude -p --output-format stream-json --verbose', format: 'stream-json with a result', resumed: "--resume '" },
     {
       exec: 'claude --model opus-x',
-      runs: 'claude -p --output-format stream-json --verbose --model opus-x',
+      runs: ' -p --output-format stream-json --verbose --model opus-x',
       format: 'stream-json with a result',
       resumed: '--model opus-x --resume',
     },
-    { exec: 'codex', runs: 'codex exec --json', format: '--json events ending in turn.completed', resumed: "codex exec --json resume '" },
+    { exec: 'codex', runs: ' exec --json', format: '--json events ending in turn.completed', resumed: " exec --json resume '" },
   ])(
-    'given --exec $exec (a stand-in), then every check passes, exit 0, and nothing is written beside the log',
+    'given --exec $exec (a stand-in, by its path), then every check passes, exit 0, and nothing is written beside the log',
     async ({ exec, runs, format, resumed }) => {
-      const run = await doctor(['--exec', exec]);
+      const agents = standIns();
+      const [name, ...args] = exec.split(' ');
+      const program = agents[name as 'claude' | 'codex'];
+      const run = await doctorHere(agents.dir, ['--exec', [program, ...args].join(' ')]);
       expect(run.status, run.stdout + run.stderr).toBe(0);
       const lines = run.stdout.split('\n');
-      expect(lines[1]).toContain(`runs: ${runs}`);
-      expect(lines.find((l) => l.startsWith('ok      program'))).toContain(`${exec.split(' ')[0]} is ${join(run.dir, 'bin')}`);
+      expect(lines[1]).toContain(`runs: ${program}${runs}`);
+      expect(lines.find((l) => l.startsWith('ok      program'))).toContain(`is ${program}`);
       expect(lines.find((l) => l.startsWith('ok      answer'))).toContain(`${format}: "turn 1 (`);
       expect(lines.find((l) => l.startsWith('ok      session'))).toMatch(/announced [0-9a-f-]{36}$/);
       expect(lines.find((l) => l.startsWith('ok      resume'))).toContain(resumed);
       expect(lines.find((l) => l.startsWith('ok      resume'))).toContain('"turn 2 (');
       expect(run.stdout).toMatch(/every check passed\n$/);
-      // No log, not even its folder; the scratch folder of the turns is gone.
-      expect(existsSync(join(run.dir, 'state'))).toBe(false);
-      expect(readdirSync(run.dir).sort()).toEqual(['agent-home', 'bin']);
+      expect(readdirSync(agents.dir).sort()).toEqual(['agent-home', 'bin']);
     },
   );
 
   it('given --json, then it prints the checks, each ok, with the command it runs', async () => {
-    const run = await doctor(['--exec', 'codex exec --skip-git-repo-check', '--json']);
+    const { dir, codex } = standIns();
+    const run = await doctorHere(dir, ['--exec', `${codex} exec --skip-git-repo-check`, '--json']);
     expect(run.status).toBe(0);
     const view = JSON.parse(run.stdout) as Record<string, unknown>;
-    expect(view).toMatchObject({ ok: true, kind: 'codex', command: 'codex exec --json --skip-git-repo-check' });
+    expect(view).toMatchObject({ ok: true, kind: 'codex', command: `${codex} exec --json --skip-git-repo-check` });
     expect(statuses(view.checks as CheckView[])).toEqual({ program: 'ok', answer: 'ok', session: 'ok', resume: 'ok' });
   });
 
@@ -114,14 +149,13 @@ describe.concurrent('runledger doctor', () => {
   });
 
   it('given a relative path, then it says the path is read from the lane workspace: give it absolute', async () => {
-    // In this process (the same dispatch): the check refuses the path before any agent runs.
-    const run = await runInProcess(['doctor', '--db', join(folder(), 'state', 'runledger.db'), '--exec', './agent.sh', '--json']);
+    const run = await doctorHere(folder(), ['--exec', './agent.sh', '--json']);
     expect(run.status).toBe(1);
     expect(checksOf(run)[0]).toMatchObject({ status: 'failed', detail: 'not found: ./agent.sh', fix: expect.stringContaining('absolute path') });
   });
 
   it('given a plain command (echo-like), then it passes, saying there is no session: turns will not resume', async () => {
-    const run = await doctor(['--exec', 'cat']);
+    const run = await doctorHere(folder(), ['--exec', 'cat']);
     expect(run.status, run.stdout).toBe(0);
     expect(run.stdout).toContain('(a plain command: its whole stdout is the reply)');
     expect(run.stdout).toMatch(/^ok {6}answer {3}plain text: "You have about 2 minutes for this turn\. /m);
@@ -130,10 +164,11 @@ describe.concurrent('runledger doctor', () => {
   });
 
   it.each([
-    { exec: 'claude', said: 'No conversation found with session ID: ', fix: '~/.claude/projects/' },
-    { exec: 'codex', said: 'thread/read failed: thread not loaded: ', fix: 'CODEX_HOME' },
+    { exec: 'claude' as const, said: 'No conversation found with session ID: ', fix: '~/.claude/projects/' },
+    { exec: 'codex' as const, said: 'thread/read failed: thread not loaded: ', fix: 'CODEX_HOME' },
   ])('given $exec refusing the resume, then the resume check fails with its words, exit 1', async ({ exec, said, fix }) => {
-    const run = await doctor(['--exec', exec, '--json'], { STANDIN_REFUSE_RESUME: '1' });
+    const agents = standIns();
+    const run = await doctorHere(agents.dir, ['--exec', `STANDIN_REFUSE_RESUME=1 ${agents[exec]}`, '--json']);
     expect(run.status).toBe(1);
     const checks = checksOf(run);
     expect(statuses(checks)).toEqual({ program: 'ok', answer: 'ok', session: 'ok', resume: 'failed' });
@@ -144,10 +179,11 @@ describe.concurrent('runledger doctor', () => {
   });
 
   it.each([
-    { exec: 'claude', said: '"Not logged in · Please run /login"', fix: 'type /login' },
-    { exec: 'codex', said: '"exceeded retry limit, last status: 401 Unauthorized, request id: 9a1f-AMS"', fix: '`codex login`' },
+    { exec: 'claude' as const, said: '"Not logged in · Please run /login"', fix: 'type /login' },
+    { exec: 'codex' as const, said: '"exceeded retry limit, last status: 401 Unauthorized, request id: 9a1f-AMS"', fix: '`codex login`' },
   ])('given $exec not logged in, then the answer check says so with its words and how to log in, exit 1', async ({ exec, said, fix }) => {
-    const run = await doctor(['--exec', exec, '--json'], { STANDIN_LOGGED_OUT: '1' });
+    const agents = standIns();
+    const run = await doctorHere(agents.dir, ['--exec', `STANDIN_LOGGED_OUT=1 ${agents[exec]}`, '--json']);
     expect(run.status).toBe(1);
     const checks = checksOf(run);
     expect(statuses(checks)).toEqual({ program: 'ok', answer: 'failed', session: 'skipped', resume: 'skipped' });
@@ -156,25 +192,26 @@ describe.concurrent('runledger doctor', () => {
 
   it.each([
     {
-      wrapper: 'exec claude -p --output-format stream-json "$@"',
+      wrapper: 'exec CLAUDE -p --output-format stream-json "$@"',
       detail: 'print mode refused stream-json without --verbose: "Error: When using --print, --output-format=stream-json requires --verbose"',
       fix: 'add --verbose',
     },
-    { wrapper: 'exec claude "$@"', detail: 'the command started a terminal UI, which needs a terminal', fix: 'run the agent headless' },
-    { wrapper: 'exec claude -p --output-format stream-json --verbose "$@"', detail: "the reply is an agent's stream of events", fix: 'named claude' },
+    { wrapper: 'exec CLAUDE "$@"', detail: 'the command started a terminal UI, which needs a terminal', fix: 'run the agent headless' },
+    { wrapper: 'exec CLAUDE -p --output-format stream-json --verbose "$@"', detail: "the reply is an agent's stream of events", fix: 'named claude' },
   ])('given a wrapper script ($wrapper), then the answer check says what went wrong and what to fix', async ({ wrapper, detail, fix }) => {
-    const scripts = folder();
-    const script = join(scripts, 'agent.sh');
-    writeFileSync(script, `#!/bin/sh\n${wrapper}\n`);
+    // CLAUDE: the stand-in, by its path.
+    const { dir, claude } = standIns();
+    const script = join(dir, 'agent.sh');
+    writeFileSync(script, `#!/bin/sh\n${wrapper.replace('CLAUDE', claude)}\n`);
     chmodSync(script, 0o755);
-    const run = await doctor(['--exec', script, '--json']);
+    const run = await doctorHere(dir, ['--exec', script, '--json']);
     expect(run.status).toBe(1);
     const answer = checksOf(run)[1]!;
     expect(answer).toMatchObject({ status: 'failed', detail: expect.stringContaining(detail), fix: expect.stringContaining(fix) });
   });
 
   it('given an agent that does not answer in its budget, then it says so and how to raise it, exit 1', async () => {
-    const run = await doctor(['--exec', 'sleep 30', '--timeout-s', '1', '--json']);
+    const run = await doctorHere(folder(), ['--exec', 'sleep 30', '--timeout-s', '1', '--json']);
     expect(run.status).toBe(1);
     expect(checksOf(run)[1]).toMatchObject({ status: 'failed', detail: 'no answer within 1 s', fix: expect.stringContaining('raise --timeout-s') });
   });
@@ -201,8 +238,7 @@ describe.concurrent('runledger doctor', () => {
   });
 
   it('given an --exec with no program, then it is a usage error, exit 2', async () => {
-    // In this process (the same dispatch): refused before any check runs.
-    const run = await runInProcess(['doctor', '--db', join(folder(), 'state', 'runledger.db'), '--exec', '  ']);
+    const run = await doctorHere(folder(), ['--exec', '  ']);
     expect(run).toMatchObject({ status: 2, stdout: '' });
     expect(run.stderr).toContain('runledger: --exec "  " names no program: give the agent\'s command line, e.g. --exec claude');
   });

@@ -1,15 +1,16 @@
 /**
- * `runledger doctor --repo PATH` (issue 27) through the built bin, with real repositories: the
- * repository is checked as `daemon --repo` takes it (a checkout with a commit, not bare), what its main
- * checkout means for the lanes is said (detached, dirty: warnings), and the agent's checks run in a
- * scratch worktree of it that is gone afterwards. The real Codex, against a local stand-in of its
- * model API, passes there without `--skip-git-repo-check`, and is refused outside a repository.
+ * `runledger doctor --repo PATH` (issue 27) with real repositories: the repository is checked as
+ * `daemon --repo` takes it (a checkout with a commit, not bare), what its main checkout means for the
+ * lanes is said (detached, dirty: warnings), and the agent's checks run in a scratch worktree of it
+ * that is gone afterwards. The real Codex, against a local stand-in of its model API, passes there
+ * without `--skip-git-repo-check`, and is refused outside a repository: through the built bin, in
+ * the environment it is given. The others run in this process (the same dispatch), what the checks
+ * say being what they prove.
  */
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../e2e/support/cluster.ts';
-import { agentBin } from '../fixtures/agents/bin.ts';
 import { type ModelApis, startModelApis } from '../fixtures/agents/modelApis.ts';
 import { realAgentBin } from '../fixtures/agents/realAgents.ts';
 import { runInProcess } from '../support/inProcessCli.ts';
@@ -29,10 +30,7 @@ async function doctor(dir: string, args: readonly string[], env: Record<string, 
   return checked(await runCli(['doctor', '--db', join(dir, 'state', 'runledger.db'), ...args, '--json'], 45_000, { env, cwd: dir }));
 }
 
-/**
- * The same in this process (the same dispatch), for a repository refused before any agent would run:
- * no environment or folder of its own is needed.
- */
+/** The same in this process, for a call that needs no environment or folder of its own. */
 async function doctorInProcess(dir: string, args: readonly string[]) {
   return checked(await runInProcess(['doctor', '--db', join(dir, 'state', 'runledger.db'), ...args, '--json']));
 }
@@ -59,7 +57,7 @@ describe('runledger doctor --repo', () => {
     writeFileSync(join(repo, 'README.md'), 'edited, not committed\n');
     const branches = git(repo, 'branch', '--list');
     // A plain command whose answer is the folder it ran in: the top of the worktree it was given.
-    const run = await doctor(dir, ['--repo', repo, '--exec', 'git rev-parse --show-toplevel'], agentBin(dir).env);
+    const run = await doctorInProcess(dir, ['--repo', repo, '--exec', 'git rev-parse --show-toplevel']);
     expect(run.status, JSON.stringify(run.checks)).toBe(0);
     expect(statuses(run.checks)).toEqual({
       repository: 'ok',
@@ -81,7 +79,7 @@ describe('runledger doctor --repo', () => {
     expect(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
     expect(git(repo, 'branch', '--list')).toBe(branches);
     expect(git(repo, 'status', '--porcelain')).toBe('M README.md');
-    expect(readdirSync(dir).sort()).toEqual(['agent-home', 'app', 'bin']);
+    expect(readdirSync(dir).sort()).toEqual(['app']);
   });
 
   it.each([

@@ -9,7 +9,7 @@ import { claudeStreamJsonReader, codexJsonReader, plainReader } from '../../adap
 // Thursday 2026-01-01 10:00 UTC = 11:00 in Berlin, 02:00 in Los Angeles.
 const NOW = Date.UTC(2026, 0, 1, 10, 0);
 const at = (iso: string) => Date.parse(iso);
-const read = (text: string, zone = 'UTC') => usageLimitIn(text, NOW, zone);
+const read = (text: string, zone = 'UTC') => usageLimitIn(text, NOW, () => zone);
 
 describe('usage limits as Claude Code says them', () => {
   it('1.0.x print mode: "Claude AI usage limit reached|<epoch s>" resets at that epoch, said without the number', () => {
@@ -53,7 +53,7 @@ describe('usage limits as Claude Code says them', () => {
       `${JSON.stringify({ type: 'result', subtype: 'success', is_error: true, result: "You've hit your limit · resets 2pm (Asia/Shanghai)" })}\n`,
     );
     reader.end();
-    expect(reader.usageLimit({ now: NOW, timeZone: 'UTC', stderr: '' })).toEqual({
+    expect(reader.usageLimit({ now: NOW, timeZone: () => 'UTC', stderr: '' })).toEqual({
       words: "You've hit your limit · resets 2pm (Asia/Shanghai)",
       resetAt: 1767276000_000,
     });
@@ -64,13 +64,13 @@ describe('usage limits as Claude Code says them', () => {
     reader.push(`${JSON.stringify({ type: 'rate_limit_event', rate_limit_info: { status: 'allowed', resetsAt: 1767276000 } })}\n`);
     reader.push(`${JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: 'Claude usage limit reached, you said?' })}\n`);
     reader.end();
-    expect(reader.usageLimit({ now: NOW, timeZone: 'UTC', stderr: '' })).toBeNull();
+    expect(reader.usageLimit({ now: NOW, timeZone: () => 'UTC', stderr: '' })).toBeNull();
   });
 
   it('a CLI that died before its result said it on stderr', () => {
     const reader = claudeStreamJsonReader();
     reader.end();
-    expect(reader.usageLimit({ now: NOW, timeZone: 'UTC', stderr: 'Error: Claude AI usage limit reached|1767265200\n' })?.resetAt).toBe(
+    expect(reader.usageLimit({ now: NOW, timeZone: () => 'UTC', stderr: 'Error: Claude AI usage limit reached|1767265200\n' })?.resetAt).toBe(
       1767265200_000,
     );
   });
@@ -106,11 +106,11 @@ describe('usage limits as Codex says them', () => {
     const limited = codexJsonReader();
     limited.push(`${JSON.stringify({ type: 'turn.failed', error: { message: "You've hit your usage limit. Try again at 3:15 PM." } })}\n`);
     limited.end();
-    expect(limited.usageLimit({ now: NOW, timeZone: 'UTC', stderr: '' })?.resetAt).toBe(at('2026-01-01T15:16:00Z'));
+    expect(limited.usageLimit({ now: NOW, timeZone: () => 'UTC', stderr: '' })?.resetAt).toBe(at('2026-01-01T15:16:00Z'));
     const quota = codexJsonReader();
     quota.push(`${JSON.stringify({ type: 'error', message: 'Quota exceeded. Check your plan and billing details.' })}\n`);
     quota.end();
-    expect(quota.usageLimit({ now: NOW, timeZone: 'UTC', stderr: '' })).toBeNull();
+    expect(quota.usageLimit({ now: NOW, timeZone: () => 'UTC', stderr: '' })).toBeNull();
   });
 });
 
@@ -138,6 +138,6 @@ describe('what is not a limit', () => {
     const reader = plainReader();
     reader.push('Claude AI usage limit reached|1767265200');
     reader.end();
-    expect(reader.usageLimit({ now: NOW, timeZone: 'UTC', stderr: 'usage limit reached' })).toBeNull();
+    expect(reader.usageLimit({ now: NOW, timeZone: () => 'UTC', stderr: 'usage limit reached' })).toBeNull();
   });
 });
