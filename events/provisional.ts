@@ -6,5 +6,6 @@ import type { DomainEvent, NewDomainEvent } from './catalog.ts';
  * `cause` is the seq of the input it answers, when that is known (a decision re-derived by `replay`).
  */
 export function provisional(event: NewDomainEvent, cause: number | null = null): DomainEvent {
-  return { ...event, seq: 0, version: 0, cause, actor: '' } as DomainEvent;
+  // Built field by field, not spread: one shape for every event, as every decision of a process folds its answers through here.
+  return { seq: 0, stream: event.stream, version: 0, type: event.type, data: event.data, at: event.at, cause, actor: '' } as DomainEvent;
 }

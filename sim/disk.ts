@@ -76,6 +76,8 @@ export async function emptyLog(): Promise<Buffer> {
  * turn of the event loop appended: a function of the world alone.
  */
 export function withoutHolds(store: SqliteEventStore, committed?: () => void): OpenedLog {
+  // Each method bound once, not at every call: the lives call their store thousands of times a world.
+  const bound = new Map<(...args: never[]) => unknown, unknown>();
   return new Proxy(store, {
     get(target, property, receiver) {
       if (property === 'holdCommits') return () => () => undefined;
@@ -87,7 +89,10 @@ export function withoutHolds(store: SqliteEventStore, committed?: () => void): O
             return result;
           });
       const value = Reflect.get(target, property, receiver);
-      return typeof value === 'function' ? value.bind(target) : value;
+      if (typeof value !== 'function') return value;
+      let method = bound.get(value);
+      if (method === undefined) bound.set(value, (method = value.bind(target)));
+      return method;
     },
   });
 }

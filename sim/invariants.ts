@@ -502,12 +502,13 @@ export class Invariants {
     const state = this.boardState;
     if (!state) return;
     // A lane is busy while a run of it is claimed and not terminal: its holder (lanes stay in the state, settled runs do not).
-    for (const [lane, queue] of Object.entries(state.lanes)) {
-      if (queue.holder !== null) this.laneFreeSince.delete(lane);
+    for (const lane in state.lanes) {
+      if (state.lanes[lane]!.holder !== null) this.laneFreeSince.delete(lane);
       else if (!this.laneFreeSince.has(lane)) this.laneFreeSince.set(lane, this.now);
     }
     const connected = new Set(state.connected);
-    for (const id of [...this.connectedSince.keys()]) if (!connected.has(id)) this.connectedSince.delete(id);
+    // A Map's iteration goes on past an entry deleted under it.
+    for (const id of this.connectedSince.keys()) if (!connected.has(id)) this.connectedSince.delete(id);
     for (const id of connected) if (!this.connectedSince.has(id)) this.connectedSince.set(id, this.now);
   }
 
@@ -519,9 +520,11 @@ export class Invariants {
     const quiet = this.diskQuiet(machine.disk.name);
     if (quiet) this.checkTimers(machine, life, queue, executions);
     this.checkParked(machine, life, queue, quiet);
-    const beating = new Set(life.computer.runs.liveRuns());
-    for (const [runId, run] of Object.entries(executions)) {
-      if (run.phase !== 'limited') continue;
+    // Read only when a run waits out a limit: these checks run for every machine after every step.
+    let beating: Set<string> | null = null;
+    for (const runId in executions) {
+      if (executions[runId]!.phase !== 'limited') continue;
+      beating ??= new Set(life.computer.runs.liveRuns());
       this.check('limitedHeartbeated', beating.has(runId), () => `${life.name}: run ${runId} waits out its login's limit unheartbeated`);
     }
   }
@@ -535,23 +538,34 @@ export class Invariants {
    */
   private checkTimers(machine: ComputerMachine, life: ComputerLife, queue: QueueState | undefined, executions: Record<string, RunExecution>): void {
     const now = life.clock.now();
-    const waits = new Map<number, string[]>();
-    const wait = (until: number, what: string) => {
-      if (until > now) waits.set(until, [...(waits.get(until) ?? []), what]);
+    // Each wait's sentence is made only when a check fails: this runs for every machine after every step.
+    const waits = new Map<number, (() => string)[]>();
+    const wait = (until: number, what: () => string) => {
+      if (until <= now) return;
+      const at = waits.get(until);
+      if (at) at.push(what);
+      else waits.set(until, [what]);
     };
-    for (const run of Object.values(queue?.runs ?? {})) if (run.status === 'waiting') wait(run.notBefore, `run ${run.runId} waits`);
-    for (const [login, limit] of Object.entries(queue?.loginLimits ?? {})) wait(limit.until, `login ${login} is at its usage limit`);
-    for (const [runId, run] of Object.entries(executions)) {
+    const runs = queue?.runs ?? {};
+    for (const id in runs) {
+      const run = runs[id]!;
+      if (run.status === 'waiting') wait(run.notBefore, () => `run ${run.runId} waits`);
+    }
+    const limits = queue?.loginLimits ?? {};
+    for (const login in limits) wait(limits[login]!.until, () => `login ${login} is at its usage limit`);
+    for (const runId in executions) {
+      const run = executions[runId]!;
       // A completion whose next attempt is in flight already (a clock stepped back since it was sent) waits for nothing.
       if (run.phase === 'completing' && run.completionNotBefore > now && !this.completionInFlight(machine, runId))
-        wait(run.completionNotBefore, `the completion of run ${runId} is due`);
+        wait(run.completionNotBefore, () => `the completion of run ${runId} is due`);
     }
     for (const [until, what] of waits) {
       const armed = this.w.scheduler.timersFor(life.owner, until);
       this.check(
         'wakeupForEveryWait',
         armed >= what.length,
-        () => `${life.name}: ${what.join(', ')} at ${until} (in ${until - now} ms), with ${armed} timer(s) armed for then`,
+        () =>
+          `${life.name}: ${what.map((sentence) => sentence()).join(', ')} at ${until} (in ${until - now} ms), with ${armed} timer(s) armed for then`,
       );
     }
   }
@@ -561,7 +575,9 @@ export class Invariants {
     const now = life.clock.now();
     const board = this.boardState;
     if (!board) return;
-    for (const run of Object.values(queue?.runs ?? {})) {
+    const runs = queue?.runs ?? {};
+    for (const id in runs) {
+      const run = runs[id]!;
       if (run.status !== 'waiting' || run.notBefore <= now || run.busyWaits === 0) continue;
       const onBoard = board.runs[run.runId];
       const freeSince = this.laneFreeSince.get(run.lane);

@@ -22,6 +22,8 @@ interface Task {
   /** For a life's timer: the time on that life's clock it was armed for (before any fuzz). */
   readonly intended: number | null;
   cancelled: boolean;
+  /** Still on the queue: not yet taken (run or dropped). */
+  queued: boolean;
 }
 
 /**
@@ -32,10 +34,16 @@ export class Scheduler {
   now = SIM_EPOCH;
   private tasks: Task[] = [];
   private seq = 0;
+  /**
+   * Per owner, its queued timers not cancelled, counted by the instant each was armed for (`intended`):
+   * the invariants ask after every step, for every wait of every machine, and a filter of the whole
+   * queue each time was a share of the simulator's own CPU.
+   */
+  private readonly timers = new Map<Owner, Map<number, number>>();
 
   at(due: number, owner: Owner, label: string, run: () => void, intended: number | null = null): () => void {
     if (!owner.alive) return () => undefined;
-    const task: Task = { due: Math.max(due, this.now), seq: this.seq++, owner, label, run, intended, cancelled: false };
+    const task: Task = { due: Math.max(due, this.now), seq: this.seq++, owner, label, run, intended, cancelled: false, queued: true };
     // Binary search for the first task due later (ties keep arrival order).
     let lo = 0;
     let hi = this.tasks.length;
@@ -45,9 +53,21 @@ export class Scheduler {
       else hi = mid;
     }
     this.tasks.splice(lo, 0, task);
+    this.countTimer(task, 1);
     return () => {
+      if (!task.cancelled) this.countTimer(task, -1);
       task.cancelled = true;
     };
+  }
+
+  /** A queued timer not cancelled counts in `timers` (a task with no `intended` is no timer). */
+  private countTimer(task: Task, by: 1 | -1): void {
+    if (task.intended === null || !task.queued) return;
+    let counts = this.timers.get(task.owner);
+    if (!counts) this.timers.set(task.owner, (counts = new Map()));
+    const n = (counts.get(task.intended) ?? 0) + by;
+    if (n === 0) counts.delete(task.intended);
+    else counts.set(task.intended, n);
   }
 
   /** The next live task, taken off the queue with time moved to it; null when none is left. */
@@ -56,6 +76,8 @@ export class Scheduler {
       const task = this.tasks[0];
       if (!task || task.due > until) return null;
       this.tasks.shift();
+      if (!task.cancelled) this.countTimer(task, -1);
+      task.queued = false;
       if (task.cancelled || !task.owner.alive) continue;
       this.now = Math.max(this.now, task.due);
       return { label: task.label, owner: task.owner.name, run: task.run };
@@ -69,7 +91,7 @@ export class Scheduler {
 
   /** How many timers `owner` has pending that were armed for `intended` on its clock. */
   timersFor(owner: Owner, intended: number): number {
-    return this.tasks.filter((t) => t.owner === owner && !t.cancelled && t.intended === intended).length;
+    return this.timers.get(owner)?.get(intended) ?? 0;
   }
 
   pending(): number {

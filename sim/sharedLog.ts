@@ -35,6 +35,11 @@ export class SharedLog {
   /** By board: how late the others' commits reach it (a `lag` fault), beyond the few ms a NOTIFY takes. */
   private readonly lagMs = new Map<string, number>();
   refusals = 0;
+  /**
+   * Write transactions begun on the log, by any board life (a dead one's too): while it stays put, no row
+   * was added, and the invariants need not look for new ones (as on a machine's disk, sim/disk.ts).
+   */
+  writes = 0;
 
   constructor(
     readonly name: string,
@@ -51,6 +56,7 @@ export class SharedLog {
     const handle: Handle = { owner, board, wakes: new Subject<null>() };
     this.handles.push(handle);
     const faults = {
+      committing: () => void this.writes++,
       failWrites: () => {
         // SIGKILLed: its connection is gone, the server rolls back what it had begun.
         if (!owner.alive) return new Database.SqliteError('the connection of a dead process', 'SQLITE_IOERR');
