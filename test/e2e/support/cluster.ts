@@ -167,14 +167,26 @@ export interface BoardProcess {
   readonly process: CliProcess;
 }
 
+/**
+ * Killed when the test ends; or, `shared` by the file's tests (started in its beforeAll), stopped by
+ * the file's afterAll: each test then keeps to lanes and runs of its own.
+ */
+export interface Lifetime {
+  readonly shared?: boolean;
+}
+
+function startFor(lifetime: Lifetime, args: readonly string[], env?: Record<string, string>): CliProcess {
+  return lifetime.shared ? new CliProcess(args, env) : startCli(args, env);
+}
+
 /** `runledger server` (or, with `daemon` args, board and computer in one) on a free port, once it answers. */
 export async function startBoard(
   db: string,
-  options: { command?: 'server' | 'daemon'; port?: number; args?: readonly string[]; env?: Record<string, string> } = {},
+  options: { command?: 'server' | 'daemon'; port?: number; args?: readonly string[]; env?: Record<string, string> } & Lifetime = {},
 ): Promise<BoardProcess> {
   mkdirSync(dirname(db), { recursive: true });
   const port = options.port ?? (await freePort());
-  const process = startCli([options.command ?? 'server', '--db', db, '--port', String(port), ...(options.args ?? [])], options.env);
+  const process = startFor(options, [options.command ?? 'server', '--db', db, '--port', String(port), ...(options.args ?? [])], options.env);
   await process.waitForOutput(/board listening on http:\/\//);
   const url = `http://127.0.0.1:${port}`;
   await waitFor('the board to answer /healthz', async () => (await fetch(`${url}/healthz`)).status === 200);
@@ -273,17 +285,20 @@ export function markerCounts(file: string): Record<string, number> {
 }
 
 /** `runledger daemon --server URL --computer ID --token T` on a log of its own, once its push stream is up. */
-export async function startComputer(options: {
-  dir: string;
-  id: string;
-  server: string;
-  token: string;
-  agent: AgentFiles;
-  args?: readonly string[];
-}): Promise<{ db: string; process: CliProcess }> {
+export async function startComputer(
+  options: {
+    dir: string;
+    id: string;
+    server: string;
+    token: string;
+    agent: AgentFiles;
+    args?: readonly string[];
+  } & Lifetime,
+): Promise<{ db: string; process: CliProcess }> {
   const db = join(options.dir, options.id, `${options.id}.db`);
   mkdirSync(dirname(db), { recursive: true });
-  const process = startCli(
+  const process = startFor(
+    options,
     [
       'daemon',
       '--server',
