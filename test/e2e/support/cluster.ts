@@ -219,14 +219,18 @@ export interface AgentFiles {
   readonly env: Record<string, string>;
 }
 
-/** The marker agent's files in `dir`; every agent it started is killed when the test ends. */
-export function agentFiles(dir: string): AgentFiles {
+/** The marker agent's files in `dir`; every agent it started is killed when the test ends (`shared`: by killAgents, in the file's afterAll). */
+export function agentFiles(dir: string, lifetime: Lifetime = {}): AgentFiles {
   const markers = join(dir, 'markers');
   const pids = join(dir, 'agent-pids');
-  onTestFinished(() => {
-    for (const pid of lines(pids)) killWithGroup(Number(pid));
-  });
-  return { markers, pids, env: { MARKER_FILE: markers, MARKER_PIDS: pids } };
+  const files = { markers, pids, env: { MARKER_FILE: markers, MARKER_PIDS: pids } };
+  if (!lifetime.shared) onTestFinished(() => killAgents(files));
+  return files;
+}
+
+/** Kills every agent that wrote its pid to `files`, with its process group. */
+export function killAgents(files: AgentFiles): void {
+  for (const pid of lines(files.pids)) killWithGroup(Number(pid));
 }
 
 /**
