@@ -149,9 +149,13 @@ export async function cliOk(args: readonly string[]): Promise<string> {
 }
 
 /** `runledger server --db URL` (a PostgreSQL log: several at once) on a free port, once it listens. */
-export async function startPostgresServer(url: string, args: readonly string[] = []): Promise<{ url: string; process: CliProcess }> {
+export async function startPostgresServer(
+  url: string,
+  args: readonly string[] = [],
+  lifetime: Lifetime = {},
+): Promise<{ url: string; process: CliProcess }> {
   const port = await freePort();
-  const process = startCli(['server', '--db', url, '--port', String(port), ...args]);
+  const process = startFor(lifetime, ['server', '--db', url, '--port', String(port), ...args]);
   await process.waitForOutput(/board listening on http:\/\//);
   return { url: `http://127.0.0.1:${port}`, process };
 }
