@@ -376,6 +376,17 @@ export function waitForTerminal(url: string, runId: string, ms = 20_000): Promis
   return waitForState(url, runId, [...TERMINAL], ms);
 }
 
+/**
+ * Each run's end, waited for one after another: a run already ended answers at the first look, so this
+ * takes as long as the slowest run, polling one run at a time (a poller per run at once sent the board
+ * a request per run every 100 ms). `url`: the board asked, or the board to ask of the run at each index.
+ */
+export async function waitForAllTerminal(url: string | ((index: number) => string), runIds: readonly string[], ms = 20_000): Promise<RunView[]> {
+  const views: RunView[] = [];
+  for (const [i, runId] of runIds.entries()) views.push(await waitForTerminal(typeof url === 'string' ? url : url(i), runId, ms));
+  return views;
+}
+
 /** The number of computers on the board's push stream, from `/metrics`. */
 export async function connectedComputers(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
