@@ -18,8 +18,8 @@ import {
   startPostgresServer,
   submit,
   waitFor,
+  waitForAllTerminal,
   waitForState,
-  waitForTerminal,
 } from './support/cluster.ts';
 
 const logOf = postgresLogRows;
@@ -67,7 +67,7 @@ describe('two boards on one PostgreSQL log (which replays and rebuilds, exit 0, 
     const runs = await Promise.all(
       Array.from({ length: 9 }, (_, i) => submit({ url: (i % 2 === 0 ? a : b).url, token }, lanes[i % 3]!, `marker=m${i} sleep=100`)),
     );
-    const views = await Promise.all(runs.map((runId, i) => waitForTerminal((i % 2 === 0 ? b : a).url, runId, 30_000)));
+    const views = await waitForAllTerminal((i) => (i % 2 === 0 ? b : a).url, runs, 30_000);
 
     expect(views.map((v) => v.state)).toEqual(runs.map(() => 'succeeded'));
     expect(Object.values(markerCounts(agent.markers))).toEqual(runs.map(() => 1));
@@ -111,7 +111,7 @@ describe('two boards on one PostgreSQL log (which replays and rebuilds, exit 0, 
     const failoverMs = Date.now() - killedAt;
     const later = await Promise.all(['one', 'two'].map((lane) => submit({ url: b.url, token }, lane, `marker=${lane} sleep=100`)));
     const runs = [first, ...later];
-    const views = await Promise.all(runs.map((runId) => waitForTerminal(b.url, runId, 30_000)));
+    const views = await waitForAllTerminal(b.url, runs, 30_000);
 
     expect(views.map((v) => v.state)).toEqual(['succeeded', 'succeeded', 'succeeded']);
     expect(markerCounts(agent.markers)).toEqual({ first: 1, one: 1, two: 1 });
