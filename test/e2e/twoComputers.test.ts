@@ -24,6 +24,7 @@ import {
   startComputer,
   submit,
   waitFor,
+  waitForAllTerminal,
   waitForState,
   waitForTerminal,
 } from './support/cluster.ts';
@@ -81,7 +82,7 @@ describe('one board, two computers, on loopback', () => {
     const [first, second] = submittedOrder(board, talk) as [string, string];
 
     const runs = [...talk, ...others];
-    const views = await Promise.all(runs.map((runId) => waitForTerminal(board.url, runId)));
+    const views = await waitForAllTerminal(board.url, runs);
     expect(views.map((v) => [v.run_id, v.state])).toEqual(runs.map((runId) => [runId, 'succeeded']));
     for (const view of views) expect(view.reply).toMatch(/^done /);
 
