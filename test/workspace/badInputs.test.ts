@@ -124,9 +124,12 @@ describe('bad inputs around worktrees', () => {
 
     // app moved during a turn: what the turn changed cannot be read, and the turn fails naming it.
     const laneTree = join(dir, 'home', 'workspaces', 'local', 'app.worktrees', 'during');
-    const during = turn(daemon, { lane: 'during', prompt: 'write started.txt x\nsleep 1500' });
+    const release = join(dir, 'release-during');
+    const during = turn(daemon, { lane: 'during', prompt: `write started.txt x\nawait ${release}` });
     await waitFor('the agent to start', () => existsSync(join(laneTree, 'started.txt')));
     renameSync(app, join(dir, 'app-moved'));
+    // The turn ends once the repository is gone, whatever the machine's load.
+    writeFileSync(release, '');
     const cut = await during;
     expect(cut).toMatchObject({ state: 'failed' });
     expect(cut.error).toContain(`repository app is no longer at ${app}`);
