@@ -5,18 +5,23 @@
  * lease. A step of the board's clock reaps nothing alive and leaves nothing dead unreaped; a step of the
  * computer's clock cuts no budget short or long; a daemon frozen past its lease does not reap its own run.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/tempStore.ts';
 import {
   addComputer,
   agentFiles,
+  type BoardProcess,
   type CliProcess,
+  connectedComputers,
   MARKER_AGENT,
   repoRoot,
   startBoard,
   startComputer,
   submit,
+  waitFor,
   waitForState,
   waitForTerminal,
 } from './support/cluster.ts';
@@ -67,26 +72,39 @@ describe('a step of the board’s wall clock', () => {
   });
 });
 
-/** A board, and one computer whose wall clock steps by `stepMs` at `step`, with a budget of `timeoutS`. */
-async function boardAndSteppedComputer(stepMs: number, timeoutS: number) {
-  const dir = tempDir();
-  const board = await startBoard(join(dir, 'board', 'board.db'));
-  const agent = agentFiles(dir);
-  const computer = await startComputer({
-    dir,
-    id: 'c1',
-    server: board.url,
-    token: await addComputer(board.db, 'c1'),
-    agent: { ...agent, env: { ...agent.env, ...steppedClock(stepMs) } },
-    args: ['--timeout-s', String(timeoutS)],
-  });
-  return { board, computer };
-}
-
 describe('a step of the computer’s wall clock', () => {
+  // One board for the file's computers, each test's on a lane of its own (a lane's next turn would be
+  // offered to the computer of its last) and the only one connected when its turn is submitted.
+  let boardDir: string;
+  let board: BoardProcess;
+  beforeAll(async () => {
+    boardDir = mkdtempSync(join(tmpdir(), 'runledger-test-'));
+    board = await startBoard(join(boardDir, 'board', 'board.db'), { shared: true });
+  });
+  afterAll(async () => {
+    await board?.process.stop();
+    rmSync(boardDir, { recursive: true, force: true });
+  });
+
+  /** A computer `id` whose wall clock steps by `stepMs` at `step`, with a budget of `timeoutS`, the board's one computer. */
+  async function steppedComputer(id: string, stepMs: number, timeoutS: number) {
+    const dir = tempDir();
+    const agent = agentFiles(dir);
+    const computer = await startComputer({
+      dir,
+      id,
+      server: board.url,
+      token: await addComputer(board.db, id),
+      agent: { ...agent, env: { ...agent.env, ...steppedClock(stepMs) } },
+      args: ['--timeout-s', String(timeoutS)],
+    });
+    await waitFor(`${id} the board's one computer`, async () => (await connectedComputers(board.url)) === 1);
+    return computer;
+  }
+
   it('−3600 s still kills the turn at its budget', async () => {
-    const { board, computer } = await boardAndSteppedComputer(-3_600_000, 2);
-    const runId = await submit(board, 'l1', 'marker=over sleep=30000');
+    const computer = await steppedComputer('back', -3_600_000, 2);
+    const runId = await submit(board, 'back', 'marker=over sleep=30000');
     await waitForState(board.url, runId, ['running']);
     const runningAt = Date.now();
     await step(computer.process);
@@ -99,8 +117,8 @@ describe('a step of the computer’s wall clock', () => {
   it('+3600 s kills nothing early: the turn runs to its budget', async () => {
     // A budget far below the step (a budget on the wall clock would end at once) but far above the
     // turn: a loaded machine slows its start (a 4 s budget for 2.5 s of sleep failed at four times the load).
-    const { board, computer } = await boardAndSteppedComputer(3_600_000, 30);
-    const runId = await submit(board, 'l1', 'marker=in sleep=2500');
+    const computer = await steppedComputer('ahead', 3_600_000, 30);
+    const runId = await submit(board, 'ahead', 'marker=in sleep=2500');
     await waitForState(board.url, runId, ['running']);
     await step(computer.process);
     const end = await waitForTerminal(board.url, runId, 12_000);

@@ -12,7 +12,7 @@ import { WebSocket } from 'ws';
 import { BoardPageView } from '../support/boardPageView.ts';
 import { tempDir } from '../support/tempStore.ts';
 import { claudeLikeAgent } from '../web/webSupport.ts';
-import { addComputer, connectedComputers, readLog, startBoard, startCli, submit, waitFor, waitForTerminal } from './support/cluster.ts';
+import { addComputer, connectedComputers, readLog, startBoard, startCli, submit, waitFor, waitForAllTerminal } from './support/cluster.ts';
 
 interface Row {
   readonly runId: string;
@@ -53,7 +53,7 @@ describe('30 contended turns across two computers on logs of their own', () => {
 
     const lanes = ['l1', 'l2', 'l3', 'l4', 'l5'];
     const runs = await Promise.all(Array.from({ length: 30 }, (_, i) => submit(board, lanes[i % lanes.length]!, `sleep=50 turn ${i}`)));
-    const views = await Promise.all(runs.map((runId) => waitForTerminal(board.url, runId, 45_000)));
+    const views = await waitForAllTerminal(board.url, runs, 45_000);
     expect(views.map((v) => v.state)).toEqual(runs.map(() => 'succeeded'));
     expect(new Set(views.map((v) => v.computer_id))).toEqual(new Set(['c1', 'c2']));
 

@@ -4,45 +4,62 @@
  * its computer's stream, every run is granted and run exactly once whichever board the claims reach, a
  * lane's turns never overlap, and a board that decided on state older than the other's commit decides again.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshPostgresLog, postgresLogRows } from '../support/postgresLog.ts';
 import { tempDir } from '../support/tempStore.ts';
 import {
   addComputer,
   addSubmitToken,
   agentFiles,
+  type CliProcess,
   checkLogs,
   markerCounts,
   startComputer,
   startPostgresServer,
   submit,
   waitFor,
+  waitForAllTerminal,
   waitForState,
-  waitForTerminal,
 } from './support/cluster.ts';
-
-const startServer = (url: string) => startPostgresServer(url);
 
 const logOf = postgresLogRows;
 
-describe('two boards on one PostgreSQL log', () => {
-  it('given a computer on each board, when turns of shared lanes are submitted to both at once, then each is granted and run once, a lane’s turns never overlap, and replay and rebuild exit 0', async () => {
-    const url = await freshPostgresLog();
+/**
+ * The two boards on their log, for the file's tests: each test's computers are its own (killed as it
+ * ends), on lanes of its own; the last SIGKILLs board A. The log replays and rebuilds at the end.
+ */
+let url: string;
+let token: string;
+let a: { url: string; process: CliProcess };
+let b: { url: string; process: CliProcess };
+
+beforeAll(async () => {
+  url = await freshPostgresLog();
+  token = await addSubmitToken(url, 'test');
+  [a, b] = await Promise.all([startPostgresServer(url, [], { shared: true }), startPostgresServer(url, [], { shared: true })]);
+});
+
+afterAll(async () => {
+  await Promise.all([a, b].map((board) => board?.process.stop()));
+  if (a && b) await checkLogs([url]);
+});
+
+/** The ids of the computers `board` shows connected. */
+async function connected(board: { url: string }): Promise<string[]> {
+  return ((await (await fetch(`${board.url}/v1/status`)).json()) as { board: { connected: string[] } }).board.connected;
+}
+
+describe('two boards on one PostgreSQL log (which replays and rebuilds, exit 0, after them all)', () => {
+  it('given a computer on each board, when turns of shared lanes are submitted to both at once, then each is granted and run once, and a lane’s turns never overlap', async () => {
     const dir = tempDir();
-    const [token, t1, t2] = [await addSubmitToken(url, 'test'), await addComputer(url, 'c1'), await addComputer(url, 'c2')];
-    const [a, b] = await Promise.all([startServer(url), startServer(url)]);
+    const [t1, t2] = [await addComputer(url, 'c1'), await addComputer(url, 'c2')];
     const agent = agentFiles(dir);
     await Promise.all([
       startComputer({ dir, id: 'c1', server: a.url, token: t1, agent }),
       startComputer({ dir, id: 'c2', server: b.url, token: t2, agent }),
     ]);
     // Each board sees both computers connected: the other's through the log.
-    await waitFor('both boards to see both computers', async () => {
-      const counts = await Promise.all(
-        [a, b].map(async (board) => ((await (await fetch(`${board.url}/v1/status`)).json()) as { board: { connected: unknown[] } }).board.connected),
-      );
-      return counts.every((connected) => connected.length === 2);
-    });
+    await waitFor('both boards to see both computers', async () => (await Promise.all([a, b].map(connected))).every((ids) => ids.length === 2));
 
     // Three lanes, their turns submitted to both boards at once: each board decides over the lanes'
     // shared state (holder, order), and one that decided before the other's commit was seen decides again.
@@ -50,7 +67,7 @@ describe('two boards on one PostgreSQL log', () => {
     const runs = await Promise.all(
       Array.from({ length: 9 }, (_, i) => submit({ url: (i % 2 === 0 ? a : b).url, token }, lanes[i % 3]!, `marker=m${i} sleep=100`)),
     );
-    const views = await Promise.all(runs.map((runId, i) => waitForTerminal((i % 2 === 0 ? b : a).url, runId, 30_000)));
+    const views = await waitForAllTerminal((i) => (i % 2 === 0 ? b : a).url, runs, 30_000);
 
     expect(views.map((v) => v.state)).toEqual(runs.map(() => 'succeeded'));
     expect(Object.values(markerCounts(agent.markers))).toEqual(runs.map(() => 1));
@@ -74,25 +91,18 @@ describe('two boards on one PostgreSQL log', () => {
     }
     // Both boards decided (each wrote), and both computers ran turns.
     expect(new Set(claims.map((e) => e.data.computerId))).toEqual(new Set(['c1', 'c2']));
-
-    await Promise.all([a.process.stop(), b.process.stop()]);
-    await checkLogs([url]);
   });
 
-  it('given a computer on --server A,B, when board A is SIGKILLed with a run under way, then the computer moves to B at once, and every run is run once and ends, replay and rebuild exit 0', async () => {
-    const url = await freshPostgresLog();
+  it('given a computer on --server A,B, when board A is SIGKILLed with a run under way, then the computer moves to B at once, and every run is run once and ends', async () => {
     const dir = tempDir();
-    const [token, t1] = [await addSubmitToken(url, 'test'), await addComputer(url, 'c1')];
-    const [a, b] = await Promise.all([startServer(url), startServer(url)]);
+    const t3 = await addComputer(url, 'c3');
     const agent = agentFiles(dir);
-    const computer = await startComputer({ dir, id: 'c1', server: `${a.url},${b.url}`, token: t1, agent });
+    const computer = await startComputer({ dir, id: 'c3', server: `${a.url},${b.url}`, token: t3, agent });
     expect(computer.process.stdout).toContain(`push stream connected (to ${a.url})`);
 
     // B learns of the connection through the log; a run it offered before would wait for a resend.
-    await waitFor('board B to see c1 connected', async () => {
-      const view = (await (await fetch(`${b.url}/v1/status`)).json()) as { board: { connected: string[] } };
-      return view.board.connected.includes('c1');
-    });
+    // The computers of the test before are gone (it killed them as it ended): c3 is B's one computer.
+    await waitFor('board B to see c3 connected, alone', async () => (await connected(b)).join() === 'c3');
     const first = await submit({ url: b.url, token }, 'talk', 'marker=first sleep=1500');
     await waitForState(b.url, first, ['claimed', 'running']);
     a.process.kill('SIGKILL');
@@ -101,7 +111,7 @@ describe('two boards on one PostgreSQL log', () => {
     const failoverMs = Date.now() - killedAt;
     const later = await Promise.all(['one', 'two'].map((lane) => submit({ url: b.url, token }, lane, `marker=${lane} sleep=100`)));
     const runs = [first, ...later];
-    const views = await Promise.all(runs.map((runId) => waitForTerminal(b.url, runId, 30_000)));
+    const views = await waitForAllTerminal(b.url, runs, 30_000);
 
     expect(views.map((v) => v.state)).toEqual(['succeeded', 'succeeded', 'succeeded']);
     expect(markerCounts(agent.markers)).toEqual({ first: 1, one: 1, two: 1 });
@@ -109,8 +119,6 @@ describe('two boards on one PostgreSQL log', () => {
     expect(failoverMs).toBeLessThan(5_000);
     const log = await logOf(url);
     for (const runId of runs) expect(log.filter((e) => e.type === 'board.run.claimed' && e.data.runId === runId)).toHaveLength(1);
-    await b.process.stop();
-    await checkLogs([url]);
     process.stderr.write(`failover to the second board: ${failoverMs} ms\n`);
   });
 });

@@ -5,17 +5,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  addComputer,
-  checkLogs,
-  connectedComputers,
-  getRun,
-  runCli,
-  startBoard,
-  startComputer,
-  waitFor,
-  waitForTerminal,
-} from '../e2e/support/cluster.ts';
+import { addComputer, checkLogs, connectedComputers, getRun, startBoard, startComputer, waitFor, waitForTerminal } from '../e2e/support/cluster.ts';
 import { runInProcess } from '../support/inProcessCli.ts';
 import { tempDir } from '../support/tempStore.ts';
 import { GIT_AGENT, GIT_IDENTITY, git, makeRepo, post, submitRun } from './support.ts';
@@ -60,7 +50,8 @@ describe('repositories across computers', () => {
         },
       },
     });
-    const typed = await runCli(['submit', '--server', board.url, '--token', board.token, '--lane', 'N', '--prompt', 'p', '--repo', 'nope']);
+    // Typed, the same words (in this process: the exit status of a refused submit as a shell sees it is test/cli's).
+    const typed = await runInProcess(['submit', '--server', board.url, '--token', board.token, '--lane', 'N', '--prompt', 'p', '--repo', 'nope']);
     expect(typed.status).toBe(2);
     expect(typed.stderr).toContain('no computer of this board has repository nope (its computers have app, lib)');
 

@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type BoardProcess, getRun, repoRoot, startBoard, waitForTerminal } from '../e2e/support/cluster.ts';
+import { type BoardProcess, getRun, type Lifetime, repoRoot, startBoard, waitForTerminal } from '../e2e/support/cluster.ts';
 
 /** Who the test's commits are by, for git in the tests and in the agents (which inherit the daemon's environment). */
 export const GIT_IDENTITY = {
@@ -40,11 +40,12 @@ export function makeRepo(dir: string, name = 'app'): string {
 }
 
 /** `runledger daemon` with the git agent, its lanes in the repositories given as `--repo` texts. */
-export function startRepoDaemon(db: string, repos: readonly string[], args: readonly string[] = []): Promise<BoardProcess> {
+export function startRepoDaemon(db: string, repos: readonly string[], args: readonly string[] = [], lifetime: Lifetime = {}): Promise<BoardProcess> {
   return startBoard(db, {
     command: 'daemon',
     args: ['--exec', GIT_AGENT, '--heartbeat-s', '1', ...repos.flatMap((r) => ['--repo', r]), ...args],
     env: GIT_IDENTITY,
+    ...lifetime,
   });
 }
 

@@ -149,9 +149,13 @@ export async function cliOk(args: readonly string[]): Promise<string> {
 }
 
 /** `runledger server --db URL` (a PostgreSQL log: several at once) on a free port, once it listens. */
-export async function startPostgresServer(url: string, args: readonly string[] = []): Promise<{ url: string; process: CliProcess }> {
+export async function startPostgresServer(
+  url: string,
+  args: readonly string[] = [],
+  lifetime: Lifetime = {},
+): Promise<{ url: string; process: CliProcess }> {
   const port = await freePort();
-  const process = startCli(['server', '--db', url, '--port', String(port), ...args]);
+  const process = startFor(lifetime, ['server', '--db', url, '--port', String(port), ...args]);
   await process.waitForOutput(/board listening on http:\/\//);
   return { url: `http://127.0.0.1:${port}`, process };
 }
@@ -167,14 +171,26 @@ export interface BoardProcess {
   readonly process: CliProcess;
 }
 
+/**
+ * Killed when the test ends; or, `shared` by the file's tests (started in its beforeAll), stopped by
+ * the file's afterAll: each test then keeps to lanes and runs of its own.
+ */
+export interface Lifetime {
+  readonly shared?: boolean;
+}
+
+function startFor(lifetime: Lifetime, args: readonly string[], env?: Record<string, string>): CliProcess {
+  return lifetime.shared ? new CliProcess(args, env) : startCli(args, env);
+}
+
 /** `runledger server` (or, with `daemon` args, board and computer in one) on a free port, once it answers. */
 export async function startBoard(
   db: string,
-  options: { command?: 'server' | 'daemon'; port?: number; args?: readonly string[]; env?: Record<string, string> } = {},
+  options: { command?: 'server' | 'daemon'; port?: number; args?: readonly string[]; env?: Record<string, string> } & Lifetime = {},
 ): Promise<BoardProcess> {
   mkdirSync(dirname(db), { recursive: true });
   const port = options.port ?? (await freePort());
-  const process = startCli([options.command ?? 'server', '--db', db, '--port', String(port), ...(options.args ?? [])], options.env);
+  const process = startFor(options, [options.command ?? 'server', '--db', db, '--port', String(port), ...(options.args ?? [])], options.env);
   await process.waitForOutput(/board listening on http:\/\//);
   const url = `http://127.0.0.1:${port}`;
   await waitFor('the board to answer /healthz', async () => (await fetch(`${url}/healthz`)).status === 200);
@@ -207,14 +223,18 @@ export interface AgentFiles {
   readonly env: Record<string, string>;
 }
 
-/** The marker agent's files in `dir`; every agent it started is killed when the test ends. */
-export function agentFiles(dir: string): AgentFiles {
+/** The marker agent's files in `dir`; every agent it started is killed when the test ends (`shared`: by killAgents, in the file's afterAll). */
+export function agentFiles(dir: string, lifetime: Lifetime = {}): AgentFiles {
   const markers = join(dir, 'markers');
   const pids = join(dir, 'agent-pids');
-  onTestFinished(() => {
-    for (const pid of lines(pids)) killWithGroup(Number(pid));
-  });
-  return { markers, pids, env: { MARKER_FILE: markers, MARKER_PIDS: pids } };
+  const files = { markers, pids, env: { MARKER_FILE: markers, MARKER_PIDS: pids } };
+  if (!lifetime.shared) onTestFinished(() => killAgents(files));
+  return files;
+}
+
+/** Kills every agent that wrote its pid to `files`, with its process group. */
+export function killAgents(files: AgentFiles): void {
+  for (const pid of lines(files.pids)) killWithGroup(Number(pid));
 }
 
 /**
@@ -273,17 +293,20 @@ export function markerCounts(file: string): Record<string, number> {
 }
 
 /** `runledger daemon --server URL --computer ID --token T` on a log of its own, once its push stream is up. */
-export async function startComputer(options: {
-  dir: string;
-  id: string;
-  server: string;
-  token: string;
-  agent: AgentFiles;
-  args?: readonly string[];
-}): Promise<{ db: string; process: CliProcess }> {
+export async function startComputer(
+  options: {
+    dir: string;
+    id: string;
+    server: string;
+    token: string;
+    agent: AgentFiles;
+    args?: readonly string[];
+  } & Lifetime,
+): Promise<{ db: string; process: CliProcess }> {
   const db = join(options.dir, options.id, `${options.id}.db`);
   mkdirSync(dirname(db), { recursive: true });
-  const process = startCli(
+  const process = startFor(
+    options,
     [
       'daemon',
       '--server',
@@ -351,6 +374,17 @@ export function waitForState(url: string, runId: string, states: readonly string
 
 export function waitForTerminal(url: string, runId: string, ms = 20_000): Promise<RunView> {
   return waitForState(url, runId, [...TERMINAL], ms);
+}
+
+/**
+ * Each run's end, waited for one after another: a run already ended answers at the first look, so this
+ * takes as long as the slowest run, polling one run at a time (a poller per run at once sent the board
+ * a request per run every 100 ms). `url`: the board asked, or the board to ask of the run at each index.
+ */
+export async function waitForAllTerminal(url: string | ((index: number) => string), runIds: readonly string[], ms = 20_000): Promise<RunView[]> {
+  const views: RunView[] = [];
+  for (const [i, runId] of runIds.entries()) views.push(await waitForTerminal(typeof url === 'string' ? url : url(i), runId, ms));
+  return views;
 }
 
 /** The number of computers on the board's push stream, from `/metrics`. */
