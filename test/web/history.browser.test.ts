@@ -8,7 +8,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boardInput } from '../../actors/board/boardInputs.ts';
 import { hashToken, newToken } from '../../adapters/http/tokens.ts';
 import { type Daemon, startDaemon } from '../../apps/daemon/startDaemon.ts';
@@ -212,18 +212,18 @@ describe.skipIf(!hasChromium)('the history, the run page and the folded lanes in
 describe.skipIf(!hasChromium)('the stuck banner in headless Chromium', () => {
   let context: BrowserContext;
 
-  beforeEach(async () => {
+  beforeAll(async () => {
     context = await newBrowserContext();
   });
 
-  afterEach(async () => {
+  afterAll(async () => {
     await context?.close();
   });
 
   it('stuck_banner_says_no_computer_takes_work_when_none_is_connected', async () => {
     const board = await startTestDaemon({ boardOnly: true });
+    const page = await context.newPage();
     try {
-      const page = await context.newPage();
       await page.goto(`${board.url}/`);
       await expect.poll(() => page.locator('#connection').getAttribute('data-state')).toBe('live');
       expect(await page.locator('#stuck').isHidden()).toBe(true);
@@ -235,6 +235,7 @@ describe.skipIf(!hasChromium)('the stuck banner in headless Chromium', () => {
       );
       await screenshot(page, join(SCREENS, 'board-stuck.png'));
     } finally {
+      await page.close();
       await board.close();
     }
   });
@@ -242,8 +243,8 @@ describe.skipIf(!hasChromium)('the stuck banner in headless Chromium', () => {
   it('stuck_banner_says_a_run_waited_past_the_threshold_and_goes_once_it_is_taken', async () => {
     process.env.RUNLEDGER_WAIT_WARN_S = '1';
     const board = await startTestDaemon({ exec: AGENT, slots: 1 }).finally(() => delete process.env.RUNLEDGER_WAIT_WARN_S);
+    const page = await context.newPage();
     try {
-      const page = await context.newPage();
       await page.goto(`${board.url}/`);
       await expect.poll(() => page.locator('#connection').getAttribute('data-state')).toBe('live');
       const busy = holdOpen();
@@ -262,6 +263,7 @@ describe.skipIf(!hasChromium)('the stuck banner in headless Chromium', () => {
       await waitFor('the waiting run to finish', async () => (await runState(board, waiting)) === 'succeeded', 20_000);
       await expect.poll(() => page.locator('#stuck').isHidden(), { timeout: 5_000 }).toBe(true);
     } finally {
+      await page.close();
       await board.close();
     }
   });
