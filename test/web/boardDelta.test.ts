@@ -44,6 +44,19 @@ describe('the board page by deltas', () => {
     );
   });
 
+  it('a part of the view a delta does not change is the same object after it: the page redraws only what changed', () => {
+    fc.assert(
+      fc.property(snapshot, snapshot, (before, after) => {
+        const delta = boardDelta(before, after);
+        if (delta === null) return;
+        const applied = applyDelta(before, JSON.parse(JSON.stringify(delta)));
+        for (const part of ['lanes', 'claims', 'sessions', 'computers', 'counts', 'more', 'stuck', 'longestWait', 'usage'] as const)
+          if (!(part in delta) && !(delta.set && part in delta.set)) expect(applied[part]).toBe(before[part]);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('no delta when nothing but the time changed, and a small one when one lane did', () => {
     fc.assert(
       fc.property(snapshot, (view) => {

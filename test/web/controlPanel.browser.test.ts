@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runState, SCREENSHOTS, startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
+import { runState, SCREENSHOTS, screenshot, startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
 import { hasChromium, newBrowserContext } from './workerChromium.ts';
 
 const STAND_IN = fileURLToPath(new URL('../fixtures/agents/claude-cli.sh', import.meta.url));
@@ -61,7 +61,7 @@ describe.skipIf(!hasChromium)('the control panel in headless Chromium', () => {
     await page.goto(`${board.url}/lanes/chat`);
     await expect.poll(() => page.locator('#connection').getAttribute('data-state')).toBe('live');
     await expect(page.locator('#turns').textContent()).resolves.toContain('no turns yet');
-    await page.screenshot({ path: join(SCREENSHOTS, 'panel-1-sign-in.png'), fullPage: true });
+    await screenshot(page, join(SCREENSHOTS, 'panel-1-sign-in.png'));
     await signIn();
     await page.locator('#send-form').waitFor();
     // The cookie holds the token where no script reads it, for this board's pages only.
@@ -85,7 +85,7 @@ describe.skipIf(!hasChromium)('the control panel in headless Chromium', () => {
     const facts = await page.locator('#turns li.turn').first().locator('.turn-facts').textContent();
     expect(facts).toMatch(/^Turn 1 .*succeeded.*on local.*asked \d\d:\d\d:\d\d.*took \d+(\.\d)? m?s.*\$0\.0123$/);
     expect(await page.evaluate(() => (window as unknown as { marker: string }).marker)).toBe('not reloaded');
-    await page.screenshot({ path: join(SCREENSHOTS, 'panel-2-lane-conversation.png'), fullPage: true });
+    await screenshot(page, join(SCREENSHOTS, 'panel-2-lane-conversation.png'));
 
     // Every lane name links to its page: from the history, from the run page.
     await page.goto(`${board.url}/history`);
@@ -102,13 +102,13 @@ describe.skipIf(!hasChromium)('the control panel in headless Chromium', () => {
     await expect.poll(() => doing.textContent(), { timeout: 10_000 }).toMatch(/^Doing now: Bash: echo step 1/);
     gate('busy', 1);
     await expect.poll(() => doing.textContent(), { timeout: 10_000 }).toMatch(/^Doing now: Bash: echo step 2 \(since \d\d:\d\d:\d\d\)$/);
-    await page.screenshot({ path: join(SCREENSHOTS, 'panel-3-lane-activity.png'), fullPage: true });
+    await screenshot(page, join(SCREENSHOTS, 'panel-3-lane-activity.png'));
 
     await page.locator(`#turns li[data-run="${runId}"] a.run-link`).click();
     await page.waitForURL(`**/runs/${runId}`);
     await expect.poll(() => page.locator('#fact-progress').textContent(), { timeout: 10_000 }).toMatch(/^Bash: echo step 2/);
     await expect(page.locator('#crumb-lane a').getAttribute('href')).resolves.toBe('/lanes/busy');
-    await page.screenshot({ path: join(SCREENSHOTS, 'panel-4-run-activity.png'), fullPage: true });
+    await screenshot(page, join(SCREENSHOTS, 'panel-4-run-activity.png'));
     await page.locator('#actions button[data-action="cancel"]').click();
     await expect.poll(() => page.locator('#action-status').textContent()).toMatch(/^Cancel asked for run/);
     await waitFor(
@@ -203,7 +203,7 @@ describe.skipIf(!hasChromium)('the control panel in headless Chromium', () => {
     await expect(page.locator('#history tbody tr').first().getAttribute('data-run')).resolves.toBe(runId);
     await expect(row.locator('td.cost').textContent()).resolves.toBe('$0.0123');
     expect(await page.evaluate(() => (window as unknown as { marker: string }).marker)).toBe('not reloaded');
-    await page.screenshot({ path: join(SCREENSHOTS, 'panel-5-history-live.png'), fullPage: true });
+    await screenshot(page, join(SCREENSHOTS, 'panel-5-history-live.png'));
     expect(errors).toEqual([]);
   });
 
@@ -225,7 +225,7 @@ describe.skipIf(!hasChromium)('the control panel in headless Chromium', () => {
         scroll: document.documentElement.scrollWidth,
         width: document.documentElement.clientWidth,
       }));
-      await phone.screenshot({ path: join(SCREENSHOTS, `panel-390-${name}.png`) });
+      await screenshot(phone, join(SCREENSHOTS, `panel-390-${name}.png`), { fullPage: false });
       expect({ path, scroll }).toEqual({ path, scroll: width });
     }
     await phone.close();

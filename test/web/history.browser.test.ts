@@ -8,11 +8,22 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boardInput } from '../../actors/board/boardInputs.ts';
 import { hashToken, newToken } from '../../adapters/http/tokens.ts';
 import { type Daemon, startDaemon } from '../../apps/daemon/startDaemon.ts';
-import { AGENT, holderOf, holdOpen, offerGoesUnanswered, runState, startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
+import {
+  AGENT,
+  holderOf,
+  holdOpen,
+  offerGoesUnanswered,
+  runState,
+  screenshot,
+  startTestDaemon,
+  submit,
+  type TestBoard,
+  waitFor,
+} from './webSupport.ts';
 import { hasChromium, newBrowserContext } from './workerChromium.ts';
 
 /** Where the issue's note looks at them. */
@@ -67,7 +78,7 @@ describe.skipIf(!hasChromium)('the history, the run page and the folded lanes in
     await page.locator('#history table').waitFor({ timeout: 10_000 });
     expect(await page.locator('#history caption').textContent()).toContain('newest first');
     expect(await historyIds()).toEqual([runs.b2, runs.b1, runs.a2]);
-    await page.screenshot({ path: join(SCREENS, 'history.png'), fullPage: true });
+    await screenshot(page, join(SCREENS, 'history.png'));
     await page.locator('#pager a[rel="next"]').click();
     await page.waitForURL(/before=\d+/);
     await expect.poll(historyIds, { timeout: 10_000 }).toEqual([runs.a1]);
@@ -123,7 +134,7 @@ describe.skipIf(!hasChromium)('the history, the run page and the folded lanes in
     expect(phases).toEqual(['queued', 'claimed', 'running', 'finished']);
     expect(await page.locator('#timeline tbody[data-phase="queued"] tr[data-step="board.run.queued"]').count()).toBe(1);
     expect(await page.locator('#timeline tbody[data-phase="finished"] tr[data-step="board.run.finished"]').count()).toBe(1);
-    await page.screenshot({ path: join(SCREENS, 'run-failed.png'), fullPage: true });
+    await screenshot(page, join(SCREENS, 'run-failed.png'));
 
     await page.goto(`${board.url}/runs/${runs.a1}`);
     await expect.poll(() => page.locator('#reply').textContent(), { timeout: 10_000 }).toContain('slept 50 ms');
@@ -169,7 +180,7 @@ describe.skipIf(!hasChromium)('the history, the run page and the folded lanes in
     await expect
       .poll(() => page.locator('#lanes section[data-lane="fold"] caption').textContent(), { timeout: 5_000 })
       .toMatch(/2 runs: 1 running, 1 (parked|queued)/);
-    await page.screenshot({ path: join(SCREENS, 'board.png'), fullPage: true });
+    await screenshot(page, join(SCREENS, 'board.png'));
     open.release();
     await waitFor('the fold turns to finish', async () => (await runState(board, next)) === 'succeeded', 20_000);
     expect(errors).toEqual([]);
@@ -201,18 +212,18 @@ describe.skipIf(!hasChromium)('the history, the run page and the folded lanes in
 describe.skipIf(!hasChromium)('the stuck banner in headless Chromium', () => {
   let context: BrowserContext;
 
-  beforeEach(async () => {
+  beforeAll(async () => {
     context = await newBrowserContext();
   });
 
-  afterEach(async () => {
+  afterAll(async () => {
     await context?.close();
   });
 
   it('stuck_banner_says_no_computer_takes_work_when_none_is_connected', async () => {
     const board = await startTestDaemon({ boardOnly: true });
+    const page = await context.newPage();
     try {
-      const page = await context.newPage();
       await page.goto(`${board.url}/`);
       await expect.poll(() => page.locator('#connection').getAttribute('data-state')).toBe('live');
       expect(await page.locator('#stuck').isHidden()).toBe(true);
@@ -222,8 +233,9 @@ describe.skipIf(!hasChromium)('the stuck banner in headless Chromium', () => {
       expect(await banner.textContent()).toBe(
         '1 run waits but no computer is connected to take it: start one (runledger daemon, or runledger daemon --server URL on another machine).',
       );
-      await page.screenshot({ path: join(SCREENS, 'board-stuck.png'), fullPage: true });
+      await screenshot(page, join(SCREENS, 'board-stuck.png'));
     } finally {
+      await page.close();
       await board.close();
     }
   });
@@ -231,8 +243,8 @@ describe.skipIf(!hasChromium)('the stuck banner in headless Chromium', () => {
   it('stuck_banner_says_a_run_waited_past_the_threshold_and_goes_once_it_is_taken', async () => {
     process.env.RUNLEDGER_WAIT_WARN_S = '1';
     const board = await startTestDaemon({ exec: AGENT, slots: 1 }).finally(() => delete process.env.RUNLEDGER_WAIT_WARN_S);
+    const page = await context.newPage();
     try {
-      const page = await context.newPage();
       await page.goto(`${board.url}/`);
       await expect.poll(() => page.locator('#connection').getAttribute('data-state')).toBe('live');
       const busy = holdOpen();
@@ -251,6 +263,7 @@ describe.skipIf(!hasChromium)('the stuck banner in headless Chromium', () => {
       await waitFor('the waiting run to finish', async () => (await runState(board, waiting)) === 'succeeded', 20_000);
       await expect.poll(() => page.locator('#stuck').isHidden(), { timeout: 5_000 }).toBe(true);
     } finally {
+      await page.close();
       await board.close();
     }
   });

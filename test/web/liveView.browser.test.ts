@@ -23,6 +23,7 @@ import {
   offerGoesUnanswered,
   runState,
   SCREENSHOTS,
+  screenshot,
   startTestDaemon,
   submit,
   type TestBoard,
@@ -96,7 +97,7 @@ describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
     expect(await page.locator('#lanes').textContent()).not.toContain('null');
     await expect.poll(() => page.locator('#lanes section[data-lane="talk"] caption').textContent()).toContain('talk');
     await offerGoesUnanswered(board, second, await holderOf(board, first));
-    await page.screenshot({ path: join(SCREENSHOTS, '1-board-runs-live.png'), fullPage: true });
+    await screenshot(page, join(SCREENSHOTS, '1-board-runs-live.png'));
 
     // The second turn, parked on the computer that lost the first: reason and countdown.
     const parked = page.locator(`#lanes tr[data-run="${second}"][data-state="parked"]`).first();
@@ -110,7 +111,7 @@ describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
     expect(secondsLeft(before)).toBeLessThanOrEqual(30);
     await expect.poll(async () => secondsLeft(await timer.textContent()), { timeout: 3_000 }).toBeLessThan(secondsLeft(before));
     await expect(page.locator('#summary').textContent()).resolves.toMatch(/[1-9]\d* parked/);
-    await page.screenshot({ path: join(SCREENSHOTS, '2-board-parked-countdown.png'), fullPage: true });
+    await screenshot(page, join(SCREENSHOTS, '2-board-parked-countdown.png'));
 
     // The activity list follows the log as well.
     await expect.poll(() => page.locator('#activity li').filter({ hasText: 'run.parked' }).count()).toBeGreaterThan(0);
@@ -142,7 +143,7 @@ describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
     await expect(page.locator('#timeline tr[data-step="board.run.finished"] td.why').textContent()).resolves.toMatch(/^completed: succeeded/);
     await expect(page.locator('#facts').textContent()).resolves.toContain('succeeded');
     expect(await runState(board, second)).toBe('succeeded');
-    await page.screenshot({ path: join(SCREENSHOTS, '3-run-timeline.png'), fullPage: true });
+    await screenshot(page, join(SCREENSHOTS, '3-run-timeline.png'));
 
     // Back on the board: the finished turns have left their lanes; the first's timeline is one click away in the history.
     await page.goBack();
@@ -151,7 +152,7 @@ describe.skipIf(!hasChromium)('the live web view in headless Chromium', () => {
     // The agent announced its sessions: each lane's is listed, with the close state the log gives.
     await expect.poll(() => page.locator('#sessions tbody tr').filter({ hasText: 'talk' }).count()).toBeGreaterThan(0);
     await expect(page.locator('#sessions tbody tr').first().textContent()).resolves.toMatch(/open: no close recorded|closing|closed/);
-    await page.screenshot({ path: join(SCREENSHOTS, '4-board-after.png'), fullPage: true });
+    await screenshot(page, join(SCREENSHOTS, '4-board-after.png'));
     // A finished run is found in the history, not in "Recent decisions", whose newest 40 decisions move
     // on (the link once scrolled out of it). By keyboard this time: plain links, Tab and Enter.
     await page.getByRole('link', { name: 'History of finished runs' }).click();

@@ -14,7 +14,7 @@ import { boardInput } from '../../actors/board/boardInputs.ts';
 import { hashToken, newToken } from '../../adapters/http/tokens.ts';
 import { type Daemon, startDaemon } from '../../apps/daemon/startDaemon.ts';
 import { agentBin } from '../fixtures/agents/bin.ts';
-import { holderOf, offerGoesUnanswered, runState, SCREENSHOTS, startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
+import { holderOf, offerGoesUnanswered, runState, SCREENSHOTS, screenshot, startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
 import { hasChromium, newBrowserContext } from './workerChromium.ts';
 
 describe.skipIf(!hasChromium)('nothing stale or wrong on the pages', () => {
@@ -87,7 +87,7 @@ describe.skipIf(!hasChromium)('nothing stale or wrong on the pages', () => {
     // The loser's copies wait out their own timers (30 s for a parked one); the page shows none of them.
     await expect.poll(() => page.locator('#lanes tr[data-run]').count(), { timeout: 5_000 }).toBe(0);
     await expect.poll(() => page.locator('#summary').textContent()).toMatch(/^0 running, 0 claiming, 0 parked, 0 queued/);
-    await page.screenshot({ path: join(SCREENSHOTS, 'stale-1-board-after-contention.png'), fullPage: true });
+    await screenshot(page, join(SCREENSHOTS, 'stale-1-board-after-contention.png'));
     const drawn = await page.evaluate(() => (window as unknown as { drawn: { run: string; state: string; at: number }[] }).drawn);
     expect(drawn.length).toBeGreaterThan(0);
     // Nothing was drawn of a turn once it had finished (a snapshot is drawn within a second of the log).
@@ -129,7 +129,7 @@ describe.skipIf(!hasChromium)('nothing stale or wrong on the pages', () => {
     await expect(page.locator('#fact-cost').textContent()).resolves.toBe('cost unknown');
     // Summed up by its end on the board, not by another computer's stale copy.
     await expect(page.locator('#summary').textContent()).resolves.toMatch(/^It succeeded on (local|c2): completed: succeeded/);
-    await page.screenshot({ path: join(SCREENSHOTS, 'stale-2-run-page.png'), fullPage: true });
+    await screenshot(page, join(SCREENSHOTS, 'stale-2-run-page.png'));
 
     await page.goto(`${board.url}/lanes/timed`);
     await expect.poll(() => page.locator('#turns li.turn [data-fact="cost"]').first().textContent(), { timeout: 10_000 }).toBe('cost unknown');
@@ -153,7 +153,7 @@ describe.skipIf(!hasChromium)('nothing stale or wrong on the pages', () => {
     await expect.poll(() => c2.textContent(), { timeout: 10_000 }).toContain('not connected');
     await expect(c2.textContent()).resolves.toContain('offline: takes nothing until its daemon connects again');
     await expect(c2.textContent()).resolves.not.toContain('draining');
-    await page.screenshot({ path: join(SCREENSHOTS, 'stale-3-board-offline.png'), fullPage: true });
+    await screenshot(page, join(SCREENSHOTS, 'stale-3-board-offline.png'));
     expect(errors).toEqual([]);
   });
 });

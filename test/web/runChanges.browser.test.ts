@@ -11,7 +11,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkRepositories } from '../../adapters/git/repositories.ts';
 import { GIT_AGENT, git, makeRepo } from '../workspace/support.ts';
-import { runState, SCREENSHOTS, startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
+import { runState, SCREENSHOTS, screenshot, startTestDaemon, submit, type TestBoard, takesScreenshots, waitFor } from './webSupport.ts';
 import { hasChromium, newBrowserContext } from './workerChromium.ts';
 
 /** Where the lead reads the screenshots of a branch's work. */
@@ -72,9 +72,11 @@ describe.skipIf(!hasChromium)('a run’s changes on its page', () => {
     expect(diff).toContain('+second thoughts');
     await page.locator('#changes-section').scrollIntoViewIfNeeded();
     const shot = join(SCREENSHOTS, 'run-changes.png');
-    await page.screenshot({ path: shot, fullPage: true });
-    mkdirSync(BRIEF_SCREENS, { recursive: true });
-    copyFileSync(shot, join(BRIEF_SCREENS, 'run-changes.png'));
+    await screenshot(page, shot);
+    if (takesScreenshots) {
+      mkdirSync(BRIEF_SCREENS, { recursive: true });
+      copyFileSync(shot, join(BRIEF_SCREENS, 'run-changes.png'));
+    }
 
     // A turn that changed nothing says so.
     const idle = await submit(board, 'bob', 'just look');
@@ -86,7 +88,7 @@ describe.skipIf(!hasChromium)('a run’s changes on its page', () => {
     await page.goto(`${board.url}/lanes/alice`);
     const fact = page.locator(`li.turn[data-run="${runId}"] [data-fact="changes"]`);
     await expect.poll(() => fact.textContent(), { timeout: 10_000 }).toBe('changed 1 commit, 2 files (+2 −0), 1 uncommitted');
-    await page.screenshot({ path: join(SCREENSHOTS, 'lane-changes.png'), fullPage: true });
+    await screenshot(page, join(SCREENSHOTS, 'lane-changes.png'));
     expect(errors).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCREENSHOTS, startTestDaemon, type TestBoard } from './webSupport.ts';
+import { SCREENSHOTS, screenshot, startTestDaemon, type TestBoard } from './webSupport.ts';
 import { hasChromium, newBrowserContext } from './workerChromium.ts';
 
 describe.skipIf(!hasChromium)('signing in to a board off loopback, in headless Chromium', () => {
@@ -33,7 +33,7 @@ describe.skipIf(!hasChromium)('signing in to a board off loopback, in headless C
     expect(answer?.status()).toBe(401);
     await page.locator('#sign-in').waitFor({ timeout: 10_000 });
     await expect(page.locator('main').textContent()).resolves.toContain('sign in below with its submit token');
-    await page.screenshot({ path: join(SCREENSHOTS, 'signin-off-loopback.png'), fullPage: true });
+    await screenshot(page, join(SCREENSHOTS, 'signin-off-loopback.png'));
     await page.locator('#sign-in-token').fill(board.token);
     await page.locator('#sign-in button[type="submit"]').click();
     await page.locator('#lane-name').waitFor({ timeout: 10_000 });

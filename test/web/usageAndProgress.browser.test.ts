@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runState, SCREENSHOTS, startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
+import { runState, SCREENSHOTS, screenshot, startTestDaemon, submit, type TestBoard, waitFor } from './webSupport.ts';
 import { hasChromium, newBrowserContext } from './workerChromium.ts';
 
 const STAND_IN = fileURLToPath(new URL('../fixtures/agents/claude-cli.sh', import.meta.url));
@@ -52,19 +52,19 @@ describe.skipIf(!hasChromium)('usage and progress in the web view', () => {
     await page.evaluate(() => ((window as unknown as { marker: string }).marker = 'not reloaded'));
     gate(1);
     await expect.poll(() => doing.textContent(), { timeout: 10_000 }).toMatch(/^Bash: echo step 2/);
-    await page.screenshot({ path: join(SCREENSHOTS, 'usage-1-run-progress.png'), fullPage: true });
+    await screenshot(page, join(SCREENSHOTS, 'usage-1-run-progress.png'));
     gate(2);
     await waitFor('the run to succeed', async () => (await runState(board, runId)) === 'succeeded');
     await expect.poll(() => page.locator('#fact-usage').textContent(), { timeout: 10_000 }).toBe('cost $0.0123 · 12 in / 7 out / 3000 cached tokens');
     await expect.poll(() => doing.count()).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { marker: string }).marker)).toBe('not reloaded');
-    await page.screenshot({ path: join(SCREENSHOTS, 'usage-2-run-cost.png'), fullPage: true });
+    await screenshot(page, join(SCREENSHOTS, 'usage-2-run-cost.png'));
 
     await page.goto(`${board.url}/`);
     const login = page.locator('#usage tr[data-usage="login:default"]');
     await expect.poll(() => login.textContent(), { timeout: 10_000 }).toBe('login default1$0.01231273000');
     await expect(page.locator('#usage tr[data-usage="lane:talk"] td').first().textContent()).resolves.toBe('1');
-    await page.screenshot({ path: join(SCREENSHOTS, 'usage-3-board.png'), fullPage: true });
+    await screenshot(page, join(SCREENSHOTS, 'usage-3-board.png'));
     expect(errors).toEqual([]);
   });
 });

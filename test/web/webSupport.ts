@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Page } from 'playwright-core';
 import { onTestFinished } from 'vitest';
 import { boardInput } from '../../actors/board/boardInputs.ts';
 import { type Daemon, type DaemonOptions, startDaemon } from '../../apps/daemon/startDaemon.ts';
@@ -9,6 +10,19 @@ import { repoRoot } from '../support/processes.ts';
 
 export const SCREENSHOTS = join(repoRoot, 'test-output', 'web');
 mkdirSync(SCREENSHOTS, { recursive: true });
+
+/**
+ * The pages as a person sees them, for the issues' notes and a review of a change to the web view, not
+ * for any assertion: taken when RUNLEDGER_SCREENSHOTS is set (`RUNLEDGER_SCREENSHOTS=1 npx vitest run
+ * test/web`). A full-page one costs Chromium about 0.45 s of CPU to lay out, raster and encode; the
+ * browser tests took 27 of them at every run of the suite, about 12 s of its CPU.
+ */
+export const takesScreenshots = Boolean(process.env.RUNLEDGER_SCREENSHOTS);
+
+/** `page` as it shows now, in `path` (the whole page unless told), when screenshots are asked for. */
+export async function screenshot(page: Page, path: string, { fullPage = true } = {}): Promise<void> {
+  if (takesScreenshots) await page.screenshot({ path, fullPage });
+}
 
 export const AGENT = `/bin/sh ${join(repoRoot, 'test/web/sleepyAgent.sh')}`;
 

@@ -30,17 +30,32 @@ let tick = () => {
   // replaced once the first summary is drawn
 };
 
+/** What each section was last drawn from: a delta leaves the parts it does not change as they were (boardModel.js). */
+const drawnFrom = {};
+
+/**
+ * Draws the sections whose part of the view changed. A delta usually touches one or two (a run's
+ * state, a heartbeat's usage); redrawing the rest replaced every table of the page four times a second
+ * while the board was busy, and the browser laid it all out again each time.
+ */
 function render(snapshot) {
   syncClock(snapshot.at);
-  const shown = new Set();
-  renderLanes(snapshot, shown);
-  renderClaims(snapshot);
-  renderSessions(snapshot);
-  renderComputers(snapshot);
-  renderUsage(snapshot);
+  const changed = (section, ...parts) => {
+    const before = drawnFrom[section];
+    drawnFrom[section] = parts;
+    return before === undefined || parts.some((part, i) => part !== before[i]);
+  };
+  if (changed('lanes', snapshot.lanes, snapshot.more, snapshot.counts)) {
+    const shown = new Set();
+    renderLanes(snapshot, shown);
+    seen = shown;
+  }
+  if (changed('claims', snapshot.claims, snapshot.more)) renderClaims(snapshot);
+  if (changed('sessions', snapshot.sessions, snapshot.more)) renderSessions(snapshot);
+  if (changed('computers', snapshot.computers, snapshot.more)) renderComputers(snapshot);
+  if (changed('usage', snapshot.usage)) renderUsage(snapshot);
   latest = snapshot;
   renderStuck();
-  seen = shown;
   tick();
   announce(snapshot);
 }
