@@ -41,7 +41,9 @@ export function productionSources(root: string): string[] {
 
 /**
  * One esbuild pass over all the entry points at once (one per file would take seconds): nothing is
- * written, packages stay external, and the metafile lists each input's import records.
+ * written, packages stay external, and the metafile lists each input's import records. Code splitting
+ * makes each module once, in a chunk the entry points share, instead of once in the bundle of every
+ * entry point that reaches it: the same metafile, ~150 ms for the product's ~350 files instead of ~2 s.
  */
 export async function importGraph(root: string, entryPoints: readonly string[], plugins: Plugin[] = []): Promise<Graph> {
   const { metafile } = await build({
@@ -53,6 +55,7 @@ export async function importGraph(root: string, entryPoints: readonly string[], 
     outdir: 'out',
     platform: 'node',
     format: 'esm',
+    splitting: true,
     packages: 'external',
     logLevel: 'silent',
     plugins,
