@@ -16,8 +16,10 @@ export default defineConfig({
     // Three at a time on the 2-core machines it runs on: most files wait on real processes, sockets and
     // timers, so one file's waits are another's CPU, but each worker loads the whole module graph again
     // (below), and the suite keeps both cores busy with three. Measured back to back on one machine
-    // (3 December 2026, no cache, so files in CI's order): two 6 m 01 s (cores busy 79%), three 5 m 48 s,
-    // four 6 m 20 s, six 6 m 50 s. As many kept as run: with files sharing workers, tinypool retires an
+    // (4 December 2026, no cache, so files in CI's order): two 305 s (cores idle 25%), three 231-242 s
+    // (idle 12%), four 278 s (idle 2%, but 30% more CPU: the files' processes contend for caches and
+    // cores). Spreading the waiting files (e2e, faults, workspace) through the run instead of their
+    // size's order also cost more CPU than the idle it filled (252, 255 s). As many kept as run: with files sharing workers, tinypool retires an
     // idle worker above the minimum, and one retired while the pool hands it the next file fails the run
     // ("Terminating worker thread").
     maxWorkers: 3,
