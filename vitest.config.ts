@@ -19,9 +19,9 @@ export default defineConfig({
     // (4 December 2026, no cache, so files in CI's order): two 305 s (cores idle 25%), three 231-242 s
     // (idle 12%), four 278 s (idle 2%, but 30% more CPU: the files' processes contend for caches and
     // cores). Spreading the waiting files (e2e, faults, workspace) through the run instead of their
-    // size's order also cost more CPU than the idle it filled (252, 255 s). As many kept as run: with files sharing workers, tinypool retires an
-    // idle worker above the minimum, and one retired while the pool hands it the next file fails the run
-    // ("Terminating worker thread").
+    // size's order also cost more CPU than the idle it filled (252, 255 s). As many kept as run: with
+    // files sharing workers, tinypool retires an idle worker above the minimum, and one retired while the
+    // pool hands it the next file fails the run ("Terminating worker thread").
     maxWorkers: 3,
     minWorkers: 3,
     // A worker runs file after file in one module graph: each file's imports (zod's schemas, the event
