@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addComputer, checkLogs, eventsOf, readLog, runCli, startBoard, startComputer } from '../e2e/support/cluster.ts';
+import { runInProcess } from '../support/inProcessCli.ts';
 import { tempDir } from '../support/tempStore.ts';
 import { GIT_AGENT, GIT_IDENTITY, git, makeRepo, turn } from './support.ts';
 
@@ -34,21 +35,27 @@ describe('--push', () => {
     expect(eventsOf(readLog(c1.db), 'run.branch.pushed', first.runId)[0]?.data).toMatchObject({ ok: true });
     await c1.process.stop('SIGTERM');
 
-    // From a laptop (no log of its own, the board's URL and token from the environment) `show --diff`
-    // prints the diff the remote computer recorded: the board keeps the copy of c1's events it reported.
-    const laptop = { env: { RUNLEDGER_SERVER: board.url, RUNLEDGER_TOKEN: board.token, XDG_DATA_HOME: join(dir, 'laptop') }, cwd: dir };
-    const diff = await runCli(['show', first.runId.slice(0, 8), '--diff'], 30_000, laptop);
+    // From a laptop (no log of its own, the board's URL and token given) `show --diff` prints the diff
+    // the remote computer recorded: the board keeps the copy of c1's events it reported. In this process,
+    // through the same dispatch: the board's answer is what is tested.
+    const laptop = ['--server', board.url, '--token', board.token, '--db', join(dir, 'laptop', 'runledger', 'runledger.db')];
+    const diff = await runInProcess(['show', first.runId.slice(0, 8), '--diff', ...laptop]);
     expect(diff, diff.stderr).toMatchObject({ status: 0 });
     expect(diff.stdout).toContain('+one');
     expect(diff.stderr).toContain('1 commit, 1 file changed (+1 −0)');
     expect(diff.stderr).toContain('repository app');
     // `audit` from the laptop: the board's log with c1's reported events, as on the board's machine.
-    const audited = await runCli(['audit', first.runId.slice(0, 8)], 30_000, laptop);
+    // A process of its own: audit asks the board only when no --db is given and the log the environment
+    // names is not there, so the environment is the laptop's.
+    const audited = await runCli(['audit', first.runId.slice(0, 8)], 30_000, {
+      env: { RUNLEDGER_SERVER: board.url, RUNLEDGER_TOKEN: board.token, XDG_DATA_HOME: join(dir, 'laptop') },
+      cwd: dir,
+    });
     expect(audited, audited.stderr).toMatchObject({ status: 0 });
     expect(audited.stdout).toContain(`run ${first.runId}:`);
     expect(audited.stdout).toMatch(/c1 +run\.process\.exited +.*1 commit, 1 file changed/);
     // A turn that changed nothing: its summary says so.
-    const plain = await runCli(['show', looked.runId, '--diff', '--json'], 30_000, laptop);
+    const plain = await runInProcess(['show', looked.runId, '--diff', '--json', ...laptop]);
     expect(JSON.parse(plain.stdout)).toMatchObject({ run_id: looked.runId, changes: { files_changed: 0 } });
 
     // The lane moves to c2, which has never run it: its worktree starts from origin's branch.
