@@ -6,25 +6,42 @@
  * --follow` a line per change, within a second of the change although heartbeats go every 30 s, and
  * the log does not grow with it.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentBin } from '../fixtures/agents/bin.ts';
 import { runInProcess } from '../support/inProcessCli.ts';
 import { tempDir } from '../support/tempStore.ts';
-import { checkLogs, getRun, readLog, runCli, startBoard, startCli, submit, waitFor, waitForTerminal } from './support/cluster.ts';
+import { type BoardProcess, checkLogs, getRun, readLog, runCli, startBoard, startCli, submit, waitFor, waitForTerminal } from './support/cluster.ts';
 
 const CLAUDE_USAGE = { cost_usd: 0.0123, input_tokens: 12, output_tokens: 7, cached_input_tokens: 3000 };
 
+/** One daemon for the usage test and then the failed run's (one daemon process less). */
+let dir: string;
+let agents: ReturnType<typeof agentBin>;
+let db: string;
+let daemon: BoardProcess;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'runledger-test-'));
+  agents = agentBin(dir);
+  db = join(dir, 'daemon', 'runledger.db');
+  // The default heartbeat (30 s): progress that arrives within the bounds below came by the extra beat on change.
+  daemon = await startBoard(db, { command: 'daemon', args: ['--exec', 'claude'], env: agents.env, shared: true });
+  await daemon.process.waitForOutput(/push stream connected/);
+});
+
+afterAll(async () => {
+  await daemon?.process.stop();
+  // Every decision that carries usage replays as recorded, and the usage projection rebuilds the same.
+  if (daemon) await checkLogs([db]);
+  rmSync(dir, { recursive: true, force: true });
+});
+
 describe('usage and live progress of a real agent', () => {
   it('usage reaches GET /v1/runs/{id}, show, audit, status and /metrics; progress reaches GET and show --follow, a line per change, and never the log', async () => {
-    const dir = tempDir();
-    const agents = agentBin(dir);
-    const db = join(dir, 'daemon', 'runledger.db');
-    // The default heartbeat (30 s): progress that arrives within the bounds below came by the extra beat on change.
-    const daemon = await startBoard(db, { command: 'daemon', args: ['--exec', 'claude'], env: agents.env });
-    await daemon.process.waitForOutput(/push stream connected/);
     const board = ['--server', daemon.url, '--db', db];
 
     const first = await waitForTerminal(daemon.url, await submit(daemon, 'talk', 'hello'));
@@ -73,22 +90,15 @@ describe('usage and live progress of a real agent', () => {
     const ended = await getRun(daemon.url, runId);
     expect(ended).not.toHaveProperty('progress');
     expect(readLog(db).some((row) => JSON.stringify(row.data).includes('echo step'))).toBe(false);
-    // Every decision that carries usage replays as recorded, and the usage projection rebuilds the same.
-    await daemon.process.stop();
-    await checkLogs([db]);
   }, 60_000);
 
+  // After the usage test: its status counts the runs of the last day.
   it('show --follow of a run that failed ends with exit 1, saying so', async () => {
-    const dir = tempDir();
-    const agents = agentBin(dir);
-    const db = join(dir, 'daemon', 'runledger.db');
-    const daemon = await startBoard(db, { command: 'daemon', args: ['--exec', 'codex'], env: agents.env });
-    await daemon.process.waitForOutput(/push stream connected/);
-    const runId = await submit(daemon, 'talk', 'please TURN_FAILED');
+    const runId = await submit(daemon, 'failing', 'please IS_ERROR');
     await waitForTerminal(daemon.url, runId);
     const follow = await runCli(['show', runId, '--follow', '--server', daemon.url, '--db', db]);
     expect(follow.status, follow.stderr).toBe(1);
-    expect(follow.stdout.trim().split('\n').at(-1)).toMatch(new RegExp(`^run ${runId} ended failed: .*stream disconnected before completion`));
+    expect(follow.stdout.trim().split('\n').at(-1)).toMatch(new RegExp(`^run ${runId} ended failed: .*Credit balance is too low`));
   }, 30_000);
 
   it("show --follow rides out a proxy's 502 while the board behind it restarts: it follows on, and ends as the run does", async () => {
