@@ -95,10 +95,12 @@ export function startLocalTurn(options: LocalTurnOptions): LocalTurn {
     () => undefined,
     () => undefined,
   );
-  run(options, { handles, settle, fail, ended }).catch(fail);
+  const stop = { asked: false };
+  run(options, { handles, settle, fail, ended, stop }).catch(fail);
   return {
     result,
     stop() {
+      stop.asked = true;
       for (const handle of handles.values()) handle.kill();
     },
   };
@@ -129,7 +131,12 @@ async function run(options: LocalTurnOptions, turn: TurnHooks): Promise<void> {
   });
   const input = async (event: RunInput): Promise<void> => {
     // The spawn put the agent's handle in `handles` before telling its start.
-    if (event.type === 'run.process.began') started = { resuming: event.data.resuming, agent: handles.get(runId)?.result ?? null };
+    if (event.type === 'run.process.began') {
+      started = { resuming: event.data.resuming, agent: handles.get(runId)?.result ?? null };
+      // A stop asked while it was being spawned (the launcher forks the agent before this process hears
+      // its pid) found no process to kill: this one is killed now it is known, a retry's as well.
+      if (turn.stop.asked) handles.get(runId)?.kill();
+    }
     if (event.type === 'run.process.exited') {
       exit = event.data;
       processes.push({ resuming: started?.resuming ?? null, agent: started?.agent ?? null, exit: event.data });
@@ -214,6 +221,8 @@ interface TurnHooks {
   readonly fail: (error: unknown) => void;
   /** Settles with the turn's result, either way. */
   readonly ended: Promise<void>;
+  /** Set by `stop()`: every process of the turn is killed once it began. */
+  readonly stop: { asked: boolean };
 }
 
 /** A local turn has no board: nothing of the spawn effect calls it. */

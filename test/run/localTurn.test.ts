@@ -111,6 +111,19 @@ describe('a local turn, as `runledger run` runs it', () => {
     await killEveryGroup(store);
   });
 
+  it('given a stop before its process began (a Ctrl-C right after the start), then the agent is killed once it began, not left to run', async () => {
+    // The launcher forks the agent before this process hears its pid: a stop in between found no process
+    // to kill, and `runledger run` or `doctor` waited for the agent's own end (seen: a Ctrl-C at 1 s of a
+    // 30 s agent, under load, answered after 31 s).
+    const store = await openTempStore();
+    const marker = join(tempDir(), 'executions');
+    const running = await turn(store, fixtureAgent('lingering.mjs', marker));
+    running.stop();
+    const result = await running.result;
+    expect(result).toMatchObject({ ok: false, error: expect.stringMatching(/^killed before it finished/) });
+    await killEveryGroup(store);
+  });
+
   it('given a dry run, then the same turn runs and nothing is recorded anywhere', async () => {
     const result = await (await turn(null, claudeAgent('claude-like.sh'))).result;
     expect(result).toMatchObject({ ok: true, laneSession: 'fresh-session' });
