@@ -51,6 +51,18 @@ export type InvariantName = (typeof INVARIANTS)[number];
 
 const COLUMNS = 'seq, stream, version, type, data, at, cause, actor';
 
+type Statement = ReturnType<SimDisk['current']['prepare']>;
+const statements = new WeakMap<SimDisk['current'], Map<string, Statement>>();
+
+/** A statement of the checks prepared once per database (a life's), not at every call: some are asked at every agent start. */
+function statement(db: SimDisk['current'], sql: string): Statement {
+  let prepared = statements.get(db);
+  if (!prepared) statements.set(db, (prepared = new Map()));
+  let found = prepared.get(sql);
+  if (!found) prepared.set(sql, (found = db.prepare(sql)));
+  return found;
+}
+
 function keepingAll(decoder: RowDecoder): RowDecoder {
   decoder.keepFrom(0);
   return decoder;
@@ -177,12 +189,11 @@ export class Invariants {
     let permits = 0;
     if (machine && !running && !elsewhere) {
       try {
-        const rows = machine.disk.current
-          .prepare(
-            `SELECT e.type, e.data, c.type AS causeType FROM events e LEFT JOIN events c ON c.seq = e.cause
-             WHERE e.stream = ? AND e.type IN ('run.limit.reached', 'run.execution.requested')`,
-          )
-          .all(`${execution.computer}/run:${execution.runId}`) as { type: string; data: string; causeType: string | null }[];
+        const rows = statement(
+          machine.disk.current,
+          `SELECT e.type, e.data, c.type AS causeType FROM events e LEFT JOIN events c ON c.seq = e.cause
+           WHERE e.stream = ? AND e.type IN ('run.limit.reached', 'run.execution.requested')`,
+        ).all(`${execution.computer}/run:${execution.runId}`) as { type: string; data: string; causeType: string | null }[];
         for (const row of rows)
           if (row.type === 'run.limit.reached' || (row.causeType === 'run.process.exited' && JSON.parse(row.data).resume === null)) permits++;
       } catch {
@@ -311,8 +322,10 @@ export class Invariants {
     try {
       const recorded = new Set(
         (
-          this.w.boards.log.current
-            .prepare(`SELECT data FROM events WHERE stream = 'outbox:hooks' AND type IN ('hook.exited', 'hook.interrupted', 'outbox.interrupted')`)
+          statement(
+            this.w.boards.log.current,
+            `SELECT data FROM events WHERE stream = 'outbox:hooks' AND type IN ('hook.exited', 'hook.interrupted', 'outbox.interrupted')`,
+          )
             .pluck()
             .all() as string[]
         ).map((data) => (JSON.parse(data) as { effect: number }).effect),
@@ -426,7 +439,10 @@ export class Invariants {
   private scanBoard(machines: readonly ComputerMachine[]): void {
     for (const row of this.newRows(this.w.boards.log)) {
       const event = this.decoder.decode([row.seq, row.stream, row.version, row.type, row.data, row.at, row.cause, row.actor]);
-      if (event) this.boardState = boardProjection.evolve(this.boardState ?? boardProjection.initial(), event);
+      if (event) {
+        this.boardState = boardProjection.evolve(this.boardState ?? boardProjection.initial(), event);
+        this.boardFolded = true;
+      }
       if (row.type === 'board.run.finished' || row.type === 'board.run.cancelled' || row.type === 'board.run.resolved') {
         this.settled.add((JSON.parse(row.data) as { runId: string }).runId);
       }
@@ -497,10 +513,15 @@ export class Invariants {
     if (life?.ready) for (const runId of life.computer.runs.liveRuns()) if (!life.liveSince.has(runId)) life.liveSince.set(runId, this.now);
   }
 
+  /** Whether the board's state folded events since `trackBoard` last followed it. */
+  private boardFolded = false;
+
   /** Follows, from the board's state, since when each lane is free and each computer connected. */
   private trackBoard(): void {
     const state = this.boardState;
-    if (!state) return;
+    // A state folded no further since the last look changes nothing here (the fold changes it in place: a flag, not its identity).
+    if (!state || !this.boardFolded) return;
+    this.boardFolded = false;
     // A lane is busy while a run of it is claimed and not terminal: its holder (lanes stay in the state, settled runs do not).
     for (const lane in state.lanes) {
       if (state.lanes[lane]!.holder !== null) this.laneFreeSince.delete(lane);
@@ -600,8 +621,7 @@ export class Invariants {
   /** Whether the run's last record on the machine is a completion sent (its answer not yet recorded). */
   private completionInFlight(machine: ComputerMachine, runId: string): boolean {
     try {
-      const last = machine.disk.current
-        .prepare('SELECT type FROM events WHERE stream = ? ORDER BY seq DESC LIMIT 1')
+      const last = statement(machine.disk.current, 'SELECT type FROM events WHERE stream = ? ORDER BY seq DESC LIMIT 1')
         .pluck()
         .get(`${machine.id}/run:${runId}`);
       return last === 'run.completion.requested';
