@@ -2,9 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import { onTestFinished } from 'vitest';
 import { exitOf } from './exitOf.ts';
 import { repoRoot } from './processes.ts';
+import { whenTestEnds } from './testScope.ts';
 
 const cli = join(repoRoot, 'cli/runledger.js');
 
@@ -44,7 +44,7 @@ export class DaemonProcess {
   /** Starts a daemon and resolves once its computer is connected to its board. */
   static async start(db: string, args: readonly string[], how: HowStarted = {}): Promise<DaemonProcess> {
     const daemon = new DaemonProcess(db, args, how);
-    if (!how.sharedByFile) onTestFinished(() => daemon.kill());
+    if (!how.sharedByFile) whenTestEnds(() => daemon.kill());
     await daemon.waitForOutput(/push stream connected/);
     return daemon;
   }

@@ -1,6 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { onTestFinished } from 'vitest';
 import { waitUntil } from './daemonProcess.ts';
+import { whenTestEnds } from './testScope.ts';
 
 /**
  * The stock `sqlite3` shell inside a transaction on a log, as a user leaves one open: `write` holds
@@ -17,7 +17,7 @@ export class SqliteShell {
     this.shell.stdout.setEncoding('utf8').on('data', (chunk: string) => (this.out += chunk));
     this.shell.stderr.setEncoding('utf8').on('data', (chunk: string) => (this.out += chunk));
     this.exited = new Promise((resolve) => this.shell.on('exit', () => resolve()));
-    onTestFinished(() => void this.shell.kill('SIGKILL'));
+    whenTestEnds(() => void this.shell.kill('SIGKILL'));
   }
 
   /** Resolves once the shell is inside its transaction (it waits up to 5 s for the log's own commits to end). */

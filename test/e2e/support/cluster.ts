@@ -10,10 +10,10 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { onTestFinished } from 'vitest';
 import { messageOf } from '../../../events/thrown.ts';
 import { exitOf } from '../../support/exitOf.ts';
 import { runInProcess } from '../../support/inProcessCli.ts';
+import { whenTestEnds } from '../../support/testScope.ts';
 
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const cli = join(repoRoot, 'cli/runledger.js');
@@ -118,7 +118,7 @@ export class CliProcess {
 /** `env` is added to this process's; `cwd`, the folder it runs in, is the checkout's unless given. */
 export function startCli(args: readonly string[], env: Record<string, string> = {}, cwd?: string): CliProcess {
   const process = new CliProcess(args, env, cwd);
-  onTestFinished(async () => {
+  whenTestEnds(async () => {
     process.kill('SIGKILL');
     await process.exited;
   });
@@ -228,7 +228,7 @@ export function agentFiles(dir: string, lifetime: Lifetime = {}): AgentFiles {
   const markers = join(dir, 'markers');
   const pids = join(dir, 'agent-pids');
   const files = { markers, pids, env: { MARKER_FILE: markers, MARKER_PIDS: pids } };
-  if (!lifetime.shared) onTestFinished(() => killAgents(files));
+  if (!lifetime.shared) whenTestEnds(() => killAgents(files));
   return files;
 }
 
