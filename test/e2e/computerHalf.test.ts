@@ -3,17 +3,20 @@
  * own (real processes). Each computer sends the board a copy of its runs', lanes' and sessions' events
  * after commit; the board keeps them apart from its log and shows them: `audit RUN`, the run page (its
  * live socket's JSON), the board page's sessions and each computer's slots, also once the computer
- * that ran the turn has been stopped. The board's `replay` is untouched by them.
+ * that ran the turn has been stopped. The board's `replay` is untouched by them. The two groups of
+ * cases, each on a board and computers of its own, run at once (describe.concurrent); the cases of the
+ * shared board one after the other.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { BoardPageView } from '../support/boardPageView.ts';
 import { runInProcess } from '../support/inProcessCli.ts';
 import { tempDir } from '../support/tempStore.ts';
+import { ownScope } from '../support/testScope.ts';
 import { claudeLikeAgent } from '../web/webSupport.ts';
 import {
   addComputer,
@@ -131,69 +134,74 @@ interface Entry {
   readonly at: number;
 }
 
-describe("the board shows a remote computer's half of each run", () => {
-  it('in audit, on the run page, in sessions and slots, after the computer stopped; replay of the board unchanged', async () => {
-    const dir = tempDir();
-    const board = await startBoard(`${dir}/board/board.db`);
-    const computers = { c1: await joinBoard(dir, board, 'c1'), c2: await joinBoard(dir, board, 'c2') };
-    await waitFor('both computers on the push stream', async () => (await connectedComputers(board.url)) === 2);
-    const live = await liveBoard(board.url);
+describe.concurrent("the board shows a remote computer's half of each run", () => {
+  it(
+    'in audit, on the run page, in sessions and slots, after the computer stopped; replay of the board unchanged',
+    ownScope(async ({ expect }) => {
+      const dir = tempDir();
+      const board = await startBoard(`${dir}/board/board.db`);
+      const computers = { c1: await joinBoard(dir, board, 'c1'), c2: await joinBoard(dir, board, 'c2') };
+      await waitFor('both computers on the push stream', async () => (await connectedComputers(board.url)) === 2);
+      const live = await liveBoard(board.url);
 
-    const failed = await submit(board, 'talk', 'sleep=200 stderr=remote-oops exit=3');
-    const other = await submit(board, 'other', 'sleep=200');
-    const views = await Promise.all([waitForTerminal(board.url, failed), waitForTerminal(board.url, other)]);
-    expect(views.map((v) => v.state)).toEqual(['failed', 'succeeded']);
-    const holder = views[0]!.computer_id as 'c1' | 'c2';
-    // The board page, live: each computer's slot freed by its turn's end, which the board hears of only in
-    // that computer's report (after the board's last event of the run): pushed to a page open all along.
-    await waitFor('both computers shown with a free slot on the open board page', () => slotsOf(live.latest()) === slotsOf(FREE));
-    live.close();
+      const failed = await submit(board, 'talk', 'sleep=200 stderr=remote-oops exit=3');
+      const other = await submit(board, 'other', 'sleep=200');
+      const views = await Promise.all([waitForTerminal(board.url, failed), waitForTerminal(board.url, other)]);
+      expect(views.map((v) => v.state)).toEqual(['failed', 'succeeded']);
+      const holder = views[0]!.computer_id as 'c1' | 'c2';
+      // The board page, live: each computer's slot freed by its turn's end, which the board hears of only in
+      // that computer's report (after the board's last event of the run): pushed to a page open all along.
+      await waitFor('both computers shown with a free slot on the open board page', () => slotsOf(live.latest()) === slotsOf(FREE));
+      live.close();
 
-    // Stopped (drained): what it recorded of its last turn reached the board before it went.
-    await computers[holder].process.stop();
-    await waitFor('the computer to leave the push stream', async () => (await connectedComputers(board.url)) === 1);
-    // All of it, each event once: the board's copy is the reported part of the computer's log.
-    expect(boardCopy(board.db, holder)).toEqual(reportedPart(computers[holder].db, holder));
+      // Stopped (drained): what it recorded of its last turn reached the board before it went.
+      await computers[holder].process.stop();
+      await waitFor('the computer to leave the push stream', async () => (await connectedComputers(board.url)) === 1);
+      // All of it, each event once: the board's copy is the reported part of the computer's log.
+      expect(boardCopy(board.db, holder)).toEqual(reportedPart(computers[holder].db, holder));
 
-    const audit = JSON.parse((await runInProcess(['audit', failed, '--db', board.db, '--json'])).stdout) as { streams: string[]; entries: Entry[] };
-    expect(audit.streams).toEqual(expect.arrayContaining([`run:${failed}`, `${holder}/run:${failed}`]));
-    const steps = audit.entries.map((e) => `${e.owner ?? 'board'} ${e.step}`);
-    expect(steps, computers[holder].process.describe()).toEqual(
-      expect.arrayContaining(['board board.run.submitted', `${holder} run.process.exited`, 'board board.run.finished']),
-    );
-    // In time order, the computer's half between the board's submission and its finish.
-    expect(audit.entries.map((e) => e.at)).toEqual([...audit.entries.map((e) => e.at)].sort((a, b) => a - b));
-    const text = (await runInProcess(['audit', failed, '--db', board.db])).stdout;
-    expect(text).toContain(`${holder} run.process.exited`);
+      const audit = JSON.parse((await runInProcess(['audit', failed, '--db', board.db, '--json'])).stdout) as { streams: string[]; entries: Entry[] };
+      expect(audit.streams).toEqual(expect.arrayContaining([`run:${failed}`, `${holder}/run:${failed}`]));
+      const steps = audit.entries.map((e) => `${e.owner ?? 'board'} ${e.step}`);
+      expect(steps, computers[holder].process.describe()).toEqual(
+        expect.arrayContaining(['board board.run.submitted', `${holder} run.process.exited`, 'board board.run.finished']),
+      );
+      // In time order, the computer's half between the board's submission and its finish.
+      expect(audit.entries.map((e) => e.at)).toEqual([...audit.entries.map((e) => e.at)].sort((a, b) => a - b));
+      const text = (await runInProcess(['audit', failed, '--db', board.db])).stdout;
+      expect(text).toContain(`${holder} run.process.exited`);
 
-    // The run page: the timeline with the computer's half, and the stderr tail its computer recorded.
-    const runPage = (await hello(board.url, `?run=${failed}`)) as { record: { stderrTail: string | null }; entries: Entry[] };
-    expect(runPage.record.stderrTail).toContain('remote-oops');
-    expect(runPage.entries.some((e) => e.owner === holder)).toBe(true);
+      // The run page: the timeline with the computer's half, and the stderr tail its computer recorded.
+      const runPage = (await hello(board.url, `?run=${failed}`)) as { record: { stderrTail: string | null }; entries: Entry[] };
+      expect(runPage.record.stderrTail).toContain('remote-oops');
+      expect(runPage.entries.some((e) => e.owner === holder)).toBe(true);
 
-    // The board page after the stop: the stopped computer's slots as last reported, and the lanes' sessions.
-    const boardPage = (await hello(board.url)) as { snapshot: Snapshot };
-    expect(slotsOf(boardPage.snapshot)).toEqual(slotsOf(FREE));
-    // The succeeded turn's session is remembered for its lane's next turn (a failed turn's is not).
-    expect(boardPage.snapshot.sessions.map((s) => [s.lane, s.computer])).toEqual([['other', views[1]!.computer_id]]);
+      // The board page after the stop: the stopped computer's slots as last reported, and the lanes' sessions.
+      const boardPage = (await hello(board.url)) as { snapshot: Snapshot };
+      expect(slotsOf(boardPage.snapshot)).toEqual(slotsOf(FREE));
+      // The succeeded turn's session is remembered for its lane's next turn (a failed turn's is not).
+      expect(boardPage.snapshot.sessions.map((s) => [s.lane, s.computer])).toEqual([['other', views[1]!.computer_id]]);
 
-    // The board's log holds none of the computers' events: its replay is what it was.
-    expect(readLog(board.db).some((row) => row.stream.includes('/'))).toBe(false);
-    const still = holder === 'c1' ? 'c2' : 'c1';
-    await computers[still].process.stop();
-    expect(boardCopy(board.db, still)).toEqual(reportedPart(computers[still].db, still));
-    await board.process.stop();
-    await checkLogs([board.db, computers.c1.db, computers.c2.db]);
-    // Five real processes started one after another (each several seconds on a loaded machine): its own bound.
-  }, 120_000);
+      // The board's log holds none of the computers' events: its replay is what it was.
+      expect(readLog(board.db).some((row) => row.stream.includes('/'))).toBe(false);
+      const still = holder === 'c1' ? 'c2' : 'c1';
+      await computers[still].process.stop();
+      expect(boardCopy(board.db, still)).toEqual(reportedPart(computers[still].db, still));
+      await board.process.stop();
+      await checkLogs([board.db, computers.c1.db, computers.c2.db]);
+      // Five real processes started one after another (each several seconds on a loaded machine): its own bound.
+    }),
+    120_000,
+  );
 });
 
 /**
  * A board that goes away while a turn ends on its computer, twice: once the computer lives on, once it
  * is killed before it could send. One board (on one port, restarted in each test) and computer c1 for
- * both, each test's turn its own; a test leaves them up, the board's and c1's last lives stopped after both.
+ * both, each test's turn its own, one after the other (it.sequential); a test leaves them up, the board's
+ * and c1's last lives stopped after both.
  */
-describe('a board away while a turn ends on its computer', () => {
+describe.concurrent('a board away while a turn ends on its computer', () => {
   let dir: string;
   let port: number;
   let board: BoardProcess;
@@ -210,44 +218,50 @@ describe('a board away while a turn ends on its computer', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('restarted, it gets that half after, each event once', async () => {
-    const gate = join(dir, 'gate-away');
-    const runId = await submit(board, 'talk', `marker=away gate=${gate}`);
-    await waitForState(board.url, runId, ['running']);
-    await board.process.stop();
-    // Its turn ends while the board is away: what it recorded of it cannot be sent.
-    writeFileSync(gate, '');
-    await waitForLogged(c1.db, runId, 'run.process.exited');
+  it.sequential(
+    'restarted, it gets that half after, each event once',
+    ownScope(async ({ expect }) => {
+      const gate = join(dir, 'gate-away');
+      const runId = await submit(board, 'talk', `marker=away gate=${gate}`);
+      await waitForState(board.url, runId, ['running']);
+      await board.process.stop();
+      // Its turn ends while the board is away: what it recorded of it cannot be sent.
+      writeFileSync(gate, '');
+      await waitForLogged(c1.db, runId, 'run.process.exited');
 
-    board = await startBoard(board.db, { port, shared: true });
-    expect((await waitForTerminal(board.url, runId)).state).toBe('succeeded');
-    // Sent once the board is back (its push stream connected again cuts the report's retry wait short).
-    await waitFor('the computer half of the turn on the board', () =>
-      boardCopy(board.db, 'c1').some((e) => e.endsWith(`/run:${runId} run.process.exited`)),
-    );
-    // The rest of the turn's end follows (c1 lives on): all of it, each event once.
-    await waitFor('the board’s copy of all c1 reported', () => boardCopy(board.db, 'c1').length >= reportedPart(c1.db, 'c1').length);
-    expect(boardCopy(board.db, 'c1')).toEqual(reportedPart(c1.db, 'c1'));
-  });
+      board = await startBoard(board.db, { port, shared: true });
+      expect((await waitForTerminal(board.url, runId)).state).toBe('succeeded');
+      // Sent once the board is back (its push stream connected again cuts the report's retry wait short).
+      await waitFor('the computer half of the turn on the board', () =>
+        boardCopy(board.db, 'c1').some((e) => e.endsWith(`/run:${runId} run.process.exited`)),
+      );
+      // The rest of the turn's end follows (c1 lives on): all of it, each event once.
+      await waitFor('the board’s copy of all c1 reported', () => boardCopy(board.db, 'c1').length >= reportedPart(c1.db, 'c1').length);
+      expect(boardCopy(board.db, 'c1')).toEqual(reportedPart(c1.db, 'c1'));
+    }),
+  );
 
-  it('its computer killed (SIGKILL) with its half of a turn unsent: its next life sends it, each event once', async () => {
-    const gate = join(dir, 'gate-unsent');
-    const runId = await submit(board, 'unsent', `marker=unsent gate=${gate}`);
-    await waitForState(board.url, runId, ['running']);
-    // The board away, the turn ends on the computer, and the computer dies before it could send it.
-    await board.process.stop();
-    writeFileSync(gate, '');
-    await waitForLogged(c1.db, runId, 'run.process.exited');
-    c1.process.kill('SIGKILL');
-    await c1.process.exited;
-    const unsent = reportedPart(c1.db, 'c1').filter((event) => !boardCopy(board.db, 'c1').includes(event));
-    expect(unsent.some((event) => event.endsWith(' run.process.exited'))).toBe(true);
+  it.sequential(
+    'its computer killed (SIGKILL) with its half of a turn unsent: its next life sends it, each event once',
+    ownScope(async ({ expect }) => {
+      const gate = join(dir, 'gate-unsent');
+      const runId = await submit(board, 'unsent', `marker=unsent gate=${gate}`);
+      await waitForState(board.url, runId, ['running']);
+      // The board away, the turn ends on the computer, and the computer dies before it could send it.
+      await board.process.stop();
+      writeFileSync(gate, '');
+      await waitForLogged(c1.db, runId, 'run.process.exited');
+      c1.process.kill('SIGKILL');
+      await c1.process.exited;
+      const unsent = reportedPart(c1.db, 'c1').filter((event) => !boardCopy(board.db, 'c1').includes(event));
+      expect(unsent.some((event) => event.endsWith(' run.process.exited'))).toBe(true);
 
-    board = await startBoard(board.db, { port, shared: true });
-    c1 = await startDaemon(dir, board, 'c1', c1.token, MARKER_AGENT, { shared: true });
-    expect((await waitForTerminal(board.url, runId)).state).toBe('succeeded');
-    await c1.process.stop();
-    // The last life's unsent events and this life's, each once (the board keeps a computer's seq once).
-    expect(boardCopy(board.db, 'c1')).toEqual(reportedPart(c1.db, 'c1'));
-  });
+      board = await startBoard(board.db, { port, shared: true });
+      c1 = await startDaemon(dir, board, 'c1', c1.token, MARKER_AGENT, { shared: true });
+      expect((await waitForTerminal(board.url, runId)).state).toBe('succeeded');
+      await c1.process.stop();
+      // The last life's unsent events and this life's, each once (the board keeps a computer's seq once).
+      expect(boardCopy(board.db, 'c1')).toEqual(reportedPart(c1.db, 'c1'));
+    }),
+  );
 });
