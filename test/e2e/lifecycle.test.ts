@@ -67,6 +67,8 @@ describe.concurrent('the lives of a daemon on one log', () => {
       expect(eventsOf(log, 'run.process.began')).toHaveLength(Object.keys(expected).length);
       await checkLogs([db]);
     }),
+    // Four lives started one after another, beside the other case's (each several seconds on a loaded machine): its own bound.
+    90_000,
   );
 
   it(
@@ -103,5 +105,7 @@ describe.concurrent('the lives of a daemon on one log', () => {
       expect((await board.process.stop('SIGTERM')).code).toBe(0);
       await checkLogs([boardDb, computerDb]);
     }),
+    // A board and three lives of its computer started one after another, beside the other case's: its own bound.
+    90_000,
   );
 });
