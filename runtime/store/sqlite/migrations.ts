@@ -1,110 +1,61 @@
 import type Database from 'better-sqlite3';
-import type { Kysely, Migration } from 'kysely';
+import type { Migration } from 'kysely';
 import { messageOf } from '../../../events/thrown.ts';
 
-/** kysely, loaded only when a migration is to run: a read-only tool, or a log already up to date, never parses it (~440 KB). */
-type KyselyModule = typeof import('./migrator.ts');
-
-/** A migration's step, given kysely (its `sql` tag) by who loaded it. */
-interface Step {
-  up(db: Kysely<unknown>, kysely: KyselyModule): Promise<void>;
-}
-
 /**
- * The schema, as kysely migrations: a file made by an older runledger is brought forward on open.
- * `events` is exactly docs/rules.md#the-log's table; triggers make it append-only for every writer,
- * the stock `sqlite3` shell included.
+ * The schema, as migrations: a file made by an older runledger is brought forward on open. Each is
+ * its statements, spelled as kysely's schema builder spelled them when it wrote them (SQLite keeps a
+ * CREATE's text as given, and `sqlite3 FILE .schema` shows it): every log, made by any version, has
+ * the same schema text. `events` is exactly docs/rules.md#the-log's table; triggers make it
+ * append-only for every writer, the stock `sqlite3` shell included.
  */
-const migrations: Record<string, Step> = {
-  '0001_events': {
-    async up(db: Kysely<unknown>, { sql }) {
-      await db.schema
-        .createTable('events')
-        .addColumn('seq', 'integer', (c) => c.primaryKey())
-        .addColumn('stream', 'text', (c) => c.notNull())
-        .addColumn('version', 'integer', (c) => c.notNull())
-        .addColumn('type', 'text', (c) => c.notNull())
-        .addColumn('data', 'text', (c) => c.notNull())
-        .addColumn('at', 'integer', (c) => c.notNull())
-        .addColumn('cause', 'integer')
-        .addColumn('actor', 'text', (c) => c.notNull())
-        .addUniqueConstraint('events_stream_version', ['stream', 'version'])
-        .execute();
-      await sql`CREATE TRIGGER events_no_update BEFORE UPDATE ON events
-        BEGIN SELECT RAISE(ABORT, 'events is append-only: rows are never updated'); END`.execute(db);
-      await sql`CREATE TRIGGER events_no_delete BEFORE DELETE ON events
-        BEGIN SELECT RAISE(ABORT, 'events is append-only: rows are never deleted'); END`.execute(db);
-    },
-  },
-  '0002_projection_checkpoints': {
-    async up(db: Kysely<unknown>, { sql }) {
-      await db.schema
-        .createTable('projection_checkpoints')
-        .addColumn('name', 'text', (c) => c.primaryKey())
-        .addColumn('seq', 'integer', (c) => c.notNull())
-        .addColumn('state', 'text', (c) => c.notNull())
-        .addColumn('saved_at', 'integer', (c) => c.notNull().defaultTo(sql`(unixepoch() * 1000)`))
-        .execute();
-    },
-  },
-  '0003_events_stream_id': {
-    // `runledger audit` reads one entity (`run:<id>`) across its owners (the board's `run:<id>`, each
-    // computer's `c1/run:<id>`): an index on the stream name after its owner prefix finds them
-    // without a scan of the whole log. Index entries of one key are in rowid (= seq) order.
-    async up(db: Kysely<unknown>, { sql }) {
-      await db.schema.createIndex('events_stream_id').on('events').expression(sql`substr(stream, instr(stream, '/') + 1)`).execute();
-    },
-  },
-  '0004_events_mentions': {
-    // A run's queue decisions live in its lane's stream, a session's close in the session's: the audit
-    // of one run or session also finds every event whose data names it, through these partial indexes.
-    async up(db: Kysely<unknown>, { sql }) {
-      await sql`CREATE INDEX events_run_id ON events (json_extract(data, '$.runId')) WHERE json_extract(data, '$.runId') IS NOT NULL`.execute(db);
-      await sql`CREATE INDEX events_session_id ON events (json_extract(data, '$.sessionId')) WHERE json_extract(data, '$.sessionId') IS NOT NULL`.execute(
-        db,
-      );
-    },
-  },
-  '0005_projection_snapshots': {
-    // A checkpoint is the newest state of a projection; these are older ones, kept at intervals of the
-    // log, so a fold as of any seq (`replay --until`, the replay of one run) starts near it, not at 0.
-    // A rowid table: states are large, and a WITHOUT ROWID table would carry them in its index pages.
-    async up(db: Kysely<unknown>, { sql }) {
-      await db.schema
-        .createTable('projection_snapshots')
-        .ifNotExists()
-        .addColumn('name', 'text', (c) => c.notNull())
-        .addColumn('seq', 'integer', (c) => c.notNull())
-        .addColumn('state', 'text', (c) => c.notNull())
-        .addColumn('saved_at', 'integer', (c) => c.notNull().defaultTo(sql`(unixepoch() * 1000)`))
-        .addUniqueConstraint('projection_snapshots_name_seq', ['name', 'seq'])
-        .execute();
-    },
-  },
-  '0006_events_archived_prefix': {
-    // Retention (docs/retention.md): a whole prefix of rows may leave the live log once it is sealed in
-    // an archive segment and a `log.archived` row records it; every other delete is still refused. The
-    // partial index makes the trigger's look-up of the latest record one step, not a scan.
-    async up(db: Kysely<unknown>, { sql }) {
-      await sql`CREATE INDEX IF NOT EXISTS events_archived ON events (seq) WHERE type = 'log.archived'`.execute(db);
-      await sql`DROP TRIGGER IF EXISTS events_no_delete`.execute(db);
-      await sql`CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+const migrations: Record<string, readonly string[]> = {
+  '0001_events': [
+    'create table "events" ("seq" integer primary key, "stream" text not null, "version" integer not null, "type" text not null, "data" text not null, "at" integer not null, "cause" integer, "actor" text not null, constraint "events_stream_version" unique ("stream", "version"))',
+    `CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+        BEGIN SELECT RAISE(ABORT, 'events is append-only: rows are never updated'); END`,
+    `CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+        BEGIN SELECT RAISE(ABORT, 'events is append-only: rows are never deleted'); END`,
+  ],
+  '0002_projection_checkpoints': [
+    'create table "projection_checkpoints" ("name" text primary key, "seq" integer not null, "state" text not null, "saved_at" integer default (unixepoch() * 1000) not null)',
+  ],
+  // `runledger audit` reads one entity (`run:<id>`) across its owners (the board's `run:<id>`, each
+  // computer's `c1/run:<id>`): an index on the stream name after its owner prefix finds them
+  // without a scan of the whole log. Index entries of one key are in rowid (= seq) order.
+  '0003_events_stream_id': [`create index "events_stream_id" on "events" (substr(stream, instr(stream, '/') + 1))`],
+  // A run's queue decisions live in its lane's stream, a session's close in the session's: the audit
+  // of one run or session also finds every event whose data names it, through these partial indexes.
+  '0004_events_mentions': [
+    `CREATE INDEX events_run_id ON events (json_extract(data, '$.runId')) WHERE json_extract(data, '$.runId') IS NOT NULL`,
+    `CREATE INDEX events_session_id ON events (json_extract(data, '$.sessionId')) WHERE json_extract(data, '$.sessionId') IS NOT NULL`,
+  ],
+  // A checkpoint is the newest state of a projection; these are older ones, kept at intervals of the
+  // log, so a fold as of any seq (`replay --until`, the replay of one run) starts near it, not at 0.
+  // A rowid table: states are large, and a WITHOUT ROWID table would carry them in its index pages.
+  '0005_projection_snapshots': [
+    'create table if not exists "projection_snapshots" ("name" text not null, "seq" integer not null, "state" text not null, "saved_at" integer default (unixepoch() * 1000) not null, constraint "projection_snapshots_name_seq" unique ("name", "seq"))',
+  ],
+  // Retention (docs/retention.md): a whole prefix of rows may leave the live log once it is sealed in
+  // an archive segment and a `log.archived` row records it; every other delete is still refused. The
+  // partial index makes the trigger's look-up of the latest record one step, not a scan.
+  '0006_events_archived_prefix': [
+    `CREATE INDEX IF NOT EXISTS events_archived ON events (seq) WHERE type = 'log.archived'`,
+    'DROP TRIGGER IF EXISTS events_no_delete',
+    `CREATE TRIGGER events_no_delete BEFORE DELETE ON events
         WHEN OLD.seq > coalesce((SELECT json_extract(data, '$.to') FROM events WHERE type = 'log.archived' ORDER BY seq DESC LIMIT 1), 0)
-        BEGIN SELECT RAISE(ABORT, 'events is append-only: rows are never deleted, except a prefix recorded as archived'); END`.execute(db);
-    },
-  },
-  '0007_starting_checkpoint': {
-    // Retention (docs/retention.md#starting-checkpoints): the state of every fold (each projection, and
-    // each decider's states) just before a segment's first event, and before the live log's first one
-    // after a cut, so that either is replayed and read on its own. Each row names its fold's version:
-    // a fold whose meaning changed since is told apart, never started from a state of another shape.
-    // The state is its JSON, deflated (raw DEFLATE).
-    async up(db: Kysely<unknown>, { sql }) {
-      await sql`CREATE TABLE IF NOT EXISTS starting_checkpoint (
+        BEGIN SELECT RAISE(ABORT, 'events is append-only: rows are never deleted, except a prefix recorded as archived'); END`,
+  ],
+  // Retention (docs/retention.md#starting-checkpoints): the state of every fold (each projection, and
+  // each decider's states) just before a segment's first event, and before the live log's first one
+  // after a cut, so that either is replayed and read on its own. Each row names its fold's version:
+  // a fold whose meaning changed since is told apart, never started from a state of another shape.
+  // The state is its JSON, deflated (raw DEFLATE).
+  '0007_starting_checkpoint': [
+    `CREATE TABLE IF NOT EXISTS starting_checkpoint (
         name TEXT NOT NULL, version INTEGER NOT NULL, seq INTEGER NOT NULL, state BLOB NOT NULL,
-        PRIMARY KEY (name, seq))`.execute(db);
-    },
-  },
+        PRIMARY KEY (name, seq))`,
+  ],
 };
 
 /**
@@ -115,12 +66,28 @@ const migrations: Record<string, Step> = {
  */
 const WRITES_ONLY = new Set(['0006_events_archived_prefix', '0007_starting_checkpoint']);
 
-/** Brings the schema of the SQLite file `database` up to this version's, through kysely's Migrator. */
+/** Brings the schema of the SQLite file `database` up to this version's. */
 export async function migrateToLatest(database: Database.Database): Promise<void> {
-  if (isUpToDate(database)) return;
+  if (isUpToDate(database) || createdWhole(database)) return;
+  await migrateThroughKysely(database);
+}
+
+/**
+ * kysely's Migrator, loaded only when an older log is to be brought forward: a new file, a read-only
+ * tool, or a log already up to date never parses it (~440 KB). Exported for the test that holds it
+ * and createdWhole() to the same schema.
+ */
+export async function migrateThroughKysely(database: Database.Database): Promise<void> {
   const kysely = await import('./migrator.ts');
   const steps = Object.fromEntries(
-    Object.entries(migrations).map(([name, step]): [string, Migration] => [name, { up: (db) => step.up(db as Kysely<unknown>, kysely) }]),
+    Object.entries(migrations).map(([name, statements]): [string, Migration] => [
+      name,
+      {
+        async up(db) {
+          for (const statement of statements) await kysely.sql.raw(statement).execute(db);
+        },
+      },
+    ]),
   );
   const db = new kysely.Kysely<unknown>({ dialect: new kysely.SqliteDialect({ database }) });
   const { error, results } = await new kysely.Migrator({ db, provider: { getMigrations: async () => steps } }).migrateToLatest();
@@ -129,6 +96,33 @@ export async function migrateToLatest(database: Database.Database): Promise<void
     const why = error instanceof Error ? error.message : String(error ?? 'unknown error');
     throw new Error(`could not bring the log's schema up to date${failed ? ` (${failed.migrationName})` : ''}: ${why}`);
   }
+}
+
+/**
+ * A file with nothing in it yet (a new log, a new archive segment) is given the whole schema and the
+ * bookkeeping kysely's Migrator would have written, statement for statement (its tables, its lock row,
+ * a row per migration with the time it ran), in one transaction: kysely's introspection of the file,
+ * around each of its steps, was most of a new log's start (~45 ms of CPU, and ~440 KB of it parsed).
+ * test/store/newLogSchema.test.ts holds the two ways to the same schema and rows. False, writing
+ * nothing, when the file holds anything (another process may have just made it): kysely takes it.
+ */
+function createdWhole(database: Database.Database): boolean {
+  return database
+    .transaction(() => {
+      if (database.prepare('SELECT 1 FROM sqlite_master LIMIT 1').get() !== undefined) return false;
+      database.exec('create table if not exists "kysely_migration" ("name" varchar(255) not null primary key, "timestamp" varchar(255) not null)');
+      database.exec(
+        'create table if not exists "kysely_migration_lock" ("id" varchar(255) not null primary key, "is_locked" integer default 0 not null)',
+      );
+      database.exec(`insert into "kysely_migration_lock" ("id", "is_locked") values ('migration_lock', 0.0)`);
+      const applied = database.prepare<[string, string]>('insert into "kysely_migration" ("name", "timestamp") values (?, ?)');
+      for (const name of Object.keys(migrations).sort()) {
+        for (const statement of migrations[name]!) database.exec(statement);
+        applied.run(name, new Date().toISOString());
+      }
+      return true;
+    })
+    .immediate();
 }
 
 /**
