@@ -1,5 +1,6 @@
-import { type Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { type Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Agent as HttpAgent, IncomingHttpHeaders } from 'node:http';
+import type { Agent as HttpsAgent } from 'node:https';
+import { http, https } from '../../runtime/lazyBuiltins.ts';
 
 /** One HTTP request as a caller of the board sends it. */
 export interface HttpCall {
@@ -39,7 +40,7 @@ export function httpCall(url: string, call: HttpCall): Promise<HttpReply> {
     if (spent) return reject(spent.reason);
     const target = new URL(url);
     const secure = target.protocol === 'https:';
-    const request = (secure ? httpsRequest : httpRequest)(target, {
+    const request = (secure ? https() : http()).request(target, {
       method: call.method,
       agent: call.agents ? (secure ? call.agents.https : call.agents.http) : false,
       headers: call.payload === undefined ? call.headers : { ...call.headers, 'content-length': Buffer.byteLength(call.payload) },

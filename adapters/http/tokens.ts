@@ -1,24 +1,24 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { crypto } from '../../runtime/lazyBuiltins.ts';
 
 /**
  * Secrets stay out of the log: computer tokens are stored as hashes, run tokens are derived from a
  * board secret kept in a 0600 file beside the database, and the submit token lives in `<folder>/token`.
  */
 export function newToken(): string {
-  return randomBytes(32).toString('base64url');
+  return crypto().randomBytes(32).toString('base64url');
 }
 
 /** Tokens are 256 random bits, so a plain SHA-256 is enough to keep them out of the log. */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return crypto().createHash('sha256').update(token).digest('hex');
 }
 
 export function sameSecret(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
+  return x.length === y.length && crypto().timingSafeEqual(x, y);
 }
 
 /**
@@ -29,7 +29,7 @@ export function sameSecret(a: string, b: string): boolean {
  */
 export function runToken(boardSecret: string, runId: string, computerId: string, life?: { incarnation: string | null }): string {
   const claim = life === undefined ? `${runId}\n${computerId}` : `bound\n${runId}\n${computerId}\n${life.incarnation ?? ''}`;
-  return createHmac('sha256', boardSecret).update(claim).digest('base64url');
+  return crypto().createHmac('sha256', boardSecret).update(claim).digest('base64url');
 }
 
 /** Reads a secret file, creating it (mode 0600) with a fresh token on first use. */

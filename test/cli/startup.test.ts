@@ -95,6 +95,8 @@ describe('runledger starts with what the command needs', () => {
     const loaded = modulesLoadedBy(['audit', '--db', join(tmpdir(), 'runledger-no-such-folder', 'runledger.db')]);
     expect(loaded).toContain('better-sqlite3');
     expect(loaded.filter((m) => m === 'pg' || m.includes('/store/postgres/'))).toEqual([]);
+    // Nor Node's modules for what it may do and does not: call a board, check a token, read a deflated checkpoint (runtime/lazyBuiltins.ts).
+    expect(loaded.filter((m) => ['node:http', 'node:https', 'node:crypto', 'node:zlib'].includes(m))).toEqual([]);
   });
 
   it('a command on a new SQLite log, or an up-to-date one, reading it or opening it to write, loads no kysely (it only brings older logs forward)', async () => {

@@ -1,8 +1,8 @@
 import { basename } from 'node:path';
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import type { DomainEvent } from '../../../events/catalog.ts';
 import type { CheckpointEntry } from '../../../projections/startingCheckpoint.ts';
+import { zlib } from '../../lazyBuiltins.ts';
 import type { SqliteEventStore } from './sqliteEventStore.ts';
 
 /**
@@ -25,7 +25,9 @@ export function readCheckpoint(db: Database.Database, seq: number): CheckpointEn
       'SELECT name, version, state FROM starting_checkpoint WHERE seq = ? ORDER BY name',
     )
     .all(seq);
-  return rows.length ? rows.map((r) => ({ ...r, state: typeof r.state === 'string' ? r.state : inflateRawSync(r.state).toString('utf8') })) : null;
+  return rows.length
+    ? rows.map((r) => ({ ...r, state: typeof r.state === 'string' ? r.state : zlib().inflateRawSync(r.state).toString('utf8') }))
+    : null;
 }
 
 /**
@@ -37,7 +39,7 @@ function saveCheckpoint(db: Database.Database, seq: number, entries: readonly Ch
     'INSERT OR REPLACE INTO starting_checkpoint (name, version, seq, state) VALUES (?, ?, ?, ?)',
   );
   db.transaction(() => {
-    for (const e of entries) insert.run(e.name, e.version, seq, deflateRawSync(e.state));
+    for (const e of entries) insert.run(e.name, e.version, seq, zlib().deflateRawSync(e.state));
   }).immediate();
 }
 
