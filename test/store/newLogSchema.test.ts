@@ -49,6 +49,32 @@ describe('the schema of a new log', () => {
     }
   });
 
+  it('that cannot be written (another connection holds the write lock) fails in the words kysely’s Migrator failed in, and writes nothing', async () => {
+    const failures: string[] = [];
+    for (const through of [migrateToLatest, migrateThroughKysely]) {
+      const path = tempDbPath();
+      const holder = new Database(path);
+      holder.pragma('journal_mode = WAL');
+      holder.exec('BEGIN IMMEDIATE');
+      const db = new Database(path);
+      db.pragma('busy_timeout = 0');
+      failures.push(
+        await through(db).then(
+          () => 'migrated',
+          (error: Error) => error.message,
+        ),
+      );
+      db.close();
+      holder.exec('ROLLBACK');
+      expect(holder.prepare('SELECT count(*) FROM sqlite_master').pluck().get()).toBe(0);
+      holder.close();
+    }
+    expect(failures).toEqual([
+      "could not bring the log's schema up to date: database is locked",
+      "could not bring the log's schema up to date: database is locked",
+    ]);
+  });
+
   it('on a file that already holds tables, writes nothing of its own: kysely brings it forward', async () => {
     const path = tempDbPath();
     const db = new Database(path);

@@ -92,10 +92,13 @@ export async function migrateThroughKysely(database: Database.Database): Promise
   const db = new kysely.Kysely<unknown>({ dialect: new kysely.SqliteDialect({ database }) });
   const { error, results } = await new kysely.Migrator({ db, provider: { getMigrations: async () => steps } }).migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
-  if (error || failed) {
-    const why = error instanceof Error ? error.message : String(error ?? 'unknown error');
-    throw new Error(`could not bring the log's schema up to date${failed ? ` (${failed.migrationName})` : ''}: ${why}`);
-  }
+  if (error || failed) throw notUpToDate(error, failed?.migrationName);
+}
+
+/** What a failed migration is said as, whichever way it ran: the migration it was in, if it was in one. */
+function notUpToDate(error: unknown, migration: string | undefined): Error {
+  const why = error instanceof Error ? error.message : String(error ?? 'unknown error');
+  return new Error(`could not bring the log's schema up to date${migration ? ` (${migration})` : ''}: ${why}`);
 }
 
 /**
@@ -107,22 +110,29 @@ export async function migrateThroughKysely(database: Database.Database): Promise
  * nothing, when the file holds anything (another process may have just made it): kysely takes it.
  */
 function createdWhole(database: Database.Database): boolean {
-  return database
-    .transaction(() => {
-      if (database.prepare('SELECT 1 FROM sqlite_master LIMIT 1').get() !== undefined) return false;
-      database.exec('create table if not exists "kysely_migration" ("name" varchar(255) not null primary key, "timestamp" varchar(255) not null)');
-      database.exec(
-        'create table if not exists "kysely_migration_lock" ("id" varchar(255) not null primary key, "is_locked" integer default 0 not null)',
-      );
-      database.exec(`insert into "kysely_migration_lock" ("id", "is_locked") values ('migration_lock', 0.0)`);
-      const applied = database.prepare<[string, string]>('insert into "kysely_migration" ("name", "timestamp") values (?, ?)');
-      for (const name of Object.keys(migrations).sort()) {
-        for (const statement of migrations[name]!) database.exec(statement);
-        applied.run(name, new Date().toISOString());
-      }
-      return true;
-    })
-    .immediate();
+  // The migration being applied, for the failure's words, as kysely's would have said them.
+  let migration: string | undefined;
+  try {
+    return database
+      .transaction(() => {
+        if (database.prepare('SELECT 1 FROM sqlite_master LIMIT 1').get() !== undefined) return false;
+        database.exec('create table if not exists "kysely_migration" ("name" varchar(255) not null primary key, "timestamp" varchar(255) not null)');
+        database.exec(
+          'create table if not exists "kysely_migration_lock" ("id" varchar(255) not null primary key, "is_locked" integer default 0 not null)',
+        );
+        database.exec(`insert into "kysely_migration_lock" ("id", "is_locked") values ('migration_lock', 0.0)`);
+        const applied = database.prepare<[string, string]>('insert into "kysely_migration" ("name", "timestamp") values (?, ?)');
+        for (const name of Object.keys(migrations).sort()) {
+          migration = name;
+          for (const statement of migrations[name]!) database.exec(statement);
+          applied.run(name, new Date().toISOString());
+        }
+        return true;
+      })
+      .immediate();
+  } catch (error) {
+    throw notUpToDate(error, migration);
+  }
 }
 
 /**
