@@ -1,9 +1,9 @@
 /**
  * `npm run build` (and `npm ci`, through `prepare`): the JavaScript the `runledger` bin runs, in dist/.
  *
- * TypeScript 7's `tsc` emits the sources (tsconfig.build.json: its `include` is the list of folders
- * the product is made of) without checking their types (`npm run typecheck` does, in CI), and
- * esbuild bundles what it emitted into dist/cli/main.js and the chunks it loads (see bundle()).
+ * esbuild bundles the TypeScript sources (tsconfig.build.json: its `include` is the list of folders
+ * the product is made of) into dist/cli/main.js and the chunks it loads (see bundle()), stripping their
+ * types as vitest does for the tests, without checking them (`npm run typecheck` does, in CI).
  * Beside them go the sources' other files, the ones the code finds from its own place
  * (`new URL('./static/', import.meta.url)`: the web view's files, the agent launcher, the demo agent),
  * so that dist/ runs alone just as the sources would.
@@ -11,12 +11,11 @@
  * The build is made in a folder of its own, then renamed to dist/: a process already running from
  * dist/ never sees half of one. dist/.inputs holds the fingerprint of what it was built from;
  * `ensureBuilt()` (the tests' and benches' global setup) builds only when that changed, so a test
- * never runs stale files and an unchanged tree costs one hash (~50 ms), not a build (~3-5 s).
+ * never runs stale files and an unchanged tree costs one hash (~50 ms), not a build (~1 s).
  *
  *   node --import tsx build.ts            build
  *   node --import tsx build.ts --if-stale build unless dist/ matches the sources
  */
-import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   closeSync,
@@ -34,10 +33,10 @@ import {
   writeFileSync,
   writeSync,
 } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { buildSync } from 'esbuild';
+import { build as esbuild, type Plugin } from 'esbuild';
 import { codeOf } from './events/thrown.ts';
 
 const ROOT = dirname(fileURLToPath(import.meta.url));
@@ -77,14 +76,12 @@ export function isBuilt(fingerprint = inputsFingerprint()): boolean {
   return existsSync(path) && readFileSync(path, 'utf8') === fingerprint;
 }
 
-/** Builds dist/ from the sources as they are now; throws, leaving dist/ as it was, when tsc fails. */
-export function build(): void {
+/** Builds dist/ from the sources as they are now; throws, leaving dist/ as it was, when esbuild fails. */
+export async function build(): Promise<void> {
   const fingerprint = inputsFingerprint();
   const staging = mkdtempSync(join(ROOT, '.dist-'));
-  const emitted = mkdtempSync(join(ROOT, '.tsc-'));
   try {
-    emit(emitted);
-    bundle(emitted, staging);
+    await bundle(staging);
     for (const file of productFolders().flatMap(filesUnder)) {
       if (file.endsWith('.ts') || file === LAUNCHER) continue;
       mkdirSync(dirname(join(staging, file)), { recursive: true });
@@ -94,16 +91,7 @@ export function build(): void {
     swapIn(staging);
   } finally {
     rmSync(staging, { recursive: true, force: true });
-    rmSync(emitted, { recursive: true, force: true });
   }
-}
-
-/** The sources as JavaScript, one file each, in `into`: what the bundle is made from. */
-function emit(into: string): void {
-  const typescript = createRequire(import.meta.url).resolve('typescript/package.json');
-  const tsc = join(dirname(typescript), (JSON.parse(readFileSync(typescript, 'utf8')) as { bin: { tsc: string } }).bin.tsc);
-  const emitted = spawnSync(process.execPath, [tsc, '-p', CONFIG, '--noCheck', '--outDir', into], { cwd: ROOT, encoding: 'utf8' });
-  if (emitted.status !== 0) throw new Error(`tsc -p ${CONFIG} failed (${emitted.status ?? emitted.signal}):\n${emitted.stdout}${emitted.stderr}`);
 }
 
 /** Packages the bundle leaves to node_modules: native addons, and nact, whose internal module the runtime loads beside it. */
@@ -122,22 +110,15 @@ const ESM_BUILDS = { rxjs: './node_modules/rxjs/dist/esm/index.js' };
  * which took most of a daemon's start (1.1 s of CPU → 0.5 s).
  *
  * A file that finds its neighbours from its own place (`new URL('./static/', import.meta.url)`)
- * is given that place back: every output lies in dist/cli/, so its `import.meta.url` becomes
- * where the file would lie in dist/, and the files it looks for are copied there (build()).
- * dist/.bundle.json names the modules in each output (the startup test reads what a command loads).
+ * is given that place back (placedAsInDist). dist/.bundle.json names the modules in each output, a
+ * source by the file it would be in dist/ (the startup test reads what a command loads).
  */
-function bundle(emitted: string, staging: string): void {
+async function bundle(staging: string): Promise<void> {
   const outdir = join(staging, 'cli');
-  for (const file of filesUnder(relative(ROOT, emitted))) {
-    if (!file.endsWith('.js')) continue;
-    const source = readFileSync(join(ROOT, file), 'utf8');
-    if (!source.includes('import.meta.url')) continue;
-    const place = relative(join(ROOT, relative(ROOT, emitted), 'cli'), join(ROOT, file));
-    writeFileSync(join(ROOT, file), source.replaceAll('import.meta.url', `new URL(${JSON.stringify(place)}, import.meta.url).href`));
-  }
-  const built = buildSync({
+  const built = await esbuild({
     absWorkingDir: ROOT,
-    entryPoints: { main: join(emitted, 'cli/main.js') },
+    entryPoints: { main: join(ROOT, 'cli/main.ts') },
+    tsconfig: CONFIG,
     bundle: true,
     splitting: true,
     format: 'esm',
@@ -147,17 +128,35 @@ function bundle(emitted: string, staging: string): void {
     chunkNames: 'chunk-[hash]',
     external: UNBUNDLED,
     alias: ESM_BUILDS,
+    plugins: [placedAsInDist],
     // The CommonJS packages inside (commander, rxjs, pino, ws) call require() for Node's own modules.
     banner: { js: "import { createRequire as bundleRequire } from 'node:module'; const require = bundleRequire(import.meta.url);" },
     metafile: true,
     logLevel: 'error',
   });
   const modules: Record<string, string[]> = {};
-  const inDist = (path: string) => path.replace(`${relative(ROOT, emitted)}/`, 'dist/');
+  const inDist = (path: string) => (path.startsWith('node_modules/') ? path : `dist/${path.replace(/\.ts$/, '.js')}`);
   for (const [output, { inputs }] of Object.entries(built.metafile.outputs))
-    modules[inDist(output.replace(`${relative(ROOT, staging)}/`, 'dist/'))] = Object.keys(inputs).map(inDist);
+    modules[output.replace(`${relative(ROOT, staging)}/`, 'dist/')] = Object.keys(inputs).map(inDist);
   writeFileSync(join(staging, '.bundle.json'), JSON.stringify(modules));
 }
+
+/**
+ * Every output lies in dist/cli/: a source's `import.meta.url` becomes where the source would lie in
+ * dist/ (web/server.ts: `new URL("../web/server.js", import.meta.url)`), and the files it looks for
+ * are copied there (build()).
+ */
+const placedAsInDist: Plugin = {
+  name: 'placed-as-in-dist',
+  setup(on) {
+    on.onLoad({ filter: /\.ts$/ }, (file) => {
+      const source = readFileSync(file.path, 'utf8');
+      if (!source.includes('import.meta.url')) return undefined;
+      const place = relative(join(ROOT, 'cli'), file.path).replace(/\.ts$/, '.js');
+      return { contents: source.replaceAll('import.meta.url', `new URL(${JSON.stringify(place)}, import.meta.url).href`), loader: 'ts' };
+    });
+  },
+};
 
 /** dist/ becomes `staging` by renames (the old one is removed after), so it is never half there. */
 function swapIn(staging: string): void {
@@ -168,7 +167,7 @@ function swapIn(staging: string): void {
 }
 
 /** Builds unless dist/ was built from the sources as they are; true when it built. */
-export function ensureBuilt(): boolean {
+export async function ensureBuilt(): Promise<boolean> {
   if (isBuilt()) {
     // Up to date after all (a file touched, not changed): mark it so, so the bin's quick look at
     // modification times (cli/runledger.js) does not send it here again.
@@ -178,9 +177,9 @@ export function ensureBuilt(): boolean {
   }
   // One build at a time: two commands started at once on a stale checkout would both swap dist/ in.
   // Whoever waited finds it built by the other.
-  return underBuildLock(() => {
+  return underBuildLock(async () => {
     if (isBuilt()) return false;
-    build();
+    await build();
     return true;
   });
 }
@@ -189,7 +188,7 @@ const BUILD_LOCK = join(ROOT, '.build.lock');
 const LOCK_WAIT_MS = 120_000;
 
 /** Runs `work` holding the build lock (a file naming its pid); a lock whose process is gone is taken over. */
-function underBuildLock<T>(work: () => T): T {
+async function underBuildLock<T>(work: () => Promise<T>): Promise<T> {
   const giveUpAt = Date.now() + LOCK_WAIT_MS;
   for (;;) {
     try {
@@ -204,12 +203,11 @@ function underBuildLock<T>(work: () => T): T {
         continue;
       }
       if (Date.now() > giveUpAt) throw new Error(`another build (pid in ${BUILD_LOCK}) has run for over ${LOCK_WAIT_MS / 1000} s`);
-      // A synchronous wait: the bin and the tests' setup build before anything else runs.
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+      await sleep(50);
     }
   }
   try {
-    return work();
+    return await work();
   } finally {
     rmSync(BUILD_LOCK, { force: true });
   }
@@ -236,7 +234,7 @@ function holderAlive(): boolean {
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const started = performance.now();
   let built = true;
-  if (process.argv.includes('--if-stale')) built = ensureBuilt();
-  else underBuildLock(build);
+  if (process.argv.includes('--if-stale')) built = await ensureBuilt();
+  else await underBuildLock(build);
   if (built) process.stderr.write(`runledger: built dist/ in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
 }

@@ -61,7 +61,7 @@ async function main(): Promise<number> {
       `${(globalThis as { gc?: unknown }).gc ? '' : ' (no --expose-gc: rounds are not preceded by a GC)'}\n`,
   );
   // wireLoad and startTime spawn the CLI, which runs the built files: they must be the sources'.
-  if (ensureBuilt()) process.stderr.write('built dist/ (it did not match the sources)\n');
+  if (await ensureBuilt()) process.stderr.write('built dist/ (it did not match the sources)\n');
   const rows: Row[] = [];
   try {
     for (const b of chosen) {

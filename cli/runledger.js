@@ -4,7 +4,7 @@
 //
 // In a checkout whose sources changed since that build (an edit, a `git pull`), running dist/ would run
 // the old code without a word: a quick look at modification times (a few ms) sends it to the build,
-// which compares the sources' fingerprint and rebuilds only what really changed (about 2 s, said on stderr).
+// which compares the sources' fingerprint and rebuilds only what really changed (under a second, said on stderr).
 //
 // That look belongs to a checkout only: one is known by build.ts beside this folder. An installed
 // package (`npm install -g`) ships dist/ built and neither build.ts nor the sources nor the compiler,
