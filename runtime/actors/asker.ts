@@ -11,9 +11,15 @@ export class Asker {
 
 /**
  * Hands `send` a new asker and resolves with its answer, or rejects with `timedOut()` once `timeoutMs`
- * passed on `clock` first. A `send` that throws rejects with its error, the timer cancelled.
+ * passed on `clock` first. A `send` that throws rejects with its error, the timer cancelled; so does
+ * the `fail` it is handed, when the message can no longer be answered (its actor stopped first).
  */
-export function ask(clock: Clock, timeoutMs: number, timedOut: () => Error, send: (asker: Asker) => void): Promise<unknown> {
+export function ask(
+  clock: Clock,
+  timeoutMs: number,
+  timedOut: () => Error,
+  send: (asker: Asker, fail: (error: Error) => void) => void,
+): Promise<unknown> {
   return new Promise<unknown>((resolve, reject) => {
     let open = true;
     const cancel = clock.after(timeoutMs, () => {
@@ -27,7 +33,7 @@ export function ask(clock: Clock, timeoutMs: number, timedOut: () => Error, send
       return was;
     };
     try {
-      send(new Asker((value) => close() && resolve(value)));
+      send(new Asker((value) => close() && resolve(value)), (error) => close() && reject(error));
     } catch (error) {
       if (close()) reject(error);
     }

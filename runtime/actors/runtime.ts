@@ -132,6 +132,11 @@ class Incarnation {
   slot: Slot = UNHYDRATED;
   /** Messages the door handed it whose receive has not ended: none, and the idle timer runs. */
   pending = 0;
+  /**
+   * Queries' messages handed over and not yet taken by a receive, each with what tells its asker that it
+   * never will be: nact drops a stopped actor's mailbox, and its askers would wait out their timeouts.
+   */
+  readonly untaken = new Map<unknown, () => void>();
   cancelIdle: (() => void) | undefined;
   constructor(readonly nactRef: NactRef) {}
 }
@@ -267,7 +272,12 @@ export async function query<Msg, const M extends Msg>(
   checkMs(`query to actor "${cell.path}": timeoutMs`, timeoutMs ?? NaN);
   if (!revive(cell)) throw new ActorStoppedError(`query to actor "${cell.path}": the actor is stopped`);
   const timedOut = () => new QueryTimeoutError(`query to actor "${cell.path}" timed out after ${timeoutMs} ms`);
-  const answered = ask(cell.system.clock, timeoutMs, timedOut, (asker) => handOver(cell.incarnation!, make(asker as never)));
+  const answered = ask(cell.system.clock, timeoutMs, timedOut, (asker, fail) => {
+    const incarnation = cell.incarnation!;
+    const msg = make(asker as never);
+    incarnation.untaken.set(msg, () => fail(new ActorStoppedError(`query to actor "${cell.path}": the actor stopped before it took the message`)));
+    handOver(incarnation, msg);
+  });
   return (await answered) as ReplyOf<Matching<Msg, M>>;
 }
 
@@ -313,10 +323,18 @@ function descendantsAsleep(cell: Cell): void {
   for (const c of cell.children) descendantsAsleep(c);
 }
 
+/**
+ * Every stop comes here (passivation only with an empty mailbox): the queries still in its mailbox are
+ * told at once that it stopped before taking them. The one in hand is not: its receive may already have
+ * appended what it asked, and answers it, or its timeout does.
+ */
 function fallAsleep(incarnation: Incarnation): void {
   incarnation.awake = false;
   incarnation.cancelIdle?.();
   incarnation.cancelIdle = undefined;
+  const untaken = [...incarnation.untaken.values()];
+  incarnation.untaken.clear();
+  for (const tell of untaken) tell();
 }
 
 /**
@@ -365,6 +383,7 @@ function incarnate(cell: Cell): void {
     parentRef,
     // nact's state is not used (see the module's comment): the incarnation holds ours.
     async (_nactState, msg) => {
+      incarnation.untaken.delete(msg);
       const { slot } = incarnation;
       let state: unknown;
       if (slot.hydrated) state = slot.state;

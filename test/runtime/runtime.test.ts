@@ -395,6 +395,66 @@ describe('actors/runtime on the clock it is given', () => {
     expect(() => reply({} as ReplyTo<number>, 1)).toThrow(TypeError); // not an asker of this door
   });
 
+  it('given queries waiting behind a message in hand, when the actor, its parent or the system stops, then the waiting ones fail at once as never taken, and the one in hand still answers', async () => {
+    const clock = new FakeClock();
+    start(clock);
+    // A 'hold' is in hand until its gate opens.
+    let release = () => {};
+    let gate = new Promise<void>((r) => {
+      release = r;
+    });
+    type Msg = { type: 'hold'; replyTo: ReplyTo<string> } | { type: 'get'; replyTo: ReplyTo<string> };
+    const spec: ActorSpec<null, Msg> = {
+      hydrate: () => null,
+      receive: async (state, msg) => {
+        if (msg.type === 'hold') await gate;
+        reply(msg.replyTo, msg.type);
+        return state;
+      },
+    };
+    const outcome = (p: Promise<string>) =>
+      p.then(
+        (value) => value,
+        (error: unknown) => (error instanceof ActorStoppedError ? `stopped: ${messageOf(error)}` : `other: ${messageOf(error)}`),
+      );
+    const parent = spawnActor(system, 'board', spec);
+    const kid = spawnActor(parent, 'lane-k', spec);
+    const other = spawnActor(system, 'run-o', spec);
+    const inHand = outcome(query(parent, (replyTo) => ({ type: 'hold', replyTo }), 30_000));
+    const kidInHand = outcome(query(kid, (replyTo) => ({ type: 'hold', replyTo }), 30_000));
+    await turns(); // both taken their 'hold'
+    const waiting = outcome(query(parent, (replyTo) => ({ type: 'get', replyTo }), 30_000));
+    const kidWaiting = outcome(query(kid, (replyTo) => ({ type: 'get', replyTo }), 30_000));
+    const otherWaiting = outcome(query(other, (replyTo) => ({ type: 'get', replyTo }), 30_000));
+
+    stop(parent);
+    await turns();
+    // No clock moved: what waited in the stopped mailboxes (the parent's and its child's) is told now.
+    expect(await waiting).toBe('stopped: query to actor "board": the actor stopped before it took the message');
+    expect(await kidWaiting).toBe('stopped: query to actor "board/lane-k": the actor stopped before it took the message');
+    release();
+    // A message in hand is its receive's to answer (it may have committed before the stop): it does.
+    expect(await inHand).toBe('hold');
+    expect(await kidInHand).toBe('hold');
+    expect(await otherWaiting).toBe('get'); // untouched by another actor's stop
+
+    gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let settled = false;
+    const late = outcome(query(other, (replyTo) => ({ type: 'hold', replyTo }), 30_000)).finally(() => {
+      settled = true;
+    });
+    await turns();
+    const afterIt = outcome(query(other, (replyTo) => ({ type: 'get', replyTo }), 30_000));
+    stopSystem(system);
+    expect(await afterIt).toBe('stopped: query to actor "run-o": the actor stopped before it took the message');
+    await turns();
+    expect(settled).toBe(false); // the one in hand: its receive's to answer, or its timeout's
+    release();
+    expect(await late).toBe('hold');
+  });
+
   it("given a parent, when it passivates or resets, then its children are known asleep (the door's own record, not nact's)", async () => {
     const clock = new FakeClock();
     start(clock);
