@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonProcess, waitUntil } from '../support/daemonProcess.ts';
@@ -6,7 +8,7 @@ import { runInProcess } from '../support/inProcessCli.ts';
 import { freshPostgresLog } from '../support/postgresLog.ts';
 import { repoRoot, runledger } from '../support/processes.ts';
 import { ServerProcess } from '../support/serverProcess.ts';
-import { concurrentTempDirs, tempDbPath } from '../support/tempStore.ts';
+import { tempDbPath } from '../support/tempStore.ts';
 
 const json = <T>(stdout: string): T => JSON.parse(stdout) as T;
 
@@ -115,14 +117,20 @@ describe('a board on PostgreSQL, through the CLI (docs/rules.md#postgresql-board
 
 // One board for the file's tests: each adds a token of its own name and submits to a lane of its own.
 describe('submit tokens on a SQLite board', () => {
-  const folder = concurrentTempDirs();
+  // The board's folder is the file's, as the board is: made in beforeAll, removed in afterAll once the board is killed
+  // (tempDir() hangs its removal on a test).
+  let folder = '';
   let db = '';
   let daemon: DaemonProcess;
   beforeAll(async () => {
-    db = join(folder(), 'runledger.db');
+    folder = mkdtempSync(join(tmpdir(), 'runledger-test-'));
+    db = join(folder, 'runledger.db');
     daemon = await DaemonProcess.start(db, ['--exec', ECHO], { sharedByFile: true });
   });
-  afterAll(() => daemon?.kill());
+  afterAll(() => {
+    daemon?.kill();
+    if (folder) rmSync(folder, { recursive: true, force: true });
+  });
 
   it('given runledger token add on the log of a running board, then the board takes the new token at once, beside its token file', async () => {
     const added = json<{ token: string }>((await runInProcess(['token', 'add', 'bob', '--db', db, '--json'])).stdout);

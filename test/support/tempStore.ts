@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll } from 'vitest';
 import { openSqliteStore, type SqliteEventStore, type SqliteStoreOptions } from '../../runtime/store/sqlite/sqliteEventStore.ts';
 import { whenTestEnds } from './testScope.ts';
 
@@ -10,23 +9,6 @@ export function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'runledger-test-'));
   whenTestEnds(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
-}
-
-/**
- * Fresh folders for the tests of a file that run at once (describe.concurrent), made under one of the
- * file's and removed after them all. tempDir() serves them only in a body wrapped in ownScope(): else it
- * removes its folder when "the current test" ends, which under concurrency is whichever started last.
- * Called at the file's top level.
- */
-export function concurrentTempDirs(): () => string {
-  let root: string | null = null;
-  afterAll(() => {
-    if (root) rmSync(root, { recursive: true, force: true });
-  });
-  return () => {
-    root ??= mkdtempSync(join(tmpdir(), 'runledger-test-'));
-    return mkdtempSync(join(root, 'case-'));
-  };
 }
 
 /** The path of a log file that does not exist yet, in a folder of its own. */
