@@ -30,7 +30,7 @@ function spawnMs(args: readonly string[], exit: number): number {
 }
 
 export async function runStartTimeBench(rounds: number, log: (line: string) => void): Promise<Row[]> {
-  ensureBuilt();
+  await ensureBuilt();
   const rows: Row[] = [];
   for (const s of subjects) {
     spawnMs([CLI, ...s.args], s.exit); // untimed: the first start also warms the file cache

@@ -98,7 +98,7 @@ export async function runToolsBench(
   options: { quick?: boolean; events?: number; rounds?: number } = {},
   log: (line: string) => void = () => {},
 ): Promise<Row[]> {
-  ensureBuilt();
+  await ensureBuilt();
   const target = options.events ?? (options.quick ? 100_000 : 1_000_000);
   const rounds = options.rounds ?? 3;
   const template = await startEmbedded('tools-template');

@@ -352,7 +352,7 @@ async function pgRows(url: string): Promise<{ rows: { type: string; runId: strin
 }
 
 export async function runWireLoadBench(options: WireLoadOptions = {}, log?: (line: string) => void): Promise<Row[]> {
-  ensureBuilt(); // the CLI it spawns runs dist/: built from the sources as they are
+  await ensureBuilt(); // the CLI it spawns runs dist/: built from the sources as they are
   const f = await measureWireLoad(options, log);
   const allSucceeded = (f.states.succeeded ?? 0) === f.runs;
   const sync = options.boardSync ?? 'full';
